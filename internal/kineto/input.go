@@ -1,0 +1,130 @@
+package kineto
+
+import (
+	"bufio"
+		"fmt"
+	"io"
+	"os"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// openInput opens path and returns a reader of its uncompressed bytes.
+// Gzip is recognised by its magic bytes, not by the file name; inflating
+// runs on its own goroutine so it overlaps with parsing.
+func openInput(path string) (r io.Reader, compressed bool, size int64, closeFn func(), err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false, 0, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, false, 0, nil, err
+	}
+	if st.IsDir() {
+		f.Close()
+		return nil, false, 0, nil, fmt.Errorf("%s is a directory", path)
+	}
+	br := bufio.NewReaderSize(f, 256<<10)
+	magic, _ := br.Peek(2)
+	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			f.Close()
+			return nil, true, 0, nil, fmt.Errorf("%s: bad gzip header: %w", path, err)
+		}
+		ra := newReadAhead(zr)
+		return ra, true, st.Size(), func() { ra.Close(); f.Close() }, nil
+	}
+	return br, false, st.Size(), func() { f.Close() }, nil
+}
+
+// readAhead reads from src on its own goroutine into a small ring of
+// buffers so decompression and parsing use both cores.
+type readAhead struct {
+	full  chan chunk
+	free  chan []byte
+	done  chan struct{}
+	cur   chunk
+	off   int
+	final error
+}
+
+type chunk struct {
+	b   []byte
+	err error
+}
+
+const aheadChunk = 1 << 20
+
+func newReadAhead(src io.Reader) *readAhead {
+	ra := &readAhead{full: make(chan chunk, 4), free: make(chan []byte, 4), done: make(chan struct{})}
+	for range 4 {
+		ra.free <- make([]byte, aheadChunk)
+	}
+	go func() {
+		defer close(ra.full)
+		for {
+			var buf []byte
+			select {
+			case buf = <-ra.free:
+			case <-ra.done:
+				return
+			}
+			n, err := fillBuf(src, buf)
+			if n > 0 || err != nil {
+				select {
+				case ra.full <- chunk{buf[:n], err}:
+				case <-ra.done:
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return ra
+}
+
+// fillBuf reads until buf is full or src fails, keeping src's own error
+// (io.ReadFull would turn a truncated gzip stream into a short last block).
+func fillBuf(src io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := src.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func (ra *readAhead) Read(p []byte) (int, error) {
+	for ra.off >= len(ra.cur.b) {
+		if ra.cur.err != nil {
+			return 0, ra.cur.err
+		}
+		if ra.cur.b != nil {
+			ra.free <- ra.cur.b[:cap(ra.cur.b)]
+		}
+		c, ok := <-ra.full
+		if !ok {
+			return 0, io.EOF
+		}
+		ra.cur, ra.off = c, 0
+	}
+	n := copy(p, ra.cur.b[ra.off:])
+	ra.off += n
+	return n, nil
+}
+
+func (ra *readAhead) Close() {
+	select {
+	case <-ra.done:
+	default:
+		close(ra.done)
+	}
+}

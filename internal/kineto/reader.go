@@ -1,0 +1,384 @@
+// Package kineto reads PyTorch profiler traces (Kineto's Chrome-trace JSON
+// of every era, and the legacy autograd profiler's export) into the model of
+// package trace. See scan.go for the design of the hot path.
+package kineto
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/bottleneck-dev/bottleneck/internal/trace"
+)
+
+// Options tune reading.
+type Options struct {
+	// Progress, when set, is called with the uncompressed bytes consumed so
+	// far each time the input window is refilled.
+	Progress func(consumed int64)
+}
+
+// maxDur is the longest plausible event: longer ones come from counters
+// that overflowed and are read with zero duration (and reported).
+const maxDur = int64(24 * 3600 * 1e9)
+
+// ReadFile reads the trace at path (plain or gzipped JSON). It returns an
+// error only when nothing could be read; damage that was read around is
+// listed in the trace's Problems.
+func ReadFile(path string, opts Options) (*trace.Trace, error) {
+	in, compressed, _, closeFn, err := openInput(path)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	t, err := Read(in, path, opts)
+	if t != nil {
+		t.Compressed = compressed
+	}
+	return t, err
+}
+
+// Read reads a trace from src; name is used in messages and as Trace.Path.
+func Read(src io.Reader, name string, opts Options) (*trace.Trace, error) {
+	r := &reader{
+		t:        trace.New(name),
+		tracks:   map[trace.TrackKey]trace.TrackID{},
+		kinds:    map[trace.StrID]trace.Kind{},
+		procName: map[trace.TrackKey]string{},
+		thrName:  map[trace.TrackKey]string{},
+		open:     map[trace.TrackID][]openSlice{},
+	}
+	r.src = src
+	r.buf = make([]byte, 1<<20)
+	r.onFill = opts.Progress
+	if err := r.top(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	r.finish()
+	return r.t, nil
+}
+
+type reader struct {
+	scanner
+	t        *trace.Trace
+	tracks   map[trace.TrackKey]trace.TrackID
+	kinds    map[trace.StrID]trace.Kind
+	procName map[trace.TrackKey]string // by pid (Tid fields zero)
+	thrName  map[trace.TrackKey]string
+	open     map[trace.TrackID][]openSlice // "B" events waiting for their "E"
+	args     []trace.Arg
+	ev       fields
+	events   int // events read, for the not-a-trace check
+}
+
+type openSlice struct {
+	rec  trace.EventRecord
+	off  int64
+	args []trace.Arg
+}
+
+// unit runs parse as one restartable unit (see scan.go).
+func (r *reader) unit(parse func()) error {
+	for {
+		start := r.offset()
+		r.keep = r.pos
+		r.pending = r.pending[:0]
+		err := r.try(parse)
+		if err != errNeedMore {
+			if err == nil {
+				for _, p := range r.pending {
+					r.t.Problems.Add(p.off, p.what, p.detail)
+				}
+			}
+			return err
+		}
+		more := r.fill()
+		r.pos = int(start - r.base)
+		if !more {
+			return errTruncated
+		}
+	}
+}
+
+func (r *reader) try(parse func()) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			if e, ok := v.(error); ok && (e == errNeedMore || isSyntax(e)) {
+				err = e
+				return
+			}
+			panic(v)
+		}
+	}()
+	parse()
+	return nil
+}
+
+func isSyntax(err error) bool {
+	var se *syntaxError
+	return errors.As(err, &se)
+}
+
+// top reads the top-level value: an object with traceEvents and metadata,
+// or a bare list of events (legacy export).
+func (r *reader) top() error {
+	var first byte
+	err := r.unit(func() {
+		r.skipBOM()
+		r.ws()
+		first = r.next()
+	})
+	if err == errTruncated {
+		if r.readErr != nil {
+			return r.readErr
+		}
+		return errors.New("empty input")
+	}
+	if err != nil {
+		return err
+	}
+	switch first {
+	case '[':
+		r.t.Meta.Legacy = true
+		r.eventList()
+	case '{':
+		if !r.object() && !r.t.Problems.Fatal() {
+			return errors.New("not a profiler trace: the JSON object has no traceEvents")
+		}
+	default:
+		return fmt.Errorf("not a JSON trace: starts with %s", describe(first))
+	}
+	if r.events == 0 && r.t.Problems.Fatal() && len(r.t.Meta.Other) == 0 && r.t.Meta.Devices == nil {
+		return fmt.Errorf("nothing readable: %s", r.t.Problems.List[0])
+	}
+	return nil
+}
+
+func (r *reader) skipBOM() {
+	if r.end-r.pos >= 3 && r.buf[r.pos] == 0xEF && r.buf[r.pos+1] == 0xBB && r.buf[r.pos+2] == 0xBF {
+		r.pos += 3
+	} else if r.end-r.pos < 3 && !r.eof {
+		panic(errNeedMore)
+	}
+}
+
+// object reads the members of the top-level object and reports whether
+// it had traceEvents.
+func (r *reader) object() (sawEvents bool) {
+	for {
+		var key string
+		var done bool
+		err := r.unit(func() {
+			r.ws()
+			if r.peek() == '}' {
+				r.pos++
+				done = true
+				return
+			}
+			key = string(r.str())
+			r.ws()
+			r.expect(':')
+			r.ws()
+		})
+		if r.stop(err, "reading the top-level object") || done {
+			return
+		}
+		if key == "traceEvents" {
+			sawEvents = true
+			err = r.unit(func() { r.expect('[') })
+			if r.stop(err, "reading traceEvents") {
+				return
+			}
+			if !r.eventList() {
+				return
+			}
+		} else {
+			err = r.unit(func() {
+				start := r.pos
+				r.skip(0)
+				r.metadata(key, r.buf[start:r.pos])
+			})
+			if r.stop(err, "reading metadata "+strconv.Quote(key)) {
+				return
+			}
+		}
+		err = r.unit(func() {
+			r.ws()
+			switch r.next() {
+			case ',':
+			case '}':
+				done = true
+			default:
+				r.pos--
+				r.fail("expected ',' or '}' after " + strconv.Quote(key) + ", found " + describe(r.peek()))
+			}
+		})
+		if r.stop(err, "reading the top-level object") || done {
+			return
+		}
+	}
+}
+
+// stop records err (if any) as fatal and reports whether reading must end.
+func (r *reader) stop(err error, where string) bool {
+	switch {
+	case err == nil:
+		return false
+	case err == errTruncated:
+		r.truncated(where)
+	default:
+		var se *syntaxError
+		errors.As(err, &se)
+		r.t.Problems.AddFatal(se.off, "syntax error "+where, se.msg+"; the rest of the file was not read")
+	}
+	return true
+}
+
+func (r *reader) truncated(where string) {
+	what := "file ends early (cut off mid-write?)"
+	if r.readErr != nil {
+		what = "read error: " + r.readErr.Error()
+	}
+	r.t.Problems.AddFatal(r.offset(), what, "while "+where+"; everything before was read")
+}
+
+// eventList reads events up to the closing bracket. It returns false when
+// the input ended inside the list.
+func (r *reader) eventList() bool {
+	for {
+		var done bool
+		err := r.unit(func() {
+			r.ws()
+			if r.peek() == ']' {
+				r.pos++
+				done = true
+				return
+			}
+			r.event()
+			r.ws()
+			switch r.next() {
+			case ',':
+			case ']':
+				done = true
+			default:
+				r.pos--
+				r.fail("expected ',' or ']' after an event, found " + describe(r.peek()))
+			}
+		})
+		switch {
+		case err == nil:
+			if done {
+				return true
+			}
+		case err == errTruncated:
+			r.truncated(fmt.Sprintf("reading event %d", r.events+1))
+			return false
+		default:
+			se := err.(*syntaxError)
+			r.t.Problems.Add(se.off, "damaged event skipped", se.msg)
+			if !r.resync() {
+				r.t.Problems.AddFatal(r.offset(), "no further event found after damage", "the rest of the file was not read")
+				return false
+			}
+		}
+	}
+}
+
+// resync moves to the start of the next event after damage: a '{' that
+// follows a ',' and opens an object whose first key is an event key.
+func (r *reader) resync() bool {
+	for {
+		for ; r.pos < r.end; r.pos++ {
+			if r.buf[r.pos] != ',' {
+				continue
+			}
+			if r.end-r.pos < 64 && !r.eof {
+				break
+			}
+			if looksLikeEventStart(r.buf[r.pos+1 : r.end]) {
+				r.pos++
+				return true
+			}
+		}
+		r.keep = r.pos
+		if !r.fill() {
+			return false
+		}
+	}
+}
+
+func looksLikeEventStart(b []byte) bool {
+	i := 0
+	skipWS := func() {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+			i++
+		}
+	}
+	skipWS()
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i++
+	skipWS()
+	if i >= len(b) || b[i] != '"' {
+		return false
+	}
+	i++
+	j := i
+	for j < len(b) && b[j] != '"' {
+		j++
+	}
+	switch string(b[i:j]) {
+	case "ph", "cat", "name", "pid", "tid", "ts", "dur", "args", "id", "s", "bp":
+		return true
+	}
+	return false
+}
+
+// metadata interprets one top-level member other than traceEvents.
+func (r *reader) metadata(key string, raw []byte) {
+	m := &r.t.Meta
+	bad := func(err error) {
+		r.problem("unreadable metadata "+strconv.Quote(key), err.Error())
+	}
+	switch key {
+	case "deviceProperties":
+		var devs []trace.Device
+		if err := json.Unmarshal(raw, &devs); err != nil {
+			bad(err)
+		} else {
+			m.Devices = devs
+		}
+		return
+	case "distributedInfo":
+		var d trace.DistributedInfo
+		var probe map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &d); err != nil {
+			bad(err)
+		} else {
+			json.Unmarshal(raw, &probe)
+			_, d.HasRank = probe["rank"]
+			m.Distributed = &d
+		}
+		return
+	case "baseTimeNanoseconds":
+		if v, ok := number(raw); ok {
+			if n, ok := v.Int(); ok && v.Kind == trace.ValInt {
+				m.BaseTimeNs = n
+				return
+			}
+		}
+		r.problem("unreadable metadata \"baseTimeNanoseconds\"", string(truncate(raw, 40)))
+		return
+	case "schemaVersion":
+		if v, ok := number(raw); ok {
+			n, _ := v.Int()
+			m.SchemaVersion = int(n)
+		}
+	case "displayTimeUnit":
+		json.Unmarshal(raw, &m.DisplayTimeUnit)
+	}
+	m.Other = append(m.Other, trace.KeyValue{Key: key, Value: append(json.RawMessage(nil), raw...)})
+}

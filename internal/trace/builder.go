@@ -1,0 +1,88 @@
+package trace
+
+// New returns an empty trace for path with the well-known strings interned.
+func New(path string) *Trace {
+	t := &Trace{
+		Path:     path,
+		Rank:     -1,
+		strIndex: make(map[string]StrID, 1024),
+		argIndex: make(map[string]ArgSetID, 1024),
+	}
+	for _, s := range wellKnown {
+		t.InternString(s)
+	}
+	return t
+}
+
+// Intern returns the id of the string with bytes b, adding it if new.
+func (t *Trace) Intern(b []byte) StrID {
+	if id, ok := t.strIndex[string(b)]; ok { // no allocation on hit
+		return id
+	}
+	return t.InternString(string(b))
+}
+
+// InternString returns the id of s, adding it if new.
+func (t *Trace) InternString(s string) StrID {
+	if id, ok := t.strIndex[s]; ok {
+		return id
+	}
+	id := StrID(len(t.Strings))
+	t.Strings = append(t.Strings, s)
+	t.strIndex[s] = id
+	return id
+}
+
+// EventRecord is one event as a reader hands it to AddEvent.
+type EventRecord struct {
+	Kind        Kind
+	Name, Cat   StrID
+	Track       TrackID
+	Start, Dur  int64
+	Args        ArgSetID
+	ExternalID  int64
+	Correlation int64
+	SeqNum      int64 // -1 when absent
+	PyID        int64
+	PyParent    int64
+}
+
+// AddEvent appends an event and returns its index.
+func (t *Trace) AddEvent(r *EventRecord) int {
+	e := &t.Events
+	e.Kind = append(e.Kind, r.Kind)
+	e.Name = append(e.Name, r.Name)
+	e.Cat = append(e.Cat, r.Cat)
+	e.Track = append(e.Track, r.Track)
+	e.Start = append(e.Start, r.Start)
+	e.Dur = append(e.Dur, r.Dur)
+	e.Args = append(e.Args, r.Args)
+	e.ExternalID = append(e.ExternalID, r.ExternalID)
+	e.Correlation = append(e.Correlation, r.Correlation)
+	e.SeqNum = append(e.SeqNum, r.SeqNum)
+	e.PyID = append(e.PyID, r.PyID)
+	e.PyParent = append(e.PyParent, r.PyParent)
+	return len(e.Kind) - 1
+}
+
+// TrackKey identifies a track by the pid and tid the trace gave it. Label
+// fields hold string ids when the trace used strings.
+type TrackKey struct {
+	Pid, Tid           int64
+	PidLabel, TidLabel StrID
+}
+
+// TrackFor returns the track for key, creating it if new.
+func (t *Trace) TrackFor(key TrackKey, index map[TrackKey]TrackID) TrackID {
+	if id, ok := index[key]; ok {
+		return id
+	}
+	id := TrackID(len(t.Tracks))
+	t.Tracks = append(t.Tracks, Track{
+		Pid: key.Pid, Tid: key.Tid,
+		PidLabel: t.Strings[key.PidLabel], TidLabel: t.Strings[key.TidLabel],
+		Device: -1, Stream: -1,
+	})
+	index[key] = id
+	return id
+}

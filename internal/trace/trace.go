@@ -1,0 +1,229 @@
+// Package trace is the in-memory model of one PyTorch profiler trace (one
+// process, usually one rank). It is the bottom layer: readers fill it,
+// analyses read it, renderers never touch it directly.
+//
+// Design note: traces reach tens of millions of events, so events are stored
+// column-wise (one slice per field) and referred to by index. Strings (names,
+// categories, arg keys, string arg values) are interned into one table and
+// referred to by StrID. Arguments are deduplicated as whole sets: the ids that
+// make each event unique (correlation, External id, Python id, ...) are lifted
+// into columns, and what remains (grid, block, Input Dims, ...) repeats so
+// often that a 4-byte ArgSetID per event is all most events need. Times are
+// integer nanoseconds relative to the file's own origin; add Meta.BaseTimeNs
+// for absolute time.
+package trace
+
+// StrID names a string in Trace.Strings. 0 is the empty string.
+type StrID uint32
+
+// TrackID indexes Trace.Tracks.
+type TrackID uint32
+
+// None marks a missing link in the int32 link columns.
+const None int32 = -1
+
+// Kind says what an event is, whatever name its trace's era gave the
+// category (cpu_op vs Operator, kernel vs Kernel, ...).
+type Kind uint8
+
+const (
+	KindOther          Kind = iota // unrecognised host-side category
+	KindCPUOp                      // cpu_op, Operator, legacy autograd events
+	KindUserAnnotation             // user_annotation: record_function ranges, ProfilerStep#N
+	KindPythonFunction             // python_function (with_stack)
+	KindRuntime                    // cuda_runtime, Runtime, hip*/mtia/xpu runtime
+	KindDriver                     // cuda_driver (cuLaunchKernel, Triton)
+	KindKernel                     // kernel, Kernel
+	KindMemcpy                     // gpu_memcpy, Memcpy
+	KindMemset                     // gpu_memset, Memset
+	KindDeviceSync                 // cuda_sync: Stream/Event/Context Sync, Stream Wait Event
+	KindGPUAnnotation              // gpu_user_annotation
+	KindDeviceOther                // other device-side categories (mtia_ccp_events, cuda_profiler_range, ...)
+	KindMemory                     // [memory] instant events (see Trace.Memory)
+	KindInstant                    // other instant events
+	KindCounter                    // "C" counter events
+	KindTraceSpan                  // the "Trace" span Kineto writes around the capture
+	numKinds
+)
+
+var kindNames = [numKinds]string{
+	"other", "cpu_op", "user_annotation", "python_function", "runtime", "driver",
+	"kernel", "memcpy", "memset", "device_sync", "gpu_annotation", "device_other",
+	"memory", "instant", "counter", "trace_span",
+}
+
+func (k Kind) String() string {
+	if k < numKinds {
+		return kindNames[k]
+	}
+	return "invalid"
+}
+
+// Kinds lists every kind, for tables of event counts.
+func Kinds() []Kind {
+	ks := make([]Kind, numKinds)
+	for i := range ks {
+		ks[i] = Kind(i)
+	}
+	return ks
+}
+
+// OnDevice reports whether events of this kind sit on a device timeline.
+func (k Kind) OnDevice() bool {
+	switch k {
+	case KindKernel, KindMemcpy, KindMemset, KindDeviceSync, KindGPUAnnotation, KindDeviceOther:
+		return true
+	}
+	return false
+}
+
+// IsDeviceWork reports whether the kind is device work that occupies the
+// device (counted as "device time" of the op that launched it).
+func (k Kind) IsDeviceWork() bool {
+	return k == KindKernel || k == KindMemcpy || k == KindMemset || k == KindDeviceOther
+}
+
+// IsLaunch reports whether the kind is a host call that may be linked to
+// device work by correlation.
+func (k Kind) IsLaunch() bool { return k == KindRuntime || k == KindDriver }
+
+// Events holds the event columns. Index i across every slice is event i.
+type Events struct {
+	Kind  []Kind
+	Name  []StrID
+	Cat   []StrID
+	Track []TrackID
+	Start []int64 // ns since the file's origin
+	Dur   []int64 // ns; 0 for instants and counters
+	Args  []ArgSetID
+
+	// Ids lifted out of the args (0 when absent).
+	ExternalID  []int64 // "External id" / "external id": op <-> runtime call
+	Correlation []int64 // "correlation": runtime call <-> device event
+	SeqNum      []int64 // "Sequence number": forward op <-> backward op, -1 when absent
+	PyID        []int64 // "Python id" of python_function events
+	PyParent    []int64 // "Python parent id"
+
+	// Links, filled by Link. None when there is no such event.
+	Parent []int32 // innermost enclosing event on the same track
+	Launch []int32 // device events: the runtime/driver call with the same correlation
+	Op     []int32 // runtime calls and device events: the operator that issued them
+	Step   []int32 // index into Trace.Steps
+}
+
+// Len is the number of events.
+func (e *Events) Len() int { return len(e.Kind) }
+
+// End is the event's end time in ns.
+func (e *Events) End(i int) int64 { return e.Start[i] + e.Dur[i] }
+
+// Track is one timeline: a host thread (pid, tid) or a device stream.
+type Track struct {
+	Pid, Tid int64
+	// PidLabel and TidLabel keep the original text when the trace used
+	// strings ("CPU functions", "stream 7").
+	PidLabel, TidLabel string
+	ProcessName        string // from process_name metadata
+	ThreadName         string // from thread_name metadata
+	Device             int    // device index for device tracks, -1 for host tracks
+	Stream             int64  // stream id for device tracks, -1 otherwise
+	// Events on this track sorted by start, longest first on ties (set by Link).
+	Events []int32
+}
+
+// IsDevice reports whether the track is a device stream.
+func (t *Track) IsDevice() bool { return t.Device >= 0 }
+
+// Flow is one end of a flow arrow ("s" start or "f" finish).
+type Flow struct {
+	ID    int64
+	Cat   StrID
+	Phase byte // 's' or 'f' (or 't' step)
+	Track TrackID
+	Ts    int64
+	// Event is the slice the flow end binds to, filled by Link (None when
+	// no event on its track encloses it).
+	Event int32
+}
+
+// MemoryRecord is one [memory] instant event: an allocation (Bytes > 0) or
+// a free (Bytes < 0) with the allocator totals after it.
+type MemoryRecord struct {
+	Event          int32
+	Ts             int64
+	DeviceType     int8 // 0 CPU, 1 CUDA, others as Kineto numbers them
+	DeviceID       int8
+	Addr           int64
+	Bytes          int64
+	TotalAllocated int64
+	TotalReserved  int64
+}
+
+// Step is one ProfilerStep#N (or the whole trace when it has none).
+type Step struct {
+	Num        int
+	Event      int32 // the ProfilerStep annotation; None for the synthetic whole-trace step
+	Start, End int64 // host-side span
+	// DeviceEnd is the later of End and the end of the last device work
+	// launched inside the step: the step's end moved to device time.
+	DeviceEnd int64
+}
+
+// Trace is one parsed trace file.
+type Trace struct {
+	Path       string
+	Rank       int    // -1 when unknown
+	RankSource string // "distributedInfo", "file name" or ""
+	Worker     string // worker name from the tensorboard_trace_handler file name
+	Meta       Meta
+	Strings    []string
+	Events     Events
+	ArgSets    ArgSets
+	Tracks     []Track
+	Flows      []Flow
+	Memory     []MemoryRecord
+	Steps      []Step
+	// SyntheticStep is true when the trace has no ProfilerStep#N events and
+	// Steps holds one step spanning the whole trace.
+	SyntheticStep bool
+
+	// Reading statistics.
+	BytesRead  int64 // uncompressed bytes consumed
+	Compressed bool
+	Problems   Problems
+
+	strIndex map[string]StrID
+	argIndex map[string]ArgSetID
+}
+
+// Str returns the string for id.
+func (t *Trace) Str(id StrID) string { return t.Strings[id] }
+
+// Name returns event i's name.
+func (t *Trace) Name(i int) string { return t.Strings[t.Events.Name[i]] }
+
+// Lookup returns the id of s when s occurs in the trace.
+func (t *Trace) Lookup(s string) (StrID, bool) {
+	id, ok := t.strIndex[s]
+	return id, ok
+}
+
+// Span returns the earliest start and latest end over all slice events.
+func (t *Trace) Span() (start, end int64) {
+	ev := &t.Events
+	first := true
+	for i := range ev.Kind {
+		if ev.Kind[i] == KindTraceSpan || ev.Kind[i] == KindCounter {
+			continue
+		}
+		s, e := ev.Start[i], ev.Start[i]+ev.Dur[i]
+		if first || s < start {
+			start = s
+		}
+		if first || e > end {
+			end = e
+		}
+		first = false
+	}
+	return start, end
+}
