@@ -9,24 +9,24 @@ import (
 
 // fields collects one event's members before it is committed.
 type fields struct {
-	off                 int64
-	ph                  byte
-	name, cat           trace.StrID
-	hasName, hasCat     bool
-	pid, tid            int64
-	pidLabel, tidLabel  trace.StrID
-	hasPid, hasTid      bool
-	ts, dur             int64
-	hasTs, hasDur       bool
-	id                  int64
-	ext, corr, seq      int64
-	pyID, pyParent      int64
-	mem                 trace.MemoryRecord
-	memKeys             uint8 // which of Addr/Bytes/Total Allocated/Total Reserved were seen
-	device, stream      int64
-	hasDevice, hasStrm  bool
-	metaName            trace.StrID // args.name of metadata events
-	hasMetaName         bool
+	off                int64
+	ph                 byte
+	name, cat          trace.StrID
+	hasName, hasCat    bool
+	pid, tid           int64
+	pidLabel, tidLabel trace.StrID
+	hasPid, hasTid     bool
+	ts, dur            int64
+	hasTs, hasDur      bool
+	id                 int64
+	ext, corr, seq     int64
+	pyID, pyParent     int64
+	mem                trace.MemoryRecord
+	memKeys            uint8 // which of Addr/Bytes/Total Allocated/Total Reserved were seen
+	device, stream     int64
+	hasDevice, hasStrm bool
+	metaName           trace.StrID // args.name of metadata events
+	hasMetaName        bool
 }
 
 // event parses one event object and commits it.

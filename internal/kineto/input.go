@@ -2,7 +2,7 @@ package kineto
 
 import (
 	"bufio"
-		"fmt"
+	"fmt"
 	"io"
 	"os"
 

@@ -36,4 +36,3 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // New returns an error that makes the process exit with code.
 func New(code int, err error) error { return &Error{Code: code, Err: err} }
-
