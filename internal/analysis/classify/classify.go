@@ -1,0 +1,394 @@
+// Package classify recognises events by name: communication ops and
+// kernels, tensor-core kernels, runtime call classes (launch, sync,
+// memcpy), DataLoader annotations and memcpy directions. Every analysis
+// uses it so that "communication" or "a sync" means the same thing
+// everywhere.
+//
+// Design note: the string predicates here are cheap but not free, so
+// analyses never call them per event. New(t) classifies each distinct
+// event name of a trace once and returns a Table indexed by StrID; an
+// analysis then reads one slice element per event.
+package classify
+
+import (
+	"strings"
+
+	"github.com/bottleneck-dev/bottleneck/internal/trace"
+)
+
+// Flag is a set of name classes.
+type Flag uint32
+
+const (
+	// CommOp: a host-side communication op or annotation: nccl:*, gloo:*,
+	// record_param_comms, c10d::* (allreduce_, allgather_, ...),
+	// _c10d_functional::* and c10d_functional::* collectives.
+	CommOp Flag = 1 << iota
+	// CommKernel: a device-side NCCL/RCCL/MSCCL kernel (ncclKernel_*,
+	// ncclDevKernel_*, including SendRecv, AllToAll, AllGather,
+	// ReduceScatter, Broadcast, Reduce, AllReduce).
+	CommKernel
+	// TBComm: one of the ten names the TensorBoard plugin counts as
+	// communication (nccl:/gloo: broadcast, reduce, all_reduce,
+	// all_gather, reduce_scatter).
+	TBComm
+	// TensorCore: a kernel that runs on tensor cores (see UsesTensorCores).
+	TensorCore
+	// TBTensorCore: a kernel on the TensorBoard plugin's tensor-core
+	// allow-list (see TBUsesTensorCores).
+	TBTensorCore
+	// Launch: a runtime/driver call that launches a kernel or a graph.
+	Launch
+	// Sync: a runtime/driver call that blocks the host until device work
+	// finishes (stream/device/event/context synchronize).
+	Sync
+	// StreamWait: cudaStreamWaitEvent and the like: makes a stream wait on
+	// an event; does not block the host.
+	StreamWait
+	// MemcpyAsync: an asynchronous memcpy call (cudaMemcpyAsync, ...).
+	MemcpyAsync
+	// MemcpyBlocking: a synchronous memcpy call (cudaMemcpy, cuMemcpyDtoH,
+	// hipMemcpy, ...): it returns when the copy is done.
+	MemcpyBlocking
+	// MemsetCall: a memset runtime call.
+	MemsetCall
+	// DataLoader: a DataLoader __next__ annotation.
+	DataLoader
+	// TBDataLoader: what the TensorBoard plugin counts as DataLoader
+	// (DataLoader __next__ plus any enumerate(DataPipe)#...).
+	TBDataLoader
+)
+
+// Comm is CommOp | CommKernel.
+const Comm = CommOp | CommKernel
+
+// Table holds the flags of every event name of one trace.
+type Table struct {
+	flags []Flag
+}
+
+// New classifies the names of t's events.
+func New(t *trace.Trace) *Table {
+	used := make([]bool, len(t.Strings))
+	for _, id := range t.Events.Name {
+		used[id] = true
+	}
+	tb := &Table{flags: make([]Flag, len(t.Strings))}
+	for id, u := range used {
+		if u {
+			tb.flags[id] = Of(t.Strings[id])
+		}
+	}
+	return tb
+}
+
+// Flags returns the classes of name id.
+func (tb *Table) Flags(id trace.StrID) Flag {
+	if int(id) < len(tb.flags) {
+		return tb.flags[id]
+	}
+	return 0
+}
+
+// Has reports whether name id has any of the classes in f.
+func (tb *Table) Has(id trace.StrID, f Flag) bool { return tb.Flags(id)&f != 0 }
+
+// Of computes the classes of one name.
+func Of(name string) Flag {
+	var f Flag
+	if IsCommOp(name) {
+		f |= CommOp
+	}
+	if IsCommKernel(name) {
+		f |= CommKernel
+	}
+	if IsTBCommunication(name) {
+		f |= TBComm
+	}
+	if UsesTensorCores(name) {
+		f |= TensorCore
+	}
+	if TBUsesTensorCores(name) {
+		f |= TBTensorCore
+	}
+	switch RuntimeClassOf(name) {
+	case RuntimeLaunch:
+		f |= Launch
+	case RuntimeSync:
+		f |= Sync
+	case RuntimeStreamWait:
+		f |= StreamWait
+	case RuntimeMemcpyAsync:
+		f |= MemcpyAsync
+	case RuntimeMemcpyBlocking:
+		f |= MemcpyBlocking
+	case RuntimeMemset:
+		f |= MemsetCall
+	}
+	if IsDataLoader(name) {
+		f |= DataLoader
+	}
+	if IsTBDataLoader(name) {
+		f |= TBDataLoader
+	}
+	return f
+}
+
+var commOpPrefixes = []string{
+	"nccl:", "gloo:", "mpi:", "ucc:", "xccl:", "rccl:",
+	"record_param_comms",
+	"c10d::", "_c10d_functional::", "c10d_functional::", "_c10d_functional_autograd::",
+	"ProcessGroupNCCL::", "ProcessGroupGloo::",
+}
+
+// IsCommOp reports whether a host op or annotation is a collective or
+// point-to-point communication: names starting with nccl:, gloo:, mpi:,
+// ucc:, xccl:, rccl:, record_param_comms, c10d::, _c10d_functional::,
+// c10d_functional::, _c10d_functional_autograd::, ProcessGroupNCCL::,
+// ProcessGroupGloo::.
+func IsCommOp(name string) bool {
+	for _, p := range commOpPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsCommKernel reports whether a kernel is an NCCL/RCCL/MSCCL kernel:
+// its name (after an optional "void ") starts with "nccl", "rccl" or
+// "msccl" (but not "nccl:", the op prefix), or contains "ncclKernel" / "ncclDevKernel" (templated names).
+func IsCommKernel(name string) bool {
+	n := strings.TrimPrefix(name, "void ")
+	for _, p := range []string{"nccl", "rccl", "msccl"} {
+		if strings.HasPrefix(n, p) && !strings.HasPrefix(n[len(p):], ":") {
+			return true
+		}
+	}
+	return strings.Contains(name, "ncclKernel") || strings.Contains(name, "ncclDevKernel")
+}
+
+// IsCommunication reports whether a name is communication, op or kernel.
+func IsCommunication(name string) bool { return IsCommOp(name) || IsCommKernel(name) }
+
+var tbComm = []string{
+	"nccl:broadcast", "nccl:reduce", "nccl:all_reduce", "nccl:all_gather", "nccl:reduce_scatter",
+	"gloo:broadcast", "gloo:reduce", "gloo:all_reduce", "gloo:all_gather", "gloo:reduce_scatter",
+}
+
+// IsTBCommunication reports whether the TensorBoard plugin (0.4.x) counts
+// an op as communication: exactly one of ten hard-coded names.
+func IsTBCommunication(name string) bool {
+	for _, s := range tbComm {
+		if name == s {
+			return true
+		}
+	}
+	return false
+}
+
+// tbTensorCore is the TensorBoard plugin's allow-list (from NVIDIA PyProf).
+var tbTensorCore = []string{
+	"h884", "s884", "h1688", "s1688", "hmma", "i8816", "16816",
+	"dgrad_1x1_stride_2x2", "first_layer_wgrad_kernel", "conv1x1",
+	"conv2d_c1_k1", "direct_group", "xmma_implicit_gemm",
+	"xmma_sparse_conv", "xmma_warp_specialized_implicit_gemm",
+	"xmma_gemm", "xmma_sparse_gemm", "c1688",
+}
+
+// TBUsesTensorCores is the TensorBoard plugin's test: the kernel name
+// contains one of its 18 allow-listed substrings.
+func TBUsesTensorCores(name string) bool {
+	for _, p := range tbTensorCore {
+		if strings.Contains(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// tensorCore extends the plugin's list with kernels of newer libraries
+// and architectures.
+var tensorCore = []string{
+	// Volta/Turing/Ampere cuBLAS/cuDNN tile names and CUTLASS.
+	"884", "1688", "i8816", "16816", "16832", "hmma", "imma", "wmma",
+	"xmma", "tensorop", "dgrad_1x1_stride_2x2", "first_layer_wgrad_kernel",
+	"conv1x1", "conv2d_c1_k1", "direct_group",
+	// Hopper and later: warp-group MMA, cuBLASLt nvjet kernels, sm90+ CUTLASS.
+	"gmma", "Gmma", "nvjet", "umma", "tcgen05",
+	// Flash attention and fused MHA (always tensor-core kernels).
+	"flash_fwd", "flash_bwd", "flash::", "flash_attn", "fmha", "flash_attention",
+	"cudnn_generated_fort_native_sdpa",
+	// AMD matrix cores.
+	"mfma", "_MI16x16x", "_MI32x32x",
+}
+
+// UsesTensorCores reports whether a kernel runs on tensor (or AMD matrix)
+// cores, judged by name. It matches, as substrings: the cuBLAS/cuDNN tile
+// names 884, 1688, i8816, 16816, 16832 (h884, s1688, ...), hmma, imma,
+// wmma, xmma (xmma_gemm, sm80_xmma_*), CUTLASS "tensorop", Hopper+ gmma / Gmma /
+// wgmma / umma / tcgen05 / nvjet kernels, flash attention
+// (flash_fwd, flash_bwd, flash::, flash_attn, fmha, cuDNN SDPA) and AMD
+// mfma / _MI16x16x / _MI32x32x (hipBLASLt). Kernels it cannot recognise
+// (Triton matmuls, JIT kernels with opaque names) count as not using
+// tensor cores, so the share is a lower bound.
+func UsesTensorCores(name string) bool {
+	for _, p := range tensorCore {
+		if strings.Contains(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// RuntimeClass is what a runtime or driver call does.
+type RuntimeClass uint8
+
+const (
+	RuntimeOther          RuntimeClass = iota
+	RuntimeLaunch                      // launches a kernel or a graph
+	RuntimeSync                        // blocks the host until device work is done
+	RuntimeStreamWait                  // stream waits on event; host not blocked
+	RuntimeMemcpyAsync                 // asynchronous copy
+	RuntimeMemcpyBlocking              // synchronous copy
+	RuntimeMemset                      // memset
+)
+
+var runtimeClassNames = [...]string{"other", "launch", "sync", "stream_wait", "memcpy_async", "memcpy_blocking", "memset"}
+
+func (c RuntimeClass) String() string {
+	if int(c) < len(runtimeClassNames) {
+		return runtimeClassNames[c]
+	}
+	return "invalid"
+}
+
+// RuntimeClassOf classifies a runtime (cuda_runtime, hip*) or driver call.
+//
+// Launch: cudaLaunch* (cudaLaunchKernel, cudaLaunchKernelExC,
+// cudaLaunchCooperativeKernel, old cudaLaunch), cuLaunch* (cuLaunchKernel,
+// cuLaunchKernelEx), cudaGraphLaunch, cuGraphLaunch, hipLaunch*,
+// hipExtLaunch*, hipModuleLaunch*, hipExtModuleLaunchKernel,
+// hipGraphLaunch.
+// Sync: cudaStreamSynchronize, cudaDeviceSynchronize,
+// cudaEventSynchronize, cudaThreadSynchronize, cuStreamSynchronize,
+// cuEventSynchronize, cuCtxSynchronize and the hip equivalents.
+// StreamWait: cudaStreamWaitEvent, cuStreamWaitEvent, hipStreamWaitEvent.
+// Memcpy: names starting cudaMemcpy, cuMemcpy, hipMemcpy; asynchronous
+// when the name contains "Async", blocking otherwise.
+// Memset: cudaMemset*, cuMemset*, hipMemset*.
+func RuntimeClassOf(name string) RuntimeClass {
+	var rest string
+	switch {
+	case strings.HasPrefix(name, "cuda"):
+		rest = name[4:]
+	case strings.HasPrefix(name, "hip"):
+		rest = name[3:]
+	case strings.HasPrefix(name, "cu"):
+		rest = name[2:]
+	default:
+		return RuntimeOther
+	}
+	switch {
+	case strings.HasPrefix(rest, "Launch"), strings.HasPrefix(rest, "ExtLaunch"),
+		strings.HasPrefix(rest, "ModuleLaunch"), strings.HasPrefix(rest, "ExtModuleLaunch"),
+		rest == "GraphLaunch":
+		return RuntimeLaunch
+	case rest == "StreamSynchronize", rest == "DeviceSynchronize", rest == "EventSynchronize",
+		rest == "ThreadSynchronize", rest == "CtxSynchronize":
+		return RuntimeSync
+	case rest == "StreamWaitEvent":
+		return RuntimeStreamWait
+	case strings.HasPrefix(rest, "Memcpy"):
+		if strings.Contains(rest, "Async") {
+			return RuntimeMemcpyAsync
+		}
+		return RuntimeMemcpyBlocking
+	case strings.HasPrefix(rest, "Memset"):
+		return RuntimeMemset
+	}
+	return RuntimeOther
+}
+
+// IsDataLoader reports whether an annotation is a DataLoader fetch:
+// "enumerate(DataLoader)#<iterator class>.__next__" (single- and
+// multi-process iterators alike).
+func IsDataLoader(name string) bool {
+	return strings.HasPrefix(name, "enumerate(DataLoader)#") && strings.HasSuffix(name, ".__next__")
+}
+
+// IsTBDataLoader is the TensorBoard plugin's rule: IsDataLoader or any
+// name starting "enumerate(DataPipe)#".
+func IsTBDataLoader(name string) bool {
+	return IsDataLoader(name) || strings.HasPrefix(name, "enumerate(DataPipe)#")
+}
+
+// Direction is a memcpy direction.
+type Direction uint8
+
+const (
+	DirUnknown Direction = iota
+	HtoD
+	DtoH
+	DtoD
+	HtoH
+	PtoP
+)
+
+var dirNames = [...]string{"unknown", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP"}
+
+func (d Direction) String() string {
+	if int(d) < len(dirNames) {
+		return dirNames[d]
+	}
+	return "invalid"
+}
+
+// Directions lists the directions in display order.
+func Directions() []Direction { return []Direction{HtoD, DtoH, DtoD, HtoH, PtoP, DirUnknown} }
+
+// HostMem is the kind of host memory a copy touches.
+type HostMem uint8
+
+const (
+	HostNone     HostMem = iota // no host side (DtoD, PtoP) or not stated
+	HostPinned                  // page-locked
+	HostPageable                // pageable: the driver stages it, and the copy blocks
+	HostManaged                 // unified memory
+)
+
+var hostMemNames = [...]string{"", "pinned", "pageable", "managed"}
+
+func (h HostMem) String() string {
+	if int(h) < len(hostMemNames) {
+		return hostMemNames[h]
+	}
+	return "invalid"
+}
+
+// Memcpy describes a device memcpy event from its name, e.g.
+// "Memcpy HtoD (Pinned -> Device)" or "Memcpy DtoH (Device -> Pageable)".
+// Host is the host-side memory kind when the name states it.
+func Memcpy(name string) (dir Direction, host HostMem) {
+	switch {
+	case strings.Contains(name, "HtoD"):
+		dir = HtoD
+	case strings.Contains(name, "DtoH"):
+		dir = DtoH
+	case strings.Contains(name, "DtoD"):
+		dir = DtoD
+	case strings.Contains(name, "HtoH"):
+		dir = HtoH
+	case strings.Contains(name, "PtoP"):
+		dir = PtoP
+	}
+	switch {
+	case strings.Contains(name, "Pinned"):
+		host = HostPinned
+	case strings.Contains(name, "Pageable"):
+		host = HostPageable
+	case strings.Contains(name, "Managed"):
+		host = HostManaged
+	}
+	return dir, host
+}
