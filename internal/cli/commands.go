@@ -1,7 +1,13 @@
 package cli
 
+import (
+	"github.com/bottleneck-dev/bottleneck/internal/cli/analyze"
+)
+
 // The subcommands, in help order. Each command package exports
 // NewCmd(*iostreams.IOStreams) *cobra.Command.
 func init() {
-	commands = append(commands)
+	commands = append(commands,
+		analyze.NewCmd,
+	)
 }

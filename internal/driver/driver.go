@@ -1,0 +1,143 @@
+// Package driver connects the layers: it loads traces, runs the analyses,
+// fills a report.Report and renders it. Commands (analyze, run, report)
+// call it; it knows nothing of flags or cobra.
+package driver
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
+	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
+	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	"github.com/bottleneck-dev/bottleneck/internal/load"
+	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/trace"
+	"github.com/bottleneck-dev/bottleneck/internal/version"
+)
+
+// Options choose what to compute and how to print it.
+type Options struct {
+	JSON  bool
+	Table optable.Options
+	// Rank restricts the analyses to one rank (-1: all).
+	Rank int
+}
+
+// Load reads paths with a progress line on a terminal.
+func Load(ios *iostreams.IOStreams, paths []string) (*load.Result, time.Duration, error) {
+	prog := ios.StartProgress()
+	start := time.Now()
+	res, err := load.Load(paths, load.Options{Progress: func(total int64) {
+		secs := prog.Elapsed().Seconds()
+		prog.Update(fmt.Sprintf("reading traces: %s, %.0f MB/s", report.Bytes(total), float64(total)/1e6/max(secs, 1e-9)))
+	}})
+	prog.Done()
+	return res, time.Since(start), err
+}
+
+// Build computes the report of loaded traces.
+func Build(res *load.Result, took time.Duration, o Options) *report.Report {
+	r := &report.Report{Schema: report.Schema, Tool: version.Version, ReadSeconds: took.Seconds()}
+	for _, f := range res.Failures {
+		r.Failures = append(r.Failures, report.FileProblem{Path: f.Path, Error: f.Err.Error()})
+	}
+	for _, f := range res.Skipped {
+		r.Skipped = append(r.Skipped, report.FileProblem{Path: f.Path, Error: f.Err.Error()})
+	}
+	for _, t := range res.Traces {
+		r.BytesRead += t.BytesRead
+		r.Inputs = append(r.Inputs, describe(t))
+		if o.Rank >= 0 && t.Rank != o.Rank {
+			continue
+		}
+		tr := report.TraceReport{Path: t.Path, Rank: t.Rank}
+		tr.Ops = optable.Ops(t, o.Table)
+		tr.Kernels = optable.Kernels(t, o.Table)
+		r.Traces = append(r.Traces, tr)
+	}
+	return r
+}
+
+// Status is the exit status a report deserves: Failed when nothing could
+// be read, Partial when something was damaged or unreadable.
+func Status(r *report.Report) int {
+	if len(r.Inputs) == 0 {
+		return exitcode.Failed
+	}
+	if len(r.Failures) > 0 {
+		return exitcode.Partial
+	}
+	for _, in := range r.Inputs {
+		if len(in.Problems) > 0 {
+			return exitcode.Partial
+		}
+	}
+	return exitcode.OK
+}
+
+// Analyze loads paths, analyses them and writes the report to w as text or
+// JSON. It returns the exit status (see Status).
+func Analyze(w io.Writer, ios *iostreams.IOStreams, paths []string, o Options) (int, error) {
+	res, took, err := Load(ios, paths)
+	if err != nil {
+		return exitcode.Failed, err
+	}
+	r := Build(res, took, o)
+	if o.Rank >= 0 && len(r.Traces) == 0 && len(r.Inputs) > 0 {
+		return exitcode.Usage, fmt.Errorf("no trace has rank %d", o.Rank)
+	}
+	if err := Write(w, r, o.JSON); err != nil {
+		return exitcode.Failed, err
+	}
+	return Status(r), nil
+}
+
+// Write renders r.
+func Write(w io.Writer, r *report.Report, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	report.WriteInputs(w, r)
+	for _, tr := range r.Traces {
+		fmt.Fprintln(w)
+		if len(r.Traces) > 1 {
+			fmt.Fprintf(w, "=== rank %d: %s\n", tr.Rank, tr.Path)
+		}
+		report.WriteOps(w, tr.Ops)
+		fmt.Fprintln(w)
+		report.WriteKernels(w, tr.Kernels)
+	}
+	return nil
+}
+
+func describe(t *trace.Trace) report.Input {
+	in := report.Input{
+		Path: t.Path, Rank: t.Rank, RankSource: t.RankSource, Compressed: t.Compressed,
+		Bytes: t.BytesRead, Events: t.Events.Len(), Flows: len(t.Flows), MemoryEvents: len(t.Memory),
+		BaseTimeNs: t.Meta.BaseTimeNs, SyntheticStep: t.SyntheticStep, Devices: t.Meta.Devices,
+		Distributed: t.Meta.Distributed, Legacy: t.Meta.Legacy, EventsByKind: map[string]int{},
+		Steps: []int{},
+	}
+	if in.Devices == nil {
+		in.Devices = []trace.Device{}
+	}
+	for _, k := range t.Events.Kind {
+		in.EventsByKind[k.String()]++
+	}
+	start, end := t.Span()
+	in.StartUs, in.SpanUs = float64(start)/1e3, float64(end-start)/1e3
+	if !t.SyntheticStep {
+		for _, s := range t.Steps {
+			in.Steps = append(in.Steps, s.Num)
+		}
+	}
+	for _, p := range t.Problems.List {
+		in.Problems = append(in.Problems, report.Problem{Offset: p.Offset, What: p.What, Detail: p.Detail, Count: p.Count, Fatal: p.Fatal})
+	}
+	return in
+}

@@ -1,0 +1,161 @@
+// Package load turns command-line paths into parsed traces: it expands
+// directories written by tensorboard_trace_handler, reads the files
+// (concurrently, bounded), and assigns ranks.
+package load
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/bottleneck-dev/bottleneck/internal/kineto"
+	"github.com/bottleneck-dev/bottleneck/internal/trace"
+)
+
+// Failure is a file that could not be read at all.
+type Failure struct {
+	Path string
+	Err  error
+}
+
+// Result is what was loaded.
+type Result struct {
+	Traces   []*trace.Trace // sorted by rank, then path
+	Failures []Failure
+	// Skipped lists directory entries that were not traces, with why.
+	Skipped []Failure
+}
+
+// Options tune loading.
+type Options struct {
+	// Progress, when set, receives the total uncompressed bytes read so far.
+	Progress func(total int64)
+	// Parallel bounds how many files are read at once (default 2).
+	Parallel int
+}
+
+// Expand resolves paths to trace files: files are taken as given (any
+// name; content decides), directories contribute their *.json and
+// *.json.gz files (recursively).
+func Expand(paths []string) (files []string, skipped []Failure, err error) {
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !st.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		var found []string
+		err = filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				skipped = append(skipped, Failure{path, err})
+				return nil
+			}
+			if d.IsDir() {
+				return nil
+			}
+			name := d.Name()
+			if strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".json.gz") {
+				found = append(found, path)
+			} else if strings.Contains(name, ".pt.trace") {
+				skipped = append(skipped, Failure{path, fmt.Errorf("not a .json or .json.gz file")})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(found) == 0 {
+			return nil, nil, fmt.Errorf("%s: no trace files (*.json, *.json.gz) in this directory", p)
+		}
+		slices.Sort(found)
+		files = append(files, found...)
+	}
+	return files, skipped, nil
+}
+
+// Load expands paths and reads every trace.
+func Load(paths []string, opts Options) (*Result, error) {
+	files, skipped, err := Expand(paths)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Skipped: skipped}
+	par := opts.Parallel
+	if par <= 0 {
+		par = 2
+	}
+	traces := make([]*trace.Trace, len(files))
+	errs := make([]error, len(files))
+	var total atomic.Int64
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, par)
+	for i, f := range files {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			var last int64
+			ko := kineto.Options{}
+			if opts.Progress != nil {
+				ko.Progress = func(n int64) {
+					opts.Progress(total.Add(n - last))
+					last = n
+				}
+			}
+			traces[i], errs[i] = kineto.ReadFile(f, ko)
+		}()
+	}
+	wg.Wait()
+	for i, t := range traces {
+		if errs[i] != nil {
+			res.Failures = append(res.Failures, Failure{files[i], errs[i]})
+			continue
+		}
+		assignRank(t)
+		res.Traces = append(res.Traces, t)
+	}
+	slices.SortStableFunc(res.Traces, func(a, b *trace.Trace) int {
+		if a.Rank != b.Rank {
+			return a.Rank - b.Rank
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+	return res, nil
+}
+
+// workerRank finds a rank in a tensorboard_trace_handler file name
+// ("<worker>.<timestamp>.pt.trace.json"): "rank-3", "rank3", "worker3".
+var workerRank = regexp.MustCompile(`(?i)(?:^|[^a-z])(?:rank|worker)[-_]?(\d+)`)
+
+// assignRank takes the rank from distributedInfo, else from the file name.
+func assignRank(t *trace.Trace) {
+	base := filepath.Base(t.Path)
+	if i := strings.Index(base, ".pt.trace"); i > 0 {
+		t.Worker = base[:i]
+		if j := strings.LastIndexByte(t.Worker, '.'); j > 0 {
+			t.Worker = t.Worker[:j]
+		}
+	}
+	if d := t.Meta.Distributed; d != nil && d.HasRank {
+		t.Rank, t.RankSource = d.Rank, "distributedInfo"
+		return
+	}
+	name := t.Worker
+	if name == "" {
+		name = strings.TrimSuffix(strings.TrimSuffix(base, ".gz"), ".json")
+	}
+	if m := workerRank.FindStringSubmatch(name); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil {
+			t.Rank, t.RankSource = n, "file name"
+		}
+	}
+}
