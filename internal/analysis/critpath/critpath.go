@@ -1,0 +1,619 @@
+// Package critpath finds the critical path of one step (or one instance of
+// a user annotation) on one rank, with the algorithm of Holistic Trace
+// Analysis (hta/analyzers/critical_path_analysis.py), re-implemented here.
+//
+// Definition (version "critpath/1"):
+//
+// The window is the host span of the chosen annotation instance. Events
+// taken: host events starting inside the window with a non-zero duration,
+// and device events (kernel, memcpy, memset, cuda_sync) whose launching
+// runtime call is one of those. Every cpu_op, runtime and driver call and
+// every kernel/memcpy/memset becomes two nodes, its start and its end.
+// Edges:
+//
+//   - operator: along each host thread, a depth-first walk of the call
+//     stack links each node to the next one (enter child, leave child, ...),
+//     weighted by the time between them; leaving a blocking sync call
+//     (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventQuery,
+//     cudaEventSynchronize, cudaMemcpy, cudaMemcpyAsync) weighs zero, so
+//     time blocked waiting for the GPU is carried by the GPU side.
+//   - dependency (weight 0): end of one top-level op to the start of the next.
+//   - kernel: start to end of each kernel/memcpy/memset.
+//   - launch delay: runtime call start to kernel start, when the stream was
+//     empty at launch (launch-queue length 1 after the launch, 0 after the
+//     kernel starts, over the whole trace) and the previous kernel on the
+//     stream ended before the launch; otherwise kernel-kernel delay: end of
+//     the previous kernel on the stream to the kernel start.
+//   - sync (weight 0): the last kernel on the stream (Stream Sync) or on
+//     every stream (Context Sync) to the end of the runtime call that
+//     waited for it.
+//
+// Negative weights (ns rounding) count as zero. The critical path is the
+// longest path of this DAG, with networkx's dag_longest_path tie-breaking.
+// Each path edge is attributed to an event as HTA does and classified as
+// cpu, gpu_compute, gpu_communication, kernel_launch_overhead or
+// kernel_kernel_overhead. Stream Wait Event / Event Sync edges need the
+// wait_on_cuda_event_record_corr_id argument, which the shared traces lack;
+// they are not modelled yet (GPU-GPU dependencies are then missed).
+package critpath
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/bottleneck-dev/bottleneck/internal/trace"
+)
+
+// Definition names the version of the definition above.
+const Definition = "critpath/1"
+
+// Options choose the window.
+type Options struct {
+	// Annotation selects host events whose name contains it; "" with a
+	// trace that has steps means "ProfilerStep", without steps the whole
+	// trace.
+	Annotation string
+	// Instance is the 0-based instance among the matching events, by start.
+	Instance int
+}
+
+// Share is one bound-by category's time on the path.
+type Share struct {
+	Category string  `json:"category"`
+	Us       float64 `json:"us"`
+	Pct      float64 `json:"pct"`
+}
+
+// Item is one event name's time on the path.
+type Item struct {
+	Name     string  `json:"name"`
+	Kind     string  `json:"kind"`
+	Category string  `json:"category"`
+	Edges    int     `json:"edges"`
+	Us       float64 `json:"us"`
+	Pct      float64 `json:"pct"`
+}
+
+// Result is the critical path of one window.
+type Result struct {
+	Definition string `json:"definition"`
+	Annotation string `json:"annotation"`
+	Instance   int    `json:"instance"`
+	// Error is set when no window or no path could be found.
+	Error      string  `json:"error,omitempty"`
+	WindowUs   float64 `json:"window_us"`
+	GraphNodes int     `json:"graph_nodes"`
+	GraphEdges int     `json:"graph_edges"`
+	// PathNodes and PathEdges count the critical path.
+	PathNodes int     `json:"path_nodes"`
+	PathEdges int     `json:"path_edges"`
+	LengthUs  float64 `json:"length_us"`
+	// BoundBy is the category with the most time on the path.
+	BoundBy   string  `json:"bound_by"`
+	Breakdown []Share `json:"breakdown"`
+	// SyncEdges counts GPU->CPU sync dependencies on the path: the host
+	// waited for the device there.
+	SyncEdges       int    `json:"sync_edges"`
+	Top             []Item `json:"top"`
+	NegativeWeights int    `json:"negative_weights"`
+}
+
+// Edge types.
+const (
+	edgeOp = iota
+	edgeDep
+	edgeLaunch
+	edgeKK
+	edgeSync
+)
+
+var blocking = map[string]bool{
+	"cudaDeviceSynchronize": true, "cudaStreamSynchronize": true, "cudaEventQuery": true,
+	"cudaEventSynchronize": true, "cudaMemcpy": true, "cudaMemcpyAsync": true,
+	"hipDeviceSynchronize": true, "hipStreamSynchronize": true, "hipEventQuery": true,
+	"hipEventSynchronize": true, "hipMemcpy": true, "hipMemcpyAsync": true,
+}
+
+var launchNames = map[string]bool{
+	"cudaLaunchKernel": true, "cudaLaunchKernelExC": true, "cuLaunchKernel": true, "cuLaunchKernelEx": true,
+	"cudaMemcpyAsync": true, "cudaMemsetAsync": true, "cudaLaunchCooperativeKernel": true,
+	"hipLaunchKernel": true, "hipExtLaunchKernel": true, "hipModuleLaunchKernel": true,
+	"hipMemcpyAsync": true, "hipMemsetAsync": true, "hipExtModuleLaunchKernel": true,
+}
+
+type node struct {
+	ev    int32
+	ts    int64
+	start bool
+}
+
+type edge struct {
+	u, v   int32
+	typ    uint8
+	weight int64
+	attr   int32 // attributed event, None when none
+}
+
+type graph struct {
+	nodes   []node
+	edges   []edge
+	succ    [][]int32 // edge indices, insertion order
+	pred    [][]int32
+	seen    []bool // node added to the graph (has an edge)
+	order   []int32
+	byPair  map[[2]int32]int32
+	negW    int
+	startOf map[int32]int32
+	endOf   map[int32]int32
+}
+
+func (g *graph) touch(n int32) {
+	if !g.seen[n] {
+		g.seen[n] = true
+		g.order = append(g.order, n)
+	}
+}
+
+func (g *graph) add(u, v int32, typ uint8, zero bool, attr int32) int32 {
+	w := int64(0)
+	if typ != edgeDep && typ != edgeSync && !zero {
+		w = g.nodes[v].ts - g.nodes[u].ts
+		if w < 0 {
+			g.negW++
+			w = 0
+		}
+	}
+	g.touch(u)
+	g.touch(v)
+	if i, ok := g.byPair[[2]int32{u, v}]; ok { // networkx updates the edge in place
+		g.edges[i] = edge{u, v, typ, w, attr}
+		return i
+	}
+	i := int32(len(g.edges))
+	g.edges = append(g.edges, edge{u, v, typ, w, attr})
+	g.byPair[[2]int32{u, v}] = i
+	g.succ[u] = append(g.succ[u], i)
+	g.pred[v] = append(g.pred[v], i)
+	return i
+}
+
+// window finds the span to analyse.
+func window(t *trace.Trace, opt Options) (ann string, start, end int64, err error) {
+	ann = opt.Annotation
+	ev := &t.Events
+	if ann == "" {
+		if t.SyntheticStep {
+			s, e := t.Span()
+			return "", s, e, nil
+		}
+		ann = "ProfilerStep"
+	}
+	match := map[trace.StrID]bool{}
+	for id, s := range t.Strings {
+		if strings.Contains(s, ann) {
+			match[trace.StrID(id)] = true
+		}
+	}
+	var inst []int32
+	for i, k := range ev.Kind {
+		if !k.OnDevice() && k != trace.KindMemory && k != trace.KindTraceSpan && match[ev.Name[i]] {
+			inst = append(inst, int32(i))
+		}
+	}
+	slices.SortStableFunc(inst, func(a, b int32) int { return cmp.Compare(ev.Start[a], ev.Start[b]) })
+	if opt.Instance < 0 || opt.Instance >= len(inst) {
+		return ann, 0, 0, fmt.Errorf("annotation %q has %d instance(s), no instance %d", ann, len(inst), opt.Instance)
+	}
+	e := inst[opt.Instance]
+	return ann, ev.Start[e], ev.End(int(e)), nil
+}
+
+// Compute finds the critical path of the window opt selects.
+func Compute(t *trace.Trace, opt Options) *Result {
+	ann, ws, we, err := window(t, opt)
+	r := &Result{Definition: Definition, Annotation: ann, Instance: opt.Instance, Breakdown: []Share{}, Top: []Item{}}
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	r.WindowUs = float64(we-ws) / 1e3
+	ev := &t.Events
+	n := ev.Len()
+
+	// Clip: host events starting in the window, device events launched from it.
+	inHost := func(i int32) bool {
+		k := ev.Kind[i]
+		return !k.OnDevice() && k != trace.KindMemory && k != trace.KindTraceSpan && k != trace.KindCounter &&
+			ev.Start[i] >= ws && ev.Start[i] <= we && ev.Dur[i] > 0
+	}
+	isNodeKind := func(k trace.Kind) bool {
+		return k == trace.KindCPUOp || k == trace.KindRuntime || k == trace.KindDriver ||
+			k == trace.KindKernel || k == trace.KindMemcpy || k == trace.KindMemset
+	}
+	var nodeEvents []int32
+	var gpu []int32 // device work and sync events in the clip
+	for i := range n {
+		k := ev.Kind[i]
+		switch {
+		case k.OnDevice():
+			if k != trace.KindKernel && k != trace.KindMemcpy && k != trace.KindMemset && k != trace.KindDeviceSync {
+				continue
+			}
+			l := ev.Launch[i]
+			if l == trace.None || !inHost(l) {
+				continue
+			}
+			gpu = append(gpu, int32(i))
+			if isNodeKind(k) {
+				nodeEvents = append(nodeEvents, int32(i))
+			}
+		case isNodeKind(k) && inHost(int32(i)):
+			nodeEvents = append(nodeEvents, int32(i))
+		}
+	}
+	slices.SortStableFunc(nodeEvents, func(a, b int32) int { return cmp.Compare(ev.Start[a], ev.Start[b]) })
+
+	g := &graph{byPair: map[[2]int32]int32{}, startOf: map[int32]int32{}, endOf: map[int32]int32{}}
+	for _, e := range nodeEvents {
+		g.nodes = append(g.nodes, node{ev: e, ts: ev.Start[e], start: true})
+	}
+	for _, e := range nodeEvents {
+		g.nodes = append(g.nodes, node{ev: e, ts: ev.End(int(e))})
+	}
+	slices.SortStableFunc(g.nodes, func(a, b node) int { return cmp.Compare(a.ts, b.ts) })
+	for i, nd := range g.nodes {
+		if nd.start {
+			g.startOf[nd.ev] = int32(i)
+		} else {
+			g.endOf[nd.ev] = int32(i)
+		}
+	}
+	g.succ = make([][]int32, len(g.nodes))
+	g.pred = make([][]int32, len(g.nodes))
+	g.seen = make([]bool, len(g.nodes))
+
+	blockName := map[trace.StrID]bool{}
+	for s := range blocking {
+		if id, ok := t.Lookup(s); ok {
+			blockName[id] = true
+		}
+	}
+	g.hostEdges(t, ws, we, blockName)
+	g.deviceEdges(t, gpu)
+
+	r.GraphNodes = len(g.order)
+	r.GraphEdges = len(g.edges)
+	r.NegativeWeights = g.negW
+	path := g.longestPath()
+	if len(path) < 2 {
+		r.Error = "no critical path: the window holds no connected events"
+		return r
+	}
+	r.summarise(t, g, path)
+	return r
+}
+
+// hostEdges walks each host thread's call stack of node events.
+func (g *graph) hostEdges(t *trace.Trace, ws, we int64, blockName map[trace.StrID]bool) {
+	ev := &t.Events
+	for ti := range t.Tracks {
+		tr := &t.Tracks[ti]
+		if tr.IsDevice() {
+			continue
+		}
+		var stack []int32
+		var last, lastHigh int32 = trace.None, trace.None
+		lastParent := trace.None
+		exit := func() {
+			e := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			end := g.endOf[e]
+			if last != trace.None {
+				i := g.add(last, end, edgeOp, blockName[ev.Name[e]], trace.None)
+				g.attribute(i, lastParent)
+			}
+			if len(stack) == 0 {
+				last = trace.None
+				lastHigh = end
+			} else {
+				last = end
+				lastParent = ev.Parent[e]
+			}
+		}
+		for _, e := range tr.Events {
+			if _, ok := g.startOf[e]; !ok || ev.Kind[e].OnDevice() {
+				continue
+			}
+			start, end := ev.Start[e], ev.End(int(e))
+			for len(stack) > 0 {
+				p := stack[len(stack)-1]
+				if start < ev.End(int(p)) && end <= ev.End(int(p)) {
+					break
+				}
+				exit()
+			}
+			sn := g.startOf[e]
+			if len(stack) == 0 && lastHigh != trace.None {
+				g.add(lastHigh, sn, edgeDep, false, trace.None)
+			}
+			if last != trace.None {
+				i := g.add(last, sn, edgeOp, false, trace.None)
+				g.attribute(i, lastParent)
+			}
+			stack = append(stack, e)
+			last = sn
+			lastParent = ev.Parent[e]
+		}
+		for len(stack) > 0 {
+			exit()
+		}
+	}
+}
+
+// attribute sets the event an operator or kernel-kernel edge stands for.
+func (g *graph) attribute(i int32, srcParent int32) {
+	e := &g.edges[i]
+	src, dst := g.nodes[e.u], g.nodes[e.v]
+	switch {
+	case e.typ == edgeKK:
+		e.attr = src.ev
+	case e.typ != edgeOp:
+		e.attr = trace.None
+	case src.start:
+		e.attr = src.ev
+	case !dst.start:
+		e.attr = dst.ev
+	default:
+		e.attr = srcParent
+	}
+}
+
+// deviceEdges adds kernel, launch, kernel-kernel and sync edges.
+func (g *graph) deviceEdges(t *trace.Trace, gpu []int32) {
+	ev := &t.Events
+	ql := queueLengths(t)
+	sortBy := func(e int32) int64 {
+		if ev.Kind[e] == trace.KindDeviceSync {
+			return ev.End(int(e))
+		}
+		return ev.Start[e]
+	}
+	slices.SortStableFunc(gpu, func(a, b int32) int { return cmp.Compare(sortBy(a), sortBy(b)) })
+	last := map[int64]int32{}
+	var streams []int64 // insertion order of last, for Context Sync
+	for _, e := range gpu {
+		stream := t.Tracks[ev.Track[e]].Stream
+		rt := ev.Launch[e]
+		if ev.Kind[e] == trace.KindDeviceSync {
+			name := t.Name(int(e))
+			end, ok := g.endOf[rt]
+			if !ok {
+				continue
+			}
+			switch name {
+			case "Stream Sync":
+				if l, ok := last[stream]; ok {
+					g.add(l, end, edgeSync, false, trace.None)
+				}
+			case "Context Sync":
+				for _, s := range streams {
+					g.add(last[s], end, edgeSync, false, trace.None)
+				}
+			}
+			continue
+		}
+		sn, en := g.startOf[e], g.endOf[e]
+		i := g.add(sn, en, edgeOp, false, trace.None)
+		g.attribute(i, trace.None)
+		l, hasLast := last[stream]
+		if ql[rt] == 1 && ql[e] == 0 && (!hasLast || g.nodes[l].ts < ev.Start[rt]) {
+			if rs, ok := g.startOf[rt]; ok {
+				g.add(rs, sn, edgeLaunch, false, trace.None)
+			}
+		} else if hasLast {
+			i := g.add(l, sn, edgeKK, false, trace.None)
+			g.attribute(i, trace.None)
+		}
+		if !hasLast {
+			streams = append(streams, stream)
+		}
+		last[stream] = en
+	}
+}
+
+// queueLengths returns, for launch calls and the device work they launched,
+// the stream's launch-queue length right after the event (HTA's
+// queue_length); -1 elsewhere. Streams are keyed by number, as HTA does.
+func queueLengths(t *trace.Trace) map[int32]int32 {
+	ev := &t.Events
+	isLaunch := map[trace.StrID]bool{}
+	for s := range launchNames {
+		if id, ok := t.Lookup(s); ok {
+			isLaunch[id] = true
+		}
+	}
+	type point struct {
+		ts     int64
+		ev     int32
+		stream int64
+		delta  int32
+	}
+	var pts []point
+	for i, k := range ev.Kind {
+		if k != trace.KindKernel && k != trace.KindMemcpy && k != trace.KindMemset {
+			continue
+		}
+		l := ev.Launch[i]
+		if l == trace.None || !isLaunch[ev.Name[l]] {
+			continue
+		}
+		s := t.Tracks[ev.Track[i]].Stream
+		pts = append(pts, point{ev.Start[l], l, s, 1}, point{ev.Start[i], int32(i), s, -1})
+	}
+	slices.SortStableFunc(pts, func(a, b point) int { return cmp.Compare(a.ts, b.ts) })
+	q := map[int64]int32{}
+	out := make(map[int32]int32, len(pts))
+	for _, p := range pts {
+		q[p.stream] += p.delta
+		out[p.ev] = q[p.stream]
+	}
+	return out
+}
+
+// longestPath is networkx's dag_longest_path over the graph's nodes in
+// first-edge order, with topological generations and first-maximum ties.
+func (g *graph) longestPath() []int32 {
+	indeg := make([]int32, len(g.nodes))
+	for _, e := range g.edges {
+		indeg[e.v]++
+	}
+	var topo, gen []int32
+	for _, v := range g.order {
+		if indeg[v] == 0 {
+			gen = append(gen, v)
+		}
+	}
+	for len(gen) > 0 {
+		topo = append(topo, gen...)
+		var next []int32
+		for _, u := range gen {
+			for _, ei := range g.succ[u] {
+				v := g.edges[ei].v
+				indeg[v]--
+				if indeg[v] == 0 {
+					next = append(next, v)
+				}
+			}
+		}
+		gen = next
+	}
+	if len(topo) < len(g.order) {
+		return nil // a cycle: the trace's nesting is inconsistent
+	}
+	dist := make([]int64, len(g.nodes))
+	from := make([]int32, len(g.nodes))
+	for _, v := range topo {
+		from[v] = v
+		best, bestU, any := int64(0), v, false
+		for _, ei := range g.pred[v] {
+			e := g.edges[ei]
+			d := dist[e.u] + e.weight
+			if !any || d > best {
+				best, bestU, any = d, e.u, true
+			}
+		}
+		if any && best >= 0 {
+			dist[v], from[v] = best, bestU
+		}
+	}
+	var end int32 = -1
+	for _, v := range topo {
+		if end < 0 || dist[v] > dist[end] {
+			end = v
+		}
+	}
+	if end < 0 {
+		return nil
+	}
+	path := []int32{end}
+	for v := end; from[v] != v; v = from[v] {
+		path = append(path, from[v])
+	}
+	slices.Reverse(path)
+	return path
+}
+
+var kindName = map[trace.Kind]string{
+	trace.KindCPUOp: "cpu_op", trace.KindRuntime: "runtime", trace.KindDriver: "driver",
+	trace.KindKernel: "kernel", trace.KindMemcpy: "memcpy", trace.KindMemset: "memset",
+	trace.KindUserAnnotation: "user_annotation", trace.KindPythonFunction: "python_function",
+}
+
+// isComm tells collective kernels apart (HTA's is_comm_kernel: "nccl" in
+// the name).
+func isComm(name string) bool {
+	l := strings.ToLower(name)
+	return strings.Contains(l, "nccl") || strings.Contains(l, "rccl")
+}
+
+func (r *Result) summarise(t *trace.Trace, g *graph, path []int32) {
+	ev := &t.Events
+	r.PathNodes = len(path)
+	r.PathEdges = len(path) - 1
+	cats := map[string]int64{}
+	type key struct{ name, cat string }
+	items := map[key]*Item{}
+	var total int64
+	for i := 0; i+1 < len(path); i++ {
+		ei := g.byPair[[2]int32{path[i], path[i+1]}]
+		e := g.edges[ei]
+		total += e.weight
+		var cat string
+		switch e.typ {
+		case edgeSync:
+			r.SyncEdges++
+			continue
+		case edgeDep:
+			continue
+		case edgeLaunch:
+			cat = "kernel_launch_overhead"
+		case edgeKK:
+			cat = "kernel_kernel_overhead"
+		default:
+			switch {
+			case e.attr == trace.None:
+				cat = "cpu"
+			case !ev.Kind[e.attr].OnDevice():
+				cat = "cpu"
+			case isComm(t.Name(int(e.attr))):
+				cat = "gpu_communication"
+			default:
+				cat = "gpu_compute"
+			}
+		}
+		cats[cat] += e.weight
+		if e.attr != trace.None && e.weight > 0 {
+			k := key{t.Name(int(e.attr)), cat}
+			it := items[k]
+			if it == nil {
+				it = &Item{Name: k.name, Kind: kindName[ev.Kind[e.attr]], Category: cat}
+				if it.Kind == "" {
+					it.Kind = ev.Kind[e.attr].String()
+				}
+				items[k] = it
+			}
+			it.Edges++
+			it.Us += float64(e.weight) / 1e3
+		}
+	}
+	r.LengthUs = float64(total) / 1e3
+	pct := func(w int64) float64 {
+		if total == 0 {
+			return 0
+		}
+		return float64(w) * 100 / float64(total)
+	}
+	var best int64 = -1
+	for _, c := range []string{"cpu", "gpu_compute", "gpu_communication", "kernel_launch_overhead", "kernel_kernel_overhead"} {
+		w := cats[c]
+		r.Breakdown = append(r.Breakdown, Share{Category: c, Us: float64(w) / 1e3, Pct: pct(w)})
+		if w > best {
+			best, r.BoundBy = w, c
+		}
+	}
+	for _, it := range items {
+		it.Pct = it.Us * 1e3 * 100 / float64(max(total, 1))
+		r.Top = append(r.Top, *it)
+	}
+	slices.SortFunc(r.Top, func(a, b Item) int {
+		if c := cmp.Compare(b.Us, a.Us); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	if len(r.Top) > 15 {
+		r.Top = r.Top[:15]
+	}
+}
