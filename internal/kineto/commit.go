@@ -18,25 +18,27 @@ func (r *reader) commit() {
 		return
 	case 's', 'f', 't':
 		if !f.hasTs {
-			r.problem("flow event without ts", "skipped")
+			r.eventProblem("flow event without ts", "skipped")
 			return
 		}
 		t.Flows = append(t.Flows, trace.Flow{ID: f.id, Cat: f.cat, Phase: f.ph, Track: t.TrackFor(key, r.tracks), Ts: f.ts})
 		return
 	case 'X', 'B', 'E', 'i', 'I', 'C':
+	case '0': // empty object, already reported
+		return
 	case 0:
 		if !f.hasTs || !f.hasName {
-			r.problem("event without ph", "skipped")
+			r.eventProblem("event without ph", "skipped")
 			return
 		}
-		r.problem("event without ph", "read as a complete event")
+		r.eventProblem("event without ph", "read as a complete event")
 		f.ph = 'X'
 	default:
-		r.problem("unsupported event phase", "ph "+string(f.ph)+" skipped")
+		r.eventProblem("unsupported event phase", "ph "+string(f.ph)+" skipped")
 		return
 	}
 	if !f.hasTs {
-		r.problem("event without ts", "skipped")
+		r.eventProblem("event without ts", "skipped")
 		return
 	}
 
@@ -53,13 +55,13 @@ func (r *reader) commit() {
 	switch f.ph {
 	case 'X':
 		if !f.hasDur {
-			r.problem("complete event without dur", "read with zero duration")
+			r.eventProblem("complete event without dur", "read with zero duration")
 		}
 	case 'i', 'I', 'C':
 		rec.Dur = 0
 	}
 	if rec.Dur < 0 || rec.Dur > maxDur {
-		r.problem("implausible duration (negative or over a day)", "read with zero duration")
+		r.eventProblem("implausible duration (negative or over a day)", "read with zero duration")
 		rec.Dur = 0
 	}
 
@@ -83,7 +85,7 @@ func (r *reader) commit() {
 	case 'E':
 		stack := r.open[rec.Track]
 		if len(stack) == 0 {
-			r.problem("end event without begin", "skipped")
+			r.eventProblem("end event without begin", "skipped")
 			return
 		}
 		o := stack[len(stack)-1]
@@ -195,4 +197,9 @@ func (r *reader) finish() {
 	}
 	t.BytesRead = r.offset()
 	t.Link()
+}
+
+// eventProblem records a problem at the start of the event being committed.
+func (r *reader) eventProblem(what, detail string) {
+	r.t.Problems.Add(r.ev.off, what, detail)
 }

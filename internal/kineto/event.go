@@ -29,7 +29,8 @@ type fields struct {
 	hasMetaName        bool
 }
 
-// event parses one event object and commits it.
+// event parses one event object into r.ev and r.args; the caller commits
+// it once the whole unit, separator included, has been read.
 func (r *reader) event() {
 	f := &r.ev
 	*f = fields{off: r.offset(), seq: -1}
@@ -38,6 +39,7 @@ func (r *reader) event() {
 	r.ws()
 	if r.peek() == '}' {
 		r.pos++
+		r.ev.ph = '0' // nothing to commit
 		r.problem("empty event object", "")
 		return
 	}
@@ -81,7 +83,6 @@ func (r *reader) event() {
 		switch r.next() {
 		case ',':
 		case '}':
-			r.commit()
 			return
 		default:
 			r.pos--

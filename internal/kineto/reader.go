@@ -88,9 +88,7 @@ func (r *reader) unit(parse func()) error {
 		err := r.try(parse)
 		if err != errNeedMore {
 			if err == nil {
-				for _, p := range r.pending {
-					r.t.Problems.Add(p.off, p.what, p.detail)
-				}
+				r.flushPending()
 			}
 			return err
 		}
@@ -100,6 +98,14 @@ func (r *reader) unit(parse func()) error {
 			return errTruncated
 		}
 	}
+}
+
+// flushPending records the problems of a completed unit.
+func (r *reader) flushPending() {
+	for _, p := range r.pending {
+		r.t.Problems.Add(p.off, p.what, p.detail)
+	}
+	r.pending = r.pending[:0]
 }
 
 func (r *reader) try(parse func()) (err error) {
@@ -251,6 +257,7 @@ func (r *reader) eventList() bool {
 		var done bool
 		err := r.unit(func() {
 			r.ws()
+			r.ev.off = -1
 			if r.peek() == ']' {
 				r.pos++
 				done = true
@@ -269,6 +276,10 @@ func (r *reader) eventList() bool {
 		})
 		switch {
 		case err == nil:
+			if r.ev.off >= 0 {
+				r.commit()
+				r.flushPending()
+			}
 			if done {
 				return true
 			}
