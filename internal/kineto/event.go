@@ -169,7 +169,9 @@ func microsToNanos(w []byte) (int64, bool) {
 		whole = whole*10 + int64(w[i]-'0')
 		digits++
 	}
-	if digits == 0 || digits > 15 {
+	// Up to 16 integer digits fit int64 ns exactly (epoch µs timestamps
+	// have 16); only larger values need the float path.
+	if digits == 0 || digits > 16 || whole > (1<<63-1)/1000-1 {
 		return slowMicros(w)
 	}
 	var frac int64
