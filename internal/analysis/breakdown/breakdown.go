@@ -1,0 +1,333 @@
+// Package breakdown partitions each step's wall time into what the
+// program was doing: the step-time breakdown of the TensorBoard profiler
+// plugin, with a corrected default definition and a compatibility mode.
+//
+// Priority partition: every instant of a step window goes to the first
+// category, in this order, that has an event running at that instant:
+//
+//	Kernel > Memcpy > Memset > Communication > Runtime > DataLoader > CPU Exec > Other
+//
+// so the categories add up to the step time exactly.
+//
+// Definition "default" (DefinitionVersion):
+//   - Kernel: computation kernels on any device (union); NCCL/RCCL
+//     kernels are Communication, whatever the collective (SendRecv /
+//     all-to-all, AllGather, ReduceScatter, Broadcast, AllReduce, ...).
+//   - Communication: communication kernels and host-side communication
+//     ops (classify.IsCommOp: nccl:*, gloo:*, record_param_comms,
+//     c10d/_c10d_functional collectives).
+//   - Runtime: runtime and driver calls (cuda_runtime, cuda_driver, hip*),
+//     split by priority into synchronization waits (classify.Sync and
+//     blocking memcpy calls) > kernel launches (classify.Launch) > other
+//     runtime calls.
+//   - DataLoader: enumerate(DataLoader)#...__next__ annotations.
+//   - CPU Exec: other cpu_op, user_annotation and python_function events
+//     (ProfilerStep itself excluded); device-side annotations are not CPU
+//     work and are ignored.
+//   - Other: the rest of the step (the host idle, nothing recorded).
+//   - Steps: ProfilerStep#N host spans moved to device time: a step's
+//     window starts at the later of its host start and the previous
+//     window's end, and ends at the later of its host end and the end of
+//     the last device work launched inside it (trace.Step.DeviceEnd).
+//     Without ProfilerStep events the whole trace is one step. Trailing
+//     steps whose device work was cut off (no device work, or fewer than
+//     80% of the previous step's device events — the plugin's rule) are
+//     marked Incomplete and left out of the average.
+//
+// Definition "tb" reproduces TensorBoard plugin 0.4.x exactly, quirks
+// included (see tb.go).
+package breakdown
+
+import (
+	"fmt"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/interval"
+	"github.com/bottleneck-dev/bottleneck/internal/trace"
+)
+
+// DefinitionVersion names the default definition in JSON output.
+const DefinitionVersion = "default/1"
+
+// TBVersion names the compatibility definition.
+const TBVersion = "tb/0.4.3"
+
+// Options select the definition.
+type Options struct {
+	// Definition is "" or "default" for the project's definition, "tb" for
+	// the TensorBoard plugin's.
+	Definition string
+}
+
+// Category indexes the breakdown categories.
+type Category int
+
+const (
+	Kernel Category = iota
+	Memcpy
+	Memset
+	Communication
+	RuntimeSync   // synchronization waits (sync calls, blocking memcpy calls)
+	RuntimeLaunch // kernel launches
+	RuntimeOther  // other runtime calls
+	DataLoader
+	CPUExec
+	Other
+	NumCategories
+)
+
+var categoryNames = [NumCategories]string{
+	"Kernel", "Memcpy", "Memset", "Communication", "Runtime: sync wait", "Runtime: launch",
+	"Runtime: other", "DataLoader", "CPU Exec", "Other",
+}
+
+func (c Category) String() string { return categoryNames[c] }
+
+// Costs is a step's (or the average step's) time per category, µs.
+type Costs struct {
+	KernelUs        float64 `json:"kernel_us"`
+	MemcpyUs        float64 `json:"memcpy_us"`
+	MemsetUs        float64 `json:"memset_us"`
+	CommunicationUs float64 `json:"communication_us"`
+	// RuntimeUs = RuntimeSyncUs + RuntimeLaunchUs + RuntimeOtherUs. In tb
+	// mode only RuntimeUs is set (the plugin does not split it) and it is
+	// reported in RuntimeOtherUs as well.
+	RuntimeUs       float64 `json:"runtime_us"`
+	RuntimeSyncUs   float64 `json:"runtime_sync_us"`
+	RuntimeLaunchUs float64 `json:"runtime_launch_us"`
+	RuntimeOtherUs  float64 `json:"runtime_other_us"`
+	DataLoaderUs    float64 `json:"dataloader_us"`
+	CPUExecUs       float64 `json:"cpu_exec_us"`
+	OtherUs         float64 `json:"other_us"`
+	TotalUs         float64 `json:"total_us"`
+}
+
+// Get returns category c.
+func (c *Costs) Get(cat Category) float64 {
+	switch cat {
+	case Kernel:
+		return c.KernelUs
+	case Memcpy:
+		return c.MemcpyUs
+	case Memset:
+		return c.MemsetUs
+	case Communication:
+		return c.CommunicationUs
+	case RuntimeSync:
+		return c.RuntimeSyncUs
+	case RuntimeLaunch:
+		return c.RuntimeLaunchUs
+	case RuntimeOther:
+		return c.RuntimeOtherUs
+	case DataLoader:
+		return c.DataLoaderUs
+	case CPUExec:
+		return c.CPUExecUs
+	case Other:
+		return c.OtherUs
+	}
+	return 0
+}
+
+func costsOf(ns *[NumCategories]float64, total float64) Costs {
+	us := func(c Category) float64 { return ns[c] / 1000 }
+	return Costs{
+		KernelUs: us(Kernel), MemcpyUs: us(Memcpy), MemsetUs: us(Memset), CommunicationUs: us(Communication),
+		RuntimeUs:     us(RuntimeSync) + us(RuntimeLaunch) + us(RuntimeOther),
+		RuntimeSyncUs: us(RuntimeSync), RuntimeLaunchUs: us(RuntimeLaunch), RuntimeOtherUs: us(RuntimeOther),
+		DataLoaderUs: us(DataLoader), CPUExecUs: us(CPUExec), OtherUs: us(Other), TotalUs: total / 1000,
+	}
+}
+
+// Step is one step's breakdown.
+type Step struct {
+	Name    string  `json:"name"` // the step number as text ("0" for a synthetic step)
+	StartUs float64 `json:"start_us"`
+	EndUs   float64 `json:"end_us"`
+	// Incomplete: the step is left out of the average (its device work
+	// was cut off by the end of the capture).
+	Incomplete bool `json:"incomplete,omitempty"`
+	Costs
+}
+
+// Result is the breakdown of one trace.
+type Result struct {
+	Definition string `json:"definition"`
+	// SyntheticStep: the trace has no ProfilerStep; the one step spans the
+	// whole trace.
+	SyntheticStep bool   `json:"synthetic_step"`
+	Steps         []Step `json:"steps"`
+	// AveragedSteps is how many steps the average is over.
+	AveragedSteps int   `json:"averaged_steps"`
+	Average       Costs `json:"average"`
+}
+
+// Pct returns category c's share of the average step, in percent.
+func (r *Result) Pct(c Category) float64 {
+	if r.Average.TotalUs <= 0 {
+		return 0
+	}
+	return 100 * r.Average.Get(c) / r.Average.TotalUs
+}
+
+// Compute breaks t's steps down.
+func Compute(t *trace.Trace, opts Options) (*Result, error) {
+	switch opts.Definition {
+	case "", "default":
+		return computeDefault(t), nil
+	case "tb":
+		return computeTB(t), nil
+	}
+	return nil, fmt.Errorf("breakdown: unknown definition %q (want default or tb)", opts.Definition)
+}
+
+// partition assigns every instant of the step windows to the first role
+// (in order) active there; the rest is Other. It returns per-window ns per
+// category. roles[i] must be merged sets.
+func partition(windows []interval.Span, roles *[NumCategories - 1]interval.Set) [][NumCategories]float64 {
+	spans := make([]interval.Span, len(windows))
+	copy(spans, windows)
+	slots := interval.Of(spans)
+	var taken [NumCategories]interval.Set
+	for c := range roles {
+		taken[c] = slots.Intersect(roles[c])
+		slots = slots.Subtract(taken[c])
+	}
+	taken[Other] = slots
+	out := make([][NumCategories]float64, len(windows))
+	for i, w := range windows {
+		for c := range taken {
+			out[i][c] = float64(taken[c].OverlapLen(w))
+		}
+	}
+	return out
+}
+
+func computeDefault(t *trace.Trace) *Result {
+	ev := &t.Events
+	cl := classify.New(t)
+	var raw [NumCategories - 1][]interval.Span
+	for i, k := range ev.Kind {
+		if ev.Dur[i] <= 0 {
+			continue
+		}
+		sp := interval.Span{Start: ev.Start[i], End: ev.Start[i] + ev.Dur[i]}
+		name := ev.Name[i]
+		var c Category
+		switch k {
+		case trace.KindKernel:
+			c = Kernel
+			if cl.Has(name, classify.CommKernel) {
+				c = Communication
+			}
+		case trace.KindMemcpy:
+			c = Memcpy
+		case trace.KindMemset:
+			c = Memset
+		case trace.KindRuntime, trace.KindDriver:
+			switch f := cl.Flags(name); {
+			case f&(classify.Sync|classify.MemcpyBlocking) != 0:
+				c = RuntimeSync
+			case f&classify.Launch != 0:
+				c = RuntimeLaunch
+			default:
+				c = RuntimeOther
+			}
+		case trace.KindCPUOp, trace.KindUserAnnotation, trace.KindPythonFunction:
+			f := cl.Flags(name)
+			switch {
+			case f&classify.CommOp != 0:
+				c = Communication
+			case f&classify.DataLoader != 0:
+				c = DataLoader
+			default:
+				if t.Steps[0].Event != trace.None && isStepEvent(t, i) {
+					continue
+				}
+				c = CPUExec
+			}
+		default:
+			continue
+		}
+		raw[c] = append(raw[c], sp)
+	}
+	var roles [NumCategories - 1]interval.Set
+	for c := range raw {
+		roles[c] = interval.Of(raw[c])
+	}
+
+	// Step windows in device time.
+	windows := make([]interval.Span, len(t.Steps))
+	var prevEnd int64
+	for i, s := range t.Steps {
+		start := s.Start
+		if i > 0 {
+			start = max(start, prevEnd)
+		}
+		end := max(s.DeviceEnd, s.End, start)
+		windows[i] = interval.Span{Start: start, End: end}
+		prevEnd = end
+	}
+	// Device events launched per step, for the truncated-tail rule.
+	counts := make([]int, len(t.Steps))
+	for i, k := range ev.Kind {
+		if k.IsDeviceWork() && ev.Step[i] != trace.None {
+			counts[ev.Step[i]]++
+		}
+	}
+	keep := keepSteps(counts)
+
+	parts := partition(windows, &roles)
+	r := &Result{Definition: DefinitionVersion, SyntheticStep: t.SyntheticStep}
+	var sum [NumCategories]float64
+	var total float64
+	for i, s := range t.Steps {
+		w := windows[i]
+		st := Step{Name: fmt.Sprint(s.Num), StartUs: float64(w.Start) / 1000, EndUs: float64(w.End) / 1000,
+			Incomplete: i >= keep, Costs: costsOf(&parts[i], float64(w.Len()))}
+		r.Steps = append(r.Steps, st)
+		if i < keep {
+			for c := range sum {
+				sum[c] += parts[i][c]
+			}
+			total += float64(w.Len())
+			r.AveragedSteps++
+		}
+	}
+	if r.AveragedSteps > 0 {
+		n := float64(r.AveragedSteps)
+		for c := range sum {
+			sum[c] /= n
+		}
+		r.Average = costsOf(&sum, total/n)
+	}
+	return r
+}
+
+func isStepEvent(t *trace.Trace, i int) bool {
+	s := t.Events.Step[i]
+	return s != trace.None && t.Steps[s].Event == int32(i)
+}
+
+// keepSteps returns how many leading steps are complete: the plugin's
+// tail rule (drop trailing steps without device work, and the last one
+// with device work too when it has fewer than 80% of the previous step's
+// device events). With one step, or no device work at all, all are kept.
+func keepSteps(counts []int) int {
+	n := len(counts)
+	if n <= 1 {
+		return n
+	}
+	i := n - 1
+	for i >= 0 && counts[i] == 0 {
+		i--
+	}
+	if i < 0 {
+		return n
+	}
+	keep := i + 1
+	if i > 0 && float64(counts[i-1])*0.8 > float64(counts[i]) {
+		keep = i
+	}
+	return keep
+}
