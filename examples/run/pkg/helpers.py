@@ -1,0 +1,2 @@
+def scale(v):
+    return v * 2

@@ -1,0 +1,44 @@
+// Package agent embeds bottleneck's Python agent (the code that runs inside
+// the user's Python process during `bottleneck run`) and writes it to disk
+// at launch. The Python sources live in py/; their behaviour and the files
+// they write are documented in docs/run.md.
+package agent
+
+import (
+	"embed"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+//go:embed py/_bottleneck_agent.py py/_bottleneck_boot.py py/sitecustomize.py
+var files embed.FS
+
+// Boot is the file name of the bootstrap script run as
+// `python BOOT CONFIG script|module TARGET ARGS...`.
+const Boot = "_bottleneck_boot.py"
+
+// Names lists the embedded files, in the order they are written.
+var Names = []string{"_bottleneck_agent.py", Boot, "sitecustomize.py"}
+
+// Source returns the embedded text of one agent file.
+func Source(name string) ([]byte, error) { return files.ReadFile("py/" + name) }
+
+// Write writes the agent files into dir (created if needed) and returns
+// the path of the bootstrap script. dir doubles as the PYTHONPATH entry for
+// launcher mode (it holds the sitecustomize shim).
+func Write(dir string) (boot string, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	for _, n := range Names {
+		b, err := Source(n)
+		if err != nil {
+			return "", fmt.Errorf("agent: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
+			return "", fmt.Errorf("agent: %w", err)
+		}
+	}
+	return filepath.Join(dir, Boot), nil
+}

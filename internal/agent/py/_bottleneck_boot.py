@@ -1,0 +1,16 @@
+"""bottleneck agent bootstrap: `python _bottleneck_boot.py CONFIG script|module TARGET [ARGS...]`.
+
+Runs TARGET as the real __main__ (like `python script.py` / `python -m mod`)
+with the agent recording; see _bottleneck_agent.run_main.
+"""
+import os
+import sys
+
+sys.path[0] = os.path.dirname(os.path.abspath(__file__))
+import _bottleneck_agent  # noqa: E402
+
+if __name__ == "__main__":
+    if len(sys.argv) < 4:
+        sys.stderr.write("usage: _bottleneck_boot.py CONFIG script|module TARGET [ARGS...]\n")
+        sys.exit(2)
+    _bottleneck_agent.run_main(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:])

@@ -1,0 +1,372 @@
+// Package pyprofile reads the Python profile that `bottleneck run` records
+// (pyprofile-<tag>.json in a run directory) and answers the questions the
+// reports ask of it: the top call sites by self and total time, per thread
+// role, for the whole run or the recorded window.
+//
+// The format (documented in docs/run.md, "Python profile format"):
+//
+//	{"format": "bottleneck.pyprofile", "version": 1,
+//	 "profiler": "sample" | "cprofile",
+//	 "interval_s": 0.01, "start_unix": ..., "duration_s": ...,
+//	 "samples": N, "window_samples": M, "windows": [[start_s, end_s], ...],
+//	 "frames":  [{"file", "func", "line", "fline"}, ...],
+//	 "threads": [{"id", "native_id", "name", "role", "samples", "window_samples"}, ...],
+//	 "stacks":  [{"thread": i, "frames": [root ... leaf], "count": n, "window_count": m}, ...],   // sample
+//	 "functions": [{"frame", "ncalls", "pcalls", "tottime_s", "cumtime_s", "callers": [...]}, ...]}  // cprofile
+//
+// A sampled frame's line is the line executing when the sample was taken;
+// a cProfile frame's line is the function's first line. Window times are
+// seconds since the profile started.
+package pyprofile
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Format is the value of the "format" key.
+const Format = "bottleneck.pyprofile"
+
+// Profile is one process's Python profile.
+type Profile struct {
+	Format        string       `json:"format"`
+	Version       int          `json:"version"`
+	Profiler      string       `json:"profiler"`
+	IntervalS     float64      `json:"interval_s"`
+	StartUnix     float64      `json:"start_unix"`
+	DurationS     float64      `json:"duration_s"`
+	Samples       int          `json:"samples"`
+	WindowSamples int          `json:"window_samples"`
+	Windows       [][2]float64 `json:"windows"`
+	SamplingCostS float64      `json:"sampling_cost_s"`
+	PID           int          `json:"pid"`
+	Frames        []Frame      `json:"frames"`
+	Threads       []Thread     `json:"threads"`
+	Stacks        []Stack      `json:"stacks"`
+	Functions     []Function   `json:"functions"`
+}
+
+// Frame is one code location.
+type Frame struct {
+	File  string `json:"file"`
+	Func  string `json:"func"`
+	Line  int    `json:"line"`
+	FLine int    `json:"fline"`
+}
+
+// Thread is one Python thread seen by the sampler.
+type Thread struct {
+	ID            uint64 `json:"id"`
+	NativeID      *int64 `json:"native_id"`
+	Name          string `json:"name"`
+	Role          string `json:"role"` // main, pin_memory, other
+	Samples       int    `json:"samples"`
+	WindowSamples int    `json:"window_samples"`
+}
+
+// Stack is one distinct sampled stack of one thread, root first.
+type Stack struct {
+	Thread      int   `json:"thread"`
+	Frames      []int `json:"frames"`
+	Count       int   `json:"count"`
+	WindowCount int   `json:"window_count"`
+}
+
+// Function is one cProfile entry.
+type Function struct {
+	Frame    int      `json:"frame"`
+	NCalls   int64    `json:"ncalls"`
+	PCalls   int64    `json:"pcalls"`
+	TotTimeS float64  `json:"tottime_s"`
+	CumTimeS float64  `json:"cumtime_s"`
+	Callers  []Caller `json:"callers"`
+}
+
+// Caller is one caller edge of a cProfile entry.
+type Caller struct {
+	Frame    int     `json:"frame"`
+	NCalls   int64   `json:"ncalls"`
+	TotTimeS float64 `json:"tottime_s"`
+	CumTimeS float64 `json:"cumtime_s"`
+}
+
+// Read decodes and validates a profile.
+func Read(r io.Reader) (*Profile, error) {
+	var p Profile
+	if err := json.NewDecoder(r).Decode(&p); err != nil {
+		return nil, fmt.Errorf("pyprofile: %w", err)
+	}
+	if p.Format != Format {
+		return nil, fmt.Errorf("pyprofile: not a bottleneck Python profile (format %q)", p.Format)
+	}
+	if p.Version != 1 {
+		return nil, fmt.Errorf("pyprofile: unsupported version %d", p.Version)
+	}
+	for i, s := range p.Stacks {
+		if s.Thread < 0 || s.Thread >= len(p.Threads) {
+			return nil, fmt.Errorf("pyprofile: stack %d: thread %d out of range", i, s.Thread)
+		}
+		for _, f := range s.Frames {
+			if f < 0 || f >= len(p.Frames) {
+				return nil, fmt.Errorf("pyprofile: stack %d: frame %d out of range", i, f)
+			}
+		}
+	}
+	for i, fn := range p.Functions {
+		if fn.Frame < 0 || fn.Frame >= len(p.Frames) {
+			return nil, fmt.Errorf("pyprofile: function %d: frame %d out of range", i, fn.Frame)
+		}
+		for _, c := range fn.Callers {
+			if c.Frame < 0 || c.Frame >= len(p.Frames) {
+				return nil, fmt.Errorf("pyprofile: function %d: caller frame %d out of range", i, c.Frame)
+			}
+		}
+	}
+	return &p, nil
+}
+
+// ReadFile reads the profile at path.
+func ReadFile(path string) (*Profile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	p, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}
+
+// IsLibraryFile reports whether a file belongs to Python's standard
+// library, an installed package or a frozen/generated module, as opposed to
+// the user's own code.
+func IsLibraryFile(file string) bool {
+	if strings.HasPrefix(file, "<") {
+		return true
+	}
+	f := strings.ReplaceAll(file, "\\", "/")
+	if strings.Contains(f, "/site-packages/") || strings.Contains(f, "/dist-packages/") {
+		return true
+	}
+	// .../lib/python3.11/xxx.py (the standard library)
+	if i := strings.Index(f, "/lib/python"); i >= 0 {
+		rest := f[i+len("/lib/python"):]
+		if j := strings.IndexByte(rest, '/'); j > 0 && strings.Trim(rest[:j], "0123456789.t") == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Attribution says which frame of a sampled stack a sample's self time goes to.
+type Attribution int
+
+const (
+	// Leaf: the innermost frame (the line Python was executing).
+	Leaf Attribution = iota
+	// User: the innermost frame in the user's own code (not the standard
+	// library or an installed package): the line of the program that led
+	// to the time, e.g. the `loss.item()` line rather than torch internals.
+	// Stacks with no user frame fall back to the leaf.
+	User
+)
+
+// Options selects what TopSites counts.
+type Options struct {
+	Role        string // "" all threads, else a thread role (main, pin_memory, other)
+	Window      bool   // only samples taken during the recorded window
+	Attribution Attribution
+	ByFunction  bool // group by function (file + first line) instead of file:line
+	N           int  // at most N sites per list (0: all)
+}
+
+// Site is one call site with its self and total time.
+type Site struct {
+	File string `json:"file"`
+	Line int    `json:"line"`
+	Func string `json:"func"`
+	// User is false for standard-library and installed-package code.
+	User bool `json:"user"`
+	// SelfS and TotalS are seconds: samples × interval for the sampler
+	// (wall-clock), tottime and cumtime for cProfile.
+	SelfS  float64 `json:"self_s"`
+	TotalS float64 `json:"total_s"`
+	// SelfPct and TotalPct are shares of the selected threads' time.
+	SelfPct  float64 `json:"self_pct"`
+	TotalPct float64 `json:"total_pct"`
+	// Calls is cProfile's call count (0 for the sampler).
+	Calls int64 `json:"calls,omitempty"`
+}
+
+// Top is the answer of TopSites.
+type Top struct {
+	Role      string  `json:"role"`
+	Window    bool    `json:"window"`
+	Profiler  string  `json:"profiler"`
+	Samples   int     `json:"samples"`    // samples counted (sampler)
+	TotalS    float64 `json:"total_s"`    // the time the percentages are of
+	BySelf    []Site  `json:"by_self"`    // sorted by self time
+	ByTotal   []Site  `json:"by_total"`   // sorted by total time
+	Threads   int     `json:"threads"`    // threads matched
+	Truncated bool    `json:"truncated"`  // N cut the lists
+}
+
+// Roles returns the thread roles present, "main" first.
+func (p *Profile) Roles() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range p.Threads {
+		if !seen[t.Role] {
+			seen[t.Role] = true
+			out = append(out, t.Role)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if (out[i] == "main") != (out[j] == "main") {
+			return out[i] == "main"
+		}
+		return out[i] < out[j]
+	})
+	return out
+}
+
+type siteKey struct {
+	file string
+	line int
+}
+
+// TopSites returns the call sites with the most self and total time.
+func (p *Profile) TopSites(o Options) Top {
+	if p.Profiler == "cprofile" {
+		return p.topCProfile(o)
+	}
+	top := Top{Role: o.Role, Window: o.Window, Profiler: p.Profiler}
+	self := map[siteKey]float64{}
+	total := map[siteKey]float64{}
+	names := map[siteKey]string{}
+	threads := map[int]bool{}
+	keyOf := func(fi int) siteKey {
+		f := p.Frames[fi]
+		k := siteKey{f.File, f.Line}
+		if o.ByFunction {
+			k.line = f.FLine
+		}
+		if _, ok := names[k]; !ok {
+			names[k] = f.Func
+		}
+		return k
+	}
+	seen := map[siteKey]bool{}
+	var n int
+	for _, s := range p.Stacks {
+		th := p.Threads[s.Thread]
+		if o.Role != "" && th.Role != o.Role {
+			continue
+		}
+		c := s.Count
+		if o.Window {
+			c = s.WindowCount
+		}
+		if c == 0 || len(s.Frames) == 0 {
+			continue
+		}
+		threads[s.Thread] = true
+		n += c
+		leaf := s.Frames[len(s.Frames)-1]
+		if o.Attribution == User {
+			for i := len(s.Frames) - 1; i >= 0; i-- {
+				if !IsLibraryFile(p.Frames[s.Frames[i]].File) {
+					leaf = s.Frames[i]
+					break
+				}
+			}
+		}
+		self[keyOf(leaf)] += float64(c)
+		clear(seen)
+		for _, fi := range s.Frames {
+			k := keyOf(fi)
+			if !seen[k] {
+				seen[k] = true
+				total[k] += float64(c)
+			}
+		}
+	}
+	top.Samples = n
+	top.Threads = len(threads)
+	top.TotalS = float64(n) * p.IntervalS
+	var sites []Site
+	for k, t := range total {
+		s := Site{File: k.file, Line: k.line, Func: names[k], User: !IsLibraryFile(k.file),
+			SelfS: self[k] * p.IntervalS, TotalS: t * p.IntervalS}
+		if n > 0 {
+			s.SelfPct = 100 * self[k] / float64(n)
+			s.TotalPct = 100 * t / float64(n)
+		}
+		sites = append(sites, s)
+	}
+	top.BySelf, top.ByTotal, top.Truncated = rank(sites, o.N)
+	return top
+}
+
+func (p *Profile) topCProfile(o Options) Top {
+	top := Top{Role: o.Role, Window: o.Window, Profiler: p.Profiler, Threads: 1}
+	if (o.Role != "" && o.Role != "main") || o.Window {
+		// cProfile records the main thread only, for the whole run
+		return top
+	}
+	var sites []Site
+	for _, fn := range p.Functions {
+		f := p.Frames[fn.Frame]
+		sites = append(sites, Site{File: f.File, Line: f.FLine, Func: f.Func, User: !IsLibraryFile(f.File),
+			SelfS: fn.TotTimeS, TotalS: fn.CumTimeS, Calls: fn.NCalls})
+	}
+	top.TotalS = p.DurationS
+	if top.TotalS > 0 {
+		for i := range sites {
+			sites[i].SelfPct = 100 * sites[i].SelfS / top.TotalS
+			sites[i].TotalPct = 100 * sites[i].TotalS / top.TotalS
+		}
+	}
+	top.BySelf, top.ByTotal, top.Truncated = rank(sites, o.N)
+	return top
+}
+
+func rank(sites []Site, n int) (bySelf, byTotal []Site, truncated bool) {
+	less := func(a, b Site, selfFirst bool) bool {
+		x, y := a.TotalS, b.TotalS
+		if selfFirst {
+			x, y = a.SelfS, b.SelfS
+		}
+		if x != y {
+			return x > y
+		}
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		return a.Line < b.Line
+	}
+	bySelf = make([]Site, 0, len(sites))
+	for _, s := range sites {
+		if s.SelfS > 0 {
+			bySelf = append(bySelf, s)
+		}
+	}
+	sort.Slice(bySelf, func(i, j int) bool { return less(bySelf[i], bySelf[j], true) })
+	byTotal = append([]Site(nil), sites...)
+	sort.Slice(byTotal, func(i, j int) bool { return less(byTotal[i], byTotal[j], false) })
+	if n > 0 {
+		if len(bySelf) > n {
+			bySelf, truncated = bySelf[:n], true
+		}
+		if len(byTotal) > n {
+			byTotal, truncated = byTotal[:n], true
+		}
+	}
+	return bySelf, byTotal, truncated
+}
