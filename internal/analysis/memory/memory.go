@@ -1,0 +1,261 @@
+// Package memory summarises the allocator's [memory] events
+// (profile_memory=True): peaks per device, a bounded timeline and the
+// operators that allocate most.
+//
+// Definitions (version "memory/1"):
+//
+//   - Allocated / reserved: the allocator's "Total Allocated" / "Total
+//     Reserved" reported with each [memory] event, per device (CPU, and
+//     each GPU by Device Id). Peaks are the largest values reported; the
+//     step of a peak is the ProfilerStep whose host span holds its
+//     timestamp (-1 outside every step).
+//   - Peak %: peak over deviceProperties totalGlobalMem (GPUs only).
+//   - Timeline: the allocated/reserved series downsampled to at most
+//     MaxPoints points per device: the time range is cut into MaxPoints/2
+//     equal buckets and each keeps its lowest and highest allocated sample,
+//     so every peak survives.
+//   - Allocating ops: each allocation (Bytes > 0) is charged to the
+//     innermost cpu_op enclosing the [memory] event on its thread; frees
+//     are not charged. Allocations outside any op are "(no op)".
+package memory
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/bottleneck-dev/bottleneck/internal/trace"
+)
+
+// Definition names the version of the definitions above.
+const Definition = "memory/1"
+
+// MaxPoints bounds the timeline of each device.
+const MaxPoints = 500
+
+// TopOps is how many allocating ops are listed.
+const TopOps = 20
+
+// Point is one timeline sample.
+type Point struct {
+	TsUs           float64 `json:"ts_us"` // since the trace's first event
+	AllocatedBytes int64   `json:"allocated_bytes"`
+	ReservedBytes  int64   `json:"reserved_bytes"`
+}
+
+// Device is one device's memory figures.
+type Device struct {
+	Device     string `json:"device"` // "CPU", "cuda:0", ...
+	DeviceType int    `json:"device_type"`
+	DeviceID   int    `json:"device_id"`
+	Events     int    `json:"events"`
+	Allocs     int    `json:"allocs"`
+	Frees      int    `json:"frees"`
+	// AllocBytes is the sum of allocation sizes (turnover).
+	AllocBytes         int64   `json:"alloc_bytes"`
+	PeakAllocatedBytes int64   `json:"peak_allocated_bytes"`
+	PeakAllocatedUs    float64 `json:"peak_allocated_ts_us"`
+	PeakAllocatedStep  int     `json:"peak_allocated_step"`
+	PeakReservedBytes  int64   `json:"peak_reserved_bytes"`
+	PeakReservedUs     float64 `json:"peak_reserved_ts_us"`
+	PeakReservedStep   int     `json:"peak_reserved_step"`
+	FinalAllocated     int64   `json:"final_allocated_bytes"`
+	// TotalBytes is the device memory (0 when unknown); the percentages
+	// are 0 then.
+	TotalBytes       int64   `json:"total_bytes"`
+	PeakAllocatedPct float64 `json:"peak_allocated_pct"`
+	PeakReservedPct  float64 `json:"peak_reserved_pct"`
+	Timeline         []Point `json:"timeline"`
+}
+
+// Op is one operator's allocations on one device.
+type Op struct {
+	Name       string `json:"name"`
+	Device     string `json:"device"`
+	Allocs     int    `json:"allocs"`
+	AllocBytes int64  `json:"alloc_bytes"`
+	// LargestBytes is the largest single allocation.
+	LargestBytes int64 `json:"largest_bytes"`
+}
+
+// Result is the memory analysis of one trace.
+type Result struct {
+	Definition string   `json:"definition"`
+	Events     int      `json:"events"`
+	Devices    []Device `json:"devices"`
+	TopOps     []Op     `json:"top_ops"`
+}
+
+// DeviceLabel names a Kineto device type and id.
+func DeviceLabel(typ, id int) string {
+	switch typ {
+	case 0:
+		return "CPU"
+	case 1:
+		return fmt.Sprintf("cuda:%d", id)
+	}
+	return fmt.Sprintf("device%d:%d", typ, id)
+}
+
+// Compute summarises t.Memory.
+func Compute(t *trace.Trace) *Result {
+	r := &Result{Definition: Definition, Events: len(t.Memory), Devices: []Device{}, TopOps: []Op{}}
+	if len(t.Memory) == 0 {
+		return r
+	}
+	origin, _ := t.Span()
+	recs := slices.Clone(t.Memory)
+	slices.SortStableFunc(recs, func(a, b trace.MemoryRecord) int { return cmp.Compare(a.Ts, b.Ts) })
+
+	type devKey struct{ typ, id int8 }
+	byDev := map[devKey][]int{}
+	var keys []devKey
+	for i, m := range recs {
+		k := devKey{m.DeviceType, m.DeviceID}
+		if _, ok := byDev[k]; !ok {
+			keys = append(keys, k)
+		}
+		byDev[k] = append(byDev[k], i)
+	}
+	slices.SortFunc(keys, func(a, b devKey) int {
+		if c := cmp.Compare(a.typ, b.typ); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	stepNum := func(ts int64) int {
+		if t.SyntheticStep {
+			return -1
+		}
+		if s := t.StepAt(ts); s != trace.None {
+			return t.Steps[s].Num
+		}
+		return -1
+	}
+	us := func(ts int64) float64 { return float64(ts-origin) / 1e3 }
+
+	type opKey struct {
+		op  trace.StrID
+		dev devKey
+	}
+	ops := map[opKey]*Op{}
+	noOp := trace.StrID(0)
+	ev := &t.Events
+	for _, k := range keys {
+		idx := byDev[k]
+		d := Device{Device: DeviceLabel(int(k.typ), int(k.id)), DeviceType: int(k.typ), DeviceID: int(k.id), Events: len(idx),
+			PeakAllocatedBytes: -1, PeakReservedBytes: -1}
+		for _, i := range idx {
+			m := &recs[i]
+			if m.Bytes > 0 {
+				d.Allocs++
+				d.AllocBytes += m.Bytes
+				op := noOp
+				if m.Event != trace.None {
+					for p := ev.Parent[m.Event]; p != trace.None; p = ev.Parent[p] {
+						if ev.Kind[p] == trace.KindCPUOp {
+							op = ev.Name[p]
+							break
+						}
+					}
+				}
+				ok := opKey{op, k}
+				o := ops[ok]
+				if o == nil {
+					name := "(no op)"
+					if op != noOp {
+						name = t.Str(op)
+					}
+					o = &Op{Name: name, Device: d.Device}
+					ops[ok] = o
+				}
+				o.Allocs++
+				o.AllocBytes += m.Bytes
+				o.LargestBytes = max(o.LargestBytes, m.Bytes)
+			} else if m.Bytes < 0 {
+				d.Frees++
+			}
+			if m.TotalAllocated > d.PeakAllocatedBytes {
+				d.PeakAllocatedBytes, d.PeakAllocatedUs, d.PeakAllocatedStep = m.TotalAllocated, us(m.Ts), stepNum(m.Ts)
+			}
+			if m.TotalReserved > d.PeakReservedBytes {
+				d.PeakReservedBytes, d.PeakReservedUs, d.PeakReservedStep = m.TotalReserved, us(m.Ts), stepNum(m.Ts)
+			}
+		}
+		d.FinalAllocated = recs[idx[len(idx)-1]].TotalAllocated
+		if k.typ == 1 {
+			if dp := t.Meta.Device(int(k.id)); dp != nil && dp.TotalGlobalMem > 0 {
+				d.TotalBytes = dp.TotalGlobalMem
+				d.PeakAllocatedPct = float64(d.PeakAllocatedBytes) * 100 / float64(dp.TotalGlobalMem)
+				d.PeakReservedPct = float64(d.PeakReservedBytes) * 100 / float64(dp.TotalGlobalMem)
+			}
+		}
+		d.Timeline = downsample(recs, idx, origin)
+		r.Devices = append(r.Devices, d)
+	}
+	for _, o := range ops {
+		r.TopOps = append(r.TopOps, *o)
+	}
+	slices.SortFunc(r.TopOps, func(a, b Op) int {
+		if c := cmp.Compare(b.AllocBytes, a.AllocBytes); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Device, b.Device)
+	})
+	if len(r.TopOps) > TopOps {
+		r.TopOps = r.TopOps[:TopOps]
+	}
+	return r
+}
+
+// downsample keeps each bucket's lowest and highest allocated sample.
+func downsample(recs []trace.MemoryRecord, idx []int, origin int64) []Point {
+	pt := func(i int) Point {
+		m := &recs[i]
+		return Point{TsUs: float64(m.Ts-origin) / 1e3, AllocatedBytes: m.TotalAllocated, ReservedBytes: m.TotalReserved}
+	}
+	out := make([]Point, 0, min(len(idx), MaxPoints))
+	if len(idx) <= MaxPoints {
+		for _, i := range idx {
+			out = append(out, pt(i))
+		}
+		return out
+	}
+	buckets := MaxPoints / 2
+	first, last := recs[idx[0]].Ts, recs[idx[len(idx)-1]].Ts
+	span := max(last-first, 1)
+	lo, hi, cur := -1, -1, -1
+	flush := func() {
+		if lo < 0 {
+			return
+		}
+		a, b := lo, hi
+		if a > b {
+			a, b = b, a
+		}
+		out = append(out, pt(a))
+		if b != a {
+			out = append(out, pt(b))
+		}
+	}
+	for _, i := range idx {
+		bk := int(float64(recs[i].Ts-first) / float64(span) * float64(buckets))
+		bk = min(bk, buckets-1)
+		if bk != cur {
+			flush()
+			cur, lo, hi = bk, i, i
+			continue
+		}
+		if recs[i].TotalAllocated < recs[lo].TotalAllocated {
+			lo = i
+		}
+		if recs[i].TotalAllocated > recs[hi].TotalAllocated {
+			hi = i
+		}
+	}
+	flush()
+	return out
+}
