@@ -379,3 +379,17 @@ func nsToFloatMicros(ns int64, buf []byte) (float64, []byte) {
 	f, _ := strconv.ParseFloat(string(buf), 64)
 	return f, buf
 }
+
+// TBSpan returns an event's [start, end) in ns as the TensorBoard plugin
+// sees it: ts and dur read as float64 µs and added, then brought back to
+// (rounded) ns. Epoch timestamps lose their ns decimals this way.
+func TBSpan(startNs, durNs int64) (int64, int64) {
+	s, buf := nsToFloatMicros(startNs, nil)
+	d, _ := nsToFloatMicros(durNs, buf)
+	return floatMicrosToNs(s), floatMicrosToNs(s + d)
+}
+
+func floatMicrosToNs(f float64) int64 {
+	whole := math.Floor(f)
+	return int64(whole)*1000 + int64(math.Round((f-whole)*1000))
+}

@@ -1,0 +1,277 @@
+// Package gpu measures how well each device was used: utilization,
+// estimated SM efficiency, estimated achieved occupancy, tensor-core share
+// of kernel time, and memory copies by direction.
+//
+// Definitions (DefinitionVersion), per device (kernel events grouped by
+// their track's device):
+//   - Window: the steps' time, from the first step's start to the end of
+//     the last complete step in device time (breakdown's step windows);
+//     the whole trace when it has no ProfilerStep.
+//   - Utilization: time with at least one kernel running on the device
+//     (memcpy/memset excluded) inside the window / window.
+//   - Est. SM efficiency: ∫ min(Σ "blocks per SM" of the running kernels,
+//     1) dt over the window / window. Kernels without the arg (or ≤ 0) are
+//     left out; nil when no kernel has it.
+//   - Est. achieved occupancy: mean of "est. achieved occupancy %" over
+//     kernels, weighted by each kernel's time inside the window; nil when
+//     no kernel has it.
+//   - Tensor cores: share of the device's kernel time (all kernels, whole
+//     trace) in kernels classify.UsesTensorCores recognises; the plugin's
+//     narrower list is reported beside it (TBTensorCorePct).
+//   - Memcpy: per direction (HtoD, DtoH, DtoD, HtoH, PtoP) and host memory
+//     kind (pinned, pageable, managed), count, bytes (arg "bytes"), time
+//     and bandwidth = bytes / time. Pageable copies block the host and are
+//     staged by the driver; pinned ones can overlap.
+//
+// Definition "tb" uses the TensorBoard plugin's window (its device-time
+// step boundaries and tail-step dropping), so utilization, SM efficiency
+// and occupancy match its GPU panel.
+package gpu
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/interval"
+	"github.com/bottleneck-dev/bottleneck/internal/trace"
+)
+
+// DefinitionVersion names the definition in JSON output.
+const DefinitionVersion = "gpu/1"
+
+// Options select the definition of the window.
+type Options struct {
+	Definition string // "" / "default" or "tb"
+}
+
+// Memcpy is the copies of one direction and host memory kind.
+type Memcpy struct {
+	Direction     string  `json:"direction"`
+	HostMemory    string  `json:"host_memory,omitempty"`
+	Count         int     `json:"count"`
+	Bytes         int64   `json:"bytes"`
+	TimeUs        float64 `json:"time_us"`
+	BandwidthGBps float64 `json:"bandwidth_gbps"`
+}
+
+// Device is one device's metrics.
+type Device struct {
+	Device            int      `json:"device"`
+	Name              string   `json:"name,omitempty"`
+	ComputeCapability string   `json:"compute_capability,omitempty"`
+	MemoryBytes       int64    `json:"memory_bytes,omitempty"`
+	NumSMs            int      `json:"num_sms,omitempty"`
+	Streams           []int64  `json:"streams"`
+	KernelCount       int      `json:"kernel_count"`
+	KernelTimeUs      float64  `json:"kernel_time_us"`
+	BusyUs            float64  `json:"busy_us"`
+	UtilizationPct    float64  `json:"utilization_pct"`
+	SMEfficiencyPct   *float64 `json:"sm_efficiency_pct"`
+	OccupancyPct      *float64 `json:"occupancy_pct"`
+	TensorCoreTimeUs  float64  `json:"tensor_core_time_us"`
+	TensorCorePct     float64  `json:"tensor_core_pct"`
+	TBTensorCorePct   float64  `json:"tb_tensor_core_pct"`
+	MemcpyCount       int      `json:"memcpy_count"`
+	MemcpyBytes       int64    `json:"memcpy_bytes"`
+	MemcpyTimeUs      float64  `json:"memcpy_time_us"`
+	Memcpy            []Memcpy `json:"memcpy"`
+	MemsetCount       int      `json:"memset_count"`
+	MemsetTimeUs      float64  `json:"memset_time_us"`
+}
+
+// Result is the per-device metrics of one trace.
+type Result struct {
+	Definition    string   `json:"definition"`
+	WindowStartUs float64  `json:"window_start_us"`
+	WindowEndUs   float64  `json:"window_end_us"`
+	WindowUs      float64  `json:"window_us"`
+	Devices       []Device `json:"devices"`
+}
+
+// Compute measures every device of t.
+func Compute(t *trace.Trace, opts Options) (*Result, error) {
+	def := DefinitionVersion
+	bopts := breakdown.Options{}
+	switch opts.Definition {
+	case "", "default":
+	case "tb":
+		def = "gpu/" + breakdown.TBVersion
+		bopts.Definition = "tb"
+	default:
+		return nil, fmt.Errorf("gpu: unknown definition %q (want default or tb)", opts.Definition)
+	}
+	br, err := breakdown.Compute(t, bopts)
+	if err != nil {
+		return nil, err
+	}
+	var w interval.Span
+	if len(br.Steps) > 0 {
+		last := br.Steps[max(br.AveragedSteps, 1)-1]
+		w = interval.Span{Start: usToNs(br.Steps[0].StartUs), End: usToNs(last.EndUs)}
+	}
+	return compute(t, w, def, bopts.Definition == "tb"), nil
+}
+
+func usToNs(us float64) int64 { return int64(math.Round(us * 1000)) }
+
+type devAcc struct {
+	kernels    []interval.Span
+	blocks     []point
+	occW, occT float64
+	hasOcc     bool
+	d          Device
+	streams    map[int64]bool
+	memcpy     map[[2]uint8]*Memcpy
+}
+
+type point struct {
+	t int64
+	v float64 // +value at start, -value at end
+}
+
+func compute(t *trace.Trace, w interval.Span, def string, tb bool) *Result {
+	ev := &t.Events
+	cl := classify.New(t)
+	devs := map[int]*devAcc{}
+	get := func(d int) *devAcc {
+		a := devs[d]
+		if a == nil {
+			a = &devAcc{streams: map[int64]bool{}, memcpy: map[[2]uint8]*Memcpy{}}
+			a.d.Device = d
+			devs[d] = a
+		}
+		return a
+	}
+	var tcT, tbT = map[int]float64{}, map[int]float64{}
+	for i, k := range ev.Kind {
+		if k != trace.KindKernel && k != trace.KindMemcpy && k != trace.KindMemset {
+			continue
+		}
+		tr := &t.Tracks[ev.Track[i]]
+		if !tr.IsDevice() {
+			continue
+		}
+		a := get(tr.Device)
+		a.streams[tr.Stream] = true
+		s, e := ev.Start[i], ev.Start[i]+ev.Dur[i]
+		if tb {
+			s, e = breakdown.TBSpan(ev.Start[i], ev.Dur[i])
+		}
+		dur := float64(ev.Dur[i]) / 1000
+		switch k {
+		case trace.KindKernel:
+			a.d.KernelCount++
+			a.d.KernelTimeUs += dur
+			a.kernels = append(a.kernels, interval.Span{Start: s, End: e})
+			if cl.Has(ev.Name[i], classify.TensorCore) {
+				tcT[tr.Device] += dur
+			}
+			if cl.Has(ev.Name[i], classify.TBTensorCore) {
+				tbT[tr.Device] += dur
+			}
+			if b, ok := t.ArgFloat(i, trace.KeyBlocksPerSM); ok && b > 0 {
+				a.blocks = append(a.blocks, point{s, b}, point{e, -b})
+			}
+			if o, ok := t.ArgFloat(i, trace.KeyOccupancy); ok && o >= 0 {
+				a.hasOcc = true
+				if lo, hi := max(s, w.Start), min(e, w.End); lo < hi {
+					a.occW += o * float64(hi-lo)
+					a.occT += float64(hi - lo)
+				}
+			}
+		case trace.KindMemcpy:
+			dir, host := classify.Memcpy(t.Str(ev.Name[i]))
+			key := [2]uint8{uint8(dir), uint8(host)}
+			m := a.memcpy[key]
+			if m == nil {
+				m = &Memcpy{Direction: dir.String(), HostMemory: host.String()}
+				a.memcpy[key] = m
+			}
+			m.Count++
+			m.TimeUs += dur
+			if b, ok := t.ArgInt(i, trace.KeyBytes); ok {
+				m.Bytes += b
+			}
+		case trace.KindMemset:
+			a.d.MemsetCount++
+			a.d.MemsetTimeUs += dur
+		}
+	}
+	r := &Result{Definition: def, WindowStartUs: float64(w.Start) / 1000, WindowEndUs: float64(w.End) / 1000,
+		WindowUs: float64(w.Len()) / 1000}
+	ids := make([]int, 0, len(devs))
+	for d := range devs {
+		ids = append(ids, d)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		a := devs[id]
+		d := a.d
+		if p := t.Meta.Device(id); p != nil {
+			d.Name = p.Name
+			if p.ComputeMajor > 0 {
+				d.ComputeCapability = fmt.Sprintf("%d.%d", p.ComputeMajor, p.ComputeMinor)
+			}
+			d.MemoryBytes = p.TotalGlobalMem
+			d.NumSMs = p.NumSMs
+		}
+		for s := range a.streams {
+			d.Streams = append(d.Streams, s)
+		}
+		slices.Sort(d.Streams)
+		busy := interval.Of(a.kernels).OverlapLen(w)
+		d.BusyUs = float64(busy) / 1000
+		if w.Len() > 0 {
+			d.UtilizationPct = 100 * float64(busy) / float64(w.Len())
+			if len(a.blocks) > 0 {
+				v := 100 * smEfficiency(a.blocks, w) / float64(w.Len())
+				d.SMEfficiencyPct = &v
+			}
+		}
+		if a.hasOcc && a.occT > 0 {
+			v := a.occW / a.occT
+			d.OccupancyPct = &v
+		}
+		d.TensorCoreTimeUs = tcT[id]
+		if d.KernelTimeUs > 0 {
+			d.TensorCorePct = 100 * tcT[id] / d.KernelTimeUs
+			d.TBTensorCorePct = 100 * tbT[id] / d.KernelTimeUs
+		}
+		for _, m := range a.memcpy {
+			if m.TimeUs > 0 {
+				m.BandwidthGBps = float64(m.Bytes) / (m.TimeUs * 1000)
+			}
+			d.MemcpyCount += m.Count
+			d.MemcpyBytes += m.Bytes
+			d.MemcpyTimeUs += m.TimeUs
+			d.Memcpy = append(d.Memcpy, *m)
+		}
+		slices.SortFunc(d.Memcpy, func(x, y Memcpy) int {
+			return cmp.Or(cmp.Compare(y.TimeUs, x.TimeUs), cmp.Compare(x.Direction, y.Direction), cmp.Compare(x.HostMemory, y.HostMemory))
+		})
+		r.Devices = append(r.Devices, d)
+	}
+	return r
+}
+
+// smEfficiency integrates min(Σ blocks per SM, 1) over w (ns).
+func smEfficiency(pts []point, w interval.Span) float64 {
+	slices.SortFunc(pts, func(a, b point) int { return cmp.Compare(a.t, b.t) })
+	var total, level float64
+	last := pts[0].t
+	for _, p := range pts {
+		if p.t > last && level > 1e-12 {
+			lo, hi := max(last, w.Start), min(p.t, w.End)
+			if lo < hi {
+				total += min(level, 1) * float64(hi-lo)
+			}
+		}
+		last = p.t
+		level += p.v
+	}
+	return total
+}
