@@ -43,6 +43,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
@@ -531,12 +532,9 @@ var kindName = map[trace.Kind]string{
 	trace.KindUserAnnotation: "user_annotation", trace.KindPythonFunction: "python_function",
 }
 
-// isComm tells collective kernels apart (HTA's is_comm_kernel: "nccl" in
-// the name).
-func isComm(name string) bool {
-	l := strings.ToLower(name)
-	return strings.Contains(l, "nccl") || strings.Contains(l, "rccl")
-}
+// isComm tells collective kernels apart (HTA's is_comm_kernel looks for
+// "nccl" in the name; classify also knows RCCL/MSCCL).
+func isComm(name string) bool { return classify.IsCommKernel(name) }
 
 func (r *Result) summarise(t *trace.Trace, g *graph, path []int32) {
 	ev := &t.Events

@@ -17,8 +17,7 @@
 package input
 
 import (
-	"strings"
-
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/interval"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
@@ -56,11 +55,6 @@ type Result struct {
 	OutsideStepsUs float64 `json:"outside_steps_us"`
 }
 
-// IsDataLoaderNext reports whether name is a DataLoader __next__ annotation.
-func IsDataLoaderNext(name string) bool {
-	return strings.HasPrefix(name, "enumerate(DataLoader)") && strings.Contains(name, "__next__")
-}
-
 func us(ns int64) float64 { return float64(ns) / 1e3 }
 
 func pct(a, b int64) float64 {
@@ -89,7 +83,7 @@ func Compute(t *trace.Trace) *Result {
 		case k == trace.KindUserAnnotation || k == trace.KindCPUOp: // old traces: cat Operator
 			dl, ok := isDL[ev.Name[i]]
 			if !ok {
-				dl = IsDataLoaderNext(t.Name(i))
+				dl = classify.IsDataLoader(t.Name(i))
 				isDL[ev.Name[i]] = dl
 			}
 			if !dl {

@@ -1,0 +1,303 @@
+// Package ranks compares the ranks of one distributed job side by side: step
+// times, imbalance, communication share and overlap, and the straggler.
+//
+// Definitions (version "ranks/1"):
+//
+//   - Step time: host start of ProfilerStep#N to its end moved to device
+//     time (trace.Step.DeviceEnd); steps are matched across ranks by N (a
+//     trace without steps has one synthetic step, matched as step 0).
+//   - Imbalance: (slowest rank's mean step time - median of the ranks' mean
+//     step times) / median, in %; per step likewise.
+//   - Communication time: the union of collective kernels (classify:
+//     ncclKernel*/ncclDevKernel*, RCCL, ...) on all devices; computation
+//     time: the union of all other kernels (memcpy/memset excluded, as HTA
+//     does). Only device work launched inside the steps counts.
+//   - Communication share: communication time / sum of step times.
+//   - Overlap: time where communication and computation both run /
+//     communication time (HTA's comm_comp_overlap).
+//   - Straggler: collectives are matched across ranks by step and order
+//     (the k-th collective kernel of step N on every rank). A collective
+//     lasts longest on the ranks that arrive first and shortest on the
+//     last one to arrive, whom the others wait for, so for each matched
+//     collective the rank with the shortest kernel is "last to arrive" and
+//     every other rank's wait is its duration minus that shortest one.
+//     Clocks of different hosts are not compared. The straggler is the
+//     rank that arrives last most often (ties: least wait); none with
+//     fewer than two ranks or no matched collective.
+package ranks
+
+import (
+	"cmp"
+	"path/filepath"
+	"slices"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/interval"
+	"github.com/bottleneck-dev/bottleneck/internal/trace"
+)
+
+// Definition names the version of the definitions above.
+const Definition = "ranks/1"
+
+// Options tune the analysis.
+type Options struct {
+	// DropLastStep leaves out each rank's last step (often truncated), as
+	// HTA does by default.
+	DropLastStep bool
+}
+
+// Rank is one rank's figures.
+type Rank struct {
+	Rank       int     `json:"rank"`
+	File       string  `json:"file"`
+	Steps      int     `json:"steps"`
+	MeanStepUs float64 `json:"mean_step_us"`
+	ComputeUs  float64 `json:"compute_us"`
+	CommUs     float64 `json:"comm_us"`
+	CommPct    float64 `json:"comm_pct"` // of step time
+	OverlapUs  float64 `json:"overlap_us"`
+	OverlapPct float64 `json:"overlap_pct"` // of communication time
+	// Collectives is the number of collective kernels in the steps.
+	Collectives  int     `json:"collectives"`
+	LastArrivals int     `json:"last_arrivals"`
+	CommWaitUs   float64 `json:"comm_wait_us"`
+}
+
+// StepRow is one step number across ranks.
+type StepRow struct {
+	Step int `json:"step"`
+	// Us holds each rank's step time in the order of Result.Ranks; -1
+	// where that rank lacks the step.
+	Us           []float64 `json:"us"`
+	SlowestRank  int       `json:"slowest_rank"`
+	MedianUs     float64   `json:"median_us"`
+	ImbalancePct float64   `json:"imbalance_pct"`
+}
+
+// Result compares the ranks.
+type Result struct {
+	Definition   string    `json:"definition"`
+	Ranks        []Rank    `json:"ranks"`
+	Steps        []StepRow `json:"steps"`
+	SlowestRank  int       `json:"slowest_rank"`
+	MedianStepUs float64   `json:"median_step_us"`
+	ImbalancePct float64   `json:"imbalance_pct"`
+	// MatchedCollectives is the number of collectives matched on every rank.
+	MatchedCollectives int `json:"matched_collectives"`
+	// Straggler is the rank the others wait for, -1 when none is found.
+	Straggler int `json:"straggler"`
+}
+
+type rankData struct {
+	steps map[int]int64   // step num -> ns
+	comm  map[int][]int64 // step num -> collective kernel durations in start order
+	order []int           // step nums in order
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// Compute compares traces, one per rank, ordered by rank.
+func Compute(traces []*trace.Trace, opt Options) *Result {
+	res := &Result{Definition: Definition, Ranks: []Rank{}, Steps: []StepRow{}, SlowestRank: -1, Straggler: -1}
+	ts := slices.Clone(traces)
+	slices.SortStableFunc(ts, func(a, b *trace.Trace) int { return cmp.Compare(RankOf(a), RankOf(b)) })
+	data := make([]rankData, len(ts))
+	for ri, t := range ts {
+		rk, d := one(t, opt)
+		if rk.Rank < 0 {
+			rk.Rank = ri
+		}
+		res.Ranks = append(res.Ranks, rk)
+		data[ri] = d
+	}
+	if len(ts) == 0 {
+		return res
+	}
+
+	// Step table over the union of step numbers.
+	seen := map[int]bool{}
+	var nums []int
+	for _, d := range data {
+		for _, n := range d.order {
+			if !seen[n] {
+				seen[n] = true
+				nums = append(nums, n)
+			}
+		}
+	}
+	slices.Sort(nums)
+	for _, n := range nums {
+		row := StepRow{Step: n, SlowestRank: -1}
+		var have []float64
+		for ri, d := range data {
+			v, ok := d.steps[n]
+			if !ok {
+				row.Us = append(row.Us, -1)
+				continue
+			}
+			u := float64(v) / 1e3
+			row.Us = append(row.Us, u)
+			have = append(have, u)
+			if row.SlowestRank < 0 || u > row.Us[indexOfRank(res.Ranks, row.SlowestRank)] {
+				row.SlowestRank = res.Ranks[ri].Rank
+			}
+		}
+		row.MedianUs = median(have)
+		if row.MedianUs > 0 && row.SlowestRank >= 0 {
+			row.ImbalancePct = (row.Us[indexOfRank(res.Ranks, row.SlowestRank)] - row.MedianUs) * 100 / row.MedianUs
+		}
+		res.Steps = append(res.Steps, row)
+	}
+	var means []float64
+	slowest := -1
+	for i, r := range res.Ranks {
+		means = append(means, r.MeanStepUs)
+		if slowest < 0 || r.MeanStepUs > res.Ranks[slowest].MeanStepUs {
+			slowest = i
+		}
+	}
+	res.SlowestRank = res.Ranks[slowest].Rank
+	res.MedianStepUs = median(means)
+	if res.MedianStepUs > 0 {
+		res.ImbalancePct = (res.Ranks[slowest].MeanStepUs - res.MedianStepUs) * 100 / res.MedianStepUs
+	}
+
+	// Straggler: match the k-th collective of each common step.
+	if len(ts) < 2 {
+		return res
+	}
+	wait := make([]int64, len(ts))
+	for _, n := range nums {
+		k := -1
+		for _, d := range data {
+			c, ok := d.comm[n]
+			if !ok {
+				k = 0
+				break
+			}
+			if k < 0 || len(c) < k {
+				k = len(c)
+			}
+		}
+		for j := 0; j < k; j++ {
+			short := 0
+			for ri := range data {
+				if data[ri].comm[n][j] < data[short].comm[n][j] {
+					short = ri
+				}
+			}
+			res.Ranks[short].LastArrivals++
+			for ri := range data {
+				wait[ri] += data[ri].comm[n][j] - data[short].comm[n][j]
+			}
+			res.MatchedCollectives++
+		}
+	}
+	best := -1
+	for ri := range res.Ranks {
+		res.Ranks[ri].CommWaitUs = float64(wait[ri]) / 1e3
+		r := res.Ranks[ri]
+		if r.LastArrivals == 0 {
+			continue
+		}
+		if best < 0 || r.LastArrivals > res.Ranks[best].LastArrivals ||
+			r.LastArrivals == res.Ranks[best].LastArrivals && r.CommWaitUs < res.Ranks[best].CommWaitUs {
+			best = ri
+		}
+	}
+	if best >= 0 {
+		res.Straggler = res.Ranks[best].Rank
+	}
+	return res
+}
+
+// RankOf is the trace's rank: Trace.Rank, else distributedInfo's rank, else
+// -1 (Compute then numbers ranks by position).
+func RankOf(t *trace.Trace) int {
+	if t.Rank >= 0 {
+		return t.Rank
+	}
+	if d := t.Meta.Distributed; d != nil && d.HasRank {
+		return d.Rank
+	}
+	return -1
+}
+
+func indexOfRank(rs []Rank, rank int) int {
+	for i, r := range rs {
+		if r.Rank == rank {
+			return i
+		}
+	}
+	return 0
+}
+
+// one measures one rank.
+func one(t *trace.Trace, opt Options) (Rank, rankData) {
+	ev := &t.Events
+	r := Rank{Rank: RankOf(t), File: filepath.Base(t.Path)}
+	d := rankData{steps: map[int]int64{}, comm: map[int][]int64{}}
+	use := make([]bool, len(t.Steps))
+	var total int64
+	for i, s := range t.Steps {
+		if opt.DropLastStep && i == len(t.Steps)-1 && len(t.Steps) > 1 {
+			continue
+		}
+		use[i] = true
+		dur := s.DeviceEnd - s.Start
+		d.steps[s.Num] = dur
+		d.order = append(d.order, s.Num)
+		total += dur
+		r.Steps++
+	}
+	if r.Steps > 0 {
+		r.MeanStepUs = float64(total) / 1e3 / float64(r.Steps)
+	}
+	cls := classify.New(t)
+	var comm, comp []interval.Span
+	var commEv []int32
+	for i, k := range ev.Kind {
+		if k != trace.KindKernel {
+			continue
+		}
+		s := ev.Step[i]
+		if s == trace.None || !use[s] {
+			continue
+		}
+		sp := interval.Span{Start: ev.Start[i], End: ev.End(i)}
+		if cls.Has(ev.Name[i], classify.CommKernel) {
+			comm = append(comm, sp)
+			commEv = append(commEv, int32(i))
+		} else {
+			comp = append(comp, sp)
+		}
+	}
+	slices.SortStableFunc(commEv, func(a, b int32) int { return cmp.Compare(ev.Start[a], ev.Start[b]) })
+	for _, e := range commEv {
+		n := t.Steps[ev.Step[e]].Num
+		d.comm[n] = append(d.comm[n], ev.Dur[e])
+	}
+	r.Collectives = len(commEv)
+	cs, ps := interval.Of(comm), interval.Of(comp)
+	c, o := cs.Total(), cs.Intersect(ps).Total()
+	r.CommUs = float64(c) / 1e3
+	r.ComputeUs = float64(ps.Total()) / 1e3
+	r.OverlapUs = float64(o) / 1e3
+	if total > 0 {
+		r.CommPct = float64(c) * 100 / float64(total)
+	}
+	if c > 0 {
+		r.OverlapPct = float64(o) * 100 / float64(c)
+	}
+	return r, d
+}
