@@ -1,0 +1,61 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/regions"
+)
+
+// MaxModuleRows bounds the module table in text (JSON has all rows).
+const MaxModuleRows = 40
+
+// WriteRegions renders regions, modules and user metadata.
+func WriteRegions(w io.Writer, r *regions.Result) error {
+	fmt.Fprintf(w, "Regions (user annotations, self time adds up to %.1f us of wall time)  [%s]\n", r.WallUs, r.Definition)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  region\tthread\tcalls\ttotal (us)\tmean (us)\tself (us)\tself share")
+	for _, g := range r.Regions {
+		th := "main"
+		if !g.MainThread {
+			th = "other"
+		}
+		calls := fmt.Sprint(g.Calls)
+		mean := fmt.Sprintf("%.1f", g.MeanUs)
+		if g.Name == regions.Unannotated {
+			calls, mean = "-", "-"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%.1f\t%s\t%.1f\t%.1f%%\n", trunc(g.Name, 60), th, calls, g.TotalUs, mean, g.SelfUs, g.SelfPct)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(r.Modules) > 0 {
+		fmt.Fprintln(w, "Modules (nn.Module, inclusive of children)")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  module\tcalls\thost (us)\tdevice (us)")
+		for i, m := range r.Modules {
+			if i == MaxModuleRows {
+				fmt.Fprintf(tw, "  ... %d more\t\t\t\n", len(r.Modules)-i)
+				break
+			}
+			name := m.Path
+			if k := strings.LastIndexByte(name, '.'); k >= 0 {
+				name = name[k+1:]
+			}
+			fmt.Fprintf(tw, "  %s%s\t%d\t%.1f\t%.1f\n", strings.Repeat("  ", m.Depth), trunc(name, 50), m.Calls, m.HostUs, m.DeviceUs)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(r.Metadata) > 0 {
+		fmt.Fprintln(w, "User metadata")
+		for _, m := range r.Metadata {
+			fmt.Fprintf(w, "  %s = %s\n", m.Key, trunc(m.Value, 100))
+		}
+	}
+	return nil
+}
