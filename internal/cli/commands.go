@@ -2,6 +2,7 @@ package cli
 
 import (
 	"github.com/bottleneck-dev/bottleneck/internal/cli/analyze"
+	"github.com/bottleneck-dev/bottleneck/internal/cli/run"
 )
 
 // The subcommands, in help order. Each command package exports
@@ -9,5 +10,6 @@ import (
 func init() {
 	commands = append(commands,
 		analyze.NewCmd,
+		run.NewCmd,
 	)
 }

@@ -169,15 +169,18 @@ class Sampler(object):
         frames = sys._current_frames()
         active = getattr(threading, "_active", {})
         names = {}
+        skip = {skip_ident}
         for ident in frames:
             t = active.get(ident)
             names[ident] = t.name if t is not None else ""
+            if names[ident].startswith("bottleneck-"):
+                skip.add(ident)  # the agent's own threads
         in_window = self.in_window
         cache = self._frame_ids
         table = self.frames
         with self.lock:
             for ident, f in frames.items():
-                if ident == skip_ident:
+                if ident in skip:
                     continue
                 ids = []
                 while f is not None:
