@@ -1,0 +1,275 @@
+// Package idle measures when each GPU stream sat idle and why, and who
+// kept it waiting.
+//
+// Definition (HTA's idle-time breakdown, DefinitionVersion): on each
+// stream, device work (kernels, memcpy, memset) is sorted by start; the
+// gap before each event is its start minus the previous event's end
+// (negative when they overlap, as HTA sums it). The gap is
+//   - host wait when the event's launch call started after the previous
+//     event ended: the CPU had not even asked for the work yet;
+//   - kernel wait when not host wait and the gap is below
+//     Options.KernelWaitThreshold (30 µs, HTA's default; its docs say ns
+//     but its traces are in µs): back-to-back launch overhead;
+//   - other otherwise (waiting on another stream, an event, a sync).
+//
+// Per device, Idle also reports the time with no work on any of its
+// streams inside the step window.
+//
+// DropLastStep (HTA's default, include_last_profiler_step=False) keeps
+// only device work launched before the last ProfilerStep begins on the
+// host (unlinked work: that starts before it).
+//
+// Culprits: for the largest host-wait gaps, the CPU ops (innermost
+// cpu_op, with enclosing python_function frames when the trace has
+// stacks) running on the launching thread during the gap, by time.
+package idle
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/bottleneck-dev/bottleneck/internal/trace"
+)
+
+// DefinitionVersion names the definition in JSON output.
+const DefinitionVersion = "idle/hta-1"
+
+// DefaultKernelWaitNs is HTA's consecutive-kernel delay: 30 µs.
+const DefaultKernelWaitNs = 30_000
+
+// Options tune the analysis.
+type Options struct {
+	// KernelWaitThresholdNs: gaps below it (not host wait) are kernel
+	// wait. 0 means DefaultKernelWaitNs.
+	KernelWaitThresholdNs int64
+	// DropLastStep drops device work starting at or after the start of
+	// the last ProfilerStep, like HTA by default.
+	DropLastStep bool
+	// TopGaps is how many host-wait gaps get culprits (default 5).
+	TopGaps int
+}
+
+// Stream is one stream's idle breakdown.
+type Stream struct {
+	Device        int     `json:"device"`
+	Stream        int64   `json:"stream"`
+	Events        int     `json:"events"`
+	IdleUs        float64 `json:"idle_us"`
+	HostWaitUs    float64 `json:"host_wait_us"`
+	KernelWaitUs  float64 `json:"kernel_wait_us"`
+	OtherUs       float64 `json:"other_us"`
+	HostWaitPct   float64 `json:"host_wait_pct"`
+	KernelWaitPct float64 `json:"kernel_wait_pct"`
+	OtherPct      float64 `json:"other_pct"`
+}
+
+// Frame is one CPU op or Python frame active during a gap.
+type Frame struct {
+	Name string  `json:"name"`
+	Kind string  `json:"kind"` // cpu_op, user_annotation, python_function, runtime
+	Us   float64 `json:"overlap_us"`
+}
+
+// Gap is one host-wait gap and what the launching thread did meanwhile.
+type Gap struct {
+	Device  int     `json:"device"`
+	Stream  int64   `json:"stream"`
+	StartUs float64 `json:"start_us"`
+	Us      float64 `json:"gap_us"`
+	Step    string  `json:"step,omitempty"`
+	// Kernel is the device event that ended the gap; Launch its launch
+	// call.
+	Kernel string  `json:"kernel"`
+	Launch string  `json:"launch"`
+	Ops    []Frame `json:"ops"`
+}
+
+// Result is the idle analysis of one trace.
+type Result struct {
+	Definition            string   `json:"definition"`
+	KernelWaitThresholdUs float64  `json:"kernel_wait_threshold_us"`
+	DroppedLastStep       bool     `json:"dropped_last_step"`
+	Streams               []Stream `json:"streams"`
+	TopHostWaits          []Gap    `json:"top_host_waits"`
+}
+
+type gapRec struct {
+	ns     int64
+	prevE  int64
+	ev     int32
+	stream int
+}
+
+// Compute breaks down t's GPU idle time.
+func Compute(t *trace.Trace, opts Options) *Result {
+	thr := opts.KernelWaitThresholdNs
+	if thr <= 0 {
+		thr = DefaultKernelWaitNs
+	}
+	top := opts.TopGaps
+	if top <= 0 {
+		top = 5
+	}
+	ev := &t.Events
+	cutoff := int64(1<<63 - 1)
+	dropped := false
+	if opts.DropLastStep && !t.SyntheticStep && len(t.Steps) > 1 {
+		cutoff = t.Steps[len(t.Steps)-1].Start
+		dropped = true
+	}
+	r := &Result{Definition: DefinitionVersion, KernelWaitThresholdUs: float64(thr) / 1000, DroppedLastStep: dropped}
+	var gaps []gapRec
+	for ti := range t.Tracks {
+		tr := &t.Tracks[ti]
+		if !tr.IsDevice() {
+			continue
+		}
+		st := Stream{Device: tr.Device, Stream: tr.Stream}
+		var host, kern, other int64
+		first := true
+		var prevEnd int64
+		for _, e := range tr.Events {
+			k := ev.Kind[e]
+			if k != trace.KindKernel && k != trace.KindMemcpy && k != trace.KindMemset {
+				continue
+			}
+			if l := ev.Launch[e]; l != trace.None && ev.Start[l] >= cutoff || l == trace.None && ev.Start[e] >= cutoff {
+				continue
+			}
+			st.Events++
+			s := ev.Start[e]
+			d := ev.Dur[e]
+			ls := int64(0)
+			if l := ev.Launch[e]; l != trace.None {
+				ls = ev.Start[l]
+			}
+			if !first {
+				gap := s - prevEnd
+				l := ev.Launch[e]
+				switch {
+				case l != trace.None && ls > prevEnd:
+					host += gap
+					if gap > 0 {
+						gaps = append(gaps, gapRec{gap, prevEnd, e, len(r.Streams)})
+					}
+				case gap < thr:
+					kern += gap
+				default:
+					other += gap
+				}
+			}
+			first = false
+			prevEnd = s + d
+		}
+		if st.Events == 0 {
+			continue
+		}
+		st.HostWaitUs, st.KernelWaitUs, st.OtherUs = float64(host)/1000, float64(kern)/1000, float64(other)/1000
+		total := host + kern + other
+		st.IdleUs = float64(total) / 1000
+		if total != 0 {
+			st.HostWaitPct = 100 * float64(host) / float64(total)
+			st.KernelWaitPct = 100 * float64(kern) / float64(total)
+			st.OtherPct = 100 * float64(other) / float64(total)
+		}
+		r.Streams = append(r.Streams, st)
+	}
+	slices.SortFunc(gaps, func(a, b gapRec) int { return cmp.Or(cmp.Compare(b.ns, a.ns), cmp.Compare(a.ev, b.ev)) })
+	if len(gaps) > top {
+		gaps = gaps[:top]
+	}
+	for _, g := range gaps {
+		r.TopHostWaits = append(r.TopHostWaits, culprits(t, g, r.Streams[g.stream]))
+	}
+	return r
+}
+
+// culprits lists what the launching thread ran during the gap
+// [prevEnd, launch start): the innermost events active there, by overlap.
+func culprits(t *trace.Trace, g gapRec, st Stream) Gap {
+	ev := &t.Events
+	e := int(g.ev)
+	out := Gap{Device: st.Device, Stream: st.Stream, StartUs: float64(g.prevE) / 1000, Us: float64(g.ns) / 1000,
+		Kernel: t.Name(e)}
+	if s := ev.Step[e]; s != trace.None && !t.SyntheticStep {
+		out.Step = itoa(t.Steps[s].Num)
+	}
+	l := ev.Launch[e]
+	if l == trace.None {
+		return out
+	}
+	out.Launch = t.Name(int(l))
+	lo, hi := g.prevE, ev.Start[l]
+	evs := t.Tracks[ev.Track[l]].Events
+	// First event that may overlap: binary search on start, then walk
+	// forward; long enclosing events are found through Parent chains.
+	j, _ := slices.BinarySearchFunc(evs, lo, func(x int32, ts int64) int { return cmp.Compare(ev.Start[x], ts) })
+	type acc struct {
+		id   trace.StrID
+		kind trace.Kind
+		ns   int64
+	}
+	var accs []acc
+	add := func(x int32, ns int64) {
+		for i := range accs {
+			if accs[i].id == ev.Name[x] && accs[i].kind == ev.Kind[x] {
+				accs[i].ns += ns
+				return
+			}
+		}
+		accs = append(accs, acc{ev.Name[x], ev.Kind[x], ns})
+	}
+	interesting := func(k trace.Kind) bool {
+		return k == trace.KindCPUOp || k == trace.KindPythonFunction || k == trace.KindUserAnnotation || k.IsLaunch()
+	}
+	// Enclosing events active at lo (ancestors of the event before j).
+	if j > 0 {
+		for p := evs[j-1]; p != trace.None; p = ev.Parent[p] {
+			if ev.Start[p]+ev.Dur[p] > lo && interesting(ev.Kind[p]) && !isStep(t, p) {
+				add(p, min(ev.Start[p]+ev.Dur[p], hi)-lo)
+			}
+		}
+	}
+	const maxScan = 4096
+	for n := 0; j < len(evs) && ev.Start[evs[j]] < hi && n < maxScan; j, n = j+1, n+1 {
+		x := evs[j]
+		if interesting(ev.Kind[x]) && !isStep(t, x) {
+			add(x, min(ev.Start[x]+ev.Dur[x], hi)-ev.Start[x])
+		}
+	}
+	slices.SortFunc(accs, func(a, b acc) int { return cmp.Or(cmp.Compare(b.ns, a.ns), cmp.Compare(a.id, b.id)) })
+	for i, a := range accs {
+		if i == 8 {
+			break
+		}
+		out.Ops = append(out.Ops, Frame{Name: t.Str(a.id), Kind: a.kind.String(), Us: float64(a.ns) / 1000})
+	}
+	return out
+}
+
+func isStep(t *trace.Trace, x int32) bool {
+	s := t.Events.Step[x]
+	return s != trace.None && t.Steps[s].Event == x
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	var b [20]byte
+	p := len(b)
+	for n > 0 {
+		p--
+		b[p] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		p--
+		b[p] = '-'
+	}
+	return string(b[p:])
+}
