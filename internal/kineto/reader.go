@@ -92,9 +92,12 @@ func (r *reader) unit(parse func()) error {
 			}
 			return err
 		}
-		more := r.fill()
+		// At end of input the unit runs once more: some tokens (a final
+		// quote, a short file's BOM check) decide differently at EOF.
+		atEOF := r.eof
+		r.fill()
 		r.pos = int(start - r.base)
-		if !more {
+		if atEOF {
 			return errTruncated
 		}
 	}
@@ -263,7 +266,12 @@ func (r *reader) eventList() bool {
 				done = true
 				return
 			}
-			r.event()
+			if r.peek() != '{' {
+				r.problem("event is not an object", "skipped")
+				r.skip(0)
+			} else {
+				r.event()
+			}
 			r.ws()
 			switch r.next() {
 			case ',':

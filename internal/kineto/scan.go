@@ -67,23 +67,26 @@ func (w *window) fill() bool {
 		copy(nb, w.buf[:w.end])
 		w.buf = nb
 	}
-	for {
+	// Read at least 64 KiB (or to EOF) so a unit is not re-parsed for
+	// every small chunk a pipe or decompressor hands over.
+	got := 0
+	want := min(len(w.buf)-w.end, 64<<10)
+	for got < want {
 		n, err := w.src.Read(w.buf[w.end:])
 		w.end += n
+		got += n
 		if err != nil {
 			w.eof = true
 			if err != io.EOF {
 				w.readErr = err
 			}
-			return n > 0
-		}
-		if n > 0 {
-			if w.onFill != nil {
-				w.onFill(w.base + int64(w.end))
-			}
-			return true
+			break
 		}
 	}
+	if got > 0 && w.onFill != nil {
+		w.onFill(w.base + int64(w.end))
+	}
+	return got > 0
 }
 
 // offset is the stream offset of the current position.
