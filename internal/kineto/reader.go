@@ -20,6 +20,10 @@ type Options struct {
 	Progress func(consumed int64)
 }
 
+// windowSize is the input window's initial size; tests shrink it so refills
+// fall inside tokens.
+var windowSize = 1 << 20
+
 // maxDur is the longest plausible event: longer ones come from counters
 // that overflowed and are read with zero duration (and reported).
 const maxDur = int64(24 * 3600 * 1e9)
@@ -51,7 +55,7 @@ func Read(src io.Reader, name string, opts Options) (*trace.Trace, error) {
 		open:     map[trace.TrackID][]openSlice{},
 	}
 	r.src = src
-	r.buf = make([]byte, 1<<20)
+	r.buf = make([]byte, windowSize)
 	r.onFill = opts.Progress
 	if err := r.top(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
