@@ -1,0 +1,210 @@
+// Package launch studies kernel launches: how long device work waited
+// after its launch call, kernels too short to pay for their launch, how
+// many kernels each step launches, and how full each stream's launch
+// queue ran.
+//
+// Definitions (DefinitionVersion, HTA's kernel launch statistics):
+//   - the events are device work (kernels, memcpy, memset) linked to a
+//     runtime or driver call by correlation;
+//   - launch delay = device start − launch call end;
+//   - short: device duration < launch call duration and the call took
+//     ≤ 50 µs (HTA's "short(gpu<cpu & cpu<=50)");
+//   - runtime outlier: launch call > 50 µs; delay outlier: delay > 100 µs;
+//   - work launched by a graph launch (cudaGraphLaunch) is left out, as
+//     HTA does: one call launches many kernels;
+//   - launch queue length of a stream: launch calls started minus device
+//     events started on it; the driver blocks the host when ~1024 launches
+//     are pending. QueueFullUs is the time the queue held ≥ QueueFull
+//     (1000) entries.
+//   - DropLastStep (HTA's default) ignores work launched in the last step.
+package launch
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/bottleneck-dev/bottleneck/internal/trace"
+)
+
+// DefinitionVersion names the definition in JSON output.
+const DefinitionVersion = "launch/hta-1"
+
+// QueueFull is the queue length counted as (nearly) full.
+const QueueFull = 1000
+
+// Options tune the analysis.
+type Options struct {
+	DropLastStep bool
+}
+
+// Delays is a distribution, µs.
+type Delays struct {
+	MeanUs float64 `json:"mean_us"`
+	P50Us  float64 `json:"p50_us"`
+	P90Us  float64 `json:"p90_us"`
+	P99Us  float64 `json:"p99_us"`
+	MaxUs  float64 `json:"max_us"`
+}
+
+// Queue is one stream's launch queue.
+type Queue struct {
+	Device      int     `json:"device"`
+	Stream      int64   `json:"stream"`
+	Max         int     `json:"max"`
+	MaxAtUs     float64 `json:"max_at_us"`
+	QueueFullUs float64 `json:"queue_full_us"`
+	Negative    bool    `json:"negative"` // never true unless links are wrong
+}
+
+// StepCount is one step's launches.
+type StepCount struct {
+	Step    string `json:"step"`
+	Kernels int    `json:"kernels"`
+	Memcpy  int    `json:"memcpy"`
+	Memset  int    `json:"memset"`
+}
+
+// Result is the launch analysis of one trace.
+type Result struct {
+	Definition      string      `json:"definition"`
+	Launched        int         `json:"launched"`
+	ShortKernels    int         `json:"short_kernels"`
+	ShortKernelsUs  float64     `json:"short_kernels_us"`
+	RuntimeOutliers int         `json:"runtime_outliers"`
+	DelayOutliers   int         `json:"delay_outliers"`
+	LaunchDelay     Delays      `json:"launch_delay"`
+	LaunchCall      Delays      `json:"launch_call"`
+	PerStep         []StepCount `json:"per_step"`
+	Queues          []Queue     `json:"queues"`
+}
+
+// Compute studies t's launches.
+func Compute(t *trace.Trace, opts Options) *Result {
+	ev := &t.Events
+	cutoff := int64(math.MaxInt64)
+	if opts.DropLastStep && !t.SyntheticStep && len(t.Steps) > 1 {
+		cutoff = t.Steps[len(t.Steps)-1].Start
+	}
+	r := &Result{Definition: DefinitionVersion}
+	var delays, calls []int64
+	per := make([]StepCount, len(t.Steps))
+	for i, s := range t.Steps {
+		per[i].Step = itoa(s.Num)
+	}
+	type qev struct {
+		t int64
+		d int32
+	}
+	queues := map[trace.TrackID][]qev{}
+	for i, k := range ev.Kind {
+		if k != trace.KindKernel && k != trace.KindMemcpy && k != trace.KindMemset {
+			continue
+		}
+		l := ev.Launch[i]
+		if l == trace.None || ev.Start[l] >= cutoff || strings.Contains(t.Name(int(l)), "GraphLaunch") {
+			continue
+		}
+		r.Launched++
+		lend := ev.Start[l] + ev.Dur[l]
+		d := ev.Start[i] - lend
+		delays = append(delays, d)
+		calls = append(calls, ev.Dur[l])
+		if ev.Dur[i] < ev.Dur[l] && ev.Dur[l] <= 50_000 {
+			r.ShortKernels++
+			r.ShortKernelsUs += float64(ev.Dur[i]) / 1000
+		}
+		if ev.Dur[l] > 50_000 {
+			r.RuntimeOutliers++
+		}
+		if d > 100_000 {
+			r.DelayOutliers++
+		}
+		if s := ev.Step[i]; s != trace.None {
+			switch k {
+			case trace.KindKernel:
+				per[s].Kernels++
+			case trace.KindMemcpy:
+				per[s].Memcpy++
+			default:
+				per[s].Memset++
+			}
+		}
+		q := queues[ev.Track[i]]
+		queues[ev.Track[i]] = append(q, qev{ev.Start[l], 1}, qev{ev.Start[i], -1})
+	}
+	r.LaunchDelay = dist(delays)
+	r.LaunchCall = dist(calls)
+	if !t.SyntheticStep {
+		r.PerStep = per
+	}
+	for tid, q := range queues {
+		slices.SortFunc(q, func(a, b qev) int { return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.d, b.d)) })
+		tr := &t.Tracks[tid]
+		out := Queue{Device: tr.Device, Stream: tr.Stream}
+		n := 0
+		var fullSince int64
+		var full int64
+		for _, e := range q {
+			prev := n
+			n += int(e.d)
+			if n < 0 {
+				out.Negative = true
+			}
+			if n > out.Max {
+				out.Max, out.MaxAtUs = n, float64(e.t)/1000
+			}
+			if prev < QueueFull && n >= QueueFull {
+				fullSince = e.t
+			} else if prev >= QueueFull && n < QueueFull {
+				full += e.t - fullSince
+			}
+		}
+		out.QueueFullUs = float64(full) / 1000
+		r.Queues = append(r.Queues, out)
+	}
+	slices.SortFunc(r.Queues, func(a, b Queue) int {
+		return cmp.Or(cmp.Compare(a.Device, b.Device), cmp.Compare(a.Stream, b.Stream))
+	})
+	return r
+}
+
+func dist(v []int64) Delays {
+	if len(v) == 0 {
+		return Delays{}
+	}
+	var sum float64
+	for _, x := range v {
+		sum += float64(x)
+	}
+	slices.Sort(v)
+	pct := func(p float64) float64 {
+		i := int(math.Ceil(p*float64(len(v)))) - 1
+		return float64(v[max(i, 0)]) / 1000
+	}
+	return Delays{MeanUs: sum / float64(len(v)) / 1000, P50Us: pct(0.5), P90Us: pct(0.9), P99Us: pct(0.99),
+		MaxUs: float64(v[len(v)-1]) / 1000}
+}
+
+func itoa(n int) string {
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	var b [20]byte
+	p := len(b)
+	for {
+		p--
+		b[p] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			break
+		}
+	}
+	if neg {
+		p--
+		b[p] = '-'
+	}
+	return string(b[p:])
+}
