@@ -1,0 +1,76 @@
+package optable
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/bottleneck-dev/bottleneck/internal/kineto"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
+)
+
+// The operator table of a trace recorded by real PyTorch agrees with
+// prof.key_averages() printed by the same run.
+func TestMatchesKeyAverages(t *testing.T) {
+	py := testutil.TorchPython(t)
+	dir := t.TempDir()
+	cmd := exec.Command(py, "testdata/record_cpu.py", dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("recording failed: %v\n%s", err, out)
+	}
+	var ka struct {
+		Torch string
+		Rows  []struct {
+			Name       string
+			Count      int
+			SelfCPUUs  float64 `json:"self_cpu_us"`
+			CPUTotalUs float64 `json:"cpu_total_us"`
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "key_averages.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &ka); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := kineto.ReadFile(filepath.Join(dir, "trace.json"), kineto.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Problems.Any() {
+		t.Errorf("problems reading a fresh trace: %v", tr.Problems.List)
+	}
+	table := Ops(tr, Options{})
+	rows := map[string]OpRow{}
+	for _, r := range table.Rows {
+		rows[r.Name] = r
+	}
+	compared := 0
+	for _, want := range ka.Rows {
+		got, ok := rows[want.Name]
+		if !ok {
+			t.Errorf("torch %s: key_averages has %q, the operator table does not", ka.Torch, want.Name)
+			continue
+		}
+		compared++
+		// The trace stores µs with 3 decimals; key_averages sums the
+		// same numbers, so each call may differ by rounding only.
+		tol := 0.002*float64(want.Count) + 0.01
+		if got.Calls != want.Count {
+			t.Errorf("%s: calls %d, key_averages %d", want.Name, got.Calls, want.Count)
+		}
+		if math.Abs(got.HostTotalUs-want.CPUTotalUs) > tol {
+			t.Errorf("%s: host total %.3f us, key_averages %.3f us", want.Name, got.HostTotalUs, want.CPUTotalUs)
+		}
+		if math.Abs(got.HostSelfUs-want.SelfCPUUs) > tol {
+			t.Errorf("%s: host self %.3f us, key_averages %.3f us", want.Name, got.HostSelfUs, want.SelfCPUUs)
+		}
+	}
+	if compared < 10 {
+		t.Errorf("compared only %d operators", compared)
+	}
+}

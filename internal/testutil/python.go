@@ -1,0 +1,45 @@
+// Package testutil holds helpers shared by tests.
+package testutil
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// RepoRoot is the repository's root directory.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// TorchPython returns a Python interpreter that can import torch:
+// $BOTTLENECK_TEST_PYTHON, else the repository's .venv (which the README's
+// set-up creates). Tests that need one skip with a message otherwise.
+func TorchPython(t testing.TB) string {
+	t.Helper()
+	py := os.Getenv("BOTTLENECK_TEST_PYTHON")
+	if py == "" {
+		py = filepath.Join(RepoRoot(), ".venv", "bin", "python")
+	}
+	if _, err := os.Stat(py); err != nil {
+		t.Skipf("no Python with torch (set BOTTLENECK_TEST_PYTHON or run scripts/setup): %v", err)
+	}
+	if err := exec.Command(py, "-c", "import torch").Run(); err != nil {
+		t.Skipf("%s cannot import torch: %v", py, err)
+	}
+	return py
+}
+
+// SharedTraces returns ../shared/traces beside the repository, skipping
+// the test when it is absent (users' clones do not have it).
+func SharedTraces(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(RepoRoot(), "..", "shared", "traces")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("../shared/traces is absent (it sits beside the repository on the project's machines): skipping tests on real traces")
+	}
+	return dir
+}
