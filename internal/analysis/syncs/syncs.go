@@ -1,0 +1,207 @@
+// Package syncs finds every blocking host-device synchronization: where
+// the host stopped until the device caught up, how long, in which step,
+// and which op (and Python frames) caused it.
+//
+// A blocking sync (DefinitionVersion) is a runtime/driver call classified
+// classify.Sync (cudaStreamSynchronize, cudaDeviceSynchronize,
+// cudaEventSynchronize, ...) or classify.MemcpyBlocking (cudaMemcpy,
+// hipMemcpy, ...), plus cudaMemcpyAsync calls copying to pageable host
+// memory (they block until the copy ends). cuda_sync device events
+// (Stream/Event/Context Sync) are counted per kind as confirmation.
+// cudaStreamWaitEvent does not block the host and is not counted. The
+// blocked time is the call's duration. The cause is the operator that
+// issued the call (the trace's op link: External id, else the innermost
+// enclosing cpu_op), e.g. aten::item, aten::_local_scalar_dense,
+// aten::nonzero, aten::to / aten::copy_ to CPU; its top-level op and its
+// "Call stack" arg or enclosing python_function frames are reported.
+package syncs
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
+	"github.com/bottleneck-dev/bottleneck/internal/trace"
+)
+
+// DefinitionVersion names the definition in JSON output.
+const DefinitionVersion = "syncs/1"
+
+// Options tune the analysis.
+type Options struct {
+	// TopCauses is how many causes to list (default 10).
+	TopCauses int
+}
+
+// Cause is one op that synchronized, aggregated by (call, op, stack).
+type Cause struct {
+	Call      string   `json:"call"`
+	Op        string   `json:"op"`
+	TopOp     string   `json:"top_op,omitempty"`
+	Stack     []string `json:"stack,omitempty"`
+	Count     int      `json:"count"`
+	BlockedUs float64  `json:"blocked_us"`
+}
+
+// Step is one step's syncs.
+type Step struct {
+	Step      string  `json:"step"`
+	Count     int     `json:"count"`
+	BlockedUs float64 `json:"blocked_us"`
+	StepUs    float64 `json:"step_us"`
+	Pct       float64 `json:"blocked_pct"`
+}
+
+// Result is the sync analysis of one trace.
+type Result struct {
+	Definition  string         `json:"definition"`
+	Count       int            `json:"count"`
+	BlockedUs   float64        `json:"blocked_us"`
+	ByCall      map[string]int `json:"by_call"`
+	DeviceSyncs map[string]int `json:"device_sync_events"`
+	PerStep     []Step         `json:"per_step"`
+	Causes      []Cause        `json:"causes"`
+}
+
+// Compute finds t's blocking syncs.
+func Compute(t *trace.Trace, opts Options) *Result {
+	top := opts.TopCauses
+	if top <= 0 {
+		top = 10
+	}
+	ev := &t.Events
+	cl := classify.New(t)
+	r := &Result{Definition: DefinitionVersion, ByCall: map[string]int{}, DeviceSyncs: map[string]int{}}
+	per := make([]Step, len(t.Steps))
+	type key struct {
+		call, op, top trace.StrID
+		stack         string
+	}
+	agg := map[key]*Cause{}
+	// Async copies from/to pageable memory block the host: mark their
+	// launch calls (device memcpy -> Launch link).
+	pageable := map[int32]bool{}
+	isPageable := map[trace.StrID]bool{}
+	for i, k := range ev.Kind {
+		if k != trace.KindMemcpy || ev.Launch[i] == trace.None {
+			continue
+		}
+		p, ok := isPageable[ev.Name[i]]
+		if !ok {
+			_, h := classify.Memcpy(t.Name(i))
+			p = h == classify.HostPageable
+			isPageable[ev.Name[i]] = p
+		}
+		if p {
+			pageable[ev.Launch[i]] = true
+		}
+	}
+	for i, k := range ev.Kind {
+		if k == trace.KindDeviceSync {
+			r.DeviceSyncs[t.Name(i)]++
+			continue
+		}
+		if !k.IsLaunch() {
+			continue
+		}
+		f := cl.Flags(ev.Name[i])
+		blocking := f&(classify.Sync|classify.MemcpyBlocking) != 0
+		if !blocking && f&classify.MemcpyAsync != 0 {
+			blocking = pageable[int32(i)]
+		}
+		if !blocking {
+			continue
+		}
+		r.Count++
+		d := ev.Dur[i]
+		r.BlockedUs += float64(d) / 1000
+		r.ByCall[t.Name(i)]++
+		if s := ev.Step[i]; s != trace.None {
+			per[s].Count++
+			per[s].BlockedUs += float64(d) / 1000
+		}
+		kk := key{call: ev.Name[i]}
+		if op := ev.Op[i]; op != trace.None {
+			kk.op = ev.Name[op]
+			topOp := op
+			for p := ev.Parent[op]; p != trace.None; p = ev.Parent[p] {
+				if ev.Kind[p] == trace.KindCPUOp {
+					topOp = p
+				}
+			}
+			if topOp != op {
+				kk.top = ev.Name[topOp]
+			}
+			kk.stack = stackOf(t, int(op))
+		}
+		c := agg[kk]
+		if c == nil {
+			c = &Cause{Call: t.Str(kk.call), Op: t.Str(kk.op), TopOp: t.Str(kk.top)}
+			if kk.stack != "" {
+				c.Stack = strings.Split(kk.stack, "\n")
+			}
+			agg[kk] = c
+		}
+		c.Count++
+		c.BlockedUs += float64(d) / 1000
+	}
+	if !t.SyntheticStep {
+		for i, s := range t.Steps {
+			per[i].Step = itoa(s.Num)
+			per[i].StepUs = float64(s.End-s.Start) / 1000
+			if per[i].StepUs > 0 {
+				per[i].Pct = 100 * per[i].BlockedUs / per[i].StepUs
+			}
+		}
+		r.PerStep = per
+	}
+	for _, c := range agg {
+		r.Causes = append(r.Causes, *c)
+	}
+	slices.SortFunc(r.Causes, func(a, b Cause) int {
+		return cmp.Or(cmp.Compare(b.BlockedUs, a.BlockedUs), cmp.Compare(a.Op, b.Op), cmp.Compare(a.Call, b.Call))
+	})
+	if len(r.Causes) > top {
+		r.Causes = r.Causes[:top]
+	}
+	return r
+}
+
+// stackOf returns the op's "Call stack" arg, else the enclosing
+// python_function frames on its thread (innermost first), one per line.
+func stackOf(t *trace.Trace, op int) string {
+	if s, ok := t.ArgStr(op, trace.KeyCallStack); ok && s != "" {
+		return strings.ReplaceAll(s, ";", "\n")
+	}
+	ev := &t.Events
+	var frames []string
+	for p := ev.Parent[op]; p != trace.None && len(frames) < 8; p = ev.Parent[p] {
+		if ev.Kind[p] == trace.KindPythonFunction {
+			frames = append(frames, t.Name(int(p)))
+		}
+	}
+	return strings.Join(frames, "\n")
+}
+
+func itoa(n int) string {
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	var b [20]byte
+	p := len(b)
+	for {
+		p--
+		b[p] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			break
+		}
+	}
+	if neg {
+		p--
+		b[p] = '-'
+	}
+	return string(b[p:])
+}

@@ -1,0 +1,56 @@
+package syncs
+
+import (
+	"testing"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify/testkit"
+)
+
+// A sync inside a step: aten::item -> aten::_local_scalar_dense ->
+// cudaMemcpyAsync to pageable memory, then a cudaStreamSynchronize under
+// python frames, a non-blocking cudaStreamWaitEvent, and a cuda_sync event.
+const syncInStep = `{"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1000},
+{"ph":"X","cat":"python_function","name":"train.py(10): step","pid":1,"tid":1,"ts":5,"dur":900},
+{"ph":"X","cat":"cpu_op","name":"aten::item","pid":1,"tid":1,"ts":10,"dur":300,"args":{"External id":1}},
+{"ph":"X","cat":"cpu_op","name":"aten::_local_scalar_dense","pid":1,"tid":1,"ts":11,"dur":298,"args":{"External id":2}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":1,"tid":1,"ts":12,"dur":290.5,"args":{"External id":2,"correlation":7}},
+{"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoH (Device -> Pageable)","pid":0,"tid":7,"ts":290,"dur":5,"args":{"correlation":7,"bytes":4}},
+{"ph":"X","cat":"cpu_op","name":"aten::nonzero","pid":1,"tid":1,"ts":400,"dur":200,"args":{"External id":3}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaStreamSynchronize","pid":1,"tid":1,"ts":410,"dur":150,"args":{"External id":3,"correlation":8}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaStreamWaitEvent","pid":1,"tid":1,"ts":700,"dur":3,"args":{"correlation":9}},
+{"ph":"X","cat":"cuda_sync","name":"Stream Sync","pid":0,"tid":7,"ts":420,"dur":140,"args":{"correlation":8}}
+]}`
+
+func TestSyncInStep(t *testing.T) {
+	r := Compute(testkit.ReadString(t, syncInStep), Options{})
+	if r.Count != 2 {
+		t.Fatalf("count %d, want 2 (%+v)", r.Count, r.ByCall)
+	}
+	if r.BlockedUs != 440.5 {
+		t.Errorf("blocked %.3f µs, want 440.5", r.BlockedUs)
+	}
+	if len(r.PerStep) != 1 || r.PerStep[0].Count != 2 || r.PerStep[0].BlockedUs != 440.5 {
+		t.Errorf("per step %+v", r.PerStep)
+	}
+	if r.DeviceSyncs["Stream Sync"] != 1 {
+		t.Errorf("device syncs %v", r.DeviceSyncs)
+	}
+	c := r.Causes[0]
+	if c.Op != "aten::_local_scalar_dense" || c.TopOp != "aten::item" || c.Call != "cudaMemcpyAsync" {
+		t.Errorf("top cause %+v", c)
+	}
+	if len(c.Stack) != 1 || c.Stack[0] != "train.py(10): step" {
+		t.Errorf("stack %q", c.Stack)
+	}
+	if r.Causes[1].Op != "aten::nonzero" || r.Causes[1].Call != "cudaStreamSynchronize" {
+		t.Errorf("second cause %+v", r.Causes[1])
+	}
+}
+
+func TestNoGPU(t *testing.T) {
+	r := Compute(testkit.ReadString(t, `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":0,"dur":5}]}`), Options{})
+	if r.Count != 0 || len(r.Causes) != 0 {
+		t.Errorf("%+v", r)
+	}
+}
