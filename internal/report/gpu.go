@@ -1,0 +1,61 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/gpu"
+)
+
+func pctOrDash(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f%%", *p)
+}
+
+// WriteGPU writes one block per device: utilization, SM efficiency,
+// occupancy, tensor cores, then memcpy by direction.
+func WriteGPU(w io.Writer, r *gpu.Result) error {
+	fmt.Fprintf(w, "GPU (%s), window %s\n", r.Definition, us(r.WindowUs))
+	if len(r.Devices) == 0 {
+		fmt.Fprintln(w, "no device activity in the trace")
+		return nil
+	}
+	tw := tabs(w)
+	fmt.Fprintln(tw, "device\tname\tkernels\tkernel time\tutilization\tSM efficiency\toccupancy\ttensor cores\t")
+	for _, d := range r.Devices {
+		name := d.Name
+		if name == "" {
+			name = "-"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%.2f%%\t%s\t%s\t%.2f%%\t\n", d.Device, name, d.KernelCount, us(d.KernelTimeUs),
+			d.UtilizationPct, pctOrDash(d.SMEfficiencyPct), pctOrDash(d.OccupancyPct), d.TensorCorePct)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	any := false
+	for _, d := range r.Devices {
+		if len(d.Memcpy) > 0 {
+			any = true
+		}
+	}
+	if !any {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw = tabs(w)
+	fmt.Fprintln(tw, "device\tmemcpy\thost memory\tcount\tbytes\ttime\tbandwidth\t")
+	for _, d := range r.Devices {
+		for _, m := range d.Memcpy {
+			host := m.HostMemory
+			if host == "" {
+				host = "-"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%.2f GB/s\t\n", d.Device, m.Direction, host, m.Count,
+				bytesHuman(m.Bytes), us(m.TimeUs), m.BandwidthGBps)
+		}
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,48 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/syncs"
+)
+
+// WriteSyncs writes blocking syncs: totals, per step, and the causes with
+// their call stacks.
+func WriteSyncs(w io.Writer, r *syncs.Result) error {
+	fmt.Fprintf(w, "Blocking syncs (%s): %d, host blocked %s\n", r.Definition, r.Count, us(r.BlockedUs))
+	if r.Count == 0 {
+		return nil
+	}
+	calls := make([]string, 0, len(r.ByCall))
+	for c := range r.ByCall {
+		calls = append(calls, c)
+	}
+	slices.Sort(calls)
+	for _, c := range calls {
+		fmt.Fprintf(w, "  %s ×%d\n", c, r.ByCall[c])
+	}
+	if len(r.PerStep) > 0 {
+		tw := tabs(w)
+		fmt.Fprintln(tw, "step\tsyncs\tblocked\tof step\t")
+		for _, s := range r.PerStep {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%.2f%%\t\n", s.Step, s.Count, us(s.BlockedUs), s.Pct)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w, "Causes:")
+	for _, c := range r.Causes {
+		op := orDash(c.Op)
+		if c.TopOp != "" {
+			op = c.TopOp + " > " + op
+		}
+		fmt.Fprintf(w, "  %10s  ×%-5d %s via %s\n", us(c.BlockedUs), c.Count, trunc(op, 80), c.Call)
+		for _, f := range c.Stack {
+			fmt.Fprintf(w, "      %s\n", trunc(f, 100))
+		}
+	}
+	return nil
+}
