@@ -94,9 +94,9 @@ func (r *reader) event() {
 // text reads a string (or, leniently, any value) and interns it.
 func (r *reader) text() trace.StrID {
 	if r.peek() == '"' {
-		return r.t.Intern(r.str())
+		return r.intern(r.str())
 	}
-	v := r.value(r.t)
+	v := r.value()
 	if id, ok := v.StrID(); ok {
 		return id
 	}
@@ -115,13 +115,13 @@ func (r *reader) idValue() (int64, trace.StrID) {
 			h.Write(b)
 			n = -int64(h.Sum32()) - 1
 		}
-		return n, r.t.Intern(b)
+		return n, r.intern(b)
 	}
 	w := r.word()
 	v, ok := number(w)
 	if !ok || v.Kind == trace.ValBigInt {
 		r.problem("unreadable id", string(truncate(w, 40)))
-		return 0, r.t.Intern(w)
+		return 0, r.intern(w)
 	}
 	n, _ := v.Int()
 	return n, 0
@@ -266,8 +266,8 @@ func (r *reader) eventArgs(f *fields) {
 		case "Total Reserved":
 			f.mem.TotalReserved, f.memKeys = r.intArg(), f.memKeys|8
 		default:
-			k := r.t.Intern(key)
-			v := r.value(r.t)
+			k := r.intern(key)
+			v := r.value()
 			switch k {
 			case trace.KeyDevice:
 				f.device, f.hasDevice = v.Int()

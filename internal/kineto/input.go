@@ -35,7 +35,7 @@ func openInput(path string) (r io.Reader, compressed bool, size int64, closeFn f
 			return nil, true, 0, nil, fmt.Errorf("%s: bad gzip header: %w", path, err)
 		}
 		ra := newReadAhead(zr)
-		return ra, true, st.Size(), func() { ra.Close(); f.Close() }, nil
+		return ra, true, gzipSizeHint(f, st.Size()), func() { ra.Close(); f.Close() }, nil
 	}
 	return br, false, st.Size(), func() { f.Close() }, nil
 }
@@ -127,4 +127,19 @@ func (ra *readAhead) Close() {
 	default:
 		close(ra.done)
 	}
+}
+
+// gzipSizeHint estimates the uncompressed size of a gzip file from its
+// trailer (ISIZE, the size mod 4 GiB), corrected for wrap-around with the
+// compression ratios traces reach (JSON traces compress 8-20x).
+func gzipSizeHint(f *os.File, compressed int64) int64 {
+	var tail [4]byte
+	if _, err := f.ReadAt(tail[:], compressed-4); err != nil {
+		return compressed * 10
+	}
+	isize := int64(tail[0]) | int64(tail[1])<<8 | int64(tail[2])<<16 | int64(tail[3])<<24
+	for isize < compressed*4 {
+		isize += 1 << 32
+	}
+	return isize
 }

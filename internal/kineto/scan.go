@@ -106,16 +106,25 @@ func (w *window) next() byte {
 }
 
 func (w *window) ws() {
-	for {
-		if w.pos >= w.end {
-			panic(errNeedMore)
-		}
-		switch w.buf[w.pos] {
-		case ' ', '\n', '\r', '\t':
-			w.pos++
-		default:
-			return
-		}
+	buf, pos := w.buf[:w.end], w.pos
+	for pos < len(buf) && isSpace[buf[pos]] {
+		pos++
+	}
+	w.pos = pos
+	if pos >= len(buf) {
+		panic(errNeedMore)
+	}
+}
+
+// isSpace and strStop are lookup tables for the two innermost loops.
+var isSpace, strStop [256]bool
+
+func init() {
+	for _, c := range " \n\r\t" {
+		isSpace[c] = true
+	}
+	for c := range 256 {
+		strStop[c] = c == '"' || c == '\\' || c < 0x20 || c >= 0x80
 	}
 }
 
@@ -141,8 +150,33 @@ func describe(c byte) string {
 // unit wait in pending until the unit completes.
 type scanner struct {
 	window
+	t       *trace.Trace
 	strBuf  []byte
 	pending []pendingProblem
+	cache   internCache
+}
+
+// internCache is a direct-mapped cache in front of the trace's string
+// table: names and arg keys repeat event after event, and one string
+// comparison is cheaper than a map lookup.
+type internCache struct {
+	strs [1024]string
+	ids  [1024]trace.StrID
+}
+
+// intern returns the StrID of b.
+func (s *scanner) intern(b []byte) trace.StrID {
+	n := len(b)
+	if n == 0 {
+		return 0
+	}
+	h := (uint(n)*0x9E37 ^ uint(b[0])<<5 ^ uint(b[n-1])<<9 ^ uint(b[n/2])<<2) & 1023
+	if s.cache.strs[h] == string(b) {
+		return s.cache.ids[h]
+	}
+	id := s.t.Intern(b)
+	s.cache.strs[h], s.cache.ids[h] = s.t.Strings[id], id
+	return id
 }
 
 type pendingProblem struct {
@@ -172,11 +206,17 @@ func (s *scanner) str() []byte {
 	s.expect('"')
 	start := s.pos
 	ascii := true
+	buf := s.buf[:s.end]
 	for {
-		if s.pos >= s.end {
+		pos := s.pos
+		for pos < len(buf) && !strStop[buf[pos]] {
+			pos++
+		}
+		s.pos = pos
+		if pos >= len(buf) {
 			panic(errNeedMore)
 		}
-		c := s.buf[s.pos]
+		c := buf[pos]
 		switch {
 		case c == '"':
 			if !s.quoteEnds() {
@@ -356,14 +396,14 @@ func (s *scanner) word() []byte {
 }
 
 // value reads any value into a trace.Value, interning text.
-func (s *scanner) value(t *trace.Trace) trace.Value {
+func (s *scanner) value() trace.Value {
 	switch c := s.peek(); c {
 	case '"':
-		return trace.StrValue(t.Intern(s.str()))
+		return trace.StrValue(s.intern(s.str()))
 	case '{', '[':
 		start := s.pos
 		s.skip(0)
-		return trace.RawValue(t.Intern(s.buf[start:s.pos]))
+		return trace.RawValue(s.intern(s.buf[start:s.pos]))
 	}
 	w := s.word()
 	switch string(w) {
@@ -376,12 +416,12 @@ func (s *scanner) value(t *trace.Trace) trace.Value {
 	}
 	if v, ok := number(w); ok {
 		if v.Kind == trace.ValBigInt {
-			return trace.BigIntValue(t.Intern(w))
+			return trace.BigIntValue(s.intern(w))
 		}
 		return v
 	}
 	s.problem("bare word value", string(truncate(w, 40))+" read as a string")
-	return trace.StrValue(t.Intern(w))
+	return trace.StrValue(s.intern(w))
 }
 
 func truncate(b []byte, n int) []byte {

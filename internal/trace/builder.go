@@ -86,3 +86,30 @@ func (t *Trace) TrackFor(key TrackKey, index map[TrackKey]TrackID) TrackID {
 	index[key] = id
 	return id
 }
+
+// Reserve sizes the event columns for n events, so reading a large file
+// does not copy them again and again as they grow.
+func (t *Trace) Reserve(n int) {
+	e := &t.Events
+	if n <= cap(e.Kind) {
+		return
+	}
+	e.Kind = reserve(e.Kind, n)
+	e.Name = reserve(e.Name, n)
+	e.Cat = reserve(e.Cat, n)
+	e.Track = reserve(e.Track, n)
+	e.Start = reserve(e.Start, n)
+	e.Dur = reserve(e.Dur, n)
+	e.Args = reserve(e.Args, n)
+	e.ExternalID = reserve(e.ExternalID, n)
+	e.Correlation = reserve(e.Correlation, n)
+	e.SeqNum = reserve(e.SeqNum, n)
+	e.PyID = reserve(e.PyID, n)
+	e.PyParent = reserve(e.PyParent, n)
+}
+
+func reserve[T any](s []T, n int) []T {
+	out := make([]T, len(s), n)
+	copy(out, s)
+	return out
+}
