@@ -9,7 +9,18 @@ import (
 	"io"
 	"time"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/critpath"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/flops"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/gpu"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/idle"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/input"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/launch"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/memory"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/ranks"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/regions"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/syncs"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/load"
@@ -22,6 +33,9 @@ import (
 type Options struct {
 	JSON  bool
 	Table optable.Options
+	// Definition selects metric definitions: "" (the project's) or "tb"
+	// (the TensorBoard plugin's, for comparison with it).
+	Definition string
 	// Rank restricts the analyses to one rank (-1: all).
 	Rank int
 }
@@ -47,18 +61,49 @@ func Build(res *load.Result, took time.Duration, o Options) *report.Report {
 	for _, f := range res.Skipped {
 		r.Skipped = append(r.Skipped, report.FileProblem{Path: f.Path, Error: f.Err.Error()})
 	}
+	var selected []*trace.Trace
 	for _, t := range res.Traces {
 		r.BytesRead += t.BytesRead
 		r.Inputs = append(r.Inputs, describe(t))
 		if o.Rank >= 0 && t.Rank != o.Rank {
 			continue
 		}
-		tr := report.TraceReport{Path: t.Path, Rank: t.Rank}
-		tr.Ops = optable.Ops(t, o.Table)
-		tr.Kernels = optable.Kernels(t, o.Table)
-		r.Traces = append(r.Traces, tr)
+		r.Traces = append(r.Traces, analyzeTrace(t, o))
+		selected = append(selected, t)
+	}
+	if len(selected) > 1 {
+		r.Ranks = ranks.Compute(selected, ranks.Options{})
 	}
 	return r
+}
+
+// analyzeTrace runs every single-trace analysis.
+func analyzeTrace(t *trace.Trace, o Options) report.TraceReport {
+	tr := report.TraceReport{Path: t.Path, Rank: t.Rank}
+	fail := func(name string, err error) {
+		if tr.Errors == nil {
+			tr.Errors = map[string]string{}
+		}
+		tr.Errors[name] = err.Error()
+	}
+	tr.Ops = optable.Ops(t, o.Table)
+	tr.Kernels = optable.Kernels(t, o.Table)
+	var err error
+	if tr.Breakdown, err = breakdown.Compute(t, breakdown.Options{Definition: o.Definition}); err != nil {
+		fail("step_breakdown", err)
+	}
+	if tr.GPU, err = gpu.Compute(t, gpu.Options{Definition: o.Definition}); err != nil {
+		fail("gpu", err)
+	}
+	tr.Idle = idle.Compute(t, idle.Options{})
+	tr.Launch = launch.Compute(t, launch.Options{})
+	tr.Syncs = syncs.Compute(t, syncs.Options{})
+	tr.Input = input.Compute(t)
+	tr.Memory = memory.Compute(t)
+	tr.Flops = flops.Compute(t)
+	tr.Regions = regions.Compute(t)
+	tr.CritPath = critpath.Compute(t, critpath.Options{})
+	return tr
 }
 
 // Status is the exit status a report deserves: Failed when nothing could
@@ -102,17 +147,7 @@ func Write(w io.Writer, r *report.Report, asJSON bool) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
-	report.WriteInputs(w, r)
-	for _, tr := range r.Traces {
-		fmt.Fprintln(w)
-		if len(r.Traces) > 1 {
-			fmt.Fprintf(w, "=== rank %d: %s\n", tr.Rank, tr.Path)
-		}
-		report.WriteOps(w, tr.Ops)
-		fmt.Fprintln(w)
-		report.WriteKernels(w, tr.Kernels)
-	}
-	return nil
+	return report.WriteText(w, r)
 }
 
 func describe(t *trace.Trace) report.Input {

@@ -4,7 +4,18 @@
 package report
 
 import (
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/critpath"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/flops"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/gpu"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/idle"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/input"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/launch"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/memory"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/ranks"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/regions"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/syncs"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
@@ -19,6 +30,8 @@ type Report struct {
 	Failures []FileProblem `json:"unreadable_files,omitempty"`
 	Skipped  []FileProblem `json:"skipped_files,omitempty"`
 	Traces   []TraceReport `json:"traces"`
+	// Ranks compares the ranks when several traces were read.
+	Ranks *ranks.Result `json:"ranks,omitempty"`
 	// ReadSeconds and ReadMBps describe the reading itself.
 	ReadSeconds float64 `json:"read_seconds"`
 	BytesRead   int64   `json:"bytes_read"`
@@ -67,4 +80,17 @@ type TraceReport struct {
 	Rank    int                  `json:"rank"`
 	Ops     *optable.OpTable     `json:"operators"`
 	Kernels *optable.KernelTable `json:"kernels"`
+
+	Breakdown *breakdown.Result `json:"step_breakdown,omitempty"`
+	GPU       *gpu.Result       `json:"gpu,omitempty"`
+	Idle      *idle.Result      `json:"gpu_idle,omitempty"`
+	Launch    *launch.Result    `json:"kernel_launches,omitempty"`
+	Syncs     *syncs.Result     `json:"synchronization,omitempty"`
+	Input     *input.Result     `json:"input_pipeline,omitempty"`
+	Memory    *memory.Result    `json:"memory,omitempty"`
+	Flops     *flops.Result     `json:"flops,omitempty"`
+	Regions   *regions.Result   `json:"regions,omitempty"`
+	CritPath  *critpath.Result  `json:"critical_path,omitempty"`
+	// Errors lists analyses that could not run on this trace, and why.
+	Errors map[string]string `json:"analysis_errors,omitempty"`
 }
