@@ -29,16 +29,26 @@ func writeTrace(w io.Writer, tr *TraceReport, several bool) error {
 		fmt.Fprintf(w, "\n=== rank %d: %s\n", tr.Rank, Printable(tr.Path))
 	}
 	sections := []func() error{
-		func() error { return optionalSection(tr.Breakdown != nil, func() error { return WriteBreakdown(w, tr.Breakdown) }) },
+		func() error {
+			return optionalSection(tr.Breakdown != nil, func() error { return WriteBreakdown(w, tr.Breakdown) })
+		},
 		func() error { return optionalSection(tr.GPU != nil, func() error { return WriteGPU(w, tr.GPU) }) },
 		func() error { return optionalSection(tr.Idle != nil, func() error { return WriteIdle(w, tr.Idle) }) },
-		func() error { return optionalSection(tr.Launch != nil, func() error { return WriteLaunch(w, tr.Launch) }) },
+		func() error {
+			return optionalSection(tr.Launch != nil, func() error { return WriteLaunch(w, tr.Launch) })
+		},
 		func() error { return optionalSection(tr.Syncs != nil, func() error { return WriteSyncs(w, tr.Syncs) }) },
 		func() error { return optionalSection(tr.Input != nil, func() error { return WriteInput(w, tr.Input) }) },
-		func() error { return optionalSection(tr.Memory != nil, func() error { return WriteMemory(w, tr.Memory) }) },
+		func() error {
+			return optionalSection(tr.Memory != nil, func() error { return WriteMemory(w, tr.Memory) })
+		},
 		func() error { return optionalSection(tr.Flops != nil, func() error { return WriteFlops(w, tr.Flops) }) },
-		func() error { return optionalSection(tr.Regions != nil, func() error { return WriteRegions(w, tr.Regions) }) },
-		func() error { return optionalSection(tr.CritPath != nil, func() error { return WriteCritPath(w, tr.CritPath) }) },
+		func() error {
+			return optionalSection(tr.Regions != nil, func() error { return WriteRegions(w, tr.Regions) })
+		},
+		func() error {
+			return optionalSection(tr.CritPath != nil, func() error { return WriteCritPath(w, tr.CritPath) })
+		},
 		func() error { WriteOps(w, tr.Ops); return nil },
 		func() error { WriteKernels(w, tr.Kernels); return nil },
 	}
