@@ -27,6 +27,7 @@ type Options struct {
 	Stack  int
 	Steps  string
 	Rank   int
+	Def    string
 }
 
 // NewCmd returns the analyze command.
@@ -39,7 +40,7 @@ func NewCmd(ios *iostreams.IOStreams) *cobra.Command {
 tensorboard_trace_handler; several files for several ranks) and report
 what was read, the operator table and the kernel table.
 
-Exit status: 0 all input read fully; 3 read with problems (damaged or
+See docs/analyze.md. Exit status: 0 all input read fully; 3 read with problems (damaged or
 unreadable files: what could be read was used, the report lists what was
 wrong and where); 1 nothing could be read; 2 bad usage.`,
 		Args: cobra.MinimumNArgs(1),
@@ -56,6 +57,7 @@ wrong and where); 1 nothing could be read; 2 bad usage.`,
 	f.IntVar(&o.Stack, "group-by-stack", 0, "split operator rows by the innermost `N` Python frames (traces with stacks)")
 	f.StringVar(&o.Steps, "steps", "", "only these ProfilerSteps: `N` or N-M")
 	f.IntVar(&o.Rank, "rank", -1, "only this rank")
+	f.StringVar(&o.Def, "definition", "", "metric definitions: default, or tb to reproduce the TensorBoard profiler plugin's numbers (docs/metrics.md)")
 	return cmd
 }
 
@@ -64,7 +66,10 @@ func Run(o *Options) error {
 	if o.SortBy != "" && !slices.Contains(optable.SortKeys, o.SortBy) {
 		return exitcode.New(exitcode.Usage, fmt.Errorf("--sort %q: want one of %s", o.SortBy, strings.Join(optable.SortKeys, ", ")))
 	}
-	dopts := driver.Options{JSON: o.JSON, Rank: o.Rank, Table: optable.Options{
+	if o.Def != "" && o.Def != "default" && o.Def != "tb" {
+		return exitcode.New(exitcode.Usage, fmt.Errorf("--definition %q: want default or tb", o.Def))
+	}
+	dopts := driver.Options{JSON: o.JSON, Rank: o.Rank, Definition: o.Def, Table: optable.Options{
 		GroupByShape: o.Shapes, StackDepth: o.Stack, SortBy: o.SortBy, Top: o.Top,
 	}}
 	if o.Steps != "" {
