@@ -1,0 +1,164 @@
+// Command bottleneck-gentrace writes a synthetic PyTorch profiler trace
+// (Kineto JSON) of a chosen size, for tests and benchmarks:
+//
+//	bottleneck-gentrace -size 1GB -seed 7 -o trace.json
+//	bottleneck-gentrace -size 200MB -gzip -o trace.json.gz
+//
+// The same flags always give the same bytes. A summary of what was written
+// (the ground truth: events per category, kernels, steps) goes to stderr,
+// or to stdout as JSON with -stats-json.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bottleneck-dev/bottleneck/internal/tracegen"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "bottleneck-gentrace:", err)
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		os.Exit(2)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bottleneck-gentrace", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	size := fs.String("size", "1GB", "approximate uncompressed size (e.g. 500KB, 200MB, 1GB, 10GB; units are powers of 1024)")
+	seed := fs.Int64("seed", 1, "random seed: the same seed and flags give the same bytes")
+	steps := fs.Int("steps", 0, "number of ProfilerStep#N ranges (0: one per ~64 MB, at least 2)")
+	devices := fs.Int("devices", 1, "number of GPUs, 1 or 2")
+	world := fs.Int("world-size", 2, "DDP world size recorded in the trace (1: no communication)")
+	gz := fs.Bool("gzip", false, "gzip the output")
+	level := fs.Int("gzip-level", 0, "gzip level 1-9 (0: default)")
+	out := fs.String("o", "", "output file (default stdout)")
+	statsJSON := fs.Bool("stats-json", false, "print the ground truth as JSON on stdout (requires -o)")
+	quiet := fs.Bool("q", false, "print nothing on stderr")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	target, err := parseSize(*size)
+	if err != nil {
+		return err
+	}
+	if *statsJSON && *out == "" {
+		return errors.New("-stats-json needs -o (stdout carries the trace)")
+	}
+	opt := tracegen.Options{
+		TargetBytes: target, Seed: *seed, Steps: *steps, Devices: *devices,
+		WorldSize: *world, Gzip: *gz, GzipLevel: *level,
+	}
+
+	if err := opt.Check(); err != nil {
+		return err
+	}
+
+	var w io.Writer = stdout
+	var f *os.File
+	removeOnError := false
+	if *out != "" && *out != "-" {
+		// Only a regular file that this run created or truncated is
+		// removed on failure (never /dev/null or a pipe).
+		if fi, err := os.Stat(*out); err != nil || fi.Mode().IsRegular() {
+			removeOnError = true
+		}
+		f, err = os.Create(*out)
+		if err != nil {
+			return err
+		}
+		w = f
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	start := time.Now()
+	st, err := tracegen.Generate(bw, opt)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if f != nil {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		if removeOnError {
+			os.Remove(*out)
+		}
+		return err
+	}
+	elapsed := time.Since(start)
+	if *statsJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(st); err != nil {
+			return err
+		}
+	}
+	if !*quiet {
+		summary(stderr, st, elapsed, *gz)
+	}
+	return nil
+}
+
+func summary(w io.Writer, st tracegen.Stats, d time.Duration, gz bool) {
+	mb := float64(st.Bytes) / 1e6
+	fmt.Fprintf(w, "wrote %.1f MB of JSON", mb)
+	if gz {
+		fmt.Fprintf(w, " (%.1f MB gzipped)", float64(st.CompressedBytes)/1e6)
+	}
+	fmt.Fprintf(w, " in %.2fs (%.0f MB/s): %d events, %d steps x %d micro-batches x %d layers, %d device(s)\n",
+		d.Seconds(), mb/d.Seconds(), st.Events, len(st.Steps), st.MicroBatches, st.Layers, st.Devices)
+	cats := make([]string, 0, len(st.ByCategory))
+	for c := range st.ByCategory {
+		cats = append(cats, c)
+	}
+	sort.Strings(cats)
+	var parts []string
+	for _, c := range cats {
+		name := c
+		if name == "" {
+			name = "(no cat)"
+		}
+		parts = append(parts, fmt.Sprintf("%s=%d", name, st.ByCategory[c]))
+	}
+	fmt.Fprintf(w, "  %s\n", strings.Join(parts, " "))
+}
+
+// parseSize reads "1GB", "200MB", "500KB", "123" (bytes); K/M/G/T and the
+// IEC spellings (MiB) all mean powers of 1024.
+func parseSize(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suf string
+		m   int64
+	}{{"TIB", 1 << 40}, {"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10},
+		{"TB", 1 << 40}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10},
+		{"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suf) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suf)), u.m
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("bad size %q (want e.g. 500KB, 200MB, 1GB)", s)
+	}
+	return int64(v * float64(mult)), nil
+}
