@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
@@ -77,32 +78,49 @@ func Build(res *load.Result, took time.Duration, o Options) *report.Report {
 	return r
 }
 
-// analyzeTrace runs every single-trace analysis.
+// analyzeTrace runs every single-trace analysis. The analyses only read
+// the trace, so they run concurrently: on a large trace they cost about as
+// much as reading it, and the machine has cores to spare once reading ends.
 func analyzeTrace(t *trace.Trace, o Options) report.TraceReport {
 	tr := report.TraceReport{Path: t.Path, Rank: t.Rank}
+	var mu sync.Mutex
 	fail := func(name string, err error) {
+		if err == nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
 		if tr.Errors == nil {
 			tr.Errors = map[string]string{}
 		}
 		tr.Errors[name] = err.Error()
 	}
-	tr.Ops = optable.Ops(t, o.Table)
-	tr.Kernels = optable.Kernels(t, o.Table)
-	var err error
-	if tr.Breakdown, err = breakdown.Compute(t, breakdown.Options{Definition: o.Definition}); err != nil {
-		fail("step_breakdown", err)
+	var wg sync.WaitGroup
+	for _, analysis := range []func(){
+		func() { tr.Ops = optable.Ops(t, o.Table) },
+		func() { tr.Kernels = optable.Kernels(t, o.Table) },
+		func() {
+			var err error
+			tr.Breakdown, err = breakdown.Compute(t, breakdown.Options{Definition: o.Definition})
+			fail("step_breakdown", err)
+		},
+		func() {
+			var err error
+			tr.GPU, err = gpu.Compute(t, gpu.Options{Definition: o.Definition})
+			fail("gpu", err)
+		},
+		func() { tr.Idle = idle.Compute(t, idle.Options{}) },
+		func() { tr.Launch = launch.Compute(t, launch.Options{}) },
+		func() { tr.Syncs = syncs.Compute(t, syncs.Options{}) },
+		func() { tr.Input = input.Compute(t) },
+		func() { tr.Memory = memory.Compute(t) },
+		func() { tr.Flops = flops.Compute(t) },
+		func() { tr.Regions = regions.Compute(t) },
+		func() { tr.CritPath = critpath.Compute(t, critpath.Options{}) },
+	} {
+		wg.Go(analysis)
 	}
-	if tr.GPU, err = gpu.Compute(t, gpu.Options{Definition: o.Definition}); err != nil {
-		fail("gpu", err)
-	}
-	tr.Idle = idle.Compute(t, idle.Options{})
-	tr.Launch = launch.Compute(t, launch.Options{})
-	tr.Syncs = syncs.Compute(t, syncs.Options{})
-	tr.Input = input.Compute(t)
-	tr.Memory = memory.Compute(t)
-	tr.Flops = flops.Compute(t)
-	tr.Regions = regions.Compute(t)
-	tr.CritPath = critpath.Compute(t, critpath.Options{})
+	wg.Wait()
 	return tr
 }
 
