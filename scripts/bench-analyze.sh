@@ -194,7 +194,7 @@ case "$PYTHON" in
 1) run_python=1 ;;
 0) PY_NOTE="json.load skipped (--no-python)" ;;
 auto)
-	if [ "$JSON_BYTES" -le $((300 << 20)) ]; then run_python=1; else
+	if [ "$TARGET" -le $((300 << 20)) ]; then run_python=1; else
 		PY_NOTE="json.load skipped: the trace is above 300 MB and json.load needs ~10x its size in RAM (--python to force)"
 	fi ;;
 *) die "bad PYTHON $PYTHON (auto, 1, 0)" ;;
