@@ -594,9 +594,6 @@ class Agent(object):
             os.register_at_fork(after_in_child=self._after_fork_child)
         if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, self._on_sigterm)
-        # package versions are read in the background (importlib.metadata
-        # scans sys.path and can take a fraction of a second)
-        threading.Thread(target=self._read_packages, name="bottleneck-env", daemon=True).start()
         if "torch" in sys.modules and hasattr(sys.modules["torch"], "__version__"):
             self.on_torch(sys.modules["torch"])
         else:
@@ -604,11 +601,12 @@ class Agent(object):
         self.progress("starting")
 
     def _read_packages(self):
-        pk = package_versions()
-        if self.finished or os.getpid() != self.pid:
-            return
-        self.env["packages"] = pk
-        self.write_env()
+        # In the program's own thread, never a daemon thread: a daemon thread
+        # caught inside an import at interpreter shutdown can deadlock it.
+        # Called once torch is imported (tens of ms next to seconds) or at finish.
+        if self.env is not None and not getattr(self, "_packages_read", False):
+            self._packages_read = True
+            self.env["packages"] = package_versions()
 
     def write_env(self):
         if os.getpid() != self.pid:
@@ -634,6 +632,7 @@ class Agent(object):
         self.torch = torch
         try:
             self.env["torch"] = torch_env(torch, with_devices=False)
+            self._read_packages()
             self.write_env()
         except Exception as e:
             self.errors.append("torch env: %s" % e)
@@ -774,9 +773,12 @@ class Agent(object):
         }
         bs = getattr(getattr(it, "_index_sampler", None), "batch_size", None)
         info["batch_size"] = bs
-        mp = getattr(it, "_multiprocessing_context", None)
-        if mp is not None:
-            info["multiprocessing_context"] = _safe(lambda: mp.get_start_method())
+        workers = getattr(it, "_workers", None)
+        if workers:
+            # ForkProcess / SpawnProcess / ForkServerProcess
+            kind = type(workers[0]).__name__
+            if kind.endswith("Process"):
+                info["multiprocessing_context"] = kind[:-len("Process")].lower()
         # iterators of one DataLoader are the same loader (persistent
         # workers reuse the iterator; otherwise a new one per epoch): key by
         # dataset + settings
@@ -1132,8 +1134,10 @@ class Agent(object):
             self._remove_forward_hooks()
             if self.sampler is not None:
                 self.sampler.stop()
-            if self.env is not None and self.torch is not None and not self.env.get("torch_at_window"):
-                self.env["torch"] = _safe(lambda: torch_env(self.torch, with_devices=True), self.env.get("torch"))
+            if self.env is not None:
+                if self.torch is not None and not self.env.get("torch_at_window"):
+                    self.env["torch"] = _safe(lambda: torch_env(self.torch, with_devices=True), self.env.get("torch"))
+                _safe(self._read_packages)
                 self.write_env()
             self.finished = True
             self.write_pyprofile()
@@ -1179,8 +1183,10 @@ class Agent(object):
                            self.steps, self.step_source, int(self.pcfg.get("skip_first", 5)),
                            int(self.pcfg.get("wait", 0)), int(self.pcfg.get("warmup", 2)))})
         sync_missing = []
-        if self.sync_state in ("no-cuda", "not-attempted") and self.torch is not None:
-            sync_missing.append({"what": "CUDA sync call sites", "why": "CUDA was not used during the window"})
+        if self.sync_state == "no-cuda" and self.torch is not None and self.cfg.get("sync_debug", True) \
+                and _safe(lambda: self.torch.cuda.is_initialized(), False):
+            sync_missing.append({"what": "CUDA sync call sites",
+                                 "why": "CUDA was first used after the window started"})
         elif self.sync_state == "user-set":
             sync_missing.append({"what": "CUDA sync call sites", "why": "the program set its own sync debug mode"})
         elif self.sync_state.startswith("failed") or self.sync_state == "unsupported":

@@ -1,0 +1,104 @@
+package agent
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// testPythons returns the interpreters to run the agent's unit tests with:
+// BOTTLENECK_TEST_PYTHON, else the repository's .venv, else python3 on
+// PATH (the agent needs no torch for these tests); plus each entry of
+// BOTTLENECK_TEST_PYTHONS (os.PathListSeparator-separated), e.g. a Python
+// 3.9 to check compatibility.
+func testPythons(t *testing.T) []string {
+	var out []string
+	if p := os.Getenv("BOTTLENECK_TEST_PYTHON"); p != "" {
+		out = append(out, p)
+	} else if root, err := repoRoot(); err == nil {
+		if p := filepath.Join(root, ".venv", "bin", "python"); fileExists(p) {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		if p, err := exec.LookPath("python3"); err == nil {
+			out = append(out, p)
+		}
+	}
+	for _, p := range filepath.SplitList(os.Getenv("BOTTLENECK_TEST_PYTHONS")) {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		t.Skip("no Python found: set BOTTLENECK_TEST_PYTHON or create .venv at the repository root")
+	}
+	return out
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+func repoRoot() (string, error) {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Abs(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// TestPythonUnitTests runs py/tests with unittest, so `go test ./...`
+// covers the agent's Python code.
+func TestPythonUnitTests(t *testing.T) {
+	for _, py := range testPythons(t) {
+		t.Run(filepath.Base(py), func(t *testing.T) {
+			cmd := exec.Command(py, "-m", "unittest", "discover", "-s", filepath.Join("py", "tests"), "-v")
+			cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			err := cmd.Run()
+			if err != nil {
+				t.Fatalf("%s: python unit tests failed: %v\n%s", py, err, out.String())
+			}
+			if !strings.Contains(out.String(), "OK") {
+				t.Fatalf("unexpected unittest output:\n%s", out.String())
+			}
+			t.Logf("%s", lastLines(out.String(), 3))
+		})
+	}
+}
+
+func lastLines(s string, n int) string {
+	l := strings.Split(strings.TrimSpace(s), "\n")
+	if len(l) > n {
+		l = l[len(l)-n:]
+	}
+	return strings.Join(l, "\n")
+}
+
+func TestWriteEmbedsEveryFile(t *testing.T) {
+	dir := t.TempDir()
+	boot, err := Write(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Base(boot) != Boot {
+		t.Fatalf("boot = %s", boot)
+	}
+	for _, n := range Names {
+		want, err := os.ReadFile(filepath.Join("py", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: written file differs from py/%s", n, n)
+		}
+	}
+}

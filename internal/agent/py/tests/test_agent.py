@@ -1,0 +1,377 @@
+"""Unit tests of the bottleneck agent (standard library only, no torch
+needed). Run by internal/agent's Go test:
+
+    python -m unittest discover -s internal/agent/py/tests -v
+"""
+import cProfile
+import json
+import os
+import pickle
+import pstats
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+AGENT_DIR = os.path.dirname(HERE)
+sys.path.insert(0, AGENT_DIR)
+
+import _bottleneck_agent as A  # noqa: E402
+
+
+def busy_leaf(stop):
+    while not stop.is_set():
+        sum(range(100))
+
+
+class SamplerTest(unittest.TestCase):
+    def test_samples_threads_roles_and_window(self):
+        s = A.Sampler(0.001)
+        stop = threading.Event()
+        t = threading.Thread(target=busy_leaf, args=(stop,), name="worker-x")
+        t.start()
+        try:
+            for _ in range(5):
+                s.sample_once(skip_ident=None)
+            s.set_window(True)
+            for _ in range(3):
+                s.sample_once()
+            s.set_window(False)
+        finally:
+            stop.set()
+            t.join()
+        d = s.to_json()
+        self.assertEqual(d["format"], "bottleneck.pyprofile")
+        self.assertEqual(d["samples"], 8)
+        self.assertEqual(d["window_samples"], 3)
+        self.assertEqual(len(d["windows"]), 1)
+        self.assertLessEqual(d["windows"][0][0], d["windows"][0][1])
+        roles = {th["name"]: th["role"] for th in d["threads"]}
+        self.assertEqual(roles.get(threading.main_thread().name), "main")
+        self.assertEqual(roles.get("worker-x"), "other")
+        # every worker stack passes through busy_leaf (root first: thread
+        # bootstrap before busy_leaf)
+        names = [f["func"].split(".")[-1] for f in d["frames"]]
+        worker = [i for i, th in enumerate(d["threads"]) if th["name"] == "worker-x"][0]
+        wstacks = [st for st in d["stacks"] if st["thread"] == worker]
+        self.assertTrue(wstacks)
+        for st in wstacks:
+            fnames = [names[i] for i in st["frames"]]
+            self.assertIn("busy_leaf", fnames)
+            self.assertLess(fnames.index("_bootstrap"), fnames.index("busy_leaf"))
+        self.assertEqual(sum(st["count"] for st in d["stacks"] if st["thread"] == worker), 8)
+        self.assertEqual(sum(st["window_count"] for st in d["stacks"] if st["thread"] == worker), 3)
+        for f in d["frames"]:
+            self.assertNotIn(f["file"], A._AGENT_FILES)
+        json.dumps(d)
+
+    def test_thread_skips_agent_threads_and_runs(self):
+        s = A.Sampler(0.002)
+        ev = threading.Event()
+        t = threading.Thread(target=ev.wait, name="bottleneck-helper")
+        t.start()
+        s.start_thread()
+        time.sleep(0.2)
+        s.stop()
+        ev.set()
+        t.join()
+        d = s.to_json()
+        self.assertGreater(d["samples"], 10)
+        for th in d["threads"]:
+            self.assertFalse(th["name"].startswith("bottleneck-"), th)
+
+    def test_thread_role(self):
+        self.assertEqual(A.thread_role(1, "MainThread", 1), "main")
+        self.assertEqual(A.thread_role(2, "Thread-3 (_pin_memory_loop)", 1), "pin_memory")
+        self.assertEqual(A.thread_role(2, "Thread-4", 1), "other")
+
+
+class FilesTest(unittest.TestCase):
+    def test_atomic_write_leaves_no_temporary(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "x.json")
+            A.atomic_write_json(p, {"a": 1})
+            A.atomic_write_json(p, {"a": 2})
+            self.assertEqual(json.load(open(p)), {"a": 2})
+            self.assertEqual(os.listdir(d), ["x.json"])
+
+    def test_pstats_to_json(self):
+        pr = cProfile.Profile()
+        pr.enable()
+        sorted(range(1000), key=lambda v: -v)
+        pr.disable()
+        d = A.pstats_to_json(pstats.Stats(pr).stats, time.time(), 1.0, [])
+        self.assertEqual(d["profiler"], "cprofile")
+        self.assertTrue(d["functions"])
+        for fn in d["functions"]:
+            self.assertLess(fn["frame"], len(d["frames"]))
+            for c in fn["callers"]:
+                self.assertLess(c["frame"], len(d["frames"]))
+        lam = [fn for fn in d["functions"] if d["frames"][fn["frame"]]["func"] == "<lambda>"]
+        self.assertEqual(lam[0]["ncalls"], 1000)
+
+
+class SyncCaptureTest(unittest.TestCase):
+    def make_agent(self, d):
+        return A.Agent({"run_dir": d, "python_profiler": "off", "profiler": {"enabled": False}}, "script")
+
+    def test_sync_warning_recorded_at_user_line_and_hidden(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = self.make_agent(d)
+            a._orig_showwarning = warnings.showwarning
+            user_code = compile(
+                "def step():\n"
+                "    warnings.warn('called a synchronizing CUDA operation')\n"
+                "for _ in range(3):\n"
+                "    step()\n", "/home/user/train.py", "exec")
+            old = warnings.showwarning
+            warnings.showwarning = a._showwarning
+            try:
+                with warnings.catch_warnings():
+                    warnings.showwarning = a._showwarning
+                    warnings.simplefilter("always")
+                    exec(user_code, {"warnings": warnings})
+            finally:
+                warnings.showwarning = old
+            self.assertEqual(a.sync_total, 3)
+            sites = list(a.sync_sites.values())
+            self.assertEqual(len(sites), 1)
+            self.assertEqual(sites[0]["file"], "/home/user/train.py")
+            self.assertEqual(sites[0]["line"], 2)
+            self.assertEqual(sites[0]["func"], "step")
+            self.assertEqual(sites[0]["stack"][1]["line"], 4)
+
+    def test_other_warnings_pass_through(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = self.make_agent(d)
+            seen = []
+            a._orig_showwarning = lambda *args: seen.append(str(args[0]))
+            a._showwarning(UserWarning("something else"), UserWarning, "f.py", 1)
+            self.assertEqual(seen, ["something else"])
+            self.assertEqual(a.sync_total, 0)
+
+
+class EvidenceTest(unittest.TestCase):
+    def test_no_torch_evidence_says_what_is_missing(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = A.Agent({"run_dir": d, "python_profiler": "sample", "sample_interval": 0.005,
+                         "profiler": {"enabled": True}}, "script")
+            a.start()
+            time.sleep(0.05)
+            a.finish("ok", 0)
+            a.finish("ok", 0)  # idempotent
+            files = sorted(os.listdir(d))
+            self.assertIn("evidence-rank0.json", files)
+            self.assertIn("pyprofile-rank0.json", files)
+            self.assertIn("env-rank0.json", files)
+            ev = json.load(open(os.path.join(d, "evidence-rank0.json")))
+            self.assertTrue(ev["final"])
+            self.assertEqual(ev["exit"]["reason"], "ok")
+            if "torch" not in sys.modules:
+                whats = [m["what"] for m in ev["missing"]]
+                self.assertIn("torch.profiler trace", whats)
+            env = json.load(open(os.path.join(d, "env-rank0.json")))
+            self.assertEqual(env["python"]["version"].split(".")[:2], [str(v) for v in sys.version_info[:2]])
+
+    def test_tags_are_claimed_once(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = A.Agent({"run_dir": d}, "launcher")
+            b = A.Agent({"run_dir": d}, "launcher")
+            ta, tb = a.claim_tag(), b.claim_tag()
+            self.assertNotEqual(ta, tb)
+            self.assertTrue(tb.startswith(ta + "-pid"))
+
+
+SCRIPT = r'''
+import json, os, sys, pickle
+class Point:
+    def __init__(self, x): self.x = x
+def square(v): return v * v
+if __name__ == "__main__":
+    info = {
+        "name": __name__, "file": __file__, "spec": repr(__spec__), "package": __package__,
+        "argv": sys.argv, "path0": sys.path[0], "cached": __cached__,
+        "loader": type(__loader__).__name__, "pickled": len(pickle.dumps(Point(3))) > 0,
+        "main_is_module": sys.modules["__main__"].__dict__ is globals(),
+        "agent_on_path": any("_bottleneck" in os.listdir(p) for p in sys.path if os.path.isdir(p) and p),
+    }
+    if os.environ.get("WITH_SPAWN"):
+        import multiprocessing as mp
+        with mp.get_context("spawn").Pool(1) as pool:
+            info["spawn"] = pool.map(square, [2, 3])
+    print(json.dumps(info))
+'''
+
+PKG_MOD = r'''
+import json, sys
+from .helper import VALUE
+print(json.dumps({"name": __name__, "spec": __spec__.name, "package": __package__,
+                  "argv0_suffix": sys.argv[0].endswith("mod.py"), "argv": sys.argv[1:],
+                  "path0": sys.path[0], "value": VALUE}))
+'''
+
+
+class RunMainTest(unittest.TestCase):
+    """The program must see what `python script.py` / `python -m` give it."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        d = self.tmp.name
+        self.script = os.path.join(d, "prog.py")
+        with open(self.script, "w") as f:
+            f.write(SCRIPT)
+        os.makedirs(os.path.join(d, "pkg"))
+        open(os.path.join(d, "pkg", "__init__.py"), "w").close()
+        with open(os.path.join(d, "pkg", "helper.py"), "w") as f:
+            f.write("VALUE = 42\n")
+        with open(os.path.join(d, "pkg", "mod.py"), "w") as f:
+            f.write(PKG_MOD)
+        self.cfg = os.path.join(d, "cfg.json")
+        with open(self.cfg, "w") as f:
+            json.dump({"run_dir": os.path.join(d, "run"), "python_profiler": "sample",
+                       "sample_interval": 0.005, "profiler": {"enabled": True}}, f)
+        self.boot = os.path.join(AGENT_DIR, "_bottleneck_boot.py")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_py(self, args, env=None):
+        e = dict(os.environ)
+        e.update(env or {})
+        e.pop("PYTHONPATH", None)
+        p = subprocess.run([sys.executable] + args, cwd=self.tmp.name, env=e,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+        return p
+
+    def test_script_main_matches_plain_python(self):
+        env = {"WITH_SPAWN": "1"}
+        plain = self.run_py(["prog.py", "a", "--b"], env)
+        agent = self.run_py([self.boot, self.cfg, "script", "prog.py", "a", "--b"], env)
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        self.assertEqual(agent.returncode, 0, agent.stderr)
+        p, a = json.loads(plain.stdout), json.loads(agent.stdout)
+        self.assertEqual(a, p)
+        self.assertEqual(a["spawn"], [4, 9])
+        self.assertFalse(a["agent_on_path"])
+        # exactly one process was profiled: spawn children never load the agent
+        ev = [f for f in os.listdir(os.path.join(self.tmp.name, "run")) if f.startswith("evidence-")]
+        self.assertEqual(ev, ["evidence-rank0.json"])
+
+    def test_module_main_matches_plain_python(self):
+        plain = self.run_py(["-m", "pkg.mod", "x", "-y"])
+        agent = self.run_py([self.boot, self.cfg, "module", "pkg.mod", "x", "-y"])
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        self.assertEqual(agent.returncode, 0, agent.stderr)
+        self.assertEqual(json.loads(agent.stdout), json.loads(plain.stdout))
+
+    def test_exit_codes_and_tracebacks(self):
+        cases = {
+            "import sys\nsys.exit(3)\n": (3, None),
+            "import sys\nsys.exit('message')\n": (1, "message"),
+            "def f():\n    raise ValueError('boom')\nf()\n": (1, "ValueError: boom"),
+            "raise SystemExit\n": (0, None),
+        }
+        for src, (code, err) in cases.items():
+            with open(self.script, "w") as f:
+                f.write(src)
+            plain = self.run_py(["prog.py"])
+            agent = self.run_py([self.boot, self.cfg, "script", "prog.py"])
+            self.assertEqual(plain.returncode, code, src)
+            self.assertEqual(agent.returncode, code, (src, agent.stderr))
+            if err:
+                self.assertIn(err, agent.stderr)
+            # tracebacks are the program's own: no agent frames
+            self.assertNotIn("_bottleneck", agent.stderr)
+            self.assertEqual(agent.stderr.strip().splitlines()[-1:], plain.stderr.strip().splitlines()[-1:])
+
+    def test_keyboard_interrupt_dies_by_sigint(self):
+        with open(self.script, "w") as f:
+            f.write("raise KeyboardInterrupt\n")
+        plain = self.run_py(["prog.py"])
+        agent = self.run_py([self.boot, self.cfg, "script", "prog.py"])
+        self.assertEqual(agent.returncode, plain.returncode)
+        self.assertNotIn("_bottleneck", agent.stderr)
+        with open(os.path.join(self.tmp.name, "run", "evidence-rank0.json")) as f:
+            ev = json.load(f)
+        self.assertEqual(ev["exit"]["reason"], "interrupted")
+
+    def test_missing_script(self):
+        agent = self.run_py([self.boot, self.cfg, "script", "nope.py"])
+        self.assertEqual(agent.returncode, 2)
+        self.assertIn("can't open file", agent.stderr)
+
+
+class LauncherShimTest(unittest.TestCase):
+    def load_shim(self):
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("_shim_under_test", os.path.join(AGENT_DIR, "sitecustomize.py"))
+        mod = importlib.util.module_from_spec(spec)
+        saved = sys.modules.get("sitecustomize")
+        old_env = os.environ.pop("BOTTLENECK_AGENT_CONFIG", None)
+        try:
+            spec.loader.exec_module(mod)
+        finally:
+            if saved is not None:
+                sys.modules["sitecustomize"] = saved
+            if old_env is not None:
+                os.environ["BOTTLENECK_AGENT_CONFIG"] = old_env
+        return mod
+
+    def test_activation_rules(self):
+        shim = self.load_shim()
+        env = {"BOTTLENECK_AGENT_CONFIG": "/x/config.json"}
+        old = sys.argv
+        try:
+            for argv, want in ((["train.py", "--lr", "1"], True),
+                               (["/venv/bin/torchrun", "--nproc_per_node", "2", "t.py"], False),
+                               (["/venv/bin/accelerate", "launch", "t.py"], False),
+                               (["-c", "from multiprocessing.spawn import spawn_main"], False),
+                               (["", ], False)):
+                sys.argv = argv
+                self.assertEqual(shim.should_activate(env), want, argv)
+            sys.argv = ["train.py"]
+            self.assertFalse(shim.should_activate({}))
+            self.assertFalse(shim.should_activate(dict(env, BOTTLENECK_AGENT_ACTIVE="12")))
+        finally:
+            sys.argv = old
+
+    def test_chains_to_existing_sitecustomize_and_profiles_script(self):
+        with tempfile.TemporaryDirectory() as d:
+            other = os.path.join(d, "other")
+            os.makedirs(other)
+            with open(os.path.join(other, "sitecustomize.py"), "w") as f:
+                f.write("import os\nos.environ['CHAINED'] = 'yes'\n")
+            with open(os.path.join(d, "prog.py"), "w") as f:
+                f.write("import os, sys, json, subprocess\n"
+                        "out = subprocess.run([sys.executable, '-c', 'import os; print(os.environ.get(\"BOTTLENECK_AGENT_ACTIVE\"))'],"
+                        " stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()\n"
+                        "print(json.dumps({'chained': os.environ.get('CHAINED'), 'child_sees_active': out,"
+                        " 'agent': '_bottleneck_agent' in sys.modules, 'name': __name__}))\n")
+            cfg = os.path.join(d, "cfg.json")
+            with open(cfg, "w") as f:
+                json.dump({"run_dir": os.path.join(d, "run"), "python_profiler": "sample",
+                           "profiler": {"enabled": True}}, f)
+            env = dict(os.environ)
+            env["PYTHONPATH"] = AGENT_DIR + os.pathsep + other
+            env["BOTTLENECK_AGENT_CONFIG"] = cfg
+            env.pop("BOTTLENECK_AGENT_ACTIVE", None)
+            p = subprocess.run([sys.executable, "prog.py"], cwd=d, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            out = json.loads(p.stdout)
+            self.assertEqual(out["chained"], "yes")
+            self.assertTrue(out["agent"])
+            self.assertEqual(out["name"], "__main__")
+            self.assertNotEqual(out["child_sees_active"], "None")
+            files = sorted(os.listdir(os.path.join(d, "run")))
+            self.assertIn("evidence-rank0.json", files)
+            self.assertIn("pyprofile-rank0.json", files)
+            self.assertEqual([f for f in files if f.startswith("evidence-")], ["evidence-rank0.json"])
+
+
+if __name__ == "__main__":
+    unittest.main()
