@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -23,6 +25,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/regions"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/syncs"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
+	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/load"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
@@ -39,18 +42,38 @@ type Options struct {
 	Definition string
 	// Rank restricts the analyses to one rank (-1: all).
 	Rank int
+	// RunEvidence is what `bottleneck run` recorded per rank (nil for
+	// analyze); the diagnosis uses it.
+	RunEvidence map[int]*diagnose.RunEvidence
 }
 
 // Load reads paths with a progress line on a terminal.
 func Load(ios *iostreams.IOStreams, paths []string) (*load.Result, time.Duration, error) {
 	prog := ios.StartProgress()
 	start := time.Now()
-	res, err := load.Load(paths, load.Options{Progress: func(total int64) {
+	res, err := load.Load(paths, load.Options{Budget: limitMemory, Progress: func(total int64) {
 		secs := prog.Elapsed().Seconds()
 		prog.Update(fmt.Sprintf("reading traces: %s, %.0f MB/s", report.Bytes(total), float64(total)/1e6/max(secs, 1e-9)))
 	}})
 	prog.Done()
 	return res, time.Since(start), err
+}
+
+// memoryShare is the peak memory bottleneck aims for, as a share of the
+// uncompressed input. Without a limit Go's collector lets the heap grow to
+// twice what is live; a soft limit makes it collect sooner on big inputs,
+// trading some speed for a bounded footprint (README, Performance).
+const memoryShare = 0.45
+
+// limitMemory sets a soft memory limit for inputs large enough to matter,
+// unless the user chose one with GOMEMLIMIT.
+func limitMemory(inputBytes int64) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	if limit := int64(float64(inputBytes) * memoryShare); limit > 256<<20 {
+		debug.SetMemoryLimit(limit)
+	}
 }
 
 // Build computes the report of loaded traces.
@@ -74,6 +97,11 @@ func Build(res *load.Result, took time.Duration, o Options) *report.Report {
 	}
 	if len(selected) > 1 {
 		r.Ranks = ranks.Compute(selected, ranks.Options{})
+		per := make([]diagnose.RankInput, len(r.Traces))
+		for i := range r.Traces {
+			per[i] = diagnose.RankInput{Rank: r.Traces[i].Rank, Diagnosis: r.Traces[i].Diagnosis}
+		}
+		r.Diagnosis = diagnose.ComputeRanks(r.Ranks, per, nil)
 	}
 	return r
 }
@@ -95,7 +123,10 @@ func analyzeTrace(t *trace.Trace, o Options) report.TraceReport {
 		}
 		tr.Errors[name] = err.Error()
 	}
+	// Two at a time: each analysis allocates per-event scratch, and running
+	// all at once would multiply peak memory for no gain on two cores.
 	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2)
 	for _, analysis := range []func(){
 		func() { tr.Ops = optable.Ops(t, o.Table) },
 		func() { tr.Kernels = optable.Kernels(t, o.Table) },
@@ -118,9 +149,18 @@ func analyzeTrace(t *trace.Trace, o Options) report.TraceReport {
 		func() { tr.Regions = regions.Compute(t) },
 		func() { tr.CritPath = critpath.Compute(t, critpath.Options{}) },
 	} {
-		wg.Go(analysis)
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			analysis()
+		})
 	}
 	wg.Wait()
+	tr.Diagnosis = diagnose.Compute(diagnose.Analyses{
+		Events: t.Events.Len(), Breakdown: tr.Breakdown, GPU: tr.GPU, Idle: tr.Idle, Launch: tr.Launch,
+		Syncs: tr.Syncs, Input: tr.Input, Memory: tr.Memory, Regions: tr.Regions, Ops: tr.Ops, Kernels: tr.Kernels,
+		Run: o.RunEvidence[t.Rank],
+	})
 	return tr
 }
 

@@ -143,3 +143,14 @@ func gzipSizeHint(f *os.File, compressed int64) int64 {
 	}
 	return isize
 }
+
+// SizeHint estimates the uncompressed size of the trace at path without
+// reading it (the gzip trailer for compressed files).
+func SizeHint(path string) int64 {
+	_, _, size, closeFn, err := openInput(path)
+	if err != nil {
+		return 0
+	}
+	closeFn()
+	return size
+}

@@ -38,6 +38,9 @@ type Options struct {
 	Progress func(total int64)
 	// Parallel bounds how many files are read at once (default 2).
 	Parallel int
+	// Budget, when set, is told the expected uncompressed size of all the
+	// input before reading starts.
+	Budget func(totalBytes int64)
 }
 
 // Expand resolves paths to trace files: files are taken as given (any
@@ -89,6 +92,13 @@ func Load(paths []string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Skipped: skipped}
+	if opts.Budget != nil {
+		var total int64
+		for _, f := range files {
+			total += kineto.SizeHint(f)
+		}
+		opts.Budget(total)
+	}
 	par := opts.Parallel
 	if par <= 0 {
 		par = 2
