@@ -209,12 +209,12 @@ type Top struct {
 	Role      string  `json:"role"`
 	Window    bool    `json:"window"`
 	Profiler  string  `json:"profiler"`
-	Samples   int     `json:"samples"`    // samples counted (sampler)
-	TotalS    float64 `json:"total_s"`    // the time the percentages are of
-	BySelf    []Site  `json:"by_self"`    // sorted by self time
-	ByTotal   []Site  `json:"by_total"`   // sorted by total time
-	Threads   int     `json:"threads"`    // threads matched
-	Truncated bool    `json:"truncated"`  // N cut the lists
+	Samples   int     `json:"samples"`   // samples counted (sampler)
+	TotalS    float64 `json:"total_s"`   // the time the percentages are of
+	BySelf    []Site  `json:"by_self"`   // sorted by self time
+	ByTotal   []Site  `json:"by_total"`  // sorted by total time
+	Threads   int     `json:"threads"`   // threads matched
+	Truncated bool    `json:"truncated"` // N cut the lists
 }
 
 // Roles returns the thread roles present, "main" first.

@@ -1,0 +1,130 @@
+package pyprofile
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func load(t *testing.T) *Profile {
+	t.Helper()
+	p, err := ReadFile("testdata/sample.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func find(sites []Site, file string, line int) *Site {
+	for i := range sites {
+		if strings.HasSuffix(sites[i].File, file) && sites[i].Line == line {
+			return &sites[i]
+		}
+	}
+	return nil
+}
+
+func TestTopSitesLeafMainThread(t *testing.T) {
+	p := load(t)
+	top := p.TopSites(Options{Role: "main"})
+	if top.Samples != 8 || !near(top.TotalS, 0.08) || top.Threads != 1 {
+		t.Fatalf("samples %d total %v threads %d", top.Samples, top.TotalS, top.Threads)
+	}
+	first := top.BySelf[0]
+	if !strings.HasSuffix(first.File, "module.py") || first.Line != 1750 || !near(first.SelfS, 0.05) || first.User {
+		t.Fatalf("top self = %+v", first)
+	}
+	mod := find(top.ByTotal, "train.py", 40)
+	if mod == nil || !near(mod.TotalS, 0.08) || !near(mod.TotalPct, 100) || mod.SelfS != 0 {
+		t.Fatalf("<module> = %+v", mod)
+	}
+	if s := find(top.BySelf, "train.py", 14); s == nil || !near(s.SelfPct, 37.5) {
+		t.Fatalf("train.py:14 = %+v", s)
+	}
+}
+
+func TestTopSitesUserAttribution(t *testing.T) {
+	p := load(t)
+	top := p.TopSites(Options{Role: "main", Attribution: User})
+	s := top.BySelf[0]
+	if !strings.HasSuffix(s.File, "train.py") || s.Line != 12 || !near(s.SelfS, 0.05) || !s.User {
+		t.Fatalf("user attribution top = %+v", s)
+	}
+}
+
+func TestTopSitesWindowRolesAndFunctions(t *testing.T) {
+	p := load(t)
+	w := p.TopSites(Options{Window: true})
+	if w.Samples != 4 {
+		t.Fatalf("window samples %d", w.Samples)
+	}
+	pin := p.TopSites(Options{Role: "pin_memory"})
+	if pin.Samples != 2 || !strings.HasSuffix(pin.BySelf[0].File, "queue.py") {
+		t.Fatalf("pin_memory = %+v", pin)
+	}
+	fn := p.TopSites(Options{Role: "main", ByFunction: true})
+	step := find(fn.ByTotal, "train.py", 10)
+	if step == nil || !near(step.TotalS, 0.08) || !near(step.SelfS, 0.03) {
+		t.Fatalf("by function step = %+v", step)
+	}
+	if got := p.Roles(); len(got) != 2 || got[0] != "main" {
+		t.Fatalf("roles %v", got)
+	}
+	n := p.TopSites(Options{N: 1})
+	if len(n.BySelf) != 1 || len(n.ByTotal) != 1 || !n.Truncated {
+		t.Fatalf("N=1: %+v", n)
+	}
+}
+
+func TestReadRejectsBadInput(t *testing.T) {
+	for name, src := range map[string]string{
+		"format":  `{"format": "x", "version": 1}`,
+		"version": `{"format": "bottleneck.pyprofile", "version": 9}`,
+		"frame":   `{"format": "bottleneck.pyprofile", "version": 1, "frames": [], "threads": [{"role": "main"}], "stacks": [{"thread": 0, "frames": [3], "count": 1}]}`,
+		"thread":  `{"format": "bottleneck.pyprofile", "version": 1, "frames": [], "threads": [], "stacks": [{"thread": 0, "frames": [], "count": 1}]}`,
+		"json":    `{"format": `,
+	} {
+		if _, err := Read(strings.NewReader(src)); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestCProfileVariant(t *testing.T) {
+	src := `{"format": "bottleneck.pyprofile", "version": 1, "profiler": "cprofile", "duration_s": 2.0,
+	 "frames": [{"file": "/home/u/a.py", "func": "f", "line": 3, "fline": 3}, {"file": "~", "func": "<built-in method time.sleep>", "line": 0, "fline": 0}],
+	 "threads": [{"id": 1, "name": "MainThread", "role": "main"}],
+	 "functions": [{"frame": 0, "ncalls": 10, "pcalls": 10, "tottime_s": 0.5, "cumtime_s": 1.5, "callers": []},
+	               {"frame": 1, "ncalls": 10, "pcalls": 10, "tottime_s": 1.0, "cumtime_s": 1.0, "callers": [{"frame": 0, "ncalls": 10, "tottime_s": 1.0, "cumtime_s": 1.0}]}]}`
+	p, err := Read(strings.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := p.TopSites(Options{Role: "main"})
+	if len(top.BySelf) != 2 || top.BySelf[0].Calls != 10 || !near(top.BySelf[0].SelfPct, 50) {
+		t.Fatalf("cprofile by self = %+v", top.BySelf)
+	}
+	if f := top.ByTotal[0]; f.Func != "f" || !near(f.TotalS, 1.5) {
+		t.Fatalf("cprofile by total = %+v", top.ByTotal)
+	}
+	if w := p.TopSites(Options{Window: true}); len(w.BySelf) != 0 {
+		t.Fatalf("cprofile has no window data: %+v", w)
+	}
+}
+
+func TestIsLibraryFile(t *testing.T) {
+	for f, want := range map[string]bool{
+		"/venv/lib/python3.11/site-packages/torch/x.py": true,
+		"/usr/lib/python3.12/threading.py":              true,
+		"/usr/lib/python3.13t/threading.py":             true,
+		"<frozen importlib._bootstrap>":                 true,
+		"/home/u/lib/pythonic/train.py":                 false,
+		"/home/u/train.py":                              false,
+	} {
+		if got := IsLibraryFile(f); got != want {
+			t.Errorf("IsLibraryFile(%q) = %v", f, got)
+		}
+	}
+}
