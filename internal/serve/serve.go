@@ -1,0 +1,241 @@
+// Package serve is the live form of the HTML report: it loads traces or a
+// run directory once, keeps the trace models in memory, and serves the
+// report page, its assets, its data and finer timeline windows from a
+// local web server.
+//
+// It serves a fixed set of routes and never opens a file on a request, so
+// no request can read anything outside the report (no path is ever joined
+// with a request's path). Requests whose Host header names another host are
+// refused while bound to loopback (DNS rebinding).
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
+	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
+	"github.com/bottleneck-dev/bottleneck/internal/driver"
+	"github.com/bottleneck-dev/bottleneck/internal/htmlreport"
+	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/runner"
+	"github.com/bottleneck-dev/bottleneck/internal/trace"
+	"github.com/bottleneck-dev/bottleneck/internal/version"
+)
+
+// Page is a loaded report: the page data and the traces behind it.
+type Page struct {
+	Data   *htmlreport.Data
+	Traces []*trace.Trace // aligned with Data.Views (nil where not loaded)
+	// Status is the exit status the load deserves (driver.Status).
+	Status int
+}
+
+// LoadOptions tune Load.
+type LoadOptions struct {
+	Page htmlreport.Options
+	// Top is the number of rows per table (0: all).
+	Top int
+}
+
+// Load reads paths: one run directory (a directory with manifest.json),
+// or trace files and directories of traces.
+func Load(ios *iostreams.IOStreams, paths []string, o LoadOptions) (*Page, error) {
+	in := htmlreport.Input{}
+	tracePaths := paths
+	title := o.Page.Title
+	if len(paths) == 1 && isRunDir(paths[0]) {
+		dir := paths[0]
+		tracePaths = runner.Traces(dir)
+		in.Profiles, in.Env = htmlreport.RunDirInput(dir)
+		if title == "" {
+			title = "bottleneck: " + filepath.Base(filepath.Clean(dir))
+		}
+	}
+	if title == "" {
+		title = "bottleneck: " + filepath.Base(filepath.Clean(paths[0]))
+		if len(paths) > 1 {
+			title += fmt.Sprintf(" and %d more", len(paths)-1)
+		}
+	}
+	status := exitcode.OK
+	if len(tracePaths) > 0 {
+		res, took, err := driver.Load(ios, tracePaths)
+		if err != nil {
+			return nil, err
+		}
+		in.Report = driver.Build(res, took, driver.Options{Rank: -1, Table: optable.Options{Top: o.Top}})
+		in.Traces = res.Traces
+		status = driver.Status(in.Report)
+	} else {
+		in.Report = &report.Report{Schema: report.Schema, Tool: version.Version, Inputs: []report.Input{}, Traces: []report.TraceReport{}}
+	}
+	po := o.Page
+	po.Title = title
+	p := &Page{Data: htmlreport.Build(in, po), Status: status}
+	byPath := map[string]*trace.Trace{}
+	for _, t := range in.Traces {
+		byPath[t.Path] = t
+	}
+	for _, v := range p.Data.Views {
+		p.Traces = append(p.Traces, byPath[v.Path])
+	}
+	return p, nil
+}
+
+func isRunDir(p string) bool {
+	_, err := os.Stat(filepath.Join(p, runner.ManifestName))
+	return err == nil
+}
+
+// Handler serves p.
+type Handler struct {
+	page     *Page
+	data     []byte
+	shell    []byte
+	loopback bool
+}
+
+// NewHandler prepares p for serving. loopback restricts the Host header to
+// loopback names.
+func NewHandler(p *Page, loopback bool) (*Handler, error) {
+	p.Data.Live = true
+	data, err := htmlreport.MarshalData(p.Data)
+	if err != nil {
+		return nil, err
+	}
+	var shell bytes.Buffer
+	if err := htmlreport.WriteShell(&shell, p.Data.Title); err != nil {
+		return nil, err
+	}
+	return &Handler{page: p, data: data, shell: shell.Bytes(), loopback: loopback}, nil
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-store")
+	if h.loopback && !loopbackHost(r.Host) {
+		http.Error(w, "forbidden host", http.StatusForbidden)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	// Exact matches only: r.URL.Path is never used to name a file.
+	switch r.URL.Path {
+	case "/", "/index.html":
+		h.send(w, "text/html; charset=utf-8", h.shell)
+	case "/app.js":
+		b, _ := htmlreport.Asset("app.js")
+		h.send(w, "text/javascript; charset=utf-8", b)
+	case "/app.css":
+		b, _ := htmlreport.Asset("app.css")
+		h.send(w, "text/css; charset=utf-8", b)
+	case "/data.json":
+		h.send(w, "application/json", h.data)
+	case "/api/timeline":
+		h.timeline(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (h *Handler) send(w http.ResponseWriter, ctype string, b []byte) {
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.Write(b)
+}
+
+// timeline answers /api/timeline?view=I&start=NS&end=NS[&pixels=N] with
+// the summary of that window of trace I.
+func (h *Handler) timeline(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	vi, err1 := strconv.Atoi(q.Get("view"))
+	start, err2 := strconv.ParseInt(q.Get("start"), 10, 64)
+	end, err3 := strconv.ParseInt(q.Get("end"), 10, 64)
+	if err := errors.Join(err1, err2, err3); err != nil || end <= start {
+		http.Error(w, "want view, start and end (ns) with start < end", http.StatusBadRequest)
+		return
+	}
+	if vi < 0 || vi >= len(h.page.Traces) || h.page.Traces[vi] == nil {
+		http.NotFound(w, r)
+		return
+	}
+	px, _ := strconv.Atoi(q.Get("pixels"))
+	px = min(max(px, 100), 8000)
+	tl := htmlreport.BuildTimeline(h.page.Traces[vi], htmlreport.TimelineOptions{Start: start, End: end, Pixels: px, MaxBytes: 2 << 20})
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	if err := enc.Encode(tl); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	h.send(w, "application/json", b.Bytes())
+}
+
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Listen binds host:port, trying the next ports (up to tries in all) while
+// the port is busy. Port 0 picks a free port.
+func Listen(host string, port, tries int) (net.Listener, error) {
+	if tries < 1 {
+		tries = 1
+	}
+	var err error
+	for i := 0; i < tries; i++ {
+		p := port + i
+		if port == 0 {
+			p = 0
+		}
+		var l net.Listener
+		l, err = net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p)))
+		if err == nil {
+			return l, nil
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) || port == 0 {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("ports %d-%d are busy: %w", port, port+tries-1, err)
+}
+
+// IsLoopback reports whether host names only loopback addresses.
+func IsLoopback(host string) bool { return loopbackHost(host) }
+
+// URL is the address to open for a listener bound to host.
+func URL(l net.Listener, host string) string {
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/"
+}
+
+// Serve serves h on l until the server fails.
+func Serve(l net.Listener, h http.Handler, log io.Writer) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	return srv.Serve(l)
+}

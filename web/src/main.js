@@ -1,0 +1,329 @@
+// bottleneck's report page. Data comes from the inline JSON block (the
+// self-contained HTML file) or from data.json (`bottleneck serve`).
+import { el, section, fmtUs, fmtBytes, fmtPct, fmtNum, fmtNs } from './dom.js';
+import { dataTable } from './table.js';
+import { stackedBars, lineChart } from './charts.js';
+import { flameGraph } from './flame.js';
+import { timelineView } from './timeline.js';
+
+const BREAKDOWN = [
+  ['kernel_us', 'Kernel', '#4e79a7'], ['memcpy_us', 'Memcpy', '#f28e2b'], ['memset_us', 'Memset', '#edc948'],
+  ['communication_us', 'Communication', '#e15759'], ['runtime_us', 'Runtime', '#76b7b2'],
+  ['dataloader_us', 'DataLoader', '#59a14f'], ['cpu_exec_us', 'CPU exec', '#b07aa1'], ['other_us', 'Other', '#bab0ac'],
+];
+const COLORS = ['#4e79a7', '#e15759', '#59a14f', '#f28e2b', '#b07aa1', '#76b7b2', '#edc948', '#9c755f'];
+
+async function loadData() {
+  const block = document.getElementById('bottleneck-data');
+  if (block) return JSON.parse(block.textContent);
+  const r = await fetch('data.json');
+  if (!r.ok) throw new Error('data.json: ' + r.status);
+  return r.json();
+}
+
+function main(data) {
+  const app = document.getElementById('app');
+  const report = data.report || {};
+  const views = data.views || [];
+  document.title = data.title || 'bottleneck report';
+  let cur = 0;
+  const body = el('main');
+  const header = el('header', null, el('h1', { text: data.title || 'bottleneck report' }));
+  if (views.length > 1) {
+    const sel = el('select', { id: 'rank-select', 'aria-label': 'rank' }, views.map((v, i) =>
+      el('option', { value: i, text: `rank ${v.rank >= 0 ? v.rank : '?'}: ${v.path}` })));
+    sel.addEventListener('change', () => { cur = Number(sel.value); render(); });
+    header.appendChild(el('label', { class: 'rank-select' }, 'Trace: ', sel));
+  }
+  const nav = el('nav');
+  header.appendChild(nav);
+  app.replaceChildren(header, body);
+  function render() {
+    const secs = buildSections(data, report, views, cur);
+    body.replaceChildren(...secs);
+    nav.replaceChildren(...secs.map((s) => el('a', { href: '#' + s.id, text: s.querySelector('h2').textContent })));
+  }
+  render();
+}
+
+function buildSections(data, report, views, cur) {
+  const tr = (report.traces || [])[cur];
+  const view = views[cur] || {};
+  const out = [verdict(report, tr)];
+  if (!tr) {
+    out.push(section('inputs', 'Inputs', el('p', { text: 'No trace was analysed.' }), problems(report)));
+  } else {
+    out.push(inputs(report, cur));
+    out.push(stepBreakdown(tr));
+    out.push(gpuSection(tr, view));
+    out.push(memorySection(tr));
+    out.push(opsSection(tr));
+    out.push(kernelsSection(tr));
+  }
+  const py = pickPython(data.python || [], view.rank);
+  if (py) out.push(pythonSection(py));
+  out.push(flameSection(py, view));
+  if (view.timeline) out.push(section('timeline', 'Timeline', timelineView(view.timeline, data.live ? { view: cur } : null)));
+  if (views.length > 1) out.push(ranksSection(report));
+  if (data.env) out.push(section('env', 'Environment', jsonTree(data.env, 0)));
+  return out.filter(Boolean);
+}
+
+function pickPython(list, rank) {
+  if (!list.length) return null;
+  return list.find((p) => p.tag === 'rank' + rank) || list[0];
+}
+
+// --- verdict ---------------------------------------------------------------
+
+function verdict(report, tr) {
+  const diag = report.diagnosis || (tr && tr.diagnosis);
+  const s = section('verdict', 'Verdict');
+  if (diag) {
+    s.appendChild(diagnosis(diag));
+  } else {
+    s.appendChild(el('p', { class: 'muted', text: 'This report carries no diagnosis; the key numbers:' }));
+  }
+  if (tr) s.appendChild(keyNumbers(tr));
+  return s;
+}
+
+function diagnosis(d) {
+  const box = el('div', { class: 'diagnosis' });
+  const head = d.verdict ?? d.bound ?? d.summary;
+  if (head !== undefined) box.appendChild(el('p', { class: 'headline', text: typeof head === 'object' ? (head.title || head.name || JSON.stringify(head)) : head }));
+  if (d.summary && head !== d.summary) box.appendChild(el('p', { text: d.summary }));
+  if (d.headline && d.headline !== head) box.appendChild(el('p', { text: d.headline }));
+  const findings = d.findings || d.recommendations || [];
+  if (Array.isArray(findings) && findings.length) {
+    box.appendChild(el('ol', { class: 'findings' }, findings.map((f) => {
+      if (typeof f !== 'object' || f === null) return el('li', { text: String(f) });
+      const title = f.title || f.summary || f.name || f.kind || f.id || '';
+      const rest = Object.entries(f).filter(([k, v]) => !['title', 'summary', 'name'].includes(k) && v !== null && v !== '' && typeof v !== 'object');
+      const nested = Object.entries(f).filter(([, v]) => v && typeof v === 'object');
+      return el('li', null, el('strong', { text: title }),
+        rest.length ? el('dl', { class: 'kv' }, rest.flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: String(v) })])) : null,
+        nested.map(([k, v]) => el('details', null, el('summary', { text: k }), jsonTree(v, 1))));
+    })));
+  }
+  const other = Object.entries(d).filter(([k]) => !['verdict', 'bound', 'summary', 'headline', 'findings', 'recommendations'].includes(k));
+  if (other.length) box.appendChild(el('details', null, el('summary', { text: 'details' }), jsonTree(Object.fromEntries(other), 1)));
+  return box;
+}
+
+function keyNumbers(tr) {
+  const items = [];
+  const bd = tr.step_breakdown;
+  if (bd && bd.average && bd.average.total_us) {
+    const a = bd.average;
+    items.push(['mean step time', fmtUs(a.total_us)]);
+    const top = BREAKDOWN.map(([k, l]) => [l, a[k] || 0]).sort((x, y) => y[1] - x[1])[0];
+    items.push(['largest share of step time', `${top[0]} ${fmtPct(100 * top[1] / a.total_us)}`]);
+  }
+  const gpu = tr.gpu;
+  if (gpu && gpu.devices) for (const d of gpu.devices) items.push([`GPU ${d.device} utilization`, fmtPct(d.utilization_pct)]);
+  const ip = tr.input_pipeline;
+  if (ip && ip.step_us) items.push(['DataLoader share of steps', fmtPct(ip.dataloader_pct)]);
+  const sy = tr.synchronization;
+  if (sy && sy.count) items.push(['blocking syncs', `${sy.count} (${fmtUs(sy.blocked_us)} blocked)`]);
+  const kl = tr.kernel_launches;
+  if (kl && kl.launched) items.push(['kernels launched', `${fmtNum(kl.launched)} (${fmtNum(kl.short_kernels)} shorter than their launch)`]);
+  const cp = tr.critical_path;
+  if (cp && cp.bound_by) items.push(['critical path bound by', cp.bound_by]);
+  return el('dl', { class: 'kv key-numbers' }, items.flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })]));
+}
+
+// --- inputs ------------------------------------------------------------------
+
+function inputs(report, cur) {
+  const inp = (report.inputs || []);
+  const tr = report.traces[cur];
+  const i = inp.find((x) => x.path === tr.path) || {};
+  const dev = (i.devices || []).map((d) => d.name).filter(Boolean).join(', ');
+  return section('inputs', 'Inputs',
+    el('dl', { class: 'kv' }, [
+      ['trace', i.path], ['rank', i.rank >= 0 ? i.rank : 'unknown'], ['size', fmtBytes(i.uncompressed_bytes)],
+      ['events', fmtNum(i.events)], ['span', fmtUs(i.span_us)], ['steps', (i.steps || []).join(', ') || 'none (whole trace is one step)'],
+      ['devices', dev || 'none'],
+    ].flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: v ?? '' })])),
+    problems(report, i));
+}
+
+function problems(report, input) {
+  const ps = [];
+  for (const p of (input && input.problems) || []) ps.push(`${p.what}${p.detail ? ': ' + p.detail : ''} (×${p.count}, byte ${p.byte_offset})`);
+  for (const f of report.unreadable_files || []) ps.push(`unreadable: ${f.path}: ${f.error}`);
+  if (!ps.length) return null;
+  return el('div', { class: 'problems' }, el('h3', { text: 'Problems reading the input' }), el('ul', null, ps.map((p) => el('li', { text: p }))));
+}
+
+// --- charts ------------------------------------------------------------------
+
+function stepBreakdown(tr) {
+  const bd = tr.step_breakdown;
+  const s = section('steps', 'Step-time breakdown');
+  if (!bd || !bd.steps || !bd.steps.length) { s.appendChild(el('p', { class: 'muted', text: errText(tr, 'step_breakdown') || 'No steps.' })); return s; }
+  const series = BREAKDOWN.map(([, l, c]) => ({ label: l, color: c }));
+  const bars = bd.steps.map((st) => ({ label: String(st.name), title: 'step ' + st.name, values: BREAKDOWN.map(([k]) => (st[k] || 0) / 1e3) }));
+  s.appendChild(stackedBars(series, bars, (v) => v.toFixed(v >= 10 ? 0 : 2) + ' ms'));
+  s.appendChild(dataTable('steps-table', [
+    { key: 'name', label: 'step' }, ...BREAKDOWN.map(([k, l]) => ({ key: k, label: l, num: true, fmt: fmtUs })),
+    { key: 'total_us', label: 'total', num: true, fmt: fmtUs }], bd.steps, { limit: 100 }));
+  return s;
+}
+
+function gpuSection(tr, view) {
+  const s = section('gpu', 'GPU utilization over time');
+  const u = view.gpu_utilization;
+  if (u && u.devices && u.devices.length) {
+    const lines = u.devices.map((d, i) => ({
+      label: `GPU ${d.device} (mean ${fmtPct(d.mean_pct)})`, color: COLORS[i % COLORS.length], step: true, fill: true,
+      xs: d.pct.map((_, b) => b * u.bin_ns / 1e3), ys: d.pct,
+    }));
+    s.appendChild(lineChart(lines, (x) => fmtUs(x), (y) => y.toFixed(0) + '%', { yMax: 100, label: 'GPU utilization' }));
+    s.appendChild(el('p', { class: 'muted', text: `Share of each ${fmtNs(u.bin_ns)} bin with at least one kernel running.` }));
+  } else {
+    s.appendChild(el('p', { class: 'muted', text: 'No kernels in this trace.' }));
+  }
+  const g = tr.gpu;
+  if (g && g.devices && g.devices.length) {
+    s.appendChild(dataTable('gpu-table', [
+      { key: 'device', label: 'GPU', num: true }, { key: 'name', label: 'name' },
+      { key: 'utilization_pct', label: 'utilization', num: true, fmt: fmtPct },
+      { key: 'sm_efficiency_pct', label: 'est. SM efficiency', num: true, fmt: fmtPct },
+      { key: 'occupancy_pct', label: 'est. occupancy', num: true, fmt: fmtPct },
+      { key: 'tensor_core_pct', label: 'tensor-core time', num: true, fmt: fmtPct },
+      { key: 'kernel_count', label: 'kernels', num: true, fmt: fmtNum },
+      { key: 'memcpy_bytes', label: 'memcpy', num: true, fmt: fmtBytes }], g.devices));
+  }
+  return s;
+}
+
+function memorySection(tr) {
+  const s = section('memory', 'Memory over time');
+  const m = tr.memory;
+  const devs = ((m && m.devices) || []).filter((d) => d.timeline && d.timeline.length);
+  if (!devs.length) { s.appendChild(el('p', { class: 'muted', text: 'No memory events (record with profile_memory=True).' })); return s; }
+  const lines = [];
+  devs.forEach((d, i) => {
+    lines.push({ label: `${d.device} allocated (peak ${fmtBytes(d.peak_allocated_bytes)})`, color: COLORS[(2 * i) % COLORS.length], step: true,
+      xs: d.timeline.map((p) => p.ts_us), ys: d.timeline.map((p) => p.allocated_bytes) });
+    if (d.peak_reserved_bytes) lines.push({ label: `${d.device} reserved`, color: COLORS[(2 * i + 1) % COLORS.length], step: true,
+      xs: d.timeline.map((p) => p.ts_us), ys: d.timeline.map((p) => p.reserved_bytes) });
+  });
+  s.appendChild(lineChart(lines, (x) => fmtUs(x), fmtBytes, { label: 'memory' }));
+  if (m.top_ops && m.top_ops.length) {
+    s.appendChild(el('h3', { text: 'Operators allocating the most' }));
+    s.appendChild(dataTable('memory-ops-table', [
+      { key: 'name', label: 'operator' }, { key: 'device', label: 'device' }, { key: 'allocs', label: 'allocations', num: true, fmt: fmtNum },
+      { key: 'alloc_bytes', label: 'allocated', num: true, fmt: fmtBytes }, { key: 'largest_bytes', label: 'largest', num: true, fmt: fmtBytes }], m.top_ops));
+  }
+  return s;
+}
+
+// --- tables ------------------------------------------------------------------
+
+function opsSection(tr) {
+  const t = tr.operators;
+  const s = section('operators', 'Operators');
+  if (!t || !t.rows) { s.appendChild(el('p', { class: 'muted', text: 'No operators.' })); return s; }
+  const cols = [{ key: 'name', label: 'operator' }];
+  if (t.rows.some((r) => r.input_shapes)) cols.push({ key: 'input_shapes', label: 'input shapes' });
+  if (t.rows.some((r) => r.stack)) cols.push({ key: 'stack', label: 'stack' });
+  cols.push({ key: 'calls', label: 'calls', num: true, fmt: fmtNum },
+    { key: 'host_self_us', label: 'host self', num: true, fmt: fmtUs }, { key: 'host_total_us', label: 'host total', num: true, fmt: fmtUs },
+    { key: 'device_self_us', label: 'device self', num: true, fmt: fmtUs }, { key: 'device_total_us', label: 'device total', num: true, fmt: fmtUs },
+    { key: 'device_self_pct', label: 'device self %', num: true, fmt: fmtPct });
+  s.appendChild(dataTable('ops-table', cols, t.rows, { sortKey: t.sort_by ? t.sort_by + '_us' : null }));
+  if (t.total_rows > t.rows.length) s.appendChild(el('p', { class: 'muted', text: `${t.rows.length} of ${t.total_rows} rows (use --top 0 for all).` }));
+  return s;
+}
+
+function kernelsSection(tr) {
+  const t = tr.kernels;
+  const s = section('kernels', 'Kernels');
+  if (!t || !t.rows || !t.rows.length) { s.appendChild(el('p', { class: 'muted', text: 'No kernels.' })); return s; }
+  s.appendChild(dataTable('kernels-table', [
+    { key: 'name', label: 'kernel' }, { key: 'calls', label: 'calls', num: true, fmt: fmtNum },
+    { key: 'total_us', label: 'total', num: true, fmt: fmtUs }, { key: 'mean_us', label: 'mean', num: true, fmt: fmtUs },
+    { key: 'max_us', label: 'max', num: true, fmt: fmtUs }, { key: 'total_pct', label: '% of kernel time', num: true, fmt: fmtPct },
+    { key: 'est_achieved_occupancy_pct', label: 'occupancy', num: true, fmt: fmtPct },
+    { key: 'top_op', label: 'launched by' }], t.rows, { sortKey: 'total_us' }));
+  if (t.total_rows > t.rows.length) s.appendChild(el('p', { class: 'muted', text: `${t.rows.length} of ${t.total_rows} rows.` }));
+  return s;
+}
+
+function pythonSection(py) {
+  const s = section('python', `Python functions (${py.tag}, ${py.profiler})`);
+  s.appendChild(dataTable('python-table', [
+    { key: 'func', label: 'function' }, { key: 'file', label: 'file' }, { key: 'line', label: 'line', num: true },
+    { key: 'self_s', label: 'self', num: true, fmt: (v) => fmtUs(v * 1e6) }, { key: 'total_s', label: 'total', num: true, fmt: (v) => fmtUs(v * 1e6) },
+    ...(py.functions.some((f) => f.calls) ? [{ key: 'calls', label: 'calls', num: true, fmt: fmtNum }] : [])], py.functions, { sortKey: 'self_s' }));
+  return s;
+}
+
+function flameSection(py, view) {
+  const s = section('flame', 'Flame graphs');
+  let any = false;
+  if (py && py.flame) { s.appendChild(el('h3', { text: `${py.flame.title}: ${py.tag}` })); s.appendChild(flameGraph(py.flame)); any = true; }
+  if (view.ops_flame) { s.appendChild(el('h3', { text: view.ops_flame.title + ' (self time)' })); s.appendChild(flameGraph(view.ops_flame)); any = true; }
+  if (!any) s.appendChild(el('p', { class: 'muted', text: 'No stacks: no Python profile and no host events with durations.' }));
+  return s;
+}
+
+function ranksSection(report) {
+  const s = section('ranks', 'Ranks side by side');
+  const rows = (report.traces || []).map((t) => {
+    const a = (t.step_breakdown && t.step_breakdown.average) || {};
+    const g = (t.gpu && t.gpu.devices && t.gpu.devices[0]) || {};
+    return {
+      rank: t.rank, path: t.path, step_us: a.total_us, kernel_us: a.kernel_us, comm_us: a.communication_us,
+      dl_us: a.dataloader_us, util: g.utilization_pct, syncs: t.synchronization ? t.synchronization.count : null,
+      launched: t.kernel_launches ? t.kernel_launches.launched : null,
+    };
+  });
+  s.appendChild(dataTable('ranks-table', [
+    { key: 'rank', label: 'rank', num: true }, { key: 'path', label: 'trace' },
+    { key: 'step_us', label: 'mean step', num: true, fmt: fmtUs }, { key: 'kernel_us', label: 'kernel', num: true, fmt: fmtUs },
+    { key: 'comm_us', label: 'communication', num: true, fmt: fmtUs }, { key: 'dl_us', label: 'DataLoader', num: true, fmt: fmtUs },
+    { key: 'util', label: 'GPU util', num: true, fmt: fmtPct }, { key: 'syncs', label: 'syncs', num: true, fmt: fmtNum },
+    { key: 'launched', label: 'kernels launched', num: true, fmt: fmtNum }], rows, { sortKey: 'rank', desc: false }));
+  const rk = report.ranks;
+  if (rk) {
+    s.appendChild(el('p', { text: `Slowest rank ${rk.slowest_rank}, imbalance ${fmtPct(rk.imbalance_pct)} of the median step ${fmtUs(rk.median_step_us)}` +
+      (rk.straggler >= 0 && rk.straggler !== undefined ? `; straggler: rank ${rk.straggler}` : '') + '.' }));
+    if (rk.ranks) s.appendChild(dataTable('ranks-comm-table', [
+      { key: 'rank', label: 'rank', num: true }, { key: 'steps', label: 'steps', num: true },
+      { key: 'mean_step_us', label: 'mean step', num: true, fmt: fmtUs }, { key: 'compute_us', label: 'compute', num: true, fmt: fmtUs },
+      { key: 'comm_us', label: 'communication', num: true, fmt: fmtUs }, { key: 'comm_pct', label: 'comm % of step', num: true, fmt: fmtPct },
+      { key: 'overlap_pct', label: 'comm overlapped', num: true, fmt: fmtPct }, { key: 'last_arrivals', label: 'last to collectives', num: true },
+      { key: 'comm_wait_us', label: 'waiting in collectives', num: true, fmt: fmtUs }], rk.ranks, { sortKey: 'rank', desc: false }));
+  }
+  return s;
+}
+
+// --- generic JSON ------------------------------------------------------------
+
+function jsonTree(v, depth) {
+  if (v === null || typeof v !== 'object') return el('span', { text: String(v) });
+  if (Array.isArray(v)) {
+    if (v.every((x) => x === null || typeof x !== 'object')) return el('span', { text: v.join(', ') });
+    return el('ol', { class: 'json' }, v.map((x) => el('li', null, jsonTree(x, depth + 1))));
+  }
+  const dl = el('dl', { class: 'kv json' });
+  for (const [k, x] of Object.entries(v)) {
+    dl.appendChild(el('dt', { text: k }));
+    if (x && typeof x === 'object' && depth >= 1 && Object.keys(x).length > 6) {
+      dl.appendChild(el('dd', null, el('details', null, el('summary', { text: `${Object.keys(x).length} entries` }), jsonTree(x, depth + 1))));
+    } else dl.appendChild(el('dd', null, jsonTree(x, depth + 1)));
+  }
+  return dl;
+}
+
+function errText(tr, name) { return tr.analysis_errors && tr.analysis_errors[name]; }
+
+loadData().then(main).catch((e) => {
+  const app = document.getElementById('app');
+  app.replaceChildren(el('p', { class: 'error', text: 'Could not load the report: ' + e.message }));
+  console.error(e);
+});
