@@ -16,6 +16,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/ranks"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/regions"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/syncs"
+	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
@@ -32,6 +33,8 @@ type Report struct {
 	Traces   []TraceReport `json:"traces"`
 	// Ranks compares the ranks when several traces were read.
 	Ranks *ranks.Result `json:"ranks,omitempty"`
+	// Diagnosis is the verdict across ranks (several traces only).
+	Diagnosis *diagnose.RunDiagnosis `json:"diagnosis,omitempty"`
 	// ReadSeconds and ReadMBps describe the reading itself.
 	ReadSeconds float64 `json:"read_seconds"`
 	BytesRead   int64   `json:"bytes_read"`
@@ -80,6 +83,9 @@ type TraceReport struct {
 	Rank    int                  `json:"rank"`
 	Ops     *optable.OpTable     `json:"operators"`
 	Kernels *optable.KernelTable `json:"kernels"`
+
+	// Diagnosis is the verdict and findings (docs/diagnosis.md).
+	Diagnosis *diagnose.Diagnosis `json:"diagnosis,omitempty"`
 
 	Breakdown *breakdown.Result `json:"step_breakdown,omitempty"`
 	GPU       *gpu.Result       `json:"gpu,omitempty"`

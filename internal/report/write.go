@@ -6,9 +6,17 @@ import (
 	"slices"
 )
 
-// WriteText renders the whole report: what was read, then per trace the
-// analyses (most telling first), then the tables.
+// WriteText renders the whole report: the verdict and top findings, what
+// was read, then per trace the analyses (most telling first), then the
+// tables.
 func WriteText(w io.Writer, r *Report) error {
+	if r.Diagnosis != nil {
+		WriteRunDiagnosis(w, r.Diagnosis)
+		fmt.Fprintln(w)
+	} else if len(r.Traces) == 1 && r.Traces[0].Diagnosis != nil {
+		WriteDiagnosis(w, r.Traces[0].Diagnosis)
+		fmt.Fprintln(w)
+	}
 	WriteInputs(w, r)
 	if r.Ranks != nil {
 		fmt.Fprintln(w)
@@ -27,6 +35,9 @@ func WriteText(w io.Writer, r *Report) error {
 func writeTrace(w io.Writer, tr *TraceReport, several bool) error {
 	if several {
 		fmt.Fprintf(w, "\n=== rank %d: %s\n", tr.Rank, Printable(tr.Path))
+		if tr.Diagnosis != nil {
+			WriteDiagnosis(w, tr.Diagnosis)
+		}
 	}
 	sections := []func() error{
 		func() error {

@@ -1,0 +1,158 @@
+package diagnose
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/ranks"
+)
+
+// RunDiagnosis is the verdict across ranks.
+type RunDiagnosis struct {
+	Definition string        `json:"definition"`
+	Verdict    Verdict       `json:"verdict"`
+	PerRank    []RankVerdict `json:"per_rank"`
+	Findings   []Finding     `json:"findings"`
+}
+
+// RankVerdict is one rank's primary class.
+type RankVerdict struct {
+	Rank       int     `json:"rank"`
+	Primary    Class   `json:"primary"`
+	SharePct   float64 `json:"share_pct"`
+	Confidence string  `json:"confidence"`
+	StepUs     float64 `json:"step_us"`
+	CommPct    float64 `json:"communication_pct"`
+}
+
+// RankInput is one rank's diagnosis.
+type RankInput struct {
+	Rank      int
+	Diagnosis *Diagnosis
+}
+
+// ComputeRanks diagnoses a multi-rank run from the cross-rank analysis and
+// each rank's own diagnosis. The straggler rule: step-time imbalance (slowest
+// vs median) >= Imbalance %, or communication shares that differ by >=
+// CommSpread points (collectives equalise step times, so the rank the others
+// wait for is the one that waits least).
+func ComputeRanks(rr *ranks.Result, per []RankInput, params *Params) *RunDiagnosis {
+	p := Default
+	if params != nil {
+		p = *params
+	}
+	d := &RunDiagnosis{Definition: Definition, PerRank: []RankVerdict{}, Findings: []Finding{}}
+	byRank := map[int]*Diagnosis{}
+	for _, r := range per {
+		if r.Diagnosis == nil {
+			continue
+		}
+		byRank[r.Rank] = r.Diagnosis
+		rv := RankVerdict{Rank: r.Rank, Primary: r.Diagnosis.Verdict.Primary, SharePct: r.Diagnosis.Verdict.SharePct,
+			Confidence: r.Diagnosis.Verdict.Confidence, StepUs: round(r.Diagnosis.StepUs)}
+		for _, c := range r.Diagnosis.Classes {
+			if c.Class == Comm {
+				rv.CommPct = c.SharePct
+			}
+		}
+		d.PerRank = append(d.PerRank, rv)
+	}
+	slices.SortFunc(d.PerRank, func(a, b RankVerdict) int { return cmp.Compare(a.Rank, b.Rank) })
+	if len(d.PerRank) == 0 {
+		d.Verdict = Verdict{Primary: Undetermined, Confidence: "none", Why: "no rank could be diagnosed"}
+		return d
+	}
+	// straggler
+	slow, lostUs, why := -1, 0.0, ""
+	var ms []Evidence
+	if rr != nil && rr.ImbalancePct >= p.Imbalance && rr.SlowestRank >= 0 {
+		slow = rr.SlowestRank
+		if rr.Straggler >= 0 {
+			slow = rr.Straggler
+		}
+		lostUs = rr.ImbalancePct / 100 * rr.MedianStepUs
+		why = fmt.Sprintf("rank %d's steps are %.0f%% longer than the median rank's", rr.SlowestRank, rr.ImbalancePct)
+		ms = append(ms, Evidence{"step-time imbalance (slowest vs median rank)", rr.ImbalancePct, "%", "ranks"},
+			Evidence{"median step", rr.MedianStepUs, "us", "ranks"})
+	} else {
+		lo, hi := d.PerRank[0], d.PerRank[0]
+		for _, r := range d.PerRank {
+			if r.CommPct < lo.CommPct {
+				lo = r
+			}
+			if r.CommPct > hi.CommPct {
+				hi = r
+			}
+		}
+		if hi.CommPct-lo.CommPct >= p.CommSpread {
+			slow = lo.Rank
+			var sum float64
+			n := 0
+			for _, r := range d.PerRank {
+				if r.Rank != lo.Rank {
+					sum += (r.CommPct - lo.CommPct) / 100 * r.StepUs
+					n++
+				}
+			}
+			lostUs = sum / float64(max(n, 1))
+			why = fmt.Sprintf("the other ranks spend up to %.0f%% of the step in communication, rank %d only %.0f%%: they wait for it", hi.CommPct, lo.Rank, lo.CommPct)
+			ms = append(ms, Evidence{fmt.Sprintf("rank %d communication share", hi.Rank), hi.CommPct, "%", "step_breakdown"},
+				Evidence{fmt.Sprintf("rank %d communication share", lo.Rank), lo.CommPct, "%", "step_breakdown"})
+		}
+	}
+	if slow >= 0 {
+		var step float64
+		for _, r := range d.PerRank {
+			step = max(step, r.StepUs)
+		}
+		share := lostUs / max(step, 1)
+		conf := "medium"
+		if share >= p.HighShare/2 {
+			conf = "high"
+		}
+		v := Verdict{Primary: Straggler, Detail: fmt.Sprintf("rank %d holds the others back", slow), SharePct: round(100 * share), Confidence: conf, Why: why}
+		where := []Location{{Kind: "rank", Name: fmt.Sprintf("rank %d", slow)}}
+		change := rule("ranks.straggler").Change
+		if sd := byRank[slow]; sd != nil {
+			v.Why += fmt.Sprintf("; rank %d itself is %s (%.0f%%)", slow, sd.Verdict.Primary, sd.Verdict.SharePct)
+			if len(sd.Findings) > 0 {
+				top := sd.Findings[0]
+				where = append(where, top.Where...)
+				change = fmt.Sprintf("rank %d: %s — %s", slow, top.Title, top.Change)
+			}
+		}
+		f := Finding{Rule: "ranks.straggler", Class: Straggler, Title: fmt.Sprintf("Rank %d is the straggler: the others lose %s per step waiting", slow, fmtUs(lostUs)),
+			Measured: ms, Where: where, Change: change, AtStakeUs: round(lostUs), AtStakePct: round(100 * share),
+			SavingUs: round(lostUs * rule("ranks.straggler").Factor), SavingPct: round(100 * share * rule("ranks.straggler").Factor), Confidence: conf}
+		d.Findings = append(d.Findings, f)
+		d.Verdict = v
+		return d
+	}
+	// no straggler: the class most ranks share, weighted by step time
+	w := map[Class]float64{}
+	for _, r := range d.PerRank {
+		w[r.Primary] += r.StepUs
+	}
+	best := d.PerRank[0].Primary
+	for c, x := range w {
+		if x > w[best] || (x == w[best] && c < best) {
+			best = c
+		}
+	}
+	n, conf := 0, "high"
+	for _, r := range d.PerRank {
+		if r.Primary == best {
+			n++
+			if r.Confidence == "low" || (r.Confidence == "medium" && conf == "high") {
+				conf = r.Confidence
+			}
+		}
+	}
+	if n < len(d.PerRank) {
+		conf = lower(conf)
+	}
+	d.Verdict = Verdict{Primary: best, Detail: detail[best], Confidence: conf,
+		Why: fmt.Sprintf("%d of %d ranks are %s; no straggler (imbalance below %.0f%%, communication shares within %.0f points)", n, len(d.PerRank), best, p.Imbalance, p.CommSpread)}
+	return d
+}

@@ -1,0 +1,176 @@
+package diagnose
+
+// This file is the ONE place that holds the diagnosis's thresholds and
+// rules. docs/diagnosis.md explains each entry; TestRulesDocumented keeps
+// the two in step.
+
+// Class is a verdict class: what holds the program back.
+type Class string
+
+// The verdict classes.
+const (
+	Input        Class = "input-bound"         // waiting on data loading
+	Host         Class = "host-bound"          // Python/framework work on the CPU starves the device (or, CPU-only, Python between ops)
+	Launch       Class = "launch-bound"        // many tiny kernels: launch overhead starves the device
+	Sync         Class = "sync-bound"          // the host blocks on the device again and again
+	GPUCompute   Class = "gpu-compute-bound"   // device kernels fill the step
+	Copy         Class = "copy-bound"          // host<->device copies not hidden behind compute
+	Comm         Class = "communication-bound" // collectives not hidden behind compute
+	Straggler    Class = "straggler"           // one rank holds the others back (run level)
+	Memory       Class = "memory-pressure"     // device memory near capacity
+	CPUCompute   Class = "cpu-compute-bound"   // CPU-only: native (ATen) ops fill the step
+	IO           Class = "io-bound"            // checkpointing, logging, file I/O in the step (Python profile)
+	Undetermined Class = "undetermined"        // the input cannot support a verdict
+)
+
+// Params are the thresholds. Shares are fractions of the mean step time.
+type Params struct {
+	// MinEvents: a trace with fewer events is a degenerate capture and
+	// gets no verdict.
+	MinEvents int
+	// MinActivity: below this share of the window covered by recorded
+	// activity (ops, runtime calls, device work, DataLoader), the trace
+	// shows nothing the program did, and gets no verdict.
+	MinActivity float64
+	// Secondary: other classes at or above this share are named as
+	// secondary.
+	Secondary float64
+	// MinFinding: a finding needs at least this share at stake.
+	MinFinding float64
+	// SyncPerStep and SyncBlocked: sync-bound needs at least this many
+	// blocking syncs per step and the host blocked at least this share.
+	SyncPerStep float64
+	SyncBlocked float64
+	// LaunchKernelsPerStep and LaunchShortFrac: the host share is
+	// launch-bound (not Python/framework) when at least this many kernels
+	// run per step and at least this fraction are shorter than their
+	// launch call.
+	LaunchKernelsPerStep float64
+	LaunchShortFrac      float64
+	// LaunchStepUsPerKernel: and the step has at least one kernel per this
+	// many µs (a host that spends much longer per kernel is slow for other
+	// reasons than launching).
+	LaunchStepUsPerKernel float64
+	// NonTensorCoreGEMM: a precision finding needs matmul/conv kernels
+	// without tensor cores to take at least this share of kernel time.
+	NonTensorCoreGEMM float64
+	// ConvShare: the cudnn.benchmark finding needs convolution kernels to
+	// take at least this share of kernel time.
+	ConvShare float64
+	// OptimizerShare: the foreach/fused optimizer finding needs the
+	// optimizer step to take at least this share of the step.
+	OptimizerShare float64
+	// MemoryPct: memory pressure from this peak reserved share of device
+	// memory (percent).
+	MemoryPct float64
+	// Imbalance: run-level straggler from this step-time imbalance
+	// (slowest vs median rank, percent).
+	Imbalance float64
+	// CommSpread: run-level straggler when the ranks' communication shares
+	// differ by at least this many points (the rank with the least waits
+	// least: the others wait for it).
+	CommSpread float64
+	// High and Medium: confidence levels (share of the primary class and
+	// its margin over the next class).
+	HighShare, HighMargin     float64
+	MediumShare, MediumMargin float64
+}
+
+// Default are the thresholds the tool uses.
+var Default = Params{
+	MinEvents:             50,
+	MinActivity:           0.05,
+	Secondary:             0.15,
+	MinFinding:            0.05,
+	SyncPerStep:           1,
+	SyncBlocked:           0.10,
+	LaunchKernelsPerStep:  100,
+	LaunchShortFrac:       0.5,
+	LaunchStepUsPerKernel: 50,
+	NonTensorCoreGEMM:     0.20,
+	ConvShare:             0.10,
+	OptimizerShare:        0.10,
+	MemoryPct:             90,
+	Imbalance:             10,
+	CommSpread:            20,
+	HighShare:             0.5,
+	HighMargin:            0.2,
+	MediumShare:           0.3,
+	MediumMargin:          0.1,
+}
+
+// Rule is one finding rule: when it fires, what it estimates and what it
+// proposes.
+type Rule struct {
+	ID    string
+	Class Class
+	// When is the firing condition, in words (the code below implements it).
+	When string
+	// Factor is the share of the time at stake the change is expected to
+	// save (0: no estimate, the finding reports the time at stake only).
+	Factor float64
+	// Change is the concrete change proposed.
+	Change string
+}
+
+// Rules lists every finding rule, in no particular order (findings are
+// ranked by the time they could save).
+var Rules = []Rule{
+	{"input.loader", Input, "DataLoader wait >= MinFinding of the step (trace annotation or agent measurement)", 0.9,
+		"load batches in background workers: DataLoader(num_workers=N, persistent_workers=True, pin_memory=True on GPU), or make __getitem__ cheaper"},
+	{"io.in-step", IO, "main-thread samples in I/O code (torch.save, logging, json/pickle/numpy file I/O, tensorboard, wandb) >= MinFinding of the window", 0.9,
+		"move checkpoint saves and logging off the hot loop: save every N steps or on a background thread (torch.distributed.checkpoint.async_save)"},
+	{"host.python", Host, "device idle while the host is busy (GPU) or Python time between ops (CPU-only) >= MinFinding, launch rule not met", 0.7,
+		"take Python work out of the step (vectorise it with tensor ops, move preprocessing into a DataLoader with workers); on GPU a larger batch or torch.compile makes each host step do more device work"},
+	{"host.launch", Launch, "host share >= MinFinding with >= LaunchKernelsPerStep kernels per step, >= LaunchShortFrac of them shorter than their launch, one kernel per <= LaunchStepUsPerKernel µs of step", 0.7,
+		"fuse the many tiny kernels: torch.compile(model) (mode=\"reduce-overhead\" adds CUDA graphs) or capture the step with torch.cuda.graphs; batch small tensors together"},
+	{"host.optimizer", Host, "Optimizer.step region >= OptimizerShare of the step on a GPU trace", 0.5,
+		"use the multi-tensor optimizer: foreach=True, or fused=True (Adam/AdamW/SGD on CUDA)"},
+	{"sync.blocking", Sync, ">= SyncPerStep blocking syncs per step, host blocked >= SyncBlocked, device idle: at stake min(blocked, idle)", 1.0,
+		"remove .item() / .cpu() / .tolist() / print(tensor) / data-dependent shapes (nonzero, boolean masks) from the loop: keep values on the device and read them every N steps"},
+	{"gpu.precision", GPUCompute, "matmul/conv kernels without tensor cores >= NonTensorCoreGEMM of kernel time, kernel share >= MinFinding", 0.5,
+		"run matmuls and convolutions on tensor cores: torch.autocast(\"cuda\", dtype=torch.bfloat16) (fp16 + GradScaler before Ampere), or TF32: torch.set_float32_matmul_precision(\"high\")"},
+	{"gpu.cudnn-benchmark", GPUCompute, "convolution kernels >= ConvShare of kernel time and cudnn.benchmark off (run evidence)", 0.1,
+		"torch.backends.cudnn.benchmark = True when input shapes are fixed"},
+	{"gpu.kernels", GPUCompute, "computation kernels >= MinFinding of the step", 0,
+		"the device is the limit: reduce or fuse the top kernels (torch.compile), lower precision, or a larger device; with low SM efficiency, a larger batch"},
+	{"copy.h2d", Copy, "memcpy/memset not overlapped with kernels >= MinFinding of the step", 0.5,
+		"copy from pinned memory asynchronously: DataLoader(pin_memory=True) or tensor.pin_memory(), then .to(device, non_blocking=True); keep reused data on the device"},
+	{"comm.exposed", Comm, "communication not overlapped with computation >= MinFinding of the step", 0.5,
+		"overlap communication with backward: DDP bucket_cap_mb, gradient_as_bucket_view=True, no_sync() during gradient accumulation; fewer, larger collectives"},
+	{"memory.capacity", Memory, "peak reserved device memory >= MemoryPct of the device", 0,
+		"make room before it fails: activation checkpointing (torch.utils.checkpoint), a smaller micro-batch with gradient accumulation, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"},
+	{"cpu.native", CPUCompute, "CPU-only: time inside native ops >= MinFinding of the step", 0,
+		"native ops are the limit: use all cores (torch.set_num_threads), bf16/channels_last where the CPU supports them, torch.compile, or an accelerator"},
+	{"ranks.straggler", Straggler, "several ranks: imbalance >= Imbalance %, or communication shares spread >= CommSpread points", 1.0,
+		"find out why the slow rank is slow (its own verdict below) and balance the work across ranks"},
+}
+
+// rule returns the rule with this id (it panics on a typo: tests catch it).
+func rule(id string) Rule {
+	for _, r := range Rules {
+		if r.ID == id {
+			return r
+		}
+	}
+	panic("diagnose: unknown rule " + id)
+}
+
+// ioFiles are path fragments of Python code that does file or network
+// I/O; a main-thread sample with such a frame counts as I/O in the step.
+var ioFiles = []string{
+	"/torch/serialization.py", "/torch/distributed/checkpoint/", "/logging/", "/json/__init__.py",
+	"/json/encoder.py", "/pickle.py", "/numpy/lib/npyio.py", "/numpy/lib/_npyio_impl.py",
+	"/torch/utils/tensorboard/", "/tensorboard/", "/wandb/", "/mlflow/", "/safetensors/",
+	"/h5py/", "/shutil.py", "/tempfile.py", "/csv.py", "/lightning/pytorch/loggers/",
+}
+
+// loaderFiles mark main-thread samples spent getting batches.
+var loaderFiles = []string{"/torch/utils/data/"}
+
+// gemmNames are substrings (lower case) of matmul and convolution kernels.
+var gemmNames = []string{"gemm", "conv", "cutlass", "wgrad", "dgrad", "winograd", "implicit",
+	"nvjet", "matmul", "xmma", "s884", "h884", "1688"}
+
+// convNames are substrings (lower case) of convolution kernels.
+var convNames = []string{"conv", "wgrad", "dgrad", "winograd", "implicit_convolve", "implicit_gemm"}

@@ -1,0 +1,193 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
+)
+
+// TopFindings is how many findings the text report shows; --json has all.
+const TopFindings = 3
+
+// WriteDiagnosis renders a trace's verdict and its top findings in plain
+// language, within one terminal screen.
+func WriteDiagnosis(w io.Writer, d *diagnose.Diagnosis) error {
+	if d == nil {
+		return nil
+	}
+	writeVerdict(w, "Verdict", d.Verdict)
+	if d.Verdict.Primary != diagnose.Undetermined {
+		fmt.Fprintf(w, "  %s\n", d.Verdict.Why)
+		var sec []string
+		for _, c := range d.Verdict.Secondary {
+			sec = append(sec, classShare(d, c))
+		}
+		if len(sec) > 0 {
+			fmt.Fprintf(w, "  also: %s\n", strings.Join(sec, ", "))
+		}
+	}
+	var um []string
+	for _, u := range d.Unknown {
+		if u.Class == diagnose.Straggler || u.Class == diagnose.Undetermined {
+			continue
+		}
+		um = append(um, fmt.Sprintf("%s (%s)", u.Class, u.Why))
+	}
+	if len(um) > 0 {
+		fmt.Fprintf(w, "  not measurable from this input: %s\n", strings.Join(um, "; "))
+	}
+	writeFindings(w, d.Findings, d.StepUs)
+	return nil
+}
+
+// WriteRunDiagnosis renders the verdict across ranks.
+func WriteRunDiagnosis(w io.Writer, d *diagnose.RunDiagnosis) error {
+	if d == nil {
+		return nil
+	}
+	writeVerdict(w, fmt.Sprintf("Verdict across %d ranks", len(d.PerRank)), d.Verdict)
+	fmt.Fprintf(w, "  %s\n", d.Verdict.Why)
+	for _, r := range d.PerRank {
+		fmt.Fprintf(w, "  rank %d: %s %.0f%% (%s), step %s, communication %.0f%%\n", r.Rank, r.Primary, r.SharePct, r.Confidence, fmtUs(r.StepUs), r.CommPct)
+	}
+	var step float64
+	for _, r := range d.PerRank {
+		step = max(step, r.StepUs)
+	}
+	writeFindings(w, d.Findings, step)
+	return nil
+}
+
+func writeVerdict(w io.Writer, label string, v diagnose.Verdict) {
+	if v.Primary == diagnose.Undetermined {
+		fmt.Fprintf(w, "%s: not measurable from this input — %s\n", label, v.Why)
+		return
+	}
+	share := ""
+	if v.SharePct > 0 {
+		share = fmt.Sprintf(", %.0f%% of the step", v.SharePct)
+	}
+	fmt.Fprintf(w, "%s: %s (%s%s; confidence %s)\n", label, strings.ToUpper(string(v.Primary)), v.Detail, share, v.Confidence)
+}
+
+func classShare(d *diagnose.Diagnosis, c diagnose.Class) string {
+	for _, cs := range d.Classes {
+		if cs.Class == c && cs.SharePct > 0 {
+			return fmt.Sprintf("%s %.0f%%", c, cs.SharePct)
+		}
+	}
+	return string(c)
+}
+
+func writeFindings(w io.Writer, fs []diagnose.Finding, stepUs float64) {
+	if len(fs) == 0 {
+		fmt.Fprintln(w, "  no finding above the thresholds (docs/diagnosis.md)")
+		return
+	}
+	n := min(len(fs), TopFindings)
+	fmt.Fprintf(w, "Top findings (%d of %d, by time they could save; mean step %s):\n", n, len(fs), fmtUs(stepUs))
+	for i, f := range fs[:n] {
+		fmt.Fprintf(w, " %d. %s\n", i+1, f.Title)
+		switch {
+		case f.SavingUs > 0:
+			fmt.Fprintf(w, "    could save ~%s per step (%.0f%%) of %s at stake; confidence %s\n", fmtUs(f.SavingUs), f.SavingPct, fmtUs(f.AtStakeUs), f.Confidence)
+		case f.AtStakeUs > 0:
+			fmt.Fprintf(w, "    %s per step (%.0f%%) at stake, saving not estimated; confidence %s\n", fmtUs(f.AtStakeUs), f.AtStakePct, f.Confidence)
+		default:
+			fmt.Fprintf(w, "    a risk rather than lost time; confidence %s\n", f.Confidence)
+		}
+		var ms []string
+		for j, e := range f.Measured {
+			if j == 3 {
+				break
+			}
+			ms = append(ms, evidenceText(e))
+		}
+		if len(ms) > 0 {
+			fmt.Fprintf(w, "    measured: %s\n", strings.Join(ms, "; "))
+		}
+		var where []string
+		for j, l := range f.Where {
+			if j == 3 {
+				break
+			}
+			where = append(where, locationText(l))
+		}
+		if len(where) > 0 {
+			fmt.Fprintf(w, "    where: %s\n", strings.Join(where, "; "))
+		}
+		fmt.Fprintf(w, "    change: %s\n", f.Change)
+	}
+}
+
+func evidenceText(e diagnose.Evidence) string {
+	switch e.Unit {
+	case "us":
+		return fmt.Sprintf("%s %s", e.What, fmtUs(e.Value))
+	case "":
+		if e.Value == 0 {
+			return e.What
+		}
+		return fmt.Sprintf("%s %.3g", e.What, e.Value)
+	case "%":
+		return fmt.Sprintf("%s %.1f%%", e.What, e.Value)
+	}
+	return fmt.Sprintf("%s %.1f %s", e.What, e.Value, e.Unit)
+}
+
+func locationText(l diagnose.Location) string {
+	var s string
+	switch {
+	case l.File != "":
+		s = fmt.Sprintf("%s:%d", shortFile(l.File), l.Line)
+		if l.Name != "" {
+			s += " (" + l.Name + ")"
+		}
+	default:
+		s = l.Kind + " " + Printable(truncate(l.Name, 70))
+	}
+	var extra []string
+	if l.SharePct > 0 {
+		extra = append(extra, fmt.Sprintf("%.0f%%", l.SharePct))
+	}
+	if l.Note != "" && l.Kind != "python" {
+		extra = append(extra, l.Note)
+	}
+	if len(extra) > 0 {
+		s += " [" + strings.Join(extra, ", ") + "]"
+	}
+	return s
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// shortFile shows a path relative to the working directory when it is
+// inside it.
+func shortFile(f string) string {
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, f); err == nil && !strings.HasPrefix(rel, "..") {
+			return rel
+		}
+	}
+	return f
+}
+
+func fmtUs(us float64) string {
+	switch {
+	case us >= 1e6:
+		return fmt.Sprintf("%.2f s", us/1e6)
+	case us >= 1e3:
+		return fmt.Sprintf("%.1f ms", us/1e3)
+	}
+	return fmt.Sprintf("%.0f µs", us)
+}
