@@ -3,6 +3,7 @@ module github.com/bottleneck-dev/bottleneck
 go 1.26.0
 
 require (
+	github.com/google/pprof v0.0.0-20260906184651-6331bc6350fe
 	github.com/spf13/cobra v1.10.2
 	golang.org/x/term v0.47.0
 )

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"github.com/bottleneck-dev/bottleneck/internal/cli/analyze"
+	"github.com/bottleneck-dev/bottleneck/internal/cli/export"
 	reportcmd "github.com/bottleneck-dev/bottleneck/internal/cli/report"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/run"
 	servecmd "github.com/bottleneck-dev/bottleneck/internal/cli/serve"
@@ -13,6 +14,7 @@ func init() {
 	commands = append(commands,
 		analyze.NewCmd,
 		run.NewCmd,
+		export.NewCmd,
 		reportcmd.NewCmd,
 		servecmd.NewCmd,
 	)
