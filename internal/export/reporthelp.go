@@ -1,6 +1,8 @@
 package export
 
 import (
+	"fmt"
+
 	"strconv"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
@@ -26,4 +28,30 @@ func (r *reportTrace) stepCosts(num int) *breakdown.Costs {
 
 func pythonTopOptions() pyprofile.Options {
 	return pyprofile.Options{Role: "main", Attribution: pyprofile.User, N: mdTop}
+}
+
+// FromDiagnosis turns the diagnosis of trace ti in r (when the report has
+// one) into the verdict and findings the exports draw. Findings have no
+// place on the timeline (StartNs -1).
+func FromDiagnosis(r *report.Report, ti int) (string, []Finding) {
+	if r == nil || ti < 0 || ti >= len(r.Traces) || r.Traces[ti].Diagnosis == nil {
+		return "", nil
+	}
+	d := r.Traces[ti].Diagnosis
+	verdict := fmt.Sprint(d.Verdict.Primary)
+	if d.Verdict.Detail != "" {
+		verdict += ": " + d.Verdict.Detail
+	}
+	if d.Verdict.Confidence != "" {
+		verdict += fmt.Sprintf(" (%s confidence)", d.Verdict.Confidence)
+	}
+	var out []Finding
+	for _, f := range d.Findings {
+		detail := f.Change
+		if f.SavingPct > 0 {
+			detail = fmt.Sprintf("%s (could save ~%.0f%% of the step)", f.Change, f.SavingPct)
+		}
+		out = append(out, Finding{Severity: f.Confidence, Title: f.Title, Detail: detail, StartNs: -1})
+	}
+	return verdict, out
 }

@@ -140,6 +140,15 @@ func Run(o *Options) error {
 			}
 		}
 	}
+	if in.Report != nil {
+		ti := 0
+		for i, t := range in.Report.Traces {
+			if t.Rank == o.Rank {
+				ti = i
+			}
+		}
+		in.Verdict, in.Findings = export.FromDiagnosis(in.Report, ti)
+	}
 	eo := export.Options{
 		Format: format, Stacks: o.Stacks, Rank: o.Rank, MaxNodes: o.MaxNodes, Role: o.Role,
 		MaxEvents: o.MaxEvents, MinDurationNs: int64(o.MinDurationUs * 1000), Table: o.Table,
