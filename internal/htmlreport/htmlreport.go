@@ -59,11 +59,11 @@ type Data struct {
 
 // View holds one trace's summaries.
 type View struct {
-	Path        string       `json:"path"`
-	Rank        int          `json:"rank"`
-	Timeline    *Timeline    `json:"timeline,omitempty"`
-	Utilization *Utilization `json:"gpu_utilization,omitempty"`
-	OpsFlame    *FlameGraph  `json:"ops_flame,omitempty"`
+	Path        string        `json:"path"`
+	Rank        int           `json:"rank"`
+	Timeline    *Timeline     `json:"timeline,omitempty"`
+	Utilization *Utilization  `json:"gpu_utilization,omitempty"`
+	OpsFlames   []*FlameGraph `json:"ops_flames,omitempty"`
 }
 
 // PythonView is one process's Python profile: a flame graph and a table of
@@ -120,7 +120,7 @@ func Build(in Input, o Options) *Data {
 			if t := byPath[tr.Path]; t != nil {
 				v.Timeline = BuildTimeline(t, o.Timeline)
 				v.Utilization = BuildUtilization(t, o.UtilBins)
-				v.OpsFlame = OpsFlame(t)
+				v.OpsFlames = OpsFlames(t)
 			}
 			d.Views = append(d.Views, v)
 		}

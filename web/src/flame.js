@@ -8,8 +8,10 @@ const ROW = 18;
 
 export function flameGraph(fg) {
   const wire = fg.wire;
-  const unit = fg.unit;
-  const fmtW = (v) => unit === 'ns' ? fmtTime(v) : `${v.toLocaleString('en-US')} samples`;
+  const period = wire.period_ns || 1;
+  const fmtW = wire.unit === 'samples'
+    ? (v) => `${v.toLocaleString('en-US')} samples (${fmtTime(v * period)})`
+    : (v) => fmtTime(v * period);
   // Decode absolute x once per level (typed arrays; cheap even at 20k nodes).
   const levels = wire.levels.map((arr) => {
     const n = arr.length / 4, x = new Float64Array(n), tot = new Float64Array(n), self = new Float64Array(n), name = new Int32Array(n);
@@ -59,8 +61,9 @@ export function flameGraph(fg) {
         }
       }
     });
-    info.textContent = `${wire.kept.toLocaleString('en-US')} frames, total ${fmtW(wire.total)}` + (query ? `, ${matched} visible matches` : '') +
-      (wire.kept < wire.nodes ? ` (${(wire.nodes - wire.kept).toLocaleString('en-US')} smallest folded into parents)` : '');
+    canvas.dataset.focus = `${focus.level}:${focus.x}`;
+    info.textContent = `total ${fmtW(wire.total)}` + (query ? `, ${matched} visible matches` : '') +
+      (fg.merged ? `; ${fg.merged.toLocaleString('en-US')} of ${fg.nodes.toLocaleString('en-US')} frames merged into "(other)"` : '');
   }
   function hitTest(ev) {
     const r = canvas.getBoundingClientRect();
@@ -95,5 +98,5 @@ function fmtTime(ns) {
   if (ns >= 1e9) return (ns / 1e9).toFixed(2) + ' s';
   if (ns >= 1e6) return (ns / 1e6).toFixed(2) + ' ms';
   if (ns >= 1e3) return (ns / 1e3).toFixed(1) + ' µs';
-  return ns + ' ns';
+  return Math.round(ns) + ' ns';
 }

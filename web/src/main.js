@@ -77,37 +77,55 @@ function pickPython(list, rank) {
 // --- verdict ---------------------------------------------------------------
 
 function verdict(report, tr) {
-  const diag = report.diagnosis || (tr && tr.diagnosis);
   const s = section('verdict', 'Verdict');
-  if (diag) {
-    s.appendChild(diagnosis(diag));
-  } else {
+  const runDiag = report.diagnosis;
+  const diag = tr && tr.diagnosis;
+  if (runDiag && runDiag.verdict) s.appendChild(diagnosis(runDiag, `Across ${(runDiag.per_rank || []).length} ranks`));
+  if (diag && diag.verdict) s.appendChild(diagnosis(diag, runDiag ? `This trace (rank ${tr.rank})` : ''));
+  if (!(runDiag && runDiag.verdict) && !(diag && diag.verdict)) {
     s.appendChild(el('p', { class: 'muted', text: 'This report carries no diagnosis; the key numbers:' }));
   }
-  if (tr) s.appendChild(keyNumbers(tr));
+  if (tr) s.appendChild(el('details', { open: !(diag && diag.verdict) }, el('summary', { text: 'Key numbers' }), keyNumbers(tr)));
   return s;
 }
 
-function diagnosis(d) {
+function fmtEvidence(e) {
+  const v = e.unit === 'us' ? fmtUs(e.value) : e.unit === 'pct' || e.unit === '%' ? fmtPct(e.value) : e.unit === 'bytes' ? fmtBytes(e.value) : `${fmtNum(e.value)} ${e.unit || ''}`;
+  return `${e.what}: ${v}` + (e.source ? ` (${e.source})` : '');
+}
+
+function diagnosis(d, label) {
+  const v = d.verdict;
   const box = el('div', { class: 'diagnosis' });
-  const head = d.verdict ?? d.bound ?? d.summary;
-  if (head !== undefined) box.appendChild(el('p', { class: 'headline', text: typeof head === 'object' ? (head.title || head.name || JSON.stringify(head)) : head }));
-  if (d.summary && head !== d.summary) box.appendChild(el('p', { text: d.summary }));
-  if (d.headline && d.headline !== head) box.appendChild(el('p', { text: d.headline }));
-  const findings = d.findings || d.recommendations || [];
-  if (Array.isArray(findings) && findings.length) {
-    box.appendChild(el('ol', { class: 'findings' }, findings.map((f) => {
-      if (typeof f !== 'object' || f === null) return el('li', { text: String(f) });
-      const title = f.title || f.summary || f.name || f.kind || f.id || '';
-      const rest = Object.entries(f).filter(([k, v]) => !['title', 'summary', 'name'].includes(k) && v !== null && v !== '' && typeof v !== 'object');
-      const nested = Object.entries(f).filter(([, v]) => v && typeof v === 'object');
-      return el('li', null, el('strong', { text: title }),
-        rest.length ? el('dl', { class: 'kv' }, rest.flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: String(v) })])) : null,
-        nested.map(([k, v]) => el('details', null, el('summary', { text: k }), jsonTree(v, 1))));
-    })));
+  if (label) box.appendChild(el('h3', { text: label }));
+  box.appendChild(el('p', { class: 'headline' }, el('span', { class: 'verdict-class', text: v.primary }),
+    v.share_pct ? ` ${fmtPct(v.share_pct)} of step time` : '', v.confidence ? ` (${v.confidence} confidence)` : ''));
+  if (v.detail) box.appendChild(el('p', { text: v.detail }));
+  if (v.why) box.appendChild(el('p', { class: 'muted', text: v.why }));
+  if (v.secondary && v.secondary.length) box.appendChild(el('p', { text: 'Also: ' + v.secondary.join(', ') }));
+  if (d.per_rank && d.per_rank.length) {
+    box.appendChild(dataTable('verdict-ranks-table', [
+      { key: 'rank', label: 'rank', num: true }, { key: 'primary', label: 'verdict' }, { key: 'share_pct', label: 'share', num: true, fmt: fmtPct },
+      { key: 'confidence', label: 'confidence' }, { key: 'step_us', label: 'step', num: true, fmt: fmtUs }, { key: 'comm_pct', label: 'communication', num: true, fmt: fmtPct }],
+    d.per_rank, { sortKey: 'rank', desc: false }));
   }
-  const other = Object.entries(d).filter(([k]) => !['verdict', 'bound', 'summary', 'headline', 'findings', 'recommendations'].includes(k));
-  if (other.length) box.appendChild(el('details', null, el('summary', { text: 'details' }), jsonTree(Object.fromEntries(other), 1)));
+  const findings = d.findings || [];
+  if (findings.length) {
+    box.appendChild(el('ol', { class: 'findings' }, findings.map((f) => el('li', { class: 'finding' },
+      el('div', null, el('strong', { text: f.title || f.rule }), f.class ? el('span', { class: 'tag', text: f.class }) : null),
+      f.change ? el('p', { class: 'change' }, el('b', { text: 'Change: ' }), f.change) : null,
+      (f.saving_us_per_step || f.at_stake_us_per_step) ? el('p', { class: 'muted', text:
+        `At stake ${fmtUs(f.at_stake_us_per_step)} per step (${fmtPct(f.at_stake_pct)}); expected saving ${fmtUs(f.saving_us_per_step)} per step (${fmtPct(f.saving_pct)})` +
+        (f.confidence ? `, ${f.confidence} confidence` : '') }) : null,
+      (f.where && f.where.length) ? el('ul', { class: 'where' }, f.where.map((w) => el('li', null,
+        el('code', { text: w.file ? `${w.file}:${w.line || ''}` : w.name }), w.file && w.name ? ` ${w.name}` : '',
+        w.share_pct ? ` (${fmtPct(w.share_pct)})` : '', w.note ? ` — ${w.note}` : ''))) : null,
+      (f.measured && f.measured.length) ? el('details', null, el('summary', { text: 'measured' }),
+        el('ul', null, f.measured.map((e) => el('li', { text: fmtEvidence(e) })))) : null))));
+  }
+  if (d.not_measurable && d.not_measurable.length) {
+    box.appendChild(el('p', { class: 'muted', text: 'Not measurable from this input: ' + d.not_measurable.map((u) => `${u.class} (${u.why})`).join('; ') }));
+  }
   return box;
 }
 
@@ -266,7 +284,7 @@ function flameSection(py, view) {
   const s = section('flame', 'Flame graphs');
   let any = false;
   if (py && py.flame) { s.appendChild(el('h3', { text: `${py.flame.title}: ${py.tag}` })); s.appendChild(flameGraph(py.flame)); any = true; }
-  if (view.ops_flame) { s.appendChild(el('h3', { text: view.ops_flame.title + ' (self time)' })); s.appendChild(flameGraph(view.ops_flame)); any = true; }
+  for (const g of view.ops_flames || []) { s.appendChild(el('h3', { text: g.title })); s.appendChild(flameGraph(g)); any = true; }
   if (!any) s.appendChild(el('p', { class: 'muted', text: 'No stacks: no Python profile and no host events with durations.' }));
   return s;
 }

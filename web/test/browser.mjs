@@ -40,7 +40,8 @@ try {
 
   // Sorting: the first table with a numeric sortable header.
   out.sort = await page.evaluate(() => {
-    for (const t of document.querySelectorAll('table.data')) {
+    const tables = [...document.querySelectorAll('#ops-table, #kernels-table, #python-table'), ...document.querySelectorAll('table.data')];
+    for (const t of tables) {
       const ths = [...t.querySelectorAll('th.num.sortable')];
       if (!ths.length || t.querySelectorAll('tbody tr').length < 2) continue;
       return { table: t.id, header: ths[ths.length - 1].textContent, col: [...t.querySelectorAll('th')].indexOf(ths[ths.length - 1]) };
@@ -56,11 +57,15 @@ try {
     const first = (await read()).map(num);
     await page.click(sel);
     const second = (await read()).map(num);
-    const isSorted = (a, desc) => a.every((v, i) => i === 0 || isNaN(v) || isNaN(a[i - 1]) || (desc ? a[i - 1] >= v : a[i - 1] <= v));
-    const d1 = isSorted(first, true) && !isSorted(first, false) ? 'desc' : isSorted(first, false) ? 'asc' : 'none';
-    const d2 = isSorted(second, true) && !isSorted(second, false) ? 'desc' : isSorted(second, false) ? 'asc' : 'none';
+    const dir = (a) => {
+      const v = a.filter((x) => !isNaN(x));
+      const ok = (desc) => v.every((x, i) => i === 0 || (desc ? v[i - 1] >= x : v[i - 1] <= x));
+      if (v.length < 2 || v[0] === v[v.length - 1]) return 'flat';
+      return ok(true) ? 'desc' : ok(false) ? 'asc' : 'none';
+    };
+    const d1 = dir(first), d2 = dir(second);
     out.sort.first = d1; out.sort.second = d2; out.sort.rows = first.length;
-    out.sort.ok = d1 !== 'none' && d2 !== 'none' && d1 !== d2;
+    out.sort.ok = (d1 === 'desc' && d2 === 'asc') || (d1 === 'asc' && d2 === 'desc');
   }
   // Filtering.
   const filt = await page.$('.table-wrap input.filter');
@@ -97,7 +102,8 @@ try {
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: shot, fullPage: true });
   out.xss = await page.evaluate(() => window.__xss || null);
-  out.injectedElements = await page.evaluate(() => document.querySelectorAll('img, iframe, object, embed, script:not([id=bottleneck-data])').length);
+  out.injectedElements = await page.evaluate(() => document.querySelectorAll('img, iframe, object, embed, svg').length);
+  out.scripts = await page.evaluate(() => document.scripts.length);
   out.bodyText = (await page.evaluate(() => document.body.innerText)).slice(0, 200000);
 } catch (e) {
   out.fatal = String(e && e.stack || e);
