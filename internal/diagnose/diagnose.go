@@ -379,6 +379,9 @@ func (s *state) verdict() {
 		second = cs[1].SharePct
 	}
 	v := Verdict{Primary: top.Class, Detail: detail[top.Class], SharePct: top.SharePct}
+	if top.Class == Host && !s.device {
+		v.Detail = "CPU-only: Python between ops fills the step"
+	}
 	sh, margin := top.SharePct/100, (top.SharePct-second)/100
 	switch {
 	case sh >= s.p.HighShare && margin >= s.p.HighMargin:

@@ -112,7 +112,7 @@ func ComputeRanks(rr *ranks.Result, per []RankInput, params *Params) *RunDiagnos
 			conf = "high"
 		}
 		v := Verdict{Primary: Straggler, Detail: fmt.Sprintf("rank %d holds the others back", slow), SharePct: round(100 * share), Confidence: conf, Why: why}
-		where := []Location{{Kind: "rank", Name: fmt.Sprintf("rank %d", slow)}}
+		where := []Location{{Kind: "rank", Name: fmt.Sprint(slow)}}
 		change := rule("ranks.straggler").Change
 		if sd := byRank[slow]; sd != nil {
 			v.Why += fmt.Sprintf("; rank %d itself is %s (%.0f%%)", slow, sd.Verdict.Primary, sd.Verdict.SharePct)

@@ -10,6 +10,13 @@ import (
 // was read, then per trace the analyses (most telling first), then the
 // tables.
 func WriteText(w io.Writer, r *Report) error {
+	WriteVerdict(w, r)
+	return WriteDetails(w, r)
+}
+
+// WriteVerdict writes the opening of the report: the verdict (across ranks
+// when there are several) and the top findings, followed by a blank line.
+func WriteVerdict(w io.Writer, r *Report) {
 	if r.Diagnosis != nil {
 		WriteRunDiagnosis(w, r.Diagnosis)
 		fmt.Fprintln(w)
@@ -17,6 +24,10 @@ func WriteText(w io.Writer, r *Report) error {
 		WriteDiagnosis(w, r.Traces[0].Diagnosis)
 		fmt.Fprintln(w)
 	}
+}
+
+// WriteDetails writes everything after the verdict.
+func WriteDetails(w io.Writer, r *Report) error {
 	WriteInputs(w, r)
 	if r.Ranks != nil {
 		fmt.Fprintln(w)

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,8 +17,10 @@ import (
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
+	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/driver"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	"github.com/bottleneck-dev/bottleneck/internal/report"
 	"github.com/bottleneck-dev/bottleneck/internal/runner"
 	"github.com/bottleneck-dev/bottleneck/internal/runreport"
 	"github.com/bottleneck-dev/bottleneck/internal/version"
@@ -58,15 +59,19 @@ type Options struct {
 	StopAfterProfile bool
 	NoSyncDebug      bool
 
-	// Signals and Env are for tests (see runner.Config).
+	// Signals, Env and Dir are for tests (see runner.Config).
 	Signals <-chan os.Signal
 	Env     []string
+	Dir     string
 }
 
 // NewCmd returns the `run` command. It only parses flags; runRun does the work.
 func NewCmd(ios *iostreams.IOStreams) *cobra.Command {
+	return newCmd(&Options{IO: ios})
+}
+
+func newCmd(o *Options) *cobra.Command {
 	d := runner.DefaultAgentConfig()
-	o := &Options{IO: ios}
 	cmd := &cobra.Command{
 		Use:   "run [flags] script.py [args...] | -m module [args...] | -- launcher [args...]",
 		Short: "Run a PyTorch program once and report why it is slow",
@@ -161,7 +166,7 @@ func (o *Options) config() (runner.Config, error) {
 	}
 	cfg := runner.Config{
 		RunDir: o.Out, Timeout: o.Timeout, KillAfter: o.KillAfter, Agent: ac, Version: version.Version,
-		Stdin: o.IO.In, Stdout: o.IO.Out, Stderr: o.IO.ErrOut, Signals: o.Signals, Env: o.Env,
+		Stdin: o.IO.In, Stdout: o.IO.Out, Stderr: o.IO.ErrOut, Signals: o.Signals, Env: o.Env, Dir: o.Dir,
 	}
 	switch {
 	case o.Launcher:
@@ -242,7 +247,10 @@ func writeReports(ios *iostreams.IOStreams, dir string) (string, error) {
 	}{Schema: runreport.Schema, Run: rr}
 	traces := runner.Traces(dir)
 	if len(traces) > 0 {
-		tr, terr := analyzeTraces(ios, traces, &text)
+		var body bytes.Buffer
+		body.Write(text.Bytes())
+		text.Reset()
+		tr, terr := analyzeTraces(ios, dir, traces, &text, &body)
 		if terr != nil {
 			out.TraceError = terr.Error()
 			fmt.Fprintf(&text, "\ntrace analysis failed: %v\n", terr)
@@ -273,14 +281,19 @@ func writeReports(ios *iostreams.IOStreams, dir string) (string, error) {
 
 // analyzeTraces runs the trace analyses once and renders them as text
 // (appended to text) and JSON (returned).
-func analyzeTraces(ios *iostreams.IOStreams, traces []string, text io.Writer) (json.RawMessage, error) {
+// The text opens with the verdict (written to text), then the run section
+// (already in body), then the trace analyses; all of it ends up in text.
+func analyzeTraces(ios *iostreams.IOStreams, dir string, traces []string, text, body *bytes.Buffer) (json.RawMessage, error) {
+	defer func() { text.Write(body.Bytes()) }()
 	res, took, err := driver.Load(ios, traces)
 	if err != nil {
 		return nil, err
 	}
-	r := driver.Build(res, took, driver.Options{Rank: -1, Table: optable.Options{Top: 15}})
-	fmt.Fprintf(text, "\nTrace analysis (%d trace%s):\n", len(traces), plural(len(traces)))
-	if err := driver.Write(text, r, false); err != nil {
+	ev, _ := diagnose.LoadRun(dir) // the diagnosis works without it
+	r := driver.Build(res, took, driver.Options{Rank: -1, Table: optable.Options{Top: 15}, RunEvidence: ev})
+	report.WriteVerdict(text, r)
+	fmt.Fprintf(body, "\nTrace analysis (%d trace%s):\n", len(traces), plural(len(traces)))
+	if err := report.WriteDetails(body, r); err != nil {
 		return nil, err
 	}
 	var js bytes.Buffer
