@@ -1,0 +1,234 @@
+package serve
+
+// Browser tests: the HTML report file and the served UI in Debian's
+// headless Chromium, driven by web/test/browser.mjs (playwright-core). They
+// skip, saying why, when Chromium, Node or web/node_modules are missing
+// (scripts/setup-browser installs them). Screenshots are written under the
+// test's temp directory; set BOTTLENECK_SCREENSHOTS=DIR to keep them.
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bottleneck-dev/bottleneck/internal/htmlreport"
+	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	"github.com/bottleneck-dev/bottleneck/internal/tracegen"
+)
+
+type canvasInk struct {
+	W, H, Inked, Drawn int
+}
+
+type browserResult struct {
+	ConsoleErrors []string
+	PageErrors    []string
+	Dialogs       []string
+	Requests      []string
+	Fatal         string
+	LoadMs        int
+	Verdict       string
+	Sections      []string
+	Sort          *struct {
+		Table, Header, First, Second string
+		OK                           bool
+		Rows                         int
+	}
+	FilterRows       *int
+	Flame            []canvasInk
+	Timeline         []canvasInk
+	TimelineZoomed   []canvasInk
+	TimelineStatus   string
+	XSS              any
+	InjectedElements int
+	Scripts          int
+	BodyText         string
+}
+
+func browserOrSkip(t *testing.T) (node, script string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("browser tests skipped with -short")
+	}
+	chromium := os.Getenv("BOTTLENECK_CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		t.Skipf("no Chromium at %s (run scripts/setup-browser)", chromium)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not installed (run scripts/setup-browser)")
+	}
+	web, _ := filepath.Abs(filepath.Join("..", "..", "web"))
+	if _, err := os.Stat(filepath.Join(web, "node_modules", "playwright-core")); err != nil {
+		t.Skip("web/node_modules/playwright-core missing (run scripts/setup-browser)")
+	}
+	return node, filepath.Join(web, "test", "browser.mjs")
+}
+
+func runBrowser(t *testing.T, node, script, url, shot string) *browserResult {
+	t.Helper()
+	cmd := exec.Command(node, script, url, shot)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("browser script: %v\n%s", err, out)
+	}
+	var r browserResult
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("browser output: %v\n%.2000s", err, out)
+	}
+	if r.Fatal != "" {
+		t.Fatalf("in the browser: %s", r.Fatal)
+	}
+	if st, err := os.Stat(shot); err != nil || st.Size() < 10000 {
+		t.Errorf("screenshot %s: %v", shot, err)
+	}
+	if dir := os.Getenv("BOTTLENECK_SCREENSHOTS"); dir != "" {
+		b, _ := os.ReadFile(shot)
+		os.WriteFile(filepath.Join(dir, filepath.Base(shot)), b, 0o644)
+	}
+	return &r
+}
+
+// checkPage asserts what every report page must do.
+func checkPage(t *testing.T, r *browserResult, wantFlames int) {
+	t.Helper()
+	if len(r.ConsoleErrors) > 0 || len(r.PageErrors) > 0 {
+		t.Errorf("console errors %q, page errors %q", r.ConsoleErrors, r.PageErrors)
+	}
+	if len(r.Sections) == 0 || r.Sections[0] != "verdict" || !strings.Contains(r.Verdict, "Verdict") {
+		t.Errorf("first section %v, verdict %.200q", r.Sections, r.Verdict)
+	}
+	for _, s := range []string{"steps", "gpu", "memory", "operators", "kernels", "flame", "timeline"} {
+		found := false
+		for _, x := range r.Sections {
+			found = found || x == s
+		}
+		if !found {
+			t.Errorf("no %s section (have %v)", s, r.Sections)
+		}
+	}
+	if r.Sort == nil || !r.Sort.OK {
+		t.Errorf("table did not sort on click: %+v", r.Sort)
+	}
+	if r.FilterRows == nil || *r.FilterRows != 0 {
+		t.Errorf("filter left %v rows", r.FilterRows)
+	}
+	if len(r.Flame) < wantFlames {
+		t.Errorf("%d flame graphs, want %d", len(r.Flame), wantFlames)
+	}
+	for i, c := range r.Flame {
+		if c.Inked < 1000 {
+			t.Errorf("flame graph %d blank: %+v", i, c)
+		}
+	}
+	if len(r.Timeline) != 1 || r.Timeline[0].Inked < 1000 || r.Timeline[0].Drawn == 0 {
+		t.Errorf("timeline blank: %+v", r.Timeline)
+	}
+	if len(r.TimelineZoomed) != 1 || r.TimelineZoomed[0].Drawn == 0 {
+		t.Errorf("zoomed timeline blank: %+v", r.TimelineZoomed)
+	}
+	if r.XSS != nil || len(r.Dialogs) > 0 || r.InjectedElements > 0 {
+		t.Errorf("injected script ran: __xss=%v dialogs=%q elements=%d", r.XSS, r.Dialogs, r.InjectedElements)
+	}
+}
+
+func TestBrowserReportFile(t *testing.T) {
+	node, script := browserOrSkip(t)
+	dir := t.TempDir()
+	ios, _, _, _ := iostreams.Test()
+
+	t.Run("xss", func(t *testing.T) {
+		p, err := Load(ios, []string{"../htmlreport/testdata/xss.json"}, LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		html := filepath.Join(dir, "xss.html")
+		if err := htmlreport.WriteFile(html, p.Data); err != nil {
+			t.Fatal(err)
+		}
+		r := runBrowser(t, node, script, "file://"+html, filepath.Join(dir, "xss.png"))
+		checkPage(t, r, 2)
+		if r.Scripts != 2 {
+			t.Errorf("%d script elements, want 2", r.Scripts)
+		}
+		for _, h := range []string{`<img src=x onerror="window.__xss=1;alert(1)">`, `</script><script>window.__xss=2</script>`} {
+			if !strings.Contains(r.BodyText, h) {
+				t.Errorf("hostile name %q not shown as text", h)
+			}
+		}
+		for _, u := range r.Requests {
+			if !strings.HasPrefix(u, "file://") {
+				t.Errorf("network request %s", u)
+			}
+		}
+	})
+
+	t.Run("large", func(t *testing.T) {
+		size := int64(300 << 20)
+		if s := os.Getenv("BOTTLENECK_BROWSER_TRACE_MB"); s != "" {
+			fmt.Sscan(s, &size)
+			size <<= 20
+		}
+		trace := filepath.Join(dir, "big.json")
+		f, err := os.Create(trace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tracegen.Generate(f, tracegen.Options{TargetBytes: size, Seed: 11}); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		start := time.Now()
+		p, err := Load(ios, []string{trace}, LoadOptions{Top: 500})
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(trace)
+		html := filepath.Join(dir, "large.html")
+		if err := htmlreport.WriteFile(html, p.Data); err != nil {
+			t.Fatal(err)
+		}
+		st, _ := os.Stat(html)
+		t.Logf("%d MB trace: report %.1f s, HTML %d KB, %d events in %d timeline boxes", size>>20,
+			time.Since(start).Seconds(), st.Size()>>10, p.Data.Views[0].Timeline.Events, p.Data.Views[0].Timeline.Boxes)
+		if st.Size() > 16<<20 {
+			t.Errorf("HTML of %d bytes: the timeline is not summarised", st.Size())
+		}
+		r := runBrowser(t, node, script, "file://"+html, filepath.Join(dir, "large.png"))
+		checkPage(t, r, 2)
+		if r.LoadMs > 30000 {
+			t.Errorf("page took %d ms to show the verdict", r.LoadMs)
+		}
+		if !strings.Contains(r.Verdict, "bound") {
+			t.Errorf("no verdict class in %.300q", r.Verdict)
+		}
+
+		// The same report served live: zooming fetches detail from the server.
+		h, err := NewHandler(p, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(h)
+		defer srv.Close()
+		r = runBrowser(t, node, script, srv.URL+"/", filepath.Join(dir, "served.png"))
+		checkPage(t, r, 2)
+		if !strings.Contains(r.TimelineStatus, "detail from server") {
+			t.Errorf("zoomed timeline did not load detail: %q", r.TimelineStatus)
+		}
+		for _, u := range r.Requests {
+			if !strings.HasPrefix(u, srv.URL) {
+				t.Errorf("request outside the server: %s", u)
+			}
+		}
+	})
+}
