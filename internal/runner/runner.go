@@ -110,6 +110,8 @@ type Config struct {
 	Stdout, Stderr io.Writer
 	// Env is appended to the environment (tests).
 	Env []string
+	// Dir is the program's working directory ("" : bottleneck's).
+	Dir string
 	// Progress, when set, receives one-line phase descriptions.
 	Progress func(string)
 	// Signals, when set, replaces the process's own SIGINT/SIGTERM/SIGHUP
@@ -241,6 +243,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	env = append(env, cfg.Env...)
 	cwd, _ := os.Getwd()
+	if cfg.Dir != "" {
+		cwd = cfg.Dir
+	}
 
 	m := &Manifest{
 		Format:  ManifestFormat,
@@ -271,7 +276,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		path = p
 	}
-	cmd := &exec.Cmd{Path: path, Args: argv, Env: env, Stdin: cfg.Stdin, Stdout: cfg.Stdout, Stderr: cfg.Stderr}
+	cmd := &exec.Cmd{Path: path, Args: argv, Env: env, Dir: cfg.Dir, Stdin: cfg.Stdin, Stdout: cfg.Stdout, Stderr: cfg.Stderr}
 	setProcAttr(cmd)
 
 	sigs := cfg.Signals
