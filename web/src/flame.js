@@ -28,7 +28,7 @@ export function flameGraph(fg) {
   const search = el('input', { type: 'search', class: 'filter', placeholder: 'search frames…', 'aria-label': 'search ' + fg.title });
   const info = el('span', { class: 'count' });
   const reset = el('button', { type: 'button', text: 'Reset zoom' });
-  const wrap = el('div', { class: 'flame-wrap' }, el('div', { class: 'table-tools' }, search, reset, info), canvas);
+  const wrap = el('div', { class: 'flame-wrap' }, el('div', { class: 'table-tools' }, search, reset, info), el('div', { class: 'flame-scroll' }, canvas));
   const tip = tooltip();
   let width = 800;
   function draw() {

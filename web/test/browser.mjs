@@ -42,9 +42,16 @@ try {
   out.sort = await page.evaluate(() => {
     const tables = [...document.querySelectorAll('#ops-table, #kernels-table, #python-table'), ...document.querySelectorAll('table.data')];
     for (const t of tables) {
-      const ths = [...t.querySelectorAll('th.num.sortable')];
-      if (!ths.length || t.querySelectorAll('tbody tr').length < 2) continue;
-      return { table: t.id, header: ths[ths.length - 1].textContent, col: [...t.querySelectorAll('th')].indexOf(ths[ths.length - 1]) };
+      const all = [...t.querySelectorAll('th')];
+      const rows = [...t.querySelectorAll('tbody tr')];
+      if (rows.length < 2) continue;
+      let best = null, bestN = 1;
+      for (const th of t.querySelectorAll('th.num.sortable')) {
+        const c = all.indexOf(th);
+        const n = new Set(rows.map((r) => r.children[c].textContent)).size;
+        if (n > bestN) { best = th; bestN = n; }
+      }
+      if (best) return { table: t.id, header: best.textContent, col: all.indexOf(best) };
     }
     return null;
   });

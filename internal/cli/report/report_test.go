@@ -1,0 +1,65 @@
+package report
+
+import (
+	"compress/gzip"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
+	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+)
+
+func TestReportTraceToFile(t *testing.T) {
+	ios, _, _, errOut := iostreams.Test()
+	out := filepath.Join(t.TempDir(), "r.html")
+	if err := Run(&Options{IO: ios, Paths: []string{"../../htmlreport/testdata/xss.json"}, HTML: out, Top: 10}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(b), `id="bottleneck-data"`) || strings.Contains(string(b), "<img") {
+		t.Fatalf("page: %v (%d bytes)", err, len(b))
+	}
+	if !strings.Contains(errOut.String(), "wrote "+out) {
+		t.Errorf("stderr %q", errOut.String())
+	}
+}
+
+func TestReportNeedsOutput(t *testing.T) {
+	ios, _, _, _ := iostreams.Test()
+	err := Run(&Options{IO: ios, Paths: []string{"../../htmlreport/testdata/xss.json"}})
+	var ee *exitcode.Error
+	if !errors.As(err, &ee) || ee.Code != exitcode.Usage {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestReportRunDir(t *testing.T) {
+	dir := t.TempDir()
+	src, _ := os.ReadFile("../../htmlreport/testdata/xss.json")
+	f, _ := os.Create(filepath.Join(dir, "trace-rank0.pt.trace.json.gz"))
+	zw := gzip.NewWriter(f)
+	zw.Write(src)
+	zw.Close()
+	f.Close()
+	os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(`{"format":"bottleneck.run","version":1}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "env.json"), []byte(`{"format":"bottleneck.env-summary","host":{"os":"linux"}}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "pyprofile-rank0.json"), []byte(`{"format":"bottleneck.pyprofile","version":1,"profiler":"sample",
+ "interval_s":0.01,"samples":3,"frames":[{"file":"/t/train.py","func":"main","line":3,"fline":1}],
+ "threads":[{"id":1,"name":"MainThread","role":"main","samples":3}],"stacks":[{"thread":0,"frames":[0],"count":3}]}`), 0o644)
+	ios, _, _, _ := iostreams.Test()
+	if err := Run(&Options{IO: ios, Paths: []string{dir}}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"python":[{"tag":"rank0"`, `"env":{"format":"bottleneck.env-summary"`, `"gpu_utilization"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("report.html lacks %s", want)
+		}
+	}
+}
