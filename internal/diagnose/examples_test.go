@@ -1,0 +1,207 @@
+package diagnose_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bottleneck-dev/bottleneck/internal/cli/run"
+	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
+	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
+)
+
+// plantedLine returns the line of examples/diagnose/<name> marked
+// "# PLANTED".
+func plantedLine(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "# PLANTED") {
+			return i + 1
+		}
+	}
+	t.Fatalf("%s: no # PLANTED line", path)
+	return 0
+}
+
+type runReport struct {
+	TraceReport struct {
+		Traces []struct {
+			Rank      int                 `json:"rank"`
+			Diagnosis *diagnose.Diagnosis `json:"diagnosis"`
+		} `json:"traces"`
+		Diagnosis *diagnose.RunDiagnosis `json:"diagnosis"`
+	} `json:"trace_report"`
+}
+
+// bottleneckRun runs `bottleneck run` through the command and returns
+// report.json and report.txt.
+func bottleneckRun(t *testing.T, env []string, args ...string) (*runReport, string) {
+	t.Helper()
+	out := t.TempDir()
+	ios, _, _, errOut := iostreams.Test()
+	cmd := run.NewCmd(ios)
+	cmd.SetArgs(append([]string{"--out", out, "--report", "none"}, args...))
+	cmd.SetOut(ios.Out)
+	cmd.SetErr(ios.ErrOut)
+	if len(env) > 0 {
+		t.Setenv("PATH", strings.Join(env, ""))
+	}
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("bottleneck run %v: %v\n%s", args, err, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r runReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	txt, _ := os.ReadFile(filepath.Join(out, "report.txt"))
+	return &r, string(txt)
+}
+
+func pointsAt(locs []diagnose.Location, file string, line int) bool {
+	for _, l := range locs {
+		if l.Line == line && filepath.Base(l.File) == filepath.Base(file) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestPlantedCPU runs each CPU example under `bottleneck run` and checks
+// that the planted class comes first and that the finding of that class
+// points at the planted line.
+func TestPlantedCPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Python programs")
+	}
+	py := testutil.TorchPython(t)
+	for _, c := range []struct {
+		file  string
+		class diagnose.Class
+	}{
+		{"slow_dataset.py", diagnose.Input},
+		{"python_preprocess.py", diagnose.Host},
+		{"cpu_matmul.py", diagnose.CPUCompute},
+		{"checkpoint_every_step.py", diagnose.IO},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			path := filepath.Join(testutil.RepoRoot(), "examples", "diagnose", c.file)
+			line := plantedLine(t, path)
+			r, txt := bottleneckRun(t, nil, "--python", py, path)
+			if len(r.TraceReport.Traces) != 1 || r.TraceReport.Traces[0].Diagnosis == nil {
+				t.Fatalf("want one diagnosed trace, got %+v", r.TraceReport)
+			}
+			d := r.TraceReport.Traces[0].Diagnosis
+			if d.Verdict.Primary != c.class {
+				t.Fatalf("verdict %s (%s), want %s\n%s", d.Verdict.Primary, d.Verdict.Why, c.class, txt)
+			}
+			var f *diagnose.Finding
+			for i := range d.Findings {
+				if d.Findings[i].Class == c.class {
+					f = &d.Findings[i]
+					break
+				}
+			}
+			if f == nil {
+				t.Fatalf("no %s finding\n%s", c.class, txt)
+			}
+			if !pointsAt(f.Where, path, line) {
+				t.Errorf("finding %s does not point at %s:%d: %+v", f.Rule, c.file, line, f.Where)
+			}
+			if f.AtStakeUs <= 0 || len(f.Measured) == 0 {
+				t.Errorf("finding %s without numbers: %+v", f.Rule, f)
+			}
+			if !strings.HasPrefix(txt, "Verdict: "+strings.ToUpper(string(c.class))) {
+				t.Errorf("report.txt does not open with the verdict:\n%s", txt[:min(len(txt), 400)])
+			}
+			if want := fmt.Sprintf("%s:%d", c.file, line); !strings.Contains(txt, want) {
+				t.Errorf("report.txt does not name %s", want)
+			}
+		})
+	}
+}
+
+// TestPlantedStraggler runs two gloo ranks under torchrun; rank 1 sleeps.
+func TestPlantedStraggler(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Python programs")
+	}
+	py := testutil.TorchPython(t)
+	bin := filepath.Dir(py)
+	if _, err := os.Stat(filepath.Join(bin, "torchrun")); err != nil {
+		t.Skip("no torchrun beside", py)
+	}
+	path := filepath.Join(testutil.RepoRoot(), "examples", "diagnose", "straggler_gloo.py")
+	line := plantedLine(t, path)
+	r, txt := bottleneckRun(t, []string{bin, ":", os.Getenv("PATH")}, "--", "torchrun", "--nproc_per_node", "2", path)
+	d := r.TraceReport.Diagnosis
+	if d == nil {
+		t.Fatalf("no run-level diagnosis (%d traces)\n%s", len(r.TraceReport.Traces), txt)
+	}
+	if d.Verdict.Primary != diagnose.Straggler {
+		t.Fatalf("verdict %s (%s), want straggler\n%s", d.Verdict.Primary, d.Verdict.Why, txt)
+	}
+	if len(d.Findings) == 0 || d.Findings[0].Rule != "ranks.straggler" {
+		t.Fatalf("want ranks.straggler first: %+v", d.Findings)
+	}
+	f := d.Findings[0]
+	if len(f.Where) == 0 || f.Where[0].Kind != "rank" || f.Where[0].Name != "1" {
+		t.Errorf("straggler finding should name rank 1: %+v", f.Where)
+	}
+	if !pointsAt(f.Where, path, line) {
+		t.Errorf("straggler finding does not point at the sleep (line %d): %+v", line, f.Where)
+	}
+}
+
+// TestPlantedGPU runs the CUDA examples; it skips without a GPU.
+func TestPlantedGPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Python programs")
+	}
+	py := testutil.TorchPython(t)
+	if err := exec.Command(py, "-c", "import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)").Run(); err != nil {
+		t.Skipf("no CUDA device: %v", err)
+	}
+	for _, c := range []struct {
+		file  string
+		class diagnose.Class
+	}{
+		{"gpu_item_sync.py", diagnose.Sync},
+		{"gpu_tiny_kernels.py", diagnose.Launch},
+		{"gpu_pageable_copy.py", diagnose.Copy},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			path := filepath.Join(testutil.RepoRoot(), "examples", "diagnose", c.file)
+			line := plantedLine(t, path)
+			r, txt := bottleneckRun(t, nil, "--python", py, path)
+			if len(r.TraceReport.Traces) != 1 || r.TraceReport.Traces[0].Diagnosis == nil {
+				t.Fatalf("want one diagnosed trace\n%s", txt)
+			}
+			d := r.TraceReport.Traces[0].Diagnosis
+			if d.Verdict.Primary != c.class {
+				t.Fatalf("verdict %s (%s), want %s\n%s", d.Verdict.Primary, d.Verdict.Why, c.class, txt)
+			}
+			for _, f := range d.Findings {
+				if f.Class == c.class {
+					if !pointsAt(f.Where, path, line) {
+						t.Errorf("finding %s does not point at line %d: %+v", f.Rule, line, f.Where)
+					}
+					return
+				}
+			}
+			t.Errorf("no %s finding\n%s", c.class, txt)
+		})
+	}
+}
