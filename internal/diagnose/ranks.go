@@ -73,6 +73,9 @@ func ComputeRanks(rr *ranks.Result, per []RankInput, params *Params) *RunDiagnos
 		}
 		lostUs = rr.ImbalancePct / 100 * rr.MedianStepUs
 		why = fmt.Sprintf("rank %d's steps are %.0f%% longer than the median rank's", rr.SlowestRank, rr.ImbalancePct)
+		if rr.Straggler >= 0 && rr.Straggler != rr.SlowestRank {
+			why += fmt.Sprintf("; in collectives the others wait for rank %d", rr.Straggler)
+		}
 		ms = append(ms, Evidence{"step-time imbalance (slowest vs median rank)", rr.ImbalancePct, "%", "ranks"},
 			Evidence{"median step", rr.MedianStepUs, "us", "ranks"})
 	} else {

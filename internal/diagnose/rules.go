@@ -78,7 +78,7 @@ type Params struct {
 
 // Default are the thresholds the tool uses.
 var Default = Params{
-	MinEvents:             50,
+	MinEvents:             15,
 	MinActivity:           0.05,
 	Secondary:             0.15,
 	MinFinding:            0.05,
