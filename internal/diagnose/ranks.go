@@ -155,6 +155,17 @@ func ComputeRanks(rr *ranks.Result, per []RankInput, params *Params) *RunDiagnos
 	if n < len(d.PerRank) {
 		conf = lower(conf)
 	}
+	// findings: each rank's, named by rank, ranked by saving
+	for _, r := range per {
+		if r.Diagnosis == nil {
+			continue
+		}
+		for _, f := range r.Diagnosis.Findings {
+			f.Title = fmt.Sprintf("rank %d: %s", r.Rank, f.Title)
+			d.Findings = append(d.Findings, f)
+		}
+	}
+	slices.SortStableFunc(d.Findings, func(a, b Finding) int { return cmp.Compare(b.SavingUs, a.SavingUs) })
 	d.Verdict = Verdict{Primary: best, Detail: detail[best], Confidence: conf,
 		Why: fmt.Sprintf("%d of %d ranks are %s; no straggler (imbalance below %.0f%%, communication shares within %.0f points)", n, len(d.PerRank), best, p.Imbalance, p.CommSpread)}
 	return d
