@@ -3,4 +3,4 @@ def fib(n):
     return n if n < 2 else fib(n - 1) + fib(n - 2)
 
 
-print("fib", fib(24))
+print("fib", fib(26))

@@ -609,7 +609,7 @@ func TestWithoutTorch(t *testing.T) {
 		py = p
 	}
 	r := bn(t, runOpts{}, "--python", py, "--sample-interval", "1ms", ex(t, "no_torch.py"))
-	if r.code != 0 || r.stdout != "fib 46368\n" {
+	if r.code != 0 || r.stdout != "fib 121393\n" {
 		t.Fatalf("exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
 	}
 	ev := loadEvidence(t, r.dir, "rank0")
@@ -620,8 +620,10 @@ func TestWithoutTorch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// fib runs for most of the program's life; whatever the sampler caught
+	// around it (interpreter start-up), it is the top self site
 	if top := p.TopSites(pyprofile.Options{Role: "main"}); len(top.BySelf) == 0 || top.BySelf[0].Func != "fib" {
-		t.Errorf("top: %+v", top.BySelf)
+		t.Errorf("top: %+v", top.BySelf[:min(3, len(top.BySelf))])
 	}
 	text, _ := os.ReadFile(filepath.Join(r.dir, "report.txt"))
 	if !bytes.Contains(text, []byte("Not recorded:")) || !bytes.Contains(text, []byte("did not import torch")) {
