@@ -20,7 +20,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/kineto"
 	"github.com/bottleneck-dev/bottleneck/internal/load"
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
-	"github.com/bottleneck-dev/bottleneck/internal/testutil"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil/tracetest"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
@@ -47,24 +47,12 @@ func inputOf(t *testing.T, traces ...*trace.Trace) *Input {
 }
 
 func fixtureInput(t *testing.T) *Input {
-	tr, err := kineto.Read(strings.NewReader(fixture), "fixture.json", kineto.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return inputOf(t, tr)
+	return inputOf(t, tracetest.ReadString(t, fixture))
 }
 
 func sharedInput(t *testing.T, rel string) *Input {
 	t.Helper()
-	m, _ := filepath.Glob(filepath.Join(testutil.SharedTraces(t), rel))
-	if len(m) == 0 {
-		t.Skipf("%s absent", rel)
-	}
-	tr, err := kineto.ReadFile(m[0], kineto.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return inputOf(t, tr)
+	return inputOf(t, tracetest.Load(t, rel))
 }
 
 const nsTrace = "hta/ns_resolution_trace/rank-0.*.pt.trace.json.gz"

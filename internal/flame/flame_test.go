@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bottleneck-dev/bottleneck/internal/kineto"
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
-	"github.com/bottleneck-dev/bottleneck/internal/testutil"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil/tracetest"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
@@ -230,11 +229,7 @@ const fixture = `{"traceEvents":[
 
 func readFixture(t *testing.T) *trace.Trace {
 	t.Helper()
-	tr, err := kineto.Read(strings.NewReader(fixture), "fixture.json", kineto.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
+	return tracetest.ReadString(t, fixture)
 }
 
 func TestFromTraceHost(t *testing.T) {
@@ -274,21 +269,13 @@ func TestFromTraceDevice(t *testing.T) {
 }
 
 func TestSharedTraces(t *testing.T) {
-	dir := testutil.SharedTraces(t)
 	for _, f := range []string{
 		"hta/ns_resolution_trace/rank-0.*.pt.trace.json.gz",
 		"tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
 		"hta/call_stack/backward_thread.json",
 	} {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			matches, _ := filepath.Glob(filepath.Join(dir, f))
-			if len(matches) == 0 {
-				t.Skipf("%s absent", f)
-			}
-			tt, err := kineto.ReadFile(matches[0], kineto.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			tt := tracetest.Load(t, f)
 			host := FromTrace(tt, TraceOptions{})
 			check(t, host)
 			if host.Total() != HostTotal(tt) || host.Total() == 0 {

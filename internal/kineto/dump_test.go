@@ -2,17 +2,15 @@ package kineto
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
-
-var update = flag.Bool("update", false, "rewrite the -- expect -- sections of testdata/*.txtar")
 
 // Fixtures are txtar-like files: "-- trace.json --" holds the input and
 // "-- expect --" a readable dump of the model it must produce (see dump).
@@ -127,7 +125,7 @@ func TestFixtures(t *testing.T) {
 			} else {
 				got = dump(tr)
 			}
-			if *update {
+			if *testutil.Update { // rewrite the -- expect -- section
 				if expect < 0 {
 					secs = append(secs, section{name: "expect"})
 					expect = len(secs) - 1

@@ -7,23 +7,13 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
-// sharedTraces is the collection of real traces beside the repository
-// (../shared/traces); users' clones do not have it.
-func sharedTraces(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "traces")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skip("../shared/traces is absent (it sits beside the repository on the project's machines): skipping tests on real traces")
-	}
-	return dir
-}
-
 func readShared(t *testing.T, rel string) *trace.Trace {
 	t.Helper()
-	tr, err := ReadFile(filepath.Join(sharedTraces(t), rel), Options{})
+	tr, err := ReadFile(filepath.Join(testutil.SharedTraces(t), rel), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +23,7 @@ func readShared(t *testing.T, rel string) *trace.Trace {
 // Every real trace is read without error or problem (the execution trace
 // beside one of them is not a profiler trace and must be refused).
 func TestSharedTracesReadCleanly(t *testing.T) {
-	dir := sharedTraces(t)
+	dir := testutil.SharedTraces(t)
 	n := 0
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if d.IsDir() || !(strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".json.gz")) {
@@ -150,7 +140,7 @@ func hasAncestorNamed(tr *trace.Trace, e int32, name string) bool {
 // restartable units must give exactly the model of a whole-buffer read.
 func TestRefillBoundaries(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.txtar")
-	files = append(files, filepath.Join(sharedTracesOrEmpty(), "hta/triton_example/triton_example.json.gz"))
+	files = append(files, filepath.Join(testutil.SharedTracesDir(), "hta/triton_example/triton_example.json.gz"))
 	for _, file := range files {
 		var input string
 		if strings.HasSuffix(file, ".txtar") {
@@ -189,8 +179,4 @@ func TestRefillBoundaries(t *testing.T) {
 			t.Errorf("%s: byte-at-a-time read differs:\n%s", file, diff(dump(whole), dump(bytewise)))
 		}
 	}
-}
-
-func sharedTracesOrEmpty() string {
-	return filepath.Join("..", "..", "..", "shared", "traces")
 }

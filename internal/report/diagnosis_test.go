@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify/testkit"
 	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/driver"
 	"github.com/bottleneck-dev/bottleneck/internal/load"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
 )
 
 // diagnosisGolden are the shared traces whose verdicts docs/verdicts.md
@@ -41,7 +41,7 @@ var diagnosisGolden = map[string][]string{
 // trace (testdata/diagnosis/<name>.txt and .json); rewrite with -update
 // and re-read docs/verdicts.md when they change.
 func TestDiagnosisGolden(t *testing.T) {
-	dir := testkit.SharedDir(t)
+	dir := testutil.SharedTraces(t)
 	for name, rels := range diagnosisGolden {
 		t.Run(name, func(t *testing.T) {
 			var paths []string
@@ -70,8 +70,8 @@ func TestDiagnosisGolden(t *testing.T) {
 			if r.Diagnosis == nil {
 				js = r.Traces[0].Diagnosis
 			}
-			testkit.Compare(t, "diagnosis/"+name+".txt", b.Bytes())
-			testkit.Compare(t, "diagnosis/"+name+".json", testkit.JSON(t, js))
+			testutil.Compare(t, "diagnosis/"+name+".txt", b.Bytes())
+			testutil.Compare(t, "diagnosis/"+name+".json", testutil.JSON(t, js))
 			for _, tr := range r.Traces {
 				checkDiagnosis(t, tr.Diagnosis)
 			}

@@ -1,4 +1,8 @@
-// Package testutil holds helpers shared by tests.
+// Package testutil holds helpers shared by tests: the repository's paths,
+// the shared real traces beside it, a Python with torch, and golden files
+// rewritten with -update. It imports nothing from the module, so any
+// package's tests (internal/kineto's included) can use it; reading traces
+// is in testutil/tracetest.
 package testutil
 
 import (
@@ -33,11 +37,17 @@ func TorchPython(t testing.TB) string {
 	return py
 }
 
+// SharedTracesDir is ../shared/traces beside the repository, whether or
+// not it exists; tests that need it call SharedTraces instead.
+func SharedTracesDir() string {
+	return filepath.Join(RepoRoot(), "..", "shared", "traces")
+}
+
 // SharedTraces returns ../shared/traces beside the repository, skipping
 // the test when it is absent (users' clones do not have it).
 func SharedTraces(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join(RepoRoot(), "..", "shared", "traces")
+	dir := SharedTracesDir()
 	if _, err := os.Stat(dir); err != nil {
 		t.Skip("../shared/traces is absent (it sits beside the repository on the project's machines): skipping tests on real traces")
 	}

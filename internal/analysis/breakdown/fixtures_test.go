@@ -3,12 +3,12 @@ package breakdown
 import (
 	"testing"
 
-	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify/testkit"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil/tracetest"
 )
 
 func TestSumsToStep(t *testing.T) {
 	for _, f := range []string{"ns_resolution", "negative_queue", "nccl_data", "h100_qwen", "cpu_only", "amd"} {
-		tr := testkit.Load(t, testkit.Golden[f])
+		tr := tracetest.Load(t, tracetest.Golden[f])
 		for _, def := range []string{"default", "tb"} {
 			r, err := Compute(tr, Options{Definition: def})
 			if err != nil {
@@ -47,7 +47,7 @@ const twoDevices = `{"traceEvents":[
 ]}`
 
 func TestFixtureTwoDevices(t *testing.T) {
-	tr := testkit.ReadString(t, twoDevices)
+	tr := tracetest.ReadString(t, twoDevices)
 	r, err := Compute(tr, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func TestFixtureTwoDevices(t *testing.T) {
 }
 
 func TestFixtureNoStepsNoGPU(t *testing.T) {
-	tr := testkit.ReadString(t, `{"traceEvents":[
+	tr := tracetest.ReadString(t, `{"traceEvents":[
 {"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":0,"dur":5},
 {"ph":"X","cat":"cpu_op","name":"aten::mul","pid":1,"tid":1,"ts":10,"dur":5}]}`)
 	r, err := Compute(tr, Options{})

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify/testkit"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil/tracetest"
 )
 
 // tbRef is reference/tb_plugin_out.txt: per step Kernel, Memcpy, Memset,
@@ -109,7 +109,7 @@ var tbCatNames = [8]string{"Kernel", "Memcpy", "Memset", "Communication", "Runti
 func TestTBConformance(t *testing.T) {
 	for _, ref := range tbRefs {
 		t.Run(ref.file, func(t *testing.T) {
-			tr := testkit.Load(t, ref.file)
+			tr := tracetest.Load(t, ref.file)
 			r, err := Compute(tr, Options{Definition: "tb"})
 			if err != nil {
 				t.Fatal(err)

@@ -1,81 +1,21 @@
 package flops_test
 
 import (
-	"bytes"
-	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/flops"
-	"github.com/bottleneck-dev/bottleneck/internal/kineto"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
-	"github.com/bottleneck-dev/bottleneck/internal/trace"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil/tracetest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-const shared = "../../../../shared/traces"
-
-func load(t *testing.T, rel string) *trace.Trace {
-	t.Helper()
-	p := filepath.Join(shared, rel)
-	if _, err := os.Stat(shared); err != nil {
-		t.Skipf("shared traces not found at %s (run next to ../shared): %v", shared, err)
-	}
-	tr, err := kineto.ReadFile(p, kineto.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
-
-func fixture(t *testing.T, js string) *trace.Trace {
-	t.Helper()
-	tr, err := kineto.Read(strings.NewReader(js), "fixture.json", kineto.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
-
-func golden(t *testing.T, name string, r *flops.Result) {
-	t.Helper()
-	js, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var txt bytes.Buffer
-	if err := report.WriteFlops(&txt, r); err != nil {
-		t.Fatal(err)
-	}
-	for ext, got := range map[string][]byte{".json": append(js, '\n'), ".txt": txt.Bytes()} {
-		p := filepath.Join("testdata", name+ext)
-		if *update {
-			if err := os.WriteFile(p, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatalf("%v (run go test -update)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from golden:\n%s", p, got)
-		}
-	}
-}
 
 func TestGolden(t *testing.T) {
 	for name, rel := range map[string]string{
 		"h100_qwen": "tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
 	} {
 		t.Run(name, func(t *testing.T) {
-			r := flops.Compute(load(t, rel))
-			golden(t, name, r)
+			r := flops.Compute(tracetest.Load(t, rel))
+			testutil.CompareResult(t, name, r, report.WriteFlops)
 		})
 	}
 }
@@ -91,7 +31,7 @@ const flopsFixture = `{"deviceProperties":[{"id":0,"name":"NVIDIA A100-SXM4-80GB
 ]}`
 
 func TestFixture(t *testing.T) {
-	r := flops.Compute(fixture(t, flopsFixture))
+	r := flops.Compute(tracetest.ReadString(t, flopsFixture))
 	if !r.Available || r.Device != "NVIDIA A100-SXM4-80GB" || r.DeviceUs != 10000 {
 		t.Fatalf("%+v", r)
 	}
@@ -121,7 +61,7 @@ func TestPeakFor(t *testing.T) {
 }
 
 func TestNoFlops(t *testing.T) {
-	r := flops.Compute(fixture(t, `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":0,"dur":10}]}`))
+	r := flops.Compute(tracetest.ReadString(t, `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":0,"dur":10}]}`))
 	if r.Available || len(r.Ops) != 0 {
 		t.Errorf("%+v", r)
 	}

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify/testkit"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil/tracetest"
 )
 
 // GPU panel of reference/tb_plugin_out.txt: utilization, est. SM
@@ -31,7 +31,7 @@ func round2(v float64) float64 { return math.RoundToEven(v*100) / 100 }
 func TestTBConformance(t *testing.T) {
 	for _, ref := range tbGPU {
 		t.Run(ref.file, func(t *testing.T) {
-			r, err := Compute(testkit.Load(t, ref.file), Options{Definition: "tb"})
+			r, err := Compute(tracetest.Load(t, ref.file), Options{Definition: "tb"})
 			if err != nil {
 				t.Fatal(err)
 			}

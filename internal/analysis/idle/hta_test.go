@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify/testkit"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil/tracetest"
 )
 
 // HTA's idle_time_breakdown from reference/hta_out_*.txt (µs), HTA's
@@ -27,7 +27,7 @@ var htaIdle = []struct {
 func TestHTAConformance(t *testing.T) {
 	for _, ref := range htaIdle {
 		t.Run(ref.file, func(t *testing.T) {
-			r := Compute(testkit.Load(t, ref.file), Options{DropLastStep: true})
+			r := Compute(tracetest.Load(t, ref.file), Options{DropLastStep: true})
 			var st *Stream
 			for i := range r.Streams {
 				if r.Streams[i].Stream == ref.stream {

@@ -2,72 +2,14 @@ package input_test
 
 import (
 	"bytes"
-	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/input"
-	"github.com/bottleneck-dev/bottleneck/internal/kineto"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
-	"github.com/bottleneck-dev/bottleneck/internal/trace"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil/tracetest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-const shared = "../../../../shared/traces"
-
-func load(t *testing.T, rel string) *trace.Trace {
-	t.Helper()
-	p := filepath.Join(shared, rel)
-	if _, err := os.Stat(shared); err != nil {
-		t.Skipf("shared traces not found at %s (run next to ../shared): %v", shared, err)
-	}
-	tr, err := kineto.ReadFile(p, kineto.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
-
-func fixture(t *testing.T, js string) *trace.Trace {
-	t.Helper()
-	tr, err := kineto.Read(strings.NewReader(js), "fixture.json", kineto.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
-
-func golden(t *testing.T, name string, r *input.Result) {
-	t.Helper()
-	js, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var txt bytes.Buffer
-	if err := report.WriteInput(&txt, r); err != nil {
-		t.Fatal(err)
-	}
-	for ext, got := range map[string][]byte{".json": append(js, '\n'), ".txt": txt.Bytes()} {
-		p := filepath.Join("testdata", name+ext)
-		if *update {
-			if err := os.WriteFile(p, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatalf("%v (run go test -update)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from golden:\n%s", p, got)
-		}
-	}
-}
 
 func TestGolden(t *testing.T) {
 	for name, rel := range map[string]string{
@@ -77,8 +19,8 @@ func TestGolden(t *testing.T) {
 		"ns_resolution": "hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
 	} {
 		t.Run(name, func(t *testing.T) {
-			r := input.Compute(load(t, rel))
-			golden(t, name, r)
+			r := input.Compute(tracetest.Load(t, rel))
+			testutil.CompareResult(t, name, r, report.WriteInput)
 		})
 	}
 }
@@ -95,7 +37,7 @@ const dlFixture = `{"traceEvents":[
 ]}`
 
 func TestFixture(t *testing.T) {
-	r := input.Compute(fixture(t, dlFixture))
+	r := input.Compute(tracetest.ReadString(t, dlFixture))
 	if len(r.Steps) != 1 || r.Steps[0].Step != 7 {
 		t.Fatalf("steps: %+v", r.Steps)
 	}
@@ -109,7 +51,7 @@ func TestFixture(t *testing.T) {
 }
 
 func TestNoSteps(t *testing.T) {
-	r := input.Compute(fixture(t, `{"traceEvents":[
+	r := input.Compute(tracetest.ReadString(t, `{"traceEvents":[
 {"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":0,"dur":10}]}`))
 	if r.Calls != 0 || !r.SyntheticStep || len(r.Steps) != 1 || r.Steps[0].DataLoaderUs != 0 {
 		t.Errorf("%+v", r)

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify/testkit"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil/tracetest"
 )
 
 // HTA's cuda_kernel_launch_stats from reference/hta_out_*.txt (last step
@@ -26,7 +26,7 @@ var htaLaunch = []struct {
 func TestHTAConformance(t *testing.T) {
 	for _, ref := range htaLaunch {
 		t.Run(ref.file, func(t *testing.T) {
-			r := Compute(testkit.Load(t, ref.file), Options{DropLastStep: true})
+			r := Compute(tracetest.Load(t, ref.file), Options{DropLastStep: true})
 			if r.Launched != ref.n || r.ShortKernels != ref.short || r.RuntimeOutliers != ref.rtOut || r.DelayOutliers != ref.delayOut {
 				t.Errorf("n %d short %d runtime outliers %d delay outliers %d, want %d %d %d %d",
 					r.Launched, r.ShortKernels, r.RuntimeOutliers, r.DelayOutliers, ref.n, ref.short, ref.rtOut, ref.delayOut)
@@ -39,13 +39,13 @@ func TestHTAConformance(t *testing.T) {
 }
 
 func TestQueue(t *testing.T) {
-	r := Compute(testkit.Load(t, "hta/negative_queue_length_values_check/rank0.json.gz"), Options{})
+	r := Compute(tracetest.Load(t, "hta/negative_queue_length_values_check/rank0.json.gz"), Options{})
 	for _, q := range r.Queues {
 		if q.Negative {
 			t.Errorf("stream %d: queue length went negative", q.Stream)
 		}
 	}
-	r = Compute(testkit.Load(t, "hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"), Options{DropLastStep: true})
+	r = Compute(tracetest.Load(t, "hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"), Options{DropLastStep: true})
 	if len(r.Queues) != 1 || r.Queues[0].Max != 1022 {
 		t.Errorf("ns_resolution queues %+v, want max 1022 on stream 7 (HTA)", r.Queues)
 	}

@@ -2,72 +2,14 @@ package memory_test
 
 import (
 	"bytes"
-	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/memory"
-	"github.com/bottleneck-dev/bottleneck/internal/kineto"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
-	"github.com/bottleneck-dev/bottleneck/internal/trace"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil/tracetest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-const shared = "../../../../shared/traces"
-
-func load(t *testing.T, rel string) *trace.Trace {
-	t.Helper()
-	p := filepath.Join(shared, rel)
-	if _, err := os.Stat(shared); err != nil {
-		t.Skipf("shared traces not found at %s (run next to ../shared): %v", shared, err)
-	}
-	tr, err := kineto.ReadFile(p, kineto.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
-
-func fixture(t *testing.T, js string) *trace.Trace {
-	t.Helper()
-	tr, err := kineto.Read(strings.NewReader(js), "fixture.json", kineto.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
-
-func golden(t *testing.T, name string, r *memory.Result) {
-	t.Helper()
-	js, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var txt bytes.Buffer
-	if err := report.WriteMemory(&txt, r); err != nil {
-		t.Fatal(err)
-	}
-	for ext, got := range map[string][]byte{".json": append(js, '\n'), ".txt": txt.Bytes()} {
-		p := filepath.Join("testdata", name+ext)
-		if *update {
-			if err := os.WriteFile(p, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatalf("%v (run go test -update)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from golden:\n%s", p, got)
-		}
-	}
-}
 
 func TestGolden(t *testing.T) {
 	for name, rel := range map[string]string{
@@ -76,9 +18,9 @@ func TestGolden(t *testing.T) {
 		"h100_qwen":         "tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
 	} {
 		t.Run(name, func(t *testing.T) {
-			tr := load(t, rel)
+			tr := tracetest.Load(t, rel)
 			r := memory.Compute(tr)
-			golden(t, name, r)
+			testutil.CompareResult(t, name, r, report.WriteMemory)
 			// The timeline is bounded and keeps each device's peak.
 			for _, d := range r.Devices {
 				if len(d.Timeline) > memory.MaxPoints {
@@ -109,7 +51,7 @@ const memFixture = `{"deviceProperties":[{"id":0,"name":"Fake GPU","totalGlobalM
 ]}`
 
 func TestFixture(t *testing.T) {
-	r := memory.Compute(fixture(t, memFixture))
+	r := memory.Compute(tracetest.ReadString(t, memFixture))
 	if len(r.Devices) != 2 || r.Devices[0].Device != "CPU" || r.Devices[1].Device != "cuda:0" {
 		t.Fatalf("devices: %+v", r.Devices)
 	}
@@ -132,7 +74,7 @@ func TestFixture(t *testing.T) {
 }
 
 func TestNoMemoryEvents(t *testing.T) {
-	r := memory.Compute(fixture(t, `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":0,"dur":10}]}`))
+	r := memory.Compute(tracetest.ReadString(t, `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":0,"dur":10}]}`))
 	if r.Events != 0 || len(r.Devices) != 0 || len(r.TopOps) != 0 {
 		t.Errorf("%+v", r)
 	}

@@ -2,83 +2,25 @@ package ranks_test
 
 import (
 	"bytes"
-	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/ranks"
-	"github.com/bottleneck-dev/bottleneck/internal/kineto"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil/tracetest"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
-const shared = "../../../../shared/traces"
-
-func load(t *testing.T, rel string) *trace.Trace {
-	t.Helper()
-	p := filepath.Join(shared, rel)
-	if _, err := os.Stat(shared); err != nil {
-		t.Skipf("shared traces not found at %s (run next to ../shared): %v", shared, err)
-	}
-	tr, err := kineto.ReadFile(p, kineto.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
-
-func fixture(t *testing.T, js string) *trace.Trace {
-	t.Helper()
-	tr, err := kineto.Read(strings.NewReader(js), "fixture.json", kineto.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
-
-func golden(t *testing.T, name string, r *ranks.Result) {
-	t.Helper()
-	js, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var txt bytes.Buffer
-	if err := report.WriteRanks(&txt, r); err != nil {
-		t.Fatal(err)
-	}
-	for ext, got := range map[string][]byte{".json": append(js, '\n'), ".txt": txt.Bytes()} {
-		p := filepath.Join("testdata", name+ext)
-		if *update {
-			if err := os.WriteFile(p, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatalf("%v (run go test -update)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from golden:\n%s", p, got)
-		}
-	}
-}
-
 func loadDir(t *testing.T, rel string) []*trace.Trace {
 	t.Helper()
-	if _, err := os.Stat(shared); err != nil {
-		t.Skipf("shared traces not found at %s: %v", shared, err)
-	}
-	files, _ := filepath.Glob(filepath.Join(shared, rel, "*.json.gz"))
+	dir := testutil.SharedTraces(t)
+	files, _ := filepath.Glob(filepath.Join(dir, rel, "*.json.gz"))
 	var ts []*trace.Trace
 	for _, f := range files {
-		ts = append(ts, load(t, strings.TrimPrefix(f, shared+"/")))
+		ts = append(ts, tracetest.Load(t, strings.TrimPrefix(f, dir+"/")))
 	}
 	return ts
 }
@@ -97,7 +39,7 @@ func TestDLRM(t *testing.T) {
 	if r.Straggler < 0 || r.MatchedCollectives == 0 {
 		t.Errorf("no straggler: %+v", r)
 	}
-	golden(t, "dlrm_kineto", r)
+	testutil.CompareResult(t, "dlrm_kineto", r, report.WriteRanks)
 }
 
 // HTA's comm_comp_overlap on trace_filter (reference/hta_out_trace_filter.txt,
@@ -111,7 +53,7 @@ func TestTraceFilterHTA(t *testing.T) {
 			t.Errorf("rank %d overlap %.4f%%, HTA %.2f%%", k.Rank, k.OverlapPct, want[i])
 		}
 	}
-	golden(t, "trace_filter", ranks.Compute(ts, ranks.Options{}))
+	testutil.CompareResult(t, "trace_filter", ranks.Compute(ts, ranks.Options{}), report.WriteRanks)
 }
 
 // Two ranks of two steps; rank 1 is slow (its compute takes 300 us longer),
@@ -128,7 +70,7 @@ func rankFixture(rank int, compute, comm int) string {
 }
 
 func TestTwoRanksOneSlow(t *testing.T) {
-	r := ranks.Compute([]*trace.Trace{fixture(t, rankFixture(1, 400, 100)), fixture(t, rankFixture(0, 100, 400))}, ranks.Options{})
+	r := ranks.Compute([]*trace.Trace{tracetest.ReadString(t, rankFixture(1, 400, 100)), tracetest.ReadString(t, rankFixture(0, 100, 400))}, ranks.Options{})
 	if len(r.Ranks) != 2 || r.Ranks[0].Rank != 0 || r.Ranks[1].Rank != 1 {
 		t.Fatalf("%+v", r.Ranks)
 	}
@@ -151,7 +93,7 @@ func TestTwoRanksOneSlow(t *testing.T) {
 }
 
 func TestOneRankNoSteps(t *testing.T) {
-	r := ranks.Compute([]*trace.Trace{fixture(t, `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":0,"dur":10}]}`)}, ranks.Options{})
+	r := ranks.Compute([]*trace.Trace{tracetest.ReadString(t, `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":0,"dur":10}]}`)}, ranks.Options{})
 	if r.Straggler != -1 || len(r.Ranks) != 1 || r.Ranks[0].Rank != 0 || r.Ranks[0].Steps != 1 {
 		t.Errorf("%+v", r)
 	}

@@ -1,73 +1,13 @@
 package regions_test
 
 import (
-	"bytes"
-	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/regions"
-	"github.com/bottleneck-dev/bottleneck/internal/kineto"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
-	"github.com/bottleneck-dev/bottleneck/internal/trace"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil/tracetest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-const shared = "../../../../shared/traces"
-
-func load(t *testing.T, rel string) *trace.Trace {
-	t.Helper()
-	p := filepath.Join(shared, rel)
-	if _, err := os.Stat(shared); err != nil {
-		t.Skipf("shared traces not found at %s (run next to ../shared): %v", shared, err)
-	}
-	tr, err := kineto.ReadFile(p, kineto.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
-
-func fixture(t *testing.T, js string) *trace.Trace {
-	t.Helper()
-	tr, err := kineto.Read(strings.NewReader(js), "fixture.json", kineto.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
-
-func golden(t *testing.T, name string, r *regions.Result) {
-	t.Helper()
-	js, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var txt bytes.Buffer
-	if err := report.WriteRegions(&txt, r); err != nil {
-		t.Fatal(err)
-	}
-	for ext, got := range map[string][]byte{".json": append(js, '\n'), ".txt": txt.Bytes()} {
-		p := filepath.Join("testdata", name+ext)
-		if *update {
-			if err := os.WriteFile(p, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatalf("%v (run go test -update)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from golden:\n%s", p, got)
-		}
-	}
-}
 
 func TestGolden(t *testing.T) {
 	for name, rel := range map[string]string{
@@ -76,8 +16,8 @@ func TestGolden(t *testing.T) {
 		"simple_add": "hta/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz",
 	} {
 		t.Run(name, func(t *testing.T) {
-			r := regions.Compute(load(t, rel))
-			golden(t, name, r)
+			r := regions.Compute(tracetest.Load(t, rel))
+			testutil.CompareResult(t, name, r, report.WriteRegions)
 			// Main-thread self times and (unannotated) add up to wall time.
 			var sum float64
 			for _, g := range r.Regions {
@@ -109,7 +49,7 @@ const nested = `{"with_stack":true,"run":{"lr":0.1},"traceEvents":[
 ]}`
 
 func TestNested(t *testing.T) {
-	r := regions.Compute(fixture(t, nested))
+	r := regions.Compute(tracetest.ReadString(t, nested))
 	if r.WallUs != 1000 {
 		t.Fatalf("wall %v", r.WallUs)
 	}
@@ -142,7 +82,7 @@ func TestNested(t *testing.T) {
 }
 
 func TestNoAnnotations(t *testing.T) {
-	r := regions.Compute(fixture(t, `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":0,"dur":10}]}`))
+	r := regions.Compute(tracetest.ReadString(t, `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":0,"dur":10}]}`))
 	if len(r.Regions) != 1 || r.Regions[0].Name != regions.Unannotated || r.Regions[0].SelfUs != 10 || len(r.Modules) != 0 {
 		t.Errorf("%+v", r)
 	}

@@ -3,7 +3,7 @@ package syncs
 import (
 	"testing"
 
-	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify/testkit"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil/tracetest"
 )
 
 // A sync inside a step: aten::item -> aten::_local_scalar_dense ->
@@ -23,7 +23,7 @@ const syncInStep = `{"traceEvents":[
 ]}`
 
 func TestSyncInStep(t *testing.T) {
-	r := Compute(testkit.ReadString(t, syncInStep), Options{})
+	r := Compute(tracetest.ReadString(t, syncInStep), Options{})
 	if r.Count != 2 {
 		t.Fatalf("count %d, want 2 (%+v)", r.Count, r.ByCall)
 	}
@@ -49,7 +49,7 @@ func TestSyncInStep(t *testing.T) {
 }
 
 func TestNoGPU(t *testing.T) {
-	r := Compute(testkit.ReadString(t, `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":0,"dur":5}]}`), Options{})
+	r := Compute(tracetest.ReadString(t, `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":0,"dur":5}]}`), Options{})
 	if r.Count != 0 || len(r.Causes) != 0 {
 		t.Errorf("%+v", r)
 	}
