@@ -23,6 +23,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
@@ -91,7 +92,7 @@ func Compute(t *trace.Trace, opts Options) *Result {
 	var delays, calls []int64
 	per := make([]StepCount, len(t.Steps))
 	for i, s := range t.Steps {
-		per[i].Step = itoa(s.Num)
+		per[i].Step = strconv.Itoa(s.Num)
 	}
 	type qev struct {
 		t int64
@@ -185,26 +186,4 @@ func dist(v []int64) Delays {
 	}
 	return Delays{MeanUs: sum / float64(len(v)) / 1000, P50Us: pct(0.5), P90Us: pct(0.9), P99Us: pct(0.99),
 		MaxUs: float64(v[len(v)-1]) / 1000}
-}
-
-func itoa(n int) string {
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	var b [20]byte
-	p := len(b)
-	for {
-		p--
-		b[p] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			break
-		}
-	}
-	if neg {
-		p--
-		b[p] = '-'
-	}
-	return string(b[p:])
 }

@@ -19,6 +19,7 @@ package syncs
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
@@ -148,7 +149,7 @@ func Compute(t *trace.Trace, opts Options) *Result {
 	}
 	if !t.SyntheticStep {
 		for i, s := range t.Steps {
-			per[i].Step = itoa(s.Num)
+			per[i].Step = strconv.Itoa(s.Num)
 			per[i].StepUs = float64(s.End-s.Start) / 1000
 			if per[i].StepUs > 0 {
 				per[i].Pct = 100 * per[i].BlockedUs / per[i].StepUs
@@ -182,26 +183,4 @@ func stackOf(t *trace.Trace, op int) string {
 		}
 	}
 	return strings.Join(frames, "\n")
-}
-
-func itoa(n int) string {
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	var b [20]byte
-	p := len(b)
-	for {
-		p--
-		b[p] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			break
-		}
-	}
-	if neg {
-		p--
-		b[p] = '-'
-	}
-	return string(b[p:])
 }
