@@ -102,23 +102,29 @@ func (t *Tree) Add(stack []string, value int64) {
 	n := t.Root
 	n.Total += value
 	for _, name := range stack {
-		c := n.index[name]
-		if c == nil {
-			if n.index == nil {
-				n.index = make(map[string]*Node, 4)
-				for _, old := range n.Children {
-					n.index[old.Name] = old
-				}
-			}
-			c = &Node{Name: name}
-			n.index[name] = c
-			n.Children = append(n.Children, c)
-			t.nodes++
-		}
+		c := child(t, n, name)
 		c.Total += value
 		n = c
 	}
 	n.Self += value
+}
+
+// child returns n's child named name, adding it to t when n has none.
+func child(t *Tree, n *Node, name string) *Node {
+	c := n.index[name]
+	if c == nil {
+		if n.index == nil {
+			n.index = make(map[string]*Node, 4)
+			for _, old := range n.Children {
+				n.index[old.Name] = old
+			}
+		}
+		c = &Node{Name: name}
+		n.index[name] = c
+		n.Children = append(n.Children, c)
+		t.nodes++
+	}
+	return c
 }
 
 // Total is the root's total.
@@ -126,6 +132,20 @@ func (t *Tree) Total() int64 { return t.Root.Total }
 
 // Nodes is the number of nodes, the root included.
 func (t *Tree) Nodes() int { return t.nodes }
+
+// countNodes recounts t.nodes after the tree was built or cut without Add
+// (FromWire, Limit).
+func (t *Tree) countNodes() {
+	t.nodes = 0
+	var cnt func(n *Node)
+	cnt = func(n *Node) {
+		t.nodes++
+		for _, c := range n.Children {
+			cnt(c)
+		}
+	}
+	cnt(t.Root)
+}
 
 // Depth is the number of levels, the root's included.
 func (t *Tree) Depth() int {
@@ -262,15 +282,7 @@ func (t *Tree) Limit(maxNodes int) int {
 		n.Children = keep
 	}
 	rebuild(t.Root)
-	t.nodes = 0
-	var cnt func(n *Node)
-	cnt = func(n *Node) {
-		t.nodes++
-		for _, c := range n.Children {
-			cnt(c)
-		}
-	}
-	cnt(t.Root)
+	t.countNodes()
 	t.sortChildren()
 	return before - t.nodes
 }
@@ -436,14 +448,6 @@ func FromWire(w *Wire) (*Tree, error) {
 		}
 		prev = cur
 	}
-	t.nodes = 0
-	var cnt func(n *Node)
-	cnt = func(n *Node) {
-		t.nodes++
-		for _, c := range n.Children {
-			cnt(c)
-		}
-	}
-	cnt(t.Root)
+	t.countNodes()
 	return t, nil
 }

@@ -88,23 +88,6 @@ func (s *traceStacks) name(e int32) string {
 	return n
 }
 
-func child(t *Tree, n *Node, name string) *Node {
-	c := n.index[name]
-	if c == nil {
-		if n.index == nil {
-			n.index = make(map[string]*Node, 4)
-			for _, old := range n.Children {
-				n.index[old.Name] = old
-			}
-		}
-		c = &Node{Name: name}
-		n.index[name] = c
-		n.Children = append(n.Children, c)
-		t.nodes++
-	}
-	return c
-}
-
 // root returns the node under which a top-level event e hangs: the
 // thread's root frame when grouping by thread, then the Python frames of
 // its "Call stack" argument (outermost first) when it has one.
@@ -167,17 +150,7 @@ func FromTrace(t *trace.Trace, o TraceOptions) *Tree {
 	}
 	switch o.Weight {
 	case HostTime:
-		self := make([]int64, ev.Len())
-		for i, k := range ev.Kind {
-			if !stackKind(k) || ev.Dur[i] <= 0 || t.Tracks[ev.Track[i]].IsDevice() {
-				continue
-			}
-			self[i] += ev.Dur[i]
-			if p := FrameParent(t, int32(i)); p != trace.None {
-				self[p] -= ev.Dur[i]
-			}
-		}
-		for i, v := range self {
+		for i, v := range hostSelf(t) {
 			if v > 0 {
 				s.node(int32(i)).Self += v
 			}
@@ -217,6 +190,17 @@ func (t *Tree) fixTotals() {
 // (those with no enclosing frame), clamped the way FromTrace clamps
 // negative self times: the total a HostTime tree of t has.
 func HostTotal(t *trace.Trace) int64 {
+	var sum int64
+	for _, v := range hostSelf(t) {
+		sum += max(v, 0)
+	}
+	return sum
+}
+
+// hostSelf is each host stack event's self time: its duration less its
+// frame children's (negative where children overlap beyond it; callers
+// clamp at zero). Device events and those without a duration have none.
+func hostSelf(t *trace.Trace) []int64 {
 	ev := &t.Events
 	self := make([]int64, ev.Len())
 	for i, k := range ev.Kind {
@@ -228,11 +212,7 @@ func HostTotal(t *trace.Trace) int64 {
 			self[p] -= ev.Dur[i]
 		}
 	}
-	var sum int64
-	for _, v := range self {
-		sum += max(v, 0)
-	}
-	return sum
+	return self
 }
 
 // DeviceTotal is the summed duration of t's device work events.
