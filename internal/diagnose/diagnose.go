@@ -170,12 +170,12 @@ func (s *state) degenerate() string {
 		return "no step time could be measured (the step-time breakdown is empty)"
 	}
 	if s.in.Events < s.p.MinEvents {
-		return fmt.Sprintf("degenerate capture: %d events over %s, too few to say where the time goes", s.in.Events, fmtUs(b.Average.TotalUs*float64(b.AveragedSteps)))
+		return fmt.Sprintf("degenerate capture: %d events over %s, too few to say where the time goes", s.in.Events, FormatUs(b.Average.TotalUs*float64(b.AveragedSteps)))
 	}
 	a := b.Average
 	act := a.TotalUs - a.OtherUs
 	if s.py == nil && act < s.p.MinActivity*a.TotalUs {
-		return fmt.Sprintf("recorded activity covers %.1f%% of the %s window: the profiler saw almost nothing the program did (a Python profile from `bottleneck run` would show the rest)", 100*act/a.TotalUs, fmtUs(a.TotalUs))
+		return fmt.Sprintf("recorded activity covers %.1f%% of the %s window: the profiler saw almost nothing the program did (a Python profile from `bottleneck run` would show the rest)", 100*act/a.TotalUs, FormatUs(a.TotalUs))
 	}
 	return ""
 }
@@ -275,7 +275,7 @@ func (s *state) scores() {
 		// Kernels were launched but not recorded: the host side alone
 		// cannot say whether the device or the host is the limit.
 		s.d.Unknown = append(s.d.Unknown, Unmeasured{GPUCompute, fmt.Sprintf(
-			"the program launched device work (%s of launch calls per step) but the trace holds no kernels: it was recorded with CPU activity only (add ProfilerActivity.CUDA)", fmtUs(a.RuntimeLaunchUs))})
+			"the program launched device work (%s of launch calls per step) but the trace holds no kernels: it was recorded with CPU activity only (add ProfilerActivity.CUDA)", FormatUs(a.RuntimeLaunchUs))})
 		for _, c := range []Class{Copy, Sync, Launch} {
 			s.d.Unknown = append(s.d.Unknown, Unmeasured{c, "no device activity in the trace"})
 		}
@@ -399,7 +399,7 @@ func (s *state) verdict() {
 		caveats = append(caveats, "only one step recorded")
 		v.Confidence = lower(v.Confidence)
 	}
-	v.Why = fmt.Sprintf("%s explains %.0f%% of the mean step (%s); next: %s", top.Class, top.SharePct, fmtUs(s.step), nextText(cs))
+	v.Why = fmt.Sprintf("%s explains %.0f%% of the mean step (%s); next: %s", top.Class, top.SharePct, FormatUs(s.step), nextText(cs))
 	if len(caveats) > 0 {
 		v.Why += "; " + strings.Join(caveats, "; ")
 	}
@@ -478,7 +478,9 @@ func round(x float64) float64 {
 	return float64(int64(x*10+0.5)) / 10
 }
 
-func fmtUs(us float64) string {
+// FormatUs writes a duration in microseconds the way findings quote it:
+// seconds to two decimals, milliseconds to one, else whole microseconds.
+func FormatUs(us float64) string {
 	switch {
 	case us >= 1e6:
 		return fmt.Sprintf("%.2f s", us/1e6)

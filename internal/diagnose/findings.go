@@ -91,7 +91,7 @@ func (s *state) findings() {
 		if in := s.in.Input; in != nil && in.Calls > 0 && s.device {
 			ms = append(ms, Evidence{"device idle during DataLoader wait", in.GPUIdlePct, "%", "input_pipeline"})
 		}
-		s.emit(s.finding("input.loader", fmt.Sprintf("The step waits %s for data", fmtUs(at(Input))), at(Input), ms, where, change))
+		s.emit(s.finding("input.loader", fmt.Sprintf("The step waits %s for data", FormatUs(at(Input))), at(Input), ms, where, change))
 	}
 	if big(IO) && s.py != nil {
 		s.emit(s.finding("io.in-step", fmt.Sprintf("File I/O in the step takes %.0f%% of the main thread", pct(s.py.IOShare)), at(IO), s.ev[IO], s.pyLines(s.py.IOLines, 3), ""))
@@ -136,7 +136,7 @@ func (s *state) findings() {
 					break
 				}
 				name := cmp.Or(c.Op, c.TopOp, c.Call)
-				l := Location{Kind: "op", Name: name, Note: fmt.Sprintf("%d × %s, %s blocked", c.Count, c.Call, fmtUs(c.BlockedUs))}
+				l := Location{Kind: "op", Name: name, Note: fmt.Sprintf("%d × %s, %s blocked", c.Count, c.Call, FormatUs(c.BlockedUs))}
 				if len(c.Stack) > 0 {
 					l.Note += "; stack: " + c.Stack[0]
 				}
@@ -245,7 +245,7 @@ func (s *state) hostWaitFrames() []Location {
 		if kind[n] == "python_function" {
 			k = "python"
 		}
-		out = append(out, Location{Kind: k, Name: n, Note: fmt.Sprintf("ran %s during the largest host-wait gaps", fmtUs(agg[n]))})
+		out = append(out, Location{Kind: k, Name: n, Note: fmt.Sprintf("ran %s during the largest host-wait gaps", FormatUs(agg[n]))})
 	}
 	return out
 }
@@ -272,7 +272,7 @@ func (s *state) topOps(n int, selfTime bool, filter ...string) []Location {
 		if len(filter) > 0 && !containsAny(strings.ToLower(r.Name), filter) {
 			continue
 		}
-		out = append(out, Location{Kind: "op", Name: r.Name, Note: fmt.Sprintf("%d calls, host self %s, total %s", r.Calls, fmtUs(r.HostSelfUs), fmtUs(r.HostTotalUs))})
+		out = append(out, Location{Kind: "op", Name: r.Name, Note: fmt.Sprintf("%d calls, host self %s, total %s", r.Calls, FormatUs(r.HostSelfUs), FormatUs(r.HostTotalUs))})
 	}
 	return out
 }
@@ -413,7 +413,7 @@ func (s *state) copies() (where []Location, pageable bool) {
 				continue
 			}
 			where = append(where, Location{Kind: "memcpy", Name: strings.TrimSpace(m.Direction + " " + m.HostMemory),
-				Note: fmt.Sprintf("%d copies, %.1f MB, %s, %.1f GB/s", m.Count, float64(m.Bytes)/1e6, fmtUs(m.TimeUs), m.BandwidthGBps)})
+				Note: fmt.Sprintf("%d copies, %.1f MB, %s, %.1f GB/s", m.Count, float64(m.Bytes)/1e6, FormatUs(m.TimeUs), m.BandwidthGBps)})
 		}
 	}
 	if len(where) > 3 {

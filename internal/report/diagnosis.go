@@ -52,7 +52,7 @@ func WriteRunDiagnosis(w io.Writer, d *diagnose.RunDiagnosis) error {
 	writeVerdict(w, fmt.Sprintf("Verdict across %d ranks", len(d.PerRank)), d.Verdict)
 	fmt.Fprintf(w, "  %s\n", d.Verdict.Why)
 	for _, r := range d.PerRank {
-		fmt.Fprintf(w, "  rank %d: %s %.0f%% (%s), step %s, communication %.0f%%\n", r.Rank, r.Primary, r.SharePct, r.Confidence, fmtUs(r.StepUs), r.CommPct)
+		fmt.Fprintf(w, "  rank %d: %s %.0f%% (%s), step %s, communication %.0f%%\n", r.Rank, r.Primary, r.SharePct, r.Confidence, diagnose.FormatUs(r.StepUs), r.CommPct)
 	}
 	var step float64
 	for _, r := range d.PerRank {
@@ -89,14 +89,14 @@ func writeFindings(w io.Writer, fs []diagnose.Finding, stepUs float64) {
 		return
 	}
 	n := min(len(fs), TopFindings)
-	fmt.Fprintf(w, "Top findings (%d of %d, by time they could save; mean step %s):\n", n, len(fs), fmtUs(stepUs))
+	fmt.Fprintf(w, "Top findings (%d of %d, by time they could save; mean step %s):\n", n, len(fs), diagnose.FormatUs(stepUs))
 	for i, f := range fs[:n] {
 		fmt.Fprintf(w, " %d. %s\n", i+1, f.Title)
 		switch {
 		case f.SavingUs > 0:
-			fmt.Fprintf(w, "    could save ~%s per step (%.0f%%) of %s at stake; confidence %s\n", fmtUs(f.SavingUs), f.SavingPct, fmtUs(f.AtStakeUs), f.Confidence)
+			fmt.Fprintf(w, "    could save ~%s per step (%.0f%%) of %s at stake; confidence %s\n", diagnose.FormatUs(f.SavingUs), f.SavingPct, diagnose.FormatUs(f.AtStakeUs), f.Confidence)
 		case f.AtStakeUs > 0:
-			fmt.Fprintf(w, "    %s per step (%.0f%%) at stake, saving not estimated; confidence %s\n", fmtUs(f.AtStakeUs), f.AtStakePct, f.Confidence)
+			fmt.Fprintf(w, "    %s per step (%.0f%%) at stake, saving not estimated; confidence %s\n", diagnose.FormatUs(f.AtStakeUs), f.AtStakePct, f.Confidence)
 		default:
 			fmt.Fprintf(w, "    a risk rather than lost time; confidence %s\n", f.Confidence)
 		}
@@ -127,7 +127,7 @@ func writeFindings(w io.Writer, fs []diagnose.Finding, stepUs float64) {
 func evidenceText(e diagnose.Evidence) string {
 	switch e.Unit {
 	case "us":
-		return fmt.Sprintf("%s %s", e.What, fmtUs(e.Value))
+		return fmt.Sprintf("%s %s", e.What, diagnose.FormatUs(e.Value))
 	case "":
 		if e.Value == 0 {
 			return e.What
@@ -180,14 +180,4 @@ func shortFile(f string) string {
 		}
 	}
 	return f
-}
-
-func fmtUs(us float64) string {
-	switch {
-	case us >= 1e6:
-		return fmt.Sprintf("%.2f s", us/1e6)
-	case us >= 1e3:
-		return fmt.Sprintf("%.1f ms", us/1e3)
-	}
-	return fmt.Sprintf("%.0f µs", us)
 }
