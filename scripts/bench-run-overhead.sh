@@ -2,7 +2,7 @@
 # Overhead of `bottleneck run` on a training script (a benchmark, not a test).
 #
 # Runs examples/run/train_cnn.py REPS times plainly and REPS times under
-# `bottleneck run` (default settings: sampler at 10 ms, window skip-first 5,
+# `bottleneck run` (default settings: sampler every 20 ms (5 ms in the window), skip-first 5,
 # warmup 2, active 5), alternating, in this one invocation, and prints:
 #   - whole run: wall-time ratio of the fastest run of each kind, start-up,
 #     torch import, trace export and report included;

@@ -7,7 +7,7 @@
 //
 //	{"format": "bottleneck.pyprofile", "version": 1,
 //	 "profiler": "sample" | "cprofile",
-//	 "interval_s": 0.01, "start_unix": ..., "duration_s": ...,
+//	 "interval_s": 0.02, "window_interval_s": 0.005, "start_unix": ..., "duration_s": ...,
 //	 "samples": N, "window_samples": M, "windows": [[start_s, end_s], ...],
 //	 "frames":  [{"file", "func", "line", "fline"}, ...],
 //	 "threads": [{"id", "native_id", "name", "role", "samples", "window_samples"}, ...],
@@ -33,21 +33,24 @@ const Format = "bottleneck.pyprofile"
 
 // Profile is one process's Python profile.
 type Profile struct {
-	Format        string       `json:"format"`
-	Version       int          `json:"version"`
-	Profiler      string       `json:"profiler"`
-	IntervalS     float64      `json:"interval_s"`
-	StartUnix     float64      `json:"start_unix"`
-	DurationS     float64      `json:"duration_s"`
-	Samples       int          `json:"samples"`
-	WindowSamples int          `json:"window_samples"`
-	Windows       [][2]float64 `json:"windows"`
-	SamplingCostS float64      `json:"sampling_cost_s"`
-	PID           int          `json:"pid"`
-	Frames        []Frame      `json:"frames"`
-	Threads       []Thread     `json:"threads"`
-	Stacks        []Stack      `json:"stacks"`
-	Functions     []Function   `json:"functions"`
+	Format    string  `json:"format"`
+	Version   int     `json:"version"`
+	Profiler  string  `json:"profiler"`
+	IntervalS float64 `json:"interval_s"`
+	// WindowIntervalS is the sampler period while the window recorded
+	// (0 in old files: the same as IntervalS).
+	WindowIntervalS float64      `json:"window_interval_s"`
+	StartUnix       float64      `json:"start_unix"`
+	DurationS       float64      `json:"duration_s"`
+	Samples         int          `json:"samples"`
+	WindowSamples   int          `json:"window_samples"`
+	Windows         [][2]float64 `json:"windows"`
+	SamplingCostS   float64      `json:"sampling_cost_s"`
+	PID             int          `json:"pid"`
+	Frames          []Frame      `json:"frames"`
+	Threads         []Thread     `json:"threads"`
+	Stacks          []Stack      `json:"stacks"`
+	Functions       []Function   `json:"functions"`
 }
 
 // Frame is one code location.
@@ -264,20 +267,29 @@ func (p *Profile) TopSites(o Options) Top {
 	}
 	seen := map[siteKey]bool{}
 	var n int
+	var tot float64
+	win := p.WindowIntervalS
+	if win <= 0 {
+		win = p.IntervalS
+	}
 	for _, s := range p.Stacks {
 		th := p.Threads[s.Thread]
 		if o.Role != "" && th.Role != o.Role {
 			continue
 		}
-		c := s.Count
+		// c is this stack's time: window samples were taken every
+		// WindowIntervalS, the others every IntervalS
+		c := float64(s.Count-s.WindowCount)*p.IntervalS + float64(s.WindowCount)*win
+		n0 := s.Count
 		if o.Window {
-			c = s.WindowCount
+			c, n0 = float64(s.WindowCount)*win, s.WindowCount
 		}
-		if c == 0 || len(s.Frames) == 0 {
+		if n0 == 0 || len(s.Frames) == 0 {
 			continue
 		}
 		threads[s.Thread] = true
-		n += c
+		n += n0
+		tot += c
 		leaf := s.Frames[len(s.Frames)-1]
 		if o.Attribution == User {
 			for i := len(s.Frames) - 1; i >= 0; i-- {
@@ -287,26 +299,26 @@ func (p *Profile) TopSites(o Options) Top {
 				}
 			}
 		}
-		self[keyOf(leaf)] += float64(c)
+		self[keyOf(leaf)] += c
 		clear(seen)
 		for _, fi := range s.Frames {
 			k := keyOf(fi)
 			if !seen[k] {
 				seen[k] = true
-				total[k] += float64(c)
+				total[k] += c
 			}
 		}
 	}
 	top.Samples = n
 	top.Threads = len(threads)
-	top.TotalS = float64(n) * p.IntervalS
+	top.TotalS = tot
 	var sites []Site
 	for k, t := range total {
 		s := Site{File: k.file, Line: k.line, Func: names[k], User: !IsLibraryFile(k.file),
-			SelfS: self[k] * p.IntervalS, TotalS: t * p.IntervalS}
-		if n > 0 {
-			s.SelfPct = 100 * self[k] / float64(n)
-			s.TotalPct = 100 * t / float64(n)
+			SelfS: self[k], TotalS: t}
+		if tot > 0 {
+			s.SelfPct = 100 * self[k] / tot
+			s.TotalPct = 100 * t / tot
 		}
 		sites = append(sites, s)
 	}

@@ -128,3 +128,24 @@ func TestIsLibraryFile(t *testing.T) {
 		}
 	}
 }
+
+func TestWindowSamplesWeighWindowInterval(t *testing.T) {
+	p := load(t)
+	p.WindowIntervalS = 0.0025
+	// main thread: stack 0 = 2 samples outside (0.02s) + 3 in the window
+	// (0.0075s); stack 1 = 2 outside (0.02s) + 1 in (0.0025s)
+	top := p.TopSites(Options{Role: "main"})
+	if !near(top.TotalS, 0.05) {
+		t.Fatalf("total %v, want 0.05", top.TotalS)
+	}
+	if s := find(top.BySelf, "module.py", 1750); s == nil || !near(s.SelfS, 0.0275) || !near(s.SelfPct, 55) {
+		t.Fatalf("module.py = %+v", s)
+	}
+	w := p.TopSites(Options{Role: "main", Window: true})
+	if w.Samples != 4 || !near(w.TotalS, 0.01) {
+		t.Fatalf("window: samples %d total %v", w.Samples, w.TotalS)
+	}
+	if s := find(w.BySelf, "module.py", 1750); s == nil || !near(s.SelfPct, 75) {
+		t.Fatalf("window module.py = %+v", s)
+	}
+}

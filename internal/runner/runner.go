@@ -67,8 +67,9 @@ type ProfilerConfig struct {
 type AgentConfig struct {
 	RunDir             string         `json:"run_dir"`
 	ToolVersion        string         `json:"tool_version"`
-	PythonProfiler     string         `json:"python_profiler"` // sample | cprofile | off
-	SampleInterval     float64        `json:"sample_interval"` // seconds
+	PythonProfiler     string         `json:"python_profiler"`        // sample | cprofile | off
+	SampleInterval     float64        `json:"sample_interval"`        // seconds, outside the window
+	WindowInterval     float64        `json:"window_sample_interval"` // seconds, while the window records
 	Profiler           ProfilerConfig `json:"profiler"`
 	StepSource         string         `json:"step_source"` // auto | optimizer | dataloader | forward
 	StopAfterProfile   bool           `json:"stop_after_profile"`
@@ -80,7 +81,8 @@ type AgentConfig struct {
 func DefaultAgentConfig() AgentConfig {
 	return AgentConfig{
 		PythonProfiler: "sample",
-		SampleInterval: 0.01,
+		SampleInterval: 0.02,
+		WindowInterval: 0.005,
 		Profiler: ProfilerConfig{
 			Enabled: true, SkipFirst: 5, Wait: 0, Warmup: 2, Active: 5, Repeat: 1,
 		},

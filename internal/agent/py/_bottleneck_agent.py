@@ -105,8 +105,11 @@ class Sampler(object):
     whole run and, separately, for samples taken while `in_window` is true.
     """
 
-    def __init__(self, interval, main_ident=None):
+    def __init__(self, interval, main_ident=None, window_interval=None):
         self.interval = float(interval)
+        # faster inside the recording window (torch.profiler dominates the
+        # cost there), slower outside it where overhead matters most
+        self.window_interval = float(window_interval or interval)
         self.main_ident = main_ident if main_ident is not None else threading.main_thread().ident
         self.frames = []  # [file, func, line, fline]
         self._frame_ids = {}  # (code, line) -> id
@@ -219,7 +222,7 @@ class Sampler(object):
         nxt = time.perf_counter()
         last_tick = nxt
         while True:
-            nxt += self.interval
+            nxt += self.window_interval if self.in_window else self.interval
             delay = nxt - time.perf_counter()
             if delay < 0:
                 # fell behind (e.g. the GIL was held); do not burst
@@ -255,6 +258,7 @@ class Sampler(object):
                 "version": FORMAT_VERSION,
                 "profiler": "sample",
                 "interval_s": self.interval,
+                "window_interval_s": self.window_interval,
                 "start_unix": self.start,
                 "duration_s": end - self.start,
                 "samples": self.samples,
@@ -583,7 +587,8 @@ class Agent(object):
         self.write_env()
         prof_kind = self.cfg.get("python_profiler", "sample")
         if prof_kind == "sample":
-            self.sampler = Sampler(self.cfg.get("sample_interval", 0.01))
+            self.sampler = Sampler(self.cfg.get("sample_interval", 0.02),
+                                   window_interval=self.cfg.get("window_sample_interval", 0.005))
             self.sampler.on_tick = self._tick
             self.sampler.start_thread()
         elif prof_kind == "cprofile":
@@ -842,7 +847,7 @@ class Agent(object):
             s["sum_s"] += dur
             s["min_s"] = dur if s["min_s"] is None else min(s["min_s"], dur)
             s["max_s"] = dur if s["max_s"] is None else max(s["max_s"], dur)
-            if len(self.step_times) < 100000:
+            if len(self.step_times) < 20000:
                 rel = self.step_start - self._t0
                 self.step_times.append([self.steps, round(rel, 6), round(dur, 6), self.in_window])
             if self.in_window:
@@ -1257,10 +1262,16 @@ class Agent(object):
     def write_evidence(self, final):
         if os.getpid() != self.pid:
             return
-        try:
-            atomic_write_json(self.path("evidence-%s.json" % self.tag), self.evidence(final))
-        except Exception as e:
-            self.errors.append("writing evidence: %s" % e)
+        # Checkpoints run in the sampler thread while the program mutates
+        # the agent's dicts: a "changed size during iteration" is retried,
+        # and a failed checkpoint is not an error (the next write replaces it).
+        for attempt in range(3):
+            try:
+                atomic_write_json(self.path("evidence-%s.json" % self.tag), self.evidence(final))
+                return
+            except Exception as e:
+                if attempt == 2 and final:
+                    self.errors.append("writing evidence: %s" % e)
 
 
 _LIB_DIRS = None

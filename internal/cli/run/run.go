@@ -44,6 +44,7 @@ type Options struct {
 
 	PythonProfiler   string
 	SampleInterval   time.Duration
+	WindowInterval   time.Duration
 	StepSource       string
 	NoTrace          bool
 	SkipFirst        int
@@ -106,7 +107,8 @@ Files go to --out (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`,
 	f.DurationVar(&o.KillAfter, "kill-after", 30*time.Second, "after --timeout or SIGTERM, kill the program if it has not ended within this long")
 	f.StringVar(&o.Report, "report", "stderr", "where to print the report: stderr, stdout or none (report.txt is always written)")
 	f.StringVar(&o.PythonProfiler, "python-profiler", d.PythonProfiler, "Python profile: sample (wall-clock, all threads), cprofile (exact calls, main thread, also .pstats) or off")
-	f.DurationVar(&o.SampleInterval, "sample-interval", time.Duration(d.SampleInterval*float64(time.Second)), "sampler interval")
+	f.DurationVar(&o.SampleInterval, "sample-interval", time.Duration(d.SampleInterval*float64(time.Second)), "Python sampler period outside the recording window")
+	f.DurationVar(&o.WindowInterval, "window-sample-interval", time.Duration(d.WindowInterval*float64(time.Second)), "Python sampler period while the window records")
 	f.StringVar(&o.StepSource, "step-source", d.StepSource, "what a step is: auto, optimizer, dataloader or forward (see docs/run.md)")
 	f.BoolVar(&o.NoTrace, "no-trace", false, "do not run torch.profiler (Python profile and evidence only)")
 	f.IntVar(&o.SkipFirst, "skip-first", d.Profiler.SkipFirst, "steps to ignore before the profiler schedule starts")
@@ -140,8 +142,8 @@ func (o *Options) validate() error {
 	if o.Active < 1 {
 		return errors.New("--active must be >= 1")
 	}
-	if o.SampleInterval < 100*time.Microsecond {
-		return errors.New("--sample-interval must be at least 100µs")
+	if o.SampleInterval < 100*time.Microsecond || o.WindowInterval < 100*time.Microsecond {
+		return errors.New("--sample-interval and --window-sample-interval must be at least 100µs")
 	}
 	if o.Module && o.Launcher {
 		return errors.New("-m and -- cannot be combined: use -- python -m module")
@@ -156,6 +158,7 @@ func (o *Options) config() (runner.Config, error) {
 	ac := runner.DefaultAgentConfig()
 	ac.PythonProfiler = o.PythonProfiler
 	ac.SampleInterval = o.SampleInterval.Seconds()
+	ac.WindowInterval = o.WindowInterval.Seconds()
 	ac.StepSource = o.StepSource
 	ac.StopAfterProfile = o.StopAfterProfile
 	ac.SyncDebug = !o.NoSyncDebug

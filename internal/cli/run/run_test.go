@@ -101,6 +101,7 @@ type runOpts struct {
 	signals chan os.Signal
 	dir     string
 	out     *syncBuf
+	tty     bool // stderr is a terminal
 }
 
 // bn runs `bottleneck run ARGS` through the command (flag parsing and
@@ -114,6 +115,7 @@ func bn(t *testing.T, ro runOpts, args ...string) result {
 		out = &syncBuf{}
 	}
 	ios.Out, ios.ErrOut = out, errOut
+	ios.SetTTY(false, ro.tty)
 	runDir := filepath.Join(t.TempDir(), "run")
 	o := &Options{IO: ios, Dir: ro.dir}
 	if ro.signals != nil {
@@ -478,6 +480,27 @@ func TestInterrupt(t *testing.T) {
 		}
 		checkTrace(t, filepath.Join(dir, "trace-rank0.pt.trace.json.gz"), -1)
 	})
+	t.Run("SIGTERM is forwarded and saved", func(t *testing.T) {
+		sig := make(chan os.Signal, 2)
+		out := &syncBuf{}
+		done := make(chan result, 1)
+		go func() {
+			done <- bn(t, runOpts{signals: sig, out: out}, append(small(py), ex(t, "long_train.py"), "120")...)
+		}()
+		waitFor(t, "ready", 90*time.Second, func() bool { return strings.Contains(out.String(), "ready") })
+		time.Sleep(2 * time.Second)
+		sig <- syscall.SIGTERM
+		r := <-done
+		if r.code != 128+int(syscall.SIGTERM) {
+			t.Fatalf("exit %d, want 143\n%s", r.code, r.stderr)
+		}
+		if ev := loadEvidence(t, r.dir, "rank0"); ev.Exit.Reason != "terminated" || !ev.Final {
+			t.Errorf("evidence exit: %+v", ev.Exit)
+		}
+		if m, _ := runner.ReadManifest(r.dir); !m.Terminated || m.Exit.Signal != "SIGTERM" {
+			t.Errorf("manifest: %+v", m.Exit)
+		}
+	})
 	t.Run("second Ctrl-C kills", func(t *testing.T) {
 		sig := make(chan os.Signal, 2)
 		out := &syncBuf{}
@@ -631,11 +654,18 @@ func TestWithoutTorch(t *testing.T) {
 	}
 }
 
+// TestCProfile also checks the progress line: stderr is a terminal here.
 func TestCProfile(t *testing.T) {
 	py := torchPython(t)
-	r := bn(t, runOpts{}, append(small(py), "--python-profiler", "cprofile", ex(t, "train_cnn.py"), "--steps", "8")...)
+	r := bn(t, runOpts{tty: true}, append(small(py), "--python-profiler", "cprofile", ex(t, "train_cnn.py"), "--steps", "8")...)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "\r\x1b[2Kbottleneck: ") {
+		t.Errorf("no progress line on a terminal stderr:\n%q", r.stderr)
+	}
+	if strings.Contains(r.stdout, "\x1b") || strings.Contains(r.stdout, "bottleneck") {
+		t.Errorf("stdout is not the program's alone: %q", r.stdout)
 	}
 	pst := filepath.Join(r.dir, "pyprofile-rank0.pstats")
 	out, err := exec.Command(py, "-c", "import pstats,sys; s=pstats.Stats(sys.argv[1]); print(s.total_calls)", pst).CombinedOutput()
