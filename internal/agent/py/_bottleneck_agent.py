@@ -1454,7 +1454,9 @@ def _launcher_atexit():
     if a is None:
         return
     hint = getattr(a, "exit_hint", None)
-    if hint:
+    if a.stopped_after_profile:
+        a.finish("stopped-after-profile", 0)
+    elif hint:
         a.finish(hint[0], hint[1], signal_name=hint[2], exc=hint[3])
     else:
         a.finish("exit", None)
