@@ -19,6 +19,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/driver"
+	"github.com/bottleneck-dev/bottleneck/internal/htmlreport"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
 	"github.com/bottleneck-dev/bottleneck/internal/runner"
@@ -296,6 +297,9 @@ func analyzeTraces(ios *iostreams.IOStreams, dir string, traces []string, text, 
 	r := driver.Build(res, took, driver.Options{Rank: -1, Table: optable.Options{Top: 15}, RunEvidence: ev})
 	report.WriteVerdict(text, r)
 	fmt.Fprintf(body, "\nTrace analysis (%d trace%s):\n", len(traces), plural(len(traces)))
+	if err := htmlreport.WriteRunDir(dir, r, res.Traces); err != nil {
+		fmt.Fprintf(body, "HTML report not written: %v\n", err)
+	}
 	if err := report.WriteDetails(body, r); err != nil {
 		return nil, err
 	}
