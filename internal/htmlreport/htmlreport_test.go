@@ -283,5 +283,3 @@ func TestBundleMatchesSources(t *testing.T) {
 		}
 	}
 }
-
-
