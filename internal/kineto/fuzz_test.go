@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -166,4 +165,3 @@ func cmpEvent(a, b simpleEvent) int {
 	return strings.Compare(fmt.Sprint(a.strArgs), fmt.Sprint(b.strArgs))
 }
 
-var _ = strconv.Itoa
