@@ -164,4 +164,3 @@ func cmpEvent(a, b simpleEvent) int {
 	}
 	return strings.Compare(fmt.Sprint(a.strArgs), fmt.Sprint(b.strArgs))
 }
-
