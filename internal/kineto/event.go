@@ -44,12 +44,7 @@ func (r *reader) event() {
 		return
 	}
 	for {
-		r.ws()
-		key := r.str()
-		r.ws()
-		r.expect(':')
-		r.ws()
-		switch string(key) {
+		switch string(r.key()) {
 		case "ph":
 			if r.peek() == '"' {
 				if p := r.str(); len(p) > 0 {
@@ -79,14 +74,8 @@ func (r *reader) event() {
 		default:
 			r.skip(0)
 		}
-		r.ws()
-		switch r.next() {
-		case ',':
-		case '}':
+		if !r.more('}', "event") {
 			return
-		default:
-			r.pos--
-			r.fail("expected ',' or '}' in event, found " + describe(r.peek()))
 		}
 	}
 }
@@ -238,11 +227,7 @@ func (r *reader) eventArgs(f *fields) {
 		return
 	}
 	for {
-		r.ws()
-		key := r.str()
-		r.ws()
-		r.expect(':')
-		r.ws()
+		key := r.key()
 		switch string(key) {
 		case "External id", "external id":
 			f.ext = r.intArg()
@@ -267,6 +252,7 @@ func (r *reader) eventArgs(f *fields) {
 			f.mem.TotalReserved, f.memKeys = r.intArg(), f.memKeys|8
 		default:
 			k := r.intern(key)
+			isName := string(key) == "name" // key may not survive reading the value
 			v := r.value()
 			switch k {
 			case trace.KeyDevice:
@@ -274,19 +260,13 @@ func (r *reader) eventArgs(f *fields) {
 			case trace.KeyStream:
 				f.stream, f.hasStrm = v.Int()
 			}
-			if string(key) == "name" {
+			if isName {
 				f.metaName, f.hasMetaName = v.StrID()
 			}
 			r.args = append(r.args, trace.Arg{Key: k, Val: v})
 		}
-		r.ws()
-		switch r.next() {
-		case ',':
-		case '}':
+		if !r.more('}', "args") {
 			return
-		default:
-			r.pos--
-			r.fail("expected ',' or '}' in args, found " + describe(r.peek()))
 		}
 	}
 }

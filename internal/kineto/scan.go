@@ -512,6 +512,32 @@ func validNumber(w []byte) bool {
 	return i == len(w)
 }
 
+// key reads an object member's key and the colon after it. The key is
+// valid until the next string is read.
+func (s *scanner) key() []byte {
+	s.ws()
+	k := s.str()
+	s.ws()
+	s.expect(':')
+	s.ws()
+	return k
+}
+
+// more reads the separator after a member or element of what: true after
+// a comma, false at the closing bracket.
+func (s *scanner) more(closer byte, what string) bool {
+	s.ws()
+	switch s.next() {
+	case ',':
+		return true
+	case closer:
+		return false
+	}
+	s.pos--
+	s.fail("expected ',' or '" + string(closer) + "' in " + what + ", found " + describe(s.peek()))
+	return false
+}
+
 // skip passes over any value, leniently.
 func (s *scanner) skip(depth int) {
 	if depth > maxDepth {
@@ -528,20 +554,10 @@ func (s *scanner) skip(depth int) {
 			return
 		}
 		for {
-			s.ws()
-			s.str()
-			s.ws()
-			s.expect(':')
-			s.ws()
+			s.key()
 			s.skip(depth + 1)
-			s.ws()
-			switch s.next() {
-			case ',':
-			case '}':
+			if !s.more('}', "object") {
 				return
-			default:
-				s.pos--
-				s.fail("expected ',' or '}' in object, found " + describe(s.peek()))
 			}
 		}
 	case '[':
@@ -554,14 +570,8 @@ func (s *scanner) skip(depth int) {
 		for {
 			s.ws()
 			s.skip(depth + 1)
-			s.ws()
-			switch s.next() {
-			case ',':
-			case ']':
+			if !s.more(']', "array") {
 				return
-			default:
-				s.pos--
-				s.fail("expected ',' or ']' in array, found " + describe(s.peek()))
 			}
 		}
 	default:
