@@ -34,6 +34,7 @@ import sys
 import threading
 import time
 import traceback
+import types
 import warnings
 
 FORMAT_VERSION = 1
@@ -1316,9 +1317,18 @@ def get_agent():
 
 
 def _trim_agent_frames(tb):
-    while tb is not None and _is_agent_file(tb.tb_frame.f_code.co_filename):
+    """Drop the agent's frames from a traceback: the boot frames at its
+    start, and hook frames at its end (a Ctrl-C can land while an optimizer
+    hook of the agent runs)."""
+    kept = []
+    while tb is not None:
+        if not _is_agent_file(tb.tb_frame.f_code.co_filename):
+            kept.append(tb)
         tb = tb.tb_next
-    return tb
+    out = None
+    for t in reversed(kept):
+        out = types.TracebackType(out, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return out
 
 
 def _install_trimming_excepthook():

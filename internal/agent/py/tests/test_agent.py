@@ -99,6 +99,23 @@ class FilesTest(unittest.TestCase):
             self.assertEqual(json.load(open(p)), {"a": 2})
             self.assertEqual(os.listdir(d), ["x.json"])
 
+    def test_traceback_loses_trailing_agent_frames(self):
+        # A Ctrl-C can land inside one of the agent's hooks; the program's
+        # traceback must still show only its own frames.
+        def user_code():
+            A.atomic_write_json(os.path.join(tempfile.gettempdir(), "no", "such", "dir", "x"), {})
+
+        try:
+            user_code()
+        except OSError as e:
+            tb = e.__traceback__
+        names = []
+        t = A._trim_agent_frames(tb)
+        while t is not None:
+            names.append(t.tb_frame.f_code.co_name)
+            t = t.tb_next
+        self.assertEqual(names, ["test_traceback_loses_trailing_agent_frames", "user_code"])
+
     def test_pstats_to_json(self):
         pr = cProfile.Profile()
         pr.enable()
