@@ -269,21 +269,12 @@ func (s *state) topOps(n int, selfTime bool, filter ...string) []Location {
 		if isAnnotation(r.Name) && len(filter) == 0 {
 			continue
 		}
-		if len(filter) > 0 && !containsAny(strings.ToLower(r.Name), filter) {
+		if len(filter) > 0 && !classify.ContainsAny(strings.ToLower(r.Name), filter) {
 			continue
 		}
 		out = append(out, Location{Kind: "op", Name: r.Name, Note: fmt.Sprintf("%d calls, host self %s, total %s", r.Calls, FormatUs(r.HostSelfUs), FormatUs(r.HostTotalUs))})
 	}
 	return out
-}
-
-func containsAny(s string, subs []string) bool {
-	for _, x := range subs {
-		if strings.Contains(s, x) {
-			return true
-		}
-	}
-	return false
 }
 
 func isAnnotation(name string) bool {

@@ -412,29 +412,25 @@ func writeEnv(w io.Writer, e *Env, host map[string]any) {
 		}
 	}
 	if len(e.EnvVars) > 0 {
-		keys := make([]string, 0, len(e.EnvVars))
-		for k := range e.EnvVars {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var parts []string
-		for _, k := range keys {
-			parts = append(parts, k+"="+e.EnvVars[k])
-		}
-		fmt.Fprintf(w, "  env: %s\n", strings.Join(parts, " "))
+		fmt.Fprintf(w, "  env: %s\n", joinSorted(e.EnvVars, "=", " "))
 	}
 	if len(e.Packages) > 0 {
-		keys := make([]string, 0, len(e.Packages))
-		for k := range e.Packages {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var parts []string
-		for _, k := range keys {
-			parts = append(parts, k+" "+e.Packages[k])
-		}
-		fmt.Fprintf(w, "  packages: %s\n", strings.Join(parts, ", "))
+		fmt.Fprintf(w, "  packages: %s\n", joinSorted(e.Packages, " ", ", "))
 	}
+}
+
+// joinSorted renders m as "k<kv>v" pairs in key order, separated by sep.
+func joinSorted(m map[string]string, kv, sep string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + kv + m[k]
+	}
+	return strings.Join(parts, sep)
 }
 
 func ms(s float64) string { return fmt.Sprintf("%.1f ms", s*1e3) }

@@ -198,14 +198,7 @@ var tbTensorCore = []string{
 
 // TBUsesTensorCores is the TensorBoard plugin's test: the kernel name
 // contains one of its 18 allow-listed substrings.
-func TBUsesTensorCores(name string) bool {
-	for _, p := range tbTensorCore {
-		if strings.Contains(name, p) {
-			return true
-		}
-	}
-	return false
-}
+func TBUsesTensorCores(name string) bool { return ContainsAny(name, tbTensorCore) }
 
 // tensorCore extends the plugin's list with kernels of newer libraries
 // and architectures.
@@ -232,9 +225,12 @@ var tensorCore = []string{
 // mfma / _MI16x16x / _MI32x32x (hipBLASLt). Kernels it cannot recognise
 // (Triton matmuls, JIT kernels with opaque names) count as not using
 // tensor cores, so the share is a lower bound.
-func UsesTensorCores(name string) bool {
-	for _, p := range tensorCore {
-		if strings.Contains(name, p) {
+func UsesTensorCores(name string) bool { return ContainsAny(name, tensorCore) }
+
+// ContainsAny reports whether name contains any of the substrings.
+func ContainsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
 			return true
 		}
 	}
