@@ -30,7 +30,8 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte(`{"traceEvents":[{"ph":"X","name":"a\u00e9\"b","ts":1.5,"dur":2,"args":{"k":"v\\n","n":[1,{"x":null}]}}]}`))
 	f.Add([]byte(`[{"name":"x","ts":1e3,"pid":"CPU functions","tid":1,"ph":"X"}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tr, err := Read(bytes.NewReader(data), "fuzz", Options{})
+		tr, err := Read(bytes.NewReader(data), "fuzz", Options{Workers: 1})
+		checkParallel(t, data, tr, err)
 		if !json.Valid(data) || bytes.Count(data, []byte(`"traceEvents"`)) > 1 {
 			return
 		}
@@ -54,6 +55,20 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkParallel reads data again with workers over 16-byte segments: the
+// model must be the one-pass reader's.
+func checkParallel(t *testing.T, data []byte, one *trace.Trace, oneErr error) {
+	defer func(saved int) { segmentSize = saved }(segmentSize)
+	segmentSize = 16
+	par, err := Read(bytes.NewReader(data), "fuzz", Options{Workers: 2})
+	if (err == nil) != (oneErr == nil) {
+		t.Fatalf("parallel read: error %v, one pass: %v", err, oneErr)
+	}
+	if err == nil && dump(par) != dump(one) {
+		t.Fatalf("parallel read differs from one pass:\n%s", diff(dump(one), dump(par)))
+	}
 }
 
 type simpleEvent struct {

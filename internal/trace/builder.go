@@ -87,9 +87,16 @@ func (t *Trace) TrackFor(key TrackKey, index map[TrackKey]TrackID) TrackID {
 	return id
 }
 
-// Reserve sizes the event columns for n events, so reading a large file
-// does not copy them again and again as they grow.
-func (t *Trace) Reserve(n int) {
+// Reserve sizes the event columns for n events, and the flow and memory
+// tables for the numbers given, so reading a large file does not copy them
+// again and again as they grow.
+func (t *Trace) Reserve(n, flows, memory int) {
+	if flows > cap(t.Flows) {
+		t.Flows = reserve(t.Flows, flows)
+	}
+	if memory > cap(t.Memory) {
+		t.Memory = reserve(t.Memory, memory)
+	}
 	e := &t.Events
 	if n <= cap(e.Kind) {
 		return

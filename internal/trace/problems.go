@@ -54,6 +54,17 @@ func (ps *Problems) add(p Problem) {
 	ps.List = append(ps.List, p)
 }
 
+// AddAll records the problems of o, found later in the same input.
+func (ps *Problems) AddAll(o *Problems) {
+	for _, p := range o.List {
+		if i, ok := ps.index[p.What]; ok && !p.Fatal {
+			ps.List[i].Count += p.Count
+			continue
+		}
+		ps.add(p)
+	}
+}
+
 // Any reports whether there are problems.
 func (ps *Problems) Any() bool { return len(ps.List) > 0 }
 

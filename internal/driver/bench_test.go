@@ -1,0 +1,31 @@
+package driver
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/bottleneck-dev/bottleneck/internal/load"
+)
+
+// BenchmarkAnalyze loads $BOTTLENECK_BENCH_TRACE and runs every analysis,
+// as `bottleneck analyze` does, reporting MB/s of uncompressed JSON. It is
+// the profiling entry point for the end-to-end path (-cpuprofile);
+// scripts/bench-analyze.sh measures the binary itself, with peak RSS.
+func BenchmarkAnalyze(b *testing.B) {
+	path := os.Getenv("BOTTLENECK_BENCH_TRACE")
+	if path == "" {
+		b.Skip("set BOTTLENECK_BENCH_TRACE to a trace file (make one with cmd/bottleneck-gentrace)")
+	}
+	for b.Loop() {
+		start := time.Now()
+		res, err := load.Load([]string{path}, load.Options{})
+		if err != nil || len(res.Traces) == 0 {
+			b.Fatal(err, res.Failures)
+		}
+		read := time.Since(start)
+		r := Build(res, read, Options{Rank: -1})
+		b.SetBytes(r.BytesRead)
+		b.ReportMetric(read.Seconds(), "read-s/op")
+	}
+}

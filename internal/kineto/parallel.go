@@ -1,0 +1,344 @@
+package kineto
+
+// Design note: the event list is most of every trace, and one core parses
+// it at about 250 MB/s. To use every core, the reader cuts the list into
+// segments of a few MB at event boundaries and worker goroutines parse them
+// concurrently, each into its own small trace (its own string, argument-set
+// and track tables); the reader merges the results in file order
+// (trace.Append remaps the ids), so the model is the one a single pass
+// would build.
+//
+// A cut is made without parsing, after the comma of a "}," that is
+// followed, across whitespace, by '{'. Inside a string or a nested value that pattern can lie, so every
+// cut is verified: segment 0 starts where the list starts, and a worker
+// accepts its segment only if it parses as whole events ending in a
+// list-level ',' exactly at the cut. By induction every accepted segment
+// starts at a real event. Anything a worker does not accept - damage, a cut
+// inside an event, B/E pairs (which span segments), the list's end - stops
+// it there: the reader merges what the worker accepted and parses on from
+// that point in one pass, replaying the bytes it already holds, with all
+// the repairs and messages of the sequential reader. After the damaged
+// segment it goes parallel again (a few times at most).
+
+import (
+	"bytes"
+	"io"
+	"math"
+)
+
+// segmentSize is the size of the blocks handed to workers; tests shrink it.
+var segmentSize = 4 << 20
+
+// maxFallbacks bounds how often the reader returns to parallel reading
+// after a segment it had to read in one pass.
+const maxFallbacks = 8
+
+type parallel struct {
+	name      string
+	workers   int
+	jobs      chan *segment
+	started   bool
+	resumeAt  int64 // read sequentially up to this offset
+	fallbacks int
+	free      [][]byte // segment buffers to reuse
+}
+
+func newParallel(name string, workers int) *parallel {
+	return &parallel{name: name, workers: workers}
+}
+
+func (p *parallel) start() {
+	if p.started {
+		return
+	}
+	p.started = true
+	p.jobs = make(chan *segment, 2*p.workers)
+	for range p.workers {
+		go func() {
+			for s := range p.jobs {
+				s.parse(p.name)
+				close(s.done)
+			}
+		}()
+	}
+}
+
+// stop ends the workers (segments still queued are abandoned).
+func (p *parallel) stop() {
+	if p.started {
+		close(p.jobs)
+	}
+}
+
+// segment is one block of the event list and, once parsed, its events.
+type segment struct {
+	off  int64 // stream offset of data[0]
+	data []byte
+	buf  []byte // data's buffer, reused once merged
+	done chan struct{}
+	r    *reader
+	end  segmentEnd
+	stop int64 // offset where the worker stopped
+}
+
+type segmentEnd uint8
+
+const (
+	segmentWhole   segmentEnd = iota // every event up to the cut
+	segmentListEnd                   // the list's ']' at stop
+	segmentStopped                   // something to read in one pass at stop
+)
+
+// parse reads the events of the segment into a fresh reader.
+func (s *segment) parse(name string) {
+	r := newReader(name)
+	r.t.Reserve(len(s.data)/100, len(s.data)/400, len(s.data)/1000)
+	r.buf, r.end, r.base, r.eof = s.data, len(s.data), s.off, true
+	s.end, s.stop = r.segmentEvents()
+	s.r = r
+}
+
+// segmentEvents reads whole events up to the end of the buffer.
+func (r *reader) segmentEvents() (segmentEnd, int64) {
+	for {
+		start := r.offset() // where a one-pass reader's unit would start
+		for r.pos < r.end && isSpace[r.buf[r.pos]] {
+			r.pos++
+		}
+		if r.pos == r.end {
+			return segmentWhole, start
+		}
+		if r.buf[r.pos] != '{' {
+			return segmentStopped, start
+		}
+		var closed bool
+		err := r.unit(func() {
+			r.event()
+			if r.ev.ph == 'B' || r.ev.ph == 'E' {
+				r.fail("begin/end events are paired in one pass")
+			}
+			r.ws()
+			switch r.next() {
+			case ',':
+			case ']':
+				closed = true
+			default:
+				r.fail("no separator after the event")
+			}
+		})
+		if err != nil {
+			return segmentStopped, start
+		}
+		r.commit()
+		r.flushPending()
+		if closed {
+			return segmentListEnd, r.offset()
+		}
+	}
+}
+
+// parallelEvents reads events from the current position, which is between
+// two events, with the workers. It returns true when it has read the
+// list's closing bracket, and false when the one-pass reader must go on
+// from the current position (up to par.resumeAt).
+func (r *reader) parallelEvents() bool {
+	p := r.par
+	carry := r.buf[r.pos:r.end] // read but not parsed
+	off := r.offset()
+	var queue []*segment
+	srcDone, dispatched, want := false, 0, segmentSize
+	var tail []byte // the whitespace after the last whole segment's last event
+	var tailOff int64
+	for len(carry) > 0 || !srcDone {
+		// Read the next block and cut it at an event boundary.
+		data := p.buffer(max(want, len(carry)))
+		n := copy(data, carry)
+		if !srcDone && n < len(data) {
+			m, err := fillBuf(r.src, data[n:])
+			n += m
+			if err != nil {
+				srcDone = true
+				if err != io.EOF {
+					r.readErr = err
+				}
+			}
+			if m > 0 && r.onFill != nil {
+				r.onFill(off + int64(n))
+			}
+		}
+		cut := cutPoint(data[:n], segmentSize)
+		if cut == 0 {
+			if !srcDone { // one event larger than the block: read more
+				carry, want = data[:n], 2*n
+				continue
+			}
+			cut = n
+		}
+		want = segmentSize
+		if dispatched == 0 && srcDone && cut == n {
+			// The rest fits one segment: not worth the workers.
+			p.resumeAt = math.MaxInt64
+			return r.resume(off, [][]byte{data[:n]})
+		}
+		p.start()
+		s := &segment{off: off, data: data[:cut], buf: data, done: make(chan struct{})}
+		queue = append(queue, s)
+		p.jobs <- s
+		dispatched++
+		carry, off = data[cut:n], off+int64(cut)
+
+		// Merge finished segments in order; keep the workers busy.
+		for len(queue) > 0 && (len(queue) > 2*p.workers || (srcDone && len(carry) == 0)) {
+			s := queue[0]
+			<-s.done
+			r.reserveProjected(s.r, s.off+int64(len(s.data)))
+			r.merge(s.r)
+			if testHookMerged != nil {
+				testHookMerged()
+			}
+			if s.end == segmentWhole {
+				queue = queue[1:]
+				p.free = append(p.free, s.buf)
+				tail, tailOff = s.data[s.stop-s.off:], s.stop
+				continue
+			}
+			// Go on in one pass from where the worker stopped.
+			held := [][]byte{s.data[s.stop-s.off:]}
+			for _, q := range queue[1:] {
+				held = append(held, q.data)
+			}
+			held = append(held, carry)
+			if s.end == segmentListEnd {
+				r.resume(s.stop, held)
+				return true
+			}
+			p.fallbacks++
+			p.resumeAt = s.off + int64(len(s.data))
+			if p.fallbacks >= maxFallbacks {
+				p.resumeAt = math.MaxInt64
+			}
+			return r.resume(s.stop, held)
+		}
+	}
+	// Every event up to the end of the input was whole: the one-pass
+	// reader reports the missing end of the list.
+	p.resumeAt = math.MaxInt64
+	return r.resume(tailOff, [][]byte{tail})
+}
+
+// cutPoint returns where to end a segment of about size bytes: at the last
+// event boundary before size, else the first after it, else 0.
+func cutPoint(b []byte, size int) int {
+	for i := min(size, len(b)); ; {
+		i = bytes.LastIndexByte(b[:i], '{')
+		if i <= 0 {
+			break
+		}
+		if cut := boundary(b, i); cut > 0 {
+			return cut
+		}
+	}
+	for i := size; i < len(b); i++ {
+		j := bytes.IndexByte(b[i:], '{')
+		if j < 0 {
+			break
+		}
+		i += j
+		if cut := boundary(b, i); cut > 0 {
+			return cut
+		}
+	}
+	return 0
+}
+
+// boundary reports whether the '{' at b[i] may start an event: preceded,
+// across whitespace, by "},". It returns the offset after the comma, where
+// a one-pass reader would start the event's unit, or 0.
+func boundary(b []byte, i int) int {
+	j := lastNonSpace(b, i)
+	if j <= 0 || b[j] != ',' {
+		return 0
+	}
+	if k := lastNonSpace(b, j); k < 0 || b[k] != '}' {
+		return 0
+	}
+	return j + 1
+}
+
+// buffer returns a segment buffer of at least n bytes.
+func (p *parallel) buffer(n int) []byte {
+	for len(p.free) > 0 {
+		b := p.free[len(p.free)-1]
+		p.free = p.free[:len(p.free)-1]
+		if len(b) >= n {
+			return b
+		}
+	}
+	return make([]byte, n)
+}
+
+// resume points the window at offset off, replaying the held bytes that
+// follow it before the rest of the input. It returns false, for the
+// callers' convenience.
+func (r *reader) resume(off int64, held [][]byte) bool {
+	var rest []io.Reader
+	for _, b := range held {
+		if len(b) > 0 {
+			rest = append(rest, bytes.NewReader(b))
+		}
+	}
+	if r.readErr != nil {
+		rest = append(rest, errReader{r.readErr})
+	} else {
+		rest = append(rest, r.src) // at its end already, or the rest
+	}
+	r.src = io.MultiReader(rest...)
+	// The held bytes may lie in the window's buffer or in segment buffers:
+	// neither may be written again.
+	r.buf, r.par.free = make([]byte, len(r.buf)), nil
+	r.base, r.pos, r.end, r.keep = off, 0, 0, 0
+	r.eof, r.readErr = false, nil
+	return false
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// merge appends what a segment's worker read.
+func (r *reader) merge(s *reader) {
+	strs := r.t.Append(s.t, r.tracks)
+	for k, name := range s.procName {
+		k.PidLabel = strs[k.PidLabel]
+		r.procName[k] = name
+	}
+	for k, name := range s.thrName {
+		k.PidLabel, k.TidLabel = strs[k.PidLabel], strs[k.TidLabel]
+		r.thrName[k] = name
+	}
+	r.events += s.events
+}
+
+// reserveProjected sizes r's tables for the whole input before s is
+// merged, when they would overflow: the segments merged so far tell how
+// many events, flows and memory records a byte holds.
+func (r *reader) reserveProjected(s *reader, consumed int64) {
+	t := r.t
+	n, f, m := t.Events.Len()+s.t.Events.Len(), len(t.Flows)+len(s.t.Flows), len(t.Memory)+len(s.t.Memory)
+	if r.size <= consumed || (n <= cap(t.Events.Kind) && f <= cap(t.Flows) && m <= cap(t.Memory)) {
+		return // append's own growth does for the rest
+	}
+	scale := float64(r.size) / float64(consumed) * 1.05
+	project := func(k int) int { return int(min(float64(k)*scale, 1<<31)) }
+	t.Reserve(project(n), project(f), project(m))
+}
+
+// lastNonSpace returns the index of the last non-space byte before i, or -1.
+func lastNonSpace(b []byte, i int) int {
+	for i--; i >= 0 && isSpace[b[i]]; i-- {
+	}
+	return i
+}
+
+// testHookMerged, when set, is called for every merged segment.
+var testHookMerged func()

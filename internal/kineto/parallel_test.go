@@ -1,0 +1,145 @@
+package kineto
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
+	"github.com/bottleneck-dev/bottleneck/internal/tracegen"
+)
+
+// readBoth reads input in one pass and with workers over tiny segments (so
+// every fixture is cut many times, falsely too) and fails unless both give
+// the same model, problems included.
+func readBoth(t *testing.T, name string, input []byte, segmentSizes ...int) {
+	t.Helper()
+	merged := 0
+	testHookMerged = func() { merged++ }
+	defer func() { testHookMerged = nil }()
+	one, err1 := Read(bytes.NewReader(input), name, Options{Workers: 1})
+	want := "error " + fmt.Sprint(err1)
+	if err1 == nil {
+		want = dump(one)
+	}
+	defer func(saved int) { segmentSize = saved }(segmentSize)
+	for _, size := range segmentSizes {
+		segmentSize = size
+		merged = 0
+		par, err := Read(bytes.NewReader(input), name, Options{Workers: 3})
+		if merged == 0 && bytes.Count(input, []byte("},")) > 2 && size < len(input)/2 {
+			t.Errorf("%s, %d-byte segments: read in one pass", name, size)
+		}
+		got := "error " + fmt.Sprint(err)
+		if err == nil {
+			got = dump(par)
+		}
+		if got != want {
+			t.Errorf("%s, %d-byte segments: parallel read differs from one pass:\n%s", name, size, diff(want, got))
+		}
+	}
+}
+
+func TestParallelMatchesOnePassOnFixtures(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.txtar")
+	for _, file := range files {
+		data, _ := os.ReadFile(file)
+		for _, s := range parseTxtar(string(data)) {
+			if s.name == "trace.json" {
+				readBoth(t, filepath.Base(file), []byte(s.body), 1, 40, 300)
+			}
+		}
+	}
+}
+
+func TestParallelMatchesOnePassOnSharedTraces(t *testing.T) {
+	dir := testutil.SharedTraces(t)
+	for _, rel := range []string{
+		"hta/nccl_parser_config/nccl_data.json.gz",
+		"hta/triton_example/triton_example.json.gz",
+		"hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+	} {
+		in, _, _, closeFn, err := openInput(filepath.Join(dir, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(in)
+		closeFn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		readBoth(t, rel, data, 4096, 100<<10)
+	}
+}
+
+// Edge cases for the cutting and its verification: traces whose "},{"
+// patterns lie, pairs that cross segments, damage and early ends in the
+// middle of a long list.
+func TestParallelEdgeCases(t *testing.T) {
+	ev := func(i int) string {
+		return fmt.Sprintf(`{"ph": "X", "cat": "cpu_op", "name": "op%d", "pid": 1, "tid": 1, "ts": %d.5, "dur": 1, "args": {"External id": %d}}`, i%7, i*10, i)
+	}
+	var list []string
+	for i := range 60 {
+		list = append(list, ev(i))
+	}
+	events := strings.Join(list, ",\n  ")
+	mid := len(list) / 2
+	cases := map[string]string{
+		"metadata after the list": `{"traceEvents": [` + events + `], "traceName": "x", "baseTimeNanoseconds": 1000}`,
+		"minified":                strings.ReplaceAll(`{"traceEvents":[`+events+`]}`, "\n  ", ""),
+		"lying cuts in strings and args": `{"traceEvents": [` + strings.Join(list[:mid], ",\n") +
+			`,
+{"ph": "X", "name": "a},\n{\"ph\": \"X\"}", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "args": {"objs": [{"a": 1},
+  {"b": 2},
+  {"c": [{},
+{}]}]}},
+` + strings.Join(list[mid:], ",\n") + `]}`,
+		"begin/end across segments": `{"traceEvents": [` + strings.Join(list[:mid], ",\n") +
+			`,
+{"ph": "B", "name": "outer", "pid": 1, "tid": 2, "ts": 1},
+` + strings.Join(list[mid:], ",\n") + `,
+{"ph": "E", "pid": 1, "tid": 2, "ts": 900, "args": {"late": 1}}]}`,
+		"damage in the middle": `{"traceEvents": [` + strings.Join(list[:mid], ",\n") +
+			`,
+{"ph": "X", "name": "bad" "pid": 1, "ts": 1},
+{"ph": "X", "name": N/A, "pid": 1, "tid": 1, "ts": 2, "dur": 1},
+` + strings.Join(list[mid:], ",\n") + `]}`,
+		"cut off":           `{"traceEvents": [` + events[:len(events)*2/3],
+		"cut after a comma": `{"traceEvents": [` + strings.Join(list, ",\n") + ",\n",
+		"legacy list":       `[` + events + `]`,
+		"process names late": `{"traceEvents": [` + events + `,
+{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "python"}},
+{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}}]}`,
+	}
+	for name, input := range cases {
+		readBoth(t, name, []byte(input), 1, 40, 300, 4096)
+	}
+}
+
+// A generated trace with every event kind, read through a reader that
+// hands over odd-sized chunks.
+func TestParallelMatchesOnePassOnGeneratedTrace(t *testing.T) {
+	var buf bytes.Buffer
+	if _, err := tracegen.Generate(&buf, tracegen.Options{TargetBytes: 2 << 20, Seed: 3, Devices: 2}); err != nil {
+		t.Fatal(err)
+	}
+	one, err := Read(bytes.NewReader(buf.Bytes()), "gen", Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(saved int) { segmentSize = saved }(segmentSize)
+	segmentSize = 64 << 10
+	par, err := Read(iotest.HalfReader(bytes.NewReader(buf.Bytes())), "gen", Options{Workers: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := dump(par), dump(one); got != want {
+		t.Errorf("parallel read differs from one pass:\n%s", diff(want, got))
+	}
+}
