@@ -2,9 +2,12 @@ package trace
 
 import (
 	"cmp"
+	"math"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 )
 
 // NestTolerance is how far (ns) a child may stick out past its parent's end
@@ -16,6 +19,11 @@ var stepName = regexp.MustCompile(`^ProfilerStep#(\d+)$`)
 
 // Link fills the link columns (Parent, Launch, Op, Step), sorts each track's
 // events and finds the steps. Readers call it once after the last event.
+//
+// Design note: on a large trace this is the one serial stretch between
+// parallel reading and parallel analyses, so independent phases run
+// concurrently: sorting and nesting (per track, tracks in parallel) beside
+// launch linking and step finding, then op linking beside flow binding.
 func (t *Trace) Link() {
 	n := t.Events.Len()
 	ev := &t.Events
@@ -24,13 +32,41 @@ func (t *Trace) Link() {
 	ev.Op = fill(n)
 	ev.Step = fill(n)
 
-	t.sortTracks()
-	t.nest()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t.sortTracks()
+		t.nest()
+	})
 	t.linkLaunches()
-	t.linkOps()
-	t.bindFlows()
 	t.findSteps()
+	wg.Wait()
+	wg.Go(t.bindFlows)
+	t.linkOps()
+	wg.Wait()
 	t.assignSteps()
+}
+
+// eachTrack runs f for every track, tracks in parallel, longest first.
+func (t *Trace) eachTrack(f func(tr *Track)) {
+	order := make([]int, len(t.Tracks))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(len(t.Tracks[b].Events), len(t.Tracks[a].Events)) })
+	next := make(chan int, len(order))
+	for _, i := range order {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(order)) {
+		wg.Go(func() {
+			for i := range next {
+				f(&t.Tracks[i])
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func fill(n int) []int32 {
@@ -69,22 +105,20 @@ func (t *Trace) sortTracks() {
 		}
 		return cmp.Compare(a, b)
 	}
-	for i := range t.Tracks {
-		evs := t.Tracks[i].Events
-		if !slices.IsSortedFunc(evs, less) {
-			slices.SortFunc(evs, less)
+	t.eachTrack(func(tr *Track) {
+		if !slices.IsSortedFunc(tr.Events, less) {
+			slices.SortFunc(tr.Events, less)
 		}
-	}
+	})
 }
 
 // nest sets Parent: the innermost event on the same track whose span holds
 // the event's span (within NestTolerance).
 func (t *Trace) nest() {
 	ev := &t.Events
-	var stack []int32
-	for ti := range t.Tracks {
-		stack = stack[:0]
-		for _, e := range t.Tracks[ti].Events {
+	t.eachTrack(func(tr *Track) {
+		var stack []int32
+		for _, e := range tr.Events {
 			start, end := ev.Start[e], ev.Start[e]+ev.Dur[e]
 			for len(stack) > 0 {
 				p := stack[len(stack)-1]
@@ -101,24 +135,24 @@ func (t *Trace) nest() {
 				stack = append(stack, e)
 			}
 		}
-	}
+	})
 }
 
 // linkLaunches sets Launch on device events from the runtime or driver call
 // with the same correlation id.
 func (t *Trace) linkLaunches() {
 	ev := &t.Events
-	byCorr := make(map[int64]int32)
+	byCorr := newIDIndex(ev.Correlation, func(i int) bool { return ev.Kind[i].IsLaunch() })
 	for i, k := range ev.Kind {
 		if k.IsLaunch() && ev.Correlation[i] != 0 {
-			if _, dup := byCorr[ev.Correlation[i]]; !dup || k == KindRuntime {
-				byCorr[ev.Correlation[i]] = int32(i)
+			if _, dup := byCorr.get(ev.Correlation[i]); !dup || k == KindRuntime {
+				byCorr.set(ev.Correlation[i], int32(i))
 			}
 		}
 	}
 	for i, k := range ev.Kind {
 		if k.OnDevice() && ev.Correlation[i] != 0 {
-			if l, ok := byCorr[ev.Correlation[i]]; ok {
+			if l, ok := byCorr.get(ev.Correlation[i]); ok {
 				ev.Launch[i] = l
 			}
 		}
@@ -130,21 +164,22 @@ func (t *Trace) linkLaunches() {
 // op, else their own External id).
 func (t *Trace) linkOps() {
 	ev := &t.Events
-	byExt := make(map[int64]int32)
-	for i, k := range ev.Kind {
+	isOp := func(i int) bool { return ev.Kind[i] == KindCPUOp || ev.Kind[i] == KindUserAnnotation }
+	byExt := newIDIndex(ev.ExternalID, isOp)
+	for i := range ev.Kind {
 		id := ev.ExternalID[i]
-		if id == 0 || (k != KindCPUOp && k != KindUserAnnotation) {
+		if id == 0 || !isOp(i) {
 			continue
 		}
-		if prev, dup := byExt[id]; !dup || ev.Kind[prev] != KindCPUOp {
-			byExt[id] = int32(i)
+		if prev, dup := byExt.get(id); !dup || ev.Kind[prev] != KindCPUOp {
+			byExt.set(id, int32(i))
 		}
 	}
 	for i, k := range ev.Kind {
 		if !k.IsLaunch() {
 			continue
 		}
-		if op, ok := byExt[ev.ExternalID[i]]; ok && ev.ExternalID[i] != 0 {
+		if op, ok := byExt.get(ev.ExternalID[i]); ok && ev.ExternalID[i] != 0 {
 			ev.Op[i] = op
 			continue
 		}
@@ -156,10 +191,54 @@ func (t *Trace) linkOps() {
 		}
 		if l := ev.Launch[i]; l != None {
 			ev.Op[i] = ev.Op[l]
-		} else if op, ok := byExt[ev.ExternalID[i]]; ok && ev.ExternalID[i] != 0 {
+		} else if op, ok := byExt.get(ev.ExternalID[i]); ok && ev.ExternalID[i] != 0 {
 			ev.Op[i] = op
 		}
 	}
+}
+
+// idIndex finds events by a non-zero id (correlation, External id).
+// Profilers number these densely from some base, so a slice indexed by
+// id-base is the usual store, several times faster than a map on millions
+// of events; sparse ids fall back to a map.
+type idIndex struct {
+	base   int64
+	dense  []int32 // None where no event has the id
+	sparse map[int64]int32
+}
+
+// newIDIndex sizes an index for the ids of the events keep accepts.
+func newIDIndex(ids []int64, keep func(i int) bool) *idIndex {
+	lo, hi, n := int64(math.MaxInt64), int64(math.MinInt64), 0
+	for i, id := range ids {
+		if id != 0 && keep(i) {
+			lo, hi, n = min(lo, id), max(hi, id), n+1
+		}
+	}
+	if n > 0 && uint64(hi-lo) < uint64(4*n+1024) {
+		return &idIndex{base: lo, dense: fill(int(hi-lo) + 1)}
+	}
+	return &idIndex{sparse: make(map[int64]int32, n)}
+}
+
+func (x *idIndex) get(id int64) (int32, bool) {
+	if x.dense == nil {
+		e, ok := x.sparse[id]
+		return e, ok
+	}
+	if i := uint64(id - x.base); i < uint64(len(x.dense)) && x.dense[i] != None {
+		return x.dense[i], true
+	}
+	return None, false
+}
+
+// set stores e for id; in dense mode id must be one newIDIndex saw.
+func (x *idIndex) set(id int64, e int32) {
+	if x.dense == nil {
+		x.sparse[id] = e
+		return
+	}
+	x.dense[id-x.base] = e
 }
 
 // enclosingOp returns the innermost cpu_op enclosing e on its thread, else
