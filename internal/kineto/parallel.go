@@ -24,6 +24,8 @@ import (
 	"bytes"
 	"io"
 	"math"
+
+	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
 // segmentSize is the size of the blocks handed to workers; tests shrink it.
@@ -40,11 +42,12 @@ type parallel struct {
 	started   bool
 	resumeAt  int64 // read sequentially up to this offset
 	fallbacks int
-	free      [][]byte // segment buffers to reuse
+	free      [][]byte          // segment buffers to reuse
+	spare     chan *trace.Trace // merged segments' traces, whose tables workers reuse
 }
 
 func newParallel(name string, workers int) *parallel {
-	return &parallel{name: name, workers: workers}
+	return &parallel{name: name, workers: workers, spare: make(chan *trace.Trace, 4*workers)}
 }
 
 func (p *parallel) start() {
@@ -56,7 +59,7 @@ func (p *parallel) start() {
 	for range p.workers {
 		go func() {
 			for s := range p.jobs {
-				s.parse(p.name)
+				p.parse(s)
 				close(s.done)
 			}
 		}()
@@ -89,10 +92,16 @@ const (
 	segmentStopped                   // something to read in one pass at stop
 )
 
-// parse reads the events of the segment into a fresh reader.
-func (s *segment) parse(name string) {
-	r := newReader(name)
-	r.t.Reserve(len(s.data)/100, len(s.data)/400, len(s.data)/1000)
+// parse reads the events of s into a fresh reader.
+func (p *parallel) parse(s *segment) {
+	r := newReader(p.name)
+	select {
+	case old := <-p.spare: // reuse a merged segment's tables: fresh ones cost page faults
+		r.t.Events, r.t.Flows, r.t.Memory = old.Events, old.Flows[:0], old.Memory[:0]
+		r.t.Events.Clear()
+	default:
+		r.t.Reserve(len(s.data)/100, len(s.data)/400, len(s.data)/1000)
+	}
 	r.buf, r.end, r.base, r.eof = s.data, len(s.data), s.off, true
 	s.end, s.stop = r.segmentEvents()
 	s.r = r
@@ -193,6 +202,10 @@ func (r *reader) parallelEvents() bool {
 			<-s.done
 			r.reserveProjected(s.r, s.off+int64(len(s.data)))
 			r.merge(s.r)
+			select {
+			case p.spare <- s.r.t:
+			default:
+			}
 			if testHookMerged != nil {
 				testHookMerged()
 			}

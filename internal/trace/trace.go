@@ -111,6 +111,16 @@ type Events struct {
 	Step   []int32 // index into Trace.Steps
 }
 
+// Clear empties the columns, keeping their storage, for a reader to reuse.
+func (e *Events) Clear() {
+	*e = Events{
+		Kind: e.Kind[:0], Name: e.Name[:0], Cat: e.Cat[:0], Track: e.Track[:0],
+		Start: e.Start[:0], Dur: e.Dur[:0], Args: e.Args[:0],
+		ExternalID: e.ExternalID[:0], Correlation: e.Correlation[:0], SeqNum: e.SeqNum[:0],
+		PyID: e.PyID[:0], PyParent: e.PyParent[:0],
+	}
+}
+
 // Len is the number of events.
 func (e *Events) Len() int { return len(e.Kind) }
 
