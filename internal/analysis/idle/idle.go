@@ -17,7 +17,12 @@
 //
 // DropLastStep (HTA's default, include_last_profiler_step=False) keeps
 // only device work launched before the last ProfilerStep begins on the
-// host (unlinked work: that starts before it).
+// host; work whose launch call is not in the trace is dropped, as HTA's
+// correlation join drops it.
+//
+// HTARounding reproduces HTA's µs rounding of ns-decimal traces (start
+// rounded up, end rounded down to whole µs), which shrinks every event by
+// up to 2 µs and so inflates idle time; by default times are exact ns.
 //
 // Culprits: for the largest host-wait gaps, the CPU ops (innermost
 // cpu_op, with enclosing python_function frames when the trace has
@@ -26,6 +31,8 @@ package idle
 
 import (
 	"cmp"
+	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
@@ -42,11 +49,18 @@ type Options struct {
 	// KernelWaitThresholdNs: gaps below it (not host wait) are kernel
 	// wait. 0 means DefaultKernelWaitNs.
 	KernelWaitThresholdNs int64
-	// DropLastStep drops device work starting at or after the start of
-	// the last ProfilerStep, like HTA by default.
+	// DropLastStep keeps only device work whose launch call started
+	// before the last ProfilerStep (work with no launch call in the trace
+	// is dropped), like HTA by default.
 	DropLastStep bool
 	// TopGaps is how many host-wait gaps get culprits (default 5).
 	TopGaps int
+	// HTARounding reproduces HTA's arithmetic on traces with ns decimals:
+	// its parser (trace_parser.round_down_time_stamps) reads ts and dur as
+	// float64 µs and rounds every start up and every end (ts+dur) down to
+	// a whole µs, before the last-step filter and the breakdown. Without
+	// it times are the trace's exact ns. No effect on integer-µs traces.
+	HTARounding bool
 }
 
 // Stream is one stream's idle breakdown.
@@ -89,6 +103,7 @@ type Result struct {
 	Definition            string   `json:"definition"`
 	KernelWaitThresholdUs float64  `json:"kernel_wait_threshold_us"`
 	DroppedLastStep       bool     `json:"dropped_last_step"`
+	HTARounding           bool     `json:"hta_rounding,omitempty"`
 	Streams               []Stream `json:"streams"`
 	TopHostWaits          []Gap    `json:"top_host_waits"`
 }
@@ -117,7 +132,8 @@ func Compute(t *trace.Trace, opts Options) *Result {
 		cutoff = t.Steps[len(t.Steps)-1].Start
 		dropped = true
 	}
-	r := &Result{Definition: DefinitionVersion, KernelWaitThresholdUs: float64(thr) / 1000, DroppedLastStep: dropped}
+	r := &Result{Definition: DefinitionVersion, KernelWaitThresholdUs: float64(thr) / 1000, DroppedLastStep: dropped,
+		HTARounding: opts.HTARounding}
 	var gaps []gapRec
 	for ti := range t.Tracks {
 		tr := &t.Tracks[ti]
@@ -133,19 +149,32 @@ func Compute(t *trace.Trace, opts Options) *Result {
 			if k != trace.KindKernel && k != trace.KindMemcpy && k != trace.KindMemset {
 				continue
 			}
-			if l := ev.Launch[e]; l != trace.None && ev.Start[l] >= cutoff || l == trace.None && ev.Start[e] >= cutoff {
-				continue
+			l := ev.Launch[e]
+			if dropped {
+				// HTA keeps device work whose correlated host call started
+				// before the last step (rounded times under HTARounding);
+				// unlinked work matches no host call and goes too.
+				if l == trace.None {
+					continue
+				}
+				if ls := ev.Start[l]; opts.HTARounding && ceilUs(ls) >= ceilUs(cutoff) || !opts.HTARounding && ls >= cutoff {
+					continue
+				}
 			}
 			st.Events++
-			s := ev.Start[e]
-			d := ev.Dur[e]
+			s, end := ev.Start[e], ev.Start[e]+ev.Dur[e]
 			ls := int64(0)
-			if l := ev.Launch[e]; l != trace.None {
+			if l != trace.None {
 				ls = ev.Start[l]
+			}
+			if opts.HTARounding {
+				s, end = ceilUs(ev.Start[e])*1000, int64(math.Floor(usFloat(ev.Start[e])+usFloat(ev.Dur[e])))*1000
+				if l != trace.None {
+					ls = ceilUs(ls) * 1000
+				}
 			}
 			if !first {
 				gap := s - prevEnd
-				l := ev.Launch[e]
 				switch {
 				case l != trace.None && ls > prevEnd:
 					host += gap
@@ -159,7 +188,7 @@ func Compute(t *trace.Trace, opts Options) *Result {
 				}
 			}
 			first = false
-			prevEnd = s + d
+			prevEnd = end
 		}
 		if st.Events == 0 {
 			continue
@@ -183,6 +212,44 @@ func Compute(t *trace.Trace, opts Options) *Result {
 	}
 	return r
 }
+
+// usFloat is ns/1000 rounded to the nearest float64 (ties to even): the
+// value a JSON parser gives the trace's µs text (exact ns, so at most 3
+// decimals). float64(ns)/1000 would round twice once ns passes 2^53
+// (epoch-µs timestamps do).
+func usFloat(ns int64) float64 {
+	if ns < 0 {
+		if ns == math.MinInt64 {
+			return float64(ns) / 1000
+		}
+		return -usFloat(-ns)
+	}
+	if ns < 1<<53 {
+		return float64(ns) / 1000 // one rounding: float64(ns) is exact
+	}
+	w, f := ns/1000, ns%1000
+	if f == 0 {
+		return float64(w)
+	}
+	m := 52 - (bits.Len64(uint64(w)) - 1) // float64 spacing at w is 2^-m
+	if m < 0 {
+		// w ≥ 2^53: spacing 2, the fraction never reaches the midpoint.
+		if w&1 == 1 {
+			w++
+		}
+		return float64(w)
+	}
+	// w ≥ 2^43 here, so m ≤ 9: round f/1000 to a multiple of 2^-m.
+	n := f << m
+	q, rem := n/1000, n%1000
+	if 2*rem > 1000 || 2*rem == 1000 && (q+w<<m)&1 == 1 {
+		q++
+	}
+	return float64(w) + float64(q)/float64(int64(1)<<m)
+}
+
+// ceilUs is HTA's rounded start: ceil of the float64 µs value.
+func ceilUs(ns int64) int64 { return int64(math.Ceil(usFloat(ns))) }
 
 // culprits lists what the launching thread ran during the gap
 // [prevEnd, launch start): the innermost events active there, by overlap.
