@@ -206,50 +206,28 @@ func partition(windows []interval.Span, roles *[NumCategories - 1]interval.Set) 
 func computeDefault(t *trace.Trace) *Result {
 	ev := &t.Events
 	cl := classify.New(t)
+	// Spans are collected track by track in start order, merged with the
+	// previous span of the same track when they overlap: nested ops
+	// collapse here, so sorting for the union sees a fraction of them.
 	var raw [NumCategories - 1][]interval.Span
-	for i, k := range ev.Kind {
-		if ev.Dur[i] <= 0 {
-			continue
+	var trackStart [NumCategories - 1]int // where this track's spans begin in raw
+	for ti := range t.Tracks {
+		for c := range raw {
+			trackStart[c] = len(raw[c])
 		}
-		sp := interval.Span{Start: ev.Start[i], End: ev.Start[i] + ev.Dur[i]}
-		name := ev.Name[i]
-		var c Category
-		switch k {
-		case trace.KindKernel:
-			c = Kernel
-			if cl.Has(name, classify.CommKernel) {
-				c = Communication
+		for _, e := range t.Tracks[ti].Events {
+			i := int(e)
+			c, ok := defaultCategory(t, cl, i)
+			if !ok || ev.Dur[i] <= 0 {
+				continue
 			}
-		case trace.KindMemcpy:
-			c = Memcpy
-		case trace.KindMemset:
-			c = Memset
-		case trace.KindRuntime, trace.KindDriver:
-			switch f := cl.Flags(name); {
-			case f&(classify.Sync|classify.MemcpyBlocking) != 0:
-				c = RuntimeSync
-			case f&classify.Launch != 0:
-				c = RuntimeLaunch
-			default:
-				c = RuntimeOther
+			sp := interval.Span{Start: ev.Start[i], End: ev.Start[i] + ev.Dur[i]}
+			if n := len(raw[c]); n > trackStart[c] && sp.Start <= raw[c][n-1].End {
+				raw[c][n-1].End = max(raw[c][n-1].End, sp.End)
+				continue
 			}
-		case trace.KindCPUOp, trace.KindUserAnnotation, trace.KindPythonFunction:
-			f := cl.Flags(name)
-			switch {
-			case f&classify.CommOp != 0:
-				c = Communication
-			case f&classify.DataLoader != 0:
-				c = DataLoader
-			default:
-				if t.Steps[0].Event != trace.None && isStepEvent(t, i) {
-					continue
-				}
-				c = CPUExec
-			}
-		default:
-			continue
+			raw[c] = append(raw[c], sp)
 		}
-		raw[c] = append(raw[c], sp)
 	}
 	var roles [NumCategories - 1]interval.Set
 	for c := range raw {
@@ -302,6 +280,50 @@ func computeDefault(t *trace.Trace) *Result {
 		r.Average = costsOf(&sum, total/n)
 	}
 	return r
+}
+
+// defaultCategory is the category event i counts in, and false for events
+// that count in none.
+func defaultCategory(t *trace.Trace, cl *classify.Table, i int) (Category, bool) {
+	ev := &t.Events
+	name := ev.Name[i]
+	var c Category
+	switch ev.Kind[i] {
+	case trace.KindKernel:
+		c = Kernel
+		if cl.Has(name, classify.CommKernel) {
+			c = Communication
+		}
+	case trace.KindMemcpy:
+		c = Memcpy
+	case trace.KindMemset:
+		c = Memset
+	case trace.KindRuntime, trace.KindDriver:
+		switch f := cl.Flags(name); {
+		case f&(classify.Sync|classify.MemcpyBlocking) != 0:
+			c = RuntimeSync
+		case f&classify.Launch != 0:
+			c = RuntimeLaunch
+		default:
+			c = RuntimeOther
+		}
+	case trace.KindCPUOp, trace.KindUserAnnotation, trace.KindPythonFunction:
+		f := cl.Flags(name)
+		switch {
+		case f&classify.CommOp != 0:
+			c = Communication
+		case f&classify.DataLoader != 0:
+			c = DataLoader
+		default:
+			if t.Steps[0].Event != trace.None && isStepEvent(t, i) {
+				return 0, false
+			}
+			c = CPUExec
+		}
+	default:
+		return 0, false
+	}
+	return c, true
 }
 
 func isStepEvent(t *trace.Trace, i int) bool {
