@@ -37,8 +37,9 @@ import (
 type Options struct {
 	JSON  bool
 	Table optable.Options
-	// Definition selects metric definitions: "" (the project's) or "tb"
-	// (the TensorBoard plugin's, for comparison with it).
+	// Definition selects metric definitions: "" (the project's), "tb"
+	// (the TensorBoard plugin's) or "hta" (Holistic Trace Analysis's idle
+	// time: last step dropped, its µs rounding), for comparison with them.
 	Definition string
 	// Rank restricts the analyses to one rank (-1: all).
 	Rank int
@@ -46,6 +47,9 @@ type Options struct {
 	// analyze); the diagnosis uses it.
 	RunEvidence map[int]*diagnose.RunEvidence
 }
+
+// Definitions are the accepted Options.Definition values.
+var Definitions = []string{"", "default", "tb", "hta"}
 
 // Load reads paths with a progress line on a terminal.
 func Load(ios *iostreams.IOStreams, paths []string) (*load.Result, time.Duration, error) {
@@ -123,6 +127,10 @@ func analyzeTrace(t *trace.Trace, o Options) report.TraceReport {
 		}
 		tr.Errors[name] = err.Error()
 	}
+	def, idleOpts := o.Definition, idle.Options{}
+	if def == "hta" { // HTA's definitions differ from ours only in idle time
+		def, idleOpts = "", idle.Options{DropLastStep: true, HTARounding: true}
+	}
 	// Two at a time: each analysis allocates per-event scratch, and running
 	// all at once would multiply peak memory for no gain on two cores.
 	var wg sync.WaitGroup
@@ -132,15 +140,15 @@ func analyzeTrace(t *trace.Trace, o Options) report.TraceReport {
 		func() { tr.Kernels = optable.Kernels(t, o.Table) },
 		func() {
 			var err error
-			tr.Breakdown, err = breakdown.Compute(t, breakdown.Options{Definition: o.Definition})
+			tr.Breakdown, err = breakdown.Compute(t, breakdown.Options{Definition: def})
 			fail("step_breakdown", err)
 		},
 		func() {
 			var err error
-			tr.GPU, err = gpu.Compute(t, gpu.Options{Definition: o.Definition})
+			tr.GPU, err = gpu.Compute(t, gpu.Options{Definition: def})
 			fail("gpu", err)
 		},
-		func() { tr.Idle = idle.Compute(t, idle.Options{}) },
+		func() { tr.Idle = idle.Compute(t, idleOpts) },
 		func() { tr.Launch = launch.Compute(t, launch.Options{}) },
 		func() { tr.Syncs = syncs.Compute(t, syncs.Options{}) },
 		func() { tr.Input = input.Compute(t) },

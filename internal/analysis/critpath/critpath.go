@@ -40,6 +40,7 @@ package critpath
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -374,7 +375,7 @@ func (g *graph) attribute(i int32, srcParent int32) {
 // deviceEdges adds kernel, launch, kernel-kernel and sync edges.
 func (g *graph) deviceEdges(t *trace.Trace, gpu []int32) {
 	ev := &t.Events
-	ql := queueLengths(t)
+	ql := queueLengths(t, gpu)
 	sortBy := func(e int32) int64 {
 		if ev.Kind[e] == trace.KindDeviceSync {
 			return ev.End(int(e))
@@ -427,7 +428,11 @@ func (g *graph) deviceEdges(t *trace.Trace, gpu []int32) {
 // queueLengths returns, for launch calls and the device work they launched,
 // the stream's launch-queue length right after the event (HTA's
 // queue_length); -1 elsewhere. Streams are keyed by number, as HTA does.
-func queueLengths(t *trace.Trace) map[int32]int32 {
+// Only the values of the clip's device events and their launches are
+// needed: a launch/start pair wholly before the earliest of those adds
+// one and takes it back before it, and a pair wholly after the latest
+// comes too late, so both are left out (on a long trace, most pairs).
+func queueLengths(t *trace.Trace, clip []int32) map[int32]int32 {
 	ev := &t.Events
 	isLaunch := map[trace.StrID]bool{}
 	for s := range launchNames {
@@ -441,6 +446,14 @@ func queueLengths(t *trace.Trace) map[int32]int32 {
 		stream int64
 		delta  int32
 	}
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, e := range clip {
+		lo = min(lo, ev.Start[e])
+		hi = max(hi, ev.Start[e])
+		if l := ev.Launch[e]; l != trace.None {
+			lo, hi = min(lo, ev.Start[l]), max(hi, ev.Start[l])
+		}
+	}
 	var pts []point
 	for i, k := range ev.Kind {
 		if k != trace.KindKernel && k != trace.KindMemcpy && k != trace.KindMemset {
@@ -448,6 +461,9 @@ func queueLengths(t *trace.Trace) map[int32]int32 {
 		}
 		l := ev.Launch[i]
 		if l == trace.None || !isLaunch[ev.Name[l]] {
+			continue
+		}
+		if max(ev.Start[l], ev.Start[i]) < lo || min(ev.Start[l], ev.Start[i]) > hi {
 			continue
 		}
 		s := t.Tracks[ev.Track[i]].Stream

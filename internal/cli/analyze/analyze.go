@@ -57,7 +57,7 @@ wrong and where); 1 nothing could be read; 2 bad usage.`,
 	f.IntVar(&o.Stack, "group-by-stack", 0, "split operator rows by the innermost `N` Python frames (traces with stacks)")
 	f.StringVar(&o.Steps, "steps", "", "only these ProfilerSteps: `N` or N-M")
 	f.IntVar(&o.Rank, "rank", -1, "only this rank")
-	f.StringVar(&o.Def, "definition", "", "metric definitions: default, or tb to reproduce the TensorBoard profiler plugin's numbers (docs/metrics.md)")
+	f.StringVar(&o.Def, "definition", "", "metric definitions: default; tb to reproduce the TensorBoard profiler plugin's numbers; hta for Holistic Trace Analysis's idle-time arithmetic (docs/metrics.md)")
 	return cmd
 }
 
@@ -66,8 +66,8 @@ func Run(o *Options) error {
 	if o.SortBy != "" && !slices.Contains(optable.SortKeys, o.SortBy) {
 		return exitcode.New(exitcode.Usage, fmt.Errorf("--sort %q: want one of %s", o.SortBy, strings.Join(optable.SortKeys, ", ")))
 	}
-	if o.Def != "" && o.Def != "default" && o.Def != "tb" {
-		return exitcode.New(exitcode.Usage, fmt.Errorf("--definition %q: want default or tb", o.Def))
+	if !slices.Contains(driver.Definitions, o.Def) {
+		return exitcode.New(exitcode.Usage, fmt.Errorf("--definition %q: want default, tb or hta", o.Def))
 	}
 	dopts := driver.Options{JSON: o.JSON, Rank: o.Rank, Definition: o.Def, Table: optable.Options{
 		GroupByShape: o.Shapes, StackDepth: o.Stack, SortBy: o.SortBy, Top: o.Top,

@@ -165,3 +165,41 @@ func TestDirectoryOfRanks(t *testing.T) {
 		}
 	}
 }
+
+// --definition hta reproduces HTA's idle-time breakdown on a trace with ns
+// decimals (reference/hta_out_ns_resolution_trace.txt: 1709 / 8404 µs),
+// where the default keeps the exact figures.
+func TestDefinitionHTA(t *testing.T) {
+	path := filepath.Join(testutil.SharedTraces(t), "hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz")
+	idle := func(args ...string) (host, kernel float64) {
+		code, out, stderr := run(t, append(args, "--json", path)...)
+		if code != exitcode.OK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var r struct {
+			Traces []struct {
+				Idle struct {
+					Streams []struct {
+						Stream       int64   `json:"stream"`
+						HostWaitUs   float64 `json:"host_wait_us"`
+						KernelWaitUs float64 `json:"kernel_wait_us"`
+					} `json:"streams"`
+				} `json:"gpu_idle"`
+			} `json:"traces"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Traces) != 1 || len(r.Traces[0].Idle.Streams) == 0 {
+			t.Fatalf("unexpected report (%v): %.300s", err, out)
+		}
+		st := r.Traces[0].Idle.Streams[0]
+		return st.HostWaitUs, st.KernelWaitUs
+	}
+	if host, kernel := idle("--definition", "hta"); host != 1709 || kernel != 8404 {
+		t.Errorf("--definition hta: host/kernel wait %v/%v µs, HTA has 1709/8404", host, kernel)
+	}
+	if host, kernel := idle(); host == 1709 || kernel == 8404 {
+		t.Errorf("default definition: host/kernel wait %v/%v µs, want the exact (unrounded) figures", host, kernel)
+	}
+	if code, _, _ := run(t, "--definition", "nope", path); code != exitcode.Usage {
+		t.Errorf("--definition nope: exit %d, want %d", code, exitcode.Usage)
+	}
+}
