@@ -59,7 +59,7 @@ size_bytes() { # 1GB -> 1073741824
 		if (u ~ /T$/) { m = 2^40 } else if (u ~ /G$/) { m = 2^30 } else if (u ~ /M$/) { m = 2^20 } else if (u ~ /K$/) { m = 2^10 }
 		sub(/[KMGT]$/, "", u)
 		if (u !~ /^[0-9]+(\.[0-9]+)?$/) exit 1
-		printf "%d\n", u * m }'
+		printf "%.0f\n", u * m }'
 }
 TARGET=$(size_bytes "$SIZE") || die "bad SIZE $SIZE (want e.g. 300MB, 1GB, 10GB)"
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "bad RUNS $RUNS"
@@ -80,7 +80,7 @@ for old in "$BENCH_DIR"/trace-"${SIZE}"-seed"${SEED}"-*.json "$BENCH_DIR"/trace-
 	case "$old" in "$TRACE" | "$GZ") ;; *) log "removing stale $old"; rm -f "$old" ;; esac
 done
 
-free_bytes() { df -Pk "$BENCH_DIR" | awk 'NR == 2 { printf "%d\n", $4 * 1024 }'; }
+free_bytes() { df -Pk "$BENCH_DIR" | awk 'NR == 2 { printf "%.0f\n", $4 * 1024 }'; }
 gen() { # gen OUT [flags]
 	local out=$1; shift
 	local need=$((TARGET + TARGET / 4))
@@ -201,7 +201,7 @@ auto)
 esac
 if [ $run_python = 1 ] && ! command -v python3 >/dev/null; then run_python=0; PY_NOTE="json.load skipped: no python3"; fi
 if [ $run_python = 1 ]; then
-	avail=$(awk '/^MemAvailable:/ { printf "%d\n", $2 * 1024 }' /proc/meminfo 2>/dev/null || echo 0)
+	avail=$(awk '/^MemAvailable:/ { printf "%.0f\n", $2 * 1024 }' /proc/meminfo 2>/dev/null || echo 0)
 	if [ "$avail" -gt 0 ] && [ "$avail" -lt $((JSON_BYTES * 8)) ]; then
 		log "warning: json.load of $((JSON_BYTES >> 20)) MiB may need more than the $((avail >> 20)) MiB available"
 	fi

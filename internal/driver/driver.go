@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
@@ -55,7 +56,14 @@ var Definitions = []string{"", "default", "tb", "hta"}
 func Load(ios *iostreams.IOStreams, paths []string) (*load.Result, time.Duration, error) {
 	prog := ios.StartProgress()
 	start := time.Now()
-	res, err := load.Load(paths, load.Options{Budget: limitMemory, Progress: func(total int64) {
+	var budget atomic.Int64 // expected input bytes; estimates of gzip files can fall short
+	res, err := load.Load(paths, load.Options{Budget: func(n int64) {
+		budget.Store(n)
+		limitMemory(n)
+	}, Progress: func(total int64) {
+		if b := budget.Load(); total > b && budget.CompareAndSwap(b, total*5/4) {
+			limitMemory(total * 5 / 4)
+		}
 		secs := prog.Elapsed().Seconds()
 		prog.Update(fmt.Sprintf("reading traces: %s, %.0f MB/s", report.Bytes(total), float64(total)/1e6/max(secs, 1e-9)))
 	}})

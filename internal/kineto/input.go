@@ -2,8 +2,10 @@ package kineto
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/klauspost/compress/gzip"
@@ -130,18 +132,30 @@ func (ra *readAhead) Close() {
 }
 
 // gzipSizeHint estimates the uncompressed size of a gzip file from its
-// trailer (ISIZE, the size mod 4 GiB), corrected for wrap-around with the
-// compression ratios traces reach (JSON traces compress 8-20x).
+// trailer (ISIZE, the size mod 4 GiB). Above 4 GiB that is ambiguous; the
+// candidate nearest (in ratio) to the 12x that JSON traces typically
+// compress by wins (they reach 8-20x).
 func gzipSizeHint(f *os.File, compressed int64) int64 {
 	var tail [4]byte
 	if _, err := f.ReadAt(tail[:], compressed-4); err != nil {
-		return compressed * 10
+		return compressed * 12
 	}
-	isize := int64(tail[0]) | int64(tail[1])<<8 | int64(tail[2])<<16 | int64(tail[3])<<24
-	for isize < compressed*4 {
-		isize += 1 << 32
+	return nearestWrap(int64(binary.LittleEndian.Uint32(tail[:])), compressed*12)
+}
+
+// nearestWrap returns isize + k*4 GiB (k >= 0) nearest to want in ratio.
+func nearestWrap(isize, want int64) int64 {
+	best := isize
+	for c := isize; c < 64*want; c += 1 << 32 {
+		if ratioDist(c, want) < ratioDist(best, want) {
+			best = c
+		}
 	}
-	return isize
+	return best
+}
+
+func ratioDist(a, b int64) float64 {
+	return math.Abs(math.Log(float64(max(a, 1)) / float64(max(b, 1))))
 }
 
 // SizeHint estimates the uncompressed size of the trace at path without

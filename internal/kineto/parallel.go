@@ -8,12 +8,12 @@ package kineto
 // (trace.Append remaps the ids), so the model is the one a single pass
 // would build.
 //
-// A cut is made without parsing, after the comma of a "}," that is
-// followed, across whitespace, by '{'. Inside a string or a nested value that pattern can lie, so every
-// cut is verified: segment 0 starts where the list starts, and a worker
-// accepts its segment only if it parses as whole events ending in a
-// list-level ',' exactly at the cut. By induction every accepted segment
-// starts at a real event. Anything a worker does not accept - damage, a cut
+// A cut is made without parsing, after the comma of a "}," followed, across
+// whitespace, by '{'. Inside a string or a nested value that pattern can
+// lie, so every cut is verified: segment 0 starts where the list starts,
+// and a worker accepts its segment only if it parses as whole events
+// ending in a list-level ',' exactly at the cut. By induction every
+// accepted segment starts at a real event. Anything a worker does not accept - damage, a cut
 // inside an event, B/E pairs (which span segments), the list's end - stops
 // it there: the reader merges what the worker accepted and parses on from
 // that point in one pass, replaying the bytes it already holds, with all
@@ -66,7 +66,8 @@ func (p *parallel) start() {
 	}
 }
 
-// stop ends the workers (segments still queued are abandoned).
+// stop ends the workers once they have drained the queue (segments
+// still queued are parsed and dropped).
 func (p *parallel) stop() {
 	if p.started {
 		close(p.jobs)
