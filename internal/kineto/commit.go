@@ -130,6 +130,9 @@ func (r *reader) kind(f *fields) trace.Kind {
 		k = kindOf(r.t.Str(f.cat))
 		r.kinds[f.cat] = k
 	}
+	if k == trace.KindInstant { // a slice in an instant category (ph was checked above)
+		return trace.KindOther
+	}
 	return k
 }
 

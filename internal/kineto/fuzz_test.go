@@ -120,7 +120,7 @@ func oracleEvents(data []byte) (evs []simpleEvent, ok bool) {
 		}
 		name, nameOK := m["name"].(string)
 		if !nameOK {
-			if _, present := m["name"]; present || hasPh && phs == "X" {
+			if _, present := m["name"]; present || hasPh && strings.HasPrefix(phs, "X") {
 				return nil, false // non-string names are formatted, not compared
 			}
 		}
