@@ -223,6 +223,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	var argv []string
 	env := filterEnv(os.Environ(), "BOTTLENECK_AGENT_ACTIVE", "BOTTLENECK_AGENT_CONFIG")
+	if _, set := os.LookupEnv("KINETO_LOG_LEVEL"); !set {
+		// The profiler window would print Kineto's own log lines (USDT
+		// profiler_start, gpuGetDeviceCount ...) on the program's stderr;
+		// the program's output stays its own. Set it to see them.
+		env = append(env, "KINETO_LOG_LEVEL=6")
+	}
 	switch cfg.Mode {
 	case Script, Module:
 		if cfg.Python == "" {

@@ -350,6 +350,12 @@ func TestTrainCNN(t *testing.T) {
 	if !strings.Contains(r.stderr, "Environment: CPython") || !strings.Contains(r.stderr, "report: ") {
 		t.Errorf("report not printed on stderr:\n%s", r.stderr)
 	}
+	// The profiler's own log lines stay off the program's stderr.
+	for _, noise := range []string{"USDT:", "STAGE:", "gpuGetDeviceCount"} {
+		if strings.Contains(r.stderr, noise) {
+			t.Errorf("Kineto's log line %q on stderr:\n%s", noise, r.stderr)
+		}
+	}
 }
 
 func TestInferenceWithoutOptimizerUsesForwardSteps(t *testing.T) {
