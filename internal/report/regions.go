@@ -12,6 +12,10 @@ import (
 // MaxModuleRows bounds the module table in text (JSON has all rows).
 const MaxModuleRows = 40
 
+// MaxDeviceRegionRows bounds the device-time-per-annotation table in text
+// (JSON has all rows).
+const MaxDeviceRegionRows = 15
+
 // WriteRegions renders regions, modules and user metadata.
 func WriteRegions(w io.Writer, r *regions.Result) error {
 	fmt.Fprintf(w, "Regions (user annotations, self time adds up to %.1f us of wall time)  [%s]\n", r.WallUs, r.Definition)
@@ -30,6 +34,9 @@ func WriteRegions(w io.Writer, r *regions.Result) error {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%.1f\t%s\t%.1f\t%.1f%%\n", trunc(g.Name, 60), th, calls, g.TotalUs, mean, g.SelfUs, g.SelfPct)
 	}
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if err := writeDeviceRegions(w, r.DeviceRegions); err != nil {
 		return err
 	}
 	if len(r.Modules) > 0 {
@@ -58,4 +65,37 @@ func WriteRegions(w io.Writer, r *regions.Result) error {
 		}
 	}
 	return nil
+}
+
+// writeDeviceRegions renders the device time per gpu_user_annotation: the
+// top rows by device time, the rest summed, and the (unannotated) row.
+func writeDeviceRegions(w io.Writer, rows []regions.DeviceRegion) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	named, un := rows, []regions.DeviceRegion(nil)
+	if last := rows[len(rows)-1]; last.Name == regions.Unannotated {
+		named, un = rows[:len(rows)-1], rows[len(rows)-1:]
+	}
+	fmt.Fprintln(w, "Device time per GPU annotation (gpu_user_annotation; device work goes to the innermost one it overlaps)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  annotation	calls	kernels	device (us)	device share")
+	for i, g := range named {
+		if i == MaxDeviceRegionRows {
+			var rest regions.DeviceRegion
+			for _, g := range named[i:] {
+				rest.Calls += g.Calls
+				rest.Kernels += g.Kernels
+				rest.DeviceUs += g.DeviceUs
+				rest.DevicePct += g.DevicePct
+			}
+			fmt.Fprintf(tw, "  ... %d more\t%d\t%d\t%.1f\t%.1f%%\n", len(named)-i, rest.Calls, rest.Kernels, rest.DeviceUs, rest.DevicePct)
+			break
+		}
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%.1f\t%.1f%%\n", Clip(g.Name, 60), g.Calls, g.Kernels, g.DeviceUs, g.DevicePct)
+	}
+	for _, g := range un {
+		fmt.Fprintf(tw, "  %s\t-\t%d\t%.1f\t%.1f%%\n", g.Name, g.Kernels, g.DeviceUs, g.DevicePct)
+	}
+	return tw.Flush()
 }

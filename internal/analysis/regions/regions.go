@@ -2,7 +2,7 @@
 // ranges, Lightning's [pl][profile] actions, Optimizer.step#...) and per
 // nn.Module, plus the user metadata the trace carries.
 //
-// Definitions (version "regions/1"):
+// Definitions (version "regions/2"):
 //
 //   - Wall time: the union of the steps' host spans (the whole trace when it
 //     has no ProfilerStep). Annotation times are clipped to it.
@@ -19,6 +19,19 @@
 //     their path of enclosing modules (Net_0.Linear_0). Host time: summed
 //     durations; device time: kernels, memcpys and memsets whose launching
 //     call ran inside an instance. Both are inclusive of child modules.
+//   - Device regions: time on the device per gpu_user_annotation name (the
+//     copy of a record_function range Kineto writes on each stream that ran
+//     work inside it). Each kernel, memcpy or memset (and other device
+//     work) goes to the annotation on its own track (pid, tid) whose
+//     [start, end) overlaps its own [start, end); of several, the shortest
+//     (the leaf) wins, and of equally short ones the later in the trace.
+//     This is Holistic Trace Analysis's get_gpu_kernels_with_user_annotations
+//     (breakdown_analysis.py, _associate_gpu_kernels_with_user_annotations),
+//     over the whole trace: no step is dropped, and ProfilerStep#N
+//     annotations on device tracks count like any other, as in HTA. Calls:
+//     annotation instances (one per stream). Work under no annotation is the
+//     "(unannotated)" row, so the rows add up to all device work; the table
+//     is empty when the trace has no gpu annotations.
 //   - Metadata: top-level keys that are not profiler flags, versions or
 //     known sections (add_metadata / add_metadata_json entries).
 package regions
@@ -27,6 +40,8 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"maps"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -35,9 +50,10 @@ import (
 )
 
 // Definition names the version of the definitions above.
-const Definition = "regions/1"
+const Definition = "regions/2"
 
-// Unannotated names the row of main-thread time in no region.
+// Unannotated names the row of main-thread time in no region (and of
+// device work under no gpu annotation).
 const Unannotated = "(unannotated)"
 
 // Region is one annotation name.
@@ -72,7 +88,10 @@ type Result struct {
 	WallUs     float64  `json:"wall_us"`
 	Regions    []Region `json:"regions"`
 	Modules    []Module `json:"modules"`
-	Metadata   []Meta   `json:"metadata"`
+	// DeviceRegions: device time per gpu_user_annotation name, by device
+	// time, then the "(unannotated)" row.
+	DeviceRegions []DeviceRegion `json:"device_regions"`
+	Metadata      []Meta         `json:"metadata"`
 }
 
 // knownKeys are the top-level keys the profiler itself writes.
@@ -197,6 +216,7 @@ func Compute(t *trace.Trace) *Result {
 	r.Regions = slices.Insert(r.Regions, n, unRow)
 
 	r.Modules = modules(t)
+	r.DeviceRegions = deviceRegions(t, nil)
 	for _, kv := range t.Meta.Other {
 		if knownKeys[kv.Key] {
 			continue
@@ -299,4 +319,215 @@ func modules(t *trace.Trace) []Module {
 	}
 	slices.SortFunc(out, func(a, b Module) int { return cmp.Compare(a.Path, b.Path) })
 	return out
+}
+
+// DeviceRegion is one gpu_user_annotation name: the device work
+// attributed to it by HTA's leaf rule.
+type DeviceRegion struct {
+	Name      string  `json:"name"`
+	Calls     int     `json:"calls"`   // annotation instances (one per stream the range ran on)
+	Kernels   int     `json:"kernels"` // device-work events attributed
+	DeviceUs  float64 `json:"device_us"`
+	DevicePct float64 `json:"device_pct"` // of all device work time
+}
+
+// deviceRegions is the device-region table over the events for which keep
+// is true (nil keeps all): rows by device time, then the Unannotated row
+// (work under no annotation), present when the trace has gpu annotations,
+// so that the rows add up to all device work.
+func deviceRegions(t *trace.Trace, keep func(i int32) bool) []DeviceRegion {
+	ev := &t.Events
+	type acc struct {
+		DeviceRegion
+		ns int64
+	}
+	rows := map[trace.StrID]*acc{}
+	un := &acc{DeviceRegion: DeviceRegion{Name: Unannotated}}
+	var all int64
+	attribute(t, keep, func(a int32) {
+		row := rows[ev.Name[a]]
+		if row == nil {
+			row = &acc{DeviceRegion: DeviceRegion{Name: t.Str(ev.Name[a])}}
+			rows[ev.Name[a]] = row
+		}
+		row.Calls++
+	}, func(w, a int32) {
+		row := un
+		if a != trace.None {
+			row = rows[ev.Name[a]]
+		}
+		row.Kernels++
+		row.ns += ev.Dur[w]
+		all += ev.Dur[w]
+	})
+	if len(rows) == 0 {
+		return []DeviceRegion{}
+	}
+	out := make([]DeviceRegion, 0, len(rows)+1)
+	for _, r := range append(slices.Collect(maps.Values(rows)), un) {
+		r.DeviceUs = float64(r.ns) / 1e3
+		if all > 0 {
+			r.DevicePct = float64(r.ns) * 100 / float64(all)
+		}
+		out = append(out, r.DeviceRegion)
+	}
+	slices.SortFunc(out[:len(out)-1], func(a, b DeviceRegion) int {
+		if c := cmp.Compare(b.DeviceUs, a.DeviceUs); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	return out
+}
+
+// attribute calls ann for every gpu_user_annotation and work(w, a) for
+// every device-work event w, a being the annotation w is attributed to
+// (trace.None for none), over the events for which keep is true (nil
+// keeps all). The rule is HTA's get_gpu_kernels_with_user_annotations:
+// per track (pid, tid), work [s, e) and annotation [a, b) overlap when
+// a < e and s < b and neither is empty (pandas IntervalIndex.overlaps,
+// both closed="left"; pandas ≥ 2 says an empty interval overlaps
+// nothing, so zero-length work is unannotated and zero-length
+// annotations take no work); of several, the shortest wins, and of
+// equally short ones the later in the trace (HTA sorts the annotations by
+// duration, descending, and the last assignment wins; its sort is not
+// stable, so this is the stable reading). Per track the work is swept in
+// start order beside a heap of the annotations open at its start, and the
+// annotations that start inside it come from a sparse table:
+// O((W + A) log A) for W work events and A annotations.
+func attribute(t *trace.Trace, keep func(i int32) bool, ann func(a int32), work func(w, a int32)) {
+	ev := &t.Events
+	var open, ws []int32
+	var heap annHeap
+	var sp sparse
+	// x wins over y.
+	better := func(x, y int32) bool {
+		if ev.Dur[x] != ev.Dur[y] {
+			return ev.Dur[x] < ev.Dur[y]
+		}
+		return x > y
+	}
+	for ti := range t.Tracks {
+		open, ws = open[:0], ws[:0]
+		for _, i := range t.Tracks[ti].Events {
+			k := ev.Kind[i]
+			if k != trace.KindGPUAnnotation && !k.IsDeviceWork() || keep != nil && !keep(i) {
+				continue
+			}
+			if k != trace.KindGPUAnnotation {
+				ws = append(ws, i)
+				continue
+			}
+			ann(i)
+			if ev.Dur[i] > 0 {
+				open = append(open, i)
+			}
+		}
+		// Track.Events is in start order, and so are open and ws.
+		heap = annHeap{better: better, h: heap.h[:0]}
+		if len(open) > 0 && len(ws) > 0 {
+			sp.build(open, better)
+		}
+		next := 0 // open[:next] have been pushed
+		for _, w := range ws {
+			s, e := ev.Start[w], ev.End(int(w))
+			best := trace.None
+			if e > s && len(open) > 0 {
+				// Open at s: start <= s, end > s.
+				for next < len(open) && ev.Start[open[next]] <= s {
+					heap.push(open[next])
+					next++
+				}
+				for len(heap.h) > 0 && ev.End(int(heap.h[0])) <= s {
+					heap.pop()
+				}
+				if len(heap.h) > 0 {
+					best = heap.h[0]
+				}
+				// Starting inside (s, e).
+				n, _ := slices.BinarySearchFunc(open[next:], e, func(a int32, e int64) int { return cmp.Compare(ev.Start[a], e) })
+				if n > 0 {
+					if c := sp.query(next, next+n); best == trace.None || better(c, best) {
+						best = c
+					}
+				}
+			}
+			work(w, best)
+		}
+	}
+}
+
+// annHeap is a binary heap of annotations, the one that wins on top.
+type annHeap struct {
+	better func(x, y int32) bool
+	h      []int32
+}
+
+func (q *annHeap) push(a int32) {
+	q.h = append(q.h, a)
+	for i := len(q.h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !q.better(q.h[i], q.h[p]) {
+			break
+		}
+		q.h[i], q.h[p] = q.h[p], q.h[i]
+		i = p
+	}
+}
+
+func (q *annHeap) pop() {
+	n := len(q.h) - 1
+	q.h[0] = q.h[n]
+	q.h = q.h[:n]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && q.better(q.h[c+1], q.h[c]) {
+			c++
+		}
+		if !q.better(q.h[c], q.h[i]) {
+			break
+		}
+		q.h[i], q.h[c] = q.h[c], q.h[i]
+		i = c
+	}
+}
+
+// sparse answers "which annotation wins among anns[lo:hi]" in O(1) after
+// an O(A log A) build.
+type sparse struct {
+	better func(x, y int32) bool
+	lv     [][]int32
+}
+
+func (s *sparse) build(anns []int32, better func(x, y int32) bool) {
+	s.better = better
+	s.lv = s.lv[:0]
+	if len(anns) == 0 {
+		return
+	}
+	s.lv = append(s.lv, anns)
+	for w := 1; 2*w <= len(anns); w *= 2 {
+		prev := s.lv[len(s.lv)-1]
+		cur := make([]int32, len(prev)-w)
+		for i := range cur {
+			cur[i] = s.pick(prev[i], prev[i+w])
+		}
+		s.lv = append(s.lv, cur)
+	}
+}
+
+func (s *sparse) pick(x, y int32) int32 {
+	if s.better(y, x) {
+		return y
+	}
+	return x
+}
+
+// query returns the winner among anns[lo:hi], hi > lo.
+func (s *sparse) query(lo, hi int) int32 {
+	k := bits.Len(uint(hi-lo)) - 1
+	return s.pick(s.lv[k][lo], s.lv[k][hi-(1<<k)])
 }
