@@ -157,8 +157,7 @@ func (r *reader) parallelEvents() bool {
 	off := r.offset()
 	var queue []*segment
 	srcDone, dispatched, want := false, 0, segmentSize
-	var tail []byte // the whitespace after the last whole segment's last event
-	var tailOff int64
+	var last *segment // the last segment merged whole
 	for len(carry) > 0 || !srcDone {
 		// Read the next block and cut it at an event boundary.
 		data := p.buffer(max(want, len(carry)))
@@ -213,7 +212,7 @@ func (r *reader) parallelEvents() bool {
 			if s.end == segmentWhole {
 				queue = queue[1:]
 				p.free = append(p.free, s.buf)
-				tail, tailOff = s.data[s.stop-s.off:], s.stop
+				last = s
 				continue
 			}
 			// Go on in one pass from where the worker stopped.
@@ -235,9 +234,10 @@ func (r *reader) parallelEvents() bool {
 		}
 	}
 	// Every event up to the end of the input was whole: the one-pass
-	// reader reports the missing end of the list.
+	// reader reports the missing end of the list, from after the last
+	// event (last's buffer is free, but nothing was read into it since).
 	p.resumeAt = math.MaxInt64
-	return r.resume(tailOff, [][]byte{tail})
+	return r.resume(last.stop, [][]byte{last.data[last.stop-last.off:]})
 }
 
 // cutPoint returns where to end a segment of about size bytes: at the last
