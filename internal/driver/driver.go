@@ -40,7 +40,8 @@ type Options struct {
 	Table optable.Options
 	// Definition selects metric definitions: "" (the project's), "tb"
 	// (the TensorBoard plugin's) or "hta" (Holistic Trace Analysis's idle
-	// time: last step dropped, its µs rounding), for comparison with them.
+	// time and launch statistics: last step dropped, its µs rounding), for
+	// comparison with them.
 	Definition string
 	// Rank restricts the analyses to one rank (-1: all).
 	Rank int
@@ -137,9 +138,11 @@ func analyzeTrace(t *trace.Trace, o Options) report.TraceReport {
 		}
 		tr.Errors[name] = err.Error()
 	}
-	def, idleOpts := o.Definition, idle.Options{}
-	if def == "hta" { // HTA's definitions differ from ours only in idle time
-		def, idleOpts = "", idle.Options{DropLastStep: true, HTARounding: true}
+	def, idleOpts, launchOpts := o.Definition, idle.Options{}, launch.Options{}
+	if def == "hta" { // HTA's definitions differ from ours in idle time and launch statistics
+		def = ""
+		idleOpts = idle.Options{DropLastStep: true, HTARounding: true}
+		launchOpts = launch.Options{DropLastStep: true, HTARounding: true}
 	}
 	// Two at a time: each analysis allocates per-event scratch, and running
 	// all at once would multiply peak memory for no gain on two cores.
@@ -159,7 +162,7 @@ func analyzeTrace(t *trace.Trace, o Options) report.TraceReport {
 			fail("gpu", err)
 		},
 		func() { tr.Idle = idle.Compute(t, idleOpts) },
-		func() { tr.Launch = launch.Compute(t, launch.Options{}) },
+		func() { tr.Launch = launch.Compute(t, launchOpts) },
 		func() { tr.Syncs = syncs.Compute(t, syncs.Options{}) },
 		func() { tr.Input = input.Compute(t) },
 		func() { tr.Memory = memory.Compute(t) },

@@ -31,10 +31,9 @@ package idle
 
 import (
 	"cmp"
-	"math"
-	"math/bits"
 	"slices"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/htatime"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
@@ -157,7 +156,7 @@ func Compute(t *trace.Trace, opts Options) *Result {
 				if l == trace.None {
 					continue
 				}
-				if ls := ev.Start[l]; opts.HTARounding && ceilUs(ls) >= ceilUs(cutoff) || !opts.HTARounding && ls >= cutoff {
+				if ls := ev.Start[l]; opts.HTARounding && htatime.Start(ls) >= htatime.Start(cutoff) || !opts.HTARounding && ls >= cutoff {
 					continue
 				}
 			}
@@ -168,9 +167,9 @@ func Compute(t *trace.Trace, opts Options) *Result {
 				ls = ev.Start[l]
 			}
 			if opts.HTARounding {
-				s, end = ceilUs(ev.Start[e])*1000, int64(math.Floor(usFloat(ev.Start[e])+usFloat(ev.Dur[e])))*1000
+				s, end = htatime.Span(ev.Start[e], ev.Dur[e])
 				if l != trace.None {
-					ls = ceilUs(ls) * 1000
+					ls = htatime.Start(ls)
 				}
 			}
 			if !first {
@@ -212,44 +211,6 @@ func Compute(t *trace.Trace, opts Options) *Result {
 	}
 	return r
 }
-
-// usFloat is ns/1000 rounded to the nearest float64 (ties to even): the
-// value a JSON parser gives the trace's µs text (exact ns, so at most 3
-// decimals). float64(ns)/1000 would round twice once ns passes 2^53
-// (epoch-µs timestamps do).
-func usFloat(ns int64) float64 {
-	if ns < 0 {
-		if ns == math.MinInt64 {
-			return float64(ns) / 1000
-		}
-		return -usFloat(-ns)
-	}
-	if ns < 1<<53 {
-		return float64(ns) / 1000 // one rounding: float64(ns) is exact
-	}
-	w, f := ns/1000, ns%1000
-	if f == 0 {
-		return float64(w)
-	}
-	m := 52 - (bits.Len64(uint64(w)) - 1) // float64 spacing at w is 2^-m
-	if m < 0 {
-		// w ≥ 2^53: spacing 2, the fraction never reaches the midpoint.
-		if w&1 == 1 {
-			w++
-		}
-		return float64(w)
-	}
-	// w ≥ 2^43 here, so m ≤ 9: round f/1000 to a multiple of 2^-m.
-	n := f << m
-	q, rem := n/1000, n%1000
-	if 2*rem > 1000 || 2*rem == 1000 && (q+w<<m)&1 == 1 {
-		q++
-	}
-	return float64(w) + float64(q)/float64(int64(1)<<m)
-}
-
-// ceilUs is HTA's rounded start: ceil of the float64 µs value.
-func ceilUs(ns int64) int64 { return int64(math.Ceil(usFloat(ns))) }
 
 // culprits lists what the launching thread ran during the gap
 // [prevEnd, launch start): the innermost events active there, by overlap.

@@ -6,7 +6,8 @@
 // Definitions (DefinitionVersion, HTA's kernel launch statistics):
 //   - the events are device work (kernels, memcpy, memset) linked to a
 //     runtime or driver call by correlation;
-//   - launch delay = device start − launch call end;
+//   - launch delay = device start − launch call end, 0 when negative
+//     (clock skew between host and device; HTA clips it too);
 //   - short: device duration < launch call duration and the call took
 //     ≤ 50 µs (HTA's "short(gpu<cpu & cpu<=50)");
 //   - runtime outlier: launch call > 50 µs; delay outlier: delay > 100 µs;
@@ -17,6 +18,9 @@
 //     are pending. QueueFullUs is the time the queue held ≥ QueueFull
 //     (1000) entries.
 //   - DropLastStep (HTA's default) ignores work launched in the last step.
+//   - HTARounding computes durations, delays and the last-step cutoff from
+//     HTA's µs-rounded times (package htatime), as HTA does on traces with
+//     ns decimals; launch queues keep exact times.
 package launch
 
 import (
@@ -26,11 +30,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/htatime"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
 // DefinitionVersion names the definition in JSON output.
-const DefinitionVersion = "launch/hta-1"
+const DefinitionVersion = "launch/hta-2"
 
 // QueueFull is the queue length counted as (nearly) full.
 const QueueFull = 1000
@@ -38,6 +43,7 @@ const QueueFull = 1000
 // Options tune the analysis.
 type Options struct {
 	DropLastStep bool
+	HTARounding  bool
 }
 
 // Delays is a distribution, µs.
@@ -87,6 +93,9 @@ func Compute(t *trace.Trace, opts Options) *Result {
 	cutoff := int64(math.MaxInt64)
 	if opts.DropLastStep && !t.SyntheticStep && len(t.Steps) > 1 {
 		cutoff = t.Steps[len(t.Steps)-1].Start
+		if opts.HTARounding {
+			cutoff = htatime.Start(cutoff)
+		}
 	}
 	r := &Result{Definition: DefinitionVersion}
 	var delays, calls []int64
@@ -104,19 +113,29 @@ func Compute(t *trace.Trace, opts Options) *Result {
 			continue
 		}
 		l := ev.Launch[i]
-		if l == trace.None || ev.Start[l] >= cutoff || strings.Contains(t.Name(int(l)), "GraphLaunch") {
+		if l == trace.None || strings.Contains(t.Name(int(l)), "GraphLaunch") {
+			continue
+		}
+		ls, le := ev.Start[l], ev.Start[l]+ev.Dur[l]
+		ks, ke := ev.Start[i], ev.Start[i]+ev.Dur[i]
+		if opts.HTARounding {
+			ls, le = htatime.Span(ev.Start[l], ev.Dur[l])
+			ks, ke = htatime.Span(ev.Start[i], ev.Dur[i])
+		}
+		if ls >= cutoff {
 			continue
 		}
 		r.Launched++
-		lend := ev.Start[l] + ev.Dur[l]
-		d := ev.Start[i] - lend
+		// A delay below 0 is clock skew between host and device time
+		// (Kineto's alexnet trace has -1 ms): 0, as HTA clips it.
+		d, call, dur := max(ks-le, 0), le-ls, ke-ks
 		delays = append(delays, d)
-		calls = append(calls, ev.Dur[l])
-		if ev.Dur[i] < ev.Dur[l] && ev.Dur[l] <= 50_000 {
+		calls = append(calls, call)
+		if dur < call && call <= 50_000 {
 			r.ShortKernels++
-			r.ShortKernelsUs += float64(ev.Dur[i]) / 1000
+			r.ShortKernelsUs += float64(dur) / 1000
 		}
-		if ev.Dur[l] > 50_000 {
+		if call > 50_000 {
 			r.RuntimeOutliers++
 		}
 		if d > 100_000 {

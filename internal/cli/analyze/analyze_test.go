@@ -166,12 +166,13 @@ func TestDirectoryOfRanks(t *testing.T) {
 	}
 }
 
-// --definition hta reproduces HTA's idle-time breakdown on a trace with ns
-// decimals (reference/hta_out_ns_resolution_trace.txt: 1709 / 8404 µs),
-// where the default keeps the exact figures.
+// --definition hta reproduces HTA's idle-time breakdown and launch
+// statistics on a trace with ns decimals
+// (reference/hta_out_ns_resolution_trace.txt: 1709 / 8404 µs host / kernel
+// wait, 2173 short kernels), where the default keeps the exact figures.
 func TestDefinitionHTA(t *testing.T) {
 	path := filepath.Join(testutil.SharedTraces(t), "hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz")
-	idle := func(args ...string) (host, kernel float64) {
+	stats := func(args ...string) (host, kernel float64, short int) {
 		code, out, stderr := run(t, append(args, "--json", path)...)
 		if code != exitcode.OK {
 			t.Fatalf("exit %d: %s", code, stderr)
@@ -185,19 +186,22 @@ func TestDefinitionHTA(t *testing.T) {
 						KernelWaitUs float64 `json:"kernel_wait_us"`
 					} `json:"streams"`
 				} `json:"gpu_idle"`
+				Launch struct {
+					Short int `json:"short_kernels"`
+				} `json:"kernel_launches"`
 			} `json:"traces"`
 		}
 		if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Traces) != 1 || len(r.Traces[0].Idle.Streams) == 0 {
 			t.Fatalf("unexpected report (%v): %.300s", err, out)
 		}
 		st := r.Traces[0].Idle.Streams[0]
-		return st.HostWaitUs, st.KernelWaitUs
+		return st.HostWaitUs, st.KernelWaitUs, r.Traces[0].Launch.Short
 	}
-	if host, kernel := idle("--definition", "hta"); host != 1709 || kernel != 8404 {
-		t.Errorf("--definition hta: host/kernel wait %v/%v µs, HTA has 1709/8404", host, kernel)
+	if host, kernel, short := stats("--definition", "hta"); host != 1709 || kernel != 8404 || short != 2173 {
+		t.Errorf("--definition hta: host/kernel wait %v/%v µs, %d short kernels; HTA has 1709/8404, 2173", host, kernel, short)
 	}
-	if host, kernel := idle(); host == 1709 || kernel == 8404 {
-		t.Errorf("default definition: host/kernel wait %v/%v µs, want the exact (unrounded) figures", host, kernel)
+	if host, kernel, short := stats(); host == 1709 || kernel == 8404 || short == 2173 {
+		t.Errorf("default definition: host/kernel wait %v/%v µs, %d short kernels; want the exact (unrounded) figures", host, kernel, short)
 	}
 	if code, _, _ := run(t, "--definition", "nope", path); code != exitcode.Usage {
 		t.Errorf("--definition nope: exit %d, want %d", code, exitcode.Usage)
