@@ -55,4 +55,3 @@ func Start(ns int64) int64 { return int64(math.Ceil(USFloat(ns))) * 1000 }
 func Span(start, dur int64) (s, e int64) {
 	return Start(start), int64(math.Floor(USFloat(start)+USFloat(dur))) * 1000
 }
-
