@@ -6,10 +6,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/htatime"
 	"github.com/bottleneck-dev/bottleneck/internal/testutil/tracetest"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
@@ -143,16 +143,6 @@ func TestDeviceRegionsRandom(t *testing.T) {
 	}
 }
 
-// usFloat is the float64 a JSON parser reads from the trace's µs value
-// (times in the trace are decimal µs with ns digits).
-func usFloat(ns int64) float64 {
-	f, err := strconv.ParseFloat(fmt.Sprintf("%d.%03d", ns/1000, ns%1000), 64)
-	if err != nil || ns < 0 {
-		panic(ns)
-	}
-	return f
-}
-
 // htaRounded is a copy of tr with HTA's parser rounding
 // (trace_parser.round_down_time_stamps: float64 µs, start rounded up, end
 // = start + dur rounded down). Both are monotone, so tracks stay sorted.
@@ -161,10 +151,8 @@ func htaRounded(tr *trace.Trace) *trace.Trace {
 	rt.Events.Start = slices.Clone(tr.Events.Start)
 	rt.Events.Dur = slices.Clone(tr.Events.Dur)
 	for i, s := range tr.Events.Start {
-		f := usFloat(s)
-		rs := int64(math.Ceil(f))
-		re := int64(math.Floor(f + usFloat(tr.Events.Dur[i])))
-		rt.Events.Start[i], rt.Events.Dur[i] = rs*1000, (re-rs)*1000
+		rs, re := htatime.Span(s, tr.Events.Dur[i])
+		rt.Events.Start[i], rt.Events.Dur[i] = rs, re-rs
 	}
 	return &rt
 }
