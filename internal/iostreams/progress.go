@@ -16,21 +16,30 @@ type Progress struct {
 
 	mu    sync.Mutex
 	shown bool
+	drawn time.Time // last redraw
 }
+
+// redrawEvery bounds how often the line is redrawn: readers report
+// progress hundreds of times a second.
+const redrawEvery = 100 * time.Millisecond
 
 // StartProgress begins timing a piece of work.
 func (s *IOStreams) StartProgress() *Progress {
 	return &Progress{ios: s, start: time.Now(), Delay: time.Second}
 }
 
-// Update redraws the line with msg (no newline) once Delay has passed.
+// Update redraws the line with msg (no newline) once Delay has passed, at
+// most every redrawEvery.
 func (p *Progress) Update(msg string) {
 	if p == nil || !p.ios.errTTY || time.Since(p.start) < p.Delay {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.shown = true
+	if time.Since(p.drawn) < redrawEvery {
+		return
+	}
+	p.shown, p.drawn = true, time.Now()
 	fmt.Fprintf(p.ios.ErrOut, "\r\x1b[2K%s", msg)
 }
 
