@@ -2,14 +2,16 @@
 // a user annotation) on one rank, with the algorithm of Holistic Trace
 // Analysis (hta/analyzers/critical_path_analysis.py), re-implemented here.
 //
-// Definition (version "critpath/1"):
+// Definition (version "critpath/2"):
 //
 // The window is the host span of the chosen annotation instance. Events
 // taken: host events starting inside the window with a non-zero duration,
-// and device events (kernel, memcpy, memset, cuda_sync) whose launching
-// runtime call is one of those. Every cpu_op, runtime and driver call and
-// every kernel/memcpy/memset becomes two nodes, its start and its end.
-// Edges:
+// device work (kernel, memcpy, memset) and Stream Sync events whose
+// launching runtime call is one of those, Event Sync and Context Sync
+// events (which sit on no stream) starting inside the window with a
+// non-zero duration, and every Stream Wait Event. Every cpu_op, runtime
+// and driver call and every kernel/memcpy/memset becomes two nodes, its
+// start and its end. Edges:
 //
 //   - operator: along each host thread, a depth-first walk of the call
 //     stack links each node to the next one (enter child, leave child, ...),
@@ -21,20 +23,30 @@
 //   - kernel: start to end of each kernel/memcpy/memset.
 //   - launch delay: runtime call start to kernel start, when the stream was
 //     empty at launch (launch-queue length 1 after the launch, 0 after the
-//     kernel starts, over the whole trace) and the previous kernel on the
-//     stream ended before the launch; otherwise kernel-kernel delay: end of
-//     the previous kernel on the stream to the kernel start.
+//     kernel starts, over the whole trace; on equal times a launch counts
+//     before a kernel start), the previous kernel on the stream ended before
+//     the launch and so did the work it waits for (Stream Wait Event);
+//     otherwise kernel-kernel delay: end of the previous kernel on the
+//     stream to the kernel start, unless the work it waits for ended after
+//     that previous kernel.
 //   - sync (weight 0): the last kernel on the stream (Stream Sync) or on
 //     every stream (Context Sync) to the end of the runtime call that
-//     waited for it.
+//     waited for it. CUDA events (HTA's _get_cuda_event_record_df and
+//     _get_cuda_stream_wait_event_df): a cuda_sync event names the
+//     cudaEventRecord it waits for (wait_on_cuda_event_record_corr_id) and
+//     the stream it was recorded on (wait_on_stream); the event stands for
+//     the work of the launch issued last, from any thread, onto that stream
+//     and device before the record. Event Sync (cudaEventSynchronize,
+//     cudaEventQuery): an edge from the end of that work to the end of the
+//     waiting call. Stream Wait Event (cudaStreamWaitEvent): an edge from
+//     the end of that work to the start of the work of the launch issued
+//     next, from the same thread, onto the waiting stream.
 //
 // Negative weights (ns rounding) count as zero. The critical path is the
 // longest path of this DAG, with networkx's dag_longest_path tie-breaking.
 // Each path edge is attributed to an event as HTA does and classified as
 // cpu, gpu_compute, gpu_communication, kernel_launch_overhead or
-// kernel_kernel_overhead. Stream Wait Event / Event Sync edges need the
-// wait_on_cuda_event_record_corr_id argument, which the shared traces lack;
-// they are not modelled yet (GPU-GPU dependencies are then missed).
+// kernel_kernel_overhead; sync edges carry no time.
 package critpath
 
 import (
@@ -42,6 +54,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
@@ -49,7 +62,7 @@ import (
 )
 
 // Definition names the version of the definition above.
-const Definition = "critpath/1"
+const Definition = "critpath/2"
 
 // Options choose the window.
 type Options struct {
@@ -95,9 +108,12 @@ type Result struct {
 	// BoundBy is the category with the most time on the path.
 	BoundBy   string  `json:"bound_by"`
 	Breakdown []Share `json:"breakdown"`
-	// SyncEdges counts GPU->CPU sync dependencies on the path: the host
-	// waited for the device there.
+	// SyncEdges counts sync dependencies on the path (HTA's
+	// SYNC_DEPENDENCY edges): the host waited for the device there
+	// (Stream/Context/Event Sync) or, for GPUWaits of them, device work
+	// waited for work on another stream (Stream Wait Event).
 	SyncEdges       int    `json:"sync_edges"`
+	GPUWaits        int    `json:"gpu_waits"`
 	Top             []Item `json:"top"`
 	NegativeWeights int    `json:"negative_weights"`
 }
@@ -149,6 +165,7 @@ type graph struct {
 	negW    int
 	startOf map[int32]int32
 	endOf   map[int32]int32
+	path    []int32
 }
 
 func (g *graph) touch(n int32) {
@@ -214,11 +231,18 @@ func window(t *trace.Trace, opt Options) (ann string, start, end int64, err erro
 
 // Compute finds the critical path of the window opt selects.
 func Compute(t *trace.Trace, opt Options) *Result {
+	r, _ := compute(t, opt)
+	return r
+}
+
+// compute is Compute, also returning the graph (nil without a window) for
+// tests.
+func compute(t *trace.Trace, opt Options) (*Result, *graph) {
 	ann, ws, we, err := window(t, opt)
 	r := &Result{Definition: Definition, Annotation: ann, Instance: opt.Instance, Breakdown: []Share{}, Top: []Item{}}
 	if err != nil {
 		r.Error = err.Error()
-		return r
+		return r, nil
 	}
 	r.WindowUs = float64(we-ws) / 1e3
 	ev := &t.Events
@@ -234,6 +258,7 @@ func Compute(t *trace.Trace, opt Options) *Result {
 		return k == trace.KindCPUOp || k == trace.KindRuntime || k == trace.KindDriver ||
 			k == trace.KindKernel || k == trace.KindMemcpy || k == trace.KindMemset
 	}
+	swe, _ := t.Lookup("Stream Wait Event")
 	var nodeEvents []int32
 	var gpu []int32 // device work and sync events in the clip
 	for i := range n {
@@ -244,7 +269,19 @@ func Compute(t *trace.Trace, opt Options) *Result {
 				continue
 			}
 			l := ev.Launch[i]
-			if l == trace.None || !inHost(l) {
+			if l == trace.None {
+				continue
+			}
+			switch {
+			case k == trace.KindDeviceSync && ev.Name[i] == swe && swe != 0:
+				// HTA keeps every Stream Wait Event, in the window or not.
+			case k == trace.KindDeviceSync && t.Tracks[ev.Track[i]].Stream < 0:
+				// Event Sync and Context Sync sit on no stream: HTA clips
+				// them by their own start, as host events.
+				if ev.Start[i] < ws || ev.Start[i] > we || ev.Dur[i] <= 0 {
+					continue
+				}
+			case !inHost(l):
 				continue
 			}
 			gpu = append(gpu, int32(i))
@@ -291,10 +328,11 @@ func Compute(t *trace.Trace, opt Options) *Result {
 	path := g.longestPath()
 	if len(path) < 2 {
 		r.Error = "no critical path: the window holds no connected events"
-		return r
+		return r, g
 	}
+	g.path = path
 	r.summarise(t, g, path)
-	return r
+	return r, g
 }
 
 // hostEdges walks each host thread's call stack of node events.
@@ -376,6 +414,7 @@ func (g *graph) attribute(i int32, srcParent int32) {
 func (g *graph) deviceEdges(t *trace.Trace, gpu []int32) {
 	ev := &t.Events
 	ql := queueLengths(t, gpu)
+	es := eventSyncs(t)
 	sortBy := func(e int32) int64 {
 		if ev.Kind[e] == trace.KindDeviceSync {
 			return ev.End(int(e))
@@ -385,11 +424,33 @@ func (g *graph) deviceEdges(t *trace.Trace, gpu []int32) {
 	slices.SortStableFunc(gpu, func(a, b int32) int { return cmp.Compare(sortBy(a), sortBy(b)) })
 	last := map[int64]int32{}
 	var streams []int64 // insertion order of last, for Context Sync
+	// kernelSync maps device work to the device work a Stream Wait Event
+	// made it wait for.
+	kernelSync := map[int32]int32{}
 	for _, e := range gpu {
 		stream := t.Tracks[ev.Track[e]].Stream
 		rt := ev.Launch[e]
 		if ev.Kind[e] == trace.KindDeviceSync {
 			name := t.Name(int(e))
+			switch name {
+			case "Stream Wait Event", "Event Sync":
+				src, ok := es.source(t, e)
+				if !ok {
+					continue
+				}
+				if name == "Stream Wait Event" {
+					if dst, ok := es.nextLaunch[rt]; ok {
+						kernelSync[dst] = src
+					}
+					continue
+				}
+				se, ok1 := g.endOf[src]
+				end, ok2 := g.endOf[rt]
+				if ok1 && ok2 {
+					g.add(se, end, edgeSync, false, trace.None)
+				}
+				continue
+			}
 			end, ok := g.endOf[rt]
 			if !ok {
 				continue
@@ -409,12 +470,21 @@ func (g *graph) deviceEdges(t *trace.Trace, gpu []int32) {
 		sn, en := g.startOf[e], g.endOf[e]
 		i := g.add(sn, en, edgeOp, false, trace.None)
 		g.attribute(i, trace.None)
+		syncEnd := trace.None // end of the work a Stream Wait Event made this wait for
+		if src, ok := kernelSync[e]; ok {
+			delete(kernelSync, e)
+			if se, ok := g.endOf[src]; ok {
+				g.add(se, sn, edgeSync, false, trace.None)
+				syncEnd = se
+			}
+		}
 		l, hasLast := last[stream]
-		if ql[rt] == 1 && ql[e] == 0 && (!hasLast || g.nodes[l].ts < ev.Start[rt]) {
+		if ql[rt] == 1 && ql[e] == 0 && (!hasLast || g.nodes[l].ts < ev.Start[rt]) &&
+			(syncEnd == trace.None || g.nodes[syncEnd].ts < ev.Start[rt]) {
 			if rs, ok := g.startOf[rt]; ok {
 				g.add(rs, sn, edgeLaunch, false, trace.None)
 			}
-		} else if hasLast {
+		} else if hasLast && (syncEnd == trace.None || g.nodes[syncEnd].ts < g.nodes[l].ts) {
 			i := g.add(l, sn, edgeKK, false, trace.None)
 			g.attribute(i, trace.None)
 		}
@@ -423,6 +493,140 @@ func (g *graph) deviceEdges(t *trace.Trace, gpu []int32) {
 		}
 		last[stream] = en
 	}
+}
+
+// eventSync holds what CUDA event synchronisation edges need (HTA's
+// _get_cuda_event_record_df and _get_cuda_stream_wait_event_df).
+type eventSync struct {
+	corrKey trace.StrID // "wait_on_cuda_event_record_corr_id"
+	// prevLaunch maps a cudaEventRecord's correlation to the device work
+	// of the launch last issued, from any thread, before the record onto
+	// the stream and device the event was recorded on.
+	prevLaunch map[int64]int32
+	// nextLaunch maps a cudaStreamWaitEvent call to the device work of the
+	// launch next issued after it, from the same thread, onto the waiting
+	// stream.
+	nextLaunch map[int32]int32
+}
+
+// source returns the device work a Stream Wait Event or Event Sync waits
+// for: the work launched just before the cudaEventRecord it names.
+func (es *eventSync) source(t *trace.Trace, e int32) (int32, bool) {
+	if es.prevLaunch == nil {
+		return 0, false
+	}
+	corr, ok := t.ArgInt(int(e), es.corrKey)
+	if !ok {
+		return 0, false
+	}
+	src, ok := es.prevLaunch[corr]
+	return src, ok
+}
+
+// eventSyncs matches cudaEventRecord and cudaStreamWaitEvent calls to
+// launches over the whole trace. The stream (and device) an event was
+// recorded on comes from the wait_on_stream argument of the cuda_sync
+// events that wait for it. Launches are those queueLengths counts: device
+// work whose launching call is a kernel launch, memcpy or memset.
+func eventSyncs(t *trace.Trace) *eventSync {
+	es := &eventSync{}
+	corrKey, ok1 := t.Lookup("wait_on_cuda_event_record_corr_id")
+	streamKey, ok2 := t.Lookup("wait_on_stream")
+	if !ok1 || !ok2 {
+		return es
+	}
+	es.corrKey = corrKey
+	ev := &t.Events
+	type devStream struct{ dev, stream int64 }
+	recStream := map[int64]devStream{} // record correlation -> where it was recorded
+	var waits []int32                  // Stream Wait Events
+	swe, hasSWE := t.Lookup("Stream Wait Event")
+	for i, k := range ev.Kind {
+		if k != trace.KindDeviceSync {
+			continue
+		}
+		if hasSWE && ev.Name[i] == swe {
+			waits = append(waits, int32(i))
+		}
+		s, ok := t.ArgInt(i, streamKey)
+		if !ok || s < 0 {
+			continue
+		}
+		c, _ := t.ArgInt(i, corrKey)
+		if _, dup := recStream[c]; !dup {
+			recStream[c] = devStream{int64(t.Tracks[ev.Track[i]].Device), s}
+		}
+	}
+	if len(recStream) == 0 {
+		return es
+	}
+	isLaunch := map[trace.StrID]bool{}
+	for s := range launchNames {
+		if id, ok := t.Lookup(s); ok {
+			isLaunch[id] = true
+		}
+	}
+	type launch struct {
+		call, work int32
+		ts         int64
+	}
+	var launches []launch
+	for i, k := range ev.Kind {
+		if k != trace.KindKernel && k != trace.KindMemcpy && k != trace.KindMemset {
+			continue
+		}
+		if l := ev.Launch[i]; l != trace.None && isLaunch[ev.Name[l]] {
+			launches = append(launches, launch{l, int32(i), ev.Start[l]})
+		}
+	}
+	slices.SortStableFunc(launches, func(a, b launch) int { return cmp.Compare(a.ts, b.ts) })
+	byDevStream := map[devStream][]launch{}
+	type trackStream struct {
+		track  trace.TrackID
+		stream int64
+	}
+	byThreadStream := map[trackStream][]launch{}
+	for _, l := range launches {
+		w := &t.Tracks[ev.Track[l.work]]
+		k := devStream{int64(w.Device), w.Stream}
+		byDevStream[k] = append(byDevStream[k], l)
+		k2 := trackStream{ev.Track[l.call], w.Stream}
+		byThreadStream[k2] = append(byThreadStream[k2], l)
+	}
+
+	es.prevLaunch = map[int64]int32{}
+	if rec, ok := t.Lookup("cudaEventRecord"); ok {
+		for i, k := range ev.Kind {
+			if !k.IsLaunch() || ev.Name[i] != rec {
+				continue
+			}
+			ds, ok := recStream[ev.Correlation[i]]
+			if !ok {
+				continue
+			}
+			ls := byDevStream[ds]
+			// the last launch starting at or before the record
+			j := sort.Search(len(ls), func(j int) bool { return ls[j].ts > ev.Start[i] })
+			if j > 0 {
+				es.prevLaunch[ev.Correlation[i]] = ls[j-1].work
+			}
+		}
+	}
+
+	es.nextLaunch = map[int32]int32{}
+	for _, w := range waits {
+		call := ev.Launch[w]
+		if call == trace.None || t.Name(int(call)) != "cudaStreamWaitEvent" {
+			continue
+		}
+		ls := byThreadStream[trackStream{ev.Track[call], t.Tracks[ev.Track[w]].Stream}]
+		// the first launch starting after the call
+		j := sort.Search(len(ls), func(j int) bool { return ls[j].ts > ev.Start[call] })
+		if j < len(ls) {
+			es.nextLaunch[call] = ls[j].work
+		}
+	}
+	return es
 }
 
 // queueLengths returns, for launch calls and the device work they launched,
@@ -469,7 +673,17 @@ func queueLengths(t *trace.Trace, clip []int32) map[int32]int32 {
 		s := t.Tracks[ev.Track[i]].Stream
 		pts = append(pts, point{ev.Start[l], l, s, 1}, point{ev.Start[i], int32(i), s, -1})
 	}
-	slices.SortStableFunc(pts, func(a, b point) int { return cmp.Compare(a.ts, b.ts) })
+	// HTA sorts the launches, then the device work, by time: on a tie the
+	// launch counts first.
+	slices.SortFunc(pts, func(a, b point) int {
+		if c := cmp.Compare(a.ts, b.ts); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.delta, a.delta); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ev, b.ev)
+	})
 	q := map[int64]int32{}
 	out := make(map[int32]int32, len(pts))
 	for _, p := range pts {
@@ -568,6 +782,9 @@ func (r *Result) summarise(t *trace.Trace, g *graph, path []int32) {
 		switch e.typ {
 		case edgeSync:
 			r.SyncEdges++
+			if ev.Kind[g.nodes[e.v].ev].OnDevice() {
+				r.GPUWaits++
+			}
 			continue
 		case edgeDep:
 			continue
