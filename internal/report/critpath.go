@@ -21,8 +21,11 @@ func WriteCritPath(w io.Writer, r *critpath.Result) error {
 	}
 	fmt.Fprintf(w, "  window %.1f us, path %.1f us over %d nodes (graph: %d nodes, %d edges); bound by %s\n",
 		r.WindowUs, r.LengthUs, r.PathNodes, r.GraphNodes, r.GraphEdges, r.BoundBy)
-	if r.SyncEdges > 0 {
-		fmt.Fprintf(w, "  the host waits for the device %d time(s) along the path\n", r.SyncEdges)
+	if host := r.SyncEdges - r.GPUWaits; host > 0 {
+		fmt.Fprintf(w, "  the host waits for the device %d time(s) along the path\n", host)
+	}
+	if r.GPUWaits > 0 {
+		fmt.Fprintf(w, "  a stream waits for another stream's event %d time(s) along the path\n", r.GPUWaits)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  category\ttime (us)\tshare")
