@@ -11,11 +11,21 @@ package htmlreport
 // summary redone, so the output is bounded by the budget, never by the trace.
 // `bottleneck serve` re-summarises a narrower window on demand, so zooming
 // in reveals the real events again.
+//
+// Launch links (Perfetto's flow arrows): a device box that is one real
+// event (kernel, memcpy, memset) is tied to the box of the runtime/driver
+// call that launched it when that call is also a real box of the summary
+// (a call merged into a density box, nested too deep or outside the
+// window has no box, so its kernel has no link). Links never cost detail:
+// the resolution is chosen without them, then as many links as fit in the
+// rest of the budget are kept (in box order), the others counted in
+// LinksDropped.
 
 import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
@@ -59,6 +69,25 @@ type Timeline struct {
 	Events      int `json:"events"`
 	Boxes       int `json:"boxes"`
 	DroppedDeep int `json:"dropped_deep,omitempty"`
+	// Links ties device boxes to the boxes of their launch calls (nil when
+	// there is none); LinksDropped is how many were left out for the byte
+	// budget.
+	Links        *TLLinks `json:"links,omitempty"`
+	LinksDropped int      `json:"links_dropped,omitempty"`
+}
+
+// TLLinks are launch links as three parallel arrays, one entry per link.
+// A box is named by its id: its index in the concatenation of all rows'
+// boxes (density boxes included) in Rows order. K holds the device boxes'
+// ids, ascending, and L the launch call boxes' ids, both delta-encoded
+// (each relative to the previous link's, the first to 0); O holds the
+// name index of the operator that issued the launch (-1 when unknown).
+// A launch call that launched several device boxes (a CUDA graph) appears
+// in several links.
+type TLLinks struct {
+	K []int32 `json:"k"`
+	L []int32 `json:"l"`
+	O []int32 `json:"o"`
 }
 
 // TLTrack is one track of the timeline.
@@ -101,17 +130,24 @@ func BuildTimeline(t *trace.Trace, o TimelineOptions) *Timeline {
 	}
 	tracks, dropped := timelineTracks(t, o.MaxDepth)
 	pixels := o.Pixels
-	var tl *Timeline
 	for {
-		tl = summarise(t, tracks, start, end, pixels)
-		tl.DroppedDeep = dropped
-		b, _ := json.Marshal(tl)
+		s := summarise(t, tracks, start, end, pixels)
+		s.tl.DroppedDeep = dropped
+		b, _ := json.Marshal(s.tl)
 		if len(b) <= o.MaxBytes || pixels <= 50 {
-			break
+			// Links only use what the chosen resolution leaves over.
+			if len(s.links) > 0 {
+				s.attachLinks(s.fitLinks(o.MaxBytes - len(b)))
+				if b2, _ := json.Marshal(s.tl); len(b2) > max(o.MaxBytes, len(b)) {
+					// Not expected (fitLinks is exact), but the budget holds.
+					s.attachLinks(0)
+					s.tl.LinksDropped = 0
+				}
+			}
+			return s.tl
 		}
 		pixels /= 2
 	}
-	return tl
 }
 
 // timelineTracks lists the steps track, then host threads, then device
@@ -201,26 +237,60 @@ type pendingBox struct {
 	open             bool
 }
 
-func summarise(t *trace.Trace, tracks []timelineTrack, start, end int64, pixels int) *Timeline {
+// rowState is one row being summarised.
+type rowState struct {
+	row   TLRow
+	last  int64 // absolute start of the last box (for deltas)
+	pend  pendingBox
+	index int // index in Timeline.Rows once appended
+}
+
+// boxRef names a real box while rows are still being built.
+type boxRef struct {
+	row *rowState
+	i   int32
+}
+
+// linkCand is a launch link before encoding: box ids and the operator.
+type linkCand struct {
+	k, l int32
+	op   int32 // event index of the operator, or trace.None
+}
+
+// summary is a Timeline being built, with what attaching links needs.
+type summary struct {
+	t     *trace.Trace
+	tl    *Timeline
+	names map[trace.StrID]int32
+	// nNames is len(tl.Names) before links added operator names.
+	nNames int
+	links  []linkCand
+}
+
+func (s *summary) nameIdx(id trace.StrID) int32 {
+	if i, ok := s.names[id]; ok {
+		return i
+	}
+	i := int32(len(s.tl.Names))
+	s.tl.Names = append(s.tl.Names, s.t.Strings[id])
+	s.names[id] = i
+	return i
+}
+
+func summarise(t *trace.Trace, tracks []timelineTrack, start, end int64, pixels int) *summary {
 	ev := &t.Events
 	thr := max((end-start)/int64(pixels), 1)
 	tl := &Timeline{Start: start, End: end, Pixel: thr, Names: []string{}, Tracks: []TLTrack{}, Rows: []TLRow{}}
-	names := map[trace.StrID]int32{}
-	nameIdx := func(id trace.StrID) int32 {
-		if i, ok := names[id]; ok {
-			return i
-		}
-		i := int32(len(tl.Names))
-		tl.Names = append(tl.Names, t.Strings[id])
-		names[id] = i
-		return i
+	sm := &summary{t: t, tl: tl, names: map[trace.StrID]int32{}}
+	// Real boxes of launch calls, and device boxes whose event has one.
+	linked := len(ev.Launch) == ev.Len() && len(ev.Op) == ev.Len()
+	launches := map[int32]boxRef{}
+	type devBox struct {
+		e   int32
+		ref boxRef
 	}
+	var devs []devBox
 	for ti, tt := range tracks {
-		type rowState struct {
-			row  TLRow
-			last int64 // absolute start of the last box (for deltas)
-			pend pendingBox
-		}
 		var rows []*rowState
 		emit := func(rs *rowState, s, w int64, n int32) {
 			rs.row.S = append(rs.row.S, s-rs.last)
@@ -248,7 +318,7 @@ func summarise(t *trace.Trace, tracks []timelineTrack, start, end int64, pixels 
 			tl.Events++
 			dep := int(tt.depth[k])
 			for len(rows) <= dep {
-				rows = append(rows, &rowState{row: TLRow{Track: ti, Depth: len(rows)}, last: start})
+				rows = append(rows, &rowState{row: TLRow{Track: ti, Depth: len(rows)}, last: start, index: -1})
 			}
 			rs := rows[dep]
 			// Clip to the window so boxes stay drawable.
@@ -256,7 +326,15 @@ func summarise(t *trace.Trace, tracks []timelineTrack, start, end int64, pixels 
 			w := ce - cs
 			if w >= thr {
 				flush(rs)
-				emit(rs, cs, w, nameIdx(ev.Name[e]))
+				emit(rs, cs, w, sm.nameIdx(ev.Name[e]))
+				if linked && tt.kind != "steps" {
+					ref := boxRef{rs, int32(len(rs.row.S) - 1)}
+					if kind := ev.Kind[e]; kind.IsLaunch() {
+						launches[e] = ref
+					} else if kind.IsDeviceWork() && ev.Launch[e] != trace.None {
+						devs = append(devs, devBox{e, ref})
+					}
+				}
 				continue
 			}
 			p := &rs.pend
@@ -273,13 +351,131 @@ func summarise(t *trace.Trace, tracks []timelineTrack, start, end int64, pixels 
 		for _, rs := range rows {
 			flush(rs)
 			if len(rs.row.S) > 0 {
+				rs.index = len(tl.Rows)
 				tl.Rows = append(tl.Rows, rs.row)
 				used = rs.row.Depth + 1
 			}
 		}
 		tl.Tracks = append(tl.Tracks, TLTrack{Label: tt.label, Kind: tt.kind, Rows: used})
 	}
-	return tl
+	sm.nNames = len(tl.Names)
+	if len(devs) == 0 || len(launches) == 0 {
+		return sm
+	}
+	offset := make([]int32, len(tl.Rows))
+	var n int32
+	for i := range tl.Rows {
+		offset[i] = n
+		n += int32(len(tl.Rows[i].S))
+	}
+	id := func(r boxRef) int32 { return offset[r.row.index] + r.i }
+	for _, d := range devs {
+		l := ev.Launch[d.e]
+		lr, ok := launches[l]
+		if !ok {
+			continue
+		}
+		op := ev.Op[d.e]
+		if op == trace.None {
+			op = ev.Op[l]
+		}
+		sm.links = append(sm.links, linkCand{k: id(d.ref), l: id(lr), op: op})
+	}
+	sort.Slice(sm.links, func(a, b int) bool { return sm.links[a].k < sm.links[b].k })
+	return sm
+}
+
+// jsonLen is the length of v encoded by encoding/json.
+func jsonLen(v any) int {
+	b, _ := json.Marshal(v)
+	return len(b)
+}
+
+func intLen(v int32) int { return len(strconv.FormatInt(int64(v), 10)) }
+
+// fitLinks is how many links, taken in order, fit in room bytes on top of
+// the timeline encoded without links. It mirrors encoding/json exactly:
+// the "links" and "links_dropped" fields, each link's three numbers and
+// separators, and the operator names the links add to Names.
+func (s *summary) fitLinks(room int) int {
+	total := len(s.links)
+	if total == 0 {
+		return 0
+	}
+	// ,"links":{"k":[],"l":[],"o":[]}
+	fixed := len(`,"links":`) + jsonLen(TLLinks{K: []int32{}, L: []int32{}, O: []int32{}})
+	dropped := func(n int) int {
+		if n == total {
+			return 0
+		}
+		return len(`,"links_dropped":`) + intLen(int32(total-n))
+	}
+	names := len(s.tl.Names)
+	added := map[trace.StrID]int32{}
+	used := fixed
+	var pk, pl int32
+	n := 0
+	for i, c := range s.links {
+		cost := intLen(c.k-pk) + intLen(c.l-pl)
+		if i > 0 {
+			cost += 3 // a comma in each array
+		}
+		o := int32(-1)
+		if c.op != trace.None {
+			nm := s.t.Events.Name[c.op]
+			if idx, ok := s.names[nm]; ok {
+				o = idx
+			} else if idx, ok := added[nm]; ok {
+				o = idx
+			} else {
+				o = int32(names)
+				added[nm] = o
+				if names > 0 {
+					cost++
+				}
+				cost += jsonLen(s.t.Strings[nm])
+				names++
+			}
+		}
+		cost += intLen(o)
+		used += cost
+		if used > room {
+			break
+		}
+		// Keeping every link also saves the links_dropped field.
+		if used+dropped(i+1) <= room {
+			n = i + 1
+		}
+		pk, pl = c.k, c.l
+	}
+	return n
+}
+
+// attachLinks sets the first n links (and the operator names they need)
+// on the timeline, replacing any attached before.
+func (s *summary) attachLinks(n int) {
+	tl := s.tl
+	for id, i := range s.names {
+		if int(i) >= s.nNames {
+			delete(s.names, id)
+		}
+	}
+	tl.Names = tl.Names[:s.nNames]
+	tl.Links, tl.LinksDropped = nil, len(s.links)-n
+	if n == 0 {
+		return
+	}
+	ln := &TLLinks{K: make([]int32, n), L: make([]int32, n), O: make([]int32, n)}
+	var pk, pl int32
+	for i, c := range s.links[:n] {
+		ln.K[i], ln.L[i] = c.k-pk, c.l-pl
+		pk, pl = c.k, c.l
+		ln.O[i] = -1
+		if c.op != trace.None {
+			ln.O[i] = s.nameIdx(s.t.Events.Name[c.op])
+		}
+	}
+	tl.Links = ln
 }
 
 // Utilization is the share of each time bin during which at least one

@@ -4,12 +4,18 @@
 // not by the trace. Drag to pan, wheel to scroll rows (Ctrl/Alt+wheel or
 // the buttons to zoom), double-click to zoom in. Under `bottleneck serve`
 // a zoomed window is re-summarised by the server at full detail.
+//
+// Launch links: the summary ties device boxes (kernel, memcpy, memset) to
+// the boxes of the runtime/driver calls that launched them, when both are
+// real boxes (tl.links: box ids, delta-encoded). Hovering either end draws
+// the arrow and highlights both; the "Launch links" button draws every
+// link in view (at most MAX_LINKS).
 import { el, hiDPICanvas, colorFor, ellipsize, tooltip, fmtNs } from './dom.js';
 
-const ROWH = 15, HEAD = 6, LABEL = 190, AXIS = 20;
+const ROWH = 15, HEAD = 6, LABEL = 190, AXIS = 20, MAX_LINKS = 2000;
 
 function decode(tl) {
-  const rows = new Map();
+  const rows = new Map(), order = [];
   for (const r of tl.rows) {
     const n = r.s.length, s = new Float64Array(n), w = new Float64Array(n), c = new Int32Array(n), f = new Int16Array(n);
     let t = tl.start, di = 0;
@@ -17,9 +23,53 @@ function decode(tl) {
       t += r.s[i]; s[i] = t; w[i] = r.w[i];
       if (r.n[i] < 0) { c[i] = r.c ? r.c[di] : 1; f[i] = r.f ? r.f[di] : 500; di++; }
     }
-    rows.set(r.t + ':' + r.d, { s, w, n: r.n, c, f, len: n });
+    const row = { s, w, n: r.n, c, f, len: n, t: r.t, d: r.d, launch: null, launched: null };
+    rows.set(r.t + ':' + r.d, row);
+    order.push(row);
   }
-  return { tl, rows };
+  return { tl, rows, links: decodeLinks(tl, order) };
+}
+
+// decodeLinks resolves tl.links (box ids: indexes into all rows' boxes in
+// order) to { kr, ki, lr, li, o }: device row and box, launch row and box,
+// operator name index. Each row gets launch (box -> its link) and launched
+// (box -> links it launched).
+function decodeLinks(tl, order) {
+  const out = [], L = tl.links;
+  if (!L || !L.k || !L.l || !L.o) return out;
+  const first = [];
+  let g = 0;
+  for (const row of order) { first.push(g); g += row.len; }
+  const at = (id) => {
+    if (!(id >= 0 && id < g)) return null;
+    let lo = 0, hi = first.length - 1;
+    while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (first[mid] <= id) lo = mid; else hi = mid - 1; }
+    return [order[lo], id - first[lo]];
+  };
+  let k = 0, l = 0;
+  const n = Math.min(L.k.length, L.l.length, L.o.length);
+  for (let j = 0; j < n; j++) {
+    k += L.k[j]; l += L.l[j];
+    const a = at(k), b = at(l);
+    if (!a || !b) continue;
+    const link = { kr: a[0], ki: a[1], lr: b[0], li: b[1], o: L.o[j] };
+    out.push(link);
+    (link.kr.launch || (link.kr.launch = new Map())).set(link.ki, link);
+    const m = link.lr.launched || (link.lr.launched = new Map());
+    if (!m.has(link.li)) m.set(link.li, []);
+    m.get(link.li).push(link);
+  }
+  return out;
+}
+
+// linksOf lists the links of one box: its launch, or what it launched.
+function linksOf(row, i) {
+  const out = [];
+  const up = row.launch && row.launch.get(i);
+  if (up) out.push(up);
+  const down = row.launched && row.launched.get(i);
+  if (down) out.push(...down);
+  return out;
 }
 
 export function timelineView(tl, live) {
@@ -35,8 +85,16 @@ export function timelineView(tl, live) {
   const canvas = el('canvas', { class: 'timeline', role: 'img', 'aria-label': 'timeline' });
   const status = el('span', { class: 'count' });
   const btn = (text, fn) => el('button', { type: 'button', text, onclick: fn });
+  // hover: the box under the mouse ({ src, row, i }); showLinks: the toggle.
+  let hover = null, showLinks = false;
+  const linksBtn = tl.tracks.some((t) => t.kind === 'gpu')
+    ? el('button', { type: 'button', class: 'toggle', text: 'Launch links', 'aria-pressed': 'false',
+      title: 'Draw an arrow from each launch call to the kernel, memcpy or memset it launched', onclick: () => {
+        showLinks = !showLinks; linksBtn.setAttribute('aria-pressed', String(showLinks)); draw();
+      } })
+    : null;
   const tools = el('div', { class: 'table-tools' },
-    btn('Zoom in', () => zoom(0.5, 0.5)), btn('Zoom out', () => zoom(2, 0.5)), btn('Reset', () => { vs = tl.start; ve = tl.end; scrollY = 0; changed(); }), status);
+    btn('Zoom in', () => zoom(0.5, 0.5)), btn('Zoom out', () => zoom(2, 0.5)), btn('Reset', () => { vs = tl.start; ve = tl.end; scrollY = 0; changed(); }), linksBtn, status);
   const wrap = el('div', { class: 'timeline-wrap' }, tools, canvas);
   const tip = tooltip();
   const X = (t) => LABEL + (t - vs) / (ve - vs) * (width - LABEL);
@@ -45,6 +103,62 @@ export function timelineView(tl, live) {
     if (detail && detail.tl.start <= vs && detail.tl.end >= ve) return detail;
     return base;
   }
+  // Box geometry in content coordinates (before the vertical scroll).
+  const boxY = (row) => layout[row.t].y + HEAD + row.d * ROWH;
+  const inView = (row, i) => row.s[i] + row.w[i] >= vs && row.s[i] <= ve;
+  function outline(ctx, row, i) {
+    const x0 = Math.max(X(row.s[i]), LABEL), x1 = Math.max(Math.min(X(row.s[i] + row.w[i]), width), x0 + 1);
+    ctx.strokeRect(x0 - 1, boxY(row) - 1, x1 - x0 + 2, ROWH + 1);
+  }
+  // An arrow from the launch call's box to the device box.
+  function arrow(ctx, k) {
+    const lx = Math.min(Math.max(X(k.lr.s[k.li]), LABEL + 1), width - 1), kx = Math.min(Math.max(X(k.kr.s[k.ki]), LABEL + 1), width - 1);
+    const ly0 = boxY(k.lr), ky0 = boxY(k.kr), down = ky0 >= ly0;
+    const ly = down ? ly0 + ROWH - 1 : ly0, ky = down ? ky0 : ky0 + ROWH - 1;
+    const bend = Math.max(12, Math.abs(ky - ly) / 2) * (down ? 1 : -1);
+    ctx.beginPath(); ctx.moveTo(lx, ly); ctx.bezierCurveTo(lx, ly + bend, kx, ky - bend, kx, ky); ctx.stroke();
+    const a = 5, dir = down ? -1 : 1;
+    ctx.beginPath(); ctx.moveTo(kx, ky); ctx.lineTo(kx - a * 0.7, ky + dir * a); ctx.lineTo(kx + a * 0.7, ky + dir * a); ctx.closePath(); ctx.fill();
+  }
+  // drawLinks draws the toggled links in view and the hovered box's links
+  // over the boxes; returns how many arrows it drew.
+  function drawLinks(ctx, src) {
+    let n = 0;
+    ctx.save();
+    ctx.beginPath(); ctx.rect(LABEL, scrollY, width - LABEL, viewH); ctx.clip();
+    ctx.lineWidth = 1;
+    if (showLinks) {
+      ctx.strokeStyle = 'rgba(40,60,160,0.55)'; ctx.fillStyle = 'rgba(40,60,160,0.75)';
+      for (const k of src.links) {
+        if (n >= MAX_LINKS) break;
+        if (!inView(k.kr, k.ki) && !inView(k.lr, k.li)) continue;
+        arrow(ctx, k); n++;
+      }
+    }
+    if (hover && hover.src === src) {
+      const ks = linksOf(hover.row, hover.i);
+      ctx.lineWidth = 2; ctx.strokeStyle = '#c2185b'; ctx.fillStyle = '#c2185b';
+      for (const k of ks) { arrow(ctx, k); n++; }
+      ctx.strokeStyle = '#111';
+      outline(ctx, hover.row, hover.i);
+      for (const k of ks) { outline(ctx, k.kr, k.ki); outline(ctx, k.lr, k.li); }
+    }
+    ctx.restore();
+    return n;
+  }
+  // Test hook (web/test): the links whose device box is on screen, with
+  // the centres of both boxes in CSS pixels from the canvas's top left.
+  canvas.bnLinks = () => {
+    const src = source(), out = [];
+    const cx = (row, i) => (Math.max(X(row.s[i]), LABEL) + Math.min(X(row.s[i] + row.w[i]), width)) / 2;
+    const cy = (row) => AXIS - scrollY + boxY(row) + ROWH / 2;
+    for (const k of src.links) {
+      const ky = cy(k.kr);
+      if (!inView(k.kr, k.ki) || ky < AXIS || ky > AXIS + viewH) continue;
+      out.push({ kx: cx(k.kr, k.ki), ky, lx: cx(k.lr, k.li), ly: cy(k.lr), kernel: src.tl.names[k.kr.n[k.ki]] });
+    }
+    return out;
+  };
   function draw() {
     width = Math.max(wrap.clientWidth || 900, 400);
     const h = viewH + AXIS;
@@ -107,10 +221,20 @@ export function timelineView(tl, live) {
       ctx.strokeStyle = '#ddd';
       ctx.beginPath(); ctx.moveTo(0, L.y + 0.5); ctx.lineTo(width, L.y + 0.5); ctx.stroke();
     }
+    const arrows = drawLinks(ctx, src);
     ctx.restore();
+    let linkNote = '';
+    if (src.links.length || src.tl.links_dropped) {
+      linkNote = `; ${src.links.length.toLocaleString('en-US')} launch links` +
+        (src.tl.links_dropped ? ` (${src.tl.links_dropped.toLocaleString('en-US')} left out for size)` : '');
+    } else if (showLinks) {
+      linkNote = '; no launch links at this zoom (launch calls narrower than a pixel): zoom in';
+    }
+    if (showLinks && arrows >= MAX_LINKS) linkNote += `, first ${MAX_LINKS} drawn`;
     status.textContent = `${fmtNs(ve - vs)} shown of ${fmtNs(tl.end - tl.start)}; ${tl.events.toLocaleString('en-US')} events summarised into ${src.tl.boxes.toLocaleString('en-US')} boxes` +
-      (src === detail ? ' (detail from server)' : '') + (pending ? ', loading detail…' : '');
+      (src === detail ? ' (detail from server)' : '') + linkNote + (pending ? ', loading detail…' : '');
     canvas.dataset.drawn = String(drawn);
+    canvas.dataset.links = String(arrows);
   }
   function zoom(f, at) {
     const span = ve - vs, c = vs + span * at;
@@ -152,7 +276,14 @@ export function timelineView(tl, live) {
     return null;
   }
   let drag = null;
-  canvas.addEventListener('mousedown', (ev) => { drag = { x: ev.clientX, y: ev.clientY, vs, ve, sy: scrollY }; });
+  const setHover = (h) => {
+    const next = h ? { src: h.src, row: h.row, i: h.i } : null;
+    if (next === hover || next && hover && next.src === hover.src && next.row === hover.row && next.i === hover.i) return;
+    const before = hover && linksOf(hover.row, hover.i).length, after = next && linksOf(next.row, next.i).length;
+    hover = next;
+    if (before || after) draw(); // the highlight only matters for linked boxes
+  };
+  canvas.addEventListener('mousedown', (ev) => { setHover(null); drag = { x: ev.clientX, y: ev.clientY, vs, ve, sy: scrollY }; });
   window.addEventListener('mouseup', () => { if (drag) { drag = null; changed(); } });
   canvas.addEventListener('mousemove', (ev) => {
     if (drag) {
@@ -164,14 +295,23 @@ export function timelineView(tl, live) {
       return;
     }
     const h = hit(ev);
+    setHover(h);
     if (!h) { tip.hide(); return; }
     const { row, i, src } = h;
+    const names = src.tl.names;
     const lines = row.n[i] < 0
       ? [`${row.c[i]} events merged`, `${fmtNs(row.w[i])} span, ${(row.f[i] / 10).toFixed(0)}% busy`, 'zoom in for detail']
-      : [src.tl.names[row.n[i]], `start ${fmtNs(row.s[i] - tl.start)}`, `duration ${fmtNs(row.w[i])}`];
+      : [names[row.n[i]], `start ${fmtNs(row.s[i] - tl.start)}`, `duration ${fmtNs(row.w[i])}`];
+    const up = row.launch && row.launch.get(i);
+    if (up) lines.push(`launched by ${names[up.lr.n[up.li]]}` + (up.o >= 0 ? ` (${names[up.o]})` : ''));
+    const down = row.launched && row.launched.get(i);
+    if (down) {
+      const op = down[0].o >= 0 ? ` (${names[down[0].o]})` : '';
+      lines.push(`launched ${names[down[0].kr.n[down[0].ki]]}` + (down.length > 1 ? ` and ${down.length - 1} more` : '') + op);
+    }
     tip.show(ev.clientX, ev.clientY, [h.L.t.label, ...lines]);
   });
-  canvas.addEventListener('mouseleave', () => tip.hide());
+  canvas.addEventListener('mouseleave', () => { tip.hide(); setHover(null); });
   canvas.addEventListener('dblclick', (ev) => {
     const r = canvas.getBoundingClientRect();
     zoom(0.4, Math.max(0, (ev.clientX - r.left - LABEL) / (width - LABEL)));

@@ -7,8 +7,9 @@
 // Checks gathered: console errors and uncaught exceptions, the verdict
 // section's text, whether clicking a numeric header of the first sortable
 // table sorts it (both directions), non-blank pixels of the flame graph
-// and timeline canvases (also after a zoom), whether any injected script
-// ran (window.__xss, dialogs), and elements a hostile name would create.
+// and timeline canvases (also after a zoom), the launch links drawn by the
+// timeline's toggle, whether any injected script ran (window.__xss,
+// dialogs), and elements a hostile name would create.
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -98,6 +99,14 @@ try {
     await page.waitForTimeout(1200); // live mode fetches detail
     out.timelineZoomed = await inked('canvas.timeline');
     out.timelineStatus = await page.$eval('#timeline .count', (e) => e.textContent);
+    // The launch links toggle draws the links in view (errors are caught
+    // with the console's).
+    const linksBtn = await page.$('#timeline button.toggle');
+    if (linksBtn) {
+      await linksBtn.click();
+      await page.waitForTimeout(100);
+      out.timelineLinks = await page.$eval('canvas.timeline', (c) => ({ arrows: Number(c.dataset.links || 0), links: c.bnLinks ? c.bnLinks().length : -1 }));
+    }
   }
   const fc = await page.$('canvas.flame');
   if (fc) {
