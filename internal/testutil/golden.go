@@ -15,8 +15,10 @@ import (
 // Update is the -update flag: tests rewrite their golden files (and
 // internal/kineto's the -- expect -- sections of its txtar fixtures)
 // instead of comparing them. It is defined here, once per test binary, so
-// a test package that imports testutil must not define its own.
-var Update = flag.Bool("update", false, "rewrite golden files instead of comparing them")
+// a test package that imports testutil must not define its own. Setting
+// BOTTLENECK_UPDATE=1 does the same for every package at once
+// (`go test ./... -update` fails in packages that have no such flag).
+var Update = flag.Bool("update", os.Getenv("BOTTLENECK_UPDATE") == "1", "rewrite golden files instead of comparing them")
 
 // Compare checks got against testdata/<name>, or rewrites it with -update.
 func Compare(t testing.TB, name string, got []byte) {
