@@ -1,0 +1,75 @@
+package load
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const tiny = `{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0, "dur": 5}]}`
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A tensorboard_trace_handler directory: traces found recursively and in
+// order, other files ignored, .pt.trace files with another suffix reported.
+func TestExpand(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "w1.123.pt.trace.json"), tiny)
+	writeFile(t, filepath.Join(dir, "sub", "w0.456.pt.trace.json.gz"), "")
+	writeFile(t, filepath.Join(dir, "notes.txt"), "")
+	writeFile(t, filepath.Join(dir, "w2.789.pt.trace.json.zst"), "")
+	files, skipped, err := Expand([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, "sub", "w0.456.pt.trace.json.gz"), filepath.Join(dir, "w1.123.pt.trace.json")}
+	if strings.Join(files, "|") != strings.Join(want, "|") {
+		t.Errorf("files %v, want %v", files, want)
+	}
+	if len(skipped) != 1 || !strings.HasSuffix(skipped[0].Path, ".zst") {
+		t.Errorf("skipped %v, want the .zst trace", skipped)
+	}
+	if _, _, err := Expand([]string{t.TempDir()}); err == nil || !strings.Contains(err.Error(), "no trace files") {
+		t.Errorf("empty directory: %v", err)
+	}
+	if _, _, err := Expand([]string{filepath.Join(dir, "missing.json")}); err == nil {
+		t.Error("missing path accepted")
+	}
+}
+
+// Ranks come from distributedInfo, else from the worker name; a file that
+// cannot be read is a failure, not a stop.
+func TestLoadRanks(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "host_rank-3.1700000000.pt.trace.json"), tiny)
+	writeFile(t, filepath.Join(dir, "worker1.1700000000.pt.trace.json"), tiny)
+	writeFile(t, filepath.Join(dir, "x.json"), `{"distributedInfo": {"rank": 0, "world_size": 4}, "traceEvents": []}`)
+	writeFile(t, filepath.Join(dir, "broken.json"), `not json`)
+	res, err := Load([]string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tr := range res.Traces {
+		got = append(got, filepath.Base(tr.Path)+":"+tr.RankSource)
+	}
+	want := "x.json:distributedInfo|worker1.1700000000.pt.trace.json:file name|host_rank-3.1700000000.pt.trace.json:file name"
+	if strings.Join(got, "|") != want {
+		t.Errorf("traces in rank order: %v, want %s", got, want)
+	}
+	if res.Traces[2].Rank != 3 || res.Traces[2].Worker != "host_rank-3" {
+		t.Errorf("rank %d worker %q, want 3, host_rank-3", res.Traces[2].Rank, res.Traces[2].Worker)
+	}
+	if len(res.Failures) != 1 || filepath.Base(res.Failures[0].Path) != "broken.json" {
+		t.Errorf("failures %v, want broken.json", res.Failures)
+	}
+}
