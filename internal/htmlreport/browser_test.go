@@ -7,12 +7,11 @@ package htmlreport
 // with -short. Set BOTTLENECK_SCREENSHOTS=DIR to keep the screenshots.
 
 import (
-	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
 )
 
 type linkSnap struct {
@@ -38,24 +37,7 @@ type linksResult struct {
 }
 
 func TestBrowserLaunchLinks(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser tests skipped with -short")
-	}
-	chromium := os.Getenv("BOTTLENECK_CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(chromium); err != nil {
-		t.Skipf("no Chromium at %s (run scripts/setup-browser)", chromium)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node not installed (run scripts/setup-browser)")
-	}
-	web, _ := filepath.Abs(filepath.Join("..", "..", "web"))
-	if _, err := os.Stat(filepath.Join(web, "node_modules", "playwright-core")); err != nil {
-		t.Skip("web/node_modules/playwright-core missing (run scripts/setup-browser)")
-	}
+	node, script := testutil.Browser(t, "links.mjs")
 	dir := t.TempDir()
 	for _, c := range []struct {
 		name, trace string
@@ -71,24 +53,8 @@ func TestBrowserLaunchLinks(t *testing.T) {
 			if err := WriteFile(html, Build(Input{Report: r, Traces: traces}, Options{Title: c.name})); err != nil {
 				t.Fatal(err)
 			}
-			shot := filepath.Join(dir, c.name+".png")
-			cmd := exec.Command(node, filepath.Join(web, "test", "links.mjs"), "file://"+html, shot)
-			cmd.Stderr = os.Stderr
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("browser script: %v\n%s", err, out)
-			}
 			var res linksResult
-			if err := json.Unmarshal(out, &res); err != nil {
-				t.Fatalf("browser output: %v\n%.2000s", err, out)
-			}
-			if res.Fatal != "" {
-				t.Fatalf("in the browser: %s", res.Fatal)
-			}
-			if dir := os.Getenv("BOTTLENECK_SCREENSHOTS"); dir != "" {
-				b, _ := os.ReadFile(shot)
-				os.WriteFile(filepath.Join(dir, "links-"+c.name+".png"), b, 0o644)
-			}
+			testutil.RunBrowser(t, node, script, "file://"+html, filepath.Join(dir, "links-"+c.name+".png"), &res)
 			if len(res.ConsoleErrors) > 0 || len(res.PageErrors) > 0 {
 				t.Errorf("console errors %q, page errors %q", res.ConsoleErrors, res.PageErrors)
 			}

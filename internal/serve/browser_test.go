@@ -7,11 +7,9 @@ package serve
 // test's temp directory; set BOTTLENECK_SCREENSHOTS=DIR to keep them.
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/bottleneck-dev/bottleneck/internal/htmlreport"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
 	"github.com/bottleneck-dev/bottleneck/internal/tracegen"
 )
 
@@ -51,50 +50,12 @@ type browserResult struct {
 	BodyText         string
 }
 
-func browserOrSkip(t *testing.T) (node, script string) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("browser tests skipped with -short")
-	}
-	chromium := os.Getenv("BOTTLENECK_CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(chromium); err != nil {
-		t.Skipf("no Chromium at %s (run scripts/setup-browser)", chromium)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node not installed (run scripts/setup-browser)")
-	}
-	web, _ := filepath.Abs(filepath.Join("..", "..", "web"))
-	if _, err := os.Stat(filepath.Join(web, "node_modules", "playwright-core")); err != nil {
-		t.Skip("web/node_modules/playwright-core missing (run scripts/setup-browser)")
-	}
-	return node, filepath.Join(web, "test", "browser.mjs")
-}
-
 func runBrowser(t *testing.T, node, script, url, shot string) *browserResult {
 	t.Helper()
-	cmd := exec.Command(node, script, url, shot)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("browser script: %v\n%s", err, out)
-	}
 	var r browserResult
-	if err := json.Unmarshal(out, &r); err != nil {
-		t.Fatalf("browser output: %v\n%.2000s", err, out)
-	}
-	if r.Fatal != "" {
-		t.Fatalf("in the browser: %s", r.Fatal)
-	}
+	testutil.RunBrowser(t, node, script, url, shot, &r)
 	if st, err := os.Stat(shot); err != nil || st.Size() < 10000 {
 		t.Errorf("screenshot %s: %v", shot, err)
-	}
-	if dir := os.Getenv("BOTTLENECK_SCREENSHOTS"); dir != "" {
-		b, _ := os.ReadFile(shot)
-		os.WriteFile(filepath.Join(dir, filepath.Base(shot)), b, 0o644)
 	}
 	return &r
 }
@@ -143,7 +104,7 @@ func checkPage(t *testing.T, r *browserResult, wantFlames int) {
 }
 
 func TestBrowserReportFile(t *testing.T) {
-	node, script := browserOrSkip(t)
+	node, script := testutil.Browser(t, "browser.mjs")
 	dir := t.TempDir()
 	ios, _, _, _ := iostreams.Test()
 
