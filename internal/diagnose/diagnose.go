@@ -19,6 +19,7 @@ import (
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/critpath"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/gpu"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/idle"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/input"
@@ -27,15 +28,17 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/regions"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/syncs"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
 )
 
 // Definition names the diagnosis method; bump when rules change meaning.
-const Definition = "diagnose/1"
+const Definition = "diagnose/2"
 
 // Analyses is what Compute reads: the analyses of one trace and, optionally,
 // the run evidence of the same process.
 type Analyses struct {
-	Events    int // events in the trace
+	Events    int            // events in the trace
+	Window    *window.Result // which steps are steady state (nil: all are)
 	Breakdown *breakdown.Result
 	GPU       *gpu.Result
 	Idle      *idle.Result
@@ -46,6 +49,7 @@ type Analyses struct {
 	Regions   *regions.Result
 	Ops       *optable.OpTable
 	Kernels   *optable.KernelTable
+	CritPath  *critpath.Result
 	Run       *RunEvidence
 	Params    *Params // nil: Default
 }
@@ -57,7 +61,9 @@ type Diagnosis struct {
 	// StepUs is the mean step time the shares are of.
 	StepUs float64 `json:"step_us"`
 	// Sources are the inputs used: "trace", "run evidence", "python profile".
-	Sources  []string     `json:"sources"`
+	Sources []string `json:"sources"`
+	// Window: the steps used and whether the window is steady state.
+	Window   *WindowNote  `json:"window,omitempty"`
 	Classes  []ClassScore `json:"classes"`
 	Findings []Finding    `json:"findings"`
 	Unknown  []Unmeasured `json:"not_measurable,omitempty"`
@@ -73,11 +79,14 @@ type Verdict struct {
 	Secondary  []Class `json:"secondary,omitempty"`
 }
 
-// ClassScore is one class's share of the step and the numbers behind it.
+// ClassScore is one class's share of the step, what its usual fix would
+// save (the share times the class's fix factor, Rules), and the numbers
+// behind it. The verdict is the class with the largest saving.
 type ClassScore struct {
-	Class    Class      `json:"class"`
-	SharePct float64    `json:"share_pct"`
-	Evidence []Evidence `json:"evidence"`
+	Class     Class      `json:"class"`
+	SharePct  float64    `json:"share_pct"`
+	SavingPct float64    `json:"saving_pct"`
+	Evidence  []Evidence `json:"evidence"`
 }
 
 // Evidence is one measured number.
@@ -153,10 +162,20 @@ func Compute(in Analyses) *Diagnosis {
 			s.d.Sources = append(s.d.Sources, "python profile")
 		}
 	}
-	if why := s.degenerate(); why != "" {
-		s.d.Verdict = Verdict{Primary: Undetermined, Confidence: "none", Why: why}
+	undetermined := func(detail, why string) *Diagnosis {
+		s.d.Verdict = Verdict{Primary: Undetermined, Detail: detail, Confidence: "none", Why: why}
 		s.d.Unknown = append(s.d.Unknown, Unmeasured{Undetermined, why})
 		return s.d
+	}
+	if why := s.tooFewEvents(); why != "" {
+		return undetermined("", why)
+	}
+	s.windowNote()
+	if detail, why := s.windowBlocks(); why != "" {
+		return undetermined(detail, why)
+	}
+	if why := s.degenerate(); why != "" {
+		return undetermined("", why)
 	}
 	s.scores()
 	s.verdict()
@@ -164,13 +183,23 @@ func Compute(in Analyses) *Diagnosis {
 	return s.d
 }
 
+func (s *state) tooFewEvents() string {
+	if s.in.Events >= s.p.MinEvents {
+		return ""
+	}
+	span := 0.0
+	if b := s.in.Breakdown; b != nil {
+		for _, st := range b.Steps {
+			span += st.TotalUs
+		}
+	}
+	return fmt.Sprintf("degenerate capture: %d events over %s, too few to say where the time goes", s.in.Events, FormatUs(span))
+}
+
 func (s *state) degenerate() string {
 	b := s.in.Breakdown
 	if b == nil || b.Average.TotalUs <= 0 || b.AveragedSteps == 0 {
 		return "no step time could be measured (the step-time breakdown is empty)"
-	}
-	if s.in.Events < s.p.MinEvents {
-		return fmt.Sprintf("degenerate capture: %d events over %s, too few to say where the time goes", s.in.Events, FormatUs(b.Average.TotalUs*float64(b.AveragedSteps)))
 	}
 	a := b.Average
 	act := a.TotalUs - a.OtherUs
@@ -242,16 +271,24 @@ func (s *state) scores() {
 		}
 		s.add(Copy, (a.MemcpyUs+a.MemsetUs)/S, Evidence{"memcpy+memset not overlapped with kernels, per step", a.MemcpyUs + a.MemsetUs, "us", src})
 
-		idleShare := (a.RuntimeUs + a.DataLoaderUs + a.CPUExecUs + a.OtherUs) / S
-		blocked, perStep := s.syncBlocked()
+		// The device is idle for the rest of the step. Time where the host
+		// recorded nothing is unexplained, not host work, unless a Python
+		// profile shows the main thread running Python then.
+		hostUs := a.RuntimeUs + a.DataLoaderUs + a.CPUExecUs
+		unexplained := a.OtherUs
+		if s.py != nil {
+			hostUs, unexplained = hostUs+a.OtherUs, 0
+		}
+		idleShare := hostUs / S
+		stall, blocked, perStep := s.syncStall()
 		s.syncPS = perStep
 		sy := 0.0
-		if perStep >= s.p.SyncPerStep && blocked >= s.p.SyncBlocked {
-			sy = min(blocked, max(0, idleShare-in))
+		if perStep >= s.p.SyncPerStep {
+			sy = min(stall, max(0, (a.RuntimeUs+a.DataLoaderUs+a.CPUExecUs+a.OtherUs)/S-in))
 		}
 		s.add(Sync, sy, Evidence{"blocking syncs per step", perStep, "", "synchronization"},
 			Evidence{"host blocked in syncs", pct(blocked), "% of step", "synchronization"},
-			Evidence{"device idle", pct(idleShare), "% of step", src})
+			Evidence{"device idle after syncs, until the host issued more work", pct(stall), "% of step", "synchronization"})
 		pool := max(0, idleShare-in-sy-io)
 		hostEv := []Evidence{{"device idle while the host runs (runtime, CPU ops, Python)", pct(pool), "% of step", src},
 			{"kernel-launch calls per step", a.RuntimeLaunchUs, "us", src}}
@@ -259,14 +296,20 @@ func (s *state) scores() {
 			kps, short := s.kernelStats()
 			s.add(Launch, pool, append(hostEv, Evidence{"kernels per step", kps, "", "kernel_launches"},
 				Evidence{"kernels shorter than their launch call", pct(short), "%", "kernel_launches"},
-				Evidence{"step time per kernel", s.step / kps, "us", "kernel_launches"})...)
+				Evidence{"step time per kernel", s.step / kps, "us", "kernel_launches"},
+				Evidence{"host time to issue the kernels (launch calls) per kernel time", a.RuntimeLaunchUs / max(a.KernelUs, 1), "x", src})...)
 		} else {
 			s.add(Host, pool, hostEv...)
 		}
+		s.addUnexplained(unexplained / S)
 		return
 	}
 	// CPU only (or GPU work not recorded)
-	other := (a.OtherUs + a.RuntimeUs) / S
+	other := a.RuntimeUs / S
+	unexplained := a.OtherUs / S
+	if s.py != nil {
+		other, unexplained = other+unexplained, 0
+	}
 	cpu := a.CPUExecUs / S
 	ioOther := min(io, other)
 	other -= ioOther
@@ -281,33 +324,59 @@ func (s *state) scores() {
 		}
 		return
 	}
-	s.add(Host, other, Evidence{"Python time between ops per step", a.OtherUs + a.RuntimeUs, "us", src})
+	s.add(Host, other, Evidence{"Python time between ops per step", (other + ioOther) * S, "us", src})
 	s.add(CPUCompute, cpu, Evidence{"time inside native ops per step", a.CPUExecUs, "us", src})
+	s.addUnexplained(unexplained)
 }
 
-// syncBlocked returns the share of step time the host was blocked in
-// syncs and the syncs per step, over the averaged steps.
-func (s *state) syncBlocked() (blocked, perStep float64) {
+// addUnexplained records the share of the step where nothing was
+// recorded on the host while the device (if any) was idle: Python code
+// between ops, I/O or waiting that the trace cannot tell apart. It is
+// shown, never the verdict (docs/diagnosis.md).
+func (s *state) addUnexplained(share float64) {
+	if share <= 0 {
+		return
+	}
+	s.add(Unexplained, share, Evidence{"step time with nothing recorded on the host and the device idle", pct(share), "% of step", "step_breakdown"})
+}
+
+// syncStall returns, as shares of the step over the steps used, the
+// device idle time that blocking syncs cost (syncs.Result.StallUs) and the
+// host time blocked in them, and the syncs per step.
+func (s *state) syncStall() (stall, blocked, perStep float64) {
 	sy := s.in.Syncs
 	if sy == nil {
-		return 0, 0
+		return 0, 0, 0
 	}
-	var b, st float64
-	n := 0
+	var st, sl, b float64
+	n, steps := 0, 0
 	for _, p := range sy.PerStep {
-		b += p.BlockedUs
+		if !s.uses(p.Step) {
+			continue
+		}
 		st += p.StepUs
+		sl += p.StallUs
+		b += p.BlockedUs
 		n += p.Count
+		steps++
 	}
-	steps := len(sy.PerStep)
 	if st <= 0 || steps == 0 {
-		return sy.BlockedUs / (s.step * float64(s.steps)), float64(sy.Count) / float64(s.steps)
+		total := s.step * float64(s.steps)
+		return sy.StallUs / total, sy.BlockedUs / total, float64(sy.Count) / float64(s.steps)
 	}
 	perStep = float64(n) / float64(steps)
 	if r := s.in.Run; r != nil && r.SyncsPerStep > perStep {
 		perStep = r.SyncsPerStep
 	}
-	return b / st, perStep
+	return sl / st, b / st, perStep
+}
+
+// uses reports whether the step named step is one the diagnosis uses.
+func (s *state) uses(step string) bool {
+	if s.d.Window == nil {
+		return true
+	}
+	return slices.Contains(s.d.Window.UsedSteps, step)
 }
 
 func (s *state) kernelStats() (perStep, shortFrac float64) {
@@ -315,12 +384,15 @@ func (s *state) kernelStats() (perStep, shortFrac float64) {
 	if l == nil || l.Launched == 0 {
 		return 0, 0
 	}
-	var n int
+	var n, steps int
 	for _, p := range l.PerStep {
-		n += p.Kernels
+		if s.uses(p.Step) {
+			n += p.Kernels
+			steps++
+		}
 	}
-	if len(l.PerStep) > 0 {
-		perStep = float64(n) / float64(len(l.PerStep))
+	if steps > 0 {
+		perStep = float64(n) / float64(steps)
 	} else {
 		perStep = float64(l.Launched) / float64(max(1, s.steps))
 	}
@@ -349,14 +421,14 @@ var detail = map[Class]string{
 func (s *state) verdict() {
 	cs := make([]ClassScore, 0, len(s.share))
 	for c, v := range s.share {
-		cs = append(cs, ClassScore{Class: c, SharePct: round(pct(v)), Evidence: s.ev[c]})
+		cs = append(cs, ClassScore{Class: c, SharePct: round(pct(v)), SavingPct: round(pct(v * fixFactor(c))), Evidence: s.ev[c]})
 	}
 	order := classOrder()
+	// the limiter is the class whose fix shortens the step most, not the
+	// largest share: a DataLoader wait can go almost entirely, kernels
+	// only get faster
 	slices.SortFunc(cs, func(a, b ClassScore) int {
-		if a.SharePct != b.SharePct {
-			return cmp.Compare(b.SharePct, a.SharePct)
-		}
-		return cmp.Compare(order[a.Class], order[b.Class])
+		return cmp.Or(cmp.Compare(b.SavingPct, a.SavingPct), cmp.Compare(b.SharePct, a.SharePct), cmp.Compare(order[a.Class], order[b.Class]))
 	})
 	s.memoryPressure()
 	if !s.usesGPU || s.device {
@@ -373,16 +445,22 @@ func (s *state) verdict() {
 			return
 		}
 	}
-	top := cs[0]
-	second := 0.0
-	if len(cs) > 1 {
-		second = cs[1].SharePct
+	if u := s.share[Unexplained]; u >= s.p.UnexplainedShare {
+		s.d.Verdict = Verdict{Primary: Undetermined, Detail: "most of the step has no recorded activity", Confidence: "none",
+			Why: fmt.Sprintf("for %.0f%% of the mean step (%s) the host recorded nothing and the device was idle: Python code between ops, I/O, or waiting on something outside the trace; record with with_stack=True, or use bottleneck run for a Python profile of the whole run", pct(u), FormatUs(s.step))}
+		return
 	}
+	ranked := slices.DeleteFunc(slices.Clone(cs), func(c ClassScore) bool { return c.Class == Unexplained })
+	top := ranked[0]
 	v := Verdict{Primary: top.Class, Detail: detail[top.Class], SharePct: top.SharePct}
 	if top.Class == Host && !s.device {
 		v.Detail = "CPU-only: Python between ops fills the step"
 	}
-	sh, margin := top.SharePct/100, (top.SharePct-second)/100
+	second := 0.0
+	if len(ranked) > 1 {
+		second = ranked[1].SavingPct
+	}
+	sh, margin := top.SharePct/100, (top.SavingPct-second)/100
 	switch {
 	case sh >= s.p.HighShare && margin >= s.p.HighMargin:
 		v.Confidence = "high"
@@ -399,11 +477,21 @@ func (s *state) verdict() {
 		caveats = append(caveats, "only one step recorded")
 		v.Confidence = lower(v.Confidence)
 	}
-	v.Why = fmt.Sprintf("%s explains %.0f%% of the mean step (%s); next: %s", top.Class, top.SharePct, FormatUs(s.step), nextText(cs))
+	if w := s.d.Window; w != nil && !w.SteadyState {
+		caveats = append(caveats, "the window is not steady state (see above)")
+		v.Confidence = lower(v.Confidence)
+	}
+	v.Why = fmt.Sprintf("%s explains %.0f%% of the mean step (%s); its fix would save ~%.0f%%; next: %s", top.Class, top.SharePct, FormatUs(s.step), top.SavingPct, nextText(ranked))
+	if u := s.share[Unexplained]; u >= s.p.MinFinding {
+		caveats = append(caveats, fmt.Sprintf("%.0f%% of the step is unexplained (nothing recorded on the host, device idle)", pct(u)))
+	}
+	if note := s.critPathNote(top.Class); note != "" {
+		caveats = append(caveats, note)
+	}
 	if len(caveats) > 0 {
 		v.Why += "; " + strings.Join(caveats, "; ")
 	}
-	for _, c := range cs[1:] {
+	for _, c := range ranked[1:] {
 		if c.SharePct/100 >= s.p.Secondary {
 			v.Secondary = append(v.Secondary, c.Class)
 		}
@@ -412,6 +500,29 @@ func (s *state) verdict() {
 		v.Secondary = append(v.Secondary, Memory)
 	}
 	s.d.Verdict = v
+}
+
+// critPathNote explains a disagreement between the verdict and the
+// critical path of the analysed step ("" when they agree or there is no
+// path).
+func (s *state) critPathNote(c Class) string {
+	cp := s.in.CritPath
+	if cp == nil || cp.LengthUs <= 0 || cp.BoundBy == "" {
+		return ""
+	}
+	var share float64
+	for _, b := range cp.Breakdown {
+		if b.Category == cp.BoundBy {
+			share = b.Pct
+		}
+	}
+	switch {
+	case c == GPUCompute && (cp.BoundBy == "cpu" || cp.BoundBy == "kernel_launch_overhead") && share >= 50:
+		return fmt.Sprintf("the critical path of the step runs mostly through %s (%.0f%%), not kernels: shorter kernels alone would leave the host on the path", cp.BoundBy, share)
+	case c != GPUCompute && c != Comm && c != Copy && cp.BoundBy == "gpu_compute" && share >= 50:
+		return fmt.Sprintf("the critical path runs mostly through kernels (%.0f%%): removing the %s time shortens the step until the device is saturated, then kernels limit it", share, c)
+	}
+	return ""
 }
 
 func nextText(cs []ClassScore) string {
@@ -433,7 +544,7 @@ func lower(c string) string {
 
 func classOrder() map[Class]int {
 	o := map[Class]int{}
-	for i, c := range []Class{Input, IO, Sync, Launch, Copy, Comm, Host, GPUCompute, CPUCompute, Memory, Straggler} {
+	for i, c := range []Class{Input, IO, Sync, Launch, Copy, Comm, Host, GPUCompute, CPUCompute, Memory, Straggler, Unexplained} {
 		o[c] = i
 	}
 	return o

@@ -131,19 +131,23 @@ func (s *state) findings() {
 			}
 		}
 		if sy := s.in.Syncs; sy != nil {
-			for i, c := range sy.Causes {
-				if i == 3 {
+			for _, c := range sy.Causes {
+				if len(where) == 3 || c.StallUs <= 0 {
 					break
 				}
 				name := cmp.Or(c.Op, c.TopOp, c.Call)
-				l := Location{Kind: "op", Name: name, Note: fmt.Sprintf("%d × %s, %s blocked", c.Count, c.Call, FormatUs(c.BlockedUs))}
+				call := c.Call
+				if c.Copy != "" {
+					call += " " + c.Copy + " pageable"
+				}
+				l := Location{Kind: "op", Name: name, Note: fmt.Sprintf("%d × %s, %s blocked, device stalled %s", c.Count, call, FormatUs(c.BlockedUs), FormatUs(c.StallUs))}
 				if len(c.Stack) > 0 {
 					l.Note += "; stack: " + c.Stack[0]
 				}
 				where = append(where, l)
 			}
 		}
-		s.emit(s.finding("sync.blocking", fmt.Sprintf("%.0f blocking syncs per step stall the device", s.syncPS), at(Sync), s.ev[Sync], where, ""))
+		s.emit(s.finding("sync.blocking", fmt.Sprintf("%.0f blocking syncs per step stall the device", s.syncPS), at(Sync), s.ev[Sync], where, s.syncChange()))
 	}
 	s.gpuFindings()
 	if big(Copy) {
@@ -200,6 +204,41 @@ func (s *state) rank() {
 	}
 }
 
+// syncFixes maps what synchronises (the op that issued the sync, or the
+// call itself) to the change that removes it, most specific first.
+var syncFixes = []struct {
+	ops    []string // op or call name fragments, lower case
+	change string
+}{
+	{[]string{"_local_scalar_dense", "aten::item", "aten::is_nonzero"}, "`.item()` / float(t) / `if t:` / print(t) reads a device value on the host each step: accumulate on the device (e.g. a running loss tensor) and read it every N steps"},
+	{[]string{"nonzero", "masked_select", "unique", "aten::index", "boolean"}, "data-dependent shapes (nonzero, boolean-mask indexing, unique) wait for the device to size their output: use torch.where or fixed-size masks"},
+	{[]string{"cudafree", "hipfree", "empty_cache"}, "the caching allocator returns memory every step (torch.cuda.empty_cache() in the loop, or allocation retries near capacity): remove empty_cache() from the loop, or make room (smaller batch, expandable_segments)"},
+	{[]string{"cudadevicesynchronize", "hipdevicesynchronize"}, "torch.cuda.synchronize() in the loop (often timing code): remove it, or time with torch.cuda.Event(enable_timing=True) read after the loop"},
+}
+
+// syncChange names what actually synchronises, from the sync causes and
+// the copies' host memory kind; "" keeps the rule's generic change.
+func (s *state) syncChange() string {
+	sy := s.in.Syncs
+	if sy == nil || len(sy.Causes) == 0 {
+		return ""
+	}
+	top := sy.Causes[0]
+	what := strings.ToLower(top.Op + " " + top.TopOp + " " + top.Call)
+	for _, f := range syncFixes {
+		if classify.ContainsAny(what, f.ops) {
+			return f.change
+		}
+	}
+	switch {
+	case top.Copy == classify.HtoD.String():
+		return "host-to-device copies from pageable memory block the host: DataLoader(pin_memory=True) or tensor.pin_memory(), then .to(device, non_blocking=True)"
+	case top.Copy != "" || classify.ContainsAny(what, []string{"copy_", "_to_copy", "aten::to"}):
+		return "tensor.cpu() / .to(\"cpu\") / .numpy() / .tolist() in the loop copies to the host and waits: keep the values on the device, or copy into a pinned buffer with non_blocking=True and read it a step later"
+	}
+	return ""
+}
+
 func ptrStr[T any](p *T) string {
 	if p == nil {
 		return "?"
@@ -221,11 +260,18 @@ func (s *state) hostWaitFrames() []Location {
 	if id == nil {
 		return nil
 	}
+	// ops the sync finding already names were blocked, not busy
+	syncing := map[string]bool{}
+	if sy := s.in.Syncs; sy != nil && s.share[Sync] > 0 {
+		for _, c := range sy.Causes {
+			syncing[c.Op], syncing[c.TopOp] = true, true
+		}
+	}
 	agg := map[string]float64{}
 	kind := map[string]string{}
 	for _, g := range id.TopHostWaits {
 		for _, f := range g.Ops {
-			if f.Kind == "python_function" || f.Kind == "cpu_op" {
+			if (f.Kind == "python_function" || f.Kind == "cpu_op") && !syncing[f.Name] {
 				agg[f.Name] += f.Us
 				kind[f.Name] = f.Kind
 			}

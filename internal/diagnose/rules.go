@@ -21,6 +21,7 @@ const (
 	CPUCompute   Class = "cpu-compute-bound"   // CPU-only: native (ATen) ops fill the step
 	IO           Class = "io-bound"            // checkpointing, logging, file I/O in the step (Python profile)
 	Undetermined Class = "undetermined"        // the input cannot support a verdict
+	Unexplained  Class = "unexplained"         // nothing recorded on the host, device idle: shown, never the verdict
 )
 
 // Params are the thresholds. Shares are fractions of the mean step time.
@@ -32,15 +33,17 @@ type Params struct {
 	// activity (ops, runtime calls, device work, DataLoader), the trace
 	// shows nothing the program did, and gets no verdict.
 	MinActivity float64
+	// UnexplainedShare: when at least this share of the step has nothing
+	// recorded on the host (device idle), no verdict is given.
+	UnexplainedShare float64
 	// Secondary: other classes at or above this share are named as
 	// secondary.
 	Secondary float64
 	// MinFinding: a finding needs at least this share at stake.
 	MinFinding float64
-	// SyncPerStep and SyncBlocked: sync-bound needs at least this many
-	// blocking syncs per step and the host blocked at least this share.
+	// SyncPerStep: sync-bound needs at least this many blocking syncs
+	// per step.
 	SyncPerStep float64
-	SyncBlocked float64
 	// LaunchKernelsPerStep and LaunchShortFrac: the host share is
 	// launch-bound (not Python/framework) when at least this many kernels
 	// run per step and at least this fraction are shorter than their
@@ -70,6 +73,11 @@ type Params struct {
 	// differ by at least this many points (the rank with the least waits
 	// least: the others wait for it).
 	CommSpread float64
+	// StartupNote: the opening names start-up costs from this share of
+	// the median step; OverheadPct: profiler overhead from this percent of
+	// the steps.
+	StartupNote float64
+	OverheadPct float64
 	// High and Medium: confidence levels (share of the primary class and
 	// its margin over the next class).
 	HighShare, HighMargin     float64
@@ -80,10 +88,10 @@ type Params struct {
 var Default = Params{
 	MinEvents:             15,
 	MinActivity:           0.05,
+	UnexplainedShare:      0.5,
 	Secondary:             0.15,
 	MinFinding:            0.05,
 	SyncPerStep:           1,
-	SyncBlocked:           0.10,
 	LaunchKernelsPerStep:  100,
 	LaunchShortFrac:       0.5,
 	LaunchStepUsPerKernel: 50,
@@ -93,6 +101,8 @@ var Default = Params{
 	MemoryPct:             90,
 	Imbalance:             10,
 	CommSpread:            20,
+	StartupNote:           0.05,
+	OverheadPct:           2,
 	HighShare:             0.5,
 	HighMargin:            0.2,
 	MediumShare:           0.3,
@@ -126,13 +136,13 @@ var Rules = []Rule{
 		"fuse the many tiny kernels: torch.compile(model) (mode=\"reduce-overhead\" adds CUDA graphs) or capture the step with torch.cuda.graphs; batch small tensors together"},
 	{"host.optimizer", Host, "Optimizer.step region >= OptimizerShare of the step on a GPU trace", 0.5,
 		"use the multi-tensor optimizer: foreach=True, or fused=True (Adam/AdamW/SGD on CUDA)"},
-	{"sync.blocking", Sync, ">= SyncPerStep blocking syncs per step, host blocked >= SyncBlocked, device idle: at stake min(blocked, idle)", 1.0,
+	{"sync.blocking", Sync, ">= SyncPerStep blocking syncs per step; at stake: the device idle each sync causes, min(device busy during the call, device idle after it until the next device work), summed over the steps used", 1.0,
 		"remove .item() / .cpu() / .tolist() / print(tensor) / data-dependent shapes (nonzero, boolean masks) from the loop: keep values on the device and read them every N steps"},
 	{"gpu.precision", GPUCompute, "matmul/conv kernels without tensor cores >= NonTensorCoreGEMM of kernel time, kernel share >= MinFinding", 0.5,
 		"run matmuls and convolutions on tensor cores: torch.autocast(\"cuda\", dtype=torch.bfloat16) (fp16 + GradScaler before Ampere), or TF32: torch.set_float32_matmul_precision(\"high\")"},
 	{"gpu.cudnn-benchmark", GPUCompute, "convolution kernels >= ConvShare of kernel time and cudnn.benchmark off (run evidence)", 0.1,
 		"torch.backends.cudnn.benchmark = True when input shapes are fixed"},
-	{"gpu.kernels", GPUCompute, "computation kernels >= MinFinding of the step", 0,
+	{"gpu.kernels", GPUCompute, "computation kernels >= MinFinding of the step; saving: kernels made 2x faster", 0.5,
 		"the device is the limit: reduce or fuse the top kernels (torch.compile), lower precision, or a larger device; with low SM efficiency, a larger batch"},
 	{"copy.h2d", Copy, "memcpy/memset not overlapped with kernels >= MinFinding of the step", 0.5,
 		"copy from pinned memory asynchronously: DataLoader(pin_memory=True) or tensor.pin_memory(), then .to(device, non_blocking=True); keep reused data on the device"},
@@ -140,10 +150,27 @@ var Rules = []Rule{
 		"overlap communication with backward: DDP bucket_cap_mb, gradient_as_bucket_view=True, no_sync() during gradient accumulation; fewer, larger collectives"},
 	{"memory.capacity", Memory, "peak reserved device memory >= MemoryPct of the device", 0,
 		"make room before it fails: activation checkpointing (torch.utils.checkpoint), a smaller micro-batch with gradient accumulation, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"},
-	{"cpu.native", CPUCompute, "CPU-only: time inside native ops >= MinFinding of the step", 0,
+	{"cpu.native", CPUCompute, "CPU-only: time inside native ops >= MinFinding of the step; saving: native ops made 2x faster", 0.5,
 		"native ops are the limit: use all cores (torch.set_num_threads), bf16/channels_last where the CPU supports them, torch.compile, or an accelerator"},
 	{"ranks.straggler", Straggler, "several ranks: imbalance >= Imbalance %, or communication shares spread >= CommSpread points", 1.0,
 		"find out why the slow rank is slow (its own verdict below) and balance the work across ranks"},
+}
+
+// classRules is each class's main rule: its Factor is what the class's
+// usual fix saves of the class's share, and the verdict is the class with
+// the largest share × Factor.
+var classRules = map[Class]string{
+	Input: "input.loader", IO: "io.in-step", Host: "host.python", Launch: "host.launch", Sync: "sync.blocking",
+	GPUCompute: "gpu.kernels", Copy: "copy.h2d", Comm: "comm.exposed", CPUCompute: "cpu.native",
+}
+
+// fixFactor is the share of a class's time its main rule's fix saves (0
+// for classes without one: memory pressure, unexplained time).
+func fixFactor(c Class) float64 {
+	if id, ok := classRules[c]; ok {
+		return rule(id).Factor
+	}
+	return 0
 }
 
 // rule returns the rule with this id (it panics on a typo: tests catch it).

@@ -25,6 +25,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/ranks"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/regions"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/syncs"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
@@ -144,6 +145,13 @@ func analyzeTrace(t *trace.Trace, o Options) report.TraceReport {
 		idleOpts = idle.Options{DropLastStep: true, HTARounding: true}
 		launchOpts = launch.Options{DropLastStep: true, HTARounding: true}
 	}
+	// The window check comes first: it decides which steps the step
+	// breakdown (and so the verdict) averages over.
+	tr.Window = window.Check(t, window.Options{})
+	bopts := breakdown.Options{Definition: def}
+	if def != "tb" {
+		bopts.Exclude = tr.Window.Excluded()
+	}
 	// Two at a time: each analysis allocates per-event scratch, and running
 	// all at once would multiply peak memory for no gain on two cores.
 	var wg sync.WaitGroup
@@ -153,7 +161,7 @@ func analyzeTrace(t *trace.Trace, o Options) report.TraceReport {
 		func() { tr.Kernels = optable.Kernels(t, o.Table) },
 		func() {
 			var err error
-			tr.Breakdown, err = breakdown.Compute(t, breakdown.Options{Definition: def})
+			tr.Breakdown, err = breakdown.Compute(t, bopts)
 			fail("step_breakdown", err)
 		},
 		func() {
@@ -168,7 +176,7 @@ func analyzeTrace(t *trace.Trace, o Options) report.TraceReport {
 		func() { tr.Memory = memory.Compute(t) },
 		func() { tr.Flops = flops.Compute(t) },
 		func() { tr.Regions = regions.Compute(t) },
-		func() { tr.CritPath = critpath.Compute(t, critpath.Options{}) },
+		func() { tr.CritPath = critpath.Compute(t, critpath.Options{Instance: firstUsedStep(t, tr.Window)}) },
 	} {
 		sem <- struct{}{}
 		wg.Go(func() {
@@ -178,11 +186,22 @@ func analyzeTrace(t *trace.Trace, o Options) report.TraceReport {
 	}
 	wg.Wait()
 	tr.Diagnosis = diagnose.Compute(diagnose.Analyses{
-		Events: t.Events.Len(), Breakdown: tr.Breakdown, GPU: tr.GPU, Idle: tr.Idle, Launch: tr.Launch,
-		Syncs: tr.Syncs, Input: tr.Input, Memory: tr.Memory, Regions: tr.Regions, Ops: tr.Ops, Kernels: tr.Kernels,
+		Events: t.Events.Len(), Window: tr.Window, Breakdown: tr.Breakdown, GPU: tr.GPU, Idle: tr.Idle, Launch: tr.Launch,
+		Syncs: tr.Syncs, Input: tr.Input, Memory: tr.Memory, Regions: tr.Regions, Ops: tr.Ops, Kernels: tr.Kernels, CritPath: tr.CritPath,
 		Run: o.RunEvidence[t.Rank],
 	})
 	return tr
+}
+
+// firstUsedStep is the ProfilerStep instance the critical path is
+// computed for: the first step the window check kept (0 when none is).
+func firstUsedStep(t *trace.Trace, w *window.Result) int {
+	for i, st := range w.Steps {
+		if st.Excluded == "" && !t.SyntheticStep {
+			return i
+		}
+	}
+	return 0
 }
 
 // Status is the exit status a report deserves: Failed when nothing could

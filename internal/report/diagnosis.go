@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
@@ -20,6 +21,7 @@ func WriteDiagnosis(w io.Writer, d *diagnose.Diagnosis) error {
 		return nil
 	}
 	writeVerdict(w, "Verdict", d.Verdict)
+	writeWindow(w, d.Window)
 	if d.Verdict.Primary != diagnose.Undetermined {
 		fmt.Fprintf(w, "  %s\n", d.Verdict.Why)
 		var sec []string
@@ -64,7 +66,11 @@ func WriteRunDiagnosis(w io.Writer, d *diagnose.RunDiagnosis) error {
 
 func writeVerdict(w io.Writer, label string, v diagnose.Verdict) {
 	if v.Primary == diagnose.Undetermined {
-		fmt.Fprintf(w, "%s: not measurable from this input — %s\n", label, v.Why)
+		if v.Detail == "" {
+			fmt.Fprintf(w, "%s: not measurable from this input — %s\n", label, Printable(v.Why))
+			return
+		}
+		fmt.Fprintf(w, "%s: UNDETERMINED — %s\n  %s\n", label, v.Detail, Printable(v.Why))
 		return
 	}
 	share := ""
@@ -72,6 +78,65 @@ func writeVerdict(w io.Writer, label string, v diagnose.Verdict) {
 		share = fmt.Sprintf(", %.0f%% of the step", v.SharePct)
 	}
 	fmt.Fprintf(w, "%s: %s (%s%s; confidence %s)\n", label, strings.ToUpper(string(v.Primary)), v.Detail, share, v.Confidence)
+}
+
+// writeWindow states which steps the verdict uses and whether the window
+// is steady state, with how to re-profile when it is not.
+func writeWindow(w io.Writer, n *diagnose.WindowNote) {
+	if n == nil {
+		return
+	}
+	used := "no step used"
+	switch {
+	case n.WholeTrace && len(n.UsedSteps) > 0:
+		used = "the whole trace used (no ProfilerStep marks)"
+	case n.WholeTrace:
+		used = "the whole trace (no ProfilerStep marks) left out: " + n.Excluded[0].Reason
+	case len(n.UsedSteps) > 0:
+		used = "steps " + stepList(n.UsedSteps) + " used"
+	}
+	var out []string
+	for _, e := range n.Excluded {
+		out = append(out, e.Step+" ("+e.Reason+")")
+	}
+	if len(out) > 0 && !n.WholeTrace {
+		used += "; left out: " + strings.Join(out, ", ")
+	}
+	state := "steady state"
+	if !n.SteadyState {
+		state = "NOT steady state"
+	}
+	fmt.Fprintf(w, "  window: %s; %s\n", state, Printable(used))
+	for _, note := range n.Notes {
+		fmt.Fprintf(w, "    - %s\n", Printable(note))
+	}
+	if n.Reprofile != "" {
+		fmt.Fprintf(w, "    %s\n", n.Reprofile)
+	}
+}
+
+// stepList writes step numbers compactly: consecutive runs as N-M.
+func stepList(steps []string) string {
+	var parts []string
+	for i := 0; i < len(steps); {
+		j := i
+		for j+1 < len(steps) && next(steps[j], steps[j+1]) {
+			j++
+		}
+		if j > i+1 {
+			parts = append(parts, steps[i]+"-"+steps[j])
+		} else {
+			parts = append(parts, steps[i:j+1]...)
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
+
+func next(a, b string) bool {
+	x, err1 := strconv.Atoi(a)
+	y, err2 := strconv.Atoi(b)
+	return err1 == nil && err2 == nil && y == x+1
 }
 
 func classShare(d *diagnose.Diagnosis, c diagnose.Class) string {

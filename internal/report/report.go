@@ -16,6 +16,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/ranks"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/regions"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/syncs"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
 	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
@@ -87,6 +88,9 @@ type TraceReport struct {
 	// Diagnosis is the verdict and findings (docs/diagnosis.md).
 	Diagnosis *diagnose.Diagnosis `json:"diagnosis,omitempty"`
 
+	// Window says whether the recorded window is steady state and which
+	// steps the figures use.
+	Window    *window.Result    `json:"window,omitempty"`
 	Breakdown *breakdown.Result `json:"step_breakdown,omitempty"`
 	GPU       *gpu.Result       `json:"gpu,omitempty"`
 	Idle      *idle.Result      `json:"gpu_idle,omitempty"`

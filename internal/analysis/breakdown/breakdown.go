@@ -57,6 +57,10 @@ type Options struct {
 	// Definition is "" or "default" for the project's definition, "tb" for
 	// the TensorBoard plugin's.
 	Definition string
+	// Exclude, indexed like trace.Steps, leaves steps out of the average
+	// (the window check's start-up, carry-over and outlier steps); they
+	// are still listed, marked Excluded. Ignored by "tb".
+	Exclude []bool
 }
 
 // Category indexes the breakdown categories.
@@ -147,6 +151,8 @@ type Step struct {
 	// Incomplete: the step is left out of the average (its device work
 	// was cut off by the end of the capture).
 	Incomplete bool `json:"incomplete,omitempty"`
+	// Excluded: left out of the average by Options.Exclude.
+	Excluded bool `json:"excluded,omitempty"`
 	Costs
 }
 
@@ -174,7 +180,7 @@ func (r *Result) Pct(c Category) float64 {
 func Compute(t *trace.Trace, opts Options) (*Result, error) {
 	switch opts.Definition {
 	case "", "default":
-		return computeDefault(t), nil
+		return computeDefault(t, opts.Exclude), nil
 	case "tb":
 		return computeTB(t), nil
 	}
@@ -203,7 +209,7 @@ func partition(windows []interval.Span, roles *[NumCategories - 1]interval.Set) 
 	return out
 }
 
-func computeDefault(t *trace.Trace) *Result {
+func computeDefault(t *trace.Trace, exclude []bool) *Result {
 	ev := &t.Events
 	cl := classify.New(t)
 	// Spans are collected track by track in start order, merged with the
@@ -262,9 +268,9 @@ func computeDefault(t *trace.Trace) *Result {
 	for i, s := range t.Steps {
 		w := windows[i]
 		st := Step{Name: fmt.Sprint(s.Num), StartUs: float64(w.Start) / 1000, EndUs: float64(w.End) / 1000,
-			Incomplete: i >= keep, Costs: costsOf(&parts[i], float64(w.Len()))}
+			Incomplete: i >= keep, Excluded: i < len(exclude) && exclude[i], Costs: costsOf(&parts[i], float64(w.Len()))}
 		r.Steps = append(r.Steps, st)
-		if i < keep {
+		if !st.Incomplete && !st.Excluded {
 			for c := range sum {
 				sum[c] += parts[i][c]
 			}

@@ -14,6 +14,16 @@
 // enclosing cpu_op), e.g. aten::item, aten::_local_scalar_dense,
 // aten::nonzero, aten::to / aten::copy_ to CPU; its top-level op and its
 // "Call stack" arg or enclosing python_function frames are reported.
+//
+// What a sync costs (StallUs): while the host waits, the device drains
+// its queue; once the call returns the device idles until the host issues
+// the next work. Without the sync the host would have issued that work
+// while the device was still busy, so that part costs min(device busy
+// during the call, device idle after it until the next device work). Time
+// in the call while the device is idle too (a pageable copy staged by the
+// CPU, a wait on another process) is lost outright and counts in full. A
+// sync at the end of the work (a final cudaDeviceSynchronize) costs
+// nothing.
 package syncs
 
 import (
@@ -23,11 +33,12 @@ import (
 	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/interval"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
 // DefinitionVersion names the definition in JSON output.
-const DefinitionVersion = "syncs/1"
+const DefinitionVersion = "syncs/2"
 
 // Options tune the analysis.
 type Options struct {
@@ -37,12 +48,16 @@ type Options struct {
 
 // Cause is one op that synchronized, aggregated by (call, op, stack).
 type Cause struct {
-	Call      string   `json:"call"`
+	Call string `json:"call"`
+	// Copy is the direction of a blocking copy to or from pageable host
+	// memory (HtoD, DtoH), "" for other calls.
+	Copy      string   `json:"copy,omitempty"`
 	Op        string   `json:"op"`
 	TopOp     string   `json:"top_op,omitempty"`
 	Stack     []string `json:"stack,omitempty"`
 	Count     int      `json:"count"`
 	BlockedUs float64  `json:"blocked_us"`
+	StallUs   float64  `json:"stall_us"`
 }
 
 // Step is one step's syncs.
@@ -50,6 +65,7 @@ type Step struct {
 	Step      string  `json:"step"`
 	Count     int     `json:"count"`
 	BlockedUs float64 `json:"blocked_us"`
+	StallUs   float64 `json:"stall_us"`
 	StepUs    float64 `json:"step_us"`
 	Pct       float64 `json:"blocked_pct"`
 }
@@ -59,10 +75,12 @@ type Result struct {
 	Definition  string         `json:"definition"`
 	Count       int            `json:"count"`
 	BlockedUs   float64        `json:"blocked_us"`
+	StallUs     float64        `json:"stall_us"`
 	ByCall      map[string]int `json:"by_call"`
 	DeviceSyncs map[string]int `json:"device_sync_events"`
 	PerStep     []Step         `json:"per_step"`
-	Causes      []Cause        `json:"causes"`
+	// Causes, by the device stall they cost, then by host time blocked.
+	Causes []Cause `json:"causes"`
 }
 
 // Compute finds t's blocking syncs.
@@ -77,27 +95,21 @@ func Compute(t *trace.Trace, opts Options) *Result {
 	per := make([]Step, len(t.Steps))
 	type key struct {
 		call, op, top trace.StrID
-		stack         string
+		stack, copy   string
 	}
 	agg := map[key]*Cause{}
 	// Async copies from/to pageable memory block the host: mark their
 	// launch calls (device memcpy -> Launch link).
-	pageable := map[int32]bool{}
-	isPageable := map[trace.StrID]bool{}
+	pageable := map[int32]string{} // launch call -> copy direction
 	for i, k := range ev.Kind {
 		if k != trace.KindMemcpy || ev.Launch[i] == trace.None {
 			continue
 		}
-		p, ok := isPageable[ev.Name[i]]
-		if !ok {
-			_, h := classify.Memcpy(t.Name(i))
-			p = h == classify.HostPageable
-			isPageable[ev.Name[i]] = p
-		}
-		if p {
-			pageable[ev.Launch[i]] = true
+		if dir, h := classify.Memcpy(t.Name(i)); h == classify.HostPageable {
+			pageable[ev.Launch[i]] = dir.String()
 		}
 	}
+	busy := deviceBusy(t)
 	for i, k := range ev.Kind {
 		if k == trace.KindDeviceSync {
 			r.DeviceSyncs[t.Name(i)]++
@@ -108,21 +120,25 @@ func Compute(t *trace.Trace, opts Options) *Result {
 		}
 		f := cl.Flags(ev.Name[i])
 		blocking := f&(classify.Sync|classify.MemcpyBlocking) != 0
+		copyDir, isPageable := pageable[int32(i)]
 		if !blocking && f&classify.MemcpyAsync != 0 {
-			blocking = pageable[int32(i)]
+			blocking = isPageable
 		}
 		if !blocking {
 			continue
 		}
 		r.Count++
 		d := ev.Dur[i]
+		stall := stallOf(busy, ev.Start[i], ev.End(i))
 		r.BlockedUs += float64(d) / 1000
+		r.StallUs += stall
 		r.ByCall[t.Name(i)]++
 		if s := ev.Step[i]; s != trace.None {
 			per[s].Count++
 			per[s].BlockedUs += float64(d) / 1000
+			per[s].StallUs += stall
 		}
-		kk := key{call: ev.Name[i]}
+		kk := key{call: ev.Name[i], copy: copyDir}
 		if op := ev.Op[i]; op != trace.None {
 			kk.op = ev.Name[op]
 			topOp := op
@@ -138,7 +154,7 @@ func Compute(t *trace.Trace, opts Options) *Result {
 		}
 		c := agg[kk]
 		if c == nil {
-			c = &Cause{Call: t.Str(kk.call), Op: t.Str(kk.op), TopOp: t.Str(kk.top)}
+			c = &Cause{Call: t.Str(kk.call), Copy: kk.copy, Op: t.Str(kk.op), TopOp: t.Str(kk.top)}
 			if kk.stack != "" {
 				c.Stack = strings.Split(kk.stack, "\n")
 			}
@@ -146,6 +162,7 @@ func Compute(t *trace.Trace, opts Options) *Result {
 		}
 		c.Count++
 		c.BlockedUs += float64(d) / 1000
+		c.StallUs += stall
 	}
 	if !t.SyntheticStep {
 		for i, s := range t.Steps {
@@ -161,12 +178,38 @@ func Compute(t *trace.Trace, opts Options) *Result {
 		r.Causes = append(r.Causes, *c)
 	}
 	slices.SortFunc(r.Causes, func(a, b Cause) int {
-		return cmp.Or(cmp.Compare(b.BlockedUs, a.BlockedUs), cmp.Compare(a.Op, b.Op), cmp.Compare(a.Call, b.Call))
+		return cmp.Or(cmp.Compare(b.StallUs, a.StallUs), cmp.Compare(b.BlockedUs, a.BlockedUs), cmp.Compare(a.Op, b.Op), cmp.Compare(a.Call, b.Call))
 	})
 	if len(r.Causes) > top {
 		r.Causes = r.Causes[:top]
 	}
 	return r
+}
+
+// deviceBusy is the union of device work on every device.
+func deviceBusy(t *trace.Trace) interval.Set {
+	ev := &t.Events
+	var spans []interval.Span
+	for i, k := range ev.Kind {
+		if k.IsDeviceWork() {
+			spans = append(spans, interval.Span{Start: ev.Start[i], End: ev.End(i)})
+		}
+	}
+	return interval.Of(spans)
+}
+
+// stallOf is what a sync over [start, end) costs, in µs: the device idle
+// during it, plus min(device busy during it, device idle from its end to
+// the next device work). Nothing when no device work follows.
+func stallOf(busy interval.Set, start, end int64) float64 {
+	// first busy span ending after the call
+	k, _ := slices.BinarySearchFunc(busy, end, func(s interval.Span, ts int64) int { return cmp.Compare(s.End, ts+1) })
+	if k == len(busy) {
+		return 0 // nothing follows: the end of the work
+	}
+	waited := busy.OverlapLen(interval.Span{Start: start, End: end})
+	idleAfter := max(busy[k].Start-end, 0)
+	return float64(end-start-waited+min(waited, idleAfter)) / 1000
 }
 
 // stackOf returns the op's "Call stack" arg, else the enclosing

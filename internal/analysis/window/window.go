@@ -1,0 +1,653 @@
+// Package window decides, before any verdict is drawn, whether a trace's
+// recorded window shows the program's steady state, and which steps can be
+// trusted. A verdict drawn from a window that began mid-flight, holds
+// one-time start-up costs or a graph capture, or is inflated by the
+// profiler itself describes the capture, not the program.
+//
+// The checks (DefinitionVersion; thresholds in Options, docs/metrics.md):
+//
+//   - Carry-over: device work running at the start of the window that was
+//     launched before it (no launch call in the trace), or a first launched
+//     device event that starts long after its launch with nothing recorded
+//     ahead of it on its device (the device was busy with unrecorded
+//     work). Steps whose span overlaps the carry-over by at least
+//     CarryStepShare are excluded: their idle and sync figures describe
+//     work the window did not see being issued.
+//   - Start-up: one-time costs: context creation and other runtime calls
+//     of at least MinStartupUs outside the launch/sync/copy classes
+//     (cudaDeviceGetStreamPriorityRange on first use, cudaFree(0),
+//     cudaStreamCreate, module loading), kernel launches of at least
+//     MinStartupUs that are the first of their kernel and not held up by
+//     a full launch queue (lazy module loading), allocator growth
+//     (cudaMalloc/hipMalloc) in a step when later steps allocate
+//     nothing, torch.compile / autotuning regions, CUPTI "Driver Compiler"
+//     overhead, and an op whose first call takes FirstCallRatio times its
+//     median later call (cuDNN/cuBLAS handle creation, autotuning,
+//     DataLoader worker start). A step whose start-up costs reach
+//     StartupStepShare of it is excluded.
+//   - Graph capture: cudaStreamBeginCapture .. EndCapture spans (and the
+//     hip equivalents): launches recorded into a graph, not executed.
+//     Steps overlapping a capture are excluded.
+//   - Profiler overhead: CUPTI/Kineto overhead events (category "overhead":
+//     Activity Buffer Request, Buffer Flush, Instrumentation, Resource)
+//     inside the steps; reported when they reach OverheadShare of the
+//     step time.
+//   - Outliers: with at least three steps left, a step longer than
+//     OutlierRatio times the median of the others is excluded (warm-up, a
+//     checkpoint, a collection pause).
+//
+// A window with no step left is not steady state; the diagnosis then gives
+// no verdict and says how to re-profile.
+package window
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/interval"
+	"github.com/bottleneck-dev/bottleneck/internal/trace"
+)
+
+// DefinitionVersion names the checks in JSON output.
+const DefinitionVersion = "window/1"
+
+// Options are the thresholds; zero values take the defaults.
+type Options struct {
+	MinCarryUs       float64 // carry-over below this is ignored (default 500 µs)
+	CarryStepShare   float64 // exclude a step overlapped this much by carry-over (default 0.10)
+	MinStartupUs     float64 // a one-time call must take this long (default 1000 µs)
+	StartupStepShare float64 // exclude a step this much start-up (default 0.10)
+	FirstCallRatio   float64 // first call / median of later calls (default 10)
+	OverheadShare    float64 // report profiler overhead from this share (default 0.02)
+	OutlierRatio     float64 // step / median of the others (default 2)
+}
+
+func (o *Options) defaults() {
+	def := func(v *float64, d float64) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.MinCarryUs, 500)
+	def(&o.CarryStepShare, 0.10)
+	def(&o.MinStartupUs, 1000)
+	def(&o.StartupStepShare, 0.10)
+	def(&o.FirstCallRatio, 10)
+	def(&o.OverheadShare, 0.02)
+	def(&o.OutlierRatio, 2)
+}
+
+// Exclusion reasons.
+const (
+	CarryOver = "carry-over"
+	StartUp   = "start-up"
+	Capture   = "graph capture"
+	Outlier   = "outlier"
+)
+
+// Step is one step's check.
+type Step struct {
+	Step string  `json:"step"`
+	Us   float64 `json:"us"` // host start to the end of its device work
+	// Excluded is the reason the step is left out of the steady-state
+	// figures ("" when used).
+	Excluded string `json:"excluded,omitempty"`
+	// StartupUs and CarryUs: one-time costs and carry-over inside the step.
+	StartupUs float64 `json:"startup_us,omitempty"`
+	CarryUs   float64 `json:"carry_over_us,omitempty"`
+}
+
+// Cost is one start-up cost.
+type Cost struct {
+	Kind    string  `json:"kind"` // context, module-load, allocator, compile, first-call, jit
+	Name    string  `json:"name"`
+	Step    string  `json:"step,omitempty"`
+	StartUs float64 `json:"start_us"` // from the trace start
+	Us      float64 `json:"us"`
+	Note    string  `json:"note,omitempty"`
+
+	span interval.Span // what it occupied (ns), for the union per step
+}
+
+// Carry is the device work the window inherited from before it began.
+type Carry struct {
+	// UntilUs: the device was busy with inherited work until this time
+	// (from the trace start).
+	UntilUs float64 `json:"until_us"`
+	// Events: inherited device events recorded; DelayedUs: how late the
+	// first launched device event started when nothing recorded ran ahead
+	// of it (0 when inherited events explain the start).
+	Events    int     `json:"events"`
+	DelayedUs float64 `json:"delayed_us,omitempty"`
+	// HostWaitUs: host sync calls before the first launch of the window
+	// that waited on the inherited work.
+	HostWaitUs float64 `json:"host_wait_us,omitempty"`
+	// BusyAfterPct: device busy share from UntilUs to the end of the
+	// window, the part of the window that is the program's own.
+	BusyAfterPct float64 `json:"busy_after_pct"`
+}
+
+// GraphCapture is the time spent capturing CUDA/HIP graphs.
+type GraphCapture struct {
+	Captures int     `json:"captures"`
+	Us       float64 `json:"us"`
+	Launches int     `json:"launches"` // launch calls recorded into the graphs
+}
+
+// Overhead is the profiler's own activity in the steps.
+type Overhead struct {
+	Events int     `json:"events"`
+	Us     float64 `json:"us"`
+	Pct    float64 `json:"pct_of_steps"`
+}
+
+// Result is the window check of one trace.
+type Result struct {
+	Definition string `json:"definition"`
+	// SteadyState: no step had to be excluded for carry-over, start-up or
+	// capture, and the profiler's overhead is below its threshold.
+	SteadyState bool     `json:"steady_state"`
+	Steps       []Step   `json:"steps"`
+	Used        []string `json:"used_steps"`
+	MedianUs    float64  `json:"median_step_us"`
+	// Synthetic: the trace has no ProfilerStep marks (one whole-trace step).
+	Synthetic bool          `json:"synthetic_step"`
+	Carry     *Carry        `json:"carry_over,omitempty"`
+	Startup   []Cost        `json:"startup,omitempty"` // largest first, at most 10
+	StartupUs float64       `json:"startup_us"`
+	Capture   *GraphCapture `json:"graph_capture,omitempty"`
+	Overhead  *Overhead     `json:"profiler_overhead,omitempty"`
+}
+
+// Excluded returns, per step index, whether the step is left out.
+func (r *Result) Excluded() []bool {
+	if r == nil {
+		return nil
+	}
+	out := make([]bool, len(r.Steps))
+	for i, s := range r.Steps {
+		out[i] = s.Excluded != ""
+	}
+	return out
+}
+
+// Uses reports whether step name is among the steps used.
+func (r *Result) Uses(step string) bool { return r == nil || slices.Contains(r.Used, step) }
+
+// ExcludedBy returns the steps excluded for reason.
+func (r *Result) ExcludedBy(reason string) []string {
+	var out []string
+	for _, s := range r.Steps {
+		if s.Excluded == reason {
+			out = append(out, s.Step)
+		}
+	}
+	return out
+}
+
+type checker struct {
+	t     *trace.Trace
+	o     Options
+	cl    *classify.Table
+	r     *Result
+	t0    int64
+	spans []interval.Span // step spans (host start .. device end)
+}
+
+// Check runs every check on t.
+func Check(t *trace.Trace, o Options) *Result {
+	o.defaults()
+	c := &checker{t: t, o: o, cl: classify.New(t), r: &Result{Definition: DefinitionVersion, Synthetic: t.SyntheticStep, Used: []string{}}}
+	c.t0, _ = t.Span()
+	for _, s := range t.Steps {
+		sp := interval.Span{Start: s.Start, End: max(s.End, s.DeviceEnd)}
+		c.spans = append(c.spans, sp)
+		c.r.Steps = append(c.r.Steps, Step{Step: fmt.Sprint(s.Num), Us: us(sp.Len())})
+	}
+	carry := c.carryOver()
+	capture := c.graphCapture()
+	c.startup()
+	c.overhead()
+	for i := range c.r.Steps {
+		st := &c.r.Steps[i]
+		sp := c.spans[i]
+		switch {
+		case float64(carry.OverlapLen(sp)) >= c.o.CarryStepShare*float64(sp.Len()) && carry.OverlapLen(sp) > 0:
+			st.CarryUs = us(carry.OverlapLen(sp))
+			st.Excluded = CarryOver
+		case capture.OverlapLen(sp) > 0:
+			st.Excluded = Capture
+		case st.StartupUs >= c.o.StartupStepShare*st.Us:
+			st.Excluded = StartUp
+		}
+	}
+	c.outliers()
+	c.r.SteadyState = true
+	for _, s := range c.r.Steps {
+		if s.Excluded == "" {
+			c.r.Used = append(c.r.Used, s.Step)
+		} else if s.Excluded != Outlier {
+			c.r.SteadyState = false
+		}
+	}
+	if c.r.Overhead != nil && c.r.Overhead.Pct >= 100*c.o.OverheadShare {
+		c.r.SteadyState = false
+	}
+	return c.r
+}
+
+func us(ns int64) float64 { return float64(ns) / 1e3 }
+
+func (c *checker) rel(ns int64) float64 { return us(ns - c.t0) }
+
+// stepOf returns the index of the step whose span holds ts, or -1.
+func (c *checker) stepOf(ts int64) int {
+	for i, sp := range c.spans {
+		if ts >= sp.Start && ts < sp.End {
+			return i
+		}
+	}
+	return -1
+}
+
+// carryOver finds the device work inherited from before the window and
+// returns when it ran (nil when there is none worth reporting).
+func (c *checker) carryOver() interval.Set {
+	ev := &c.t.Events
+	var work, linked int
+	firstLinked := map[int]int32{} // device -> earliest linked device event
+	for i, k := range ev.Kind {
+		if !k.IsDeviceWork() {
+			continue
+		}
+		work++
+		if ev.Launch[i] == trace.None {
+			continue
+		}
+		linked++
+		d := c.t.Tracks[ev.Track[i]].Device
+		if j, ok := firstLinked[d]; !ok || ev.Start[i] < ev.Start[j] {
+			firstLinked[d] = int32(i)
+		}
+	}
+	// Without launch links (GPU-only traces, old formats) nothing can be
+	// told about what was launched when.
+	if work == 0 || linked*2 < work {
+		return nil
+	}
+	var until int64
+	var events int
+	var delayed int64
+	for i, k := range ev.Kind {
+		if !k.IsDeviceWork() || ev.Launch[i] != trace.None {
+			continue
+		}
+		f, ok := firstLinked[c.t.Tracks[ev.Track[i]].Device]
+		if ok && ev.Start[i] >= ev.Start[f] {
+			continue
+		}
+		events++
+		until = max(until, ev.End(i))
+	}
+	var waits []interval.Span
+	for _, f := range firstLinked {
+		l := ev.Launch[f]
+		if d := ev.Start[f] - ev.End(int(l)); ev.Start[f] > until && float64(d) >= c.o.MinCarryUs*1e3 {
+			// nothing recorded ran ahead of it: the device was busy with
+			// work the window did not record
+			if !c.queuedBehindWindowWork(int(f)) {
+				delayed = max(delayed, d)
+				waits = append(waits, interval.Span{Start: ev.End(int(l)), End: ev.Start[f]})
+			}
+		}
+	}
+	var spans []interval.Span
+	if events > 0 {
+		spans = append(spans, interval.Span{Start: c.t0, End: until})
+	}
+	spans = append(spans, waits...)
+	set := interval.Of(spans)
+	if us(set.Total()) < c.o.MinCarryUs {
+		return nil
+	}
+	for _, sp := range set {
+		until = max(until, sp.End)
+	}
+	cr := &Carry{UntilUs: c.rel(until), Events: events, DelayedUs: us(delayed)}
+	// host syncs issued before the window's first launch waited on it
+	firstLaunch := int64(-1)
+	for i, k := range ev.Kind {
+		if k.IsLaunch() && c.cl.Has(ev.Name[i], classify.Launch) && (firstLaunch < 0 || ev.Start[i] < firstLaunch) {
+			firstLaunch = ev.Start[i]
+		}
+	}
+	for i, k := range ev.Kind {
+		if k.IsLaunch() && c.cl.Has(ev.Name[i], classify.Sync) && ev.Start[i] < until && (firstLaunch < 0 || ev.Start[i] <= firstLaunch) {
+			cr.HostWaitUs += us(ev.Dur[i])
+		}
+	}
+	_, end := c.t.Span()
+	var busy []interval.Span
+	for i, k := range ev.Kind {
+		if k.IsDeviceWork() && ev.End(i) > until {
+			busy = append(busy, interval.Span{Start: max(ev.Start[i], until), End: ev.End(i)})
+		}
+	}
+	if end > until {
+		cr.BusyAfterPct = 100 * float64(interval.Of(busy).Total()) / float64(end-until)
+	}
+	c.r.Carry = cr
+	return set
+}
+
+// queuedBehindWindowWork reports whether a launched device event may have
+// waited for other device work of the window (on another stream of its
+// device, started before it): then its delay is not carry-over.
+func (c *checker) queuedBehindWindowWork(f int) bool {
+	ev := &c.t.Events
+	d := c.t.Tracks[ev.Track[f]].Device
+	for i, k := range ev.Kind {
+		if k.IsDeviceWork() && i != f && c.t.Tracks[ev.Track[i]].Device == d && ev.Start[i] < ev.Start[f] && ev.End(i) > ev.Start[f]-int64(c.o.MinCarryUs*1e3) {
+			return true
+		}
+	}
+	return false
+}
+
+// graphCapture returns the capture spans and records them.
+func (c *checker) graphCapture() interval.Set {
+	ev := &c.t.Events
+	open := map[trace.TrackID]int64{}
+	var spans []interval.Span
+	for _, tr := range c.t.Tracks {
+		for _, e := range tr.Events {
+			i := int(e)
+			if !ev.Kind[i].IsLaunch() {
+				continue
+			}
+			name := c.t.Name(i)
+			switch {
+			case strings.Contains(name, "StreamBeginCapture"):
+				open[ev.Track[i]] = ev.Start[i]
+			case strings.Contains(name, "StreamEndCapture"):
+				if s, ok := open[ev.Track[i]]; ok {
+					spans = append(spans, interval.Span{Start: s, End: ev.End(i)})
+					delete(open, ev.Track[i])
+				}
+			}
+		}
+	}
+	if len(spans) == 0 {
+		return nil
+	}
+	set := interval.Of(spans)
+	g := &GraphCapture{Captures: len(spans), Us: us(set.Total())}
+	for i, k := range ev.Kind {
+		if k.IsLaunch() && c.cl.Has(ev.Name[i], classify.Launch) && set.OverlapLen(interval.Span{Start: ev.Start[i], End: ev.End(i) + 1}) > 0 {
+			g.Launches++
+		}
+	}
+	c.r.Capture = g
+	return set
+}
+
+// startupCalls are runtime/driver calls that only happen once per process
+// (or per new allocation): context and stream creation, module loading.
+var startupCalls = []string{
+	"cudaDeviceGetStreamPriorityRange", "cudaGetDeviceCount", "cudaSetDevice", "cuInit",
+	"cuDevicePrimaryCtxRetain", "cudaStreamCreate", "cudaEventCreate", "cuModuleLoad", "cuLibraryLoad",
+	"cudaFuncGetAttributes", "cudaGetDeviceProperties", "cuModuleGetFunction", "cudaHostAlloc", "cudaMallocHost",
+	"hipDeviceGetStreamPriorityRange", "hipGetDeviceCount", "hipSetDevice", "hipInit", "hipStreamCreate",
+	"hipModuleLoad", "hipHostMalloc", "hipGetDeviceProperties",
+}
+
+// allocCalls grow or shrink the caching allocator (cudaFree(0) also
+// creates the context): start-up when the last step makes none.
+var allocCalls = []string{"cudaMalloc", "hipMalloc", "cuMemAlloc", "cuMemCreate", "cudaFree", "hipFree", "cuMemFree"}
+
+// compileMarks are record_function/python frames of torch.compile and
+// autotuning.
+var compileMarks = []string{
+	"compile_inner", "call_user_compiler", "compile_fx", "inductor_compile", "aot_autograd", "autotune",
+	"benchmark_all_configs", "async_compile", "torch/_dynamo/convert_frame", "torch/_inductor/",
+}
+
+// startup collects one-time costs.
+func (c *checker) startup() {
+	ev := &c.t.Events
+	var costs []Cost
+	add := func(i int, kind, note string) {
+		costs = append(costs, Cost{Kind: kind, Name: c.t.Name(i), StartUs: c.rel(ev.Start[i]), Us: us(ev.Dur[i]), Note: note,
+			span: interval.Span{Start: ev.Start[i], End: ev.End(i)}})
+		if s := c.stepOf(ev.Start[i]); s >= 0 {
+			costs[len(costs)-1].Step = c.r.Steps[s].Step
+		}
+	}
+	minNs := int64(c.o.MinStartupUs * 1e3)
+	// allocator growth counts as start-up only when the last step used
+	// allocates nothing: a program that allocates every step has no
+	// start-up, it has an allocator problem
+	allocSteps := map[int]bool{}
+	var launchDurs []int64
+	for i, k := range ev.Kind {
+		if k.IsLaunch() && c.cl.Has(ev.Name[i], classify.Launch) {
+			launchDurs = append(launchDurs, ev.Dur[i])
+		}
+	}
+	medLaunch := median(launchDurs)
+	firstKernel := c.firstLaunchOfKernel()
+	for i, k := range ev.Kind {
+		if ev.Dur[i] < minNs {
+			if k.IsLaunch() && classify.ContainsAny(c.t.Name(i), allocCalls) {
+				allocSteps[c.stepOf(ev.Start[i])] = true
+			}
+			continue
+		}
+		name := c.t.Name(i)
+		switch {
+		case k.IsLaunch() && classify.ContainsAny(name, allocCalls):
+			allocSteps[c.stepOf(ev.Start[i])] = true
+			add(i, "allocator", "allocator growth (or context creation by cudaFree(0))")
+		case k.IsLaunch() && c.cl.Has(ev.Name[i], classify.Launch):
+			// lazy module loading: the first launch of a kernel, slow
+			// although the device took the kernel at once
+			if firstKernel[i] && ev.Dur[i] >= 50*medLaunch && !c.queueFull(i) {
+				add(i, "module-load", "first launch of this kernel (lazy module loading)")
+			}
+		case k.IsLaunch() && c.cl.Flags(ev.Name[i]) == 0 && classify.ContainsAny(name, startupCalls):
+			add(i, "context", "one-time runtime call (context, stream or module set-up)")
+		case (k == trace.KindPythonFunction || k == trace.KindUserAnnotation || k == trace.KindCPUOp) && classify.ContainsAny(name, compileMarks):
+			if p := ev.Parent[i]; p != trace.None && classify.ContainsAny(c.t.Name(int(p)), compileMarks) {
+				continue // counted with its enclosing compile region
+			}
+			add(i, "compile", "torch.compile compilation or autotuning")
+		case c.t.Str(ev.Cat[i]) == "overhead" && name == "Driver Compiler":
+			add(i, "jit", "PTX JIT compilation by the driver")
+		}
+	}
+	costs = append(costs, c.firstCalls()...)
+	// allocator growth only in the first steps is start-up
+	lastUsed := len(c.spans) - 1
+	costs = slices.DeleteFunc(costs, func(x Cost) bool {
+		return x.Kind == "allocator" && lastUsed > 0 && allocSteps[lastUsed]
+	})
+	// nested costs (a slow first op holding a context creation) count once
+	var spans []interval.Span
+	for _, x := range costs {
+		spans = append(spans, x.span)
+	}
+	set := interval.Of(spans)
+	c.r.StartupUs = us(set.Total())
+	for i := range c.r.Steps {
+		c.r.Steps[i].StartupUs = us(set.OverlapLen(c.spans[i]))
+	}
+	slices.SortFunc(costs, func(a, b Cost) int { return cmp.Compare(b.Us, a.Us) })
+	if len(costs) > 10 {
+		costs = costs[:10]
+	}
+	c.r.Startup = costs
+}
+
+// firstLaunchOfKernel marks launch calls whose kernel name appears for the
+// first time in the trace.
+func (c *checker) firstLaunchOfKernel() map[int]bool {
+	ev := &c.t.Events
+	type first struct {
+		start int64
+		i     int
+	}
+	byName := map[trace.StrID]first{}
+	for i, k := range ev.Kind {
+		if !k.IsDeviceWork() || ev.Launch[i] == trace.None {
+			continue
+		}
+		if f, ok := byName[ev.Name[i]]; !ok || ev.Start[i] < f.start {
+			byName[ev.Name[i]] = first{ev.Start[i], int(ev.Launch[i])}
+		}
+	}
+	out := map[int]bool{}
+	for _, f := range byName {
+		out[f.i] = true
+	}
+	return out
+}
+
+// queueFull reports whether launch call i was held up by a full launch
+// queue: its device work started long after the call returned.
+func (c *checker) queueFull(i int) bool {
+	ev := &c.t.Events
+	for j, k := range ev.Kind {
+		if k.IsDeviceWork() && ev.Launch[j] == int32(i) {
+			return ev.Start[j]-ev.End(i) > ev.Dur[i]/10
+		}
+	}
+	return false
+}
+
+// firstCalls finds ops whose first call costs FirstCallRatio times their
+// median later call: handle creation, autotuning, lazy initialisation,
+// DataLoader worker start.
+func (c *checker) firstCalls() []Cost {
+	ev := &c.t.Events
+	calls := map[trace.StrID][]int{}
+	step := map[int32]bool{}
+	for _, s := range c.t.Steps {
+		step[s.Event] = true
+	}
+	for i, k := range ev.Kind {
+		if (k != trace.KindCPUOp && k != trace.KindUserAnnotation) || step[int32(i)] {
+			continue
+		}
+		if p := ev.Parent[i]; p != trace.None && ev.Kind[p] == k && !step[p] {
+			continue // only outermost ops: a slow first call shows in its caller too
+		}
+		calls[ev.Name[i]] = append(calls[ev.Name[i]], i)
+	}
+	minNs := int64(5 * c.o.MinStartupUs * 1e3)
+	var out []Cost
+	for _, is := range calls {
+		if len(is) < 3 {
+			continue
+		}
+		slices.SortFunc(is, func(a, b int) int { return cmp.Compare(ev.Start[a], ev.Start[b]) })
+		first := is[0]
+		var rest []int64
+		for _, j := range is[1:] {
+			rest = append(rest, ev.Dur[j])
+		}
+		med := median(rest)
+		// time blocked on the device is the device's, not a one-time cost
+		own := ev.Dur[first] - c.blockedIn(first)
+		if own >= minNs && float64(own) >= c.o.FirstCallRatio*float64(max(med, 1)) {
+			x := Cost{Kind: "first-call", Name: c.t.Name(first), StartUs: c.rel(ev.Start[first]), Us: us(own - med),
+				span: interval.Span{Start: ev.Start[first], End: ev.End(first)},
+				Note: fmt.Sprintf("first call %.1f ms, median of %d later calls %.2f ms (handle creation, autotuning or lazy initialisation)", us(ev.Dur[first])/1e3, len(rest), us(med)/1e3)}
+			if s := c.stepOf(ev.Start[first]); s >= 0 {
+				x.Step = c.r.Steps[s].Step
+			}
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// blockedIn returns the time op i spent in blocking sync calls made
+// inside it on its own thread.
+func (c *checker) blockedIn(i int) int64 {
+	ev := &c.t.Events
+	tr := c.t.Tracks[ev.Track[i]].Events
+	k, _ := slices.BinarySearchFunc(tr, ev.Start[i], func(e int32, ts int64) int { return cmp.Compare(ev.Start[e], ts) })
+	var blocked int64
+	for ; k < len(tr) && ev.Start[tr[k]] < ev.End(i); k++ {
+		if j := tr[k]; ev.Kind[j].IsLaunch() && c.cl.Has(ev.Name[j], classify.Sync|classify.MemcpyBlocking|classify.MemcpyAsync) {
+			blocked += ev.Dur[j]
+		}
+	}
+	return blocked
+}
+
+// overhead sums the profiler's own events inside the steps.
+func (c *checker) overhead() {
+	ev := &c.t.Events
+	id, ok := c.t.Lookup("overhead")
+	if !ok {
+		return
+	}
+	var o Overhead
+	var steps int64
+	for _, sp := range c.spans {
+		steps += sp.Len()
+	}
+	var spans []interval.Span
+	for i := range ev.Kind {
+		if ev.Cat[i] == id && c.t.Name(i) != "Driver Compiler" && c.stepOf(ev.Start[i]) >= 0 {
+			o.Events++
+			spans = append(spans, interval.Span{Start: ev.Start[i], End: ev.End(i)})
+		}
+	}
+	if o.Events == 0 || steps == 0 {
+		return
+	}
+	o.Us = us(interval.Of(spans).Total())
+	o.Pct = 100 * o.Us * 1e3 / float64(steps)
+	c.r.Overhead = &o
+}
+
+// outliers excludes steps much longer than the median of the others.
+func (c *checker) outliers() {
+	var durs []int64
+	var idx []int
+	for i, s := range c.r.Steps {
+		if s.Excluded == "" {
+			durs = append(durs, c.spans[i].Len())
+			idx = append(idx, i)
+		}
+	}
+	if len(durs) > 0 {
+		c.r.MedianUs = us(median(durs))
+	}
+	if len(durs) < 3 {
+		return
+	}
+	for k, i := range idx {
+		others := slices.Delete(slices.Clone(durs), k, k+1)
+		if float64(durs[k]) > c.o.OutlierRatio*float64(median(others)) {
+			c.r.Steps[i].Excluded = Outlier
+		}
+	}
+}
+
+func median(xs []int64) int64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}

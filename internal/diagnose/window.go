@@ -1,0 +1,170 @@
+package diagnose
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
+)
+
+// WindowNote says which steps the diagnosis used and whether the recorded
+// window shows the program's steady state (the first check, before any
+// verdict: docs/diagnosis.md, "Is the window worth diagnosing?").
+type WindowNote struct {
+	SteadyState bool     `json:"steady_state"`
+	UsedSteps   []string `json:"used_steps"`
+	// WholeTrace: the trace has no ProfilerStep marks; its one step "0"
+	// is the whole trace.
+	WholeTrace bool `json:"whole_trace,omitempty"`
+	// Excluded lists the steps left out of every figure the verdict uses,
+	// with the reason.
+	Excluded []ExcludedStep `json:"excluded_steps,omitempty"`
+	// Notes are the window's problems in plain words, most important first.
+	Notes []string `json:"notes,omitempty"`
+	// Reprofile is how to record a steady-state window instead ("" when
+	// the window is fine).
+	Reprofile string `json:"reprofile,omitempty"`
+}
+
+// ExcludedStep is one step left out, and why.
+type ExcludedStep struct {
+	Step   string `json:"step"`
+	Reason string `json:"reason"`
+}
+
+// windowNote fills the diagnosis's window note from the window check and
+// the step breakdown (which also drops truncated trailing steps).
+func (s *state) windowNote() {
+	w, b := s.in.Window, s.in.Breakdown
+	if w == nil {
+		return
+	}
+	n := &WindowNote{SteadyState: w.SteadyState, UsedSteps: []string{}, WholeTrace: w.Synthetic}
+	if b != nil {
+		for _, st := range b.Steps {
+			switch {
+			case st.Excluded:
+				n.Excluded = append(n.Excluded, ExcludedStep{st.Name, stepReason(w, st.Name)})
+			case st.Incomplete:
+				n.Excluded = append(n.Excluded, ExcludedStep{st.Name, "truncated: its device work was cut off by the end of the capture"})
+			default:
+				n.UsedSteps = append(n.UsedSteps, st.Name)
+			}
+		}
+	}
+	if c := w.Carry; c != nil {
+		msg := fmt.Sprintf("the device ran work launched before the profiler started until +%s", FormatUs(c.UntilUs))
+		if len(w.ExcludedBy(window.CarryOver)) > 0 {
+			msg = "the capture started mid-flight: " + msg
+		}
+		switch {
+		case c.Events > 0:
+			msg += fmt.Sprintf(" (%d device events with no launch in the trace", c.Events)
+		default:
+			msg += fmt.Sprintf(" (the first work launched in the window started %s late with nothing recorded ahead of it", FormatUs(c.DelayedUs))
+		}
+		if c.HostWaitUs > 0 {
+			msg += fmt.Sprintf("; the host waited %s on it in a sync", FormatUs(c.HostWaitUs))
+		}
+		msg += fmt.Sprintf("); after it the device is busy %.0f%% of the window", c.BusyAfterPct)
+		if len(w.ExcludedBy(window.CarryOver)) == 0 {
+			msg += "; too little of any step to change its figures"
+		}
+		n.Notes = append(n.Notes, msg)
+	}
+	if len(w.Startup) > 0 && (w.MedianUs == 0 || w.StartupUs >= s.p.StartupNote*w.MedianUs) {
+		var parts []string
+		for i, c := range w.Startup {
+			if i == 3 {
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%s %s (%s)", c.Name, FormatUs(c.Us), c.Kind))
+		}
+		n.Notes = append(n.Notes, fmt.Sprintf("one-time start-up costs %s in the window: %s", FormatUs(w.StartupUs), strings.Join(parts, ", ")))
+	}
+	if g := w.Capture; g != nil {
+		n.Notes = append(n.Notes, fmt.Sprintf("graph capture: %d launch calls recorded into CUDA/HIP graphs over %s, not executed", g.Launches, FormatUs(g.Us)))
+	}
+	if o := w.Overhead; o != nil && o.Pct >= s.p.OverheadPct {
+		n.Notes = append(n.Notes, fmt.Sprintf("profiler overhead (buffer requests and flushes) takes %.1f%% of the steps", o.Pct))
+	}
+	if out := w.ExcludedBy(window.Outlier); len(out) > 0 {
+		n.Notes = append(n.Notes, fmt.Sprintf("outlier step(s) %s took more than twice the median step (%s) and are left out", strings.Join(out, ", "), FormatUs(w.MedianUs)))
+	}
+	if !n.SteadyState {
+		n.Reprofile = s.reprofile(w)
+	}
+	s.d.Window = n
+}
+
+func stepReason(w *window.Result, step string) string {
+	for _, st := range w.Steps {
+		if st.Step != step {
+			continue
+		}
+		switch st.Excluded {
+		case window.CarryOver:
+			return fmt.Sprintf("carry-over: %s of it ran work launched before the capture", FormatUs(st.CarryUs))
+		case window.StartUp:
+			return fmt.Sprintf("start-up: %s of one-time costs", FormatUs(st.StartupUs))
+		case window.Capture:
+			return "graph capture"
+		case window.Outlier:
+			return fmt.Sprintf("outlier: %s against a median of %s", FormatUs(st.Us), FormatUs(w.MedianUs))
+		}
+	}
+	return "excluded"
+}
+
+// reprofile says how to record a window that shows the steady state:
+// `bottleneck run` flags when the trace came from it, else the
+// torch.profiler schedule.
+func (s *state) reprofile(w *window.Result) string {
+	startup := w.StartupUs > 0 || w.Capture != nil
+	if s.in.Run != nil {
+		if startup {
+			return "re-run with more steps skipped before the window: bottleneck run --skip-first 20 --warmup 2 ..."
+		}
+		return "re-run with a warm-up step before the window: bottleneck run --warmup 2 ..."
+	}
+	sched := "torch.profiler.schedule(wait=1, warmup=2, active=3)"
+	if startup {
+		sched = "torch.profiler.schedule(skip_first=10, wait=1, warmup=2, active=3)"
+	}
+	adv := "re-profile a steady-state window: torch.profiler.profile(schedule=" + sched + ", ...) with prof.step() after every step"
+	if w.Carry != nil {
+		adv += ", and torch.cuda.synchronize() before the profiler starts"
+	}
+	return adv
+}
+
+// windowBlocks returns why no verdict can be drawn from the window ("" when
+// steady-state steps remain).
+func (s *state) windowBlocks() (detail, why string) {
+	w, b := s.in.Window, s.in.Breakdown
+	if w == nil || b == nil || b.AveragedSteps > 0 || len(s.d.Window.Excluded) == 0 {
+		return "", ""
+	}
+	var reasons []string
+	if len(w.ExcludedBy(window.CarryOver)) > 0 {
+		detail = "the capture started mid-flight"
+		reasons = append(reasons, "work launched before the capture")
+	}
+	if len(w.ExcludedBy(window.StartUp)) > 0 {
+		if detail == "" {
+			detail = "the window holds start-up, not the steady state"
+		}
+		reasons = append(reasons, "start-up costs")
+	}
+	if len(w.ExcludedBy(window.Capture)) > 0 {
+		if detail == "" {
+			detail = "the window is graph capture, not the run"
+		}
+		reasons = append(reasons, "graph capture")
+	}
+	if detail == "" {
+		detail = "no step left to diagnose"
+	}
+	why = fmt.Sprintf("no step of the window is free of %s, so idle, sync and share figures would describe the capture rather than the program", strings.Join(reasons, " and "))
+	return detail, why
+}
