@@ -507,7 +507,8 @@ func (s *state) verdict() {
 // path).
 func (s *state) critPathNote(c Class) string {
 	cp := s.in.CritPath
-	if cp == nil || cp.LengthUs <= 0 || cp.BoundBy == "" {
+	// a path much shorter than the step leaves most of it unexplained
+	if cp == nil || cp.BoundBy == "" || cp.LengthUs < 0.8*s.step {
 		return ""
 	}
 	var share float64

@@ -419,6 +419,69 @@ func (s *state) gpuFindings() {
 		}
 	}
 	s.emit(s.finding("gpu.kernels", fmt.Sprintf("Device kernels take %.0f%% of the step", pct(s.share[GPUCompute])), s.share[GPUCompute]*s.step, s.ev[GPUCompute], where, ""))
+	s.attentionFinding(perStep)
+	s.layoutFinding(kernelUs, convUs, perStep)
+}
+
+// attentionFinding: attention computed as softmax(q @ k.T) @ v, unfused:
+// softmax and batched-matmul ops take device time and no fused attention
+// op runs.
+func (s *state) attentionFinding(perStep func(float64) float64) {
+	t := s.in.Ops
+	if t == nil || t.DevSelfUs <= 0 {
+		return
+	}
+	var softmax, bmm float64
+	var where []Location
+	for _, r := range t.Rows {
+		n := strings.ToLower(r.Name)
+		switch {
+		case classify.ContainsAny(n, fusedAttention):
+			return
+		case strings.Contains(n, "softmax") && !strings.Contains(n, "log_softmax") && !strings.Contains(n, "backward"):
+			softmax += r.DeviceSelfUs
+		case n == "aten::bmm" || n == "aten::baddbmm":
+			bmm += r.DeviceSelfUs
+		default:
+			continue
+		}
+		where = append(where, Location{Kind: "op", Name: r.Name, Note: fmt.Sprintf("%d calls, device %s", r.Calls, FormatUs(r.DeviceSelfUs))})
+	}
+	if softmax <= 0 || bmm <= 0 || (softmax+bmm)/t.DevSelfUs < s.p.AttentionShare {
+		return
+	}
+	kt := s.in.Kernels
+	if kt == nil || kt.TotalUs <= 0 {
+		return
+	}
+	share := (softmax + bmm) / t.DevSelfUs
+	s.emit(s.finding("gpu.attention", fmt.Sprintf("Attention runs unfused: softmax and batched matmuls take %.0f%% of device time", 100*share),
+		perStep(share*kt.TotalUs), []Evidence{{"softmax + bmm device time", 100 * share, "% of device time", "operators"}}, where, ""))
+}
+
+// layoutFinding: convolutions on NCHW tensors make cuDNN convert layouts
+// around its tensor-core kernels; channels_last removes the conversions.
+func (s *state) layoutFinding(kernelUs, convUs float64, perStep func(float64) float64) {
+	kt := s.in.Kernels
+	if kt == nil || kernelUs <= 0 || convUs/kernelUs < s.p.ConvShare {
+		return
+	}
+	var conv float64
+	var where []Location
+	for _, r := range kt.Rows {
+		if classify.ContainsAny(strings.ToLower(r.Name), layoutConversions) {
+			conv += r.TotalUs
+			if len(where) < 3 {
+				where = append(where, Location{Kind: "kernel", Name: r.Name, SharePct: round(r.TotalPct), Note: "launched by " + cmp.Or(r.TopOp, "?")})
+			}
+		}
+	}
+	if conv/kernelUs < s.p.LayoutShare {
+		return
+	}
+	s.emit(s.finding("gpu.channels-last", fmt.Sprintf("Layout conversions around convolutions take %.0f%% of kernel time", 100*conv/kernelUs), perStep(conv),
+		[]Evidence{{"NCHW<->NHWC conversion kernels", 100 * conv / kernelUs, "% of kernel time", "kernels"},
+			{"convolution kernels", 100 * convUs / kernelUs, "% of kernel time", "kernels"}}, where, ""))
 }
 
 func (s *state) capability() string {

@@ -60,6 +60,12 @@ type Params struct {
 	// ConvShare: the cudnn.benchmark finding needs convolution kernels to
 	// take at least this share of kernel time.
 	ConvShare float64
+	// AttentionShare: the fused-attention finding needs softmax + bmm ops
+	// to take at least this share of device time.
+	AttentionShare float64
+	// LayoutShare: the channels_last finding needs layout-conversion
+	// kernels to take at least this share of kernel time.
+	LayoutShare float64
 	// OptimizerShare: the foreach/fused optimizer finding needs the
 	// optimizer step to take at least this share of the step.
 	OptimizerShare float64
@@ -97,6 +103,8 @@ var Default = Params{
 	LaunchStepUsPerKernel: 50,
 	NonTensorCoreGEMM:     0.20,
 	ConvShare:             0.10,
+	AttentionShare:        0.10,
+	LayoutShare:           0.02,
 	OptimizerShare:        0.10,
 	MemoryPct:             90,
 	Imbalance:             10,
@@ -142,6 +150,10 @@ var Rules = []Rule{
 		"run matmuls and convolutions on tensor cores: torch.autocast(\"cuda\", dtype=torch.bfloat16) (fp16 + GradScaler before Ampere), or TF32: torch.set_float32_matmul_precision(\"high\")"},
 	{"gpu.cudnn-benchmark", GPUCompute, "convolution kernels >= ConvShare of kernel time and cudnn.benchmark off (run evidence)", 0.1,
 		"torch.backends.cudnn.benchmark = True when input shapes are fixed"},
+	{"gpu.attention", GPUCompute, "softmax + bmm/baddbmm ops >= AttentionShare of device time and no fused attention op (scaled_dot_product_attention, flash, efficient attention)", 0.5,
+		"compute attention with torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=...) instead of softmax(q @ k.transpose(-2, -1)) @ v: one fused flash/memory-efficient kernel"},
+	{"gpu.channels-last", GPUCompute, "convolution kernels >= ConvShare of kernel time and NCHW<->NHWC conversion kernels >= LayoutShare", 1.0,
+		"keep convolutions in channels_last: model.to(memory_format=torch.channels_last) and input.to(memory_format=torch.channels_last), so cuDNN runs without layout conversions"},
 	{"gpu.kernels", GPUCompute, "computation kernels >= MinFinding of the step; saving: kernels made 2x faster", 0.5,
 		"the device is the limit: reduce or fuse the top kernels (torch.compile), lower precision, or a larger device; with low SM efficiency, a larger batch"},
 	{"copy.h2d", Copy, "memcpy/memset not overlapped with kernels >= MinFinding of the step", 0.5,
@@ -198,6 +210,13 @@ var loaderFiles = []string{"/torch/utils/data/"}
 // gemmNames are substrings (lower case) of matmul and convolution kernels.
 var gemmNames = []string{"gemm", "conv", "cutlass", "wgrad", "dgrad", "winograd", "implicit",
 	"nvjet", "matmul", "xmma", "s884", "h884", "1688"}
+
+// fusedAttention are op-name fragments (lower case) of fused attention.
+var fusedAttention = []string{"scaled_dot_product", "flash_attention", "efficient_attention", "cudnn_attention", "flash_attn", "xformers", "fmha"}
+
+// layoutConversions are kernel-name fragments (lower case) of cuDNN/MIOpen
+// tensor layout conversions.
+var layoutConversions = []string{"nchwtonhwc", "nhwctonchw", "nchw2nhwc", "nhwc2nchw"}
 
 // convNames are substrings (lower case) of convolution kernels.
 var convNames = []string{"conv", "wgrad", "dgrad", "winograd", "implicit_convolve", "implicit_gemm"}

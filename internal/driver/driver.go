@@ -149,16 +149,22 @@ func analyzeTrace(t *trace.Trace, o Options) report.TraceReport {
 	// breakdown (and so the verdict) averages over.
 	tr.Window = window.Check(t, window.Options{})
 	bopts := breakdown.Options{Definition: def}
+	gopts := gpu.Options{Definition: def}
+	table := o.Table
 	if def != "tb" {
 		bopts.Exclude = tr.Window.Excluded()
+		gopts.Exclude = bopts.Exclude
+		if !table.StepFilter {
+			table.StepFilter, table.FirstStep, table.LastStep = usedRange(t, tr.Window)
+		}
 	}
 	// Two at a time: each analysis allocates per-event scratch, and running
 	// all at once would multiply peak memory for no gain on two cores.
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 2)
 	for _, analysis := range []func(){
-		func() { tr.Ops = optable.Ops(t, o.Table) },
-		func() { tr.Kernels = optable.Kernels(t, o.Table) },
+		func() { tr.Ops = optable.Ops(t, table) },
+		func() { tr.Kernels = optable.Kernels(t, table) },
 		func() {
 			var err error
 			tr.Breakdown, err = breakdown.Compute(t, bopts)
@@ -166,7 +172,7 @@ func analyzeTrace(t *trace.Trace, o Options) report.TraceReport {
 		},
 		func() {
 			var err error
-			tr.GPU, err = gpu.Compute(t, gpu.Options{Definition: def})
+			tr.GPU, err = gpu.Compute(t, gopts)
 			fail("gpu", err)
 		},
 		func() { tr.Idle = idle.Compute(t, idleOpts) },
@@ -191,6 +197,23 @@ func analyzeTrace(t *trace.Trace, o Options) report.TraceReport {
 		Run: o.RunEvidence[t.Rank],
 	})
 	return tr
+}
+
+// usedRange restricts the operator and kernel tables to the steps the
+// window check kept, when it left out leading or trailing ones.
+func usedRange(t *trace.Trace, w *window.Result) (filter bool, first, last int) {
+	if t.SyntheticStep || len(w.Used) == 0 || len(w.Used) == len(w.Steps) {
+		return false, 0, 0
+	}
+	for i, st := range w.Steps {
+		if st.Excluded == "" {
+			if !filter {
+				first, filter = t.Steps[i].Num, true
+			}
+			last = t.Steps[i].Num
+		}
+	}
+	return filter, first, last
 }
 
 // firstUsedStep is the ProfilerStep instance the critical path is

@@ -92,6 +92,8 @@ func writeWindow(w io.Writer, n *diagnose.WindowNote) {
 		used = "the whole trace used (no ProfilerStep marks)"
 	case n.WholeTrace:
 		used = "the whole trace (no ProfilerStep marks) left out: " + n.Excluded[0].Reason
+	case len(n.UsedSteps) == 1:
+		used = "step " + n.UsedSteps[0] + " used"
 	case len(n.UsedSteps) > 0:
 		used = "steps " + stepList(n.UsedSteps) + " used"
 	}

@@ -80,7 +80,9 @@ func TestDiagnosisGolden(t *testing.T) {
 }
 
 // checkDiagnosis holds for every diagnosis: findings carry numbers and are
-// ranked by saving; the primary class is the largest share.
+// ranked by saving; the primary class is the one whose fix saves most,
+// and its finding (when it has one) is not ranked below a finding that
+// saves less; no attribution exceeds the step.
 func checkDiagnosis(t *testing.T, d *diagnose.Diagnosis) {
 	t.Helper()
 	if d == nil {
@@ -100,11 +102,21 @@ func checkDiagnosis(t *testing.T, d *diagnose.Diagnosis) {
 	if d.Verdict.Primary == diagnose.Undetermined {
 		return
 	}
-	shares := make([]float64, len(d.Classes))
-	for i, c := range d.Classes {
-		shares[i] = c.SharePct
+	var savings []float64
+	var primary diagnose.ClassScore
+	for _, c := range d.Classes {
+		if c.SharePct > 100.05 || c.SavingPct > c.SharePct {
+			t.Errorf("class %s: share %.1f%%, saving %.1f%%", c.Class, c.SharePct, c.SavingPct)
+		}
+		if c.Class == diagnose.Unexplained {
+			continue
+		}
+		savings = append(savings, c.SavingPct)
+		if c.Class == d.Verdict.Primary {
+			primary = c
+		}
 	}
-	if len(shares) > 0 && d.Verdict.SharePct != slices.Max(shares) {
-		t.Errorf("primary %s at %.1f%% is not the largest share %v", d.Verdict.Primary, d.Verdict.SharePct, shares)
+	if len(savings) > 0 && primary.SavingPct != slices.Max(savings) {
+		t.Errorf("primary %s saves %.1f%%, not the most of %v", d.Verdict.Primary, primary.SavingPct, savings)
 	}
 }

@@ -46,6 +46,9 @@ const DefinitionVersion = "gpu/1"
 // Options select the definition of the window.
 type Options struct {
 	Definition string // "" / "default" or "tb"
+	// Exclude, indexed like trace.Steps, leaves steps out of the window
+	// (breakdown.Options.Exclude); ignored by "tb".
+	Exclude []bool
 }
 
 // Memcpy is the copies of one direction and host memory kind.
@@ -98,6 +101,7 @@ func Compute(t *trace.Trace, opts Options) (*Result, error) {
 	bopts := breakdown.Options{}
 	switch opts.Definition {
 	case "", "default":
+		bopts.Exclude = opts.Exclude
 	case "tb":
 		def = "gpu/" + breakdown.TBVersion
 		bopts.Definition = "tb"
@@ -108,10 +112,22 @@ func Compute(t *trace.Trace, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// the window runs from the first to the last averaged step
 	var w interval.Span
-	if len(br.Steps) > 0 {
-		last := br.Steps[max(br.AveragedSteps, 1)-1]
-		w = interval.Span{Start: usToNs(br.Steps[0].StartUs), End: usToNs(last.EndUs)}
+	first, last := -1, -1
+	for i, st := range br.Steps {
+		if !st.Incomplete && !st.Excluded {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 && len(br.Steps) > 0 {
+		first, last = 0, 0
+	}
+	if first >= 0 {
+		w = interval.Span{Start: usToNs(br.Steps[first].StartUs), End: usToNs(br.Steps[last].EndUs)}
 	}
 	return compute(t, w, def, bopts.Definition == "tb"), nil
 }

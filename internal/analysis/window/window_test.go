@@ -1,0 +1,187 @@
+package window
+
+import (
+	"testing"
+
+	"github.com/bottleneck-dev/bottleneck/internal/kineto"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil/scenario"
+)
+
+const mm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"
+
+func check(t *testing.T, s *scenario.Trace) *Result {
+	t.Helper()
+	tr, err := kineto.ReadFile(s.Write(t), kineto.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Check(tr, Options{})
+}
+
+func excluded(r *Result) map[string]string {
+	out := map[string]string{}
+	for _, s := range r.Steps {
+		if s.Excluded != "" {
+			out[s.Step] = s.Excluded
+		}
+	}
+	return out
+}
+
+// steadyGPUBound is three steps of back-to-back kernels.
+func steadyGPUBound(s *scenario.Trace) float64 {
+	end := 0.0
+	for n := 1; n <= 3; n++ {
+		end = s.GPUStep(n, end, end, 40, 1000)
+	}
+	return end
+}
+
+func TestSteadyStateIsSteady(t *testing.T) {
+	var s scenario.Trace
+	steadyGPUBound(&s)
+	r := check(t, &s)
+	if !r.SteadyState || len(r.Used) != 3 || r.Carry != nil || len(r.Startup) != 0 || r.Capture != nil || r.Overhead != nil {
+		t.Fatalf("a steady GPU-bound loop judged %+v", r)
+	}
+}
+
+// Must stay silent: launch calls that block on a full launch queue are
+// the steady state of a GPU-bound loop, not lazy module loading, even the
+// first launch of each kernel.
+func TestFullQueueIsNotModuleLoading(t *testing.T) {
+	var s scenario.Trace
+	dev := 0.0
+	for n := 1; n <= 3; n++ {
+		ts := float64(n-1) * 100000
+		lt := ts
+		for i := range 40 {
+			// the first 30 launches return at once and fill the queue;
+			// the last 10 block 2 ms each while the device catches up
+			dur := 5.0
+			if i >= 30 {
+				dur = 2000
+			}
+			s.LaunchLone(lt, dur, mm+itoa(i), max(dev, lt+dur+5), 2400)
+			dev = max(dev, lt+dur+5) + 2400
+			lt += dur + 10
+		}
+		s.Step(n, ts, 100000)
+	}
+	r := check(t, &s)
+	if len(r.Startup) != 0 || len(excluded(r)) != 0 {
+		t.Fatalf("full-queue launches taken for start-up: %+v %+v", r.Startup, excluded(r))
+	}
+}
+
+// Must stay silent: a program that allocates every step has an allocator
+// problem, not a start-up cost.
+func TestAllocationEveryStepIsNotStartup(t *testing.T) {
+	var s scenario.Trace
+	end := 0.0
+	for n := 1; n <= 3; n++ {
+		s.Runtime("cudaMalloc", end+2, 5000)
+		end = s.GPUStep(n, end, end+5100, 40, 1000)
+	}
+	r := check(t, &s)
+	if r.StartupUs != 0 || len(excluded(r)) != 0 {
+		t.Fatalf("per-step cudaMalloc taken for start-up: %+v", r.Startup)
+	}
+	// and in the first step only, it is start-up
+	var s2 scenario.Trace
+	s2.Runtime("cudaMalloc", 2, 30000)
+	end = 0
+	for n := 1; n <= 3; n++ {
+		from := end
+		if n == 1 {
+			from = 30100
+		}
+		end = s2.GPUStep(n, end, from, 40, 1000)
+	}
+	r = check(t, &s2)
+	if excluded(r)["1"] != StartUp || len(r.Used) != 2 {
+		t.Fatalf("first-step allocator growth: %+v, used %v", excluded(r), r.Used)
+	}
+}
+
+// Must stay silent: a first .item() that waits longer on the device is a
+// sync, not a one-time cost.
+func TestBlockedFirstCallIsNotStartup(t *testing.T) {
+	var s scenario.Trace
+	end := 0.0
+	for n := 1; n <= 4; n++ {
+		end = s.GPUStep(n, end, end, 20, 1000)
+		wait := 50.0
+		if n == 1 {
+			wait = 20000
+		}
+		s.Op("aten::item", end+1, wait+10)
+		s.Runtime("cudaStreamSynchronize", end+2, wait)
+		end += wait + 20
+	}
+	r := check(t, &s)
+	if len(r.Startup) != 0 {
+		t.Fatalf("a blocked first call taken for start-up: %+v", r.Startup)
+	}
+}
+
+func TestFirstCallIsStartup(t *testing.T) {
+	var s scenario.Trace
+	end := 0.0
+	for n := 1; n <= 4; n++ {
+		d := 300.0
+		if n == 1 {
+			d = 90000 // cuDNN autotuning on the first call
+		}
+		s.Op("aten::conv2d", end+1, d)
+		end = s.GPUStep(n, end, end+d+5, 20, 1000)
+	}
+	r := check(t, &s)
+	if len(r.Startup) == 0 || r.Startup[0].Kind != "first-call" || excluded(r)["1"] != StartUp {
+		t.Fatalf("slow first conv2d: %+v, excluded %v", r.Startup, excluded(r))
+	}
+}
+
+// Must stay silent: device work that started before the trace but covers
+// under a tenth of the first step does not exclude it, and GPU-only
+// traces (no launch links) are not judged.
+func TestSmallCarryOverKeepsTheStep(t *testing.T) {
+	var s scenario.Trace
+	s.Device("kernel", mm, 0, 900, 0)
+	end := 0.0
+	for n := 1; n <= 3; n++ {
+		end = s.GPUStep(n, end, max(end, 1000), 40, 1000)
+	}
+	r := check(t, &s)
+	if r.Carry == nil || len(excluded(r)) != 0 {
+		t.Fatalf("a 1 ms carry-over in a 40 ms step: carry %+v, excluded %v", r.Carry, excluded(r))
+	}
+	var g scenario.Trace
+	for i := range 40 {
+		g.Device("kernel", mm, float64(i)*1000, 1000, 0)
+	}
+	if r := check(t, &g); r.Carry != nil {
+		t.Fatalf("a GPU-only trace judged mid-flight: %+v", r.Carry)
+	}
+}
+
+func TestOutliers(t *testing.T) {
+	var s scenario.Trace
+	end := 0.0
+	for n := 1; n <= 4; n++ {
+		k := 40
+		if n == 2 {
+			k = 70 // 1.75x: not an outlier
+		}
+		if n == 4 {
+			k = 100 // 2.5x: an outlier
+		}
+		end = s.GPUStep(n, end, end, k, 1000)
+	}
+	r := check(t, &s)
+	if ex := excluded(r); len(ex) != 1 || ex["4"] != Outlier || !r.SteadyState {
+		t.Fatalf("outliers: %v (steady %v)", ex, r.SteadyState)
+	}
+}
+
+func itoa(i int) string { return string(rune('a' + i)) }

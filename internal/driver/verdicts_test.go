@@ -1,0 +1,355 @@
+package driver
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
+	"github.com/bottleneck-dev/bottleneck/internal/load"
+	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil/scenario"
+)
+
+// A verdictCase is one diagnosis case of the corpus in docs/verdicts.md:
+// the trace, the verdict an expert reading signs, and what must (and must
+// not) be in the findings.
+type verdictCase struct {
+	name    string
+	trace   func(t *testing.T) string // path of the trace
+	primary diagnose.Class
+	detail  string // substring of the verdict's detail ("" to skip)
+	// steady: whether the window must be judged steady state.
+	steady bool
+	// first: rule of the top finding ("" to skip); rules: rules that
+	// must fire; silent: rules that must not.
+	first  string
+	rules  []string
+	silent []string
+	// change: substring of the top finding's change.
+	change string
+}
+
+func shared(rel string) func(t *testing.T) string {
+	return func(t *testing.T) string { return filepath.Join(testutil.SharedTraces(t), rel) }
+}
+
+func synth(build func(s *scenario.Trace)) func(t *testing.T) string {
+	return func(t *testing.T) string {
+		var s scenario.Trace
+		build(&s)
+		return s.Write(t)
+	}
+}
+
+const mm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"
+
+var verdictCases = []verdictCase{
+	// real traces
+	{name: "ns_resolution", trace: shared("hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"),
+		primary: diagnose.GPUCompute, steady: true, rules: []string{"gpu.precision"}, silent: []string{"sync.blocking", "gpu.channels-last", "gpu.attention"}},
+	{name: "negative_queue", trace: shared("hta/negative_queue_length_values_check/rank0.json.gz"),
+		primary: diagnose.Sync, steady: true, first: "sync.blocking", change: ".cpu()"},
+	{name: "nccl_data", trace: shared("hta/nccl_parser_config/nccl_data.json.gz"),
+		primary: diagnose.Host, steady: true, first: "host.python", silent: []string{"sync.blocking"}},
+	{name: "control", trace: shared("hta/trace_diff/control/control.json.gz"),
+		primary: diagnose.GPUCompute, steady: true},
+	{name: "alexnet", trace: shared("hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz"),
+		primary: diagnose.Undetermined, detail: "start-up"},
+	{name: "amd", trace: shared("hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz"),
+		primary: diagnose.Undetermined, detail: "start-up"},
+	{name: "h100_qwen", trace: shared("tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"),
+		primary: diagnose.Undetermined, detail: "mid-flight"},
+	{name: "vllm_decode", trace: shared("tracelens/vllm_decode_full/graph_execution.json.gz"),
+		primary: diagnose.Undetermined, detail: "mid-flight"},
+	{name: "cpu_only", trace: shared("hta/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"),
+		primary: diagnose.Comm, steady: true, first: "comm.exposed"},
+	{name: "dtu_mlops_cpu", trace: shared("misc/dtu_mlops_cpu_profile_memory.json.gz"),
+		primary: diagnose.CPUCompute, steady: true, first: "cpu.native"},
+	{name: "zoology", trace: shared("misc/zoology_cpu_activity_on_gpu_machine.json.gz"),
+		primary: diagnose.Undetermined, steady: true},
+
+	// synthetic device-side cases
+	{name: "synthetic_mid_flight", primary: diagnose.Undetermined, detail: "mid-flight",
+		trace: synth(func(s *scenario.Trace) {
+			// one step; the first 30 ms the device runs kernels launched
+			// before the capture while the host waits in a sync
+			for i := range 30 {
+				s.Device("kernel", mm, float64(i)*1000, 990, 0)
+			}
+			s.Runtime("cudaDeviceSynchronize", 100, 29900)
+			s.GPUStep(1, 50, 30000, 40, 1000)
+		})},
+	{name: "synthetic_mid_flight_first_step", primary: diagnose.GPUCompute,
+		trace: synth(func(s *scenario.Trace) {
+			// carry-over covers step 1 only: it is left out, steps 2-4 are GPU-bound
+			for i := range 20 {
+				s.Device("kernel", mm, float64(i)*1000, 990, 0)
+			}
+			s.Runtime("cudaDeviceSynchronize", 100, 19900)
+			end := s.GPUStep(1, 50, 20000, 30, 1000)
+			for n := 2; n <= 4; n++ {
+				end = s.GPUStep(n, end, end, 40, 1000)
+			}
+		}), silent: []string{"sync.blocking"}},
+	{name: "synthetic_cold_first_step", primary: diagnose.GPUCompute,
+		trace: synth(func(s *scenario.Trace) {
+			// step 1: the first launch of a kernel takes 400 ms (lazy
+			// module loading) while the device waits; steps 2-4 are GPU-bound
+			s.LaunchLone(20, 400000, "void first_use_kernel<float>(float*)", 400025, 50)
+			s.Step(1, 0, 400100)
+			end := 400100.0
+			for n := 2; n <= 4; n++ {
+				end = s.GPUStep(n, end, end, 40, 1000)
+			}
+		}), silent: []string{"host.python"}},
+	{name: "synthetic_graph_capture", primary: diagnose.Undetermined, detail: "graph capture",
+		trace: synth(func(s *scenario.Trace) {
+			// both steps capture CUDA graphs: hundreds of launches, no kernels run
+			for n := 1; n <= 2; n++ {
+				ts := float64(n-1) * 20000
+				s.Runtime("cudaStreamBeginCapture", ts+10, 5)
+				for i := range 300 {
+					s.Op("aten::add", ts+20+float64(i)*50, 40)
+					s.Runtime("cudaLaunchKernel", ts+25+float64(i)*50, 30)
+				}
+				s.Runtime("cudaStreamEndCapture", ts+15100, 50)
+				s.Runtime("cudaGraphInstantiate", ts+15200, 4000)
+				s.Kernel(mm, ts+19300, ts+19310, 100)
+				s.Step(n, ts, 19500)
+			}
+		})},
+	{name: "synthetic_profiler_overhead", primary: diagnose.GPUCompute,
+		trace: synth(func(s *scenario.Trace) {
+			// buffer requests take ~10% of every step: the window is not steady state
+			end := 0.0
+			for n := 1; n <= 3; n++ {
+				start := end
+				end = s.GPUStep(n, start, start, 40, 1000)
+				s.Add(map[string]any{"ph": "X", "cat": "overhead", "name": "Activity Buffer Request", "pid": 100, "tid": 2, "ts": start + 100, "dur": 4000.0})
+			}
+		})},
+	{name: "synthetic_input_bound_busy_gpu", primary: diagnose.Input, first: "input.loader",
+		trace: synth(func(s *scenario.Trace) {
+			// each step: 33 ms waiting for the DataLoader with the device
+			// idle, then 56 ms of kernels, 11 ms of other host work
+			for n := 1; n <= 4; n++ {
+				ts := float64(n-1) * 100000
+				s.Host("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", ts+100, 33000, nil)
+				for i := range 56 {
+					lt := ts + 33200 + float64(i)*10
+					s.Op("aten::mm", lt-1, 8)
+					s.Kernel(mm, lt, ts+33300+float64(i)*1000, 1000)
+				}
+				s.Op("aten::zero_", ts+90000, 9000)
+				s.Step(n, ts, 99900)
+			}
+		})},
+	{name: "synthetic_gpu_bound_small_loader", primary: diagnose.GPUCompute, silent: []string{"sync.blocking"},
+		trace: synth(func(s *scenario.Trace) {
+			for n := 1; n <= 4; n++ {
+				ts := float64(n-1) * 100000
+				s.Host("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", ts+100, 8000, nil)
+				for i := range 90 {
+					lt := ts + 8200 + float64(i)*10
+					s.Op("aten::mm", lt-1, 8)
+					s.Kernel(mm, lt, ts+8300+float64(i)*1000, 1000)
+				}
+				s.Step(n, ts, 99900)
+			}
+		})},
+	{name: "synthetic_outlier_step", primary: diagnose.GPUCompute,
+		trace: synth(func(s *scenario.Trace) {
+			// step 3 holds a 200 ms checkpoint: left out as an outlier
+			end := 0.0
+			for n := 1; n <= 5; n++ {
+				end = s.GPUStep(n, end, end, 40, 1000)
+				if n == 3 {
+					s.Op("aten::save", end, 200000)
+					end += 200000
+				}
+			}
+		}), silent: []string{"host.python"}},
+	{name: "synthetic_final_sync_only", primary: diagnose.GPUCompute, silent: []string{"sync.blocking"},
+		trace: synth(func(s *scenario.Trace) {
+			// one cudaDeviceSynchronize at the very end: not a sync problem
+			end := 0.0
+			for n := 1; n <= 3; n++ {
+				end = s.GPUStep(n, end, end, 40, 1000)
+			}
+			s.Runtime("cudaDeviceSynchronize", end-30000, 30000)
+		})},
+	{name: "synthetic_item_sync", primary: diagnose.Sync, first: "sync.blocking", change: ".item()",
+		trace: synth(func(s *scenario.Trace) {
+			// every 10 kernels the host reads a value (.item()) and then
+			// spends 2 ms before launching more: the device idles
+			ts := 0.0
+			for n := 1; n <= 3; n++ {
+				start := ts
+				for round := range 5 {
+					dev := ts + 20
+					for i := range 10 {
+						s.Op("aten::mm", ts+float64(i)*8, 7)
+						s.Kernel(mm, ts+1+float64(i)*8, dev, 200)
+						dev += 200
+					}
+					_ = round
+					s.Op("aten::_local_scalar_dense", ts+90, dev-ts-90+10)
+					s.Launch("cudaMemcpyAsync", "gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", ts+95, dev-ts-95+5, dev, 3)
+					ts = dev + 2000
+				}
+				s.Step(n, start, ts-start)
+			}
+		})},
+	{name: "synthetic_unfused_attention", primary: diagnose.GPUCompute, rules: []string{"gpu.attention"},
+		trace: synth(func(s *scenario.Trace) {
+			end := 0.0
+			for n := 1; n <= 3; n++ {
+				ts := end
+				dev := ts + 20
+				for i := range 30 {
+					lt := ts + 10 + float64(i)*30
+					s.Op("aten::bmm", lt, 8)
+					s.Kernel("ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_nn", lt+1, dev, 600)
+					dev += 600
+					s.Op("aten::_softmax", lt+10, 8)
+					s.Kernel("void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)", lt+11, dev, 400)
+					dev += 400
+					s.Op("aten::bmm", lt+20, 8)
+					s.Kernel("ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_nn", lt+21, dev, 600)
+					dev += 600
+				}
+				s.Step(n, ts, dev-ts)
+				end = dev
+			}
+		})},
+	{name: "synthetic_sdpa", primary: diagnose.GPUCompute, silent: []string{"gpu.attention"},
+		trace: synth(func(s *scenario.Trace) {
+			end := 0.0
+			for n := 1; n <= 3; n++ {
+				ts := end
+				dev := ts + 20
+				for i := range 30 {
+					lt := ts + 10 + float64(i)*30
+					s.Op("aten::_scaled_dot_product_flash_attention", lt, 20)
+					s.Kernel("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t>, false, false, false, false, true, true, false>(pytorch_flash::Flash_fwd_params)", lt+1, dev, 900)
+					dev += 900
+					s.Op("aten::_softmax", lt+22, 5)
+					s.Kernel("void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)", lt+23, dev, 50)
+					dev += 50
+					s.Op("aten::bmm", lt+26, 3)
+					s.Kernel("ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_nn", lt+27, dev, 300)
+					dev += 300
+				}
+				s.Step(n, ts, dev-ts)
+				end = dev
+			}
+		})},
+	{name: "synthetic_nchw_convs", primary: diagnose.GPUCompute, rules: []string{"gpu.channels-last"},
+		trace: synth(func(s *scenario.Trace) {
+			end := 0.0
+			for n := 1; n <= 3; n++ {
+				ts := end
+				dev := ts + 20
+				for i := range 20 {
+					lt := ts + 10 + float64(i)*30
+					s.Op("aten::cudnn_convolution", lt, 25)
+					s.Kernel("void cudnn::ops::nchwToNhwcKernel<__nv_bfloat16, __nv_bfloat16, float, false, true, (cudnnKernelDataType_t)0>(cudnn::ops::nchw2nhwc_params_t<float>, __nv_bfloat16 const*, __nv_bfloat16*)", lt+1, dev, 100)
+					dev += 100
+					s.Kernel("sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize128x128x64_warpgroupsize1x1x1_g1_execute_segment_k_off_kernel__5x_cudnn", lt+8, dev, 1000)
+					dev += 1000
+					s.Kernel("void cudnn::ops::nhwcToNchwKernel<__nv_bfloat16, __nv_bfloat16, float, true, false, (cudnnKernelDataType_t)0>(cudnn::ops::nhwc2nchw_params_t<float>, __nv_bfloat16 const*, __nv_bfloat16*)", lt+15, dev, 100)
+					dev += 100
+				}
+				s.Step(n, ts, dev-ts)
+				end = dev
+			}
+		})},
+	{name: "synthetic_launch_bound", primary: diagnose.Launch, first: "host.launch",
+		trace: synth(func(s *scenario.Trace) {
+			// 400 kernels of 4 µs per step, each launched in 12 µs of host time
+			ts := 0.0
+			for n := 1; n <= 3; n++ {
+				start := ts
+				for i := range 400 {
+					lt := ts + float64(i)*20
+					s.Op("aten::add", lt, 18)
+					s.Launch("cudaLaunchKernel", "kernel", "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)", lt+2, 12, lt+15, 4)
+				}
+				ts += 400*20 + 50
+				s.Step(n, start, ts-start)
+			}
+		})},
+	{name: "synthetic_unexplained", primary: diagnose.Undetermined, detail: "no recorded activity",
+		trace: synth(func(s *scenario.Trace) {
+			// a few kernels per 100 ms step and nothing else recorded
+			for n := 1; n <= 3; n++ {
+				ts := float64(n-1) * 100000
+				for i := range 5 {
+					s.Op("aten::mm", ts+float64(i)*15000, 10)
+					s.Kernel(mm, ts+float64(i)*15000+2, ts+float64(i)*15000+10, 3000)
+				}
+				s.Step(n, ts, 99000)
+			}
+		})},
+}
+
+// TestVerdictCorpus checks the verdict an expert reading signs on every
+// case of docs/verdicts.md, real traces and synthetic ones, and that the
+// page lists each case with that verdict.
+func TestVerdictCorpus(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "docs", "verdicts.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range verdictCases {
+		t.Run(c.name, func(t *testing.T) {
+			if !regexp.MustCompile(`(?m)^- \*\*` + regexp.QuoteMeta(c.name) + `\b[^\n]*` + regexp.QuoteMeta(string(c.primary))).Match(doc) {
+				t.Errorf("docs/verdicts.md has no entry **%s ...** stating %s", c.name, c.primary)
+			}
+			res, err := load.Load([]string{c.trace(t)}, load.Options{})
+			if err != nil || len(res.Traces) != 1 {
+				t.Fatalf("load: %v", err)
+			}
+			r := Build(res, 0, Options{Rank: -1})
+			d := r.Traces[0].Diagnosis
+			var text strings.Builder
+			if err := report.WriteDiagnosis(&text, d); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("\n%s", text.String())
+			if d.Verdict.Primary != c.primary {
+				t.Fatalf("verdict %s, want %s", d.Verdict.Primary, c.primary)
+			}
+			if !strings.Contains(d.Verdict.Detail, c.detail) {
+				t.Errorf("verdict detail %q, want it to name %q", d.Verdict.Detail, c.detail)
+			}
+			if c.steady && (d.Window == nil || !d.Window.SteadyState) {
+				t.Errorf("window judged not steady state")
+			}
+			fired := map[string]bool{}
+			for _, f := range d.Findings {
+				fired[f.Rule] = true
+			}
+			if c.first != "" && (len(d.Findings) == 0 || d.Findings[0].Rule != c.first) {
+				t.Errorf("top finding is not %s", c.first)
+			}
+			if c.change != "" && (len(d.Findings) == 0 || !strings.Contains(d.Findings[0].Change, c.change)) {
+				t.Errorf("top finding's change does not name %q", c.change)
+			}
+			for _, r := range c.rules {
+				if !fired[r] {
+					t.Errorf("rule %s did not fire", r)
+				}
+			}
+			for _, r := range c.silent {
+				if fired[r] {
+					t.Errorf("rule %s fired where it must stay silent", r)
+				}
+			}
+		})
+	}
+}
