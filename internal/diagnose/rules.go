@@ -84,6 +84,10 @@ type Params struct {
 	// the steps.
 	StartupNote float64
 	OverheadPct float64
+	// ProfilerInflation: with `run`, the window is not steady state when
+	// its mean step is at least this multiple of the median step outside
+	// the window (the profiler's per-op overhead).
+	ProfilerInflation float64
 	// High and Medium: confidence levels (share of the primary class and
 	// its margin over the next class).
 	HighShare, HighMargin     float64
@@ -111,6 +115,7 @@ var Default = Params{
 	CommSpread:            20,
 	StartupNote:           0.05,
 	OverheadPct:           2,
+	ProfilerInflation:     1.3,
 	HighShare:             0.5,
 	HighMargin:            0.2,
 	MediumShare:           0.3,

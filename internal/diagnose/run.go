@@ -17,7 +17,10 @@ type RunEvidence struct {
 	Rank int    `json:"rank"`
 	// WindowStepS is the mean step of the recorded window (seconds);
 	// DataLoaderWaitS the mean DataLoader wait per window step.
-	WindowStepS     float64         `json:"window_step_s"`
+	WindowStepS float64 `json:"window_step_s"`
+	// OutsideStepS is the median step outside the recorded window, after
+	// the first steps (0 when too few): the steps without the profiler.
+	OutsideStepS    float64         `json:"outside_step_s,omitempty"`
 	HasDataLoader   bool            `json:"has_dataloader"`
 	DataLoaderWaitS float64         `json:"dataloader_wait_s"`
 	Loaders         []Loader        `json:"loaders,omitempty"`
@@ -200,6 +203,7 @@ func FromProcess(pr *runreport.ProcessReport, prof *pyprofile.Profile) *RunEvide
 			r.DataLoaderWaitS = wait / float64(n)
 			r.SyncsPerStep = float64(syncs) / float64(n)
 		}
+		r.OutsideStepS = outsideStep(ev.StepTimes)
 		r.HasDataLoader = ev.DataLoader.Batches > 0 || len(ev.DataLoader.Loaders) > 0
 		for _, l := range ev.DataLoader.Loaders {
 			r.Loaders = append(r.Loaders, Loader{Dataset: l.Dataset, NumWorkers: l.NumWorkers, PinMemory: l.PinMemory,
@@ -228,6 +232,30 @@ func FromProcess(pr *runreport.ProcessReport, prof *pyprofile.Profile) *RunEvide
 	}
 	r.Python = FromProfile(prof)
 	return r
+}
+
+// outsideStep is the median duration of the steps recorded outside the
+// profiler window, leaving out the first warmupSteps (start-up); 0 with
+// fewer than 3 such steps.
+func outsideStep(times [][]any) float64 {
+	const warmupSteps = 3
+	var durs []float64
+	for _, st := range times {
+		if len(st) < 4 {
+			continue
+		}
+		n, _ := st[0].(float64)
+		d, _ := st[2].(float64)
+		in, _ := st[3].(bool)
+		if !in && n > warmupSteps && d > 0 {
+			durs = append(durs, d)
+		}
+	}
+	if len(durs) < 3 {
+		return 0
+	}
+	slices.Sort(durs)
+	return durs[len(durs)/2]
 }
 
 // LoadRun reads a run directory's evidence, keyed by rank (a process

@@ -88,6 +88,11 @@ func (s *state) windowNote() {
 	if o := w.Overhead; o != nil && o.Pct >= s.p.OverheadPct {
 		n.Notes = append(n.Notes, fmt.Sprintf("profiler overhead (buffer requests and flushes) takes %.1f%% of the steps", o.Pct))
 	}
+	if r := s.in.Run; r != nil && r.OutsideStepS > 0 && r.WindowStepS >= s.p.ProfilerInflation*r.OutsideStepS {
+		n.SteadyState = false
+		n.Notes = append(n.Notes, fmt.Sprintf("the recorded steps take %.1fx the steps outside the window (%s against %s): the profiler's per-op overhead inflates op times, tiny ops most, so host and launch shares are overstated",
+			r.WindowStepS/r.OutsideStepS, FormatUs(r.WindowStepS*1e6), FormatUs(r.OutsideStepS*1e6)))
+	}
 	if out := w.ExcludedBy(window.Outlier); len(out) > 0 {
 		n.Notes = append(n.Notes, fmt.Sprintf("outlier step(s) %s took more than twice the median step (%s) and are left out", strings.Join(out, ", "), FormatUs(w.MedianUs)))
 	}

@@ -120,7 +120,10 @@ type Evidence struct {
 		} `json:"windows"`
 	} `json:"profiler"`
 	WindowSteps []WindowStep `json:"window_steps"`
-	DataLoader  struct {
+	// StepTimes: [step, start s, duration s, in window] of every step
+	// (the agent keeps the first 20000).
+	StepTimes  [][]any `json:"step_times"`
+	DataLoader struct {
 		Batches       int          `json:"batches"`
 		WaitS         float64      `json:"wait_s"`
 		WindowBatches int          `json:"window_batches"`
