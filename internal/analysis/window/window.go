@@ -408,11 +408,14 @@ var startupCalls = []string{
 // creates the context): start-up when the last step makes none.
 var allocCalls = []string{"cudaMalloc", "hipMalloc", "cuMemAlloc", "cuMemCreate", "cudaFree", "hipFree", "cuMemFree"}
 
-// compileMarks are record_function/python frames of torch.compile and
-// autotuning.
+// compileMarks are record_function ranges and Python frames of
+// torch.compile's compilation and Triton autotuning (dynamo_timed names).
+// Runtime wrappers of compiled code (torch/_inductor/output_code.py,
+// _aot_autograd/runtime_wrappers.py, CachingAutotuner.run) run every step
+// and must not match.
 var compileMarks = []string{
-	"compile_inner", "call_user_compiler", "compile_fx", "inductor_compile", "aot_autograd", "autotune",
-	"benchmark_all_configs", "async_compile", "torch/_dynamo/convert_frame", "torch/_inductor/",
+	"compile_inner", "call_user_compiler", "compile_fx", "inductor_compile", "create_aot_dispatcher_function",
+	"benchmark_all_configs", "async_compile", "torch/_dynamo/convert_frame",
 }
 
 // startup collects one-time costs.
@@ -427,10 +430,10 @@ func (c *checker) startup() {
 		}
 	}
 	minNs := int64(c.o.MinStartupUs * 1e3)
-	// allocator growth counts as start-up only when the last step used
+	// allocator growth counts as start-up only when the last step
 	// allocates nothing: a program that allocates every step has no
-	// start-up, it has an allocator problem
-	allocSteps := map[int]bool{}
+	// start-up, it has an allocator problem; likewise compilation
+	allocSteps, compileSteps := map[int]bool{}, map[int]bool{}
 	var launchDurs []int64
 	for i, k := range ev.Kind {
 		if k.IsLaunch() && c.cl.Has(ev.Name[i], classify.Launch) {
@@ -441,9 +444,6 @@ func (c *checker) startup() {
 	firstKernel := c.firstLaunchOfKernel()
 	for i, k := range ev.Kind {
 		if ev.Dur[i] < minNs {
-			if k.IsLaunch() && classify.ContainsAny(c.t.Name(i), allocCalls) {
-				allocSteps[c.stepOf(ev.Start[i])] = true
-			}
 			continue
 		}
 		name := c.t.Name(i)
@@ -460,6 +460,7 @@ func (c *checker) startup() {
 		case k.IsLaunch() && c.cl.Flags(ev.Name[i]) == 0 && classify.ContainsAny(name, startupCalls):
 			add(i, "context", "one-time runtime call (context, stream or module set-up)")
 		case (k == trace.KindPythonFunction || k == trace.KindUserAnnotation || k == trace.KindCPUOp) && classify.ContainsAny(name, compileMarks):
+			compileSteps[c.stepOf(ev.Start[i])] = true
 			if p := ev.Parent[i]; p != trace.None && classify.ContainsAny(c.t.Name(int(p)), compileMarks) {
 				continue // counted with its enclosing compile region
 			}
@@ -469,10 +470,11 @@ func (c *checker) startup() {
 		}
 	}
 	costs = append(costs, c.firstCalls()...)
-	// allocator growth only in the first steps is start-up
-	lastUsed := len(c.spans) - 1
+	// allocator growth and compilation only in the first steps are
+	// start-up
+	last := len(c.spans) - 1
 	costs = slices.DeleteFunc(costs, func(x Cost) bool {
-		return x.Kind == "allocator" && lastUsed > 0 && allocSteps[lastUsed]
+		return last > 0 && (x.Kind == "allocator" && allocSteps[last] || x.Kind == "compile" && compileSteps[last])
 	})
 	// nested costs (a slow first op holding a context creation) count once
 	var spans []interval.Span

@@ -185,3 +185,24 @@ func TestOutliers(t *testing.T) {
 }
 
 func itoa(i int) string { return string(rune('a' + i)) }
+
+// Compilation in the first step is start-up; a compile region in every
+// step (recompiling each step) is not.
+func TestCompile(t *testing.T) {
+	for _, every := range []bool{false, true} {
+		var s scenario.Trace
+		end := 0.0
+		for n := 1; n <= 3; n++ {
+			if n == 1 || every {
+				s.Host("user_annotation", "_compile.compile_inner", end+1, 30000, nil)
+				end = s.GPUStep(n, end, end+30010, 40, 1000)
+				continue
+			}
+			end = s.GPUStep(n, end, end, 40, 1000)
+		}
+		r := check(t, &s)
+		if got := excluded(r)["1"] == StartUp; got == every {
+			t.Errorf("compile in every step %v: step 1 excluded %v, startup %+v", every, got, r.Startup)
+		}
+	}
+}
