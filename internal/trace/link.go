@@ -159,8 +159,8 @@ func (t *Trace) linkLaunches() {
 	}
 }
 
-// linkOps sets Op on runtime calls (by External id, else the innermost
-// enclosing operator on the thread) and on device events (their launch's
+// linkOps sets Op on runtime calls (by External id when that op is on the
+// call's thread, else the innermost enclosing operator on the thread) and on device events (their launch's
 // op, else their own External id).
 func (t *Trace) linkOps() {
 	ev := &t.Events
@@ -179,7 +179,9 @@ func (t *Trace) linkOps() {
 		if !k.IsLaunch() {
 			continue
 		}
-		if op, ok := byExt.get(ev.ExternalID[i]); ok && ev.ExternalID[i] != 0 {
+		// the op that launched a call runs on the call's thread: an
+		// External id shared with an op of another thread is a collision
+		if op, ok := byExt.get(ev.ExternalID[i]); ok && ev.ExternalID[i] != 0 && ev.Track[op] == ev.Track[i] {
 			ev.Op[i] = op
 			continue
 		}

@@ -73,3 +73,19 @@ func mustLookup(t *testing.T, tr *Trace, s string) StrID {
 	}
 	return id
 }
+
+// An External id that an op of another thread also carries must not link
+// a runtime call to that op: the launching op is on the call's thread.
+func TestExternalIDStaysOnItsThread(t *testing.T) {
+	tr := New("x")
+	keys := map[TrackKey]TrackID{}
+	main := tr.TrackFor(TrackKey{Pid: 1, Tid: 1}, keys)
+	bwd := tr.TrackFor(TrackKey{Pid: 1, Tid: 2}, keys)
+	other := tr.AddEvent(&EventRecord{Kind: KindCPUOp, Track: bwd, Start: 0, Dur: 100, ExternalID: 9, SeqNum: -1})
+	own := tr.AddEvent(&EventRecord{Kind: KindCPUOp, Track: main, Start: 0, Dur: 100, ExternalID: 3, SeqNum: -1})
+	call := tr.AddEvent(&EventRecord{Kind: KindRuntime, Track: main, Start: 10, Dur: 5, ExternalID: 9, SeqNum: -1})
+	tr.Link()
+	if got := tr.Events.Op[call]; got != int32(own) {
+		t.Errorf("call linked to op %d, want its own thread's op %d (not %d on another thread)", got, own, other)
+	}
+}
