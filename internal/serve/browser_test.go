@@ -69,6 +69,9 @@ func checkPage(t *testing.T, r *browserResult, wantFlames int) {
 	if len(r.Sections) == 0 || r.Sections[0] != "verdict" || !strings.Contains(r.Verdict, "Verdict") {
 		t.Errorf("first section %v, verdict %.200q", r.Sections, r.Verdict)
 	}
+	if !strings.Contains(r.Verdict, "steady-state window") && !strings.Contains(r.Verdict, "Steady-state window") {
+		t.Errorf("the verdict does not say whether the window is steady state: %.300q", r.Verdict)
+	}
 	for _, s := range []string{"steps", "gpu", "memory", "operators", "kernels", "flame", "timeline"} {
 		found := false
 		for _, x := range r.Sections {

@@ -101,6 +101,7 @@ function diagnosis(d, label) {
   box.appendChild(el('p', { class: 'headline' }, el('span', { class: 'verdict-class', text: v.primary }),
     v.share_pct ? ` ${fmtPct(v.share_pct)} of step time` : '', v.confidence ? ` (${v.confidence} confidence)` : ''));
   if (v.detail) box.appendChild(el('p', { text: v.detail }));
+  if (d.window) box.appendChild(windowNote(d.window));
   if (v.why) box.appendChild(el('p', { class: 'muted', text: v.why }));
   if (v.secondary && v.secondary.length) box.appendChild(el('p', { text: 'Also: ' + v.secondary.join(', ') }));
   if (d.per_rank && d.per_rank.length) {
@@ -126,6 +127,21 @@ function diagnosis(d, label) {
   if (d.not_measurable && d.not_measurable.length) {
     box.appendChild(el('p', { class: 'muted', text: 'Not measurable from this input: ' + d.not_measurable.map((u) => `${u.class} (${u.why})`).join('; ') }));
   }
+  return box;
+}
+
+// The window check: which steps the verdict uses, whether the window is
+// steady state, and how to re-profile when it is not.
+function windowNote(w) {
+  const used = w.used_steps || [];
+  let steps = w.whole_trace ? 'the whole trace (no ProfilerStep marks)' : (used.length ? `steps ${used.join(', ')}` : 'no step');
+  steps += used.length ? ' used' : ' usable';
+  const left = (w.excluded_steps || []).map((e) => `${e.step} (${e.reason})`);
+  const box = el('div', { class: w.steady_state ? 'window' : 'window warn' },
+    el('p', null, el('b', { text: w.steady_state ? 'Steady-state window: ' : 'Not a steady-state window: ' }), steps,
+      left.length && !w.whole_trace ? `; left out: ${left.join(', ')}` : ''));
+  if (w.notes && w.notes.length) box.appendChild(el('ul', null, w.notes.map((n) => el('li', { text: n }))));
+  if (w.reprofile) box.appendChild(el('p', { class: 'change', text: w.reprofile }));
   return box;
 }
 
