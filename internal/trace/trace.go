@@ -218,12 +218,14 @@ func (t *Trace) Lookup(s string) (StrID, bool) {
 	return id, ok
 }
 
-// Span returns the earliest start and latest end over all slice events.
+// Span returns the earliest start and latest end over the program's
+// events: the profiler's own span and markers (the Trace span, "Record
+// Window End" and other instants) and counters never lengthen it.
 func (t *Trace) Span() (start, end int64) {
 	ev := &t.Events
 	first := true
 	for i := range ev.Kind {
-		if ev.Kind[i] == KindTraceSpan || ev.Kind[i] == KindCounter {
+		if k := ev.Kind[i]; k == KindTraceSpan || k == KindCounter || k == KindInstant {
 			continue
 		}
 		s, e := ev.Start[i], ev.Start[i]+ev.Dur[i]
