@@ -88,8 +88,9 @@ func (s *state) windowNote() {
 	if o := w.Overhead; o != nil && o.Pct >= s.p.OverheadPct {
 		n.Notes = append(n.Notes, fmt.Sprintf("profiler overhead (buffer requests and flushes) takes %.1f%% of the steps", o.Pct))
 	}
+	inflated := false
 	if r := s.in.Run; r != nil && r.OutsideStepS > 0 && r.WindowStepS >= s.p.ProfilerInflation*r.OutsideStepS {
-		n.SteadyState = false
+		n.SteadyState, inflated = false, true
 		n.Notes = append(n.Notes, fmt.Sprintf("the recorded steps take %.1fx the steps outside the window (%s against %s): the profiler's per-op overhead inflates op times, tiny ops most, so host and launch shares are overstated",
 			r.WindowStepS/r.OutsideStepS, FormatUs(r.WindowStepS*1e6), FormatUs(r.OutsideStepS*1e6)))
 	}
@@ -97,7 +98,7 @@ func (s *state) windowNote() {
 		n.Notes = append(n.Notes, fmt.Sprintf("outlier step(s) %s took more than twice the median step (%s) and are left out", strings.Join(out, ", "), FormatUs(w.MedianUs)))
 	}
 	if !n.SteadyState {
-		n.Reprofile = s.reprofile(w)
+		n.Reprofile = s.reprofile(w, inflated)
 	}
 	s.d.Window = n
 }
@@ -121,24 +122,33 @@ func stepReason(w *window.Result, step string) string {
 	return "excluded"
 }
 
-// reprofile says how to record a window that shows the steady state:
-// `bottleneck run` flags when the trace came from it, else the
-// torch.profiler schedule.
-func (s *state) reprofile(w *window.Result) string {
-	startup := w.StartupUs > 0 || w.Capture != nil
+// reprofile says how to record a window that shows the steady state, by
+// what is wrong with this one: `bottleneck run` flags when the trace came
+// from it, else the torch.profiler schedule.
+func (s *state) reprofile(w *window.Result, inflated bool) string {
+	startup := len(w.ExcludedBy(window.StartUp)) > 0 || len(w.ExcludedBy(window.Capture)) > 0
+	carry := len(w.ExcludedBy(window.CarryOver)) > 0
 	if s.in.Run != nil {
-		if startup {
-			return "re-run with more steps skipped before the window: bottleneck run --skip-first 20 --warmup 2 ..."
+		switch {
+		case startup:
+			return "re-run with more steps skipped before the window: bottleneck run --skip-first 20 ..."
+		case carry:
+			return "re-run recording more steps, so that steps after the first (which inherits queued work) decide: bottleneck run --active 8 ..."
+		case inflated:
+			return "the profiler's own cost inflates tiny ops: trust the Python profile of the whole run, or re-run without --record-shapes/--with-stack/--profile-memory"
 		}
-		return "re-run with a warm-up step before the window: bottleneck run --warmup 2 ..."
+		return "re-run with a longer warm-up before the window: bottleneck run --warmup 4 ..."
 	}
-	sched := "torch.profiler.schedule(wait=1, warmup=2, active=3)"
+	sched := "torch.profiler.schedule(wait=1, warmup=2, active=5)"
 	if startup {
-		sched = "torch.profiler.schedule(skip_first=10, wait=1, warmup=2, active=3)"
+		sched = "torch.profiler.schedule(skip_first=10, wait=1, warmup=2, active=5)"
 	}
 	adv := "re-profile a steady-state window: torch.profiler.profile(schedule=" + sched + ", ...) with prof.step() after every step"
-	if w.Carry != nil {
+	if carry {
 		adv += ", and torch.cuda.synchronize() before the profiler starts"
+	}
+	if w.Overhead != nil {
+		adv += "; record_shapes, with_stack and profile_memory off make the profiler lighter"
 	}
 	return adv
 }
