@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
@@ -57,8 +58,11 @@ func WriteBreakdown(w io.Writer, r *breakdown.Result) error {
 	fmt.Fprintln(tw, "step\ttotal\tkernel\tmemcpy\tmemset\tcomm\truntime\tdataloader\tcpu exec\tother\t")
 	for _, s := range r.Steps {
 		name := s.Name
-		if s.Incomplete {
+		switch {
+		case s.Incomplete:
 			name += "*"
+		case s.Excluded:
+			name += "†"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, us(s.TotalUs), us(s.KernelUs), us(s.MemcpyUs),
 			us(s.MemsetUs), us(s.CommunicationUs), us(s.RuntimeUs), us(s.DataLoaderUs), us(s.CPUExecUs), us(s.OtherUs))
@@ -66,11 +70,11 @@ func WriteBreakdown(w io.Writer, r *breakdown.Result) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, s := range r.Steps {
-		if s.Incomplete {
-			fmt.Fprintln(w, "* incomplete (device work cut off by the end of the capture): not averaged")
-			break
-		}
+	if slices.ContainsFunc(r.Steps, func(s breakdown.Step) bool { return s.Incomplete }) {
+		fmt.Fprintln(w, "* incomplete (device work cut off by the end of the capture): not averaged")
+	}
+	if slices.ContainsFunc(r.Steps, func(s breakdown.Step) bool { return s.Excluded }) {
+		fmt.Fprintln(w, "† not steady state (start-up, carry-over, graph capture or an outlier; see the verdict's window line): not averaged")
 	}
 	return nil
 }
