@@ -4,9 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
 	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/load"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
@@ -31,10 +33,17 @@ type verdictCase struct {
 	silent []string
 	// change: substring of the top finding's change.
 	change string
+	// excluded: {step, reason}: the one step the window check must leave
+	// out for that reason.
+	excluded []string
 }
 
 func shared(rel string) func(t *testing.T) string {
 	return func(t *testing.T) string { return filepath.Join(testutil.SharedTraces(t), rel) }
+}
+
+func corpus(name string) func(t *testing.T) string {
+	return func(t *testing.T) string { return filepath.Join("testdata", "corpus", name) }
 }
 
 func synth(build func(s *scenario.Trace)) func(t *testing.T) string {
@@ -71,6 +80,12 @@ var verdictCases = []verdictCase{
 		primary: diagnose.CPUCompute, steady: true, first: "cpu.native"},
 	{name: "zoology", trace: shared("misc/zoology_cpu_activity_on_gpu_machine.json.gz"),
 		primary: diagnose.Undetermined, steady: true},
+
+	// traces of programs in examples/corpus (testdata/corpus/README.md)
+	{name: "run_cold_compile", trace: corpus("run_cold_compile.json.gz"), primary: diagnose.CPUCompute, first: "cpu.native",
+		excluded: []string{"0", window.StartUp}},
+	{name: "run_checkpoint_outlier", trace: corpus("run_checkpoint_outlier.json.gz"), primary: diagnose.CPUCompute, steady: true,
+		excluded: []string{"5", window.Outlier}},
 
 	// synthetic device-side cases
 	{name: "synthetic_mid_flight", primary: diagnose.Undetermined, detail: "mid-flight",
@@ -329,6 +344,9 @@ func TestVerdictCorpus(t *testing.T) {
 			}
 			if c.steady && (d.Window == nil || !d.Window.SteadyState) {
 				t.Errorf("window judged not steady state")
+			}
+			if w := r.Traces[0].Window; c.excluded != nil && !slices.Equal(w.ExcludedBy(c.excluded[1]), []string{c.excluded[0]}) {
+				t.Errorf("steps left out as %s: %v, want [%s]", c.excluded[1], w.ExcludedBy(c.excluded[1]), c.excluded[0])
 			}
 			fired := map[string]bool{}
 			for _, f := range d.Findings {
