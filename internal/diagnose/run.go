@@ -19,8 +19,10 @@ type RunEvidence struct {
 	// DataLoaderWaitS the mean DataLoader wait per window step.
 	WindowStepS float64 `json:"window_step_s"`
 	// OutsideStepS is the median step outside the recorded window, after
-	// the first steps (0 when too few): the steps without the profiler.
+	// the first steps (0 when too few): the steps without the profiler;
+	// WindowMedianS the median step inside it.
 	OutsideStepS    float64         `json:"outside_step_s,omitempty"`
+	WindowMedianS   float64         `json:"window_median_step_s,omitempty"`
 	HasDataLoader   bool            `json:"has_dataloader"`
 	DataLoaderWaitS float64         `json:"dataloader_wait_s"`
 	Loaders         []Loader        `json:"loaders,omitempty"`
@@ -203,7 +205,7 @@ func FromProcess(pr *runreport.ProcessReport, prof *pyprofile.Profile) *RunEvide
 			r.DataLoaderWaitS = wait / float64(n)
 			r.SyncsPerStep = float64(syncs) / float64(n)
 		}
-		r.OutsideStepS = outsideStep(ev.StepTimes)
+		r.OutsideStepS, r.WindowMedianS = stepMedians(ev.StepTimes)
 		r.HasDataLoader = ev.DataLoader.Batches > 0 || len(ev.DataLoader.Loaders) > 0
 		for _, l := range ev.DataLoader.Loaders {
 			r.Loaders = append(r.Loaders, Loader{Dataset: l.Dataset, NumWorkers: l.NumWorkers, PinMemory: l.PinMemory,
@@ -234,28 +236,41 @@ func FromProcess(pr *runreport.ProcessReport, prof *pyprofile.Profile) *RunEvide
 	return r
 }
 
-// outsideStep is the median duration of the steps recorded outside the
-// profiler window, leaving out the first warmupSteps (start-up); 0 with
-// fewer than 3 such steps.
-func outsideStep(times [][]any) float64 {
+// stepMedians returns the median duration of the steps outside the
+// profiler window and of the steps inside it (0 for fewer than 3 steps).
+// Outside is the larger of the medians before the window (after the
+// first warmupSteps, start-up) and after it: programs speed up or slow
+// down over a run, and only a window slower than both is inflated by the
+// profiler.
+func stepMedians(times [][]any) (outside, inside float64) {
 	const warmupSteps = 3
-	var durs []float64
+	var before, in, after []float64
 	for _, st := range times {
 		if len(st) < 4 {
 			continue
 		}
 		n, _ := st[0].(float64)
 		d, _ := st[2].(float64)
-		in, _ := st[3].(bool)
-		if !in && n > warmupSteps && d > 0 {
-			durs = append(durs, d)
+		w, _ := st[3].(bool)
+		switch {
+		case d <= 0:
+		case w:
+			in = append(in, d)
+		case len(in) > 0:
+			after = append(after, d)
+		case n > warmupSteps:
+			before = append(before, d)
 		}
 	}
-	if len(durs) < 3 {
+	return max(median(before), median(after)), median(in)
+}
+
+func median(xs []float64) float64 {
+	if len(xs) < 3 {
 		return 0
 	}
-	slices.Sort(durs)
-	return durs[len(durs)/2]
+	slices.Sort(xs)
+	return xs[len(xs)/2]
 }
 
 // LoadRun reads a run directory's evidence, keyed by rank (a process

@@ -89,10 +89,10 @@ func (s *state) windowNote() {
 		n.Notes = append(n.Notes, fmt.Sprintf("profiler overhead (buffer requests and flushes) takes %.1f%% of the steps", o.Pct))
 	}
 	inflated := false
-	if r := s.in.Run; r != nil && r.OutsideStepS > 0 && r.WindowStepS >= s.p.ProfilerInflation*r.OutsideStepS {
+	if r := s.in.Run; r != nil && r.OutsideStepS > 0 && r.WindowMedianS >= s.p.ProfilerInflation*r.OutsideStepS {
 		n.SteadyState, inflated = false, true
-		n.Notes = append(n.Notes, fmt.Sprintf("the recorded steps take %.1fx the steps outside the window (%s against %s): the profiler's per-op overhead inflates op times, tiny ops most, so host and launch shares are overstated",
-			r.WindowStepS/r.OutsideStepS, FormatUs(r.WindowStepS*1e6), FormatUs(r.OutsideStepS*1e6)))
+		n.Notes = append(n.Notes, fmt.Sprintf("the recorded steps take %.1fx the steps outside the window (median %s against %s): the profiler's per-op overhead inflates op times, tiny ops most, so host and launch shares are overstated",
+			r.WindowMedianS/r.OutsideStepS, FormatUs(r.WindowMedianS*1e6), FormatUs(r.OutsideStepS*1e6)))
 	}
 	if out := w.ExcludedBy(window.Outlier); len(out) > 0 {
 		n.Notes = append(n.Notes, fmt.Sprintf("outlier step(s) %s took more than twice the median step (%s) and are left out", strings.Join(out, ", "), FormatUs(w.MedianUs)))

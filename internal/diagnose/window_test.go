@@ -8,14 +8,18 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
 )
 
-func TestOutsideStep(t *testing.T) {
-	times := [][]any{{1.0, 0.0, 5.0, false}, {2.0, 5.0, 0.2, false}, {3.0, 5.2, 0.1, false},
-		{4.0, 5.3, 0.1, false}, {5.0, 5.4, 0.12, false}, {6.0, 5.5, 0.3, true}, {7.0, 5.8, 0.11, false}}
-	if got := outsideStep(times); got != 0.11 {
-		t.Errorf("median outside the window after warm-up = %v, want 0.11", got)
+func TestStepMedians(t *testing.T) {
+	step := func(n, d float64, in bool) []any { return []any{n, 0.0, d, in} }
+	// steps 1-3 are start-up; 4-7 before the window, 8-10 in it, 11-13 after
+	times := [][]any{step(1, 5, false), step(2, 0.2, false), step(3, 0.2, false),
+		step(4, 0.1, false), step(5, 0.12, false), step(6, 0.1, false), step(7, 0.11, false),
+		step(8, 0.3, true), step(9, 0.35, true), step(10, 0.3, true),
+		step(11, 0.2, false), step(12, 0.21, false), step(13, 0.19, false)}
+	if out, in := stepMedians(times); out != 0.2 || in != 0.3 {
+		t.Errorf("medians outside, inside the window = %v, %v, want 0.2 (the slower side), 0.3", out, in)
 	}
-	if got := outsideStep(times[:5]); got != 0 {
-		t.Errorf("with two steps after warm-up: %v, want 0", got)
+	if out, _ := stepMedians(times[:6]); out != 0 {
+		t.Errorf("with two steps after start-up: %v, want 0", out)
 	}
 }
 
@@ -29,7 +33,7 @@ func TestProfilerInflation(t *testing.T) {
 		outside float64
 		fires   bool
 	}{{0.05, true}, {0.09, false}, {0, false}} {
-		d := Compute(Analyses{Events: 1000, Window: w, Breakdown: br, Run: &RunEvidence{WindowStepS: 0.1, OutsideStepS: c.outside}})
+		d := Compute(Analyses{Events: 1000, Window: w, Breakdown: br, Run: &RunEvidence{WindowStepS: 0.1, WindowMedianS: 0.1, OutsideStepS: c.outside}})
 		text := strings.Join(d.Window.Notes, "\n")
 		if fired := strings.Contains(text, "inflates op times"); fired != c.fires || d.Window.SteadyState == c.fires {
 			t.Errorf("outside step %v s against 0.1 s in the window: note %v (steady %v), want %v\n%s", c.outside, fired, d.Window.SteadyState, c.fires, text)
