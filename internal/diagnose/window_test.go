@@ -18,7 +18,7 @@ func TestStepMedians(t *testing.T) {
 	if out, in := stepMedians(times); out != 0.2 || in != 0.3 {
 		t.Errorf("medians outside, inside the window = %v, %v, want 0.2 (the slower side), 0.3", out, in)
 	}
-	if out, _ := stepMedians(times[:6]); out != 0 {
+	if out, _ := stepMedians(times[:5]); out != 0 {
 		t.Errorf("with two steps after start-up: %v, want 0", out)
 	}
 }
