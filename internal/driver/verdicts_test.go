@@ -54,7 +54,16 @@ func synth(build func(s *scenario.Trace)) func(t *testing.T) string {
 	}
 }
 
-const mm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"
+// Kernel names as real traces write them.
+const (
+	mm         = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"
+	gemm       = "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_nn"
+	softmax    = "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)"
+	flash      = "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t>, false, false, false, false, true, true, false>(pytorch_flash::Flash_fwd_params)"
+	fprop      = "sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize128x128x64_warpgroupsize1x1x1_g1_execute_segment_k_off_kernel__5x_cudnn"
+	nchwToNhwc = "void cudnn::ops::nchwToNhwcKernel<__nv_bfloat16, __nv_bfloat16, float, false, true, (cudnnKernelDataType_t)0>(cudnn::ops::nchw2nhwc_params_t<float>, __nv_bfloat16 const*, __nv_bfloat16*)"
+	nhwcToNchw = "void cudnn::ops::nhwcToNchwKernel<__nv_bfloat16, __nv_bfloat16, float, true, false, (cudnnKernelDataType_t)0>(cudnn::ops::nhwc2nchw_params_t<float>, __nv_bfloat16 const*, __nv_bfloat16*)"
+)
 
 var verdictCases = []verdictCase{
 	// real traces
@@ -221,67 +230,16 @@ var verdictCases = []verdictCase{
 		})},
 	{name: "synthetic_unfused_attention", primary: diagnose.GPUCompute, rules: []string{"gpu.attention"},
 		trace: synth(func(s *scenario.Trace) {
-			end := 0.0
-			for n := 1; n <= 3; n++ {
-				ts := end
-				dev := ts + 20
-				for i := range 30 {
-					lt := ts + 10 + float64(i)*30
-					s.Op("aten::bmm", lt, 8)
-					s.Kernel("ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_nn", lt+1, dev, 600)
-					dev += 600
-					s.Op("aten::_softmax", lt+10, 8)
-					s.Kernel("void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)", lt+11, dev, 400)
-					dev += 400
-					s.Op("aten::bmm", lt+20, 8)
-					s.Kernel("ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_nn", lt+21, dev, 600)
-					dev += 600
-				}
-				s.Step(n, ts, dev-ts)
-				end = dev
-			}
+			s.Rounds(3, 30, scenario.Of("aten::bmm", gemm, 600), scenario.Of("aten::_softmax", softmax, 400), scenario.Of("aten::bmm", gemm, 600))
 		})},
 	{name: "synthetic_sdpa", primary: diagnose.GPUCompute, silent: []string{"gpu.attention"},
 		trace: synth(func(s *scenario.Trace) {
-			end := 0.0
-			for n := 1; n <= 3; n++ {
-				ts := end
-				dev := ts + 20
-				for i := range 30 {
-					lt := ts + 10 + float64(i)*30
-					s.Op("aten::_scaled_dot_product_flash_attention", lt, 20)
-					s.Kernel("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t>, false, false, false, false, true, true, false>(pytorch_flash::Flash_fwd_params)", lt+1, dev, 900)
-					dev += 900
-					s.Op("aten::_softmax", lt+22, 5)
-					s.Kernel("void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)", lt+23, dev, 50)
-					dev += 50
-					s.Op("aten::bmm", lt+26, 3)
-					s.Kernel("ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_nn", lt+27, dev, 300)
-					dev += 300
-				}
-				s.Step(n, ts, dev-ts)
-				end = dev
-			}
+			s.Rounds(3, 30, scenario.Of("aten::_scaled_dot_product_flash_attention", flash, 900),
+				scenario.Of("aten::_softmax", softmax, 50), scenario.Of("aten::bmm", gemm, 300))
 		})},
 	{name: "synthetic_nchw_convs", primary: diagnose.GPUCompute, rules: []string{"gpu.channels-last"},
 		trace: synth(func(s *scenario.Trace) {
-			end := 0.0
-			for n := 1; n <= 3; n++ {
-				ts := end
-				dev := ts + 20
-				for i := range 20 {
-					lt := ts + 10 + float64(i)*30
-					s.Op("aten::cudnn_convolution", lt, 25)
-					s.Kernel("void cudnn::ops::nchwToNhwcKernel<__nv_bfloat16, __nv_bfloat16, float, false, true, (cudnnKernelDataType_t)0>(cudnn::ops::nchw2nhwc_params_t<float>, __nv_bfloat16 const*, __nv_bfloat16*)", lt+1, dev, 100)
-					dev += 100
-					s.Kernel("sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize128x128x64_warpgroupsize1x1x1_g1_execute_segment_k_off_kernel__5x_cudnn", lt+8, dev, 1000)
-					dev += 1000
-					s.Kernel("void cudnn::ops::nhwcToNchwKernel<__nv_bfloat16, __nv_bfloat16, float, true, false, (cudnnKernelDataType_t)0>(cudnn::ops::nhwc2nchw_params_t<float>, __nv_bfloat16 const*, __nv_bfloat16*)", lt+15, dev, 100)
-					dev += 100
-				}
-				s.Step(n, ts, dev-ts)
-				end = dev
-			}
+			s.Rounds(3, 20, scenario.Of("aten::cudnn_convolution", nchwToNhwc, 100), scenario.Of("", fprop, 1000), scenario.Of("", nhwcToNchw, 100))
 		})},
 	{name: "synthetic_launch_bound", primary: diagnose.Launch, first: "host.launch",
 		trace: synth(func(s *scenario.Trace) {

@@ -113,3 +113,36 @@ func (s *Trace) GPUStep(num int, ts, devFrom float64, n int, kdur float64) float
 	s.Step(num, ts, dev-ts)
 	return dev
 }
+
+// K is one kernel of a round: launched by Op (none when "") and running
+// Us µs on the device.
+type K struct {
+	Op, Kernel string
+	Us         float64
+}
+
+// Of is a round's kernel.
+func Of(op, kernel string, us float64) K { return K{Op: op, Kernel: kernel, Us: us} }
+
+// Rounds writes steps GPU-bound steps of rounds rounds each: a round
+// launches ks in order within 30 µs of host time, and the device runs
+// every kernel back to back.
+func (s *Trace) Rounds(steps, rounds int, ks ...K) {
+	end := 0.0
+	for n := 1; n <= steps; n++ {
+		ts, dev := end, end+20
+		for i := range rounds {
+			lt := ts + 10 + float64(i)*30
+			for j, k := range ks {
+				at := lt + float64(j)*30/float64(len(ks))
+				if k.Op != "" {
+					s.Op(k.Op, at, 8)
+				}
+				s.Kernel(k.Kernel, at+1, dev, k.Us)
+				dev += k.Us
+			}
+		}
+		s.Step(n, ts, dev-ts)
+		end = dev
+	}
+}
