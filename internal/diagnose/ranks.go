@@ -32,6 +32,37 @@ type RankInput struct {
 	Diagnosis *Diagnosis
 }
 
+// consistentlySlowest reports whether the slowest rank is the slowest in
+// at least two thirds of the steps (any answer with fewer than 3 steps:
+// the confidence then says so): with short steps the slowest rank of the
+// mean can be noise.
+func consistentlySlowest(rr *ranks.Result) bool {
+	if len(rr.Steps) < 3 {
+		return true
+	}
+	n := 0
+	for _, st := range rr.Steps {
+		if st.SlowestRank == rr.SlowestRank {
+			n++
+		}
+	}
+	return 3*n >= 2*len(rr.Steps)
+}
+
+// stepsCompared is the number of steps every rank has.
+func stepsCompared(rr *ranks.Result) int {
+	if rr == nil {
+		return 0
+	}
+	n := 0
+	for _, st := range rr.Steps {
+		if !slices.Contains(st.Us, -1) {
+			n++
+		}
+	}
+	return n
+}
+
 // ComputeRanks diagnoses a multi-rank run from the cross-rank analysis and
 // each rank's own diagnosis. The straggler rule: step-time imbalance (slowest
 // vs median) >= Imbalance %, or communication shares that differ by >=
@@ -66,7 +97,7 @@ func ComputeRanks(rr *ranks.Result, per []RankInput, params *Params) *RunDiagnos
 	// straggler
 	slow, lostUs, why := -1, 0.0, ""
 	var ms []Evidence
-	if rr != nil && rr.ImbalancePct >= p.Imbalance && rr.SlowestRank >= 0 {
+	if rr != nil && rr.ImbalancePct >= p.Imbalance && rr.SlowestRank >= 0 && consistentlySlowest(rr) {
 		slow = rr.SlowestRank
 		if rr.Straggler >= 0 {
 			slow = rr.Straggler
@@ -113,6 +144,11 @@ func ComputeRanks(rr *ranks.Result, per []RankInput, params *Params) *RunDiagnos
 		conf := "medium"
 		if share >= p.HighShare/2 {
 			conf = "high"
+		}
+		if steps := stepsCompared(rr); steps < 3 {
+			// with so few steps a difference between ranks can be noise
+			conf = "low"
+			why += fmt.Sprintf("; only %d step(s) compared, so the difference may be noise", steps)
 		}
 		v := Verdict{Primary: Straggler, Detail: fmt.Sprintf("rank %d holds the others back", slow), SharePct: round(100 * share), Confidence: conf, Why: why}
 		where := []Location{{Kind: "rank", Name: fmt.Sprint(slow)}}

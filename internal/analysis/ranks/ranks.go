@@ -266,10 +266,12 @@ func one(t *trace.Trace, opt Options) (Rank, rankData) {
 	cls := classify.New(t)
 	var comm, comp []interval.Span
 	var commEv []int32
+	kernels := false
 	for i, k := range ev.Kind {
 		if k != trace.KindKernel {
 			continue
 		}
+		kernels = true
 		s := ev.Step[i]
 		if s == trace.None || !use[s] {
 			continue
@@ -280,6 +282,23 @@ func one(t *trace.Trace, opt Options) (Rank, rankData) {
 			commEv = append(commEv, int32(i))
 		} else {
 			comp = append(comp, sp)
+		}
+	}
+	if !kernels {
+		// CPU-only (gloo): the collectives are host ops, as in the step
+		// breakdown; the outermost of nested ones counts
+		for i, k := range ev.Kind {
+			if (k != trace.KindCPUOp && k != trace.KindUserAnnotation) || !cls.Has(ev.Name[i], classify.CommOp) {
+				continue
+			}
+			if s := ev.Step[i]; s == trace.None || !use[s] {
+				continue
+			}
+			if p := ev.Parent[i]; p != trace.None && cls.Has(ev.Name[p], classify.CommOp) {
+				continue
+			}
+			comm = append(comm, interval.Span{Start: ev.Start[i], End: ev.End(i)})
+			commEv = append(commEv, int32(i))
 		}
 	}
 	slices.SortStableFunc(commEv, func(a, b int32) int { return cmp.Compare(ev.Start[a], ev.Start[b]) })

@@ -98,3 +98,22 @@ func TestOneRankNoSteps(t *testing.T) {
 		t.Errorf("%+v", r)
 	}
 }
+
+// On CPU-only (gloo) traces the collectives are host ops: they count as
+// communication, as in the step breakdown.
+func TestGlooCollectivesAreCommunication(t *testing.T) {
+	fixture := func(rank int, wait int) string {
+		return fmt.Sprintf(`{"distributedInfo":{"backend":"gloo","rank":%d,"world_size":2},"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1000},
+{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":500},
+{"ph":"X","cat":"cpu_op","name":"c10d::allreduce_","pid":1,"tid":1,"ts":600,"dur":%d},
+{"ph":"X","cat":"user_annotation","name":"gloo:all_reduce","pid":1,"tid":1,"ts":610,"dur":%d}]}`, rank, wait, wait-20)
+	}
+	r := ranks.Compute([]*trace.Trace{tracetest.ReadString(t, fixture(0, 300)), tracetest.ReadString(t, fixture(1, 100))}, ranks.Options{})
+	for _, rk := range r.Ranks {
+		want := map[int]float64{0: 300, 1: 100}[rk.Rank]
+		if rk.CommUs != want || rk.Collectives != 1 {
+			t.Errorf("rank %d: communication %v µs in %d collectives, want %v in 1", rk.Rank, rk.CommUs, rk.Collectives, want)
+		}
+	}
+}
