@@ -445,12 +445,15 @@ func (s *state) verdict() {
 			return
 		}
 	}
+	ranked := slices.DeleteFunc(slices.Clone(cs), func(c ClassScore) bool { return c.Class == Unexplained })
 	if u := s.share[Unexplained]; u >= s.p.UnexplainedShare {
-		s.d.Verdict = Verdict{Primary: Undetermined, Detail: "most of the step has no recorded activity", Confidence: "none",
-			Why: fmt.Sprintf("for %.0f%% of the mean step (%s) the host recorded nothing and the device was idle: Python code between ops, I/O, or waiting on something outside the trace; record with with_stack=True, or use bottleneck run for a Python profile of the whole run", pct(u), FormatUs(s.step))}
+		why := fmt.Sprintf("for %.0f%% of the mean step (%s) the host recorded nothing and the device was idle: Python code between ops, I/O, or waiting on something outside the trace; record with with_stack=True, or use bottleneck run for a Python profile of the whole run", pct(u), FormatUs(s.step))
+		if top := ranked[0]; top.SharePct > 0 {
+			why += fmt.Sprintf("; of the recorded rest, %s explains most (%.0f%% of the step)", top.Class, top.SharePct)
+		}
+		s.d.Verdict = Verdict{Primary: Undetermined, Detail: "most of the step has no recorded activity", Confidence: "none", Why: why}
 		return
 	}
-	ranked := slices.DeleteFunc(slices.Clone(cs), func(c ClassScore) bool { return c.Class == Unexplained })
 	top := ranked[0]
 	v := Verdict{Primary: top.Class, Detail: detail[top.Class], SharePct: top.SharePct}
 	if top.Class == Host && !s.device {
