@@ -16,6 +16,9 @@
 # Environment:
 #   SIZE       uncompressed trace size (default 1GB; KB/MB/GB are powers of 1024)
 #   SEED       generator seed (default 1)
+#   GENFLAGS   extra generator flags: the trace's shape, e.g. -per-launch-args
+#              (every kernel launch with its own grid and occupancy, as on
+#              real GPUs); part of the cache key
 #   BENCH_DIR  cache for traces and binaries (default /tmp/bottleneck-bench)
 #   RUNS       runs per measurement; the fastest is reported (default 1)
 #   PYTHON     auto (default: only up to 300 MB), 1 (always), 0 (never)
@@ -73,9 +76,11 @@ BN="$BENCH_DIR/bin/bottleneck"
 
 # ---- the traces (cached) ----------------------------------------------------
 GENHASH=$(cat $(ls internal/tracegen/*.go | grep -v '_test\.go$') | sha256sum | cut -c1-10)
-TRACE="$BENCH_DIR/trace-${SIZE}-seed${SEED}-${GENHASH}.json"
+SHAPE=$(printf '%s' "${GENFLAGS:-}" | tr -c 'a-zA-Z0-9' '_')
+NAME="trace-${SIZE}${SHAPE:+-$SHAPE}-seed${SEED}"
+TRACE="$BENCH_DIR/$NAME-${GENHASH}.json"
 GZ="$TRACE.gz"
-for old in "$BENCH_DIR"/trace-"${SIZE}"-seed"${SEED}"-*.json "$BENCH_DIR"/trace-"${SIZE}"-seed"${SEED}"-*.json.gz; do
+for old in "$BENCH_DIR/$NAME"-*.json "$BENCH_DIR/$NAME"-*.json.gz; do
 	[ -e "$old" ] || continue
 	case "$old" in "$TRACE" | "$GZ") ;; *) log "removing stale $old"; rm -f "$old" ;; esac
 done
@@ -85,7 +90,8 @@ gen() { # gen OUT [flags]
 	local out=$1; shift
 	local need=$((TARGET + TARGET / 4))
 	[ "$(free_bytes)" -gt "$need" ] || die "not enough free space in $BENCH_DIR for $out (need ~$((need >> 20)) MiB)"
-	"$BENCH_DIR/bin/bottleneck-gentrace" -size "$SIZE" -seed "$SEED" "$@" -o "$out.tmp" || { rm -f "$out.tmp"; die "generating $out failed"; }
+	# shellcheck disable=SC2086 # GENFLAGS is a list of flags
+	"$BENCH_DIR/bin/bottleneck-gentrace" -size "$SIZE" -seed "$SEED" ${GENFLAGS:-} "$@" -o "$out.tmp" || { rm -f "$out.tmp"; die "generating $out failed"; }
 	mv "$out.tmp" "$out"
 }
 if [ -s "$TRACE" ]; then log "cached: $TRACE"; else log "generating $TRACE"; gen "$TRACE"; fi

@@ -43,6 +43,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	steps := fs.Int("steps", 0, "number of ProfilerStep#N ranges (0: one per ~64 MB, at least 2)")
 	devices := fs.Int("devices", 1, "number of GPUs, 1 or 2")
 	world := fs.Int("world-size", 2, "DDP world size recorded in the trace (1: no communication)")
+	perLaunch := fs.Bool("per-launch-args", false, "give every kernel launch its own grid, blocks/warps per SM and occupancy (as on real GPUs)")
+	distinct := fs.Bool("distinct-names", false, "give every CPU op a name of its own (many distinct strings)")
 	gz := fs.Bool("gzip", false, "gzip the output")
 	level := fs.Int("gzip-level", 0, "gzip level 1-9 (0: default)")
 	out := fs.String("o", "", "output file (default stdout)")
@@ -63,7 +65,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	opt := tracegen.Options{
 		TargetBytes: target, Seed: *seed, Steps: *steps, Devices: *devices,
-		WorldSize: *world, Gzip: *gz, GzipLevel: *level,
+		WorldSize: *world, Gzip: *gz, GzipLevel: *level, PerLaunchArgs: *perLaunch, DistinctNames: *distinct,
 	}
 
 	if err := opt.Check(); err != nil {

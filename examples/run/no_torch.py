@@ -3,4 +3,4 @@ def fib(n):
     return n if n < 2 else fib(n - 1) + fib(n - 2)
 
 
-print("fib", fib(26))
+print("fib", fib(28))

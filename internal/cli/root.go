@@ -9,8 +9,17 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bottleneck-dev/bottleneck/internal/cli/analyze"
+	"github.com/bottleneck-dev/bottleneck/internal/cli/check"
+	diffcmd "github.com/bottleneck-dev/bottleneck/internal/cli/diff"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
+	"github.com/bottleneck-dev/bottleneck/internal/cli/export"
+	reportcmd "github.com/bottleneck-dev/bottleneck/internal/cli/report"
+	"github.com/bottleneck-dev/bottleneck/internal/cli/run"
+	servecmd "github.com/bottleneck-dev/bottleneck/internal/cli/serve"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	"github.com/bottleneck-dev/bottleneck/internal/memlimit"
+	"github.com/bottleneck-dev/bottleneck/internal/textsafe"
 	"github.com/bottleneck-dev/bottleneck/internal/version"
 )
 
@@ -23,18 +32,34 @@ func NewRoot(ios *iostreams.IOStreams) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	maxMemory := root.PersistentFlags().String("max-memory", "", "end reading traces with an error (exit 1 or 3) past this much memory, e.g. 8GiB; 0: no limit (default: 3/4 of the machine's or cgroup's memory)")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		limit := memlimit.Default()
+		if *maxMemory != "" {
+			var err error
+			if limit, err = memlimit.Parse(*maxMemory); err != nil {
+				return exitcode.New(exitcode.Usage, fmt.Errorf("--max-memory: %w", err))
+			}
+		}
+		memlimit.Set(limit)
+		return nil
+	}
 	root.SetIn(ios.In)
 	root.SetOut(ios.Out)
 	root.SetErr(ios.ErrOut)
-	for _, add := range commands {
-		root.AddCommand(add(ios))
-	}
+	// The subcommands, in help order.
+	root.AddCommand(
+		analyze.NewCmd(ios),
+		run.NewCmd(ios),
+		run.NewCollectCmd(ios),
+		diffcmd.NewCmd(ios),
+		check.NewCmd(ios),
+		export.NewCmd(ios),
+		reportcmd.NewCmd(ios),
+		servecmd.NewCmd(ios),
+	)
 	return root
 }
-
-// commands lists the subcommand constructors; each command package adds
-// itself in commands.go so this file stays stable.
-var commands []func(*iostreams.IOStreams) *cobra.Command
 
 // Main runs the command line and returns the process exit status.
 func Main(ios *iostreams.IOStreams, args []string) int {
@@ -44,13 +69,14 @@ func Main(ios *iostreams.IOStreams, args []string) int {
 	if err == nil {
 		return exitcode.OK
 	}
+	errOut := textsafe.Writer(ios.ErrOut) // messages quote paths and trace content
 	var ee *exitcode.Error
 	if errors.As(err, &ee) {
 		if ee.Err != nil {
-			fmt.Fprintln(ios.ErrOut, "bottleneck:", ee.Err)
+			fmt.Fprintln(errOut, "bottleneck:", ee.Err)
 		}
 		return ee.Code
 	}
-	fmt.Fprintln(ios.ErrOut, "bottleneck:", err)
+	fmt.Fprintln(errOut, "bottleneck:", err)
 	return exitcode.Usage
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/critpath"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/flops"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/gpu"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/idle"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/input"
@@ -50,8 +51,12 @@ type Analyses struct {
 	Ops       *optable.OpTable
 	Kernels   *optable.KernelTable
 	CritPath  *critpath.Result
+	Flops     *flops.Result // achieved FLOP/s and roofline per op (nil: not computed)
 	Run       *RunEvidence
 	Params    *Params // nil: Default
+	// WorldSize is the job's rank count (distributedInfo, 0 unknown);
+	// RanksRead how many ranks' traces the input holds.
+	WorldSize, RanksRead int
 }
 
 // Diagnosis is the verdict and findings of one trace.
@@ -146,6 +151,9 @@ type state struct {
 	ev      map[Class][]Evidence
 	py      *PythonEvidence
 	syncPS  float64 // blocking syncs per step
+	// inputWait says how the input share was measured, in the words and
+	// the number of that measurement (the finding's title quotes it).
+	inputWait string
 }
 
 // Compute diagnoses one trace.
@@ -235,15 +243,20 @@ func (s *state) scores() {
 	// input
 	in := a.DataLoaderUs / S
 	inEv := []Evidence{{"DataLoader time per step (trace)", a.DataLoaderUs, "us", src}}
+	s.inputWait = FormatUs(a.DataLoaderUs) + " per step"
 	if r := s.in.Run; r != nil && r.WindowStepS > 0 && r.DataLoaderWaitS >= 0 && r.HasDataLoader {
 		w := r.DataLoaderWaitS / r.WindowStepS
 		inEv = append(inEv, Evidence{"DataLoader wait per step (agent)", r.DataLoaderWaitS * 1e6, "us", "evidence"},
 			Evidence{"DataLoader wait share (agent)", pct(w), "%", "evidence"})
-		in = max(in, w)
+		if w > in {
+			in = w
+			s.inputWait = FormatUs(r.DataLoaderWaitS*1e6) + " per step"
+		}
 	}
 	if s.py != nil && s.py.LoaderShare > in && (s.in.Run != nil && s.in.Run.HasDataLoader) {
 		inEv = append(inEv, Evidence{"main-thread samples in DataLoader code", pct(s.py.LoaderShare), "%", "pyprofile"})
 		in = s.py.LoaderShare
+		s.inputWait = fmt.Sprintf("%.0f%% of the main thread's samples", pct(in))
 	}
 	s.add(Input, in, inEv...)
 
@@ -290,6 +303,9 @@ func (s *state) scores() {
 			Evidence{"host blocked in syncs", pct(blocked), "% of step", "synchronization"},
 			Evidence{"device idle after syncs, until the host issued more work", pct(stall), "% of step", "synchronization"})
 		pool := max(0, idleShare-in-sy-io)
+		u := unexplained / S
+		pool, u = s.addGC(pool, u)
+		unexplained = u * S
 		hostEv := []Evidence{{"device idle while the host runs (runtime, CPU ops, Python)", pct(pool), "% of step", src},
 			{"kernel-launch calls per step", a.RuntimeLaunchUs, "us", src}}
 		if s.launchy() {
@@ -324,9 +340,86 @@ func (s *state) scores() {
 		}
 		return
 	}
+	other, unexplained = s.addGC(other, unexplained)
+	cpu -= s.addTinyOps(cpu)
 	s.add(Host, other, Evidence{"Python time between ops per step", (other + ioOther) * S, "us", src})
 	s.add(CPUCompute, cpu, Evidence{"time inside native ops per step", a.CPUExecUs, "us", src})
 	s.addUnexplained(unexplained)
+}
+
+// addGC takes the garbage collector's share of the step (run evidence)
+// out of the time where no op ran: first the unexplained share (nothing
+// recorded: a collection records no op), then the host share. It returns
+// what is left of both.
+func (s *state) addGC(host, unexplained float64) (float64, float64) {
+	r := s.in.Run
+	if r == nil || r.GC == nil {
+		return host, unexplained
+	}
+	g := min(r.GC.Share, host+unexplained)
+	fromU := min(g, unexplained)
+	host, unexplained = host-(g-fromU), unexplained-fromU
+	s.add(GC, g, Evidence{"garbage-collection pause per step (agent, whole run)", r.GC.PausePerStepS * 1e6, "us", "evidence"},
+		Evidence{"garbage-collection share of the step (agent, whole run)", pct(r.GC.Share), "%", "evidence"},
+		Evidence{"collections per step", r.GC.CollectionsPerStep, "", "evidence"})
+	return host, unexplained
+}
+
+// addTinyOps: on a CPU-only trace with at least TinyOpsPerStep ops per
+// step and at most TinyOpUs of step per op, the ops are too small for
+// their native time to be computation: it is the framework's per-op cost
+// (Python binding, dispatch, allocation), and the whole native share is
+// framework overhead (faster kernels or more threads would not help;
+// fewer, larger ops would). The step per op is measured outside the
+// profiler window when the run evidence has it: the profiler inflates
+// each op.
+func (s *state) addTinyOps(native float64) float64 {
+	t := s.tinyOps()
+	if t.perStep < s.p.TinyOpsPerStep || t.stepUsPerOp > s.p.TinyOpUs || native <= 0 {
+		return 0
+	}
+	s.add(Overhead, native, Evidence{"ops per step", t.perStep, "", "operators"},
+		Evidence{"step time per op" + t.stepNote, t.stepUsPerOp, "us", "operators"},
+		Evidence{"mean host self time of an op (profiled window)", t.selfUsPerOp, "us", "operators"})
+	return native
+}
+
+// tinyOpStats: ops per step (annotations left out, nested ops included:
+// each goes through the dispatcher), the step time per op and the mean
+// host self time of an op.
+type tinyOpStats struct {
+	perStep, stepUsPerOp, selfUsPerOp float64
+	stepNote                          string
+}
+
+func (s *state) tinyOps() tinyOpStats {
+	t := s.in.Ops
+	if t == nil || s.device || s.usesGPU {
+		return tinyOpStats{}
+	}
+	steps := float64(s.steps)
+	if t.StepsFirst > 0 && t.StepsLast >= t.StepsFirst {
+		steps = float64(t.StepsLast - t.StepsFirst + 1)
+	}
+	// every row's calls (the table may keep only its top rows), less the
+	// annotations among the rows kept (a few per step)
+	calls, self := float64(t.Calls), t.HostSelfUs
+	for _, r := range t.Rows {
+		if isAnnotation(r.Name) {
+			calls -= float64(r.Calls)
+			self -= r.HostSelfUs
+		}
+	}
+	if steps <= 0 || calls <= 0 {
+		return tinyOpStats{}
+	}
+	st := tinyOpStats{perStep: calls / steps, selfUsPerOp: self / calls, stepNote: " (profiled window)"}
+	stepUs := s.step
+	if r := s.in.Run; r != nil && r.RunMedianStepS > 0 {
+		stepUs, st.stepNote = r.RunMedianStepS*1e6, " (median step outside the profiled window)"
+	}
+	st.stepUsPerOp = stepUs / st.perStep
+	return st
 }
 
 // addUnexplained records the share of the step where nothing was
@@ -415,6 +508,8 @@ var detail = map[Class]string{
 	Memory:     "device memory near capacity",
 	CPUCompute: "CPU-only: native ops fill the step",
 	IO:         "file I/O (checkpointing, logging) in the step",
+	GC:         "Python garbage collection pauses the step",
+	Overhead:   "CPU-only: thousands of tiny ops: the native time is per-op framework overhead",
 	Straggler:  "one rank holds the others back",
 }
 
@@ -484,6 +579,10 @@ func (s *state) verdict() {
 		caveats = append(caveats, "the window is not steady state (see above)")
 		v.Confidence = lower(v.Confidence)
 	}
+	if n, w, partial := s.partialRanks(); partial && top.Class == Comm {
+		caveats = append(caveats, fmt.Sprintf("%d of the job's %d ranks in the input: waiting for slower ranks counts as communication", n, w))
+		v.Confidence = lower(v.Confidence)
+	}
 	v.Why = fmt.Sprintf("%s explains %.0f%% of the mean step (%s); its fix would save ~%.0f%%; next: %s", top.Class, top.SharePct, FormatUs(s.step), top.SavingPct, nextText(ranked))
 	if u := s.share[Unexplained]; u >= s.p.MinFinding {
 		caveats = append(caveats, fmt.Sprintf("%.0f%% of the step is unexplained (nothing recorded on the host, device idle)", pct(u)))
@@ -502,7 +601,19 @@ func (s *state) verdict() {
 	if _, ok := s.share[Memory]; ok {
 		v.Secondary = append(v.Secondary, Memory)
 	}
+	if m := s.memoryGrowth(); m != nil {
+		v.Secondary = append(v.Secondary, MemoryGrowth)
+		v.Why += fmt.Sprintf("; memory grows %s per step (%s): the run ends when it runs out", formatBytes(m.SlopeBytes), m.Source)
+	}
 	s.d.Verdict = v
+}
+
+// partialRanks: the job has more ranks than the input holds. A collective
+// ends when the last rank joins it, so one rank's trace cannot tell
+// transfer time from waiting for the others.
+func (s *state) partialRanks() (read, world int, partial bool) {
+	read, world = s.in.RanksRead, s.in.WorldSize
+	return read, world, world > 1 && read > 0 && read < world
 }
 
 // critPathNote explains a disagreement between the verdict and the
@@ -548,7 +659,7 @@ func lower(c string) string {
 
 func classOrder() map[Class]int {
 	o := map[Class]int{}
-	for i, c := range []Class{Input, IO, Sync, Launch, Copy, Comm, Host, GPUCompute, CPUCompute, Memory, Straggler, Unexplained} {
+	for i, c := range []Class{Input, IO, GC, Sync, Launch, Copy, Comm, Overhead, Host, GPUCompute, CPUCompute, Memory, MemoryGrowth, Straggler, Unexplained} {
 		o[c] = i
 	}
 	return o
@@ -580,6 +691,12 @@ func (s *state) unmeasured() {
 	if s.py == nil {
 		u(IO, "needs a Python profile (bottleneck run)")
 	}
+	if r := s.in.Run; r == nil || r.GC == nil {
+		u(GC, "needs the agent's per-step record (bottleneck run)")
+	}
+	if r := s.in.Run; r == nil || r.Memory == nil {
+		u(MemoryGrowth, "needs the agent's per-step memory record (bottleneck run, at least 8 steps after start-up)")
+	}
 	if s.usesGPU && (s.in.Memory == nil || s.in.Memory.Events == 0) {
 		u(Memory, "no [memory] events (record with profile_memory=True)")
 	}
@@ -603,17 +720,6 @@ func FormatUs(us float64) string {
 		return fmt.Sprintf("%.1f ms", us/1e3)
 	}
 	return fmt.Sprintf("%.0f µs", us)
-}
-
-// isGEMM reports matmul/convolution kernels by name.
-func isGEMM(name string) bool {
-	n := strings.ToLower(name)
-	for _, p := range gemmNames {
-		if strings.Contains(n, p) {
-			return true
-		}
-	}
-	return false
 }
 
 func isConv(name string) bool {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -123,6 +124,14 @@ func TestPlantedCPU(t *testing.T) {
 			if f.AtStakeUs <= 0 || len(f.Measured) == 0 {
 				t.Errorf("finding %s without numbers: %+v", f.Rule, f)
 			}
+			for _, f := range d.Findings {
+				switch f.Rule {
+				case "cpu.oversubscribed": // no example runs more threads than CPUs
+					t.Errorf("oversubscription found: %s", f.Title)
+				case "memory.growth", "gc.pauses", "cpu.tiny-ops", "host.off-step": // none leaks, collects in the loop, runs thousands of tiny ops or evaluates/logs tensors every step
+					t.Errorf("%s found: %s", f.Rule, f.Title)
+				}
+			}
 			if !strings.HasPrefix(txt, "Verdict: "+strings.ToUpper(string(c.class))) {
 				t.Errorf("report.txt does not open with the verdict:\n%s", txt[:min(len(txt), 400)])
 			}
@@ -130,6 +139,100 @@ func TestPlantedCPU(t *testing.T) {
 				t.Errorf("report.txt does not name %s", want)
 			}
 		})
+	}
+}
+
+// TestPlantedCauses runs the examples with a leak, garbage collection or
+// thousands of tiny ops planted in the loop: the cause is the verdict or
+// the first finding, and its finding points at the planted line. The
+// controls get none of them: stable_memory.py (a large stable footprint,
+// one gc.collect() at start-up), large_ops.py (many ops, each large).
+func TestPlantedCauses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Python programs")
+	}
+	py := testutil.TorchPython(t)
+	for _, c := range []struct {
+		file, rule string
+		verdict    diagnose.Class // "" : the rule's finding comes first instead
+	}{
+		{"leak_outputs.py", "memory.growth", ""},
+		{"leak_retain_graph.py", "memory.growth", ""},
+		{"gc_collect_every_step.py", "gc.pauses", diagnose.GC},
+		{"gc_churn.py", "gc.pauses", diagnose.GC},
+		{"tiny_ops_layers.py", "cpu.tiny-ops", diagnose.Overhead},
+		{"tiny_ops_update.py", "cpu.tiny-ops", diagnose.Overhead},
+		{"stable_memory.py", "", ""},
+		{"large_ops.py", "", ""},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			path := filepath.Join(testutil.RepoRoot(), "examples", "diagnose", c.file)
+			r, txt := bottleneckRun(t, nil, "--python", py, path)
+			if len(r.TraceReport.Traces) != 1 || r.TraceReport.Traces[0].Diagnosis == nil {
+				t.Fatalf("want one diagnosed trace, got %+v", r.TraceReport)
+			}
+			d := r.TraceReport.Traces[0].Diagnosis
+			if c.rule == "" {
+				for _, f := range d.Findings {
+					if f.Rule == "memory.growth" || f.Rule == "gc.pauses" || f.Rule == "cpu.tiny-ops" || f.Rule == "host.off-step" {
+						t.Errorf("%s found: %s\n%s", f.Rule, f.Title, txt)
+					}
+				}
+				if d.Verdict.Primary == diagnose.GC || d.Verdict.Primary == diagnose.Overhead || slices.Contains(d.Verdict.Secondary, diagnose.MemoryGrowth) {
+					t.Errorf("verdict %+v", d.Verdict)
+				}
+				return
+			}
+			line := plantedLine(t, path)
+			if c.verdict != "" && d.Verdict.Primary != c.verdict {
+				t.Fatalf("verdict %s (%s), want %s\n%s", d.Verdict.Primary, d.Verdict.Why, c.verdict, txt)
+			}
+			if len(d.Findings) == 0 || d.Findings[0].Rule != c.rule {
+				t.Fatalf("first finding is not %s\n%s", c.rule, txt)
+			}
+			f := d.Findings[0]
+			if !pointsAt(f.Where, path, line) {
+				t.Errorf("finding %s does not point at %s:%d: %+v", f.Rule, c.file, line, f.Where)
+			}
+			if len(f.Measured) == 0 || f.Change == "" {
+				t.Errorf("finding %s without numbers or change: %+v", f.Rule, f)
+			}
+			if want := fmt.Sprintf("%s:%d", c.file, line); !strings.Contains(txt, want) {
+				t.Errorf("report.txt does not name %s", want)
+			}
+		})
+	}
+}
+
+// TestPlantedOversubscription: as many DataLoader workers as CPUs next to
+// a main process with as many threads. The finding names the thread
+// counts that fit and points at the torch.set_num_threads call, and no
+// finding asks for more threads or workers.
+func TestPlantedOversubscription(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Python programs")
+	}
+	py := testutil.TorchPython(t)
+	path := filepath.Join(testutil.RepoRoot(), "examples", "diagnose", "oversubscribed.py")
+	r, txt := bottleneckRun(t, nil, "--python", py, path)
+	if len(r.TraceReport.Traces) != 1 || r.TraceReport.Traces[0].Diagnosis == nil {
+		t.Fatalf("want one diagnosed trace, got %+v", r.TraceReport)
+	}
+	found := false
+	line := plantedLine(t, path)
+	for _, f := range r.TraceReport.Traces[0].Diagnosis.Findings {
+		if f.Rule == "cpu.oversubscribed" {
+			found = strings.Contains(f.Change, "OMP_NUM_THREADS=")
+			if !pointsAt(f.Where, path, line) {
+				t.Errorf("the finding does not point at the torch.set_num_threads call (line %d): %+v", line, f.Where)
+			}
+		}
+		if strings.Contains(f.Change, "raise num_workers") || strings.Contains(f.Change, "CPUs are free") {
+			t.Errorf("%s advises more threads or workers: %s", f.Rule, f.Change)
+		}
+	}
+	if !found {
+		t.Errorf("no oversubscription finding with a thread count\n%s", txt)
 	}
 }
 

@@ -7,12 +7,119 @@ import (
 	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/kernels"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
 
 type rowT = optable.OpRow
 
-var tensorCore = classify.UsesTensorCores
+// precisionCandidate reports whether a kernel is GEMM/convolution maths
+// that TF32 or bf16/fp16 would move onto tensor cores: FP32 kernels on CUDA
+// cores by the kernel table. Matrix-vector kernels are left out (memory
+// bound: cuBLAS runs them on CUDA cores whatever the precision), and so are
+// kernels whose math unit the table does not know, and FP8/FP4/bf16/fp16
+// kernels, which already have the fast path.
+func precisionCandidate(k kernels.Kind) bool {
+	return (k.Family == kernels.GEMM || k.Family == kernels.Conv) && k.Unit == kernels.VectorCore &&
+		k.Precision == "fp32" && k.Rule != "gemv"
+}
+
+// kernelNote describes a kernel for a finding's location: family, math
+// unit and precision as far as the kernel table knows them.
+// kernelsChange fits the GPU-bound change to the kernels that take the
+// time: memory-bound families (elementwise, norms, softmax, copies) want
+// fusion; matmuls already on tensor cores are the model's real work; fused
+// attention is already fused. No family group at DominantKernels of kernel
+// time: the rule's general change.
+func (s *state) kernelsChange() (string, []Evidence) {
+	kt := s.in.Kernels
+	if kt == nil || kt.TotalUs <= 0 {
+		return "", nil
+	}
+	var mem, math, mathTC, attn float64
+	for _, r := range kt.Rows {
+		if !isDeviceWork(r.Name) {
+			continue
+		}
+		k := kernels.Classify(r.Name)
+		switch k.Family {
+		case kernels.GEMM, kernels.Conv:
+			math += r.TotalUs
+			if k.Unit == kernels.TensorCore {
+				mathTC += r.TotalUs
+			}
+		case kernels.Attention:
+			attn += r.TotalUs
+		case kernels.Elementwise, kernels.Reduction, kernels.Norm, kernels.Softmax, kernels.Copy, kernels.Indexing, kernels.Pooling:
+			mem += r.TotalUs
+		}
+	}
+	share := func(us float64) float64 { return us / kt.TotalUs }
+	dominant := s.p.DominantKernels
+	roof, hasRoof := s.roofPct()
+	var roofEv []Evidence
+	if hasRoof {
+		roofEv = []Evidence{{"matmul/conv/attention ops reach this share of their roofline (time-weighted)", roof, "% of roof", "flops"}}
+	}
+	heavy := share(math+attn) >= dominant && hasRoof
+	switch {
+	case share(mem) >= dominant:
+		return fmt.Sprintf("memory-bound kernels (elementwise, normalisation, softmax, copies: %.0f%% of kernel time) each read and write their tensors through device memory: torch.compile(model) fuses chains of them into one kernel; then a larger batch if SM efficiency is low", 100*share(mem)),
+			slices.Concat([]Evidence{{"memory-bound kernel families", 100 * share(mem), "% of kernel time", "kernels"}}, roofEv)
+	case heavy && roof >= s.p.RoofNear:
+		return fmt.Sprintf("matmuls, convolutions and attention take %.0f%% of kernel time and run at %.0f%% of their roofline: they are near this device's limit, so only fewer FLOPs (a smaller model or sequence), lower precision (FP8 on Hopper and later: torchao float8, Transformer Engine) or a larger device make them faster", 100*share(math+attn), roof),
+			slices.Concat([]Evidence{{"matmul/conv/attention kernels", 100 * share(math+attn), "% of kernel time", "kernels"}}, roofEv)
+	case heavy && roof <= s.p.RoofFar:
+		return fmt.Sprintf("matmuls, convolutions and attention take %.0f%% of kernel time but reach only %.0f%% of their roofline at these shapes: the device is not filled; a larger batch or larger matrices (dimensions multiples of 64), fusing the small ops between them (torch.compile), or CUDA graphs if launches leave gaps", 100*share(math+attn), roof),
+			slices.Concat([]Evidence{{"matmul/conv/attention kernels", 100 * share(math+attn), "% of kernel time", "kernels"}}, roofEv)
+	case share(math) >= dominant && mathTC >= math/2:
+		return fmt.Sprintf("matmuls and convolutions on tensor cores take %.0f%% of kernel time: this is the model's own work; lower precision (FP8 on Hopper and later: torchao float8, Transformer Engine), a larger batch if SM efficiency is low, fewer FLOPs (a smaller model or sequence), or a larger device", 100*share(math)),
+			slices.Concat([]Evidence{{"matmul/conv kernels on tensor cores", 100 * share(mathTC), "% of kernel time", "kernels"}}, roofEv)
+	case share(attn) >= dominant:
+		return fmt.Sprintf("fused attention kernels take %.0f%% of kernel time and are already fused: shorter sequences or a KV cache (decoding), or a faster backend (FlashAttention-3 / cuDNN attention on Hopper)", 100*share(attn)),
+			slices.Concat([]Evidence{{"fused attention kernels", 100 * share(attn), "% of kernel time", "kernels"}}, roofEv)
+	}
+	return "", roofEv
+}
+
+// roofPct is the device-time-weighted fraction of the roofline that the
+// FLOPs analysis's ops (matmuls, convolutions, attention) reach, over the
+// rows whose roof is known (shapes recorded, device in the peak table).
+func (s *state) roofPct() (float64, bool) {
+	f := s.in.Flops
+	if f == nil {
+		return 0, false
+	}
+	var us, weighted float64
+	for _, o := range f.Ops {
+		if o.RoofTFLOPS > 0 && o.DeviceUs > 0 {
+			us += o.DeviceUs
+			weighted += o.RoofPct * o.DeviceUs
+		}
+	}
+	if us == 0 {
+		return 0, false
+	}
+	return round(weighted / us), true
+}
+
+func kernelNote(k kernels.Kind) string {
+	if k.Family == kernels.Unknown {
+		return "unknown kernel"
+	}
+	n := string(k.Family)
+	switch k.Unit {
+	case kernels.TensorCore:
+		n += " on tensor cores"
+	case kernels.VectorCore:
+		n += " on CUDA cores"
+	}
+	if k.Precision != "" {
+		n += " (" + k.Precision + ")"
+	}
+	return n
+}
 
 // finding builds a finding from a rule and the time at stake per step.
 func (s *state) finding(id, title string, atStakeUs float64, measured []Evidence, where []Location, change string) Finding {
@@ -79,6 +186,8 @@ func (s *state) findings() {
 						n = min(max(r.Env.CPUs-1, 1), 8)
 					}
 					change = fmt.Sprintf("the batches load in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s); or make the dataset's __getitem__ cheaper", n, pinText(s.device))
+				case l.NumWorkers != nil && s.oversubscribed():
+					change = fmt.Sprintf("%d workers and the main process's threads already compete for the CPUs (see the oversubscription finding): more workers would not help; make __getitem__ cheaper, or leave the workers more cores (torch.set_num_threads(1) in the main process)", *l.NumWorkers)
 				case l.NumWorkers != nil:
 					change = fmt.Sprintf("%d workers cannot keep up: raise num_workers, prefetch_factor, or make __getitem__ cheaper", *l.NumWorkers)
 				}
@@ -91,7 +200,10 @@ func (s *state) findings() {
 		if in := s.in.Input; in != nil && in.Calls > 0 && s.device {
 			ms = append(ms, Evidence{"device idle during DataLoader wait", in.GPUIdlePct, "%", "input_pipeline"})
 		}
-		s.emit(s.finding("input.loader", fmt.Sprintf("The step waits %s for data", FormatUs(at(Input))), at(Input), ms, where, change))
+		// the title quotes the measurement the share came from: the agent's
+		// step and the trace's mean step differ, so share × trace step
+		// would disagree with the evidence below it
+		s.emit(s.finding("input.loader", fmt.Sprintf("The step waits for data: %s (%.0f%% of the step)", s.inputWait, pct(s.share[Input])), at(Input), ms, where, change))
 	}
 	if big(IO) && s.py != nil {
 		s.emit(s.finding("io.in-step", fmt.Sprintf("File I/O in the step takes %.0f%% of the main thread", pct(s.py.IOShare)), at(IO), s.ev[IO], s.pyLines(s.py.IOLines, 3), ""))
@@ -151,15 +263,30 @@ func (s *state) findings() {
 	}
 	s.gpuFindings()
 	if big(Copy) {
-		where, pageable := s.copies()
+		where, pageable, dtod := s.copies()
+		title := fmt.Sprintf("Host-device copies take %.0f%% of the step", pct(s.share[Copy]))
 		change := ""
-		if !pageable {
+		switch {
+		case dtod:
+			// copies within the device: pinned memory is not the answer
+			title = fmt.Sprintf("Copies not overlapped with kernels take %.0f%% of the step, most of the copy time device-to-device", pct(s.share[Copy]))
+			change = "the copies stay on the device: find the ops that issue them (copy_, contiguous, clone, cat, index_put) and avoid them with views, in-place ops or the layout the next op wants; torch.compile removes many"
+			where = append(where, s.topOps(2, false, "aten::copy_", "contiguous", "clone", "aten::cat")...)
+		case !pageable:
 			change = "the copies already come from pinned memory: overlap them with compute on a side stream (non_blocking=True), or keep the data on the device"
 		}
-		s.emit(s.finding("copy.h2d", fmt.Sprintf("Host-device copies take %.0f%% of the step", pct(s.share[Copy])), at(Copy), s.ev[Copy], where, change))
+		s.emit(s.finding("copy.h2d", title, at(Copy), s.ev[Copy], where, change))
 	}
 	if big(Comm) {
-		s.emit(s.finding("comm.exposed", fmt.Sprintf("Communication not overlapped with compute takes %.0f%% of the step", pct(s.share[Comm])), at(Comm), s.ev[Comm], s.topOps(3, false, "nccl", "gloo", "all_reduce", "allreduce", "all_gather", "broadcast", "reduce_scatter", "all_to_all"), ""))
+		f := s.finding("comm.exposed", fmt.Sprintf("Communication not overlapped with compute takes %.0f%% of the step", pct(s.share[Comm])), at(Comm), s.ev[Comm], s.topOps(3, false, "nccl", "gloo", "all_reduce", "allreduce", "all_gather", "broadcast", "reduce_scatter", "all_to_all"), "")
+		if n, w, partial := s.partialRanks(); partial {
+			f.Measured = append(f.Measured, Evidence{fmt.Sprintf("ranks in the input: %d of %d", n, w), 0, "", "distributedInfo"})
+			f.Change = fmt.Sprintf("a collective waits for the slowest rank and this input holds %d of %d ranks: analyze all ranks together (bottleneck analyze DIR) to tell a straggler from the network; then: %s", n, w, f.Change)
+			if s.d.Verdict.Primary != Comm { // else the verdict's confidence, already lowered
+				f.Confidence = lower(f.Confidence)
+			}
+		}
+		s.emit(f)
 	}
 	if ev, ok := s.ev[Memory]; ok && len(ev) > 0 {
 		s.emit(s.finding("memory.capacity", "Device memory is near capacity", 0, ev, nil, ""))
@@ -169,31 +296,234 @@ func (s *state) findings() {
 		if s.py != nil {
 			where = s.pyLines(s.py.Hot, 2)
 		}
+		nPy := len(where)
 		where = append(where, s.topOps(3, true)...)
-		change := ""
-		ms := s.ev[CPUCompute]
-		if r := s.in.Run; r != nil && r.Env != nil && r.Env.NumThreads > 0 {
-			ms = append(ms, Evidence{"torch intra-op threads", float64(r.Env.NumThreads), "", "env"}, Evidence{"usable CPUs", float64(r.Env.CPUs), "", "env"})
-			if r.Env.NumThreads < r.Env.CPUs {
-				change = fmt.Sprintf("torch uses %d of %d CPUs: torch.set_num_threads(%d) (or unset OMP_NUM_THREADS); then bf16/channels_last, torch.compile or an accelerator", r.Env.NumThreads, r.Env.CPUs, r.Env.CPUs)
+		change, fam := s.cpuOpsChange()
+		ms := slices.Concat(s.ev[CPUCompute], fam)
+		if d, ok := s.cpuDemand(); ok {
+			ms = append(ms, Evidence{"torch intra-op threads", float64(d.threads), "", "env"}, Evidence{"usable CPUs", float64(d.cpus), "", "env"})
+			// more threads only where the CPUs are idle: with DataLoader
+			// workers or several ranks, all cores are not torch's
+			if fit := d.fitThreads(); !d.oversubscribed() && fit > d.threads {
+				change = fmt.Sprintf("torch uses %d threads and %d CPUs are free: %s; then %s", d.threads, d.cpus-d.want, s.threadKnob(fit), change)
+				where = slices.Insert(where, nPy, s.threadSetting()...) // before the ops: the report shows the first few
 			}
 		}
 		s.emit(s.finding("cpu.native", fmt.Sprintf("Native ops take %.0f%% of the step on the CPU", pct(s.share[CPUCompute])), at(CPUCompute), ms, where, change))
 	}
+	s.oversubscriptionFinding()
+	s.tinyOpsFinding()
+	s.gcFinding()
+	s.offStepFinding()
+	s.memoryGrowthFinding()
 	s.rank()
+}
+
+// tinyOpsFinding names the lines that issue the tiny ops (the Python
+// profile's hottest lines) and the ops called most.
+func (s *state) tinyOpsFinding() {
+	if s.share[Overhead] < s.p.MinFinding {
+		return
+	}
+	t := s.tinyOps()
+	var where []Location
+	if s.py != nil {
+		where = s.pyLines(s.py.Hot, 3)
+	}
+	if ops := s.in.Ops; ops != nil {
+		rows := slices.DeleteFunc(slices.Clone(ops.Rows), func(r rowT) bool { return isAnnotation(r.Name) || r.Calls == 0 })
+		slices.SortStableFunc(rows, func(a, b rowT) int { return cmp.Compare(b.Calls, a.Calls) })
+		for _, r := range rows[:min(3, len(rows))] {
+			where = append(where, Location{Kind: "op", Name: r.Name, Note: fmt.Sprintf("%d calls, host self %s per call", r.Calls, FormatUs(r.HostSelfUs/float64(r.Calls)))})
+		}
+	}
+	title := fmt.Sprintf("%.0f ops per step, one per %s of step: the %.0f%% of the step in native ops is per-op framework overhead", t.perStep, FormatUs(t.stepUsPerOp), pct(s.share[Overhead]))
+	s.emit(s.finding("cpu.tiny-ops", title, s.share[Overhead]*s.step, s.ev[Overhead], where, ""))
+}
+
+// gcFinding: collections pause the step; it names the lines that were
+// running when the long collections began.
+func (s *state) gcFinding() {
+	r := s.in.Run
+	if s.share[GC] < s.p.MinFinding || r == nil || r.GC == nil {
+		return
+	}
+	var where []Location
+	var explicit *rundir.GCSite
+	for i := range r.GC.Sites {
+		site := &r.GC.Sites[i]
+		if len(where) == 3 {
+			break
+		}
+		note := fmt.Sprintf("%d collections, %s in all", site.Count, FormatUs(site.PauseS*1e6))
+		if site.Explicit {
+			note += "; calls gc.collect"
+			if explicit == nil {
+				explicit = site
+			}
+		}
+		where = append(where, Location{Kind: "python", Name: site.Func, File: site.File, Line: site.Line, Note: note})
+	}
+	change := ""
+	if explicit != nil {
+		change = fmt.Sprintf("gc.collect() runs in the loop (%s:%d): call it every N steps or at the end of an epoch, or drop it; gc.freeze() after start-up keeps long-lived objects out of later collections", explicit.File, explicit.Line)
+	} else {
+		change = "full collections over many live Python objects: gc.freeze() after start-up (model and data built), fewer small Python objects per step (tensors instead of lists of Python numbers), or gc.set_threshold with a larger first threshold"
+	}
+	title := fmt.Sprintf("Garbage collection pauses the step %s per step (%.0f%% of the step)", FormatUs(r.GC.PausePerStepS*1e6), pct(r.GC.Share))
+	s.emit(s.finding("gc.pauses", title, s.share[GC]*s.step, s.ev[GC], where, change))
+}
+
+// memoryGrowth returns the run's memory trend when it shows a leak: the
+// fitted memory grows by MemoryGrowthMiB or more over the steps after
+// start-up and a loop variable grew every step holding tensors (their
+// autograd graph, or enough bytes). A large but stable footprint, or a
+// growing list of Python floats, is not a leak.
+func (s *state) memoryGrowth() *MemoryTrend {
+	r := s.in.Run
+	if r == nil || r.Memory == nil {
+		return nil
+	}
+	m := r.Memory
+	if m.SlopeBytes <= 0 || m.LastBytes-m.FirstBytes < s.p.MemoryGrowthMiB*(1<<20) || len(s.leakingVars()) == 0 {
+		return nil
+	}
+	return m
+}
+
+// leakingVars are the loop variables that grew every step holding
+// tensors that keep memory alive.
+func (s *state) leakingVars() []rundir.Growth {
+	var out []rundir.Growth
+	for _, g := range s.in.Run.Memory.Growing {
+		graph := strings.Contains(g.Holds, "graph")
+		if g.PerStep >= 1 && (graph || float64(g.ItemBytes)*g.PerStep >= s.p.GrowthItemKiB*1024) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+func (s *state) memoryGrowthFinding() {
+	m := s.memoryGrowth()
+	if m == nil {
+		return
+	}
+	var where []Location
+	graph := false
+	for _, g := range s.leakingVars() {
+		note := fmt.Sprintf("%s %s grows by %.0f per step, holds %s", g.Scope, g.Kind, g.PerStep, g.Holds)
+		if g.Kind == "autograd graph" {
+			note = fmt.Sprintf("its autograd graph grows by %.0f nodes per step", g.PerStep)
+		}
+		graph = graph || strings.Contains(g.Holds, "graph")
+		where = append(where, Location{Kind: "python", Name: g.Name, File: g.File, Line: g.Line, Note: note})
+	}
+	ms := []Evidence{{"memory growth per step (" + m.Source + ", fitted)", m.SlopeBytes / (1 << 20), "MiB", "evidence"},
+		{"memory growth over the run (" + m.Source + ", fitted)", (m.LastBytes - m.FirstBytes) / (1 << 20), "MiB", "evidence"},
+		{"steps measured", float64(m.Steps), "", "evidence"}, {"fit R²", m.R2, "", "evidence"}}
+	change := ""
+	if graph {
+		change = "the kept tensors hold their autograd graph (and the activations it saved): keep loss.item() or tensor.detach() instead, compute kept predictions under torch.no_grad(), and drop retain_graph=True unless a second backward needs it"
+	}
+	title := fmt.Sprintf("Memory grows %s per step: %s kept across steps", formatBytes(m.SlopeBytes), where[0].Name)
+	s.emit(s.finding("memory.growth", title, 0, ms, where, change))
+}
+
+// formatBytes writes a byte count in KiB, MiB or GiB.
+func formatBytes(b float64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", b/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", b/(1<<20))
+	}
+	return fmt.Sprintf("%.0f KiB", b/(1<<10))
+}
+
+// cpuDemand is how many threads of the job want a CPU at once on this
+// machine: each local rank's intra-op threads plus its DataLoader workers
+// (torch runs each worker with one thread).
+type cpuDemand struct {
+	ranks, threads, workers, cpus, want int
+	load                                float64 // at the program's start, -1 unknown
+}
+
+func (s *state) cpuDemand() (cpuDemand, bool) {
+	r := s.in.Run
+	if r == nil || r.Env == nil || r.Env.NumThreads <= 0 || r.Env.CPUs <= 0 {
+		return cpuDemand{}, false
+	}
+	d := cpuDemand{ranks: max(r.Env.LocalRanks, 1), threads: r.Env.NumThreads, cpus: r.Env.CPUs, load: r.Env.LoadAverage}
+	for _, l := range r.Loaders {
+		if l.NumWorkers != nil {
+			d.workers = max(d.workers, *l.NumWorkers)
+		}
+	}
+	d.want = d.ranks * (d.threads + d.workers)
+	return d, true
+}
+
+func (d cpuDemand) oversubscribed() bool { return d.want > d.cpus }
+
+// fitThreads is the intra-op thread count that keeps each rank within its
+// share of the CPUs next to its workers.
+func (d cpuDemand) fitThreads() int { return max(1, d.cpus/d.ranks-d.workers) }
+
+func (s *state) oversubscribed() bool {
+	d, ok := s.cpuDemand()
+	return ok && d.oversubscribed()
+}
+
+// oversubscriptionFinding: more threads want the CPUs than there are, and
+// the CPU side of the step is where the time goes. Threads that share a
+// core slow each other down more than they add (OpenMP spin-waits, cache
+// thrashing): fewer threads make such steps faster, so "use all cores" or
+// "more workers" would be harmful advice there.
+func (s *state) oversubscriptionFinding() {
+	d, ok := s.cpuDemand()
+	if !ok || !d.oversubscribed() {
+		return
+	}
+	cpuSide := s.share[CPUCompute] + s.share[Input] + s.share[Host]
+	if cpuSide < s.p.MinFinding {
+		return
+	}
+	perRank := max(d.cpus/d.ranks, 1)
+	workers := d.workers
+	if workers >= perRank {
+		workers = max(perRank-1, 0)
+	}
+	threads := max(perRank-workers, 1)
+	change := fmt.Sprintf("give each process its share of the %d CPUs: OMP_NUM_THREADS=%d (or torch.set_num_threads(%d) at start)", d.cpus, threads, threads)
+	if src := s.threadSource(); src != "" {
+		change += "; the " + fmt.Sprint(d.threads) + " threads come from " + src
+	}
+	if workers != d.workers {
+		change += fmt.Sprintf(" and DataLoader(num_workers=%d)", workers)
+	}
+	ms := []Evidence{{"usable CPUs", float64(d.cpus), "", "env"}, {"intra-op threads per process", float64(d.threads), "", "env"},
+		{"DataLoader workers per process", float64(d.workers), "", "evidence"}, {"processes of the job on this machine", float64(d.ranks), "", "env"}}
+	if d.load >= 0 {
+		ms = append(ms, Evidence{"machine load average when the program started", d.load, "", "env"})
+	}
+	title := fmt.Sprintf("%d threads want the CPU at once on %d CPUs: %d process(es) × (%d intra-op threads + %d DataLoader workers)", d.want, d.cpus, d.ranks, d.threads, d.workers)
+	s.emit(s.finding("cpu.oversubscribed", title, cpuSide*s.step, ms, append(s.threadSetting(), s.interopSetting()...), change))
 }
 
 func (s *state) rank() {
 	slices.SortStableFunc(s.d.Findings, func(a, b Finding) int {
-		// the verdict's own finding leads among equal savings
-		return cmp.Or(cmp.Compare(b.SavingUs, a.SavingUs), cmp.Compare(b.AtStakeUs, a.AtStakeUs))
+		// memory growth leads: it ends the run, whatever the step costs;
+		// then the verdict's own finding leads among equal savings
+		return cmp.Or(cmp.Compare(leads(b), leads(a)),
+			cmp.Compare(b.SavingUs, a.SavingUs), cmp.Compare(b.AtStakeUs, a.AtStakeUs))
 	})
 	// a finding of the primary class with an estimate of 0 still goes
 	// before findings that save less than a tenth of what it has at stake
 	for i, f := range s.d.Findings {
 		if f.Class == s.d.Verdict.Primary && f.SavingUs == 0 && i > 0 {
 			j := i
-			for j > 0 && s.d.Findings[j-1].SavingUs < f.AtStakeUs/10 {
+			for j > 0 && leads(s.d.Findings[j-1]) == 0 && s.d.Findings[j-1].SavingUs < f.AtStakeUs/10 {
 				j--
 			}
 			if j < i {
@@ -202,6 +532,14 @@ func (s *state) rank() {
 			break
 		}
 	}
+}
+
+// leads is 1 for a finding that goes first whatever it saves.
+func leads(f Finding) int {
+	if f.Rule == "memory.growth" {
+		return 1
+	}
+	return 0
 }
 
 // syncFixes maps what synchronises (the op that issued the sync, or the
@@ -262,17 +600,35 @@ func (s *state) hostWaitFrames() []Location {
 	}
 	// ops the sync finding already names were blocked, not busy
 	syncing := map[string]bool{}
-	if sy := s.in.Syncs; sy != nil && s.share[Sync] > 0 {
+	if sy := s.in.Syncs; sy != nil && s.share[Sync] >= s.p.MinFinding {
 		for _, c := range sy.Causes {
-			syncing[c.Op], syncing[c.TopOp] = true, true
+			if c.StallUs > 0 {
+				syncing[c.Op], syncing[c.TopOp] = true, true
+			}
 		}
 	}
+	// Each frame's time is capped at its gap, and a gap mostly spent in
+	// a syncing op (its ancestors fill the same time) is a sync stall,
+	// not host work: the note then stays within what the gaps hold.
 	agg := map[string]float64{}
 	kind := map[string]string{}
+	var gapsUs float64
+	gaps := 0
 	for _, g := range id.TopHostWaits {
+		var synced float64
+		for _, f := range g.Ops {
+			if syncing[f.Name] {
+				synced = max(synced, f.Us)
+			}
+		}
+		if synced >= g.Us/2 {
+			continue
+		}
+		gaps++
+		gapsUs += g.Us
 		for _, f := range g.Ops {
 			if (f.Kind == "python_function" || f.Kind == "cpu_op") && !syncing[f.Name] {
-				agg[f.Name] += f.Us
+				agg[f.Name] += min(f.Us, g.Us)
 				kind[f.Name] = f.Kind
 			}
 		}
@@ -291,7 +647,11 @@ func (s *state) hostWaitFrames() []Location {
 		if kind[n] == "python_function" {
 			k = "python"
 		}
-		out = append(out, Location{Kind: k, Name: n, Note: fmt.Sprintf("ran %s during the largest host-wait gaps", FormatUs(agg[n]))})
+		in := fmt.Sprintf("the %d largest host-wait gaps (%s)", gaps, FormatUs(gapsUs))
+		if gaps == 1 {
+			in = "the " + FormatUs(gapsUs) + " of the largest host-wait gap"
+		}
+		out = append(out, Location{Kind: k, Name: n, Note: fmt.Sprintf("ran %s of %s", FormatUs(agg[n]), in)})
 	}
 	return out
 }
@@ -323,6 +683,44 @@ func (s *state) topOps(n int, selfTime bool, filter ...string) []Location {
 	return out
 }
 
+// cpuOpsChange fits the native-ops change to the ops that take the time:
+// convolutions and matmuls have their own fast paths on a CPU; time spread
+// over many small ops is fusion's.
+func (s *state) cpuOpsChange() (string, []Evidence) {
+	var total, conv, gemm float64
+	if t := s.in.Ops; t != nil {
+		for _, r := range t.Rows {
+			if isAnnotation(r.Name) {
+				continue
+			}
+			n := strings.ToLower(r.Name)
+			total += r.HostSelfUs
+			switch {
+			case strings.Contains(n, "conv"):
+				conv += r.HostSelfUs
+			case classify.ContainsAny(n, cpuGEMMOps):
+				gemm += r.HostSelfUs
+			}
+		}
+	}
+	if total <= 0 {
+		return rule("cpu.native").Change, nil
+	}
+	const dominant = 0.4
+	switch {
+	case conv/total >= dominant:
+		return "convolutions take most of the native time: model.to(memory_format=torch.channels_last) and the input likewise (oneDNN's fast path), torch.compile, bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16)) on CPUs with AVX512-BF16/AMX, or an accelerator",
+			[]Evidence{{"convolution ops' share of native op time", pct(conv / total), "%", "ops"}}
+	case gemm/total >= dominant:
+		return "matmuls take most of the native time and already run in oneDNN/MKL: bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16)) on CPUs with AVX512-BF16/AMX, fewer or larger matmuls (batching), or an accelerator",
+			[]Evidence{{"matmul ops' share of native op time", pct(gemm / total), "%", "ops"}}
+	}
+	return "no op family dominates the native time: fuse the many ops with torch.compile(model), or an accelerator", nil
+}
+
+// cpuGEMMOps are op-name fragments (lower case) of matrix products.
+var cpuGEMMOps = []string{"::mm", "addmm", "bmm", "matmul", "::linear", "_mkldnn_linear"}
+
 func isAnnotation(name string) bool {
 	return strings.HasPrefix(name, "ProfilerStep") || strings.HasPrefix(name, "enumerate(DataLoader)") ||
 		strings.HasPrefix(name, "Optimizer.") || strings.HasPrefix(name, "##") || strings.Contains(name, "#") && !strings.HasPrefix(name, "aten::")
@@ -339,12 +737,18 @@ func (s *state) optimizerFinding() {
 			continue
 		}
 		per := r.TotalUs / float64(max(r.Calls, 1))
-		if per/s.step < s.p.OptimizerShare {
+		// with a closure the region holds forward and backward: its time
+		// is not the update's, and foreach/fused would not touch it
+		if per/s.step < s.p.OptimizerShare || r.Closure {
 			continue
+		}
+		change := ""
+		if r.MultiTensor {
+			change = "the update already runs as foreach/fused ops: compile the step (torch.compile(optimizer.step)) to fuse it further, or update fewer, larger parameter tensors"
 		}
 		s.emit(s.finding("host.optimizer", fmt.Sprintf("%s takes %.0f%% of the step", r.Name, 100*per/s.step), per,
 			[]Evidence{{"optimizer step per call", per, "us", "regions"}, {"calls", float64(r.Calls), "", "regions"}},
-			[]Location{{Kind: "op", Name: r.Name}}, ""))
+			[]Location{{Kind: "op", Name: r.Name}}, change))
 		return
 	}
 }
@@ -362,12 +766,13 @@ func (s *state) gpuFindings() {
 			if !isDeviceWork(r.Name) {
 				continue
 			}
-			if isGEMM(r.Name) {
+			k := kernels.Classify(r.Name)
+			if k.Family == kernels.GEMM || k.Family == kernels.Conv {
 				gemmUs += r.TotalUs
-				if !tensorCore(r.Name) {
+				if precisionCandidate(k) {
 					nonTC += r.TotalUs
 					if len(nonTCRows) < 3 {
-						nonTCRows = append(nonTCRows, Location{Kind: "kernel", Name: r.Name, SharePct: round(r.TotalPct), Note: "no tensor cores; launched by " + cmp.Or(r.TopOp, "?")})
+						nonTCRows = append(nonTCRows, Location{Kind: "kernel", Name: r.Name, SharePct: round(r.TotalPct), Note: kernelNote(k) + "; launched by " + cmp.Or(r.TopOp, "?")})
 					}
 				}
 			}
@@ -387,14 +792,14 @@ func (s *state) gpuFindings() {
 		if cc := s.capability(); cc != "" && cc < "8" {
 			change = fmt.Sprintf("compute capability %s has no bf16/TF32 tensor cores: torch.autocast(\"cuda\", dtype=torch.float16) with torch.amp.GradScaler", cc)
 		}
-		ms := []Evidence{{"matmul/conv kernel time without tensor cores", 100 * nonTC / kernelUs, "% of kernel time", "kernels"},
+		ms := []Evidence{{"fp32 matmul/conv kernel time on CUDA cores", 100 * nonTC / kernelUs, "% of kernel time", "kernels"},
 			{"matmul/conv kernel time", 100 * gemmUs / kernelUs, "% of kernel time", "kernels"}}
 		if r := s.in.Run; r != nil && r.Env != nil {
 			if v, ok := r.Env.Flags["float32_matmul_precision"]; ok {
 				ms = append(ms, Evidence{"float32_matmul_precision=" + fmt.Sprint(v), 0, "", "env"})
 			}
 		}
-		s.emit(s.finding("gpu.precision", fmt.Sprintf("Matmuls/convolutions run without tensor cores (%.0f%% of kernel time)", 100*nonTC/kernelUs), perStep(nonTC), ms, nonTCRows, change))
+		s.emit(s.finding("gpu.precision", fmt.Sprintf("FP32 matmuls/convolutions run on CUDA cores, not tensor cores (%.0f%% of kernel time)", 100*nonTC/kernelUs), perStep(nonTC), ms, nonTCRows, change))
 	}
 	if r := s.in.Run; r != nil && r.Env != nil && kernelUs > 0 && convUs/kernelUs >= s.p.ConvShare {
 		if v, ok := r.Env.Flags["cudnn_benchmark"].(bool); ok && !v {
@@ -411,14 +816,12 @@ func (s *state) gpuFindings() {
 			if !isDeviceWork(r.Name) {
 				continue
 			}
-			tc := "no tensor cores"
-			if tensorCore(r.Name) {
-				tc = "tensor cores"
-			}
-			where = append(where, Location{Kind: "kernel", Name: r.Name, SharePct: round(r.TotalPct), Note: tc + "; launched by " + cmp.Or(r.TopOp, "?")})
+			where = append(where, Location{Kind: "kernel", Name: r.Name, SharePct: round(r.TotalPct), Note: kernelNote(kernels.Classify(r.Name)) + "; launched by " + cmp.Or(r.TopOp, "?")})
 		}
 	}
-	s.emit(s.finding("gpu.kernels", fmt.Sprintf("Device kernels take %.0f%% of the step", pct(s.share[GPUCompute])), s.share[GPUCompute]*s.step, s.ev[GPUCompute], where, ""))
+	change, fam := s.kernelsChange()
+	s.emit(s.finding("gpu.kernels", fmt.Sprintf("Device kernels take %.0f%% of the step", pct(s.share[GPUCompute])), s.share[GPUCompute]*s.step,
+		slices.Concat(s.ev[GPUCompute], fam), where, change))
 	s.attentionFinding(perStep)
 	s.layoutFinding(kernelUs, convUs, perStep)
 }
@@ -499,11 +902,19 @@ func (s *state) capability() string {
 }
 
 // copies lists memcpy directions and whether pageable host memory is used.
-func (s *state) copies() (where []Location, pageable bool) {
+// copies lists the copy kinds by time; pageable: some host memory is
+// pageable; dtod: device-to-device copies take most of the copy time.
+func (s *state) copies() (where []Location, pageable, dtod bool) {
 	g := s.in.GPU
 	if g == nil {
-		return nil, false
+		return nil, false, false
 	}
+	var total, dd float64
+	type timed struct {
+		l  Location
+		us float64
+	}
+	var kinds []timed
 	for _, d := range g.Devices {
 		for _, m := range d.Memcpy {
 			if m.HostMemory == "pageable" {
@@ -512,12 +923,20 @@ func (s *state) copies() (where []Location, pageable bool) {
 			if m.TimeUs <= 0 {
 				continue
 			}
-			where = append(where, Location{Kind: "memcpy", Name: strings.TrimSpace(m.Direction + " " + m.HostMemory),
-				Note: fmt.Sprintf("%d copies, %.1f MB, %s, %.1f GB/s", m.Count, float64(m.Bytes)/1e6, FormatUs(m.TimeUs), m.BandwidthGBps)})
+			total += m.TimeUs
+			if m.Direction == classify.DtoD.String() {
+				dd += m.TimeUs
+			}
+			kinds = append(kinds, timed{Location{Kind: "memcpy", Name: strings.TrimSpace(m.Direction + " " + m.HostMemory),
+				Note: fmt.Sprintf("%d copies, %.1f MB, %s, %.1f GB/s", m.Count, float64(m.Bytes)/1e6, FormatUs(m.TimeUs), m.BandwidthGBps)}, m.TimeUs})
 		}
 	}
-	if len(where) > 3 {
-		where = where[:3]
+	slices.SortStableFunc(kinds, func(a, b timed) int { return cmp.Compare(b.us, a.us) })
+	for i, k := range kinds {
+		if i == 3 {
+			break
+		}
+		where = append(where, k.l)
 	}
-	return where, pageable
+	return where, pageable, dd > total/2
 }

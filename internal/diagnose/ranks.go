@@ -105,7 +105,18 @@ func ComputeRanks(rr *ranks.Result, per []RankInput, params *Params) *RunDiagnos
 		lostUs = rr.ImbalancePct / 100 * rr.MedianStepUs
 		why = fmt.Sprintf("rank %d's steps are %.0f%% longer than the median rank's", rr.SlowestRank, rr.ImbalancePct)
 		if rr.Straggler >= 0 && rr.Straggler != rr.SlowestRank {
-			why += fmt.Sprintf("; in collectives the others wait for rank %d", rr.Straggler)
+			// the longest step is not the culprit's: a rank that waits in
+			// collectives has long steps because another arrives late
+			comm := map[int]float64{}
+			most := 0.0
+			for _, r := range d.PerRank {
+				comm[r.Rank] = r.CommPct
+				if r.Rank != rr.Straggler {
+					most = max(most, r.CommPct)
+				}
+			}
+			why = fmt.Sprintf("the ranks' steps differ by up to %.0f%% (rank %d's are the longest, waiting included); in collectives the others wait for rank %d: it spends %.0f%% of its step in communication, the others up to %.0f%%",
+				rr.ImbalancePct, rr.SlowestRank, rr.Straggler, comm[rr.Straggler], most)
 		}
 		ms = append(ms, Evidence{"step-time imbalance (slowest vs median rank)", rr.ImbalancePct, "%", "ranks"},
 			Evidence{"median step", rr.MedianStepUs, "us", "ranks"})

@@ -20,6 +20,9 @@ const (
 	Memory       Class = "memory-pressure"     // device memory near capacity
 	CPUCompute   Class = "cpu-compute-bound"   // CPU-only: native (ATen) ops fill the step
 	IO           Class = "io-bound"            // checkpointing, logging, file I/O in the step (Python profile)
+	GC           Class = "gc-bound"            // Python garbage collection pauses the step (run evidence)
+	Overhead     Class = "framework-overhead"  // CPU-only: thousands of tiny ops, each mostly dispatcher cost
+	MemoryGrowth Class = "memory-growth"       // memory grows every step: a leak (run evidence), a risk, not a share of time
 	Undetermined Class = "undetermined"        // the input cannot support a verdict
 	Unexplained  Class = "unexplained"         // nothing recorded on the host, device idle: shown, never the verdict
 )
@@ -54,8 +57,9 @@ type Params struct {
 	// many µs (a host that spends much longer per kernel is slow for other
 	// reasons than launching).
 	LaunchStepUsPerKernel float64
-	// NonTensorCoreGEMM: a precision finding needs matmul/conv kernels
-	// without tensor cores to take at least this share of kernel time.
+	// NonTensorCoreGEMM: a precision finding needs FP32 matmul/conv
+	// kernels on CUDA cores (by the kernel table) to take at least this
+	// share of kernel time.
 	NonTensorCoreGEMM float64
 	// ConvShare: the cudnn.benchmark finding needs convolution kernels to
 	// take at least this share of kernel time.
@@ -63,12 +67,35 @@ type Params struct {
 	// AttentionShare: the fused-attention finding needs softmax + bmm ops
 	// to take at least this share of device time.
 	AttentionShare float64
+	// DominantKernels: the GPU-bound change names a kernel family group
+	// (memory-bound, matmuls on tensor cores, fused attention) from this
+	// share of kernel time.
+	DominantKernels float64
+	// RoofNear and RoofFar (percent): when matmuls/convolutions/attention
+	// hold DominantKernels of kernel time, their time-weighted fraction of
+	// the roofline at or above RoofNear means the hardware limit (fewer
+	// FLOPs, lower precision, a larger device), at or below RoofFar a
+	// shape that does not fill the device (larger batch/shapes, fusion).
+	RoofNear, RoofFar float64
 	// LayoutShare: the channels_last finding needs layout-conversion
 	// kernels to take at least this share of kernel time.
 	LayoutShare float64
 	// OptimizerShare: the foreach/fused optimizer finding needs the
 	// optimizer step to take at least this share of the step.
 	OptimizerShare float64
+	// TinyOpsPerStep and TinyOpUs: on a CPU-only trace with at least
+	// TinyOpsPerStep ops per step and at most TinyOpUs µs of step per op
+	// (outside the profiler window when known), the native-op share is
+	// per-op framework overhead, not computation.
+	TinyOpUs       float64
+	TinyOpsPerStep float64
+	// MemoryGrowthMiB: memory growth needs the fitted trend of the
+	// process's memory (CUDA allocated, else RSS) over the steps after
+	// start-up to add at least this many MiB, and a loop variable that
+	// grew every step holding tensors with their autograd graph, or at
+	// least GrowthItemKiB of tensors per step.
+	MemoryGrowthMiB float64
+	GrowthItemKiB   float64
 	// MemoryPct: memory pressure from this peak reserved share of device
 	// memory (percent).
 	MemoryPct float64
@@ -88,6 +115,11 @@ type Params struct {
 	// its mean step is at least this multiple of the median step outside
 	// the window (the profiler's per-op overhead).
 	ProfilerInflation float64
+	// ProfilerOpCostUs: what the profiler adds to each recorded op (µs);
+	// the inflation is the profiler's when the ops per step times this
+	// cost explain at least half of the slowdown, else the window was
+	// slowed by something else.
+	ProfilerOpCostUs float64
 	// High and Medium: confidence levels (share of the primary class and
 	// its margin over the next class).
 	HighShare, HighMargin     float64
@@ -109,13 +141,21 @@ var Default = Params{
 	ConvShare:             0.10,
 	AttentionShare:        0.10,
 	LayoutShare:           0.02,
+	DominantKernels:       0.5,
+	RoofNear:              70,
+	RoofFar:               25,
 	OptimizerShare:        0.10,
+	TinyOpUs:              15,
+	TinyOpsPerStep:        500,
+	MemoryGrowthMiB:       16,
+	GrowthItemKiB:         64,
 	MemoryPct:             90,
 	Imbalance:             10,
 	CommSpread:            20,
 	StartupNote:           0.05,
 	OverheadPct:           2,
 	ProfilerInflation:     1.3,
+	ProfilerOpCostUs:      10,
 	HighShare:             0.5,
 	HighMargin:            0.2,
 	MediumShare:           0.3,
@@ -145,13 +185,15 @@ var Rules = []Rule{
 		"move checkpoint saves and logging off the hot loop: save every N steps or on a background thread (torch.distributed.checkpoint.async_save)"},
 	{"host.python", Host, "device idle while the host is busy (GPU) or Python time between ops (CPU-only) >= MinFinding, launch rule not met", 0.7,
 		"take Python work out of the step (vectorise it with tensor ops, move preprocessing into a DataLoader with workers); on GPU a larger batch or torch.compile makes each host step do more device work"},
+	{"host.off-step", Host, "Python profile: main-thread samples over the whole run in a forward pass under torch.no_grad/inference_mode (decorator frame or a with block around the user's line), metric libraries (torchmetrics, sklearn.metrics, torcheval) or tensor printing (torch/_tensor_str.py) >= MinFinding, both over the whole run and within the recorded window (work every N steps fills at most one); file I/O is io.in-step's", 0.9,
+		"run evaluation, metrics and tensor logging every N steps or once per epoch (asynchronously where possible), not in every step"},
 	{"host.launch", Launch, "host share >= MinFinding with >= LaunchKernelsPerStep kernels per step, >= LaunchShortFrac of them shorter than their launch, one kernel per <= LaunchStepUsPerKernel µs of step", 0.7,
 		"fuse the many tiny kernels: torch.compile(model) (mode=\"reduce-overhead\" adds CUDA graphs) or capture the step with torch.cuda.graphs; batch small tensors together"},
 	{"host.optimizer", Host, "Optimizer.step region >= OptimizerShare of the step on a GPU trace", 0.5,
 		"use the multi-tensor optimizer: foreach=True, or fused=True (Adam/AdamW/SGD on CUDA)"},
 	{"sync.blocking", Sync, ">= SyncPerStep blocking syncs per step; at stake: the device idle each sync causes, min(device busy during the call, device idle after it until the next device work), summed over the steps used", 1.0,
 		"remove .item() / .cpu() / .tolist() / print(tensor) / data-dependent shapes (nonzero, boolean masks) from the loop: keep values on the device and read them every N steps"},
-	{"gpu.precision", GPUCompute, "matmul/conv kernels without tensor cores >= NonTensorCoreGEMM of kernel time, kernel share >= MinFinding", 0.5,
+	{"gpu.precision", GPUCompute, "fp32 matmul/conv kernels on CUDA cores (kernel table, docs/kernels.md; not GEMV, not FP8/FP4/bf16/fp16) >= NonTensorCoreGEMM of kernel time, kernel share >= MinFinding", 0.5,
 		"run matmuls and convolutions on tensor cores: torch.autocast(\"cuda\", dtype=torch.bfloat16) (fp16 + GradScaler before Ampere), or TF32: torch.set_float32_matmul_precision(\"high\")"},
 	{"gpu.cudnn-benchmark", GPUCompute, "convolution kernels >= ConvShare of kernel time and cudnn.benchmark off (run evidence)", 0.1,
 		"torch.backends.cudnn.benchmark = True when input shapes are fixed"},
@@ -167,8 +209,16 @@ var Rules = []Rule{
 		"overlap communication with backward: DDP bucket_cap_mb, gradient_as_bucket_view=True, no_sync() during gradient accumulation; fewer, larger collectives"},
 	{"memory.capacity", Memory, "peak reserved device memory >= MemoryPct of the device", 0,
 		"make room before it fails: activation checkpointing (torch.utils.checkpoint), a smaller micro-batch with gradient accumulation, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"},
+	{"memory.growth", MemoryGrowth, "run evidence: the process's memory grows by >= MemoryGrowthMiB over the steps after start-up, and a variable of the training loop grew every step holding tensors with their graph (or >= GrowthItemKiB of tensors per step)", 0,
+		"store detached values: loss.item() / tensor.detach() (.cpu() for outputs) before keeping them across steps; compute kept predictions under torch.no_grad(); drop retain_graph=True"},
+	{"gc.pauses", GC, "run evidence: garbage-collection pauses (gc.callbacks) per step after start-up >= MinFinding of the step, taken from the host share", 0.8,
+		"collect less often: gc.collect() every N steps or per epoch, not every step; gc.freeze() after start-up (model and data built) so full collections skip long-lived objects; fewer small Python objects per step"},
 	{"cpu.native", CPUCompute, "CPU-only: time inside native ops >= MinFinding of the step; saving: native ops made 2x faster", 0.5,
 		"native ops are the limit: use all cores (torch.set_num_threads), bf16/channels_last where the CPU supports them, torch.compile, or an accelerator"},
+	{"cpu.tiny-ops", Overhead, "CPU-only: >= TinyOpsPerStep ops per step and <= TinyOpUs µs of step per op (steps outside the profiler window when the run evidence has them); the whole native-op share is then framework overhead, >= MinFinding", 0.7,
+		"issue fewer, larger ops: batch the per-layer or per-parameter loop into one op over stacked tensors (torch.stack/cat, bmm, one Linear over the concatenated features), foreach=True optimizers for per-parameter updates, or torch.compile to fuse the small ops"},
+	{"cpu.oversubscribed", CPUCompute, "run evidence: local ranks × (intra-op threads + DataLoader workers) > usable CPUs, and the CPU side of the step (native ops, DataLoader wait, host work) >= MinFinding", 0.5,
+		"give each process its share of the CPUs: OMP_NUM_THREADS / torch.set_num_threads so that ranks × (threads + workers) <= CPUs"},
 	{"ranks.straggler", Straggler, "several ranks: imbalance >= Imbalance %, or communication shares spread >= CommSpread points", 1.0,
 		"find out why the slow rank is slow (its own verdict below) and balance the work across ranks"},
 }
@@ -178,7 +228,7 @@ var Rules = []Rule{
 // the largest share × Factor.
 var classRules = map[Class]string{
 	Input: "input.loader", IO: "io.in-step", Host: "host.python", Launch: "host.launch", Sync: "sync.blocking",
-	GPUCompute: "gpu.kernels", Copy: "copy.h2d", Comm: "comm.exposed", CPUCompute: "cpu.native",
+	GPUCompute: "gpu.kernels", Copy: "copy.h2d", Comm: "comm.exposed", CPUCompute: "cpu.native", GC: "gc.pauses", Overhead: "cpu.tiny-ops",
 }
 
 // fixFactor is the share of a class's time its main rule's fix saves (0
@@ -211,10 +261,6 @@ var ioFiles = []string{
 
 // loaderFiles mark main-thread samples spent getting batches.
 var loaderFiles = []string{"/torch/utils/data/"}
-
-// gemmNames are substrings (lower case) of matmul and convolution kernels.
-var gemmNames = []string{"gemm", "conv", "cutlass", "wgrad", "dgrad", "winograd", "implicit",
-	"nvjet", "matmul", "xmma", "s884", "h884", "1688"}
 
 // fusedAttention are op-name fragments (lower case) of fused attention.
 var fusedAttention = []string{"scaled_dot_product", "flash_attention", "efficient_attention", "cudnn_attention", "flash_attn", "xformers", "fmha"}

@@ -2,12 +2,13 @@ package diagnose
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
-	"github.com/bottleneck-dev/bottleneck/internal/runreport"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
 
 // RunEvidence is what `bottleneck run`'s agent recorded for one process,
@@ -21,7 +22,10 @@ type RunEvidence struct {
 	// OutsideStepS is the median step outside the recorded window, after
 	// the first steps (0 when too few): the steps without the profiler;
 	// WindowMedianS the median step inside it.
-	OutsideStepS    float64         `json:"outside_step_s,omitempty"`
+	OutsideStepS float64 `json:"outside_step_s,omitempty"`
+	// RunMedianStepS: the median of every step outside the window after
+	// the first startupSteps (0 when fewer than 3).
+	RunMedianStepS  float64         `json:"run_median_step_s,omitempty"`
 	WindowMedianS   float64         `json:"window_median_step_s,omitempty"`
 	HasDataLoader   bool            `json:"has_dataloader"`
 	DataLoaderWaitS float64         `json:"dataloader_wait_s"`
@@ -31,6 +35,44 @@ type RunEvidence struct {
 	SyncsPerStep    float64         `json:"syncs_per_step"`
 	Python          *PythonEvidence `json:"python,omitempty"`
 	Env             *Env            `json:"env,omitempty"`
+	// Memory and GC: the agent's whole-run per-step record (nil from
+	// agents without it).
+	Memory *MemoryTrend `json:"memory,omitempty"`
+	GC     *GCPauses    `json:"gc,omitempty"`
+	// SetThreads is the program's last torch.set_num_threads call (nil:
+	// none seen).
+	SetThreads *rundir.ThreadCall `json:"set_threads,omitempty"`
+	// SetInteropThreads is its last torch.set_num_interop_threads call.
+	SetInteropThreads *rundir.ThreadCall `json:"set_interop_threads,omitempty"`
+	// ThreadEnv holds OMP_NUM_THREADS and MKL_NUM_THREADS as the program's
+	// environment set them (absent: unset).
+	ThreadEnv map[string]string `json:"thread_env,omitempty"`
+}
+
+// MemoryTrend is the process's memory over the steps after start-up: a
+// least-squares line through it, and the loop variables that grew.
+type MemoryTrend struct {
+	Source string `json:"source"` // cuda_allocated, rss
+	Steps  int    `json:"steps"`
+	// FirstBytes and LastBytes: the fitted line at the first and last step
+	// used; SlopeBytes its growth per step; R2 how well it fits.
+	FirstBytes float64         `json:"first_bytes"`
+	LastBytes  float64         `json:"last_bytes"`
+	SlopeBytes float64         `json:"slope_bytes_per_step"`
+	R2         float64         `json:"r2"`
+	Growing    []rundir.Growth `json:"growing,omitempty"`
+}
+
+// GCPauses is the garbage collector's time per step after start-up.
+type GCPauses struct {
+	Steps int `json:"steps"`
+	// PausePerStepS and StepS: mean GC pause and mean step (seconds);
+	// Share their ratio.
+	PausePerStepS      float64         `json:"pause_per_step_s"`
+	StepS              float64         `json:"step_s"`
+	Share              float64         `json:"share"`
+	CollectionsPerStep float64         `json:"collections_per_step"`
+	Sites              []rundir.GCSite `json:"sites,omitempty"`
 }
 
 // Loader is one DataLoader's settings.
@@ -52,13 +94,18 @@ type SyncSite struct {
 
 // Env is the environment summary's part the rules read.
 type Env struct {
-	Torch      string         `json:"torch"`
-	Build      string         `json:"build"`
-	CUDA       string         `json:"cuda,omitempty"`
-	CPUs       int            `json:"cpus"`
-	NumThreads int            `json:"num_threads"`
-	Flags      map[string]any `json:"flags,omitempty"`
-	Devices    []EnvDevice    `json:"devices,omitempty"`
+	Torch      string `json:"torch"`
+	Build      string `json:"build"`
+	CUDA       string `json:"cuda,omitempty"`
+	CPUs       int    `json:"cpus"`
+	NumThreads int    `json:"num_threads"`
+	// LocalRanks: processes of the job on this machine (LOCAL_WORLD_SIZE,
+	// 1 when unset); LoadAverage: the machine's 1-minute load when the
+	// program started (-1 unknown).
+	LocalRanks  int            `json:"local_ranks"`
+	LoadAverage float64        `json:"load_average"`
+	Flags       map[string]any `json:"flags,omitempty"`
+	Devices     []EnvDevice    `json:"devices,omitempty"`
 }
 
 // EnvDevice is one device torch saw.
@@ -83,6 +130,13 @@ type PythonEvidence struct {
 	Hot         []Line `json:"hot"`
 	IOLines     []Line `json:"io_lines,omitempty"`
 	LoaderLines []Line `json:"loader_lines,omitempty"`
+	// OffStepShare: the share of the main thread's samples over the whole
+	// run in work that does not belong in the step (offstep.go), and its
+	// user lines; OffStepWindowShare the share within the recorded window
+	// (-1: no window).
+	OffStepShare       float64       `json:"off_step_share,omitempty"`
+	OffStep            []OffStepLine `json:"off_step,omitempty"`
+	OffStepWindowShare float64       `json:"off_step_window_share,omitempty"`
 }
 
 // Line is a Python source line and its share of the main thread's samples.
@@ -180,18 +234,17 @@ func FromProfile(p *pyprofile.Profile) *PythonEvidence {
 		}
 		return out
 	}
-	return &PythonEvidence{Profiler: p.Profiler, Window: window, Samples: total,
+	ev := &PythonEvidence{Profiler: p.Profiler, Window: window, Samples: total,
 		IOShare: float64(io) / float64(total), LoaderShare: float64(dl) / float64(total),
 		Hot: lines(hot), IOLines: lines(ioL), LoaderLines: lines(dlL)}
+	ev.OffStepShare, ev.OffStep, ev.OffStepWindowShare = offStep(p)
+	return ev
 }
 
-// FromProcess builds the evidence of one process of a run report (and its
-// Python profile, nil when absent).
-func FromProcess(pr *runreport.ProcessReport, prof *pyprofile.Profile) *RunEvidence {
-	r := &RunEvidence{Tag: pr.Tag, Rank: -1}
-	if _, err := fmt.Sscanf(pr.Tag, "rank%d", &r.Rank); err != nil {
-		r.Rank = -1
-	}
+// FromProcess builds the evidence of one process of a run directory.
+func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
+	r := &RunEvidence{Tag: pr.Tag}
+	r.Rank, _ = rundir.Rank(pr.Tag)
 	if ev := pr.Evidence; ev != nil {
 		var sum, wait float64
 		var syncs int
@@ -205,11 +258,25 @@ func FromProcess(pr *runreport.ProcessReport, prof *pyprofile.Profile) *RunEvide
 			r.DataLoaderWaitS = wait / float64(n)
 			r.SyncsPerStep = float64(syncs) / float64(n)
 		}
-		r.OutsideStepS, r.WindowMedianS = stepMedians(ev.StepTimes)
+		r.OutsideStepS, r.WindowMedianS = stepMedians(ev.StepSeries())
+		r.RunMedianStepS = runMedian(ev.StepSeries())
 		r.HasDataLoader = ev.DataLoader.Batches > 0 || len(ev.DataLoader.Loaders) > 0
 		for _, l := range ev.DataLoader.Loaders {
 			r.Loaders = append(r.Loaders, Loader{Dataset: l.Dataset, NumWorkers: l.NumWorkers, PinMemory: l.PinMemory,
 				PersistentWorkers: l.PersistentWorkers, BatchSize: l.BatchSize})
+		}
+		if ev.PerStep != nil {
+			rows := ev.PerStep.Rows()
+			r.Memory = memoryTrend(rows, ev.PerStep.Growth)
+			r.GC = gcPauses(rows, ev.StepSeries(), ev.PerStep.GC.Sites)
+			for i, c := range ev.PerStep.ThreadCalls {
+				switch c.Call {
+				case "set_num_threads":
+					r.SetThreads = &ev.PerStep.ThreadCalls[i]
+				case "set_num_interop_threads":
+					r.SetInteropThreads = &ev.PerStep.ThreadCalls[i]
+				}
+			}
 		}
 		r.SyncState = ev.Syncs.State
 		for _, s := range ev.Syncs.Sites {
@@ -217,9 +284,23 @@ func FromProcess(pr *runreport.ProcessReport, prof *pyprofile.Profile) *RunEvide
 		}
 	}
 	if e := pr.Env; e != nil {
-		env := &Env{CPUs: e.CPUCount}
+		env := &Env{CPUs: e.CPUCount, LocalRanks: 1, LoadAverage: -1}
 		if e.CPUAffinity > 0 {
 			env.CPUs = e.CPUAffinity
+		}
+		if n, err := strconv.Atoi(e.EnvVars["LOCAL_WORLD_SIZE"]); err == nil && n > 0 {
+			env.LocalRanks = n
+		}
+		for _, k := range threadEnvVars {
+			if v, ok := e.EnvVars[k]; ok {
+				if r.ThreadEnv == nil {
+					r.ThreadEnv = map[string]string{}
+				}
+				r.ThreadEnv[k] = v
+			}
+		}
+		if e.LoadAverage != nil {
+			env.LoadAverage = *e.LoadAverage
 		}
 		if t := e.Torch; t != nil {
 			env.Torch, env.Build, env.NumThreads, env.Flags = t.Version, t.Build, t.NumThreads, t.Flags
@@ -232,7 +313,7 @@ func FromProcess(pr *runreport.ProcessReport, prof *pyprofile.Profile) *RunEvide
 		}
 		r.Env = env
 	}
-	r.Python = FromProfile(prof)
+	r.Python = FromProfile(pr.Profile)
 	return r
 }
 
@@ -242,27 +323,118 @@ func FromProcess(pr *runreport.ProcessReport, prof *pyprofile.Profile) *RunEvide
 // first warmupSteps, start-up) and after it: programs speed up or slow
 // down over a run, and only a window slower than both is inflated by the
 // profiler.
-func stepMedians(times [][]any) (outside, inside float64) {
+func stepMedians(steps []steptimes.Step) (outside, inside float64) {
 	const warmupSteps = 3
 	var before, in, after []float64
-	for _, st := range times {
-		if len(st) < 4 {
-			continue
-		}
-		n, _ := st[0].(float64)
-		d, _ := st[2].(float64)
-		w, _ := st[3].(bool)
+	for _, st := range steps {
 		switch {
-		case d <= 0:
-		case w:
-			in = append(in, d)
+		case st.DurS <= 0:
+		case st.InWindow:
+			in = append(in, st.DurS)
 		case len(in) > 0:
-			after = append(after, d)
-		case n > warmupSteps:
-			before = append(before, d)
+			after = append(after, st.DurS)
+		case st.N > warmupSteps:
+			before = append(before, st.DurS)
 		}
 	}
 	return max(median(before), median(after)), median(in)
+}
+
+// startupSteps: the per-step record skips the first steps (imports,
+// allocator warm-up, the first collections of a fresh heap).
+const startupSteps = 3
+
+// memoryTrend fits a line through the memory of the steps after start-up:
+// CUDA allocated memory when the program used CUDA for most steps, else
+// the RSS. Nil for fewer than 8 steps.
+func memoryTrend(rows []rundir.StepRow, growth []rundir.Growth) *MemoryTrend {
+	var xs, cuda, rss []float64
+	var cx []float64
+	for _, r := range rows {
+		if r.Step <= startupSteps {
+			continue
+		}
+		if r.CUDA >= 0 {
+			cx, cuda = append(cx, float64(r.Step)), append(cuda, r.CUDA)
+		}
+		if r.RSS > 0 {
+			xs, rss = append(xs, float64(r.Step)), append(rss, r.RSS)
+		}
+	}
+	m := &MemoryTrend{Source: "rss", Growing: growth}
+	if len(cuda) >= 8 && 2*len(cuda) >= len(rss) {
+		m.Source, xs, rss = "cuda_allocated", cx, cuda
+	}
+	if len(xs) < 8 {
+		return nil
+	}
+	m.Steps = len(xs)
+	a, b, r2 := fitLine(xs, rss)
+	m.SlopeBytes, m.R2 = b, r2
+	m.FirstBytes, m.LastBytes = a+b*xs[0], a+b*xs[len(xs)-1]
+	return m
+}
+
+// fitLine is the least-squares line y = a + b·x and its R².
+func fitLine(xs, ys []float64) (a, b, r2 float64) {
+	n := float64(len(xs))
+	var sx, sy, sxx, sxy, syy float64
+	for i := range xs {
+		sx, sy = sx+xs[i], sy+ys[i]
+		sxx, sxy, syy = sxx+xs[i]*xs[i], sxy+xs[i]*ys[i], syy+ys[i]*ys[i]
+	}
+	vx, vy, cxy := sxx-sx*sx/n, syy-sy*sy/n, sxy-sx*sy/n
+	if vx <= 0 {
+		return sy / n, 0, 0
+	}
+	b = cxy / vx
+	a = (sy - b*sx) / n
+	if vy > 0 {
+		r2 = cxy * cxy / (vx * vy)
+	}
+	return a, b, r2
+}
+
+// gcPauses is the mean GC pause and step over the steps after start-up
+// (nil without step times).
+func gcPauses(rows []rundir.StepRow, steps []steptimes.Step, sites []rundir.GCSite) *GCPauses {
+	dur := map[int]float64{}
+	for _, st := range steps {
+		dur[st.N] = st.DurS
+	}
+	g := &GCPauses{Sites: sites}
+	var pause, step float64
+	var n int
+	for _, r := range rows {
+		d, ok := dur[r.Step]
+		if r.Step <= startupSteps || !ok || d <= 0 {
+			continue
+		}
+		pause += r.GCPauseS
+		step += d
+		g.CollectionsPerStep += float64(r.GCCount)
+		n++
+	}
+	if n == 0 || step <= 0 {
+		return nil
+	}
+	g.Steps = n
+	g.PausePerStepS, g.StepS = pause/float64(n), step/float64(n)
+	g.Share = pause / step
+	g.CollectionsPerStep /= float64(n)
+	return g
+}
+
+// runMedian is the median of the steps outside the profiler window after
+// start-up: what a step costs without the profiler.
+func runMedian(steps []steptimes.Step) float64 {
+	var xs []float64
+	for _, st := range steps {
+		if st.N > startupSteps && !st.InWindow && st.DurS > 0 {
+			xs = append(xs, st.DurS)
+		}
+	}
+	return median(xs)
 }
 
 func median(xs []float64) float64 {
@@ -273,25 +445,28 @@ func median(xs []float64) float64 {
 	return xs[len(xs)/2]
 }
 
-// LoadRun reads a run directory's evidence, keyed by rank (a process
-// without a rank tag gets rank 0 when it is the only one).
+// LoadRun reads a run directory's evidence, keyed by rank (see FromRun).
 func LoadRun(dir string) (map[int]*RunEvidence, error) {
-	rr, err := runreport.Build(dir)
+	run, err := rundir.Read(dir)
 	if err != nil {
 		return nil, err
 	}
+	return FromRun(run), nil
+}
+
+// FromRun is the evidence of a run directory's processes, keyed by rank
+// (a process without a rank tag gets rank 0 when it is the only one).
+func FromRun(run *rundir.Run) map[int]*RunEvidence {
 	out := map[int]*RunEvidence{}
-	for i := range rr.Processes {
-		pr := &rr.Processes[i]
-		prof, _ := pyprofile.ReadFile(dir + "/pyprofile-" + pr.Tag + ".json")
-		ev := FromProcess(pr, prof)
+	for _, pf := range run.Processes {
+		ev := FromProcess(pf)
 		rank := ev.Rank
-		if rank < 0 && len(rr.Processes) == 1 {
+		if rank < 0 && len(run.Processes) == 1 {
 			rank = 0
 		}
 		if rank >= 0 {
 			out[rank] = ev
 		}
 	}
-	return out, nil
+	return out
 }

@@ -88,19 +88,39 @@ func (s *state) windowNote() {
 	if o := w.Overhead; o != nil && o.Pct >= s.p.OverheadPct {
 		n.Notes = append(n.Notes, fmt.Sprintf("profiler overhead (buffer requests and flushes) takes %.1f%% of the steps", o.Pct))
 	}
-	inflated := false
+	inflated, slower := false, false
 	if r := s.in.Run; r != nil && r.OutsideStepS > 0 && r.WindowMedianS >= s.p.ProfilerInflation*r.OutsideStepS {
-		n.SteadyState, inflated = false, true
-		n.Notes = append(n.Notes, fmt.Sprintf("the recorded steps take %.1fx the steps outside the window (median %s against %s): the profiler's per-op overhead inflates op times, tiny ops most, so host and launch shares are overstated",
-			r.WindowMedianS/r.OutsideStepS, FormatUs(r.WindowMedianS*1e6), FormatUs(r.OutsideStepS*1e6)))
+		n.SteadyState = false
+		msg := fmt.Sprintf("the recorded steps take %.1fx the steps outside the window (median %s against %s)",
+			r.WindowMedianS/r.OutsideStepS, FormatUs(r.WindowMedianS*1e6), FormatUs(r.OutsideStepS*1e6))
+		// the profiler costs each recorded op a few µs: only steps with
+		// enough ops can be slowed this much by it
+		ops := s.opsPerStep(len(w.Used))
+		if excess := (r.WindowMedianS - r.OutsideStepS) * 1e6; ops*s.p.ProfilerOpCostUs >= excess/2 {
+			inflated = true
+			msg += fmt.Sprintf(": the profiler's per-op overhead (%.0f ops per step) inflates op times, tiny ops most, so host and launch shares are overstated", ops)
+		} else {
+			slower = true
+			msg += fmt.Sprintf(", more than the profiler's per-op cost explains (%.0f ops per step): something else slowed the window (other processes on the machine, a periodic task in the program); the run's step times show when", ops)
+		}
+		n.Notes = append(n.Notes, msg)
 	}
 	if out := w.ExcludedBy(window.Outlier); len(out) > 0 {
 		n.Notes = append(n.Notes, fmt.Sprintf("outlier step(s) %s took more than twice the median step (%s) and are left out", strings.Join(out, ", "), FormatUs(w.MedianUs)))
 	}
 	if !n.SteadyState {
-		n.Reprofile = s.reprofile(w, inflated)
+		n.Reprofile = s.reprofile(w, inflated, slower)
 	}
 	s.d.Window = n
+}
+
+// opsPerStep is how many ops and runtime calls the profiler recorded per
+// used step.
+func (s *state) opsPerStep(steps int) float64 {
+	if s.in.Ops == nil || steps == 0 {
+		return 0
+	}
+	return float64(s.in.Ops.Calls) / float64(steps)
 }
 
 func stepReason(w *window.Result, step string) string {
@@ -125,7 +145,7 @@ func stepReason(w *window.Result, step string) string {
 // reprofile says how to record a window that shows the steady state, by
 // what is wrong with this one: `bottleneck run` flags when the trace came
 // from it, else the torch.profiler schedule.
-func (s *state) reprofile(w *window.Result, inflated bool) string {
+func (s *state) reprofile(w *window.Result, inflated, slower bool) string {
 	startup := len(w.ExcludedBy(window.StartUp)) > 0 || len(w.ExcludedBy(window.Capture)) > 0
 	carry := len(w.ExcludedBy(window.CarryOver)) > 0
 	if s.in.Run != nil {
@@ -136,6 +156,8 @@ func (s *state) reprofile(w *window.Result, inflated bool) string {
 			return "re-run recording more steps, so that steps after the first (which inherits queued work) decide: bottleneck run --active 8 ..."
 		case inflated:
 			return "the profiler's own cost inflates tiny ops: trust the Python profile of the whole run, or re-run without --record-shapes/--with-stack/--profile-memory"
+		case slower:
+			return "re-run on a quiet machine, or record a later window: bottleneck run --skip-first 40 ..."
 		}
 		return "re-run with a longer warm-up before the window: bottleneck run --warmup 4 ..."
 	}

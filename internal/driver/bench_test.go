@@ -5,21 +5,26 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bottleneck-dev/bottleneck/internal/load"
+	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	"github.com/bottleneck-dev/bottleneck/internal/memlimit"
 )
 
 // BenchmarkAnalyze loads $BOTTLENECK_BENCH_TRACE and runs every analysis,
 // as `bottleneck analyze` does, reporting MB/s of uncompressed JSON. It is
-// the profiling entry point for the end-to-end path (-cpuprofile);
+// the profiling entry point (with the binary's memory policy, which
+// costs time) for the end-to-end path (-cpuprofile);
 // scripts/bench-analyze.sh measures the binary itself, with peak RSS.
 func BenchmarkAnalyze(b *testing.B) {
 	path := os.Getenv("BOTTLENECK_BENCH_TRACE")
 	if path == "" {
 		b.Skip("set BOTTLENECK_BENCH_TRACE to a trace file (make one with cmd/bottleneck-gentrace)")
 	}
+	memlimit.Set(memlimit.Default())
+	defer memlimit.Set(0)
+	ios, _, _, _ := iostreams.Test()
 	for b.Loop() {
 		start := time.Now()
-		res, err := load.Load([]string{path}, load.Options{})
+		res, _, err := Load(ios, []string{path}) // with the binary's memory policy
 		if err != nil || len(res.Traces) == 0 {
 			b.Fatal(err, res.Failures)
 		}

@@ -5,10 +5,10 @@ package driver
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
-	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,10 +26,10 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/regions"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/syncs"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
-	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/load"
+	"github.com/bottleneck-dev/bottleneck/internal/memlimit"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 	"github.com/bottleneck-dev/bottleneck/internal/version"
@@ -37,9 +37,12 @@ import (
 
 // Options choose what to compute and how to print it.
 type Options struct {
-	JSON  bool
+	JSON bool
+	// Full: the whole text report; else the opening only (verdict, top
+	// findings, what was read and what went wrong).
+	Full  bool
 	Table optable.Options
-	// Definition selects metric definitions: "" (the project's), "tb"
+	// Definition selects metric definitions: "" or "default" (the project's), "tb"
 	// (the TensorBoard plugin's) or "hta" (Holistic Trace Analysis's idle
 	// time and launch statistics: last step dropped, its µs rounding), for
 	// comparison with them.
@@ -51,45 +54,27 @@ type Options struct {
 	RunEvidence map[int]*diagnose.RunEvidence
 }
 
-// Definitions are the accepted Options.Definition values.
-var Definitions = []string{"", "default", "tb", "hta"}
-
-// Load reads paths with a progress line on a terminal.
+// Load reads paths with a progress line on a terminal, steering the soft
+// memory limit as it goes (memlimit.Pacer: README, Performance).
 func Load(ios *iostreams.IOStreams, paths []string) (*load.Result, time.Duration, error) {
 	prog := ios.StartProgress()
 	start := time.Now()
+	var pacer memlimit.Pacer
 	var budget atomic.Int64 // expected input bytes; estimates of gzip files can fall short
 	res, err := load.Load(paths, load.Options{Budget: func(n int64) {
 		budget.Store(n)
-		limitMemory(n)
+		pacer.Expect(n)
 	}, Progress: func(total int64) {
 		if b := budget.Load(); total > b && budget.CompareAndSwap(b, total*5/4) {
-			limitMemory(total * 5 / 4)
+			pacer.Expect(total * 5 / 4)
 		}
+		pacer.Progress(total)
 		secs := prog.Elapsed().Seconds()
 		prog.Update(fmt.Sprintf("reading traces: %s, %.0f MB/s", report.Bytes(total), float64(total)/1e6/max(secs, 1e-9)))
 	}})
+	pacer.Settle()
 	prog.Done()
 	return res, time.Since(start), err
-}
-
-// memoryShare is the peak memory bottleneck aims for, as a share of the
-// uncompressed input. Without a limit Go's collector lets the heap grow to
-// twice what is live; a soft limit makes it collect sooner on big inputs,
-// trading some speed for a bounded footprint (README, Performance).
-const memoryShare = 0.45
-
-// limitMemory sets a soft memory limit for inputs large enough to matter,
-// unless the user chose one with GOMEMLIMIT. Below 64 MiB of limit (inputs
-// under ~140 MB) the runtime's own footprint dominates and the limit would
-// only cost speed.
-func limitMemory(inputBytes int64) {
-	if os.Getenv("GOMEMLIMIT") != "" {
-		return
-	}
-	if limit := int64(float64(inputBytes) * memoryShare); limit > 64<<20 {
-		debug.SetMemoryLimit(limit)
-	}
 }
 
 // Build computes the report of loaded traces.
@@ -108,7 +93,7 @@ func Build(res *load.Result, took time.Duration, o Options) *report.Report {
 		if o.Rank >= 0 && t.Rank != o.Rank {
 			continue
 		}
-		r.Traces = append(r.Traces, analyzeTrace(t, o))
+		r.Traces = append(r.Traces, analyzeTrace(t, o, len(res.Traces)))
 		selected = append(selected, t)
 	}
 	if len(selected) > 1 {
@@ -125,7 +110,7 @@ func Build(res *load.Result, took time.Duration, o Options) *report.Report {
 // analyzeTrace runs every single-trace analysis. The analyses only read
 // the trace, so they run concurrently: on a large trace they cost about as
 // much as reading it, and the machine has cores to spare once reading ends.
-func analyzeTrace(t *trace.Trace, o Options) report.TraceReport {
+func analyzeTrace(t *trace.Trace, o Options, ranksRead int) report.TraceReport {
 	tr := report.TraceReport{Path: t.Path, Rank: t.Rank}
 	var mu sync.Mutex
 	fail := func(name string, err error) {
@@ -191,11 +176,18 @@ func analyzeTrace(t *trace.Trace, o Options) report.TraceReport {
 		})
 	}
 	wg.Wait()
-	tr.Diagnosis = diagnose.Compute(diagnose.Analyses{
+	if tr.Flops != nil {
+		tr.Flops.SetStep(tr.Breakdown) // MFU needs the averaged steps
+	}
+	in := diagnose.Analyses{
 		Events: t.Events.Len(), Window: tr.Window, Breakdown: tr.Breakdown, GPU: tr.GPU, Idle: tr.Idle, Launch: tr.Launch,
 		Syncs: tr.Syncs, Input: tr.Input, Memory: tr.Memory, Regions: tr.Regions, Ops: tr.Ops, Kernels: tr.Kernels, CritPath: tr.CritPath,
-		Run: o.RunEvidence[t.Rank],
-	})
+		Flops: tr.Flops, Run: o.RunEvidence[t.Rank], RanksRead: ranksRead,
+	}
+	if d := t.Meta.Distributed; d != nil {
+		in.WorldSize = d.WorldSize
+	}
+	tr.Diagnosis = diagnose.Compute(in)
 	return tr
 }
 
@@ -227,38 +219,74 @@ func firstUsedStep(t *trace.Trace, w *window.Result) int {
 	return 0
 }
 
-// Status is the exit status a report deserves: Failed when nothing could
-// be read, Partial when something was damaged or unreadable.
-func Status(r *report.Report) int {
+// Status says how much of its input a command could read.
+type Status int
+
+const (
+	// Complete: every input was read fully.
+	Complete Status = iota
+	// Partial: something was damaged or unreadable; what could be read was
+	// used and the report says what was wrong and where.
+	Partial
+	// Unreadable: nothing could be read.
+	Unreadable
+)
+
+// ErrNoSuchRank: --rank names a rank no trace has.
+var ErrNoSuchRank = errors.New("no trace has this rank")
+
+// StatusOf is the status of a built report.
+func StatusOf(r *report.Report) Status {
 	if len(r.Inputs) == 0 {
-		return exitcode.Failed
+		return Unreadable
 	}
 	if len(r.Failures) > 0 {
-		return exitcode.Partial
+		return Partial
 	}
 	for _, in := range r.Inputs {
 		if len(in.Problems) > 0 {
-			return exitcode.Partial
+			return Partial
 		}
 	}
-	return exitcode.OK
+	return Complete
 }
 
-// Analyze loads paths, analyses them and writes the report to w as text or
-// JSON. It returns the exit status (see Status).
-func Analyze(w io.Writer, ios *iostreams.IOStreams, paths []string, o Options) (int, error) {
-	res, took, err := Load(ios, paths)
+// Analyze opens paths (see Open), analyses them and writes the report to
+// w as text or JSON.
+func Analyze(w io.Writer, ios *iostreams.IOStreams, paths []string, o Options) (Status, error) {
+	d, err := Open(ios, paths, o)
 	if err != nil {
-		return exitcode.Failed, err
+		return Unreadable, err
 	}
-	r := Build(res, took, o)
-	if o.Rank >= 0 && len(r.Traces) == 0 && len(r.Inputs) > 0 {
-		return exitcode.Usage, fmt.Errorf("no trace has rank %d", o.Rank)
+	if len(d.Traces) == 0 && len(d.Report.Failures) > 0 { // no report: stdout carries only reports
+		return Unreadable, nothingRead(d.Report.Failures)
 	}
-	if err := Write(w, r, o.JSON); err != nil {
-		return exitcode.Failed, err
+	if o.Rank >= 0 && len(d.Report.Traces) == 0 && len(d.Report.Inputs) > 0 {
+		return Unreadable, fmt.Errorf("--rank %d: %w", o.Rank, ErrNoSuchRank)
 	}
-	return Status(r), nil
+	if o.JSON || o.Full {
+		if err := Write(w, d.Report, o.JSON); err != nil {
+			return Unreadable, err
+		}
+	} else {
+		report.WriteSummary(w, d.Report)
+	}
+	return d.Status, nil
+}
+
+// nothingRead says why no input could be read.
+func nothingRead(failures []report.FileProblem) error {
+	msgs := make([]string, len(failures))
+	for i, f := range failures {
+		msgs[i] = f.Error
+		if !strings.Contains(f.Error, f.Path) { // os and reader errors start with the path
+			msgs[i] = f.Path + ": " + f.Error
+		}
+	}
+	if len(msgs) == 1 {
+		return errors.New(msgs[0])
+	}
+	return errors.New("no input could be read:\n  " + strings.Join(msgs, "\n  "))
 }
 
 // Write renders r.

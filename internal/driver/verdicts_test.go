@@ -38,8 +38,8 @@ type verdictCase struct {
 	excluded []string
 }
 
-func shared(rel string) func(t *testing.T) string {
-	return func(t *testing.T) string { return filepath.Join(testutil.SharedTraces(t), rel) }
+func realTrace(rel string) func(t *testing.T) string {
+	return func(t *testing.T) string { return filepath.Join(testutil.Traces(t), rel) }
 }
 
 func corpus(name string) func(t *testing.T) string {
@@ -67,27 +67,27 @@ const (
 
 var verdictCases = []verdictCase{
 	// real traces
-	{name: "ns_resolution", trace: shared("hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"),
+	{name: "ns_resolution", trace: realTrace("hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"),
 		primary: diagnose.GPUCompute, steady: true, rules: []string{"gpu.precision"}, silent: []string{"sync.blocking", "gpu.channels-last", "gpu.attention"}},
-	{name: "negative_queue", trace: shared("hta/negative_queue_length_values_check/rank0.json.gz"),
+	{name: "negative_queue", trace: realTrace("hta/negative_queue_length_values_check/rank0.json.gz"),
 		primary: diagnose.Sync, steady: true, first: "sync.blocking", change: ".cpu()"},
-	{name: "nccl_data", trace: shared("hta/nccl_parser_config/nccl_data.json.gz"),
+	{name: "nccl_data", trace: realTrace("hta/nccl_parser_config/nccl_data.json.gz"),
 		primary: diagnose.Host, steady: true, first: "host.python", silent: []string{"sync.blocking"}},
-	{name: "control", trace: shared("hta/trace_diff/control/control.json.gz"),
+	{name: "control", trace: realTrace("hta/trace_diff/control/control.json.gz"),
 		primary: diagnose.GPUCompute, steady: true},
-	{name: "alexnet", trace: shared("hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz"),
+	{name: "alexnet", trace: realTrace("hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz"),
 		primary: diagnose.Undetermined, detail: "start-up"},
-	{name: "amd", trace: shared("hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz"),
+	{name: "amd", trace: realTrace("hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz"),
 		primary: diagnose.Undetermined, detail: "start-up"},
-	{name: "h100_qwen", trace: shared("tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"),
+	{name: "h100_qwen", trace: realTrace("tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"),
 		primary: diagnose.Undetermined, detail: "mid-flight"},
-	{name: "vllm_decode", trace: shared("tracelens/vllm_decode_full/graph_execution.json.gz"),
+	{name: "vllm_decode", trace: realTrace("tracelens/vllm_decode_full/graph_execution.json.gz"),
 		primary: diagnose.Undetermined, detail: "mid-flight"},
-	{name: "cpu_only", trace: shared("hta/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"),
-		primary: diagnose.Comm, steady: true, first: "comm.exposed"},
-	{name: "dtu_mlops_cpu", trace: shared("misc/dtu_mlops_cpu_profile_memory.json.gz"),
+	{name: "cpu_only", trace: realTrace("hta/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"),
+		primary: diagnose.Comm, steady: true, first: "comm.exposed", change: "analyze all ranks together"},
+	{name: "dtu_mlops_cpu", trace: realTrace("misc/dtu_mlops_cpu_profile_memory.json.gz"),
 		primary: diagnose.CPUCompute, steady: true, first: "cpu.native"},
-	{name: "zoology", trace: shared("misc/zoology_cpu_activity_on_gpu_machine.json.gz"),
+	{name: "zoology", trace: realTrace("misc/zoology_cpu_activity_on_gpu_machine.json.gz"),
 		primary: diagnose.Undetermined, steady: true},
 
 	// traces of programs in examples/corpus (testdata/corpus/README.md)
@@ -312,6 +312,11 @@ func TestVerdictCorpus(t *testing.T) {
 			}
 			if c.first != "" && (len(d.Findings) == 0 || d.Findings[0].Rule != c.first) {
 				t.Errorf("top finding is not %s", c.first)
+			}
+			// the report's first line and its first finding agree: a
+			// verdict is never outranked by a finding of another class
+			if v := d.Verdict.Primary; v != diagnose.Undetermined && len(d.Findings) > 0 && d.Findings[0].Class != v {
+				t.Errorf("verdict %s but the top finding %s is of class %s", v, d.Findings[0].Rule, d.Findings[0].Class)
 			}
 			if c.change != "" && (len(d.Findings) == 0 || !strings.Contains(d.Findings[0].Change, c.change)) {
 				t.Errorf("top finding's change does not name %q", c.change)

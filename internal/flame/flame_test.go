@@ -268,7 +268,7 @@ func TestFromTraceDevice(t *testing.T) {
 	}
 }
 
-func TestSharedTraces(t *testing.T) {
+func TestRealTraces(t *testing.T) {
 	for _, f := range []string{
 		"hta/ns_resolution_trace/rank-0.*.pt.trace.json.gz",
 		"tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",

@@ -73,7 +73,11 @@ func FromPyProfile(p *pyprofile.Profile, o PyOptions) *Tree {
 		}
 		return t
 	}
-	t := New(UnitSamples, int64(p.IntervalS*1e9))
+	period := p.IntervalS
+	if o.Window && p.WindowIntervalS > 0 {
+		period = p.WindowIntervalS // the sampler samples the window faster
+	}
+	t := New(UnitSamples, int64(period*1e9))
 	names := make([]string, len(p.Frames))
 	for i, f := range p.Frames {
 		names[i] = PyFrameName(f, o.ByFunction)

@@ -24,13 +24,13 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
+	"github.com/bottleneck-dev/bottleneck/internal/atomicfile"
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
@@ -52,9 +52,21 @@ type Data struct {
 	Python []PythonView `json:"python,omitempty"`
 	// Env is the run directory's environment summary (env.json), as is.
 	Env json.RawMessage `json:"env,omitempty"`
+	// Steps holds every step of each process of a run directory (not only
+	// the window's), with the series' summary.
+	Steps []StepsView `json:"steps,omitempty"`
 	// Live is set by `bottleneck serve`: the page may ask the server for
 	// finer timeline windows.
 	Live bool `json:"live,omitempty"`
+}
+
+// StepsView is one process's step times over the whole run: each step as
+// [step, start s, duration s, 1 when inside the profiled window].
+type StepsView struct {
+	Tag     string             `json:"tag"`
+	Steps   [][4]float64       `json:"steps"`
+	Summary *steptimes.Summary `json:"summary"`
+	Notes   []string           `json:"notes,omitempty"`
 }
 
 // View holds one trace's summaries.
@@ -102,6 +114,8 @@ type Input struct {
 	Traces   []*trace.Trace
 	Profiles map[string]*pyprofile.Profile
 	Env      json.RawMessage
+	// Runs are the run directories the report came from (their step times).
+	Runs []*rundir.Run
 }
 
 // Build computes the page data.
@@ -136,7 +150,34 @@ func Build(in Input, o Options) *Data {
 	if len(in.Env) > 0 && json.Valid(in.Env) {
 		d.Env = in.Env
 	}
+	for _, run := range in.Runs {
+		for _, pf := range run.Processes {
+			if v, ok := stepsView(pf); ok {
+				d.Steps = append(d.Steps, v)
+			}
+		}
+	}
 	return d
+}
+
+func stepsView(pf *rundir.ProcessFiles) (StepsView, bool) {
+	if pf.Evidence == nil {
+		return StepsView{}, false
+	}
+	steps := pf.Evidence.StepSeries()
+	sum := steptimes.Summarize(steps)
+	if sum == nil || len(steps) < 2 {
+		return StepsView{}, false
+	}
+	v := StepsView{Tag: pf.Tag, Summary: sum, Notes: sum.Notes()}
+	for _, st := range steps {
+		in := 0.0
+		if st.InWindow {
+			in = 1
+		}
+		v.Steps = append(v.Steps, [4]float64{float64(st.N), st.StartS, st.DurS, in})
+	}
+	return v, true
 }
 
 func pythonView(tag string, p *pyprofile.Profile) PythonView {
@@ -276,49 +317,13 @@ func WriteShell(w io.Writer, title string) error {
 	return page.Execute(w, pageArgs{Title: title, CSP: csp})
 }
 
-// WriteFile renders d into path (written beside it, then renamed).
+// WriteFile renders d into path atomically.
 func WriteFile(path string, d *Data) error {
 	var b bytes.Buffer
 	if err := Write(&b, d); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
-// RunDirInput reads what a run directory adds to the report: each
-// pyprofile-<tag>.json and env.json. Unreadable files are skipped.
-func RunDirInput(dir string) (map[string]*pyprofile.Profile, json.RawMessage) {
-	profiles := map[string]*pyprofile.Profile{}
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		name := e.Name()
-		if e.IsDir() || !strings.HasPrefix(name, "pyprofile-") || !strings.HasSuffix(name, ".json") {
-			continue
-		}
-		tag := strings.TrimSuffix(strings.TrimPrefix(name, "pyprofile-"), ".json")
-		if p, err := pyprofile.ReadFile(filepath.Join(dir, name)); err == nil {
-			profiles[tag] = p
-		}
-	}
-	env, err := os.ReadFile(filepath.Join(dir, "env.json"))
-	if err != nil || !json.Valid(env) {
-		env = nil
-	}
-	return profiles, env
-}
-
-// WriteRunDir writes dir/report.html for a run directory: r and traces are
-// the trace analysis (traces may be nil: no timeline, utilization or ops
-// flame graph), the Python profiles and env.json are read from dir.
-func WriteRunDir(dir string, r *report.Report, traces []*trace.Trace) error {
-	profiles, env := RunDirInput(dir)
-	d := Build(Input{Report: r, Traces: traces, Profiles: profiles, Env: env},
-		Options{Title: "bottleneck: " + filepath.Base(filepath.Clean(dir))})
-	return WriteFile(filepath.Join(dir, "report.html"), d)
+	return atomicfile.Write(path, b.Bytes())
 }
 
 // scriptHash is the CSP source that allows exactly the inline script js.

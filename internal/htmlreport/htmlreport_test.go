@@ -15,6 +15,8 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/load"
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 	"github.com/bottleneck-dev/bottleneck/internal/tracegen"
 )
@@ -243,17 +245,14 @@ func TestPythonView(t *testing.T) {
 	}
 }
 
-func TestWriteRunDir(t *testing.T) {
-	dir := t.TempDir()
+func TestEnvSummaryEscaped(t *testing.T) {
 	traces, r := loadTraces(t, "testdata/xss.json")
-	os.WriteFile(filepath.Join(dir, "env.json"), []byte(`{"format":"bottleneck.env-summary","host":{"os":"<b>linux</b>"}}`), 0o644)
-	if err := WriteRunDir(dir, r, traces); err != nil {
+	env := []byte(`{"format":"bottleneck.env-summary","host":{"os":"<b>linux</b>"}}`)
+	var page bytes.Buffer
+	if err := Write(&page, Build(Input{Report: r, Traces: traces, Env: env}, Options{Title: "t"})); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "report.html"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := page.Bytes()
 	if !bytes.Contains(b, []byte(`\u003cb\u003elinux\u003c/b\u003e`)) || bytes.Contains(b, []byte("<b>linux")) {
 		t.Error("env summary missing or unescaped")
 	}
@@ -281,5 +280,32 @@ func TestBundleMatchesSources(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("internal/htmlreport/assets/%s is stale: run `npm run build` in web/ and commit it", name)
 		}
+	}
+}
+
+// A run directory's page carries every step of the run, the window marked,
+// with the series' notes.
+func TestRunSteps(t *testing.T) {
+	run, err := rundir.Read(filepath.Join(testutil.RepoRoot(), "testdata", "rundir", "slow_dataset"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := Build(Input{Runs: []*rundir.Run{run}}, Options{})
+	if len(d.Steps) != 1 || d.Steps[0].Tag != "rank0" || d.Steps[0].Summary == nil {
+		t.Fatalf("steps: %+v", d.Steps)
+	}
+	var in int
+	for _, st := range d.Steps[0].Steps {
+		if st[2] <= 0 {
+			t.Errorf("step %v without a duration", st)
+		}
+		in += int(st[3])
+	}
+	if in == 0 || in == len(d.Steps[0].Steps) {
+		t.Errorf("%d of %d steps in the window", in, len(d.Steps[0].Steps))
+	}
+	// traces alone (no run directory) have no run step times
+	if d := Build(Input{}, Options{}); d.Steps != nil {
+		t.Errorf("steps without a run: %+v", d.Steps)
 	}
 }

@@ -1,8 +1,15 @@
 package kineto
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
+
+// phUnreadable marks a "ph" that is present but empty or not a string:
+// such an event is skipped (an absent "ph" is read as a complete event).
+const phUnreadable = 1
 
 // commit turns the parsed fields into an event, flow, metadata entry or
 // open "B" slice.
@@ -21,10 +28,17 @@ func (r *reader) commit() {
 			r.eventProblem("flow event without ts", "skipped")
 			return
 		}
+		if f.ts < -maxAbsTs || f.ts > maxAbsTs {
+			r.eventProblem("implausible timestamp (beyond the year 2096)", "flow event skipped")
+			return
+		}
 		t.Flows = append(t.Flows, trace.Flow{ID: f.id, Cat: f.cat, Phase: f.ph, Track: t.TrackFor(key, r.tracks), Ts: f.ts})
 		return
 	case 'X', 'B', 'E', 'i', 'I', 'C':
 	case '0': // empty object, already reported
+		return
+	case phUnreadable:
+		r.eventProblem("unreadable event phase", "ph empty or not a string; skipped")
 		return
 	case 0:
 		if !f.hasTs || !f.hasName {
@@ -39,6 +53,10 @@ func (r *reader) commit() {
 	}
 	if !f.hasTs {
 		r.eventProblem("event without ts", "skipped")
+		return
+	}
+	if f.ts < -maxAbsTs || f.ts > maxAbsTs {
+		r.eventProblem("implausible timestamp (beyond the year 2096)", "skipped")
 		return
 	}
 
@@ -184,8 +202,8 @@ func (r *reader) metaEvent(key trace.TrackKey) {
 // finish closes what the events left open and links the model.
 func (r *reader) finish() {
 	t := r.t
-	for _, stack := range r.open {
-		for _, o := range stack {
+	for _, track := range slices.Sorted(maps.Keys(r.open)) { // in order: the first offset reported must not depend on map order
+		for _, o := range r.open[track] {
 			t.Problems.Add(o.off, "begin event without end", "skipped")
 		}
 	}

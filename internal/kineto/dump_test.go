@@ -124,6 +124,9 @@ func TestFixtures(t *testing.T) {
 				got = "error " + err.Error() + "\n"
 			} else {
 				got = dump(tr)
+				if err := tr.Validate(); err != nil {
+					t.Error(err)
+				}
 			}
 			if *testutil.Update { // rewrite the -- expect -- section
 				if expect < 0 {

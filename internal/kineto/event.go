@@ -46,6 +46,7 @@ func (r *reader) event() {
 	for {
 		switch string(r.key()) {
 		case "ph":
+			f.ph = phUnreadable
 			if r.peek() == '"' {
 				if p := r.str(); len(p) > 0 {
 					f.ph = p[0]

@@ -29,9 +29,16 @@ func FuzzRead(f *testing.F) {
 	}
 	f.Add([]byte(`{"traceEvents":[{"ph":"X","name":"a\u00e9\"b","ts":1.5,"dur":2,"args":{"k":"v\\n","n":[1,{"x":null}]}}]}`))
 	f.Add([]byte(`[{"name":"x","ts":1e3,"pid":"CPU functions","tid":1,"ph":"X"}]`))
+	// A present but empty "ph" is skipped, as the oracle does (issue 12).
+	f.Add([]byte(`[{"ph":"","name":"","ts":0}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := Read(bytes.NewReader(data), "fuzz", Options{Workers: 1})
 		checkParallel(t, data, tr, err)
+		if err == nil {
+			if verr := tr.Validate(); verr != nil {
+				t.Fatalf("model invariants: %v", verr)
+			}
+		}
 		if !json.Valid(data) || bytes.Count(data, []byte(`"traceEvents"`)) > 1 {
 			return
 		}
@@ -132,7 +139,7 @@ func oracleEvents(data []byte) (evs []simpleEvent, ok bool) {
 		if !ok {
 			return nil, false
 		}
-		if _, isStr := ph.(string); hasPh && !isStr {
+		if _, isStr := ph.(string); hasPh && !isStr || ts < -maxAbsTs || ts > maxAbsTs {
 			continue
 		}
 		ev := simpleEvent{name: name, ts: ts}

@@ -9,15 +9,20 @@ import (
 	"os"
 
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/bottleneck-dev/bottleneck/internal/memlimit"
 )
 
 // openInput opens path and returns a reader of its uncompressed bytes.
 // Gzip is recognised by its magic bytes, not by the file name; inflating
 // runs on its own goroutine so it overlaps with parsing.
+// A pipe or "-" (stdin) is read as a stream: its size is unknown (0).
 func openInput(path string) (r io.Reader, compressed bool, size int64, closeFn func(), err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, false, 0, nil, err
+	f := os.Stdin
+	if path != Stdin {
+		if f, err = os.Open(path); err != nil {
+			return nil, false, 0, nil, err
+		}
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -37,20 +42,28 @@ func openInput(path string) (r io.Reader, compressed bool, size int64, closeFn f
 			return nil, true, 0, nil, fmt.Errorf("%s: bad gzip header: %w", path, err)
 		}
 		ra := newReadAhead(zr)
+		if !st.Mode().IsRegular() {
+			return ra, true, 0, func() { ra.Close(); f.Close() }, nil
+		}
 		return ra, true, gzipSizeHint(f, st.Size()), func() { ra.Close(); f.Close() }, nil
+	}
+	if !st.Mode().IsRegular() {
+		return br, false, 0, func() { f.Close() }, nil
 	}
 	return br, false, st.Size(), func() { f.Close() }, nil
 }
 
+// Stdin is the path that names standard input.
+const Stdin = "-"
+
 // readAhead reads from src on its own goroutine into a small ring of
 // buffers so decompression and parsing use both cores.
 type readAhead struct {
-	full  chan chunk
-	free  chan []byte
-	done  chan struct{}
-	cur   chunk
-	off   int
-	final error
+	full chan chunk
+	free chan []byte
+	done chan struct{}
+	cur  chunk
+	off  int
 }
 
 type chunk struct {
@@ -160,11 +173,42 @@ func ratioDist(a, b int64) float64 {
 
 // SizeHint estimates the uncompressed size of the trace at path without
 // reading it (the gzip trailer for compressed files).
+// Pipes and stdin give 0: estimating would consume them.
 func SizeHint(path string) int64 {
+	if st, err := os.Stat(path); path == Stdin || err != nil || !st.Mode().IsRegular() {
+		return 0
+	}
 	_, _, size, closeFn, err := openInput(path)
 	if err != nil {
 		return 0
 	}
 	closeFn()
 	return size
+}
+
+// memoryGuard ends the input with memlimit's error once the heap exceeds
+// the process's limit, checked every few MiB read: the reader then reports
+// the input as cut off there, and keeps what it read.
+type memoryGuard struct {
+	src   io.Reader
+	since int
+	err   error
+}
+
+const memoryCheckEvery = 4 << 20
+
+func (g *memoryGuard) Read(p []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
+	if g.since >= memoryCheckEvery {
+		g.since = 0
+		if memlimit.Exceeded() {
+			g.err = memlimit.Error()
+			return 0, g.err
+		}
+	}
+	n, err := g.src.Read(p)
+	g.since += n
+	return n, err
 }

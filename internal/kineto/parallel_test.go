@@ -58,8 +58,8 @@ func TestParallelMatchesOnePassOnFixtures(t *testing.T) {
 }
 
 // Every real trace (every era and vendor) reads the same both ways.
-func TestParallelMatchesOnePassOnSharedTraces(t *testing.T) {
-	dir := testutil.SharedTraces(t)
+func TestParallelMatchesOnePassOnRealTraces(t *testing.T) {
+	dir := testutil.Traces(t)
 	n := 0
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !(strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".json.gz")) {

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 
+	"github.com/bottleneck-dev/bottleneck/internal/memlimit"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
@@ -43,6 +44,11 @@ var windowSize = 1 << 20
 // that overflowed and are read with zero duration (and reported).
 const maxDur = int64(24 * 3600 * 1e9)
 
+// maxAbsTs bounds timestamps (ns, about 127 years either side of the epoch)
+// so that spans between any two events, plus durations, fit in int64:
+// events beyond it are skipped and reported.
+const maxAbsTs = int64(4e18)
+
 // ReadFile reads the trace at path (plain or gzipped JSON). It returns an
 // error only when nothing could be read; damage that was read around is
 // listed in the trace's Problems.
@@ -65,6 +71,9 @@ func ReadFile(path string, opts Options) (*trace.Trace, error) {
 // Read reads a trace from src; name is used in messages and as Trace.Path.
 func Read(src io.Reader, name string, opts Options) (*trace.Trace, error) {
 	r := newReader(name)
+	if memlimit.Max() > 0 {
+		src = &memoryGuard{src: src}
+	}
 	r.src = src
 	r.buf = make([]byte, windowSize)
 	r.onFill = opts.Progress
@@ -78,6 +87,7 @@ func Read(src io.Reader, name string, opts Options) (*trace.Trace, error) {
 	if err := r.top(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	r.trailing()
 	r.finish()
 	return r.t, nil
 }
@@ -119,6 +129,7 @@ type openSlice struct {
 
 // unit runs parse as one restartable unit (see scan.go).
 func (r *reader) unit(parse func()) error {
+	r.skipSpace()
 	for {
 		start := r.offset()
 		r.keep = r.pos
@@ -137,6 +148,23 @@ func (r *reader) unit(parse func()) error {
 		r.pos = int(start - r.base)
 		if atEOF {
 			return errTruncated
+		}
+	}
+}
+
+// skipSpace consumes whitespace before a unit without keeping it in the
+// window, so a long run of it costs neither memory nor re-parsing.
+func (r *reader) skipSpace() {
+	for {
+		for r.pos < r.end && isSpace[r.buf[r.pos]] {
+			r.pos++
+		}
+		if r.pos < r.end {
+			return
+		}
+		r.keep = r.pos
+		if !r.fill() {
+			return
 		}
 	}
 }
@@ -172,11 +200,10 @@ func isSyntax(err error) bool {
 // or a bare list of events (legacy export).
 func (r *reader) top() error {
 	var first byte
-	err := r.unit(func() {
-		r.skipBOM()
-		r.ws()
-		first = r.next()
-	})
+	err := r.unit(r.skipBOM)
+	if err == nil {
+		err = r.unit(func() { first = r.next() })
+	}
 	if err == errTruncated {
 		if r.readErr != nil {
 			return r.readErr
@@ -201,6 +228,22 @@ func (r *reader) top() error {
 		return fmt.Errorf("nothing readable: %s", r.t.Problems.List[0])
 	}
 	return nil
+}
+
+// trailing reads on after the trace and reports what does not belong: a
+// second JSON document or garbage (not read further), or a read error that
+// surfaces only at the end (a gzip checksum, bytes after the gzip stream).
+// What was read stays.
+func (r *reader) trailing() {
+	if r.t.Problems.Fatal() {
+		return // reading stopped early; the reason is reported
+	}
+	r.skipSpace()
+	if r.pos < r.end {
+		r.t.Problems.Add(r.offset(), "data after the end of the trace", "starts with "+describe(r.buf[r.pos])+"; ignored")
+	} else if r.readErr != nil {
+		r.t.Problems.Add(r.offset(), "read error after the end of the trace", r.readErr.Error())
+	}
 }
 
 func (r *reader) skipBOM() {

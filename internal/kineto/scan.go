@@ -18,6 +18,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/bottleneck-dev/bottleneck/internal/memlimit"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
@@ -63,14 +64,21 @@ func (w *window) fill() bool {
 		w.keep = 0
 	}
 	if w.end == len(w.buf) {
+		if m := memlimit.Max(); m > 0 && int64(len(w.buf)) > m/8 {
+			// One value larger than a quarter of the limit (the window
+			// doubles once more to hold it).
+			w.eof, w.readErr = true, memlimit.Error()
+			return false
+		}
 		nb := make([]byte, 2*len(w.buf))
 		copy(nb, w.buf[:w.end])
 		w.buf = nb
 	}
-	// Read at least 64 KiB (or to EOF) so a unit is not re-parsed for
-	// every small chunk a pipe or decompressor hands over.
+	// Read at least 64 KiB, and at least as much as is kept (or to EOF):
+	// a unit is re-parsed from its start after each refill, so the reads
+	// must grow with it for a long unit to cost linear time.
 	got := 0
-	want := min(len(w.buf)-w.end, 64<<10)
+	want := min(len(w.buf)-w.end, max(64<<10, w.end))
 	for got < want {
 		n, err := w.src.Read(w.buf[w.end:])
 		w.end += n

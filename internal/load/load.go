@@ -4,6 +4,7 @@
 package load
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,55 +44,73 @@ type Options struct {
 	Budget func(totalBytes int64)
 }
 
-// Expand resolves paths to trace files: files are taken as given (any
-// name; content decides), directories contribute their *.json and
-// *.json.gz files (recursively).
-func Expand(paths []string) (files []string, skipped []Failure, err error) {
+// Expand resolves paths to trace files: files (and pipes, and "-" for
+// stdin) are taken as given (any name; content decides), directories
+// contribute their *.json and *.json.gz regular files (recursively). A
+// path that does not exist, or a directory without traces, is a failure;
+// the other paths are still expanded.
+func Expand(paths []string) (files []string, skipped, failed []Failure) {
 	for _, p := range paths {
+		if p == kineto.Stdin {
+			files = append(files, p)
+			continue
+		}
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, nil, err
+			failed = append(failed, Failure{p, err})
+			continue
 		}
 		if !st.IsDir() {
 			files = append(files, p)
 			continue
 		}
-		var found []string
-		err = filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
-			if err != nil {
-				skipped = append(skipped, Failure{path, err})
-				return nil
-			}
-			if d.IsDir() {
-				return nil
-			}
-			name := d.Name()
-			if strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".json.gz") {
-				found = append(found, path)
-			} else if strings.Contains(name, ".pt.trace") {
-				skipped = append(skipped, Failure{path, fmt.Errorf("not a .json or .json.gz file")})
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, nil, err
-		}
+		found, skip := walk(p)
+		skipped = append(skipped, skip...)
 		if len(found) == 0 {
-			return nil, nil, fmt.Errorf("%s: no trace files (*.json, *.json.gz) in this directory", p)
+			failed = append(failed, Failure{p, errors.New("no trace files (*.json, *.json.gz) in this directory")})
+			continue
 		}
-		slices.Sort(found)
 		files = append(files, found...)
 	}
-	return files, skipped, nil
+	return files, skipped, failed
 }
 
-// Load expands paths and reads every trace.
+// walk lists the trace files under dir in order. Entries that are not
+// regular files (a FIFO would block the read forever) are skipped with a
+// note, as are profiler traces in a format not read.
+func walk(dir string) (found []string, skipped []Failure) {
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			skipped = append(skipped, Failure{path, err})
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		name := d.Name()
+		switch {
+		case strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".json.gz"):
+			if st, err := os.Stat(path); err != nil {
+				skipped = append(skipped, Failure{path, err})
+			} else if !st.Mode().IsRegular() {
+				skipped = append(skipped, Failure{path, fmt.Errorf("not a regular file (%s)", st.Mode().Type())})
+			} else {
+				found = append(found, path)
+			}
+		case strings.Contains(name, ".pt.trace"):
+			skipped = append(skipped, Failure{path, errors.New("not a .json or .json.gz file")})
+		}
+		return nil
+	})
+	slices.Sort(found)
+	return found, skipped
+}
+
+// Load expands paths and reads every trace. Paths that cannot be read are
+// listed in the result's Failures.
 func Load(paths []string, opts Options) (*Result, error) {
-	files, skipped, err := Expand(paths)
-	if err != nil {
-		return nil, err
-	}
-	res := &Result{Skipped: skipped}
+	files, skipped, failed := Expand(paths)
+	res := &Result{Skipped: skipped, Failures: failed}
 	if opts.Budget != nil {
 		var total int64
 		for _, f := range files {

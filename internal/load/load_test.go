@@ -27,9 +27,9 @@ func TestExpand(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "sub", "w0.456.pt.trace.json.gz"), "")
 	writeFile(t, filepath.Join(dir, "notes.txt"), "")
 	writeFile(t, filepath.Join(dir, "w2.789.pt.trace.json.zst"), "")
-	files, skipped, err := Expand([]string{dir})
-	if err != nil {
-		t.Fatal(err)
+	files, skipped, failed := Expand([]string{dir})
+	if len(failed) > 0 {
+		t.Fatal(failed)
 	}
 	want := []string{filepath.Join(dir, "sub", "w0.456.pt.trace.json.gz"), filepath.Join(dir, "w1.123.pt.trace.json")}
 	if strings.Join(files, "|") != strings.Join(want, "|") {
@@ -38,16 +38,14 @@ func TestExpand(t *testing.T) {
 	if len(skipped) != 1 || !strings.HasSuffix(skipped[0].Path, ".zst") {
 		t.Errorf("skipped %v, want the .zst trace", skipped)
 	}
-	if _, _, err := Expand([]string{t.TempDir()}); err == nil || !strings.Contains(err.Error(), "no trace files") {
-		t.Errorf("empty directory: %v", err)
-	}
-	if _, _, err := Expand([]string{filepath.Join(dir, "missing.json")}); err == nil {
-		t.Error("missing path accepted")
+	// One bad path does not hide the others.
+	empty, missing := t.TempDir(), filepath.Join(dir, "missing.json")
+	files, _, failed = Expand([]string{empty, missing, filepath.Join(dir, "w1.123.pt.trace.json")})
+	if len(files) != 1 || len(failed) != 2 || !strings.Contains(failed[0].Err.Error(), "no trace files") || failed[1].Path != missing {
+		t.Errorf("files %v, failed %v: want the one trace, the empty directory and the missing file", files, failed)
 	}
 }
 
-// Ranks come from distributedInfo, else from the worker name; a file that
-// cannot be read is a failure, not a stop.
 func TestLoadRanks(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "host_rank-3.1700000000.pt.trace.json"), tiny)

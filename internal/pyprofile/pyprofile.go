@@ -46,11 +46,14 @@ type Profile struct {
 	WindowSamples   int          `json:"window_samples"`
 	Windows         [][2]float64 `json:"windows"`
 	SamplingCostS   float64      `json:"sampling_cost_s"`
-	PID             int          `json:"pid"`
-	Frames          []Frame      `json:"frames"`
-	Threads         []Thread     `json:"threads"`
-	Stacks          []Stack      `json:"stacks"`
-	Functions       []Function   `json:"functions"`
+	// CPUClock is true when the sampler read every thread's CPU clock:
+	// then each sample is known to be on-CPU or waiting (Stack.CPUCount).
+	CPUClock  bool       `json:"cpu_clock"`
+	PID       int        `json:"pid"`
+	Frames    []Frame    `json:"frames"`
+	Threads   []Thread   `json:"threads"`
+	Stacks    []Stack    `json:"stacks"`
+	Functions []Function `json:"functions"`
 }
 
 // Frame is one code location.
@@ -69,6 +72,18 @@ type Thread struct {
 	Role          string `json:"role"` // main, pin_memory, other
 	Samples       int    `json:"samples"`
 	WindowSamples int    `json:"window_samples"`
+	// CPUSamples are its samples weighted by how much of the time since
+	// the thread's previous sample it ran on a CPU, and CPUS its CPU time
+	// over the sampled span (with Profile.CPUClock).
+	CPUSamples float64 `json:"cpu_samples"`
+	CPUS       float64 `json:"cpu_s"`
+}
+
+// Waiting reports whether the thread spent its sampled time mostly off
+// the CPU (blocked in a wait, sleep, I/O or for the GIL): under a tenth
+// of it on-CPU. False when the profile has no CPU clock.
+func (p *Profile) Waiting(t Thread) bool {
+	return p.CPUClock && t.Samples > 0 && t.CPUSamples*10 < float64(t.Samples)
 }
 
 // Stack is one distinct sampled stack of one thread, root first.
@@ -77,6 +92,10 @@ type Stack struct {
 	Frames      []int `json:"frames"`
 	Count       int   `json:"count"`
 	WindowCount int   `json:"window_count"`
+	// CPUCount and WindowCPUCount are Count and WindowCount with each
+	// sample weighted by its thread's on-CPU share (see Thread.CPUSamples).
+	CPUCount       float64 `json:"cpu_count"`
+	WindowCPUCount float64 `json:"window_cpu_count"`
 }
 
 // Function is one cProfile entry.
@@ -187,6 +206,13 @@ type Options struct {
 	Attribution Attribution
 	ByFunction  bool // group by function (file + first line) instead of file:line
 	N           int  // at most N sites per list (0: all)
+	// OnCPU counts only samples taken while the thread ran on a CPU
+	// (profiles with a CPU clock), so waiting threads and blocked lines
+	// do not crowd out the code that costs CPU time.
+	OnCPU bool
+	// Threads, when set, keeps only the threads (indexes into
+	// Profile.Threads) it returns true for.
+	Threads func(i int) bool
 }
 
 // Site is one call site with its self and total time.
@@ -218,6 +244,9 @@ type Top struct {
 	ByTotal   []Site  `json:"by_total"`  // sorted by total time
 	Threads   int     `json:"threads"`   // threads matched
 	Truncated bool    `json:"truncated"` // N cut the lists
+	OnCPU     bool    `json:"on_cpu"`    // only on-CPU samples were counted
+	// Names are the names of the threads matched, in first-seen order.
+	Names []string `json:"thread_names,omitempty"`
 }
 
 // Roles returns the thread roles present, "main" first.
@@ -249,7 +278,7 @@ func (p *Profile) TopSites(o Options) Top {
 	if p.Profiler == "cprofile" {
 		return p.topCProfile(o)
 	}
-	top := Top{Role: o.Role, Window: o.Window, Profiler: p.Profiler}
+	top := Top{Role: o.Role, Window: o.Window, Profiler: p.Profiler, OnCPU: o.OnCPU}
 	self := map[siteKey]float64{}
 	total := map[siteKey]float64{}
 	names := map[siteKey]string{}
@@ -274,15 +303,25 @@ func (p *Profile) TopSites(o Options) Top {
 	}
 	for _, s := range p.Stacks {
 		th := p.Threads[s.Thread]
-		if o.Role != "" && th.Role != o.Role {
+		if (o.Role != "" && th.Role != o.Role) || (o.Threads != nil && !o.Threads(s.Thread)) {
 			continue
+		}
+		count, windowCount := float64(s.Count), float64(s.WindowCount)
+		n0 := s.Count
+		if o.Window {
+			n0 = s.WindowCount
+		}
+		if o.OnCPU {
+			count, windowCount = s.CPUCount, s.WindowCPUCount
 		}
 		// c is this stack's time: window samples were taken every
 		// WindowIntervalS, the others every IntervalS
-		c := float64(s.Count-s.WindowCount)*p.IntervalS + float64(s.WindowCount)*win
-		n0 := s.Count
+		c := (count-windowCount)*p.IntervalS + windowCount*win
 		if o.Window {
-			c, n0 = float64(s.WindowCount)*win, s.WindowCount
+			c = windowCount * win
+		}
+		if c == 0 {
+			continue
 		}
 		if n0 == 0 || len(s.Frames) == 0 {
 			continue
@@ -311,6 +350,11 @@ func (p *Profile) TopSites(o Options) Top {
 	}
 	top.Samples = n
 	top.Threads = len(threads)
+	for i, th := range p.Threads {
+		if threads[i] {
+			top.Names = append(top.Names, th.Name)
+		}
+	}
 	top.TotalS = tot
 	var sites []Site
 	for k, t := range total {

@@ -149,3 +149,34 @@ func TestWindowSamplesWeighWindowInterval(t *testing.T) {
 		t.Fatalf("window module.py = %+v", s)
 	}
 }
+
+// On-CPU ranking counts each sample by its on-CPU weight, and a thread
+// that mostly waited is Waiting; without a CPU clock nothing is.
+func TestOnCPUAndWaiting(t *testing.T) {
+	p := &Profile{Profiler: "sample", IntervalS: 0.01, CPUClock: true,
+		Frames: []Frame{{File: "/u/train.py", Func: "<module>", Line: 3}, {File: "/u/train.py", Func: "busy", Line: 9},
+			{File: "/u/train.py", Func: "wait", Line: 20}},
+		Threads: []Thread{{Name: "MainThread", Role: "main", Samples: 100, CPUSamples: 80},
+			{Name: "refresh", Role: "other", Samples: 100, CPUSamples: 2}},
+		Stacks: []Stack{{Thread: 0, Frames: []int{0, 1}, Count: 60, CPUCount: 60},
+			{Thread: 0, Frames: []int{0, 2}, Count: 40, CPUCount: 20},
+			{Thread: 1, Frames: []int{2}, Count: 100, CPUCount: 2}}}
+	top := p.TopSites(Options{OnCPU: true, Threads: func(i int) bool { return !p.Waiting(p.Threads[i]) }})
+	if !near(top.TotalS, 0.8) || top.Threads != 1 || len(top.Names) != 1 || top.Names[0] != "MainThread" || !top.OnCPU {
+		t.Fatalf("top: %+v", top)
+	}
+	if s := find(top.BySelf, "train.py", 9); s == nil || !near(s.SelfPct, 75) {
+		t.Errorf("busy line: %+v", s)
+	}
+	if !p.Waiting(p.Threads[1]) || p.Waiting(p.Threads[0]) {
+		t.Errorf("waiting: %v %v", p.Waiting(p.Threads[0]), p.Waiting(p.Threads[1]))
+	}
+	wall := p.TopSites(Options{})
+	if !near(wall.TotalS, 2.0) {
+		t.Errorf("wall-clock total %v, want 2s", wall.TotalS)
+	}
+	p.CPUClock = false
+	if p.Waiting(p.Threads[1]) {
+		t.Error("waiting without a CPU clock")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
+	"github.com/bottleneck-dev/bottleneck/internal/textsafe"
 )
 
 // TopFindings is how many findings the text report shows; --json has all.
@@ -17,11 +18,19 @@ const TopFindings = 3
 // WriteDiagnosis renders a trace's verdict and its top findings in plain
 // language, within one terminal screen.
 func WriteDiagnosis(w io.Writer, d *diagnose.Diagnosis) error {
+	writeDiagnosis(w, d, false)
+	return nil
+}
+
+// writeDiagnosis renders the verdict; brief leaves out what the full
+// report adds (unmeasurable classes, measurements, all but the first
+// location of each finding).
+func writeDiagnosis(w io.Writer, d *diagnose.Diagnosis, brief bool) {
 	if d == nil {
-		return nil
+		return
 	}
 	writeVerdict(w, "Verdict", d.Verdict)
-	writeWindow(w, d.Window)
+	writeWindow(w, d.Window, brief)
 	if d.Verdict.Primary != diagnose.Undetermined {
 		fmt.Fprintf(w, "  %s\n", d.Verdict.Why)
 		var sec []string
@@ -39,17 +48,21 @@ func WriteDiagnosis(w io.Writer, d *diagnose.Diagnosis) error {
 		}
 		um = append(um, fmt.Sprintf("%s (%s)", u.Class, u.Why))
 	}
-	if len(um) > 0 {
+	if len(um) > 0 && !brief {
 		fmt.Fprintf(w, "  not measurable from this input: %s\n", strings.Join(um, "; "))
 	}
-	writeFindings(w, d.Findings, d.StepUs)
-	return nil
+	writeFindings(w, d.Findings, d.StepUs, brief)
 }
 
 // WriteRunDiagnosis renders the verdict across ranks.
 func WriteRunDiagnosis(w io.Writer, d *diagnose.RunDiagnosis) error {
+	writeRunDiagnosis(w, d, false)
+	return nil
+}
+
+func writeRunDiagnosis(w io.Writer, d *diagnose.RunDiagnosis, brief bool) {
 	if d == nil {
-		return nil
+		return
 	}
 	writeVerdict(w, fmt.Sprintf("Verdict across %d ranks", len(d.PerRank)), d.Verdict)
 	fmt.Fprintf(w, "  %s\n", d.Verdict.Why)
@@ -60,17 +73,16 @@ func WriteRunDiagnosis(w io.Writer, d *diagnose.RunDiagnosis) error {
 	for _, r := range d.PerRank {
 		step = max(step, r.StepUs)
 	}
-	writeFindings(w, d.Findings, step)
-	return nil
+	writeFindings(w, d.Findings, step, brief)
 }
 
 func writeVerdict(w io.Writer, label string, v diagnose.Verdict) {
 	if v.Primary == diagnose.Undetermined {
 		if v.Detail == "" {
-			fmt.Fprintf(w, "%s: not measurable from this input — %s\n", label, Printable(v.Why))
+			fmt.Fprintf(w, "%s: not measurable from this input — %s\n", label, textsafe.String(v.Why))
 			return
 		}
-		fmt.Fprintf(w, "%s: UNDETERMINED — %s\n  %s\n", label, v.Detail, Printable(v.Why))
+		fmt.Fprintf(w, "%s: UNDETERMINED — %s\n  %s\n", label, v.Detail, textsafe.String(v.Why))
 		return
 	}
 	share := ""
@@ -82,7 +94,7 @@ func writeVerdict(w io.Writer, label string, v diagnose.Verdict) {
 
 // writeWindow states which steps the verdict uses and whether the window
 // is steady state, with how to re-profile when it is not.
-func writeWindow(w io.Writer, n *diagnose.WindowNote) {
+func writeWindow(w io.Writer, n *diagnose.WindowNote, brief bool) {
 	if n == nil {
 		return
 	}
@@ -108,9 +120,12 @@ func writeWindow(w io.Writer, n *diagnose.WindowNote) {
 	if !n.SteadyState {
 		state = "NOT steady state"
 	}
-	fmt.Fprintf(w, "  window: %s; %s\n", state, Printable(used))
+	fmt.Fprintf(w, "  window: %s; %s\n", state, textsafe.String(used))
+	if brief && n.SteadyState {
+		return // the notes explain what was left out; the brief says only what was used
+	}
 	for _, note := range n.Notes {
-		fmt.Fprintf(w, "    - %s\n", Printable(note))
+		fmt.Fprintf(w, "    - %s\n", textsafe.String(note))
 	}
 	if n.Reprofile != "" {
 		fmt.Fprintf(w, "    %s\n", n.Reprofile)
@@ -150,7 +165,11 @@ func classShare(d *diagnose.Diagnosis, c diagnose.Class) string {
 	return string(c)
 }
 
-func writeFindings(w io.Writer, fs []diagnose.Finding, stepUs float64) {
+func writeFindings(w io.Writer, fs []diagnose.Finding, stepUs float64, brief bool) {
+	maxMeasured, maxWhere := 3, 3
+	if brief {
+		maxMeasured, maxWhere = 0, 1
+	}
 	if len(fs) == 0 {
 		fmt.Fprintln(w, "  no finding above the thresholds (docs/diagnosis.md)")
 		return
@@ -169,7 +188,7 @@ func writeFindings(w io.Writer, fs []diagnose.Finding, stepUs float64) {
 		}
 		var ms []string
 		for j, e := range f.Measured {
-			if j == 3 {
+			if j == maxMeasured {
 				break
 			}
 			ms = append(ms, evidenceText(e))
@@ -179,7 +198,7 @@ func writeFindings(w io.Writer, fs []diagnose.Finding, stepUs float64) {
 		}
 		var where []string
 		for j, l := range f.Where {
-			if j == 3 {
+			if j == maxWhere {
 				break
 			}
 			where = append(where, locationText(l))
@@ -215,7 +234,7 @@ func locationText(l diagnose.Location) string {
 			s += " (" + l.Name + ")"
 		}
 	default:
-		s = l.Kind + " " + Printable(truncate(l.Name, 70))
+		s = l.Kind + " " + textsafe.String(truncate(l.Name, 70))
 	}
 	var extra []string
 	if l.SharePct > 0 {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/driver"
@@ -41,7 +42,7 @@ var diagnosisGolden = map[string][]string{
 // trace (testdata/diagnosis/<name>.txt and .json); rewrite with -update
 // and re-read docs/verdicts.md when they change.
 func TestDiagnosisGolden(t *testing.T) {
-	dir := testutil.SharedTraces(t)
+	dir := testutil.Traces(t)
 	for name, rels := range diagnosisGolden {
 		t.Run(name, func(t *testing.T) {
 			var paths []string
@@ -65,6 +66,17 @@ func TestDiagnosisGolden(t *testing.T) {
 			}
 			if n := strings.Count(text, "\n"); len(r.Traces) == 1 && n > 25 {
 				t.Errorf("the opening takes %d lines, more than a screen", n)
+			}
+			// the terminal's brief: one screen, no line over the width
+			var brief bytes.Buffer
+			report.WriteBrief(&brief, r, report.TerminalWidth)
+			if n := strings.Count(brief.String(), "\n"); n > 22 {
+				t.Errorf("the brief takes %d lines:\n%s", n, brief.String())
+			}
+			for _, line := range strings.Split(brief.String(), "\n") {
+				if n := utf8.RuneCountInString(line); n > report.TerminalWidth {
+					t.Errorf("brief line of %d columns: %s", n, line)
+				}
 			}
 			var js any = r.Diagnosis
 			if r.Diagnosis == nil {

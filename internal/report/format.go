@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/bottleneck-dev/bottleneck/internal/textsafe"
 )
 
 // Duration formats µs with a unit that keeps 3-4 significant digits.
@@ -62,7 +64,7 @@ func Count(n int) string {
 // terminal: names come from untrusted traces, so control characters
 // (escape sequences) are replaced.
 func Clip(s string, n int) string {
-	s = Printable(s)
+	s = textsafe.String(s)
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
@@ -70,23 +72,5 @@ func Clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// Printable replaces control characters so a name cannot move the cursor
-// or change colours in the user's terminal.
-func Printable(s string) string {
-	clean := true
-	for _, c := range s {
-		if c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	return strings.Map(func(c rune) rune {
-		if c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) {
-			return '?'
-		}
-		return c
-	}, s)
-}
+// Printable makes a name from a trace safe for a terminal (textsafe.String).
+func Printable(s string) string { return textsafe.String(s) }

@@ -35,6 +35,9 @@ func WriteGPU(w io.Writer, r *gpu.Result) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := writeFamilies(w, r); err != nil {
+		return err
+	}
 	any := false
 	for _, d := range r.Devices {
 		if len(d.Memcpy) > 0 {
@@ -58,4 +61,35 @@ func WriteGPU(w io.Writer, r *gpu.Result) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// writeFamilies lists each device's kernel time by family, math unit and
+// precision (rows under 1% of the kernel time are summed into one).
+func writeFamilies(w io.Writer, r *gpu.Result) error {
+	fmt.Fprintln(w)
+	tw := tabs(w)
+	fmt.Fprintln(tw, "device\tkernel family\tunit\tprecision\tkernels\ttime\tof kernel time\t")
+	for _, d := range r.Devices {
+		var rest gpu.FamilyTime
+		for _, f := range d.Families {
+			if f.Pct < 1 {
+				rest.Kernels += f.Kernels
+				rest.TimeUs += f.TimeUs
+				rest.Pct += f.Pct
+				continue
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%.2f%%\t\n", d.Device, f.Family, dash(f.Unit), dash(f.Precision), f.Kernels, us(f.TimeUs), f.Pct)
+		}
+		if rest.Kernels > 0 {
+			fmt.Fprintf(tw, "%d\t(others, each < 1%%)\t-\t-\t%d\t%s\t%.2f%%\t\n", d.Device, rest.Kernels, us(rest.TimeUs), rest.Pct)
+		}
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

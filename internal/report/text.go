@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
+	"github.com/bottleneck-dev/bottleneck/internal/textsafe"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
@@ -24,7 +25,7 @@ func WriteInputs(w io.Writer, r *Report) {
 		if in.Rank >= 0 {
 			rank = fmt.Sprintf("rank %d", in.Rank)
 		}
-		fmt.Fprintf(w, "\n%s  %s\n", rank, Printable(in.Path))
+		fmt.Fprintf(w, "\n%s  %s\n", rank, textsafe.String(in.Path))
 		fmt.Fprintf(w, "  %s events, span %s", Count(in.Events), Duration(in.SpanUs))
 		if in.SyntheticStep {
 			fmt.Fprintf(w, ", no ProfilerStep: the whole trace is one step")
@@ -153,7 +154,7 @@ func writeDevices(w io.Writer, devs []trace.Device) {
 			ids = fmt.Sprintf("devices %d-%d", d.ID, devs[j-1].ID)
 		}
 		fmt.Fprintf(w, "  %s: %s, %s, compute capability %d.%d, %d SMs\n",
-			ids, Printable(d.Name), Bytes(d.TotalGlobalMem), d.ComputeMajor, d.ComputeMinor, d.NumSMs)
+			ids, textsafe.String(d.Name), Bytes(d.TotalGlobalMem), d.ComputeMajor, d.ComputeMinor, d.NumSMs)
 		i = j
 	}
 }

@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/bottleneck-dev/bottleneck/internal/textsafe"
 )
 
 // WriteText renders the whole report: the verdict and top findings, what
 // was read, then per trace the analyses (most telling first), then the
 // tables.
 func WriteText(w io.Writer, r *Report) error {
+	w = textsafe.Writer(w)
 	WriteVerdict(w, r)
 	return WriteDetails(w, r)
 }
@@ -17,6 +20,7 @@ func WriteText(w io.Writer, r *Report) error {
 // WriteVerdict writes the opening of the report: the verdict (across ranks
 // when there are several) and the top findings, followed by a blank line.
 func WriteVerdict(w io.Writer, r *Report) {
+	w = textsafe.Writer(w)
 	if r.Diagnosis != nil {
 		WriteRunDiagnosis(w, r.Diagnosis)
 		fmt.Fprintln(w)
@@ -28,6 +32,7 @@ func WriteVerdict(w io.Writer, r *Report) {
 
 // WriteDetails writes everything after the verdict.
 func WriteDetails(w io.Writer, r *Report) error {
+	w = textsafe.Writer(w)
 	WriteInputs(w, r)
 	if r.Ranks != nil {
 		fmt.Fprintln(w)
@@ -45,7 +50,7 @@ func WriteDetails(w io.Writer, r *Report) error {
 
 func writeTrace(w io.Writer, tr *TraceReport, several bool) error {
 	if several {
-		fmt.Fprintf(w, "\n=== rank %d: %s\n", tr.Rank, Printable(tr.Path))
+		fmt.Fprintf(w, "\n=== rank %d: %s\n", tr.Rank, textsafe.String(tr.Path))
 		if tr.Diagnosis != nil {
 			WriteDiagnosis(w, tr.Diagnosis)
 		}

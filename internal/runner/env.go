@@ -10,6 +10,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/bottleneck-dev/bottleneck/internal/atomicfile"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
 
 // collectHost gathers what only the host can tell: the GPU driver from
@@ -52,7 +55,7 @@ func writeEnvSummary(dir string, host map[string]any) error {
 	procs := map[string]json.RawMessage{}
 	var tags []string
 	for _, e := range ents {
-		kind, tag := FileKind(e.Name())
+		kind, tag := rundir.FileKind(e.Name())
 		if kind != "process-env" {
 			continue
 		}
@@ -69,5 +72,5 @@ func writeEnvSummary(dir string, host map[string]any) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(filepath.Join(dir, "env.json"), append(b, '\n'))
+	return atomicfile.Write(filepath.Join(dir, rundir.EnvName), append(b, '\n'))
 }

@@ -15,8 +15,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
-	"github.com/bottleneck-dev/bottleneck/internal/runner"
+	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/textsafe"
 )
 
 // Schema names the JSON form of the run section.
@@ -27,244 +30,89 @@ type Report struct {
 	Schema    string           `json:"schema"`
 	RunDir    string           `json:"run_dir"`
 	Command   []string         `json:"command"`
-	Exit      *runner.Exit     `json:"exit,omitempty"`
+	Exit      *rundir.Exit     `json:"exit,omitempty"`
 	DurationS float64          `json:"duration_s"`
 	Processes []ProcessReport  `json:"processes"`
-	Missing   []Missing        `json:"missing"`
+	Missing   []rundir.Missing `json:"missing"`
 	Warnings  []string         `json:"warnings,omitempty"`
-	Manifest  *runner.Manifest `json:"-"`
+	Manifest  *rundir.Manifest `json:"-"`
 	Host      map[string]any   `json:"host,omitempty"`
-}
-
-// Missing is something the run could not record, and why.
-type Missing struct {
-	Tag  string `json:"tag,omitempty"`
-	What string `json:"what"`
-	Why  string `json:"why"`
+	// Interrupted says why a manifest still reads "running" (bottleneck
+	// itself was killed, or the run is still going); empty once it ended.
+	Interrupted string `json:"interrupted,omitempty"`
 }
 
 // ProcessReport is one profiled process (one rank).
 type ProcessReport struct {
-	Tag        string          `json:"tag"`
-	PID        int             `json:"pid"`
-	Env        *Env            `json:"env,omitempty"`
-	Evidence   *Evidence       `json:"evidence,omitempty"`
-	Python     []pyprofile.Top `json:"python,omitempty"` // window and whole run, per role
-	PythonNote string          `json:"python_note,omitempty"`
+	Tag        string           `json:"tag"`
+	PID        int              `json:"pid"`
+	Env        *rundir.Env      `json:"env,omitempty"`
+	Evidence   *rundir.Evidence `json:"evidence,omitempty"`
+	Python     []pyprofile.Top  `json:"python,omitempty"` // window and whole run, per role
+	PythonNote string           `json:"python_note,omitempty"`
+	// Waiting are the threads that mostly waited (profiles with a CPU
+	// clock); the Python tables leave them out.
+	Waiting []WaitingThread `json:"waiting_threads,omitempty"`
+	// StepSeries summarises every step of the run (the evidence's
+	// step_times), not only the window's.
+	StepSeries *steptimes.Summary `json:"step_series,omitempty"`
 }
 
-// Env is the subset of env-<tag>.json the report shows.
-type Env struct {
-	Python struct {
-		Version        string `json:"version"`
-		Implementation string `json:"implementation"`
-		Executable     string `json:"executable"`
-	} `json:"python"`
-	Platform    string            `json:"platform"`
-	CPUCount    int               `json:"cpu_count"`
-	CPUAffinity int               `json:"cpu_affinity"`
-	EnvVars     map[string]string `json:"env"`
-	Packages    map[string]string `json:"packages"`
-	Torch       *struct {
-		Version           string         `json:"version"`
-		Build             string         `json:"build"`
-		CUDA              *string        `json:"cuda"`
-		HIP               *string        `json:"hip"`
-		CuDNN             any            `json:"cudnn"`
-		NCCL              any            `json:"nccl"`
-		NumThreads        int            `json:"num_threads"`
-		NumInteropThreads int            `json:"num_interop_threads"`
-		KinetoAvailable   bool           `json:"kineto_available"`
-		Activities        []string       `json:"profiler_activities"`
-		CUDAInitialized   bool           `json:"cuda_initialized"`
-		Flags             map[string]any `json:"flags"`
-		Devices           []struct {
-			Index       int    `json:"index"`
-			Name        string `json:"name"`
-			TotalMemory int64  `json:"total_memory"`
-			Capability  string `json:"capability"`
-		} `json:"devices"`
-		Distributed map[string]any `json:"distributed"`
-	} `json:"torch"`
-}
-
-// Evidence mirrors evidence-<tag>.json (docs/run.md, "Evidence").
-type Evidence struct {
-	Format     string         `json:"format"`
-	Tag        string         `json:"tag"`
-	PID        int            `json:"pid"`
-	Final      bool           `json:"final"`
-	Exit       map[string]any `json:"exit"`
-	StepSource *string        `json:"step_source"`
-	StepCounts map[string]int `json:"step_counts"`
-	Steps      int            `json:"steps"`
-	StepStats  struct {
-		Count int      `json:"count"`
-		SumS  float64  `json:"sum_s"`
-		MinS  *float64 `json:"min_s"`
-		MaxS  *float64 `json:"max_s"`
-		MeanS *float64 `json:"mean_s"`
-	} `json:"step_stats"`
-	Profiler struct {
-		State      string         `json:"state"`
-		Schedule   map[string]int `json:"schedule"`
-		Activities []string       `json:"activities"`
-		Windows    []struct {
-			Index   int     `json:"index"`
-			File    string  `json:"file"`
-			Partial bool    `json:"partial"`
-			Steps   []int   `json:"steps"`
-			Bytes   int64   `json:"bytes"`
-			ExportS float64 `json:"export_s"`
-			Error   string  `json:"error"`
-		} `json:"windows"`
-	} `json:"profiler"`
-	WindowSteps []WindowStep `json:"window_steps"`
-	// StepTimes: [step, start s, duration s, in window] of every step
-	// (the agent keeps the first 20000).
-	StepTimes  [][]any `json:"step_times"`
-	DataLoader struct {
-		Batches       int          `json:"batches"`
-		WaitS         float64      `json:"wait_s"`
-		WindowBatches int          `json:"window_batches"`
-		WindowWaitS   float64      `json:"window_wait_s"`
-		Loaders       []LoaderInfo `json:"loaders"`
-	} `json:"dataloader"`
-	Syncs struct {
-		State string     `json:"state"`
-		Total int        `json:"total"`
-		Sites []SyncSite `json:"sites"`
-	} `json:"syncs"`
-	PythonProfiler string    `json:"python_profiler"`
-	Missing        []Missing `json:"missing"`
-	Errors         []string  `json:"errors"`
-	Notes          []string  `json:"notes"`
-}
-
-// WindowStep is one step of the recorded window.
-type WindowStep struct {
-	Window            int     `json:"window"`
-	Step              int     `json:"step"`
-	DurationS         float64 `json:"duration_s"`
-	DataLoaderWaitS   float64 `json:"dataloader_wait_s"`
-	DataLoaderBatches int     `json:"dataloader_batches"`
-	Syncs             int     `json:"syncs"`
-}
-
-// LoaderInfo is one DataLoader the program iterated.
-type LoaderInfo struct {
-	ID                 int     `json:"id"`
-	Iterator           string  `json:"iterator"`
-	NumWorkers         *int    `json:"num_workers"`
-	PinMemory          *bool   `json:"pin_memory"`
-	PersistentWorkers  *bool   `json:"persistent_workers"`
-	PrefetchFactor     *int    `json:"prefetch_factor"`
-	BatchSize          *int    `json:"batch_size"`
-	Dataset            string  `json:"dataset"`
-	MultiprocessingCtx string  `json:"multiprocessing_context"`
-	Batches            int     `json:"batches"`
-	WaitS              float64 `json:"wait_s"`
-	MaxWaitS           float64 `json:"max_wait_s"`
-}
-
-// SyncSite is the user call site of implicit host-device syncs.
-type SyncSite struct {
-	File  string `json:"file"`
-	Line  int    `json:"line"`
-	Func  string `json:"func"`
-	Count int    `json:"count"`
-}
-
-// Build reads the run directory.
+// Build reads the run directory dir and builds its run section.
 func Build(dir string) (*Report, error) {
-	m, err := runner.ReadManifest(dir)
+	run, err := rundir.Read(dir)
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Schema: Schema, RunDir: dir, Command: m.Command.Argv, Exit: m.Exit, DurationS: m.DurationS, Manifest: m}
-	var envSum struct {
-		Host map[string]any `json:"host"`
+	return FromRun(run), nil
+}
+
+// FromRun builds the run section of a run directory already read.
+func FromRun(run *rundir.Run) *Report {
+	m := run.Manifest
+	r := &Report{Schema: Schema, RunDir: run.Dir, Command: m.Command.Argv, Exit: m.Exit, DurationS: m.DurationS, Manifest: m, Host: run.Host}
+	if m.State == "running" {
+		r.Interrupted = rundir.Interrupted(run.Dir, m)
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "env.json")); err == nil {
-		_ = json.Unmarshal(b, &envSum)
-		r.Host = envSum.Host
-	}
-	tags := map[string]bool{}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range ents {
-		kind, tag := runner.FileKind(e.Name())
-		if kind == "evidence" || kind == "pyprofile" || kind == "process-env" {
-			tags[tag] = true
-		}
-	}
-	var order []string
-	for t := range tags {
-		order = append(order, t)
-	}
-	sort.Slice(order, func(i, j int) bool { return tagLess(order[i], order[j]) })
-	for _, tag := range order {
-		p := ProcessReport{Tag: tag}
-		var env Env
-		if readJSON(filepath.Join(dir, "env-"+tag+".json"), &env) == nil {
-			p.Env = &env
-		}
-		var ev Evidence
-		if err := readJSON(filepath.Join(dir, "evidence-"+tag+".json"), &ev); err == nil {
-			p.Evidence = &ev
+	for _, pf := range run.Processes {
+		tag := pf.Tag
+		p := ProcessReport{Tag: tag, Env: pf.Env}
+		if ev := pf.Evidence; ev != nil {
+			p.Evidence = ev
 			p.PID = ev.PID
+			p.StepSeries = steptimes.Summarize(ev.StepSeries())
 			for _, mm := range ev.Missing {
-				r.Missing = append(r.Missing, Missing{Tag: tag, What: mm.What, Why: mm.Why})
+				r.Missing = append(r.Missing, rundir.Missing{Tag: tag, What: mm.What, Why: mm.Why})
 			}
 			if !ev.Final {
-				r.Missing = append(r.Missing, Missing{Tag: tag, What: "final agent data",
+				r.Missing = append(r.Missing, rundir.Missing{Tag: tag, What: "final agent data",
 					Why: "the process ended before the agent could save (killed?); files hold the last checkpoint"})
 			}
 		} else {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: no evidence file: %v", tag, err))
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: no evidence file: %v", tag, pf.EvidenceErr))
 		}
-		pp := filepath.Join(dir, "pyprofile-"+tag+".json")
-		if prof, err := pyprofile.ReadFile(pp); err == nil {
-			p.Python = pythonTops(prof)
-		} else if !os.IsNotExist(err) {
-			r.Warnings = append(r.Warnings, err.Error())
-		} else if p.Evidence != nil && p.Evidence.PythonProfiler == "off" {
+		switch {
+		case pf.Profile != nil:
+			p.Python = pythonTops(pf.Profile)
+			p.Waiting = waitingThreads(pf.Profile)
+		case !rundir.NotWritten(pf.ProfileErr):
+			r.Warnings = append(r.Warnings, pf.ProfileErr.Error())
+		case p.Evidence != nil && p.Evidence.PythonProfiler == "off":
 			p.PythonNote = "Python profiler off (--python-profiler off)"
-		} else {
-			r.Missing = append(r.Missing, Missing{Tag: tag, What: "Python profile", Why: "no pyprofile file was written"})
+		default:
+			r.Missing = append(r.Missing, rundir.Missing{Tag: tag, What: "Python profile", Why: "no pyprofile file was written"})
 		}
 		r.Processes = append(r.Processes, p)
 	}
 	if len(r.Processes) == 0 {
 		why := "no Python process ran the agent"
-		if m.Command.Mode == string(runner.Launcher) {
+		if m.Command.Mode == "launcher" {
 			why += " (launcher mode profiles Python processes that run a script or -m module; " +
 				"check that the launcher starts Python with the inherited PYTHONPATH)"
 		}
-		r.Missing = append(r.Missing, Missing{What: "all agent data", Why: why})
+		r.Missing = append(r.Missing, rundir.Missing{What: "all agent data", Why: why})
 	}
-	return r, nil
-}
-
-// tagLess orders rank0 < rank1 < rank10 < others.
-func tagLess(a, b string) bool {
-	var ra, rb int
-	_, ea := fmt.Sscanf(a, "rank%d", &ra)
-	_, eb := fmt.Sscanf(b, "rank%d", &rb)
-	if ea == nil && eb == nil && ra != rb {
-		return ra < rb
-	}
-	return a < b
-}
-
-func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, v)
+	return r
 }
 
 // topN is how many call sites each list keeps in the report.
@@ -272,18 +120,52 @@ const topN = 10
 
 func pythonTops(p *pyprofile.Profile) []pyprofile.Top {
 	var out []pyprofile.Top
+	// With thread CPU clocks, tables rank on-CPU time of the threads that
+	// work; threads that mostly wait are listed apart (waitingThreads).
+	working := func(i int) bool { return !p.Waiting(p.Threads[i]) }
 	for _, window := range []bool{true, false} {
 		if window && (p.Profiler == "cprofile" || p.WindowSamples == 0) {
 			continue
 		}
 		for _, role := range p.Roles() {
-			t := p.TopSites(pyprofile.Options{Role: role, Window: window, Attribution: pyprofile.User, N: topN})
+			o := pyprofile.Options{Role: role, Window: window, Attribution: pyprofile.User, N: topN}
+			if p.CPUClock {
+				o.OnCPU, o.Threads = true, working
+			}
+			t := p.TopSites(o)
 			if t.Samples == 0 && t.TotalS == 0 {
 				continue
 			}
 			out = append(out, t)
 		}
 	}
+	return out
+}
+
+// WaitingThread is a thread that spent its sampled time mostly off the
+// CPU, with the site where it waited most.
+type WaitingThread struct {
+	Name  string         `json:"name"`
+	Role  string         `json:"role"`
+	WallS float64        `json:"wall_s"`
+	CPUS  float64        `json:"cpu_s"`
+	Where pyprofile.Site `json:"where"`
+}
+
+func waitingThreads(p *pyprofile.Profile) []WaitingThread {
+	var out []WaitingThread
+	for i, th := range p.Threads {
+		if !p.Waiting(th) {
+			continue
+		}
+		t := p.TopSites(pyprofile.Options{Threads: func(j int) bool { return j == i }, N: 1})
+		w := WaitingThread{Name: th.Name, Role: th.Role, WallS: t.TotalS, CPUS: th.CPUS}
+		if len(t.BySelf) > 0 {
+			w.Where = t.BySelf[0]
+		}
+		out = append(out, w)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].WallS > out[j].WallS })
 	return out
 }
 
@@ -296,7 +178,14 @@ func WriteJSON(w io.Writer, r *Report) error {
 
 // WriteText writes the run section as text.
 func WriteText(w io.Writer, r *Report) {
-	fmt.Fprintf(w, "bottleneck run: %s\n", strings.Join(quoteArgs(r.Command), " "))
+	w = textsafe.Writer(w)
+	if r.Manifest != nil && r.Manifest.Command.Mode == "in-process" { // runner.InProcess
+		// recorded by the Python API around a block of a running program
+		fmt.Fprintf(w, "bottleneck_profiler.profile() in: %s\n", strings.Join(quoteArgs(r.Command), " "))
+		fmt.Fprintf(w, "  block of %.1fs; run directory %s\n", r.DurationS, r.RunDir)
+	} else {
+		fmt.Fprintf(w, "bottleneck run: %s\n", strings.Join(quoteArgs(r.Command), " "))
+	}
 	if r.Exit != nil {
 		how := fmt.Sprintf("exit status %d", r.Exit.Code)
 		if r.Exit.Signal != "" {
@@ -307,6 +196,9 @@ func WriteText(w io.Writer, r *Report) {
 		}
 		fmt.Fprintf(w, "  %s after %.1fs; run directory %s\n", how, r.DurationS, r.RunDir)
 	}
+	if r.Interrupted != "" {
+		fmt.Fprintf(w, "  %s\n", r.Interrupted)
+	}
 	for _, p := range r.Processes {
 		fmt.Fprintln(w)
 		if len(r.Processes) > 1 {
@@ -315,6 +207,7 @@ func WriteText(w io.Writer, r *Report) {
 		writeEnv(w, p.Env, r.Host)
 		if p.Evidence != nil {
 			writeSteps(w, p.Evidence)
+			writeSeries(w, p.StepSeries)
 			writeDataLoader(w, p.Evidence)
 			writeSyncs(w, p.Evidence)
 		}
@@ -347,7 +240,7 @@ func quoteArgs(a []string) []string {
 	return out
 }
 
-func writeEnv(w io.Writer, e *Env, host map[string]any) {
+func writeEnv(w io.Writer, e *rundir.Env, host map[string]any) {
 	if e == nil {
 		fmt.Fprintln(w, "Environment: not recorded")
 		return
@@ -438,7 +331,25 @@ func joinSorted(m map[string]string, kv, sep string) string {
 
 func ms(s float64) string { return fmt.Sprintf("%.1f ms", s*1e3) }
 
-func writeSteps(w io.Writer, ev *Evidence) {
+// writeSeries draws the run's step times and says what stands out.
+func writeSeries(w io.Writer, s *steptimes.Summary) {
+	if s == nil || s.Steps < 2 {
+		return
+	}
+	per := ""
+	if s.StepsPerColumn > 1 {
+		per = fmt.Sprintf(", %d steps per column, the slowest shown", s.StepsPerColumn)
+	}
+	fmt.Fprintf(w, "  step times (every step of the run, median %s%s):\n    %s\n", ms(s.MedianS), per, s.Spark)
+	if s.Window != "" {
+		fmt.Fprintf(w, "    %s profiled window\n", s.Window)
+	}
+	for _, n := range s.Notes() {
+		fmt.Fprintf(w, "  %s\n", n)
+	}
+}
+
+func writeSteps(w io.Writer, ev *rundir.Evidence) {
 	src := "none detected"
 	if ev.StepSource != nil {
 		src = map[string]string{"optimizer": "optimizer.step() calls", "dataloader": "DataLoader batches",
@@ -456,7 +367,7 @@ func writeSteps(w io.Writer, ev *Evidence) {
 		}
 		fmt.Fprintf(w, "  window %d: steps %d-%d -> %s", win.Index, first, last, win.File)
 		if win.Bytes > 0 {
-			fmt.Fprintf(w, " (%.1f kB, written in %.2fs)", float64(win.Bytes)/1e3, win.ExportS)
+			fmt.Fprintf(w, " (%s, written in %.2fs)", report.Bytes(win.Bytes), win.ExportS)
 		}
 		if win.Partial {
 			fmt.Fprint(w, " [partial: the program ended during the window]")
@@ -468,7 +379,7 @@ func writeSteps(w io.Writer, ev *Evidence) {
 	}
 }
 
-func writeDataLoader(w io.Writer, ev *Evidence) {
+func writeDataLoader(w io.Writer, ev *rundir.Evidence) {
 	dl := ev.DataLoader
 	if dl.Batches == 0 && len(dl.Loaders) == 0 {
 		fmt.Fprintln(w, "DataLoader: not used")
@@ -506,7 +417,7 @@ func ptr[T any](p *T) string {
 	return fmt.Sprint(*p)
 }
 
-func writeSyncs(w io.Writer, ev *Evidence) {
+func writeSyncs(w io.Writer, ev *rundir.Evidence) {
 	s := ev.Syncs
 	switch s.State {
 	case "recorded", "on":
@@ -538,6 +449,9 @@ func writePython(w io.Writer, p ProcessReport) {
 			scope = "recorded window"
 		}
 		kind := "wall-clock samples"
+		if t.OnCPU {
+			kind = "on-CPU samples"
+		}
 		if t.Profiler == "cprofile" {
 			kind = "cProfile"
 		}
@@ -548,6 +462,9 @@ func writePython(w io.Writer, p ProcessReport) {
 		role := t.Role + " thread"
 		if t.Role == "other" {
 			role = "other threads"
+		}
+		if t.Role != "main" && len(t.Names) > 0 {
+			role += " (" + threadNames(t.Names) + ")"
 		}
 		fmt.Fprintf(w, "Python call sites, %s, %s (%s, %.2fs%s):\n", role, scope, kind, t.TotalS, threads)
 		fmt.Fprintf(w, "  %7s %7s  %s\n", "self%", "total%", "site")
@@ -563,6 +480,36 @@ func writePython(w io.Writer, p ProcessReport) {
 			fmt.Fprintf(w, "  %6.1f%% %6.1f%%  %s:%d %s\n", s.SelfPct, s.TotalPct, shortPath(s.File), s.Line, s.Func)
 		}
 	}
+	if len(p.Waiting) > 0 {
+		fmt.Fprintln(w, "Waiting threads (under 10% of their samples on a CPU; left out of the tables above):")
+		for i, t := range p.Waiting {
+			if i == 5 {
+				fmt.Fprintf(w, "  ... %d more\n", len(p.Waiting)-5)
+				break
+			}
+			where := ""
+			if t.Where.File != "" {
+				where = fmt.Sprintf(", mostly at %s:%d %s", shortPath(t.Where.File), t.Where.Line, t.Where.Func)
+			}
+			fmt.Fprintf(w, "  %s (%s): %.2fs CPU in %.2fs%s\n", report.Printable(t.Name), t.Role, t.CPUS, t.WallS, where)
+		}
+	}
+}
+
+// threadNames lists up to three thread names.
+func threadNames(names []string) string {
+	var b strings.Builder
+	for i, n := range names {
+		if i == 3 {
+			fmt.Fprintf(&b, ", +%d", len(names)-3)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(report.Printable(n))
+	}
+	return b.String()
 }
 
 func shortPath(f string) string {

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +43,8 @@ type browserResult struct {
 	FilterRows       *int
 	Flame            []canvasInk
 	Timeline         []canvasInk
+	Roofline         []canvasInk
+	RooflineText     string
 	TimelineZoomed   []canvasInk
 	TimelineStatus   string
 	XSS              any
@@ -112,7 +115,7 @@ func TestBrowserReportFile(t *testing.T) {
 	ios, _, _, _ := iostreams.Test()
 
 	t.Run("xss", func(t *testing.T) {
-		p, err := Load(ios, []string{"../htmlreport/testdata/xss.json"}, LoadOptions{})
+		p, err := load(ios, []string{"../htmlreport/testdata/xss.json"}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,6 +140,52 @@ func TestBrowserReportFile(t *testing.T) {
 		}
 	})
 
+	// a run directory: the page adds the run's step times and Python profile
+	t.Run("rundir", func(t *testing.T) {
+		p, err := load(ios, []string{filepath.Join(testutil.RepoRoot(), "testdata", "rundir", "slow_dataset")}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		html := filepath.Join(dir, "rundir.html")
+		if err := htmlreport.WriteFile(html, p.Data); err != nil {
+			t.Fatal(err)
+		}
+		r := runBrowser(t, node, script, "file://"+html, filepath.Join(dir, "rundir.png"))
+		if len(r.ConsoleErrors) > 0 || len(r.PageErrors) > 0 {
+			t.Errorf("console errors %q, page errors %q", r.ConsoleErrors, r.PageErrors)
+		}
+		if !slices.Contains(r.Sections, "run-steps") {
+			t.Errorf("no run-steps section (have %v)", r.Sections)
+		}
+	})
+
+	// The FLOPs section of a real H100 trace with shapes: the roofline is
+	// drawn (roofs and points) against the bf16 peak. (Its one step is
+	// excluded as carry-over, so the page has no step MFU.)
+	t.Run("roofline", func(t *testing.T) {
+		p, err := load(ios, []string{filepath.Join(testutil.Traces(t), "tracelens", "h100", "Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz")}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		html := filepath.Join(dir, "roofline.html")
+		if err := htmlreport.WriteFile(html, p.Data); err != nil {
+			t.Fatal(err)
+		}
+		r := runBrowser(t, node, script, "file://"+html, filepath.Join(dir, "roofline.png"))
+		if len(r.ConsoleErrors) > 0 || len(r.PageErrors) > 0 {
+			t.Errorf("console errors %q, page errors %q", r.ConsoleErrors, r.PageErrors)
+		}
+		if !slices.Contains(r.Sections, "roofline") {
+			t.Fatalf("no roofline section (have %v)", r.Sections)
+		}
+		if len(r.Roofline) != 1 || r.Roofline[0].Inked < 500 {
+			t.Errorf("roofline chart blank: %+v", r.Roofline)
+		}
+		if !strings.Contains(r.RooflineText, "NVIDIA H100") || !strings.Contains(r.RooflineText, "989.4 TFLOP/s bf16 peak") {
+			t.Errorf("roofline section text: %.300q", r.RooflineText)
+		}
+	})
+
 	t.Run("large", func(t *testing.T) {
 		size := int64(300 << 20)
 		if s := os.Getenv("BOTTLENECK_BROWSER_TRACE_MB"); s != "" {
@@ -153,7 +202,7 @@ func TestBrowserReportFile(t *testing.T) {
 		}
 		f.Close()
 		start := time.Now()
-		p, err := Load(ios, []string{trace}, LoadOptions{Top: 500})
+		p, err := load(ios, []string{trace}, 500)
 		if err != nil {
 			t.Fatal(err)
 		}

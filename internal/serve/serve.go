@@ -17,87 +17,39 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
-	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
+	"golang.org/x/net/netutil"
+
 	"github.com/bottleneck-dev/bottleneck/internal/driver"
 	"github.com/bottleneck-dev/bottleneck/internal/htmlreport"
-	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
-	"github.com/bottleneck-dev/bottleneck/internal/report"
-	"github.com/bottleneck-dev/bottleneck/internal/runner"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
-	"github.com/bottleneck-dev/bottleneck/internal/version"
 )
 
 // Page is a loaded report: the page data and the traces behind it.
 type Page struct {
 	Data   *htmlreport.Data
 	Traces []*trace.Trace // aligned with Data.Views (nil where not loaded)
-	// Status is the exit status the load deserves (driver.Status).
-	Status int
 }
 
-// LoadOptions tune Load.
-type LoadOptions struct {
-	Page htmlreport.Options
-	// Top is the number of rows per table (0: all).
-	Top int
-}
-
-// Load reads paths: one run directory (a directory with manifest.json),
-// or trace files and directories of traces.
-func Load(ios *iostreams.IOStreams, paths []string, o LoadOptions) (*Page, error) {
-	in := htmlreport.Input{}
-	tracePaths := paths
-	title := o.Page.Title
-	if len(paths) == 1 && isRunDir(paths[0]) {
-		dir := paths[0]
-		tracePaths = runner.Traces(dir)
-		in.Profiles, in.Env = htmlreport.RunDirInput(dir)
-		if title == "" {
-			title = "bottleneck: " + filepath.Base(filepath.Clean(dir))
-		}
+// NewPage is the page of the data a command opened (driver.Open).
+func NewPage(d *driver.Data, o htmlreport.Options) *Page {
+	if o.Title == "" {
+		o.Title = d.Title
 	}
-	if title == "" {
-		title = "bottleneck: " + filepath.Base(filepath.Clean(paths[0]))
-		if len(paths) > 1 {
-			title += fmt.Sprintf(" and %d more", len(paths)-1)
-		}
-	}
-	status := exitcode.OK
-	if len(tracePaths) > 0 {
-		res, took, err := driver.Load(ios, tracePaths)
-		if err != nil {
-			return nil, err
-		}
-		in.Report = driver.Build(res, took, driver.Options{Rank: -1, Table: optable.Options{Top: o.Top}})
-		in.Traces = res.Traces
-		status = driver.Status(in.Report)
-	} else {
-		in.Report = &report.Report{Schema: report.Schema, Tool: version.Version, Inputs: []report.Input{}, Traces: []report.TraceReport{}}
-	}
-	po := o.Page
-	po.Title = title
-	p := &Page{Data: htmlreport.Build(in, po), Status: status}
+	in := htmlreport.Input{Report: d.Report, Traces: d.Traces, Profiles: d.Profiles, Env: d.Env, Runs: d.Runs}
+	p := &Page{Data: htmlreport.Build(in, o)}
 	byPath := map[string]*trace.Trace{}
-	for _, t := range in.Traces {
+	for _, t := range d.Traces {
 		byPath[t.Path] = t
 	}
 	for _, v := range p.Data.Views {
 		p.Traces = append(p.Traces, byPath[v.Path])
 	}
-	return p, nil
-}
-
-func isRunDir(p string) bool {
-	_, err := os.Stat(filepath.Join(p, runner.ManifestName))
-	return err == nil
+	return p
 }
 
 // Handler serves p.
@@ -174,6 +126,15 @@ func (h *Handler) timeline(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	// Only the trace's own span can hold events: clamping to it also keeps
+	// end-start from overflowing on hostile bounds.
+	if whole := h.page.Data.Views[vi].Timeline; whole != nil {
+		start, end = max(start, whole.Start), min(end, whole.End)
+	}
+	if end <= start || end-start <= 0 {
+		http.Error(w, "the window lies outside the trace", http.StatusBadRequest)
+		return
+	}
 	px, _ := strconv.Atoi(q.Get("pixels"))
 	px = min(max(px, 100), 8000)
 	tl := htmlreport.BuildTimeline(h.page.Traces[vi], htmlreport.TimelineOptions{Start: start, End: end, Pixels: px, MaxBytes: 2 << 20})
@@ -234,8 +195,25 @@ func URL(l net.Listener, host string) string {
 	return "http://" + net.JoinHostPort(host, port) + "/"
 }
 
+// Limits bound what clients can hold: a slow or idle client is dropped
+// after its timeout, and at most MaxConns connections are open at once
+// (more wait to be accepted), so no client can exhaust the process's file
+// descriptors.
+type Limits struct {
+	ReadHeader, Read, Write, Idle time.Duration
+	MaxConns                      int
+}
+
+// DefaultLimits leave room for the report page (a few MB) over a slow
+// link, and for a browser's half dozen parallel connections many times.
+var DefaultLimits = Limits{ReadHeader: 10 * time.Second, Read: 30 * time.Second, Write: 2 * time.Minute, Idle: 60 * time.Second, MaxConns: 64}
+
 // Serve serves h on l until the server fails.
 func Serve(l net.Listener, h http.Handler, log io.Writer) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	return srv.Serve(l)
+	return serveWith(l, h, DefaultLimits)
+}
+
+func serveWith(l net.Listener, h http.Handler, lim Limits) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: lim.ReadHeader, ReadTimeout: lim.Read, WriteTimeout: lim.Write, IdleTimeout: lim.Idle}
+	return srv.Serve(netutil.LimitListener(l, lim.MaxConns))
 }

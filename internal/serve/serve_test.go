@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bufio"
 	"encoding/json"
 	"io"
 	"net"
@@ -9,19 +10,33 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/bottleneck-dev/bottleneck/internal/driver"
 	"github.com/bottleneck-dev/bottleneck/internal/htmlreport"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
 )
 
 func testPage(t *testing.T) *Page {
 	t.Helper()
 	ios, _, _, _ := iostreams.Test()
-	p, err := Load(ios, []string{"../htmlreport/testdata/xss.json"}, LoadOptions{})
+	p, err := load(ios, []string{"../htmlreport/testdata/xss.json"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// load opens paths as the serve command does, with top rows per table.
+func load(ios *iostreams.IOStreams, paths []string, top int) (*Page, error) {
+	o := driver.DefaultOptions()
+	o.Table.Top = top
+	d, err := driver.Open(ios, paths, o)
+	if err != nil {
+		return nil, err
+	}
+	return NewPage(d, htmlreport.Options{}), nil
 }
 
 func get(t *testing.T, h http.Handler, target, host string) *httptest.ResponseRecorder {
@@ -156,5 +171,95 @@ func TestListenTriesNextPort(t *testing.T) {
 	}
 	if _, err := Listen("127.0.0.1", port, 1); err == nil {
 		t.Error("busy port with one try: no error")
+	}
+}
+
+// TestRunDirectoryPage: serve RUN_DIR shows the run's diagnosis (its
+// evidence and Python profile) and its Python profiles and environment.
+func TestRunDirectoryPage(t *testing.T) {
+	ios, _, _, _ := iostreams.Test()
+	p, err := load(ios, []string{testutil.RunDir(t, "slow_dataset")}, driver.DefaultTop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := htmlreport.MarshalData(p.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"sources":["trace","run evidence","python profile"]`, `"python":[{"tag":"rank0"`, `"format":"bottleneck.env-summary"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("page data lacks %s", want)
+		}
+	}
+	if len(p.Traces) == 0 || p.Traces[0] == nil {
+		t.Error("the page's view has no trace behind it (timeline zoom)")
+	}
+}
+
+// Bounds near int64's limits are clamped to the trace, never overflowing
+// the window's width.
+func TestTimelineAPIExtremeBounds(t *testing.T) {
+	p := testPage(t)
+	h, _ := NewHandler(p, true)
+	whole := p.Data.Views[0].Timeline
+	w := get(t, h, "/api/timeline?view=0&start=-9223372036854775807&end=9223372036854775807&pixels=1", "")
+	var tl htmlreport.Timeline
+	if w.Code != 200 || json.Unmarshal(w.Body.Bytes(), &tl) != nil {
+		t.Fatalf("%d %s", w.Code, w.Body.String())
+	}
+	if tl.Start != whole.Start || tl.End != whole.End || tl.Pixel <= 0 {
+		t.Errorf("window [%d,%d] pixel %d ns, want the whole trace [%d,%d]", tl.Start, tl.End, tl.Pixel, whole.Start, whole.End)
+	}
+	if w := get(t, h, "/api/timeline?view=0&start="+strconv.FormatInt(whole.End+1, 10)+"&end=9223372036854775807", ""); w.Code != http.StatusBadRequest {
+		t.Errorf("a window after the trace: %d", w.Code)
+	}
+}
+
+// Idle keep-alive connections are closed after the idle timeout, and
+// connections over the cap wait instead of exhausting descriptors: with
+// the cap held by idle clients, a new request is served once they time
+// out.
+func TestIdleConnectionsAreDroppedAndCapped(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	lim := Limits{ReadHeader: 5 * time.Second, Read: 5 * time.Second, Write: 5 * time.Second, Idle: 300 * time.Millisecond, MaxConns: 2}
+	go serveWith(l, ok, lim)
+
+	// Two keep-alive clients hold the cap: one request each, then idle.
+	var idle []net.Conn
+	for range lim.MaxConns {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		idle = append(idle, c)
+	}
+	start := time.Now()
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Get("http://" + l.Addr().String() + "/")
+	if err != nil {
+		t.Fatalf("request after idle clients timed out: %v", err)
+	}
+	resp.Body.Close()
+	if waited := time.Since(start); waited < 200*time.Millisecond {
+		t.Errorf("served in %v while %d connections held the cap of %d", waited, len(idle), lim.MaxConns)
+	}
+	// The idle clients were disconnected by the server.
+	for _, c := range idle {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if n, err := c.Read(make([]byte, 1)); err == nil {
+			t.Errorf("idle connection still open (read %d bytes)", n)
+		}
 	}
 }

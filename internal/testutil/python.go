@@ -37,19 +37,19 @@ func TorchPython(t testing.TB) string {
 	return py
 }
 
-// SharedTracesDir is ../shared/traces beside the repository, whether or
-// not it exists; tests that need it call SharedTraces instead.
-func SharedTracesDir() string {
-	return filepath.Join(RepoRoot(), "..", "shared", "traces")
+// TracesDir is testdata/traces: the real traces the repository owns
+// (see its README for where each comes from and its licence).
+func TracesDir() string {
+	return filepath.Join(RepoRoot(), "testdata", "traces")
 }
 
-// SharedTraces returns ../shared/traces beside the repository, skipping
-// the test when it is absent (users' clones do not have it).
-func SharedTraces(t testing.TB) string {
+// Traces returns TracesDir, failing the test when it is missing: the
+// traces are part of the repository, so a missing folder is a broken clone.
+func Traces(t testing.TB) string {
 	t.Helper()
-	dir := SharedTracesDir()
+	dir := TracesDir()
 	if _, err := os.Stat(dir); err != nil {
-		t.Skip("../shared/traces is absent (it sits beside the repository on the project's machines): skipping tests on real traces")
+		t.Fatalf("real traces missing: %v", err)
 	}
 	return dir
 }

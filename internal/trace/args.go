@@ -2,7 +2,9 @@ package trace
 
 import (
 	"encoding/binary"
+	"hash/maphash"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -177,15 +179,21 @@ func (t *Trace) InternArgs(args []Arg) ArgSetID {
 		key = append(key, byte(a.Val.Kind))
 		key = binary.LittleEndian.AppendUint64(key, a.Val.Bits)
 	}
-	if id, ok := t.argIndex[string(key)]; ok {
+	h := maphash.Bytes(argSeed, key)
+	id, ok := t.argIndex[h]
+	if ok && slices.Equal(t.ArgSets.Get(id), args) {
 		return id
 	}
 	if len(t.ArgSets.off) == 0 {
 		t.ArgSets.off = append(t.ArgSets.off, 0, 0) // set 0: empty
 	}
-	id := ArgSetID(len(t.ArgSets.off) - 1)
+	id = ArgSetID(len(t.ArgSets.off) - 1)
 	t.ArgSets.args = append(t.ArgSets.args, args...)
 	t.ArgSets.off = append(t.ArgSets.off, uint32(len(t.ArgSets.args)))
-	t.argIndex[string(key)] = id
+	if !ok { // on a hash collision the first set keeps the entry: the new one is stored, just not shared
+		t.argIndex[h] = id
+	}
 	return id
 }
+
+var argSeed = maphash.MakeSeed()

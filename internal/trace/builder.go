@@ -6,7 +6,7 @@ func New(path string) *Trace {
 		Path:     path,
 		Rank:     -1,
 		strIndex: make(map[string]StrID, 1024),
-		argIndex: make(map[string]ArgSetID, 1024),
+		argIndex: make(map[uint64]ArgSetID, 1024),
 	}
 	for _, s := range wellKnown {
 		t.InternString(s)

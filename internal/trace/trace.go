@@ -203,7 +203,10 @@ type Trace struct {
 	Problems   Problems
 
 	strIndex map[string]StrID
-	argIndex map[string]ArgSetID
+	// argIndex finds argument sets by a hash of their content (not the
+	// content itself: with per-launch kernel args most sets are unique,
+	// and a key copy per set would double their memory).
+	argIndex map[uint64]ArgSetID
 }
 
 // Str returns the string for id.

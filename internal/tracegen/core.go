@@ -602,7 +602,11 @@ func (g *gen) writeOp(r *rec) {
 	}
 	b := g.sep(cat, phX)
 	tid := g.tids[r.th]
-	b = xHead(b, cat, r.name, r.num, g.pid, tid, r.ts, r.dur)
+	num := r.num
+	if g.opt.DistinctNames && cat == cCPUOp && num < 0 {
+		num = int32(r.ext % (1 << 31)) // External ids are unique per op
+	}
+	b = xHead(b, cat, r.name, num, g.pid, tid, r.ts, r.dur)
 	b = append(b, "\"External id\": "...)
 	b = strconv.AppendInt(b, r.ext, 10)
 	b = append(b, ",\"Record function id\": 0"...)
@@ -722,7 +726,11 @@ func (g *gen) writeGPU(r *rec) {
 	b = strconv.AppendInt(b, r.corr, 10)
 	if cat == cKernel {
 		b = append(b, ",      "...)
-		b = append(b, g.m.kargs[r.kern]...)
+		if g.opt.PerLaunchArgs {
+			b = append(b, g.m.launchArgs(r.kern, r.corr)...)
+		} else {
+			b = append(b, g.m.kargs[r.kern]...)
+		}
 	} else {
 		b = append(b, ",      \"bytes\": "...)
 		b = strconv.AppendInt(b, r.a, 10)

@@ -26,7 +26,7 @@
 //     layers, micro-batches and steps to land near the target.
 //
 // The format follows what Kineto writes (see GUIDE §2 and the real traces
-// in shared/traces): top-level metadata first, "traceEvents", then
+// in testdata/traces): top-level metadata first, "traceEvents", then
 // traceName / displayTimeUnit / baseTimeNanoseconds last; ts/dur in µs with
 // exactly three decimals, relative to baseTimeNanoseconds.
 package tracegen
@@ -69,6 +69,13 @@ type Options struct {
 	// gzip.DefaultCompression).
 	Gzip      bool
 	GzipLevel int
+	// PerLaunchArgs gives every kernel launch its own grid, blocks and
+	// warps per SM and occupancy, as on real GPUs with dynamic shapes
+	// (default: one set of values per kernel).
+	PerLaunchArgs bool
+	// DistinctNames gives every CPU op a name of its own (its External id
+	// appended), the shape of traces with generated op names.
+	DistinctNames bool
 }
 
 // Stats is the ground truth of one generated trace: exactly what was

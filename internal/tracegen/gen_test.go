@@ -767,3 +767,64 @@ func BenchmarkGenerateGzip(b *testing.B) {
 		}
 	}
 }
+
+// PerLaunchArgs varies kernels' launch geometry per launch and changes
+// nothing else: the same events, names and times.
+func TestPerLaunchArgs(t *testing.T) {
+	kernels := func(perLaunch bool) (grids map[string]bool, names []string) {
+		var b bytes.Buffer
+		if _, err := Generate(&b, Options{TargetBytes: 2 << 20, Seed: 3, PerLaunchArgs: perLaunch}); err != nil {
+			t.Fatal(err)
+		}
+		var tr struct {
+			TraceEvents []struct {
+				Cat, Name string
+				Ts        json.Number
+				Args      map[string]any
+			}
+		}
+		if err := json.Unmarshal(b.Bytes(), &tr); err != nil {
+			t.Fatal(err)
+		}
+		grids = map[string]bool{}
+		for _, e := range tr.TraceEvents {
+			names = append(names, e.Name+"@"+e.Ts.String())
+			if e.Cat == "kernel" {
+				grids[fmt.Sprint(e.Args["grid"], e.Args["warps per SM"])] = true
+			}
+		}
+		return grids, names
+	}
+	fixed, namesFixed := kernels(false)
+	varied, namesVaried := kernels(true)
+	if len(varied) < 10*len(fixed) {
+		t.Errorf("%d distinct launch geometries with PerLaunchArgs, %d without: want many more", len(varied), len(fixed))
+	}
+	if fmt.Sprint(namesFixed) != fmt.Sprint(namesVaried) {
+		t.Error("PerLaunchArgs changed the events, not only their args")
+	}
+}
+
+// DistinctNames gives CPU ops names of their own.
+func TestDistinctNames(t *testing.T) {
+	names := func(distinct bool) int {
+		var b bytes.Buffer
+		if _, err := Generate(&b, Options{TargetBytes: 2 << 20, Seed: 3, DistinctNames: distinct}); err != nil {
+			t.Fatal(err)
+		}
+		var tr struct{ TraceEvents []struct{ Cat, Name string } }
+		if err := json.Unmarshal(b.Bytes(), &tr); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, e := range tr.TraceEvents {
+			if e.Cat == "cpu_op" {
+				seen[e.Name] = true
+			}
+		}
+		return len(seen)
+	}
+	if plain, distinct := names(false), names(true); distinct < 20*plain {
+		t.Errorf("%d distinct cpu_op names with DistinctNames, %d without", distinct, plain)
+	}
+}

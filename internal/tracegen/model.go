@@ -15,9 +15,11 @@ type model struct {
 	numSms               int64
 	baseline             int64 // bytes allocated before the trace starts (weights, grads, Adam state)
 
-	frags []string
-	kargs [numKerns]string
-	kdur  [numKerns]int64
+	frags  []string
+	kargs  [numKerns]string
+	kspec  [numKerns]kernelSpec // for PerLaunchArgs
+	kextra [numKerns]string     // args after the launch geometry (NCCL's)
+	kdur   [numKerns]int64
 
 	lin  [5]linear // qkv, proj, fc1, fc2, head
 	frag struct {
@@ -110,6 +112,23 @@ func shapes(args ...arg) string {
 
 func gemmNs(m, n, k int64) int64 { return 2*m*n*k/450000 + 2500 }
 func memNs(bytes int64) int64    { return bytes/2600 + 1800 }
+
+type kernelSpec struct {
+	regs, smem  int64
+	grid, block [3]int64
+	ns          int64
+}
+
+// launchArgs are kernel k's args for one launch when PerLaunchArgs is set:
+// the grid (and with it blocks and warps per SM and occupancy) varies with
+// the launch, as dynamic shapes make it vary on real GPUs. It is a
+// function of the correlation id so it draws nothing from the generator.
+func (m *model) launchArgs(k kernID, corr int64) string {
+	s := m.kspec[k]
+	h := uint64(corr) * 0x9E3779B97F4A7C15
+	s.grid[0] = max(1, s.grid[0]+int64(h>>40)%max(s.grid[0], 64))
+	return kernelArgs(s.regs, s.smem, s.grid, s.block, m.numSms) + m.kextra[k]
+}
 
 func kernelArgs(regs, smem int64, grid, block [3]int64, numSms int64) string {
 	blocks := grid[0] * grid[1] * grid[2]
@@ -228,13 +247,8 @@ func newModel(g *gen) model {
 	ew := func(elems int64) [3]int64 { return [3]int64{(elems + 511) / 512, 1, 1} }
 	b128 := [3]int64{128, 1, 1}
 	gemmGrid := [3]int64{m.numSms, 1, 1}
-	type kspec struct {
-		regs, smem  int64
-		grid, block [3]int64
-		ns          int64
-	}
 	act := N * H
-	specs := [numKerns]kspec{
+	specs := [numKerns]kernelSpec{
 		kGemmQKV:           {168, 231424, gemmGrid, [3]int64{384, 1, 1}, m.lin[linQKV].fwdNs},
 		kGemmProj:          {168, 231424, gemmGrid, [3]int64{384, 1, 1}, m.lin[linProj].fwdNs},
 		kGemmFC1:           {168, 213504, gemmGrid, [3]int64{384, 1, 1}, m.lin[linFC1].fwdNs},
@@ -267,12 +281,14 @@ func newModel(g *gen) model {
 		kAdamW:             {96, 0, [3]int64{320, 1, 1}, [3]int64{512, 1, 1}, memNs(12 * H * H * 16)},
 		kNcclAllReduce:     {96, 87568, [3]int64{8, 1, 1}, [3]int64{544, 1, 1}, memNs(bucket*2) * 6},
 	}
+	m.kspec = specs
 	for k, s := range specs {
 		m.kargs[k] = kernelArgs(s.regs, s.smem, s.grid, s.block, m.numSms)
 		m.kdur[k] = s.ns
 	}
-	m.kargs[kNcclAllReduce] += fmt.Sprintf(`, "Collective name": "allreduce", "In msg nelems": %d, "Out msg nelems": %d, "Group size": %d, "dtype": "BFloat16", "In split size": "[]", "Out split size": "[]", "Process Group Name": "0", "Process Group Description": "default_pg", "Process Group Ranks": "%s"`,
+	m.kextra[kNcclAllReduce] = fmt.Sprintf(`, "Collective name": "allreduce", "In msg nelems": %d, "Out msg nelems": %d, "Group size": %d, "dtype": "BFloat16", "In split size": "[]", "Out split size": "[]", "Process Group Name": "0", "Process Group Description": "default_pg", "Process Group Ranks": "%s"`,
 		bucket, bucket, g.opt.WorldSize, rankList)
+	m.kargs[kNcclAllReduce] += m.kextra[kNcclAllReduce]
 	if len(m.frags) > 65535 {
 		panic("tracegen: too many fragments")
 	}

@@ -125,3 +125,69 @@ export function lineChart(lines, xFmt, yFmt, opts = {}) {
   window.addEventListener('resize', draw);
   return wrap;
 }
+
+// Roofline, log-log: points [{x: FLOP/byte, y: TFLOP/s, color, lines: [tooltip
+// text]}] under the memory roof (y = x * bandwidth) and the compute roof
+// (y = peak), which meet at the ridge point.
+export function rooflineChart(points, peakTFLOPS, bandwidthGBs, opts = {}) {
+  const height = opts.height || 300;
+  const canvas = el('canvas', { class: 'chart roofline', role: 'img', 'aria-label': 'roofline chart' });
+  const legend = el('div', { class: 'legend' },
+    el('span', { class: 'key' }, el('i', { style: { background: '#333' } }), `roofs: ${bandwidthGBs} GB/s memory, ${peakTFLOPS} TFLOP/s ${opts.dtype || ''} peak`),
+    el('span', { class: 'key' }, el('i', { style: { background: COLOR_POINT } }), 'ops (FLOP/byte, achieved TFLOP/s)'));
+  const wrap = el('div', { class: 'chart-wrap' }, canvas, legend);
+  const tip = tooltip();
+  const ridge = peakTFLOPS * 1e3 / bandwidthGBs;
+  const memRoof = (x) => x * bandwidthGBs / 1e3;
+  const xs = points.map((p) => p.x).concat([ridge]);
+  const ys = points.map((p) => p.y).concat([peakTFLOPS, memRoof(Math.min(...xs))]);
+  const lx0 = Math.floor(Math.log10(Math.min(...xs) / 2)), lx1 = Math.ceil(Math.log10(Math.max(...xs) * 2));
+  const ly0 = Math.floor(Math.log10(Math.min(...ys) / 2)), ly1 = Math.ceil(Math.log10(Math.max(...ys) * 2));
+  let w = 800;
+  const X = (x) => PAD.l + (Math.log10(x) - lx0) / (lx1 - lx0) * (w - PAD.l - PAD.r);
+  const Y = (y) => PAD.t + (1 - (Math.log10(y) - ly0) / (ly1 - ly0)) * (height - PAD.t - PAD.b);
+  const fmt = (e) => (e >= 0 && e <= 3 ? String(10 ** e) : `1e${e}`);
+  function draw() {
+    w = Math.max(wrap.clientWidth || 800, 300);
+    const ctx = hiDPICanvas(canvas, w, height);
+    ctx.clearRect(0, 0, w, height);
+    ctx.strokeStyle = '#ccc'; ctx.fillStyle = '#555'; ctx.font = '11px sans-serif'; ctx.lineWidth = 1;
+    ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
+    for (let e = ly0; e <= ly1; e++) {
+      const y = Y(10 ** e);
+      ctx.beginPath(); ctx.moveTo(PAD.l, y + 0.5); ctx.lineTo(w - PAD.r, y + 0.5); ctx.stroke();
+      ctx.fillText(fmt(e), PAD.l - 4, y);
+    }
+    ctx.textAlign = 'center'; ctx.textBaseline = 'top';
+    for (let e = lx0; e <= lx1; e++) ctx.fillText(fmt(e), X(10 ** e), height - PAD.b + 4);
+    ctx.fillText('FLOP/byte', (PAD.l + w - PAD.r) / 2, height - PAD.b + 18);
+    ctx.save(); ctx.translate(12, (PAD.t + height - PAD.b) / 2); ctx.rotate(-Math.PI / 2); ctx.fillText('TFLOP/s', 0, 0); ctx.restore();
+    // The two roofs.
+    ctx.strokeStyle = '#333'; ctx.lineWidth = 2;
+    ctx.beginPath();
+    ctx.moveTo(X(10 ** lx0), Y(memRoof(10 ** lx0)));
+    ctx.lineTo(X(ridge), Y(peakTFLOPS));
+    ctx.lineTo(X(10 ** lx1), Y(peakTFLOPS));
+    ctx.stroke();
+    for (const p of points) {
+      ctx.fillStyle = p.color || COLOR_POINT;
+      ctx.beginPath(); ctx.arc(X(p.x), Y(p.y), 5, 0, 2 * Math.PI); ctx.fill();
+    }
+  }
+  canvas.addEventListener('mousemove', (ev) => {
+    const r = canvas.getBoundingClientRect();
+    const mx = ev.clientX - r.left, my = ev.clientY - r.top;
+    let best = null, bd = 100;
+    for (const p of points) {
+      const d = (X(p.x) - mx) ** 2 + (Y(p.y) - my) ** 2;
+      if (d < bd) { bd = d; best = p; }
+    }
+    if (best) tip.show(ev.clientX, ev.clientY, best.lines); else tip.hide();
+  });
+  canvas.addEventListener('mouseleave', () => tip.hide());
+  requestAnimationFrame(draw);
+  window.addEventListener('resize', draw);
+  return wrap;
+}
+
+const COLOR_POINT = '#e15759';

@@ -36,7 +36,7 @@ export function fmtNs(ns) { return fmtUs(ns / 1e3); }
 
 export function fmtBytes(b) {
   if (b === undefined || b === null) return '';
-  const u = ['B', 'KB', 'MB', 'GB', 'TB'];
+  const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB']; // IEC, as the text report
   let i = 0, v = Math.abs(b);
   while (v >= 1024 && i < u.length - 1) { v /= 1024; i++; }
   return (b < 0 ? '-' : '') + v.toFixed(i ? 1 : 0) + ' ' + u[i];

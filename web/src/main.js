@@ -2,7 +2,7 @@
 // self-contained HTML file) or from data.json (`bottleneck serve`).
 import { el, section, fmtUs, fmtBytes, fmtPct, fmtNum, fmtNs } from './dom.js';
 import { dataTable } from './table.js';
-import { stackedBars, lineChart } from './charts.js';
+import { stackedBars, lineChart, rooflineChart } from './charts.js';
 import { flameGraph } from './flame.js';
 import { timelineView } from './timeline.js';
 
@@ -59,8 +59,11 @@ function buildSections(data, report, views, cur) {
     out.push(memorySection(tr));
     out.push(opsSection(tr));
     out.push(kernelsSection(tr));
+    out.push(flopsSection(tr));
   }
-  const py = pickPython(data.python || [], view.rank);
+  const steps = pickByRank(data.steps || [], view.rank);
+  if (steps) out.push(runStepsSection(steps));
+  const py = pickByRank(data.python || [], view.rank);
   if (py) out.push(pythonSection(py));
   out.push(flameSection(py, view));
   if (view.timeline) out.push(section('timeline', 'Timeline', timelineView(view.timeline, data.live ? { view: cur } : null)));
@@ -69,7 +72,24 @@ function buildSections(data, report, views, cur) {
   return out.filter(Boolean);
 }
 
-function pickPython(list, rank) {
+// Every step of the run (bottleneck run): the series, the profiled window
+// drawn over it, and what stands out (warm-up, outliers, drift).
+function runStepsSection(st) {
+  const s = section('run-steps', 'Step times over the run');
+  const all = st.steps || [];
+  const win = all.filter((x) => x[3]);
+  const lines = [{ label: `every step (${all.length})`, color: COLORS[0], xs: all.map((x) => x[0]), ys: all.map((x) => x[2] * 1e6) }];
+  if (win.length) lines.push({ label: 'profiled window', color: COLORS[1], xs: win.map((x) => x[0]), ys: win.map((x) => x[2] * 1e6) });
+  s.appendChild(lineChart(lines, (x) => 'step ' + Math.round(x), fmtUs, { label: 'step times' }));
+  const sum = st.summary || {};
+  s.appendChild(el('p', { class: 'muted', text: `${st.tag}: median step ${fmtUs((sum.median_s || 0) * 1e6)}` }));
+  if (st.notes && st.notes.length) s.appendChild(el('ul', null, st.notes.map((n) => el('li', { text: n }))));
+  return s;
+}
+
+// pickByRank: the process entry (Python profile, step times) of the rank
+// shown, else the first.
+function pickByRank(list, rank) {
   if (!list.length) return null;
   return list.find((p) => p.tag === 'rank' + rank) || list[0];
 }
@@ -284,6 +304,36 @@ function kernelsSection(tr) {
     { key: 'est_achieved_occupancy_pct', label: 'occupancy', num: true, fmt: fmtPct },
     { key: 'top_op', label: 'launched by' }], t.rows, { sortKey: 'total_us' }));
   if (t.total_rows > t.rows.length) s.appendChild(el('p', { class: 'muted', text: `${t.rows.length} of ${t.total_rows} rows.` }));
+  return s;
+}
+
+// FLOPs: achieved rate, step MFU and the roofline of the ops whose shapes
+// were recorded (absent when no op has FLOPs).
+function flopsSection(tr) {
+  const f = tr.flops;
+  if (!f || !f.available) return null;
+  const s = section('roofline', 'FLOPs and roofline');
+  const n = (v, d = 1) => Number(v).toFixed(d);
+  const peakDtype = f.tf32 ? 'tf32' : f.peak_dtype; // fp32 faster than the CUDA-core peak ran as TF32
+  const lines = [`${fmtNum(f.flops - f.cpu_only_flops)} FLOP in ${fmtUs(f.device_us)} of device time: ${n(f.tflops, 2)} TFLOP/s on ${f.device || 'an unknown device'}` +
+    (f.peak_tflops > 0 ? ` (${n(f.peak_pct)}% of the ${peakDtype} peak, ${f.peak_tflops} TFLOP/s)` : ' (peak unknown)')];
+  if (f.step) lines.push(`Per step: ${n(f.step.tflops, 2)} TFLOP/s over ${fmtUs(f.step.step_us)}` + (f.step.mfu_pct > 0 ? `, MFU ${n(f.step.mfu_pct)}%` : ', MFU unknown (no peak for this device)'));
+  for (const l of lines) s.appendChild(el('p', { text: l }));
+  const pts = (f.ops || []).filter((o) => o.flop_per_byte > 0 && o.tflops > 0).map((o) => ({
+    x: o.flop_per_byte, y: o.tflops,
+    lines: [o.name, `${o.dtype || '?'}${o.tf32 ? ' (ran as tf32)' : ''}, ${fmtNum(o.calls)} calls`, `${n(o.flop_per_byte)} FLOP/byte, ${n(o.tflops, 2)} TFLOP/s`,
+      o.roof_tflops > 0 ? `${n(o.roof_pct)}% of its roof (${o.bound} bound)` : 'roof unknown'],
+  }));
+  if (pts.length && f.peak_tflops > 0 && f.bandwidth_gbs > 0) {
+    s.appendChild(rooflineChart(pts, f.peak_tflops, f.bandwidth_gbs, { dtype: peakDtype }));
+  } else {
+    s.appendChild(el('p', { class: 'muted', text: 'No roofline: it needs input shapes (record_shapes=True) and a device in the peak table.' }));
+  }
+  s.appendChild(dataTable('flops-table', [
+    { key: 'name', label: 'op' }, { key: 'dtype', label: 'dtype' }, { key: 'calls', label: 'calls', num: true, fmt: fmtNum },
+    { key: 'device_us', label: 'device', num: true, fmt: fmtUs }, { key: 'tflops', label: 'TFLOP/s', num: true, fmt: (v) => n(v, 2) },
+    { key: 'peak_pct', label: 'of peak', num: true, fmt: fmtPct }, { key: 'flop_per_byte', label: 'FLOP/byte', num: true, fmt: (v) => n(v) },
+    { key: 'roof_pct', label: 'of roof', num: true, fmt: fmtPct }, { key: 'bound', label: 'bound' }], f.ops || [], { sortKey: 'device_us' }));
   return s;
 }
 

@@ -92,6 +92,8 @@ try {
   }));
   out.flame = await inked('canvas.flame');
   out.timeline = await inked('canvas.timeline');
+  out.roofline = await inked('canvas.roofline');
+  out.rooflineText = await page.$eval('#roofline', (e) => e.textContent).catch(() => '');
   // Zoom the timeline (button) and the first flame graph (click a frame).
   const zoomBtn = await page.$('#timeline button');
   if (zoomBtn) {

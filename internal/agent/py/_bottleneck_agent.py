@@ -40,7 +40,8 @@ import warnings
 FORMAT_VERSION = 1
 _AGENT_FILES = set()
 _HERE = os.path.dirname(os.path.abspath(__file__))
-for _name in ("_bottleneck_agent.py", "_bottleneck_boot.py", "sitecustomize.py"):
+for _name in ("_bottleneck_agent.py", "_bottleneck_boot.py", "sitecustomize.py", "_bottleneck_stepstats.py",
+              "_bottleneck_inprocess.py"):
     _AGENT_FILES.add(os.path.join(_HERE, _name))
 
 _SYNC_MESSAGE = "called a synchronizing CUDA operation"
@@ -114,7 +115,12 @@ class Sampler(object):
         self.main_ident = main_ident if main_ident is not None else threading.main_thread().ident
         self.frames = []  # [file, func, line, fline]
         self._frame_ids = {}  # (code, line) -> id
-        self.stacks = {}  # (thread index, ids tuple) -> [count, window_count]
+        self.stacks = {}  # (thread index, ids tuple) -> [count, window_count, cpu_count, window_cpu_count]
+        # on-CPU or waiting: each thread's CPU clock (Linux, macOS) is read at
+        # every sample, and the sample's on-CPU weight is the share of the
+        # wall time since the thread's previous sample that it ran on a CPU
+        self._cpu_clock = hasattr(time, "pthread_getcpuclockid")
+        self._cpu_last = {}  # ident -> (wall, cpu)
         self.threads = []  # dicts
         self._thread_idx = {}  # (ident, name) -> index
         self.samples = 0
@@ -129,22 +135,49 @@ class Sampler(object):
         self._thread = None
         self.sampling_cost = 0.0
         self.on_tick = None  # called from the sampler thread about every second
+        self.busy = {}  # ident -> depth: threads doing the agent's own work now
+        self.agent_samples = 0  # samples skipped because the thread did the agent's work
 
     def start_thread(self):
-        t = threading.Thread(target=self._run, name="bottleneck-sampler", daemon=True)
-        self._thread = t
-        t.start()
+        # A bare _thread, not a threading.Thread: the program's
+        # threading.enumerate() and active_count() stay as without
+        # bottleneck (nothing in the thread may call
+        # threading.current_thread(), which would register it). Like a
+        # daemon thread, it does not hold up the interpreter's exit.
+        import _thread
+        self._exited = threading.Event()
+        self._thread = _thread.start_new_thread(self._run_until_stopped, ())
+
+    def _run_until_stopped(self):
+        try:
+            self._run()
+        finally:
+            self._exited.set()
 
     def stop(self):
         self._stop.set()
-        t = self._thread
-        if t is not None and t is not threading.current_thread():
-            t.join(2.0)
+        if self._thread is not None and self._thread != threading.get_ident():
+            self._exited.wait(2.0)
         if self.end is None:
             self.end = time.time()
 
     def rel(self):
         return time.perf_counter() - self._t0
+
+    def enter_own_work(self):
+        """The calling thread does the agent's work (trace export, profiler
+        start and steps, files) until leave_own_work: it is not sampled, so
+        none of it shows up as the program's time."""
+        ident = threading.get_ident()
+        self.busy[ident] = self.busy.get(ident, 0) + 1
+
+    def leave_own_work(self):
+        ident = threading.get_ident()
+        d = self.busy.get(ident, 0) - 1
+        if d > 0:
+            self.busy[ident] = d
+        else:
+            self.busy.pop(ident, None)
 
     def set_window(self, on):
         if on and not self.in_window:
@@ -165,7 +198,7 @@ class Sampler(object):
             self.threads.append({
                 "id": ident, "native_id": native, "name": name,
                 "role": thread_role(ident, name, self.main_ident),
-                "samples": 0, "window_samples": 0,
+                "samples": 0, "window_samples": 0, "cpu_samples": 0.0, "cpu_s": 0.0,
             })
         return i
 
@@ -174,6 +207,8 @@ class Sampler(object):
         active = getattr(threading, "_active", {})
         names = {}
         skip = {skip_ident}
+        busy = [i for i in self.busy if i in frames]
+        skip.update(busy)
         for ident in frames:
             t = active.get(ident)
             names[ident] = t.name if t is not None else ""
@@ -207,16 +242,39 @@ class Sampler(object):
                 key = (ti, tuple(ids))
                 c = self.stacks.get(key)
                 if c is None:
-                    c = self.stacks[key] = [0, 0]
+                    c = self.stacks[key] = [0, 0, 0.0, 0.0]
                 c[0] += 1
                 th = self.threads[ti]
                 th["samples"] += 1
+                on_cpu = self._on_cpu(ident, th)
+                c[2] += on_cpu
+                th["cpu_samples"] += on_cpu
                 if in_window:
                     c[1] += 1
                     th["window_samples"] += 1
+                    c[3] += on_cpu
             self.samples += 1
+            self.agent_samples += len(busy)
             if in_window:
                 self.window_samples += 1
+
+    def _on_cpu(self, ident, th):
+        """The share (0..1) of the wall time since the thread's previous
+        sample that it ran on a CPU (0 when it cannot be measured)."""
+        if not self._cpu_clock:
+            return 0.0
+        try:
+            cpu = time.clock_gettime(time.pthread_getcpuclockid(ident))
+        except (OSError, OverflowError, ValueError):
+            return 0.0
+        wall = time.perf_counter()
+        last = self._cpu_last.get(ident)
+        self._cpu_last[ident] = (wall, cpu)
+        if last is None or wall <= last[0]:
+            return 0.0
+        d_cpu = max(0.0, cpu - last[1])
+        th["cpu_s"] += d_cpu
+        return min(1.0, d_cpu / (wall - last[0]))
 
     def _run(self):
         me = threading.get_ident()
@@ -248,7 +306,8 @@ class Sampler(object):
     def to_json(self):
         with self.lock:
             stacks = [
-                {"thread": k[0], "frames": list(k[1]), "count": v[0], "window_count": v[1]}
+                {"thread": k[0], "frames": list(k[1]), "count": v[0], "window_count": v[1],
+                 "cpu_count": round(v[2], 3), "window_cpu_count": round(v[3], 3)}
                 for k, v in self.stacks.items()
             ]
             stacks.sort(key=lambda s: -s["count"])
@@ -266,6 +325,8 @@ class Sampler(object):
                 "window_samples": self.window_samples,
                 "windows": windows,
                 "sampling_cost_s": self.sampling_cost,
+                "agent_work_samples": self.agent_samples,
+                "cpu_clock": self._cpu_clock,
                 "pid": os.getpid(),
                 "frames": [{"file": f[0], "func": f[1], "line": f[2], "fline": f[3]} for f in self.frames],
                 "threads": [dict(t) for t in self.threads],
@@ -361,6 +422,8 @@ def base_env():
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
         "cpu_affinity": _safe(lambda: len(os.sched_getaffinity(0))),
+        # other work on the machine when the program started (1-minute load)
+        "load_average": _safe(lambda: os.getloadavg()[0]),
         "pid": os.getpid(),
         "hostname": platform.node(),
         "env": env_vars(),
@@ -479,6 +542,49 @@ class _TorchImportWatcher(object):
         return None
 
 
+class _RecordingQuitter(object):
+    """builtins.exit/quit in a forked child: the same object to the user
+    (repr, call), and the SystemExit it raises is remembered."""
+
+    def __init__(self, quitter, agent):
+        self._quitter = quitter
+        self._agent = agent
+
+    def __repr__(self):
+        return repr(self._quitter)
+
+    def __call__(self, code=None):
+        try:
+            self._quitter(code)
+        except SystemExit as e:
+            self._agent.child_exit = e
+            raise
+
+
+class _OwnWork(object):
+    def __init__(self, agent):
+        self.agent = agent
+
+    def __enter__(self):
+        a = self.agent
+        if a.sampler is not None:
+            a.sampler.enter_own_work()
+        elif a.cprof is not None and threading.current_thread() is threading.main_thread():
+            a._cprof_depth += 1
+            if a._cprof_depth == 1:
+                a.cprof.disable()
+
+    def __exit__(self, *exc):
+        a = self.agent
+        if a.sampler is not None:
+            a.sampler.leave_own_work()
+        elif a.cprof is not None and threading.current_thread() is threading.main_thread():
+            a._cprof_depth -= 1
+            if a._cprof_depth == 0 and not a.finished:
+                a.cprof.enable()
+        return False
+
+
 class Agent(object):
     def __init__(self, cfg, mode):
         self.cfg = cfg
@@ -491,6 +597,7 @@ class Agent(object):
         self.finish_lock = threading.Lock()
         self.sampler = None
         self.cprof = None
+        self._cprof_depth = 0
         self.torch = None
         self.env = None
         self.missing = []
@@ -513,9 +620,15 @@ class Agent(object):
         self.window_steps = []
         self.step_stats = {"count": 0, "sum_s": 0.0, "min_s": None, "max_s": None}
         self.step_times = []  # (start_rel, dur) for every step, capped
+        self.stepstats = None  # _bottleneck_stepstats.StepStats: memory and GC per step
         # profiler
         self.prof = None
         self.prof_state = "off"  # off | waiting | recording | done | failed
+        self.kineto_started = False
+        self.compile_used = False  # the program called torch.compile (see _watch_torch_compile)
+        self.program_profiler = None  # "file:line" where the program started its own profiler
+        self.child_exit = None  # in a forked child: how its code ended
+        self.child_exiting = False
         self.windows = []  # {"index","file","steps","partial","bytes","export_s"}
         self.window_index = 0
         self.window_target = int(pcfg.get("repeat", 1) or 0)
@@ -540,6 +653,12 @@ class Agent(object):
         self._last_ckpt = time.perf_counter()
         self._t0 = time.perf_counter()
         self.window_spans = []  # [[start_rel, end_rel], ...] seconds since agent start
+
+    # -- the agent's own work ---------------------------------------------------
+    def own_work(self):
+        """Context for the agent's work in a program thread: it is left out
+        of the Python profile (sampler and cProfile alike)."""
+        return _OwnWork(self)
 
     # -- files ------------------------------------------------------------
     def path(self, name):
@@ -591,13 +710,19 @@ class Agent(object):
             self.sampler = Sampler(self.cfg.get("sample_interval", 0.02),
                                    window_interval=self.cfg.get("window_sample_interval", 0.005))
             self.sampler.on_tick = self._tick
-            self.sampler.start_thread()
         elif prof_kind == "cprofile":
             import cProfile
             self.cprof = cProfile.Profile()
             self.cprof.enable()
+        with self.own_work():
+            self._start_in_own_work()
+
+    def _start_in_own_work(self):
+        if self.sampler is not None:
+            self.sampler.start_thread()
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=self._after_fork_child)
+        self.stepstats = _load_stepstats(self.errors)
         if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, self._on_sigterm)
         if "torch" in sys.modules and hasattr(sys.modules["torch"], "__version__"):
@@ -633,6 +758,10 @@ class Agent(object):
 
     # -- torch --------------------------------------------------------------
     def on_torch(self, torch):
+        with self.own_work():
+            return self._on_torch(torch)
+
+    def _on_torch(self, torch):
         if os.getpid() != self.pid:
             return
         self.torch = torch
@@ -642,6 +771,11 @@ class Agent(object):
             self.write_env()
         except Exception as e:
             self.errors.append("torch env: %s" % e)
+        if self.stepstats is not None:
+            try:
+                self.stepstats.on_torch(torch)
+            except Exception as e:
+                self.errors.append("thread settings hook: %s" % e)
         try:
             self._install_dataloader_hook(torch)
         except Exception as e:
@@ -650,6 +784,14 @@ class Agent(object):
             self._install_optimizer_hook(torch)
         except Exception as e:
             self.errors.append("optimizer hook: %s" % e)
+        try:
+            self._watch_torch_compile(torch)
+        except Exception as e:
+            self.errors.append("torch.compile hook: %s" % e)
+        try:
+            self._watch_program_profilers()
+        except Exception as e:
+            self.errors.append("profiler hook: %s" % e)
         if self.step_source_req == "forward":
             self._install_forward_hooks()
         elif self.step_source_req == "auto":
@@ -667,7 +809,93 @@ class Agent(object):
                        "steps fall back to DataLoader batches or module forwards" % torch.__version__,
             })
             return
-        register_optimizer_step_post_hook(self._on_optimizer_step)
+        self.optimizer_hook = register_optimizer_step_post_hook(self._on_optimizer_step)
+
+    def _watch_torch_compile(self, torch):
+        """Dynamo guards on the number of global module hooks: the agent's
+        forward hooks, removed later when another step source locks, would
+        force a recompile (and warn "Using torch.compile(module) when there
+        are global hooks"). In auto step detection they go before the
+        program's first torch.compile() (nn.Module.compile calls it too),
+        and module forwards are no longer a step source."""
+        orig = getattr(torch, "compile", None)
+        if orig is None or getattr(orig, "_bottleneck_wrapped", False):
+            return
+        agent = self
+
+        def compile(*args, **kwargs):
+            # hooks that stay for the whole run (forward steps) guard nothing away
+            if os.getpid() == agent.pid and not agent.compile_used and agent.step_source_req == "auto" \
+                    and agent.step_source is None:
+                agent.compile_used = True
+                agent._remove_forward_hooks()
+            return orig(*args, **kwargs)
+
+        compile._bottleneck_wrapped = True
+        compile.__wrapped__ = orig
+        for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
+            setattr(compile, attr, getattr(orig, attr, None))
+        torch.compile = compile
+
+    def _watch_program_profilers(self):
+        """Only one Kineto profiler can be active in a process: when the
+        program starts its own (torch.profiler.profile, _KinetoProfile or
+        the legacy torch.autograd.profiler.profile), the agent's steps
+        aside for good, before the program's starts."""
+        import torch.autograd.profiler as legacy
+        import torch.profiler.profiler as tpp
+        agent = self
+        for cls, name in ((tpp.profile, "start"), (tpp._KinetoProfile, "start"), (legacy.profile, "__enter__")):
+            orig = cls.__dict__.get(name)
+            if orig is None or getattr(orig, "_bottleneck_wrapped", False):
+                continue
+
+            def wrapper(prof, *args, _orig=orig, **kwargs):
+                if prof is not agent.prof and os.getpid() == agent.pid:
+                    agent._yield_to_program_profiler(type(prof), sys._getframe(1))
+                return _orig(prof, *args, **kwargs)
+
+            wrapper._bottleneck_wrapped = True
+            wrapper.__wrapped__ = orig
+            for attr in ("__name__", "__qualname__", "__doc__"):
+                setattr(wrapper, attr, getattr(orig, attr, None))
+            setattr(cls, name, wrapper)
+
+    def _yield_to_program_profiler(self, cls, frame):
+        with self.own_work():
+            return self._step_aside(cls, frame)
+
+    def _step_aside(self, cls, frame):
+        if self.program_profiler is not None:
+            return
+        while frame is not None and (_is_agent_file(frame.f_code.co_filename)
+                                     or _is_library_file(frame.f_code.co_filename)):
+            frame = frame.f_back
+        where = "%s:%d" % (frame.f_code.co_filename, frame.f_lineno) if frame is not None else "?"
+        self.program_profiler = where
+        prof = self.prof
+        dropped = ""
+        if prof is not None:
+            self.prof = None
+            if self.prof_state in ("waiting", "recording") and self.in_window:
+                dropped = "; the window being recorded was dropped"
+            try:
+                prof.on_trace_ready = None
+                prof.stop()
+            except Exception as e:
+                self.errors.append("stopping torch.profiler for the program's own: %s: %s" % (type(e).__name__, e))
+            self._set_window(False)
+        if self.prof_state in ("off", "waiting", "recording"):
+            self.prof_state = "yielded"
+        if not self.windows:
+            self.missing.append({
+                "what": "torch.profiler trace",
+                "why": "the program runs its own torch profiler (%s at %s) and only one can be active in a "
+                       "process, so bottleneck stepped aside%s; the Python sampler still recorded the whole run"
+                       % (cls.__name__, where, dropped)})
+        else:
+            self.notes.append("the program started its own torch profiler (%s at %s) after bottleneck's window; "
+                              "bottleneck's profiler was stopped first%s" % (cls.__name__, where, dropped))
 
     def _install_dataloader_hook(self, torch):
         import torch.utils.data.dataloader as dlmod
@@ -697,7 +925,7 @@ class Agent(object):
 
     def _install_forward_hooks(self):
         torch = self.torch
-        if torch is None or self._fwd_handles:
+        if torch is None or self._fwd_handles or self.compile_used:
             return
         try:
             from torch.nn.modules.module import register_module_forward_pre_hook, register_module_forward_hook
@@ -727,6 +955,10 @@ class Agent(object):
 
     # -- step detection -------------------------------------------------------
     def _lock(self, source):
+        with self.own_work():
+            return self._lock_in_own_work(source)
+
+    def _lock_in_own_work(self, source):
         self.step_source = source
         if source != "forward":
             self._remove_forward_hooks()
@@ -860,18 +1092,21 @@ class Agent(object):
                     "dataloader_batches": self.step_dl_batches,
                     "syncs": self._step_syncs,
                 })
+        if self.stepstats is not None:
+            self.stepstats.on_step(self.steps, self.in_window)
         self.step_start = now
         self.step_dl_wait = 0.0
         self.step_dl_batches = 0
         self._step_syncs = 0
         prof = self.prof
         if prof is not None and self.prof_state == "waiting":
-            try:
-                prof.step()
-            except Exception as e:
-                self._profiler_failed("profiler step", e)
-                return
-            self._after_profiler_step()
+            with self.own_work():
+                try:
+                    prof.step()
+                except Exception as e:
+                    self._profiler_failed("profiler step", e)
+                    return
+                self._after_profiler_step()
         if self.stop_pending:
             self.stop_pending = False
             self.stopped_after_profile = True
@@ -884,6 +1119,8 @@ class Agent(object):
     def _start_profiler(self):
         torch = self.torch
         p = self.pcfg
+        if self.program_profiler is not None:
+            return  # the program's own profiler runs (see _yield_to_program_profiler)
         if not p.get("enabled", True):
             self.prof_state = "off"
             self.missing.append({"what": "torch.profiler trace", "why": "disabled (--no-trace)"})
@@ -917,6 +1154,7 @@ class Agent(object):
                         with_stack=bool(p.get("with_stack")), with_flops=bool(p.get("with_flops")),
                         with_modules=bool(p.get("with_modules")))
             self.prof = tp.profile(**opts)
+            self.kineto_started = True
             self.prof.start()
             self.prof_state = "waiting"
             self._after_profiler_step()
@@ -975,6 +1213,10 @@ class Agent(object):
             self._sync_off()
 
     def _on_trace_ready(self, prof):
+        with self.own_work():
+            return self._write_trace(prof)
+
+    def _write_trace(self, prof):
         # called inside prof.step() (or prof.stop()) in the training thread
         self.window_index += 1
         idx = self.window_index
@@ -1114,6 +1356,34 @@ class Agent(object):
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
         except Exception:
             pass
+        if self.kineto_started:
+            self._record_child_exit()
+            atexit.register(_exit_forked_child, self)
+
+    def _record_child_exit(self):
+        """Remember how a forked child's code ends (see _exit_forked_child).
+        multiprocessing and DataLoader children end with os._exit and never
+        get there."""
+        agent = self
+        orig_exit, orig_hook = sys.exit, sys.excepthook
+
+        def exit(*args):
+            try:
+                orig_exit(*args)
+            except SystemExit as e:
+                agent.child_exit = e
+                raise
+
+        def excepthook(t, v, tb):
+            agent.child_exit = v
+            orig_hook(t, v, tb)
+
+        sys.exit, sys.excepthook = exit, excepthook
+        import builtins
+        for name in ("exit", "quit"):
+            q = getattr(builtins, name, None)
+            if q is not None and hasattr(q, "__call__"):
+                setattr(builtins, name, _RecordingQuitter(q, self))
 
     def _on_sigterm(self, signum, frame):
         if os.getpid() == self.pid:
@@ -1123,6 +1393,10 @@ class Agent(object):
 
     # -- finish -------------------------------------------------------------
     def finish(self, reason, exit_code=None, signal_name=None, exc=None):
+        with self.own_work():
+            return self._finish(reason, exit_code=exit_code, signal_name=signal_name, exc=exc)
+
+    def _finish(self, reason, exit_code=None, signal_name=None, exc=None):
         """Stop everything and write every file. Idempotent."""
         if os.getpid() != self.pid:
             return
@@ -1140,6 +1414,8 @@ class Agent(object):
             self._remove_forward_hooks()
             if self.sampler is not None:
                 self.sampler.stop()
+            if self.stepstats is not None:
+                self.stepstats.stop()
             if self.env is not None:
                 if self.torch is not None and not self.env.get("torch_at_window"):
                     self.env["torch"] = _safe(lambda: torch_env(self.torch, with_devices=True), self.env.get("torch"))
@@ -1180,8 +1456,11 @@ class Agent(object):
             torch_missing.append({
                 "what": "torch.profiler trace",
                 "why": "no step was detected (%s): no optimizer.step(), DataLoader batch or nn.Module forward "
-                       "was seen often enough; see --step-source" % self._counts_text()})
-        elif final and self.step_source is not None and not self.windows and self.prof_state not in ("failed", "off"):
+                       "was seen often enough; see --step-source%s" % (
+                           self._counts_text(),
+                           " (module forwards are not counted once the program uses torch.compile: "
+                           "a global module hook would make it recompile)" if self.compile_used else "")})
+        elif final and self.step_source is not None and not self.windows and self.prof_state not in ("failed", "off", "yielded"):
             torch_missing.append({
                 "what": "torch.profiler trace",
                 "why": "the program ended after %d %s steps, before the window (skip-first %d + wait %d + warmup %d) "
@@ -1228,6 +1507,7 @@ class Agent(object):
             "step_stats": {"count": s["count"], "sum_s": s["sum_s"], "min_s": s["min_s"], "max_s": s["max_s"],
                            "mean_s": (s["sum_s"] / s["count"]) if s["count"] else None},
             "step_times": self.step_times,
+            "per_step": self.stepstats.evidence() if self.stepstats is not None else None,
             "profiler": {
                 "state": self.prof_state,
                 "schedule": {k: self.pcfg.get(k) for k in ("skip_first", "wait", "warmup", "active", "repeat")},
@@ -1273,6 +1553,20 @@ class Agent(object):
             except Exception as e:
                 if attempt == 2 and final:
                     self.errors.append("writing evidence: %s" % e)
+
+
+def _load_stepstats(errors):
+    """The per-step memory and GC recorder (_bottleneck_stepstats.py beside
+    this file), or None when it cannot start."""
+    try:
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("_bottleneck_stepstats", os.path.join(_HERE, "_bottleneck_stepstats.py"))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod.StepStats(lambda fn: _is_agent_file(fn) or _is_library_file(fn))
+    except Exception as e:
+        errors.append("step statistics: %s: %s" % (type(e).__name__, e))
+        return None
 
 
 _LIB_DIRS = None
@@ -1378,6 +1672,9 @@ def run_main(cfg_path, mode, target, args):
     sys.modules["__main__"] = main
     _agent = Agent(cfg, mode)
     _agent.start()
+    # The program's frames sit under two of the agent's (the boot module
+    # and this function), as few as possible: its recursion limit is 2
+    # frames lower than under python (docs/run.md).
     try:
         if mode == "module":
             import runpy
@@ -1386,23 +1683,58 @@ def run_main(cfg_path, mode, target, args):
             import runpy
             runpy._run_module_as_main("__main__", alter_argv=False)
         else:
-            _exec_script(main, target)
-    except StopAfterProfile:
-        _agent.finish("stopped-after-profile", 0)
-        raise SystemExit(0)
-    except SystemExit as e:
-        _agent.finish("exit", _exit_code_of(e))
-        raise
-    except KeyboardInterrupt:
-        _agent.finish("interrupted", 130, signal_name="SIGINT", exc="KeyboardInterrupt")
-        _install_trimming_excepthook()
-        raise
+            exec(_compile_script(main, target), main.__dict__)
     except BaseException as e:
-        _agent.finish("exception", 1, exc="%s: %s" % (type(e).__name__, e))
-        _install_trimming_excepthook()
+        if os.getpid() != _agent.pid:
+            _agent.child_exit = e  # a forked child ending (see _exit_forked_child)
+            raise
+        if isinstance(e, StopAfterProfile):
+            _agent.finish("stopped-after-profile", 0)
+            raise SystemExit(0)
+        if isinstance(e, SystemExit):
+            _agent.finish("exit", _exit_code_of(e))
+        elif isinstance(e, KeyboardInterrupt):
+            _agent.finish("interrupted", 130, signal_name="SIGINT", exc="KeyboardInterrupt")
+            _install_trimming_excepthook()
+        else:
+            _agent.finish("exception", 1, exc="%s: %s" % (type(e).__name__, e))
+            _install_trimming_excepthook()
         raise
     else:
         _agent.finish("ok", 0)
+
+
+def _exit_forked_child(agent):
+    """atexit handler of a child forked from the profiled process after
+    Kineto started there: ends the child as Python would (its other atexit
+    handlers run, stdio is flushed, same status) but without the C++ static
+    destructors, because Kineto's config loader lost its thread in the fork
+    and its destructor waits for it forever (pthread_cond_destroy).
+
+    The status comes from how the child's code ended: sys.exit()/exit()/
+    quit() and, under `bottleneck run python script.py`, the exception seen
+    by sys.excepthook; a bare `raise SystemExit(n)` in a launcher-mode child
+    is not seen and ends with 0 (documented in docs/run.md)."""
+    if agent.child_exiting:
+        return  # re-entered from _run_exitfuncs below
+    agent.child_exiting = True
+    exc = agent.child_exit
+    code = 0
+    if isinstance(exc, SystemExit):
+        code = exc.code
+        if code is None:
+            code = 0
+        elif not isinstance(code, int):
+            code = 1  # Python printed the message already
+    elif exc is not None:
+        code = 1
+    _safe(lambda: atexit._run_exitfuncs())
+    for f in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        _safe(lambda: f.flush())
+    if isinstance(exc, KeyboardInterrupt):
+        _safe(lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        os.kill(os.getpid(), signal.SIGINT)
+    os._exit(code & 0xFF)
 
 
 def _is_zip(path):
@@ -1410,7 +1742,8 @@ def _is_zip(path):
     return os.path.isfile(path) and not path.endswith(".py") and _safe(lambda: zipfile.is_zipfile(path), False)
 
 
-def _exec_script(main, target):
+def _compile_script(main, target):
+    """Set main up as `python target` does and return target's code."""
     try:
         with open(target, "rb") as f:  # io.open_code is what Python uses; same for plain files
             source = f.read()
@@ -1429,8 +1762,7 @@ def _exec_script(main, target):
         "__spec__": None,
         "__loader__": SourceFileLoader("__main__", path),
     })
-    code = compile(source, path, "exec", dont_inherit=True)
-    exec(code, main.__dict__)
+    return compile(source, path, "exec", dont_inherit=True)
 
 
 def activate_launcher(cfg_path):

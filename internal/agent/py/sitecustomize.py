@@ -93,7 +93,11 @@ if should_activate():
         _spec = importlib.util.spec_from_file_location("_bottleneck_agent", os.path.join(_here, "_bottleneck_agent.py"))
         _mod = importlib.util.module_from_spec(_spec)
         sys.modules["_bottleneck_agent"] = _mod
-        _spec.loader.exec_module(_mod)
+        try:
+            _spec.loader.exec_module(_mod)
+        finally:
+            # the program's sys.modules holds no bottleneck module
+            sys.modules.pop("_bottleneck_agent", None)
         _mod.activate_launcher(os.environ["BOTTLENECK_AGENT_CONFIG"])
     except Exception:
         import traceback

@@ -13,6 +13,7 @@ package classify
 import (
 	"strings"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/kernels"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
@@ -24,9 +25,7 @@ const (
 	// record_param_comms, c10d::* (allreduce_, allgather_, ...),
 	// _c10d_functional::* and c10d_functional::* collectives.
 	CommOp Flag = 1 << iota
-	// CommKernel: a device-side NCCL/RCCL/MSCCL kernel (ncclKernel_*,
-	// ncclDevKernel_*, including SendRecv, AllToAll, AllGather,
-	// ReduceScatter, Broadcast, Reduce, AllReduce).
+	// CommKernel: a device-side communication kernel (see IsCommKernel).
 	CommKernel
 	// TBComm: one of the ten names the TensorBoard plugin counts as
 	// communication (nccl:/gloo: broadcast, reduce, all_reduce,
@@ -99,13 +98,14 @@ func Of(name string) Flag {
 	if IsCommOp(name) {
 		f |= CommOp
 	}
-	if IsCommKernel(name) {
+	k := kernels.Classify(name) // once: the table is a few dozen regexps
+	if k.Family == kernels.Communication {
 		f |= CommKernel
 	}
 	if IsTBCommunication(name) {
 		f |= TBComm
 	}
-	if UsesTensorCores(name) {
+	if k.Unit == kernels.TensorCore {
 		f |= TensorCore
 	}
 	if TBUsesTensorCores(name) {
@@ -155,18 +155,12 @@ func IsCommOp(name string) bool {
 	return false
 }
 
-// IsCommKernel reports whether a kernel is an NCCL/RCCL/MSCCL kernel:
-// its name (after an optional "void ") starts with "nccl", "rccl" or
-// "msccl" (but not "nccl:", the op prefix), or contains "ncclKernel" / "ncclDevKernel" (templated names).
-func IsCommKernel(name string) bool {
-	n := strings.TrimPrefix(name, "void ")
-	for _, p := range []string{"nccl", "rccl", "msccl"} {
-		if strings.HasPrefix(n, p) && !strings.HasPrefix(n[len(p):], ":") {
-			return true
-		}
-	}
-	return strings.Contains(name, "ncclKernel") || strings.Contains(name, "ncclDevKernel")
-}
+// IsCommKernel reports whether a kernel is a communication kernel by the
+// kernel-semantics table (internal/analysis/kernels): NCCL/RCCL/MSCCL,
+// DeepEP, NVSHMEM/rocSHMEM, symmetric memory (multimem, one/two-shot
+// all-reduce) and gloo kernels. Host op names ("nccl:all_reduce") are not
+// kernels and are never matched.
+func IsCommKernel(name string) bool { return kernels.Classify(name).Family == kernels.Communication }
 
 // IsCommunication reports whether a name is communication, op or kernel.
 func IsCommunication(name string) bool { return IsCommOp(name) || IsCommKernel(name) }
@@ -200,32 +194,12 @@ var tbTensorCore = []string{
 // contains one of its 18 allow-listed substrings.
 func TBUsesTensorCores(name string) bool { return ContainsAny(name, tbTensorCore) }
 
-// tensorCore extends the plugin's list with kernels of newer libraries
-// and architectures.
-var tensorCore = []string{
-	// Volta/Turing/Ampere cuBLAS/cuDNN tile names and CUTLASS.
-	"884", "1688", "i8816", "16816", "16832", "hmma", "imma", "wmma",
-	"xmma", "tensorop", "dgrad_1x1_stride_2x2", "first_layer_wgrad_kernel",
-	"conv1x1", "conv2d_c1_k1", "direct_group",
-	// Hopper and later: warp-group MMA, cuBLASLt nvjet kernels, sm90+ CUTLASS.
-	"gmma", "Gmma", "nvjet", "umma", "tcgen05",
-	// Flash attention and fused MHA (always tensor-core kernels).
-	"flash_fwd", "flash_bwd", "flash::", "flash_attn", "fmha", "flash_attention",
-	"cudnn_generated_fort_native_sdpa",
-	// AMD matrix cores.
-	"mfma", "_MI16x16x", "_MI32x32x",
-}
-
 // UsesTensorCores reports whether a kernel runs on tensor (or AMD matrix)
-// cores, judged by name. It matches, as substrings: the cuBLAS/cuDNN tile
-// names 884, 1688, i8816, 16816, 16832 (h884, s1688, ...), hmma, imma,
-// wmma, xmma (xmma_gemm, sm80_xmma_*), CUTLASS "tensorop", Hopper+ gmma / Gmma /
-// wgmma / umma / tcgen05 / nvjet kernels, flash attention
-// (flash_fwd, flash_bwd, flash::, flash_attn, fmha, cuDNN SDPA) and AMD
-// mfma / _MI16x16x / _MI32x32x (hipBLASLt). Kernels it cannot recognise
-// (Triton matmuls, JIT kernels with opaque names) count as not using
-// tensor cores, so the share is a lower bound.
-func UsesTensorCores(name string) bool { return ContainsAny(name, tensorCore) }
+// cores by the kernel-semantics table (internal/analysis/kernels, rendered
+// in docs/kernels.md). Kernels whose math unit the table does not know
+// (unknown kernels, generic "gemm" names) count as not using tensor
+// cores, so the share is a lower bound.
+func UsesTensorCores(name string) bool { return kernels.Classify(name).Unit == kernels.TensorCore }
 
 // ContainsAny reports whether name contains any of the substrings.
 func ContainsAny(s string, subs []string) bool {

@@ -24,6 +24,10 @@ func TestComm(t *testing.T) {
 		{"ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", false, true, false},
 		{"void ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", false, true, false},
 		{"ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)", false, true, false},
+		// beyond NCCL: DeepEP, NVSHMEM, symmetric memory (the kernel table)
+		{"void deep_ep::intranode::combine<c10::BFloat16, 8, 768>(c10::BFloat16*, float*, int*)", false, true, false},
+		{"nvshmemi_transfer_rma_kernel", false, true, false},
+		{"void c10d::symmetric_memory::(anonymous namespace)::multimem_all_reduce_kernel<float, 16, 8>(float*, unsigned long)", false, true, false},
 		{"aten::add", false, false, false},
 		{"void at::native::vectorized_elementwise_kernel<4>", false, false, false},
 	} {
@@ -48,9 +52,15 @@ func TestTensorCores(t *testing.T) {
 		"void flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4>>",
 		"fmha_cutlassF_f16_aligned_64x64_rf_sm80", "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn",
 		"void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cute::tuple<>, cutlass::gemm::collective::CollectiveMma<cutlass::gemm::MainloopSm90TmaGmmaWarpSpecialized<2>>>>",
+		"Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x192x64_MI16x16x1_SN_LDSB1", "attn_fwd",
+		"igemm_fwd_gtcx2_nhwc_bf16_bx0_ex1_bt64x64x64_wt16x16x16_ws1x1_wr2x2_ta1x8x2x1_1x8x1x32_tb1x8x2x1_1x8x1x32",
+		"_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1",
 	}
 	no := []string{"volta_sgemm_128x32_nt", "void at::native::vectorized_elementwise_kernel<4>",
-		"void cudnn::bn_bw_1C11_kernel_new<float>", "triton_poi_fused_add_cos_sin_0"}
+		"void cudnn::bn_bw_1C11_kernel_new<float>", "triton_poi_fused_add_cos_sin_0",
+		// FP32 FFMA xmma kernels and cuDNN scudnn convolutions run on CUDA cores
+		"sm90_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_aligna4_alignc4_execute_kernel__51_cublas",
+		"cudnn_infer_volta_scudnn_128x64_relu_small_nn_v1"}
 	for _, n := range yes {
 		if !UsesTensorCores(n) {
 			t.Errorf("UsesTensorCores(%q) = false", n)

@@ -763,7 +763,8 @@ var kindName = map[trace.Kind]string{
 }
 
 // isComm tells collective kernels apart (HTA's is_comm_kernel looks for
-// "nccl" in the name; classify also knows RCCL/MSCCL).
+// "nccl" in the name; the kernel table also knows RCCL/MSCCL, DeepEP,
+// NVSHMEM and symmetric-memory kernels).
 func isComm(name string) bool { return classify.IsCommKernel(name) }
 
 func (r *Result) summarise(t *trace.Trace, g *graph, path []int32) {

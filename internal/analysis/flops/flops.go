@@ -1,8 +1,13 @@
-// Package flops reports achieved throughput when the trace records FLOPs
-// (with_flops=True puts a "flops" argument on matmul/conv ops).
+// Package flops reports achieved throughput of matmul, convolution and
+// attention ops: from the trace's "flops" argument (with_flops=True on
+// older torch) or, where an op lacks it (torch 2.15 writes none), from its
+// recorded input shapes (record_shapes=True; see FromShapes).
 //
-// Definitions (version "flops/1"):
+// Definitions (version "flops/2"):
 //
+//   - An op's FLOPs: its "flops" argument; else FromShapes of its "Input
+//     Dims"/"Concrete Inputs", for the ops FromShapes covers, unless an
+//     enclosing op already has FLOPs (counted once).
 //   - An op's device time: the kernels, memcpys and memsets it launched,
 //     directly or through child ops (device work is charged to the nearest
 //     enclosing op, on the launching thread, that carries "flops").
@@ -13,19 +18,32 @@
 //     deviceProperties, for the op's input dtype ("Input type": float ->
 //     fp32, c10::Half -> fp16, c10::BFloat16 -> bf16, fp8 types -> fp8);
 //     see peaks.go for the table and its sources. fp32 matmuls may run on
-//     TF32 tensor cores when allowed; the fp32 peak is the CUDA-core one.
+//     TF32 tensor cores when allowed; the fp32 peak is the CUDA-core one,
+//     unless the achieved rate exceeds it: then the work ran on TF32
+//     tensor cores and the TF32 peak applies (Op.TF32).
+//   - Roofline, per op row whose calls all have input shapes: minimum
+//     bytes (Cost.Bytes), arithmetic intensity = FLOPs / bytes, ridge
+//     point = peak FLOP/s / memory bandwidth; below the ridge the op is
+//     memory bound and its roof is intensity x bandwidth, above it the
+//     roof is the peak. RoofPct is achieved TFLOP/s over the roof.
+//   - Step MFU (SetStep): the FLOPs of ops with device work launched in
+//     the steps the step breakdown averages (by the op's host step),
+//     divided by those steps' count, over the mean step time: achieved
+//     model FLOP/s of a step, against the peak of PeakDtype.
 package flops
 
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
 // Definition names the version of the definitions above.
-const Definition = "flops/1"
+const Definition = "flops/2"
 
 // Op is one op name's throughput.
 type Op struct {
@@ -38,13 +56,27 @@ type Op struct {
 	PeakTFLOPS float64 `json:"peak_tflops"` // 0 when unknown
 	PeakPct    float64 `json:"peak_pct"`
 	FlopsShare float64 `json:"flops_pct"` // of all flops
+	// Roofline (0 / "" when a call lacks shapes or the device is unknown).
+	Bytes      float64 `json:"bytes"`         // minimum bytes moved, from shapes
+	Intensity  float64 `json:"flop_per_byte"` // arithmetic intensity
+	Bound      string  `json:"bound"`         // "compute" or "memory"
+	RoofTFLOPS float64 `json:"roof_tflops"`   // min(peak, intensity x bandwidth)
+	RoofPct    float64 `json:"roof_pct"`      // achieved / roof
+	// TF32: an fp32 row faster than the CUDA-core fp32 peak, which only
+	// TF32 tensor cores make possible; its peak is the TF32 one.
+	TF32 bool `json:"tf32,omitempty"`
+
+	shapeless int // calls without bytes
 }
 
 // Result is the FLOPs analysis.
 type Result struct {
 	Definition string `json:"definition"`
-	// Available is false when no op carries "flops".
-	Available    bool    `json:"available"`
+	// Available is false when no op has FLOPs.
+	Available bool `json:"available"`
+	// ShapeCalls counts the calls whose FLOPs come from input shapes
+	// rather than the trace's "flops" argument.
+	ShapeCalls   int     `json:"shape_calls"`
 	Device       string  `json:"device"`
 	Flops        float64 `json:"flops"`
 	CPUOnlyFlops float64 `json:"cpu_only_flops"`
@@ -53,8 +85,25 @@ type Result struct {
 	// PeakTFLOPS is the peak for the dtype with the most flops.
 	PeakTFLOPS float64 `json:"peak_tflops"`
 	PeakDtype  string  `json:"peak_dtype"`
+	TF32       bool    `json:"tf32,omitempty"` // as Op.TF32, for the total
 	PeakPct    float64 `json:"peak_pct"`
-	Ops        []Op    `json:"ops"`
+	// BandwidthGBs is the device's memory bandwidth (0: unknown).
+	BandwidthGBs float64 `json:"bandwidth_gbs"`
+	Ops          []Op    `json:"ops"`
+	// Step is the step MFU (nil: no step averaged, or no FLOPs).
+	Step *Step `json:"step,omitempty"`
+
+	stepFlops map[int]float64 // device FLOPs per trace.Step Num
+}
+
+// Step is the achieved model FLOP/s of the mean step.
+type Step struct {
+	Steps  int     `json:"steps"`   // steps averaged
+	Flops  float64 `json:"flops"`   // per step
+	StepUs float64 `json:"step_us"` // mean step time
+	TFLOPS float64 `json:"tflops"`
+	// MFUPct is TFLOPS over PeakTFLOPS (0: peak unknown).
+	MFUPct float64 `json:"mfu_pct"`
 }
 
 // DtypeOf maps a PyTorch "Input type" string to a peak-table dtype.
@@ -78,7 +127,7 @@ func DtypeOf(s string) string {
 // Compute measures achieved FLOP/s.
 func Compute(t *trace.Trace) *Result {
 	ev := &t.Events
-	r := &Result{Definition: Definition, Ops: []Op{}}
+	r := &Result{Definition: Definition, Ops: []Op{}, stepFlops: map[int]float64{}}
 	flops := map[int32]float64{}
 	for i, k := range ev.Kind {
 		if k != trace.KindCPUOp {
@@ -88,6 +137,7 @@ func Compute(t *trace.Trace) *Result {
 			flops[int32(i)] = f
 		}
 	}
+	r.ShapeCalls = addShapeFlops(t, flops)
 	if len(flops) == 0 {
 		return r
 	}
@@ -126,7 +176,13 @@ func Compute(t *trace.Trace) *Result {
 	dtypeFlops := map[string]float64{}
 	var totalDev int64
 	var devFlops float64
-	for o, f := range flops {
+	order := make([]int32, 0, len(flops))
+	for o := range flops {
+		order = append(order, o)
+	}
+	slices.Sort(order) // sums in a fixed order: the same figures every run
+	for _, o := range order {
+		f := flops[o]
 		dt := ""
 		if s, ok := t.ArgStr(int(o), trace.KeyInputType); ok {
 			// Input type is a list: take the first named dtype.
@@ -145,12 +201,20 @@ func Compute(t *trace.Trace) *Result {
 		row.Calls++
 		row.Flops += f
 		r.Flops += f
+		if b := shapeBytes(t, int(o)); b > 0 {
+			row.Bytes += b
+		} else {
+			row.shapeless++
+		}
 		d, ok := dev[o]
 		if !ok {
 			r.CPUOnlyFlops += f
 			continue
 		}
 		row.DeviceUs += float64(d) / 1e3
+		if st := ev.Step[o]; st != trace.None {
+			r.stepFlops[t.Steps[st].Num] += f
+		}
 		totalDev += d
 		devFlops += f
 		dtypeFlops[dt] += f
@@ -159,11 +223,21 @@ func Compute(t *trace.Trace) *Result {
 		if row.DeviceUs > 0 {
 			row.TFLOPS = row.Flops / (row.DeviceUs * 1e-6) / 1e12
 		}
-		row.PeakTFLOPS = peaks.For(row.Dtype)
+		row.PeakTFLOPS, row.TF32 = peaks.forRate(row.Dtype, row.TFLOPS)
 		if row.PeakTFLOPS > 0 {
 			row.PeakPct = row.TFLOPS * 100 / row.PeakTFLOPS
 		}
 		row.FlopsShare = row.Flops * 100 / r.Flops
+		if row.shapeless == 0 && row.Bytes > 0 {
+			row.Intensity = row.Flops / row.Bytes
+			if row.PeakTFLOPS > 0 && peaks.BandwidthGBs > 0 && row.DeviceUs > 0 {
+				row.Bound, row.RoofTFLOPS = "compute", row.PeakTFLOPS
+				if mem := row.Intensity * peaks.BandwidthGBs / 1e3; mem < row.PeakTFLOPS {
+					row.Bound, row.RoofTFLOPS = "memory", mem
+				}
+				row.RoofPct = row.TFLOPS * 100 / row.RoofTFLOPS
+			}
+		}
 		r.Ops = append(r.Ops, *row)
 	}
 	slices.SortFunc(r.Ops, func(a, b Op) int {
@@ -185,9 +259,104 @@ func Compute(t *trace.Trace) *Result {
 			top, r.PeakDtype = f, dt
 		}
 	}
-	r.PeakTFLOPS = peaks.For(r.PeakDtype)
+	r.PeakTFLOPS, r.TF32 = peaks.forRate(r.PeakDtype, r.TFLOPS)
+	r.BandwidthGBs = peaks.BandwidthGBs
 	if r.PeakTFLOPS > 0 {
 		r.PeakPct = r.TFLOPS * 100 / r.PeakTFLOPS
 	}
 	return r
+}
+
+// SetStep sets the step MFU from the step breakdown's averaged steps.
+func (r *Result) SetStep(b *breakdown.Result) {
+	if !r.Available || b == nil || b.AveragedSteps == 0 || b.Average.TotalUs <= 0 {
+		return
+	}
+	var f float64
+	for _, st := range b.Steps {
+		if st.Incomplete || st.Excluded {
+			continue
+		}
+		num, err := strconv.Atoi(st.Name)
+		if err != nil {
+			continue
+		}
+		f += r.stepFlops[num]
+	}
+	if f == 0 {
+		return
+	}
+	s := &Step{Steps: b.AveragedSteps, Flops: f / float64(b.AveragedSteps), StepUs: b.Average.TotalUs}
+	s.TFLOPS = s.Flops / (s.StepUs * 1e-6) / 1e12
+	if r.PeakTFLOPS > 0 {
+		s.MFUPct = s.TFLOPS * 100 / r.PeakTFLOPS
+	}
+	r.Step = s
+}
+
+// shapeBytes is the minimum bytes op i moves by its input shapes (0 when
+// unknown).
+func shapeBytes(t *trace.Trace, i int) float64 {
+	name := t.Str(t.Events.Name[i])
+	if !coveredOps[name] {
+		return 0
+	}
+	dims, ok := t.ArgStr(i, trace.KeyInputDims)
+	if !ok {
+		return 0
+	}
+	types, _ := t.ArgStr(i, trace.KeyInputType)
+	conc, _ := t.ArgStr(i, trace.KeyConcreteInputs)
+	c, _ := FromShapes(name, ParseShapes(dims, types, conc))
+	return c.Bytes
+}
+
+// addShapeFlops adds to flops the FLOPs, from input shapes, of the ops
+// FromShapes covers that have no "flops" argument and no enclosing op
+// with FLOPs; it returns how many it added.
+func addShapeFlops(t *trace.Trace, flops map[int32]float64) int {
+	ev := &t.Events
+	covered := map[trace.StrID]bool{}
+	for id, s := range t.Strings {
+		if coveredOps[s] {
+			covered[trace.StrID(id)] = true
+		}
+	}
+	found := map[int32]float64{}
+	for i, k := range ev.Kind {
+		if k != trace.KindCPUOp || !covered[ev.Name[i]] {
+			continue
+		}
+		if _, ok := flops[int32(i)]; ok {
+			continue
+		}
+		dims, ok := t.ArgStr(i, trace.KeyInputDims)
+		if !ok {
+			continue
+		}
+		types, _ := t.ArgStr(i, trace.KeyInputType)
+		conc, _ := t.ArgStr(i, trace.KeyConcreteInputs)
+		if c, ok := FromShapes(t.Str(ev.Name[i]), ParseShapes(dims, types, conc)); ok && c.Flops > 0 {
+			found[int32(i)] = c.Flops
+		}
+	}
+	n := 0
+	for o, f := range found {
+		nested := false
+		for p := ev.Parent[o]; p != trace.None; p = ev.Parent[p] {
+			if _, ok := flops[p]; ok {
+				nested = true
+				break
+			}
+			if _, ok := found[p]; ok {
+				nested = true
+				break
+			}
+		}
+		if !nested {
+			flops[o] = f
+			n++
+		}
+	}
+	return n
 }

@@ -18,6 +18,10 @@
 //   - Tensor cores: share of the device's kernel time (all kernels, whole
 //     trace) in kernels classify.UsesTensorCores recognises; the plugin's
 //     narrower list is reported beside it (TBTensorCorePct).
+//   - Kernel families: the device's kernel time (whole trace) by family,
+//     math unit and precision of the kernel-semantics table
+//     (internal/analysis/kernels, docs/kernels.md); unknown kernels form
+//     their own row.
 //   - Memcpy: per direction (HtoD, DtoH, DtoD, HtoH, PtoP) and host memory
 //     kind (pinned, pageable, managed), count, bytes (arg "bytes"), time
 //     and bandwidth = bytes / time. Pageable copies block the host and are
@@ -37,6 +41,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/interval"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/kernels"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
@@ -61,6 +66,16 @@ type Memcpy struct {
 	BandwidthGBps float64 `json:"bandwidth_gbps"`
 }
 
+// FamilyTime is the kernel time of one family/unit/precision.
+type FamilyTime struct {
+	Family    string  `json:"family"`              // "unknown" for kernels no rule matches
+	Unit      string  `json:"unit,omitempty"`      // "tensor" (tensor/matrix cores), "simt" (CUDA cores), "" unknown
+	Precision string  `json:"precision,omitempty"` // fp64 ... fp4, int8; "" when the names do not say
+	Kernels   int     `json:"kernels"`             // kernel launches
+	TimeUs    float64 `json:"time_us"`
+	Pct       float64 `json:"pct"` // of the device's kernel time
+}
+
 // Device is one device's metrics.
 type Device struct {
 	Device            int      `json:"device"`
@@ -78,12 +93,14 @@ type Device struct {
 	TensorCoreTimeUs  float64  `json:"tensor_core_time_us"`
 	TensorCorePct     float64  `json:"tensor_core_pct"`
 	TBTensorCorePct   float64  `json:"tb_tensor_core_pct"`
-	MemcpyCount       int      `json:"memcpy_count"`
-	MemcpyBytes       int64    `json:"memcpy_bytes"`
-	MemcpyTimeUs      float64  `json:"memcpy_time_us"`
-	Memcpy            []Memcpy `json:"memcpy"`
-	MemsetCount       int      `json:"memset_count"`
-	MemsetTimeUs      float64  `json:"memset_time_us"`
+	// Families: kernel time by family, largest first.
+	Families     []FamilyTime `json:"families"`
+	MemcpyCount  int          `json:"memcpy_count"`
+	MemcpyBytes  int64        `json:"memcpy_bytes"`
+	MemcpyTimeUs float64      `json:"memcpy_time_us"`
+	Memcpy       []Memcpy     `json:"memcpy"`
+	MemsetCount  int          `json:"memset_count"`
+	MemsetTimeUs float64      `json:"memset_time_us"`
 }
 
 // Result is the per-device metrics of one trace.
@@ -163,6 +180,8 @@ func compute(t *trace.Trace, w interval.Span, def string, tb bool) *Result {
 		return a
 	}
 	var tcT, tbT = map[int]float64{}, map[int]float64{}
+	kinds := map[trace.StrID]kernels.Kind{} // classified once per name
+	famT := map[int]map[kernels.Kind]*FamilyTime{}
 	for i, k := range ev.Kind {
 		if k != trace.KindKernel && k != trace.KindMemcpy && k != trace.KindMemset {
 			continue
@@ -189,6 +208,22 @@ func compute(t *trace.Trace, w interval.Span, def string, tb bool) *Result {
 			if cl.Has(ev.Name[i], classify.TBTensorCore) {
 				tbT[tr.Device] += dur
 			}
+			kd, ok := kinds[ev.Name[i]]
+			if !ok {
+				kd = kernels.Classify(t.Str(ev.Name[i]))
+				kd.Rule = ""
+				kinds[ev.Name[i]] = kd
+			}
+			if famT[tr.Device] == nil {
+				famT[tr.Device] = map[kernels.Kind]*FamilyTime{}
+			}
+			ft := famT[tr.Device][kd]
+			if ft == nil {
+				ft = &FamilyTime{Family: cmp.Or(string(kd.Family), "unknown"), Unit: string(kd.Unit), Precision: kd.Precision}
+				famT[tr.Device][kd] = ft
+			}
+			ft.Kernels++
+			ft.TimeUs += dur
 			if b, ok := t.ArgFloat(i, trace.KeyBlocksPerSM); ok && b > 0 {
 				a.blocks = append(a.blocks, point{s, b}, point{e, -b})
 			}
@@ -257,6 +292,16 @@ func compute(t *trace.Trace, w interval.Span, def string, tb bool) *Result {
 			d.TensorCorePct = 100 * tcT[id] / d.KernelTimeUs
 			d.TBTensorCorePct = 100 * tbT[id] / d.KernelTimeUs
 		}
+		d.Families = []FamilyTime{}
+		for _, ft := range famT[id] {
+			if d.KernelTimeUs > 0 {
+				ft.Pct = 100 * ft.TimeUs / d.KernelTimeUs
+			}
+			d.Families = append(d.Families, *ft)
+		}
+		slices.SortFunc(d.Families, func(x, y FamilyTime) int {
+			return cmp.Or(cmp.Compare(y.TimeUs, x.TimeUs), cmp.Compare(x.Family, y.Family), cmp.Compare(x.Unit, y.Unit), cmp.Compare(x.Precision, y.Precision))
+		})
 		for _, m := range a.memcpy {
 			if m.TimeUs > 0 {
 				m.BandwidthGBps = float64(m.Bytes) / (m.TimeUs * 1000)

@@ -33,6 +33,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/htatime"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
@@ -177,7 +178,9 @@ func Compute(t *trace.Trace, opts Options) *Result {
 				switch {
 				case l != trace.None && ls > prevEnd:
 					host += gap
-					if gap > 0 {
+					// a communication kernel's stream idles until compute
+					// hands it data: not a gap the host could fill
+					if gap > 0 && !classify.IsCommKernel(t.Name(int(e))) {
 						gaps = append(gaps, gapRec{gap, prevEnd, e, len(r.Streams)})
 					}
 				case gap < thr:

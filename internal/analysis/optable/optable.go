@@ -46,6 +46,7 @@ type OpRow struct {
 type OpTable struct {
 	Rows       []OpRow `json:"rows"`
 	TotalRows  int     `json:"total_rows"` // before Top
+	Calls      int     `json:"calls"`      // of every row, before Top
 	SortBy     string  `json:"sort_by"`
 	HostSelfUs float64 `json:"host_self_sum_us"`
 	DevSelfUs  float64 `json:"device_self_sum_us"`
@@ -164,6 +165,7 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 		r := rows[key]
 		res.HostSelfUs += r.HostSelfUs
 		res.DevSelfUs += r.DeviceSelfUs
+		res.Calls += r.Calls
 		res.Rows = append(res.Rows, *r)
 	}
 	for i := range res.Rows {

@@ -8,8 +8,9 @@
 //     trace without steps has one synthetic step, matched as step 0).
 //   - Imbalance: (slowest rank's mean step time - median of the ranks' mean
 //     step times) / median, in %; per step likewise.
-//   - Communication time: the union of collective kernels (classify:
-//     ncclKernel*/ncclDevKernel*, RCCL, ...) on all devices; computation
+//   - Communication time: the union of communication kernels (classify,
+//     by the kernel table: NCCL/RCCL/MSCCL, DeepEP, NVSHMEM, symmetric
+//     memory) on all devices; computation
 //     time: the union of all other kernels (memcpy/memset excluded, as HTA
 //     does). Only device work launched inside the steps counts.
 //   - Communication share: communication time / sum of step times.
@@ -33,6 +34,7 @@ import (
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/interval"
+	"github.com/bottleneck-dev/bottleneck/internal/stats"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
@@ -94,18 +96,6 @@ type rankData struct {
 	order []int           // step nums in order
 }
 
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 // Compute compares traces, one per rank, ordered by rank.
 func Compute(traces []*trace.Trace, opt Options) *Result {
 	res := &Result{Definition: Definition, Ranks: []Rank{}, Steps: []StepRow{}, SlowestRank: -1, Straggler: -1}
@@ -152,7 +142,7 @@ func Compute(traces []*trace.Trace, opt Options) *Result {
 				row.SlowestRank = res.Ranks[ri].Rank
 			}
 		}
-		row.MedianUs = median(have)
+		row.MedianUs = stats.Median(have)
 		if row.MedianUs > 0 && row.SlowestRank >= 0 {
 			row.ImbalancePct = (row.Us[indexOfRank(res.Ranks, row.SlowestRank)] - row.MedianUs) * 100 / row.MedianUs
 		}
@@ -167,7 +157,7 @@ func Compute(traces []*trace.Trace, opt Options) *Result {
 		}
 	}
 	res.SlowestRank = res.Ranks[slowest].Rank
-	res.MedianStepUs = median(means)
+	res.MedianStepUs = stats.Median(means)
 	if res.MedianStepUs > 0 {
 		res.ImbalancePct = (res.Ranks[slowest].MeanStepUs - res.MedianStepUs) * 100 / res.MedianStepUs
 	}

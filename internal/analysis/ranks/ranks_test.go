@@ -16,7 +16,7 @@ import (
 
 func loadDir(t *testing.T, rel string) []*trace.Trace {
 	t.Helper()
-	dir := testutil.SharedTraces(t)
+	dir := testutil.Traces(t)
 	files, _ := filepath.Glob(filepath.Join(dir, rel, "*.json.gz"))
 	var ts []*trace.Trace
 	for _, f := range files {

@@ -15,6 +15,10 @@
 //     regions plus the "(unannotated)" row add up to the wall time; regions
 //     of other threads (DataLoader workers, autograd) overlap it and are
 //     listed apart (main_thread false).
+//   - Optimizer regions (Optimizer.step#...): closure when forward ops
+//     (aten::linear, conv, embedding, norms, losses, SDPA) or backward
+//     (autograd::engine::evaluate_function, *Backward0) ran inside on the
+//     same thread; multi-tensor when _foreach_ or _fused_ ops did.
 //   - Modules: python_function events "nn.Module: X" (with_stack), named by
 //     their path of enclosing modules (Net_0.Linear_0). Host time: summed
 //     durations; device time: kernels, memcpys and memsets whose launching
@@ -65,6 +69,13 @@ type Region struct {
 	MeanUs     float64 `json:"mean_us"`
 	SelfUs     float64 `json:"self_us"`
 	SelfPct    float64 `json:"self_pct"` // of wall time
+	// Optimizer regions (Optimizer.step#...) only: Closure, the model's
+	// forward or backward ran inside (an optimizer closure: LBFGS,
+	// Lightning's automatic optimization), so the region is not the
+	// optimizer's own time; MultiTensor, its updates already run as
+	// foreach or fused ops.
+	Closure     bool `json:"closure,omitempty"`
+	MultiTensor bool `json:"multi_tensor,omitempty"`
 }
 
 // Module is one nn.Module path.
@@ -178,6 +189,11 @@ func Compute(t *trace.Trace) *Result {
 			rows[k] = row
 		}
 		self := max(total[i]-child[i], 0)
+		if strings.HasPrefix(row.Name, "Optimizer.step#") {
+			closure, multi := optimizerInside(t, i)
+			row.Closure = row.Closure || closure
+			row.MultiTensor = row.MultiTensor || multi
+		}
 		row.Calls++
 		row.TotalUs += float64(total[i]) / 1e3
 		row.SelfUs += float64(self) / 1e3
@@ -225,6 +241,35 @@ func Compute(t *trace.Trace) *Result {
 	}
 	return r
 }
+
+// optimizerInside looks at the ops that optimizer region a ran on its
+// thread: forward or backward ops mean a closure ran inside it; foreach or
+// fused ops mean the update is already multi-tensor.
+func optimizerInside(t *trace.Trace, a int32) (closure, multiTensor bool) {
+	ev := &t.Events
+	evs := t.Tracks[ev.Track[a]].Events
+	end := ev.End(int(a))
+	j, _ := slices.BinarySearchFunc(evs, ev.Start[a], func(x int32, ts int64) int { return cmp.Compare(ev.Start[x], ts) })
+	for ; j < len(evs) && ev.Start[evs[j]] < end; j++ {
+		if ev.Kind[evs[j]] != trace.KindCPUOp {
+			continue
+		}
+		n := t.Name(int(evs[j]))
+		switch {
+		case strings.Contains(n, "_foreach_") || strings.Contains(n, "_fused_"):
+			multiTensor = true
+		case strings.HasPrefix(n, "autograd::engine::evaluate_function") || strings.HasSuffix(n, "Backward0") ||
+			slices.Contains(forwardOps, n):
+			closure = true
+		}
+	}
+	return closure, multiTensor
+}
+
+// forwardOps are ops of a model's forward that an optimizer's own update
+// never calls.
+var forwardOps = []string{"aten::linear", "aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::convolution",
+	"aten::embedding", "aten::layer_norm", "aten::batch_norm", "aten::scaled_dot_product_attention", "aten::cross_entropy_loss", "aten::mse_loss"}
 
 func hasAnnAncestor(ev *trace.Events, i int32, isAnn func(int32) bool) bool {
 	for p := ev.Parent[i]; p != trace.None; p = ev.Parent[p] {

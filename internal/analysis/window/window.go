@@ -532,7 +532,17 @@ func (c *checker) queueFull(i int) bool {
 // firstCalls finds ops whose first call costs FirstCallRatio times their
 // median later call: handle creation, autotuning, lazy initialisation,
 // DataLoader worker start.
+//
+// Only when the trace may start at the program's first step: a trace whose
+// first ProfilerStep is not #0 comes after steps that already called every
+// op once (torch numbers the profiler's steps from 0; a schedule's wait and
+// warmup steps run the same ops), and a slow call there is an outlier (a
+// garbage collection, a checkpoint), not a first call. The specific
+// detectors (context, module load, allocator, compile) still apply.
 func (c *checker) firstCalls() []Cost {
+	if !c.t.SyntheticStep && len(c.t.Steps) > 0 && c.t.Steps[0].Num > 0 {
+		return nil
+	}
 	ev := &c.t.Events
 	calls := map[trace.StrID][]int{}
 	step := map[int32]bool{}

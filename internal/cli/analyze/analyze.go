@@ -3,17 +3,20 @@
 package analyze
 
 import (
+	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
+	"github.com/bottleneck-dev/bottleneck/internal/cli/cmdutil"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/driver"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
 
 // Options are the command's flags and arguments.
@@ -21,6 +24,7 @@ type Options struct {
 	IO     *iostreams.IOStreams
 	Paths  []string
 	JSON   bool
+	Full   bool
 	Top    int
 	SortBy string
 	Shapes bool
@@ -34,13 +38,29 @@ type Options struct {
 func NewCmd(ios *iostreams.IOStreams) *cobra.Command {
 	o := &Options{IO: ios}
 	cmd := &cobra.Command{
-		Use:   "analyze TRACE...",
+		Use:   "analyze PATH...",
 		Short: "Explain traces that torch.profiler already wrote",
 		Long: `Read PyTorch profiler traces (.json or .json.gz; a directory written by
-tensorboard_trace_handler; several files for several ranks) and report
-what was read, the operator table and the kernel table.
+tensorboard_trace_handler; several files for several ranks) or a run
+directory written by 'bottleneck run' (its traces, with the run's evidence
+and Python profile), and report (the terminal gets the opening: the
+verdict, the top findings, what was read and every problem with it;
+--full prints all of it):
 
-See docs/analyze.md. Exit status: 0 all input read fully; 3 read with problems (damaged or
+  - what was read, and what was damaged or skipped and where;
+  - the verdict: why the program is slow, the findings with what to change,
+    and what each class of cause costs per step;
+  - the steady-state window, the step-time breakdown, GPU utilization and
+    idle time, kernel launches, synchronizations, the input pipeline,
+    memory, FLOPs, regions and the critical path;
+  - the operator and kernel tables (--top rows, --sort, grouped by shape or
+    Python stack on request);
+  - for several ranks, how they differ (stragglers, exposed communication).
+
+--json prints the same report as JSON (fields, units and versioning:
+docs/json.md). See docs/analyze.md and docs/metrics.md.
+
+Exit status: 0 all input read fully; 3 read with problems (damaged or
 unreadable files: what could be read was used, the report lists what was
 wrong and where); 1 nothing could be read; 2 bad usage.`,
 		Args: cobra.MinimumNArgs(1),
@@ -51,27 +71,28 @@ wrong and where); 1 nothing could be read; 2 bad usage.`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON (schema: docs/json.md)")
-	f.IntVar(&o.Top, "top", 20, "rows per table (0: all)")
-	f.StringVar(&o.SortBy, "sort", "", "operator sort key: "+strings.Join(optable.SortKeys, ", ")+" (default device_total with GPU time, else host_total)")
+	f.BoolVar(&o.Full, "full", false, "print the whole text report (default: the verdict, the top findings, what was read and every problem with it)")
+	f.IntVar(&o.Top, "top", driver.DefaultTop, "rows per operator and kernel table (0: all)")
+	cmdutil.StringEnumFlag(cmd, &o.SortBy, "sort", "", "", optable.SortKeys, "operator sort key (default device_total with GPU time, else host_total)")
 	f.BoolVar(&o.Shapes, "group-by-shape", false, "split operator rows by input shapes (Input Dims)")
 	f.IntVar(&o.Stack, "group-by-stack", 0, "split operator rows by the innermost `N` Python frames (traces with stacks)")
 	f.StringVar(&o.Steps, "steps", "", "only these ProfilerSteps: `N` or N-M")
 	f.IntVar(&o.Rank, "rank", -1, "only this rank")
-	f.StringVar(&o.Def, "definition", "", "metric definitions: default; tb to reproduce the TensorBoard profiler plugin's numbers; hta for Holistic Trace Analysis's idle-time arithmetic (docs/metrics.md)")
+	cmdutil.StringEnumFlag(cmd, &o.Def, "definition", "", "default", []string{"default", "tb", "hta"},
+		"metric definitions: default; tb to reproduce the TensorBoard profiler plugin's numbers; hta for Holistic Trace Analysis's idle-time arithmetic (docs/metrics.md)")
 	return cmd
 }
 
 // Run executes analyze with o.
 func Run(o *Options) error {
-	if o.SortBy != "" && !slices.Contains(optable.SortKeys, o.SortBy) {
-		return exitcode.New(exitcode.Usage, fmt.Errorf("--sort %q: want one of %s", o.SortBy, strings.Join(optable.SortKeys, ", ")))
+	for _, p := range o.Paths {
+		if note := rundir.InterruptedNote(p); note != "" {
+			fmt.Fprintf(o.IO.ErrOut, "bottleneck: %s\n", report.Printable(note))
+		}
 	}
-	if !slices.Contains(driver.Definitions, o.Def) {
-		return exitcode.New(exitcode.Usage, fmt.Errorf("--definition %q: want default, tb or hta", o.Def))
-	}
-	dopts := driver.Options{JSON: o.JSON, Rank: o.Rank, Definition: o.Def, Table: optable.Options{
-		GroupByShape: o.Shapes, StackDepth: o.Stack, SortBy: o.SortBy, Top: o.Top,
-	}}
+	dopts := driver.DefaultOptions()
+	dopts.JSON, dopts.Full, dopts.Rank, dopts.Definition = o.JSON, o.Full, o.Rank, o.Def
+	dopts.Table = optable.Options{GroupByShape: o.Shapes, StackDepth: o.Stack, SortBy: o.SortBy, Top: o.Top}
 	if o.Steps != "" {
 		first, last, err := parseSteps(o.Steps)
 		if err != nil {
@@ -79,11 +100,14 @@ func Run(o *Options) error {
 		}
 		dopts.Table.StepFilter, dopts.Table.FirstStep, dopts.Table.LastStep = true, first, last
 	}
-	code, err := driver.Analyze(o.IO.Out, o.IO, o.Paths, dopts)
-	if err != nil || code != exitcode.OK {
-		return exitcode.New(code, err)
+	status, err := driver.Analyze(o.IO.Out, o.IO, o.Paths, dopts)
+	switch {
+	case errors.Is(err, driver.ErrNoSuchRank):
+		return exitcode.New(exitcode.Usage, err)
+	case err != nil:
+		return exitcode.New(exitcode.Failed, err)
 	}
-	return nil
+	return exitcode.ForStatus(status)
 }
 
 func parseSteps(s string) (first, last int, err error) {

@@ -2,14 +2,15 @@ package analyze
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/bottleneck-dev/bottleneck/internal/cli/clitest"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
-	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/testutil"
 )
 
@@ -31,28 +32,11 @@ func write(t *testing.T, name, content string) string {
 
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	ios, _, out, errOut := iostreams.Test()
-	cmd := NewCmd(ios)
-	cmd.SetArgs(args)
-	cmd.SetOut(out)
-	cmd.SetErr(errOut)
-	cmd.SilenceUsage = true
-	cmd.SilenceErrors = true
-	err := cmd.Execute()
-	var ee *exitcode.Error
-	switch {
-	case err == nil:
-		code = exitcode.OK
-	case errors.As(err, &ee):
-		code = ee.Code
-	default:
-		code = exitcode.Usage
-	}
-	return code, out.String(), errOut.String()
+	return clitest.Run(NewCmd, args...)
 }
 
 func TestTextReport(t *testing.T) {
-	code, out, _ := run(t, write(t, "a.json", good))
+	code, out, _ := run(t, "--full", write(t, "a.json", good))
 	if code != exitcode.OK {
 		t.Fatalf("exit %d, want 0\n%s", code, out)
 	}
@@ -128,11 +112,19 @@ func TestExitCodes(t *testing.T) {
 		{"one unreadable of two", []string{write(t, "a.json", good), write(t, "x.json", "not json")}, exitcode.Partial},
 		{"nothing readable", []string{write(t, "x.json", "not json")}, exitcode.Failed},
 		{"missing file", []string{filepath.Join(t.TempDir(), "nope.json")}, exitcode.Failed},
+		{"empty file", []string{write(t, "e.json", "")}, exitcode.Failed},
+		{"one missing of two", []string{write(t, "a.json", good), filepath.Join(t.TempDir(), "nope.json")}, exitcode.Partial},
+		{"a trace and an empty directory", []string{write(t, "a.json", good), t.TempDir()}, exitcode.Partial},
 	}
 	for _, c := range cases {
 		code, out, errOut := run(t, c.paths...)
 		if code != c.want {
 			t.Errorf("%s: exit %d, want %d\n%s%s", c.name, code, c.want, out, errOut)
+		}
+		// stdout carries only a report: none when nothing was read (the
+		// error goes to stderr), else the readable part.
+		if hasReport := strings.Contains(out, "Read 1 trace file(s)"); hasReport != (code != exitcode.Failed) || code == exitcode.Failed && out != "" {
+			t.Errorf("%s: exit %d with stdout %q", c.name, code, out)
 		}
 	}
 	if code, _, _ := run(t, "--sort", "bogus", write(t, "a.json", good)); code != exitcode.Usage {
@@ -154,8 +146,8 @@ func TestProblemsAreLocated(t *testing.T) {
 
 // A tensorboard_trace_handler directory with several ranks.
 func TestDirectoryOfRanks(t *testing.T) {
-	dir := filepath.Join(testutil.SharedTraces(t), "param", "dlrm_kineto")
-	code, out, _ := run(t, "--top", "3", dir)
+	dir := filepath.Join(testutil.Traces(t), "param", "dlrm_kineto")
+	code, out, _ := run(t, "--full", "--top", "3", dir)
 	if code != exitcode.OK {
 		t.Fatalf("exit %d", code)
 	}
@@ -171,7 +163,7 @@ func TestDirectoryOfRanks(t *testing.T) {
 // (reference/hta_out_ns_resolution_trace.txt: 1709 / 8404 µs host / kernel
 // wait, 2173 short kernels), where the default keeps the exact figures.
 func TestDefinitionHTA(t *testing.T) {
-	path := filepath.Join(testutil.SharedTraces(t), "hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz")
+	path := filepath.Join(testutil.Traces(t), "hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz")
 	stats := func(args ...string) (host, kernel float64, short int) {
 		code, out, stderr := run(t, append(args, "--json", path)...)
 		if code != exitcode.OK {
@@ -205,5 +197,71 @@ func TestDefinitionHTA(t *testing.T) {
 	}
 	if code, _, _ := run(t, "--definition", "nope", path); code != exitcode.Usage {
 		t.Errorf("--definition nope: exit %d, want %d", code, exitcode.Usage)
+	}
+}
+
+// Without --full the terminal gets the opening only: the verdict, what was
+// read, every problem, and how to see the rest.
+func TestSummaryByDefault(t *testing.T) {
+	dir := filepath.Join(testutil.Traces(t), "param", "dlrm_kineto")
+	code, out, _ := run(t, dir, write(t, "x.json", "not json"))
+	if code != exitcode.Partial {
+		t.Fatalf("exit %d, want %d", code, exitcode.Partial)
+	}
+	for _, want := range []string{"Verdict across 8 ranks", "Read 8 trace file(s)", "could not read", "--full"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Step-time breakdown") || strings.Contains(out, "=== rank") {
+		t.Errorf("summary holds the full report:\n%s", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if n := len([]rune(line)); n > report.TerminalWidth {
+			t.Errorf("line of %d columns: %s", n, line)
+		}
+	}
+}
+
+// Names from the trace cannot reach the terminal as escape sequences: the
+// device name (GPU table), op and kernel names (tables, critical path).
+func TestNoControlCharactersInTheTextReport(t *testing.T) {
+	const esc = `\u001b]8;;http://x\u0007\u001b[2J`
+	trace := strings.Replace(good, `{"traceEvents": [`, `{"deviceProperties": [{"id": 0, "name": "H100`+esc+`"}], "traceEvents": [`, 1)
+	trace = strings.ReplaceAll(trace, `"aten::mm"`, `"aten::mm`+esc+`"`)
+	trace = strings.ReplaceAll(trace, `"gemm<script>"`, `"gemm`+esc+`"`)
+	_, summary, _ := run(t, write(t, "esc.json", trace))
+	code, out, errOut := run(t, "--full", write(t, "esc.json", trace))
+	if code != exitcode.OK {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	out += summary
+	if !strings.Contains(out, "H100?]8;;http://x??[2J") {
+		t.Errorf("device name not shown sanitised:\n%s", out)
+	}
+	if i := strings.IndexFunc(out, func(c rune) bool { return c < 0x20 && c != '\n' && c != '\t' || c == 0x7f }); i >= 0 {
+		t.Errorf("control character in the report at %d: %q", i, out[max(i-30, 0):min(i+30, len(out))])
+	}
+}
+
+// A run directory whose bottleneck was SIGKILLed (manifest still
+// "running") is analyzed, with a note on stderr that the run was
+// interrupted; a run that ended gets no note.
+func TestInterruptedRunDirIsSaid(t *testing.T) {
+	for state, want := range map[string]bool{"running": true, "ended": false} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "trace-rank0.pt.trace.json"), []byte(good), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := rundir.WriteManifest(dir, &rundir.Manifest{Format: rundir.ManifestFormat, Version: 1, State: state}); err != nil {
+			t.Fatal(err)
+		}
+		_, out, errOut := run(t, dir)
+		if !strings.Contains(out, "Read 1 trace file(s)") {
+			t.Errorf("state %s: trace not analyzed:\n%s", state, out)
+		}
+		if got := strings.Contains(errOut, "interrupted: bottleneck ended before the run did"); got != want {
+			t.Errorf("state %s: note = %v, want %v; stderr:\n%s", state, got, want, errOut)
+		}
 	}
 }

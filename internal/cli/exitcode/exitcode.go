@@ -3,7 +3,11 @@
 // on them.
 package exitcode
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/bottleneck-dev/bottleneck/internal/driver"
+)
 
 const (
 	// OK: every input was read fully and the command succeeded.
@@ -16,6 +20,8 @@ const (
 	// Partial: the command finished but some input was damaged or skipped;
 	// what could be read was used and the warnings say what and where.
 	Partial = 3
+	// Regression: `bottleneck diff` found a --fail-if budget exceeded.
+	Regression = 4
 )
 
 // Error carries an exit status out of a command. Err, when set, is printed
@@ -36,3 +42,23 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // New returns an error that makes the process exit with code.
 func New(code int, err error) error { return &Error{Code: code, Err: err} }
+
+// Code is the exit status a command's input deserves.
+func Code(s driver.Status) int {
+	switch s {
+	case driver.Partial:
+		return Partial
+	case driver.Unreadable:
+		return Failed
+	}
+	return OK
+}
+
+// ForStatus is the error that makes the process exit with the status a
+// command's input deserves (nil when it was read fully).
+func ForStatus(s driver.Status) error {
+	if c := Code(s); c != OK {
+		return New(c, nil)
+	}
+	return nil
+}

@@ -17,12 +17,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
+	"github.com/bottleneck-dev/bottleneck/internal/atomicfile"
+	"github.com/bottleneck-dev/bottleneck/internal/cli/cmdutil"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/driver"
 	"github.com/bottleneck-dev/bottleneck/internal/export"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
 
 // Options are the command's flags and arguments.
@@ -36,6 +38,7 @@ type Options struct {
 	MaxNodes      int
 	MaxEvents     int
 	MinDurationUs float64
+	Top           int
 	Table         string
 	Role          string
 }
@@ -73,14 +76,15 @@ Exit status: 0 ok, 3 some input was damaged, 1 failure, 2 bad usage.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.Format, "format", "f", "", "output format: "+strings.Join(export.Formats, ", "))
+	cmdutil.StringEnumFlag(cmd, &o.Format, "format", "f", "", export.Formats, "output format")
 	f.StringVarP(&o.Output, "output", "o", "", "write to `FILE` (a directory for csv without --table)")
-	f.StringVar(&o.Stacks, "stacks", "", "stacks for pprof, speedscope, folded, svg: ops (host time), device, python (default ops when a trace was read, else python)")
+	cmdutil.StringEnumFlag(cmd, &o.Stacks, "stacks", "", "", export.StackSources, "stacks for pprof, speedscope, folded, svg: ops (host time), device, python (default ops when a trace was read, else python)")
 	f.IntVar(&o.Rank, "rank", -1, "the trace of this rank (default the first)")
 	f.IntVar(&o.MaxNodes, "max-nodes", 0, "cap flame graphs (folded, svg) at `N` nodes, merging the smallest into (other)")
 	f.IntVar(&o.MaxEvents, "max-events", export.DefaultMaxEvents, "chrome/perfetto: at most `N` events")
 	f.Float64Var(&o.MinDurationUs, "min-duration", 0, "chrome/perfetto: drop events shorter than `US` microseconds")
-	f.StringVar(&o.Table, "table", "", "csv: the table to write: "+strings.Join(export.Tables, ", "))
+	f.IntVar(&o.Top, "top", driver.DefaultTop, "rows per operator and kernel table: csv, markdown (0: all)")
+	cmdutil.StringEnumFlag(cmd, &o.Table, "table", "", "", export.Tables, "csv: the table to write")
 	f.StringVar(&o.Role, "role", "", "python stacks: only threads of this role (main, pin_memory, other)")
 	_ = cmd.MarkFlagRequired("format")
 	return cmd
@@ -88,56 +92,55 @@ Exit status: 0 ok, 3 some input was damaged, 1 failure, 2 bad usage.`,
 
 // Run executes export with o.
 func Run(o *Options) error {
-	format := strings.ToLower(o.Format)
-	if !slices.Contains(export.Formats, format) {
-		return exitcode.New(exitcode.Usage, fmt.Errorf("--format %q: want one of %s", o.Format, strings.Join(export.Formats, ", ")))
-	}
-	if format == export.CSV && o.Table != "" && !slices.Contains(export.Tables, o.Table) {
-		return exitcode.New(exitcode.Usage, fmt.Errorf("--table %q: want one of %s", o.Table, strings.Join(export.Tables, ", ")))
-	}
+	format := o.Format
 	if format == export.CSV && o.Table == "" && o.Output == "" {
 		return exitcode.New(exitcode.Usage, fmt.Errorf("csv: name a table (--table %s) or a directory for all of them (-o DIR)", strings.Join(export.Tables, "|")))
-	}
-	if o.Stacks != "" && !slices.Contains(export.StackSources, o.Stacks) {
-		return exitcode.New(exitcode.Usage, fmt.Errorf("--stacks %q: want one of %s", o.Stacks, strings.Join(export.StackSources, ", ")))
 	}
 	if format == export.Pprof && o.Output == "" && o.IO.IsStdoutTTY() {
 		return exitcode.New(exitcode.Usage, errors.New("pprof output is binary: give -o FILE or redirect stdout"))
 	}
 
-	traces, pyPath, err := Inputs(o.Path)
-	if err != nil {
-		return exitcode.New(exitcode.Failed, err)
-	}
+	// A run directory is opened as every command opens it; otherwise the
+	// path's traces and Python profile are found here.
 	in := &export.Input{}
-	status := exitcode.OK
+	status := driver.Complete
+	tracePaths, pyPath := []string{o.Path}, ""
+	if !rundir.Is(o.Path) {
+		var err error
+		if tracePaths, pyPath, err = Inputs(o.Path); err != nil {
+			return exitcode.New(exitcode.Failed, err)
+		}
+	}
 	if pyPath != "" {
 		p, err := pyprofile.ReadFile(pyPath)
 		if err != nil {
 			fmt.Fprintf(o.IO.ErrOut, "bottleneck: skipping the Python profile: %v\n", err)
-			status = exitcode.Partial
+			status = driver.Partial
 		} else {
 			in.Python, in.PythonPath = p, pyPath
 		}
 	}
-	if len(traces) > 0 {
-		res, took, err := driver.Load(o.IO, traces)
+	if len(tracePaths) > 0 {
+		dopts := driver.DefaultOptions()
+		dopts.Table.Top = o.Top
+		d, err := driver.Open(o.IO, tracePaths, dopts)
 		if err != nil {
 			return exitcode.New(exitcode.Failed, err)
 		}
-		in.Traces = res.Traces
-		in.Report = driver.Build(res, took, driver.Options{Rank: -1, Table: optable.Options{Top: 0}})
-		for _, f := range in.Report.Failures {
+		if len(d.Runs) == 1 {
+			in.Python, in.PythonPath = runProfile(d.Runs[0])
+		}
+		if len(d.Traces) > 0 || len(d.Report.Failures) > 0 {
+			in.Traces, in.Report = d.Traces, d.Report
+		}
+		for _, f := range d.Report.Failures {
 			fmt.Fprintf(o.IO.ErrOut, "bottleneck: %s: %s\n", f.Path, f.Error)
 		}
-		if s := driver.Status(in.Report); s != exitcode.OK {
-			status = s
+		if d.Status != driver.Complete {
 			if len(in.Traces) == 0 && in.Python == nil {
 				return exitcode.New(exitcode.Failed, errors.New("no trace could be read"))
 			}
-			if s == exitcode.Failed {
-				status = exitcode.Partial
-			}
+			status = driver.Partial // something was exported
 		}
 	}
 	if in.Report != nil {
@@ -163,7 +166,7 @@ func Run(o *Options) error {
 			return exitcode.New(exitcode.Failed, err)
 		}
 		fmt.Fprintf(o.IO.ErrOut, "bottleneck: wrote %d tables into %s\n", len(paths), o.Output)
-		return done(status)
+		return exitcode.ForStatus(status)
 	}
 	// Render into memory first so a failed export leaves no partial file.
 	var buf bytes.Buffer
@@ -176,14 +179,7 @@ func Run(o *Options) error {
 	if err := writeOut(o, buf.Bytes()); err != nil {
 		return exitcode.New(exitcode.Failed, err)
 	}
-	return done(status)
-}
-
-func done(status int) error {
-	if status != exitcode.OK {
-		return exitcode.New(status, nil)
-	}
-	return nil
+	return exitcode.ForStatus(status)
 }
 
 func writeOut(o *Options, b []byte) error {
@@ -191,18 +187,29 @@ func writeOut(o *Options, b []byte) error {
 		_, err := o.IO.Out.Write(b)
 		return err
 	}
-	tmp := o.Output + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, o.Output); err != nil {
+	if err := atomicfile.Write(o.Output, b); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.IO.ErrOut, "bottleneck: wrote %s (%d bytes)\n", o.Output, len(b))
 	return nil
 }
 
-// Inputs resolves PATH: a trace file, a Python profile file, a directory
+// runProfile is the Python profile export uses from a run directory: the
+// main process's, else the first process's by tag.
+func runProfile(run *rundir.Run) (*pyprofile.Profile, string) {
+	var best *rundir.ProcessFiles
+	for _, pf := range run.Processes {
+		if pf.Profile != nil && (best == nil || pf.Tag == "main") {
+			best = pf
+		}
+	}
+	if best == nil {
+		return nil, ""
+	}
+	return best.Profile, filepath.Join(run.Dir, rundir.PyProfileName(best.Tag))
+}
+
+// Inputs resolves a PATH that is not a run directory: a trace file, a Python profile file, a directory
 // of traces, or a run directory (traces beside pyprofile-<tag>.json;
 // manifest.json, env.json, report.json and other non-trace files are
 // skipped). With several Python profiles the one tagged "main", else the
@@ -252,18 +259,11 @@ func Inputs(path string) (traces []string, pyPath string, err error) {
 	return traces, pyPath, nil
 }
 
-// nonTrace names the JSON files of a run directory that are not traces.
+// nonTrace reports whether name is one of a run directory's files that
+// are not traces (manifest, environment, evidence, reports).
 func nonTrace(name string) bool {
-	switch name {
-	case "manifest.json", "env.json", "report.json":
-		return true
-	}
-	for _, p := range []string{"evidence-", "env-", "pyprofile-"} {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
+	kind, _ := rundir.FileKind(name)
+	return kind != "trace" && kind != "other"
 }
 
 // isPyProfile reports whether a file is a bottleneck Python profile: by

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/csv"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
@@ -31,7 +33,7 @@ func runDir(t *testing.T) string {
 	dir := t.TempDir()
 	for name, body := range map[string]string{
 		"trace-main.pt.trace.json": fixture, "pyprofile-main.json": pyprof,
-		"manifest.json": `{"not":"a trace"}`, "env.json": `{}`,
+		"manifest.json": `{"format":"bottleneck.run","version":1}`, "env.json": `{}`,
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
@@ -93,11 +95,24 @@ func TestRunFormats(t *testing.T) {
 
 func TestUsageErrors(t *testing.T) {
 	dir := runDir(t)
+	// Bad choices are refused while parsing the flags (cli.Main: exit 2).
+	for _, args := range [][]string{
+		{"-f", "gif"},
+		{"-f", "csv", "--table", "nope", "-o", "x"},
+		{"-f", "folded", "--stacks", "nope"},
+	} {
+		ios, _, _, _ := iostreams.Test()
+		cmd := NewCmd(ios)
+		cmd.SetArgs(append(args, dir))
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		var ee *exitcode.Error
+		if err := cmd.Execute(); err == nil || errors.As(err, &ee) || !strings.Contains(err.Error(), "want one of") {
+			t.Errorf("%v: %v, want a flag parse error", args, err)
+		}
+	}
 	for _, o := range []Options{
-		{Format: "gif"},
 		{Format: "csv"},
-		{Format: "csv", Table: "nope", Output: "x"},
-		{Format: "folded", Stacks: "nope"},
 	} {
 		ios, _, _, _ := iostreams.Test()
 		o.IO, o.Path, o.Rank = ios, dir, -1

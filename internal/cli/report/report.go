@@ -3,17 +3,21 @@
 package report
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/bottleneck-dev/bottleneck/internal/cli/cmdutil"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
+	"github.com/bottleneck-dev/bottleneck/internal/driver"
 	"github.com/bottleneck-dev/bottleneck/internal/htmlreport"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
-	"github.com/bottleneck-dev/bottleneck/internal/runner"
-	"github.com/bottleneck-dev/bottleneck/internal/serve"
+	textreport "github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
 
 // Options are the command's flags and arguments.
@@ -23,6 +27,8 @@ type Options struct {
 	HTML  string
 	Top   int
 	Title string
+	// Force lets the report of a run directory replace its report.html.
+	Force bool
 }
 
 // NewCmd returns the report command.
@@ -36,9 +42,11 @@ or send it to a colleague) with the verdict, step-time breakdown, GPU
 utilization and memory over time, sortable operator, kernel and Python
 tables, flame graphs and a timeline of the recorded window.
 
-PATH is a run directory written by 'bottleneck run' (then the Python
-profile and environment are included and the default output is
-PATH/report.html) or trace files and directories of traces.
+PATH is a run directory written by 'bottleneck run' (then the run's
+evidence, Python profile and environment are included, the verdict is the
+run's, and the default output is PATH/report.html, or PATH/report-N.html
+when that exists, unless --force) or trace files and directories of
+traces.
 
 Exit status: 0 all input read fully; 3 read with problems; 1 nothing could
 be read; 2 bad usage.`,
@@ -49,30 +57,44 @@ be read; 2 bad usage.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.HTML, "html", "", "write the report to `FILE` (\"-\": standard output; default PATH/report.html for a run directory)")
-	f.IntVar(&o.Top, "top", 500, "rows per operator and kernel table (0: all)")
+	f.StringVarP(&o.HTML, "output", "o", "", "write the report to `FILE` (\"-\": standard output; default PATH/report.html for a run directory)")
+	f.IntVar(&o.Top, "top", driver.DefaultTop, "rows per operator and kernel table (0: all)")
 	f.StringVar(&o.Title, "title", "", "page title")
+	f.BoolVar(&o.Force, "force", false, "replace the run directory's report.html")
+	cmdutil.RenamedFlags(cmd, map[string]string{"html": "output"})
 	return cmd
 }
 
 // Run executes report with o.
 func Run(o *Options) error {
-	out := o.HTML
-	if out == "" {
-		if len(o.Paths) == 1 && isRunDir(o.Paths[0]) {
-			out = filepath.Join(o.Paths[0], "report.html")
-		} else {
-			return exitcode.New(exitcode.Usage, fmt.Errorf("report: --html FILE is required unless PATH is one run directory"))
+	for _, p := range o.Paths {
+		if note := rundir.InterruptedNote(p); note != "" {
+			fmt.Fprintf(o.IO.ErrOut, "bottleneck: %s\n", textreport.Printable(note))
 		}
 	}
-	p, err := serve.Load(o.IO, o.Paths, serve.LoadOptions{Top: o.Top, Page: htmlreport.Options{Title: o.Title}})
+	out := o.HTML
+	if out == "" {
+		if len(o.Paths) != 1 || !rundir.Is(o.Paths[0]) {
+			return exitcode.New(exitcode.Usage, fmt.Errorf("report: -o FILE is required unless PATH is one run directory"))
+		}
+		out = runDirOutput(o.Paths[0], o.Force)
+	}
+	dopts := driver.DefaultOptions()
+	dopts.Table.Top = o.Top
+	d, err := driver.Open(o.IO, o.Paths, dopts)
 	if err != nil {
 		return exitcode.New(exitcode.Failed, fmt.Errorf("report: %w", err))
 	}
+	title := o.Title
+	if title == "" {
+		title = d.Title
+	}
+	page := htmlreport.Build(htmlreport.Input{Report: d.Report, Traces: d.Traces, Profiles: d.Profiles, Env: d.Env, Runs: d.Runs},
+		htmlreport.Options{Title: title})
 	if out == "-" {
-		err = htmlreport.Write(o.IO.Out, p.Data)
+		err = htmlreport.Write(o.IO.Out, page)
 	} else {
-		err = htmlreport.WriteFile(out, p.Data)
+		err = htmlreport.WriteFile(out, page)
 		if err == nil {
 			fmt.Fprintf(o.IO.ErrOut, "wrote %s\n", out)
 		}
@@ -80,13 +102,19 @@ func Run(o *Options) error {
 	if err != nil {
 		return exitcode.New(exitcode.Failed, fmt.Errorf("report: %w", err))
 	}
-	if p.Status != exitcode.OK {
-		return exitcode.New(p.Status, nil)
-	}
-	return nil
+	return exitcode.ForStatus(d.Status)
 }
 
-func isRunDir(p string) bool {
-	_, err := os.Stat(filepath.Join(p, runner.ManifestName))
-	return err == nil
+// runDirOutput is where the report of run directory dir goes: its
+// report.html when absent or force, else the first free report-N.html, so
+// the report `bottleneck run` wrote is never silently replaced.
+func runDirOutput(dir string, force bool) string {
+	out := filepath.Join(dir, rundir.ReportHTML)
+	for n := 2; !force; n++ {
+		if _, err := os.Lstat(out); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		out = filepath.Join(dir, fmt.Sprintf("report-%d.html", n))
+	}
+	return out
 }

@@ -8,20 +8,24 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
-	"slices"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
+	"github.com/bottleneck-dev/bottleneck/internal/atomicfile"
+	"github.com/bottleneck-dev/bottleneck/internal/cli/cmdutil"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
-	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/driver"
 	"github.com/bottleneck-dev/bottleneck/internal/htmlreport"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/runner"
 	"github.com/bottleneck-dev/bottleneck/internal/runreport"
 	"github.com/bottleneck-dev/bottleneck/internal/version"
@@ -42,6 +46,7 @@ type Options struct {
 	Timeout   time.Duration
 	KillAfter time.Duration
 	Report    string // stderr | stdout | none
+	Full      bool   // print the whole text report, not the brief
 
 	PythonProfiler   string
 	SampleInterval   time.Duration
@@ -63,8 +68,11 @@ type Options struct {
 
 	// Signals, Env and Dir are for tests (see runner.Config).
 	Signals <-chan os.Signal
-	Env     []string
-	Dir     string
+	// exit ends the process when a signal cut the report writing short
+	// (os.Exit; tests replace it).
+	exit func(code int)
+	Env  []string
+	Dir  string
 }
 
 // NewCmd returns the `run` command. It only parses flags; runRun does the work.
@@ -88,7 +96,7 @@ goes to stderr (--report). bottleneck exits with the program's exit status.
   bottleneck run -m mypkg.train --lr 0.1
   bottleneck run -- torchrun --nproc_per_node 2 train.py
 
-Files go to --out (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`,
+Files go to --output (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Args = args
@@ -103,14 +111,16 @@ Files go to --out (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`,
 	f.SetInterspersed(false)
 	f.BoolVarP(&o.Module, "module", "m", false, "run a module as `python -m` does: bottleneck run -m pkg.mod [args]")
 	f.StringVar(&o.Python, "python", "", "Python interpreter (default: the active virtualenv's, else python3 on PATH)")
-	f.StringVarP(&o.Out, "out", "o", "", "run directory (default ./bottleneck-runs/<timestamp>)")
+	f.StringVarP(&o.Out, "output", "o", "", "run directory (default ./bottleneck-runs/<timestamp>)")
 	f.DurationVar(&o.Timeout, "timeout", 0, "stop the program gracefully (like Ctrl-C) after this long, e.g. 10m")
 	f.DurationVar(&o.KillAfter, "kill-after", 30*time.Second, "after --timeout or SIGTERM, kill the program if it has not ended within this long")
-	f.StringVar(&o.Report, "report", "stderr", "where to print the report: stderr, stdout or none (report.txt is always written)")
-	f.StringVar(&o.PythonProfiler, "python-profiler", d.PythonProfiler, "Python profile: sample (wall-clock, all threads), cprofile (exact calls, main thread, also .pstats) or off")
+	cmdutil.StringEnumFlag(cmd, &o.Report, "report", "", "stderr", []string{"stderr", "stdout", "none"}, "where to print the report (report.txt is always written)")
+	cmdutil.StringEnumFlag(cmd, &o.PythonProfiler, "python-profiler", "", d.PythonProfiler, []string{"sample", "cprofile", "off"},
+		"Python profile: sample (wall-clock, all threads), cprofile (exact calls, main thread, also .pstats) or off")
+	f.BoolVar(&o.Full, "full", false, "print the whole text report instead of the verdict, top findings and paths (report.txt always has everything)")
 	f.DurationVar(&o.SampleInterval, "sample-interval", time.Duration(d.SampleInterval*float64(time.Second)), "Python sampler period outside the recording window")
 	f.DurationVar(&o.WindowInterval, "window-sample-interval", time.Duration(d.WindowInterval*float64(time.Second)), "Python sampler period while the window records")
-	f.StringVar(&o.StepSource, "step-source", d.StepSource, "what a step is: auto, optimizer, dataloader or forward (see docs/run.md)")
+	cmdutil.StringEnumFlag(cmd, &o.StepSource, "step-source", "", d.StepSource, []string{"auto", "optimizer", "dataloader", "forward"}, "what a step is (see docs/run.md)")
 	f.BoolVar(&o.NoTrace, "no-trace", false, "do not run torch.profiler (Python profile and evidence only)")
 	f.IntVar(&o.SkipFirst, "skip-first", d.Profiler.SkipFirst, "steps to ignore before the profiler schedule starts")
 	f.IntVar(&o.Wait, "wait", d.Profiler.Wait, "idle steps at the start of each window cycle")
@@ -124,24 +134,19 @@ Files go to --out (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`,
 	f.BoolVar(&o.WithModules, "with-modules", false, "record the nn.Module hierarchy of operators")
 	f.BoolVar(&o.StopAfterProfile, "stop-after-profile", false, "end the program (exit 0) once the last window is written")
 	f.BoolVar(&o.NoSyncDebug, "no-sync-debug", false, "do not record CUDA implicit-sync call sites in the window")
+	cmdutil.RenamedFlags(cmd, map[string]string{"out": "output"})
 	return cmd
 }
 
 func (o *Options) validate() error {
-	if !slices.Contains([]string{"sample", "cprofile", "off"}, o.PythonProfiler) {
-		return fmt.Errorf("--python-profiler %q: want sample, cprofile or off", o.PythonProfiler)
-	}
-	if !slices.Contains([]string{"auto", "optimizer", "dataloader", "forward"}, o.StepSource) {
-		return fmt.Errorf("--step-source %q: want auto, optimizer, dataloader or forward", o.StepSource)
-	}
-	if !slices.Contains([]string{"stderr", "stdout", "none"}, o.Report) {
-		return fmt.Errorf("--report %q: want stderr, stdout or none", o.Report)
-	}
 	if o.SkipFirst < 0 || o.Wait < 0 || o.Warmup < 0 || o.Repeat < 0 {
 		return errors.New("--skip-first, --wait, --warmup and --repeat must be >= 0")
 	}
 	if o.Active < 1 {
 		return errors.New("--active must be >= 1")
+	}
+	if o.Timeout < 0 || o.KillAfter < 0 {
+		return errors.New("--timeout and --kill-after must be >= 0 (--timeout 0: no limit)")
 	}
 	if o.SampleInterval < 100*time.Microsecond || o.WindowInterval < 100*time.Microsecond {
 		return errors.New("--sample-interval and --window-sample-interval must be at least 100µs")
@@ -163,7 +168,7 @@ func (o *Options) config() (runner.Config, error) {
 	ac.StepSource = o.StepSource
 	ac.StopAfterProfile = o.StopAfterProfile
 	ac.SyncDebug = !o.NoSyncDebug
-	ac.Profiler = runner.ProfilerConfig{
+	ac.Profiler = rundir.ProfilerConfig{
 		Enabled: !o.NoTrace, SkipFirst: o.SkipFirst, Wait: o.Wait, Warmup: o.Warmup, Active: o.Active,
 		Repeat: o.Repeat, RecordShapes: o.RecordShapes, ProfileMemory: o.ProfileMemory,
 		WithStack: o.WithStack, WithFlops: o.WithFlops, WithModules: o.WithModules,
@@ -193,6 +198,10 @@ func (o *Options) config() (runner.Config, error) {
 	return cfg, nil
 }
 
+// reportFlush bounds how long a signal that arrives while the reports are
+// written waits for them: the text report is usually done by then.
+const reportFlush = 3 * time.Second
+
 func runRun(o *Options) error {
 	if err := o.validate(); err != nil {
 		return exitcode.New(exitcode.Usage, fmt.Errorf("run: %w", err))
@@ -201,9 +210,22 @@ func runRun(o *Options) error {
 	if err != nil {
 		return exitcode.New(exitcode.Failed, fmt.Errorf("run: %w", err))
 	}
-	var prog *iostreams.Progress
+	if o.exit == nil {
+		o.exit = os.Exit
+	}
+	// One channel for the whole command: while the program runs, runner.Run
+	// forwards signals to it; afterwards they cut the report writing short.
+	if cfg.Signals == nil {
+		ch := make(chan os.Signal, 4)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+		defer signal.Stop(ch)
+		cfg.Signals = ch
+	}
+	// the program shares the terminal: progress goes on a status row its
+	// output cannot tear
+	var prog *iostreams.StatusLine
 	if o.IO.IsStderrTTY() {
-		prog = o.IO.StartProgress()
+		prog = o.IO.StartStatusLine()
 		cfg.Progress = func(s string) { prog.Update("bottleneck: " + s) }
 	}
 	res, err := runner.Run(context.Background(), cfg)
@@ -214,19 +236,33 @@ func runRun(o *Options) error {
 	if err != nil {
 		fmt.Fprintf(o.IO.ErrOut, "bottleneck: %v\n", err)
 	}
+	// A reader that went away (`| head -c1`) must not turn the program's
+	// status into SIGPIPE's: writes to a closed stdout/stderr then fail
+	// with EPIPE, which is ignored. Handlers are reset in exec'd children.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	written := make(chan struct{})
+	defer close(written)
+	go flushOnSignal(o, cfg.Signals, written, res.ExitCode)
 	if prog != nil {
 		prog.Update("bottleneck: analyzing")
 	}
-	text, rerr := writeReports(o.IO, res.RunDir)
+	text, brief, rerr := writeReports(o.IO, res.RunDir)
 	prog.Done()
 	if rerr != nil {
 		fmt.Fprintf(o.IO.ErrOut, "bottleneck: report: %v\n", rerr)
 	}
+	if !o.Full && brief != "" {
+		text = brief
+	}
+	paths := "report: " + filepath.Join(res.RunDir, rundir.ReportText)
+	if html := filepath.Join(res.RunDir, rundir.ReportHTML); fileExists(html) {
+		paths += "\n        " + html
+	}
 	switch o.Report {
 	case "stderr":
-		fmt.Fprintf(o.IO.ErrOut, "\n%s\nreport: %s\n", text, filepath.Join(res.RunDir, "report.txt"))
+		fmt.Fprintf(o.IO.ErrOut, "\n%s\n%s\n", text, paths)
 	case "stdout":
-		fmt.Fprintf(o.IO.Out, "%s\nreport: %s\n", text, filepath.Join(res.RunDir, "report.txt"))
+		fmt.Fprintf(o.IO.Out, "%s\n%s\n", text, paths)
 	}
 	if res.ExitCode != 0 {
 		return exitcode.New(res.ExitCode, nil)
@@ -234,80 +270,125 @@ func runRun(o *Options) error {
 	return nil
 }
 
-// writeReports renders report.txt and report.json into the run directory,
-// updates the manifest's file list, and returns the text.
-func writeReports(ios *iostreams.IOStreams, dir string) (string, error) {
-	rr, err := runreport.Build(dir)
-	if err != nil {
-		return "", err
+// writeReports renders report.txt, report.json and report.html into the
+// run directory, updates the manifest's file list, and returns the text and
+// its brief form for the terminal ("" when there is no trace analysis to
+// shorten). It opens the directory as every other command does
+// (driver.Open), so `bottleneck report DIR` gives the same verdict.
+// flushOnSignal waits while the reports are written: a signal then (the
+// program has ended) gives them reportFlush more, then exits with the
+// program's status; report.txt is written first, so it is there.
+func flushOnSignal(o *Options, sigs <-chan os.Signal, written <-chan struct{}, code int) {
+	select {
+	case <-written:
+		return
+	case <-sigs:
 	}
-	var text bytes.Buffer
-	runreport.WriteText(&text, rr)
+	fmt.Fprintf(o.IO.ErrOut, "bottleneck: stopping: finishing the reports for at most %s\n", reportFlush)
+	select {
+	case <-written:
+	case <-time.After(reportFlush):
+		fmt.Fprintf(o.IO.ErrOut, "bottleneck: reports cut short; report.txt holds what was written\n")
+		o.exit(code)
+	}
+}
+
+func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief string, err error) {
+	// The run section alone first: an interrupted analysis still leaves a
+	// report.txt.
+	if run, err := rundir.Read(dir); err == nil && len(run.Traces) > 0 {
+		var early bytes.Buffer
+		runreport.WriteText(&early, runreport.FromRun(run))
+		early.WriteString("\nTrace analysis not finished (interrupted).\n")
+		if err := atomicfile.Write(filepath.Join(dir, rundir.ReportText), early.Bytes()); err != nil {
+			return "", "", err
+		}
+	}
+	d, err := driver.Open(ios, []string{dir}, driver.DefaultOptions())
+	if err != nil {
+		return "", "", err
+	}
+	run := d.Runs[0]
+	rr := runreport.FromRun(run)
+	var full bytes.Buffer
 	out := struct {
 		Schema      string            `json:"schema"`
 		Run         *runreport.Report `json:"run"`
 		TraceReport json.RawMessage   `json:"trace_report,omitempty"`
-		TraceError  string            `json:"trace_error,omitempty"`
 	}{Schema: runreport.Schema, Run: rr}
-	traces := runner.Traces(dir)
-	if len(traces) > 0 {
-		var body bytes.Buffer
-		body.Write(text.Bytes())
-		text.Reset()
-		tr, terr := analyzeTraces(ios, dir, traces, &text, &body)
-		if terr != nil {
-			out.TraceError = terr.Error()
-			fmt.Fprintf(&text, "\ntrace analysis failed: %v\n", terr)
+	if len(run.Traces) > 0 {
+		// The verdict first, then the run section, then the trace analyses.
+		report.WriteVerdict(&full, d.Report)
+		runreport.WriteText(&full, rr)
+		fmt.Fprintf(&full, "\nTrace analysis (%d trace%s):\n", len(run.Traces), plural(len(run.Traces)))
+		if err := report.WriteDetails(&full, d.Report); err != nil {
+			return full.String(), "", err
 		}
-		out.TraceReport = tr
+		var js bytes.Buffer
+		if err := driver.Write(&js, d.Report, true); err != nil {
+			return full.String(), "", err
+		}
+		out.TraceReport = bytes.TrimSpace(js.Bytes())
+		var b bytes.Buffer
+		writeRunSummary(&b, rr)
+		report.WriteBrief(&b, d.Report, report.TerminalWidth)
+		brief = b.String()
 	} else {
-		fmt.Fprintf(&text, "\nNo trace was written, so there is no trace analysis (see \"Not recorded\").\n")
+		runreport.WriteText(&full, rr)
+		fmt.Fprintf(&full, "\nNo trace was written, so there is no trace analysis (see \"Not recorded\").\n")
 	}
 	var js bytes.Buffer
 	enc := json.NewEncoder(&js)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(out); err != nil {
-		return text.String(), err
+		return full.String(), brief, err
 	}
 	var firstErr error
-	for name, b := range map[string][]byte{"report.txt": text.Bytes(), "report.json": js.Bytes()} {
-		if err := runner.WriteFileAtomic(filepath.Join(dir, name), b); err != nil && firstErr == nil {
+	for _, f := range []struct {
+		name string
+		b    []byte
+	}{{rundir.ReportText, full.Bytes()}, {rundir.ReportJSON, js.Bytes()}} {
+		if err := atomicfile.Write(filepath.Join(dir, f.name), f.b); err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}
-	if m, err := runner.ReadManifest(dir); err == nil {
-		if m.ScanFiles(dir) == nil {
-			_ = runner.WriteManifest(dir, m)
+	// report.html last: the slowest to write, and the text comes first
+	if len(run.Traces) > 0 {
+		page := htmlreport.Build(htmlreport.Input{Report: d.Report, Traces: d.Traces, Profiles: d.Profiles, Env: d.Env, Runs: d.Runs},
+			htmlreport.Options{Title: d.Title})
+		if err := htmlreport.WriteFile(filepath.Join(dir, rundir.ReportHTML), page); err != nil {
+			fmt.Fprintf(&full, "HTML report not written: %v\n", err)
 		}
 	}
-	return text.String(), firstErr
+	if m := run.Manifest; m.ScanFiles(dir) == nil {
+		_ = rundir.WriteManifest(dir, m)
+	}
+	return full.String(), brief, firstErr
 }
 
-// analyzeTraces runs the trace analyses once and renders them as text
-// (appended to text) and JSON (returned).
-// The text opens with the verdict (written to text), then the run section
-// (already in body), then the trace analyses; all of it ends up in text.
-func analyzeTraces(ios *iostreams.IOStreams, dir string, traces []string, text, body *bytes.Buffer) (json.RawMessage, error) {
-	defer func() { text.Write(body.Bytes()) }()
-	res, took, err := driver.Load(ios, traces)
-	if err != nil {
-		return nil, err
+// writeRunSummary is the brief's first lines: what ran, how it ended, and
+// the steps the agent saw (the full report has the environment and more).
+func writeRunSummary(w io.Writer, rr *runreport.Report) {
+	fmt.Fprintln(w, report.Clip("bottleneck run: "+strings.Join(rr.Command, " "), report.TerminalWidth))
+	var parts []string
+	if e := rr.Exit; e != nil {
+		how := fmt.Sprintf("exit status %d", e.Code)
+		if e.Signal != "" {
+			how += " (" + e.Signal + ")"
+		}
+		parts = append(parts, fmt.Sprintf("%s after %.1fs", how, rr.DurationS))
 	}
-	ev, _ := diagnose.LoadRun(dir) // the diagnosis works without it
-	r := driver.Build(res, took, driver.Options{Rank: -1, Table: optable.Options{Top: 15}, RunEvidence: ev})
-	report.WriteVerdict(text, r)
-	fmt.Fprintf(body, "\nTrace analysis (%d trace%s):\n", len(traces), plural(len(traces)))
-	if err := htmlreport.WriteRunDir(dir, r, res.Traces); err != nil {
-		fmt.Fprintf(body, "HTML report not written: %v\n", err)
+	for _, p := range rr.Processes {
+		if s := p.StepSeries; s != nil {
+			parts = append(parts, fmt.Sprintf("%s: %d steps, median %s", p.Tag, s.Steps, report.Duration(s.MedianS*1e6)))
+		}
 	}
-	if err := report.WriteDetails(body, r); err != nil {
-		return nil, err
-	}
-	var js bytes.Buffer
-	if err := driver.Write(&js, r, true); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSpace(js.Bytes()), nil
+	fmt.Fprintf(w, "  %s\n\n", strings.Join(parts, "; "))
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 func plural(n int) string {

@@ -11,21 +11,25 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
-	"github.com/bottleneck-dev/bottleneck/internal/runner"
+	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/version"
 )
 
@@ -272,7 +276,7 @@ func TestTrainCNN(t *testing.T) {
 	if len(left)+len(hidden) > 0 {
 		t.Errorf("leftovers: %v %v", left, hidden)
 	}
-	m, err := runner.ReadManifest(r.dir)
+	m, err := rundir.ReadManifest(r.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,18 +341,36 @@ func TestTrainCNN(t *testing.T) {
 		TraceReport json.RawMessage `json:"trace_report"`
 	}
 	readJSON(t, filepath.Join(r.dir, "report.json"), &rep)
+	if !bytes.Contains(rep.Run, []byte(`"step_series"`)) {
+		t.Error("report.json's run lacks the step series")
+	}
 	if rep.Schema == "" || len(rep.Run) == 0 || len(rep.TraceReport) == 0 {
 		t.Errorf("report.json incomplete: schema %q run %d trace %d", rep.Schema, len(rep.Run), len(rep.TraceReport))
 	}
 	text, _ := os.ReadFile(filepath.Join(r.dir, "report.txt"))
 	for _, want := range []string{"Environment: CPython", "torch ", "Steps: ", "optimizer.step()",
-		"Python call sites, main thread", "train_cnn.py", "Trace analysis", "Operators"} {
+		"Python call sites, main thread", "train_cnn.py", "Trace analysis", "Operators",
+		"step times (every step of the run", "profiled window"} {
 		if !bytes.Contains(text, []byte(want)) {
 			t.Errorf("report.txt lacks %q", want)
 		}
 	}
-	if !strings.Contains(r.stderr, "Environment: CPython") || !strings.Contains(r.stderr, "report: ") {
-		t.Errorf("report not printed on stderr:\n%s", r.stderr)
+	// the terminal gets the brief: the run, the verdict, the top findings
+	// and the paths, one screen of at most 120 columns (report.txt has
+	// the rest)
+	brief := r.stderr[strings.Index(r.stderr, "bottleneck run: "):]
+	for _, want := range []string{"exit status 0 after", "Verdict: ", "report: ", "report.html"} {
+		if !strings.Contains(brief, want) {
+			t.Errorf("brief lacks %q:\n%s", want, brief)
+		}
+	}
+	if strings.Contains(brief, "Environment: CPython") || strings.Count(brief, "\n") > 28 {
+		t.Errorf("brief is the full report (%d lines):\n%s", strings.Count(brief, "\n"), brief)
+	}
+	for _, line := range strings.Split(brief, "\n") {
+		if utf8.RuneCountInString(line) > report.TerminalWidth {
+			t.Errorf("line of %d columns: %s", utf8.RuneCountInString(line), line)
+		}
 	}
 	// The profiler's own log lines stay off the program's stderr.
 	for _, noise := range []string{"USDT:", "STAGE:", "gpuGetDeviceCount"} {
@@ -436,7 +458,7 @@ func TestExitStatusIsTheProgramsOwn(t *testing.T) {
 		if ev := loadEvidence(t, r.dir, "rank0"); ev.Exit.Reason != "exception" {
 			t.Errorf("evidence exit: %+v", ev.Exit)
 		}
-		m, _ := runner.ReadManifest(r.dir)
+		m, _ := rundir.ReadManifest(r.dir)
 		if m.Exit.Code != 1 {
 			t.Errorf("manifest exit %+v", m.Exit)
 		}
@@ -476,7 +498,7 @@ func TestInterrupt(t *testing.T) {
 		if !strings.Contains(r.stderr, "KeyboardInterrupt") || strings.Contains(r.stderr, "_bottleneck") {
 			t.Errorf("stderr:\n%s", r.stderr)
 		}
-		m, _ := runner.ReadManifest(dir)
+		m, _ := rundir.ReadManifest(dir)
 		if !m.Interrupted || m.Exit.Signal != "SIGINT" || m.Exit.Reason != "interrupted" {
 			t.Errorf("manifest: %+v", m)
 		}
@@ -503,7 +525,7 @@ func TestInterrupt(t *testing.T) {
 		if ev := loadEvidence(t, r.dir, "rank0"); ev.Exit.Reason != "terminated" || !ev.Final {
 			t.Errorf("evidence exit: %+v", ev.Exit)
 		}
-		if m, _ := runner.ReadManifest(r.dir); !m.Terminated || m.Exit.Signal != "SIGTERM" {
+		if m, _ := rundir.ReadManifest(r.dir); !m.Terminated || m.Exit.Signal != "SIGTERM" {
 			t.Errorf("manifest: %+v", m.Exit)
 		}
 	})
@@ -520,7 +542,7 @@ func TestInterrupt(t *testing.T) {
 		if r.code != 128+int(syscall.SIGKILL) {
 			t.Fatalf("exit %d, want 137\n%s", r.code, r.stderr)
 		}
-		m, _ := runner.ReadManifest(r.dir)
+		m, _ := rundir.ReadManifest(r.dir)
 		if !m.Killed || m.Exit.Reason != "killed" {
 			t.Errorf("manifest: %+v", m.Exit)
 		}
@@ -533,15 +555,23 @@ func TestInterrupt(t *testing.T) {
 func TestTimeoutAndStopAfterProfile(t *testing.T) {
 	py := torchPython(t)
 	t.Run("timeout", func(t *testing.T) {
+		// The window must be written before the timeout: on a loaded
+		// machine importing torch alone can take most of a fixed 12 s, so
+		// the timeout scales with how long that import takes right now.
+		t0 := time.Now()
+		if out, err := exec.Command(py, "-c", "import torch").CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		timeout := max(12*time.Second, 3*time.Since(t0)+8*time.Second).Round(time.Second)
 		start := time.Now()
-		r := bn(t, runOpts{}, append(small(py), "--timeout", "12s", ex(t, "long_train.py"), "120")...)
+		r := bn(t, runOpts{}, append(small(py), "--timeout", timeout.String(), ex(t, "long_train.py"), "120")...)
 		if r.code != 130 {
 			t.Fatalf("exit %d, want 130\n%s", r.code, r.stderr)
 		}
-		if time.Since(start) > 60*time.Second {
-			t.Errorf("took %v", time.Since(start))
+		if took := time.Since(start); took > timeout+60*time.Second {
+			t.Errorf("took %v with --timeout %v", took, timeout)
 		}
-		m, _ := runner.ReadManifest(r.dir)
+		m, _ := rundir.ReadManifest(r.dir)
 		if !m.TimedOut || m.Exit.Reason != "timeout" {
 			t.Errorf("manifest: %+v", m.Exit)
 		}
@@ -573,7 +603,7 @@ func TestModuleArgsAndStdin(t *testing.T) {
 		if want := "module __main__ pkg.train ['--flag', 'x']\n"; r.stdout != want {
 			t.Errorf("stdout %q, want %q", r.stdout, want)
 		}
-		m, _ := runner.ReadManifest(r.dir)
+		m, _ := rundir.ReadManifest(r.dir)
 		if m.Command.Mode != "module" || strings.Join(m.Command.Argv[1:], " ") != "-m pkg.train --flag x" {
 			t.Errorf("manifest command %+v", m.Command)
 		}
@@ -638,7 +668,7 @@ func TestWithoutTorch(t *testing.T) {
 		py = p
 	}
 	r := bn(t, runOpts{}, "--python", py, "--sample-interval", "1ms", ex(t, "no_torch.py"))
-	if r.code != 0 || r.stdout != "fib 121393\n" {
+	if r.code != 0 || r.stdout != "fib 317811\n" {
 		t.Fatalf("exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
 	}
 	ev := loadEvidence(t, r.dir, "rank0")
@@ -660,15 +690,14 @@ func TestWithoutTorch(t *testing.T) {
 	}
 }
 
-// TestCProfile also checks the progress line: stderr is a terminal here.
+// TestCProfile also checks that stdout stays the program's when stderr is
+// a terminal (the status line is tested under script(1) in
+// TestProgressNeverTearsTheProgramsOutput).
 func TestCProfile(t *testing.T) {
 	py := torchPython(t)
 	r := bn(t, runOpts{tty: true}, append(small(py), "--python-profiler", "cprofile", ex(t, "train_cnn.py"), "--steps", "8")...)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
-	}
-	if !strings.Contains(r.stderr, "\r\x1b[2Kbottleneck: ") {
-		t.Errorf("no progress line on a terminal stderr:\n%q", r.stderr)
 	}
 	if strings.Contains(r.stdout, "\x1b") || strings.Contains(r.stdout, "bottleneck") {
 		t.Errorf("stdout is not the program's alone: %q", r.stdout)
@@ -700,13 +729,373 @@ func TestCProfile(t *testing.T) {
 func TestUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{},
-		{"--python-profiler", "perf", "x.py"},
-		{"--step-source", "epoch", "x.py"},
+		{"--timeout", "-5s", "x.py"},
+		{"--kill-after", "-1s", "x.py"},
 		{"--active", "0", "x.py"},
 	} {
 		r := bn(t, runOpts{}, args...)
 		if r.code != exitcode.Usage {
 			t.Errorf("%v: exit %d (%v), want %d", args, r.code, r.err, exitcode.Usage)
 		}
+	}
+	// Bad choices are refused while parsing the flags (cli.Main: exit 2).
+	for _, args := range [][]string{
+		{"--python-profiler", "perf", "x.py"},
+		{"--step-source", "epoch", "x.py"},
+		{"--report", "file", "x.py"},
+	} {
+		if r := bn(t, runOpts{}, args...); r.err == nil || !strings.Contains(r.err.Error(), "want one of") {
+			t.Errorf("%v: %v, want a flag parse error", args, r.err)
+		}
+	}
+}
+
+// Children forked after the window (bare os.fork with sys.exit(3), a
+// multiprocessing fork pool, DataLoader fork workers) must end as under
+// plain python: they used to hang in Kineto's teardown until --timeout.
+func TestForkedChildrenAfterTheWindow(t *testing.T) {
+	py := torchPython(t)
+	want := "child 8 computed 499500\nchild exit status 3\npool 285\nloader 496\ndone\n"
+	for name, args := range map[string][]string{
+		"script":   append(small(py), "--timeout", "90s", "--report", "none", ex(t, "fork_children.py")),
+		"launcher": {"--skip-first", "1", "--warmup", "1", "--active", "2", "--timeout", "90s", "--report", "none", "--", py, ex(t, "fork_children.py")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := bn(t, runOpts{}, args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d (a forked child hung?)\n%s", r.code, r.stderr)
+			}
+			if r.stdout != want {
+				t.Errorf("stdout = %q, want %q", r.stdout, want)
+			}
+			if ev := evidenceFiles(t, r.dir); len(ev) != 1 {
+				t.Errorf("profiled processes: %v (forked children must not be)", ev)
+			}
+			if ev := loadEvidence(t, r.dir, "rank0"); len(ev.Profiler.Windows) != 1 {
+				t.Errorf("windows: %+v", ev.Profiler.Windows)
+			}
+		})
+	}
+}
+
+// A program with its own torch.profiler (schedule + export_chrome_trace)
+// used to segfault: the program's profiler wins, its traces are written,
+// and the evidence says why bottleneck has no window.
+func TestProgramsOwnProfilerWins(t *testing.T) {
+	py := torchPython(t)
+	own := t.TempDir()
+	r := bn(t, runOpts{}, append(small(py), ex(t, "own_profiler.py"), own)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0 as under python\n%s", r.code, r.stderr)
+	}
+	if want := "exported own-4.pt.trace.json\nexported own-8.pt.trace.json\nexported own-12.pt.trace.json\ndone\n"; r.stdout != want {
+		t.Errorf("stdout = %q, want %q", r.stdout, want)
+	}
+	for _, n := range []int{4, 8, 12} {
+		b, err := os.ReadFile(filepath.Join(own, fmt.Sprintf("own-%d.pt.trace.json", n)))
+		if err != nil || !bytes.Contains(b, []byte(`"ProfilerStep#`)) {
+			t.Errorf("the program's trace %d: %v (%d bytes)", n, err, len(b))
+		}
+	}
+	ev := loadEvidence(t, r.dir, "rank0")
+	if ev.Profiler.State != "yielded" || len(ev.Profiler.Windows) != 0 {
+		t.Errorf("profiler: %+v", ev.Profiler)
+	}
+	if len(ev.Missing) != 1 || !strings.Contains(ev.Missing[0].Why, "own_profiler.py:25") ||
+		!strings.Contains(ev.Missing[0].Why, "stepped aside") {
+		t.Errorf("missing: %+v", ev.Missing)
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "pyprofile-rank0.json")); err != nil {
+		t.Errorf("no Python profile: %v", err)
+	}
+	text, _ := os.ReadFile(filepath.Join(r.dir, "report.txt"))
+	if !bytes.Contains(text, []byte("stepped aside")) {
+		t.Errorf("report does not say why there is no window:\n%s", text)
+	}
+}
+
+// The agent's global forward hooks used to become a Dynamo guard, and
+// removing them when the optimizer locked as the step source forced a
+// recompile: a program with the fail_on_recompile stance exited 1.
+func TestCompiledModelDoesNotRecompile(t *testing.T) {
+	py := torchPython(t)
+	r := bn(t, runOpts{}, append(small(py), "--report", "none", "--", py, ex(t, "compiled_strict.py"))...)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0 as under python\n%s", r.code, r.stderr)
+	}
+	if r.stdout != "unique graphs 1\n" {
+		t.Errorf("stdout = %q, want one compiled graph", r.stdout)
+	}
+	if strings.Contains(r.stderr, "global hooks") || strings.Contains(r.stderr, "recompile") {
+		t.Errorf("stderr:\n%s", r.stderr)
+	}
+	ev := loadEvidence(t, r.dir, "rank0")
+	if ev.StepSource == nil || *ev.StepSource != "optimizer" || len(ev.Profiler.Windows) != 1 {
+		t.Errorf("steps %v, windows %+v", ev.StepSource, ev.Profiler.Windows)
+	}
+}
+
+// The agent's own work in the training thread (profiler start and steps,
+// trace export and gzip, files) used to be sampled as the program's time:
+// with short steps the export became "File I/O in the step". None of it
+// may be in the Python profile, and stacks start at the program's module.
+func TestAgentWorkIsNotTheProgramsTime(t *testing.T) {
+	py := torchPython(t)
+	r := bn(t, runOpts{}, append(small(py), "--record-shapes", "--with-stack", "--active", "4",
+		"--sample-interval", "1ms", "--window-sample-interval", "1ms", "--report", "none",
+		ex(t, "train_cnn.py"), "--steps", "12", "--batch-size", "4")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	p, err := pyprofile.ReadFile(filepath.Join(r.dir, "pyprofile-rank0.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := map[int]bool{}
+	for _, s := range p.Stacks {
+		for _, f := range s.Frames {
+			used[f] = true
+		}
+		if root := p.Frames[s.Frames[0]]; p.Threads[s.Thread].Role == "main" && root.Func != "<module>" {
+			t.Errorf("a main-thread stack starts at %s:%s, not the program's <module>", root.File, root.Func)
+		}
+	}
+	for i := range used {
+		f := p.Frames[i]
+		base := filepath.Base(f.File)
+		if strings.HasPrefix(base, "_bottleneck") || base == "gzip.py" || base == "shutil.py" ||
+			// methods of torch.profiler (not its import: module and class bodies)
+			(strings.HasSuffix(f.File, filepath.Join("torch", "profiler", "profiler.py")) && strings.Contains(f.Func, ".")) {
+			t.Errorf("the agent's work in the profile: %s:%d %s", f.File, f.Line, f.Func)
+		}
+	}
+	for _, th := range p.Threads {
+		if strings.HasPrefix(th.Name, "bottleneck-") {
+			t.Errorf("the agent's thread in the profile: %+v", th)
+		}
+	}
+}
+
+// TestHelperCLI is `bottleneck run` as a real process for the tests that
+// need real file descriptors and signals (it is this test binary re-run
+// with BOTTLENECK_TEST_CLI=1 and the arguments after "--").
+func TestHelperCLI(t *testing.T) {
+	if os.Getenv("BOTTLENECK_TEST_CLI") != "1" {
+		t.Skip("helper process")
+	}
+	args := os.Args
+	for i, a := range args {
+		if a == "--" {
+			args = args[i+1:]
+			break
+		}
+	}
+	cmd := NewCmd(iostreams.System())
+	cmd.SetArgs(args)
+	code := 0
+	if err := cmd.Execute(); err != nil {
+		var ee *exitcode.Error
+		if !errors.As(err, &ee) {
+			os.Exit(2)
+		}
+		code = ee.Code
+	}
+	os.Exit(code)
+}
+
+func cliCommand(t *testing.T, args ...string) *exec.Cmd {
+	c := exec.Command(os.Args[0], append([]string{"-test.run=^TestHelperCLI$", "--"}, args...)...)
+	c.Env = append(os.Environ(), "BOTTLENECK_TEST_CLI=1")
+	return c
+}
+
+// `--report stdout` into a reader that went away (`| head -c1`) used to
+// exit 141 (SIGPIPE): the program's status wins.
+func TestClosedStdoutKeepsTheProgramsStatus(t *testing.T) {
+	py := torchPython(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	c := cliCommand(t, append(small(py), "-o", dir, "--report", "stdout", ex(t, "exit3.py"))...)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Stdout = pw
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	// the program's whole output, then the reader goes away (like head -c15):
+	// only the report meets the closed pipe
+	own := make([]byte, len("exiting with 3\n"))
+	if _, err := io.ReadFull(pr, own); err != nil || string(own) != "exiting with 3\n" {
+		t.Fatalf("read %q, %v", own, err)
+	}
+	pr.Close()
+	err = c.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Fatalf("exit %v, want the program's 3\n%s", err, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report.txt")); err != nil {
+		t.Errorf("no report.txt: %v", err)
+	}
+}
+
+// A second SIGTERM while the reports are written (the first stopped the
+// program) used to kill bottleneck with no report at all (exit 143).
+func TestSignalDuringReportWriting(t *testing.T) {
+	py := torchPython(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	// a window with shapes and stacks makes the analysis take a while
+	c := cliCommand(t, append(small(py), "-o", dir, "--report", "none", "--active", "4", "--record-shapes",
+		"--with-stack", ex(t, "exit3.py"))...)
+	var out syncBuf
+	c.Stdout, c.Stderr = &out, &out
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// the program has ended once the manifest says so; the reports follow
+	deadline := time.Now().Add(120 * time.Second)
+	for {
+		if m, err := rundir.ReadManifest(dir); err == nil && m.State == "ended" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the program did not end")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = c.Process.Signal(syscall.SIGTERM)
+	err := c.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Fatalf("exit %v, want the program's 3\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "bottleneck: stopping: finishing the reports") {
+		t.Logf("the signal came after the reports were written:\n%s", out.String())
+	}
+	text, err := os.ReadFile(filepath.Join(dir, "report.txt"))
+	if err != nil || !bytes.Contains(text, []byte("bottleneck run: ")) {
+		t.Errorf("report.txt: %v\n%s", err, text)
+	}
+}
+
+// Two runs given the same --out used to both run and overwrite each
+// other's files: one runs, the other is refused before starting.
+func TestSameOutTwice(t *testing.T) {
+	py := torchPython(t)
+	shared := filepath.Join(t.TempDir(), "shared")
+	var wg sync.WaitGroup
+	results := make([]result, 2)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = bn(t, runOpts{}, append(small(py), "-o", shared, "--report", "none", ex(t, "exit3.py"))...)
+		}()
+	}
+	wg.Wait()
+	ran, refused := 0, 0
+	for _, r := range results {
+		switch {
+		case r.code == 3:
+			ran++
+		case r.err != nil && strings.Contains(r.err.Error(), "--output"):
+			refused++
+		default:
+			t.Errorf("exit %d, %v\n%s", r.code, r.err, r.stderr)
+		}
+	}
+	if ran != 1 || refused != 1 {
+		t.Errorf("%d ran, %d refused; want 1 and 1", ran, refused)
+	}
+	if ev := evidenceFiles(t, shared); len(ev) != 1 {
+		t.Errorf("evidence files %v", ev)
+	}
+}
+
+// An idle thread (Condition.wait) used to dominate the Python tables:
+// they rank on-CPU time, and the waiting thread is listed apart by name.
+func TestWaitingThreadsApart(t *testing.T) {
+	py := torchPython(t)
+	r := bn(t, runOpts{}, append(small(py), "--report", "none", ex(t, "idle_thread.py"))...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(r.dir, "report.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	tables, waiting, ok := strings.Cut(text, "Waiting threads")
+	if !ok {
+		t.Fatalf("no waiting threads listed:\n%s", text)
+	}
+	if !strings.Contains(tables, "Python call sites, main thread, whole run (on-CPU samples") ||
+		!strings.Contains(tables, "idle_thread.py:") {
+		t.Errorf("the tables do not rank the main thread's on-CPU time:\n%s", text)
+	}
+	if strings.Contains(tables, "Condition.wait") || strings.Contains(tables, "refresh-thread") {
+		t.Errorf("the waiting thread is in the tables:\n%s", text)
+	}
+	first, _, _ := strings.Cut(strings.TrimPrefix(waiting, strings.SplitN(waiting, "\n", 2)[0]+"\n"), "\n")
+	if !strings.Contains(first, "refresh-thread (other)") || !strings.Contains(first, "Condition.wait") {
+		t.Errorf("waiting thread line %q", first)
+	}
+	p, err := pyprofile.ReadFile(filepath.Join(r.dir, "pyprofile-rank0.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, th := range p.Threads {
+		if want := th.Name == "refresh-thread"; p.Waiting(th) != want {
+			t.Errorf("thread %q: waiting = %v (cpu %.3fs, %.1f of %d samples on-CPU)", th.Name, !want, th.CPUS, th.CPUSamples, th.Samples)
+		}
+	}
+}
+
+// On a terminal the progress line used to be drawn where the cursor was,
+// inside the program's half-written lines ("bottleneck: rank0:
+// startingSeed set to 0"). Under `script` (a real pseudo-terminal), the
+// status is drawn only as whole cursor-neutral blocks on the bottom row,
+// outside the program's scroll region: with them removed, the program's
+// output is intact.
+func TestProgressNeverTearsTheProgramsOutput(t *testing.T) {
+	py := torchPython(t)
+	scriptCmd, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("no `script` command (util-linux)")
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	q := func(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+	inner := "stty rows 24 cols 100 2>/dev/null; exec env BOTTLENECK_TEST_CLI=1 " + q(os.Args[0]) +
+		" -test.run='^TestHelperCLI$' -- --python " + q(py) + " -o " + q(dir) + " --report none " +
+		q(ex(t, "chatty.py")) + " --lines 20 --pause 0.15"
+	c := exec.Command(scriptCmd, "-qfec", inner, "/dev/null")
+	c.Stdin = strings.NewReader("")
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%q", err, out)
+	}
+	raw := string(out)
+	status := regexp.MustCompile(`\x1b7\x1b\[24;1H\x1b\[2K[^\x1b]*\x1b8`)
+	if n := len(status.FindAllString(raw, -1)); n == 0 {
+		t.Fatalf("no status drawn on the bottom row (the test would prove nothing):\n%q", raw)
+	}
+	if !strings.Contains(raw, "\x1b7\x1b[1;23r\x1b8") || !strings.Contains(raw, "\x1b7\x1b[r\x1b[24;1H\x1b[2K\x1b8") {
+		t.Errorf("scroll region not set, or not given back:\n%q", raw)
+	}
+	clean := status.ReplaceAllString(raw, "")
+	clean = strings.ReplaceAll(clean, "\x1bD\x1b[1A\x1b7\x1b[1;23r\x1b8", "")
+	clean = strings.ReplaceAll(clean, "\x1b7\x1b[r\x1b[24;1H\x1b[2K\x1b8", "")
+	for k := 0; k < 20; k++ {
+		if line := fmt.Sprintf("line %d begins and ends\r\n", k); !strings.Contains(clean, line) {
+			t.Errorf("the program's line %d was torn:\n%q", k, raw)
+			break
+		}
+	}
+	if strings.Contains(clean, "\x1b") {
+		t.Errorf("control sequences outside the status blocks:\n%q", clean)
 	}
 }

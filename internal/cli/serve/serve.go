@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
+	"github.com/bottleneck-dev/bottleneck/internal/driver"
 	"github.com/bottleneck-dev/bottleneck/internal/htmlreport"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/serve"
@@ -48,7 +49,7 @@ outside it can be read through the server.`,
 	f.StringVar(&o.Host, "host", "127.0.0.1", "address to bind (0.0.0.0: every interface)")
 	f.IntVar(&o.Port, "port", 8080, "port to bind (busy: the next ones are tried; 0: any free port)")
 	f.IntVar(&o.Tries, "port-tries", 20, "how many ports to try")
-	f.IntVar(&o.Top, "top", 500, "rows per operator and kernel table (0: all)")
+	f.IntVar(&o.Top, "top", driver.DefaultTop, "rows per operator and kernel table (0: all)")
 	return cmd
 }
 
@@ -57,10 +58,13 @@ func Run(o *Options) error {
 	if o.Port < 0 || o.Port > 65535 {
 		return exitcode.New(exitcode.Usage, fmt.Errorf("serve: --port %d out of range", o.Port))
 	}
-	p, err := serve.Load(o.IO, o.Paths, serve.LoadOptions{Top: o.Top, Page: htmlreport.Options{}})
+	dopts := driver.DefaultOptions()
+	dopts.Table.Top = o.Top
+	d, err := driver.Open(o.IO, o.Paths, dopts)
 	if err != nil {
 		return exitcode.New(exitcode.Failed, fmt.Errorf("serve: %w", err))
 	}
+	p := serve.NewPage(d, htmlreport.Options{})
 	loop := serve.IsLoopback(o.Host)
 	h, err := serve.NewHandler(p, loop)
 	if err != nil {

@@ -45,7 +45,7 @@ var (
 // the folder or file is absent.
 func Load(t testing.TB, rel string) *trace.Trace {
 	t.Helper()
-	dir := testutil.SharedTraces(t)
+	dir := testutil.Traces(t)
 	mu.Lock()
 	defer mu.Unlock()
 	if tr, ok := cache[rel]; ok {

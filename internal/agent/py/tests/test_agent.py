@@ -84,6 +84,62 @@ class SamplerTest(unittest.TestCase):
         for th in d["threads"]:
             self.assertFalse(th["name"].startswith("bottleneck-"), th)
 
+    def test_own_work_is_not_sampled(self):
+        # the agent's work in a program thread (trace export, gzip) must not
+        # count as the program's time; other threads are still sampled
+        s = A.Sampler(0.001)
+        stop = threading.Event()
+        t = threading.Thread(target=busy_leaf, args=(stop,), name="worker-y")
+        t.start()
+        try:
+            s.sample_once()
+            s.enter_own_work()
+            s.enter_own_work()  # nested
+            s.leave_own_work()
+            for _ in range(4):
+                s.sample_once()
+            s.leave_own_work()
+            s.sample_once()
+        finally:
+            stop.set()
+            t.join()
+        d = s.to_json()
+        main = [i for i, th in enumerate(d["threads"]) if th["id"] == threading.get_ident()][0]
+        worker = [i for i, th in enumerate(d["threads"]) if th["name"] == "worker-y"][0]
+        self.assertEqual(d["threads"][main]["samples"], 2)
+        self.assertEqual(d["threads"][worker]["samples"], 6)
+        self.assertEqual(d["agent_work_samples"], 4)
+        self.assertEqual(s.busy, {})
+
+    @unittest.skipUnless(hasattr(time, "pthread_getcpuclockid"), "no thread CPU clocks here")
+    def test_on_cpu_and_waiting_threads(self):
+        s = A.Sampler(0.005)
+        stop = threading.Event()
+        busy = threading.Thread(target=busy_leaf, args=(stop,), name="spinner")
+        idle = threading.Thread(target=stop.wait, name="waiter")
+        busy.start()
+        idle.start()
+        try:
+            for _ in range(30):
+                time.sleep(0.005)
+                s.sample_once()
+        finally:
+            stop.set()
+            busy.join()
+            idle.join()
+        d = s.to_json()
+        self.assertTrue(d["cpu_clock"])
+        th = {t["name"]: t for t in d["threads"]}
+        # loose bounds: on a loaded machine the spinner gets little CPU,
+        # but the waiter gets none
+        self.assertLess(th["waiter"]["cpu_samples"], 0.2)
+        self.assertLess(th["waiter"]["cpu_s"], 0.005)
+        self.assertGreater(th["spinner"]["cpu_samples"], 0.5)
+        self.assertGreater(th["spinner"]["cpu_s"], 0.005)
+        i = [k for k, t in enumerate(d["threads"]) if t["name"] == "spinner"][0]
+        self.assertAlmostEqual(sum(st["cpu_count"] for st in d["stacks"] if st["thread"] == i),
+                               th["spinner"]["cpu_samples"], delta=0.05)
+
     def test_thread_role(self):
         self.assertEqual(A.thread_role(1, "MainThread", 1), "main")
         self.assertEqual(A.thread_role(2, "Thread-3 (_pin_memory_loop)", 1), "pin_memory")
@@ -215,6 +271,9 @@ if __name__ == "__main__":
         "loader": type(__loader__).__name__, "pickled": len(pickle.dumps(Point(3))) > 0,
         "main_is_module": sys.modules["__main__"].__dict__ is globals(),
         "agent_on_path": any("_bottleneck" in os.listdir(p) for p in sys.path if os.path.isdir(p) and p),
+        "agent_modules": sorted(m for m in sys.modules if "bottleneck" in m),
+        "threads": [t.name for t in __import__("threading").enumerate()],
+        "depth": len(__import__("traceback").extract_stack()),
     }
     if os.environ.get("WITH_SPAWN"):
         import multiprocessing as mp
@@ -271,7 +330,12 @@ class RunMainTest(unittest.TestCase):
         self.assertEqual(plain.returncode, 0, plain.stderr)
         self.assertEqual(agent.returncode, 0, agent.stderr)
         p, a = json.loads(plain.stdout), json.loads(agent.stdout)
+        # the program's frames sit under the boot module and run_main: its
+        # recursion limit is that much lower (documented in docs/run.md)
+        self.assertEqual(a.pop("depth") - p.pop("depth"), 2)
         self.assertEqual(a, p)
+        self.assertEqual(a["agent_modules"], [])
+        self.assertEqual(a["threads"], ["MainThread"])
         self.assertEqual(a["spawn"], [4, 9])
         self.assertFalse(a["agent_on_path"])
         # exactly one process was profiled: spawn children never load the agent
@@ -367,7 +431,8 @@ class LauncherShimTest(unittest.TestCase):
                         "out = subprocess.run([sys.executable, '-c', 'import os; print(os.environ.get(\"BOTTLENECK_AGENT_ACTIVE\"))'],"
                         " stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()\n"
                         "print(json.dumps({'chained': os.environ.get('CHAINED'), 'child_sees_active': out,"
-                        " 'agent': '_bottleneck_agent' in sys.modules, 'name': __name__}))\n")
+                        " 'agent': '_bottleneck_agent' in sys.modules, 'name': __name__,"
+                        " 'threads': [t.name for t in __import__('threading').enumerate()]}))\n")
             cfg = os.path.join(d, "cfg.json")
             with open(cfg, "w") as f:
                 json.dump({"run_dir": os.path.join(d, "run"), "python_profiler": "sample",
@@ -381,7 +446,10 @@ class LauncherShimTest(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stderr)
             out = json.loads(p.stdout)
             self.assertEqual(out["chained"], "yes")
-            self.assertTrue(out["agent"])
+            # the agent runs (files below) but the program does not see it
+            # in sys.modules nor its sampler thread in threading
+            self.assertFalse(out["agent"])
+            self.assertEqual(out["threads"], ["MainThread"])
             self.assertEqual(out["name"], "__main__")
             self.assertNotEqual(out["child_sees_active"], "None")
             files = sorted(os.listdir(os.path.join(d, "run")))

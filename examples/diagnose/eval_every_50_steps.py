@@ -1,0 +1,31 @@
+"""Control for the off-step rule: the same validation pass as
+eval_every_step.py, but every 50 steps, and one print of a tensor at the
+end. Neither belongs to the step: no off-step finding may appear.
+
+    bottleneck run examples/diagnose/eval_every_50_steps.py
+"""
+import torch
+
+
+def main():
+    torch.set_num_threads(1)  # steadier timings on a shared machine
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x, y = torch.randn(64, 256), torch.randint(0, 10, (64,))
+    val = [(torch.randn(256, 256), torch.randint(0, 10, (256,))) for _ in range(10)]
+    for step in range(1, 151):
+        model.train()
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+        if step % 50 == 0:
+            model.eval()
+            with torch.no_grad():
+                correct = sum((model(vx).argmax(1) == vy).sum().item() for vx, vy in val)
+            print("step", step, "val acc", correct / (10 * 256))
+    print("final weight", model[2].weight)
+
+
+if __name__ == "__main__":
+    main()

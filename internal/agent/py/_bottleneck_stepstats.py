@@ -1,0 +1,310 @@
+"""Whole-run per-step statistics for bottleneck's agent: memory at every step
+boundary, Python garbage-collection pauses, and the call sites of torch's
+thread settings (docs/run.md, "Step statistics").
+
+The agent calls StepStats.on_step at each step boundary from the step's
+thread. Per step it reads the process RSS (Linux /proc/self/statm) and, once
+CUDA is initialised by the program, torch.cuda.memory_allocated(), and adds
+the garbage-collection pauses that gc.callbacks timed during the step. It
+also looks, twice in the run, at the containers and autograd graphs held by
+the training loop's frame, to name the variable (and its line) that grows
+every step when memory grows.
+
+Standard library only; Python 3.9+; everything is best-effort: an error
+disables the part that failed and is reported in "errors".
+"""
+
+import gc
+import linecache
+import os
+import re
+import sys
+import time
+
+_MAX_ROWS = 20000  # rows kept; beyond, the stride doubles and rows off it are dropped
+_SITE_PAUSE_S = 0.0002  # collections at least this long record their calling line
+_PROBE_STEPS = (8, 16)  # steps at which the loop frame's variables are measured
+_GRAPH_CAP = 5000  # autograd nodes counted per tensor, at most
+_MAX_SITES = 20
+
+
+class StepStats:
+    def __init__(self, is_internal_file):
+        """is_internal_file(filename) -> True for agent, standard-library and
+        torch files: the responsible line is the innermost other frame."""
+        self._internal = is_internal_file
+        self.pid = os.getpid()
+        self.rows = []  # [step, rss bytes, cuda allocated bytes or None, gc s, collections, in window]
+        self.stride = 1
+        self.errors = []
+        self.gc_total_s = 0.0
+        self.gc_by_gen = {}  # generation -> [collections, seconds]
+        self.gc_sites = {}  # (file, line) -> {"file","line","func","count","pause_s","explicit"}
+        self._gc_step_s = 0.0
+        self._gc_step_n = 0
+        self._gc_start = None
+        self._statm = None
+        self._page = 4096
+        self._torch = None
+        self._probe = {}  # name -> (kind, size, site) from the first probe
+        self.growth = []  # variables of the loop frame that grow every step
+        self.thread_calls = []  # torch.set_num_threads / set_num_interop_threads call sites
+        try:
+            self._page = os.sysconf("SC_PAGE_SIZE")
+            self._statm = os.open("/proc/self/statm", os.O_RDONLY)
+        except (OSError, ValueError, AttributeError):
+            self._statm = None
+        gc.callbacks.append(self._on_gc)
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self.stop)
+
+    def on_torch(self, torch):
+        """Record the call sites of torch.set_num_threads and
+        set_num_interop_threads (the wrappers call the originals unchanged)."""
+        for name in ("set_num_threads", "set_num_interop_threads"):
+            orig = getattr(torch, name, None)
+            if orig is None or getattr(orig, "_bottleneck_wrapped", False):
+                continue
+            setattr(torch, name, self._thread_wrapper(name, orig))
+
+    def _thread_wrapper(self, name, orig):
+        import functools
+
+        @functools.wraps(orig)
+        def wrapper(*args, **kwargs):
+            if len(self.thread_calls) < _MAX_SITES and os.getpid() == self.pid:
+                try:
+                    f = sys._getframe(1)
+                    while f is not None and self._internal(f.f_code.co_filename):
+                        f = f.f_back
+                    if f is not None:
+                        self.thread_calls.append({
+                            "call": name, "value": args[0] if args and isinstance(args[0], int) else None,
+                            "file": f.f_code.co_filename, "line": f.f_lineno or 0,
+                            "func": getattr(f.f_code, "co_qualname", f.f_code.co_name)})
+                except Exception:
+                    pass
+            return orig(*args, **kwargs)
+        wrapper._bottleneck_wrapped = True
+        return wrapper
+
+    def stop(self):
+        """Stop timing collections (forked children, program end)."""
+        try:
+            gc.callbacks.remove(self._on_gc)
+        except ValueError:
+            pass
+
+    # -- garbage collection -------------------------------------------------
+    def _on_gc(self, phase, info, _clock=time.perf_counter):
+        # runs at every collection (gen 0 ones included): kept minimal
+        if phase == "start":
+            self._gc_start = _clock()
+            return
+        start = self._gc_start
+        if start is None:
+            return
+        dur = _clock() - start
+        self._gc_start = None
+        self.gc_total_s += dur
+        self._gc_step_s += dur
+        self._gc_step_n += 1
+        g = self.gc_by_gen.get(info["generation"])
+        if g is None:
+            g = self.gc_by_gen[info["generation"]] = [0, 0.0]
+        g[0] += 1
+        g[1] += dur
+        # sites only once the loop runs: start-up collections (imports,
+        # building data) are not the step's
+        if dur >= _SITE_PAUSE_S and self.rows and os.getpid() == self.pid:
+            self._gc_site(sys._getframe().f_back, dur)
+
+    def _gc_site(self, frame, dur):
+        f = frame
+        while f is not None and self._internal(f.f_code.co_filename):
+            f = f.f_back
+        if f is None:
+            return
+        key = (f.f_code.co_filename, f.f_lineno or 0)
+        rec = self.gc_sites.get(key)
+        if rec is None:
+            if len(self.gc_sites) >= 4 * _MAX_SITES:
+                return
+            src = linecache.getline(key[0], key[1])
+            rec = self.gc_sites[key] = {"file": key[0], "line": key[1],
+                                        "func": getattr(f.f_code, "co_qualname", f.f_code.co_name),
+                                        "count": 0, "pause_s": 0.0, "explicit": "collect(" in src}
+        rec["count"] += 1
+        rec["pause_s"] += dur
+
+    # -- memory ---------------------------------------------------------------
+    def _rss(self):
+        if self._statm is None:
+            return None
+        try:
+            return int(os.pread(self._statm, 128, 0).split()[1]) * self._page
+        except (OSError, ValueError, IndexError):
+            self._statm = None
+            return None
+
+    def _cuda(self):
+        t = self._torch
+        if t is None:
+            t = sys.modules.get("torch")
+            if t is None or not hasattr(t, "cuda"):
+                return None
+            self._torch = t
+        try:
+            if t.cuda.is_initialized():
+                return int(t.cuda.memory_allocated())
+        except Exception:
+            pass
+        return None
+
+    # -- step boundary --------------------------------------------------------
+    def on_step(self, step, in_window):
+        """One step ended; called from the step's thread."""
+        if step % self.stride == 0:
+            self.rows.append([step, self._rss(), self._cuda(), round(self._gc_step_s, 6), self._gc_step_n, bool(in_window)])
+            if len(self.rows) >= _MAX_ROWS:
+                self.stride *= 2
+                self.rows = [r for r in self.rows if r[0] % self.stride == 0]
+        self._gc_step_s = 0.0
+        self._gc_step_n = 0
+        if step in _PROBE_STEPS:
+            try:
+                self._probe_loop(step, sys._getframe(1))
+            except Exception as e:
+                self.errors.append("memory probe: %s: %s" % (type(e).__name__, e))
+
+    def _probe_loop(self, step, frame):
+        """Measure the loop frame's containers and autograd graphs; at the
+        second probe, keep those that grew."""
+        f = frame
+        while f is not None and self._internal(f.f_code.co_filename):
+            f = f.f_back
+        if f is None:
+            return
+        sizes = {}
+        local = f.f_locals
+        for scope, names in (("local", local), ("global", f.f_globals if f.f_globals is not local else {})):
+            for name, v in list(names.items()):
+                kind, size = _measure(v)
+                if kind is not None:
+                    sizes[(scope, name)] = (kind, size, v)
+        if sys.version_info < (3, 13) and local is not f.f_globals:
+            # before 3.13, f_locals is a snapshot dict cached on the frame: it
+            # would keep this step's tensors alive until the loop ends (a
+            # trace function refreshes it before it reads it)
+            local.clear()
+        del local
+        if step == _PROBE_STEPS[0]:
+            self._probe = {k: (kind, size) for k, (kind, size, _) in sizes.items()}
+            return
+        steps = _PROBE_STEPS[1] - _PROBE_STEPS[0]
+        for (scope, name), (kind, size, v) in sizes.items():
+            before = self._probe.get((scope, name))
+            if before is None or before[0] != kind or size <= before[1]:
+                continue
+            holds, nbytes = _holds(v, kind)
+            if holds is None:
+                continue  # a growing list of floats or strings costs no tensor memory
+            file, line = _writer_line(f, name, kind)
+            self.growth.append({"name": name, "scope": scope, "kind": kind,
+                                "per_step": (size - before[1]) / steps, "size": size,
+                                "holds": holds, "item_bytes": nbytes,
+                                "file": file, "line": line,
+                                "func": getattr(f.f_code, "co_qualname", f.f_code.co_name)})
+        self._probe = {}
+
+    def evidence(self):
+        gens = {str(k): {"collections": v[0], "pause_s": v[1]} for k, v in sorted(self.gc_by_gen.items())}
+        sites = sorted(self.gc_sites.values(), key=lambda r: -r["pause_s"])[:_MAX_SITES]
+        return {
+            "columns": ["step", "rss_bytes", "cuda_allocated_bytes", "gc_pause_s", "gc_collections", "in_window"],
+            "stride": self.stride,
+            "rows": self.rows,
+            "gc": {"pause_s": self.gc_total_s, "generations": gens, "sites": sites,
+                   "frozen": gc.get_freeze_count() if hasattr(gc, "get_freeze_count") else None},
+            "growth": self.growth,
+            "thread_calls": self.thread_calls,
+            "errors": self.errors,
+        }
+
+
+def _is_tensor(v):
+    t = sys.modules.get("torch")
+    return t is not None and isinstance(v, t.Tensor)
+
+
+def _graph_size(t):
+    """Autograd nodes reachable from a tensor's grad_fn (capped)."""
+    fn = getattr(t, "grad_fn", None)
+    if fn is None:
+        return 0
+    seen, todo = {id(fn)}, [fn]
+    while todo and len(seen) < _GRAPH_CAP:
+        n = todo.pop()
+        for nxt, _ in getattr(n, "next_functions", ()):
+            if nxt is not None and id(nxt) not in seen:
+                seen.add(id(nxt))
+                todo.append(nxt)
+    return len(seen)
+
+
+def _measure(v):
+    """(kind, size) of a value that can grow across steps, else (None, 0)."""
+    if isinstance(v, (list, dict, set)) or type(v).__name__ == "deque":
+        try:
+            return type(v).__name__, len(v)
+        except Exception:
+            return None, 0
+    if _is_tensor(v) and getattr(v, "grad_fn", None) is not None:
+        return "autograd graph", _graph_size(v)
+    return None, 0
+
+
+def _holds(v, kind):
+    """What a grown container's newest item holds ("tensor with autograd
+    graph", "tensor") and its tensor bytes; None when it holds no tensor."""
+    if kind == "autograd graph":
+        return "tensor with autograd graph", 0
+    try:
+        if isinstance(v, dict):
+            item = v[next(reversed(v))]
+        elif isinstance(v, set):
+            item = next(iter(v))
+        else:
+            item = v[-1]
+    except Exception:
+        return None, 0
+    items = list(item.values()) if isinstance(item, dict) else list(item) if isinstance(item, (list, tuple)) else [item]
+    tensors = [x for x in items[:16] if _is_tensor(x)]
+    if not tensors:
+        return None, 0
+    nbytes = 0
+    for x in tensors:
+        try:
+            nbytes += x.element_size() * x.nelement()
+        except Exception:
+            pass
+    graph = any(getattr(x, "grad_fn", None) is not None for x in tensors)
+    return ("tensor with autograd graph" if graph else "tensor"), nbytes
+
+
+def _writer_line(frame, name, kind):
+    """The line of frame's function that adds to the variable name."""
+    code = frame.f_code
+    file = code.co_filename
+    n = re.escape(name)
+    if kind == "autograd graph":
+        pat = re.compile(r"(^|[^\w.])%s\s*(\+=|-=|\*=|=\s*%s\s*[-+*])" % (n, n))
+    else:
+        pat = re.compile(r"(^|[^\w.])%s\s*(\.(append|extend|insert|add|update|setdefault|appendleft)\s*\(|\[.*\]\s*=[^=]|\+=)" % n)
+    first = code.co_firstlineno
+    last = max((ln for _, _, ln in code.co_lines() if ln), default=frame.f_lineno) if hasattr(code, "co_lines") else first + 500
+    for ln in range(first, last + 1):
+        src = linecache.getline(file, ln)
+        if pat.search(src.split("#", 1)[0]):
+            return file, ln
+    return file, frame.f_lineno or 0

@@ -1,0 +1,156 @@
+"""Unit tests of _bottleneck_stepstats (standard library only; the torch
+parts run only where torch imports)."""
+import gc
+import os
+import sys
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import _bottleneck_stepstats as S  # noqa: E402
+
+
+def _internal(fn):
+    return fn == S.__file__ or fn.startswith(os.path.dirname(os.__file__))
+
+
+class GCTest(unittest.TestCase):
+    def setUp(self):
+        self.st = S.StepStats(_internal)
+
+    def tearDown(self):
+        self.st.stop()
+
+    def test_explicit_collect_is_timed_and_sited_per_step(self):
+        junk = [[i] for i in range(100_000)]  # enough live objects for a >0.2 ms collection
+        self.st.on_step(1, False)  # the loop runs: sites are recorded from here
+        gc.collect()  # the line below is the site
+        line = sys._getframe().f_lineno - 1
+        self.st.on_step(2, True)
+        row = self.st.rows[-1]
+        self.assertEqual(row[0], 2)
+        self.assertTrue(row[5])
+        self.assertGreater(row[3], 0)
+        self.assertGreaterEqual(row[4], 1)
+        ev = self.st.evidence()
+        site = ev["gc"]["sites"][0]
+        self.assertEqual((site["file"], site["line"], site["explicit"]), (__file__, line, True))
+        self.assertIn("2", ev["gc"]["generations"])
+        self.assertEqual(len(junk), 100_000)
+
+    def test_startup_collections_have_no_site_and_stop_detaches(self):
+        gc.collect()
+        self.assertEqual(self.st.evidence()["gc"]["sites"], [])
+        self.st.stop()
+        before = self.st.gc_total_s
+        gc.collect()
+        self.assertEqual(self.st.gc_total_s, before)
+
+    def test_rows_are_thinned_past_the_cap(self):
+        old = S._MAX_ROWS
+        S._MAX_ROWS = 8
+        try:
+            for i in range(1, 40):
+                self.st.on_step(i, False)
+        finally:
+            S._MAX_ROWS = old
+        self.assertLessEqual(len(self.st.rows), 8)
+        self.assertGreater(self.st.stride, 1)
+        self.assertTrue(all(r[0] % self.st.stride == 0 for r in self.st.rows), self.st.rows)
+
+    @unittest.skipUnless(sys.platform.startswith("linux"), "RSS from /proc")
+    def test_rss_is_read(self):
+        self.st.on_step(1, False)
+        self.assertGreater(self.st.rows[-1][1], 1 << 20)
+
+
+class ThreadCallsTest(unittest.TestCase):
+    def test_set_num_threads_is_recorded_and_passed_through(self):
+        import types
+        seen = []
+        fake = types.SimpleNamespace(set_num_threads=lambda n: seen.append(n) or "ret",
+                                     set_num_interop_threads=lambda n: seen.append(("interop", n)))
+        st = S.StepStats(_internal)
+        try:
+            st.on_torch(fake)
+            st.on_torch(fake)  # idempotent: wrapped once
+            self.assertEqual(fake.set_num_threads(3), "ret"); line = sys._getframe().f_lineno  # noqa: E702
+            fake.set_num_interop_threads(1)
+        finally:
+            st.stop()
+        self.assertEqual(seen, [3, ("interop", 1)])
+        self.assertEqual(st.thread_calls[0], {"call": "set_num_threads", "value": 3, "file": __file__, "line": line,
+                                              "func": st.thread_calls[0]["func"]})
+        self.assertEqual(len(st.thread_calls), 2)
+
+
+class WriterLineTest(unittest.TestCase):
+    def test_finds_the_line_that_adds_to_a_variable(self):
+        def loop():
+            kept = []
+            total = 0
+            for i in range(3):
+                kept.append(i)  # appends
+                total += i  # accumulates
+            return sys._getframe()
+        f = loop()
+        first = loop.__code__.co_firstlineno
+        self.assertEqual(S._writer_line(f, "kept", "list")[1], first + 4)
+        self.assertEqual(S._writer_line(f, "total", "autograd graph")[1], first + 5)
+        self.assertEqual(S._writer_line(f, "kept", "list")[0], __file__)
+
+
+class ProbeTest(unittest.TestCase):
+    def test_probe_keeps_no_local_alive(self):
+        import weakref
+
+        class Big:
+            pass
+        st = S.StepStats(_internal)
+        try:
+            for step in range(1, 20):
+                obj = Big()
+                if step == S._PROBE_STEPS[1]:
+                    ref = weakref.ref(obj)
+                st.on_step(step, False)
+            del obj
+            self.assertIsNone(ref(), "the probe kept the step's local alive")
+        finally:
+            st.stop()
+
+    def test_growing_lists_of_numbers_are_not_memory(self):
+        st = S.StepStats(_internal)
+        try:
+            kept = []
+            for step in range(1, 20):
+                kept.append(float(step))
+                st.on_step(step, False)
+            self.assertEqual(st.growth, [])
+        finally:
+            st.stop()
+
+    def test_growing_tensor_list_is_named(self):
+        try:
+            import torch
+        except ImportError:
+            self.skipTest("no torch")
+        st = S.StepStats(_internal)
+        try:
+            w = torch.ones(4, requires_grad=True)
+            kept = []
+            for step in range(1, 20):
+                kept.append(w * step); line = sys._getframe().f_lineno  # noqa: E702 (holds a graph)
+                st.on_step(step, False)
+            g = [x for x in st.growth if x["name"] == "kept"]
+            self.assertEqual(len(g), 1, st.growth)
+            self.assertEqual(g[0]["holds"], "tensor with autograd graph")
+            self.assertEqual(g[0]["per_step"], 1)
+            self.assertEqual(g[0]["line"], line)
+        finally:
+            st.stop()
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,214 @@
+// Package kernels says what a device kernel is, from its name: its family
+// (GEMM, convolution, attention, elementwise, ..., communication), the
+// math unit it runs on (tensor/matrix cores or the CUDA/vector cores) and
+// its precision. The knowledge is data: Rules, an ordered table of name
+// patterns, each with the evidence it rests on and real kernel names it
+// must match (tested, and rendered to docs/kernels.md by Markdown).
+//
+// A name that no rule matches is Unknown: the package never guesses. A
+// rule that knows the family but not the math unit (a generic "gemm"
+// name) leaves Unit empty, and callers count such kernels on neither side.
+package kernels
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Family is what a kernel computes.
+type Family string
+
+const (
+	Unknown       Family = ""
+	GEMM          Family = "gemm"          // matrix products, incl. GEMV and split-K helpers
+	Conv          Family = "conv"          // convolutions (implicit GEMM, Winograd, FFT, direct)
+	Attention     Family = "attention"     // fused attention (flash, memory-efficient, paged)
+	Elementwise   Family = "elementwise"   // pointwise maths, fills, casts, optimizer updates
+	Reduction     Family = "reduction"     // sums, means, norms of tensors, split reductions
+	Norm          Family = "norm"          // layer/batch/group/RMS normalisation
+	Softmax       Family = "softmax"       // softmax and log-softmax
+	Copy          Family = "copy"          // copies, concatenation, transposes, layout changes
+	Indexing      Family = "indexing"      // gather/scatter/index/embedding lookups
+	Pooling       Family = "pooling"       // max/average pooling
+	Sort          Family = "sort"          // sort, scan, top-k, search
+	Communication Family = "communication" // NCCL/RCCL/MSCCL, DeepEP, NVSHMEM, symmetric memory, gloo
+	Sleep         Family = "sleep"         // deliberate busy-waits (torch.cuda._sleep)
+)
+
+// IsMath reports whether a family's time is bounded by a math unit
+// (GEMM, convolution, attention), so that the math unit and precision
+// matter.
+func (f Family) IsMath() bool { return f == GEMM || f == Conv || f == Attention }
+
+// Unit is the math unit a kernel's main loop runs on.
+type Unit string
+
+const (
+	// UnitUnknown: not a math kernel, or the name does not say.
+	UnitUnknown Unit = ""
+	// TensorCore: NVIDIA tensor cores (HMMA/IMMA/wgmma/tcgen05) or AMD
+	// matrix cores (MFMA/xdlops/WMMA).
+	TensorCore Unit = "tensor"
+	// VectorCore: CUDA cores (FFMA) or AMD vector ALUs.
+	VectorCore Unit = "simt"
+)
+
+// Kind is what Classify found for one kernel name.
+type Kind struct {
+	Family Family `json:"family"`
+	Unit   Unit   `json:"unit"`
+	// Precision of the math (math families) or of the data (others):
+	// fp64, fp32, tf32, bf16, fp16, fp8, fp4, int8; "" when the name does
+	// not say.
+	Precision string `json:"precision"`
+	// Rule is the ID of the rule that matched ("" for Unknown).
+	Rule string `json:"rule"`
+}
+
+// Rule is one row of the table.
+type Rule struct {
+	ID string
+	// Pattern is a Go regexp matched against the kernel name.
+	Pattern string
+	Family  Family
+	Unit    Unit
+	// Precision is fixed when set; else inferred from the name (see
+	// Precisions).
+	Precision string
+	// Evidence: why names matching Pattern are what the rule says.
+	Evidence string
+	// Examples are real kernel names (traces in testdata/traces, or the
+	// libraries' sources) the rule must classify; tested.
+	Examples []string
+
+	re *regexp.Regexp
+}
+
+// Classify says what the kernel called name is.
+func Classify(name string) Kind {
+	for i := range Rules {
+		r := &Rules[i]
+		if !r.re.MatchString(name) {
+			continue
+		}
+		k := Kind{Family: r.Family, Unit: r.Unit, Precision: r.Precision, Rule: r.ID}
+		if k.Precision == "" && r.Family != Communication && r.Family != Sleep {
+			k.Precision = precisionOf(name, r.Family.IsMath())
+		}
+		return k
+	}
+	return Kind{}
+}
+
+// Precisions lists, in the order tried, the name fragments that give a
+// math kernel's precision (the first that matches wins: "bf16" is tried
+// before "f16", "tf32" before "f32"). Tensile names (Cijk_...) carry the
+// data type in their fourth field instead (see tensilePrecision).
+var Precisions = []struct {
+	Precision string
+	Pattern   string
+	Evidence  string
+}{
+	{"fp4", `(?i)mxfp4|nvfp4|e2m1|fp4`, "OCP MX / NVIDIA FP4 type names (mxfp4, nvfp4, float_e2m1_t)"},
+	{"fp8", `(?i)e4m3|e5m2|fp8|float8|f8f6f4`, "FP8 type names (float_e4m3_t, e5m2, fp8, Float8_e4m3fn)"},
+	{"int8", `(?i)int8|i8816|i16832|imma|_s8_|s8s8|u8s8`, "integer MMA tiles (i8816, i16832, IMMA) and int8/s8 type names"},
+	{"bf16", `(?i)bf16|bfloat16`, "bf16 type names (bf16, cutlass::bfloat16_t, c10::BFloat16, __nv_bfloat16)"},
+	{"fp16", `(?i)f16|half|h884|h1688|h16816|hmma|hgemm|hcudnn`, "fp16 type names (f16, fp16, __half, c10::Half, half_t) and cuBLAS/cuDNN h-prefixed tiles (h884, h1688, h16816)"},
+	{"tf32", `(?i)tf32|tfloat32|s1688|s16816`, "TF32 names (tf32, tfloat32_t) and the s1688/s16816 tiles of fp32-data tensor-core kernels (checked after fp16/bf16, which use the same tiles with fp32 accumulation)"},
+	{"fp64", `(?i)f64|double|dgemm|dmma`, "fp64 names (f64, double, dgemm, DMMA)"},
+	{"fp32", `(?i)f32|float|sgemm|scudnn|ffma`, "fp32 names (f32, float, s-prefixed cuBLAS/cuDNN kernels: sgemm, scudnn; FFMA)"},
+}
+
+// templateTypes finds a scalar type among a C++ kernel's template
+// arguments, for kernels outside the math families: a data precision.
+// Parenthesised parts (function parameters, lambda signatures: a double
+// momentum argument, a float accumulator) are removed first (noParams).
+var templateTypes = regexp.MustCompile(`[<,]\s*(float|double|c10::Half|c10::BFloat16|at::Half|at::BFloat16|__half|__nv_bfloat16|__hip_bfloat16)\s*[,>]`)
+
+// noParams returns name without its parenthesised parts.
+func noParams(name string) string {
+	var b strings.Builder
+	depth := 0
+	for _, r := range name {
+		switch {
+		case r == '(':
+			depth++
+		case r == ')' && depth > 0:
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+var templatePrecision = map[string]string{
+	"float": "fp32", "double": "fp64", "c10::Half": "fp16", "at::Half": "fp16", "__half": "fp16",
+	"c10::BFloat16": "bf16", "at::BFloat16": "bf16", "__nv_bfloat16": "bf16", "__hip_bfloat16": "bf16",
+}
+
+// notAType removes fragments that name a type without using it: vLLM's
+// Fp8KVCacheDataType enum appears in every attention/cache kernel, fp8 or not.
+var notAType = regexp.MustCompile(`(?i)fp8kvcachedatatype`)
+
+var precisionRes = func() []*regexp.Regexp {
+	res := make([]*regexp.Regexp, len(Precisions))
+	for i, p := range Precisions {
+		res[i] = regexp.MustCompile(p.Pattern)
+	}
+	return res
+}()
+
+func precisionOf(name string, math bool) string {
+	if !math {
+		if m := templateTypes.FindStringSubmatch(noParams(name)); m != nil {
+			return templatePrecision[m[1]]
+		}
+		return ""
+	}
+	if p, ok := tensilePrecision(name); ok {
+		return p
+	}
+	name = notAType.ReplaceAllString(name, "")
+	for i, re := range precisionRes {
+		if re.MatchString(name) {
+			return Precisions[i].Precision
+		}
+	}
+	return ""
+}
+
+// tensilePrecision reads a Tensile (rocBLAS/hipBLASLt) kernel name,
+// Cijk_<A layout>_<B layout>_<types>_..., whose fourth field starts with
+// the input data type: S fp32, D fp64, H fp16, B bf16, F8/B8 fp8, I8 int8.
+func tensilePrecision(name string) (string, bool) {
+	if !strings.HasPrefix(name, "Cijk_") {
+		return "", false
+	}
+	f := strings.SplitN(name, "_", 5)
+	if len(f) < 4 {
+		return "", true
+	}
+	t := f[3]
+	switch {
+	case strings.HasPrefix(t, "F8"), strings.HasPrefix(t, "B8"):
+		return "fp8", true
+	case strings.HasPrefix(t, "I8"), strings.HasPrefix(t, "4xi8"):
+		return "int8", true
+	case strings.HasPrefix(t, "B"):
+		return "bf16", true
+	case strings.HasPrefix(t, "H"):
+		return "fp16", true
+	case strings.HasPrefix(t, "S"):
+		return "fp32", true
+	case strings.HasPrefix(t, "D"):
+		return "fp64", true
+	}
+	return "", true
+}
+
+func init() {
+	for i := range Rules {
+		Rules[i].re = regexp.MustCompile(Rules[i].Pattern)
+	}
+}

@@ -1,0 +1,29 @@
+package atomicfile
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWriteReplacesAndLeavesNoTemporary(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f.txt")
+	for _, want := range []string{"first", "second"} {
+		if err := Write(p, []byte(want)); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(p); string(b) != want {
+			t.Fatalf("content %q, want %q", b, want)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("%d files left, want 1", len(ents))
+	}
+}
+
+func TestWriteIntoMissingDirectoryFails(t *testing.T) {
+	if err := Write(filepath.Join(t.TempDir(), "no", "f.txt"), []byte("x")); err == nil {
+		t.Fatal("want an error")
+	}
+}

@@ -1,0 +1,215 @@
+package diagnose
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+)
+
+// cpuTrace is a CPU-only window: 60% native ops, 40% between ops.
+func cpuTrace(run *RunEvidence) Analyses {
+	br := &breakdown.Result{AveragedSteps: 3, Average: breakdown.Costs{CPUExecUs: 60e3, RuntimeUs: 0, OtherUs: 40e3, TotalUs: 100e3},
+		Steps: []breakdown.Step{{Name: "4"}, {Name: "5"}, {Name: "6"}}}
+	w := &window.Result{SteadyState: true, Used: []string{"4", "5", "6"}, MedianUs: 100e3}
+	return Analyses{Events: 1000, Window: w, Breakdown: br, Run: run}
+}
+
+func findingOf(d *Diagnosis, rule string) *Finding {
+	for i := range d.Findings {
+		if d.Findings[i].Rule == rule {
+			return &d.Findings[i]
+		}
+	}
+	return nil
+}
+
+func TestFitLine(t *testing.T) {
+	a, b, r2 := fitLine([]float64{1, 2, 3, 4}, []float64{3, 5, 7, 9})
+	if math.Abs(a-1) > 1e-9 || math.Abs(b-2) > 1e-9 || math.Abs(r2-1) > 1e-9 {
+		t.Errorf("fit %v %v %v, want 1 2 1", a, b, r2)
+	}
+	if _, b, r2 := fitLine([]float64{1, 2, 3, 4}, []float64{5, 5, 5, 5}); b != 0 || r2 != 0 {
+		t.Errorf("flat: slope %v r2 %v", b, r2)
+	}
+	if _, b, _ := fitLine([]float64{2, 2}, []float64{1, 3}); b != 0 {
+		t.Errorf("one x: slope %v", b)
+	}
+}
+
+func rows(n int, mem func(step int) float64, cuda bool) []rundir.StepRow {
+	var out []rundir.StepRow
+	for i := 1; i <= n; i++ {
+		r := rundir.StepRow{Step: i, RSS: 1 << 30, CUDA: -1}
+		if cuda {
+			r.CUDA = mem(i)
+		} else {
+			r.RSS = mem(i)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// The trend skips start-up steps, prefers CUDA memory when the program
+// used CUDA, and needs 8 steps.
+func TestMemoryTrend(t *testing.T) {
+	grow := func(s int) float64 { return 1e9 + 4e6*float64(s) }
+	m := memoryTrend(rows(30, func(s int) float64 {
+		if s <= startupSteps {
+			return 5e9 // start-up spike, left out
+		}
+		return grow(s)
+	}, false), nil)
+	if m == nil || m.Source != "rss" || math.Abs(m.SlopeBytes-4e6) > 1 || m.Steps != 27 {
+		t.Fatalf("rss trend %+v", m)
+	}
+	if m := memoryTrend(rows(30, grow, true), nil); m == nil || m.Source != "cuda_allocated" {
+		t.Errorf("cuda trend %+v", m)
+	}
+	if m := memoryTrend(rows(startupSteps+7, grow, false), nil); m != nil {
+		t.Errorf("7 steps gave a trend: %+v", m)
+	}
+}
+
+func TestGCPauses(t *testing.T) {
+	var st []steptimes.Step
+	var rs []rundir.StepRow
+	for i := 1; i <= 10; i++ {
+		st = append(st, steptimes.Step{N: i, DurS: 0.1})
+		p := 0.02
+		if i <= startupSteps {
+			p = 5 // imports: not the step's
+		}
+		rs = append(rs, rundir.StepRow{Step: i, GCPauseS: p, GCCount: 2, CUDA: -1})
+	}
+	g := gcPauses(rs, st, nil)
+	if g == nil || g.Steps != 7 || math.Abs(g.Share-0.2) > 1e-9 || g.CollectionsPerStep != 2 {
+		t.Fatalf("gc %+v", g)
+	}
+	if gcPauses(rs, nil, nil) != nil {
+		t.Error("no step times gave GC pauses")
+	}
+}
+
+// gc.pauses takes its share out of the time where no op ran (unexplained
+// without a Python profile) and names the gc.collect line; a small pause
+// per step stays silent.
+func TestGCFinding(t *testing.T) {
+	site := rundir.GCSite{File: "train.py", Line: 12, Func: "main", Count: 30, PauseS: 3, Explicit: true}
+	d := Compute(cpuTrace(&RunEvidence{GC: &GCPauses{Steps: 30, PausePerStepS: 0.03, StepS: 0.1, Share: 0.3, CollectionsPerStep: 1, Sites: []rundir.GCSite{site}}}))
+	f := findingOf(d, "gc.pauses")
+	if f == nil {
+		t.Fatalf("no gc finding: %+v", d.Findings)
+	}
+	if len(f.Where) == 0 || f.Where[0].Line != 12 || !strings.Contains(f.Change, "train.py:12") {
+		t.Errorf("gc finding does not point at the gc.collect line: %+v %s", f.Where, f.Change)
+	}
+	var unexplained, gc float64
+	for _, c := range d.Classes {
+		switch c.Class {
+		case Unexplained:
+			unexplained = c.SharePct
+		case GC:
+			gc = c.SharePct
+		}
+	}
+	if gc != 30 || unexplained != 10 {
+		t.Errorf("gc %v%% unexplained %v%%, want 30 and 10", gc, unexplained)
+	}
+	// automatic collections: the change is not about gc.collect
+	site.Explicit = false
+	d = Compute(cpuTrace(&RunEvidence{GC: &GCPauses{Steps: 30, PausePerStepS: 0.03, StepS: 0.1, Share: 0.3, Sites: []rundir.GCSite{site}}}))
+	if f := findingOf(d, "gc.pauses"); f == nil || strings.Contains(f.Change, "gc.collect() runs") {
+		t.Errorf("automatic collections: %+v", f)
+	}
+	// silent: 1% of the step
+	d = Compute(cpuTrace(&RunEvidence{GC: &GCPauses{Steps: 30, PausePerStepS: 0.001, StepS: 0.1, Share: 0.01, Sites: []rundir.GCSite{site}}}))
+	if f := findingOf(d, "gc.pauses"); f != nil {
+		t.Errorf("1%% GC gave a finding: %s", f.Title)
+	}
+}
+
+// memory.growth needs both a growing trend and a loop variable that keeps
+// tensors; it leads the findings. A large stable footprint, a trend
+// without a culprit, and a growing list of small detached tensors stay
+// silent.
+func TestMemoryGrowthFinding(t *testing.T) {
+	leak := rundir.Growth{Name: "preds", Scope: "local", Kind: "list", PerStep: 1, Holds: "tensor with autograd graph", File: "train.py", Line: 20, Func: "main"}
+	small := rundir.Growth{Name: "outs", Scope: "local", Kind: "list", PerStep: 1, Holds: "tensor", ItemBytes: 1024, File: "train.py", Line: 21}
+	growing := func(g ...rundir.Growth) *MemoryTrend {
+		return &MemoryTrend{Source: "rss", Steps: 30, FirstBytes: 1e9, LastBytes: 1e9 + 30*4e6, SlopeBytes: 4e6, R2: 0.97, Growing: g}
+	}
+	d := Compute(cpuTrace(&RunEvidence{Memory: growing(small, leak)}))
+	if len(d.Findings) == 0 || d.Findings[0].Rule != "memory.growth" {
+		t.Fatalf("memory.growth not first: %+v", d.Findings)
+	}
+	f := d.Findings[0]
+	if len(f.Where) != 1 || f.Where[0].Line != 20 || !strings.Contains(f.Title, "preds") || !strings.Contains(f.Change, "detach") {
+		t.Errorf("finding %+v", f)
+	}
+	if !strings.Contains(d.Verdict.Why, "memory grows") || d.Verdict.Secondary[len(d.Verdict.Secondary)-1] != MemoryGrowth {
+		t.Errorf("verdict does not name the growth: %+v", d.Verdict)
+	}
+	stable := growing(leak)
+	stable.SlopeBytes, stable.LastBytes = 0, stable.FirstBytes
+	for name, m := range map[string]*MemoryTrend{
+		"stable footprint":       stable,
+		"no culprit":             growing(),
+		"small detached tensors": growing(small),
+		"slow growth":            {Source: "rss", Steps: 30, FirstBytes: 1e9, LastBytes: 1e9 + 8<<20, SlopeBytes: 8 << 20 / 30, Growing: []rundir.Growth{leak}},
+	} {
+		d := Compute(cpuTrace(&RunEvidence{Memory: m}))
+		if f := findingOf(d, "memory.growth"); f != nil {
+			t.Errorf("%s: %s", name, f.Title)
+		}
+		if strings.Contains(d.Verdict.Why, "memory grows") {
+			t.Errorf("%s: verdict %s", name, d.Verdict.Why)
+		}
+	}
+}
+
+// cpu.tiny-ops: thousands of ops at a few µs of step each make the native
+// share framework overhead; the same op count with large ops, or too few
+// ops, stays cpu-compute-bound.
+func TestTinyOps(t *testing.T) {
+	ops := func(calls int, selfUs float64) *optable.OpTable {
+		return &optable.OpTable{Calls: calls + 3, HostSelfUs: selfUs + 30, StepsFirst: 4, StepsLast: 6, Rows: []optable.OpRow{
+			{Name: "aten::add_", Calls: calls / 2, HostSelfUs: selfUs / 2}, {Name: "aten::mul_", Calls: calls / 2, HostSelfUs: selfUs / 2},
+			{Name: "ProfilerStep#4", Calls: 3, HostSelfUs: 30}}}
+	}
+	run := &RunEvidence{RunMedianStepS: 0.02} // 20 ms outside the window
+	in := cpuTrace(run)
+	in.Ops = ops(3*4000, 3*50e3) // 4000 ops per step: 5 µs of step per op
+	d := Compute(in)
+	if d.Verdict.Primary != Overhead {
+		t.Fatalf("verdict %s (%s), want %s", d.Verdict.Primary, d.Verdict.Why, Overhead)
+	}
+	f := findingOf(d, "cpu.tiny-ops")
+	if f == nil || !strings.HasPrefix(f.Title, "4000 ops per step, one per 5 µs") {
+		t.Fatalf("finding %+v", f)
+	}
+	if findingOf(d, "cpu.native") != nil {
+		t.Error("cpu.native fired next to cpu.tiny-ops")
+	}
+	for name, c := range map[string]struct {
+		run *RunEvidence
+		ops *optable.OpTable
+	}{
+		"large ops":           {&RunEvidence{RunMedianStepS: 2}, ops(3*4000, 3*50e3)}, // 500 µs of step per op
+		"few ops":             {run, ops(3*400, 3*50e3)},
+		"no run, window step": {nil, ops(3*4000, 3*50e3)}, // 100 ms window step: 25 µs per op
+	} {
+		in := cpuTrace(c.run)
+		in.Ops = c.ops
+		d := Compute(in)
+		if f := findingOf(d, "cpu.tiny-ops"); f != nil || d.Verdict.Primary == Overhead {
+			t.Errorf("%s: %s / %+v", name, d.Verdict.Primary, f)
+		}
+	}
+}

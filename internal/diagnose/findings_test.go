@@ -1,0 +1,295 @@
+package diagnose
+
+import (
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/flops"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/gpu"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/idle"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/regions"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/syncs"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
+)
+
+// The input finding's title quotes the measurement its share came from:
+// with the agent's wait (635 ms of a 1.5 s agent step) the title says
+// 635 ms, not the share times the trace's own mean step (1 s).
+func TestInputTitleQuotesItsMeasurement(t *testing.T) {
+	br := &breakdown.Result{AveragedSteps: 3, Average: breakdown.Costs{DataLoaderUs: 100e3, CPUExecUs: 900e3, TotalUs: 1e6},
+		Steps: []breakdown.Step{{Name: "4"}, {Name: "5"}, {Name: "6"}}}
+	w := &window.Result{SteadyState: true, Used: []string{"4", "5", "6"}, MedianUs: 1e6}
+	for _, c := range []struct {
+		name string
+		run  *RunEvidence
+		want string
+	}{
+		{"trace", nil, "100.0 ms per step (10% of the step)"},
+		{"agent", &RunEvidence{WindowStepS: 1.5, DataLoaderWaitS: 0.635, HasDataLoader: true}, "635.0 ms per step (42% of the step)"},
+		// the agent measured less than the trace: the trace's figure stands
+		{"agent below trace", &RunEvidence{WindowStepS: 1.5, DataLoaderWaitS: 0.03, HasDataLoader: true}, "100.0 ms per step (10% of the step)"},
+	} {
+		d := Compute(Analyses{Events: 1000, Window: w, Breakdown: br, Run: c.run})
+		var title string
+		for _, f := range d.Findings {
+			if f.Rule == "input.loader" {
+				title = f.Title
+			}
+		}
+		if !strings.HasSuffix(title, c.want) {
+			t.Errorf("%s: input finding %q, want it to end with %q", c.name, title, c.want)
+		}
+	}
+}
+
+// The host-wait frames stay within their gaps: a frame's time is capped
+// at its gap, and a gap spent in a syncing op is a sync stall, left out.
+func TestHostWaitFramesStayInTheirGaps(t *testing.T) {
+	s := &state{p: Default, share: map[Class]float64{Sync: 0.3}, in: Analyses{
+		Syncs: &syncs.Result{Causes: []syncs.Cause{{Op: "aten::copy_", StallUs: 80}}},
+		Idle: &idle.Result{TopHostWaits: []idle.Gap{
+			{Us: 100, Ops: []idle.Frame{{Name: "aten::to", Kind: "cpu_op", Us: 90}, {Name: "aten::copy_", Kind: "cpu_op", Us: 90}}},
+			{Us: 50, Ops: []idle.Frame{{Name: "forward", Kind: "python_function", Us: 80}, {Name: "aten::mm", Kind: "cpu_op", Us: 20}}},
+		}},
+	}}
+	got := s.hostWaitFrames()
+	want := []Location{
+		{Kind: "python", Name: "forward", Note: "ran 50 µs of the 50 µs of the largest host-wait gap"},
+		{Kind: "op", Name: "aten::mm", Note: "ran 20 µs of the 50 µs of the largest host-wait gap"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("frames\n%+v\nwant\n%+v", got, want)
+	}
+	// without a sync finding, the first gap is host work like any other
+	s.share[Sync] = 0
+	if got := s.hostWaitFrames(); len(got) != 2 || got[0].Name != "aten::copy_" || got[1].Name != "aten::to" {
+		t.Errorf("no sync finding: %+v", got)
+	}
+}
+
+// Pinned-memory advice is for host copies: when device-to-device copies
+// take most of the copy time the change names the ops that copy instead,
+// and a pageable host-to-device majority keeps the pinned-memory advice.
+func TestCopyAdviceFollowsDirection(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		copies []gpu.Memcpy
+		want   string
+	}{
+		{"dtod", []gpu.Memcpy{{Direction: "DtoD", TimeUs: 90}, {Direction: "HtoD", HostMemory: "pageable", TimeUs: 60}}, "the copies stay on the device"},
+		{"htod", []gpu.Memcpy{{Direction: "DtoD", TimeUs: 40}, {Direction: "HtoD", HostMemory: "pageable", TimeUs: 60}}, "pin_memory"},
+	} {
+		s := &state{p: Default, step: 1000, share: map[Class]float64{Copy: 0.2}, d: &Diagnosis{},
+			in: Analyses{GPU: &gpu.Result{Devices: []gpu.Device{{Memcpy: c.copies}}}}}
+		s.findings()
+		if len(s.d.Findings) != 1 || !strings.Contains(s.d.Findings[0].Change, c.want) {
+			t.Errorf("%s: %+v, want a change with %q", c.name, s.d.Findings, c.want)
+		}
+	}
+}
+
+// With fewer ranks than the job's world size, exposed communication may be
+// waiting for another rank: the change says so and confidence drops; with
+// every rank in the input (or a one-rank job) it stays silent.
+func TestCommWithMissingRanks(t *testing.T) {
+	for _, c := range []struct {
+		read, world int
+		caveat      bool
+	}{{1, 300, true}, {8, 8, false}, {1, 1, false}, {1, 0, false}} {
+		s := &state{p: Default, step: 1000, share: map[Class]float64{Comm: 0.5}, d: &Diagnosis{},
+			in: Analyses{RanksRead: c.read, WorldSize: c.world}}
+		s.findings()
+		f := s.d.Findings[0]
+		if got := strings.Contains(f.Change, "analyze all ranks together"); got != c.caveat || (f.Confidence == "low") != c.caveat {
+			t.Errorf("%d of %d ranks: caveat %v, confidence %s: %s", c.read, c.world, got, f.Confidence, f.Change)
+		}
+	}
+}
+
+// The CPU change follows the ops that take the native time.
+func TestCPUChangeFollowsOps(t *testing.T) {
+	rows := func(rs ...optable.OpRow) *optable.OpTable { return &optable.OpTable{Rows: rs} }
+	for _, c := range []struct {
+		name string
+		ops  *optable.OpTable
+		want string
+	}{
+		{"conv", rows(optable.OpRow{Name: "aten::mkldnn_convolution", HostSelfUs: 600}, optable.OpRow{Name: "aten::add_", HostSelfUs: 400}), "channels_last"},
+		{"gemm", rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 500}, optable.OpRow{Name: "aten::relu", HostSelfUs: 500}), "matmuls take most"},
+		// neither family reaches 40%: no conv or matmul advice
+		{"spread", rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 300}, optable.OpRow{Name: "aten::conv2d", HostSelfUs: 300}, optable.OpRow{Name: "aten::mul", HostSelfUs: 500}), "no op family dominates"},
+	} {
+		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{Ops: c.ops}}
+		s.findings()
+		if f := s.d.Findings[0]; !strings.Contains(f.Change, c.want) {
+			t.Errorf("%s: %s, want %q", c.name, f.Change, c.want)
+		}
+	}
+}
+
+// The optimizer finding needs the region to be the update's own time (no
+// closure running the model inside), and its advice follows what the
+// update already uses.
+func TestOptimizerFinding(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		region regions.Region
+		want   string // "" silent
+	}{
+		{"per-parameter", regions.Region{Name: "Optimizer.step#Adam.step", Calls: 1, TotalUs: 300}, "foreach=True"},
+		{"foreach", regions.Region{Name: "Optimizer.step#Adam.step", Calls: 1, TotalUs: 300, MultiTensor: true}, "torch.compile(optimizer.step)"},
+		{"closure", regions.Region{Name: "Optimizer.step#AdamW.step", Calls: 1, TotalUs: 800, Closure: true}, ""},
+	} {
+		s := &state{p: Default, step: 1000, steps: 1, device: true, share: map[Class]float64{}, d: &Diagnosis{},
+			in: Analyses{Regions: &regions.Result{Regions: []regions.Region{c.region}}}}
+		s.optimizerFinding()
+		switch {
+		case c.want == "" && len(s.d.Findings) > 0:
+			t.Errorf("%s: fired: %+v", c.name, s.d.Findings)
+		case c.want != "" && (len(s.d.Findings) != 1 || !strings.Contains(s.d.Findings[0].Change, c.want)):
+			t.Errorf("%s: %+v, want a change with %q", c.name, s.d.Findings, c.want)
+		}
+	}
+}
+
+// Oversubscription fires when the job's threads outnumber the CPUs and the
+// CPU side of the step matters; otherwise it stays silent, and then more
+// intra-op threads are advised only when CPUs are free.
+func TestOversubscription(t *testing.T) {
+	workers := func(n int) []Loader { return []Loader{{Dataset: "D", NumWorkers: &n}} }
+	for _, c := range []struct {
+		name                 string
+		cpus, threads, ranks int
+		loaders              []Loader
+		share                map[Class]float64
+		fires                bool
+		change, nativeChange string
+	}{
+		{"threads+workers on 2 CPUs", 2, 2, 1, workers(2), map[Class]float64{CPUCompute: 0.6, Input: 0.3}, true, "OMP_NUM_THREADS=1 (or torch.set_num_threads(1) at start) and DataLoader(num_workers=1)", ""},
+		{"4 ranks × 8 threads on 8 CPUs", 8, 8, 4, nil, map[Class]float64{CPUCompute: 0.6}, true, "OMP_NUM_THREADS=2", ""},
+		{"room to spare", 8, 4, 1, workers(2), map[Class]float64{CPUCompute: 0.6}, false, "", "torch.set_num_threads(6)"},
+		{"exactly full", 2, 2, 1, nil, map[Class]float64{CPUCompute: 0.6}, false, "", "matmul"},
+		{"GPU step, CPU side idle", 2, 4, 1, nil, map[Class]float64{GPUCompute: 0.9, Host: 0.01}, false, "", ""},
+	} {
+		s := &state{p: Default, step: 1000, share: c.share, d: &Diagnosis{}, in: Analyses{
+			Ops: &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::addmm", HostSelfUs: 500}}},
+			Run: &RunEvidence{Loaders: c.loaders, Env: &Env{CPUs: c.cpus, NumThreads: c.threads, LocalRanks: c.ranks, LoadAverage: -1}}}}
+		s.findings()
+		var over, native *Finding
+		for i, f := range s.d.Findings {
+			switch f.Rule {
+			case "cpu.oversubscribed":
+				over = &s.d.Findings[i]
+			case "cpu.native":
+				native = &s.d.Findings[i]
+			}
+		}
+		if (over != nil) != c.fires || over != nil && !strings.Contains(over.Change, c.change) {
+			t.Errorf("%s: oversubscription %+v, want fires=%v with %q", c.name, over, c.fires, c.change)
+		}
+		if native != nil && c.fires && strings.Contains(native.Change, "set_num_threads") {
+			t.Errorf("%s: cpu.native asks for threads while oversubscribed: %s", c.name, native.Change)
+		}
+		if c.nativeChange != "" && (native == nil || !strings.Contains(native.Change, c.nativeChange)) {
+			t.Errorf("%s: cpu.native %+v, want %q", c.name, native, c.nativeChange)
+		}
+	}
+}
+
+// The GPU-bound change follows the kernel families that hold most of the
+// kernel time, and keeps the general change when none does.
+func TestKernelsChangeFollowsFamilies(t *testing.T) {
+	const (
+		elementwise = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)"
+		layerNorm   = "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float, c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)"
+		tcGEMM      = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"
+		flash       = "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t>, false, false, false, false, true, true, false>(pytorch_flash::Flash_fwd_params)"
+	)
+	rows := func(rs ...optable.KernelRow) *optable.KernelTable {
+		kt := &optable.KernelTable{Rows: rs}
+		for _, r := range rs {
+			kt.TotalUs += r.TotalUs
+		}
+		return kt
+	}
+	for _, c := range []struct {
+		name string
+		kt   *optable.KernelTable
+		want string
+	}{
+		{"memory-bound", rows(optable.KernelRow{Name: elementwise, TotalUs: 400}, optable.KernelRow{Name: layerNorm, TotalUs: 300}, optable.KernelRow{Name: tcGEMM, TotalUs: 300}), "torch.compile(model) fuses"},
+		{"tensor-core matmuls", rows(optable.KernelRow{Name: tcGEMM, TotalUs: 800}, optable.KernelRow{Name: elementwise, TotalUs: 200}), "the model's own work"},
+		{"attention", rows(optable.KernelRow{Name: flash, TotalUs: 600}, optable.KernelRow{Name: tcGEMM, TotalUs: 400}), "already fused"},
+		// no group holds half the kernel time: the general change
+		{"mixed", rows(optable.KernelRow{Name: elementwise, TotalUs: 400}, optable.KernelRow{Name: tcGEMM, TotalUs: 400}, optable.KernelRow{Name: flash, TotalUs: 200}), "the device is the limit"},
+	} {
+		s := &state{p: Default, step: 1000, device: true, share: map[Class]float64{GPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{Kernels: c.kt}}
+		s.gpuFindings()
+		var change string
+		for _, f := range s.d.Findings {
+			if f.Rule == "gpu.kernels" {
+				change = f.Change
+			}
+		}
+		if !strings.Contains(change, c.want) {
+			t.Errorf("%s: change %q, want %q", c.name, change, c.want)
+		}
+	}
+}
+
+// The roofline decides the GPU-bound change when matmuls/attention hold
+// most of the kernel time: near the roof the hardware is the limit, far
+// below it the shapes do not fill the device; in between, or without a
+// roof (no shapes, unknown device), the family change stays. Memory-bound
+// kernels keep the fusion advice whatever the matmuls' roof.
+func TestKernelsChangeFollowsRoofline(t *testing.T) {
+	const (
+		elementwise = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)"
+		tcGEMM      = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"
+	)
+	matmuls := &optable.KernelTable{Rows: []optable.KernelRow{{Name: tcGEMM, TotalUs: 800}, {Name: elementwise, TotalUs: 200}}, TotalUs: 1000}
+	memBound := &optable.KernelTable{Rows: []optable.KernelRow{{Name: tcGEMM, TotalUs: 200}, {Name: elementwise, TotalUs: 800}}, TotalUs: 1000}
+	// Two op rows: 3/4 of the time at roofA, 1/4 at roofB; a row without a
+	// roof (no shapes) does not count.
+	roof := func(roofA, roofB float64) *flops.Result {
+		return &flops.Result{Available: true, Ops: []flops.Op{
+			{Name: "aten::mm", DeviceUs: 600, RoofTFLOPS: 989.4, RoofPct: roofA},
+			{Name: "aten::_flash_attention_forward", DeviceUs: 200, RoofTFLOPS: 500, RoofPct: roofB},
+			{Name: "aten::addmm", DeviceUs: 5000},
+		}}
+	}
+	for _, c := range []struct {
+		name     string
+		kt       *optable.KernelTable
+		fl       *flops.Result
+		want     string
+		wantRoof float64 // 0: no roof evidence
+	}{
+		{"near the roof", matmuls, roof(90, 70), "near this device's limit", 85},
+		{"far below the roof", matmuls, roof(10, 30), "the device is not filled", 15},
+		{"in between", matmuls, roof(50, 50), "the model's own work", 50},
+		{"no roof", matmuls, &flops.Result{Available: true, Ops: []flops.Op{{Name: "aten::mm", DeviceUs: 600}}}, "the model's own work", 0},
+		{"no flops analysis", matmuls, nil, "the model's own work", 0},
+		{"memory-bound kernels", memBound, roof(10, 10), "torch.compile(model) fuses", 10},
+	} {
+		s := &state{p: Default, step: 1000, device: true, share: map[Class]float64{GPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{Kernels: c.kt, Flops: c.fl}}
+		s.gpuFindings()
+		f := findRule(s.d.Findings, "gpu.kernels")
+		if f == nil || !strings.Contains(f.Change, c.want) {
+			t.Errorf("%s: finding %+v, want %q", c.name, f, c.want)
+			continue
+		}
+		var got float64
+		for _, e := range f.Measured {
+			if e.Unit == "% of roof" {
+				got = e.Value
+			}
+		}
+		if got != c.wantRoof {
+			t.Errorf("%s: roof evidence %v, want %v (%+v)", c.name, got, c.wantRoof, f.Measured)
+		}
+	}
+}

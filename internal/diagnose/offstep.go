@@ -1,0 +1,310 @@
+package diagnose
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
+)
+
+// Work that does not belong in the step: an evaluation pass, metric
+// computation, formatting tensors for logging, all run every step. The
+// sampler's stacks show it: a forward pass under torch.no_grad /
+// inference_mode (the decorator's frame, or a `with` block around the
+// user's line), frames of a metric library, torch's tensor printing.
+// File I/O (checkpoints, log files) is the io.in-step rule's.
+
+// OffStepKind names what such work is.
+const (
+	OffStepEval    = "evaluation forward pass (torch.no_grad / inference_mode)"
+	OffStepMetrics = "metric computation"
+	OffStepPrint   = "tensor formatted for logging (print/str of a tensor)"
+)
+
+// offStepLibs are path fragments of metric libraries.
+var offStepLibs = []string{"/torchmetrics/", "/sklearn/metrics/", "/torcheval/metrics/", "/evaluate/"}
+
+// tensorFormatting is torch's tensor printing: print(tensor), f"{tensor}".
+const tensorFormatting = "/torch/_tensor_str.py"
+
+// moduleCall marks a frame of nn.Module.__call__: a forward pass.
+const moduleCall = "/torch/nn/modules/module.py"
+
+// noGradDecorator is the frame torch.no_grad()/inference_mode() add as
+// decorators.
+const noGradDecorator = "/torch/utils/_contextlib.py"
+
+// OffStepLine is a user line that runs work that does not belong in the
+// step, with its share of the main thread's samples.
+type OffStepLine struct {
+	Line
+	Kind string `json:"kind"`
+}
+
+// offStep classifies the main thread's samples over the whole run (an
+// evaluation every N steps then weighs 1/N, as it costs the run) and
+// returns the share in work that does not belong in the step, its lines,
+// largest first, and the share within the recorded window alone (-1
+// without one): work in every step fills both, work every N steps at
+// most one.
+func offStep(p *pyprofile.Profile) (float64, []OffStepLine, float64) {
+	type key struct {
+		file string
+		line int
+		kind string
+	}
+	src := newSourceCache()
+	// a program that never trains (inference) runs every forward under
+	// no_grad: those forwards are its steps
+	trains := training(p)
+	var total, off, winTotal, winOff int
+	lines := map[key]int{}
+	funcs := map[key]string{}
+	for _, st := range p.Stacks {
+		if p.Threads[st.Thread].Role != "main" || len(st.Frames) == 0 || st.Count == 0 || importing(p, st.Frames) {
+			continue
+		}
+		total += st.Count
+		winTotal += st.WindowCount
+		if slices.ContainsFunc(st.Frames, func(fi int) bool { return matchAny(p.Frames[fi].File, ioFiles) }) {
+			continue // file I/O (a checkpoint, tensorboard): io.in-step's
+		}
+		kind, at, inModel := "", -1, false
+		for i, fi := range st.Frames {
+			f := p.Frames[fi].File
+			switch {
+			case matchAny(f, offStepLibs):
+				kind, at = OffStepMetrics, i
+			case strings.HasSuffix(strings.ReplaceAll(f, "\\", "/"), tensorFormatting):
+				kind, at = OffStepPrint, i
+			case trains && !inModel && matchAny(f, []string{moduleCall}):
+				// the outermost forward only: no_grad inside a model's own
+				// forward (an EMA target) is the model's business. The call
+				// in the loop is the one that entered the no_grad function
+				// (decorator), else the line in the with block
+				inModel = true
+				if d, ok := underNoGrad(p, st.Frames[:i], src); ok {
+					kind, at = OffStepEval, d
+				}
+			}
+			if kind != "" {
+				break
+			}
+		}
+		if kind == "" {
+			continue
+		}
+		// the user line that called into it
+		k := key{}
+		for i := at - 1; i >= 0; i-- {
+			fr := p.Frames[st.Frames[i]]
+			if !pyprofile.IsLibraryFile(fr.File) {
+				k = key{fr.File, fr.Line, kind}
+				funcs[k] = fr.Func
+				break
+			}
+		}
+		if k.file == "" {
+			continue
+		}
+		off += st.Count
+		winOff += st.WindowCount
+		lines[k] += st.Count
+	}
+	if total == 0 || off == 0 {
+		return 0, nil, 0
+	}
+	// The window tells work in every step from work every N steps; with
+	// too few samples in it (fast steps) it cannot, and the rule stays
+	// silent rather than judge on the whole run. -1: no window recorded.
+	const minWindowSamples = 5
+	win := -1.0
+	switch {
+	case winTotal >= minWindowSamples:
+		win = float64(winOff) / float64(winTotal)
+	case winTotal > 0 || slices.ContainsFunc(p.Stacks, func(st pyprofile.Stack) bool { return st.WindowCount > 0 }):
+		win = 0
+	}
+	var out []OffStepLine
+	for k, c := range lines {
+		out = append(out, OffStepLine{Line{File: k.file, Line: k.line, Func: funcs[k], Pct: round(100 * float64(c) / float64(total))}, k.kind})
+	}
+	slices.SortFunc(out, func(a, b OffStepLine) int {
+		return cmp.Or(cmp.Compare(b.Pct, a.Pct), cmp.Compare(a.File, b.File), cmp.Compare(a.Line.Line, b.Line.Line))
+	})
+	return float64(off) / float64(total), out[:min(len(out), 5)], win
+}
+
+// trainFiles mark a backward pass or an optimizer step.
+// (Tensor.backward runs the engine under torch.autograd.backward).
+var trainFiles = []string{"/torch/autograd/__init__.py", "/torch/optim/"}
+
+// training reports whether the main thread ran a backward pass or an
+// optimizer step.
+func training(p *pyprofile.Profile) bool {
+	for _, st := range p.Stacks {
+		if p.Threads[st.Thread].Role != "main" {
+			continue
+		}
+		for _, fi := range st.Frames {
+			if matchAny(p.Frames[fi].File, trainFiles) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// importing reports whether a stack is in an import: start-up, not the
+// run's steps, it would dilute the whole run's share in short programs.
+func importing(p *pyprofile.Profile, frames []int) bool {
+	for _, fi := range frames {
+		if strings.HasPrefix(p.Frames[fi].File, "<frozen importlib") {
+			return true
+		}
+	}
+	return false
+}
+
+// underNoGrad reports whether the frames that lead to a forward pass
+// (outermost first) turned gradients off, and where: the outermost
+// no_grad decorator's frame, or the index just past a user line inside a
+// `with torch.no_grad()` block (the callers of that index are searched
+// for the user line).
+func underNoGrad(p *pyprofile.Profile, outer []int, src sourceCache) (int, bool) {
+	for i, fi := range outer {
+		fr := p.Frames[fi]
+		if matchAny(fr.File, []string{noGradDecorator}) {
+			return i, true
+		}
+		if !pyprofile.IsLibraryFile(fr.File) && src.inNoGradBlock(fr.File, fr.Line) {
+			return i + 1, true
+		}
+	}
+	return 0, false
+}
+
+var (
+	noGradWith = regexp.MustCompile(`^\s*(async\s+)?with\b.*\b(no_grad|inference_mode)\s*\(`)
+	noGradDeco = regexp.MustCompile(`^\s*@.*\b(no_grad|inference_mode)\b`)
+	defLine    = regexp.MustCompile(`^\s*(async\s+)?(def|class)\s`)
+)
+
+// maxSourceBytes bounds the source read per file.
+const maxSourceBytes = 4 << 20
+
+// sourceCache holds the user's source files read so far (nil: unreadable)
+// and the lines already looked up.
+type sourceCache struct {
+	files  map[string][]string
+	noGrad map[fileLine]bool
+}
+
+type fileLine struct {
+	file string
+	line int
+}
+
+func newSourceCache() sourceCache {
+	return sourceCache{files: map[string][]string{}, noGrad: map[fileLine]bool{}}
+}
+
+func (c sourceCache) lines(file string) []string {
+	if ls, ok := c.files[file]; ok {
+		return ls
+	}
+	var ls []string
+	if f, err := os.Open(file); err == nil {
+		sc := bufio.NewScanner(io.LimitReader(f, maxSourceBytes))
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			ls = append(ls, sc.Text())
+		}
+		f.Close()
+	}
+	c.files[file] = ls
+	return ls
+}
+
+// inNoGradBlock reports whether line (1-based) of file sits in a `with
+// torch.no_grad():` / `inference_mode()` block, or in a function decorated
+// with either, by indentation. The file is the program's source as it is
+// now: a file changed since the run can only make this miss.
+func (c sourceCache) inNoGradBlock(file string, line int) bool {
+	k := fileLine{file, line}
+	in, ok := c.noGrad[k]
+	if !ok {
+		in = c.scanNoGrad(file, line)
+		c.noGrad[k] = in
+	}
+	return in
+}
+
+func (c sourceCache) scanNoGrad(file string, line int) bool {
+	ls := c.lines(file)
+	if line < 1 || line > len(ls) {
+		return false
+	}
+	indent := indentOf(ls[line-1])
+	for i := line - 2; i >= 0 && indent > 0; i-- {
+		l := ls[i]
+		if strings.TrimSpace(l) == "" || strings.HasPrefix(strings.TrimSpace(l), "#") || indentOf(l) >= indent {
+			continue
+		}
+		indent = indentOf(l)
+		if noGradWith.MatchString(l) {
+			return true
+		}
+		if defLine.MatchString(l) {
+			for j := i - 1; j >= 0 && strings.HasPrefix(strings.TrimSpace(ls[j]), "@"); j-- {
+				if noGradDeco.MatchString(ls[j]) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func indentOf(l string) int { return len(l) - len(strings.TrimLeft(l, " \t")) }
+
+// offStepFinding: work that does not belong in the step takes at least
+// MinFinding of the main thread over the run.
+func (s *state) offStepFinding() {
+	if s.py == nil || s.py.OffStepShare < s.p.MinFinding || len(s.py.OffStep) == 0 ||
+		(s.py.OffStepWindowShare >= 0 && s.py.OffStepWindowShare < s.p.MinFinding) {
+		return
+	}
+	var where []Location
+	for _, l := range s.py.OffStep[:min(3, len(s.py.OffStep))] {
+		where = append(where, Location{Kind: "python", Name: l.Func, File: l.File, Line: l.Line.Line, SharePct: l.Pct, Note: l.Kind})
+	}
+	top := s.py.OffStep[0]
+	var change string
+	switch top.Kind {
+	case OffStepEval:
+		change = fmt.Sprintf("the evaluation pass at %s:%d runs in every step: run it every N steps or once per epoch (if step %% N == 0), or on a copy of the weights in another process", top.File, top.Line.Line)
+	case OffStepMetrics:
+		change = fmt.Sprintf("metrics are computed in every step at %s:%d: accumulate the predictions on the device and compute the metric every N steps or per epoch (torchmetrics: update() per step, compute() per epoch)", top.File, top.Line.Line)
+	default:
+		change = fmt.Sprintf("a tensor is formatted for logging in every step at %s:%d: log every N steps, and a scalar (loss.item() then) rather than a whole tensor", top.File, top.Line.Line)
+	}
+	ms := []Evidence{{"main-thread samples in work that does not belong in the step (whole run, imports left out)", pct(s.py.OffStepShare), "%", "pyprofile"}}
+	if s.py.OffStepWindowShare >= 0 {
+		ms = append(ms, Evidence{"main-thread samples in it within the recorded window", pct(s.py.OffStepWindowShare), "%", "pyprofile"})
+	}
+	// the window's share is the steps' own; the whole run's includes the
+	// program's start-up
+	share := s.py.OffStepShare
+	if s.py.OffStepWindowShare >= 0 {
+		share = s.py.OffStepWindowShare
+	}
+	title := fmt.Sprintf("Work that does not belong in the step takes %.0f%% of the main thread: %s at %s:%d", pct(share), top.Kind, top.File, top.Line.Line)
+	s.emit(s.finding("host.off-step", title, min(share, 1)*s.step, ms, where, change))
+}

@@ -1,0 +1,112 @@
+package driver
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
+	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
+	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
+	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/trace"
+	"github.com/bottleneck-dev/bottleneck/internal/version"
+)
+
+// DefaultTop is the number of rows per operator and kernel table in every
+// command's report (--top), so that the same input gives the same tables.
+const DefaultTop = 20
+
+// DefaultOptions are the options every command starts from.
+func DefaultOptions() Options {
+	return Options{Rank: -1, Table: optable.Options{Top: DefaultTop}}
+}
+
+// Data is everything read from the paths given to a command, and the
+// report built from it.
+type Data struct {
+	Report *report.Report
+	Traces []*trace.Trace
+	// Runs are the run directories among the paths.
+	Runs []*rundir.Run
+	// Profiles are the runs' Python profiles by process tag (prefixed by
+	// the run directory's name when several runs were given).
+	Profiles map[string]*pyprofile.Profile
+	// Env is the environment summary (env.json) of a single run.
+	Env json.RawMessage
+	// Title names the input: the run directory, or the first path.
+	Title string
+	// Status says how much of the input could be read.
+	Status Status
+}
+
+// Open reads paths, any mix of run directories (written by `bottleneck
+// run`), trace files and directories of traces, and builds the report:
+// for a run directory its traces, with the run's evidence and Python
+// profiles feeding the diagnosis. Every command calls it, so the same
+// input gives the same verdict in every output. o.RunEvidence, when set,
+// replaces the evidence read from the run directories.
+func Open(ios *iostreams.IOStreams, paths []string, o Options) (*Data, error) {
+	d := &Data{Profiles: map[string]*pyprofile.Profile{}}
+	var tracePaths []string
+	evidence := map[int]*diagnose.RunEvidence{}
+	for _, p := range paths {
+		if !rundir.Is(p) {
+			tracePaths = append(tracePaths, p)
+			continue
+		}
+		run, err := rundir.Read(p)
+		if err != nil {
+			return nil, err
+		}
+		d.Runs = append(d.Runs, run)
+		tracePaths = append(tracePaths, run.Traces...)
+		for rank, ev := range diagnose.FromRun(run) {
+			if _, dup := evidence[rank]; !dup { // several runs: the first one's rank wins
+				evidence[rank] = ev
+			}
+		}
+	}
+	for _, run := range d.Runs {
+		for _, pf := range run.Processes {
+			if pf.Profile == nil {
+				continue
+			}
+			tag := pf.Tag
+			if len(d.Runs) > 1 {
+				tag = filepath.Base(filepath.Clean(run.Dir)) + "/" + tag
+			}
+			d.Profiles[tag] = pf.Profile
+		}
+	}
+	if len(d.Runs) == 1 {
+		d.Env = d.Runs[0].Env
+	}
+	if o.RunEvidence == nil {
+		o.RunEvidence = evidence
+	}
+	d.Title = title(paths)
+	if len(tracePaths) == 0 { // run directories without traces (--no-trace, a crash before the window)
+		d.Report = &report.Report{Schema: report.Schema, Tool: version.Version, Inputs: []report.Input{}, Traces: []report.TraceReport{}}
+		d.Status = Complete
+		return d, nil
+	}
+	res, took, err := Load(ios, tracePaths)
+	if err != nil {
+		return nil, err
+	}
+	d.Report = Build(res, took, o)
+	d.Traces = res.Traces
+	d.Status = StatusOf(d.Report)
+	return d, nil
+}
+
+func title(paths []string) string {
+	t := "bottleneck: " + filepath.Base(filepath.Clean(paths[0]))
+	if len(paths) > 1 {
+		t += fmt.Sprintf(" and %d more", len(paths)-1)
+	}
+	return t
+}

@@ -1,0 +1,261 @@
+package rundir
+
+import "github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
+
+// Format values of the per-process files.
+const (
+	EvidenceFormat   = "bottleneck.evidence"
+	ProcessEnvFormat = "bottleneck.env"
+	EnvSummaryFormat = "bottleneck.env-summary"
+)
+
+// Missing is something the run could not record, and why.
+type Missing struct {
+	Tag  string `json:"tag,omitempty"`
+	What string `json:"what"`
+	Why  string `json:"why"`
+}
+
+// Env is a process's environment, env-<tag>.json (the fields bottleneck reads).
+type Env struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	Python  struct {
+		Version        string `json:"version"`
+		Implementation string `json:"implementation"`
+		Executable     string `json:"executable"`
+	} `json:"python"`
+	Platform    string            `json:"platform"`
+	CPUCount    int               `json:"cpu_count"`
+	CPUAffinity int               `json:"cpu_affinity"`
+	LoadAverage *float64          `json:"load_average"`
+	EnvVars     map[string]string `json:"env"`
+	Packages    map[string]string `json:"packages"`
+	Torch       *struct {
+		Version           string         `json:"version"`
+		Build             string         `json:"build"`
+		CUDA              *string        `json:"cuda"`
+		HIP               *string        `json:"hip"`
+		CuDNN             any            `json:"cudnn"`
+		NCCL              any            `json:"nccl"`
+		NumThreads        int            `json:"num_threads"`
+		NumInteropThreads int            `json:"num_interop_threads"`
+		KinetoAvailable   bool           `json:"kineto_available"`
+		Activities        []string       `json:"profiler_activities"`
+		CUDAInitialized   bool           `json:"cuda_initialized"`
+		Flags             map[string]any `json:"flags"`
+		Devices           []struct {
+			Index       int    `json:"index"`
+			Name        string `json:"name"`
+			TotalMemory int64  `json:"total_memory"`
+			Capability  string `json:"capability"`
+		} `json:"devices"`
+		Distributed map[string]any `json:"distributed"`
+	} `json:"torch"`
+}
+
+// Evidence is what the agent recorded in one process,
+// evidence-<tag>.json (docs/run.md, "Evidence").
+type Evidence struct {
+	Format     string         `json:"format"`
+	Version    int            `json:"version"`
+	Tag        string         `json:"tag"`
+	PID        int            `json:"pid"`
+	Final      bool           `json:"final"`
+	Exit       map[string]any `json:"exit"`
+	StepSource *string        `json:"step_source"`
+	StepCounts map[string]int `json:"step_counts"`
+	Steps      int            `json:"steps"`
+	StepStats  struct {
+		Count int      `json:"count"`
+		SumS  float64  `json:"sum_s"`
+		MinS  *float64 `json:"min_s"`
+		MaxS  *float64 `json:"max_s"`
+		MeanS *float64 `json:"mean_s"`
+	} `json:"step_stats"`
+	Profiler struct {
+		State      string         `json:"state"`
+		Schedule   map[string]int `json:"schedule"`
+		Activities []string       `json:"activities"`
+		Windows    []struct {
+			Index   int     `json:"index"`
+			File    string  `json:"file"`
+			Partial bool    `json:"partial"`
+			Steps   []int   `json:"steps"`
+			Bytes   int64   `json:"bytes"`
+			ExportS float64 `json:"export_s"`
+			Error   string  `json:"error"`
+		} `json:"windows"`
+	} `json:"profiler"`
+	WindowSteps []WindowStep `json:"window_steps"`
+	// StepTimes: [step, start s, duration s, in window] of every step
+	// (the agent keeps the first 20000); StepSeries decodes them.
+	StepTimes [][]any `json:"step_times"`
+	// PerStep: memory and garbage collection at every step boundary
+	// (_bottleneck_stepstats.py); nil from agents without it.
+	PerStep    *PerStep `json:"per_step"`
+	DataLoader struct {
+		Batches       int          `json:"batches"`
+		WaitS         float64      `json:"wait_s"`
+		WindowBatches int          `json:"window_batches"`
+		WindowWaitS   float64      `json:"window_wait_s"`
+		Loaders       []LoaderInfo `json:"loaders"`
+	} `json:"dataloader"`
+	Syncs struct {
+		State string     `json:"state"`
+		Total int        `json:"total"`
+		Sites []SyncSite `json:"sites"`
+	} `json:"syncs"`
+	PythonProfiler string    `json:"python_profiler"`
+	Missing        []Missing `json:"missing"`
+	Errors         []string  `json:"errors"`
+	Notes          []string  `json:"notes"`
+}
+
+// WindowStep is one step of the recorded window.
+type WindowStep struct {
+	Window            int     `json:"window"`
+	Step              int     `json:"step"`
+	DurationS         float64 `json:"duration_s"`
+	DataLoaderWaitS   float64 `json:"dataloader_wait_s"`
+	DataLoaderBatches int     `json:"dataloader_batches"`
+	Syncs             int     `json:"syncs"`
+}
+
+// LoaderInfo is one DataLoader the program iterated.
+type LoaderInfo struct {
+	ID                 int     `json:"id"`
+	Iterator           string  `json:"iterator"`
+	NumWorkers         *int    `json:"num_workers"`
+	PinMemory          *bool   `json:"pin_memory"`
+	PersistentWorkers  *bool   `json:"persistent_workers"`
+	PrefetchFactor     *int    `json:"prefetch_factor"`
+	BatchSize          *int    `json:"batch_size"`
+	Dataset            string  `json:"dataset"`
+	MultiprocessingCtx string  `json:"multiprocessing_context"`
+	Batches            int     `json:"batches"`
+	WaitS              float64 `json:"wait_s"`
+	MaxWaitS           float64 `json:"max_wait_s"`
+}
+
+// SyncSite is the user call site of implicit host-device syncs.
+type SyncSite struct {
+	File  string `json:"file"`
+	Line  int    `json:"line"`
+	Func  string `json:"func"`
+	Count int    `json:"count"`
+}
+
+// StepSeries decodes StepTimes, skipping malformed rows.
+func (ev *Evidence) StepSeries() []steptimes.Step {
+	var out []steptimes.Step
+	for _, st := range ev.StepTimes {
+		if len(st) < 4 {
+			continue
+		}
+		n, ok1 := st[0].(float64)
+		start, ok2 := st[1].(float64)
+		d, ok3 := st[2].(float64)
+		in, ok4 := st[3].(bool)
+		if ok1 && ok2 && ok3 && ok4 {
+			out = append(out, steptimes.Step{N: int(n), StartS: start, DurS: d, InWindow: in})
+		}
+	}
+	return out
+}
+
+// PerStep is the agent's whole-run per-step record of memory and garbage
+// collection (docs/run.md, "Step statistics").
+type PerStep struct {
+	// RawRows: [step, RSS bytes, CUDA allocated bytes or null, GC pause s,
+	// collections, in window]; Rows decodes them. Stride: every Stride-th
+	// step is kept (long runs).
+	RawRows [][]any `json:"rows"`
+	Stride  int     `json:"stride"`
+	GC      struct {
+		PauseS      float64 `json:"pause_s"`
+		Generations map[string]struct {
+			Collections int     `json:"collections"`
+			PauseS      float64 `json:"pause_s"`
+		} `json:"generations"`
+		Sites []GCSite `json:"sites"`
+	} `json:"gc"`
+	// Growth: variables of the training loop's frame that grew between two
+	// probes of the run and hold tensors.
+	Growth []Growth `json:"growth"`
+	// ThreadCalls: the program's calls of torch.set_num_threads and
+	// set_num_interop_threads, in order.
+	ThreadCalls []ThreadCall `json:"thread_calls"`
+	Errors      []string     `json:"errors"`
+}
+
+// StepRow is one step boundary of PerStep.
+type StepRow struct {
+	Step     int
+	RSS      float64 // bytes, 0 unknown
+	CUDA     float64 // bytes allocated by torch on the device, -1 unknown
+	GCPauseS float64
+	GCCount  int
+	InWindow bool
+}
+
+// Rows decodes RawRows, skipping malformed ones.
+func (p *PerStep) Rows() []StepRow {
+	var out []StepRow
+	for _, r := range p.RawRows {
+		if len(r) < 6 {
+			continue
+		}
+		n, ok1 := r[0].(float64)
+		g, ok2 := r[3].(float64)
+		c, ok3 := r[4].(float64)
+		w, ok4 := r[5].(bool)
+		if !ok1 || !ok2 || !ok3 || !ok4 {
+			continue
+		}
+		row := StepRow{Step: int(n), CUDA: -1, GCPauseS: g, GCCount: int(c), InWindow: w}
+		if v, ok := r[1].(float64); ok {
+			row.RSS = v
+		}
+		if v, ok := r[2].(float64); ok {
+			row.CUDA = v
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// GCSite is the user line running when a collection of at least 0.2 ms
+// began; Explicit: the line calls gc.collect.
+type GCSite struct {
+	File     string  `json:"file"`
+	Line     int     `json:"line"`
+	Func     string  `json:"func"`
+	Count    int     `json:"count"`
+	PauseS   float64 `json:"pause_s"`
+	Explicit bool    `json:"explicit"`
+}
+
+// ThreadCall is one call of torch.set_num_threads ("set_num_threads") or
+// torch.set_num_interop_threads and where the program made it.
+type ThreadCall struct {
+	Call  string `json:"call"`
+	Value *int   `json:"value"`
+	File  string `json:"file"`
+	Line  int    `json:"line"`
+	Func  string `json:"func"`
+}
+
+// Growth is a variable of the training loop that grew every step.
+type Growth struct {
+	Name      string  `json:"name"`
+	Scope     string  `json:"scope"`    // local, global
+	Kind      string  `json:"kind"`     // list, dict, set, deque, autograd graph
+	PerStep   float64 `json:"per_step"` // items (autograd nodes for a graph) added per step
+	Size      int     `json:"size"`
+	Holds     string  `json:"holds"` // tensor, tensor with autograd graph
+	ItemBytes int64   `json:"item_bytes"`
+	File      string  `json:"file"`
+	Line      int     `json:"line"`
+	Func      string  `json:"func"`
+}

@@ -1,0 +1,134 @@
+package rundir
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
+)
+
+// Run is a run directory read once: every file decoded, every problem
+// kept beside the data it concerns.
+type Run struct {
+	Dir      string
+	Manifest *Manifest
+	// Env is env.json as written (nil when absent or not JSON); Host its
+	// "host" object.
+	Env  json.RawMessage
+	Host map[string]any
+	// Processes are the agent's processes, in TagLess order.
+	Processes []*ProcessFiles
+	// Traces are the trace files, sorted.
+	Traces []string
+}
+
+// ProcessFiles is what one profiled process (one rank) left in the run
+// directory. A nil field was not written; its error says why when the
+// file exists but could not be read.
+type ProcessFiles struct {
+	Tag         string
+	Env         *Env
+	EnvErr      error
+	Evidence    *Evidence
+	EvidenceErr error
+	Profile     *pyprofile.Profile
+	ProfileErr  error
+}
+
+// Read reads the run directory dir. Only a missing or unreadable manifest
+// is an error: the other files may be missing (the program was killed, a
+// profiler was off) and are reported per process.
+func Read(dir string) (*Run, error) {
+	m, err := ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{Dir: dir, Manifest: m}
+	if b, err := os.ReadFile(filepath.Join(dir, EnvName)); err == nil && json.Valid(b) {
+		var sum struct {
+			Host map[string]any `json:"host"`
+		}
+		_ = json.Unmarshal(b, &sum) // valid JSON; a different shape only loses the host
+		r.Env, r.Host = b, sum.Host
+	}
+	tags := map[string]bool{}
+	for _, e := range ents {
+		if e.IsDir() {
+			continue
+		}
+		switch kind, tag := FileKind(e.Name()); kind {
+		case "evidence", "pyprofile", "process-env":
+			tags[tag] = true
+		case "trace":
+			r.Traces = append(r.Traces, filepath.Join(dir, e.Name()))
+		}
+	}
+	sort.Strings(r.Traces)
+	order := make([]string, 0, len(tags))
+	for t := range tags {
+		order = append(order, t)
+	}
+	sort.Slice(order, func(i, j int) bool { return TagLess(order[i], order[j]) })
+	for _, tag := range order {
+		r.Processes = append(r.Processes, readProcess(dir, tag))
+	}
+	return r, nil
+}
+
+func readProcess(dir, tag string) *ProcessFiles {
+	p := &ProcessFiles{Tag: tag}
+	var env Env
+	if p.EnvErr = readJSON(filepath.Join(dir, ProcessEnvName(tag)), ProcessEnvFormat, &env, &env.Format, &env.Version); p.EnvErr == nil {
+		p.Env = &env
+	}
+	p.Evidence, p.EvidenceErr = ReadEvidence(dir, tag)
+	p.Profile, p.ProfileErr = pyprofile.ReadFile(filepath.Join(dir, PyProfileName(tag)))
+	return p
+}
+
+// ReadEvidence reads the evidence file of the process tagged tag.
+func ReadEvidence(dir, tag string) (*Evidence, error) {
+	var ev Evidence
+	if err := readJSON(filepath.Join(dir, EvidenceName(tag)), EvidenceFormat, &ev, &ev.Format, &ev.Version); err != nil {
+		return nil, err
+	}
+	return &ev, nil
+}
+
+// readJSON decodes path into v and checks the format and version that
+// decoding stored in *format and *version.
+func readJSON(path, want string, v any, format *string, version *int) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return checkFormat(path, want, *format, *version)
+}
+
+// NotWritten reports whether err says a file does not exist.
+func NotWritten(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
+// Traces returns the trace files of the run directory dir, sorted.
+func Traces(dir string) []string {
+	ents, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range ents {
+		if k, _ := FileKind(e.Name()); k == "trace" && !e.IsDir() {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,105 @@
+package rundir_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
+)
+
+func TestReadRealRun(t *testing.T) {
+	dir := testutil.RunDir(t, "slow_dataset")
+	run, err := rundir.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Manifest.Command.Mode != "script" || len(run.Traces) != 1 || run.Host["num_cpu"] == nil || len(run.Env) == 0 {
+		t.Fatalf("manifest %+v, traces %v, host %v", run.Manifest.Command, run.Traces, run.Host)
+	}
+	if len(run.Processes) != 1 {
+		t.Fatalf("%d processes", len(run.Processes))
+	}
+	p := run.Processes[0]
+	if p.Tag != "rank0" || p.Env == nil || p.Env.Torch == nil || p.Evidence == nil || p.Profile == nil {
+		t.Fatalf("process %+v", p)
+	}
+	// step_times feed the profiler-inflation rule (diagnose.RunEvidence.OutsideStepS)
+	if s := p.Evidence.StepSeries(); len(s) != 19 || !s[7].InWindow || s[0].InWindow {
+		t.Errorf("step series %+v", s)
+	}
+	if len(p.Evidence.DataLoader.Loaders) != 1 || len(p.Evidence.WindowSteps) == 0 {
+		t.Errorf("dataloader %+v, window steps %d", p.Evidence.DataLoader, len(p.Evidence.WindowSteps))
+	}
+}
+
+func TestReadRefusesNewerOrForeignFiles(t *testing.T) {
+	for name, tc := range map[string]struct{ file, body, want string }{
+		"newer manifest":   {rundir.ManifestName, `{"format":"bottleneck.run","version":2}`, "version 2"},
+		"foreign manifest": {rundir.ManifestName, `{"format":"other","version":1}`, `not a bottleneck.run file`},
+		"broken manifest":  {rundir.ManifestName, `{"format":`, "manifest.json"},
+		"newer evidence":   {rundir.EvidenceName("rank0"), `{"format":"bottleneck.evidence","version":9}`, "version 9"},
+		"broken evidence":  {rundir.EvidenceName("rank0"), `[1,`, "evidence-rank0.json"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := testutil.RunDir(t, "slow_dataset")
+			if err := os.WriteFile(filepath.Join(dir, tc.file), []byte(tc.body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			run, err := rundir.Read(dir)
+			if tc.file != rundir.ManifestName && err == nil {
+				err = run.Processes[0].EvidenceErr
+				if run.Processes[0].Evidence != nil {
+					t.Error("evidence decoded despite the error")
+				}
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.file) {
+				t.Errorf("error %v, want one naming %s and %q", err, tc.file, tc.want)
+			}
+		})
+	}
+}
+
+func TestNotARunDirectory(t *testing.T) {
+	if rundir.Is(t.TempDir()) || rundir.Is(testutil.Traces(t)) {
+		t.Error("a directory without manifest.json taken for a run directory")
+	}
+}
+
+func TestFileKind(t *testing.T) {
+	for name, want := range map[string]string{
+		"trace-rank0.pt.trace.json.gz":    "trace rank0",
+		"trace-rank1.w2.pt.trace.json.gz": "trace rank1",
+		"trace-main.pt.trace.json":        "trace main",
+		"pyprofile-rank3.json":            "pyprofile rank3",
+		"pyprofile-rank3.pstats":          "pstats rank3",
+		"evidence-main.json":              "evidence main",
+		"env-rank0.json":                  "process-env rank0",
+		"env.json":                        "env ",
+		"report.html":                     "report-html ",
+		"manifest.json":                   "manifest ",
+		"model.pt":                        "other ",
+		"trace-.pt.trace.json.gz":         "other ",
+	} {
+		kind, tag := rundir.FileKind(name)
+		if got := kind + " " + tag; got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+}
+
+func TestTagOrder(t *testing.T) {
+	tags := []string{"rank10", "main", "rank2", "rank0"}
+	for i := range tags {
+		for j := range tags {
+			if rundir.TagLess(tags[i], tags[j]) && rundir.TagLess(tags[j], tags[i]) {
+				t.Fatalf("%s and %s both less", tags[i], tags[j])
+			}
+		}
+	}
+	if !rundir.TagLess("rank2", "rank10") || !rundir.TagLess("rank10", "main") || rundir.TagLess("main", "rank0") {
+		t.Error("want rank0 < rank2 < rank10 < main")
+	}
+}

@@ -1,0 +1,33 @@
+package testutil
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// RunDir copies the run directory testdata/rundir/NAME (written by
+// `bottleneck run`, see its README) into a temporary directory, so a test
+// can let commands write their reports into it.
+func RunDir(t testing.TB, name string) string {
+	t.Helper()
+	src := filepath.Join(RepoRoot(), "testdata", "rundir", name)
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), name)
+	if err := os.Mkdir(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
