@@ -14,9 +14,9 @@ def main():
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    x, y = torch.randn(32, 64), torch.randint(0, 10, (32,))
+    x, y = torch.randn(96, 64), torch.randint(0, 10, (96,))
     log = io.StringIO()  # a log kept in memory: the cost is the formatting, not the file
-    for step in range(60):
+    for step in range(150):
         opt.zero_grad()
         out = model(x)
         loss = torch.nn.functional.cross_entropy(out, y)

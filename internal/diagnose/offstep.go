@@ -128,7 +128,7 @@ func offStep(p *pyprofile.Profile) (float64, []OffStepLine, float64) {
 	switch {
 	case winTotal >= minWindowSamples:
 		win = float64(winOff) / float64(winTotal)
-	case winTotal > 0 || slices.ContainsFunc(p.Stacks, func(st pyprofile.Stack) bool { return st.WindowCount > 0 }):
+	case len(p.Windows) > 0 || winTotal > 0:
 		win = 0
 	}
 	var out []OffStepLine

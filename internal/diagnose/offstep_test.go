@@ -99,6 +99,18 @@ func TestOffStep(t *testing.T) {
 	if _, _, win := offStep(few); win != 0 {
 		t.Errorf("2 window samples: window share %v, want 0", win)
 	}
+	// a window whose time the main thread spent in the agent's own work
+	// (profiler start and stop) holds no sample of it at all: the same
+	few.Stacks[0].WindowCount = 0
+	few.Windows = [][2]float64{{1, 1.1}}
+	if _, _, win := offStep(few); win != 0 {
+		t.Errorf("window without main-thread samples: window share %v, want 0", win)
+	}
+	// no window recorded (the program's own profiler): the whole run judges
+	few.Windows = nil
+	if _, _, win := offStep(few); win != -1 {
+		t.Errorf("no window: window share %v, want -1", win)
+	}
 
 	// an inference program runs every forward under no_grad: those are its
 	// steps, not work off them
