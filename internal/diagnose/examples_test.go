@@ -142,8 +142,8 @@ func TestPlantedCPU(t *testing.T) {
 	}
 }
 
-// TestPlantedCauses runs the examples with a leak, garbage collection or
-// thousands of tiny ops planted in the loop: the cause is the verdict or
+// TestPlantedCauses runs the examples with a leak, garbage collection,
+// thousands of tiny ops or a dense embedding gradient planted in the loop: the cause is the verdict or
 // the first finding, and its finding points at the planted line. The
 // controls get none of them: stable_memory.py (a large stable footprint,
 // one gc.collect() at start-up), large_ops.py (many ops, each large).
@@ -162,6 +162,7 @@ func TestPlantedCauses(t *testing.T) {
 		{"gc_churn.py", "gc.pauses", diagnose.GC},
 		{"tiny_ops_layers.py", "cpu.tiny-ops", diagnose.Overhead},
 		{"tiny_ops_update.py", "cpu.tiny-ops", diagnose.Overhead},
+		{"embedding_dense_adam.py", "host.dense-embedding", ""},
 		{"stable_memory.py", "", ""},
 		{"large_ops.py", "", ""},
 	} {
@@ -174,7 +175,7 @@ func TestPlantedCauses(t *testing.T) {
 			d := r.TraceReport.Traces[0].Diagnosis
 			if c.rule == "" {
 				for _, f := range d.Findings {
-					if f.Rule == "memory.growth" || f.Rule == "gc.pauses" || f.Rule == "cpu.tiny-ops" || f.Rule == "host.off-step" {
+					if f.Rule == "memory.growth" || f.Rule == "gc.pauses" || f.Rule == "cpu.tiny-ops" || f.Rule == "host.off-step" || f.Rule == "host.dense-embedding" {
 						t.Errorf("%s found: %s\n%s", f.Rule, f.Title, txt)
 					}
 				}

@@ -726,10 +726,13 @@ func isAnnotation(name string) bool {
 		strings.HasPrefix(name, "Optimizer.") || strings.HasPrefix(name, "##") || strings.Contains(name, "#") && !strings.HasPrefix(name, "aten::")
 }
 
-// optimizerFinding: the optimizer step's share of the step (regions).
+// optimizerFinding: the optimizer step's share of the step (regions), on
+// a device or a CPU. A dense embedding gradient is told apart: the update
+// then runs over every row of the table though a batch touches few of
+// them, and sparse gradients remove most of it.
 func (s *state) optimizerFinding() {
 	rg := s.in.Regions
-	if rg == nil || !s.device || s.steps == 0 {
+	if rg == nil || s.steps == 0 {
 		return
 	}
 	for _, r := range rg.Regions {
@@ -742,15 +745,107 @@ func (s *state) optimizerFinding() {
 		if per/s.step < s.p.OptimizerShare || r.Closure {
 			continue
 		}
-		change := ""
-		if r.MultiTensor {
-			change = "the update already runs as foreach/fused ops: compile the step (torch.compile(optimizer.step)) to fuse it further, or update fewer, larger parameter tensors"
+		ms := []Evidence{{"optimizer step per call", per, "us", "regions"}, {"calls", float64(r.Calls), "", "regions"}}
+		where := []Location{{Kind: "op", Name: r.Name}}
+		if o := s.runOptimizer(r.Name); o != nil && o.StepSite != nil {
+			where = append([]Location{{Kind: "python", Name: o.StepSite.Func, File: o.StepSite.File, Line: o.StepSite.Line, Note: "calls " + o.Class + ".step()"}}, where...)
 		}
-		s.emit(s.finding("host.optimizer", fmt.Sprintf("%s takes %.0f%% of the step", r.Name, 100*per/s.step), per,
-			[]Evidence{{"optimizer step per call", per, "us", "regions"}, {"calls", float64(r.Calls), "", "regions"}},
-			[]Location{{Kind: "op", Name: r.Name}}, change))
+		if dense, rows := s.denseEmbeddingBackward(); dense > 0 {
+			// the run's evidence says how much of the update is the table;
+			// a trace alone only how long its dense backward takes
+			table, known := s.embeddingTable(r.Name)
+			if known && table.share >= 0.5 || !known && dense >= s.p.DenseEmbeddingShare*per {
+				ms = append(ms, Evidence{"dense embedding backward per step", dense, "us", "ops"})
+				stake := per + dense
+				if known {
+					ms = append(ms, Evidence{fmt.Sprintf("largest parameter %v, dense gradient: share of the optimizer's %d elements", table.shape, table.numel), 100 * table.share, "%", "run evidence"})
+					stake = table.share*per + dense
+				}
+				f := s.finding("host.dense-embedding", fmt.Sprintf("%s updates every row of a dense embedding gradient: it and the embedding's dense backward take %.0f%% of the step", r.Name, 100*(per+dense)/s.step),
+					stake, ms, append(where, rows...), "")
+				if !known {
+					f.Confidence = "low"
+				}
+				s.emit(f)
+				return
+			}
+		}
+		change := ""
+		switch {
+		case r.MultiTensor:
+			change = "the update already runs as foreach/fused ops: compile the step (torch.compile(optimizer.step)) to fuse it further, or update fewer, larger parameter tensors"
+		case !s.device:
+			change = "the update runs one parameter at a time: fused=True (Adam, AdamW, SGD, Adagrad on CPU since torch 2.4) or foreach=True"
+		}
+		s.emit(s.finding("host.optimizer", fmt.Sprintf("%s takes %.0f%% of the step", r.Name, 100*per/s.step), per, ms, where, change))
 		return
 	}
+}
+
+// embeddingTable is an optimizer's largest parameter, a 2-D one with a
+// dense gradient, and its share of the optimizer's elements.
+type embeddingTable struct {
+	shape []int64
+	numel int64
+	share float64
+}
+
+// embeddingTable finds, in the run's evidence, the optimizer whose step
+// region is region ("Optimizer.step#Adam.step": class Adam) and its
+// largest parameter when that is 2-D with a dense gradient; known is
+// false when the evidence does not say (a trace alone, an older agent).
+func (s *state) embeddingTable(region string) (embeddingTable, bool) {
+	o := s.runOptimizer(region)
+	if o == nil || o.Numel <= 0 || len(o.Largest) == 0 {
+		return embeddingTable{}, false
+	}
+	p := o.Largest[0]
+	if len(p.Shape) != 2 || p.SparseGrad {
+		return embeddingTable{}, true
+	}
+	return embeddingTable{p.Shape, o.Numel, float64(p.Numel) / float64(o.Numel)}, true
+}
+
+// runOptimizer is the run's record of the optimizer whose step region is
+// region ("Optimizer.step#Adam.step": class Adam), nil without one.
+func (s *state) runOptimizer(region string) *rundir.Optimizer {
+	class, _, _ := strings.Cut(strings.TrimPrefix(region, "Optimizer.step#"), ".")
+	if s.in.Run == nil {
+		return nil
+	}
+	for i, o := range s.in.Run.Optimizers {
+		if o.Class == class {
+			return &s.in.Run.Optimizers[i]
+		}
+	}
+	return nil
+}
+
+// denseEmbeddingOps are the backward ops of nn.Embedding/EmbeddingBag
+// with sparse=False: they build a gradient the size of the whole table.
+var denseEmbeddingOps = []string{"embedding_dense_backward", "embedding_bag_dense_backward"}
+
+// denseEmbeddingBackward returns the time per step of the dense embedding
+// backward ops (device time on a device, host time on a CPU) and their rows.
+func (s *state) denseEmbeddingBackward() (float64, []Location) {
+	t := s.in.Ops
+	if t == nil {
+		return 0, nil
+	}
+	var us float64
+	var where []Location
+	for _, r := range t.Rows {
+		if !classify.ContainsAny(r.Name, denseEmbeddingOps) {
+			continue
+		}
+		v := r.HostTotalUs
+		if s.device {
+			v = r.DeviceTotalUs
+		}
+		us += v / float64(s.steps)
+		where = append(where, Location{Kind: "op", Name: r.Name, Note: fmt.Sprintf("%d calls, %s per step", r.Calls, FormatUs(v/float64(s.steps)))})
+	}
+	return us, where
 }
 
 func (s *state) gpuFindings() {

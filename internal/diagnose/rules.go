@@ -83,6 +83,12 @@ type Params struct {
 	// OptimizerShare: the foreach/fused optimizer finding needs the
 	// optimizer step to take at least this share of the step.
 	OptimizerShare float64
+	// DenseEmbeddingShare: the dense embedding backward's time, as a share
+	// of the optimizer step, from which the table is taken to be a large
+	// part of the parameters (the backward touches the table once or
+	// twice, Adam about ten times: 0.05 is a table of about a quarter of
+	// the parameters).
+	DenseEmbeddingShare float64
 	// TinyOpsPerStep and TinyOpUs: on a CPU-only trace with at least
 	// TinyOpsPerStep ops per step and at most TinyOpUs µs of step per op
 	// (outside the profiler window when known), the native-op share is
@@ -145,6 +151,7 @@ var Default = Params{
 	RoofNear:              70,
 	RoofFar:               25,
 	OptimizerShare:        0.10,
+	DenseEmbeddingShare:   0.05,
 	TinyOpUs:              15,
 	TinyOpsPerStep:        500,
 	MemoryGrowthMiB:       16,
@@ -189,8 +196,10 @@ var Rules = []Rule{
 		"run evaluation, metrics and tensor logging every N steps or once per epoch (asynchronously where possible), not in every step"},
 	{"host.launch", Launch, "host share >= MinFinding with >= LaunchKernelsPerStep kernels per step, >= LaunchShortFrac of them shorter than their launch, one kernel per <= LaunchStepUsPerKernel µs of step", 0.7,
 		"fuse the many tiny kernels: torch.compile(model) (mode=\"reduce-overhead\" adds CUDA graphs) or capture the step with torch.cuda.graphs; batch small tensors together"},
-	{"host.optimizer", Host, "Optimizer.step region >= OptimizerShare of the step on a GPU trace", 0.5,
+	{"host.optimizer", Host, "Optimizer.step region >= OptimizerShare of the step, no closure inside it, no dense embedding gradient (host.dense-embedding)", 0.5,
 		"use the multi-tensor optimizer: foreach=True, or fused=True (Adam/AdamW/SGD on CUDA)"},
+	{"host.dense-embedding", Host, "Optimizer.step region >= OptimizerShare of the step and the dense embedding backward ops (embedding_dense_backward, _embedding_bag_dense_backward) per step >= DenseEmbeddingShare of the optimizer step: the table is a large part of the parameters and every row is updated every step; at stake: the optimizer step plus the dense backward", 0.8,
+		"give the embedding sparse gradients: nn.Embedding/nn.EmbeddingBag(..., sparse=True) and torch.optim.SparseAdam (or SGD/Adagrad, which take sparse gradients) for the embedding's parameters, the dense optimizer for the rest; only the rows in the batch are then updated"},
 	{"sync.blocking", Sync, ">= SyncPerStep blocking syncs per step; at stake: the device idle each sync causes, min(device busy during the call, device idle after it until the next device work), summed over the steps used", 1.0,
 		"remove .item() / .cpu() / .tolist() / print(tensor) / data-dependent shapes (nonzero, boolean masks) from the loop: keep values on the device and read them every N steps"},
 	{"gpu.precision", GPUCompute, "fp32 matmul/conv kernels on CUDA cores (kernel table, docs/kernels.md; not GEMV, not FP8/FP4/bf16/fp16) >= NonTensorCoreGEMM of kernel time, kernel share >= MinFinding", 0.5,

@@ -39,6 +39,8 @@ type RunEvidence struct {
 	// agents without it).
 	Memory *MemoryTrend `json:"memory,omitempty"`
 	GC     *GCPauses    `json:"gc,omitempty"`
+	// Optimizers: what each optimizer updates (at its first step).
+	Optimizers []rundir.Optimizer `json:"optimizers,omitempty"`
 	// SetThreads is the program's last torch.set_num_threads call (nil:
 	// none seen).
 	SetThreads *rundir.ThreadCall `json:"set_threads,omitempty"`
@@ -278,6 +280,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 				}
 			}
 		}
+		r.Optimizers = ev.Optimizers
 		r.SyncState = ev.Syncs.State
 		for _, s := range ev.Syncs.Sites {
 			r.SyncSites = append(r.SyncSites, SyncSite{File: s.File, Line: s.Line, Func: s.Func, Count: s.Count})

@@ -88,6 +88,9 @@ type Evidence struct {
 		} `json:"windows"`
 	} `json:"profiler"`
 	WindowSteps []WindowStep `json:"window_steps"`
+	// Optimizers: what each optimizer updates, read at its first step
+	// (agents before it leave this empty).
+	Optimizers []Optimizer `json:"optimizers"`
 	// StepTimes: [step, start s, duration s, in window] of every step
 	// (the agent keeps the first 20000); StepSeries decodes them.
 	StepTimes [][]any `json:"step_times"`
@@ -258,4 +261,29 @@ type Growth struct {
 	File      string  `json:"file"`
 	Line      int     `json:"line"`
 	Func      string  `json:"func"`
+}
+
+// Optimizer is one optimizer's parameters at its first step.
+type Optimizer struct {
+	Class   string           `json:"class"`
+	Foreach *bool            `json:"foreach"`
+	Fused   *bool            `json:"fused"`
+	Params  int              `json:"params"`
+	Numel   int64            `json:"numel"`
+	Largest []OptimizerParam `json:"largest"`
+	// StepSite is the program's line that called step() first.
+	StepSite *struct {
+		File string `json:"file"`
+		Line int    `json:"line"`
+		Func string `json:"func"`
+	} `json:"step_site"`
+	Error string `json:"error"`
+}
+
+// OptimizerParam is one of an optimizer's largest parameters.
+type OptimizerParam struct {
+	Shape      []int64 `json:"shape"`
+	Numel      int64   `json:"numel"`
+	DType      string  `json:"dtype"`
+	SparseGrad bool    `json:"sparse_grad"`
 }

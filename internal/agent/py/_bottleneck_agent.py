@@ -611,6 +611,7 @@ class Agent(object):
         self.step_source = None
         self.step_counts = {"optimizer": 0, "dataloader": 0, "forward": 0}
         self.first_optimizer = None
+        self.optimizers = {}  # id -> _optimizer_params, at the first step of each
         self.first_loader = None
         self.step_thread = None
         self.steps = 0
@@ -969,6 +970,14 @@ class Agent(object):
         if os.getpid() != self.pid:
             return
         self.step_counts["optimizer"] += 1
+        if id(opt) not in self.optimizers and len(self.optimizers) < 8:
+            self.optimizers[id(opt)] = info = _optimizer_params(opt)
+            f = sys._getframe(1)
+            while f is not None and (_is_agent_file(f.f_code.co_filename) or _is_library_file(f.f_code.co_filename)):
+                f = f.f_back
+            if f is not None:  # the program's line that called step()
+                info["step_site"] = {"file": f.f_code.co_filename, "line": f.f_lineno or 0,
+                                     "func": getattr(f.f_code, "co_qualname", f.f_code.co_name)}
         if self.step_source is None and self.step_source_req in ("auto", "optimizer"):
             self.first_optimizer = id(opt)
             self._lock("optimizer")
@@ -1524,6 +1533,7 @@ class Agent(object):
                 "window_wait_s": self.dl_window_wait,
                 "loaders": loaders,
             },
+            "optimizers": list(self.optimizers.values()),
             "syncs": {
                 "state": self.sync_state,
                 "total": self.sync_total,
@@ -1703,6 +1713,28 @@ def run_main(cfg_path, mode, target, args):
     else:
         _agent.finish("ok", 0)
 
+
+
+def _optimizer_params(opt):
+    """What an optimizer updates: its class, implementation flags, the
+    number and elements of its parameters and the largest ones (a dense
+    embedding table shows as one parameter holding most elements)."""
+    out = {"class": type(opt).__name__, "params": 0, "numel": 0, "largest": []}
+    try:
+        ps = [p for g in opt.param_groups for p in g["params"]]
+        defaults = getattr(opt, "defaults", {})
+        for k in ("foreach", "fused"):
+            if k in defaults:
+                out[k] = defaults[k]
+        out["params"] = len(ps)
+        out["numel"] = sum(p.numel() for p in ps)
+        for p in sorted(ps, key=lambda p: -p.numel())[:3]:
+            g = p.grad
+            out["largest"].append({"shape": list(p.shape), "numel": p.numel(), "dtype": str(p.dtype).replace("torch.", ""),
+                                   "sparse_grad": bool(g is not None and g.is_sparse)})
+    except Exception as e:  # an optimizer-like object without param_groups
+        out["error"] = "%s: %s" % (type(e).__name__, e)
+    return out
 
 def _exit_forked_child(agent):
     """atexit handler of a child forked from the profiled process after

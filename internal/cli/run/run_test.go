@@ -668,7 +668,7 @@ func TestWithoutTorch(t *testing.T) {
 		py = p
 	}
 	r := bn(t, runOpts{}, "--python", py, "--sample-interval", "1ms", ex(t, "no_torch.py"))
-	if r.code != 0 || r.stdout != "fib 317811\n" {
+	if r.code != 0 || r.stdout != "fib 46368\n" {
 		t.Fatalf("exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
 	}
 	ev := loadEvidence(t, r.dir, "rank0")
