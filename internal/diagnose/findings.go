@@ -775,7 +775,7 @@ func (s *state) optimizerFinding() {
 		case r.MultiTensor:
 			change = "the update already runs as foreach/fused ops: compile the step (torch.compile(optimizer.step)) to fuse it further, or update fewer, larger parameter tensors"
 		case !s.device:
-			change = "the update runs one parameter at a time: fused=True (Adam, AdamW, SGD, Adagrad on CPU since torch 2.4) or foreach=True"
+			change = "the update runs one parameter at a time: fused=True (Adam, AdamW, SGD, Adagrad; on CPU in torch 2.4 and later), not foreach=True, which is slower on a CPU for SGD and Adagrad"
 		}
 		s.emit(s.finding("host.optimizer", fmt.Sprintf("%s takes %.0f%% of the step", r.Name, 100*per/s.step), per, ms, where, change))
 		return
