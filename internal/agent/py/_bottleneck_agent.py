@@ -116,10 +116,10 @@ class Sampler(object):
         self.frames = []  # [file, func, line, fline]
         self._frame_ids = {}  # (code, line) -> id
         self.stacks = {}  # (thread index, ids tuple) -> [count, window_count, cpu_count, window_cpu_count]
-        # on-CPU or waiting: each thread's CPU clock (Linux, macOS) is read at
+        # on-CPU or waiting: each thread's CPU clock (Linux) is read at
         # every sample, and the sample's on-CPU weight is the share of the
         # wall time since the thread's previous sample that it ran on a CPU
-        self._cpu_clock = hasattr(time, "pthread_getcpuclockid")
+        self._cpu_clock = sys.platform.startswith("linux") and hasattr(time, "clock_gettime")
         self._cpu_last = {}  # ident -> (wall, cpu)
         self.threads = []  # dicts
         self._thread_idx = {}  # (ident, name) -> index
@@ -202,31 +202,56 @@ class Sampler(object):
             })
         return i
 
+    def _snapshot(self, skip):
+        """Every thread's stack as (ident, [(code, line), ...]), innermost
+        first; (ident, None) for a thread in skip.
+
+        Another thread's frames must be read while it cannot run: on
+        CPython 3.11 following f_back of a frame its thread has just
+        popped can crash the interpreter (python/cpython#111363; the
+        sampling profilers of sentry-sdk and ddtrace hit it). So the
+        frames become plain (code, line) pairs at once, with nothing that
+        could release the GIL in between, and the switch interval raised
+        meanwhile so that no other thread asks for the GIL back."""
+        old = sys.getswitchinterval()
+        sys.setswitchinterval(1.0)
+        try:
+            out = []
+            for ident, f in sys._current_frames().items():
+                if ident in skip:
+                    out.append((ident, None))
+                    continue
+                chain = []
+                while f is not None:
+                    chain.append((f.f_code, f.f_lineno))
+                    f = f.f_back
+                out.append((ident, chain))
+            return out
+        finally:
+            sys.setswitchinterval(old)
+
     def sample_once(self, skip_ident=None):
-        frames = sys._current_frames()
-        active = getattr(threading, "_active", {})
+        busy = set(self.busy)
         names = {}
-        skip = {skip_ident}
-        busy = [i for i in self.busy if i in frames]
-        skip.update(busy)
-        for ident in frames:
-            t = active.get(ident)
-            names[ident] = t.name if t is not None else ""
-            if names[ident].startswith("bottleneck-"):
+        skip = {skip_ident} | busy
+        for ident, t in list(getattr(threading, "_active", {}).items()):
+            names[ident] = t.name
+            if t.name.startswith("bottleneck-"):
                 skip.add(ident)  # the agent's own threads
+        snap = self._snapshot(skip)
         in_window = self.in_window
         cache = self._frame_ids
         table = self.frames
         with self.lock:
-            for ident, f in frames.items():
-                if ident in skip:
+            for ident, chain in snap:
+                if chain is None:  # skipped
+                    self.agent_samples += ident in busy
                     continue
                 ids = []
-                while f is not None:
-                    code = f.f_code
+                for code, line in chain:
                     fn = code.co_filename
                     if fn not in _AGENT_FILES:
-                        line = f.f_lineno or 0
+                        line = line or 0
                         k = (code, line)
                         fid = cache.get(k)
                         if fid is None:
@@ -234,7 +259,6 @@ class Sampler(object):
                             cache[k] = fid
                             table.append([fn, getattr(code, "co_qualname", code.co_name), line, code.co_firstlineno])
                         ids.append(fid)
-                    f = f.f_back
                 if not ids:
                     continue
                 ids.reverse()
@@ -254,17 +278,21 @@ class Sampler(object):
                     th["window_samples"] += 1
                     c[3] += on_cpu
             self.samples += 1
-            self.agent_samples += len(busy)
             if in_window:
                 self.window_samples += 1
 
     def _on_cpu(self, ident, th):
         """The share (0..1) of the wall time since the thread's previous
-        sample that it ran on a CPU (0 when it cannot be measured)."""
-        if not self._cpu_clock:
+        sample that it ran on a CPU (0 when it cannot be measured).
+
+        The clock is the kernel thread's, named by its TID (Linux's
+        per-thread CPU clock id): pthread_getcpuclockid would read the
+        thread's pthread struct, gone if the thread has just exited."""
+        tid = th.get("native_id")
+        if not self._cpu_clock or not tid:
             return 0.0
         try:
-            cpu = time.clock_gettime(time.pthread_getcpuclockid(ident))
+            cpu = time.clock_gettime((~tid << 3) | 6)  # MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)
         except (OSError, OverflowError, ValueError):
             return 0.0
         wall = time.perf_counter()
