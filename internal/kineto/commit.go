@@ -108,6 +108,10 @@ func (r *reader) commit() {
 		}
 		o := stack[len(stack)-1]
 		r.open[rec.Track] = stack[:len(stack)-1]
+		if rec.Start < o.rec.Start { // a negative duration would break every analysis downstream
+			r.eventProblem("end event before its begin", "slice skipped")
+			return
+		}
 		o.rec.Dur = rec.Start - o.rec.Start
 		if len(r.args) > 0 { // args on E are merged into the slice
 			o.args = append(append(o.args, t.ArgSets.Get(o.rec.Args)...), r.args...)
