@@ -137,6 +137,7 @@ class Sampler(object):
         self._thread = None
         self.sampling_cost = 0.0
         self.on_tick = None  # called from the sampler thread about every second
+        self.after_sample = None  # called from the sampler thread after every sample
         self.busy = {}  # ident -> depth: threads doing the agent's own work now
         self.agent_samples = 0  # samples skipped because the thread did the agent's work
 
@@ -296,6 +297,11 @@ class Sampler(object):
                 self.sample_once(skip_ident=me)
             except Exception:
                 pass
+            if self.after_sample is not None:
+                try:
+                    self.after_sample()
+                except Exception:
+                    pass
             t1 = time.perf_counter()
             self.sampling_cost += t1 - t0
             if self.on_tick is not None and t1 - last_tick >= 1.0:
@@ -933,7 +939,7 @@ class Agent(object):
         try:
             mod = _load_sibling("_bottleneck_workers")
             iv = float(self.cfg.get("sample_interval", 0.02))
-            flush = min(5.0, float(self.cfg.get("checkpoint_interval", 15)) or 5.0)
+            flush = float(self.cfg.get("worker_flush_interval", 1.0))
             self.workers_mod = mod
             # the agent's module is not in sys.modules: hand over what the
             # worker side reuses

@@ -6,9 +6,11 @@ function DataLoader iterators look up as a module attribute when they start
 their workers) with a WorkerLoop. In the worker, WorkerLoop runs the
 original loop unchanged (same arguments, return value, exceptions, exit)
 while the agent's Sampler records the worker's stacks, and writes them to
-pyworkers-<tag>/<pid>.json in the run directory: every few seconds, when
-the loop returns or raises (workers leave it on shutdown) and on SIGTERM
-(DataLoader terminates workers that do not leave in time). Only
+pyworkers-<tag>/<pid>.json in the run directory: when it starts, about
+every second while it has new samples, as soon as it stops fetching
+batches (a worker that DataLoader or the program's exit terminates loses
+nothing it fetched: torch's SIGTERM handler in workers exits at once) and
+when the loop returns or raises (workers leave it on shutdown). Only
 DataLoader workers run a WorkerLoop: other multiprocessing children are
 never sampled.
 
@@ -22,7 +24,6 @@ process lists the missing worker profile in evidence-<tag>.json).
 Documented in docs/run.md ("DataLoader workers").
 """
 import os
-import signal
 import sys
 import threading
 import time
@@ -53,6 +54,8 @@ except Exception as _e:
         pass
 """
 _REBUILD = "exec(src, ns) or ns['loop']"
+
+_FETCH = os.path.join("torch", "utils", "data", "_utils", "fetch.py")
 
 # _worker_loop's positional parameters (torch 2.x) the profile names
 _ARG_NAMES = ("dataset_kind", "dataset", "index_queue", "data_queue", "done_event", "auto_collation",
@@ -149,8 +152,12 @@ class Recorder(object):
         }
         self.sampler = am.Sampler(cfg["interval"], main_ident=threading.get_ident())
         self.sampler.on_tick = self._tick
+        self.sampler.after_sample = self._after_sample
+        self._main = threading.get_ident()
+        self._idle = 0  # samples since the worker last fetched
+        self._dirty = False  # fetch samples not yet written
         self._last = time.perf_counter()
-        self._prev_term = None
+        self._written = -1
         self._write_lock = threading.Lock()
         self.done = False
 
@@ -158,22 +165,42 @@ class Recorder(object):
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
         self.write()  # the worker started sampling (see missing())
         self.sampler.start_thread()
-        # DataLoader terminates workers that do not leave the loop in time:
-        # write first, then die by the same signal (the worker's default)
-        if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-            signal.signal(signal.SIGTERM, self._on_sigterm)
-            self._prev_term = signal.SIG_DFL
 
     def _tick(self):
-        if time.perf_counter() - self._last >= self.cfg.get("flush_s", 5.0):
+        # sampler thread, about once a second. DataLoader ends workers that
+        # do not leave the loop in time with SIGTERM, and torch's own
+        # SIGTERM handler in the worker exits at once (_exit): what was
+        # written last is what remains
+        if self.sampler.samples != self._written and time.perf_counter() - self._last >= self.cfg.get("flush_s", 1.0):
             self._last = time.perf_counter()
             self.write()
+
+    def _after_sample(self):
+        # a worker that stops fetching (the epoch's indices are done, or
+        # the program ends and will terminate it) writes at once: a
+        # terminated worker loses nothing it fetched
+        f = sys._current_frames().get(self._main)
+        busy = False
+        while f is not None:
+            if f.f_code.co_filename.endswith(_FETCH):
+                busy = True
+                break
+            f = f.f_back
+        if busy:
+            self._idle = 0
+            self._dirty = True
+        else:
+            self._idle += 1
+            if self._dirty and self._idle >= 3:
+                self._dirty = False
+                self.write()
 
     def write(self):
         with self._write_lock:
             d = self.sampler.to_json()
             d["worker"] = self.worker
             self.am.atomic_write_json(self.path, d)
+            self._written = d["samples"]
 
     def stop(self):
         if self.done:
@@ -184,17 +211,6 @@ class Recorder(object):
             self.write()
         except Exception:
             pass
-        if self._prev_term is not None:
-            try:
-                if signal.getsignal(signal.SIGTERM) == self._on_sigterm:
-                    signal.signal(signal.SIGTERM, self._prev_term)
-            except Exception:
-                pass
-
-    def _on_sigterm(self, signum, frame):
-        self.stop()
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _start_method():
