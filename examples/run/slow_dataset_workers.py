@@ -3,7 +3,7 @@
 a given start method, so the training step waits for data.
 
     python slow_dataset_workers.py --start-method spawn --cost cpu
-    python slow_dataset_workers.py --cost fast    # workers keep up: not input-bound
+    python slow_dataset_workers.py --cost fast --hidden 1024   # workers keep up: not input-bound
     python slow_dataset_workers.py --pool          # plus a multiprocessing Pool (not DataLoader)
 """
 import argparse
@@ -47,6 +47,7 @@ def main():
     ap.add_argument("--cost", choices=("cpu", "sleep", "fast"), default="cpu")
     ap.add_argument("--work", type=int, default=60000, help="loop iterations (cpu) or 0.1 us units (sleep) per item")
     ap.add_argument("--batches", type=int, default=40)
+    ap.add_argument("--hidden", type=int, default=256, help="width of the model (a larger step)")
     ap.add_argument("--persistent", action="store_true")
     ap.add_argument("--pool", action="store_true", help="also run a multiprocessing Pool")
     args = ap.parse_args()
@@ -61,7 +62,9 @@ def main():
     # the step is a small CPU model: one thread leaves the CPUs to the workers
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(16, 256), torch.nn.ReLU(), torch.nn.Linear(256, 2))
+    h = args.hidden
+    model = torch.nn.Sequential(torch.nn.Linear(16, h), torch.nn.ReLU(), torch.nn.Linear(h, h), torch.nn.ReLU(),
+                                torch.nn.Linear(h, 2))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     seen = 0
     for x, y in dl:

@@ -160,12 +160,19 @@ func (s *state) pyLines(lines []Line, n int) []Location {
 	return out
 }
 
+// minWorkerBusy is the share of their samples the DataLoader workers must
+// spend producing batches before the input finding names their lines.
+const minWorkerBusy = 0.3
+
 // workerLines are the user lines of the DataLoader workers' busy samples
 // (at most 2) and a sentence on what the first one costs; none without
 // worker samples.
 func (s *state) workerLines() ([]Location, string) {
 	r := s.in.Run
-	if r == nil || r.Workers == nil || len(r.Workers.Lines) == 0 {
+	// workers that mostly wait for indices are not what the step waits
+	// for (the batches are slow to hand over, or the main thread is): no
+	// line of theirs is named then
+	if r == nil || r.Workers == nil || len(r.Workers.Lines) == 0 || r.Workers.BusyShare < minWorkerBusy {
 		return nil, ""
 	}
 	w := r.Workers
