@@ -3,6 +3,7 @@ package diagnose
 import (
 	"cmp"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -159,6 +160,39 @@ func (s *state) pyLines(lines []Line, n int) []Location {
 	return out
 }
 
+// minWorkerBusy is the share of their samples the DataLoader workers must
+// spend producing batches before the input finding names their lines.
+const minWorkerBusy = 0.3
+
+// workerLines are the user lines of the DataLoader workers' busy samples
+// (at most 2) and a sentence on what the first one costs; none without
+// worker samples.
+func (s *state) workerLines() ([]Location, string) {
+	r := s.in.Run
+	// workers that mostly wait for indices are not what the step waits
+	// for (the batches are slow to hand over, or the main thread is): no
+	// line of theirs is named then
+	if r == nil || r.Workers == nil || len(r.Workers.Lines) == 0 || r.Workers.BusyShare < minWorkerBusy {
+		return nil, ""
+	}
+	w := r.Workers
+	note := fmt.Sprintf("DataLoader worker samples: %d worker processes, busy %.0f%% of their time", w.Processes, 100*w.BusyShare)
+	var out []Location
+	for i, l := range w.Lines {
+		if i == 2 || (i > 0 && l.BusyPct < 10) {
+			break
+		}
+		out = append(out, Location{Kind: "python", Name: l.Func, File: l.File, Line: l.Line, SharePct: round(l.BusyPct), Note: note})
+	}
+	l := w.Lines[0]
+	costs := fmt.Sprintf("%s at %s:%d takes %.0f%% of the workers' busy time (the workers produce batches %.0f%% of their time",
+		l.Func, filepath.Base(l.File), l.Line, l.BusyPct, 100*w.BusyShare)
+	if w.CPUShare >= 0 {
+		costs += fmt.Sprintf(", %.0f%% of it on a CPU", 100*w.CPUShare)
+	}
+	return out, costs + "): make it cheaper"
+}
+
 // findings applies every rule and ranks the results.
 func (s *state) findings() {
 	p := s.p
@@ -172,6 +206,10 @@ func (s *state) findings() {
 		if s.py != nil {
 			where = s.pyLines(s.py.LoaderLines, 2)
 		}
+		workerLines, costs := s.workerLines()
+		// with worker processes, the main thread only waits in __next__:
+		// the dataset line that costs the time is in the workers
+		where = append(workerLines, where...)
 		if r := s.in.Run; r != nil {
 			for _, l := range r.Loaders {
 				nw := "?"
@@ -190,6 +228,9 @@ func (s *state) findings() {
 					change = fmt.Sprintf("%d workers and the main process's threads already compete for the CPUs (see the oversubscription finding): more workers would not help; make __getitem__ cheaper, or leave the workers more cores (torch.set_num_threads(1) in the main process)", *l.NumWorkers)
 				case l.NumWorkers != nil:
 					change = fmt.Sprintf("%d workers cannot keep up: raise num_workers, prefetch_factor, or make __getitem__ cheaper", *l.NumWorkers)
+				}
+				if costs != "" && l.NumWorkers != nil && *l.NumWorkers > 0 {
+					change = costs + "; " + change
 				}
 			}
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
+	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
 )
 
 // The input finding's title quotes the measurement its share came from:
@@ -316,6 +317,48 @@ func TestKernelsChangeFollowsRoofline(t *testing.T) {
 		}
 		if got != c.wantRoof {
 			t.Errorf("%s: roof evidence %v, want %v (%+v)", c.name, got, c.wantRoof, f.Measured)
+		}
+	}
+}
+
+// With DataLoader workers the input finding names the workers' dataset
+// line and what it costs; workers that mostly wait, or no worker samples,
+// leave the finding as it was.
+func TestInputNamesTheWorkersLine(t *testing.T) {
+	two := 2
+	lines := []pyprofile.WorkerLine{{File: "/p/train.py", Line: 24, Func: "SlowDataset.__getitem__", BusyPct: 93}, {File: "/p/aug.py", Line: 7, Func: "flip", BusyPct: 5}}
+	for _, c := range []struct {
+		name    string
+		workers *pyprofile.WorkerSummary
+		named   bool
+	}{
+		{"busy workers", &pyprofile.WorkerSummary{Processes: 2, Samples: 400, BusyShare: 0.97, CPUShare: 0.9, Lines: lines}, true},
+		{"workers mostly wait", &pyprofile.WorkerSummary{Processes: 2, Samples: 400, BusyShare: 0.1, CPUShare: 0.9, Lines: lines}, false},
+		{"no worker samples", nil, false},
+	} {
+		s := &state{p: Default, step: 1000, share: map[Class]float64{Input: 0.8}, d: &Diagnosis{}, in: Analyses{
+			Run: &RunEvidence{Loaders: []Loader{{Dataset: "SlowDataset", NumWorkers: &two}}, Workers: c.workers}}}
+		s.findings()
+		var f *Finding
+		for i := range s.d.Findings {
+			if s.d.Findings[i].Rule == "input.loader" {
+				f = &s.d.Findings[i]
+			}
+		}
+		if f == nil {
+			t.Fatalf("%s: no input finding", c.name)
+		}
+		first := f.Where[0]
+		gotNamed := first.File == "/p/train.py" && first.Line == 24
+		if gotNamed != c.named {
+			t.Errorf("%s: where %+v, want the worker line named=%v", c.name, f.Where, c.named)
+		}
+		costs := strings.Contains(f.Change, "SlowDataset.__getitem__ at train.py:24 takes 93% of the workers' busy time")
+		if costs != c.named || !strings.Contains(f.Change, "2 workers cannot keep up") {
+			t.Errorf("%s: change %q", c.name, f.Change)
+		}
+		if c.named && len(f.Where) != 2 {
+			t.Errorf("%s: a line under 10%% of the busy time is named: %+v", c.name, f.Where)
 		}
 	}
 }

@@ -34,7 +34,10 @@ type RunEvidence struct {
 	SyncSites       []SyncSite      `json:"sync_sites,omitempty"`
 	SyncsPerStep    float64         `json:"syncs_per_step"`
 	Python          *PythonEvidence `json:"python,omitempty"`
-	Env             *Env            `json:"env,omitempty"`
+	// Workers: the DataLoader worker processes' samples (nil: none
+	// sampled, e.g. num_workers=0).
+	Workers *pyprofile.WorkerSummary `json:"workers,omitempty"`
+	Env     *Env                     `json:"env,omitempty"`
 	// Memory and GC: the agent's whole-run per-step record (nil from
 	// agents without it).
 	Memory *MemoryTrend `json:"memory,omitempty"`
@@ -317,6 +320,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		r.Env = env
 	}
 	r.Python = FromProfile(pr.Profile)
+	r.Workers = pr.Workers.Summary(5)
 	return r
 }
 

@@ -54,6 +54,9 @@ type Profile struct {
 	Threads   []Thread   `json:"threads"`
 	Stacks    []Stack    `json:"stacks"`
 	Functions []Function `json:"functions"`
+	// Worker is set in the profile of a DataLoader worker process
+	// (pyworkers-<tag>/<pid>.json; see ReadWorkers).
+	Worker *Worker `json:"worker,omitempty"`
 }
 
 // Frame is one code location.

@@ -27,6 +27,11 @@ func EvidenceName(tag string) string   { return "evidence-" + tag + ".json" }
 func ProcessEnvName(tag string) string { return "env-" + tag + ".json" }
 func PyProfileName(tag string) string  { return "pyprofile-" + tag + ".json" }
 
+// WorkersDirName names the directory of a process's DataLoader worker
+// profiles: one pyprofile file per worker process, <pid>.json (the agent's
+// _bottleneck_workers.WORKERS_DIR).
+func WorkersDirName(tag string) string { return "pyworkers-" + tag }
+
 // Is reports whether dir is a run directory (it holds a manifest).
 func Is(dir string) bool {
 	st, err := os.Stat(filepath.Join(dir, ManifestName))

@@ -38,6 +38,10 @@ type ProcessFiles struct {
 	EvidenceErr error
 	Profile     *pyprofile.Profile
 	ProfileErr  error
+	// Workers are the DataLoader worker processes' profiles (nil with
+	// WorkersErr fs.ErrNotExist when the process had no sampled workers).
+	Workers    *pyprofile.Workers
+	WorkersErr error
 }
 
 // Read reads the run directory dir. Only a missing or unreadable manifest
@@ -92,6 +96,7 @@ func readProcess(dir, tag string) *ProcessFiles {
 	}
 	p.Evidence, p.EvidenceErr = ReadEvidence(dir, tag)
 	p.Profile, p.ProfileErr = pyprofile.ReadFile(filepath.Join(dir, PyProfileName(tag)))
+	p.Workers, p.WorkersErr = pyprofile.ReadWorkers(filepath.Join(dir, WorkersDirName(tag)))
 	return p
 }
 

@@ -53,6 +53,9 @@ type ProcessReport struct {
 	// Waiting are the threads that mostly waited (profiles with a CPU
 	// clock); the Python tables leave them out.
 	Waiting []WaitingThread `json:"waiting_threads,omitempty"`
+	// Workers summarises the DataLoader worker processes' samples (nil:
+	// none sampled).
+	Workers *pyprofile.WorkerSummary `json:"dataloader_workers,omitempty"`
 	// StepSeries summarises every step of the run (the evidence's
 	// step_times), not only the window's.
 	StepSeries *steptimes.Summary `json:"step_series,omitempty"`
@@ -101,6 +104,13 @@ func FromRun(run *rundir.Run) *Report {
 			p.PythonNote = "Python profiler off (--python-profiler off)"
 		default:
 			r.Missing = append(r.Missing, rundir.Missing{Tag: tag, What: "Python profile", Why: "no pyprofile file was written"})
+		}
+		p.Workers = pf.Workers.Summary(topN)
+		if pf.WorkersErr != nil && !rundir.NotWritten(pf.WorkersErr) {
+			r.Warnings = append(r.Warnings, pf.WorkersErr.Error())
+		}
+		if pf.Workers != nil {
+			r.Warnings = append(r.Warnings, pf.Workers.Errors...)
 		}
 		r.Processes = append(r.Processes, p)
 	}
@@ -209,6 +219,7 @@ func WriteText(w io.Writer, r *Report) {
 			writeSteps(w, p.Evidence)
 			writeSeries(w, p.StepSeries)
 			writeDataLoader(w, p.Evidence)
+			writeWorkers(w, p.Workers)
 			writeSyncs(w, p.Evidence)
 		}
 		writePython(w, p)
@@ -407,6 +418,37 @@ func writeDataLoader(w io.Writer, ev *rundir.Evidence) {
 			fmt.Fprintf(w, " start_method=%s", l.MultiprocessingCtx)
 		}
 		fmt.Fprintln(w)
+	}
+}
+
+// writeWorkers writes the "DataLoader workers" section: the worker
+// processes' samples, how much of them produced batches, and the lines.
+func writeWorkers(w io.Writer, s *pyprofile.WorkerSummary) {
+	if s == nil {
+		return
+	}
+	cpu := ""
+	if s.CPUShare >= 0 {
+		cpu = fmt.Sprintf(", %.0f%% of that on a CPU", 100*s.CPUShare)
+	}
+	fmt.Fprintf(w, "DataLoader workers: %d worker processes, %d samples; producing batches %.0f%% of their time%s, the rest waiting for indices\n",
+		s.Processes, s.Samples, 100*s.BusyShare, cpu)
+	for i, l := range s.Lines {
+		if i == 5 {
+			break
+		}
+		fmt.Fprintf(w, "  %5.1f%% of busy  %s:%d %s\n", l.BusyPct, shortPath(l.File), l.Line, l.Func)
+	}
+	if len(s.PerWorker) > 1 {
+		var b strings.Builder
+		for i, p := range s.PerWorker {
+			if i == 8 {
+				fmt.Fprintf(&b, " ... %d more", len(s.PerWorker)-8)
+				break
+			}
+			fmt.Fprintf(&b, " %s pid %d %.0f%% busy (%d samples);", ptr(p.WorkerID), p.PID, 100*p.BusyShare, p.Samples)
+		}
+		fmt.Fprintf(w, "  per worker (id, pid):%s\n", strings.TrimSuffix(b.String(), ";"))
 	}
 }
 

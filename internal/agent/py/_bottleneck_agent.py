@@ -17,8 +17,10 @@ processes claim the same tag the later ones add "-pid<PID>".
 Design rules: standard library only; Python 3.9+; torch 2.x (older torch and
 no torch degrade: what cannot be recorded is listed under "missing" in
 evidence-<tag>.json); never initialise CUDA on the program's behalf; every
-file is written to a temporary name and renamed; forked children (DataLoader
-workers, multiprocessing pools) are never profiled (os.register_at_fork).
+file is written to a temporary name and renamed; forked children
+(multiprocessing pools, any child) are never profiled by this module
+(os.register_at_fork); DataLoader worker processes only are sampled by
+_bottleneck_workers.py (pyworkers-<tag>/<pid>.json).
 
 Documented in docs/run.md.
 """
@@ -41,7 +43,7 @@ FORMAT_VERSION = 1
 _AGENT_FILES = set()
 _HERE = os.path.dirname(os.path.abspath(__file__))
 for _name in ("_bottleneck_agent.py", "_bottleneck_boot.py", "sitecustomize.py", "_bottleneck_stepstats.py",
-              "_bottleneck_inprocess.py"):
+              "_bottleneck_inprocess.py", "_bottleneck_workers.py"):
     _AGENT_FILES.add(os.path.join(_HERE, _name))
 
 _SYNC_MESSAGE = "called a synchronizing CUDA operation"
@@ -135,6 +137,7 @@ class Sampler(object):
         self._thread = None
         self.sampling_cost = 0.0
         self.on_tick = None  # called from the sampler thread about every second
+        self.after_sample = None  # called from the sampler thread after every sample
         self.busy = {}  # ident -> depth: threads doing the agent's own work now
         self.agent_samples = 0  # samples skipped because the thread did the agent's work
 
@@ -322,6 +325,11 @@ class Sampler(object):
                 self.sample_once(skip_ident=me)
             except Exception:
                 pass
+            if self.after_sample is not None:
+                try:
+                    self.after_sample()
+                except Exception:
+                    pass
             t1 = time.perf_counter()
             self.sampling_cost += t1 - t0
             if self.on_tick is not None and t1 - last_tick >= 1.0:
@@ -809,6 +817,7 @@ class Agent(object):
             self._install_dataloader_hook(torch)
         except Exception as e:
             self.errors.append("dataloader hook: %s" % e)
+        self._install_worker_sampler()
         try:
             self._install_optimizer_hook(torch)
         except Exception as e:
@@ -951,6 +960,23 @@ class Agent(object):
         __next__._bottleneck_wrapped = True
         __next__.__wrapped__ = orig
         cls.__next__ = __next__
+
+    def _install_worker_sampler(self):
+        """Sample DataLoader worker processes (_bottleneck_workers.py)."""
+        if self.cfg.get("python_profiler", "sample") == "off" or not self.cfg.get("worker_profiler", True):
+            return
+        try:
+            mod = _load_sibling("_bottleneck_workers")
+            iv = float(self.cfg.get("sample_interval", 0.02))
+            flush = float(self.cfg.get("worker_flush_interval", 1.0))
+            self.workers_mod = mod
+            # the agent's module is not in sys.modules: hand over what the
+            # worker side reuses
+            api = types.SimpleNamespace(Sampler=Sampler, atomic_write_json=atomic_write_json)
+            self.worker_loop = mod.install(api, self.run_dir, self.tag, iv, flush)
+        except Exception as e:
+            self.missing.append({"what": "DataLoader worker profile",
+                                 "why": "the worker hook could not be installed: %s: %s" % (type(e).__name__, e)})
 
     def _install_forward_hooks(self):
         torch = self.torch
@@ -1515,6 +1541,11 @@ class Agent(object):
             sync_missing.append({"what": "CUDA sync call sites", "why": self.sync_state})
         seen = set()
         missing = []
+        wm = getattr(self, "workers_mod", None)
+        if final and wm is not None:
+            m = _safe(lambda: wm.missing(self.run_dir, self.tag, list(self.loaders.values())))
+            if m:
+                sync_missing.append(m)
         for m in self.missing + torch_missing + sync_missing:
             k = (m["what"], m["why"])
             if k not in seen:
@@ -1593,14 +1624,21 @@ class Agent(object):
                     self.errors.append("writing evidence: %s" % e)
 
 
+def _load_sibling(name):
+    """Load the agent file name.py beside this one (not put in sys.modules:
+    the program's modules stay as without bottleneck)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, os.path.join(_HERE, name + ".py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def _load_stepstats(errors):
     """The per-step memory and GC recorder (_bottleneck_stepstats.py beside
     this file), or None when it cannot start."""
     try:
-        import importlib.util
-        spec = importlib.util.spec_from_file_location("_bottleneck_stepstats", os.path.join(_HERE, "_bottleneck_stepstats.py"))
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
+        mod = _load_sibling("_bottleneck_stepstats")
         return mod.StepStats(lambda fn: _is_agent_file(fn) or _is_library_file(fn))
     except Exception as e:
         errors.append("step statistics: %s: %s" % (type(e).__name__, e))

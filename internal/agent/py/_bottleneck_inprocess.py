@@ -78,6 +78,9 @@ def _undo_hooks(agent):
     nxt = getattr(cls, "__next__", None) if cls is not None else None
     if getattr(nxt, "_bottleneck_wrapped", False):
         cls.__next__ = nxt.__wrapped__
+    wm = getattr(agent, "workers_mod", None)
+    if wm is not None:
+        wm.uninstall(getattr(agent, "worker_loop", None))
     if getattr(agent, "_inprocess_set_kineto_log", False):
         os.environ.pop("KINETO_LOG_LEVEL", None)
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _agentmod._TorchImportWatcher)]

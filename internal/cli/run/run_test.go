@@ -423,6 +423,70 @@ func TestDataLoaderWorkers(t *testing.T) {
 			if len(ev.WindowSteps) != 2 {
 				t.Errorf("window steps: %+v", ev.WindowSteps)
 			}
+			// the 2 persistent DataLoader workers were sampled, the pool's
+			// processes were not
+			ws := workerProfiles(t, r.dir, "rank0")
+			if len(ws) != 2 {
+				t.Fatalf("worker profiles: %d, want 2", len(ws))
+			}
+			ids := map[int]bool{}
+			for _, w := range ws {
+				if w.Worker == nil || w.Worker.WorkerID == nil || w.Worker.PPID != ev.PID || w.Worker.StartMethod != sm || w.Worker.Dataset != "SlowDataset" {
+					t.Errorf("worker %d: %+v", w.PID, w.Worker)
+					continue
+				}
+				ids[*w.Worker.WorkerID] = true
+			}
+			if !ids[0] || !ids[1] {
+				t.Errorf("worker ids %v", ids)
+			}
+			for _, m := range ev.Missing {
+				if m.What == "DataLoader worker profile" {
+					t.Errorf("missing: %+v", m)
+				}
+			}
+		})
+	}
+}
+
+// workerProfiles reads the DataLoader worker profiles of a process.
+func workerProfiles(t *testing.T, dir, tag string) []*pyprofile.Profile {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, rundir.WorkersDirName(tag), "*.json"))
+	var out []*pyprofile.Profile
+	for _, f := range files {
+		p, err := pyprofile.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// A program with DataLoader workers and a multiprocessing Pool prints the
+// same and exits the same under `bottleneck run` as under python; the
+// pool's processes leave no worker profile.
+func TestWorkersKeepTheProgramsOutput(t *testing.T) {
+	py := torchPython(t)
+	for _, sm := range []string{"fork", "spawn"} {
+		t.Run(sm, func(t *testing.T) {
+			args := []string{ex(t, "slow_dataset_workers.py"), "--start-method", sm, "--pool", "--cost", "sleep", "--work", "20000", "--batches", "24"}
+			plain := exec.Command(py, args...)
+			want, err := plain.Output()
+			if err != nil {
+				t.Fatalf("python: %v", err)
+			}
+			r := bn(t, runOpts{}, append(small(py), args...)...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			if r.stdout != string(want) {
+				t.Errorf("stdout under bottleneck %q, under python %q", r.stdout, want)
+			}
+			if ws := workerProfiles(t, r.dir, "rank0"); len(ws) != 2 {
+				t.Errorf("worker profiles: %d, want the 2 DataLoader workers only", len(ws))
+			}
 		})
 	}
 }
