@@ -131,6 +131,10 @@ func (m *Manifest) ScanFiles(dir string) error {
 	}
 	m.Files = m.Files[:0]
 	for _, e := range ents {
+		if e.IsDir() && strings.HasPrefix(e.Name(), WorkersDirName("")) {
+			m.scanWorkers(dir, e.Name())
+			continue
+		}
 		if e.IsDir() || e.Name() == ManifestName || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
@@ -143,4 +147,26 @@ func (m *Manifest) ScanFiles(dir string) error {
 	}
 	sort.Slice(m.Files, func(i, j int) bool { return m.Files[i].Path < m.Files[j].Path })
 	return nil
+}
+
+// scanWorkers lists a process's DataLoader worker profiles and removes the
+// temporary files a worker killed while writing left behind.
+func (m *Manifest) scanWorkers(dir, sub string) {
+	ents, err := os.ReadDir(filepath.Join(dir, sub))
+	if err != nil {
+		return
+	}
+	tag := strings.TrimPrefix(sub, WorkersDirName(""))
+	for _, e := range ents {
+		if e.IsDir() {
+			continue
+		}
+		if strings.Contains(e.Name(), ".tmp-") {
+			os.Remove(filepath.Join(dir, sub, e.Name()))
+			continue
+		}
+		if info, err := e.Info(); err == nil {
+			m.Files = append(m.Files, File{Path: sub + "/" + e.Name(), Kind: "pyworkers", Bytes: info.Size(), Tag: tag})
+		}
+	}
 }

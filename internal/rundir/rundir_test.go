@@ -3,6 +3,7 @@ package rundir_test
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -101,5 +102,34 @@ func TestTagOrder(t *testing.T) {
 	}
 	if !rundir.TagLess("rank2", "rank10") || !rundir.TagLess("rank10", "main") || rundir.TagLess("main", "rank0") {
 		t.Error("want rank0 < rank2 < rank10 < main")
+	}
+}
+
+// The manifest lists the DataLoader workers' profiles and drops the
+// temporary file of a worker killed while writing.
+func TestScanFilesListsWorkers(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, rundir.WorkersDirName("rank0"))
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"101.json", "102.json.tmp-102-1"} {
+		if err := os.WriteFile(filepath.Join(sub, n), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "evidence-rank0.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var m rundir.Manifest
+	if err := m.ScanFiles(dir); err != nil {
+		t.Fatal(err)
+	}
+	want := []rundir.File{{Path: "evidence-rank0.json", Kind: "evidence", Bytes: 2, Tag: "rank0"}, {Path: "pyworkers-rank0/101.json", Kind: "pyworkers", Bytes: 2, Tag: "rank0"}}
+	if !reflect.DeepEqual(m.Files, want) {
+		t.Errorf("files %+v, want %+v", m.Files, want)
+	}
+	if _, err := os.Stat(filepath.Join(sub, "102.json.tmp-102-1")); !os.IsNotExist(err) {
+		t.Errorf("temporary file left: %v", err)
 	}
 }
