@@ -105,6 +105,14 @@ func (s *state) windowNote() {
 		}
 		n.Notes = append(n.Notes, msg)
 	}
+	// The steps just before or after the window can share its slowness (a
+	// warm-up still going on, the machine busy for a while): against the
+	// run's median step the window is still not the program's usual step.
+	if r := s.in.Run; r != nil && !inflated && !slower && r.RunMedianStepS > 0 && r.WindowMedianS >= s.p.ProfilerInflation*r.RunMedianStepS {
+		n.SteadyState, slower = false, true
+		n.Notes = append(n.Notes, fmt.Sprintf("the recorded steps take %.1fx the run's median step (median %s against %s): the window fell in a slow stretch of the run (a warm-up still going on, or the machine busy then); the run's step times show when",
+			r.WindowMedianS/r.RunMedianStepS, FormatUs(r.WindowMedianS*1e6), FormatUs(r.RunMedianStepS*1e6)))
+	}
 	if out := w.ExcludedBy(window.Outlier); len(out) > 0 {
 		n.Notes = append(n.Notes, fmt.Sprintf("outlier step(s) %s took more than twice the median step (%s) and are left out", strings.Join(out, ", "), FormatUs(w.MedianUs)))
 	}

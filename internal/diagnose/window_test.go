@@ -28,27 +28,32 @@ func TestStepMedians(t *testing.T) {
 // The profiler-inflation note fires when the window's steps are much
 // slower than the steps without the profiler, and stays silent otherwise;
 // it blames the profiler only when the recorded ops per step can explain
-// the slowdown.
+// the slowdown. A window as slow as the steps next to it but slower than
+// the run's median fell in a slow stretch.
 func TestProfilerInflation(t *testing.T) {
 	br := &breakdown.Result{AveragedSteps: 3, Average: breakdown.Costs{CPUExecUs: 90e3, OtherUs: 10e3, TotalUs: 100e3},
 		Steps: []breakdown.Step{{Name: "4"}, {Name: "5"}, {Name: "6"}}}
 	w := &window.Result{SteadyState: true, Used: []string{"4", "5", "6"}, MedianUs: 100e3}
 	for _, c := range []struct {
-		outside float64
-		calls   int // recorded ops over the 3 steps
-		want    string
+		outside, run float64 // the slower of the medians before and after the window; the run's median
+		calls        int     // recorded ops over the 3 steps
+		want         string
 	}{
-		{0.05, 3 * 5000, "per-op overhead (5000 ops per step)"},
-		{0.05, 3 * 20, "something else slowed the window"},
-		{0.09, 3 * 5000, ""},
-		{0, 3 * 5000, ""},
+		{0.05, 0.05, 3 * 5000, "per-op overhead (5000 ops per step)"},
+		{0.05, 0.05, 3 * 20, "something else slowed the window"},
+		{0.09, 0.09, 3 * 5000, ""},
+		{0, 0, 3 * 5000, ""},
+		// the steps before the window were as slow as it (a slow stretch):
+		// the run's median still says the window is not the usual step
+		{0.09, 0.05, 3 * 20, "the window fell in a slow stretch"},
+		{0.09, 0.08, 3 * 20, ""},
 	} {
 		d := Compute(Analyses{Events: 1000, Window: w, Breakdown: br, Ops: &optable.OpTable{Calls: c.calls},
-			Run: &RunEvidence{WindowStepS: 0.1, WindowMedianS: 0.1, OutsideStepS: c.outside}})
+			Run: &RunEvidence{WindowStepS: 0.1, WindowMedianS: 0.1, OutsideStepS: c.outside, RunMedianStepS: c.run}})
 		text := strings.Join(d.Window.Notes, "\n")
 		fired := strings.Contains(text, "the recorded steps take")
 		if fired != (c.want != "") || d.Window.SteadyState == fired || !strings.Contains(text, c.want) {
-			t.Errorf("outside step %v s, %d ops: steady %v, notes %q, want %q", c.outside, c.calls, d.Window.SteadyState, text, c.want)
+			t.Errorf("outside step %v s, run median %v s, %d ops: steady %v, notes %q, want %q", c.outside, c.run, c.calls, d.Window.SteadyState, text, c.want)
 		}
 	}
 }
