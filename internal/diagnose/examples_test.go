@@ -128,7 +128,7 @@ func TestPlantedCPU(t *testing.T) {
 				switch f.Rule {
 				case "cpu.oversubscribed": // no example runs more threads than CPUs
 					t.Errorf("oversubscription found: %s", f.Title)
-				case "memory.growth", "gc.pauses", "cpu.tiny-ops", "host.off-step": // none leaks, collects in the loop, runs thousands of tiny ops or evaluates/logs tensors every step
+				case "memory.growth", "gc.pauses", "cpu.tiny-ops", "host.off-step", "host.blocked": // none leaks, collects in the loop, runs thousands of tiny ops, evaluates/logs tensors every step or blocks off the CPU outside DataLoader and I/O code
 					t.Errorf("%s found: %s", f.Rule, f.Title)
 				}
 			}
@@ -143,7 +143,8 @@ func TestPlantedCPU(t *testing.T) {
 }
 
 // TestPlantedCauses runs the examples with a leak, garbage collection,
-// thousands of tiny ops or a dense embedding gradient planted in the loop: the cause is the verdict or
+// thousands of tiny ops, a dense embedding gradient or a blocking call
+// planted in the loop: the cause is the verdict or
 // the first finding, and its finding points at the planted line. The
 // controls get none of them: stable_memory.py (a large stable footprint,
 // one gc.collect() at start-up), large_ops.py (many ops, each large).
@@ -163,6 +164,7 @@ func TestPlantedCauses(t *testing.T) {
 		{"tiny_ops_layers.py", "cpu.tiny-ops", diagnose.Overhead},
 		{"tiny_ops_update.py", "cpu.tiny-ops", diagnose.Overhead},
 		{"embedding_dense_adam.py", "host.dense-embedding", ""},
+		{"blocking_call_every_step.py", "host.blocked", ""},
 		{"stable_memory.py", "", ""},
 		{"large_ops.py", "", ""},
 	} {
@@ -175,7 +177,7 @@ func TestPlantedCauses(t *testing.T) {
 			d := r.TraceReport.Traces[0].Diagnosis
 			if c.rule == "" {
 				for _, f := range d.Findings {
-					if f.Rule == "memory.growth" || f.Rule == "gc.pauses" || f.Rule == "cpu.tiny-ops" || f.Rule == "host.off-step" || f.Rule == "host.dense-embedding" {
+					if f.Rule == "memory.growth" || f.Rule == "gc.pauses" || f.Rule == "cpu.tiny-ops" || f.Rule == "host.off-step" || f.Rule == "host.dense-embedding" || f.Rule == "host.blocked" {
 						t.Errorf("%s found: %s\n%s", f.Rule, f.Title, txt)
 					}
 				}

@@ -262,17 +262,19 @@ func (s *state) findings() {
 		if hostClass == Launch {
 			where = append(where, s.topOps(3, true)...)
 			s.emit(s.finding("host.launch", fmt.Sprintf("Tiny kernels: the device idles %.0f%% of the step waiting for launches", pct(s.share[Launch])), at(Launch), s.ev[Launch], where, ""))
-		} else {
-			title := fmt.Sprintf("The device idles %.0f%% of the step while the host runs Python and framework code", pct(s.share[Host]))
+		} else if busy := s.share[Host] - s.blockedShare(); busy >= p.MinFinding {
+			// the blocked waits are host.blocked's: this is the rest
+			title := fmt.Sprintf("The device idles %.0f%% of the step while the host runs Python and framework code", pct(busy))
 			change := ""
 			if !s.device {
-				title = fmt.Sprintf("Python between ops takes %.0f%% of the step", pct(s.share[Host]))
+				title = fmt.Sprintf("Python between ops takes %.0f%% of the step", pct(busy))
 				change = "take the Python work out of the step: vectorise it with tensor ops, precompute it, or move it into a Dataset loaded by DataLoader workers"
 			}
-			s.emit(s.finding("host.python", title, at(Host), s.ev[Host], where, change))
+			s.emit(s.finding("host.python", title, busy*S, s.ev[Host], where, change))
 		}
 	}
 	s.optimizerFinding()
+	s.blockedFinding()
 	if big(Sync) {
 		var where []Location
 		if r := s.in.Run; r != nil {
@@ -860,6 +862,42 @@ func (s *state) runOptimizer(region string) *rundir.Optimizer {
 		}
 	}
 	return nil
+}
+
+// blockedFinding: the main thread sits off the CPU at the program's own
+// lines, outside torch (a sleep, a network call, a lock or queue wait):
+// time the trace shows as a gap between ops.
+func (s *state) blockedFinding() {
+	py := s.py
+	share := s.blockedShare()
+	if share < s.p.MinFinding {
+		return
+	}
+	gaps := s.share[Host] + s.share[Launch] + s.share[Unexplained]
+	var where []Location
+	for _, l := range py.Blocked[:min(3, len(py.Blocked))] {
+		note := "off the CPU at this line (a builtin such as time.sleep, or a C call)"
+		if l.In != "" {
+			note = "off the CPU in " + l.In
+		}
+		where = append(where, Location{Kind: "python", Name: l.Func, File: l.File, Line: l.Line, SharePct: l.Pct, Note: note})
+	}
+	top := py.Blocked[0]
+	ms := []Evidence{{"main-thread samples off the CPU at the program's lines, outside torch", pct(py.BlockedShare), "%", "pyprofile"},
+		{"step time between ops (host, launch, unexplained)", pct(gaps), "% of step", "step_breakdown"}}
+	s.emit(s.finding("host.blocked", fmt.Sprintf("The main thread is blocked off the CPU %.0f%% of the step at %s:%d", pct(share), top.File, top.Line),
+		share*s.step, ms, where, ""))
+}
+
+// blockedShare is the share of the step the main thread spent blocked
+// off the CPU at the program's lines: the Python profile's share, at most
+// the step's time between ops (0 below MinFinding or without a profile).
+func (s *state) blockedShare() float64 {
+	py := s.py
+	if py == nil || py.BlockedShare < s.p.MinFinding || len(py.Blocked) == 0 {
+		return 0
+	}
+	return min(py.BlockedShare, s.share[Host]+s.share[Launch]+s.share[Unexplained])
 }
 
 // denseEmbeddingOps are the backward ops of nn.Embedding/EmbeddingBag

@@ -7,6 +7,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/regions"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/syncs"
+	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"slices"
 	"strings"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
-	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
 )
 
 // The input finding's title quotes the measurement its share came from:
@@ -359,6 +359,85 @@ func TestInputNamesTheWorkersLine(t *testing.T) {
 		}
 		if c.named && len(f.Where) != 2 {
 			t.Errorf("%s: a line under 10%% of the busy time is named: %+v", c.name, f.Where)
+		}
+	}
+}
+
+// Blocked lines are the program's lines off the CPU most of their samples,
+// outside torch; a line on a CPU (even one slowed by a busy machine), a
+// wait inside torch and a profile without CPU clocks give none. The
+// finding takes the blocked share out of host.python's.
+func TestBlocked(t *testing.T) {
+	stack := func(count int, cpu float64, frames ...pyprofile.Frame) (pyprofile.Stack, []pyprofile.Frame) {
+		return pyprofile.Stack{Count: count, WindowCount: count, CPUCount: cpu, WindowCPUCount: cpu}, frames
+	}
+	user := func(line int) pyprofile.Frame {
+		return pyprofile.Frame{File: "/home/u/train.py", Line: line, Func: "main"}
+	}
+	lib := func(file, fn string) pyprofile.Frame {
+		return pyprofile.Frame{File: sitePkgs + file, Line: 1, Func: fn}
+	}
+	profile := func(clock bool, stacks ...func() (pyprofile.Stack, []pyprofile.Frame)) *pyprofile.Profile {
+		p := &pyprofile.Profile{Profiler: "sample", CPUClock: clock, WindowSamples: 1, Threads: []pyprofile.Thread{{Role: "main"}}}
+		for _, f := range stacks {
+			st, frames := f()
+			for _, fr := range frames {
+				p.Frames = append(p.Frames, fr)
+				st.Frames = append(st.Frames, len(p.Frames)-1)
+			}
+			p.Stacks = append(p.Stacks, st)
+		}
+		return p
+	}
+	sleep := func() (pyprofile.Stack, []pyprofile.Frame) { return stack(30, 1, user(40)) } // time.sleep: no frame of its own
+	socketWait := func() (pyprofile.Stack, []pyprofile.Frame) {
+		return stack(20, 0.5, user(41), lib("/../socket.py", "SocketIO.readinto"))
+	}
+	compute := func() (pyprofile.Stack, []pyprofile.Frame) {
+		return stack(40, 22, user(30), lib("/torch/nn/modules/module.py", "f"))
+	} // a loaded machine: 55% on a CPU
+	python := func() (pyprofile.Stack, []pyprofile.Frame) { return stack(10, 6, user(35)) } // a Python loop slowed by load
+	torchWait := func() (pyprofile.Stack, []pyprofile.Frame) {
+		return stack(10, 0, user(31), lib("/torch/autograd/__init__.py", "backward"))
+	}
+
+	ev := FromProfile(profile(true, sleep, socketWait, compute, python, torchWait))
+	if want := 50.0 / 110; ev.BlockedShare != want || len(ev.Blocked) != 2 || ev.Blocked[0].Line != 40 || ev.Blocked[1].Line != 41 || ev.Blocked[1].In != "SocketIO.readinto" {
+		t.Errorf("blocked share %v lines %+v, want %v at lines 40, 41 (in SocketIO.readinto)", ev.BlockedShare, ev.Blocked, want)
+	}
+	for _, l := range ev.Hot {
+		if l.Line == 40 || l.Line == 41 {
+			t.Errorf("blocked line %d among the hot lines", l.Line)
+		}
+	}
+	if ev := FromProfile(profile(false, sleep, socketWait, compute)); ev.BlockedShare != 0 || ev.Blocked != nil {
+		t.Errorf("without CPU clocks: %+v", ev.Blocked)
+	}
+	if ev := FromProfile(profile(true, compute, python, torchWait)); ev.BlockedShare != 0 {
+		t.Errorf("busy and torch lines: blocked %+v", ev.Blocked)
+	}
+
+	// the finding: blocked 45% of a 55% host share leaves 10% to host.python, of a 48% share too little
+	for _, c := range []struct {
+		blocked, host float64
+		rules         []string
+	}{
+		{0.45, 0.55, []string{"host.blocked", "host.python"}},
+		{0.45, 0.48, []string{"host.blocked"}},
+		{0.03, 0.5, []string{"host.python"}},
+	} {
+		s := &state{p: Default, step: 1000, steps: 1, share: map[Class]float64{Host: c.host, CPUCompute: 1 - c.host}, d: &Diagnosis{},
+			py: &PythonEvidence{BlockedShare: c.blocked, Blocked: []Line{{File: "/home/u/train.py", Line: 40, Pct: 100 * c.blocked}}}}
+		s.findings()
+		var got []string
+		for _, f := range s.d.Findings {
+			if strings.HasPrefix(f.Rule, "host.") {
+				got = append(got, f.Rule)
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, c.rules) {
+			t.Errorf("blocked %v of host %v: rules %v, want %v", c.blocked, c.host, got, c.rules)
 		}
 	}
 }

@@ -130,8 +130,8 @@ type PythonEvidence struct {
 	IOShare     float64 `json:"io_share"`
 	LoaderShare float64 `json:"loader_share"`
 	// Hot are the user lines with the most self samples outside I/O and
-	// DataLoader code; IOLines and LoaderLines the user lines that led
-	// into I/O and DataLoader code.
+	// DataLoader code and not blocked (below); IOLines and LoaderLines the
+	// user lines that led into I/O and DataLoader code.
 	Hot         []Line `json:"hot"`
 	IOLines     []Line `json:"io_lines,omitempty"`
 	LoaderLines []Line `json:"loader_lines,omitempty"`
@@ -139,6 +139,13 @@ type PythonEvidence struct {
 	// run in work that does not belong in the step (offstep.go), and its
 	// user lines; OffStepWindowShare the share within the recorded window
 	// (-1: no window).
+	// BlockedShare: the share of the main thread's samples at lines that
+	// were off the CPU (sleeping, waiting on a socket, a lock, a
+	// subprocess) outside torch; Blocked those lines, In naming the
+	// innermost function they waited in ("" : a builtin such as
+	// time.sleep at the line itself).
+	BlockedShare       float64       `json:"blocked_share,omitempty"`
+	Blocked            []Line        `json:"blocked,omitempty"`
 	OffStepShare       float64       `json:"off_step_share,omitempty"`
 	OffStep            []OffStepLine `json:"off_step,omitempty"`
 	OffStepWindowShare float64       `json:"off_step_window_share,omitempty"`
@@ -150,7 +157,15 @@ type Line struct {
 	Line int     `json:"line"`
 	Func string  `json:"func"`
 	Pct  float64 `json:"pct"`
+	In   string  `json:"in,omitempty"`
 }
+
+// A line is blocked when at least minBlockedSamples of the main thread's
+// samples are at it and at least blockedOffCPU of them were off the CPU.
+const (
+	minBlockedSamples = 3
+	blockedOffCPU     = 0.8
+)
 
 func matchAny(file string, pats []string) bool {
 	f := strings.ReplaceAll(file, "\\", "/")
@@ -177,13 +192,17 @@ func FromProfile(p *pyprofile.Profile) *PythonEvidence {
 	var total, io, dl int
 	hot, ioL, dlL := map[key]int{}, map[key]int{}, map[key]int{}
 	funcs := map[key]string{}
+	// per hot line: on-CPU samples, and samples whose innermost frame is
+	// outside torch (a builtin such as time.sleep, socket, threading)
+	hotCPU, hotOutside := map[key]float64{}, map[key]int{}
+	blockedIn := map[key]string{}
 	for _, st := range p.Stacks {
 		if p.Threads[st.Thread].Role != "main" || len(st.Frames) == 0 {
 			continue
 		}
-		c := st.Count
+		c, cpu := st.Count, st.CPUCount
 		if window {
-			c = st.WindowCount
+			c, cpu = st.WindowCount, st.WindowCPUCount
 		}
 		if c == 0 {
 			continue
@@ -215,6 +234,13 @@ func FromProfile(p *pyprofile.Profile) *PythonEvidence {
 			dlL[k] += c
 		default:
 			hot[k] += c
+			hotCPU[k] += cpu
+			if inner := p.Frames[st.Frames[len(st.Frames)-1]]; !matchAny(inner.File, []string{"/torch/"}) {
+				hotOutside[k] += c
+				if inner != fr {
+					blockedIn[k] = inner.Func
+				}
+			}
 		}
 	}
 	if total == 0 {
@@ -239,9 +265,29 @@ func FromProfile(p *pyprofile.Profile) *PythonEvidence {
 		}
 		return out
 	}
+	// Blocked lines: off the CPU in most of their samples, outside torch
+	// (torch ops run on a CPU or wait for the device, which the trace
+	// shows). A line slowed by a busy machine is still on a CPU part of
+	// the time: the bar is high.
+	blocked, waits := map[key]int{}, 0
+	if p.CPUClock {
+		for k, c := range hot {
+			if c >= minBlockedSamples && hotOutside[k] >= c*4/5 && hotCPU[k] <= (1-blockedOffCPU)*float64(c) {
+				blocked[k] = c
+				waits += c
+			}
+		}
+	}
+	for k := range blocked { // waits, not work: the Hot lines are where the CPU time goes
+		delete(hot, k)
+	}
 	ev := &PythonEvidence{Profiler: p.Profiler, Window: window, Samples: total,
 		IOShare: float64(io) / float64(total), LoaderShare: float64(dl) / float64(total),
-		Hot: lines(hot), IOLines: lines(ioL), LoaderLines: lines(dlL)}
+		Hot: lines(hot), IOLines: lines(ioL), LoaderLines: lines(dlL),
+		BlockedShare: float64(waits) / float64(total), Blocked: lines(blocked)}
+	for i, l := range ev.Blocked {
+		ev.Blocked[i].In = blockedIn[key{l.File, l.Line}]
+	}
 	ev.OffStepShare, ev.OffStep, ev.OffStepWindowShare = offStep(p)
 	return ev
 }
