@@ -885,7 +885,7 @@ func (s *state) blockedFinding() {
 	top := py.Blocked[0]
 	ms := []Evidence{{"main-thread samples off the CPU at the program's lines, outside torch", pct(py.BlockedShare), "%", "pyprofile"},
 		{"step time between ops (host, launch, unexplained)", pct(gaps), "% of step", "step_breakdown"}}
-	s.emit(s.finding("host.blocked", fmt.Sprintf("The main thread is blocked off the CPU %.0f%% of the step at %s:%d", pct(share), top.File, top.Line),
+	s.emit(s.finding("host.blocked", fmt.Sprintf("The main thread is blocked off the CPU %.0f%% of the step at %s:%d", pct(share), filepath.Base(top.File), top.Line),
 		share*s.step, ms, where, ""))
 }
 

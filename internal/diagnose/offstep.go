@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -289,11 +290,11 @@ func (s *state) offStepFinding() {
 	var change string
 	switch top.Kind {
 	case OffStepEval:
-		change = fmt.Sprintf("the evaluation pass at %s:%d runs in every step: run it every N steps or once per epoch (if step %% N == 0), or on a copy of the weights in another process", top.File, top.Line.Line)
+		change = fmt.Sprintf("the evaluation pass at %s:%d runs in every step: run it every N steps or once per epoch (if step %% N == 0), or on a copy of the weights in another process", filepath.Base(top.File), top.Line.Line)
 	case OffStepMetrics:
-		change = fmt.Sprintf("metrics are computed in every step at %s:%d: accumulate the predictions on the device and compute the metric every N steps or per epoch (torchmetrics: update() per step, compute() per epoch)", top.File, top.Line.Line)
+		change = fmt.Sprintf("metrics are computed in every step at %s:%d: accumulate the predictions on the device and compute the metric every N steps or per epoch (torchmetrics: update() per step, compute() per epoch)", filepath.Base(top.File), top.Line.Line)
 	default:
-		change = fmt.Sprintf("a tensor is formatted for logging in every step at %s:%d: log every N steps, and a scalar (loss.item() then) rather than a whole tensor", top.File, top.Line.Line)
+		change = fmt.Sprintf("a tensor is formatted for logging in every step at %s:%d: log every N steps, and a scalar (loss.item() then) rather than a whole tensor", filepath.Base(top.File), top.Line.Line)
 	}
 	ms := []Evidence{{"main-thread samples in work that does not belong in the step (whole run, imports left out)", pct(s.py.OffStepShare), "%", "pyprofile"}}
 	if s.py.OffStepWindowShare >= 0 {
@@ -305,6 +306,6 @@ func (s *state) offStepFinding() {
 	if s.py.OffStepWindowShare >= 0 {
 		share = s.py.OffStepWindowShare
 	}
-	title := fmt.Sprintf("Work that does not belong in the step takes %.0f%% of the main thread: %s at %s:%d", pct(share), top.Kind, top.File, top.Line.Line)
+	title := fmt.Sprintf("Work that does not belong in the step takes %.0f%% of the main thread: %s at %s:%d", pct(share), top.Kind, filepath.Base(top.File), top.Line.Line)
 	s.emit(s.finding("host.off-step", title, min(share, 1)*s.step, ms, where, change))
 }
