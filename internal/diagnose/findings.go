@@ -868,22 +868,22 @@ func (s *state) runOptimizer(region string) *rundir.Optimizer {
 // lines, outside torch (a sleep, a network call, a lock or queue wait):
 // time the trace shows as a gap between ops.
 func (s *state) blockedFinding() {
-	py := s.py
 	share := s.blockedShare()
 	if share < s.p.MinFinding {
 		return
 	}
 	gaps := s.share[Host] + s.share[Launch] + s.share[Unexplained]
+	blocked, all := s.blockedLines()
 	var where []Location
-	for _, l := range py.Blocked[:min(3, len(py.Blocked))] {
+	for _, l := range blocked[:min(3, len(blocked))] {
 		note := "off the CPU at this line (a builtin such as time.sleep, or a C call)"
 		if l.In != "" {
 			note = "off the CPU in " + l.In
 		}
 		where = append(where, Location{Kind: "python", Name: l.Func, File: l.File, Line: l.Line, SharePct: l.Pct, Note: note})
 	}
-	top := py.Blocked[0]
-	ms := []Evidence{{"main-thread samples off the CPU at the program's lines, outside torch", pct(py.BlockedShare), "%", "pyprofile"},
+	top := blocked[0]
+	ms := []Evidence{{"main-thread samples off the CPU at the program's lines, outside torch", pct(all), "%", "pyprofile"},
 		{"step time between ops (host, launch, unexplained)", pct(gaps), "% of step", "step_breakdown"}}
 	s.emit(s.finding("host.blocked", fmt.Sprintf("The main thread is blocked off the CPU %.0f%% of the step at %s:%d", pct(share), filepath.Base(top.File), top.Line),
 		share*s.step, ms, where, ""))
@@ -893,11 +893,31 @@ func (s *state) blockedFinding() {
 // off the CPU at the program's lines: the Python profile's share, at most
 // the step's time between ops (0 below MinFinding or without a profile).
 func (s *state) blockedShare() float64 {
-	py := s.py
-	if py == nil || py.BlockedShare < s.p.MinFinding || len(py.Blocked) == 0 {
+	blocked, all := s.blockedLines()
+	if all < s.p.MinFinding || len(blocked) == 0 {
 		return 0
 	}
-	return min(py.BlockedShare, s.share[Host]+s.share[Launch]+s.share[Unexplained])
+	return min(all, s.share[Host]+s.share[Launch]+s.share[Unexplained])
+}
+
+// blockedLines are the Python profile's blocked lines that are not CUDA
+// sync sites (a .item() waiting for the device is sync.blocking's), and
+// the share of the samples the blocked lines hold.
+func (s *state) blockedLines() ([]Line, float64) {
+	if s.py == nil {
+		return nil, 0
+	}
+	lines, share := s.py.Blocked, s.py.BlockedShare
+	if r := s.in.Run; r != nil && len(r.SyncSites) > 0 {
+		lines = slices.DeleteFunc(slices.Clone(lines), func(l Line) bool {
+			sync := slices.ContainsFunc(r.SyncSites, func(ss SyncSite) bool { return ss.File == l.File && ss.Line == l.Line })
+			if sync {
+				share -= l.Pct / 100
+			}
+			return sync
+		})
+	}
+	return lines, max(share, 0)
 }
 
 // denseEmbeddingOps are the backward ops of nn.Embedding/EmbeddingBag

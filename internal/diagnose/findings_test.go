@@ -421,13 +421,19 @@ func TestBlocked(t *testing.T) {
 	for _, c := range []struct {
 		blocked, host float64
 		rules         []string
+		syncSite      bool
 	}{
-		{0.45, 0.55, []string{"host.blocked", "host.python"}},
-		{0.45, 0.48, []string{"host.blocked"}},
-		{0.03, 0.5, []string{"host.python"}},
+		{0.45, 0.55, []string{"host.blocked", "host.python"}, false},
+		{0.45, 0.48, []string{"host.blocked"}, false},
+		{0.03, 0.5, []string{"host.python"}, false},
+		// the blocked line is a CUDA sync site (.item()): sync.blocking's
+		{0.45, 0.55, []string{"host.python"}, true},
 	} {
 		s := &state{p: Default, step: 1000, steps: 1, share: map[Class]float64{Host: c.host, CPUCompute: 1 - c.host}, d: &Diagnosis{},
 			py: &PythonEvidence{BlockedShare: c.blocked, Blocked: []Line{{File: "/home/u/train.py", Line: 40, Pct: 100 * c.blocked}}}}
+		if c.syncSite {
+			s.in.Run = &RunEvidence{SyncSites: []SyncSite{{File: "/home/u/train.py", Line: 40, Count: 5}}}
+		}
 		s.findings()
 		var got []string
 		for _, f := range s.d.Findings {
