@@ -886,7 +886,22 @@ func (s *state) blockedFinding() {
 	ms := []Evidence{{"main-thread samples off the CPU at the program's lines, outside torch", pct(all), "%", "pyprofile"},
 		{"step time between ops (host, launch, unexplained)", pct(gaps), "% of step", "step_breakdown"}}
 	s.emit(s.finding("host.blocked", fmt.Sprintf("The main thread is blocked off the CPU %.0f%% of the step at %s:%d", pct(share), filepath.Base(top.File), top.Line),
-		share*s.step, ms, where, ""))
+		share*s.step, ms, where, blockedChange(top)))
+}
+
+// blockedChange fits the change to what the line waited in ("" : the
+// rule's own, for a sleep or another C call).
+func blockedChange(l Line) string {
+	at := fmt.Sprintf("%s:%d", filepath.Base(l.File), l.Line)
+	switch in := strings.ToLower(l.In); {
+	case classify.ContainsAny(in, []string{"condition.wait", "event.wait", "queue.get", "thread.join", "semaphore.acquire", "barrier.wait"}):
+		return fmt.Sprintf("the step waits at %s for another thread (%s): that thread is the limit (see its line in the threads table); give it more workers or less to do, or let the step go on while it works", at, l.In)
+	case classify.ContainsAny(in, []string{"socket", "recv", "readinto", "ssl", "connect", "getaddrinfo", "urlopen", "request"}):
+		return fmt.Sprintf("the step waits at %s for the network (%s): send from a background thread through a queue (most logging clients have an asynchronous mode), or every N steps", at, l.In)
+	case classify.ContainsAny(in, []string{"popen", "communicate", "subprocess"}):
+		return fmt.Sprintf("the step waits at %s for a subprocess (%s): start it without waiting (Popen, and poll() later), or run it every N steps", at, l.In)
+	}
+	return ""
 }
 
 // blockedShare is the share of the step the main thread spent blocked

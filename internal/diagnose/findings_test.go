@@ -447,3 +447,19 @@ func TestBlocked(t *testing.T) {
 		}
 	}
 }
+
+// The blocked finding's change follows what the line waited in.
+func TestBlockedChange(t *testing.T) {
+	for in, want := range map[string]string{
+		"Condition.wait":    "for another thread",
+		"Queue.get":         "for another thread",
+		"SocketIO.readinto": "for the network",
+		"Popen.communicate": "for a subprocess",
+		"":                  "", // a builtin such as time.sleep at the line: the rule's change
+	} {
+		got := blockedChange(Line{File: "/home/u/train.py", Line: 7, In: in})
+		if want == "" && got != "" || !strings.Contains(got, want) || want != "" && !strings.Contains(got, "train.py:7") {
+			t.Errorf("in %q: %q, want %q", in, got, want)
+		}
+	}
+}
