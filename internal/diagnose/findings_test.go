@@ -416,6 +416,14 @@ func TestBlocked(t *testing.T) {
 	if ev := FromProfile(profile(true, compute, python, torchWait)); ev.BlockedShare != 0 {
 		t.Errorf("busy and torch lines: blocked %+v", ev.Blocked)
 	}
+	// a machine so busy that the thread runs 30% of the time: a line at
+	// 15% is contention too; a sleep stays blocked
+	busyLoop := func() (pyprofile.Stack, []pyprofile.Frame) { return stack(40, 12, user(18)) }
+	contended := func() (pyprofile.Stack, []pyprofile.Frame) { return stack(20, 3, user(19)) }
+	asleep := func() (pyprofile.Stack, []pyprofile.Frame) { return stack(20, 0.1, user(40)) }
+	if ev := FromProfile(profile(true, busyLoop, contended, asleep)); len(ev.Blocked) != 1 || ev.Blocked[0].Line != 40 {
+		t.Errorf("loaded machine: blocked %+v, want line 40 only", ev.Blocked)
+	}
 
 	// the finding: blocked 45% of a 55% host share leaves 10% to host.python, of a 48% share too little
 	for _, c := range []struct {

@@ -161,10 +161,13 @@ type Line struct {
 }
 
 // A line is blocked when at least minBlockedSamples of the main thread's
-// samples are at it and at least blockedOffCPU of them were off the CPU.
+// samples are at it, at least blockedOffCPU of them were off the CPU, and
+// its on-CPU fraction is at most blockedBelowRest of the thread's other
+// lines'.
 const (
 	minBlockedSamples = 3
 	blockedOffCPU     = 0.8
+	blockedBelowRest  = 0.25
 )
 
 func matchAny(file string, pats []string) bool {
@@ -267,12 +270,29 @@ func FromProfile(p *pyprofile.Profile) *PythonEvidence {
 	}
 	// Blocked lines: off the CPU in most of their samples, outside torch
 	// (torch ops run on a CPU or wait for the device, which the trace
-	// shows). A line slowed by a busy machine is still on a CPU part of
-	// the time: the bar is high.
+	// shows). On a busy machine every line of the thread loses CPU time
+	// (runnable, not running): a blocked line must also be far below the
+	// thread's other lines.
 	blocked, waits := map[key]int{}, 0
 	if p.CPUClock {
+		candidate := func(k key) bool {
+			c := hot[k]
+			return c >= minBlockedSamples && hotOutside[k] >= c*4/5 && hotCPU[k] <= (1-blockedOffCPU)*float64(c)
+		}
+		var restN int
+		var restCPU float64
 		for k, c := range hot {
-			if c >= minBlockedSamples && hotOutside[k] >= c*4/5 && hotCPU[k] <= (1-blockedOffCPU)*float64(c) {
+			if !candidate(k) {
+				restN += c
+				restCPU += hotCPU[k]
+			}
+		}
+		ref := 1.0 // the other lines' on-CPU fraction
+		if restN > 0 {
+			ref = restCPU / float64(restN)
+		}
+		for k, c := range hot {
+			if candidate(k) && hotCPU[k] <= blockedBelowRest*ref*float64(c) {
 				blocked[k] = c
 				waits += c
 			}
