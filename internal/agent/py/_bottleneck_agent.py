@@ -41,7 +41,7 @@ FORMAT_VERSION = 1
 _AGENT_FILES = set()
 _HERE = os.path.dirname(os.path.abspath(__file__))
 for _name in ("_bottleneck_agent.py", "_bottleneck_boot.py", "sitecustomize.py", "_bottleneck_stepstats.py",
-              "_bottleneck_inprocess.py"):
+              "_bottleneck_inprocess.py", "_bottleneck_frameworks.py"):
     _AGENT_FILES.add(os.path.join(_HERE, _name))
 
 _SYNC_MESSAGE = "called a synchronizing CUDA operation"
@@ -526,16 +526,18 @@ class StopAfterProfile(SystemExit):
 
 
 class _TorchImportWatcher(object):
-    """A sys.meta_path finder that runs a callback once `torch` finished
-    importing (it wraps the real loader's exec_module on that one spec)."""
+    """A sys.meta_path finder that runs a callback once `torch` (or the
+    module name) finished importing (it wraps the real loader's
+    exec_module on that one spec)."""
 
-    def __init__(self, callback):
+    def __init__(self, callback, name="torch"):
         self.callback = callback
+        self.name = name
         self.busy = False
         self.done = False
 
     def find_spec(self, name, path=None, target=None):
-        if name != "torch" or self.busy or self.done:
+        if name != self.name or self.busy or self.done:
             return None
         import importlib.util
         self.busy = True
@@ -595,6 +597,8 @@ class _OwnWork(object):
 
     def __enter__(self):
         a = self.agent
+        if a.frameworks is not None:
+            a.frameworks.enter_agent()
         if a.sampler is not None:
             a.sampler.enter_own_work()
         elif a.cprof is not None and threading.current_thread() is threading.main_thread():
@@ -604,6 +608,8 @@ class _OwnWork(object):
 
     def __exit__(self, *exc):
         a = self.agent
+        if a.frameworks is not None:
+            a.frameworks.leave_agent()
         if a.sampler is not None:
             a.sampler.leave_own_work()
         elif a.cprof is not None and threading.current_thread() is threading.main_thread():
@@ -650,6 +656,7 @@ class Agent(object):
         self.step_stats = {"count": 0, "sum_s": 0.0, "min_s": None, "max_s": None}
         self.step_times = []  # (start_rel, dur) for every step, capped
         self.stepstats = None  # _bottleneck_stepstats.StepStats: memory and GC per step
+        self.frameworks = None  # _bottleneck_frameworks.Frameworks: Lightning / HF Trainer phases
         # profiler
         self.prof = None
         self.prof_state = "off"  # off | waiting | recording | done | failed
@@ -752,6 +759,11 @@ class Agent(object):
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=self._after_fork_child)
         self.stepstats = _load_stepstats(self.errors)
+        try:
+            self.frameworks = _agent_module("_bottleneck_frameworks").Frameworks(
+                lambda name, fn: sys.meta_path.insert(0, _TorchImportWatcher(fn, name)))
+        except Exception as e:
+            self.errors.append("framework phases: %s: %s" % (type(e).__name__, e))
         if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, self._on_sigterm)
         if "torch" in sys.modules and hasattr(sys.modules["torch"], "__version__"):
@@ -1515,7 +1527,8 @@ class Agent(object):
             sync_missing.append({"what": "CUDA sync call sites", "why": self.sync_state})
         seen = set()
         missing = []
-        for m in self.missing + torch_missing + sync_missing:
+        fw = self.frameworks
+        for m in self.missing + torch_missing + sync_missing + (fw.missing if fw is not None else []):
             k = (m["what"], m["why"])
             if k not in seen:
                 seen.add(k)
@@ -1545,6 +1558,7 @@ class Agent(object):
                            "mean_s": (s["sum_s"] / s["count"]) if s["count"] else None},
             "step_times": self.step_times,
             "per_step": self.stepstats.evidence() if self.stepstats is not None else None,
+            "framework_phases": fw.evidence() if fw is not None else None,
             "profiler": {
                 "state": self.prof_state,
                 "schedule": {k: self.pcfg.get(k) for k in ("skip_first", "wait", "warmup", "active", "repeat")},
@@ -1569,7 +1583,7 @@ class Agent(object):
             },
             "python_profiler": self.cfg.get("python_profiler", "sample"),
             "missing": missing,
-            "errors": self.errors,
+            "errors": self.errors + (fw.errors if fw is not None else []),
             "notes": self.notes,
         }
 
@@ -1591,6 +1605,15 @@ class Agent(object):
             except Exception as e:
                 if attempt == 2 and final:
                     self.errors.append("writing evidence: %s" % e)
+
+
+def _agent_module(name):
+    """Loads the agent's module name (a file beside this one)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, os.path.join(_HERE, name + ".py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def _load_stepstats(errors):
