@@ -74,6 +74,11 @@ class Phases(object):
     def depth(self):
         return len(self._stack())
 
+    def wall(self):
+        if self.first is None:
+            return 0.0
+        return max(0.0, (self.last if self.last is not None else self.first) - self.first)
+
     def start(self, name, t=None):
         t = self.clock() if t is None else t
         if self.first is None:
@@ -136,7 +141,7 @@ class Frameworks(object):
 
     def __init__(self, watch):
         self.pid = os.getpid()
-        self.phases = None
+        self.recorders = {}  # framework -> Phases
         self.errors = []
         self.missing = []
         self._undo = []  # (owner, attribute, original)
@@ -164,15 +169,22 @@ class Frameworks(object):
             self.errors.append("framework phases: %s: %s: %s" % (what, type(e).__name__, e))
 
     def _recorder(self, framework):
-        """The run's Phases, made for the first framework seen: the phases
-        of one run are one framework's."""
-        if self.phases is None:
-            self.phases = Phases(framework)
-        return self.phases if self.phases.framework == framework else None
+        return self.recorders.setdefault(framework, Phases(framework))
+
+    @property
+    def phases(self):
+        """The Phases of the framework that ran longest (a Lightning
+        program may import transformers, and the reverse)."""
+        best = None
+        for p in list(self.recorders.values()):
+            if p.first is not None and (best is None or p.wall() > best.wall()):
+                best = p
+        return best
 
     def evidence(self):
         try:
-            return self.phases.evidence() if self.phases is not None else None
+            p = self.phases
+            return p.evidence() if p is not None else None
         except Exception as e:
             self._error("evidence", e)
             return None
@@ -184,16 +196,21 @@ class Frameworks(object):
         g = self._guard
         d = getattr(g, "agent", 0)
         g.agent = d + 1
-        if d == 0 and self.phases is not None and self.phases.depth() > 0:
-            g.agent_open = True
-            self.phases.start(AGENT_PHASE)
+        if d == 0:
+            g.agent_in = None
+            for p in list(self.recorders.values()):
+                if p.depth() > 0:
+                    g.agent_in = p
+                    p.start(AGENT_PHASE)
+                    break
 
     def leave_agent(self):
         g = self._guard
         g.agent = max(0, getattr(g, "agent", 1) - 1)
-        if g.agent == 0 and getattr(g, "agent_open", False):
-            g.agent_open = False
-            self.phases.stop(AGENT_PHASE)
+        p = getattr(g, "agent_in", None)
+        if g.agent == 0 and p is not None:
+            g.agent_in = None
+            p.stop(AGENT_PHASE)
 
     # -- wrapping ---------------------------------------------------------------
     def _set(self, owner, attr, fn):
@@ -258,8 +275,6 @@ class Frameworks(object):
         if base is None or base in self._installed:
             return
         rec = self._recorder("lightning")
-        if rec is None:
-            return
         self._installed.add(base)
         hooks = self
         orig_init = base.__dict__["__init__"]
@@ -326,8 +341,6 @@ class Frameworks(object):
         if trainer is None or trainer in self._installed:
             return
         rec = self._recorder("transformers")
-        if rec is None:
-            return
         self._installed.add(trainer)
         for meth, name in _HF_METHODS:
             fn = trainer.__dict__.get(meth)
