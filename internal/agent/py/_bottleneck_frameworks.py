@@ -141,6 +141,9 @@ class Frameworks(object):
 
     def __init__(self, watch):
         self.pid = os.getpid()
+        self._forked = False  # in a forked child (a DataLoader worker) nothing is recorded
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._after_fork)
         self.recorders = {}  # framework -> Phases
         self.errors = []
         self.missing = []
@@ -228,7 +231,10 @@ class Frameworks(object):
                 self._error("restoring %s" % attr, e)
 
     def _mine(self):
-        return os.getpid() == self.pid
+        return not self._forked
+
+    def _after_fork(self):
+        self._forked = True
 
     def _begin(self, rec, name):
         """Start name unless a wrapper of this thread is already running
