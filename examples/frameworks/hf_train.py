@@ -1,8 +1,9 @@
 """A tiny Hugging Face Trainer run: a BERT built from a config (2 layers,
 hidden size 32, no weights downloaded) classifying random token sequences
-from a slow Dataset. `python hf_train.py OUTPUT_DIR [--bottleneck]`: with
---bottleneck, callbacks=[BottleneckCallback()] (run directory
-OUTPUT_DIR/bottleneck); without it, a plain Trainer for `bottleneck run`."""
+from a slow Dataset. `python hf_train.py OUTPUT_DIR [--bottleneck] [--evaluate]`:
+with --bottleneck, callbacks=[BottleneckCallback()] (run directory
+OUTPUT_DIR/bottleneck); without it, a plain Trainer for `bottleneck run`.
+With --evaluate, an evaluation of 32 samples every 8 steps."""
 import os
 import sys
 import time
@@ -33,15 +34,17 @@ def main():
     torch.set_num_threads(1)  # the tiny model gains nothing from more; fewer threads, steadier timings
     cfg = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
                      intermediate_size=64, max_position_embeddings=32, num_labels=2)
+    evaluate = "--evaluate" in sys.argv
+    ev = dict(eval_strategy="steps", eval_steps=8, per_device_eval_batch_size=8) if evaluate else {}
     args = TrainingArguments(output_dir=out, max_steps=16, per_device_train_batch_size=8, logging_strategy="no",
                              save_strategy="no", report_to=[], use_cpu=True, dataloader_num_workers=0,
-                             disable_tqdm=True)
+                             disable_tqdm=True, **ev)
     callbacks = []
     if "--bottleneck" in sys.argv:
         from bottleneck_profiler.huggingface import BottleneckCallback
         callbacks.append(BottleneckCallback(skip_first=3, warmup=1, active=4))
     trainer = Trainer(model=BertForSequenceClassification(cfg), args=args, train_dataset=SlowTokens(),
-                      callbacks=callbacks)
+                      eval_dataset=SlowTokens(n=32) if evaluate else None, callbacks=callbacks)
     trainer.train()
     print("trained %d steps" % trainer.state.global_step)
 

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 )
 
-//go:embed py/_bottleneck_agent.py py/_bottleneck_boot.py py/sitecustomize.py py/_bottleneck_stepstats.py py/_bottleneck_workers.py
+//go:embed py/_bottleneck_agent.py py/_bottleneck_boot.py py/sitecustomize.py py/_bottleneck_stepstats.py py/_bottleneck_workers.py py/_bottleneck_frameworks.py
 var files embed.FS
 
 // Boot is the file name of the bootstrap script run as
@@ -19,7 +19,7 @@ var files embed.FS
 const Boot = "_bottleneck_boot.py"
 
 // Names lists the embedded files, in the order they are written.
-var Names = []string{"_bottleneck_agent.py", "_bottleneck_stepstats.py", "_bottleneck_workers.py", Boot, "sitecustomize.py"}
+var Names = []string{"_bottleneck_agent.py", "_bottleneck_stepstats.py", "_bottleneck_workers.py", "_bottleneck_frameworks.py", Boot, "sitecustomize.py"}
 
 // Source returns the embedded text of one agent file.
 func Source(name string) ([]byte, error) { return files.ReadFile("py/" + name) }

@@ -159,7 +159,8 @@ func checkWheel(t *testing.T, whl string) {
 		}
 	}
 	for _, want := range []string{ImportName + "/bin/bottleneck", ImportName + "/_agent/_bottleneck_agent.py",
-		ImportName + "/_agent/_bottleneck_inprocess.py", ImportName + "/_agent/_bottleneck_stepstats.py", ImportName + "/_version.py", ImportName + "/__init__.py"} {
+		ImportName + "/_agent/_bottleneck_inprocess.py", ImportName + "/_agent/_bottleneck_stepstats.py",
+		ImportName + "/_agent/_bottleneck_frameworks.py", ImportName + "/_version.py", ImportName + "/__init__.py"} {
 		if _, ok := files[want]; !ok {
 			t.Errorf("wheel lacks %s", want)
 		}

@@ -62,6 +62,8 @@ type Evidence struct {
 	Tag        string         `json:"tag"`
 	PID        int            `json:"pid"`
 	Final      bool           `json:"final"`
+	StartUnix  float64        `json:"start_unix"`
+	EndUnix    float64        `json:"end_unix"`
 	Exit       map[string]any `json:"exit"`
 	StepSource *string        `json:"step_source"`
 	StepCounts map[string]int `json:"step_counts"`
@@ -96,8 +98,12 @@ type Evidence struct {
 	StepTimes [][]any `json:"step_times"`
 	// PerStep: memory and garbage collection at every step boundary
 	// (_bottleneck_stepstats.py); nil from agents without it.
-	PerStep    *PerStep `json:"per_step"`
-	DataLoader struct {
+	PerStep *PerStep `json:"per_step"`
+	// FrameworkPhases: a Lightning or Hugging Face Trainer run's time by
+	// the framework's own actions (_bottleneck_frameworks.py); nil when
+	// the program used neither.
+	FrameworkPhases *FrameworkPhases `json:"framework_phases"`
+	DataLoader      struct {
 		Batches       int          `json:"batches"`
 		WaitS         float64      `json:"wait_s"`
 		WindowBatches int          `json:"window_batches"`
@@ -113,6 +119,26 @@ type Evidence struct {
 	Missing        []Missing `json:"missing"`
 	Errors         []string  `json:"errors"`
 	Notes          []string  `json:"notes"`
+}
+
+// FrameworkPhases is the whole run's time in a framework's actions
+// (docs/run.md, "Framework phases"): actions nest, and an action's self
+// time leaves out the actions nested in it, so the self times of Phases
+// and OutsideS add up to WallS, the span from the first action's start to
+// the last one's end.
+type FrameworkPhases struct {
+	Framework string  `json:"framework"` // lightning, transformers
+	WallS     float64 `json:"wall_s"`
+	OutsideS  float64 `json:"outside_s"`
+	Phases    []Phase `json:"phases"` // by self time, largest first
+}
+
+// Phase is one action name's whole-run totals.
+type Phase struct {
+	Name   string  `json:"name"`
+	Calls  int     `json:"calls"`
+	TotalS float64 `json:"total_s"`
+	SelfS  float64 `json:"self_s"`
 }
 
 // WindowStep is one step of the recorded window.

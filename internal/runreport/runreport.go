@@ -7,11 +7,13 @@
 package runreport
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -220,6 +222,7 @@ func WriteText(w io.Writer, r *Report) {
 			writeSeries(w, p.StepSeries)
 			writeDataLoader(w, p.Evidence)
 			writeWorkers(w, p.Workers)
+			writePhases(w, p.Evidence.FrameworkPhases)
 			writeSyncs(w, p.Evidence)
 		}
 		writePython(w, p)
@@ -450,6 +453,42 @@ func writeWorkers(w io.Writer, s *pyprofile.WorkerSummary) {
 		}
 		fmt.Fprintf(w, "  per worker (id, pid):%s\n", strings.TrimSuffix(b.String(), ";"))
 	}
+}
+
+// phaseRows is how many phases the text report lists.
+const phaseRows = 10
+
+// frameworkTitle names the frameworks of FrameworkPhases.
+var frameworkTitle = map[string]string{"lightning": "Lightning", "transformers": "Hugging Face Trainer"}
+
+// writePhases writes the largest phases by self time, the rest in one
+// line, and the time outside any phase: the lines add up to the wall time.
+func writePhases(w io.Writer, fp *rundir.FrameworkPhases) {
+	if fp == nil || len(fp.Phases) == 0 || fp.WallS <= 0 {
+		return
+	}
+	name := frameworkTitle[fp.Framework]
+	if name == "" {
+		name = fp.Framework
+	}
+	fmt.Fprintf(w, "%s phases (whole run, self time adds up to the wall time %.2fs):\n", name, fp.WallS)
+	fmt.Fprintf(w, "  %10s %6s %7s %10s  %s\n", "self", "share", "calls", "total", "phase")
+	share := func(s float64) string { return fmt.Sprintf("%.1f%%", 100*s/fp.WallS) }
+	phases := slices.Clone(fp.Phases)
+	slices.SortStableFunc(phases, func(a, b rundir.Phase) int { return cmp.Compare(b.SelfS, a.SelfS) })
+	for i, ph := range phases {
+		if i == phaseRows {
+			var rest float64
+			for _, r := range phases[i:] {
+				rest += r.SelfS
+			}
+			fmt.Fprintf(w, "  %10s %6s %7s %10s  %d other phases\n", ms(rest), share(rest), "", "", len(phases)-i)
+			break
+		}
+		fmt.Fprintf(w, "  %10s %6s %7d %10s  %s\n", ms(ph.SelfS), share(ph.SelfS), ph.Calls, ms(ph.TotalS),
+			report.ElideMiddle(ph.Name, 70))
+	}
+	fmt.Fprintf(w, "  %10s %6s %7s %10s  outside any phase\n", ms(fp.OutsideS), share(fp.OutsideS), "", "")
 }
 
 func ptr[T any](p *T) string {

@@ -2,11 +2,13 @@ package runreport
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/textsafe"
 )
 
 // A run whose bottleneck was SIGKILLed leaves manifest.json at "running":
@@ -34,5 +36,42 @@ func TestInterruptedRunIsSaid(t *testing.T) {
 		if (r.Interrupted != "") != want {
 			t.Errorf("state %s: Interrupted = %q", state, r.Interrupted)
 		}
+	}
+}
+
+// The phases table lists the 10 largest by self time, the rest in one
+// line and the time outside: its lines add up to the wall time; long
+// names are elided in the middle and control bytes escaped.
+func TestPhasesTable(t *testing.T) {
+	fp := &rundir.FrameworkPhases{Framework: "lightning", WallS: 2, OutsideS: 0.2}
+	for i := range 12 {
+		fp.Phases = append(fp.Phases, rundir.Phase{Name: fmt.Sprintf("phase%02d", i), Calls: 1, TotalS: 0.15, SelfS: 0.15})
+	}
+	fp.Phases[3].SelfS, fp.Phases[3].Name = 0.0, "[Callback]"+strings.Repeat("x", 100)+"\x1b[2J.on_train_batch_end"
+	fp.Phases[11].SelfS = 0.15 + 0.15 // 1.8 s of self time in all
+	var b bytes.Buffer
+	writePhases(textsafe.Writer(&b), fp)
+	text := b.String()
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	if len(lines) != 2+10+2 || !strings.HasPrefix(lines[0], "Lightning phases (whole run, self time adds up to the wall time 2.00s)") {
+		t.Fatalf("table:\n%s", text)
+	}
+	if !strings.Contains(lines[2], "300.0 ms  15.0%") || !strings.HasSuffix(lines[2], "phase11") {
+		t.Errorf("largest first: %q", lines[2])
+	}
+	if !strings.Contains(lines[12], "2 other phases") || !strings.Contains(lines[12], "150.0 ms") {
+		t.Errorf("rest: %q", lines[12])
+	}
+	if !strings.Contains(lines[13], "200.0 ms  10.0%") || !strings.HasSuffix(lines[13], "outside any phase") {
+		t.Errorf("outside: %q", lines[13])
+	}
+	if strings.Contains(text, "\x1b") || strings.Contains(text, strings.Repeat("x", 80)) {
+		t.Errorf("name not escaped or elided:\n%s", text)
+	}
+	b.Reset()
+	writePhases(&b, nil)
+	writePhases(&b, &rundir.FrameworkPhases{Framework: "transformers", WallS: 1})
+	if b.Len() != 0 {
+		t.Errorf("no phases, yet: %q", b.String())
 	}
 }

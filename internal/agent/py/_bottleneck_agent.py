@@ -43,7 +43,7 @@ FORMAT_VERSION = 1
 _AGENT_FILES = set()
 _HERE = os.path.dirname(os.path.abspath(__file__))
 for _name in ("_bottleneck_agent.py", "_bottleneck_boot.py", "sitecustomize.py", "_bottleneck_stepstats.py",
-              "_bottleneck_inprocess.py", "_bottleneck_workers.py"):
+              "_bottleneck_inprocess.py", "_bottleneck_workers.py", "_bottleneck_frameworks.py"):
     _AGENT_FILES.add(os.path.join(_HERE, _name))
 
 _SYNC_MESSAGE = "called a synchronizing CUDA operation"
@@ -534,16 +534,18 @@ class StopAfterProfile(SystemExit):
 
 
 class _TorchImportWatcher(object):
-    """A sys.meta_path finder that runs a callback once `torch` finished
-    importing (it wraps the real loader's exec_module on that one spec)."""
+    """A sys.meta_path finder that runs a callback once `torch` (or the
+    module name) finished importing (it wraps the real loader's
+    exec_module on that one spec)."""
 
-    def __init__(self, callback):
+    def __init__(self, callback, name="torch"):
         self.callback = callback
+        self.name = name
         self.busy = False
         self.done = False
 
     def find_spec(self, name, path=None, target=None):
-        if name != "torch" or self.busy or self.done:
+        if name != self.name or self.busy or self.done:
             return None
         import importlib.util
         self.busy = True
@@ -603,6 +605,8 @@ class _OwnWork(object):
 
     def __enter__(self):
         a = self.agent
+        if a.frameworks is not None:
+            a.frameworks.enter_agent()
         if a.sampler is not None:
             a.sampler.enter_own_work()
         elif a.cprof is not None and threading.current_thread() is threading.main_thread():
@@ -612,6 +616,8 @@ class _OwnWork(object):
 
     def __exit__(self, *exc):
         a = self.agent
+        if a.frameworks is not None:
+            a.frameworks.leave_agent()
         if a.sampler is not None:
             a.sampler.leave_own_work()
         elif a.cprof is not None and threading.current_thread() is threading.main_thread():
@@ -658,6 +664,7 @@ class Agent(object):
         self.step_stats = {"count": 0, "sum_s": 0.0, "min_s": None, "max_s": None}
         self.step_times = []  # (start_rel, dur) for every step, capped
         self.stepstats = None  # _bottleneck_stepstats.StepStats: memory and GC per step
+        self.frameworks = None  # _bottleneck_frameworks.Frameworks: Lightning / HF Trainer phases
         # profiler
         self.prof = None
         self.prof_state = "off"  # off | waiting | recording | done | failed
@@ -760,6 +767,11 @@ class Agent(object):
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=self._after_fork_child)
         self.stepstats = _load_stepstats(self.errors)
+        try:
+            self.frameworks = _load_sibling("_bottleneck_frameworks").Frameworks(
+                lambda name, fn: sys.meta_path.insert(0, _TorchImportWatcher(fn, name)))
+        except Exception as e:
+            self.errors.append("framework phases: %s: %s" % (type(e).__name__, e))
         if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, self._on_sigterm)
         if "torch" in sys.modules and hasattr(sys.modules["torch"], "__version__"):
@@ -1546,7 +1558,8 @@ class Agent(object):
             m = _safe(lambda: wm.missing(self.run_dir, self.tag, list(self.loaders.values())))
             if m:
                 sync_missing.append(m)
-        for m in self.missing + torch_missing + sync_missing:
+        fw = self.frameworks
+        for m in self.missing + torch_missing + sync_missing + (fw.missing if fw is not None else []):
             k = (m["what"], m["why"])
             if k not in seen:
                 seen.add(k)
@@ -1576,6 +1589,7 @@ class Agent(object):
                            "mean_s": (s["sum_s"] / s["count"]) if s["count"] else None},
             "step_times": self.step_times,
             "per_step": self.stepstats.evidence() if self.stepstats is not None else None,
+            "framework_phases": fw.evidence() if fw is not None else None,
             "profiler": {
                 "state": self.prof_state,
                 "schedule": {k: self.pcfg.get(k) for k in ("skip_first", "wait", "warmup", "active", "repeat")},
@@ -1600,7 +1614,7 @@ class Agent(object):
             },
             "python_profiler": self.cfg.get("python_profiler", "sample"),
             "missing": missing,
-            "errors": self.errors,
+            "errors": self.errors + (fw.errors if fw is not None else []),
             "notes": self.notes,
         }
 

@@ -69,6 +69,8 @@ def _undo_hooks(agent):
     """Remove the process-wide hooks agent installed, so that a later
     profile() starts clean and the program runs as without bottleneck."""
     agent._remove_forward_hooks()
+    if agent.frameworks is not None:
+        agent.frameworks.uninstall()
     h = getattr(agent, "optimizer_hook", None)
     if h is not None:
         h.remove()
