@@ -33,12 +33,10 @@ type facts struct {
 	collectives  float64 // per step, across ranks
 	commOverlap  float64 // % of communication overlapped
 	hasRanks     bool
-	pythonSelf   map[string]float64 // main-thread self share per user line (whole run)
-	pythonSource string
 }
 
 func factsOf(d *sideData) facts {
-	f := facts{syncSites: map[string]float64{}, precision: map[string]float64{}, pythonSelf: map[string]float64{}}
+	f := facts{syncSites: map[string]float64{}, precision: map[string]float64{}}
 	n := float64(len(d.traces))
 	var tcUs, gemmUs float64
 	for i, t := range d.traces {
@@ -109,17 +107,6 @@ func factsOf(d *sideData) facts {
 			if p.Evidence != nil {
 				for _, s := range p.Evidence.Syncs.Sites {
 					f.syncSites[fmt.Sprintf("implicit sync at %s:%d (%s)", s.File, s.Line, s.Func)] += float64(s.Count) / float64(max(1, p.Evidence.Steps))
-				}
-			}
-			for _, top := range p.Python {
-				if top.Role != "main" || top.Window {
-					continue
-				}
-				f.pythonSource = top.Profiler
-				for _, s := range top.BySelf {
-					if s.User {
-						f.pythonSelf[fmt.Sprintf("%s:%d (%s)", s.File, s.Line, s.Func)] += s.SelfPct
-					}
 				}
 			}
 			break // the first process (rank 0) speaks for the run
@@ -205,9 +192,6 @@ func changes(b, n *sideData) []Change {
 		if abs(fn.commOverlap-fb.commOverlap) >= sharePoints {
 			out = append(out, Change{What: "communication overlapped with compute", Base: fmt.Sprintf("%.0f%%", fb.commOverlap), New: fmt.Sprintf("%.0f%%", fn.commOverlap)})
 		}
-	}
-	if note := siteChanges(fb.pythonSelf, fn.pythonSelf, sharePoints); note != "" {
-		out = append(out, Change{What: "Python hot lines (main thread, self time share of the run)", Note: note})
 	}
 	return out
 }

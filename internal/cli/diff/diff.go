@@ -170,6 +170,7 @@ func Load(ios *iostreams.IOStreams, path string) (*diff.Side, int, error) {
 	side.Report = d.Report
 	side.OpStacks, side.OpWeight = diff.OpStacks(d.Traces)
 	side.PyStacks = diff.PyStacks(d.Runs)
+	side.Lines = diff.PyLines(d.Runs)
 	if d.Status == driver.Unreadable {
 		return nil, exitcode.Failed, fmt.Errorf("%s: no trace could be read", path)
 	}
