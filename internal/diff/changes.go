@@ -21,18 +21,18 @@ const (
 
 // facts are the per-step figures of one side that Changes compares.
 type facts struct {
-	launches     float64 // kernel, memcpy and memset launches per step
-	syncs        float64 // blocking syncs per step
-	syncBlocked  float64 // µs per step the host blocked
-	syncSites    map[string]float64
-	tensorCore   float64 // share of kernel time on tensor cores (%)
-	kernelUs     float64
-	precision    map[string]float64 // share of matmul/conv kernel time by precision
-	peakMemory   int64
-	hasMemory    bool
-	collectives  float64 // per step, across ranks
-	commOverlap  float64 // % of communication overlapped
-	hasRanks     bool
+	launches    float64 // kernel, memcpy and memset launches per step
+	syncs       float64 // blocking syncs per step
+	syncBlocked float64 // µs per step the host blocked
+	syncSites   map[string]float64
+	tensorCore  float64 // share of kernel time on tensor cores (%)
+	kernelUs    float64
+	precision   map[string]float64 // share of matmul/conv kernel time by precision
+	peakMemory  int64
+	hasMemory   bool
+	collectives float64 // per step, across ranks
+	commOverlap float64 // % of communication overlapped
+	hasRanks    bool
 }
 
 func factsOf(d *sideData) facts {
