@@ -14,21 +14,27 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
 
-// Noise thresholds of a line's change (docs/diff.md, "Python lines"): its
-// share of the step must move by at least minLinePoints percentage
-// points and lineSigmas standard errors of the sampling.
+// Noise thresholds of a line's change (see lineDeltas and docs/diff.md,
+// "Python lines").
 const (
-	minLinePoints = 2.0
-	lineSigmas    = 3.0
+	minLinePoints     = 2.0
+	lineSigmas        = 3.0
+	lineSigmasFinding = 2.0
+	// maxBlocked: when collections the sampler could not sample took
+	// more than this share of a run's step, the sampler's other lines in
+	// that run are biased (blocked; only timed lines are compared).
+	maxBlocked = 0.10
 )
 
-// LineTimes is one process's main-thread Python time per user line over
-// the whole run, for the comparison of lines (see PyLines).
+// LineTimes is one process's main-thread Python time per user line, for
+// the comparison of lines (see PyLines).
 type LineTimes struct {
-	// Steps is the number of steps the agent timed, StepS their mean
-	// (seconds), IntervalS the sampler's period outside the window.
+	// Steps is the number of steps the agent timed outside the profiled
+	// window, StepS their mean (seconds); AllStepsS the time of every
+	// step; IntervalS the sampler's period outside the window.
 	Steps     int
 	StepS     float64
+	AllStepsS float64
 	IntervalS float64
 	Lines     map[lineKey]*lineTime
 }
@@ -40,33 +46,59 @@ type lineKey struct {
 
 type lineTime struct {
 	fn string
-	// sampledS: wall-clock seconds of main-thread samples whose innermost
+	// sampledS: wall-clock seconds of main-thread samples outside the
+	// profiled window (the profiler inflates its steps) whose innermost
 	// user frame is the line (the time of the library code it called
 	// included); gcS: the pauses of the collections that began at the
-	// line (the agent's gc callbacks), which the sampler under-counts (a
-	// collection holds the GIL the sampler needs).
+	// line over the run (the agent's gc callbacks), which the sampler
+	// under-counts (a collection holds the GIL the sampler needs).
 	sampledS, gcS float64
 	// explicit: the line calls gc.collect; io: the diagnosis counts it as
 	// a line that led into file I/O.
 	explicit, io bool
 }
 
-// share is the line's share of the mean step and the standard error of
-// that share from the sampling (a count of n samples varies by about
-// sqrt(n)); 0 when the gc pauses, which are timed, give the larger share.
-func (t *LineTimes) share(l *lineTime) (share, se float64) {
-	if l == nil {
-		return 0, 0
-	}
+// share is the line's share of the mean step, and k the number of
+// samples a share of 1 holds (the sampling error of a share s is about
+// sqrt(s·k)/k); k is 0 when the gc pauses, which are timed, give the
+// larger share.
+func (t *LineTimes) share(l *lineTime) (share, k float64) {
 	denom := float64(t.Steps) * t.StepS
-	s, g := l.sampledS/denom, l.gcS/denom
+	k = denom / t.IntervalS
+	if l == nil {
+		return 0, k
+	}
+	s, g := l.sampledS/denom, l.gcS/t.AllStepsS
 	if g > s {
 		return g, 0
 	}
-	// the window's faster samples are counted at the outer period: fewer
-	// samples, a larger (safer) error
-	n := l.sampledS / t.IntervalS
-	return s, math.Sqrt(n) * t.IntervalS / denom
+	return s, k
+}
+
+// blocked is the share of the step the sampler lost to garbage
+// collections: the gc callbacks timed more at a line than its samples
+// hold (a collection holds the GIL the sampler needs). Then the sampler
+// also wakes in step with the collections, and the other lines' samples
+// lean towards the code just after them.
+func (t *LineTimes) blocked() float64 {
+	var b float64
+	for _, l := range t.Lines {
+		b += max(0, l.gcS/t.AllStepsS-l.sampledS/(float64(t.Steps)*t.StepS))
+	}
+	return b
+}
+
+// sampleVar is the sampling variance (µs²) of a line's time per step u
+// in a run of median step m whose share of 1 holds k samples: a count of
+// n samples varies by about sqrt(n). ue is the time expected were the
+// line unchanged: a line sampled rarely or never is not known to within
+// less than the count it should have had.
+func sampleVar(u, ue, m, k float64) float64 {
+	if k <= 0 {
+		return 0
+	}
+	n := max(u, ue) / m * k
+	return n / (k * k) * m * m
 }
 
 // PyLines measures the main-thread time per user line of the first
@@ -81,15 +113,19 @@ func PyLines(runs []*rundir.Run) *LineTimes {
 			if p.Profile == nil || p.Profile.Profiler != "sample" || p.Profile.IntervalS <= 0 || p.Evidence == nil {
 				continue
 			}
-			steps := p.Evidence.StepSeries()
-			var sum float64
-			for _, st := range steps {
-				sum += max(0, st.DurS)
+			t := &LineTimes{IntervalS: p.Profile.IntervalS, Lines: map[lineKey]*lineTime{}}
+			var outside float64
+			for _, st := range p.Evidence.StepSeries() {
+				t.AllStepsS += max(0, st.DurS)
+				if !st.InWindow {
+					t.Steps++
+					outside += max(0, st.DurS)
+				}
 			}
-			if len(steps) == 0 || sum <= 0 {
+			if t.Steps == 0 || outside <= 0 {
 				continue
 			}
-			t := &LineTimes{Steps: len(steps), StepS: sum / float64(len(steps)), IntervalS: p.Profile.IntervalS, Lines: map[lineKey]*lineTime{}}
+			t.StepS = outside / float64(t.Steps)
 			at := func(file string, line int, fn string) *lineTime {
 				k := lineKey{file, line}
 				if t.Lines[k] == nil {
@@ -97,10 +133,18 @@ func PyLines(runs []*rundir.Run) *LineTimes {
 				}
 				return t.Lines[k]
 			}
-			top := p.Profile.TopSites(pyprofile.Options{Role: "main", Attribution: pyprofile.User, SkipImports: true})
-			for _, s := range top.BySelf {
-				if s.User {
-					at(s.File, s.Line, s.Func).sampledS += s.SelfS
+			// the whole run's samples less the window's
+			for _, window := range []bool{false, true} {
+				top := p.Profile.TopSites(pyprofile.Options{Role: "main", Window: window, Attribution: pyprofile.User, SkipImports: true})
+				for _, s := range top.BySelf {
+					if !s.User {
+						continue
+					}
+					if l := at(s.File, s.Line, s.Func); window {
+						l.sampledS = max(0, l.sampledS-s.SelfS)
+					} else {
+						l.sampledS += s.SelfS
+					}
 				}
 			}
 			if ps := p.Evidence.PerStep; ps != nil {
@@ -152,22 +196,30 @@ func (l LineDelta) Where() string {
 	return fmt.Sprintf("%s:%d (%s)", l.File, l.Line, l.Func)
 }
 
-// lineDeltas compares the runs' line times. A line is listed when its
-// time per step moved by at least minUs (1% of the base step, and the
-// headline interval's half-width: the run-to-run noise of the step) and
-// its share of the step moved the same way by at least minLinePoints
-// points and lineSigmas sampling errors: a machine that got slower
-// stretches every line alike (the shares stay), and the share of a line
-// sampled a few times varies by chance. A line that a diagnosis finding
-// of one run only points at needs the time threshold alone.
+// lineDeltas compares the runs' line times. A machine that got slower
+// or faster (load, clocks) stretches every line alike; the code changed
+// a line when its time moved away from that common factor. The factor
+// is the median, weighted by time, of the ratios new/base of the lines
+// both runs spent time in (machineFactor). A line is listed when its
+// excess over the factor (new − factor × base) is at least lineSigmas
+// standard errors of the sampling (a line sampled n times varies by
+// about sqrt(n) samples; lineSigmasFinding for the line a finding of
+// one run only points at), at least minLinePoints points of the step
+// and the headline interval's half-width of the line's time (the
+// run-to-run noise of the step, in proportion), and its time per step
+// moved the same way. When the sampler was blocked by collections in a
+// run (blocked), only the lines the gc callbacks timed are compared.
 func lineDeltas(b, n *sideData, h Headline) []LineDelta {
 	tb, tn := b.lines, n.lines
-	if tb == nil || tn == nil || b.summary.MedianUs <= 0 || n.summary.MedianUs <= 0 {
+	mb, mn := b.summary.MedianUs, n.summary.MedianUs
+	if tb == nil || tn == nil || mb <= 0 || mn <= 0 {
 		return []LineDelta{}
 	}
-	minUs := 0.01 * b.summary.MedianUs
-	if h.NoiseKnown {
-		minUs = max(minUs, (h.HighPct-h.LowPct)/2/100*b.summary.MedianUs)
+	// the headline interval's half-width relative to the new step (the
+	// interval is of new/base)
+	noise := 0.0
+	if h.NoiseKnown && 1+h.DeltaPct/100 > 0 {
+		noise = (h.HighPct - h.LowPct) / 2 / 100 / (1 + h.DeltaPct/100)
 	}
 	flagged := findingLines(b.side.Report, n.side.Report)
 	keys := map[lineKey]bool{}
@@ -177,22 +229,46 @@ func lineDeltas(b, n *sideData, h Headline) []LineDelta {
 	for k := range tn.Lines {
 		keys[k] = true
 	}
-	out := []LineDelta{}
+	type pair struct {
+		k              lineKey
+		lb, ln         *lineTime
+		ub, un, kb, kn float64 // µs per step, samples per share (see share)
+	}
+	var pairs []pair
 	for k := range keys {
-		lb, ln := tb.Lines[k], tn.Lines[k]
-		sb, eb := tb.share(lb)
-		sn, en := tn.share(ln)
-		d := LineDelta{File: k.file, Line: k.line, BaseUs: sb * b.summary.MedianUs, NewUs: sn * n.summary.MedianUs,
-			BasePct: 100 * sb, NewPct: 100 * sn, Source: "sampled"}
-		d.DeltaUs = d.NewUs - d.BaseUs
-		dShare := sn - sb
-		note, byFinding := flagged[k]
-		sameWay := dShare != 0 && (dShare > 0) == (d.DeltaUs > 0)
-		beyond := abs(dShare)*100 >= minLinePoints && abs(dShare) >= lineSigmas*math.Hypot(eb, en)
-		if abs(d.DeltaUs) < minUs || !sameWay || (!beyond && !byFinding) {
+		p := pair{k: k, lb: tb.Lines[k], ln: tn.Lines[k]}
+		sb, kb := tb.share(p.lb)
+		sn, kn := tn.share(p.ln)
+		p.ub, p.kb, p.un, p.kn = sb*mb, kb, sn*mn, kn
+		pairs = append(pairs, p)
+	}
+	ratios := make([][2]float64, 0, len(pairs))
+	for _, p := range pairs {
+		if p.ub > 0 && p.un > 0 {
+			ratios = append(ratios, [2]float64{p.un / p.ub, p.ub + p.un})
+		}
+	}
+	factor := machineFactor(ratios, mn/mb)
+	biased := tb.blocked() > maxBlocked || tn.blocked() > maxBlocked
+	out := []LineDelta{}
+	for _, p := range pairs {
+		if timed := p.kb == 0 || p.kn == 0; biased && !timed {
 			continue
 		}
-		for _, l := range []*lineTime{ln, lb} {
+		d := LineDelta{File: p.k.file, Line: p.k.line, BaseUs: p.ub, NewUs: p.un, DeltaUs: p.un - p.ub,
+			BasePct: 100 * p.ub / mb, NewPct: 100 * p.un / mn, Source: "sampled"}
+		excess := p.un - factor*p.ub
+		note, byFinding := flagged[p.k]
+		sigmas := lineSigmas
+		if byFinding {
+			sigmas = lineSigmasFinding
+		}
+		minUs := max(minLinePoints/100*mb, noise*max(p.ub, p.un))
+		se := math.Sqrt(sampleVar(p.un, factor*p.ub, mn, p.kn) + factor*factor*sampleVar(p.ub, p.un/factor, mb, p.kb))
+		if abs(excess) < minUs || abs(excess) < sigmas*se || (excess > 0) != (d.DeltaUs > 0) || d.DeltaUs == 0 {
+			continue
+		}
+		for _, l := range []*lineTime{p.ln, p.lb} {
 			if l == nil {
 				continue
 			}
@@ -204,15 +280,15 @@ func lineDeltas(b, n *sideData, h Headline) []LineDelta {
 			}
 		}
 		switch {
-		case sb == 0:
+		case p.ub == 0:
 			d.Kind = "new"
-		case sn == 0:
+		case p.un == 0:
 			d.Kind = "gone"
 		}
-		if (ln != nil && ln.explicit) || (lb != nil && lb.explicit) {
+		if (p.ln != nil && p.ln.explicit) || (p.lb != nil && p.lb.explicit) {
 			d.Notes = append(d.Notes, "calls gc.collect")
 		}
-		if (ln != nil && ln.io) || (lb != nil && lb.io) {
+		if (p.ln != nil && p.ln.io) || (p.lb != nil && p.lb.io) {
 			d.Notes = append(d.Notes, "file I/O")
 		}
 		if byFinding {
@@ -232,8 +308,31 @@ func lineDeltas(b, n *sideData, h Headline) []LineDelta {
 	return out
 }
 
+// machineFactor is the weighted median of ratios ({ratio, weight}), or
+// def without any: how much the machine alone stretched the lines. When
+// the code changed lines holding most of the time, it takes their
+// change for the machine's and those lines are not named (the kernels
+// and operators are).
+func machineFactor(ratios [][2]float64, def float64) float64 {
+	if len(ratios) == 0 {
+		return def
+	}
+	slices.SortFunc(ratios, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
+	var total, acc float64
+	for _, r := range ratios {
+		total += r[1]
+	}
+	for _, r := range ratios {
+		if acc += r[1]; acc >= total/2 {
+			return r[0]
+		}
+	}
+	return ratios[len(ratios)-1][0]
+}
+
 // findingLines are the Python lines that a diagnosis finding of one run
-// only (by rule) points at: "new: <title>" or "gone: <title>".
+// only (by rule) points at first (its other `where` lines are context,
+// such as the hottest lines): "new: <title>" or "gone: <title>".
 func findingLines(base, next *report.Report) map[lineKey]string {
 	out := map[lineKey]string{}
 	fb, fn := findingsOf(base), findingsOf(next)
@@ -243,11 +342,13 @@ func findingLines(base, next *report.Report) map[lineKey]string {
 				continue
 			}
 			for _, w := range f.Where {
-				k := lineKey{w.File, w.Line}
-				if w.Kind != "python" || w.File == "" || out[k] != "" {
+				if w.Kind != "python" || w.File == "" {
 					continue
 				}
-				out[k] = tag + ": " + f.Title
+				if k := (lineKey{w.File, w.Line}); out[k] == "" {
+					out[k] = tag + ": " + f.Title
+				}
+				break
 			}
 		}
 	}

@@ -1,0 +1,128 @@
+package diff
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
+	"github.com/bottleneck-dev/bottleneck/internal/report"
+)
+
+// lineSide is a run of 100 steps of stepMs whose lines took the given
+// sampled seconds (20 ms sampler) and gc pauses over the run.
+func lineSide(stepMs float64, sampled, gc map[int]float64, findings ...diagnose.Finding) *sideData {
+	t := &LineTimes{Steps: 100, StepS: stepMs / 1e3, AllStepsS: stepMs / 10, IntervalS: 0.02, Lines: map[lineKey]*lineTime{}}
+	at := func(line int) *lineTime {
+		k := lineKey{"/src/train.py", line}
+		if t.Lines[k] == nil {
+			t.Lines[k] = &lineTime{fn: "main"}
+		}
+		return t.Lines[k]
+	}
+	for line, s := range sampled {
+		at(line).sampledS = s
+	}
+	for line, s := range gc {
+		at(line).gcS = s
+		at(line).explicit = true
+	}
+	rep := &report.Report{Traces: []report.TraceReport{{Diagnosis: &diagnose.Diagnosis{Findings: findings}}}}
+	return &sideData{side: &Side{Report: rep}, summary: SideSummary{MedianUs: stepMs * 1e3}, lines: t}
+}
+
+func headlineOf(b, n *sideData) Headline {
+	d := n.summary.MedianUs - b.summary.MedianUs
+	return Headline{DeltaUs: d, DeltaPct: 100 * d / b.summary.MedianUs, NoiseKnown: true, LowPct: -2, HighPct: 2}
+}
+
+func TestLineDeltas(t *testing.T) {
+	// 100 steps of 20 ms: forward (line 10) 40%, backward (line 11) 55%.
+	base := lineSide(20, map[int]float64{10: 0.8, 11: 1.1}, nil)
+
+	// The machine got 30% slower: every line stretched, shares unchanged.
+	slow := lineSide(26, map[int]float64{10: 1.04, 11: 1.43}, nil)
+	if got := lineDeltas(base, slow, headlineOf(base, slow)); len(got) != 0 {
+		t.Errorf("a slower machine named lines: %+v", got)
+	}
+
+	// A line added to the loop: 8 ms of a 28 ms step (40 samples).
+	added := lineSide(28, map[int]float64{10: 0.8, 11: 1.1, 12: 0.8}, nil)
+	got := lineDeltas(base, added, headlineOf(base, added))
+	if len(got) != 1 || got[0].Line != 12 || got[0].Kind != "new" || got[0].Source != "sampled" {
+		t.Fatalf("added line: %+v", got)
+	}
+	if d := got[0].DeltaUs; d < 7000 || d > 9000 || got[0].SharePct < 90 || got[0].SharePct > 110 {
+		t.Errorf("added line: %.0fus per step, %.0f%% of the change; want ~8ms, ~100%%", d, got[0].SharePct)
+	}
+
+	// Ten samples of a new line: within the sampling noise (2.2 sigmas:
+	// both runs' counts vary).
+	few := lineSide(22, map[int]float64{10: 0.8, 11: 1.1, 12: 0.2}, nil)
+	if got := lineDeltas(base, few, headlineOf(base, few)); len(got) != 0 {
+		t.Errorf("ten samples named a line: %+v", got)
+	}
+
+	// The same ten samples, at a line a finding of the new run only
+	// points at: named, with the finding.
+	io := diagnose.Finding{Rule: "io.in-step", Title: "File I/O in the step", Where: []diagnose.Location{{Kind: "python", File: "/src/train.py", Line: 12}}}
+	flagged := lineSide(22, map[int]float64{10: 0.8, 11: 1.1, 12: 0.2}, nil, io)
+	got = lineDeltas(base, flagged, headlineOf(base, flagged))
+	if len(got) != 1 || got[0].Line != 12 || !strings.Contains(strings.Join(got[0].Notes, ";"), "new: File I/O in the step") {
+		t.Errorf("line of a new finding: %+v", got)
+	}
+	// The finding in both runs is no news.
+	both := lineSide(20, map[int]float64{10: 0.8, 11: 1.1}, nil, io)
+	if got := lineDeltas(both, flagged, headlineOf(both, flagged)); len(got) != 0 {
+		t.Errorf("a finding of both runs named a line: %+v", got)
+	}
+
+	// gc.collect: the sampler saw little of it (a collection holds the
+	// GIL), the gc callbacks timed 100 ms a step; the sampler, woken in
+	// step with the collections, missed the forward (line 10) after
+	// them: that run's sampled lines are not compared.
+	gc := lineSide(120, map[int]float64{10: 0.1, 11: 1.1, 12: 0.4}, map[int]float64{12: 10})
+	got = lineDeltas(base, gc, headlineOf(base, gc))
+	if len(got) != 1 || got[0].Line != 12 || got[0].Source != "gc pauses" || got[0].DeltaUs < 90e3 || got[0].Notes[0] != "calls gc.collect" {
+		t.Errorf("gc.collect line: %+v", got)
+	}
+
+	// Backward's time rose with the load while its share fell (a line
+	// was added): only the added line is named.
+	mixed := lineSide(32, map[int]float64{10: 1.0, 11: 1.4, 12: 0.8}, nil)
+	got = lineDeltas(base, mixed, headlineOf(base, mixed))
+	for _, l := range got {
+		if l.Line != 12 {
+			t.Errorf("line %d named: %+v", l.Line, l)
+		}
+	}
+
+	// The machine got twice as fast while a line was added: the lines
+	// that kept their work are not named though their times halved.
+	fast := lineSide(15.4, map[int]float64{10: 0.44, 11: 0.6, 12: 0.44}, nil)
+	got = lineDeltas(base, fast, headlineOf(base, fast))
+	if len(got) != 1 || got[0].Line != 12 || got[0].DeltaUs < 3000 {
+		t.Errorf("added line on a faster machine: %+v", got)
+	}
+
+	// Traces (no line times) and a run without steps name nothing.
+	traces := &sideData{side: &Side{Report: &report.Report{}}, summary: SideSummary{MedianUs: 20e3}}
+	if got := lineDeltas(traces, added, headlineOf(traces, added)); len(got) != 0 {
+		t.Errorf("traces: %+v", got)
+	}
+}
+
+func TestLineCause(t *testing.T) {
+	r := &Result{Headline: Headline{DeltaUs: 8000, DeltaPct: 40, Significant: true, NoiseKnown: true},
+		Lines: []LineDelta{
+			{File: "/a/b/shrunk.py", Line: 3, Func: "f", DeltaUs: -9000},
+			{File: "/a/b/train.py", Line: 12, Func: "main", DeltaUs: 8000, SharePct: 100, Kind: "new", Notes: []string{"file I/O"}},
+		}}
+	got := causes(r)
+	if len(got) != 1 || got[0] != "mainly line b/train.py:12 (main): +8.00ms per step (+100% of the step change), new; file I/O" {
+		t.Errorf("causes %q", got)
+	}
+	r.Headline.Significant = false
+	if got := causes(r); len(got) != 0 {
+		t.Errorf("causes %q for a change within the noise", got)
+	}
+}
