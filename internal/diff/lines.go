@@ -104,9 +104,10 @@ func sampleVar(u, ue, m, k float64) float64 {
 // PyLines measures the main-thread time per user line of the first
 // process of a run directory (rank 0 speaks for the run) from its
 // sampled Python profile: each sample goes to its innermost user line
-// (pyprofile.User, as the diagnosis's `where` lines), imports left out;
-// the gc callbacks' pauses per line, and the diagnosis's I/O lines, are
-// added. Nil without a sampled profile or timed steps.
+// (pyprofile.User, as the diagnosis's `where` lines); imports and the
+// profiled window are left out. The gc callbacks' pauses per line, and
+// the diagnosis's I/O lines, are added. Nil without a sampled profile or
+// steps timed outside the window.
 func PyLines(runs []*rundir.Run) *LineTimes {
 	for _, run := range runs {
 		for _, p := range run.Processes {
