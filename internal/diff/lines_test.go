@@ -126,3 +126,28 @@ func TestLineCause(t *testing.T) {
 		t.Errorf("causes %q for a change within the noise", got)
 	}
 }
+
+// A file name from the profile cannot inject terminal escapes or break a
+// Markdown table.
+func TestLineNamesEscaped(t *testing.T) {
+	r := &Result{Headline: Headline{Summary: "Slower", DeltaUs: 8000, DeltaPct: 40, Significant: true, NoiseKnown: true},
+		Lines: []LineDelta{{File: "/src/ev|il\x1b[31m.py", Line: 12, Func: "ma*in*", DeltaUs: 8000, NewUs: 8000, SharePct: 100, Kind: "new", Source: "sampled"}}}
+	r.Headline.Causes = causes(r)
+	for name, write := range map[string]func(*strings.Builder) error{
+		"text":     func(b *strings.Builder) error { return WriteText(b, r) },
+		"markdown": func(b *strings.Builder) error { return WriteMarkdown(b, r) },
+		"html":     func(b *strings.Builder) error { return WriteHTML(b, r) },
+	} {
+		var b strings.Builder
+		if err := write(&b); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if strings.Contains(out, "\x1b") || !strings.Contains(out, "il") {
+			t.Errorf("%s: raw escape or no line:\n%q", name, out)
+		}
+		if name == "markdown" && strings.Contains(out, "ev|il") {
+			t.Errorf("markdown: unescaped | in a table cell:\n%s", out)
+		}
+	}
+}
