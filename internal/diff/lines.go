@@ -37,15 +37,28 @@ type LineTimes struct {
 	AllStepsS float64
 	IntervalS float64
 	Lines     map[lineKey]*lineTime
+	// root is the program's directory (sourceRoot).
+	root string
 }
 
+// key names a line of this run across runs (see lineKey).
+func (t *LineTimes) key(file string, line int) lineKey {
+	if rel, err := filepath.Rel(t.root, file); t.root != "" && err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		return lineKey{rel, line}
+	}
+	return lineKey{file, line}
+}
+
+// lineKey names a line across runs: its file relative to the program's
+// directory (see sourceRoot), so that two checkouts at different paths
+// compare.
 type lineKey struct {
 	file string
 	line int
 }
 
 type lineTime struct {
-	fn string
+	file, fn string // the file's path as recorded
 	// sampledS: wall-clock seconds of main-thread samples outside the
 	// profiled window (the profiler inflates its steps) whose innermost
 	// user frame is the line (the time of the library code it called
@@ -127,10 +140,11 @@ func PyLines(runs []*rundir.Run) *LineTimes {
 				continue
 			}
 			t.StepS = outside / float64(t.Steps)
+			t.root = sourceRoot(run.Manifest)
 			at := func(file string, line int, fn string) *lineTime {
-				k := lineKey{file, line}
+				k := t.key(file, line)
 				if t.Lines[k] == nil {
-					t.Lines[k] = &lineTime{fn: fn}
+					t.Lines[k] = &lineTime{file: file, fn: fn}
 				}
 				return t.Lines[k]
 			}
@@ -164,6 +178,24 @@ func PyLines(runs []*rundir.Run) *LineTimes {
 		}
 	}
 	return nil
+}
+
+// sourceRoot is the directory of the program's script (else the working
+// directory it ran in): lines are named relative to it across runs.
+func sourceRoot(m *rundir.Manifest) string {
+	if m == nil {
+		return ""
+	}
+	c := m.Command
+	if c.Mode == "script" && c.Target != "" {
+		if filepath.IsAbs(c.Target) {
+			return filepath.Dir(c.Target)
+		}
+		if c.Cwd != "" {
+			return filepath.Join(c.Cwd, filepath.Dir(c.Target))
+		}
+	}
+	return c.Cwd
 }
 
 // LineDelta is one Python line whose time per step changed beyond the
@@ -200,9 +232,9 @@ func (l LineDelta) Where() string {
 // lineDeltas compares the runs' line times. A machine that got slower
 // or faster (load, clocks) stretches every line alike; the code changed
 // a line when its time moved away from that common factor. The factor
-// is the median, weighted by time, of the ratios new/base of the lines
-// both runs spent time in (machineFactor). A line is listed when its
-// excess over the factor (new − factor × base) is at least lineSigmas
+// is the median of the ratios new/base of the lines both runs spent time
+// in, weighted by the smaller of their two times (machineFactor). A
+// line is listed when its excess over the factor (new − factor × base) is at least lineSigmas
 // standard errors of the sampling (a line sampled n times varies by
 // about sqrt(n) samples; lineSigmasFinding for the line a finding of
 // one run only points at), at least minLinePoints points of the step
@@ -222,7 +254,7 @@ func lineDeltas(b, n *sideData, h Headline) []LineDelta {
 	if h.NoiseKnown && 1+h.DeltaPct/100 > 0 {
 		noise = (h.HighPct - h.LowPct) / 2 / 100 / (1 + h.DeltaPct/100)
 	}
-	flagged := findingLines(b.side.Report, n.side.Report)
+	flagged := findingLines(b.side.Report, n.side.Report, tb.key, tn.key)
 	keys := map[lineKey]bool{}
 	for k := range tb.Lines {
 		keys[k] = true
@@ -246,7 +278,9 @@ func lineDeltas(b, n *sideData, h Headline) []LineDelta {
 	ratios := make([][2]float64, 0, len(pairs))
 	for _, p := range pairs {
 		if p.ub > 0 && p.un > 0 {
-			ratios = append(ratios, [2]float64{p.un / p.ub, p.ub + p.un})
+			// weighed by the smaller time: a line the code made far
+			// costlier does not outweigh the lines that kept their work
+			ratios = append(ratios, [2]float64{p.un / p.ub, min(p.ub, p.un)})
 		}
 	}
 	factor := machineFactor(ratios, mn/mb)
@@ -273,8 +307,8 @@ func lineDeltas(b, n *sideData, h Headline) []LineDelta {
 			if l == nil {
 				continue
 			}
-			if d.Func == "" {
-				d.Func = l.fn
+			if d.Func == "" && l.file != "" {
+				d.File, d.Func = l.file, l.fn
 			}
 			if l.gcS > l.sampledS { // see share
 				d.Source = "gc pauses"
@@ -334,10 +368,10 @@ func machineFactor(ratios [][2]float64, def float64) float64 {
 // findingLines are the Python lines that a diagnosis finding of one run
 // only (by rule) points at first (its other `where` lines are context,
 // such as the hottest lines): "new: <title>" or "gone: <title>".
-func findingLines(base, next *report.Report) map[lineKey]string {
+func findingLines(base, next *report.Report, keyB, keyN func(string, int) lineKey) map[lineKey]string {
 	out := map[lineKey]string{}
 	fb, fn := findingsOf(base), findingsOf(next)
-	mark := func(from, other []diagnose.Finding, tag string) {
+	mark := func(from, other []diagnose.Finding, tag string, key func(string, int) lineKey) {
 		for _, f := range from {
 			if slices.ContainsFunc(other, func(o diagnose.Finding) bool { return o.Rule == f.Rule }) {
 				continue
@@ -346,15 +380,15 @@ func findingLines(base, next *report.Report) map[lineKey]string {
 				if w.Kind != "python" || w.File == "" {
 					continue
 				}
-				if k := (lineKey{w.File, w.Line}); out[k] == "" {
+				if k := key(w.File, w.Line); out[k] == "" {
 					out[k] = tag + ": " + f.Title
 				}
 				break
 			}
 		}
 	}
-	mark(fn, fb, "new")
-	mark(fb, fn, "gone")
+	mark(fn, fb, "new", keyN)
+	mark(fb, fn, "gone", keyB)
 	return out
 }
 

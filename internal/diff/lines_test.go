@@ -6,6 +6,7 @@ import (
 
 	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
 
 // lineSide is a run of 100 steps of stepMs whose lines took the given
@@ -15,7 +16,7 @@ func lineSide(stepMs float64, sampled, gc map[int]float64, findings ...diagnose.
 	at := func(line int) *lineTime {
 		k := lineKey{"/src/train.py", line}
 		if t.Lines[k] == nil {
-			t.Lines[k] = &lineTime{fn: "main"}
+			t.Lines[k] = &lineTime{file: k.file, fn: "main"}
 		}
 		return t.Lines[k]
 	}
@@ -48,7 +49,7 @@ func TestLineDeltas(t *testing.T) {
 	// A line added to the loop: 8 ms of a 28 ms step (40 samples).
 	added := lineSide(28, map[int]float64{10: 0.8, 11: 1.1, 12: 0.8}, nil)
 	got := lineDeltas(base, added, headlineOf(base, added))
-	if len(got) != 1 || got[0].Line != 12 || got[0].Kind != "new" || got[0].Source != "sampled" {
+	if len(got) != 1 || got[0].File != "/src/train.py" || got[0].Line != 12 || got[0].Func != "main" || got[0].Kind != "new" || got[0].Source != "sampled" {
 		t.Fatalf("added line: %+v", got)
 	}
 	if d := got[0].DeltaUs; d < 7000 || d > 9000 || got[0].SharePct < 90 || got[0].SharePct > 110 {
@@ -104,6 +105,15 @@ func TestLineDeltas(t *testing.T) {
 		t.Errorf("added line on a faster machine: %+v", got)
 	}
 
+	// A line that was there grew from 0.5 to 50 ms a step: named, and
+	// its growth is not taken for the machine's.
+	base9 := lineSide(20, map[int]float64{9: 0.05, 10: 0.8, 11: 1.1}, nil)
+	grown := lineSide(69.5, map[int]float64{9: 5, 10: 0.8, 11: 1.1}, nil)
+	got = lineDeltas(base9, grown, headlineOf(base9, grown))
+	if len(got) != 1 || got[0].Line != 9 || got[0].Kind != "" || got[0].DeltaUs < 40e3 {
+		t.Errorf("grown line: %+v", got)
+	}
+
 	// Traces (no line times) and a run without steps name nothing.
 	traces := &sideData{side: &Side{Report: &report.Report{}}, summary: SideSummary{MedianUs: 20e3}}
 	if got := lineDeltas(traces, added, headlineOf(traces, added)); len(got) != 0 {
@@ -149,5 +159,23 @@ func TestLineNamesEscaped(t *testing.T) {
 		if name == "markdown" && strings.Contains(out, "ev|il") {
 			t.Errorf("markdown: unescaped | in a table cell:\n%s", out)
 		}
+	}
+}
+
+func TestSourceRoot(t *testing.T) {
+	for _, c := range []struct {
+		cmd  rundir.Command
+		want string
+	}{
+		{rundir.Command{Mode: "script", Target: "/a/repo/train.py", Cwd: "/tmp"}, "/a/repo"},
+		{rundir.Command{Mode: "script", Target: "scripts/train.py", Cwd: "/b/repo"}, "/b/repo/scripts"},
+		{rundir.Command{Mode: "module", Target: "pkg.train", Cwd: "/b/repo"}, "/b/repo"},
+	} {
+		if got := sourceRoot(&rundir.Manifest{Command: c.cmd}); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.cmd, got, c.want)
+		}
+	}
+	if sourceRoot(nil) != "" {
+		t.Error("no manifest")
 	}
 }
