@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
 )
 
@@ -193,6 +194,31 @@ func changes(b, n *sideData) []Change {
 			out = append(out, Change{What: "communication overlapped with compute", Base: fmt.Sprintf("%.0f%%", fb.commOverlap), New: fmt.Sprintf("%.0f%%", fn.commOverlap)})
 		}
 	}
+	return append(out, findingChanges(b.side.Report, n.side.Report)...)
+}
+
+// findingChanges are the diagnosis findings (by rule) of one run only
+// (oneRunFindings), with the first line or place they point at.
+func findingChanges(base, next *report.Report) []Change {
+	var out []Change
+	fb, fn := findingsOf(base), findingsOf(next)
+	add := func(from, other []diagnose.Finding, tag string) {
+		for _, f := range oneRunFindings(from, other) {
+			c := Change{What: tag + " finding " + f.Rule, Note: f.Title}
+			if len(f.Where) > 0 {
+				w := f.Where[0]
+				at := w.Name
+				if w.File != "" {
+					at = fmt.Sprintf("%s:%d", shortFile(w.File), w.Line)
+				}
+				c.Note += " (at " + at + ")"
+			}
+			c.Note = report.Printable(c.Note)
+			out = append(out, c)
+		}
+	}
+	add(fn, fb, "new")
+	add(fb, fn, "gone")
 	return out
 }
 

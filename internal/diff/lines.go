@@ -365,17 +365,29 @@ func machineFactor(ratios [][2]float64, def float64) float64 {
 	return ratios[len(ratios)-1][0]
 }
 
+// oneRunFindings are the findings of from whose rule other lacks, with
+// at least twice the diagnosis's threshold at stake: a finding near its
+// threshold comes and goes between runs of the same program (pair (a)
+// of docs/diff.md: "Python between ops takes 5% of the step" in one of
+// two identical runs).
+func oneRunFindings(from, other []diagnose.Finding) []diagnose.Finding {
+	var out []diagnose.Finding
+	for _, f := range from {
+		if f.AtStakePct >= 2*100*diagnose.Default.MinFinding && !slices.ContainsFunc(other, func(o diagnose.Finding) bool { return o.Rule == f.Rule }) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // findingLines are the Python lines that a diagnosis finding of one run
-// only (by rule) points at first (its other `where` lines are context,
+// only (by rule, oneRunFindings) points at first (its other `where` lines are context,
 // such as the hottest lines): "new: <title>" or "gone: <title>".
 func findingLines(base, next *report.Report, keyB, keyN func(string, int) lineKey) map[lineKey]string {
 	out := map[lineKey]string{}
 	fb, fn := findingsOf(base), findingsOf(next)
 	mark := func(from, other []diagnose.Finding, tag string, key func(string, int) lineKey) {
-		for _, f := range from {
-			if slices.ContainsFunc(other, func(o diagnose.Finding) bool { return o.Rule == f.Rule }) {
-				continue
-			}
+		for _, f := range oneRunFindings(from, other) {
 			for _, w := range f.Where {
 				if w.Kind != "python" || w.File == "" {
 					continue

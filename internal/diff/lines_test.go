@@ -65,11 +65,18 @@ func TestLineDeltas(t *testing.T) {
 
 	// The same ten samples, at a line a finding of the new run only
 	// points at: named, with the finding.
-	io := diagnose.Finding{Rule: "io.in-step", Title: "File I/O in the step", Where: []diagnose.Location{{Kind: "python", File: "/src/train.py", Line: 12}}}
+	io := diagnose.Finding{Rule: "io.in-step", Title: "File I/O in the step", AtStakePct: 12, Where: []diagnose.Location{{Kind: "python", File: "/src/train.py", Line: 12}}}
 	flagged := lineSide(22, map[int]float64{10: 0.8, 11: 1.1, 12: 0.2}, nil, io)
 	got = lineDeltas(base, flagged, headlineOf(base, flagged))
 	if len(got) != 1 || got[0].Line != 12 || !strings.Contains(strings.Join(got[0].Notes, ";"), "new: File I/O in the step") {
 		t.Errorf("line of a new finding: %+v", got)
+	}
+	// A finding near its threshold (5% of the step) comes and goes
+	// between identical runs: it is no evidence.
+	weak := io
+	weak.AtStakePct = 6
+	if got := lineDeltas(base, lineSide(22, map[int]float64{10: 0.8, 11: 1.1, 12: 0.2}, nil, weak), headlineOf(base, flagged)); len(got) != 0 {
+		t.Errorf("a finding near its threshold named a line: %+v", got)
 	}
 	// The finding in both runs is no news.
 	both := lineSide(20, map[int]float64{10: 0.8, 11: 1.1}, nil, io)

@@ -100,8 +100,17 @@ func TestAddedLineNamed(t *testing.T) {
 			if c.note != "" && !strings.Contains(strings.Join(l.Notes, "; "), c.note) {
 				t.Errorf("notes %q lack %q", l.Notes, c.note)
 			}
-			if c.add == "gc" && l.Source != "gc pauses" {
-				t.Errorf("source %q: the gc callbacks time a collection better than the sampler", l.Source)
+			if c.add == "gc" {
+				if l.Source != "gc pauses" {
+					t.Errorf("source %q: the gc callbacks time a collection better than the sampler", l.Source)
+				}
+				found := false
+				for _, ch := range r.Changes {
+					found = found || (ch.What == "new finding gc.pauses" && strings.Contains(ch.Note, where))
+				}
+				if !found {
+					t.Errorf("changes %+v: want the new gc.pauses finding at %s", r.Changes, where)
+				}
 			}
 			// Every other line listed moved in the same direction as its
 			// share: never the time of the whole loop stretched by load.
