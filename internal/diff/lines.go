@@ -101,17 +101,34 @@ func (t *LineTimes) blocked() float64 {
 	return b
 }
 
-// sampleVar is the sampling variance (µs²) of a line's time per step u
-// in a run of median step m whose share of 1 holds k samples: a count of
-// n samples varies by about sqrt(n). ue is the time expected were the
-// line unchanged: a line sampled rarely or never is not known to within
-// less than the count it should have had.
-func sampleVar(u, ue, m, k float64) float64 {
-	if k <= 0 {
+// excessVar is the sampling variance (µs²) of a line's excess un − f·ub
+// were the line unchanged (un = f·ub): ub and un are its times per step
+// in runs of median steps mb and mn whose share of 1 holds kb and kn
+// samples (0: timed, no sampling error). A count of n samples varies by
+// about sqrt(n); the line's unchanged time is estimated from both runs'
+// counts (pooled), so that a line sampled n times in one run only is
+// known to within sqrt(n) samples.
+func excessVar(ub, un, f, mb, mn, kb, kn float64) float64 {
+	wb, wn := kb/mb, kn/mn // samples per µs of time per step
+	var u float64          // the base time, were the line unchanged
+	switch {
+	case wb == 0 && wn == 0:
 		return 0
+	case wb == 0:
+		u = ub
+	case wn == 0:
+		u = un / f
+	default:
+		u = (ub*wb + un*wn) / (wb + f*wn)
 	}
-	n := max(u, ue) / m * k
-	return n / (k * k) * m * m
+	var v float64
+	if wn > 0 {
+		v += f * u / wn
+	}
+	if wb > 0 {
+		v += f * f * u / wb
+	}
+	return v
 }
 
 // PyLines measures the main-thread time per user line of the first
@@ -299,7 +316,7 @@ func lineDeltas(b, n *sideData, h Headline) []LineDelta {
 			sigmas = lineSigmasFinding
 		}
 		minUs := max(minLinePoints/100*mb, noise*max(p.ub, p.un))
-		se := math.Sqrt(sampleVar(p.un, factor*p.ub, mn, p.kn) + factor*factor*sampleVar(p.ub, p.un/factor, mb, p.kb))
+		se := math.Sqrt(excessVar(p.ub, p.un, factor, mb, mn, p.kb, p.kn))
 		if abs(excess) < minUs || abs(excess) < sigmas*se || (excess > 0) != (d.DeltaUs > 0) || d.DeltaUs == 0 {
 			continue
 		}

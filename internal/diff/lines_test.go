@@ -56,17 +56,17 @@ func TestLineDeltas(t *testing.T) {
 		t.Errorf("added line: %.0fus per step, %.0f%% of the change; want ~8ms, ~100%%", d, got[0].SharePct)
 	}
 
-	// Ten samples of a new line: within the sampling noise (2.2 sigmas:
+	// Five samples of a new line: within the sampling noise (2.2 sigmas:
 	// both runs' counts vary).
-	few := lineSide(22, map[int]float64{10: 0.8, 11: 1.1, 12: 0.2}, nil)
+	few := lineSide(21, map[int]float64{10: 0.8, 11: 1.1, 12: 0.1}, nil)
 	if got := lineDeltas(base, few, headlineOf(base, few)); len(got) != 0 {
-		t.Errorf("ten samples named a line: %+v", got)
+		t.Errorf("five samples named a line: %+v", got)
 	}
 
-	// The same ten samples, at a line a finding of the new run only
+	// The same five samples, at a line a finding of the new run only
 	// points at: named, with the finding.
 	io := diagnose.Finding{Rule: "io.in-step", Title: "File I/O in the step", AtStakePct: 12, Where: []diagnose.Location{{Kind: "python", File: "/src/train.py", Line: 12}}}
-	flagged := lineSide(22, map[int]float64{10: 0.8, 11: 1.1, 12: 0.2}, nil, io)
+	flagged := lineSide(21, map[int]float64{10: 0.8, 11: 1.1, 12: 0.1}, nil, io)
 	got = lineDeltas(base, flagged, headlineOf(base, flagged))
 	if len(got) != 1 || got[0].Line != 12 || !strings.Contains(strings.Join(got[0].Notes, ";"), "new: File I/O in the step") {
 		t.Errorf("line of a new finding: %+v", got)
@@ -75,7 +75,7 @@ func TestLineDeltas(t *testing.T) {
 	// between identical runs: it is no evidence.
 	weak := io
 	weak.AtStakePct = 6
-	if got := lineDeltas(base, lineSide(22, map[int]float64{10: 0.8, 11: 1.1, 12: 0.2}, nil, weak), headlineOf(base, flagged)); len(got) != 0 {
+	if got := lineDeltas(base, lineSide(21, map[int]float64{10: 0.8, 11: 1.1, 12: 0.1}, nil, weak), headlineOf(base, flagged)); len(got) != 0 {
 		t.Errorf("a finding near its threshold named a line: %+v", got)
 	}
 	// The finding in both runs is no news.
