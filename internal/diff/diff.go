@@ -64,7 +64,7 @@ type Result struct {
 	Lines []LineDelta `json:"lines"`
 	// Changes are the other measured differences: launches, syncs and
 	// their sites, tensor cores and precision, memory peak,
-	// communication, garbage collection.
+	// communication, diagnosis findings of one run only.
 	Changes []Change `json:"changes"`
 	// Env lists environment settings that differ (run directories only).
 	Env []EnvDiff `json:"environment,omitempty"`
@@ -236,7 +236,7 @@ func Compare(base, new *Side, o Options) *Result {
 	if len(r.Headline.Causes) > 0 {
 		r.Headline.Cause = r.Headline.Causes[0]
 	}
-	if r.Headline.Significant && len(r.Env) == 0 && sameWork(r) {
+	if r.Headline.Significant && len(r.Env) == 0 && len(r.Lines) == 0 && sameWork(r) {
 		r.Headline.SameWork = true
 		r.Warnings = append(r.Warnings, "the work is the same (the same operators and kernels, input shapes and call counts): "+
 			"the change comes from the machine (load, clocks, contention) rather than the code; re-run both on a quiet machine")
