@@ -12,7 +12,12 @@ import (
 // lineSide is a run of 100 steps of stepMs whose lines took the given
 // sampled seconds (20 ms sampler) and gc pauses over the run.
 func lineSide(stepMs float64, sampled, gc map[int]float64, findings ...diagnose.Finding) *sideData {
-	t := &LineTimes{Steps: 100, StepS: stepMs / 1e3, AllStepsS: stepMs / 10, IntervalS: 0.02, Lines: map[lineKey]*lineTime{}}
+	return lineSideN(100, stepMs, sampled, gc, findings...)
+}
+
+// lineSideN is lineSide with steps steps.
+func lineSideN(steps int, stepMs float64, sampled, gc map[int]float64, findings ...diagnose.Finding) *sideData {
+	t := &LineTimes{Steps: steps, StepS: stepMs / 1e3, AllStepsS: float64(steps) * stepMs / 1e3, IntervalS: 0.02, Lines: map[lineKey]*lineTime{}}
 	at := func(line int) *lineTime {
 		k := lineKey{"/src/train.py", line}
 		if t.Lines[k] == nil {
@@ -94,6 +99,14 @@ func TestLineDeltas(t *testing.T) {
 		t.Errorf("gc.collect line: %+v", got)
 	}
 
+	// An automatic collection began at the backward line in one run
+	// (it would have begun elsewhere in another): not the line's time.
+	auto := lineSide(20.5, map[int]float64{10: 0.8, 11: 1.1}, map[int]float64{11: 5})
+	auto.lines.Lines[lineKey{"/src/train.py", 11}].explicit = false
+	if got := lineDeltas(base, auto, headlineOf(base, auto)); len(got) != 0 {
+		t.Errorf("an automatic collection's site named: %+v", got)
+	}
+
 	// Backward's time rose with the load while its share fell (a line
 	// was added): only the added line is named.
 	mixed := lineSide(32, map[int]float64{10: 1.0, 11: 1.4, 12: 0.8}, nil)
@@ -119,6 +132,16 @@ func TestLineDeltas(t *testing.T) {
 	got = lineDeltas(base9, grown, headlineOf(base9, grown))
 	if len(got) != 1 || got[0].Line != 9 || got[0].Kind != "" || got[0].DeltaUs < 40e3 {
 		t.Errorf("grown line: %+v", got)
+	}
+
+	// A heavily loaded machine stretched the forward 1.4x and the
+	// backward 1.05x: with two lines, neither is the machine's; no line
+	// is named though the difference is beyond the sampling error.
+	// (1,000 steps: 400 and 550 samples, the sampling error is small)
+	long := lineSideN(1000, 20, map[int]float64{10: 8, 11: 11}, nil)
+	uneven := lineSideN(1000, 24.7, map[int]float64{10: 11.2, 11: 11.55}, nil)
+	if got := lineDeltas(long, uneven, headlineOf(long, uneven)); len(got) != 0 {
+		t.Errorf("uneven load named lines: %+v", got)
 	}
 
 	// Traces (no line times) and a run without steps name nothing.
