@@ -68,7 +68,7 @@ func offStep(p *pyprofile.Profile) (float64, []OffStepLine, float64) {
 	lines := map[key]int{}
 	funcs := map[key]string{}
 	for _, st := range p.Stacks {
-		if p.Threads[st.Thread].Role != "main" || len(st.Frames) == 0 || st.Count == 0 || importing(p, st.Frames) {
+		if p.Threads[st.Thread].Role != "main" || len(st.Frames) == 0 || st.Count == 0 || p.Importing(st.Frames) {
 			continue
 		}
 		total += st.Count
@@ -157,17 +157,6 @@ func training(p *pyprofile.Profile) bool {
 			if matchAny(p.Frames[fi].File, trainFiles) {
 				return true
 			}
-		}
-	}
-	return false
-}
-
-// importing reports whether a stack is in an import: start-up, not the
-// run's steps, it would dilute the whole run's share in short programs.
-func importing(p *pyprofile.Profile, frames []int) bool {
-	for _, fi := range frames {
-		if strings.HasPrefix(p.Frames[fi].File, "<frozen importlib") {
-			return true
 		}
 	}
 	return false

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
 )
 
@@ -21,24 +22,22 @@ const (
 
 // facts are the per-step figures of one side that Changes compares.
 type facts struct {
-	launches     float64 // kernel, memcpy and memset launches per step
-	syncs        float64 // blocking syncs per step
-	syncBlocked  float64 // µs per step the host blocked
-	syncSites    map[string]float64
-	tensorCore   float64 // share of kernel time on tensor cores (%)
-	kernelUs     float64
-	precision    map[string]float64 // share of matmul/conv kernel time by precision
-	peakMemory   int64
-	hasMemory    bool
-	collectives  float64 // per step, across ranks
-	commOverlap  float64 // % of communication overlapped
-	hasRanks     bool
-	pythonSelf   map[string]float64 // main-thread self share per user line (whole run)
-	pythonSource string
+	launches    float64 // kernel, memcpy and memset launches per step
+	syncs       float64 // blocking syncs per step
+	syncBlocked float64 // µs per step the host blocked
+	syncSites   map[string]float64
+	tensorCore  float64 // share of kernel time on tensor cores (%)
+	kernelUs    float64
+	precision   map[string]float64 // share of matmul/conv kernel time by precision
+	peakMemory  int64
+	hasMemory   bool
+	collectives float64 // per step, across ranks
+	commOverlap float64 // % of communication overlapped
+	hasRanks    bool
 }
 
 func factsOf(d *sideData) facts {
-	f := facts{syncSites: map[string]float64{}, precision: map[string]float64{}, pythonSelf: map[string]float64{}}
+	f := facts{syncSites: map[string]float64{}, precision: map[string]float64{}}
 	n := float64(len(d.traces))
 	var tcUs, gemmUs float64
 	for i, t := range d.traces {
@@ -109,17 +108,6 @@ func factsOf(d *sideData) facts {
 			if p.Evidence != nil {
 				for _, s := range p.Evidence.Syncs.Sites {
 					f.syncSites[fmt.Sprintf("implicit sync at %s:%d (%s)", s.File, s.Line, s.Func)] += float64(s.Count) / float64(max(1, p.Evidence.Steps))
-				}
-			}
-			for _, top := range p.Python {
-				if top.Role != "main" || top.Window {
-					continue
-				}
-				f.pythonSource = top.Profiler
-				for _, s := range top.BySelf {
-					if s.User {
-						f.pythonSelf[fmt.Sprintf("%s:%d (%s)", s.File, s.Line, s.Func)] += s.SelfPct
-					}
 				}
 			}
 			break // the first process (rank 0) speaks for the run
@@ -206,9 +194,31 @@ func changes(b, n *sideData) []Change {
 			out = append(out, Change{What: "communication overlapped with compute", Base: fmt.Sprintf("%.0f%%", fb.commOverlap), New: fmt.Sprintf("%.0f%%", fn.commOverlap)})
 		}
 	}
-	if note := siteChanges(fb.pythonSelf, fn.pythonSelf, sharePoints); note != "" {
-		out = append(out, Change{What: "Python hot lines (main thread, self time share of the run)", Note: note})
+	return append(out, findingChanges(b.side.Report, n.side.Report)...)
+}
+
+// findingChanges are the diagnosis findings (by rule) of one run only
+// (oneRunFindings), with the first line or place they point at.
+func findingChanges(base, next *report.Report) []Change {
+	var out []Change
+	fb, fn := findingsOf(base), findingsOf(next)
+	add := func(from, other []diagnose.Finding, tag string) {
+		for _, f := range oneRunFindings(from, other) {
+			c := Change{What: tag + " finding " + f.Rule, Note: f.Title}
+			if len(f.Where) > 0 {
+				w := f.Where[0]
+				at := w.Name
+				if w.File != "" {
+					at = fmt.Sprintf("%s:%d", shortFile(w.File), w.Line)
+				}
+				c.Note += " (at " + at + ")"
+			}
+			c.Note = report.Printable(c.Note)
+			out = append(out, c)
+		}
 	}
+	add(fn, fb, "new")
+	add(fb, fn, "gone")
 	return out
 }
 

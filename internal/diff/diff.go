@@ -31,6 +31,9 @@ type Side struct {
 	OpStacks, PyStacks []PerStep
 	// OpWeight is what OpStacks measure (device or host time).
 	OpWeight flame.Weight
+	// Lines is the main-thread time per Python line of a run directory
+	// (PyLines; nil for traces).
+	Lines *LineTimes
 }
 
 // Options tune what is listed.
@@ -56,9 +59,12 @@ type Result struct {
 	// Kernels and Ops are matched across the runs; largest change first.
 	Kernels []ItemDelta `json:"kernels"`
 	Ops     []ItemDelta `json:"operators"`
+	// Lines are the Python lines whose time per step changed beyond the
+	// noise (run directories), largest change first.
+	Lines []LineDelta `json:"lines"`
 	// Changes are the other measured differences: launches, syncs and
 	// their sites, tensor cores and precision, memory peak,
-	// communication, Python hot lines.
+	// communication, diagnosis findings of one run only.
 	Changes []Change `json:"changes"`
 	// Env lists environment settings that differ (run directories only).
 	Env []EnvDiff `json:"environment,omitempty"`
@@ -113,8 +119,12 @@ type Headline struct {
 	VerdictChanged bool    `json:"verdict_changed"`
 	// Summary is the one-line statement printed first.
 	Summary string `json:"summary"`
-	// Cause names the largest contribution when the change is significant.
-	Cause string `json:"cause,omitempty"`
+	// Causes name the largest contributions when the change is
+	// significant: the Python line that moved most in the change's
+	// direction, then the kernel or operator (else the breakdown
+	// category); Cause is the first of them.
+	Cause  string   `json:"cause,omitempty"`
+	Causes []string `json:"causes,omitempty"`
 	// SameWork: the change is significant but both runs did the same
 	// work (see sameWork).
 	SameWork bool `json:"same_work,omitempty"`
@@ -219,10 +229,14 @@ func Compare(base, new *Side, o Options) *Result {
 	r.Breakdown = breakdownDeltas(b, n, traceDelta)
 	r.Kernels = top(matchKernels(b, n, traceDelta), o.Top, minUs)
 	r.Ops = top(matchOps(b, n, traceDelta), o.Top, minUs)
+	r.Lines = lineDeltas(b, n, r.Headline)
 	r.Changes = changes(b, n)
 	r.Env = envDiffs(base.Run, new.Run)
-	r.Headline.Cause = cause(r)
-	if r.Headline.Significant && len(r.Env) == 0 && sameWork(r) {
+	r.Headline.Causes = causes(r)
+	if len(r.Headline.Causes) > 0 {
+		r.Headline.Cause = r.Headline.Causes[0]
+	}
+	if r.Headline.Significant && len(r.Env) == 0 && len(r.Lines) == 0 && sameWork(r) {
 		r.Headline.SameWork = true
 		r.Warnings = append(r.Warnings, "the work is the same (the same operators and kernels, input shapes and call counts): "+
 			"the change comes from the machine (load, clocks, contention) rather than the code; re-run both on a quiet machine")

@@ -76,14 +76,15 @@ func breakdownBars(r *Result) []bar {
 }
 
 var page = template.Must(template.New("diff").Funcs(template.FuncMap{
-	"dur":    report.Duration,
-	"signed": signed,
-	"calls":  calls,
-	"note":   itemNote,
-	"clip":   func(s string) string { return report.Printable(report.Clip(s, 120)) },
-	"pct":    func(x float64) string { return fmt.Sprintf("%.0f%%", x) },
-	"print":  report.Printable,
-	"us":     func(ns float64) float64 { return ns / 1e3 },
+	"dur":      report.Duration,
+	"signed":   signed,
+	"calls":    calls,
+	"note":     itemNote,
+	"lineNote": func(l LineDelta) string { return report.Printable(lineNote(l)) },
+	"clip":     func(s string) string { return report.Printable(report.Clip(s, 120)) },
+	"pct":      func(x float64) string { return fmt.Sprintf("%.0f%%", x) },
+	"print":    report.Printable,
+	"us":       func(ns float64) float64 { return ns / 1e3 },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
@@ -99,7 +100,7 @@ td.name,th.name{text-align:left;font-family:monospace;word-break:break-all}
 .up{color:#b00}.down{color:#070}
 </style></head><body>
 <h1>{{.R.Headline.Summary}}</h1>
-{{with .R.Headline.Cause}}<p>{{.}}</p>{{end}}
+{{range .R.Headline.Causes}}<p>{{.}}</p>{{end}}
 <p>{{.Verdict}}. <span class="base">■ base</span> {{print .R.Base.Label}} ({{.R.Base.Kind}}{{range .R.Base.Devices}}, {{print .}}{{end}}), <span class="new">■ new</span> {{print .R.New.Label}} ({{.R.New.Kind}}{{range .R.New.Devices}}, {{print .}}{{end}})</p>
 {{range .R.Warnings}}<div class="warn">{{.}}</div>{{end}}
 {{with .R.Gate}}<h2>CI gate</h2><table>{{range .}}<tr><td class="name">{{.Rule}}</td><td>{{if .Failed}}<b class="up">FAIL</b>{{else}}pass{{end}}</td><td class="name">{{.Why}}</td></tr>{{end}}</table>{{end}}
@@ -118,6 +119,8 @@ td.name,th.name{text-align:left;font-family:monospace;word-break:break-all}
 <td><div class="bar b" style="width:{{printf "%.1f" .BaseW}}%"></div><div class="bar n" style="width:{{printf "%.1f" .NewW}}%"></div></td></tr>{{end}}</table>{{end}}
 {{with .R.Kernels}}<h2>Kernels (per step)</h2>{{template "items" .}}{{end}}
 {{with .R.Ops}}<h2>Operators (per step)</h2>{{template "items" .}}{{end}}
+{{with .R.Lines}}<h2>Python lines (main thread, time per step)</h2><table><tr><th>base</th><th>new</th><th>change</th><th>share of step</th><th>share of change</th><th class="name">line</th></tr>
+{{range .}}<tr><td>{{dur .BaseUs}}</td><td>{{dur .NewUs}}</td><td class="{{if gt .DeltaUs 0.0}}up{{else}}down{{end}}">{{signed .DeltaUs}}</td><td>{{printf "%.0f%% → %.0f%%" .BasePct .NewPct}}</td><td>{{pct .SharePct}}</td><td class="name">{{clip .Where}}<small>{{lineNote .}}</small></td></tr>{{end}}</table>{{end}}
 {{range .Flames}}<h2>Diff flame graph: {{.Title}}</h2>
 <p><small>Stacks of both runs merged by path, root on top; width: the mean of both runs' time; <span style="background:hsl(0,80%,60%)">&nbsp;red&nbsp;</span> grew, <span style="background:hsl(215,80%,60%)">&nbsp;blue&nbsp;</span> shrank (darker: larger change), grey: within the noise (a change under {{dur (us .NoiseNs)}} per step or under 10% of the node). Hover a frame for both runs' values. {{.Grown}} frame(s) grew, {{.Shrunk}} shrank.</small></p>
 <svg class="flame" width="{{.W}}" height="{{.H}}" role="img" aria-label="{{.Title}}" font-size="11" font-family="monospace">

@@ -22,8 +22,8 @@ func WriteText(w io.Writer, r *Result) error {
 	ew := &errWriter{w: w}
 	p := ew.printf
 	p("%s\n", r.Headline.Summary)
-	if r.Headline.Cause != "" {
-		p("  %s\n", r.Headline.Cause)
+	for _, c := range r.Headline.Causes {
+		p("  %s\n", c)
 	}
 	p("  %s\n", verdictLine(r))
 	for i, s := range []SideSummary{r.Base, r.New} {
@@ -42,6 +42,14 @@ func WriteText(w io.Writer, r *Result) error {
 	}
 	itemsText(ew, "Kernels", r.Kernels, devicesDiffer(r))
 	itemsText(ew, "Operators", r.Ops, false)
+	if len(r.Lines) > 0 {
+		p("\nPython lines, main thread, time per step, by size of change\n")
+		p("  %10s %10s %11s %9s %9s  %s\n", "base", "new", "change", "share", "of change", "line")
+		for _, l := range r.Lines {
+			p("  %10s %10s %11s %3.0f%%>%3.0f%% %8.0f%%  %s%s\n", report.Duration(l.BaseUs), report.Duration(l.NewUs), signed(l.DeltaUs),
+				l.BasePct, l.NewPct, l.SharePct, report.Printable(l.Where()), report.Printable(lineNote(l)))
+		}
+	}
 	if len(r.Changes) > 0 {
 		p("\nOther changes\n")
 		for _, c := range r.Changes {
@@ -153,8 +161,8 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	ew := &errWriter{w: w}
 	p := ew.printf
 	p("### bottleneck diff\n\n**%s**\n\n", md(r.Headline.Summary))
-	if r.Headline.Cause != "" {
-		p("%s\n\n", md(r.Headline.Cause))
+	for _, c := range r.Headline.Causes {
+		p("%s\n\n", md(c))
 	}
 	p("%s. Base: `%s`; new: `%s`.\n\n", md(verdictLine(r)), code(r.Base.Label), code(r.New.Label))
 	for _, wn := range r.Warnings {
@@ -191,6 +199,13 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 		p("| %s (%s time per step) | base | new | change | share of change |\n|---|---:|---:|---:|---:|\n", t.title, t.items[0].Time)
 		for _, it := range t.items {
 			p("| `%s`%s | %s | %s | %s | %.0f%% |\n", code(report.Clip(it.Name, 70)), md(itemNote(it)), report.Duration(it.BaseUs), report.Duration(it.NewUs), signed(it.DeltaUs), it.SharePct)
+		}
+		p("\n")
+	}
+	if len(r.Lines) > 0 {
+		p("| Python line (main thread, time per step) | base | new | change | share of change |\n|---|---:|---:|---:|---:|\n")
+		for _, l := range r.Lines {
+			p("| `%s`%s | %s | %s | %s | %.0f%% |\n", code(report.Clip(l.Where(), 90)), md(lineNote(l)), report.Duration(l.BaseUs), report.Duration(l.NewUs), signed(l.DeltaUs), l.SharePct)
 		}
 		p("\n")
 	}
@@ -246,4 +261,21 @@ func (e *errWriter) printf(format string, a ...any) {
 	if e.err == nil {
 		_, e.err = fmt.Fprintf(e.w, format, a...)
 	}
+}
+
+// lineNote is a Python line's tags for a table row: "  [new; gc pauses;
+// calls gc.collect]".
+func lineNote(l LineDelta) string {
+	var tags []string
+	if l.Kind != "" {
+		tags = append(tags, l.Kind)
+	}
+	if l.Source != "sampled" {
+		tags = append(tags, l.Source)
+	}
+	tags = append(tags, l.Notes...)
+	if len(tags) == 0 {
+		return ""
+	}
+	return "  [" + strings.Join(tags, "; ") + "]"
 }

@@ -29,6 +29,8 @@ type sideData struct {
 	stepsOf []int
 	// facts are the other per-step figures (see changes).
 	facts facts
+	// lines: the main-thread time per Python line (nil for traces).
+	lines *LineTimes
 	// allSteps: the window check left out every step of a trace, so its
 	// complete steps are used anyway (see warnings).
 	allSteps bool
@@ -83,6 +85,7 @@ func summarise(s *Side) *sideData {
 	d.summary.Steps = len(d.samples)
 	d.summary.StepTimesUs = d.samples
 	d.facts = factsOf(d)
+	d.lines = s.Lines
 	d.summary.MedianUs = stats.Median(d.samples)
 	return d
 }

@@ -2,10 +2,32 @@ package diff
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
 )
+
+// causes are the headline's causes of a significant change: the Python
+// line that moved most in the change's direction (lineCause), then the
+// kernel, operator or category (cause).
+func causes(r *Result) []string {
+	h := r.Headline
+	if (!h.Significant && h.NoiseKnown) || abs(h.DeltaPct) < minSignificantPct {
+		return nil
+	}
+	var out []string
+	if s := lineCause(r); s != "" {
+		out = append(out, "mainly "+s)
+	}
+	if s := cause(r); s != "" {
+		if len(out) > 0 {
+			s = "also " + strings.TrimPrefix(s, "mainly ")
+		}
+		out = append(out, s)
+	}
+	return out
+}
 
 // cause names the largest contribution to a significant change: the
 // kernel or operator with the largest change in the change's direction,

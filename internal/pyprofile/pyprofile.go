@@ -189,6 +189,17 @@ func IsLibraryFile(file string) bool {
 	return false
 }
 
+// Importing reports whether a sampled stack (frame indexes) was taken
+// while a module was being imported: it runs through the import system.
+func (p *Profile) Importing(frames []int) bool {
+	for _, fi := range frames {
+		if strings.HasPrefix(p.Frames[fi].File, "<frozen importlib") {
+			return true
+		}
+	}
+	return false
+}
+
 // Attribution says which frame of a sampled stack a sample's self time goes to.
 type Attribution int
 
@@ -216,6 +227,9 @@ type Options struct {
 	// Threads, when set, keeps only the threads (indexes into
 	// Profile.Threads) it returns true for.
 	Threads func(i int) bool
+	// SkipImports leaves out the samples taken while a module was being
+	// imported (see Importing): start-up, not the program's steps.
+	SkipImports bool
 }
 
 // Site is one call site with its self and total time.
@@ -326,7 +340,7 @@ func (p *Profile) TopSites(o Options) Top {
 		if c == 0 {
 			continue
 		}
-		if n0 == 0 || len(s.Frames) == 0 {
+		if n0 == 0 || len(s.Frames) == 0 || (o.SkipImports && p.Importing(s.Frames)) {
 			continue
 		}
 		threads[s.Thread] = true

@@ -180,3 +180,28 @@ func TestOnCPUAndWaiting(t *testing.T) {
 		t.Error("waiting without a CPU clock")
 	}
 }
+
+// Samples taken during an import go to the user's import line; with
+// SkipImports they are left out of the counts and the total.
+func TestSkipImports(t *testing.T) {
+	p := &Profile{Profiler: "sample", IntervalS: 0.01,
+		Frames: []Frame{{File: "/u/train.py", Func: "<module>", Line: 1}, {File: "<frozen importlib._bootstrap>", Func: "_find_and_load", Line: 1176},
+			{File: "/venv/lib/python3.11/site-packages/torch/__init__.py", Func: "<module>", Line: 40}, {File: "/u/train.py", Func: "<module>", Line: 9}},
+		Threads: []Thread{{Name: "MainThread", Role: "main", Samples: 100}},
+		Stacks: []Stack{{Thread: 0, Frames: []int{0, 1, 2}, Count: 70},
+			{Thread: 0, Frames: []int{3}, Count: 30}}}
+	if !p.Importing(p.Stacks[0].Frames) || p.Importing(p.Stacks[1].Frames) {
+		t.Fatal("Importing: want the first stack only")
+	}
+	all := p.TopSites(Options{Role: "main", Attribution: User})
+	if s := find(all.BySelf, "train.py", 1); s == nil || !near(s.SelfS, 0.7) {
+		t.Errorf("import line without SkipImports: %+v", s)
+	}
+	top := p.TopSites(Options{Role: "main", Attribution: User, SkipImports: true})
+	if find(top.BySelf, "train.py", 1) != nil || !near(top.TotalS, 0.3) || top.Samples != 30 {
+		t.Errorf("SkipImports: %+v", top)
+	}
+	if s := find(top.BySelf, "train.py", 9); s == nil || !near(s.SelfPct, 100) {
+		t.Errorf("loop line: %+v", s)
+	}
+}

@@ -44,7 +44,8 @@ per-step variance of both runs ("no significant change" when the interval
 contains zero), the verdict of each run, then where the difference comes
 from, largest first: step-breakdown categories, kernels and operators
 matched across the runs, new and vanished ones, launches, syncs,
-precision and tensor cores, memory peak, communication, Python hot lines,
+precision and tensor cores, memory peak, communication, the Python lines
+whose time per step changed beyond the noise (with run directories),
 and environment differences of run directories.
 
 CI gate: --fail-if 'step_time > +5%' --fail-if 'verdict changed'
@@ -170,6 +171,7 @@ func Load(ios *iostreams.IOStreams, path string) (*diff.Side, int, error) {
 	side.Report = d.Report
 	side.OpStacks, side.OpWeight = diff.OpStacks(d.Traces)
 	side.PyStacks = diff.PyStacks(d.Runs)
+	side.Lines = diff.PyLines(d.Runs)
 	if d.Status == driver.Unreadable {
 		return nil, exitcode.Failed, fmt.Errorf("%s: no trace could be read", path)
 	}

@@ -312,8 +312,11 @@ func TestDataLoaderWorkersVerdictChange(t *testing.T) {
 	if !h.VerdictChanged || r.Base.Verdict != "input-bound" || r.New.Verdict != "cpu-compute-bound" {
 		t.Errorf("verdicts %q -> %q (changed %v)", r.Base.Verdict, r.New.Verdict, h.VerdictChanged)
 	}
-	if !strings.Contains(h.Cause, "DataLoader") {
-		t.Errorf("cause %q: want the DataLoader", h.Cause)
+	// The line that loaded the samples left the main thread (the
+	// workers run it), then the DataLoader category.
+	if len(h.Causes) != 2 || !strings.Contains(h.Causes[0], "loader_train.py:") || !strings.Contains(h.Causes[0], "gone") ||
+		!strings.Contains(h.Causes[1], "DataLoader") {
+		t.Errorf("causes %q: want the dataset's line gone, then the DataLoader", h.Causes)
 	}
 	if r.Breakdown[0].Category != "DataLoader" || r.Breakdown[0].DeltaUs >= 0 {
 		t.Errorf("largest breakdown change %+v: want DataLoader time down", r.Breakdown[0])

@@ -1,0 +1,142 @@
+package diff
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
+	runcmd "github.com/bottleneck-dev/bottleneck/internal/cli/run"
+	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
+)
+
+// bottleneckRun runs `bottleneck run` on examples/diff/mlp_train.py with
+// args and returns the run directory.
+func bottleneckRun(t *testing.T, py string, args ...string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "run")
+	ios, _, _, errOut := iostreams.Test()
+	cmd := runcmd.NewCmd(ios)
+	prog := filepath.Join(testutil.RepoRoot(), "examples", "diff", "mlp_train.py")
+	cmd.SetArgs(append([]string{"--out", out, "--report", "none", "--python", py, prog}, args...))
+	cmd.SetOut(ios.Out)
+	cmd.SetErr(ios.ErrOut)
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("bottleneck run %v: %v\n%s", args, err, errOut)
+	}
+	return out
+}
+
+// plantedLine is the line of examples/diff/mlp_train.py marked
+// "# PLANTED (marker)".
+func plantedLine(t *testing.T, marker string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "examples", "diff", "mlp_train.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "# PLANTED ("+marker+")") {
+			return i + 1
+		}
+	}
+	t.Fatalf("no # PLANTED (%s) line", marker)
+	return 0
+}
+
+// Validation (d) of issue 15: one line added to the loop (a gc.collect()
+// call, a torch.save checkpoint, every score read with .item()) is named,
+// file:line, as the first Python line of the change and in the
+// headline's causes, in the JSON and the text; the same program run
+// twice names no line.
+func TestAddedLineNamed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Python programs")
+	}
+	py := testutil.TorchPython(t)
+	base := bottleneckRun(t, py, "--steps", "200")
+	same := bottleneckRun(t, py, "--steps", "200")
+	t.Run("same program twice", func(t *testing.T) {
+		r, _ := compare(t, base, same)
+		if len(r.Lines) > 0 {
+			t.Errorf("lines named for the same program: %+v", r.Lines)
+		}
+		for _, c := range r.Headline.Causes {
+			if strings.Contains(c, "line ") {
+				t.Errorf("cause %q names a line", c)
+			}
+		}
+		if _, out, _ := run(t, base, same); strings.Contains(out, "Python lines") {
+			t.Errorf("text lists Python lines:\n%s", out)
+		}
+	})
+	for _, c := range []struct {
+		add   string
+		steps string // gc.collect costs ~0.2 s a step: fewer steps
+		note  string
+	}{
+		{"gc", "20", "calls gc.collect"},
+		{"save", "200", "file I/O"},
+		{"item", "200", ""},
+	} {
+		t.Run(c.add, func(t *testing.T) {
+			next := bottleneckRun(t, py, "--steps", c.steps, "--add", c.add)
+			line := plantedLine(t, "--add "+c.add)
+			where := fmt.Sprintf("mlp_train.py:%d", line)
+			r, code := compare(t, base, next)
+			if code != exitcode.OK {
+				t.Fatalf("exit %d", code)
+			}
+			if len(r.Lines) == 0 {
+				t.Fatalf("no line named; headline %+v", r.Headline)
+			}
+			defer func() {
+				if t.Failed() {
+					t.Logf("headline %+v\nlines %+v", r.Headline, r.Lines)
+				}
+			}()
+			l := r.Lines[0]
+			if filepath.Base(l.File) != "mlp_train.py" || l.Line != line || l.Kind != "new" || l.DeltaUs <= 0 || l.NewPct <= l.BasePct {
+				t.Errorf("first line %+v, want the new %s", l, where)
+			}
+			if c.note != "" && !strings.Contains(strings.Join(l.Notes, "; "), c.note) {
+				t.Errorf("notes %q lack %q", l.Notes, c.note)
+			}
+			if c.add == "gc" {
+				if l.Source != "gc pauses" {
+					t.Errorf("source %q: the gc callbacks time a collection better than the sampler", l.Source)
+				}
+				found := false
+				for _, ch := range r.Changes {
+					found = found || (ch.What == "new finding gc.pauses" && strings.Contains(ch.Note, where))
+				}
+				if !found {
+					t.Errorf("changes %+v: want the new gc.pauses finding at %s", r.Changes, where)
+				}
+			}
+			_, text, _ := run(t, base, next)
+			if !strings.Contains(text, "Python lines") || !strings.Contains(text, where) {
+				t.Errorf("text lacks the line %s:\n%s", where, text)
+			}
+			// The headline names it when the change is beyond the noise
+			// (on a loaded machine another run's load can hide a +30%
+			// change: then no cause is named at all).
+			if r.Headline.Significant && r.Headline.DeltaUs > 0 {
+				if len(r.Headline.Causes) == 0 || !strings.Contains(r.Headline.Causes[0], where) {
+					t.Errorf("causes %q: want %s first", r.Headline.Causes, where)
+				}
+				if !strings.Contains(text, "mainly line diff/"+where) {
+					t.Errorf("text headline lacks the line:\n%s", text)
+				}
+			} else if c.add == "gc" {
+				t.Errorf("gc.collect every step: headline %+v, want significantly slower", r.Headline)
+			} else {
+				t.Logf("%s: change within the noise (%+.1f%%, %+.1f%%..%+.1f%%): no cause named", c.add,
+					r.Headline.DeltaPct, r.Headline.LowPct, r.Headline.HighPct)
+			}
+		})
+	}
+}
