@@ -894,7 +894,7 @@ func (s *state) blockedFinding() {
 func blockedChange(l Line) string {
 	at := fmt.Sprintf("%s:%d", filepath.Base(l.File), l.Line)
 	switch in := strings.ToLower(l.In); {
-	case classify.ContainsAny(in, []string{"condition.wait", "event.wait", "queue.get", "thread.join", "semaphore.acquire", "barrier.wait"}):
+	case classify.ContainsAny(in, []string{"condition.wait", "event.wait", "queue.get", "thread.join", "wait_for_tstate_lock", "semaphore.acquire", "barrier.wait"}):
 		return fmt.Sprintf("the step waits at %s for another thread (%s): that thread is the limit (see its line in the threads table); give it more workers or less to do, or let the step go on while it works", at, l.In)
 	case classify.ContainsAny(in, []string{"socket", "recv", "readinto", "ssl", "connect", "getaddrinfo", "urlopen", "request"}):
 		return fmt.Sprintf("the step waits at %s for the network (%s): send from a background thread through a queue (most logging clients have an asynchronous mode), or every N steps", at, l.In)
