@@ -39,26 +39,63 @@ type LineTimes struct {
 	Lines     map[lineKey]*lineTime
 	// root is the program's directory (sourceRoot).
 	root string
+	// texts: "function: source" of the lines by their numbered key (the
+	// agent records the program's source lines; empty before it did).
+	texts map[lineKey]string
+}
+
+// textKey is the key of a line by its function and source when the run
+// recorded it, else by its number.
+func (t *LineTimes) textKey(file string, line int) lineKey {
+	k := t.key(file, line)
+	if src := t.texts[k]; src != "" {
+		return lineKey{file: k.file, text: src}
+	}
+	return k
+}
+
+// byText re-keys the lines by textKey; statements with the same text in
+// one function become one.
+func (t *LineTimes) byText() map[lineKey]*lineTime {
+	out := map[lineKey]*lineTime{}
+	for _, l := range t.Lines {
+		k := t.textKey(l.file, l.line)
+		o := out[k]
+		if o == nil {
+			c := *l
+			out[k] = &c
+			continue
+		}
+		o.sampledS += l.sampledS
+		o.gcS += l.gcS
+		o.explicit = o.explicit || l.explicit
+		o.io = o.io || l.io
+	}
+	return out
 }
 
 // key names a line of this run across runs (see lineKey).
 func (t *LineTimes) key(file string, line int) lineKey {
 	if rel, err := filepath.Rel(t.root, file); t.root != "" && err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-		return lineKey{rel, line}
+		return lineKey{file: rel, line: line}
 	}
-	return lineKey{file, line}
+	return lineKey{file: file, line: line}
 }
 
 // lineKey names a line across runs: its file relative to the program's
 // directory (see sourceRoot), so that two checkouts at different paths
-// compare.
+// compare, and its number or, when both runs recorded the program's
+// source, its function and text (line 0): a line added above others
+// moves them, and their numbers would pair different statements.
 type lineKey struct {
 	file string
 	line int
+	text string
 }
 
 type lineTime struct {
 	file, fn string // the file's path as recorded
+	line     int
 	// sampledS: wall-clock seconds of main-thread samples outside the
 	// profiled window (the profiler inflates its steps) whose innermost
 	// user frame is the line (the time of the library code it called
@@ -163,9 +200,15 @@ func PyLines(runs []*rundir.Run) *LineTimes {
 			at := func(file string, line int, fn string) *lineTime {
 				k := t.key(file, line)
 				if t.Lines[k] == nil {
-					t.Lines[k] = &lineTime{file: file, fn: fn}
+					t.Lines[k] = &lineTime{file: file, fn: fn, line: line}
 				}
 				return t.Lines[k]
+			}
+			t.texts = map[lineKey]string{}
+			for _, f := range p.Profile.Frames {
+				if f.Text != "" {
+					t.texts[t.key(f.File, f.Line)] = f.Func + ": " + f.Text
+				}
 			}
 			// the whole run's samples less the window's
 			for _, window := range []bool{false, true} {
@@ -274,12 +317,16 @@ func lineDeltas(b, n *sideData, h Headline) []LineDelta {
 	if h.NoiseKnown && 1+h.DeltaPct/100 > 0 {
 		noise = (h.HighPct - h.LowPct) / 2 / 100 / (1 + h.DeltaPct/100)
 	}
-	flagged := findingLines(b.side.Report, n.side.Report, tb.key, tn.key)
+	linesB, linesN, keyB, keyN := tb.Lines, tn.Lines, tb.key, tn.key
+	if len(tb.texts) > 0 && len(tn.texts) > 0 {
+		linesB, linesN, keyB, keyN = tb.byText(), tn.byText(), tb.textKey, tn.textKey
+	}
+	flagged := findingLines(b.side.Report, n.side.Report, keyB, keyN)
 	keys := map[lineKey]bool{}
-	for k := range tb.Lines {
+	for k := range linesB {
 		keys[k] = true
 	}
-	for k := range tn.Lines {
+	for k := range linesN {
 		keys[k] = true
 	}
 	type pair struct {
@@ -289,7 +336,7 @@ func lineDeltas(b, n *sideData, h Headline) []LineDelta {
 	}
 	var pairs []pair
 	for k := range keys {
-		p := pair{k: k, lb: tb.Lines[k], ln: tn.Lines[k]}
+		p := pair{k: k, lb: linesB[k], ln: linesN[k]}
 		sb, kb := tb.share(p.lb)
 		sn, kn := tn.share(p.ln)
 		p.ub, p.kb, p.un, p.kn = sb*mb, kb, sn*mn, kn
@@ -329,7 +376,7 @@ func lineDeltas(b, n *sideData, h Headline) []LineDelta {
 				continue
 			}
 			if d.Func == "" && l.file != "" {
-				d.File, d.Func = l.file, l.fn
+				d.File, d.Func, d.Line = l.file, l.fn, l.line
 			}
 			if l.explicit && l.gcS > l.sampledS { // see share
 				d.Source = "gc pauses"

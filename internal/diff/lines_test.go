@@ -19,9 +19,9 @@ func lineSide(stepMs float64, sampled, gc map[int]float64, findings ...diagnose.
 func lineSideN(steps int, stepMs float64, sampled, gc map[int]float64, findings ...diagnose.Finding) *sideData {
 	t := &LineTimes{Steps: steps, StepS: stepMs / 1e3, AllStepsS: float64(steps) * stepMs / 1e3, IntervalS: 0.02, Lines: map[lineKey]*lineTime{}}
 	at := func(line int) *lineTime {
-		k := lineKey{"/src/train.py", line}
+		k := lineKey{file: "/src/train.py", line: line}
 		if t.Lines[k] == nil {
-			t.Lines[k] = &lineTime{file: k.file, fn: "main"}
+			t.Lines[k] = &lineTime{file: k.file, fn: "main", line: line}
 		}
 		return t.Lines[k]
 	}
@@ -102,7 +102,7 @@ func TestLineDeltas(t *testing.T) {
 	// An automatic collection began at the backward line in one run
 	// (it would have begun elsewhere in another): not the line's time.
 	auto := lineSide(20.5, map[int]float64{10: 0.8, 11: 1.1}, map[int]float64{11: 5})
-	auto.lines.Lines[lineKey{"/src/train.py", 11}].explicit = false
+	auto.lines.Lines[lineKey{file: "/src/train.py", line: 11}].explicit = false
 	if got := lineDeltas(base, auto, headlineOf(base, auto)); len(got) != 0 {
 		t.Errorf("an automatic collection's site named: %+v", got)
 	}
@@ -207,5 +207,34 @@ func TestSourceRoot(t *testing.T) {
 	}
 	if sourceRoot(nil) != "" {
 		t.Error("no manifest")
+	}
+}
+
+// A line added above others moves them: with the programs' source
+// recorded in both runs, lines pair by function and text and only the
+// added one is named; without it (an older agent on one side) they pair by
+// number.
+func TestMovedLines(t *testing.T) {
+	withText := func(s *sideData, texts map[int]string) *sideData {
+		s.lines.texts = map[lineKey]string{}
+		for line, src := range texts {
+			s.lines.texts[s.lines.key("/src/train.py", line)] = "main: " + src
+		}
+		return s
+	}
+	// forward at 10, backward at 11; the new run adds gc.collect() at 11
+	// and the backward moves to 12
+	base := withText(lineSide(20, map[int]float64{10: 0.8, 11: 1.1}, nil), map[int]string{10: "out = model(x)", 11: "loss.backward()"})
+	added := withText(lineSide(28, map[int]float64{10: 0.8, 11: 0.8, 12: 1.1}, nil), map[int]string{10: "out = model(x)", 11: "gc.collect()", 12: "loss.backward()"})
+	got := lineDeltas(base, added, headlineOf(base, added))
+	if len(got) != 1 || got[0].Line != 11 || got[0].Kind != "new" {
+		t.Errorf("moved lines: %+v, want only the added line 11", got)
+	}
+	// the base run without source: numbers pair line 11 (backward) with
+	// line 11 (gc.collect), and line 12 looks new
+	base.lines.texts = nil
+	got = lineDeltas(base, added, headlineOf(base, added))
+	if len(got) == 0 || got[0].Line != 12 {
+		t.Errorf("by number: %+v, want line 12 first", got)
 	}
 }

@@ -65,6 +65,9 @@ type Frame struct {
 	Func  string `json:"func"`
 	Line  int    `json:"line"`
 	FLine int    `json:"fline"`
+	// Text is the line's source, stripped, for the program's own files
+	// (agents before it leave it empty).
+	Text string `json:"text,omitempty"`
 }
 
 // Thread is one Python thread seen by the sampler.

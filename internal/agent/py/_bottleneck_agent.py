@@ -364,7 +364,7 @@ class Sampler(object):
                 "agent_work_samples": self.agent_samples,
                 "cpu_clock": self._cpu_clock,
                 "pid": os.getpid(),
-                "frames": [{"file": f[0], "func": f[1], "line": f[2], "fline": f[3]} for f in self.frames],
+                "frames": [_frame_json(f) for f in self.frames],
                 "threads": [dict(t) for t in self.threads],
                 "stacks": stacks,
             }
@@ -1794,6 +1794,22 @@ def run_main(cfg_path, mode, target, args):
         _agent.finish("ok", 0)
 
 
+
+
+def _frame_json(f):
+    """A frame of the sampler's table; the program's own lines carry their
+    source text, so that two runs of an edited program match lines that
+    moved (bottleneck diff)."""
+    d = {"file": f[0], "func": f[1], "line": f[2], "fline": f[3]}
+    if f[2] and not f[0].startswith("<") and not _is_library_file(f[0]) and not _is_agent_file(f[0]):
+        try:
+            import linecache
+            text = linecache.getline(f[0], f[2]).strip()
+        except Exception:
+            text = ""
+        if text:
+            d["text"] = text[:200]
+    return d
 
 def _optimizer_params(opt):
     """What an optimizer updates: its class, implementation flags, the

@@ -17,10 +17,16 @@ import (
 // args and returns the run directory.
 func bottleneckRun(t *testing.T, py string, args ...string) string {
 	t.Helper()
+	return bottleneckRunProg(t, py, filepath.Join(testutil.RepoRoot(), "examples", "diff", "mlp_train.py"), args...)
+}
+
+// bottleneckRunProg runs `bottleneck run` on prog with args and returns
+// the run directory.
+func bottleneckRunProg(t *testing.T, py, prog string, args ...string) string {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "run")
 	ios, _, _, errOut := iostreams.Test()
 	cmd := runcmd.NewCmd(ios)
-	prog := filepath.Join(testutil.RepoRoot(), "examples", "diff", "mlp_train.py")
 	cmd.SetArgs(append([]string{"--out", out, "--report", "none", "--python", py, prog}, args...))
 	cmd.SetOut(ios.Out)
 	cmd.SetErr(ios.ErrOut)
@@ -138,5 +144,57 @@ func TestAddedLineNamed(t *testing.T) {
 					r.Headline.DeltaPct, r.Headline.LowPct, r.Headline.HighPct)
 			}
 		})
+	}
+}
+
+// movedProgram is a training loop; with insert, a gc.collect() call is
+// added above the backward pass, which moves the lines below it.
+func movedProgram(insert bool) string {
+	extra := ""
+	if insert {
+		extra = "    gc.collect()\n"
+	}
+	return "import gc\nimport torch\n\ntorch.set_num_threads(1)\ntorch.manual_seed(0)\n" +
+		"model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 10))\n" +
+		"opt = torch.optim.SGD(model.parameters(), lr=0.01)\n" +
+		"x, y = torch.randn(128, 512), torch.randint(0, 10, (128,))\n" +
+		"heap = [[i] for i in range(300000)]  # objects for a collection to walk\n" +
+		"for step in range(20):\n" +
+		"    opt.zero_grad()\n" +
+		"    loss = torch.nn.functional.cross_entropy(model(x), y)\n" +
+		extra +
+		"    loss.backward()\n" +
+		"    opt.step()\n"
+}
+
+// A line inserted in the middle of the loop moves the lines below it: the
+// lines pair by their source, so the inserted one is named and the moved
+// backward and optimizer lines are not.
+func TestInsertedLineNamed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Python programs")
+	}
+	py := testutil.TorchPython(t)
+	prog := func(insert bool) string {
+		dir := t.TempDir()
+		p := filepath.Join(dir, "train.py")
+		if err := os.WriteFile(p, []byte(movedProgram(insert)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	base := bottleneckRunProg(t, py, prog(false))
+	next := bottleneckRunProg(t, py, prog(true))
+	r, code := compare(t, base, next)
+	if code != exitcode.OK {
+		t.Fatalf("exit %d", code)
+	}
+	if len(r.Lines) == 0 || r.Lines[0].Line != 13 || r.Lines[0].Kind != "new" {
+		t.Fatalf("lines %+v, want the inserted gc.collect() at train.py:13 first", r.Lines)
+	}
+	for _, l := range r.Lines[1:] {
+		if l.Line == 14 || l.Line == 15 {
+			t.Errorf("a moved line is named: %+v", l)
+		}
 	}
 }
