@@ -105,7 +105,7 @@ type Evidence struct {
 // Location is where a finding points: a Python line, an op, a kernel, a
 // DataLoader, a rank.
 type Location struct {
-	Kind     string  `json:"kind"` // python, op, kernel, dataloader, rank, sync-site
+	Kind     string  `json:"kind"` // python, op, kernel, dataloader, rank, sync-site, phase
 	Name     string  `json:"name"`
 	File     string  `json:"file,omitempty"`
 	Line     int     `json:"line,omitempty"`

@@ -275,6 +275,7 @@ func (s *state) findings() {
 	}
 	s.optimizerFinding()
 	s.blockedFinding()
+	s.validationFinding()
 	if big(Sync) {
 		var where []Location
 		if r := s.in.Run; r != nil {
@@ -933,6 +934,55 @@ func (s *state) blockedLines() ([]Line, float64) {
 		})
 	}
 	return lines, max(share, 0)
+}
+
+// validationPhase tells the framework phases of validation and
+// evaluation (Lightning: validation_step, val_next, on_validation_*,
+// the evaluation loop; the Trainer: evaluate) from the training ones.
+func validationPhase(name string) bool {
+	return classify.ContainsAny(strings.ToLower(name), []string{"validation", "val_next", "_evaluationloop", "evaluat"})
+}
+
+// validationFinding: validation or evaluation takes a large share of a
+// training run's wall time (framework phases, whole run): it runs too
+// often or on too much data for what it tells.
+func (s *state) validationFinding() {
+	r := s.in.Run
+	if r == nil || r.Phases == nil || r.Phases.WallS <= 0 || s.step <= 0 {
+		return
+	}
+	fp := r.Phases
+	var valS, loadS float64
+	steps := 0
+	for _, ph := range fp.Phases {
+		switch n := strings.ToLower(ph.Name); {
+		case validationPhase(n):
+			valS += ph.SelfS
+			if strings.Contains(n, "val_next") {
+				loadS += ph.SelfS
+			}
+		case strings.HasSuffix(n, "training_step"):
+			steps = max(steps, ph.Calls)
+		}
+	}
+	share := valS / fp.WallS
+	if steps == 0 || share < s.p.ValidationShare {
+		return // not a training run, or validation in proportion
+	}
+	perStepUs := valS / float64(steps) * 1e6
+	ms := []Evidence{{"validation and evaluation phases' self time, share of the run's wall time", 100 * share, "%", "framework phases"},
+		{fmt.Sprintf("validation time per training step (%d steps)", steps), perStepUs, "us", "framework phases"}}
+	var change string
+	if fp.Framework == "lightning" {
+		change = "validate less often (Trainer(val_check_interval=..., check_val_every_n_epoch=...)) or on fewer batches (limit_val_batches)"
+		if loadS >= valS/2 {
+			change += fmt.Sprintf("; loading its batches is %.0f%% of it (val_next): give the validation DataLoader workers too", 100*loadS/valS)
+		}
+	} else {
+		change = "evaluate less often (TrainingArguments(eval_steps=..., or eval_strategy=\"epoch\")) or on a subset (eval_dataset.select(range(n))), with a larger per_device_eval_batch_size"
+	}
+	s.emit(s.finding("run.validation", fmt.Sprintf("Validation takes %.0f%% of the run's wall time (%s over %d training steps)", 100*share, FormatUs(valS*1e6), steps),
+		perStepUs, ms, []Location{{Kind: "phase", Name: "validation", Note: fp.Framework + " phases"}}, change))
 }
 
 // denseEmbeddingOps are the backward ops of nn.Embedding/EmbeddingBag

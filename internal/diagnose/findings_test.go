@@ -471,3 +471,37 @@ func TestBlockedChange(t *testing.T) {
 		}
 	}
 }
+
+// The validation finding reads the framework phases of a training run:
+// validation far beyond its share fires, with advice for the framework;
+// a small share, a run without training steps and a run without phases
+// stay silent.
+func TestValidationFinding(t *testing.T) {
+	phases := func(fw string, wall float64, ph ...rundir.Phase) *RunEvidence {
+		return &RunEvidence{Phases: &rundir.FrameworkPhases{Framework: fw, WallS: wall, Phases: ph}}
+	}
+	train := rundir.Phase{Name: "[Strategy]SingleDeviceStrategy.training_step", Calls: 16, SelfS: 0.1}
+	loader := rundir.Phase{Name: "[_TrainingEpochLoop].train_dataloader_next", Calls: 16, SelfS: 0.5}
+	valNext := rundir.Phase{Name: "[_EvaluationLoop].val_next", Calls: 8, SelfS: 0.5}
+	valStep := rundir.Phase{Name: "[Strategy]SingleDeviceStrategy.validation_step", Calls: 8, SelfS: 0.04}
+	for _, c := range []struct {
+		name string
+		run  *RunEvidence
+		want string // "" silent
+	}{
+		{"lightning, validation a third of the run", phases("lightning", 1.6, loader, valNext, valStep, train), "give the validation DataLoader workers too"},
+		{"hugging face", phases("transformers", 1.5, rundir.Phase{Name: "training_step", Calls: 16, SelfS: 0.2}, rundir.Phase{Name: "evaluate", Calls: 2, SelfS: 0.4}), "eval_steps"},
+		{"validation in proportion", phases("lightning", 10, loader, valNext, valStep, train), ""},
+		{"no training steps", phases("lightning", 1.6, valNext, valStep), ""},
+		{"no phases", &RunEvidence{}, ""},
+	} {
+		s := &state{p: Default, step: 60e3, steps: 4, share: map[Class]float64{}, d: &Diagnosis{}, in: Analyses{Run: c.run}}
+		s.validationFinding()
+		switch {
+		case c.want == "" && len(s.d.Findings) > 0:
+			t.Errorf("%s: fired: %+v", c.name, s.d.Findings[0].Title)
+		case c.want != "" && (len(s.d.Findings) != 1 || !strings.Contains(s.d.Findings[0].Change, c.want)):
+			t.Errorf("%s: %+v, want a change with %q", c.name, s.d.Findings, c.want)
+		}
+	}
+}

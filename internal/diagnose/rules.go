@@ -89,6 +89,10 @@ type Params struct {
 	// twice, Adam about ten times: 0.05 is a table of about a quarter of
 	// the parameters).
 	DenseEmbeddingShare float64
+	// ValidationShare: the validation finding needs validation and
+	// evaluation to take at least this share of a training run's wall
+	// time (framework phases).
+	ValidationShare float64
 	// TinyOpsPerStep and TinyOpUs: on a CPU-only trace with at least
 	// TinyOpsPerStep ops per step and at most TinyOpUs µs of step per op
 	// (outside the profiler window when known), the native-op share is
@@ -152,6 +156,7 @@ var Default = Params{
 	RoofFar:               25,
 	OptimizerShare:        0.10,
 	DenseEmbeddingShare:   0.05,
+	ValidationShare:       0.15,
 	TinyOpUs:              15,
 	TinyOpsPerStep:        500,
 	MemoryGrowthMiB:       16,
@@ -196,6 +201,8 @@ var Rules = []Rule{
 		"run evaluation, metrics and tensor logging every N steps or once per epoch (asynchronously where possible), not in every step"},
 	{"host.blocked", Host, "Python profile: main-thread samples at the program's lines that were off the CPU in >= 80% of their samples (>= 3 samples, innermost frame outside torch: time.sleep, sockets, locks, queues, subprocesses) >= MinFinding; at stake: that share, at most the step's time between ops (host, launch, unexplained)", 0.9,
 		"a blocking call runs in every step (a sleep, a network request, a lock or queue wait, a subprocess): move it to a background thread or queue, make it asynchronous, or run it every N steps"},
+	{"run.validation", Host, "framework phases (run: Lightning, Hugging Face Trainer) of a training run: validation and evaluation phases' self time >= ValidationShare of the run's wall time; at stake: their time per training step", 0.5,
+		"validate less often or on fewer batches"},
 	{"host.launch", Launch, "host share >= MinFinding with >= LaunchKernelsPerStep kernels per step, >= LaunchShortFrac of them shorter than their launch, one kernel per <= LaunchStepUsPerKernel µs of step", 0.7,
 		"fuse the many tiny kernels: torch.compile(model) (mode=\"reduce-overhead\" adds CUDA graphs) or capture the step with torch.cuda.graphs; batch small tensors together"},
 	{"host.optimizer", Host, "Optimizer.step region >= OptimizerShare of the step, no closure inside it, no dense embedding gradient (host.dense-embedding)", 0.5,

@@ -44,6 +44,9 @@ type RunEvidence struct {
 	GC     *GCPauses    `json:"gc,omitempty"`
 	// Optimizers: what each optimizer updates (at its first step).
 	Optimizers []rundir.Optimizer `json:"optimizers,omitempty"`
+	// Phases: Lightning's or the Hugging Face Trainer's phases over the
+	// whole run (nil without either).
+	Phases *rundir.FrameworkPhases `json:"framework_phases,omitempty"`
 	// SetThreads is the program's last torch.set_num_threads call (nil:
 	// none seen).
 	SetThreads *rundir.ThreadCall `json:"set_threads,omitempty"`
@@ -350,6 +353,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 			}
 		}
 		r.Optimizers = ev.Optimizers
+		r.Phases = ev.FrameworkPhases
 		r.SyncState = ev.Syncs.State
 		for _, s := range ev.Syncs.Sites {
 			r.SyncSites = append(r.SyncSites, SyncSite{File: s.File, Line: s.Line, Func: s.Func, Count: s.Count})

@@ -130,6 +130,12 @@ func TestLightningPhases(t *testing.T) {
 		!strings.Contains(text, "outside any phase") {
 		t.Errorf("report.txt lacks the phases table:\n%s", text)
 	}
+	// validating 4 slow batches every 8 steps is a third of the run: the
+	// diagnosis says so, with Lightning's knobs
+	if val := phaseNamed(fp, "val_next"); val != nil && val.SelfS >= 0.2*fp.WallS &&
+		(!strings.Contains(text, "Validation takes") || !strings.Contains(text, "limit_val_batches")) {
+		t.Errorf("val_next %.2fs of %.2fs, but no validation finding:\n%s", val.SelfS, fp.WallS, text)
+	}
 }
 
 func TestHuggingFaceTrainerPhases(t *testing.T) {
