@@ -231,7 +231,11 @@ func PyLines(runs []*rundir.Run) *LineTimes {
 					l.explicit = l.explicit || g.Explicit
 				}
 			}
-			if ev := diagnose.FromProfile(p.Profile); ev != nil {
+			// over the whole run, as the line times: a short step's I/O can
+			// miss the few samples of the profiled window
+			whole := *p.Profile
+			whole.WindowSamples = 0
+			if ev := diagnose.FromProfile(&whole); ev != nil {
 				for _, io := range ev.IOLines {
 					at(io.File, io.Line, io.Func).io = true
 				}
