@@ -142,9 +142,9 @@ type PythonEvidence struct {
 	// run in work that does not belong in the step (offstep.go), and its
 	// user lines; OffStepWindowShare the share within the recorded window
 	// (-1: no window).
-	// BlockedShare: the share of the main thread's samples at lines that
-	// were off the CPU (sleeping, waiting on a socket, a lock, a
-	// subprocess) outside torch; Blocked those lines, In naming the
+	// BlockedShare: the share of the main thread's samples over the whole
+	// run (imports left out) at lines that were off the CPU (sleeping,
+	// waiting on a socket, a lock, a subprocess) outside torch; Blocked those lines, In naming the
 	// innermost function they waited in ("" : a builtin such as
 	// time.sleep at the line itself).
 	BlockedShare       float64       `json:"blocked_share,omitempty"`
@@ -164,13 +164,14 @@ type Line struct {
 }
 
 // A line is blocked when at least minBlockedSamples of the main thread's
-// samples are at it, at least blockedOffCPU of them were off the CPU, and
-// its on-CPU fraction is at most blockedBelowRest of the thread's other
-// lines'.
+// samples over the run are at it, at least blockedOffCPU of them were off
+// the CPU, and its on-CPU fraction is at most blockedBelowRest of the
+// thread's other lines' (when those hold minRestSamples).
 const (
-	minBlockedSamples = 3
+	minBlockedSamples = 5
 	blockedOffCPU     = 0.8
 	blockedBelowRest  = 0.25
+	minRestSamples    = 10
 )
 
 func matchAny(file string, pats []string) bool {
@@ -198,19 +199,26 @@ func FromProfile(p *pyprofile.Profile) *PythonEvidence {
 	var total, io, dl int
 	hot, ioL, dlL := map[key]int{}, map[key]int{}, map[key]int{}
 	funcs := map[key]string{}
-	// per hot line: on-CPU samples, and samples whose innermost frame is
-	// outside torch (a builtin such as time.sleep, socket, threading)
-	hotCPU, hotOutside := map[key]float64{}, map[key]int{}
+	// per hot line over the whole run (imports left out: blocking is told
+	// from many samples, the window's are few): samples, on-CPU samples,
+	// and samples whose innermost frame is outside torch (a builtin such
+	// as time.sleep, socket, threading)
+	runTotal := 0
+	runHot, runCPU, runOutside := map[key]int{}, map[key]float64{}, map[key]int{}
 	blockedIn := map[key]string{}
 	for _, st := range p.Stacks {
 		if p.Threads[st.Thread].Role != "main" || len(st.Frames) == 0 {
 			continue
 		}
-		c, cpu := st.Count, st.CPUCount
+		c := st.Count
 		if window {
-			c, cpu = st.WindowCount, st.WindowCPUCount
+			c = st.WindowCount
 		}
-		if c == 0 {
+		importing := p.Importing(st.Frames)
+		if !importing {
+			runTotal += st.Count
+		}
+		if c == 0 && (importing || st.Count == 0) {
 			continue
 		}
 		total += c
@@ -239,10 +247,16 @@ func FromProfile(p *pyprofile.Profile) *PythonEvidence {
 			dl += c
 			dlL[k] += c
 		default:
-			hot[k] += c
-			hotCPU[k] += cpu
+			if c > 0 {
+				hot[k] += c
+			}
+			if importing {
+				break
+			}
+			runHot[k] += st.Count
+			runCPU[k] += st.CPUCount
 			if inner := p.Frames[st.Frames[len(st.Frames)-1]]; !matchAny(inner.File, []string{"/torch/"}) {
-				hotOutside[k] += c
+				runOutside[k] += st.Count
 				if inner != fr {
 					blockedIn[k] = inner.Func
 				}
@@ -252,7 +266,7 @@ func FromProfile(p *pyprofile.Profile) *PythonEvidence {
 	if total == 0 {
 		return nil
 	}
-	lines := func(m map[key]int) []Line {
+	topLines := func(m map[key]int, total int) []Line {
 		var out []Line
 		for k, c := range m {
 			if pyprofile.IsLibraryFile(k.file) {
@@ -271,6 +285,7 @@ func FromProfile(p *pyprofile.Profile) *PythonEvidence {
 		}
 		return out
 	}
+	lines := func(m map[key]int) []Line { return topLines(m, total) }
 	// Blocked lines: off the CPU in most of their samples, outside torch
 	// (torch ops run on a CPU or wait for the device, which the trace
 	// shows). On a busy machine every line of the thread loses CPU time
@@ -279,23 +294,23 @@ func FromProfile(p *pyprofile.Profile) *PythonEvidence {
 	blocked, waits := map[key]int{}, 0
 	if p.CPUClock {
 		candidate := func(k key) bool {
-			c := hot[k]
-			return c >= minBlockedSamples && hotOutside[k] >= c*4/5 && hotCPU[k] <= (1-blockedOffCPU)*float64(c)
+			c := runHot[k]
+			return c >= minBlockedSamples && runOutside[k] >= c*4/5 && runCPU[k] <= (1-blockedOffCPU)*float64(c)
 		}
 		var restN int
 		var restCPU float64
-		for k, c := range hot {
+		for k, c := range runHot {
 			if !candidate(k) {
 				restN += c
-				restCPU += hotCPU[k]
+				restCPU += runCPU[k]
 			}
 		}
-		ref := 1.0 // the other lines' on-CPU fraction
-		if restN > 0 {
+		ref := 1.0 // the other lines' on-CPU fraction, from enough samples
+		if restN >= minRestSamples {
 			ref = restCPU / float64(restN)
 		}
-		for k, c := range hot {
-			if candidate(k) && hotCPU[k] <= blockedBelowRest*ref*float64(c) {
+		for k, c := range runHot {
+			if candidate(k) && runCPU[k] <= blockedBelowRest*ref*float64(c) {
 				blocked[k] = c
 				waits += c
 			}
@@ -307,7 +322,10 @@ func FromProfile(p *pyprofile.Profile) *PythonEvidence {
 	ev := &PythonEvidence{Profiler: p.Profiler, Window: window, Samples: total,
 		IOShare: float64(io) / float64(total), LoaderShare: float64(dl) / float64(total),
 		Hot: lines(hot), IOLines: lines(ioL), LoaderLines: lines(dlL),
-		BlockedShare: float64(waits) / float64(total), Blocked: lines(blocked)}
+		Blocked: topLines(blocked, max(runTotal, 1))}
+	if runTotal > 0 {
+		ev.BlockedShare = float64(waits) / float64(runTotal)
+	}
 	for i, l := range ev.Blocked {
 		ev.Blocked[i].In = blockedIn[key{l.File, l.Line}]
 	}
