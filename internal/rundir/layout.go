@@ -120,6 +120,9 @@ func FileKind(name string) (kind, tag string) {
 	if t, ok := cut("env-", ".json"); ok {
 		return "process-env", t
 	}
+	if t, ok := cut("crash-", ".txt"); ok {
+		return "crash", t
+	}
 	return "other", ""
 }
 

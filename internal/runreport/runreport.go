@@ -208,6 +208,13 @@ func WriteText(w io.Writer, r *Report) {
 		}
 		fmt.Fprintf(w, "  %s after %.1fs; run directory %s\n", how, r.DurationS, r.RunDir)
 	}
+	if m := r.Manifest; m != nil {
+		for _, f := range m.Files {
+			if f.Kind == "crash" && f.Bytes > 0 {
+				fmt.Fprintf(w, "  %s crashed: every thread's Python stack at the crash is in %s\n", f.Tag, filepath.Join(r.RunDir, f.Path))
+			}
+		}
+	}
 	if r.Interrupted != "" {
 		fmt.Fprintf(w, "  %s\n", r.Interrupted)
 	}

@@ -46,6 +46,13 @@ for _name in ("_bottleneck_agent.py", "_bottleneck_boot.py", "sitecustomize.py",
               "_bottleneck_inprocess.py", "_bottleneck_workers.py", "_bottleneck_frameworks.py"):
     _AGENT_FILES.add(os.path.join(_HERE, _name))
 
+# Non-zero while `import torch` runs: the sampler then takes no sample.
+# Two runs here ended with SIGSEGV inside that import while the sampler
+# read the importing thread's frames (CPython 3.11 can crash following
+# f_back of frames that C code creates and drops, as during extension
+# module initialisation: python/cpython#111363).
+_SAMPLING_PAUSED = [0]
+
 _SYNC_MESSAGE = "called a synchronizing CUDA operation"
 _LOCK_THRESHOLD = 8  # DataLoader batches / forwards before auto locks on them
 
@@ -140,6 +147,7 @@ class Sampler(object):
         self.after_sample = None  # called from the sampler thread after every sample
         self.busy = {}  # ident -> depth: threads doing the agent's own work now
         self.agent_samples = 0  # samples skipped because the thread did the agent's work
+        self.paused_samples = 0  # samples not taken while torch was imported (_SAMPLING_PAUSED)
 
     def start_thread(self):
         # A bare _thread, not a threading.Thread: the program's
@@ -234,6 +242,9 @@ class Sampler(object):
             sys.setswitchinterval(old)
 
     def sample_once(self, skip_ident=None):
+        if _SAMPLING_PAUSED[0]:
+            self.paused_samples += 1
+            return
         busy = set(self.busy)
         names = {}
         skip = {skip_ident} | busy
@@ -362,6 +373,7 @@ class Sampler(object):
                 "windows": windows,
                 "sampling_cost_s": self.sampling_cost,
                 "agent_work_samples": self.agent_samples,
+                "import_paused_samples": self.paused_samples,
                 "cpu_clock": self._cpu_clock,
                 "pid": os.getpid(),
                 "frames": [_frame_json(f) for f in self.frames],
@@ -561,7 +573,12 @@ class _TorchImportWatcher(object):
         watcher = self
 
         def exec_module(module):
-            orig(module)
+            pause = watcher.name == "torch"
+            _SAMPLING_PAUSED[0] += pause
+            try:
+                orig(module)
+            finally:
+                _SAMPLING_PAUSED[0] -= pause
             watcher.done = True
             try:
                 del spec.loader.exec_module
@@ -749,6 +766,7 @@ class Agent(object):
             self.progress_path = None
         self.env = base_env()
         self.write_env()
+        self._enable_crash_dump()
         prof_kind = self.cfg.get("python_profiler", "sample")
         if prof_kind == "sample":
             self.sampler = Sampler(self.cfg.get("sample_interval", 0.02),
@@ -779,6 +797,21 @@ class Agent(object):
         else:
             sys.meta_path.insert(0, _TorchImportWatcher(self.on_torch))
         self.progress("starting")
+
+    def _enable_crash_dump(self):
+        """On a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGILL),
+        faulthandler writes every thread's Python stack to
+        crash-<tag>.txt, then the signal takes its course (same exit
+        status). Not when the program enabled faulthandler itself."""
+        try:
+            import faulthandler
+            if faulthandler.is_enabled():
+                return
+            self._crash_path = self.path("crash-%s.txt" % self.tag)
+            self._crash_file = open(self._crash_path, "w")
+            faulthandler.enable(file=self._crash_file, all_threads=True)
+        except Exception as e:
+            self.errors.append("crash dump: %s: %s" % (type(e).__name__, e))
 
     def _read_packages(self):
         # In the program's own thread, never a daemon thread: a daemon thread
@@ -1500,6 +1533,11 @@ class Agent(object):
             self.write_pyprofile()
             self.write_evidence(final=True)
             self.progress("done")
+            # no crash so far: an empty dump file is not kept (a crash
+            # later in the interpreter's shutdown is not recorded then)
+            path = getattr(self, "_crash_path", None)
+            if path and _safe(lambda: os.path.getsize(path), 1) == 0:
+                _safe(lambda: os.remove(path))
 
     def write_pyprofile(self):
         if os.getpid() != self.pid:

@@ -506,6 +506,28 @@ func TestExitStatusIsTheProgramsOwn(t *testing.T) {
 			t.Errorf("evidence exit: %+v", ev.Exit)
 		}
 		checkTrace(t, filepath.Join(r.dir, "trace-rank0.pt.trace.json.gz"), 2)
+		if _, err := os.Stat(filepath.Join(r.dir, "crash-rank0.txt")); !os.IsNotExist(err) {
+			t.Errorf("a crash dump without a crash: %v", err)
+		}
+	})
+	// A fatal signal: the program's status, and every thread's Python
+	// stack at the crash in crash-rank0.txt, named by the report.
+	t.Run("segfault", func(t *testing.T) {
+		prog := filepath.Join(t.TempDir(), "segv.py")
+		if err := os.WriteFile(prog, []byte("import ctypes\n\n\ndef crash():\n    ctypes.string_at(0)\n\n\nprint('before')\ncrash()\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := bn(t, runOpts{}, append(small(py), prog)...)
+		if r.code != 139 || r.stdout != "before\n" {
+			t.Fatalf("exit %d stdout %q, want 139 and the program's output\n%s", r.code, r.stdout, r.stderr)
+		}
+		dump, err := os.ReadFile(filepath.Join(r.dir, "crash-rank0.txt"))
+		if err != nil || !bytes.Contains(dump, []byte("Segmentation fault")) || !bytes.Contains(dump, []byte(`segv.py", line 5 in crash`)) {
+			t.Errorf("crash dump (%v):\n%s", err, dump)
+		}
+		if text, _ := os.ReadFile(filepath.Join(r.dir, "report.txt")); !bytes.Contains(text, []byte("rank0 crashed: every thread's Python stack at the crash is in")) {
+			t.Errorf("report.txt does not name the crash dump:\n%s", text)
+		}
 	})
 	t.Run("raises", func(t *testing.T) {
 		r := bn(t, runOpts{}, append(small(py), ex(t, "raises.py"))...)
