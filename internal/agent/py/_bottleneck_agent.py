@@ -802,10 +802,12 @@ class Agent(object):
         """On a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGILL),
         faulthandler writes every thread's Python stack to
         crash-<tag>.txt, then the signal takes its course (same exit
-        status). Not when the program enabled faulthandler itself."""
+        status). Not when the program enabled faulthandler itself, nor
+        around a block of a running program (bottleneck_profiler.profile():
+        the process outlives the block)."""
         try:
             import faulthandler
-            if faulthandler.is_enabled():
+            if faulthandler.is_enabled() or self.mode == "in-process":
                 return
             self._crash_path = self.path("crash-%s.txt" % self.tag)
             self._crash_file = open(self._crash_path, "w")
