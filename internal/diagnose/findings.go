@@ -253,6 +253,7 @@ func (s *state) findings() {
 	if _, ok := s.share[Launch]; ok {
 		hostClass = Launch
 	}
+	blockedShare, blockedLines, blockedAll := s.blocked()
 	if big(hostClass) {
 		var where []Location
 		if s.py != nil {
@@ -262,7 +263,7 @@ func (s *state) findings() {
 		if hostClass == Launch {
 			where = append(where, s.topOps(3, true)...)
 			s.emit(s.finding("host.launch", fmt.Sprintf("Tiny kernels: the device idles %.0f%% of the step waiting for launches", pct(s.share[Launch])), at(Launch), s.ev[Launch], where, ""))
-		} else if busy := s.share[Host] - s.blockedShare(); busy >= p.MinFinding {
+		} else if busy := s.share[Host] - blockedShare; busy >= p.MinFinding {
 			// the blocked waits are host.blocked's: this is the rest
 			title := fmt.Sprintf("The device idles %.0f%% of the step while the host runs Python and framework code", pct(busy))
 			change := ""
@@ -274,7 +275,7 @@ func (s *state) findings() {
 		}
 	}
 	s.optimizerFinding()
-	s.blockedFinding()
+	s.blockedFinding(blockedShare, blockedLines, blockedAll)
 	s.validationFinding()
 	if big(Sync) {
 		var where []Location
@@ -867,14 +868,13 @@ func (s *state) runOptimizer(region string) *rundir.Optimizer {
 
 // blockedFinding: the main thread sits off the CPU at the program's own
 // lines, outside torch (a sleep, a network call, a lock or queue wait):
-// time the trace shows as a gap between ops.
-func (s *state) blockedFinding() {
-	share := s.blockedShare()
+// time the trace shows as a gap between ops (share, blocked and all as
+// state.blocked returns them).
+func (s *state) blockedFinding(share float64, blocked []Line, all float64) {
 	if share < s.p.MinFinding {
 		return
 	}
 	gaps := s.share[Host] + s.share[Launch] + s.share[Unexplained]
-	blocked, all := s.blockedLines()
 	var where []Location
 	for _, l := range blocked[:min(3, len(blocked))] {
 		note := "off the CPU at this line (a builtin such as time.sleep, or a C call)"
@@ -905,20 +905,19 @@ func blockedChange(l Line) string {
 	return ""
 }
 
-// blockedShare is the share of the step the main thread spent blocked
-// off the CPU at the program's lines: the Python profile's share, at most
-// the step's time between ops (0 below MinFinding or without a profile).
-func (s *state) blockedShare() float64 {
-	blocked, all := s.blockedLines()
-	if all < s.p.MinFinding || len(blocked) == 0 {
-		return 0
+// blocked returns the share of the step the main thread spent blocked
+// off the CPU at the program's lines (the Python profile's share, at most
+// the step's time between ops; 0 below MinFinding or without a profile),
+// the blocked lines that are not CUDA sync sites (a .item() waiting for
+// the device is sync.blocking's), and the share of the samples they hold.
+func (s *state) blocked() (float64, []Line, float64) {
+	lines, all := s.blockedLines()
+	if all < s.p.MinFinding || len(lines) == 0 {
+		return 0, lines, all
 	}
-	return min(all, s.share[Host]+s.share[Launch]+s.share[Unexplained])
+	return min(all, s.share[Host]+s.share[Launch]+s.share[Unexplained]), lines, all
 }
 
-// blockedLines are the Python profile's blocked lines that are not CUDA
-// sync sites (a .item() waiting for the device is sync.blocking's), and
-// the share of the samples the blocked lines hold.
 func (s *state) blockedLines() ([]Line, float64) {
 	if s.py == nil {
 		return nil, 0

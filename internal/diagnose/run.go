@@ -185,13 +185,23 @@ func matchAny(file string, pats []string) bool {
 }
 
 // FromProfile classifies the main thread's samples of a sampled Python
-// profile: I/O, DataLoader, and the rest by user line. It returns nil for
-// cProfile output (no stacks) or an empty profile.
+// profile: I/O, DataLoader, and the rest by user line, over the recorded
+// window when there is one. It returns nil for cProfile output (no
+// stacks) or an empty profile.
 func FromProfile(p *pyprofile.Profile) *PythonEvidence {
+	if p == nil {
+		return nil
+	}
+	return fromProfile(p, p.WindowSamples > 0)
+}
+
+// FromWholeRun is FromProfile over the whole run's samples, window or not.
+func FromWholeRun(p *pyprofile.Profile) *PythonEvidence { return fromProfile(p, false) }
+
+func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	if p == nil || p.Profiler != "sample" || len(p.Stacks) == 0 {
 		return nil
 	}
-	window := p.WindowSamples > 0
 	type key struct {
 		file string
 		line int

@@ -233,9 +233,7 @@ func PyLines(runs []*rundir.Run) *LineTimes {
 			}
 			// over the whole run, as the line times: a short step's I/O can
 			// miss the few samples of the profiled window
-			whole := *p.Profile
-			whole.WindowSamples = 0
-			if ev := diagnose.FromProfile(&whole); ev != nil {
+			if ev := diagnose.FromWholeRun(p.Profile); ev != nil {
 				for _, io := range ev.IOLines {
 					at(io.File, io.Line, io.Func).io = true
 				}
