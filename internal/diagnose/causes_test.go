@@ -191,7 +191,7 @@ func TestTinyOps(t *testing.T) {
 		t.Fatalf("verdict %s (%s), want %s", d.Verdict.Primary, d.Verdict.Why, Overhead)
 	}
 	f := findingOf(d, "cpu.tiny-ops")
-	if f == nil || !strings.HasPrefix(f.Title, "4000 ops per step, one per 5 µs") {
+	if f == nil || !strings.HasPrefix(f.Title, "4000 ops per step, one per 5.00 µs") {
 		t.Fatalf("finding %+v", f)
 	}
 	if findingOf(d, "cpu.native") != nil {

@@ -30,6 +30,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/regions"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/syncs"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // Definition names the diagnosis method; bump when rules change meaning.
@@ -201,7 +202,7 @@ func (s *state) tooFewEvents() string {
 			span += st.TotalUs
 		}
 	}
-	return fmt.Sprintf("degenerate capture: %d events over %s, too few to say where the time goes", s.in.Events, FormatUs(span))
+	return fmt.Sprintf("degenerate capture: %d events over %s, too few to say where the time goes", s.in.Events, units.Duration(span))
 }
 
 func (s *state) degenerate() string {
@@ -212,7 +213,7 @@ func (s *state) degenerate() string {
 	a := b.Average
 	act := a.TotalUs - a.OtherUs
 	if s.py == nil && act < s.p.MinActivity*a.TotalUs {
-		return fmt.Sprintf("recorded activity covers %.1f%% of the %s window: the profiler saw almost nothing the program did (a Python profile from `bottleneck run` would show the rest)", 100*act/a.TotalUs, FormatUs(a.TotalUs))
+		return fmt.Sprintf("recorded activity covers %.1f%% of the %s window: the profiler saw almost nothing the program did (a Python profile from `bottleneck run` would show the rest)", 100*act/a.TotalUs, units.Duration(a.TotalUs))
 	}
 	return ""
 }
@@ -243,14 +244,14 @@ func (s *state) scores() {
 	// input
 	in := a.DataLoaderUs / S
 	inEv := []Evidence{{"DataLoader time per step (trace)", a.DataLoaderUs, "us", src}}
-	s.inputWait = FormatUs(a.DataLoaderUs) + " per step"
+	s.inputWait = units.Duration(a.DataLoaderUs) + " per step"
 	if r := s.in.Run; r != nil && r.WindowStepS > 0 && r.DataLoaderWaitS >= 0 && r.HasDataLoader {
 		w := r.DataLoaderWaitS / r.WindowStepS
 		inEv = append(inEv, Evidence{"DataLoader wait per step (agent)", r.DataLoaderWaitS * 1e6, "us", "evidence"},
 			Evidence{"DataLoader wait share (agent)", pct(w), "%", "evidence"})
 		if w > in {
 			in = w
-			s.inputWait = FormatUs(r.DataLoaderWaitS*1e6) + " per step"
+			s.inputWait = units.Duration(r.DataLoaderWaitS*1e6) + " per step"
 		}
 	}
 	if s.py != nil && s.py.LoaderShare > in && (s.in.Run != nil && s.in.Run.HasDataLoader) {
@@ -334,7 +335,7 @@ func (s *state) scores() {
 		// Kernels were launched but not recorded: the host side alone
 		// cannot say whether the device or the host is the limit.
 		s.d.Unknown = append(s.d.Unknown, Unmeasured{GPUCompute, fmt.Sprintf(
-			"the program launched device work (%s of launch calls per step) but the trace holds no kernels: it was recorded with CPU activity only (add ProfilerActivity.CUDA)", FormatUs(a.RuntimeLaunchUs))})
+			"the program launched device work (%s of launch calls per step) but the trace holds no kernels: it was recorded with CPU activity only (add ProfilerActivity.CUDA)", units.Duration(a.RuntimeLaunchUs))})
 		for _, c := range []Class{Copy, Sync, Launch} {
 			s.d.Unknown = append(s.d.Unknown, Unmeasured{c, "no device activity in the trace"})
 		}
@@ -542,7 +543,7 @@ func (s *state) verdict() {
 	}
 	ranked := slices.DeleteFunc(slices.Clone(cs), func(c ClassScore) bool { return c.Class == Unexplained })
 	if u := s.share[Unexplained]; u >= s.p.UnexplainedShare {
-		why := fmt.Sprintf("for %.0f%% of the mean step (%s) the host recorded nothing and the device was idle: Python code between ops, I/O, or waiting on something outside the trace; record with with_stack=True, or use bottleneck run for a Python profile of the whole run", pct(u), FormatUs(s.step))
+		why := fmt.Sprintf("for %.0f%% of the mean step (%s) the host recorded nothing and the device was idle: Python code between ops, I/O, or waiting on something outside the trace; record with with_stack=True, or use bottleneck run for a Python profile of the whole run", pct(u), units.Duration(s.step))
 		if top := ranked[0]; top.SharePct > 0 {
 			why += fmt.Sprintf("; of the recorded rest, %s explains most (%.0f%% of the step)", top.Class, top.SharePct)
 		}
@@ -583,7 +584,7 @@ func (s *state) verdict() {
 		caveats = append(caveats, fmt.Sprintf("%d of the job's %d ranks in the input: waiting for slower ranks counts as communication", n, w))
 		v.Confidence = lower(v.Confidence)
 	}
-	v.Why = fmt.Sprintf("%s explains %.0f%% of the mean step (%s); its fix would save ~%.0f%%; next: %s", top.Class, top.SharePct, FormatUs(s.step), top.SavingPct, nextText(ranked))
+	v.Why = fmt.Sprintf("%s explains %.0f%% of the mean step (%s); its fix would save ~%.0f%%; next: %s", top.Class, top.SharePct, units.Duration(s.step), top.SavingPct, nextText(ranked))
 	if u := s.share[Unexplained]; u >= s.p.MinFinding {
 		caveats = append(caveats, fmt.Sprintf("%.0f%% of the step is unexplained (nothing recorded on the host, device idle)", pct(u)))
 	}
@@ -603,7 +604,7 @@ func (s *state) verdict() {
 	}
 	if m := s.memoryGrowth(); m != nil {
 		v.Secondary = append(v.Secondary, MemoryGrowth)
-		v.Why += fmt.Sprintf("; memory grows %s per step (%s): the run ends when it runs out", formatBytes(m.SlopeBytes), m.Source)
+		v.Why += fmt.Sprintf("; memory grows %s per step (%s): the run ends when it runs out", units.Bytes(m.SlopeBytes), m.Source)
 	}
 	s.d.Verdict = v
 }
@@ -708,18 +709,6 @@ func round(x float64) float64 {
 		return -round(-x)
 	}
 	return float64(int64(x*10+0.5)) / 10
-}
-
-// FormatUs writes a duration in microseconds the way findings quote it:
-// seconds to two decimals, milliseconds to one, else whole microseconds.
-func FormatUs(us float64) string {
-	switch {
-	case us >= 1e6:
-		return fmt.Sprintf("%.2f s", us/1e6)
-	case us >= 1e3:
-		return fmt.Sprintf("%.1f ms", us/1e3)
-	}
-	return fmt.Sprintf("%.0f µs", us)
 }
 
 func isConv(name string) bool {

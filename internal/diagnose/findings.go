@@ -11,6 +11,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/kernels"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 type rowT = optable.OpRow
@@ -297,7 +298,7 @@ func (s *state) findings() {
 				if c.Copy != "" {
 					call += " " + c.Copy + " pageable"
 				}
-				l := Location{Kind: "op", Name: name, Note: fmt.Sprintf("%d × %s, %s blocked, device stalled %s", c.Count, call, FormatUs(c.BlockedUs), FormatUs(c.StallUs))}
+				l := Location{Kind: "op", Name: name, Note: fmt.Sprintf("%d × %s, %s blocked, device stalled %s", c.Count, call, units.Duration(c.BlockedUs), units.Duration(c.StallUs))}
 				if len(c.Stack) > 0 {
 					l.Note += "; stack: " + c.Stack[0]
 				}
@@ -379,10 +380,10 @@ func (s *state) tinyOpsFinding() {
 		rows := slices.DeleteFunc(slices.Clone(ops.Rows), func(r rowT) bool { return isAnnotation(r.Name) || r.Calls == 0 })
 		slices.SortStableFunc(rows, func(a, b rowT) int { return cmp.Compare(b.Calls, a.Calls) })
 		for _, r := range rows[:min(3, len(rows))] {
-			where = append(where, Location{Kind: "op", Name: r.Name, Note: fmt.Sprintf("%d calls, host self %s per call", r.Calls, FormatUs(r.HostSelfUs/float64(r.Calls)))})
+			where = append(where, Location{Kind: "op", Name: r.Name, Note: fmt.Sprintf("%d calls, host self %s per call", r.Calls, units.Duration(r.HostSelfUs/float64(r.Calls)))})
 		}
 	}
-	title := fmt.Sprintf("%.0f ops per step, one per %s of step: the %.0f%% of the step in native ops is per-op framework overhead", t.perStep, FormatUs(t.stepUsPerOp), pct(s.share[Overhead]))
+	title := fmt.Sprintf("%.0f ops per step, one per %s of step: the %.0f%% of the step in native ops is per-op framework overhead", t.perStep, units.Duration(t.stepUsPerOp), pct(s.share[Overhead]))
 	s.emit(s.finding("cpu.tiny-ops", title, s.share[Overhead]*s.step, s.ev[Overhead], where, ""))
 }
 
@@ -400,7 +401,7 @@ func (s *state) gcFinding() {
 		if len(where) == 3 {
 			break
 		}
-		note := fmt.Sprintf("%d collections, %s in all", site.Count, FormatUs(site.PauseS*1e6))
+		note := fmt.Sprintf("%d collections, %s in all", site.Count, units.Duration(site.PauseS*1e6))
 		if site.Explicit {
 			note += "; calls gc.collect"
 			if explicit == nil {
@@ -415,7 +416,7 @@ func (s *state) gcFinding() {
 	} else {
 		change = "full collections over many live Python objects: gc.freeze() after start-up (model and data built), fewer small Python objects per step (tensors instead of lists of Python numbers), or gc.set_threshold with a larger first threshold"
 	}
-	title := fmt.Sprintf("Garbage collection pauses the step %s per step (%.0f%% of the step)", FormatUs(r.GC.PausePerStepS*1e6), pct(r.GC.Share))
+	title := fmt.Sprintf("Garbage collection pauses the step %s per step (%.0f%% of the step)", units.Duration(r.GC.PausePerStepS*1e6), pct(r.GC.Share))
 	s.emit(s.finding("gc.pauses", title, s.share[GC]*s.step, s.ev[GC], where, change))
 }
 
@@ -471,19 +472,8 @@ func (s *state) memoryGrowthFinding() {
 	if graph {
 		change = "the kept tensors hold their autograd graph (and the activations it saved): keep loss.item() or tensor.detach() instead, compute kept predictions under torch.no_grad(), and drop retain_graph=True unless a second backward needs it"
 	}
-	title := fmt.Sprintf("Memory grows %s per step: %s kept across steps", formatBytes(m.SlopeBytes), where[0].Name)
+	title := fmt.Sprintf("Memory grows %s per step: %s kept across steps", units.Bytes(m.SlopeBytes), where[0].Name)
 	s.emit(s.finding("memory.growth", title, 0, ms, where, change))
-}
-
-// formatBytes writes a byte count in KiB, MiB or GiB.
-func formatBytes(b float64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", b/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", b/(1<<20))
-	}
-	return fmt.Sprintf("%.0f KiB", b/(1<<10))
 }
 
 // cpuDemand is how many threads of the job want a CPU at once on this
@@ -692,11 +682,11 @@ func (s *state) hostWaitFrames() []Location {
 		if kind[n] == "python_function" {
 			k = "python"
 		}
-		in := fmt.Sprintf("the %d largest host-wait gaps (%s)", gaps, FormatUs(gapsUs))
+		in := fmt.Sprintf("the %d largest host-wait gaps (%s)", gaps, units.Duration(gapsUs))
 		if gaps == 1 {
-			in = "the " + FormatUs(gapsUs) + " of the largest host-wait gap"
+			in = "the " + units.Duration(gapsUs) + " of the largest host-wait gap"
 		}
-		out = append(out, Location{Kind: k, Name: n, Note: fmt.Sprintf("ran %s of %s", FormatUs(agg[n]), in)})
+		out = append(out, Location{Kind: k, Name: n, Note: fmt.Sprintf("ran %s of %s", units.Duration(agg[n]), in)})
 	}
 	return out
 }
@@ -723,7 +713,7 @@ func (s *state) topOps(n int, selfTime bool, filter ...string) []Location {
 		if len(filter) > 0 && !classify.ContainsAny(strings.ToLower(r.Name), filter) {
 			continue
 		}
-		out = append(out, Location{Kind: "op", Name: r.Name, Note: fmt.Sprintf("%d calls, host self %s, total %s", r.Calls, FormatUs(r.HostSelfUs), FormatUs(r.HostTotalUs))})
+		out = append(out, Location{Kind: "op", Name: r.Name, Note: fmt.Sprintf("%d calls, host self %s, total %s", r.Calls, units.Duration(r.HostSelfUs), units.Duration(r.HostTotalUs))})
 	}
 	return out
 }
@@ -980,7 +970,7 @@ func (s *state) validationFinding() {
 	} else {
 		change = "evaluate less often (TrainingArguments(eval_steps=..., or eval_strategy=\"epoch\")) or on a subset (eval_dataset.select(range(n))), with a larger per_device_eval_batch_size"
 	}
-	s.emit(s.finding("run.validation", fmt.Sprintf("Validation takes %.0f%% of the run's wall time (%s over %d training steps)", 100*share, FormatUs(valS*1e6), steps),
+	s.emit(s.finding("run.validation", fmt.Sprintf("Validation takes %.0f%% of the run's wall time (%s over %d training steps)", 100*share, units.Duration(valS*1e6), steps),
 		perStepUs, ms, []Location{{Kind: "phase", Name: "validation", Note: fp.Framework + " phases"}}, change))
 }
 
@@ -1006,7 +996,7 @@ func (s *state) denseEmbeddingBackward() (float64, []Location) {
 			v = r.DeviceTotalUs
 		}
 		us += v / float64(s.steps)
-		where = append(where, Location{Kind: "op", Name: r.Name, Note: fmt.Sprintf("%d calls, %s per step", r.Calls, FormatUs(v/float64(s.steps)))})
+		where = append(where, Location{Kind: "op", Name: r.Name, Note: fmt.Sprintf("%d calls, %s per step", r.Calls, units.Duration(v/float64(s.steps)))})
 	}
 	return us, where
 }
@@ -1106,7 +1096,7 @@ func (s *state) attentionFinding(perStep func(float64) float64) {
 		default:
 			continue
 		}
-		where = append(where, Location{Kind: "op", Name: r.Name, Note: fmt.Sprintf("%d calls, device %s", r.Calls, FormatUs(r.DeviceSelfUs))})
+		where = append(where, Location{Kind: "op", Name: r.Name, Note: fmt.Sprintf("%d calls, device %s", r.Calls, units.Duration(r.DeviceSelfUs))})
 	}
 	if softmax <= 0 || bmm <= 0 || (softmax+bmm)/t.DevSelfUs < s.p.AttentionShare {
 		return
@@ -1186,7 +1176,7 @@ func (s *state) copies() (where []Location, pageable, dtod bool) {
 				dd += m.TimeUs
 			}
 			kinds = append(kinds, timed{Location{Kind: "memcpy", Name: strings.TrimSpace(m.Direction + " " + m.HostMemory),
-				Note: fmt.Sprintf("%d copies, %.1f MB, %s, %.1f GB/s", m.Count, float64(m.Bytes)/1e6, FormatUs(m.TimeUs), m.BandwidthGBps)}, m.TimeUs})
+				Note: fmt.Sprintf("%d copies, %.1f MB, %s, %.1f GB/s", m.Count, float64(m.Bytes)/1e6, units.Duration(m.TimeUs), m.BandwidthGBps)}, m.TimeUs})
 		}
 	}
 	slices.SortStableFunc(kinds, func(a, b timed) int { return cmp.Compare(b.us, a.us) })

@@ -29,10 +29,10 @@ func TestInputTitleQuotesItsMeasurement(t *testing.T) {
 		run  *RunEvidence
 		want string
 	}{
-		{"trace", nil, "100.0 ms per step (10% of the step)"},
-		{"agent", &RunEvidence{WindowStepS: 1.5, DataLoaderWaitS: 0.635, HasDataLoader: true}, "635.0 ms per step (42% of the step)"},
+		{"trace", nil, "100 ms per step (10% of the step)"},
+		{"agent", &RunEvidence{WindowStepS: 1.5, DataLoaderWaitS: 0.635, HasDataLoader: true}, "635 ms per step (42% of the step)"},
 		// the agent measured less than the trace: the trace's figure stands
-		{"agent below trace", &RunEvidence{WindowStepS: 1.5, DataLoaderWaitS: 0.03, HasDataLoader: true}, "100.0 ms per step (10% of the step)"},
+		{"agent below trace", &RunEvidence{WindowStepS: 1.5, DataLoaderWaitS: 0.03, HasDataLoader: true}, "100 ms per step (10% of the step)"},
 	} {
 		d := Compute(Analyses{Events: 1000, Window: w, Breakdown: br, Run: c.run})
 		var title string
@@ -59,8 +59,8 @@ func TestHostWaitFramesStayInTheirGaps(t *testing.T) {
 	}}
 	got := s.hostWaitFrames()
 	want := []Location{
-		{Kind: "python", Name: "forward", Note: "ran 50 µs of the 50 µs of the largest host-wait gap"},
-		{Kind: "op", Name: "aten::mm", Note: "ran 20 µs of the 50 µs of the largest host-wait gap"},
+		{Kind: "python", Name: "forward", Note: "ran 50.0 µs of the 50.0 µs of the largest host-wait gap"},
+		{Kind: "op", Name: "aten::mm", Note: "ran 20.0 µs of the 50.0 µs of the largest host-wait gap"},
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("frames\n%+v\nwant\n%+v", got, want)

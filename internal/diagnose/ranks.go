@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/ranks"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // RunDiagnosis is the verdict across ranks.
@@ -172,7 +173,7 @@ func ComputeRanks(rr *ranks.Result, per []RankInput, params *Params) *RunDiagnos
 				change = fmt.Sprintf("rank %d: %s — %s", slow, top.Title, top.Change)
 			}
 		}
-		f := Finding{Rule: "ranks.straggler", Class: Straggler, Title: fmt.Sprintf("Rank %d is the straggler: the others lose %s per step waiting", slow, FormatUs(lostUs)),
+		f := Finding{Rule: "ranks.straggler", Class: Straggler, Title: fmt.Sprintf("Rank %d is the straggler: the others lose %s per step waiting", slow, units.Duration(lostUs)),
 			Measured: ms, Where: where, Change: change, AtStakeUs: round(lostUs), AtStakePct: round(100 * share),
 			SavingUs: round(lostUs * rule("ranks.straggler").Factor), SavingPct: round(100 * share * rule("ranks.straggler").Factor), Confidence: conf}
 		d.Findings = append(d.Findings, f)

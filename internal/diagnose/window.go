@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // WindowNote says which steps the diagnosis used and whether the recorded
@@ -53,7 +54,7 @@ func (s *state) windowNote() {
 		}
 	}
 	if c := w.Carry; c != nil {
-		msg := fmt.Sprintf("the device ran work launched before the profiler started until +%s", FormatUs(c.UntilUs))
+		msg := fmt.Sprintf("the device ran work launched before the profiler started until +%s", units.Duration(c.UntilUs))
 		if len(w.ExcludedBy(window.CarryOver)) > 0 {
 			msg = "the capture started mid-flight: " + msg
 		}
@@ -61,10 +62,10 @@ func (s *state) windowNote() {
 		case c.Events > 0:
 			msg += fmt.Sprintf(" (%d device events with no launch in the trace", c.Events)
 		default:
-			msg += fmt.Sprintf(" (the first work launched in the window started %s late with nothing recorded ahead of it", FormatUs(c.DelayedUs))
+			msg += fmt.Sprintf(" (the first work launched in the window started %s late with nothing recorded ahead of it", units.Duration(c.DelayedUs))
 		}
 		if c.HostWaitUs > 0 {
-			msg += fmt.Sprintf("; the host waited %s on it in a sync", FormatUs(c.HostWaitUs))
+			msg += fmt.Sprintf("; the host waited %s on it in a sync", units.Duration(c.HostWaitUs))
 		}
 		msg += fmt.Sprintf("); after it the device is busy %.0f%% of the window", c.BusyAfterPct)
 		if len(w.ExcludedBy(window.CarryOver)) == 0 {
@@ -78,12 +79,12 @@ func (s *state) windowNote() {
 			if i == 3 {
 				break
 			}
-			parts = append(parts, fmt.Sprintf("%s %s (%s)", c.Name, FormatUs(c.Us), c.Kind))
+			parts = append(parts, fmt.Sprintf("%s %s (%s)", c.Name, units.Duration(c.Us), c.Kind))
 		}
-		n.Notes = append(n.Notes, fmt.Sprintf("one-time start-up costs %s in the window: %s", FormatUs(w.StartupUs), strings.Join(parts, ", ")))
+		n.Notes = append(n.Notes, fmt.Sprintf("one-time start-up costs %s in the window: %s", units.Duration(w.StartupUs), strings.Join(parts, ", ")))
 	}
 	if g := w.Capture; g != nil {
-		n.Notes = append(n.Notes, fmt.Sprintf("graph capture: %d launch calls recorded into CUDA/HIP graphs over %s, not executed", g.Launches, FormatUs(g.Us)))
+		n.Notes = append(n.Notes, fmt.Sprintf("graph capture: %d launch calls recorded into CUDA/HIP graphs over %s, not executed", g.Launches, units.Duration(g.Us)))
 	}
 	if o := w.Overhead; o != nil && o.Pct >= s.p.OverheadPct {
 		n.Notes = append(n.Notes, fmt.Sprintf("profiler overhead (buffer requests and flushes) takes %.1f%% of the steps", o.Pct))
@@ -92,7 +93,7 @@ func (s *state) windowNote() {
 	if r := s.in.Run; r != nil && r.OutsideStepS > 0 && r.WindowMedianS >= s.p.ProfilerInflation*r.OutsideStepS {
 		n.SteadyState = false
 		msg := fmt.Sprintf("the recorded steps take %.1fx the steps outside the window (median %s against %s)",
-			r.WindowMedianS/r.OutsideStepS, FormatUs(r.WindowMedianS*1e6), FormatUs(r.OutsideStepS*1e6))
+			r.WindowMedianS/r.OutsideStepS, units.Duration(r.WindowMedianS*1e6), units.Duration(r.OutsideStepS*1e6))
 		// the profiler costs each recorded op a few µs: only steps with
 		// enough ops can be slowed this much by it
 		ops := s.opsPerStep(len(w.Used))
@@ -111,10 +112,10 @@ func (s *state) windowNote() {
 	if r := s.in.Run; r != nil && !inflated && !slower && r.RunMedianStepS > 0 && r.WindowMedianS >= s.p.ProfilerInflation*r.RunMedianStepS {
 		n.SteadyState, slower = false, true
 		n.Notes = append(n.Notes, fmt.Sprintf("the recorded steps take %.1fx the run's median step (median %s against %s): the window fell in a slow stretch of the run (a warm-up still going on, or the machine busy then); the run's step times show when",
-			r.WindowMedianS/r.RunMedianStepS, FormatUs(r.WindowMedianS*1e6), FormatUs(r.RunMedianStepS*1e6)))
+			r.WindowMedianS/r.RunMedianStepS, units.Duration(r.WindowMedianS*1e6), units.Duration(r.RunMedianStepS*1e6)))
 	}
 	if out := w.ExcludedBy(window.Outlier); len(out) > 0 {
-		n.Notes = append(n.Notes, fmt.Sprintf("outlier step(s) %s took more than twice the median step (%s) and are left out", strings.Join(out, ", "), FormatUs(w.MedianUs)))
+		n.Notes = append(n.Notes, fmt.Sprintf("outlier step(s) %s took more than twice the median step (%s) and are left out", strings.Join(out, ", "), units.Duration(w.MedianUs)))
 	}
 	if !n.SteadyState {
 		n.Reprofile = s.reprofile(w, inflated, slower)
@@ -138,13 +139,13 @@ func stepReason(w *window.Result, step string) string {
 		}
 		switch st.Excluded {
 		case window.CarryOver:
-			return fmt.Sprintf("carry-over: %s of it ran work launched before the capture", FormatUs(st.CarryUs))
+			return fmt.Sprintf("carry-over: %s of it ran work launched before the capture", units.Duration(st.CarryUs))
 		case window.StartUp:
-			return fmt.Sprintf("start-up: %s of one-time costs", FormatUs(st.StartupUs))
+			return fmt.Sprintf("start-up: %s of one-time costs", units.Duration(st.StartupUs))
 		case window.Capture:
 			return "graph capture"
 		case window.Outlier:
-			return fmt.Sprintf("outlier: %s against a median of %s", FormatUs(st.Us), FormatUs(w.MedianUs))
+			return fmt.Sprintf("outlier: %s against a median of %s", units.Duration(st.Us), units.Duration(w.MedianUs))
 		}
 	}
 	return "excluded"

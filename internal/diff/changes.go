@@ -10,6 +10,7 @@ import (
 
 	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // Thresholds under which a change is not listed: counts per step that
@@ -170,7 +171,7 @@ func changes(b, n *sideData) []Change {
 	perStep("kernel/copy launches per step", fb.launches, fn.launches)
 	perStep("blocking syncs per step", fb.syncs, fn.syncs)
 	if x, y := fb.syncBlocked, fn.syncBlocked; abs(y-x) > countChange*max(x, y) && max(x, y) > 0 {
-		out = append(out, Change{What: "host blocked in syncs per step", Base: report.Duration(x), New: report.Duration(y),
+		out = append(out, Change{What: "host blocked in syncs per step", Base: units.Duration(x), New: units.Duration(y),
 			Note: siteChanges(fb.syncSites, fn.syncSites, 0.5)})
 	} else if note := siteChanges(fb.syncSites, fn.syncSites, 0.5); note != "" {
 		out = append(out, Change{What: "sync sites", Base: "", New: "", Note: note})
@@ -182,7 +183,7 @@ func changes(b, n *sideData) []Change {
 		out = append(out, Change{What: "matmul/convolution kernel time by precision", Base: shares(fb.precision), New: shares(fn.precision), Note: note})
 	}
 	if fb.hasMemory && fn.hasMemory && fb.peakMemory != fn.peakMemory {
-		out = append(out, Change{What: "peak memory allocated", Base: report.Bytes(fb.peakMemory), New: report.Bytes(fn.peakMemory),
+		out = append(out, Change{What: "peak memory allocated", Base: units.Bytes(fb.peakMemory), New: units.Bytes(fn.peakMemory),
 			Note: fmt.Sprintf("%+.1f%%", pct(float64(fb.peakMemory), float64(fn.peakMemory)))})
 	} else if fb.hasMemory != fn.hasMemory {
 		out = append(out, Change{What: "peak memory allocated", Base: recorded(fb.hasMemory), New: recorded(fn.hasMemory),

@@ -216,7 +216,7 @@ func TestCause(t *testing.T) {
 	}
 	r.Ops = []ItemDelta{{Name: "aten::mm", DeltaUs: 900, BaseShapes: []string{"[[64, 64]]"}, NewShapes: []string{"[[128, 64]]"}}}
 	got := cause(r)
-	for _, want := range []string{"mainly kernel ampere_sgemm_128x64_nn", "+900.0us per step", "+60%", "launched by aten::mm", "input shapes [[64, 64]] -> [[128, 64]]"} {
+	for _, want := range []string{"mainly kernel ampere_sgemm_128x64_nn", "+900 µs per step", "+60%", "launched by aten::mm", "input shapes [[64, 64]] -> [[128, 64]]"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("cause %q lacks %q", got, want)
 		}

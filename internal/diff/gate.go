@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // Rule is one --fail-if expression (docs/diff.md, "CI gate"):
@@ -33,7 +33,7 @@ var MetricNames = []string{"step_time", "throughput", "peak_memory", "launches",
 
 var ruleSyntax = regexp.MustCompile(`^\s*([a-z_]+)\s*(>=|<=|>|<)\s*([+-]?[0-9]*\.?[0-9]+)\s*([%a-zA-Z]*)\s*$`)
 
-var units = map[string]float64{
+var unitScale = map[string]float64{
 	"us": 1, "ms": 1e3, "s": 1e6,
 	"b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30,
 }
@@ -60,7 +60,7 @@ func ParseRule(s string) (Rule, error) {
 		r.Relative = true
 	case u == "":
 	default:
-		f, ok := units[u]
+		f, ok := unitScale[u]
 		if !ok {
 			return Rule{}, fmt.Errorf("--fail-if %q: unknown unit %q (want %%, us, ms, s, B, KB, MB, GB, KiB, MiB or GiB)", s, m[4])
 		}
@@ -105,13 +105,13 @@ func (r Rule) checkValue(v float64) (failed bool, why string) {
 func FormatMetric(name string, v float64) string {
 	switch {
 	case name == "step_time":
-		return report.Duration(v)
+		return units.Duration(v)
 	case name == "peak_memory":
-		return report.Bytes(int64(v))
+		return units.Bytes(int64(v))
 	case name == "throughput":
 		return fmt.Sprintf("%.2f steps/s", v)
 	case strings.HasSuffix(name, "_time"):
-		return report.Duration(v) + " per step"
+		return units.Duration(v) + " per step"
 	}
 	return fmt.Sprintf("%.1f per step", v)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // WriteHTML writes r as one self-contained page (no script, no network):
@@ -50,7 +51,7 @@ func stepChart(r *Result) chart {
 	}
 	c.Base, c.New = points(r.Base.StepTimesUs), points(r.New.StepTimesUs)
 	c.BaseY, c.NewY = y(r.Base.MedianUs), y(r.New.MedianUs)
-	c.MaxLabel = report.Duration(top)
+	c.MaxLabel = units.Duration(top)
 	c.Axis = fmt.Sprintf("%d steps", n)
 	return c
 }
@@ -76,7 +77,7 @@ func breakdownBars(r *Result) []bar {
 }
 
 var page = template.Must(template.New("diff").Funcs(template.FuncMap{
-	"dur":      report.Duration,
+	"dur":      units.Duration,
 	"signed":   signed,
 	"calls":    calls,
 	"note":     itemNote,
@@ -221,5 +222,5 @@ func flameHover(n *FlameNode) string {
 		rel = fmt.Sprintf(" (%+.0f%%)", 100*n.DeltaNs()/n.BaseNs)
 	}
 	return fmt.Sprintf("%s\nbase %s, new %s per step, change %s%s", report.Printable(n.Name),
-		report.Duration(n.BaseNs/1e3), report.Duration(n.NewNs/1e3), signed(n.DeltaNs()/1e3), rel)
+		units.Duration(n.BaseNs/1e3), units.Duration(n.NewNs/1e3), signed(n.DeltaNs()/1e3), rel)
 }

@@ -158,7 +158,7 @@ func TestLineCause(t *testing.T) {
 			{File: "/a/b/train.py", Line: 12, Func: "main", DeltaUs: 8000, SharePct: 100, Kind: "new", Notes: []string{"file I/O"}},
 		}}
 	got := causes(r)
-	if len(got) != 1 || got[0] != "mainly line b/train.py:12 (main): +8.00ms per step (+100% of the step change), new; file I/O" {
+	if len(got) != 1 || got[0] != "mainly line b/train.py:12 (main): +8.00 ms per step (+100% of the step change), new; file I/O" {
 		t.Errorf("causes %q", got)
 	}
 	r.Headline.Significant = false

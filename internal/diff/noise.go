@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/bottleneck-dev/bottleneck/internal/report"
 	"github.com/bottleneck-dev/bottleneck/internal/stats"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // resamples is the bootstrap's size: enough for stable 2.5/97.5
@@ -52,7 +52,7 @@ func headline(b, n *sideData) Headline {
 		h.Significant = (h.LowPct > 0 || h.HighPct < 0) && abs(h.DeltaPct) >= minSignificantPct
 	}
 	h.VerdictChanged = b.summary.Verdict != n.summary.Verdict && b.summary.Verdict != "" && n.summary.Verdict != ""
-	step := fmt.Sprintf("step time %s -> %s (%+.1f%%", report.Duration(h.BaseUs), report.Duration(h.NewUs), h.DeltaPct)
+	step := fmt.Sprintf("step time %s -> %s (%+.1f%%", units.Duration(h.BaseUs), units.Duration(h.NewUs), h.DeltaPct)
 	switch {
 	case !h.NoiseKnown:
 		lead := fmt.Sprintf("Step time changed by %+.1f%%, noise unknown: ", h.DeltaPct)

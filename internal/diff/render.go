@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // WriteJSON writes r as indented JSON.
@@ -28,16 +29,16 @@ func WriteText(w io.Writer, r *Result) error {
 	p("  %s\n", verdictLine(r))
 	for i, s := range []SideSummary{r.Base, r.New} {
 		p("  %-4s %s (%s, %d trace(s)%s): median step %s over %d steps from %s\n", [2]string{"base", "new"}[i], report.Printable(s.Label), s.Kind, s.Traces,
-			devices(s), report.Duration(s.MedianUs), s.Steps, s.StepSource)
+			devices(s), units.Duration(s.MedianUs), s.Steps, s.StepSource)
 	}
 	for _, wn := range r.Warnings {
 		p("  warning: %s\n", wn)
 	}
 	if len(r.Breakdown) > 0 {
-		p("\nWhere the step time went (mean step of the traces: %s -> %s)\n", report.Duration(r.Base.TraceStepUs), report.Duration(r.New.TraceStepUs))
+		p("\nWhere the step time went (mean step of the traces: %s -> %s)\n", units.Duration(r.Base.TraceStepUs), units.Duration(r.New.TraceStepUs))
 		p("  %-20s %10s %10s %11s %9s %8s\n", "category", "base", "new", "change", "share", "of change")
 		for _, d := range r.Breakdown {
-			p("  %-20s %10s %10s %11s %4.0f%%>%2.0f%% %7.0f%%\n", d.Category, report.Duration(d.BaseUs), report.Duration(d.NewUs), signed(d.DeltaUs), d.BasePct, d.NewPct, d.SharePct)
+			p("  %-20s %10s %10s %11s %4.0f%%>%2.0f%% %7.0f%%\n", d.Category, units.Duration(d.BaseUs), units.Duration(d.NewUs), signed(d.DeltaUs), d.BasePct, d.NewPct, d.SharePct)
 		}
 	}
 	itemsText(ew, "Kernels", r.Kernels, devicesDiffer(r))
@@ -46,7 +47,7 @@ func WriteText(w io.Writer, r *Result) error {
 		p("\nPython lines, main thread, time per step, by size of change\n")
 		p("  %10s %10s %11s %9s %9s  %s\n", "base", "new", "change", "share", "of change", "line")
 		for _, l := range r.Lines {
-			p("  %10s %10s %11s %3.0f%%>%3.0f%% %8.0f%%  %s%s\n", report.Duration(l.BaseUs), report.Duration(l.NewUs), signed(l.DeltaUs),
+			p("  %10s %10s %11s %3.0f%%>%3.0f%% %8.0f%%  %s%s\n", units.Duration(l.BaseUs), units.Duration(l.NewUs), signed(l.DeltaUs),
 				l.BasePct, l.NewPct, l.SharePct, report.Printable(l.Where()), report.Printable(lineNote(l)))
 		}
 	}
@@ -86,7 +87,7 @@ func itemsText(ew *errWriter, title string, items []ItemDelta, shares bool) {
 		if shares {
 			note += fmt.Sprintf("  [share of kernel time %.1f%% -> %.1f%%]", it.BaseKernelPct, it.NewKernelPct)
 		}
-		ew.printf("  %10s %10s %11s %9s %8.0f%%  %s%s\n", report.Duration(it.BaseUs), report.Duration(it.NewUs), signed(it.DeltaUs),
+		ew.printf("  %10s %10s %11s %9s %8.0f%%  %s%s\n", units.Duration(it.BaseUs), units.Duration(it.NewUs), signed(it.DeltaUs),
 			calls(it), it.SharePct, report.Printable(report.Clip(it.Name, 90)), note)
 	}
 }
@@ -185,7 +186,7 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 			if i == 10 {
 				break
 			}
-			p("| %s | %s | %s | %s | %.0f%% |\n", d.Category, report.Duration(d.BaseUs), report.Duration(d.NewUs), signed(d.DeltaUs), d.SharePct)
+			p("| %s | %s | %s | %s | %.0f%% |\n", d.Category, units.Duration(d.BaseUs), units.Duration(d.NewUs), signed(d.DeltaUs), d.SharePct)
 		}
 		p("\n")
 	}
@@ -198,14 +199,14 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 		}
 		p("| %s (%s time per step) | base | new | change | share of change |\n|---|---:|---:|---:|---:|\n", t.title, t.items[0].Time)
 		for _, it := range t.items {
-			p("| `%s`%s | %s | %s | %s | %.0f%% |\n", code(report.Clip(it.Name, 70)), md(itemNote(it)), report.Duration(it.BaseUs), report.Duration(it.NewUs), signed(it.DeltaUs), it.SharePct)
+			p("| `%s`%s | %s | %s | %s | %.0f%% |\n", code(report.Clip(it.Name, 70)), md(itemNote(it)), units.Duration(it.BaseUs), units.Duration(it.NewUs), signed(it.DeltaUs), it.SharePct)
 		}
 		p("\n")
 	}
 	if len(r.Lines) > 0 {
 		p("| Python line (main thread, time per step) | base | new | change | share of change |\n|---|---:|---:|---:|---:|\n")
 		for _, l := range r.Lines {
-			p("| `%s`%s | %s | %s | %s | %.0f%% |\n", code(report.Clip(l.Where(), 90)), md(lineNote(l)), report.Duration(l.BaseUs), report.Duration(l.NewUs), signed(l.DeltaUs), l.SharePct)
+			p("| `%s`%s | %s | %s | %s | %.0f%% |\n", code(report.Clip(l.Where(), 90)), md(lineNote(l)), units.Duration(l.BaseUs), units.Duration(l.NewUs), signed(l.DeltaUs), l.SharePct)
 		}
 		p("\n")
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // causes are the headline's causes of a significant change: the Python
@@ -92,9 +93,9 @@ func firstOr(ss []string, def string) string {
 
 func signed(us float64) string {
 	if us >= 0 {
-		return "+" + report.Duration(us)
+		return "+" + units.Duration(us)
 	}
-	return report.Duration(us)
+	return units.Duration(us)
 }
 
 // values are one run's metric values (docs/diff.md, "CI gate"): what

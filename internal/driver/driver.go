@@ -32,6 +32,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/memlimit"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 	"github.com/bottleneck-dev/bottleneck/internal/version"
 )
 
@@ -70,7 +71,7 @@ func Load(ios *iostreams.IOStreams, paths []string) (*load.Result, time.Duration
 		}
 		pacer.Progress(total)
 		secs := prog.Elapsed().Seconds()
-		prog.Update(fmt.Sprintf("reading traces: %s, %.0f MB/s", report.Bytes(total), float64(total)/1e6/max(secs, 1e-9)))
+		prog.Update(fmt.Sprintf("reading traces: %s, %.0f MB/s", units.Bytes(total), float64(total)/1e6/max(secs, 1e-9)))
 	}})
 	pacer.Settle()
 	prog.Done()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // chrome / perfetto: the recorded window as Chrome trace JSON, trimmed to
@@ -545,7 +546,7 @@ func writeAnalysis(cw *chromeWriter, t *trace.Trace, ti int, in *Input, steps []
 	if tr != nil && tr.Idle != nil {
 		for _, g := range tr.Idle.TopHostWaits {
 			idleTop = append(idleTop, map[string]any{"start": int64(g.StartUs * 1000), "dur": int64(g.Us * 1000),
-				"name": fmt.Sprintf("host wait %.0f µs before %s", g.Us, g.Kernel), "launch": g.Launch, "step": g.Step})
+				"name": fmt.Sprintf("host wait %s before %s", units.Duration(g.Us), g.Kernel), "launch": g.Launch, "step": g.Step})
 		}
 	}
 	if (in.Verdict != "" || len(in.Findings) > 0 || len(idleTop) > 0) && left > 2 {

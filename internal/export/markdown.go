@@ -9,6 +9,7 @@ import (
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // markdown: a summary for a pull-request comment: the verdict and findings
@@ -138,8 +139,6 @@ func uniq(s []string) []string {
 	return out
 }
 
-func ms(us float64) string { return fmt.Sprintf("%.2f ms", us/1000) }
-
 func markdownTrace(p func(string, ...any), tr *report.TraceReport, multi bool) {
 	if multi {
 		rank := "?"
@@ -151,21 +150,21 @@ func markdownTrace(p func(string, ...any), tr *report.TraceReport, multi bool) {
 		p("### %s\n\n", cellName(filepath.Base(tr.Path)))
 	}
 	if b := tr.Breakdown; b != nil && b.Average.TotalUs > 0 {
-		p("**Step time** (average of %d steps): %s\n\n| category | time | share |\n|---|---:|---:|\n", b.AveragedSteps, ms(b.Average.TotalUs))
+		p("**Step time** (average of %d steps): %s\n\n| category | time | share |\n|---|---:|---:|\n", b.AveragedSteps, units.Duration(b.Average.TotalUs))
 		for c := breakdown.Category(0); c < breakdown.NumCategories; c++ {
 			if v := b.Average.Get(c); v > 0 {
-				p("| %s | %s | %.1f%% |\n", MarkdownEscape(c.String()), ms(v), b.Pct(c))
+				p("| %s | %s | %.1f%% |\n", MarkdownEscape(c.String()), units.Duration(v), b.Pct(c))
 			}
 		}
 		p("\n")
 	}
 	if g := tr.GPU; g != nil {
 		for _, d := range g.Devices {
-			p("- GPU %d %s: utilization %.1f%%, kernels %s\n", d.Device, cellName(d.Name), d.UtilizationPct, ms(d.KernelTimeUs))
+			p("- GPU %d %s: utilization %.1f%%, kernels %s\n", d.Device, cellName(d.Name), d.UtilizationPct, units.Duration(d.KernelTimeUs))
 		}
 	}
 	if s := tr.Syncs; s != nil && s.Count > 0 {
-		p("- blocking syncs: %d, %s blocked", s.Count, ms(s.BlockedUs))
+		p("- blocking syncs: %d, %s blocked", s.Count, units.Duration(s.BlockedUs))
 		if len(s.Causes) > 0 {
 			c := s.Causes[0]
 			p(" (most: `%s` in %s)", strings.ReplaceAll(MarkdownEscape(c.Call), "`", "'"), cellName(c.Op))
@@ -179,7 +178,7 @@ func markdownTrace(p func(string, ...any), tr *report.TraceReport, multi bool) {
 			if i == mdTop {
 				break
 			}
-			p("| %s | %d | %s | %s |\n", cellName(r.Name), r.Calls, ms(r.HostTotalUs), ms(r.DeviceTotalUs))
+			p("| %s | %d | %s | %s |\n", cellName(r.Name), r.Calls, units.Duration(r.HostTotalUs), units.Duration(r.DeviceTotalUs))
 		}
 		p("\n")
 	}
@@ -189,7 +188,7 @@ func markdownTrace(p func(string, ...any), tr *report.TraceReport, multi bool) {
 			if i == mdTop {
 				break
 			}
-			p("| %s | %d | %s | %.1f%% |\n", cellName(r.Name), r.Calls, ms(r.TotalUs), r.TotalPct)
+			p("| %s | %d | %s | %.1f%% |\n", cellName(r.Name), r.Calls, units.Duration(r.TotalUs), r.TotalPct)
 		}
 		p("\n")
 	}
@@ -203,7 +202,7 @@ func markdownTrace(p func(string, ...any), tr *report.TraceReport, multi bool) {
 			for _, f := range g.Ops {
 				ops = append(ops, f.Name)
 			}
-			p("| %s | %s | %s | %s |\n", ms(g.Us), MarkdownEscape(g.Step), cellName(g.Kernel), cellName(strings.Join(ops, " > ")))
+			p("| %s | %s | %s | %s |\n", units.Duration(g.Us), MarkdownEscape(g.Step), cellName(g.Kernel), cellName(strings.Join(ops, " > ")))
 		}
 		p("\n")
 	}
@@ -216,7 +215,7 @@ func markdownPython(p func(string, ...any), in *Input) {
 	}
 	p("**Python: top lines by self time** (main thread, %s)\n\n| line | function | self | share |\n|---|---|---:|---:|\n", in.Python.Profiler)
 	for _, s := range top.BySelf {
-		p("| %s | %s | %.2f s | %.1f%% |\n", cellName(fmt.Sprintf("%s:%d", s.File, s.Line)), cellName(s.Func), s.SelfS, s.SelfPct)
+		p("| %s | %s | %s | %.1f%% |\n", cellName(fmt.Sprintf("%s:%d", s.File, s.Line)), cellName(s.Func), units.Seconds(s.SelfS), s.SelfPct)
 	}
 	p("\n")
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bottleneck-dev/bottleneck/internal/flame"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // svg: a static, self-contained flame graph (icicle: the root on top),
@@ -92,19 +93,11 @@ func WriteFlameSVG(w io.Writer, t *flame.Tree, title string) error {
 }
 
 func formatValue(t *flame.Tree, v int64) string {
+	d := units.Duration(float64(v*t.PeriodNs) / 1e3)
 	if t.Unit == flame.UnitSamples {
-		return fmt.Sprintf("%d samples, %.3g s", v, float64(v*t.PeriodNs)/1e9)
+		return fmt.Sprintf("%d samples, %s", v, d)
 	}
-	ns := float64(v * t.PeriodNs)
-	switch {
-	case ns >= 1e9:
-		return fmt.Sprintf("%.3g s", ns/1e9)
-	case ns >= 1e6:
-		return fmt.Sprintf("%.3g ms", ns/1e6)
-	case ns >= 1e3:
-		return fmt.Sprintf("%.3g µs", ns/1e3)
-	}
-	return fmt.Sprintf("%.0f ns", ns)
+	return d
 }
 
 // xmlText escapes s for XML text and attributes, replacing invalid UTF-8

@@ -152,7 +152,8 @@ func Parse(s string) (int64, error) {
 	return int64(f * scale), nil
 }
 
-// Format writes n bytes in GiB or MiB.
+// Format writes n bytes in --max-memory's own syntax ("8.0GiB", no
+// space), so a message's value can be pasted back as the flag.
 func Format(n int64) string {
 	if n >= 1<<30 {
 		return strconv.FormatFloat(float64(n)/(1<<30), 'f', 1, 64) + "GiB"

@@ -38,11 +38,7 @@ func WriteSummary(w io.Writer, r *Report) {
 	if b.Len() > 0 {
 		b.WriteByte('\n')
 	}
-	mbps := 0.0
-	if r.ReadSeconds > 0 {
-		mbps = float64(r.BytesRead) / 1e6 / r.ReadSeconds
-	}
-	fmt.Fprintf(&b, "Read %d trace file(s): %s uncompressed in %.2f s (%.0f MB/s)\n", len(r.Inputs), Bytes(r.BytesRead), r.ReadSeconds, mbps)
+	writeReadLine(&b, r)
 	for _, in := range r.Inputs {
 		for _, p := range in.Problems {
 			fmt.Fprintf(&b, "  %s: problem: %s\n", Printable(in.Path), problemText(p))

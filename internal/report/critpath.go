@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/critpath"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // WriteCritPath renders the critical path of one step or annotation.
@@ -19,8 +20,8 @@ func WriteCritPath(w io.Writer, r *critpath.Result) error {
 		_, err := fmt.Fprintf(w, "  %s\n", r.Error)
 		return err
 	}
-	fmt.Fprintf(w, "  window %.1f us, path %.1f us over %d nodes (graph: %d nodes, %d edges); bound by %s\n",
-		r.WindowUs, r.LengthUs, r.PathNodes, r.GraphNodes, r.GraphEdges, r.BoundBy)
+	fmt.Fprintf(w, "  window %s, path %s over %d nodes (graph: %d nodes, %d edges); bound by %s\n",
+		units.Duration(r.WindowUs), units.Duration(r.LengthUs), r.PathNodes, r.GraphNodes, r.GraphEdges, r.BoundBy)
 	if host := r.SyncEdges - r.GPUWaits; host > 0 {
 		fmt.Fprintf(w, "  the host waits for the device %d time(s) along the path\n", host)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/textsafe"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // TopFindings is how many findings the text report shows; --json has all.
@@ -67,7 +68,7 @@ func writeRunDiagnosis(w io.Writer, d *diagnose.RunDiagnosis, brief bool) {
 	writeVerdict(w, fmt.Sprintf("Verdict across %d ranks", len(d.PerRank)), d.Verdict)
 	fmt.Fprintf(w, "  %s\n", d.Verdict.Why)
 	for _, r := range d.PerRank {
-		fmt.Fprintf(w, "  rank %d: %s %.0f%% (%s), step %s, communication %.0f%%\n", r.Rank, r.Primary, r.SharePct, r.Confidence, diagnose.FormatUs(r.StepUs), r.CommPct)
+		fmt.Fprintf(w, "  rank %d: %s %.0f%% (%s), step %s, communication %.0f%%\n", r.Rank, r.Primary, r.SharePct, r.Confidence, units.Duration(r.StepUs), r.CommPct)
 	}
 	var step float64
 	for _, r := range d.PerRank {
@@ -175,14 +176,14 @@ func writeFindings(w io.Writer, fs []diagnose.Finding, stepUs float64, brief boo
 		return
 	}
 	n := min(len(fs), TopFindings)
-	fmt.Fprintf(w, "Top findings (%d of %d, by time they could save; mean step %s):\n", n, len(fs), diagnose.FormatUs(stepUs))
+	fmt.Fprintf(w, "Top findings (%d of %d, by time they could save; mean step %s):\n", n, len(fs), units.Duration(stepUs))
 	for i, f := range fs[:n] {
 		fmt.Fprintf(w, " %d. %s\n", i+1, f.Title)
 		switch {
 		case f.SavingUs > 0:
-			fmt.Fprintf(w, "    could save ~%s per step (%.0f%%) of %s at stake; confidence %s\n", diagnose.FormatUs(f.SavingUs), f.SavingPct, diagnose.FormatUs(f.AtStakeUs), f.Confidence)
+			fmt.Fprintf(w, "    could save ~%s per step (%.0f%%) of %s at stake; confidence %s\n", units.Duration(f.SavingUs), f.SavingPct, units.Duration(f.AtStakeUs), f.Confidence)
 		case f.AtStakeUs > 0:
-			fmt.Fprintf(w, "    %s per step (%.0f%%) at stake, saving not estimated; confidence %s\n", diagnose.FormatUs(f.AtStakeUs), f.AtStakePct, f.Confidence)
+			fmt.Fprintf(w, "    %s per step (%.0f%%) at stake, saving not estimated; confidence %s\n", units.Duration(f.AtStakeUs), f.AtStakePct, f.Confidence)
 		default:
 			fmt.Fprintf(w, "    a risk rather than lost time; confidence %s\n", f.Confidence)
 		}
@@ -213,7 +214,7 @@ func writeFindings(w io.Writer, fs []diagnose.Finding, stepUs float64, brief boo
 func evidenceText(e diagnose.Evidence) string {
 	switch e.Unit {
 	case "us":
-		return fmt.Sprintf("%s %s", e.What, diagnose.FormatUs(e.Value))
+		return fmt.Sprintf("%s %s", e.What, units.Duration(e.Value))
 	case "":
 		if e.Value == 0 {
 			return e.What

@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/flops"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // WriteFlops renders achieved FLOP/s.
@@ -27,7 +28,7 @@ func WriteFlops(w io.Writer, r *flops.Result) error {
 	if dev == "" {
 		dev = "unknown device"
 	}
-	fmt.Fprintf(w, "  %.3g FLOP in %.1f us of device time: %.2f TFLOP/s on %s (%s)\n", r.Flops-r.CPUOnlyFlops, r.DeviceUs, r.TFLOPS, dev, peak)
+	fmt.Fprintf(w, "  %.3g FLOP in %s of device time: %.2f TFLOP/s on %s (%s)\n", r.Flops-r.CPUOnlyFlops, units.Duration(r.DeviceUs), r.TFLOPS, dev, peak)
 	if r.CPUOnlyFlops > 0 {
 		fmt.Fprintf(w, "  %.3g FLOP in ops without device work (CPU)\n", r.CPUOnlyFlops)
 	}
@@ -36,7 +37,7 @@ func WriteFlops(w io.Writer, r *flops.Result) error {
 		if st.MFUPct > 0 {
 			mfu = fmt.Sprintf("MFU %.1f%% of %s peak", st.MFUPct, peakDtype)
 		}
-		fmt.Fprintf(w, "  per step: %.3g FLOP in %.1f us mean step time (%d steps): %.2f TFLOP/s, %s\n", st.Flops, st.StepUs, st.Steps, st.TFLOPS, mfu)
+		fmt.Fprintf(w, "  per step: %.3g FLOP in %s mean step time (%d steps): %.2f TFLOP/s, %s\n", st.Flops, units.Duration(st.StepUs), st.Steps, st.TFLOPS, mfu)
 	}
 	if r.BandwidthGBs > 0 && r.PeakTFLOPS > 0 {
 		fmt.Fprintf(w, "  roofline: %s peak %.1f TFLOP/s, memory %.0f GB/s, ridge point %.0f FLOP/byte\n", peakDtype, r.PeakTFLOPS, r.BandwidthGBs, r.PeakTFLOPS*1e3/r.BandwidthGBs)

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/gpu"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 func pctOrDash(p *float64) string {
@@ -17,7 +18,7 @@ func pctOrDash(p *float64) string {
 // WriteGPU writes one block per device: utilization, SM efficiency,
 // occupancy, tensor cores, then memcpy by direction.
 func WriteGPU(w io.Writer, r *gpu.Result) error {
-	fmt.Fprintf(w, "GPU (%s), window %s\n", r.Definition, us(r.WindowUs))
+	fmt.Fprintf(w, "GPU (%s), window %s\n", r.Definition, units.Duration(r.WindowUs))
 	if len(r.Devices) == 0 {
 		fmt.Fprintln(w, "no device activity in the trace")
 		return nil
@@ -29,7 +30,7 @@ func WriteGPU(w io.Writer, r *gpu.Result) error {
 		if name == "" {
 			name = "-"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%.2f%%\t%s\t%s\t%.2f%%\t\n", d.Device, name, d.KernelCount, us(d.KernelTimeUs),
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%.2f%%\t%s\t%s\t%.2f%%\t\n", d.Device, name, d.KernelCount, units.Duration(d.KernelTimeUs),
 			d.UtilizationPct, pctOrDash(d.SMEfficiencyPct), pctOrDash(d.OccupancyPct), d.TensorCorePct)
 	}
 	if err := tw.Flush(); err != nil {
@@ -57,7 +58,7 @@ func WriteGPU(w io.Writer, r *gpu.Result) error {
 				host = "-"
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%.2f GB/s\t\n", d.Device, m.Direction, host, m.Count,
-				bytesHuman(m.Bytes), us(m.TimeUs), m.BandwidthGBps)
+				units.Bytes(m.Bytes), units.Duration(m.TimeUs), m.BandwidthGBps)
 		}
 	}
 	return tw.Flush()
@@ -78,10 +79,10 @@ func writeFamilies(w io.Writer, r *gpu.Result) error {
 				rest.Pct += f.Pct
 				continue
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%.2f%%\t\n", d.Device, f.Family, dash(f.Unit), dash(f.Precision), f.Kernels, us(f.TimeUs), f.Pct)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%.2f%%\t\n", d.Device, f.Family, dash(f.Unit), dash(f.Precision), f.Kernels, units.Duration(f.TimeUs), f.Pct)
 		}
 		if rest.Kernels > 0 {
-			fmt.Fprintf(tw, "%d\t(others, each < 1%%)\t-\t-\t%d\t%s\t%.2f%%\t\n", d.Device, rest.Kernels, us(rest.TimeUs), rest.Pct)
+			fmt.Fprintf(tw, "%d\t(others, each < 1%%)\t-\t-\t%d\t%s\t%.2f%%\t\n", d.Device, rest.Kernels, units.Duration(rest.TimeUs), rest.Pct)
 		}
 	}
 	return tw.Flush()

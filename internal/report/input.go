@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/input"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // WriteInput renders the input-pipeline analysis.
@@ -27,8 +28,8 @@ func WriteInput(w io.Writer, r *input.Result) error {
 		return err
 	}
 	if r.OutsideSteps > 0 {
-		fmt.Fprintf(w, "  %d call(s) outside steps, %.1f us\n", r.OutsideSteps, r.OutsideStepsUs)
+		fmt.Fprintf(w, "  %d call(s) outside steps, %s\n", r.OutsideSteps, units.Duration(r.OutsideStepsUs))
 	}
-	_, err := fmt.Fprintf(w, "  mean DataLoader wait per step: %.1f us\n", r.MeanDataLoaderUs)
+	_, err := fmt.Fprintf(w, "  mean DataLoader wait per step: %s\n", units.Duration(r.MeanDataLoaderUs))
 	return err
 }

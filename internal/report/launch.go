@@ -5,13 +5,14 @@ import (
 	"io"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/launch"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // WriteLaunch writes launch statistics, the queue per stream and kernels
 // per step.
 func WriteLaunch(w io.Writer, r *launch.Result) error {
 	fmt.Fprintf(w, "Kernel launches (%s): %d launched, %d short (%s), %d slow calls (>50 µs), %d delays >100 µs\n",
-		r.Definition, r.Launched, r.ShortKernels, us(r.ShortKernelsUs), r.RuntimeOutliers, r.DelayOutliers)
+		r.Definition, r.Launched, r.ShortKernels, units.Duration(r.ShortKernelsUs), r.RuntimeOutliers, r.DelayOutliers)
 	if r.Launched == 0 {
 		return nil
 	}
@@ -21,7 +22,7 @@ func WriteLaunch(w io.Writer, r *launch.Result) error {
 		n string
 		d launch.Delays
 	}{{"launch delay", r.LaunchDelay}, {"launch call", r.LaunchCall}} {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", row.n, us(row.d.MeanUs), us(row.d.P50Us), us(row.d.P90Us), us(row.d.P99Us), us(row.d.MaxUs))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", row.n, units.Duration(row.d.MeanUs), units.Duration(row.d.P50Us), units.Duration(row.d.P90Us), units.Duration(row.d.P99Us), units.Duration(row.d.MaxUs))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -30,7 +31,7 @@ func WriteLaunch(w io.Writer, r *launch.Result) error {
 	tw = tabs(w)
 	fmt.Fprintln(tw, "device\tstream\tmax queue\tqueue full\t")
 	for _, q := range r.Queues {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t\n", q.Device, q.Stream, q.Max, us(q.QueueFullUs))
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t\n", q.Device, q.Stream, q.Max, units.Duration(q.QueueFullUs))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -6,24 +6,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/memory"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
-
-// bytesHuman formats a byte count in binary units.
-func bytesHuman(b int64) string {
-	const unit = 1024
-	if b < unit && b > -unit {
-		return fmt.Sprintf("%d B", b)
-	}
-	f, u := float64(b), "B"
-	for _, s := range []string{"KiB", "MiB", "GiB", "TiB"} {
-		if f < unit && f > -unit {
-			break
-		}
-		f /= unit
-		u = s
-	}
-	return fmt.Sprintf("%.1f %s", f, u)
-}
 
 func stepLabel(n int) string {
 	if n < 0 {
@@ -47,8 +31,8 @@ func WriteMemory(w io.Writer, r *memory.Result) error {
 			pa, pr = fmt.Sprintf("%.1f%%", d.PeakAllocatedPct), fmt.Sprintf("%.1f%%", d.PeakReservedPct)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t\n", d.Device, d.Events, d.Allocs,
-			bytesHuman(d.PeakAllocatedBytes), pa, d.PeakAllocatedUs, stepLabel(d.PeakAllocatedStep),
-			bytesHuman(d.PeakReservedBytes), pr, stepLabel(d.PeakReservedStep), bytesHuman(d.FinalAllocated))
+			units.Bytes(d.PeakAllocatedBytes), pa, d.PeakAllocatedUs, stepLabel(d.PeakAllocatedStep),
+			units.Bytes(d.PeakReservedBytes), pr, stepLabel(d.PeakReservedStep), units.Bytes(d.FinalAllocated))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -60,7 +44,7 @@ func WriteMemory(w io.Writer, r *memory.Result) error {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  op\tdevice\tallocs\tallocated\tlargest")
 	for _, o := range r.TopOps {
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\n", trunc(o.Name, 60), o.Device, o.Allocs, bytesHuman(o.AllocBytes), bytesHuman(o.LargestBytes))
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\n", trunc(o.Name, 60), o.Device, o.Allocs, units.Bytes(o.AllocBytes), units.Bytes(o.LargestBytes))
 	}
 	return tw.Flush()
 }

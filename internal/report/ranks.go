@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/ranks"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // WriteRanks renders the ranks side by side.
@@ -28,7 +29,7 @@ func WriteRanks(w io.Writer, r *ranks.Result) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "  slowest rank %d: mean step %.1f%% above the median (%.1f us)\n", r.SlowestRank, r.ImbalancePct, r.MedianStepUs)
+	fmt.Fprintf(w, "  slowest rank %d: mean step %.1f%% above the median (%s)\n", r.SlowestRank, r.ImbalancePct, units.Duration(r.MedianStepUs))
 	if r.Straggler >= 0 {
 		fmt.Fprintf(w, "  straggler (*): rank %d arrives last at most of %d matched collectives; the others wait for it\n", r.Straggler, r.MatchedCollectives)
 	} else {

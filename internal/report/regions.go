@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/regions"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // MaxModuleRows bounds the module table in text (JSON has all rows).
@@ -18,7 +19,7 @@ const MaxDeviceRegionRows = 15
 
 // WriteRegions renders regions, modules and user metadata.
 func WriteRegions(w io.Writer, r *regions.Result) error {
-	fmt.Fprintf(w, "Regions (user annotations, self time adds up to %.1f us of wall time)  [%s]\n", r.WallUs, r.Definition)
+	fmt.Fprintf(w, "Regions (user annotations, self time adds up to %s of wall time)  [%s]\n", units.Duration(r.WallUs), r.Definition)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  region\tthread\tcalls\ttotal (us)\tmean (us)\tself (us)\tself share")
 	for _, g := range r.Regions {

@@ -6,12 +6,13 @@ import (
 	"slices"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/syncs"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // WriteSyncs writes blocking syncs: totals, per step, and the causes with
 // their call stacks.
 func WriteSyncs(w io.Writer, r *syncs.Result) error {
-	fmt.Fprintf(w, "Blocking syncs (%s): %d, host blocked %s, device stalled by them %s\n", r.Definition, r.Count, us(r.BlockedUs), us(r.StallUs))
+	fmt.Fprintf(w, "Blocking syncs (%s): %d, host blocked %s, device stalled by them %s\n", r.Definition, r.Count, units.Duration(r.BlockedUs), units.Duration(r.StallUs))
 	if r.Count == 0 {
 		return nil
 	}
@@ -27,7 +28,7 @@ func WriteSyncs(w io.Writer, r *syncs.Result) error {
 		tw := tabs(w)
 		fmt.Fprintln(tw, "step\tsyncs\tblocked\tof step\tdevice stalled\t")
 		for _, s := range r.PerStep {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%.2f%%\t%s\t\n", s.Step, s.Count, us(s.BlockedUs), s.Pct, us(s.StallUs))
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%.2f%%\t%s\t\n", s.Step, s.Count, units.Duration(s.BlockedUs), s.Pct, units.Duration(s.StallUs))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -39,7 +40,7 @@ func WriteSyncs(w io.Writer, r *syncs.Result) error {
 		if c.TopOp != "" {
 			op = c.TopOp + " > " + op
 		}
-		fmt.Fprintf(w, "  %10s  ×%-5d %s via %s (device stalled %s)\n", us(c.BlockedUs), c.Count, trunc(op, 80), c.Call, us(c.StallUs))
+		fmt.Fprintf(w, "  %10s  ×%-5d %s via %s (device stalled %s)\n", units.Duration(c.BlockedUs), c.Count, trunc(op, 80), c.Call, units.Duration(c.StallUs))
 		for _, f := range c.Stack {
 			fmt.Fprintf(w, "      %s\n", trunc(f, 100))
 		}

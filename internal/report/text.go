@@ -9,24 +9,30 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
 	"github.com/bottleneck-dev/bottleneck/internal/textsafe"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
-// WriteInputs prints what was read: files, ranks, devices, span, steps,
-// events per category and every problem.
-func WriteInputs(w io.Writer, r *Report) {
+// writeReadLine says how much was read and how fast.
+func writeReadLine(w io.Writer, r *Report) {
 	mbps := 0.0
 	if r.ReadSeconds > 0 {
 		mbps = float64(r.BytesRead) / 1e6 / r.ReadSeconds
 	}
-	fmt.Fprintf(w, "Read %d trace file(s): %s uncompressed in %.2f s (%.0f MB/s)\n",
-		len(r.Inputs), Bytes(r.BytesRead), r.ReadSeconds, mbps)
+	fmt.Fprintf(w, "Read %d trace file(s): %s uncompressed in %s (%.0f MB/s)\n",
+		len(r.Inputs), units.Bytes(r.BytesRead), units.Seconds(r.ReadSeconds), mbps)
+}
+
+// WriteInputs prints what was read: files, ranks, devices, span, steps,
+// events per category and every problem.
+func WriteInputs(w io.Writer, r *Report) {
+	writeReadLine(w, r)
 	for _, in := range r.Inputs {
 		rank := "rank ?"
 		if in.Rank >= 0 {
 			rank = fmt.Sprintf("rank %d", in.Rank)
 		}
 		fmt.Fprintf(w, "\n%s  %s\n", rank, textsafe.String(in.Path))
-		fmt.Fprintf(w, "  %s events, span %s", Count(in.Events), Duration(in.SpanUs))
+		fmt.Fprintf(w, "  %s events, span %s", units.Count(in.Events), units.Duration(in.SpanUs))
 		if in.SyntheticStep {
 			fmt.Fprintf(w, ", no ProfilerStep: the whole trace is one step")
 		} else {
@@ -43,11 +49,11 @@ func WriteInputs(w io.Writer, r *Report) {
 		var parts []string
 		for _, k := range trace.Kinds() {
 			if n := in.EventsByKind[k.String()]; n > 0 {
-				parts = append(parts, fmt.Sprintf("%s %s", k, Count(n)))
+				parts = append(parts, fmt.Sprintf("%s %s", k, units.Count(n)))
 			}
 		}
 		if in.Flows > 0 {
-			parts = append(parts, "flows "+Count(in.Flows))
+			parts = append(parts, "flows "+units.Count(in.Flows))
 		}
 		fmt.Fprintf(w, "  events: %s\n", strings.Join(parts, ", "))
 		for _, p := range in.Problems {
@@ -102,14 +108,14 @@ func WriteOps(w io.Writer, t *optable.OpTable) {
 			name += " " + Clip(r.InputDims, 60)
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%.1f\t%s\t%.1f\t%s\t%.1f\t%s\t%.1f\t %s\n",
-			r.Calls, Duration(r.HostSelfUs), r.HostSelfPct, Duration(r.HostTotalUs), r.HostTotalPct,
-			Duration(r.DeviceSelfUs), r.DeviceSelfPct, Duration(r.DeviceTotalUs), r.DeviceTotalPct, name)
+			r.Calls, units.Duration(r.HostSelfUs), r.HostSelfPct, units.Duration(r.HostTotalUs), r.HostTotalPct,
+			units.Duration(r.DeviceSelfUs), r.DeviceSelfPct, units.Duration(r.DeviceTotalUs), r.DeviceTotalPct, name)
 		if r.Stack != "" {
 			fmt.Fprintf(tw, "\t\t\t\t\t\t\t\t\t   at %s\n", Clip(r.Stack, 160))
 		}
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "Sum of host self time %s, of device self time %s\n", Duration(t.HostSelfUs), Duration(t.DevSelfUs))
+	fmt.Fprintf(w, "Sum of host self time %s, of device self time %s\n", units.Duration(t.HostSelfUs), units.Duration(t.DevSelfUs))
 }
 
 // WriteKernels prints the kernel table.
@@ -118,7 +124,7 @@ func WriteKernels(w io.Writer, t *optable.KernelTable) {
 		fmt.Fprintln(w, "Kernels: none in this trace")
 		return
 	}
-	fmt.Fprintf(w, "Kernels (%d of %d, total %s)\n", len(t.Rows), t.TotalRows, Duration(t.TotalUs))
+	fmt.Fprintf(w, "Kernels (%d of %d, total %s)\n", len(t.Rows), t.TotalRows, units.Duration(t.TotalUs))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "calls\ttotal\t%\tmean\tmin\tmax\tblocks/SM\toccupancy %\tlaunched mostly by\t name")
 	for _, r := range t.Rows {
@@ -127,7 +133,7 @@ func WriteKernels(w io.Writer, t *optable.KernelTable) {
 			top = fmt.Sprintf("%s %.0f%%", Clip(top, 32), r.TopOpPct)
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t %s\n",
-			r.Calls, Duration(r.TotalUs), r.TotalPct, Duration(r.MeanUs), Duration(r.MinUs), Duration(r.MaxUs),
+			r.Calls, units.Duration(r.TotalUs), r.TotalPct, units.Duration(r.MeanUs), units.Duration(r.MinUs), units.Duration(r.MaxUs),
 			optional(r.BlocksPerSM, "%.2f"), optional(r.OccupancyPct, "%.1f"), top, Clip(r.Name, 90))
 	}
 	tw.Flush()
@@ -154,7 +160,7 @@ func writeDevices(w io.Writer, devs []trace.Device) {
 			ids = fmt.Sprintf("devices %d-%d", d.ID, devs[j-1].ID)
 		}
 		fmt.Fprintf(w, "  %s: %s, %s, compute capability %d.%d, %d SMs\n",
-			ids, textsafe.String(d.Name), Bytes(d.TotalGlobalMem), d.ComputeMajor, d.ComputeMinor, d.NumSMs)
+			ids, textsafe.String(d.Name), units.Bytes(d.TotalGlobalMem), d.ComputeMajor, d.ComputeMinor, d.NumSMs)
 		i = j
 	}
 }

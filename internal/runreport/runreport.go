@@ -22,6 +22,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/report"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/textsafe"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // Schema names the JSON form of the run section.
@@ -194,7 +195,7 @@ func WriteText(w io.Writer, r *Report) {
 	if r.Manifest != nil && r.Manifest.Command.Mode == "in-process" { // runner.InProcess
 		// recorded by the Python API around a block of a running program
 		fmt.Fprintf(w, "bottleneck_profiler.profile() in: %s\n", strings.Join(quoteArgs(r.Command), " "))
-		fmt.Fprintf(w, "  block of %.1fs; run directory %s\n", r.DurationS, r.RunDir)
+		fmt.Fprintf(w, "  block of %s; run directory %s\n", units.Seconds(r.DurationS), r.RunDir)
 	} else {
 		fmt.Fprintf(w, "bottleneck run: %s\n", strings.Join(quoteArgs(r.Command), " "))
 	}
@@ -206,7 +207,7 @@ func WriteText(w io.Writer, r *Report) {
 		if r.Exit.Reason != "exited" && r.Exit.Reason != "signaled" {
 			how += ", " + r.Exit.Reason
 		}
-		fmt.Fprintf(w, "  %s after %.1fs; run directory %s\n", how, r.DurationS, r.RunDir)
+		fmt.Fprintf(w, "  %s after %s; run directory %s\n", how, units.Seconds(r.DurationS), r.RunDir)
 	}
 	if m := r.Manifest; m != nil {
 		for _, f := range m.Files {
@@ -350,8 +351,6 @@ func joinSorted(m map[string]string, kv, sep string) string {
 	return strings.Join(parts, sep)
 }
 
-func ms(s float64) string { return fmt.Sprintf("%.1f ms", s*1e3) }
-
 // writeSeries draws the run's step times and says what stands out.
 func writeSeries(w io.Writer, s *steptimes.Summary) {
 	if s == nil || s.Steps < 2 {
@@ -361,7 +360,7 @@ func writeSeries(w io.Writer, s *steptimes.Summary) {
 	if s.StepsPerColumn > 1 {
 		per = fmt.Sprintf(", %d steps per column, the slowest shown", s.StepsPerColumn)
 	}
-	fmt.Fprintf(w, "  step times (every step of the run, median %s%s):\n    %s\n", ms(s.MedianS), per, s.Spark)
+	fmt.Fprintf(w, "  step times (every step of the run, median %s%s):\n    %s\n", units.Seconds(s.MedianS), per, s.Spark)
 	if s.Window != "" {
 		fmt.Fprintf(w, "    %s profiled window\n", s.Window)
 	}
@@ -378,7 +377,7 @@ func writeSteps(w io.Writer, ev *rundir.Evidence) {
 	}
 	fmt.Fprintf(w, "Steps: %d (%s)", ev.Steps, src)
 	if ev.StepStats.MeanS != nil {
-		fmt.Fprintf(w, ", mean %s, min %s, max %s", ms(*ev.StepStats.MeanS), ms(*ev.StepStats.MinS), ms(*ev.StepStats.MaxS))
+		fmt.Fprintf(w, ", mean %s, min %s, max %s", units.Seconds(*ev.StepStats.MeanS), units.Seconds(*ev.StepStats.MinS), units.Seconds(*ev.StepStats.MaxS))
 	}
 	fmt.Fprintln(w)
 	for _, win := range ev.Profiler.Windows {
@@ -388,7 +387,7 @@ func writeSteps(w io.Writer, ev *rundir.Evidence) {
 		}
 		fmt.Fprintf(w, "  window %d: steps %d-%d -> %s", win.Index, first, last, win.File)
 		if win.Bytes > 0 {
-			fmt.Fprintf(w, " (%s, written in %.2fs)", report.Bytes(win.Bytes), win.ExportS)
+			fmt.Fprintf(w, " (%s, written in %s)", units.Bytes(win.Bytes), units.Seconds(win.ExportS))
 		}
 		if win.Partial {
 			fmt.Fprint(w, " [partial: the program ended during the window]")
@@ -415,14 +414,14 @@ func writeDataLoader(w io.Writer, ev *rundir.Evidence) {
 	}
 	if n > 0 && stepSum > 0 {
 		fmt.Fprintf(w, "DataLoader: waited %s per step in the window (%.0f%% of step time; whole run %s over %d batches)\n",
-			ms(waitSum/float64(n)), 100*waitSum/stepSum, ms(dl.WaitS), dl.Batches)
+			units.Seconds(waitSum/float64(n)), 100*waitSum/stepSum, units.Seconds(dl.WaitS), dl.Batches)
 	} else {
-		fmt.Fprintf(w, "DataLoader: waited %s over %d batches (%s per batch)\n", ms(dl.WaitS), dl.Batches,
-			ms(dl.WaitS/float64(max(dl.Batches, 1))))
+		fmt.Fprintf(w, "DataLoader: waited %s over %d batches (%s per batch)\n", units.Seconds(dl.WaitS), dl.Batches,
+			units.Seconds(dl.WaitS/float64(max(dl.Batches, 1))))
 	}
 	for _, l := range dl.Loaders {
 		fmt.Fprintf(w, "  loader %d: %s, %d batches, wait %s (max %s); num_workers=%s pin_memory=%s persistent_workers=%s batch_size=%s",
-			l.ID, l.Dataset, l.Batches, ms(l.WaitS), ms(l.MaxWaitS), ptr(l.NumWorkers), ptr(l.PinMemory),
+			l.ID, l.Dataset, l.Batches, units.Seconds(l.WaitS), units.Seconds(l.MaxWaitS), ptr(l.NumWorkers), ptr(l.PinMemory),
 			ptr(l.PersistentWorkers), ptr(l.BatchSize))
 		if l.MultiprocessingCtx != "" {
 			fmt.Fprintf(w, " start_method=%s", l.MultiprocessingCtx)
@@ -478,7 +477,7 @@ func writePhases(w io.Writer, fp *rundir.FrameworkPhases) {
 	if name == "" {
 		name = fp.Framework
 	}
-	fmt.Fprintf(w, "%s phases (whole run, self time adds up to the wall time %.2fs):\n", name, fp.WallS)
+	fmt.Fprintf(w, "%s phases (whole run, self time adds up to the wall time %s):\n", name, units.Seconds(fp.WallS))
 	fmt.Fprintf(w, "  %10s %6s %7s %10s  %s\n", "self", "share", "calls", "total", "phase")
 	share := func(s float64) string { return fmt.Sprintf("%.1f%%", 100*s/fp.WallS) }
 	phases := slices.Clone(fp.Phases)
@@ -489,13 +488,13 @@ func writePhases(w io.Writer, fp *rundir.FrameworkPhases) {
 			for _, r := range phases[i:] {
 				rest += r.SelfS
 			}
-			fmt.Fprintf(w, "  %10s %6s %7s %10s  %d other phases\n", ms(rest), share(rest), "", "", len(phases)-i)
+			fmt.Fprintf(w, "  %10s %6s %7s %10s  %d other phases\n", units.Seconds(rest), share(rest), "", "", len(phases)-i)
 			break
 		}
-		fmt.Fprintf(w, "  %10s %6s %7d %10s  %s\n", ms(ph.SelfS), share(ph.SelfS), ph.Calls, ms(ph.TotalS),
+		fmt.Fprintf(w, "  %10s %6s %7d %10s  %s\n", units.Seconds(ph.SelfS), share(ph.SelfS), ph.Calls, units.Seconds(ph.TotalS),
 			report.ElideMiddle(ph.Name, 70))
 	}
-	fmt.Fprintf(w, "  %10s %6s %7s %10s  outside any phase\n", ms(fp.OutsideS), share(fp.OutsideS), "", "")
+	fmt.Fprintf(w, "  %10s %6s %7s %10s  outside any phase\n", units.Seconds(fp.OutsideS), share(fp.OutsideS), "", "")
 }
 
 func ptr[T any](p *T) string {
@@ -554,7 +553,7 @@ func writePython(w io.Writer, p ProcessReport) {
 		if t.Role != "main" && len(t.Names) > 0 {
 			role += " (" + threadNames(t.Names) + ")"
 		}
-		fmt.Fprintf(w, "Python call sites, %s, %s (%s, %.2fs%s):\n", role, scope, kind, t.TotalS, threads)
+		fmt.Fprintf(w, "Python call sites, %s, %s (%s, %s%s):\n", role, scope, kind, units.Seconds(t.TotalS), threads)
 		fmt.Fprintf(w, "  %7s %7s  %s\n", "self%", "total%", "site")
 		n := 0
 		for _, s := range t.BySelf {
@@ -579,7 +578,7 @@ func writePython(w io.Writer, p ProcessReport) {
 			if t.Where.File != "" {
 				where = fmt.Sprintf(", mostly at %s:%d %s", shortPath(t.Where.File), t.Where.Line, t.Where.Func)
 			}
-			fmt.Fprintf(w, "  %s (%s): %.2fs CPU in %.2fs%s\n", report.Printable(t.Name), t.Role, t.CPUS, t.WallS, where)
+			fmt.Fprintf(w, "  %s (%s): %s CPU in %s%s\n", report.Printable(t.Name), t.Role, units.Seconds(t.CPUS), units.Seconds(t.WallS), where)
 		}
 	}
 }

@@ -53,16 +53,16 @@ func TestPhasesTable(t *testing.T) {
 	writePhases(textsafe.Writer(&b), fp)
 	text := b.String()
 	lines := strings.Split(strings.TrimSpace(text), "\n")
-	if len(lines) != 2+10+2 || !strings.HasPrefix(lines[0], "Lightning phases (whole run, self time adds up to the wall time 2.00s)") {
+	if len(lines) != 2+10+2 || !strings.HasPrefix(lines[0], "Lightning phases (whole run, self time adds up to the wall time 2.00 s)") {
 		t.Fatalf("table:\n%s", text)
 	}
-	if !strings.Contains(lines[2], "300.0 ms  15.0%") || !strings.HasSuffix(lines[2], "phase11") {
+	if !strings.Contains(lines[2], "300 ms  15.0%") || !strings.HasSuffix(lines[2], "phase11") {
 		t.Errorf("largest first: %q", lines[2])
 	}
-	if !strings.Contains(lines[12], "2 other phases") || !strings.Contains(lines[12], "150.0 ms") {
+	if !strings.Contains(lines[12], "2 other phases") || !strings.Contains(lines[12], "150 ms") {
 		t.Errorf("rest: %q", lines[12])
 	}
-	if !strings.Contains(lines[13], "200.0 ms  10.0%") || !strings.HasSuffix(lines[13], "outside any phase") {
+	if !strings.Contains(lines[13], "200 ms  10.0%") || !strings.HasSuffix(lines[13], "outside any phase") {
 		t.Errorf("outside: %q", lines[13])
 	}
 	if strings.Contains(text, "\x1b") || strings.Contains(text, strings.Repeat("x", 80)) {

@@ -24,22 +24,27 @@ export function section(id, title, ...kids) {
   return el('section', { id, class: 'card' }, el('h2', { text: title }), ...kids);
 }
 
+// The formatters mirror internal/units: three significant digits, a
+// space before the unit, IEC units for bytes.
+function scaled(v, step, names) {
+  let i = 0;
+  while (i < names.length - 1 && Math.abs(v) >= step - 0.5) { v /= step; i++; }
+  const a = Math.abs(v);
+  return v.toFixed(a < 9.995 ? 2 : a < 99.95 ? 1 : 0) + ' ' + names[i];
+}
+
 export function fmtUs(us) {
   if (us === undefined || us === null || !isFinite(us)) return '';
-  const a = Math.abs(us);
-  if (a >= 1e6) return (us / 1e6).toFixed(2) + ' s';
-  if (a >= 1e3) return (us / 1e3).toFixed(2) + ' ms';
-  return us.toFixed(a >= 100 ? 0 : 1) + ' µs';
+  if (us === 0) return '0';
+  return scaled(us, 1000, ['µs', 'ms', 's']);
 }
 
 export function fmtNs(ns) { return fmtUs(ns / 1e3); }
 
 export function fmtBytes(b) {
-  if (b === undefined || b === null) return '';
-  const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB']; // IEC, as the text report
-  let i = 0, v = Math.abs(b);
-  while (v >= 1024 && i < u.length - 1) { v /= 1024; i++; }
-  return (b < 0 ? '-' : '') + v.toFixed(i ? 1 : 0) + ' ' + u[i];
+  if (b === undefined || b === null || !isFinite(b)) return '';
+  if (Math.abs(b) < 1024) return b.toFixed(0) + ' B';
+  return scaled(b / 1024, 1024, ['KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB']);
 }
 
 export function fmtPct(p) {

@@ -2,7 +2,7 @@
 // table + one integer array per level of 4-tuples: x delta, total, self,
 // name index), so no object per node is built. Click a frame to zoom,
 // click the top frame (or Reset) to zoom out, type to highlight matches.
-import { el, hiDPICanvas, colorFor, ellipsize, tooltip } from './dom.js';
+import { el, hiDPICanvas, colorFor, ellipsize, tooltip, fmtNs } from './dom.js';
 
 const ROW = 18;
 
@@ -10,8 +10,8 @@ export function flameGraph(fg) {
   const wire = fg.wire;
   const period = wire.period_ns || 1;
   const fmtW = wire.unit === 'samples'
-    ? (v) => `${v.toLocaleString('en-US')} samples (${fmtTime(v * period)})`
-    : (v) => fmtTime(v * period);
+    ? (v) => `${v.toLocaleString('en-US')} samples (${fmtNs(v * period)})`
+    : (v) => fmtNs(v * period);
   // Decode absolute x once per level (typed arrays; cheap even at 20k nodes).
   const levels = wire.levels.map((arr) => {
     const n = arr.length / 4, x = new Float64Array(n), tot = new Float64Array(n), self = new Float64Array(n), name = new Int32Array(n);
@@ -94,9 +94,3 @@ export function flameGraph(fg) {
   return wrap;
 }
 
-function fmtTime(ns) {
-  if (ns >= 1e9) return (ns / 1e9).toFixed(2) + ' s';
-  if (ns >= 1e6) return (ns / 1e6).toFixed(2) + ' ms';
-  if (ns >= 1e3) return (ns / 1e3).toFixed(1) + ' µs';
-  return Math.round(ns) + ' ns';
-}

@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // Step is one step of the run as the agent timed it.
@@ -97,7 +99,7 @@ func Summarize(steps []Step) *Summary {
 func (s *Summary) Notes() []string {
 	var out []string
 	if n := len(s.Warmup); n > 0 {
-		out = append(out, fmt.Sprintf("warm-up: %s (%.2f s, %.0fx the median step)", stepRange(s.Warmup), s.WarmupS, s.WarmupS/float64(n)/s.MedianS))
+		out = append(out, fmt.Sprintf("warm-up: %s (%s, %.0fx the median step)", stepRange(s.Warmup), units.Seconds(s.WarmupS), s.WarmupS/float64(n)/s.MedianS))
 	}
 	if n := len(s.Outliers); n > 0 {
 		list := s.Outliers

@@ -49,6 +49,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/interval"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // DefinitionVersion names the checks in JSON output.
@@ -576,7 +577,7 @@ func (c *checker) firstCalls() []Cost {
 		if own >= minNs && float64(own) >= c.o.FirstCallRatio*float64(max(med, 1)) {
 			x := Cost{Kind: "first-call", Name: c.t.Name(first), StartUs: c.rel(ev.Start[first]), Us: us(own - med),
 				span: interval.Span{Start: ev.Start[first], End: ev.End(first)},
-				Note: fmt.Sprintf("first call %.1f ms, median of %d later calls %.2f ms (handle creation, autotuning or lazy initialisation)", us(ev.Dur[first])/1e3, len(rest), us(med)/1e3)}
+				Note: fmt.Sprintf("first call %s, median of %d later calls %s (handle creation, autotuning or lazy initialisation)", units.Duration(us(ev.Dur[first])), len(rest), units.Duration(us(med)))}
 			if s := c.stepOf(ev.Start[first]); s >= 0 {
 				x.Step = c.r.Steps[s].Step
 			}

@@ -13,6 +13,7 @@ import (
 	diffmodel "github.com/bottleneck-dev/bottleneck/internal/diff"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // Options are the command's flags and arguments.
@@ -71,7 +72,7 @@ func Run(o *Options) error {
 		err = enc.Encode(c)
 	} else {
 		_, err = fmt.Fprintf(o.IO.Out, "%s: median step %s over %d steps, verdict %s\n", report.Printable(c.Run.Label),
-			report.Duration(c.Run.MedianUs), c.Run.Steps, c.Run.Verdict)
+			units.Duration(c.Run.MedianUs), c.Run.Steps, c.Run.Verdict)
 		for _, g := range c.Gate {
 			mark := "ok  "
 			if g.Failed {

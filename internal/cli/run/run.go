@@ -28,6 +28,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/runner"
 	"github.com/bottleneck-dev/bottleneck/internal/runreport"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 	"github.com/bottleneck-dev/bottleneck/internal/version"
 )
 
@@ -376,11 +377,11 @@ func writeRunSummary(w io.Writer, rr *runreport.Report) {
 		if e.Signal != "" {
 			how += " (" + e.Signal + ")"
 		}
-		parts = append(parts, fmt.Sprintf("%s after %.1fs", how, rr.DurationS))
+		parts = append(parts, fmt.Sprintf("%s after %s", how, units.Seconds(rr.DurationS)))
 	}
 	for _, p := range rr.Processes {
 		if s := p.StepSeries; s != nil {
-			parts = append(parts, fmt.Sprintf("%s: %d steps, median %s", p.Tag, s.Steps, report.Duration(s.MedianS*1e6)))
+			parts = append(parts, fmt.Sprintf("%s: %d steps, median %s", p.Tag, s.Steps, units.Duration(s.MedianS*1e6)))
 		}
 	}
 	fmt.Fprintf(w, "  %s\n\n", strings.Join(parts, "; "))
