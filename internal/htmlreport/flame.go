@@ -20,15 +20,15 @@ type FlameGraph struct {
 	Wire   *flame.Wire `json:"wire"`
 }
 
-// MaxFlameNodes bounds each flame graph.
-var MaxFlameNodes = flame.DefaultMaxNodes
+// maxFlameNodes bounds each flame graph.
+const maxFlameNodes = flame.DefaultMaxNodes
 
 func graph(title string, t *flame.Tree) *FlameGraph {
 	if t == nil || t.Total() <= 0 {
 		return nil
 	}
 	g := &FlameGraph{Title: title, Nodes: t.Nodes()}
-	g.Merged = t.Limit(MaxFlameNodes)
+	g.Merged = t.Limit(maxFlameNodes)
 	g.Wire = t.ToWire()
 	return g
 }

@@ -204,13 +204,13 @@ type Limits struct {
 	MaxConns                      int
 }
 
-// DefaultLimits leave room for the report page (a few MB) over a slow
+// defaultLimits leave room for the report page (a few MB) over a slow
 // link, and for a browser's half dozen parallel connections many times.
-var DefaultLimits = Limits{ReadHeader: 10 * time.Second, Read: 30 * time.Second, Write: 2 * time.Minute, Idle: 60 * time.Second, MaxConns: 64}
+var defaultLimits = Limits{ReadHeader: 10 * time.Second, Read: 30 * time.Second, Write: 2 * time.Minute, Idle: 60 * time.Second, MaxConns: 64}
 
 // Serve serves h on l until the server fails.
 func Serve(l net.Listener, h http.Handler, log io.Writer) error {
-	return serveWith(l, h, DefaultLimits)
+	return serveWith(l, h, defaultLimits)
 }
 
 func serveWith(l net.Listener, h http.Handler, lim Limits) error {
