@@ -2,7 +2,8 @@
 // output (text report, findings, Markdown, the diff, the run report; the
 // web front-end's web/src/dom.js mirrors it): durations and byte counts
 // with three significant digits and a space before the unit, byte counts
-// in IEC units, shares with one decimal.
+// in IEC units. Percentages keep the precision their context needs (two
+// decimals for the breakdown's small shares, whole numbers in prose).
 //
 // Machine-readable outputs (JSON, CSV, pprof) carry raw numbers instead.
 package units
@@ -45,9 +46,6 @@ func Bytes[N number](bytes N) string {
 type number interface {
 	~int | ~int32 | ~int64 | ~uint32 | ~uint64 | ~float64
 }
-
-// Percent writes a percentage (already multiplied by 100): "12.3%".
-func Percent(pct float64) string { return strconv.FormatFloat(pct, 'f', 1, 64) + "%" }
 
 // Count writes an integer with thousands separators: "1,234,567".
 func Count(n int) string {

@@ -52,13 +52,10 @@ func TestBytes(t *testing.T) {
 	}
 }
 
-func TestCountAndPercent(t *testing.T) {
+func TestCount(t *testing.T) {
 	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1234: "-1,234"} {
 		if got := Count(n); got != want {
 			t.Errorf("Count(%d) = %q, want %q", n, got, want)
 		}
-	}
-	if got := Percent(12.345); got != "12.3%" {
-		t.Errorf("Percent = %q", got)
 	}
 }
