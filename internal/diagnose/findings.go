@@ -349,8 +349,9 @@ func (s *state) findings() {
 		if d, ok := s.cpuDemand(); ok {
 			ms = append(ms, Evidence{"torch intra-op threads", float64(d.threads), "", "env"}, Evidence{"usable CPUs", float64(d.cpus), "", "env"})
 			// more threads only where the CPUs are idle: with DataLoader
-			// workers or several ranks, all cores are not torch's
-			if fit := d.fitThreads(); !d.oversubscribed() && fit > d.threads {
+			// workers or several ranks, all cores are not torch's, and a
+			// main thread that waits for a CPU shows that others use them
+			if fit := d.fitThreads(); !d.oversubscribed() && fit > d.threads && !s.waitsForCPU() {
 				change = fmt.Sprintf("torch uses %d threads and %d CPUs are free: %s; then %s", d.threads, d.cpus-d.want, s.threadKnob(fit), change)
 				where = slices.Insert(where, nPy, s.threadSetting()...) // before the ops: the report shows the first few
 			}
@@ -505,6 +506,13 @@ func (d cpuDemand) oversubscribed() bool { return d.want > d.cpus }
 // share of the CPUs next to its workers.
 func (d cpuDemand) fitThreads() int { return max(1, d.cpus/d.ranks-d.workers) }
 
+// waitsForCPU: the main thread waited for a CPU enough of the recorded
+// window for the opening to say so.
+func (s *state) waitsForCPU() bool {
+	cw := s.cpuWait()
+	return cw != nil && cw.Window.WaitShare() >= s.p.CPUWaitNote
+}
+
 func (s *state) oversubscribed() bool {
 	d, ok := s.cpuDemand()
 	return ok && d.oversubscribed()
@@ -541,6 +549,9 @@ func (s *state) oversubscriptionFinding() {
 		{"DataLoader workers per process", float64(d.workers), "", "evidence"}, {"processes of the job on this machine", float64(d.ranks), "", "env"}}
 	if d.load >= 0 {
 		ms = append(ms, Evidence{"machine load average when the program started", d.load, "", "env"})
+	}
+	if cw := s.cpuWait(); cw != nil {
+		ms = append(ms, Evidence{"main thread waiting for a CPU (recorded window)", pct(cw.Window.WaitShare()), "%", "evidence"})
 	}
 	title := fmt.Sprintf("%d threads want the CPU at once on %d CPUs: %d process(es) × (%d intra-op threads + %d DataLoader workers)", d.want, d.cpus, d.ranks, d.threads, d.workers)
 	s.emit(s.finding("cpu.oversubscribed", title, cpuSide*s.step, ms, append(s.threadSetting(), s.interopSetting()...), change))

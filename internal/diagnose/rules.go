@@ -130,6 +130,11 @@ type Params struct {
 	// cost explain at least half of the slowdown, else the window was
 	// slowed by something else.
 	ProfilerOpCostUs float64
+	// CPUWaitNote: the opening says the timings are inflated when the
+	// main thread waited for a CPU this share of the recorded window;
+	// CPUWaitBusy: the window is not steady state when it waited this
+	// share more than over the whole run (the machine busy then).
+	CPUWaitNote, CPUWaitBusy float64
 	// High and Medium: confidence levels (share of the primary class and
 	// its margin over the next class).
 	HighShare, HighMargin     float64
@@ -168,6 +173,8 @@ var Default = Params{
 	OverheadPct:           2,
 	ProfilerInflation:     1.3,
 	ProfilerOpCostUs:      10,
+	CPUWaitNote:           0.10,
+	CPUWaitBusy:           0.15,
 	HighShare:             0.5,
 	HighMargin:            0.2,
 	MediumShare:           0.3,

@@ -52,6 +52,9 @@ type RunEvidence struct {
 	SetThreads *rundir.ThreadCall `json:"set_threads,omitempty"`
 	// SetInteropThreads is its last torch.set_num_interop_threads call.
 	SetInteropThreads *rundir.ThreadCall `json:"set_interop_threads,omitempty"`
+	// CPUWait: the main thread's time waiting for a CPU (nil: not
+	// recorded).
+	CPUWait *rundir.CPUWait `json:"cpu_wait,omitempty"`
 	// ThreadEnv holds OMP_NUM_THREADS and MKL_NUM_THREADS as the program's
 	// environment set them (absent: unset).
 	ThreadEnv map[string]string `json:"thread_env,omitempty"`
@@ -381,6 +384,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 			}
 		}
 		r.Optimizers = ev.Optimizers
+		r.CPUWait = ev.CPUWait
 		r.Phases = ev.FrameworkPhases
 		r.SyncState = ev.Syncs.State
 		for _, s := range ev.Syncs.Sites {

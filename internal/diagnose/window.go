@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
@@ -89,7 +90,17 @@ func (s *state) windowNote() {
 	if o := w.Overhead; o != nil && o.Pct >= s.p.OverheadPct {
 		n.Notes = append(n.Notes, fmt.Sprintf("profiler overhead (buffer requests and flushes) takes %.1f%% of the steps", o.Pct))
 	}
-	inflated, slower := false, false
+	// A main thread waiting for a CPU inflates every time in the window;
+	// waiting far more than over the run, the machine was busy then.
+	busy := false
+	if cw := s.cpuWait(); cw != nil && cw.Window.WaitShare() >= s.p.CPUWaitNote {
+		win, run := cw.Window.WaitShare(), cw.Run.WaitShare()
+		busy = win-run >= s.p.CPUWaitBusy
+		n.SteadyState = n.SteadyState && !busy
+		n.Notes = append(n.Notes, fmt.Sprintf("the main thread waited for a CPU %.0f%% of the recorded window (runnable, not running; %.0f%% over the whole run): the times measured here are inflated by up to that much; %s",
+			100*win, 100*run, s.cpuWaitCause(cw.Window)))
+	}
+	inflated, slower := false, busy
 	if r := s.in.Run; r != nil && r.OutsideStepS > 0 && r.WindowMedianS >= s.p.ProfilerInflation*r.OutsideStepS {
 		n.SteadyState = false
 		msg := fmt.Sprintf("the recorded steps take %.1fx the steps outside the window (median %s against %s)",
@@ -97,7 +108,9 @@ func (s *state) windowNote() {
 		// the profiler costs each recorded op a few µs: only steps with
 		// enough ops can be slowed this much by it
 		ops := s.opsPerStep(len(w.Used))
-		if excess := (r.WindowMedianS - r.OutsideStepS) * 1e6; ops*s.p.ProfilerOpCostUs >= excess/2 {
+		if excess := (r.WindowMedianS - r.OutsideStepS) * 1e6; busy {
+			msg += ": the machine was busy during the window (above)"
+		} else if ops*s.p.ProfilerOpCostUs >= excess/2 {
 			inflated = true
 			msg += fmt.Sprintf(": the profiler's per-op overhead (%.0f ops per step) inflates op times, tiny ops most, so host and launch shares are overstated", ops)
 		} else {
@@ -121,6 +134,30 @@ func (s *state) windowNote() {
 		n.Reprofile = s.reprofile(w, inflated, slower)
 	}
 	s.d.Window = n
+}
+
+// cpuWait is the run's main-thread scheduling record when it covers the
+// recorded window.
+func (s *state) cpuWait() *rundir.CPUWait {
+	if r := s.in.Run; r != nil && r.CPUWait != nil && r.CPUWait.Window != nil {
+		return r.CPUWait
+	}
+	return nil
+}
+
+// cpuWaitCause says who held the CPUs while the main thread waited: the
+// program's own threads when they outnumber the CPUs, else other
+// processes (what the process itself used against the load says so).
+func (s *state) cpuWaitCause(t *rundir.ThreadSched) string {
+	d, ok := s.cpuDemand()
+	if ok && d.oversubscribed() {
+		return fmt.Sprintf("the program's own threads want %d CPUs of %d (below)", d.want, d.cpus)
+	}
+	if t.LoadAverage != nil && ok && t.WallS > 0 {
+		return fmt.Sprintf("other processes held the CPUs: the machine's load average was %.1f on %d CPUs, of which this process (its DataLoader workers aside) used %.1f",
+			*t.LoadAverage, d.cpus, t.ProcessCPUS/t.WallS)
+	}
+	return "other threads or processes held the CPUs"
 }
 
 // opsPerStep is how many ops and runtime calls the profiler recorded per

@@ -8,6 +8,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
 
 func TestStepMedians(t *testing.T) {
@@ -55,5 +56,51 @@ func TestProfilerInflation(t *testing.T) {
 		if fired != (c.want != "") || d.Window.SteadyState == fired || !strings.Contains(text, c.want) {
 			t.Errorf("outside step %v s, run median %v s, %d ops: steady %v, notes %q, want %q", c.outside, c.run, c.calls, d.Window.SteadyState, text, c.want)
 		}
+	}
+}
+
+// The CPU-wait note fires when the main thread waited for a CPU a tenth
+// of the window or more, names who held the CPUs, and marks the window
+// unsteady only when it waited far more than over the run; it stays
+// silent on a quiet window and without a window record. A waiting main
+// thread also takes back the advice to add intra-op threads.
+func TestCPUWait(t *testing.T) {
+	load := 7.5
+	sched := func(wall, wait, proc float64) *rundir.ThreadSched {
+		return &rundir.ThreadSched{WallS: wall, CPUS: wall - wait, WaitS: wait, ProcessCPUS: proc, LoadAverage: &load}
+	}
+	env := &Env{CPUs: 4, NumThreads: 2, LocalRanks: 1, LoadAverage: 0.5}
+	for _, c := range []struct {
+		name         string
+		wait         *rundir.CPUWait
+		threads      int
+		note, steady bool
+		want         string
+	}{
+		{"quiet", &rundir.CPUWait{Run: sched(10, 0.2, 9), Window: sched(1, 0.03, 0.9)}, 2, false, true, ""},
+		{"no window record", &rundir.CPUWait{Run: sched(10, 5, 9)}, 2, false, true, ""},
+		{"busy window", &rundir.CPUWait{Run: sched(10, 0.5, 9), Window: sched(1, 0.4, 0.6)}, 2, true, false,
+			"waited for a CPU 40% of the recorded window (runnable, not running; 5% over the whole run)"},
+		{"busy window: other processes", &rundir.CPUWait{Run: sched(10, 0.5, 9), Window: sched(1, 0.4, 0.6)}, 2, true, false,
+			"load average was 7.5 on 4 CPUs, of which this process (its DataLoader workers aside) used 0.6"},
+		{"busy run", &rundir.CPUWait{Run: sched(10, 3, 9), Window: sched(1, 0.35, 0.6)}, 2, true, true, "35% of the recorded window"},
+		{"own threads", &rundir.CPUWait{Run: sched(10, 3, 9), Window: sched(1, 0.35, 0.6)}, 8, true, true, "the program's own threads want 8 CPUs of 4"},
+	} {
+		e := *env
+		e.NumThreads = c.threads
+		d := Compute(cpuTrace(&RunEvidence{Env: &e, CPUWait: c.wait}))
+		text := strings.Join(d.Window.Notes, "\n")
+		if fired := strings.Contains(text, "waited for a CPU"); fired != c.note || !strings.Contains(text, c.want) || d.Window.SteadyState != c.steady {
+			t.Errorf("%s: steady %v, notes %q; want note %v (%q), steady %v", c.name, d.Window.SteadyState, text, c.note, c.want, c.steady)
+		}
+		if f := findingOf(d, "cpu.native"); f != nil && c.note && strings.Contains(f.Change, "CPUs are free") {
+			t.Errorf("%s: advises more threads while the main thread waits for a CPU: %q", c.name, f.Change)
+		}
+	}
+	// the same program on a quiet machine is told to use the free CPUs
+	e := *env
+	d := Compute(cpuTrace(&RunEvidence{Env: &e, CPUWait: &rundir.CPUWait{Run: sched(10, 0.1, 9), Window: sched(1, 0.01, 0.9)}}))
+	if f := findingOf(d, "cpu.native"); f == nil || !strings.Contains(f.Change, "CPUs are free") {
+		t.Errorf("quiet machine: cpu.native %+v, want the free-CPU advice", f)
 	}
 }

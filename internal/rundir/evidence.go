@@ -103,7 +103,10 @@ type Evidence struct {
 	// the framework's own actions (_bottleneck_frameworks.py); nil when
 	// the program used neither.
 	FrameworkPhases *FrameworkPhases `json:"framework_phases"`
-	DataLoader      struct {
+	// CPUWait: the main thread's scheduling over the run and the recorded
+	// window (nil off Linux, or from agents before it).
+	CPUWait    *CPUWait `json:"cpu_wait"`
+	DataLoader struct {
 		Batches       int          `json:"batches"`
 		WaitS         float64      `json:"wait_s"`
 		WindowBatches int          `json:"window_batches"`
@@ -119,6 +122,35 @@ type Evidence struct {
 	Missing        []Missing `json:"missing"`
 	Errors         []string  `json:"errors"`
 	Notes          []string  `json:"notes"`
+}
+
+// CPUWait is the main thread's scheduling (Linux schedstat) over the
+// whole run and over the recorded window(s).
+type CPUWait struct {
+	Run    *ThreadSched `json:"run"`
+	Window *ThreadSched `json:"window"`
+}
+
+// ThreadSched is a span of the main thread's life (seconds): its wall
+// time, its time on a CPU and its time runnable but waiting for a CPU
+// (the run queue: other threads or processes held the CPUs); the CPU time
+// of every thread of the process; the machine's 1-minute load average
+// at the span's end.
+type ThreadSched struct {
+	WallS       float64  `json:"wall_s"`
+	CPUS        float64  `json:"cpu_s"`
+	WaitS       float64  `json:"wait_s"`
+	ProcessCPUS float64  `json:"process_cpu_s"`
+	LoadAverage *float64 `json:"load_average"`
+}
+
+// WaitShare is the share of the span's wall time spent waiting for a CPU
+// (0 for a nil or empty span).
+func (t *ThreadSched) WaitShare() float64 {
+	if t == nil || t.WallS <= 0 {
+		return 0
+	}
+	return min(t.WaitS/t.WallS, 1)
 }
 
 // FrameworkPhases is the whole run's time in a framework's actions
