@@ -23,6 +23,9 @@ type WindowNote struct {
 	Excluded []ExcludedStep `json:"excluded_steps,omitempty"`
 	// Notes are the window's problems in plain words, most important first.
 	Notes []string `json:"notes,omitempty"`
+	// Inflated: the main thread waited for a CPU enough of the window that
+	// its times overstate the program's own (a note says how much).
+	Inflated bool `json:"inflated,omitempty"`
 	// Reprofile is how to record a steady-state window instead ("" when
 	// the window is fine).
 	Reprofile string `json:"reprofile,omitempty"`
@@ -96,7 +99,7 @@ func (s *state) windowNote() {
 	if cw := s.cpuWait(); cw != nil && cw.Window.WaitShare() >= s.p.CPUWaitNote {
 		win, run := cw.Window.WaitShare(), cw.Run.WaitShare()
 		busy = win-run >= s.p.CPUWaitBusy
-		n.SteadyState = n.SteadyState && !busy
+		n.SteadyState, n.Inflated = n.SteadyState && !busy, true
 		n.Notes = append(n.Notes, fmt.Sprintf("the main thread waited for a CPU %.0f%% of the recorded window (runnable, not running; %.0f%% over the whole run): the times measured here are inflated by up to that much; %s",
 			100*win, 100*run, s.cpuWaitCause(cw.Window)))
 	}

@@ -90,7 +90,7 @@ func TestCPUWait(t *testing.T) {
 		e.NumThreads = c.threads
 		d := Compute(cpuTrace(&RunEvidence{Env: &e, CPUWait: c.wait}))
 		text := strings.Join(d.Window.Notes, "\n")
-		if fired := strings.Contains(text, "waited for a CPU"); fired != c.note || !strings.Contains(text, c.want) || d.Window.SteadyState != c.steady {
+		if fired := strings.Contains(text, "waited for a CPU"); fired != c.note || d.Window.Inflated != c.note || !strings.Contains(text, c.want) || d.Window.SteadyState != c.steady {
 			t.Errorf("%s: steady %v, notes %q; want note %v (%q), steady %v", c.name, d.Window.SteadyState, text, c.note, c.want, c.steady)
 		}
 		if f := findingOf(d, "cpu.native"); f != nil && c.note && strings.Contains(f.Change, "CPUs are free") {

@@ -122,7 +122,7 @@ func writeWindow(w io.Writer, n *diagnose.WindowNote, brief bool) {
 		state = "NOT steady state"
 	}
 	fmt.Fprintf(w, "  window: %s; %s\n", state, textsafe.String(used))
-	if brief && n.SteadyState {
+	if brief && n.SteadyState && !n.Inflated {
 		return // the notes explain what was left out; the brief says only what was used
 	}
 	for _, note := range n.Notes {

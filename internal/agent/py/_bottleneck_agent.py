@@ -1629,6 +1629,7 @@ class Agent(object):
                            "mean_s": (s["sum_s"] / s["count"]) if s["count"] else None},
             "step_times": self.step_times,
             "per_step": self.stepstats.evidence() if self.stepstats is not None else None,
+            "cpu_wait": self.stepstats.sched.evidence() if self.stepstats is not None else None,
             "framework_phases": fw.evidence() if fw is not None else None,
             "profiler": {
                 "state": self.prof_state,

@@ -19,6 +19,7 @@ import linecache
 import os
 import re
 import sys
+import threading
 import time
 
 _MAX_ROWS = 20000  # rows kept; beyond, the stride doubles and rows off it are dropped
@@ -54,6 +55,7 @@ class StepStats:
             self._statm = os.open("/proc/self/statm", os.O_RDONLY)
         except (OSError, ValueError, AttributeError):
             self._statm = None
+        self.sched = SchedMeter()
         gc.callbacks.append(self._on_gc)
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=self.stop)
@@ -90,6 +92,7 @@ class StepStats:
 
     def stop(self):
         """Stop timing collections (forked children, program end)."""
+        self.sched.stop()
         try:
             gc.callbacks.remove(self._on_gc)
         except ValueError:
@@ -164,6 +167,7 @@ class StepStats:
     # -- step boundary --------------------------------------------------------
     def on_step(self, step, in_window):
         """One step ended; called from the step's thread."""
+        self.sched.on_step(in_window)
         if step % self.stride == 0:
             self.rows.append([step, self._rss(), self._cuda(), round(self._gc_step_s, 6), self._gc_step_n, bool(in_window)])
             if len(self.rows) >= _MAX_ROWS:
@@ -308,3 +312,83 @@ def _writer_line(frame, name, kind):
         if pat.search(src.split("#", 1)[0]):
             return file, ln
     return file, frame.f_lineno or 0
+
+
+class SchedMeter:
+    """The step thread's scheduling (Linux schedstat: time on a CPU, time
+    runnable but waiting for one), the process's CPU time and the load
+    average, from the first step boundary to the end and over the steps
+    recorded in the profiler's window (docs/run.md, "CPU wait")."""
+
+    def __init__(self):
+        self._fd = None
+        self._first = None  # reading at the first step boundary
+        self._last = None  # reading at the previous step boundary
+        self.window = None  # summed over the window's steps
+        self._window_load = None
+        self._off = not os.path.isdir("/proc/self/task")
+
+    def _read(self):
+        """(wall s, thread cpu s, thread wait s, process cpu s) or None."""
+        try:
+            cpu_ns, wait_ns = os.pread(self._fd, 128, 0).split()[:2]
+            t = os.times()
+            return (time.perf_counter(), int(cpu_ns) / 1e9, int(wait_ns) / 1e9, t[0] + t[1])
+        except (OSError, ValueError, TypeError):
+            self.stop()
+            return None
+
+    def on_step(self, in_window):
+        if self._off:
+            return
+        if self._fd is None:  # the step thread, at its first step boundary
+            try:
+                self._fd = os.open("/proc/self/task/%d/schedstat" % threading.get_native_id(), os.O_RDONLY)
+            except (OSError, AttributeError):
+                self._off = True
+                return
+        cur = self._read()
+        if cur is None:
+            return
+        if self._first is None:
+            self._first = cur
+        elif in_window:  # the step that just ended was recorded
+            self.window = _span(self._last, cur, self.window)
+            self._window_load = _loadavg()
+        self._last = cur
+
+    def stop(self):
+        """No more readings (a forked child's file would be the parent's)."""
+        self._off = True
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+            self._fd = None
+
+    def evidence(self):
+        """The "cpu_wait" record, or None when nothing was measured."""
+        end = self._read() if self._fd is not None else self._last
+        if self._first is None or end is None:
+            return None
+        run = _span(self._first, end, None)
+        run["load_average"] = _loadavg()
+        if self.window is not None:
+            self.window["load_average"] = self._window_load
+        return {"run": run, "window": self.window}
+
+
+def _span(a, b, acc):
+    """Adds the readings' difference to acc (a new record when None)."""
+    acc = acc or {"wall_s": 0.0, "cpu_s": 0.0, "wait_s": 0.0, "process_cpu_s": 0.0}
+    for k, i in (("wall_s", 0), ("cpu_s", 1), ("wait_s", 2), ("process_cpu_s", 3)):
+        acc[k] = round(acc[k] + b[i] - a[i], 6)
+    return acc
+
+
+def _loadavg():
+    try:
+        return os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return None

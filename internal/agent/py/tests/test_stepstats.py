@@ -154,3 +154,65 @@ class ProbeTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def _spin(seconds):
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+@unittest.skipUnless(os.path.isdir("/proc/self/task") and hasattr(os, "sched_setaffinity"), "Linux schedstat")
+class SchedMeterTest(unittest.TestCase):
+    def test_window_and_run_spans(self):
+        m = S.SchedMeter()
+        m.on_step(False)  # first boundary: the run starts here
+        _spin(0.05)
+        m.on_step(True)  # a recorded step of 50 ms on the CPU
+        time.sleep(0.1)
+        m.on_step(False)  # an unrecorded step, asleep
+        ev = m.evidence()
+        m.stop()
+        win, run = ev["window"], ev["run"]
+        self.assertGreater(win["wall_s"], 0.045)
+        self.assertLess(win["wall_s"], run["wall_s"])
+        self.assertGreater(run["wall_s"], 0.14)
+        for span in (win, run):
+            self.assertLessEqual(span["cpu_s"] + span["wait_s"], span["wall_s"] + 0.01)
+            self.assertGreaterEqual(span["wait_s"], 0)
+        self.assertIn("load_average", run)
+
+    def test_a_shared_cpu_is_waited_for(self):
+        # pin this process and a spinning child to one CPU: the step thread
+        # is runnable about half the time it is not running
+        cpu = min(os.sched_getaffinity(0))
+        saved = os.sched_getaffinity(0)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.sched_setaffinity(0, {cpu})
+                _spin(1.5)
+            finally:
+                os._exit(0)
+        try:
+            os.sched_setaffinity(0, {cpu})
+            time.sleep(0.05)  # the child is spinning
+            m = S.SchedMeter()
+            m.on_step(False)
+            _spin(0.4)
+            m.on_step(True)
+            ev = m.evidence()
+            m.stop()
+        finally:
+            os.sched_setaffinity(0, saved)
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+        win = ev["window"]
+        self.assertGreater(win["wait_s"] / win["wall_s"], 0.2, win)
+
+    def test_a_forked_child_stops_reading(self):
+        m = S.SchedMeter()
+        m.on_step(False)
+        m.stop()
+        m.on_step(True)
+        self.assertIsNone(m.window)
