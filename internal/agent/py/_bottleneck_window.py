@@ -34,10 +34,10 @@ class Window(object):
 
     It keeps the state _init_window sets. From the Agent it reads cfg,
     pcfg, torch, env, sampler, stepstats, tag, step_thread, step_source,
-    _t0, finished and _finishing, appends to errors, missing and notes, and
-    calls path, progress, own_work, write_env and write_evidence. The
-    Agent's step detection calls _step at every step once a source locked,
-    and _start_profiler when it locks."""
+    program_profiler, _t0, finished and _finishing, appends to errors,
+    missing and notes, and calls path, progress, own_work, write_env and
+    write_evidence. The Agent's step detection calls _start_profiler when
+    a step source locks and _step at every step after that."""
 
     def _init_window(self):
         p = self.pcfg
