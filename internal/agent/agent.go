@@ -11,15 +11,30 @@ import (
 	"path/filepath"
 )
 
-//go:embed py/_bottleneck_agent.py py/_bottleneck_boot.py py/sitecustomize.py py/_bottleneck_stepstats.py py/_bottleneck_workers.py py/_bottleneck_frameworks.py
+//go:embed py/_bottleneck_agent.py py/_bottleneck_files.py py/_bottleneck_env.py py/_bottleneck_sampler.py
+//go:embed py/_bottleneck_window.py py/_bottleneck_evidence.py py/_bottleneck_stepstats.py py/_bottleneck_workers.py
+//go:embed py/_bottleneck_frameworks.py py/_bottleneck_boot.py py/sitecustomize.py
 var files embed.FS
 
 // Boot is the file name of the bootstrap script run as
 // `python BOOT CONFIG script|module TARGET ARGS...`.
 const Boot = "_bottleneck_boot.py"
 
-// Names lists the embedded files, in the order they are written.
-var Names = []string{"_bottleneck_agent.py", "_bottleneck_stepstats.py", "_bottleneck_workers.py", "_bottleneck_frameworks.py", Boot, "sitecustomize.py"}
+// Shim is the launcher-mode shim Python imports at startup from the
+// PYTHONPATH entry Write's directory becomes.
+const Shim = "sitecustomize.py"
+
+// InProcess is the in-process entry points' module: only the wheel ships
+// it (bottleneck_profiler.profile()); `bottleneck run` never writes it.
+const InProcess = "_bottleneck_inprocess.py"
+
+// Names lists the embedded files, in the order they are written: every
+// module of py/ but InProcess (TestNamesListEveryModule).
+var Names = []string{
+	"_bottleneck_agent.py", "_bottleneck_files.py", "_bottleneck_env.py", "_bottleneck_sampler.py",
+	"_bottleneck_window.py", "_bottleneck_evidence.py", "_bottleneck_stepstats.py", "_bottleneck_workers.py",
+	"_bottleneck_frameworks.py", Boot, Shim,
+}
 
 // Source returns the embedded text of one agent file.
 func Source(name string) ([]byte, error) { return files.ReadFile("py/" + name) }

@@ -102,3 +102,29 @@ func TestWriteEmbedsEveryFile(t *testing.T) {
 		}
 	}
 }
+
+// TestNamesListEveryModule: a module added to py/ but not to Names would be
+// missing from the run's agent directory and the wheel, and the agent would
+// fail to import it only there.
+func TestNamesListEveryModule(t *testing.T) {
+	onDisk, err := filepath.Glob(filepath.Join("py", "*.py"))
+	if err != nil || len(onDisk) == 0 {
+		t.Fatalf("py/*.py: %v %v", onDisk, err)
+	}
+	listed := map[string]bool{InProcess: true}
+	for _, n := range Names {
+		if listed[n] {
+			t.Errorf("%s listed twice", n)
+		}
+		listed[n] = true
+	}
+	for _, p := range onDisk {
+		if n := filepath.Base(p); !listed[n] {
+			t.Errorf("py/%s is not in agent.Names", n)
+		}
+		delete(listed, filepath.Base(p))
+	}
+	for n := range listed {
+		t.Errorf("agent.Names lists %s, which py/ does not hold", n)
+	}
+}

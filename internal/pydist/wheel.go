@@ -159,8 +159,8 @@ func Build(o Options) (string, error) {
 	// the agent's modules as `bottleneck run` writes them, less its
 	// launchers, plus the in-process entry points
 	for _, n := range append(slices.DeleteFunc(slices.Clone(agent.Names), func(n string) bool {
-		return n == agent.Boot || n == "sitecustomize.py"
-	}), "_bottleneck_inprocess.py") {
+		return n == agent.Boot || n == agent.Shim
+	}), agent.InProcess) {
 		b, err := os.ReadFile(filepath.Join(o.Root, "internal", "agent", "py", n))
 		if err != nil {
 			return "", err

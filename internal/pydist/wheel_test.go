@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bottleneck-dev/bottleneck/internal/agent"
 	"github.com/bottleneck-dev/bottleneck/internal/testutil"
 	"github.com/bottleneck-dev/bottleneck/internal/version"
 )
@@ -158,11 +159,21 @@ func checkWheel(t *testing.T, whl string) {
 			t.Errorf("%s is not executable (%v)", f.Name, f.Mode())
 		}
 	}
-	for _, want := range []string{ImportName + "/bin/bottleneck", ImportName + "/_agent/_bottleneck_agent.py",
-		ImportName + "/_agent/_bottleneck_inprocess.py", ImportName + "/_agent/_bottleneck_stepstats.py",
-		ImportName + "/_agent/_bottleneck_frameworks.py", ImportName + "/_version.py", ImportName + "/__init__.py"} {
+	for _, want := range []string{ImportName + "/bin/bottleneck", ImportName + "/_version.py", ImportName + "/__init__.py"} {
 		if _, ok := files[want]; !ok {
 			t.Errorf("wheel lacks %s", want)
+		}
+	}
+	// every module of the agent's directory, less bottleneck run's launchers
+	modules, err := filepath.Glob(filepath.Join("..", "agent", "py", "*.py"))
+	if err != nil || len(modules) == 0 {
+		t.Fatalf("agent modules: %v %v", modules, err)
+	}
+	for _, m := range modules {
+		n := filepath.Base(m)
+		_, ok := files[ImportName+"/_agent/"+n]
+		if launcher := n == agent.Boot || n == agent.Shim; ok == launcher {
+			t.Errorf("%s in the wheel: %v, want %v", n, ok, !launcher)
 		}
 	}
 	listed := 0

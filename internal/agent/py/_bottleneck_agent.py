@@ -22,527 +22,69 @@ file is written to a temporary name and renamed; forked children
 (os.register_at_fork); DataLoader worker processes only are sampled by
 _bottleneck_workers.py (pyworkers-<tag>/<pid>.json).
 
+This module is the entry point (`run_main` for script and -m modes,
+`activate_launcher` for launcher mode) and the Agent's core: start, hooks
+on torch, step detection, signals, fork and finish. The other jobs are
+modules beside it: _bottleneck_sampler (the Python profile and which files
+are the agent's), _bottleneck_env (environment summary), _bottleneck_window
+(steps, torch.profiler window, sync call sites), _bottleneck_evidence
+(evidence and Python profile files), _bottleneck_files (format version,
+atomic writes), and, loaded once the agent runs, _bottleneck_stepstats,
+_bottleneck_workers and _bottleneck_frameworks.
+
 Documented in docs/run.md.
 """
 
 import atexit
-import gzip
 import json
 import os
-import platform
-import shutil
 import signal
 import sys
 import threading
 import time
-import traceback
 import types
-import warnings
 
-FORMAT_VERSION = 1
-_AGENT_FILES = set()
 _HERE = os.path.dirname(os.path.abspath(__file__))
-for _name in ("_bottleneck_agent.py", "_bottleneck_boot.py", "sitecustomize.py", "_bottleneck_stepstats.py",
-              "_bottleneck_inprocess.py", "_bottleneck_workers.py", "_bottleneck_frameworks.py"):
-    _AGENT_FILES.add(os.path.join(_HERE, _name))
 
-# Non-zero while `import torch` runs: the sampler then takes no sample.
-# Two runs here ended with SIGSEGV inside that import while the sampler
-# read the importing thread's frames (CPython 3.11 can crash following
-# f_back of frames that C code creates and drops, as during extension
-# module initialisation: python/cpython#111363).
-_SAMPLING_PAUSED = [0]
 
-_SYNC_MESSAGE = "called a synchronizing CUDA operation"
+class _Siblings(object):
+    """`with _Siblings(): from _bottleneck_x import ...` imports the agent's
+    modules from beside this file: the agent's directory is not on the
+    program's sys.path. A module imported here leaves sys.modules at the
+    end of the block (the program's sys.modules holds no bottleneck module;
+    the imported names keep it alive); one that was there already (the
+    unit tests import them from the directory) is used as it is."""
+
+    NAMES = ("_bottleneck_files", "_bottleneck_env", "_bottleneck_sampler", "_bottleneck_window",
+             "_bottleneck_evidence")
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in self.NAMES:
+            return None
+        import importlib.util
+        return importlib.util.spec_from_file_location(name, os.path.join(_HERE, name + ".py"))
+
+    def __enter__(self):
+        self.present = [n for n in self.NAMES if n in sys.modules]
+        sys.meta_path.insert(0, self)
+        return self
+
+    def __exit__(self, *exc):
+        sys.meta_path.remove(self)
+        for n in self.NAMES:
+            if n not in self.present:
+                sys.modules.pop(n, None)
+        return False
+
+
+with _Siblings():
+    from _bottleneck_env import base_env, package_versions, safe, torch_env
+    from _bottleneck_evidence import Evidence
+    from _bottleneck_files import atomic_write_json
+    from _bottleneck_sampler import SAMPLING_PAUSED, Sampler, is_agent_file, is_library_file
+    from _bottleneck_window import StopAfterProfile, Window
+
 _LOCK_THRESHOLD = 8  # DataLoader batches / forwards before auto locks on them
-
-# Environment variables worth reporting (exact names and prefixes).
-_ENV_NAMES = (
-    "CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "CUDA_DEVICE_MAX_CONNECTIONS",
-    "CUBLAS_WORKSPACE_CONFIG", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-    "OPENBLAS_NUM_THREADS", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF",
-    "PYTORCH_NO_CUDA_MEMORY_CACHING", "RANK", "LOCAL_RANK", "WORLD_SIZE",
-    "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "HIP_VISIBLE_DEVICES",
-    "ROCR_VISIBLE_DEVICES", "TOKENIZERS_PARALLELISM",
-)
-_ENV_PREFIXES = ("NCCL_", "TORCH_", "TORCHINDUCTOR_", "TORCHDYNAMO_", "CUDNN_", "KINETO_")
-_PACKAGES = (
-    "numpy", "torchvision", "torchaudio", "lightning", "pytorch-lightning",
-    "transformers", "accelerate", "deepspeed", "triton", "apex", "timm",
-    "datasets", "nvidia-cudnn-cu12", "nvidia-nccl-cu12",
-)
-
-
-def _now():
-    return time.time()
-
-
-def atomic_write(path, data):
-    """Write bytes or str to path through a temporary file and a rename."""
-    if isinstance(data, str):
-        data = data.encode("utf-8")
-    tmp = "%s.tmp-%d-%d" % (path, os.getpid(), threading.get_ident())
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
-
-
-def atomic_write_json(path, obj):
-    atomic_write(path, json.dumps(obj, separators=(",", ":"), default=str))
-
-
-def _is_agent_file(filename):
-    return filename in _AGENT_FILES
-
-
-# ---------------------------------------------------------------------------
-# Python profile: wall-clock sampler
-
-
-def thread_role(ident, name, main_ident):
-    if ident == main_ident:
-        return "main"
-    low = (name or "").lower()
-    if "pin_memory" in low:
-        return "pin_memory"
-    return "other"
-
-
-class Sampler(object):
-    """Samples every thread's Python stack every `interval` seconds.
-
-    Frames are interned as (file, function, line, first line of function);
-    a stack is a tuple of frame ids, root first. Counts are kept for the
-    whole run and, separately, for samples taken while `in_window` is true.
-    """
-
-    def __init__(self, interval, main_ident=None, window_interval=None):
-        self.interval = float(interval)
-        # faster inside the recording window (torch.profiler dominates the
-        # cost there), slower outside it where overhead matters most
-        self.window_interval = float(window_interval or interval)
-        self.main_ident = main_ident if main_ident is not None else threading.main_thread().ident
-        self.frames = []  # [file, func, line, fline]
-        self._frame_ids = {}  # (code, line) -> id
-        self.stacks = {}  # (thread index, ids tuple) -> [count, window_count, cpu_count, window_cpu_count]
-        # on-CPU or waiting: each thread's CPU clock (Linux) is read at
-        # every sample, and the sample's on-CPU weight is the share of the
-        # wall time since the thread's previous sample that it ran on a CPU
-        self._cpu_clock = sys.platform.startswith("linux") and hasattr(time, "clock_gettime")
-        self._cpu_last = {}  # ident -> (wall, cpu)
-        self.threads = []  # dicts
-        self._thread_idx = {}  # (ident, name) -> index
-        self.samples = 0
-        self.window_samples = 0
-        self.in_window = False
-        self.windows = []  # [[start_rel, end_rel], ...]
-        self.start = time.time()
-        self._t0 = time.perf_counter()
-        self.end = None
-        self.lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread = None
-        self.sampling_cost = 0.0
-        self.on_tick = None  # called from the sampler thread about every second
-        self.after_sample = None  # called from the sampler thread after every sample
-        self.busy = {}  # ident -> depth: threads doing the agent's own work now
-        self.agent_samples = 0  # samples skipped because the thread did the agent's work
-        self.paused_samples = 0  # samples not taken while torch was imported (_SAMPLING_PAUSED)
-
-    def start_thread(self):
-        # A bare _thread, not a threading.Thread: the program's
-        # threading.enumerate() and active_count() stay as without
-        # bottleneck (nothing in the thread may call
-        # threading.current_thread(), which would register it). Like a
-        # daemon thread, it does not hold up the interpreter's exit.
-        import _thread
-        self._exited = threading.Event()
-        self._thread = _thread.start_new_thread(self._run_until_stopped, ())
-
-    def _run_until_stopped(self):
-        try:
-            self._run()
-        finally:
-            self._exited.set()
-
-    def stop(self):
-        self._stop.set()
-        if self._thread is not None and self._thread != threading.get_ident():
-            self._exited.wait(2.0)
-        if self.end is None:
-            self.end = time.time()
-
-    def rel(self):
-        return time.perf_counter() - self._t0
-
-    def enter_own_work(self):
-        """The calling thread does the agent's work (trace export, profiler
-        start and steps, files) until leave_own_work: it is not sampled, so
-        none of it shows up as the program's time."""
-        ident = threading.get_ident()
-        self.busy[ident] = self.busy.get(ident, 0) + 1
-
-    def leave_own_work(self):
-        ident = threading.get_ident()
-        d = self.busy.get(ident, 0) - 1
-        if d > 0:
-            self.busy[ident] = d
-        else:
-            self.busy.pop(ident, None)
-
-    def set_window(self, on):
-        if on and not self.in_window:
-            self.windows.append([self.rel(), None])
-        elif not on and self.in_window and self.windows:
-            self.windows[-1][1] = self.rel()
-        self.in_window = on
-
-    def _thread_index(self, ident, names):
-        name = names.get(ident, "")
-        key = (ident, name)
-        i = self._thread_idx.get(key)
-        if i is None:
-            t = threading._active.get(ident) if hasattr(threading, "_active") else None
-            native = getattr(t, "native_id", None) if t is not None else None
-            i = len(self.threads)
-            self._thread_idx[key] = i
-            self.threads.append({
-                "id": ident, "native_id": native, "name": name,
-                "role": thread_role(ident, name, self.main_ident),
-                "samples": 0, "window_samples": 0, "cpu_samples": 0.0, "cpu_s": 0.0,
-            })
-        return i
-
-    def _snapshot(self, skip):
-        """Every thread's stack as (ident, [(code, line), ...]), innermost
-        first; (ident, None) for a thread in skip.
-
-        Another thread's frames must be read while it cannot run: on
-        CPython 3.11 following f_back of a frame its thread has just
-        popped can crash the interpreter (python/cpython#111363; the
-        sampling profilers of sentry-sdk and ddtrace hit it). So the
-        frames become plain (code, line) pairs at once, with nothing that
-        could release the GIL in between, and the switch interval raised
-        meanwhile so that no other thread asks for the GIL back."""
-        old = sys.getswitchinterval()
-        sys.setswitchinterval(1.0)
-        try:
-            out = []
-            for ident, f in sys._current_frames().items():
-                if ident in skip:
-                    out.append((ident, None))
-                    continue
-                chain = []
-                while f is not None:
-                    chain.append((f.f_code, f.f_lineno))
-                    f = f.f_back
-                out.append((ident, chain))
-            return out
-        finally:
-            sys.setswitchinterval(old)
-
-    def sample_once(self, skip_ident=None):
-        if _SAMPLING_PAUSED[0]:
-            self.paused_samples += 1
-            return
-        busy = set(self.busy)
-        names = {}
-        skip = {skip_ident} | busy
-        for ident, t in list(getattr(threading, "_active", {}).items()):
-            names[ident] = t.name
-            if t.name.startswith("bottleneck-"):
-                skip.add(ident)  # the agent's own threads
-        snap = self._snapshot(skip)
-        in_window = self.in_window
-        cache = self._frame_ids
-        table = self.frames
-        with self.lock:
-            for ident, chain in snap:
-                if chain is None:  # skipped
-                    self.agent_samples += ident in busy
-                    continue
-                ids = []
-                for code, line in chain:
-                    fn = code.co_filename
-                    if fn not in _AGENT_FILES:
-                        line = line or 0
-                        k = (code, line)
-                        fid = cache.get(k)
-                        if fid is None:
-                            fid = len(table)
-                            cache[k] = fid
-                            table.append([fn, getattr(code, "co_qualname", code.co_name), line, code.co_firstlineno])
-                        ids.append(fid)
-                if not ids:
-                    continue
-                ids.reverse()
-                ti = self._thread_index(ident, names)
-                key = (ti, tuple(ids))
-                c = self.stacks.get(key)
-                if c is None:
-                    c = self.stacks[key] = [0, 0, 0.0, 0.0]
-                c[0] += 1
-                th = self.threads[ti]
-                th["samples"] += 1
-                on_cpu = self._on_cpu(ident, th)
-                c[2] += on_cpu
-                th["cpu_samples"] += on_cpu
-                if in_window:
-                    c[1] += 1
-                    th["window_samples"] += 1
-                    c[3] += on_cpu
-            self.samples += 1
-            if in_window:
-                self.window_samples += 1
-
-    def _on_cpu(self, ident, th):
-        """The share (0..1) of the wall time since the thread's previous
-        sample that it ran on a CPU (0 when it cannot be measured).
-
-        The clock is the kernel thread's, named by its TID (Linux's
-        per-thread CPU clock id): pthread_getcpuclockid would read the
-        thread's pthread struct, gone if the thread has just exited."""
-        tid = th.get("native_id")
-        if not self._cpu_clock or not tid:
-            return 0.0
-        try:
-            cpu = time.clock_gettime((~tid << 3) | 6)  # MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)
-        except (OSError, OverflowError, ValueError):
-            return 0.0
-        wall = time.perf_counter()
-        last = self._cpu_last.get(ident)
-        self._cpu_last[ident] = (wall, cpu)
-        if last is None or wall <= last[0]:
-            return 0.0
-        d_cpu = max(0.0, cpu - last[1])
-        th["cpu_s"] += d_cpu
-        return min(1.0, d_cpu / (wall - last[0]))
-
-    def _run(self):
-        me = threading.get_ident()
-        nxt = time.perf_counter()
-        last_tick = nxt
-        while True:
-            nxt += self.window_interval if self.in_window else self.interval
-            delay = nxt - time.perf_counter()
-            if delay < 0:
-                # fell behind (e.g. the GIL was held); do not burst
-                nxt = time.perf_counter()
-                delay = 0
-            if self._stop.wait(delay):
-                return
-            t0 = time.perf_counter()
-            try:
-                self.sample_once(skip_ident=me)
-            except Exception:
-                pass
-            if self.after_sample is not None:
-                try:
-                    self.after_sample()
-                except Exception:
-                    pass
-            t1 = time.perf_counter()
-            self.sampling_cost += t1 - t0
-            if self.on_tick is not None and t1 - last_tick >= 1.0:
-                last_tick = t1
-                try:
-                    self.on_tick()
-                except Exception:
-                    pass
-
-    def to_json(self):
-        with self.lock:
-            stacks = [
-                {"thread": k[0], "frames": list(k[1]), "count": v[0], "window_count": v[1],
-                 "cpu_count": round(v[2], 3), "window_cpu_count": round(v[3], 3)}
-                for k, v in self.stacks.items()
-            ]
-            stacks.sort(key=lambda s: -s["count"])
-            end = self.end if self.end is not None else time.time()
-            windows = [[w[0], w[1] if w[1] is not None else self.rel()] for w in self.windows]
-            return {
-                "format": "bottleneck.pyprofile",
-                "version": FORMAT_VERSION,
-                "profiler": "sample",
-                "interval_s": self.interval,
-                "window_interval_s": self.window_interval,
-                "start_unix": self.start,
-                "duration_s": end - self.start,
-                "samples": self.samples,
-                "window_samples": self.window_samples,
-                "windows": windows,
-                "sampling_cost_s": self.sampling_cost,
-                "agent_work_samples": self.agent_samples,
-                "import_paused_samples": self.paused_samples,
-                "cpu_clock": self._cpu_clock,
-                "pid": os.getpid(),
-                "frames": [_frame_json(f) for f in self.frames],
-                "threads": [dict(t) for t in self.threads],
-                "stacks": stacks,
-            }
-
-
-def pstats_to_json(stats, start, duration, windows):
-    """Convert pstats.Stats(...).stats into the cprofile variant of the
-    pyprofile format: a frames table plus one record per function."""
-    frames = []
-    index = {}
-
-    def fid(key):
-        i = index.get(key)
-        if i is None:
-            i = index[key] = len(frames)
-            fn, line, func = key
-            frames.append({"file": fn, "func": func, "line": line, "fline": line})
-        return i
-
-    functions = []
-    for key, (cc, nc, tt, ct, callers) in stats.items():
-        if _is_agent_file(key[0]):
-            continue
-        rec = {"frame": fid(key), "ncalls": nc, "pcalls": cc, "tottime_s": tt, "cumtime_s": ct, "callers": []}
-        for ckey, cval in callers.items():
-            if isinstance(cval, tuple):
-                c_cc, c_nc, c_tt, c_ct = cval
-            else:
-                c_cc = c_nc = cval
-                c_tt = c_ct = 0.0
-            rec["callers"].append({"frame": fid(ckey), "ncalls": c_nc, "tottime_s": c_tt, "cumtime_s": c_ct})
-        functions.append(rec)
-    functions.sort(key=lambda r: -r["tottime_s"])
-    return {
-        "format": "bottleneck.pyprofile",
-        "version": FORMAT_VERSION,
-        "profiler": "cprofile",
-        "interval_s": 0,
-        "start_unix": start,
-        "duration_s": duration,
-        "windows": windows,
-        "pid": os.getpid(),
-        "frames": frames,
-        "threads": [{"id": threading.main_thread().ident, "name": "MainThread", "role": "main"}],
-        "functions": functions,
-    }
-
-
-# ---------------------------------------------------------------------------
-# Environment summary
-
-
-def _safe(fn, default=None):
-    try:
-        return fn()
-    except Exception:
-        return default
-
-
-def package_versions():
-    out = {}
-    try:
-        from importlib import metadata
-    except ImportError:  # pragma: no cover
-        return out
-    for name in _PACKAGES:
-        v = _safe(lambda: metadata.version(name))
-        if v:
-            out[name] = v
-    return out
-
-
-def env_vars():
-    out = {}
-    for k, v in os.environ.items():
-        if k in _ENV_NAMES or any(k.startswith(p) for p in _ENV_PREFIXES):
-            out[k] = v
-    return out
-
-
-def base_env():
-    return {
-        "format": "bottleneck.env",
-        "version": FORMAT_VERSION,
-        "python": {
-            "version": platform.python_version(),
-            "implementation": platform.python_implementation(),
-            "executable": sys.executable,
-            "gil_enabled": _safe(lambda: sys._is_gil_enabled(), True),
-        },
-        "platform": platform.platform(),
-        "cpu_count": os.cpu_count(),
-        "cpu_affinity": _safe(lambda: len(os.sched_getaffinity(0))),
-        # other work on the machine when the program started (1-minute load)
-        "load_average": _safe(lambda: os.getloadavg()[0]),
-        "pid": os.getpid(),
-        "hostname": platform.node(),
-        "env": env_vars(),
-        "packages": {},
-        "torch": None,
-    }
-
-
-def torch_env(torch, with_devices):
-    """Versions and flags from torch itself. Device queries only when CUDA
-    is already initialised (with_devices), so the agent never initialises it."""
-    t = {"version": getattr(torch, "__version__", "?")}
-    ver = getattr(torch, "version", None)
-    t["cuda"] = getattr(ver, "cuda", None)
-    t["hip"] = getattr(ver, "hip", None)
-    t["debug"] = getattr(ver, "debug", None)
-    t["git"] = getattr(ver, "git_version", None)
-    t["build"] = "rocm" if t["hip"] else ("cuda" if t["cuda"] else "cpu")
-    t["cudnn"] = _safe(lambda: torch.backends.cudnn.version())
-    t["num_threads"] = _safe(lambda: torch.get_num_threads())
-    t["num_interop_threads"] = _safe(lambda: torch.get_num_interop_threads())
-    t["kineto_available"] = _safe(lambda: bool(torch.autograd.kineto_available()), False)
-    t["profiler_activities"] = _safe(
-        lambda: sorted(str(a).split(".")[-1] for a in torch.profiler.supported_activities()), [])
-    t["flags"] = {
-        "matmul_allow_tf32": _safe(lambda: bool(torch.backends.cuda.matmul.allow_tf32)),
-        "cudnn_allow_tf32": _safe(lambda: bool(torch.backends.cudnn.allow_tf32)),
-        "cudnn_benchmark": _safe(lambda: bool(torch.backends.cudnn.benchmark)),
-        "cudnn_deterministic": _safe(lambda: bool(torch.backends.cudnn.deterministic)),
-        "cudnn_enabled": _safe(lambda: bool(torch.backends.cudnn.enabled)),
-        "deterministic_algorithms": _safe(lambda: bool(torch.are_deterministic_algorithms_enabled())),
-        "float32_matmul_precision": _safe(lambda: torch.get_float32_matmul_precision()),
-        "grad_enabled": _safe(lambda: bool(torch.is_grad_enabled())),
-    }
-    cuda = getattr(torch, "cuda", None)
-    t["cuda_initialized"] = bool(_safe(lambda: cuda.is_initialized(), False))
-    if with_devices and t["cuda_initialized"]:
-        t["nccl"] = _safe(lambda: ".".join(str(x) for x in cuda.nccl.version())
-                          if isinstance(cuda.nccl.version(), tuple) else str(cuda.nccl.version()))
-        devs = []
-        for i in range(_safe(lambda: cuda.device_count(), 0) or 0):
-            p = _safe(lambda: cuda.get_device_properties(i))
-            if p is None:
-                continue
-            devs.append({
-                "index": i, "name": p.name, "total_memory": p.total_memory,
-                "capability": "%d.%d" % (p.major, p.minor),
-                "multi_processor_count": getattr(p, "multi_processor_count", None),
-            })
-        t["devices"] = devs
-        t["device_count"] = len(devs)
-    dist = _safe(lambda: torch.distributed)
-    if dist is not None and _safe(lambda: dist.is_available() and dist.is_initialized(), False):
-        t["distributed"] = {
-            "backend": _safe(lambda: str(dist.get_backend())),
-            "rank": _safe(lambda: dist.get_rank()),
-            "world_size": _safe(lambda: dist.get_world_size()),
-        }
-    return t
-
-
-# ---------------------------------------------------------------------------
-# The agent
-
-
-class StopAfterProfile(SystemExit):
-    """Raised in the training thread once the last window is written when
-    --stop-after-profile is on. Exits with status 0."""
-
-    def __init__(self):
-        SystemExit.__init__(self, 0)
 
 
 class _TorchImportWatcher(object):
@@ -574,11 +116,11 @@ class _TorchImportWatcher(object):
 
         def exec_module(module):
             pause = watcher.name == "torch"
-            _SAMPLING_PAUSED[0] += pause
+            SAMPLING_PAUSED[0] += pause
             try:
                 orig(module)
             finally:
-                _SAMPLING_PAUSED[0] -= pause
+                SAMPLING_PAUSED[0] -= pause
             watcher.done = True
             try:
                 del spec.loader.exec_module
@@ -644,13 +186,18 @@ class _OwnWork(object):
         return False
 
 
-class Agent(object):
+class Agent(Window, Evidence):
+    """The agent of one process: starts the Python profiler, hooks torch
+    (step detection, DataLoader, optimizers, torch.compile, the program's
+    own profilers), and finishes the run's files. Steps and the profiler
+    window are Window's; the files Evidence writes."""
+
     def __init__(self, cfg, mode):
         self.cfg = cfg
         self.mode = mode
         self.run_dir = cfg["run_dir"]
         self.pid = os.getpid()
-        self.t_start = _now()
+        self.t_start = time.time()
         self.tag = None
         self.finished = False
         self.finish_lock = threading.Lock()
@@ -663,7 +210,6 @@ class Agent(object):
         self.errors = []
         self.notes = []
         self.exit = {}
-        # steps
         pcfg = cfg.get("profiler", {})
         self.pcfg = pcfg
         self.step_source_req = cfg.get("step_source", "auto")
@@ -673,47 +219,25 @@ class Agent(object):
         self.optimizers = {}  # id -> _optimizer_params, at the first step of each
         self.first_loader = None
         self.step_thread = None
-        self.steps = 0
-        self.step_start = None
-        self.step_dl_wait = 0.0
-        self.step_dl_batches = 0
-        self.window_steps = []
-        self.step_stats = {"count": 0, "sum_s": 0.0, "min_s": None, "max_s": None}
-        self.step_times = []  # (start_rel, dur) for every step, capped
+        self._init_window()
         self.stepstats = None  # _bottleneck_stepstats.StepStats: memory and GC per step
         self.frameworks = None  # _bottleneck_frameworks.Frameworks: Lightning / HF Trainer phases
-        # profiler
-        self.prof = None
-        self.prof_state = "off"  # off | waiting | recording | done | failed
-        self.kineto_started = False
         self.compile_used = False  # the program called torch.compile (see _watch_torch_compile)
         self.program_profiler = None  # "file:line" where the program started its own profiler
         self.child_exit = None  # in a forked child: how its code ended
         self.child_exiting = False
-        self.windows = []  # {"index","file","steps","partial","bytes","export_s"}
-        self.window_index = 0
-        self.window_target = int(pcfg.get("repeat", 1) or 0)
-        self.stop_pending = False
-        self.stopped_after_profile = False
-        self.in_window = False
         # dataloader
         self.dl_total_wait = 0.0
         self.dl_total_batches = 0
         self.dl_window_wait = 0.0
         self.dl_window_batches = 0
         self.loaders = {}  # id(loader) -> info
-        # syncs
-        self.sync_sites = {}
-        self.sync_total = 0
-        self.sync_state = "not-attempted"
-        self._sync_prev_mode = None
-        self._orig_showwarning = None
         self._fwd_handles = []
         self._fwd_depth = threading.local()
         self.progress_path = None
         self._last_ckpt = time.perf_counter()
         self._t0 = time.perf_counter()
-        self.window_spans = []  # [[start_rel, end_rel], ...] seconds since agent start
+        self._finishing = False
 
     # -- the agent's own work ---------------------------------------------------
     def own_work(self):
@@ -748,7 +272,7 @@ class Agent(object):
     def progress(self, phase, **kw):
         if self.progress_path is None:
             return
-        d = {"phase": phase, "tag": self.tag, "step": self.steps, "time": _now()}
+        d = {"phase": phase, "tag": self.tag, "step": self.steps, "time": time.time()}
         d.update(kw)
         try:
             atomic_write_json(self.progress_path, d)
@@ -953,8 +477,8 @@ class Agent(object):
     def _step_aside(self, cls, frame):
         if self.program_profiler is not None:
             return
-        while frame is not None and (_is_agent_file(frame.f_code.co_filename)
-                                     or _is_library_file(frame.f_code.co_filename)):
+        while frame is not None and (is_agent_file(frame.f_code.co_filename)
+                                     or is_library_file(frame.f_code.co_filename)):
             frame = frame.f_back
         where = "%s:%d" % (frame.f_code.co_filename, frame.f_lineno) if frame is not None else "?"
         self.program_profiler = where
@@ -1074,7 +598,7 @@ class Agent(object):
         if id(opt) not in self.optimizers and len(self.optimizers) < 8:
             self.optimizers[id(opt)] = info = _optimizer_params(opt)
             f = sys._getframe(1)
-            while f is not None and (_is_agent_file(f.f_code.co_filename) or _is_library_file(f.f_code.co_filename)):
+            while f is not None and (is_agent_file(f.f_code.co_filename) or is_library_file(f.f_code.co_filename)):
                 f = f.f_back
             if f is not None:  # the program's line that called step()
                 info["step_site"] = {"file": f.f_code.co_filename, "line": f.f_lineno or 0,
@@ -1177,285 +701,6 @@ class Agent(object):
         if self.step_source == "forward":
             self._step()
 
-    def _step(self):
-        """One step ended (and the next begins) at this instant."""
-        if threading.get_ident() != self.step_thread:
-            return
-        now = time.perf_counter()
-        dur = now - self.step_start if self.step_start is not None else None
-        self.steps += 1
-        if dur is not None:
-            s = self.step_stats
-            s["count"] += 1
-            s["sum_s"] += dur
-            s["min_s"] = dur if s["min_s"] is None else min(s["min_s"], dur)
-            s["max_s"] = dur if s["max_s"] is None else max(s["max_s"], dur)
-            if len(self.step_times) < 20000:
-                rel = self.step_start - self._t0
-                self.step_times.append([self.steps, round(rel, 6), round(dur, 6), self.in_window])
-            if self.in_window:
-                self.window_steps.append({
-                    "window": self.window_index + 1,
-                    "step": self.steps,
-                    "duration_s": dur,
-                    "dataloader_wait_s": self.step_dl_wait,
-                    "dataloader_batches": self.step_dl_batches,
-                    "syncs": self._step_syncs,
-                })
-        if self.stepstats is not None:
-            self.stepstats.on_step(self.steps, self.in_window)
-        self.step_start = now
-        self.step_dl_wait = 0.0
-        self.step_dl_batches = 0
-        self._step_syncs = 0
-        prof = self.prof
-        if prof is not None and self.prof_state == "waiting":
-            with self.own_work():
-                try:
-                    prof.step()
-                except Exception as e:
-                    self._profiler_failed("profiler step", e)
-                    return
-                self._after_profiler_step()
-        if self.stop_pending:
-            self.stop_pending = False
-            self.stopped_after_profile = True
-            self.progress("stopping")
-            raise StopAfterProfile()
-
-    _step_syncs = 0
-
-    # -- profiler window ----------------------------------------------------
-    def _start_profiler(self):
-        torch = self.torch
-        p = self.pcfg
-        if self.program_profiler is not None:
-            return  # the program's own profiler runs (see _yield_to_program_profiler)
-        if not p.get("enabled", True):
-            self.prof_state = "off"
-            self.missing.append({"what": "torch.profiler trace", "why": "disabled (--no-trace)"})
-            return
-        if torch is None:
-            return
-        if not _safe(lambda: bool(torch.autograd.kineto_available()), False):
-            self.prof_state = "failed"
-            self.missing.append({
-                "what": "torch.profiler trace",
-                "why": "this torch build (%s) has no Kineto profiler (torch.autograd.kineto_available() is False); "
-                       "the Python profile is still recorded" % getattr(torch, "__version__", "?"),
-            })
-            return
-        try:
-            import torch.profiler as tp
-            acts = [tp.ProfilerActivity.CPU]
-            supported = _safe(lambda: set(tp.supported_activities()), set())
-            if _safe(lambda: torch.cuda.is_available(), False) and tp.ProfilerActivity.CUDA in supported:
-                acts.append(tp.ProfilerActivity.CUDA)
-            for extra in ("XPU", "MTIA", "HPU"):
-                a = getattr(tp.ProfilerActivity, extra, None)
-                if a is not None and a in supported:
-                    acts.append(a)
-            self.activities = [str(a).split(".")[-1] for a in acts]
-            kw = dict(skip_first=int(p.get("skip_first", 5)))
-            sched = tp.schedule(wait=int(p.get("wait", 0)), warmup=int(p.get("warmup", 2)),
-                                active=int(p.get("active", 5)), repeat=int(p.get("repeat", 1)), **kw)
-            opts = dict(activities=acts, schedule=sched, on_trace_ready=self._on_trace_ready,
-                        record_shapes=bool(p.get("record_shapes")), profile_memory=bool(p.get("profile_memory")),
-                        with_stack=bool(p.get("with_stack")), with_flops=bool(p.get("with_flops")),
-                        with_modules=bool(p.get("with_modules")))
-            self.prof = tp.profile(**opts)
-            self.kineto_started = True
-            self.prof.start()
-            self.prof_state = "waiting"
-            self._after_profiler_step()
-        except Exception as e:
-            self._profiler_failed("starting torch.profiler", e)
-
-    def _profiler_failed(self, what, e):
-        self.prof_state = "failed"
-        self.errors.append("%s: %s: %s" % (what, type(e).__name__, e))
-        self.missing.append({"what": "torch.profiler trace", "why": "%s failed: %s" % (what, e)})
-        self._set_window(False)
-        try:
-            if self.prof is not None:
-                self.prof.on_trace_ready = None
-                self.prof.stop()
-        except Exception:
-            pass
-        self.prof = None
-
-    def _after_profiler_step(self):
-        prof = self.prof
-        if prof is None:
-            return
-        action = str(getattr(prof, "current_action", ""))
-        recording = action.endswith("RECORD") or action.endswith("RECORD_AND_SAVE")
-        warm = action.endswith("WARMUP")
-        self._set_window(recording)
-        p = self.pcfg
-        if recording:
-            self.progress("recording", window=self.window_index + 1,
-                          active_step=len([s for s in self.window_steps if s["window"] == self.window_index + 1]) + 1,
-                          active=int(p.get("active", 5)))
-        elif warm:
-            self.progress("warming up", window=self.window_index + 1)
-        elif self.window_index == 0:
-            self.progress("waiting", skip_first=int(p.get("skip_first", 5)))
-
-    def _set_window(self, on):
-        if on == self.in_window:
-            return
-        self.in_window = on
-        rel = time.perf_counter() - self._t0
-        if on:
-            self.window_spans.append([rel, None])
-        elif self.window_spans:
-            self.window_spans[-1][1] = rel
-        if self.sampler is not None:
-            self.sampler.set_window(on)
-        if on:
-            self._sync_on()
-            if self.env is not None and self.torch is not None and not self.env.get("torch_at_window"):
-                self.env["torch_at_window"] = True
-                self.env["torch"] = _safe(lambda: torch_env(self.torch, with_devices=True), self.env.get("torch"))
-                self.write_env()
-        else:
-            self._sync_off()
-
-    def _on_trace_ready(self, prof):
-        with self.own_work():
-            return self._write_trace(prof)
-
-    def _write_trace(self, prof):
-        # called inside prof.step() (or prof.stop()) in the training thread
-        self.window_index += 1
-        idx = self.window_index
-        partial = self.finished or self._finishing
-        self.progress("writing trace", window=idx)
-        name = "trace-%s.pt.trace.json.gz" % self.tag if idx == 1 else "trace-%s.w%d.pt.trace.json.gz" % (self.tag, idx)
-        final = self.path(name)
-        t0 = time.perf_counter()
-        rec = {"index": idx, "file": name, "partial": bool(partial),
-               "steps": [s["step"] for s in self.window_steps if s["window"] == idx]}
-        try:
-            try:
-                prof.add_metadata_json("bottleneck", json.dumps({"tag": self.tag, "window": idx,
-                                                                 "partial": bool(partial), "step_source": self.step_source}))
-            except Exception:
-                pass
-            tmp_json = final + ".tmp-%d.json" % os.getpid()
-            tmp_gz = final + ".tmp-%d" % os.getpid()
-            prof.export_chrome_trace(tmp_json)
-            with open(tmp_json, "rb") as fin, gzip.open(tmp_gz, "wb", compresslevel=3) as fout:
-                shutil.copyfileobj(fin, fout, 1 << 20)
-            os.remove(tmp_json)
-            os.replace(tmp_gz, final)
-            rec["bytes"] = os.path.getsize(final)
-        except Exception as e:
-            rec["error"] = "%s: %s" % (type(e).__name__, e)
-            self.errors.append("exporting trace: %s" % rec["error"])
-        rec["export_s"] = time.perf_counter() - t0
-        self.windows.append(rec)
-        self._set_window(False)
-        if self.window_target and idx >= self.window_target:
-            self.prof_state = "done"
-            if self.cfg.get("stop_after_profile") and not self._finishing:
-                self.stop_pending = True
-        self.write_evidence(final=False)
-        self.progress("recorded", window=idx)
-
-    _finishing = False
-
-    def _stop_profiler(self):
-        prof = self.prof
-        if prof is None:
-            return
-        self.prof = None
-        try:
-            if self.prof_state in ("waiting",):
-                if threading.get_ident() != self.step_thread and self.step_thread is not None:
-                    self.notes.append("program ended in another thread than the one that ran the steps; "
-                                      "a partial window could not be saved")
-                    prof.on_trace_ready = None
-                prof.stop()
-            elif self.prof_state == "done":
-                prof.on_trace_ready = None
-                prof.stop()
-        except Exception as e:
-            self.errors.append("stopping torch.profiler: %s: %s" % (type(e).__name__, e))
-        self._set_window(False)
-
-    # -- CUDA sync call sites -------------------------------------------------
-    def _sync_on(self):
-        if not self.cfg.get("sync_debug", True):
-            self.sync_state = "disabled"
-            return
-        torch = self.torch
-        if torch is None or not _safe(lambda: torch.cuda.is_initialized(), False):
-            self.sync_state = "no-cuda"
-            return
-        if not hasattr(torch.cuda, "set_sync_debug_mode"):
-            self.sync_state = "unsupported"
-            return
-        try:
-            self._sync_prev_mode = torch.cuda.get_sync_debug_mode()
-            if self._sync_prev_mode != 0:
-                self.sync_state = "user-set"
-                return
-            warnings.filterwarnings("always", message=_SYNC_MESSAGE)
-            self._orig_showwarning = warnings.showwarning
-            warnings.showwarning = self._showwarning
-            torch.cuda.set_sync_debug_mode(1)
-            self.sync_state = "on"
-        except Exception as e:
-            self.sync_state = "failed: %s" % e
-
-    def _sync_off(self):
-        if self.sync_state != "on":
-            return
-        try:
-            self.torch.cuda.set_sync_debug_mode(self._sync_prev_mode or 0)
-        except Exception:
-            pass
-        if self._orig_showwarning is not None and warnings.showwarning == self._showwarning:
-            warnings.showwarning = self._orig_showwarning
-        try:
-            warnings.filters[:] = [f for f in warnings.filters
-                                   if not (f[0] == "always" and getattr(f[1], "pattern", None) == _SYNC_MESSAGE)]
-            warnings._filters_mutated()
-        except Exception:
-            pass
-        self.sync_state = "recorded"
-
-    def _showwarning(self, message, category, filename, lineno, file=None, line=None):
-        if _SYNC_MESSAGE in str(message):
-            self.record_sync(sys._getframe(1))
-            return
-        orig = self._orig_showwarning or warnings._showwarning_orig
-        return orig(message, category, filename, lineno, file, line)
-
-    def record_sync(self, frame):
-        """Record the user call site of an implicit sync: the innermost frame
-        outside torch, the warnings machinery and the agent."""
-        user = []
-        f = frame
-        while f is not None and len(user) < 6:
-            fn = f.f_code.co_filename
-            if not (_is_agent_file(fn) or _is_library_file(fn)):
-                user.append({"file": fn, "line": f.f_lineno or 0, "func": getattr(f.f_code, "co_qualname", f.f_code.co_name)})
-            f = f.f_back
-        if not user:
-            user = [{"file": "?", "line": 0, "func": "?"}]
-        site = user[0]
-        key = (site["file"], site["line"])
-        rec = self.sync_sites.get(key)
-        if rec is None:
-            rec = self.sync_sites[key] = {"file": site["file"], "line": site["line"], "func": site["func"],
-                                          "count": 0, "stack": user}
-        rec["count"] += 1
-        self.sync_total += 1
-        self._step_syncs += 1
-
     # -- signals & fork --------------------------------------------------------
     def _after_fork_child(self):
         # forked children (DataLoader workers, pools) are never profiled:
@@ -1528,8 +773,8 @@ class Agent(object):
                 self.stepstats.stop()
             if self.env is not None:
                 if self.torch is not None and not self.env.get("torch_at_window"):
-                    self.env["torch"] = _safe(lambda: torch_env(self.torch, with_devices=True), self.env.get("torch"))
-                _safe(self._read_packages)
+                    self.env["torch"] = safe(lambda: torch_env(self.torch, with_devices=True), self.env.get("torch"))
+                safe(self._read_packages)
                 self.write_env()
             self.finished = True
             self.write_pyprofile()
@@ -1538,146 +783,8 @@ class Agent(object):
             # no crash so far: an empty dump file is not kept (a crash
             # later in the interpreter's shutdown is not recorded then)
             path = getattr(self, "_crash_path", None)
-            if path and _safe(lambda: os.path.getsize(path), 1) == 0:
-                _safe(lambda: os.remove(path))
-
-    def write_pyprofile(self):
-        if os.getpid() != self.pid:
-            return
-        try:
-            if self.sampler is not None:
-                atomic_write_json(self.path("pyprofile-%s.json" % self.tag), self.sampler.to_json())
-            elif self.cprof is not None and self.finished:
-                import pstats
-                self.cprof.disable()
-                ps = self.path("pyprofile-%s.pstats" % self.tag)
-                tmp = ps + ".tmp-%d" % os.getpid()
-                self.cprof.dump_stats(tmp)
-                os.replace(tmp, ps)
-                st = pstats.Stats(self.cprof)
-                windows = [[w[0], w[1] if w[1] is not None else w[0]] for w in self.window_spans]
-                atomic_write_json(self.path("pyprofile-%s.json" % self.tag),
-                                  pstats_to_json(st.stats, self.t_start, _now() - self.t_start, windows))
-        except Exception as e:
-            self.errors.append("writing python profile: %s: %s" % (type(e).__name__, e))
-
-    def evidence(self, final):
-        torch_missing = []
-        if self.torch is None:
-            torch_missing.append({"what": "torch.profiler trace",
-                                  "why": "the program did not import torch" if "torch" not in sys.modules
-                                  else "torch import did not complete"})
-        elif self.step_source is None and self.pcfg.get("enabled", True):
-            torch_missing.append({
-                "what": "torch.profiler trace",
-                "why": "no step was detected (%s): no optimizer.step(), DataLoader batch or nn.Module forward "
-                       "was seen often enough; see --step-source%s" % (
-                           self._counts_text(),
-                           " (module forwards are not counted once the program uses torch.compile: "
-                           "a global module hook would make it recompile)" if self.compile_used else "")})
-        elif final and self.step_source is not None and not self.windows and self.prof_state not in ("failed", "off", "yielded"):
-            torch_missing.append({
-                "what": "torch.profiler trace",
-                "why": "the program ended after %d %s steps, before the window (skip-first %d + wait %d + warmup %d) "
-                       "reached its first active step" % (
-                           self.steps, self.step_source, int(self.pcfg.get("skip_first", 5)),
-                           int(self.pcfg.get("wait", 0)), int(self.pcfg.get("warmup", 2)))})
-        sync_missing = []
-        if self.sync_state == "no-cuda" and self.torch is not None and self.cfg.get("sync_debug", True) \
-                and _safe(lambda: self.torch.cuda.is_initialized(), False):
-            sync_missing.append({"what": "CUDA sync call sites",
-                                 "why": "CUDA was first used after the window started"})
-        elif self.sync_state == "user-set":
-            sync_missing.append({"what": "CUDA sync call sites", "why": "the program set its own sync debug mode"})
-        elif self.sync_state.startswith("failed") or self.sync_state == "unsupported":
-            sync_missing.append({"what": "CUDA sync call sites", "why": self.sync_state})
-        seen = set()
-        missing = []
-        wm = getattr(self, "workers_mod", None)
-        if final and wm is not None:
-            m = _safe(lambda: wm.missing(self.run_dir, self.tag, list(self.loaders.values())))
-            if m:
-                sync_missing.append(m)
-        fw = self.frameworks
-        for m in self.missing + torch_missing + sync_missing + (fw.missing if fw is not None else []):
-            k = (m["what"], m["why"])
-            if k not in seen:
-                seen.add(k)
-                missing.append(m)
-        loaders = []
-        for v in self.loaders.values():
-            d = dict(v)
-            d.pop("_sig", None)
-            loaders.append(d)
-        s = self.step_stats
-        return {
-            "format": "bottleneck.evidence",
-            "version": FORMAT_VERSION,
-            "tag": self.tag,
-            "pid": self.pid,
-            "mode": self.mode,
-            "final": final,
-            "argv": list(sys.argv),
-            "start_unix": self.t_start,
-            "end_unix": _now(),
-            "exit": self.exit,
-            "step_source": self.step_source,
-            "step_source_requested": self.step_source_req,
-            "step_counts": dict(self.step_counts),
-            "steps": self.steps,
-            "step_stats": {"count": s["count"], "sum_s": s["sum_s"], "min_s": s["min_s"], "max_s": s["max_s"],
-                           "mean_s": (s["sum_s"] / s["count"]) if s["count"] else None},
-            "step_times": self.step_times,
-            "per_step": self.stepstats.evidence() if self.stepstats is not None else None,
-            "cpu_wait": self.stepstats.sched.evidence() if self.stepstats is not None else None,
-            "framework_phases": fw.evidence() if fw is not None else None,
-            "profiler": {
-                "state": self.prof_state,
-                "schedule": {k: self.pcfg.get(k) for k in ("skip_first", "wait", "warmup", "active", "repeat")},
-                "options": {k: bool(self.pcfg.get(k)) for k in
-                            ("record_shapes", "profile_memory", "with_stack", "with_flops", "with_modules")},
-                "activities": getattr(self, "activities", []),
-                "windows": self.windows,
-            },
-            "window_steps": self.window_steps,
-            "dataloader": {
-                "batches": self.dl_total_batches,
-                "wait_s": self.dl_total_wait,
-                "window_batches": self.dl_window_batches,
-                "window_wait_s": self.dl_window_wait,
-                "loaders": loaders,
-            },
-            "optimizers": list(self.optimizers.values()),
-            "syncs": {
-                "state": self.sync_state,
-                "total": self.sync_total,
-                "sites": sorted(self.sync_sites.values(), key=lambda r: -r["count"]),
-            },
-            "python_profiler": self.cfg.get("python_profiler", "sample"),
-            "missing": missing,
-            "errors": self.errors + (fw.errors if fw is not None else []),
-            "notes": self.notes,
-        }
-
-    def _counts_text(self):
-        c = self.step_counts
-        return "optimizer steps %d, DataLoader batches %d, module forwards %d" % (
-            c["optimizer"], c["dataloader"], c["forward"])
-
-    def write_evidence(self, final):
-        if os.getpid() != self.pid:
-            return
-        # Checkpoints run in the sampler thread while the program mutates
-        # the agent's dicts: a "changed size during iteration" is retried,
-        # and a failed checkpoint is not an error (the next write replaces it).
-        for attempt in range(3):
-            try:
-                atomic_write_json(self.path("evidence-%s.json" % self.tag), self.evidence(final))
-                return
-            except Exception as e:
-                if attempt == 2 and final:
-                    self.errors.append("writing evidence: %s" % e)
-
+            if path and safe(lambda: os.path.getsize(path), 1) == 0:
+                safe(lambda: os.remove(path))
 
 def _load_sibling(name):
     """Load the agent file name.py beside this one (not put in sys.modules:
@@ -1694,35 +801,10 @@ def _load_stepstats(errors):
     this file), or None when it cannot start."""
     try:
         mod = _load_sibling("_bottleneck_stepstats")
-        return mod.StepStats(lambda fn: _is_agent_file(fn) or _is_library_file(fn))
+        return mod.StepStats(lambda fn: is_agent_file(fn) or is_library_file(fn))
     except Exception as e:
         errors.append("step statistics: %s: %s" % (type(e).__name__, e))
         return None
-
-
-_LIB_DIRS = None
-
-
-def _is_library_file(fn):
-    """True for files of torch, the standard library and site-packages."""
-    global _LIB_DIRS
-    if _LIB_DIRS is None:
-        dirs = set()
-        import sysconfig
-        for k in ("stdlib", "platstdlib", "purelib", "platlib"):
-            p = _safe(lambda: sysconfig.get_paths()[k])
-            if p:
-                dirs.add(os.path.realpath(p) + os.sep)
-                dirs.add(p + os.sep)
-        t = sys.modules.get("torch")
-        if t is not None and getattr(t, "__file__", None):
-            d = os.path.dirname(t.__file__)
-            dirs.add(d + os.sep)
-            dirs.add(os.path.realpath(d) + os.sep)
-        _LIB_DIRS = tuple(dirs)
-    if fn.startswith("<"):
-        return True
-    return fn.startswith(_LIB_DIRS) or (os.sep + "site-packages" + os.sep) in fn
 
 
 # ---------------------------------------------------------------------------
@@ -1747,7 +829,7 @@ def _trim_agent_frames(tb):
     hook of the agent runs)."""
     kept = []
     while tb is not None:
-        if not _is_agent_file(tb.tb_frame.f_code.co_filename):
+        if not is_agent_file(tb.tb_frame.f_code.co_filename):
             kept.append(tb)
         tb = tb.tb_next
     out = None
@@ -1835,23 +917,6 @@ def run_main(cfg_path, mode, target, args):
         _agent.finish("ok", 0)
 
 
-
-
-def _frame_json(f):
-    """A frame of the sampler's table; the program's own lines carry their
-    source text, so that two runs of an edited program match lines that
-    moved (bottleneck diff)."""
-    d = {"file": f[0], "func": f[1], "line": f[2], "fline": f[3]}
-    if f[2] and not f[0].startswith("<") and not _is_library_file(f[0]) and not _is_agent_file(f[0]):
-        try:
-            import linecache
-            text = linecache.getline(f[0], f[2]).strip()
-        except Exception:
-            text = ""
-        if text:
-            d["text"] = text[:200]
-    return d
-
 def _optimizer_params(opt):
     """What an optimizer updates: its class, implementation flags, the
     number and elements of its parameters and the largest ones (a dense
@@ -1897,18 +962,18 @@ def _exit_forked_child(agent):
             code = 1  # Python printed the message already
     elif exc is not None:
         code = 1
-    _safe(lambda: atexit._run_exitfuncs())
+    safe(lambda: atexit._run_exitfuncs())
     for f in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-        _safe(lambda: f.flush())
+        safe(lambda: f.flush())
     if isinstance(exc, KeyboardInterrupt):
-        _safe(lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        safe(lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         os.kill(os.getpid(), signal.SIGINT)
     os._exit(code & 0xFF)
 
 
 def _is_zip(path):
     import zipfile
-    return os.path.isfile(path) and not path.endswith(".py") and _safe(lambda: zipfile.is_zipfile(path), False)
+    return os.path.isfile(path) and not path.endswith(".py") and safe(lambda: zipfile.is_zipfile(path), False)
 
 
 def _compile_script(main, target):

@@ -78,7 +78,7 @@ class InProcessTest(unittest.TestCase):
         IP.stop(IP.start(config(tempfile.mkdtemp(dir=self.dir))))
 
     def test_frames_of_the_entry_points_are_the_agents(self):
-        self.assertTrue(A._is_agent_file(IP.__file__))
+        self.assertTrue(A.is_agent_file(IP.__file__))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,133 @@
+"""bottleneck agent: the environment summary (embedded in the bottleneck
+binary, loaded by _bottleneck_agent): Python, platform, CPUs, the
+environment variables and package versions worth reporting, and torch's
+versions, flags and devices (env-<tag>.json). Reads only: it never
+initialises CUDA on the program's behalf.
+
+Documented in docs/run.md ("env.json and env-<tag>.json").
+"""
+import os
+import platform
+import sys
+
+from _bottleneck_files import FORMAT_VERSION
+
+# Environment variables worth reporting (exact names and prefixes).
+_ENV_NAMES = (
+    "CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "CUDA_DEVICE_MAX_CONNECTIONS",
+    "CUBLAS_WORKSPACE_CONFIG", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF",
+    "PYTORCH_NO_CUDA_MEMORY_CACHING", "RANK", "LOCAL_RANK", "WORLD_SIZE",
+    "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "HIP_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES", "TOKENIZERS_PARALLELISM",
+)
+_ENV_PREFIXES = ("NCCL_", "TORCH_", "TORCHINDUCTOR_", "TORCHDYNAMO_", "CUDNN_", "KINETO_")
+_PACKAGES = (
+    "numpy", "torchvision", "torchaudio", "lightning", "pytorch-lightning",
+    "transformers", "accelerate", "deepspeed", "triton", "apex", "timm",
+    "datasets", "nvidia-cudnn-cu12", "nvidia-nccl-cu12",
+)
+
+
+def safe(fn, default=None):
+    try:
+        return fn()
+    except Exception:
+        return default
+
+
+def package_versions():
+    out = {}
+    try:
+        from importlib import metadata
+    except ImportError:  # pragma: no cover
+        return out
+    for name in _PACKAGES:
+        v = safe(lambda: metadata.version(name))
+        if v:
+            out[name] = v
+    return out
+
+
+def env_vars():
+    out = {}
+    for k, v in os.environ.items():
+        if k in _ENV_NAMES or any(k.startswith(p) for p in _ENV_PREFIXES):
+            out[k] = v
+    return out
+
+
+def base_env():
+    return {
+        "format": "bottleneck.env",
+        "version": FORMAT_VERSION,
+        "python": {
+            "version": platform.python_version(),
+            "implementation": platform.python_implementation(),
+            "executable": sys.executable,
+            "gil_enabled": safe(lambda: sys._is_gil_enabled(), True),
+        },
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "cpu_affinity": safe(lambda: len(os.sched_getaffinity(0))),
+        # other work on the machine when the program started (1-minute load)
+        "load_average": safe(lambda: os.getloadavg()[0]),
+        "pid": os.getpid(),
+        "hostname": platform.node(),
+        "env": env_vars(),
+        "packages": {},
+        "torch": None,
+    }
+
+
+def torch_env(torch, with_devices):
+    """Versions and flags from torch itself. Device queries only when CUDA
+    is already initialised (with_devices), so the agent never initialises it."""
+    t = {"version": getattr(torch, "__version__", "?")}
+    ver = getattr(torch, "version", None)
+    t["cuda"] = getattr(ver, "cuda", None)
+    t["hip"] = getattr(ver, "hip", None)
+    t["debug"] = getattr(ver, "debug", None)
+    t["git"] = getattr(ver, "git_version", None)
+    t["build"] = "rocm" if t["hip"] else ("cuda" if t["cuda"] else "cpu")
+    t["cudnn"] = safe(lambda: torch.backends.cudnn.version())
+    t["num_threads"] = safe(lambda: torch.get_num_threads())
+    t["num_interop_threads"] = safe(lambda: torch.get_num_interop_threads())
+    t["kineto_available"] = safe(lambda: bool(torch.autograd.kineto_available()), False)
+    t["profiler_activities"] = safe(
+        lambda: sorted(str(a).split(".")[-1] for a in torch.profiler.supported_activities()), [])
+    t["flags"] = {
+        "matmul_allow_tf32": safe(lambda: bool(torch.backends.cuda.matmul.allow_tf32)),
+        "cudnn_allow_tf32": safe(lambda: bool(torch.backends.cudnn.allow_tf32)),
+        "cudnn_benchmark": safe(lambda: bool(torch.backends.cudnn.benchmark)),
+        "cudnn_deterministic": safe(lambda: bool(torch.backends.cudnn.deterministic)),
+        "cudnn_enabled": safe(lambda: bool(torch.backends.cudnn.enabled)),
+        "deterministic_algorithms": safe(lambda: bool(torch.are_deterministic_algorithms_enabled())),
+        "float32_matmul_precision": safe(lambda: torch.get_float32_matmul_precision()),
+        "grad_enabled": safe(lambda: bool(torch.is_grad_enabled())),
+    }
+    cuda = getattr(torch, "cuda", None)
+    t["cuda_initialized"] = bool(safe(lambda: cuda.is_initialized(), False))
+    if with_devices and t["cuda_initialized"]:
+        t["nccl"] = safe(lambda: ".".join(str(x) for x in cuda.nccl.version())
+                          if isinstance(cuda.nccl.version(), tuple) else str(cuda.nccl.version()))
+        devs = []
+        for i in range(safe(lambda: cuda.device_count(), 0) or 0):
+            p = safe(lambda: cuda.get_device_properties(i))
+            if p is None:
+                continue
+            devs.append({
+                "index": i, "name": p.name, "total_memory": p.total_memory,
+                "capability": "%d.%d" % (p.major, p.minor),
+                "multi_processor_count": getattr(p, "multi_processor_count", None),
+            })
+        t["devices"] = devs
+        t["device_count"] = len(devs)
+    dist = safe(lambda: torch.distributed)
+    if dist is not None and safe(lambda: dist.is_available() and dist.is_initialized(), False):
+        t["distributed"] = {
+            "backend": safe(lambda: str(dist.get_backend())),
+            "rank": safe(lambda: dist.get_rank()),
+            "world_size": safe(lambda: dist.get_world_size()),
+        }
+    return t

@@ -1,0 +1,402 @@
+"""bottleneck agent: the Python profile (embedded in the bottleneck binary,
+loaded by _bottleneck_agent and, in DataLoader workers, by
+_bottleneck_workers): a wall-clock sampler of every thread's stack, the
+conversion of a cProfile run to the same format (pyprofile-<tag>.json), and
+which source files are the agent's, a library's or the program's.
+
+Documented in docs/run.md ("Python profile format").
+"""
+import os
+import sys
+import threading
+import time
+
+from _bottleneck_files import FORMAT_VERSION
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# The agent's own source files: every module in its directory (the run's
+# agent directory, the wheel's _agent, internal/agent/py), so that a new
+# module needs no list to keep its frames out of the program's profile and
+# tracebacks.
+AGENT_FILES = frozenset(os.path.join(_HERE, n) for n in os.listdir(_HERE) if n.endswith(".py"))
+
+# Non-zero while `import torch` runs: the sampler then takes no sample.
+# Two runs here ended with SIGSEGV inside that import while the sampler
+# read the importing thread's frames (CPython 3.11 can crash following
+# f_back of frames that C code creates and drops, as during extension
+# module initialisation: python/cpython#111363).
+SAMPLING_PAUSED = [0]
+
+
+def is_agent_file(filename):
+    return filename in AGENT_FILES
+
+
+_LIB_DIRS = None
+
+
+def is_library_file(fn):
+    """True for files of torch, the standard library and site-packages."""
+    global _LIB_DIRS
+    if _LIB_DIRS is None:
+        dirs = set()
+        import sysconfig
+        for k in ("stdlib", "platstdlib", "purelib", "platlib"):
+            try:
+                p = sysconfig.get_paths()[k]
+            except Exception:
+                p = None
+            if p:
+                dirs.add(os.path.realpath(p) + os.sep)
+                dirs.add(p + os.sep)
+        t = sys.modules.get("torch")
+        if t is not None and getattr(t, "__file__", None):
+            d = os.path.dirname(t.__file__)
+            dirs.add(d + os.sep)
+            dirs.add(os.path.realpath(d) + os.sep)
+        _LIB_DIRS = tuple(dirs)
+    if fn.startswith("<"):
+        return True
+    return fn.startswith(_LIB_DIRS) or (os.sep + "site-packages" + os.sep) in fn
+
+
+def thread_role(ident, name, main_ident):
+    if ident == main_ident:
+        return "main"
+    low = (name or "").lower()
+    if "pin_memory" in low:
+        return "pin_memory"
+    return "other"
+
+
+class Sampler(object):
+    """Samples every thread's Python stack every `interval` seconds.
+
+    Frames are interned as (file, function, line, first line of function);
+    a stack is a tuple of frame ids, root first. Counts are kept for the
+    whole run and, separately, for samples taken while `in_window` is true.
+    """
+
+    def __init__(self, interval, main_ident=None, window_interval=None):
+        self.interval = float(interval)
+        # faster inside the recording window (torch.profiler dominates the
+        # cost there), slower outside it where overhead matters most
+        self.window_interval = float(window_interval or interval)
+        self.main_ident = main_ident if main_ident is not None else threading.main_thread().ident
+        self.frames = []  # [file, func, line, fline]
+        self._frame_ids = {}  # (code, line) -> id
+        self.stacks = {}  # (thread index, ids tuple) -> [count, window_count, cpu_count, window_cpu_count]
+        # on-CPU or waiting: each thread's CPU clock (Linux) is read at
+        # every sample, and the sample's on-CPU weight is the share of the
+        # wall time since the thread's previous sample that it ran on a CPU
+        self._cpu_clock = sys.platform.startswith("linux") and hasattr(time, "clock_gettime")
+        self._cpu_last = {}  # ident -> (wall, cpu)
+        self.threads = []  # dicts
+        self._thread_idx = {}  # (ident, name) -> index
+        self.samples = 0
+        self.window_samples = 0
+        self.in_window = False
+        self.windows = []  # [[start_rel, end_rel], ...]
+        self.start = time.time()
+        self._t0 = time.perf_counter()
+        self.end = None
+        self.lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = None
+        self.sampling_cost = 0.0
+        self.on_tick = None  # called from the sampler thread about every second
+        self.after_sample = None  # called from the sampler thread after every sample
+        self.busy = {}  # ident -> depth: threads doing the agent's own work now
+        self.agent_samples = 0  # samples skipped because the thread did the agent's work
+        self.paused_samples = 0  # samples not taken while torch was imported (SAMPLING_PAUSED)
+
+    def start_thread(self):
+        # A bare _thread, not a threading.Thread: the program's
+        # threading.enumerate() and active_count() stay as without
+        # bottleneck (nothing in the thread may call
+        # threading.current_thread(), which would register it). Like a
+        # daemon thread, it does not hold up the interpreter's exit.
+        import _thread
+        self._exited = threading.Event()
+        self._thread = _thread.start_new_thread(self._run_until_stopped, ())
+
+    def _run_until_stopped(self):
+        try:
+            self._run()
+        finally:
+            self._exited.set()
+
+    def stop(self):
+        self._stop.set()
+        if self._thread is not None and self._thread != threading.get_ident():
+            self._exited.wait(2.0)
+        if self.end is None:
+            self.end = time.time()
+
+    def rel(self):
+        return time.perf_counter() - self._t0
+
+    def enter_own_work(self):
+        """The calling thread does the agent's work (trace export, profiler
+        start and steps, files) until leave_own_work: it is not sampled, so
+        none of it shows up as the program's time."""
+        ident = threading.get_ident()
+        self.busy[ident] = self.busy.get(ident, 0) + 1
+
+    def leave_own_work(self):
+        ident = threading.get_ident()
+        d = self.busy.get(ident, 0) - 1
+        if d > 0:
+            self.busy[ident] = d
+        else:
+            self.busy.pop(ident, None)
+
+    def set_window(self, on):
+        if on and not self.in_window:
+            self.windows.append([self.rel(), None])
+        elif not on and self.in_window and self.windows:
+            self.windows[-1][1] = self.rel()
+        self.in_window = on
+
+    def _thread_index(self, ident, names):
+        name = names.get(ident, "")
+        key = (ident, name)
+        i = self._thread_idx.get(key)
+        if i is None:
+            t = threading._active.get(ident) if hasattr(threading, "_active") else None
+            native = getattr(t, "native_id", None) if t is not None else None
+            i = len(self.threads)
+            self._thread_idx[key] = i
+            self.threads.append({
+                "id": ident, "native_id": native, "name": name,
+                "role": thread_role(ident, name, self.main_ident),
+                "samples": 0, "window_samples": 0, "cpu_samples": 0.0, "cpu_s": 0.0,
+            })
+        return i
+
+    def _snapshot(self, skip):
+        """Every thread's stack as (ident, [(code, line), ...]), innermost
+        first; (ident, None) for a thread in skip.
+
+        Another thread's frames must be read while it cannot run: on
+        CPython 3.11 following f_back of a frame its thread has just
+        popped can crash the interpreter (python/cpython#111363; the
+        sampling profilers of sentry-sdk and ddtrace hit it). So the
+        frames become plain (code, line) pairs at once, with nothing that
+        could release the GIL in between, and the switch interval raised
+        meanwhile so that no other thread asks for the GIL back."""
+        old = sys.getswitchinterval()
+        sys.setswitchinterval(1.0)
+        try:
+            out = []
+            for ident, f in sys._current_frames().items():
+                if ident in skip:
+                    out.append((ident, None))
+                    continue
+                chain = []
+                while f is not None:
+                    chain.append((f.f_code, f.f_lineno))
+                    f = f.f_back
+                out.append((ident, chain))
+            return out
+        finally:
+            sys.setswitchinterval(old)
+
+    def sample_once(self, skip_ident=None):
+        if SAMPLING_PAUSED[0]:
+            self.paused_samples += 1
+            return
+        busy = set(self.busy)
+        names = {}
+        skip = {skip_ident} | busy
+        for ident, t in list(getattr(threading, "_active", {}).items()):
+            names[ident] = t.name
+            if t.name.startswith("bottleneck-"):
+                skip.add(ident)  # the agent's own threads
+        snap = self._snapshot(skip)
+        in_window = self.in_window
+        cache = self._frame_ids
+        table = self.frames
+        with self.lock:
+            for ident, chain in snap:
+                if chain is None:  # skipped
+                    self.agent_samples += ident in busy
+                    continue
+                ids = []
+                for code, line in chain:
+                    fn = code.co_filename
+                    if fn not in AGENT_FILES:
+                        line = line or 0
+                        k = (code, line)
+                        fid = cache.get(k)
+                        if fid is None:
+                            fid = len(table)
+                            cache[k] = fid
+                            table.append([fn, getattr(code, "co_qualname", code.co_name), line, code.co_firstlineno])
+                        ids.append(fid)
+                if not ids:
+                    continue
+                ids.reverse()
+                ti = self._thread_index(ident, names)
+                key = (ti, tuple(ids))
+                c = self.stacks.get(key)
+                if c is None:
+                    c = self.stacks[key] = [0, 0, 0.0, 0.0]
+                c[0] += 1
+                th = self.threads[ti]
+                th["samples"] += 1
+                on_cpu = self._on_cpu(ident, th)
+                c[2] += on_cpu
+                th["cpu_samples"] += on_cpu
+                if in_window:
+                    c[1] += 1
+                    th["window_samples"] += 1
+                    c[3] += on_cpu
+            self.samples += 1
+            if in_window:
+                self.window_samples += 1
+
+    def _on_cpu(self, ident, th):
+        """The share (0..1) of the wall time since the thread's previous
+        sample that it ran on a CPU (0 when it cannot be measured).
+
+        The clock is the kernel thread's, named by its TID (Linux's
+        per-thread CPU clock id): pthread_getcpuclockid would read the
+        thread's pthread struct, gone if the thread has just exited."""
+        tid = th.get("native_id")
+        if not self._cpu_clock or not tid:
+            return 0.0
+        try:
+            cpu = time.clock_gettime((~tid << 3) | 6)  # MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)
+        except (OSError, OverflowError, ValueError):
+            return 0.0
+        wall = time.perf_counter()
+        last = self._cpu_last.get(ident)
+        self._cpu_last[ident] = (wall, cpu)
+        if last is None or wall <= last[0]:
+            return 0.0
+        d_cpu = max(0.0, cpu - last[1])
+        th["cpu_s"] += d_cpu
+        return min(1.0, d_cpu / (wall - last[0]))
+
+    def _run(self):
+        me = threading.get_ident()
+        nxt = time.perf_counter()
+        last_tick = nxt
+        while True:
+            nxt += self.window_interval if self.in_window else self.interval
+            delay = nxt - time.perf_counter()
+            if delay < 0:
+                # fell behind (e.g. the GIL was held); do not burst
+                nxt = time.perf_counter()
+                delay = 0
+            if self._stop.wait(delay):
+                return
+            t0 = time.perf_counter()
+            try:
+                self.sample_once(skip_ident=me)
+            except Exception:
+                pass
+            if self.after_sample is not None:
+                try:
+                    self.after_sample()
+                except Exception:
+                    pass
+            t1 = time.perf_counter()
+            self.sampling_cost += t1 - t0
+            if self.on_tick is not None and t1 - last_tick >= 1.0:
+                last_tick = t1
+                try:
+                    self.on_tick()
+                except Exception:
+                    pass
+
+    def to_json(self):
+        with self.lock:
+            stacks = [
+                {"thread": k[0], "frames": list(k[1]), "count": v[0], "window_count": v[1],
+                 "cpu_count": round(v[2], 3), "window_cpu_count": round(v[3], 3)}
+                for k, v in self.stacks.items()
+            ]
+            stacks.sort(key=lambda s: -s["count"])
+            end = self.end if self.end is not None else time.time()
+            windows = [[w[0], w[1] if w[1] is not None else self.rel()] for w in self.windows]
+            return {
+                "format": "bottleneck.pyprofile",
+                "version": FORMAT_VERSION,
+                "profiler": "sample",
+                "interval_s": self.interval,
+                "window_interval_s": self.window_interval,
+                "start_unix": self.start,
+                "duration_s": end - self.start,
+                "samples": self.samples,
+                "window_samples": self.window_samples,
+                "windows": windows,
+                "sampling_cost_s": self.sampling_cost,
+                "agent_work_samples": self.agent_samples,
+                "import_paused_samples": self.paused_samples,
+                "cpu_clock": self._cpu_clock,
+                "pid": os.getpid(),
+                "frames": [_frame_json(f) for f in self.frames],
+                "threads": [dict(t) for t in self.threads],
+                "stacks": stacks,
+            }
+
+
+def pstats_to_json(stats, start, duration, windows):
+    """Convert pstats.Stats(...).stats into the cprofile variant of the
+    pyprofile format: a frames table plus one record per function."""
+    frames = []
+    index = {}
+
+    def fid(key):
+        i = index.get(key)
+        if i is None:
+            i = index[key] = len(frames)
+            fn, line, func = key
+            frames.append({"file": fn, "func": func, "line": line, "fline": line})
+        return i
+
+    functions = []
+    for key, (cc, nc, tt, ct, callers) in stats.items():
+        if is_agent_file(key[0]):
+            continue
+        rec = {"frame": fid(key), "ncalls": nc, "pcalls": cc, "tottime_s": tt, "cumtime_s": ct, "callers": []}
+        for ckey, cval in callers.items():
+            if isinstance(cval, tuple):
+                c_cc, c_nc, c_tt, c_ct = cval
+            else:
+                c_cc = c_nc = cval
+                c_tt = c_ct = 0.0
+            rec["callers"].append({"frame": fid(ckey), "ncalls": c_nc, "tottime_s": c_tt, "cumtime_s": c_ct})
+        functions.append(rec)
+    functions.sort(key=lambda r: -r["tottime_s"])
+    return {
+        "format": "bottleneck.pyprofile",
+        "version": FORMAT_VERSION,
+        "profiler": "cprofile",
+        "interval_s": 0,
+        "start_unix": start,
+        "duration_s": duration,
+        "windows": windows,
+        "pid": os.getpid(),
+        "frames": frames,
+        "threads": [{"id": threading.main_thread().ident, "name": "MainThread", "role": "main"}],
+        "functions": functions,
+    }
+
+
+def _frame_json(f):
+    """A frame of the sampler's table; the program's own lines carry their
+    source text, so that two runs of an edited program match lines that
+    moved (bottleneck diff)."""
+    d = {"file": f[0], "func": f[1], "line": f[2], "fline": f[3]}
+    if f[2] and not f[0].startswith("<") and not is_library_file(f[0]) and not is_agent_file(f[0]):
+        try:
+            import linecache
+            text = linecache.getline(f[0], f[2]).strip()
+        except Exception:
+            text = ""
+        if text:
+            d["text"] = text[:200]
+    return d

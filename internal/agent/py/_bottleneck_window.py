@@ -1,0 +1,344 @@
+"""bottleneck agent: steps and the torch.profiler window (embedded in the
+bottleneck binary, loaded by _bottleneck_agent): each step's record, the
+Kineto profiler's schedule (skip-first, wait, warmup, active, repeat), the
+gzipped trace of each window (trace-<tag>[.wN].pt.trace.json.gz) and the
+CUDA implicit sync call sites recorded inside a window.
+
+Documented in docs/run.md ("Steps: detection and fallback", "Run directory").
+"""
+import gzip
+import json
+import os
+import shutil
+import sys
+import threading
+import time
+import warnings
+
+from _bottleneck_env import safe, torch_env
+from _bottleneck_sampler import is_agent_file, is_library_file
+
+_SYNC_MESSAGE = "called a synchronizing CUDA operation"
+
+
+class StopAfterProfile(SystemExit):
+    """Raised in the training thread once the last window is written when
+    --stop-after-profile is on. Exits with status 0."""
+
+    def __init__(self):
+        SystemExit.__init__(self, 0)
+
+
+class Window(object):
+    """The Agent's steps and profiler window (a mixin of Agent).
+
+    It keeps the state _init_window sets. From the Agent it reads cfg,
+    pcfg, torch, env, sampler, stepstats, tag, step_thread, step_source,
+    program_profiler, _t0, finished and _finishing, appends to errors,
+    missing and notes, and calls path, progress, own_work, write_env and
+    write_evidence. The Agent's step detection calls _start_profiler when
+    a step source locks and _step at every step after that."""
+
+    def _init_window(self):
+        p = self.pcfg
+        # steps
+        self.steps = 0
+        self.step_start = None
+        self.step_dl_wait = 0.0
+        self.step_dl_batches = 0
+        self._step_syncs = 0
+        self.window_steps = []
+        self.step_stats = {"count": 0, "sum_s": 0.0, "min_s": None, "max_s": None}
+        self.step_times = []  # (start_rel, dur) for every step, capped
+        # profiler
+        self.prof = None
+        self.prof_state = "off"  # off | waiting | recording | done | failed | yielded
+        self.kineto_started = False
+        self.windows = []  # {"index","file","steps","partial","bytes","export_s"}
+        self.window_index = 0
+        self.window_target = int(p.get("repeat", 1) or 0)
+        self.stop_pending = False
+        self.stopped_after_profile = False
+        self.in_window = False
+        self.window_spans = []  # [[start_rel, end_rel], ...] seconds since agent start
+        # syncs
+        self.sync_sites = {}
+        self.sync_total = 0
+        self.sync_state = "not-attempted"
+        self._sync_prev_mode = None
+        self._orig_showwarning = None
+
+    def _step(self):
+        """One step ended (and the next begins) at this instant."""
+        if threading.get_ident() != self.step_thread:
+            return
+        now = time.perf_counter()
+        dur = now - self.step_start if self.step_start is not None else None
+        self.steps += 1
+        if dur is not None:
+            s = self.step_stats
+            s["count"] += 1
+            s["sum_s"] += dur
+            s["min_s"] = dur if s["min_s"] is None else min(s["min_s"], dur)
+            s["max_s"] = dur if s["max_s"] is None else max(s["max_s"], dur)
+            if len(self.step_times) < 20000:
+                rel = self.step_start - self._t0
+                self.step_times.append([self.steps, round(rel, 6), round(dur, 6), self.in_window])
+            if self.in_window:
+                self.window_steps.append({
+                    "window": self.window_index + 1,
+                    "step": self.steps,
+                    "duration_s": dur,
+                    "dataloader_wait_s": self.step_dl_wait,
+                    "dataloader_batches": self.step_dl_batches,
+                    "syncs": self._step_syncs,
+                })
+        if self.stepstats is not None:
+            self.stepstats.on_step(self.steps, self.in_window)
+        self.step_start = now
+        self.step_dl_wait = 0.0
+        self.step_dl_batches = 0
+        self._step_syncs = 0
+        prof = self.prof
+        if prof is not None and self.prof_state == "waiting":
+            with self.own_work():
+                try:
+                    prof.step()
+                except Exception as e:
+                    self._profiler_failed("profiler step", e)
+                    return
+                self._after_profiler_step()
+        if self.stop_pending:
+            self.stop_pending = False
+            self.stopped_after_profile = True
+            self.progress("stopping")
+            raise StopAfterProfile()
+
+    # -- profiler window ----------------------------------------------------
+    def _start_profiler(self):
+        torch = self.torch
+        p = self.pcfg
+        if self.program_profiler is not None:
+            return  # the program's own profiler runs (see _yield_to_program_profiler)
+        if not p.get("enabled", True):
+            self.prof_state = "off"
+            self.missing.append({"what": "torch.profiler trace", "why": "disabled (--no-trace)"})
+            return
+        if torch is None:
+            return
+        if not safe(lambda: bool(torch.autograd.kineto_available()), False):
+            self.prof_state = "failed"
+            self.missing.append({
+                "what": "torch.profiler trace",
+                "why": "this torch build (%s) has no Kineto profiler (torch.autograd.kineto_available() is False); "
+                       "the Python profile is still recorded" % getattr(torch, "__version__", "?"),
+            })
+            return
+        try:
+            import torch.profiler as tp
+            acts = [tp.ProfilerActivity.CPU]
+            supported = safe(lambda: set(tp.supported_activities()), set())
+            if safe(lambda: torch.cuda.is_available(), False) and tp.ProfilerActivity.CUDA in supported:
+                acts.append(tp.ProfilerActivity.CUDA)
+            for extra in ("XPU", "MTIA", "HPU"):
+                a = getattr(tp.ProfilerActivity, extra, None)
+                if a is not None and a in supported:
+                    acts.append(a)
+            self.activities = [str(a).split(".")[-1] for a in acts]
+            kw = dict(skip_first=int(p.get("skip_first", 5)))
+            sched = tp.schedule(wait=int(p.get("wait", 0)), warmup=int(p.get("warmup", 2)),
+                                active=int(p.get("active", 5)), repeat=int(p.get("repeat", 1)), **kw)
+            opts = dict(activities=acts, schedule=sched, on_trace_ready=self._on_trace_ready,
+                        record_shapes=bool(p.get("record_shapes")), profile_memory=bool(p.get("profile_memory")),
+                        with_stack=bool(p.get("with_stack")), with_flops=bool(p.get("with_flops")),
+                        with_modules=bool(p.get("with_modules")))
+            self.prof = tp.profile(**opts)
+            self.kineto_started = True
+            self.prof.start()
+            self.prof_state = "waiting"
+            self._after_profiler_step()
+        except Exception as e:
+            self._profiler_failed("starting torch.profiler", e)
+
+    def _profiler_failed(self, what, e):
+        self.prof_state = "failed"
+        self.errors.append("%s: %s: %s" % (what, type(e).__name__, e))
+        self.missing.append({"what": "torch.profiler trace", "why": "%s failed: %s" % (what, e)})
+        self._set_window(False)
+        try:
+            if self.prof is not None:
+                self.prof.on_trace_ready = None
+                self.prof.stop()
+        except Exception:
+            pass
+        self.prof = None
+
+    def _after_profiler_step(self):
+        prof = self.prof
+        if prof is None:
+            return
+        action = str(getattr(prof, "current_action", ""))
+        recording = action.endswith("RECORD") or action.endswith("RECORD_AND_SAVE")
+        warm = action.endswith("WARMUP")
+        self._set_window(recording)
+        p = self.pcfg
+        if recording:
+            self.progress("recording", window=self.window_index + 1,
+                          active_step=len([s for s in self.window_steps if s["window"] == self.window_index + 1]) + 1,
+                          active=int(p.get("active", 5)))
+        elif warm:
+            self.progress("warming up", window=self.window_index + 1)
+        elif self.window_index == 0:
+            self.progress("waiting", skip_first=int(p.get("skip_first", 5)))
+
+    def _set_window(self, on):
+        if on == self.in_window:
+            return
+        self.in_window = on
+        rel = time.perf_counter() - self._t0
+        if on:
+            self.window_spans.append([rel, None])
+        elif self.window_spans:
+            self.window_spans[-1][1] = rel
+        if self.sampler is not None:
+            self.sampler.set_window(on)
+        if on:
+            self._sync_on()
+            if self.env is not None and self.torch is not None and not self.env.get("torch_at_window"):
+                self.env["torch_at_window"] = True
+                self.env["torch"] = safe(lambda: torch_env(self.torch, with_devices=True), self.env.get("torch"))
+                self.write_env()
+        else:
+            self._sync_off()
+
+    def _on_trace_ready(self, prof):
+        with self.own_work():
+            return self._write_trace(prof)
+
+    def _write_trace(self, prof):
+        # called inside prof.step() (or prof.stop()) in the training thread
+        self.window_index += 1
+        idx = self.window_index
+        partial = self.finished or self._finishing
+        self.progress("writing trace", window=idx)
+        name = "trace-%s.pt.trace.json.gz" % self.tag if idx == 1 else "trace-%s.w%d.pt.trace.json.gz" % (self.tag, idx)
+        final = self.path(name)
+        t0 = time.perf_counter()
+        rec = {"index": idx, "file": name, "partial": bool(partial),
+               "steps": [s["step"] for s in self.window_steps if s["window"] == idx]}
+        try:
+            try:
+                prof.add_metadata_json("bottleneck", json.dumps({"tag": self.tag, "window": idx,
+                                                                 "partial": bool(partial), "step_source": self.step_source}))
+            except Exception:
+                pass
+            tmp_json = final + ".tmp-%d.json" % os.getpid()
+            tmp_gz = final + ".tmp-%d" % os.getpid()
+            prof.export_chrome_trace(tmp_json)
+            with open(tmp_json, "rb") as fin, gzip.open(tmp_gz, "wb", compresslevel=3) as fout:
+                shutil.copyfileobj(fin, fout, 1 << 20)
+            os.remove(tmp_json)
+            os.replace(tmp_gz, final)
+            rec["bytes"] = os.path.getsize(final)
+        except Exception as e:
+            rec["error"] = "%s: %s" % (type(e).__name__, e)
+            self.errors.append("exporting trace: %s" % rec["error"])
+        rec["export_s"] = time.perf_counter() - t0
+        self.windows.append(rec)
+        self._set_window(False)
+        if self.window_target and idx >= self.window_target:
+            self.prof_state = "done"
+            if self.cfg.get("stop_after_profile") and not self._finishing:
+                self.stop_pending = True
+        self.write_evidence(final=False)
+        self.progress("recorded", window=idx)
+
+    def _stop_profiler(self):
+        prof = self.prof
+        if prof is None:
+            return
+        self.prof = None
+        try:
+            if self.prof_state in ("waiting",):
+                if threading.get_ident() != self.step_thread and self.step_thread is not None:
+                    self.notes.append("program ended in another thread than the one that ran the steps; "
+                                      "a partial window could not be saved")
+                    prof.on_trace_ready = None
+                prof.stop()
+            elif self.prof_state == "done":
+                prof.on_trace_ready = None
+                prof.stop()
+        except Exception as e:
+            self.errors.append("stopping torch.profiler: %s: %s" % (type(e).__name__, e))
+        self._set_window(False)
+
+    # -- CUDA sync call sites -------------------------------------------------
+    def _sync_on(self):
+        if not self.cfg.get("sync_debug", True):
+            self.sync_state = "disabled"
+            return
+        torch = self.torch
+        if torch is None or not safe(lambda: torch.cuda.is_initialized(), False):
+            self.sync_state = "no-cuda"
+            return
+        if not hasattr(torch.cuda, "set_sync_debug_mode"):
+            self.sync_state = "unsupported"
+            return
+        try:
+            self._sync_prev_mode = torch.cuda.get_sync_debug_mode()
+            if self._sync_prev_mode != 0:
+                self.sync_state = "user-set"
+                return
+            warnings.filterwarnings("always", message=_SYNC_MESSAGE)
+            self._orig_showwarning = warnings.showwarning
+            warnings.showwarning = self._showwarning
+            torch.cuda.set_sync_debug_mode(1)
+            self.sync_state = "on"
+        except Exception as e:
+            self.sync_state = "failed: %s" % e
+
+    def _sync_off(self):
+        if self.sync_state != "on":
+            return
+        try:
+            self.torch.cuda.set_sync_debug_mode(self._sync_prev_mode or 0)
+        except Exception:
+            pass
+        if self._orig_showwarning is not None and warnings.showwarning == self._showwarning:
+            warnings.showwarning = self._orig_showwarning
+        try:
+            warnings.filters[:] = [f for f in warnings.filters
+                                   if not (f[0] == "always" and getattr(f[1], "pattern", None) == _SYNC_MESSAGE)]
+            warnings._filters_mutated()
+        except Exception:
+            pass
+        self.sync_state = "recorded"
+
+    def _showwarning(self, message, category, filename, lineno, file=None, line=None):
+        if _SYNC_MESSAGE in str(message):
+            self.record_sync(sys._getframe(1))
+            return
+        orig = self._orig_showwarning or warnings._showwarning_orig
+        return orig(message, category, filename, lineno, file, line)
+
+    def record_sync(self, frame):
+        """Record the user call site of an implicit sync: the innermost frame
+        outside torch, the warnings machinery and the agent."""
+        user = []
+        f = frame
+        while f is not None and len(user) < 6:
+            fn = f.f_code.co_filename
+            if not (is_agent_file(fn) or is_library_file(fn)):
+                user.append({"file": fn, "line": f.f_lineno or 0, "func": getattr(f.f_code, "co_qualname", f.f_code.co_name)})
+            f = f.f_back
+        if not user:
+            user = [{"file": "?", "line": 0, "func": "?"}]
+        site = user[0]
+        key = (site["file"], site["line"])
+        rec = self.sync_sites.get(key)
+        if rec is None:
+            rec = self.sync_sites[key] = {"file": site["file"], "line": site["line"], "func": site["func"],
+                                          "count": 0, "stack": user}
+        rec["count"] += 1
+        self.sync_total += 1
+        self._step_syncs += 1

@@ -1,0 +1,159 @@
+"""Unit tests of _bottleneck_sampler, the agent's Python profile
+(standard library only, no torch needed)."""
+import cProfile
+import json
+import os
+import pstats
+import sys
+import threading
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import _bottleneck_sampler as S  # noqa: E402
+
+
+def busy_leaf(stop):
+    while not stop.is_set():
+        sum(range(100))
+
+
+class SamplerTest(unittest.TestCase):
+    def test_samples_threads_roles_and_window(self):
+        s = S.Sampler(0.001)
+        stop = threading.Event()
+        t = threading.Thread(target=busy_leaf, args=(stop,), name="worker-x")
+        t.start()
+        try:
+            for _ in range(5):
+                s.sample_once(skip_ident=None)
+            s.set_window(True)
+            for _ in range(3):
+                s.sample_once()
+            s.set_window(False)
+        finally:
+            stop.set()
+            t.join()
+        d = s.to_json()
+        self.assertEqual(d["format"], "bottleneck.pyprofile")
+        self.assertEqual(d["samples"], 8)
+        self.assertEqual(d["window_samples"], 3)
+        self.assertEqual(len(d["windows"]), 1)
+        self.assertLessEqual(d["windows"][0][0], d["windows"][0][1])
+        roles = {th["name"]: th["role"] for th in d["threads"]}
+        self.assertEqual(roles.get(threading.main_thread().name), "main")
+        self.assertEqual(roles.get("worker-x"), "other")
+        # every worker stack passes through busy_leaf (root first: thread
+        # bootstrap before busy_leaf)
+        names = [f["func"].split(".")[-1] for f in d["frames"]]
+        worker = [i for i, th in enumerate(d["threads"]) if th["name"] == "worker-x"][0]
+        wstacks = [st for st in d["stacks"] if st["thread"] == worker]
+        self.assertTrue(wstacks)
+        for st in wstacks:
+            fnames = [names[i] for i in st["frames"]]
+            self.assertIn("busy_leaf", fnames)
+            self.assertLess(fnames.index("_bootstrap"), fnames.index("busy_leaf"))
+        self.assertEqual(sum(st["count"] for st in d["stacks"] if st["thread"] == worker), 8)
+        self.assertEqual(sum(st["window_count"] for st in d["stacks"] if st["thread"] == worker), 3)
+        for f in d["frames"]:
+            self.assertNotIn(f["file"], S.AGENT_FILES)
+        json.dumps(d)
+
+    def test_thread_skips_agent_threads_and_runs(self):
+        s = S.Sampler(0.002)
+        ev = threading.Event()
+        t = threading.Thread(target=ev.wait, name="bottleneck-helper")
+        t.start()
+        s.start_thread()
+        time.sleep(0.2)
+        s.stop()
+        ev.set()
+        t.join()
+        d = s.to_json()
+        self.assertGreater(d["samples"], 10)
+        for th in d["threads"]:
+            self.assertFalse(th["name"].startswith("bottleneck-"), th)
+
+    def test_own_work_is_not_sampled(self):
+        # the agent's work in a program thread (trace export, gzip) must not
+        # count as the program's time; other threads are still sampled
+        s = S.Sampler(0.001)
+        stop = threading.Event()
+        t = threading.Thread(target=busy_leaf, args=(stop,), name="worker-y")
+        t.start()
+        try:
+            s.sample_once()
+            s.enter_own_work()
+            s.enter_own_work()  # nested
+            s.leave_own_work()
+            for _ in range(4):
+                s.sample_once()
+            s.leave_own_work()
+            s.sample_once()
+        finally:
+            stop.set()
+            t.join()
+        d = s.to_json()
+        main = [i for i, th in enumerate(d["threads"]) if th["id"] == threading.get_ident()][0]
+        worker = [i for i, th in enumerate(d["threads"]) if th["name"] == "worker-y"][0]
+        self.assertEqual(d["threads"][main]["samples"], 2)
+        self.assertEqual(d["threads"][worker]["samples"], 6)
+        self.assertEqual(d["agent_work_samples"], 4)
+        self.assertEqual(s.busy, {})
+
+    @unittest.skipUnless(hasattr(time, "pthread_getcpuclockid"), "no thread CPU clocks here")
+    def test_on_cpu_and_waiting_threads(self):
+        s = S.Sampler(0.005)
+        stop = threading.Event()
+        busy = threading.Thread(target=busy_leaf, args=(stop,), name="spinner")
+        idle = threading.Thread(target=stop.wait, name="waiter")
+        busy.start()
+        idle.start()
+        try:
+            for _ in range(30):
+                time.sleep(0.005)
+                s.sample_once()
+        finally:
+            stop.set()
+            busy.join()
+            idle.join()
+        d = s.to_json()
+        self.assertTrue(d["cpu_clock"])
+        th = {t["name"]: t for t in d["threads"]}
+        # loose bounds: on a loaded machine the spinner gets little CPU,
+        # but the waiter gets none
+        self.assertLess(th["waiter"]["cpu_samples"], 0.2)
+        self.assertLess(th["waiter"]["cpu_s"], 0.005)
+        self.assertGreater(th["spinner"]["cpu_samples"], 0.5)
+        self.assertGreater(th["spinner"]["cpu_s"], 0.005)
+        i = [k for k, t in enumerate(d["threads"]) if t["name"] == "spinner"][0]
+        self.assertAlmostEqual(sum(st["cpu_count"] for st in d["stacks"] if st["thread"] == i),
+                               th["spinner"]["cpu_samples"], delta=0.05)
+
+    def test_thread_role(self):
+        self.assertEqual(S.thread_role(1, "MainThread", 1), "main")
+        self.assertEqual(S.thread_role(2, "Thread-3 (_pin_memory_loop)", 1), "pin_memory")
+        self.assertEqual(S.thread_role(2, "Thread-4", 1), "other")
+
+
+class PstatsTest(unittest.TestCase):
+    def test_pstats_to_json(self):
+        pr = cProfile.Profile()
+        pr.enable()
+        sorted(range(1000), key=lambda v: -v)
+        pr.disable()
+        d = S.pstats_to_json(pstats.Stats(pr).stats, time.time(), 1.0, [])
+        self.assertEqual(d["profiler"], "cprofile")
+        self.assertTrue(d["functions"])
+        for fn in d["functions"]:
+            self.assertLess(fn["frame"], len(d["frames"]))
+            for c in fn["callers"]:
+                self.assertLess(c["frame"], len(d["frames"]))
+        lam = [fn for fn in d["functions"] if d["frames"][fn["frame"]]["func"] == "<lambda>"]
+        self.assertEqual(lam[0]["ncalls"], 1000)
+
+
+if __name__ == "__main__":
+    unittest.main()
