@@ -267,7 +267,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 				break
 			}
 			runHot[k] += st.Count
-			runCPU[k] += st.CPUCount
+			runCPU[k] += st.CPUCount + st.WaitCount // runnable: on a CPU or waiting for one
 			if inner := p.Frames[st.Frames[len(st.Frames)-1]]; !matchAny(inner.File, []string{"/torch/"}) {
 				runOutside[k] += st.Count
 				if inner != fr {
@@ -299,10 +299,11 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		return out
 	}
 	lines := func(m map[key]int) []Line { return topLines(m, total) }
-	// Blocked lines: off the CPU in most of their samples, outside torch
-	// (torch ops run on a CPU or wait for the device, which the trace
-	// shows). On a busy machine every line of the thread loses CPU time
-	// (runnable, not running): a blocked line must also be far below the
+	// Blocked lines: not runnable (neither on a CPU nor waiting for one)
+	// in most of their samples, outside torch (torch ops run on a CPU or
+	// wait for the device, which the trace shows). Agents without the
+	// run-queue wait count only the CPU, so on a busy machine every line
+	// of the thread loses CPU time: a blocked line must also be far below the
 	// thread's other lines.
 	blocked, waits := map[key]int{}, 0
 	if p.CPUClock {

@@ -102,6 +102,12 @@ type Stack struct {
 	// sample weighted by its thread's on-CPU share (see Thread.CPUSamples).
 	CPUCount       float64 `json:"cpu_count"`
 	WindowCPUCount float64 `json:"window_cpu_count"`
+	// WaitCount and WindowWaitCount weight the main thread's samples by
+	// its share of the time runnable but waiting for a CPU (Linux
+	// schedstat; 0 for other threads and from agents before it): on-CPU
+	// plus waiting is the share the thread wanted a CPU, not blocked.
+	WaitCount       float64 `json:"wait_count,omitempty"`
+	WindowWaitCount float64 `json:"window_wait_count,omitempty"`
 }
 
 // Function is one cProfile entry.

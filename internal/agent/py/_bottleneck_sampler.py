@@ -90,7 +90,8 @@ class Sampler(object):
         # every sample, and the sample's on-CPU weight is the share of the
         # wall time since the thread's previous sample that it ran on a CPU
         self._cpu_clock = sys.platform.startswith("linux") and hasattr(time, "clock_gettime")
-        self._cpu_last = {}  # ident -> (wall, cpu)
+        self._cpu_last = {}  # ident -> (wall, cpu, run-queue wait)
+        self._sched_fd = None  # the main thread's schedstat, once opened (-1: unreadable)
         self.threads = []  # dicts
         self._thread_idx = {}  # (ident, name) -> index
         self.samples = 0
@@ -241,43 +242,60 @@ class Sampler(object):
                 key = (ti, tuple(ids))
                 c = self.stacks.get(key)
                 if c is None:
-                    c = self.stacks[key] = [0, 0, 0.0, 0.0]
+                    c = self.stacks[key] = [0, 0, 0.0, 0.0, 0.0, 0.0]
                 c[0] += 1
                 th = self.threads[ti]
                 th["samples"] += 1
-                on_cpu = self._on_cpu(ident, th)
+                on_cpu, waiting = self._on_cpu(ident, th)
                 c[2] += on_cpu
+                c[4] += waiting
                 th["cpu_samples"] += on_cpu
                 if in_window:
                     c[1] += 1
                     th["window_samples"] += 1
                     c[3] += on_cpu
+                    c[5] += waiting
             self.samples += 1
             if in_window:
                 self.window_samples += 1
 
     def _on_cpu(self, ident, th):
-        """The share (0..1) of the wall time since the thread's previous
-        sample that it ran on a CPU (0 when it cannot be measured).
+        """The shares (0..1) of the wall time since the thread's previous
+        sample that it ran on a CPU and, for the main thread, that it was
+        runnable but waiting for one (other threads or processes held the
+        CPUs); 0 when they cannot be measured.
 
         The clock is the kernel thread's, named by its TID (Linux's
         per-thread CPU clock id): pthread_getcpuclockid would read the
-        thread's pthread struct, gone if the thread has just exited."""
+        thread's pthread struct, gone if the thread has just exited. The
+        main thread's schedstat gives both its CPU time and its run-queue
+        wait, so that a line on a busy machine is not taken for a line
+        that blocks."""
         tid = th.get("native_id")
         if not self._cpu_clock or not tid:
-            return 0.0
+            return 0.0, 0.0
+        wait = 0.0
         try:
-            cpu = time.clock_gettime((~tid << 3) | 6)  # MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)
+            if ident == self.main_ident and self._sched_fd != -1:
+                if self._sched_fd is None:
+                    self._sched_fd = os.open("/proc/self/task/%d/schedstat" % tid, os.O_RDONLY)
+                cpu_ns, wait_ns = os.pread(self._sched_fd, 128, 0).split()[:2]
+                cpu, wait = int(cpu_ns) / 1e9, int(wait_ns) / 1e9
+            else:
+                cpu = time.clock_gettime((~tid << 3) | 6)  # MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)
         except (OSError, OverflowError, ValueError):
-            return 0.0
+            if ident == self.main_ident and self._sched_fd is None:
+                self._sched_fd = -1  # no schedstat: the CPU clock alone, from the next sample
+            return 0.0, 0.0
         wall = time.perf_counter()
         last = self._cpu_last.get(ident)
-        self._cpu_last[ident] = (wall, cpu)
+        self._cpu_last[ident] = (wall, cpu, wait)
         if last is None or wall <= last[0]:
-            return 0.0
+            return 0.0, 0.0
         d_cpu = max(0.0, cpu - last[1])
         th["cpu_s"] += d_cpu
-        return min(1.0, d_cpu / (wall - last[0]))
+        span = wall - last[0]
+        return min(1.0, d_cpu / span), min(1.0, max(0.0, wait - last[2]) / span)
 
     def _run(self):
         me = threading.get_ident()
@@ -315,7 +333,8 @@ class Sampler(object):
         with self.lock:
             stacks = [
                 {"thread": k[0], "frames": list(k[1]), "count": v[0], "window_count": v[1],
-                 "cpu_count": round(v[2], 3), "window_cpu_count": round(v[3], 3)}
+                 "cpu_count": round(v[2], 3), "window_cpu_count": round(v[3], 3),
+                 "wait_count": round(v[4], 3), "window_wait_count": round(v[5], 3)}
                 for k, v in self.stacks.items()
             ]
             stacks.sort(key=lambda s: -s["count"])

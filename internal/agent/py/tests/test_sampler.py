@@ -132,6 +132,45 @@ class SamplerTest(unittest.TestCase):
         self.assertAlmostEqual(sum(st["cpu_count"] for st in d["stacks"] if st["thread"] == i),
                                th["spinner"]["cpu_samples"], delta=0.05)
 
+    @unittest.skipUnless(os.path.isdir("/proc/self/task") and hasattr(os, "sched_setaffinity"), "Linux schedstat")
+    def test_main_thread_waiting_for_a_cpu_is_runnable(self):
+        # the "main" thread spins on one CPU shared with a spinning child
+        # process: it is runnable all along, on a CPU about half of it
+        stop = threading.Event()
+        spinner = threading.Thread(target=busy_leaf, args=(stop,), name="spinner")
+        cpu, saved = min(os.sched_getaffinity(0)), os.sched_getaffinity(0)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.sched_setaffinity(0, {cpu})
+                end = time.perf_counter() + 3
+                while time.perf_counter() < end:
+                    pass
+            finally:
+                os._exit(0)
+        try:
+            spinner.start()
+            while spinner.native_id is None:
+                time.sleep(0.001)
+            os.sched_setaffinity(spinner.native_id, {cpu})
+            s = S.Sampler(0.005, main_ident=spinner.ident)
+            for _ in range(40):
+                time.sleep(0.01)
+                s.sample_once()
+        finally:
+            stop.set()
+            spinner.join()
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+        d = s.to_json()
+        i = [k for k, t in enumerate(d["threads"]) if t["name"] == "spinner"][0]
+        stacks = [st for st in d["stacks"] if st["thread"] == i]
+        n = sum(st["count"] for st in stacks)
+        on_cpu = sum(st["cpu_count"] for st in stacks) / n
+        waiting = sum(st["wait_count"] for st in stacks) / n
+        self.assertGreater(waiting, 0.2, (on_cpu, waiting))
+        self.assertGreater(on_cpu + waiting, 0.8, (on_cpu, waiting))
+
     def test_thread_role(self):
         self.assertEqual(S.thread_role(1, "MainThread", 1), "main")
         self.assertEqual(S.thread_role(2, "Thread-3 (_pin_memory_loop)", 1), "pin_memory")
