@@ -30,7 +30,7 @@ type Report struct {
 	Schema string `json:"schema"`
 	// Tool is the version of bottleneck that wrote the report.
 	Tool string `json:"tool_version"`
-	// Inputs are the traces read, one per file (a rank's split files count once), in the order given.
+	// Inputs are the traces read, one per file, by rank and then path.
 	Inputs []Input `json:"inputs"`
 	// Failures are the paths that could not be read as traces, with the error.
 	Failures []FileProblem `json:"unreadable_files,omitempty"`
@@ -72,7 +72,7 @@ type Input struct {
 	Events int `json:"events"`
 	// EventsByKind counts the kept events by kind: cpu_op, user_annotation, python_function, runtime, driver, kernel, memcpy, memset, device_sync, gpu_annotation, device_other, memory, instant, counter, trace_span, other.
 	EventsByKind map[string]int `json:"events_by_kind"`
-	// Flows is the number of flow events (starts and ends of ac2g, fwdbwd and other arrows).
+	// Flows is the number of flow events (ph s, t and f: the ends and steps of ac2g, fwdbwd and other arrows).
 	Flows int `json:"flows"`
 	// MemoryEvents is the number of [memory] allocation and free events.
 	MemoryEvents int `json:"memory_events"`

@@ -165,7 +165,7 @@ type Step struct {
 	// Incomplete: the step is left out of the average (its device work
 	// was cut off by the end of the capture).
 	Incomplete bool `json:"incomplete,omitempty"`
-	// Excluded: left out of the average by the window check (start-up, carry-over or outlier step).
+	// Excluded: left out of the average by the window check (carry-over, start-up, graph capture or outlier).
 	Excluded bool `json:"excluded,omitempty"`
 	Costs
 }

@@ -76,7 +76,7 @@ type Options struct {
 
 // Share is one bound-by category's time on the path.
 type Share struct {
-	// Category is cpu, gpu_compute, gpu_communication, kernel_launch_overhead or kernel_kernel_overhead.
+	// Category is the bound-by category: cpu, gpu_compute, gpu_communication, kernel_launch_overhead or kernel_kernel_overhead.
 	Category string `json:"category"`
 	// Us is the time of the path's edges in this category.
 	Us float64 `json:"us"`

@@ -76,7 +76,7 @@ type Op struct {
 	// RoofPct is TFLOPS as a percentage of RoofTFLOPS (0 when Bound is "").
 	RoofPct float64 `json:"roof_pct"`
 	// TF32: an fp32 row faster than the CUDA-core fp32 peak, which only
-	// TF32 tensor cores make possible; its peak is the TF32 one.
+	// tensor cores in tf32 mode make possible; its peak is the tf32 one.
 	TF32 bool `json:"tf32,omitempty"`
 
 	shapeless int // calls without bytes
@@ -105,7 +105,7 @@ type Result struct {
 	PeakTFLOPS float64 `json:"peak_tflops"`
 	// PeakDtype is the dtype with the most FLOPs run on the device, whose peak PeakTFLOPS is.
 	PeakDtype string `json:"peak_dtype"`
-	// TF32: as ops[].tf32, for the total: the fp32 rate exceeds the CUDA-core peak, so the TF32 peak applies.
+	// TF32: as ops[].tf32, for the total: the fp32 rate exceeds the CUDA-core peak, so the tf32 peak applies.
 	TF32 bool `json:"tf32,omitempty"`
 	// PeakPct is TFLOPS as a percentage of PeakTFLOPS (0 when the peak is unknown).
 	PeakPct float64 `json:"peak_pct"`
@@ -113,7 +113,7 @@ type Result struct {
 	BandwidthGBs float64 `json:"bandwidth_gbs"`
 	// Ops are the op name and dtype rows, by FLOPs, most first.
 	Ops []Op `json:"ops"`
-	// Step is the step MFU (nil: no step averaged, or no FLOPs).
+	// Step is the step MFU (absent when no step is averaged or no op with device work has FLOPs in them).
 	Step *Step `json:"step,omitempty"`
 
 	stepFlops map[int]float64 // device FLOPs per trace.Step Num
@@ -129,7 +129,7 @@ type Step struct {
 	StepUs float64 `json:"step_us"`
 	// TFLOPS is Flops over StepUs, in 10^12 FLOP/s: the achieved model rate, a lower bound (only matmul, convolution and attention FLOPs count).
 	TFLOPS float64 `json:"tflops"`
-	// MFUPct is TFLOPS over PeakTFLOPS (0: peak unknown).
+	// MFUPct is TFLOPS as a percentage of the peak (flops.peak_tflops); 0: peak unknown.
 	MFUPct float64 `json:"mfu_pct"`
 }
 

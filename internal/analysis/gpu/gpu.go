@@ -78,7 +78,7 @@ type FamilyTime struct {
 	Family string `json:"family"`
 	// Unit is the math unit: "tensor" (tensor/matrix cores), "simt" (CUDA cores), absent when unknown.
 	Unit string `json:"unit,omitempty"`
-	// Precision is fp64 ... fp4 or int8, absent when the kernel names do not say.
+	// Precision is the kernels' precision, fp64 down to fp4 or int8 (absent when the kernel names do not say).
 	Precision string `json:"precision,omitempty"`
 	// Kernels is the number of kernel launches in the row.
 	Kernels int `json:"kernels"`

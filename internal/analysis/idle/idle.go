@@ -70,11 +70,11 @@ type Stream struct {
 	Events int `json:"events"`
 	// IdleUs is the sum of the gaps between consecutive events on the stream (overlaps count negative, as in HTA): host + kernel + other wait.
 	IdleUs float64 `json:"idle_us"`
-	// HostWaitUs is the gaps whose event's launch call started after the previous event ended: the host had not asked for the work yet.
+	// HostWaitUs is the summed gaps whose event's launch call started after the previous event ended: the host had not asked for the work yet.
 	HostWaitUs float64 `json:"host_wait_us"`
-	// KernelWaitUs is the other gaps shorter than kernel_wait_threshold_us: back-to-back launch overhead.
+	// KernelWaitUs is the summed other gaps shorter than kernel_wait_threshold_us: back-to-back launch overhead.
 	KernelWaitUs float64 `json:"kernel_wait_us"`
-	// OtherUs is the remaining gaps (waiting on another stream, an event, a sync).
+	// OtherUs is the summed remaining gaps (waiting on another stream, an event, a sync).
 	OtherUs float64 `json:"other_us"`
 	// HostWaitPct is HostWaitUs as a percentage of IdleUs (0 when IdleUs is 0).
 	HostWaitPct float64 `json:"host_wait_pct"`

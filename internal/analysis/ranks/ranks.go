@@ -80,8 +80,8 @@ type Rank struct {
 type StepRow struct {
 	// Step is the ProfilerStep number (0 for traces without steps).
 	Step int `json:"step"`
-	// Us holds each rank's step time in the order of Result.Ranks; -1
-	// where that rank lacks the step.
+	// Us holds each rank's step time in the order of the ranks list
+	// (ranks.ranks); -1 where that rank lacks the step.
 	Us []float64 `json:"us"`
 	// SlowestRank is the rank with the longest step time for this step.
 	SlowestRank int `json:"slowest_rank"`

@@ -76,12 +76,12 @@ type Region struct {
 	SelfUs float64 `json:"self_us"`
 	// SelfPct is SelfUs as a percentage of the wall time; on the main thread the column adds up to 100.
 	SelfPct float64 `json:"self_pct"`
-	// Closure (optimizer regions, Optimizer.step#..., only): the model's
-	// forward or backward ran inside (an optimizer closure: LBFGS,
+	// Closure: an optimizer region (Optimizer.step#...) in which the
+	// model's forward or backward ran (an optimizer closure: LBFGS,
 	// Lightning's automatic optimization), so the region is not the
 	// optimizer's own time.
 	Closure bool `json:"closure,omitempty"`
-	// MultiTensor (optimizer regions only): the updates already run as foreach or fused ops.
+	// MultiTensor: an optimizer region whose updates already run as foreach or fused ops.
 	MultiTensor bool `json:"multi_tensor,omitempty"`
 }
 

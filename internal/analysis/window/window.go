@@ -131,8 +131,9 @@ type Carry struct {
 	Events int `json:"events"`
 	// DelayedUs is how late the first launched device event started after its launch call when nothing recorded ran ahead of it (absent when inherited events explain the start).
 	DelayedUs float64 `json:"delayed_us,omitempty"`
-	// HostWaitUs: host sync calls before the first launch of the window
-	// that waited on the inherited work.
+	// HostWaitUs is the time the host spent in sync calls issued before
+	// the window's first launch and before UntilUs: waiting on the
+	// inherited work.
 	HostWaitUs float64 `json:"host_wait_us,omitempty"`
 	// BusyAfterPct: device busy share from UntilUs to the end of the
 	// trace, the part of the window that is the program's own.
@@ -141,7 +142,7 @@ type Carry struct {
 
 // GraphCapture is the time spent capturing CUDA/HIP graphs.
 type GraphCapture struct {
-	// Captures is the number of stream capture spans (cudaStreamBeginCapture .. EndCapture, hip too).
+	// Captures is the number of stream capture spans, from cudaStreamBeginCapture to cudaStreamEndCapture (hip too).
 	Captures int `json:"captures"`
 	// Us is the union of the capture spans.
 	Us float64 `json:"us"`
