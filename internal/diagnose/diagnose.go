@@ -72,7 +72,7 @@ type Diagnosis struct {
 	Sources []string `json:"sources"`
 	// Window: the steps used and whether the window is steady state.
 	Window *WindowNote `json:"window,omitempty"`
-	// Classes are every class's share of the step and estimated saving, by saving, largest first (the first is the verdict unless none could be drawn).
+	// Classes are every class's share of the step and estimated saving, by saving, largest first; the verdict is the first other than unexplained, unless none could be drawn.
 	Classes []ClassScore `json:"classes"`
 	// Findings are the changes to make, by estimated saving, largest first (a memory-growth finding always first).
 	Findings []Finding `json:"findings"`
