@@ -62,83 +62,117 @@ type Analyses struct {
 
 // Diagnosis is the verdict and findings of one trace.
 type Diagnosis struct {
-	Definition string  `json:"definition"`
-	Verdict    Verdict `json:"verdict"`
-	// StepUs is the mean step time the shares are of.
+	// Definition names the version of the diagnosis method (docs/diagnosis.md).
+	Definition string `json:"definition"`
+	// Verdict is what holds the program back, with its share and confidence.
+	Verdict Verdict `json:"verdict"`
+	// StepUs is the mean step time the shares are of: the step breakdown's average over the steps used.
 	StepUs float64 `json:"step_us"`
 	// Sources are the inputs used: "trace", "run evidence", "python profile".
 	Sources []string `json:"sources"`
 	// Window: the steps used and whether the window is steady state.
-	Window   *WindowNote  `json:"window,omitempty"`
-	Classes  []ClassScore `json:"classes"`
-	Findings []Finding    `json:"findings"`
-	Unknown  []Unmeasured `json:"not_measurable,omitempty"`
+	Window *WindowNote `json:"window,omitempty"`
+	// Classes are every class's share of the step and estimated saving, by saving, largest first; the verdict is the first other than unexplained, unless none could be drawn.
+	Classes []ClassScore `json:"classes"`
+	// Findings are the changes to make, by estimated saving, largest first (a memory-growth finding always first).
+	Findings []Finding `json:"findings"`
+	// Unknown lists the classes the input cannot measure, and why.
+	Unknown []Unmeasured `json:"not_measurable,omitempty"`
 }
 
 // Verdict is the primary class and the secondary ones that matter.
 type Verdict struct {
-	Primary    Class   `json:"primary"`
-	Detail     string  `json:"detail"`
-	SharePct   float64 `json:"share_pct"`
-	Confidence string  `json:"confidence"` // high, medium, low
-	Why        string  `json:"why"`
-	Secondary  []Class `json:"secondary,omitempty"`
+	// Primary is the class that holds the program back (for one trace, the class whose usual fix would shorten the step most); "undetermined" when the input supports no verdict.
+	Primary Class `json:"primary"`
+	// Detail says the primary class in plain words.
+	Detail string `json:"detail"`
+	// SharePct is the primary class's share of the mean step, in percent (0 when undetermined, and across ranks without a straggler).
+	SharePct float64 `json:"share_pct"`
+	// Confidence is high, medium or low ("none" when undetermined).
+	Confidence string `json:"confidence"`
+	// Why gives the numbers behind the verdict and its caveats, in plain words.
+	Why string `json:"why"`
+	// Secondary are the other classes of at least 15% of the step, then memory-pressure and memory-growth when flagged.
+	Secondary []Class `json:"secondary,omitempty"`
 }
 
 // ClassScore is one class's share of the step, what its usual fix would
 // save (the share times the class's fix factor, Rules), and the numbers
 // behind it. The verdict is the class with the largest saving.
 type ClassScore struct {
-	Class     Class      `json:"class"`
-	SharePct  float64    `json:"share_pct"`
-	SavingPct float64    `json:"saving_pct"`
-	Evidence  []Evidence `json:"evidence"`
+	// Class is the class scored.
+	Class Class `json:"class"`
+	// SharePct is the share of the mean step the class explains, in percent.
+	SharePct float64 `json:"share_pct"`
+	// SavingPct is SharePct times the fix factor of the class's main rule: what its usual fix would save, in percent of the step.
+	SavingPct float64 `json:"saving_pct"`
+	// Evidence are the measured numbers behind the share.
+	Evidence []Evidence `json:"evidence"`
 }
 
 // Evidence is one measured number.
 type Evidence struct {
-	What   string  `json:"what"`
-	Value  float64 `json:"value"`
-	Unit   string  `json:"unit"`
-	Source string  `json:"source"` // the analysis or run file it comes from
+	// What says what was measured, in plain words.
+	What string `json:"what"`
+	// Value is the number, in Unit.
+	Value float64 `json:"value"`
+	// Unit is the number's unit: "us", "%", "% of step", "% of kernel time", "MiB", "x", ... ("" for a count).
+	Unit string `json:"unit"`
+	// Source names where the number comes from: an analysis (step_breakdown, synchronization, kernels, ...) or the run's evidence, Python profile or environment.
+	Source string `json:"source"`
 }
 
 // Location is where a finding points: a Python line, an op, a kernel, a
 // DataLoader, a rank.
 type Location struct {
-	Kind     string  `json:"kind"` // python, op, kernel, dataloader, rank, sync-site, phase
-	Name     string  `json:"name"`
-	File     string  `json:"file,omitempty"`
-	Line     int     `json:"line,omitempty"`
-	SharePct float64 `json:"share_pct,omitempty"` // of the samples or time it is measured against
-	Note     string  `json:"note,omitempty"`
+	// Kind is what the location is: python, op, kernel, memcpy, dataloader, rank, sync-site, phase or env.
+	Kind string `json:"kind"`
+	// Name names it: the function, op, kernel, copy kind, dataset, rank, phase or variable.
+	Name string `json:"name"`
+	// File is the source file of a Python location (absent otherwise).
+	File string `json:"file,omitempty"`
+	// Line is the line in File (absent when unknown).
+	Line int `json:"line,omitempty"`
+	// SharePct is the location's share of the samples or time it is measured against, in percent (absent when not measured).
+	SharePct float64 `json:"share_pct,omitempty"`
+	// Note says more about the location in plain words (settings, counts, what ran there).
+	Note string `json:"note,omitempty"`
 }
 
 // Finding is one thing to change, with what it could save.
 type Finding struct {
-	Rule     string     `json:"rule"`
-	Class    Class      `json:"class"`
-	Title    string     `json:"title"`
+	// Rule names the rule that fired (docs/diagnosis.md, "Findings"), e.g. "input.loader".
+	Rule string `json:"rule"`
+	// Class is the class the rule belongs to.
+	Class Class `json:"class"`
+	// Title says what was found, in one line.
+	Title string `json:"title"`
+	// Measured are the numbers the rule fired on.
 	Measured []Evidence `json:"measured"`
-	Where    []Location `json:"where,omitempty"`
-	Change   string     `json:"change"`
-	// AtStakeUs is the time per step the cause occupies; SavingUs the
-	// estimate of what the change saves (AtStake × the rule's factor; 0:
-	// no estimate); SavingPct of the step.
-	AtStakeUs  float64 `json:"at_stake_us_per_step"`
+	// Where are the places to change, most important first.
+	Where []Location `json:"where,omitempty"`
+	// Change is what to change, in plain words.
+	Change string `json:"change"`
+	// AtStakeUs is the time per step the cause occupies.
+	AtStakeUs float64 `json:"at_stake_us_per_step"`
+	// AtStakePct is AtStakeUs as a percentage of the mean step.
 	AtStakePct float64 `json:"at_stake_pct"`
-	SavingUs   float64 `json:"saving_us_per_step"`
-	SavingPct  float64 `json:"saving_pct"`
-	Confidence string  `json:"confidence"`
+	// SavingUs is the estimate of what the change saves per step: AtStakeUs times the rule's factor (0: no estimate).
+	SavingUs float64 `json:"saving_us_per_step"`
+	// SavingPct is SavingUs as a percentage of the mean step.
+	SavingPct float64 `json:"saving_pct"`
+	// Confidence is high, medium or low: the verdict's for a finding of the primary class, else medium unless the rule lowers it.
+	Confidence string `json:"confidence"`
 }
 
 // Unmeasured is a class the input cannot support, and why.
 type Unmeasured struct {
-	Class Class  `json:"class"`
-	Why   string `json:"why"`
+	// Class is the class not measurable ("undetermined": no verdict at all).
+	Class Class `json:"class"`
+	// Why says what the input lacks.
+	Why string `json:"why"`
 }
 
-// state is the working data of one Compute.
 type state struct {
 	in      Analyses
 	p       Params

@@ -11,20 +11,30 @@ import (
 
 // RunDiagnosis is the verdict across ranks.
 type RunDiagnosis struct {
-	Definition string        `json:"definition"`
-	Verdict    Verdict       `json:"verdict"`
-	PerRank    []RankVerdict `json:"per_rank"`
-	Findings   []Finding     `json:"findings"`
+	// Definition names the version of the diagnosis method (docs/diagnosis.md).
+	Definition string `json:"definition"`
+	// Verdict is the run's verdict: straggler when one rank holds the others back, else the class most ranks share, weighted by step time.
+	Verdict Verdict `json:"verdict"`
+	// PerRank is each diagnosed rank's verdict, by rank.
+	PerRank []RankVerdict `json:"per_rank"`
+	// Findings are the straggler finding, or else every rank's findings (titles prefixed with the rank) by estimated saving.
+	Findings []Finding `json:"findings"`
 }
 
 // RankVerdict is one rank's primary class.
 type RankVerdict struct {
-	Rank       int     `json:"rank"`
-	Primary    Class   `json:"primary"`
-	SharePct   float64 `json:"share_pct"`
-	Confidence string  `json:"confidence"`
-	StepUs     float64 `json:"step_us"`
-	CommPct    float64 `json:"communication_pct"`
+	// Rank is the rank.
+	Rank int `json:"rank"`
+	// Primary is the rank's verdict class.
+	Primary Class `json:"primary"`
+	// SharePct is the primary class's share of the rank's mean step, in percent.
+	SharePct float64 `json:"share_pct"`
+	// Confidence is the rank's verdict confidence: high, medium, low or none.
+	Confidence string `json:"confidence"`
+	// StepUs is the rank's mean step time over the steps used.
+	StepUs float64 `json:"step_us"`
+	// CommPct is the rank's communication-bound share (exposed communication), in percent of its step.
+	CommPct float64 `json:"communication_pct"`
 }
 
 // RankInput is one rank's diagnosis.

@@ -13,8 +13,10 @@ import (
 // window shows the program's steady state (the first check, before any
 // verdict: docs/diagnosis.md, "Is the window worth diagnosing?").
 type WindowNote struct {
-	SteadyState bool     `json:"steady_state"`
-	UsedSteps   []string `json:"used_steps"`
+	// SteadyState: the window check found it steady state and, with run evidence, its steps are not much slower than the rest of the run.
+	SteadyState bool `json:"steady_state"`
+	// UsedSteps are the numbers of the steps the verdict's figures average over.
+	UsedSteps []string `json:"used_steps"`
 	// WholeTrace: the trace has no ProfilerStep marks; its one step "0"
 	// is the whole trace.
 	WholeTrace bool `json:"whole_trace,omitempty"`
@@ -33,7 +35,9 @@ type WindowNote struct {
 
 // ExcludedStep is one step left out, and why.
 type ExcludedStep struct {
-	Step   string `json:"step"`
+	// Step is the step number as text.
+	Step string `json:"step"`
+	// Reason says why it is left out: the window check's reason (carry-over, start-up, graph capture, outlier) in plain words, or truncated.
 	Reason string `json:"reason"`
 }
 

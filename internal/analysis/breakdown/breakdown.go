@@ -89,21 +89,32 @@ func (c Category) String() string { return categoryNames[c] }
 
 // Costs is a step's (or the average step's) time per category, µs.
 type Costs struct {
-	KernelUs        float64 `json:"kernel_us"`
-	MemcpyUs        float64 `json:"memcpy_us"`
-	MemsetUs        float64 `json:"memset_us"`
+	// KernelUs is the time some computation kernel ran, on any device (communication kernels apart).
+	KernelUs float64 `json:"kernel_us"`
+	// MemcpyUs is the time a memory copy ran and no kernel did.
+	MemcpyUs float64 `json:"memcpy_us"`
+	// MemsetUs is the time a memset ran and no kernel or copy did.
+	MemsetUs float64 `json:"memset_us"`
+	// CommunicationUs is the time a communication kernel or host communication op ran and no higher category did.
 	CommunicationUs float64 `json:"communication_us"`
-	// RuntimeUs = RuntimeSyncUs + RuntimeLaunchUs + RuntimeOtherUs. In tb
-	// mode only RuntimeUs is set (the plugin does not split it) and it is
-	// reported in RuntimeOtherUs as well.
-	RuntimeUs       float64 `json:"runtime_us"`
-	RuntimeSyncUs   float64 `json:"runtime_sync_us"`
+	// RuntimeUs is the time a runtime or driver call ran and no higher category did (sync + launch + other).
+	// In tb mode only RuntimeUs is set (the plugin does not split it) and
+	// it is reported in RuntimeOtherUs as well.
+	RuntimeUs float64 `json:"runtime_us"`
+	// RuntimeSyncUs is the Runtime time in synchronization waits (synchronize calls, blocking cudaMemcpy).
+	RuntimeSyncUs float64 `json:"runtime_sync_us"`
+	// RuntimeLaunchUs is the Runtime time in kernel launch calls, not in a sync wait.
 	RuntimeLaunchUs float64 `json:"runtime_launch_us"`
-	RuntimeOtherUs  float64 `json:"runtime_other_us"`
-	DataLoaderUs    float64 `json:"dataloader_us"`
-	CPUExecUs       float64 `json:"cpu_exec_us"`
-	OtherUs         float64 `json:"other_us"`
-	TotalUs         float64 `json:"total_us"`
+	// RuntimeOtherUs is the Runtime time in other runtime calls (all of Runtime in tb mode).
+	RuntimeOtherUs float64 `json:"runtime_other_us"`
+	// DataLoaderUs is the time in enumerate(DataLoader)#...__next__ and in no higher category.
+	DataLoaderUs float64 `json:"dataloader_us"`
+	// CPUExecUs is the time in other cpu_op, user_annotation and python_function events and in no higher category.
+	CPUExecUs float64 `json:"cpu_exec_us"`
+	// OtherUs is the rest of the step: nothing recorded ran (host idle, profiler gaps).
+	OtherUs float64 `json:"other_us"`
+	// TotalUs is the step's time, the sum of the categories (for the average, the mean step time).
+	TotalUs float64 `json:"total_us"`
 }
 
 // Get returns category c.
@@ -145,27 +156,33 @@ func costsOf(ns *[NumCategories]float64, total float64) Costs {
 
 // Step is one step's breakdown.
 type Step struct {
-	Name    string  `json:"name"` // the step number as text ("0" for a synthetic step)
+	// Name is the step number as text ("0" for a synthetic step).
+	Name string `json:"name"`
+	// StartUs is the start of the step's window on the trace's clock: the later of its host start and the previous window's end.
 	StartUs float64 `json:"start_us"`
-	EndUs   float64 `json:"end_us"`
+	// EndUs is the end of the step's window on the trace's clock: the later of its host end and the end of the last device work launched inside it.
+	EndUs float64 `json:"end_us"`
 	// Incomplete: the step is left out of the average (its device work
 	// was cut off by the end of the capture).
 	Incomplete bool `json:"incomplete,omitempty"`
-	// Excluded: left out of the average by Options.Exclude.
+	// Excluded: left out of the average by the window check (carry-over, start-up, graph capture or outlier).
 	Excluded bool `json:"excluded,omitempty"`
 	Costs
 }
 
 // Result is the breakdown of one trace.
 type Result struct {
+	// Definition names the version of the definition: "default/1", or "tb/0.4.3" with --definition tb (docs/metrics.md, "Step-time breakdown").
 	Definition string `json:"definition"`
 	// SyntheticStep: the trace has no ProfilerStep; the one step spans the
 	// whole trace.
-	SyntheticStep bool   `json:"synthetic_step"`
-	Steps         []Step `json:"steps"`
+	SyntheticStep bool `json:"synthetic_step"`
+	// Steps are every step's breakdown, in time order, averaged or not.
+	Steps []Step `json:"steps"`
 	// AveragedSteps is how many steps the average is over.
-	AveragedSteps int   `json:"averaged_steps"`
-	Average       Costs `json:"average"`
+	AveragedSteps int `json:"averaged_steps"`
+	// Average is the mean of each category over the averaged steps (all zero when none is averaged).
+	Average Costs `json:"average"`
 }
 
 // Pct returns category c's share of the average step, in percent.

@@ -76,46 +76,67 @@ type Options struct {
 
 // Share is one bound-by category's time on the path.
 type Share struct {
-	Category string  `json:"category"`
-	Us       float64 `json:"us"`
-	Pct      float64 `json:"pct"`
+	// Category is the bound-by category: cpu, gpu_compute, gpu_communication, kernel_launch_overhead or kernel_kernel_overhead.
+	Category string `json:"category"`
+	// Us is the time of the path's edges in this category.
+	Us float64 `json:"us"`
+	// Pct is Us as a percentage of the path's length.
+	Pct float64 `json:"pct"`
 }
 
 // Item is one event name's time on the path.
 type Item struct {
-	Name     string  `json:"name"`
-	Kind     string  `json:"kind"`
-	Category string  `json:"category"`
-	Edges    int     `json:"edges"`
-	Us       float64 `json:"us"`
-	Pct      float64 `json:"pct"`
+	// Name is the event name the path's edges are attributed to.
+	Name string `json:"name"`
+	// Kind is the event's kind: cpu_op, runtime, driver, kernel, memcpy, memset, user_annotation, python_function.
+	Kind string `json:"kind"`
+	// Category is the bound-by category of these edges (as breakdown[].category).
+	Category string `json:"category"`
+	// Edges is the number of path edges with non-zero time attributed to this name and category.
+	Edges int `json:"edges"`
+	// Us is the time of those edges.
+	Us float64 `json:"us"`
+	// Pct is Us as a percentage of the path's length.
+	Pct float64 `json:"pct"`
 }
 
 // Result is the critical path of one window.
 type Result struct {
+	// Definition names the version of the definition (docs/metrics.md, "Critical path").
 	Definition string `json:"definition"`
+	// Annotation is the text the window's host event names contain ("ProfilerStep"; "" for the whole trace of a trace without steps).
 	Annotation string `json:"annotation"`
-	Instance   int    `json:"instance"`
+	// Instance is the 0-based instance, by start, of the matching host events that is the window (the first step the window check uses).
+	Instance int `json:"instance"`
 	// Error is set when no window or no path could be found.
-	Error      string  `json:"error,omitempty"`
-	WindowUs   float64 `json:"window_us"`
-	GraphNodes int     `json:"graph_nodes"`
-	GraphEdges int     `json:"graph_edges"`
-	// PathNodes and PathEdges count the critical path.
-	PathNodes int     `json:"path_nodes"`
-	PathEdges int     `json:"path_edges"`
-	LengthUs  float64 `json:"length_us"`
+	Error string `json:"error,omitempty"`
+	// WindowUs is the window's length: the host span of the chosen instance.
+	WindowUs float64 `json:"window_us"`
+	// GraphNodes is the number of nodes (event starts and ends) with an edge in the dependency graph.
+	GraphNodes int `json:"graph_nodes"`
+	// GraphEdges is the number of edges in the dependency graph.
+	GraphEdges int `json:"graph_edges"`
+	// PathNodes is the number of nodes on the critical path.
+	PathNodes int `json:"path_nodes"`
+	// PathEdges is the number of edges on the critical path.
+	PathEdges int `json:"path_edges"`
+	// LengthUs is the critical path's length, the sum of its edges' weights; it can exceed the window (the path ends when the last kernel launched from the window ends).
+	LengthUs float64 `json:"length_us"`
 	// BoundBy is the category with the most time on the path.
-	BoundBy   string  `json:"bound_by"`
+	BoundBy string `json:"bound_by"`
+	// Breakdown is the path's time in each of the five categories, in a fixed order.
 	Breakdown []Share `json:"breakdown"`
 	// SyncEdges counts sync dependencies on the path (HTA's
 	// SYNC_DEPENDENCY edges): the host waited for the device there
-	// (Stream/Context/Event Sync) or, for GPUWaits of them, device work
-	// waited for work on another stream (Stream Wait Event).
-	SyncEdges       int    `json:"sync_edges"`
-	GPUWaits        int    `json:"gpu_waits"`
-	Top             []Item `json:"top"`
-	NegativeWeights int    `json:"negative_weights"`
+	// (Stream/Context/Event Sync) or device work waited for work on
+	// another stream (Stream Wait Event).
+	SyncEdges int `json:"sync_edges"`
+	// GPUWaits counts the sync edges on the path that end at device work (Stream Wait Event).
+	GPUWaits int `json:"gpu_waits"`
+	// Top is the time on the path by event name and category, largest first, at most 15.
+	Top []Item `json:"top"`
+	// NegativeWeights counts graph edges whose end came before their start (nanosecond rounding), counted as zero.
+	NegativeWeights int `json:"negative_weights"`
 }
 
 // Edge types.

@@ -47,23 +47,36 @@ const Definition = "flops/2"
 
 // Op is one op name's throughput.
 type Op struct {
-	Name       string  `json:"name"`
-	Dtype      string  `json:"dtype"`
-	Calls      int     `json:"calls"`
-	Flops      float64 `json:"flops"`
-	DeviceUs   float64 `json:"device_us"`
-	TFLOPS     float64 `json:"tflops"`
-	PeakTFLOPS float64 `json:"peak_tflops"` // 0 when unknown
-	PeakPct    float64 `json:"peak_pct"`
-	FlopsShare float64 `json:"flops_pct"` // of all flops
-	// Roofline (0 / "" when a call lacks shapes or the device is unknown).
-	Bytes      float64 `json:"bytes"`         // minimum bytes moved, from shapes
-	Intensity  float64 `json:"flop_per_byte"` // arithmetic intensity
-	Bound      string  `json:"bound"`         // "compute" or "memory"
-	RoofTFLOPS float64 `json:"roof_tflops"`   // min(peak, intensity x bandwidth)
-	RoofPct    float64 `json:"roof_pct"`      // achieved / roof
+	// Name is the op's name (aten::mm, aten::convolution, ...).
+	Name string `json:"name"`
+	// Dtype is the op's first input dtype: fp64, fp32, fp16, bf16 or fp8 ("" when unknown).
+	Dtype string `json:"dtype"`
+	// Calls is the number of calls with FLOPs.
+	Calls int `json:"calls"`
+	// Flops is the calls' summed FLOPs (a multiply-add is 2).
+	Flops float64 `json:"flops"`
+	// DeviceUs is the device time charged to the calls: the kernels, copies and memsets they launched, directly or through child ops.
+	DeviceUs float64 `json:"device_us"`
+	// TFLOPS is the achieved rate, Flops over DeviceUs, in 10^12 FLOP/s (0 without device time).
+	TFLOPS float64 `json:"tflops"`
+	// PeakTFLOPS is the device's dense peak for Dtype, in 10^12 FLOP/s; 0 when unknown.
+	PeakTFLOPS float64 `json:"peak_tflops"`
+	// PeakPct is TFLOPS as a percentage of PeakTFLOPS (0 when the peak is unknown).
+	PeakPct float64 `json:"peak_pct"`
+	// FlopsShare is Flops as a percentage of all the trace's FLOPs.
+	FlopsShare float64 `json:"flops_pct"`
+	// Bytes is the minimum bytes the calls with input shapes move (each input read once, the output written once).
+	Bytes float64 `json:"bytes"`
+	// Intensity is the arithmetic intensity, Flops over Bytes, in FLOP per byte (0 when a call lacks shapes).
+	Intensity float64 `json:"flop_per_byte"`
+	// Bound is "compute" or "memory": which roof limits the row ("" when a call lacks shapes or the device's peak or bandwidth is unknown).
+	Bound string `json:"bound"`
+	// RoofTFLOPS is the roofline's limit for the row: min(peak, intensity x bandwidth), in 10^12 FLOP/s (0 when Bound is "").
+	RoofTFLOPS float64 `json:"roof_tflops"`
+	// RoofPct is TFLOPS as a percentage of RoofTFLOPS (0 when Bound is "").
+	RoofPct float64 `json:"roof_pct"`
 	// TF32: an fp32 row faster than the CUDA-core fp32 peak, which only
-	// TF32 tensor cores make possible; its peak is the TF32 one.
+	// tensor cores in tf32 mode make possible; its peak is the tf32 one.
 	TF32 bool `json:"tf32,omitempty"`
 
 	shapeless int // calls without bytes
@@ -71,26 +84,36 @@ type Op struct {
 
 // Result is the FLOPs analysis.
 type Result struct {
+	// Definition names the version of the definition (docs/metrics.md, "FLOPs and roofline").
 	Definition string `json:"definition"`
 	// Available is false when no op has FLOPs.
 	Available bool `json:"available"`
 	// ShapeCalls counts the calls whose FLOPs come from input shapes
 	// rather than the trace's "flops" argument.
-	ShapeCalls   int     `json:"shape_calls"`
-	Device       string  `json:"device"`
-	Flops        float64 `json:"flops"`
+	ShapeCalls int `json:"shape_calls"`
+	// Device is the name (from deviceProperties) of the device that ran most of the work charged to ops with FLOPs ("" when unknown).
+	Device string `json:"device"`
+	// Flops is the summed FLOPs of every op call with FLOPs.
+	Flops float64 `json:"flops"`
+	// CPUOnlyFlops is the part of Flops in calls with no device work (CPU execution), left out of the rate.
 	CPUOnlyFlops float64 `json:"cpu_only_flops"`
-	DeviceUs     float64 `json:"device_us"`
-	TFLOPS       float64 `json:"tflops"`
+	// DeviceUs is the device time charged to the calls with FLOPs.
+	DeviceUs float64 `json:"device_us"`
+	// TFLOPS is the achieved rate over the calls with device work: their FLOPs over DeviceUs, in 10^12 FLOP/s.
+	TFLOPS float64 `json:"tflops"`
 	// PeakTFLOPS is the peak for the dtype with the most flops.
 	PeakTFLOPS float64 `json:"peak_tflops"`
-	PeakDtype  string  `json:"peak_dtype"`
-	TF32       bool    `json:"tf32,omitempty"` // as Op.TF32, for the total
-	PeakPct    float64 `json:"peak_pct"`
-	// BandwidthGBs is the device's memory bandwidth (0: unknown).
+	// PeakDtype is the dtype with the most FLOPs run on the device, whose peak PeakTFLOPS is.
+	PeakDtype string `json:"peak_dtype"`
+	// TF32: as ops[].tf32, for the total: the fp32 rate exceeds the CUDA-core peak, so the tf32 peak applies.
+	TF32 bool `json:"tf32,omitempty"`
+	// PeakPct is TFLOPS as a percentage of PeakTFLOPS (0 when the peak is unknown).
+	PeakPct float64 `json:"peak_pct"`
+	// BandwidthGBs is the device's memory bandwidth in GB/s (0: unknown).
 	BandwidthGBs float64 `json:"bandwidth_gbs"`
-	Ops          []Op    `json:"ops"`
-	// Step is the step MFU (nil: no step averaged, or no FLOPs).
+	// Ops are the op name and dtype rows, by FLOPs, most first.
+	Ops []Op `json:"ops"`
+	// Step is the step MFU (absent when no step is averaged or no op with device work has FLOPs in them).
 	Step *Step `json:"step,omitempty"`
 
 	stepFlops map[int]float64 // device FLOPs per trace.Step Num
@@ -98,11 +121,15 @@ type Result struct {
 
 // Step is the achieved model FLOP/s of the mean step.
 type Step struct {
-	Steps  int     `json:"steps"`   // steps averaged
-	Flops  float64 `json:"flops"`   // per step
-	StepUs float64 `json:"step_us"` // mean step time
+	// Steps is the number of steps averaged (those the step breakdown averages).
+	Steps int `json:"steps"`
+	// Flops is the FLOPs per step of the ops with device work whose host op lies in those steps.
+	Flops float64 `json:"flops"`
+	// StepUs is the step breakdown's mean step time.
+	StepUs float64 `json:"step_us"`
+	// TFLOPS is Flops over StepUs, in 10^12 FLOP/s: the achieved model rate, a lower bound (only matmul, convolution and attention FLOPs count).
 	TFLOPS float64 `json:"tflops"`
-	// MFUPct is TFLOPS over PeakTFLOPS (0: peak unknown).
+	// MFUPct is TFLOPS as a percentage of the peak (flops.peak_tflops); 0: peak unknown.
 	MFUPct float64 `json:"mfu_pct"`
 }
 

@@ -58,58 +58,96 @@ type Options struct {
 
 // Memcpy is the copies of one direction and host memory kind.
 type Memcpy struct {
-	Direction     string  `json:"direction"`
-	HostMemory    string  `json:"host_memory,omitempty"`
-	Count         int     `json:"count"`
-	Bytes         int64   `json:"bytes"`
-	TimeUs        float64 `json:"time_us"`
+	// Direction is HtoD, DtoH, DtoD, HtoH or PtoP, from the copy's name.
+	Direction string `json:"direction"`
+	// HostMemory is the host memory kind, pinned, pageable or managed (absent when the name does not say).
+	HostMemory string `json:"host_memory,omitempty"`
+	// Count is the number of copies, over the whole trace.
+	Count int `json:"count"`
+	// Bytes is the sum of the copies' "bytes" arguments.
+	Bytes int64 `json:"bytes"`
+	// TimeUs is the copies' summed duration.
+	TimeUs float64 `json:"time_us"`
+	// BandwidthGBps is Bytes over TimeUs, in GB/s (10^9 bytes per second); 0 when TimeUs is 0.
 	BandwidthGBps float64 `json:"bandwidth_gbps"`
 }
 
 // FamilyTime is the kernel time of one family/unit/precision.
 type FamilyTime struct {
-	Family    string  `json:"family"`              // "unknown" for kernels no rule matches
-	Unit      string  `json:"unit,omitempty"`      // "tensor" (tensor/matrix cores), "simt" (CUDA cores), "" unknown
-	Precision string  `json:"precision,omitempty"` // fp64 ... fp4, int8; "" when the names do not say
-	Kernels   int     `json:"kernels"`             // kernel launches
-	TimeUs    float64 `json:"time_us"`
-	Pct       float64 `json:"pct"` // of the device's kernel time
+	// Family is the kernel family of the kernel-semantics table (gemm, conv, attention, ...; docs/kernels.md); "unknown" for kernels no rule matches.
+	Family string `json:"family"`
+	// Unit is the math unit: "tensor" (tensor/matrix cores), "simt" (CUDA cores), absent when unknown.
+	Unit string `json:"unit,omitempty"`
+	// Precision is the kernels' precision, fp64 down to fp4 or int8 (absent when the kernel names do not say).
+	Precision string `json:"precision,omitempty"`
+	// Kernels is the number of kernel launches in the row.
+	Kernels int `json:"kernels"`
+	// TimeUs is the row's summed kernel duration, over the whole trace.
+	TimeUs float64 `json:"time_us"`
+	// Pct is TimeUs as a percentage of the device's kernel time.
+	Pct float64 `json:"pct"`
 }
 
 // Device is one device's metrics.
 type Device struct {
-	Device            int      `json:"device"`
-	Name              string   `json:"name,omitempty"`
-	ComputeCapability string   `json:"compute_capability,omitempty"`
-	MemoryBytes       int64    `json:"memory_bytes,omitempty"`
-	NumSMs            int      `json:"num_sms,omitempty"`
-	Streams           []int64  `json:"streams"`
-	KernelCount       int      `json:"kernel_count"`
-	KernelTimeUs      float64  `json:"kernel_time_us"`
-	BusyUs            float64  `json:"busy_us"`
-	UtilizationPct    float64  `json:"utilization_pct"`
-	SMEfficiencyPct   *float64 `json:"sm_efficiency_pct"`
-	OccupancyPct      *float64 `json:"occupancy_pct"`
-	TensorCoreTimeUs  float64  `json:"tensor_core_time_us"`
-	TensorCorePct     float64  `json:"tensor_core_pct"`
-	TBTensorCorePct   float64  `json:"tb_tensor_core_pct"`
+	// Device is the device index of the trace's GPU rows.
+	Device int `json:"device"`
+	// Name is the device's name from deviceProperties (absent when the trace has none).
+	Name string `json:"name,omitempty"`
+	// ComputeCapability is "major.minor" from deviceProperties (absent when unknown).
+	ComputeCapability string `json:"compute_capability,omitempty"`
+	// MemoryBytes is the device's memory (totalGlobalMem; absent when unknown).
+	MemoryBytes int64 `json:"memory_bytes,omitempty"`
+	// NumSMs is the device's number of streaming multiprocessors (absent when unknown).
+	NumSMs int `json:"num_sms,omitempty"`
+	// Streams are the streams with kernels, copies or memsets on the device, in ascending order.
+	Streams []int64 `json:"streams"`
+	// KernelCount is the number of kernels on the device, over the whole trace.
+	KernelCount int `json:"kernel_count"`
+	// KernelTimeUs is the kernels' summed duration, over the whole trace (overlapping kernels add up).
+	KernelTimeUs float64 `json:"kernel_time_us"`
+	// BusyUs is the time inside the window with at least one kernel running on the device.
+	BusyUs float64 `json:"busy_us"`
+	// UtilizationPct is BusyUs as a percentage of the window (0 when the window is empty).
+	UtilizationPct float64 `json:"utilization_pct"`
+	// SMEfficiencyPct is the estimated SM efficiency: ∫ min(Σ blocks per SM of the running kernels, 1) dt over the window, as a percentage of the window; null when no kernel has "blocks per SM".
+	SMEfficiencyPct *float64 `json:"sm_efficiency_pct"`
+	// OccupancyPct is the estimated achieved occupancy: the mean of the kernels' "est. achieved occupancy %" weighted by their time inside the window; null when no kernel has it.
+	OccupancyPct *float64 `json:"occupancy_pct"`
+	// TensorCoreTimeUs is the summed duration of the kernels that use tensor cores (math unit "tensor" in docs/kernels.md), over the whole trace.
+	TensorCoreTimeUs float64 `json:"tensor_core_time_us"`
+	// TensorCorePct is TensorCoreTimeUs as a percentage of the device's kernel time, a lower bound (unknown kernels count as no tensor core).
+	TensorCorePct float64 `json:"tensor_core_pct"`
+	// TBTensorCorePct is the tensor-core share by the TensorBoard plugin's 18-name list, as a percentage of the device's kernel time.
+	TBTensorCorePct float64 `json:"tb_tensor_core_pct"`
 	// Families: kernel time by family, largest first.
-	Families     []FamilyTime `json:"families"`
-	MemcpyCount  int          `json:"memcpy_count"`
-	MemcpyBytes  int64        `json:"memcpy_bytes"`
-	MemcpyTimeUs float64      `json:"memcpy_time_us"`
-	Memcpy       []Memcpy     `json:"memcpy"`
-	MemsetCount  int          `json:"memset_count"`
-	MemsetTimeUs float64      `json:"memset_time_us"`
+	Families []FamilyTime `json:"families"`
+	// MemcpyCount is the number of memory copies on the device, over the whole trace.
+	MemcpyCount int `json:"memcpy_count"`
+	// MemcpyBytes is the copies' summed "bytes" arguments.
+	MemcpyBytes int64 `json:"memcpy_bytes"`
+	// MemcpyTimeUs is the copies' summed duration.
+	MemcpyTimeUs float64 `json:"memcpy_time_us"`
+	// Memcpy is the copies by direction and host memory kind, by time, largest first.
+	Memcpy []Memcpy `json:"memcpy"`
+	// MemsetCount is the number of memsets on the device, over the whole trace.
+	MemsetCount int `json:"memset_count"`
+	// MemsetTimeUs is the memsets' summed duration.
+	MemsetTimeUs float64 `json:"memset_time_us"`
 }
 
 // Result is the per-device metrics of one trace.
 type Result struct {
-	Definition    string   `json:"definition"`
-	WindowStartUs float64  `json:"window_start_us"`
-	WindowEndUs   float64  `json:"window_end_us"`
-	WindowUs      float64  `json:"window_us"`
-	Devices       []Device `json:"devices"`
+	// Definition names the version of the definition: "gpu/1", or "gpu/tb/0.4.3" with --definition tb (docs/metrics.md, "GPU per device").
+	Definition string `json:"definition"`
+	// WindowStartUs is the window's start on the trace's clock: the start of the first step the step breakdown averages (the first step when it averages none).
+	WindowStartUs float64 `json:"window_start_us"`
+	// WindowEndUs is the window's end on the trace's clock: the end, in device time, of the last step averaged.
+	WindowEndUs float64 `json:"window_end_us"`
+	// WindowUs is the window's length, the time utilization and SM efficiency are measured over.
+	WindowUs float64 `json:"window_us"`
+	// Devices are the devices with kernels, copies or memsets, by device index.
+	Devices []Device `json:"devices"`
 }
 
 // Compute measures every device of t.

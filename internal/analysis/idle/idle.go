@@ -12,9 +12,6 @@
 //     but its traces are in µs): back-to-back launch overhead;
 //   - other otherwise (waiting on another stream, an event, a sync).
 //
-// Per device, Idle also reports the time with no work on any of its
-// streams inside the step window.
-//
 // DropLastStep (HTA's default, include_last_profiler_step=False) keeps
 // only device work launched before the last ProfilerStep begins on the
 // host; work whose launch call is not in the trace is dropped, as HTA's
@@ -65,47 +62,72 @@ type Options struct {
 
 // Stream is one stream's idle breakdown.
 type Stream struct {
-	Device        int     `json:"device"`
-	Stream        int64   `json:"stream"`
-	Events        int     `json:"events"`
-	IdleUs        float64 `json:"idle_us"`
-	HostWaitUs    float64 `json:"host_wait_us"`
-	KernelWaitUs  float64 `json:"kernel_wait_us"`
-	OtherUs       float64 `json:"other_us"`
-	HostWaitPct   float64 `json:"host_wait_pct"`
+	// Device is the stream's device index.
+	Device int `json:"device"`
+	// Stream is the stream id.
+	Stream int64 `json:"stream"`
+	// Events is the number of kernels, copies and memsets on the stream that count (with the last step dropped: those launched before it).
+	Events int `json:"events"`
+	// IdleUs is the sum of the gaps between consecutive events on the stream (overlaps count negative, as in HTA): host + kernel + other wait.
+	IdleUs float64 `json:"idle_us"`
+	// HostWaitUs is the summed gaps whose event's launch call started after the previous event ended: the host had not asked for the work yet.
+	HostWaitUs float64 `json:"host_wait_us"`
+	// KernelWaitUs is the summed other gaps shorter than kernel_wait_threshold_us: back-to-back launch overhead.
+	KernelWaitUs float64 `json:"kernel_wait_us"`
+	// OtherUs is the summed remaining gaps (waiting on another stream, an event, a sync).
+	OtherUs float64 `json:"other_us"`
+	// HostWaitPct is HostWaitUs as a percentage of IdleUs (0 when IdleUs is 0).
+	HostWaitPct float64 `json:"host_wait_pct"`
+	// KernelWaitPct is KernelWaitUs as a percentage of IdleUs (0 when IdleUs is 0).
 	KernelWaitPct float64 `json:"kernel_wait_pct"`
-	OtherPct      float64 `json:"other_pct"`
+	// OtherPct is OtherUs as a percentage of IdleUs (0 when IdleUs is 0).
+	OtherPct float64 `json:"other_pct"`
 }
 
 // Frame is one CPU op or Python frame active during a gap.
 type Frame struct {
-	Name string  `json:"name"`
-	Kind string  `json:"kind"` // cpu_op, user_annotation, python_function, runtime
-	Us   float64 `json:"overlap_us"`
+	// Name is the event's name.
+	Name string `json:"name"`
+	// Kind is the event's kind: cpu_op, user_annotation, python_function, runtime or driver.
+	Kind string `json:"kind"`
+	// Us is the time events of this name and kind ran on the launching thread between the gap's start and the launch call's start.
+	Us float64 `json:"overlap_us"`
 }
 
 // Gap is one host-wait gap and what the launching thread did meanwhile.
 type Gap struct {
-	Device  int     `json:"device"`
-	Stream  int64   `json:"stream"`
+	// Device is the gap's device index.
+	Device int `json:"device"`
+	// Stream is the gap's stream id.
+	Stream int64 `json:"stream"`
+	// StartUs is the gap's start on the trace's clock: the end of the previous event on the stream.
 	StartUs float64 `json:"start_us"`
-	Us      float64 `json:"gap_us"`
-	Step    string  `json:"step,omitempty"`
-	// Kernel is the device event that ended the gap; Launch its launch
-	// call.
-	Kernel string  `json:"kernel"`
-	Launch string  `json:"launch"`
-	Ops    []Frame `json:"ops"`
+	// Us is the gap's length.
+	Us float64 `json:"gap_us"`
+	// Step is the ProfilerStep number of the kernel that ended the gap (absent without steps).
+	Step string `json:"step,omitempty"`
+	// Kernel is the device event that ended the gap.
+	Kernel string `json:"kernel"`
+	// Launch is the name of the kernel's launch call ("" when it is not in the trace).
+	Launch string `json:"launch"`
+	// Ops are the events the launching thread ran from the gap's start to the launch call, by time, at most 8 (ProfilerStep itself left out).
+	Ops []Frame `json:"ops"`
 }
 
 // Result is the idle analysis of one trace.
 type Result struct {
-	Definition            string   `json:"definition"`
-	KernelWaitThresholdUs float64  `json:"kernel_wait_threshold_us"`
-	DroppedLastStep       bool     `json:"dropped_last_step"`
-	HTARounding           bool     `json:"hta_rounding,omitempty"`
-	Streams               []Stream `json:"streams"`
-	TopHostWaits          []Gap    `json:"top_host_waits"`
+	// Definition names the version of the definition (docs/metrics.md, "GPU idle time").
+	Definition string `json:"definition"`
+	// KernelWaitThresholdUs is the gap below which a gap that is not host wait is kernel wait (30, HTA's default).
+	KernelWaitThresholdUs float64 `json:"kernel_wait_threshold_us"`
+	// DroppedLastStep: only device work launched before the last ProfilerStep counts, as HTA does (--definition hta).
+	DroppedLastStep bool `json:"dropped_last_step"`
+	// HTARounding: event times were rounded to whole µs as HTA's parser does (--definition hta).
+	HTARounding bool `json:"hta_rounding,omitempty"`
+	// Streams are the device streams with kernels, copies or memsets.
+	Streams []Stream `json:"streams"`
+	// TopHostWaits are the largest host-wait gaps, at most 5, largest first (gaps ended by a communication kernel left out).
+	TopHostWaits []Gap `json:"top_host_waits"`
 }
 
 type gapRec struct {

@@ -27,31 +27,49 @@ const Definition = "input/1"
 
 // Step is one step's input-pipeline figures.
 type Step struct {
-	Step             int     `json:"step"`
-	StepUs           float64 `json:"step_us"`
-	Calls            int     `json:"calls"`
-	DataLoaderUs     float64 `json:"dataloader_us"`
-	DataLoaderPct    float64 `json:"dataloader_pct"` // of step time
-	GPUIdleUs        float64 `json:"gpu_idle_us"`    // of the DataLoader time
-	GPUIdlePct       float64 `json:"gpu_idle_pct"`   // of the DataLoader time
+	// Step is the ProfilerStep number (0 for the synthetic whole-trace step).
+	Step int `json:"step"`
+	// StepUs is the step's time, from its host start to its end moved to device time.
+	StepUs float64 `json:"step_us"`
+	// Calls is the number of DataLoader __next__ calls that start in the step.
+	Calls int `json:"calls"`
+	// DataLoaderUs is the union of those calls' host spans (nested or repeated calls count once).
+	DataLoaderUs float64 `json:"dataloader_us"`
+	// DataLoaderPct is DataLoaderUs as a percentage of the step time.
+	DataLoaderPct float64 `json:"dataloader_pct"`
+	// GPUIdleUs is the part of the DataLoader time with no kernel, copy or memset running on any device.
+	GPUIdleUs float64 `json:"gpu_idle_us"`
+	// GPUIdlePct is GPUIdleUs as a percentage of the DataLoader time.
+	GPUIdlePct float64 `json:"gpu_idle_pct"`
+	// GPUIdleOfStepPct is GPUIdleUs as a percentage of the step time.
 	GPUIdleOfStepPct float64 `json:"gpu_idle_of_step_pct"`
 }
 
 // Result is the input-pipeline analysis of one trace.
 type Result struct {
-	Definition    string  `json:"definition"`
-	SyntheticStep bool    `json:"synthetic_step"`
-	Steps         []Step  `json:"steps"`
-	Calls         int     `json:"calls"`
-	StepUs        float64 `json:"step_us"`
-	DataLoaderUs  float64 `json:"dataloader_us"`
+	// Definition names the version of the definition (docs/metrics.md, "Input pipeline").
+	Definition string `json:"definition"`
+	// SyntheticStep: the trace has no ProfilerStep; the one step spans the whole trace.
+	SyntheticStep bool `json:"synthetic_step"`
+	// Steps are every step's figures, in time order.
+	Steps []Step `json:"steps"`
+	// Calls is the number of DataLoader __next__ calls in the trace, inside steps or not.
+	Calls int `json:"calls"`
+	// StepUs is the summed time of all steps.
+	StepUs float64 `json:"step_us"`
+	// DataLoaderUs is the summed DataLoader time of all steps.
+	DataLoaderUs float64 `json:"dataloader_us"`
+	// DataLoaderPct is DataLoaderUs as a percentage of StepUs.
 	DataLoaderPct float64 `json:"dataloader_pct"`
-	GPUIdleUs     float64 `json:"gpu_idle_us"`
-	GPUIdlePct    float64 `json:"gpu_idle_pct"`
+	// GPUIdleUs is the summed GPU idle time during DataLoader calls of all steps.
+	GPUIdleUs float64 `json:"gpu_idle_us"`
+	// GPUIdlePct is GPUIdleUs as a percentage of DataLoaderUs.
+	GPUIdlePct float64 `json:"gpu_idle_pct"`
 	// MeanDataLoaderUs is the mean DataLoader time per step.
 	MeanDataLoaderUs float64 `json:"mean_dataloader_us"`
 	// OutsideSteps counts __next__ calls that start outside every step.
-	OutsideSteps   int     `json:"outside_steps"`
+	OutsideSteps int `json:"outside_steps"`
+	// OutsideStepsUs is the union of those calls' host spans.
 	OutsideStepsUs float64 `json:"outside_steps_us"`
 }
 

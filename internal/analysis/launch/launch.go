@@ -48,43 +48,68 @@ type Options struct {
 
 // Delays is a distribution, µs.
 type Delays struct {
+	// MeanUs is the mean over the launches counted (0 when none is).
 	MeanUs float64 `json:"mean_us"`
-	P50Us  float64 `json:"p50_us"`
-	P90Us  float64 `json:"p90_us"`
-	P99Us  float64 `json:"p99_us"`
-	MaxUs  float64 `json:"max_us"`
+	// P50Us is the median (nearest rank).
+	P50Us float64 `json:"p50_us"`
+	// P90Us is the 90th percentile (nearest rank).
+	P90Us float64 `json:"p90_us"`
+	// P99Us is the 99th percentile (nearest rank).
+	P99Us float64 `json:"p99_us"`
+	// MaxUs is the largest value.
+	MaxUs float64 `json:"max_us"`
 }
 
 // Queue is one stream's launch queue.
 type Queue struct {
-	Device      int     `json:"device"`
-	Stream      int64   `json:"stream"`
-	Max         int     `json:"max"`
-	MaxAtUs     float64 `json:"max_at_us"`
+	// Device is the stream's device index.
+	Device int `json:"device"`
+	// Stream is the stream id.
+	Stream int64 `json:"stream"`
+	// Max is the queue's largest length: launch calls started minus device events started on the stream (the driver blocks the host near 1024).
+	Max int `json:"max"`
+	// MaxAtUs is when the queue first reached Max, on the trace's clock.
+	MaxAtUs float64 `json:"max_at_us"`
+	// QueueFullUs is the time the queue held at least 1000 entries.
 	QueueFullUs float64 `json:"queue_full_us"`
-	Negative    bool    `json:"negative"` // never true unless links are wrong
+	// Negative: the queue length went below zero, a device event started before its launch call (never true unless links are wrong).
+	Negative bool `json:"negative"`
 }
 
 // StepCount is one step's launches.
 type StepCount struct {
-	Step    string `json:"step"`
-	Kernels int    `json:"kernels"`
-	Memcpy  int    `json:"memcpy"`
-	Memset  int    `json:"memset"`
+	// Step is the ProfilerStep number as text.
+	Step string `json:"step"`
+	// Kernels is the number of kernels launched in the step.
+	Kernels int `json:"kernels"`
+	// Memcpy is the number of memory copies launched in the step.
+	Memcpy int `json:"memcpy"`
+	// Memset is the number of memsets launched in the step.
+	Memset int `json:"memset"`
 }
 
 // Result is the launch analysis of one trace.
 type Result struct {
-	Definition      string      `json:"definition"`
-	Launched        int         `json:"launched"`
-	ShortKernels    int         `json:"short_kernels"`
-	ShortKernelsUs  float64     `json:"short_kernels_us"`
-	RuntimeOutliers int         `json:"runtime_outliers"`
-	DelayOutliers   int         `json:"delay_outliers"`
-	LaunchDelay     Delays      `json:"launch_delay"`
-	LaunchCall      Delays      `json:"launch_call"`
-	PerStep         []StepCount `json:"per_step"`
-	Queues          []Queue     `json:"queues"`
+	// Definition names the version of the definition (docs/metrics.md, "Kernel launches").
+	Definition string `json:"definition"`
+	// Launched is the number of kernels, copies and memsets linked to a launch call, graph launches left out (and the last step with --definition hta).
+	Launched int `json:"launched"`
+	// ShortKernels counts the launched events that ran shorter than their launch call, for calls of at most 50 µs.
+	ShortKernels int `json:"short_kernels"`
+	// ShortKernelsUs is the short events' summed device duration.
+	ShortKernelsUs float64 `json:"short_kernels_us"`
+	// RuntimeOutliers counts launch calls longer than 50 µs.
+	RuntimeOutliers int `json:"runtime_outliers"`
+	// DelayOutliers counts launch delays longer than 100 µs.
+	DelayOutliers int `json:"delay_outliers"`
+	// LaunchDelay is the distribution of launch delays: device start minus launch call end, 0 when negative (clock skew).
+	LaunchDelay Delays `json:"launch_delay"`
+	// LaunchCall is the distribution of the launch calls' durations.
+	LaunchCall Delays `json:"launch_call"`
+	// PerStep is the launches of each step, in time order (null without steps).
+	PerStep []StepCount `json:"per_step"`
+	// Queues are the launch queues of the streams with launched work, by device and stream.
+	Queues []Queue `json:"queues"`
 }
 
 // Compute studies t's launches.

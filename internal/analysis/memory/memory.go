@@ -38,52 +38,79 @@ const TopOps = 20
 
 // Point is one timeline sample.
 type Point struct {
-	TsUs           float64 `json:"ts_us"` // since the trace's first event
-	AllocatedBytes int64   `json:"allocated_bytes"`
-	ReservedBytes  int64   `json:"reserved_bytes"`
+	// TsUs is the sample's time since the trace's first event.
+	TsUs float64 `json:"ts_us"`
+	// AllocatedBytes is the allocator's "Total Allocated" after the event.
+	AllocatedBytes int64 `json:"allocated_bytes"`
+	// ReservedBytes is the allocator's "Total Reserved" after the event.
+	ReservedBytes int64 `json:"reserved_bytes"`
 }
 
 // Device is one device's memory figures.
 type Device struct {
-	Device     string `json:"device"` // "CPU", "cuda:0", ...
-	DeviceType int    `json:"device_type"`
-	DeviceID   int    `json:"device_id"`
-	Events     int    `json:"events"`
-	Allocs     int    `json:"allocs"`
-	Frees      int    `json:"frees"`
+	// Device names the device: "CPU", "cuda:0", ..., "deviceT:N" for other Kineto device types.
+	Device string `json:"device"`
+	// DeviceType is Kineto's "Device Type": 0 CPU, 1 CUDA, others as Kineto numbers them.
+	DeviceType int `json:"device_type"`
+	// DeviceID is Kineto's "Device Id".
+	DeviceID int `json:"device_id"`
+	// Events is the number of [memory] events on the device.
+	Events int `json:"events"`
+	// Allocs is the number of allocations (events with Bytes > 0).
+	Allocs int `json:"allocs"`
+	// Frees is the number of frees (events with Bytes < 0).
+	Frees int `json:"frees"`
 	// AllocBytes is the sum of allocation sizes (turnover).
-	AllocBytes         int64   `json:"alloc_bytes"`
-	PeakAllocatedBytes int64   `json:"peak_allocated_bytes"`
-	PeakAllocatedUs    float64 `json:"peak_allocated_ts_us"`
-	PeakAllocatedStep  int     `json:"peak_allocated_step"`
-	PeakReservedBytes  int64   `json:"peak_reserved_bytes"`
-	PeakReservedUs     float64 `json:"peak_reserved_ts_us"`
-	PeakReservedStep   int     `json:"peak_reserved_step"`
-	FinalAllocated     int64   `json:"final_allocated_bytes"`
+	AllocBytes int64 `json:"alloc_bytes"`
+	// PeakAllocatedBytes is the largest "Total Allocated" the allocator reported.
+	PeakAllocatedBytes int64 `json:"peak_allocated_bytes"`
+	// PeakAllocatedUs is when the allocated peak was first reached, since the trace's first event.
+	PeakAllocatedUs float64 `json:"peak_allocated_ts_us"`
+	// PeakAllocatedStep is the ProfilerStep whose host span holds the allocated peak; -1: outside every step, or no steps.
+	PeakAllocatedStep int `json:"peak_allocated_step"`
+	// PeakReservedBytes is the largest "Total Reserved" the allocator reported.
+	PeakReservedBytes int64 `json:"peak_reserved_bytes"`
+	// PeakReservedUs is when the reserved peak was first reached, since the trace's first event.
+	PeakReservedUs float64 `json:"peak_reserved_ts_us"`
+	// PeakReservedStep is the ProfilerStep whose host span holds the reserved peak; -1: outside every step, or no steps.
+	PeakReservedStep int `json:"peak_reserved_step"`
+	// FinalAllocated is the "Total Allocated" of the device's last [memory] event.
+	FinalAllocated int64 `json:"final_allocated_bytes"`
 	// TotalBytes is the device memory (0 when unknown); the percentages
 	// are 0 then.
-	TotalBytes       int64   `json:"total_bytes"`
+	TotalBytes int64 `json:"total_bytes"`
+	// PeakAllocatedPct is PeakAllocatedBytes as a percentage of TotalBytes (GPUs only; 0 when unknown).
 	PeakAllocatedPct float64 `json:"peak_allocated_pct"`
-	PeakReservedPct  float64 `json:"peak_reserved_pct"`
-	Timeline         []Point `json:"timeline"`
+	// PeakReservedPct is PeakReservedBytes as a percentage of TotalBytes (GPUs only; 0 when unknown).
+	PeakReservedPct float64 `json:"peak_reserved_pct"`
+	// Timeline is the allocated and reserved series in time order, at most 500 points: 250 equal time buckets keep their lowest and highest allocated sample.
+	Timeline []Point `json:"timeline"`
 }
 
 // Op is one operator's allocations on one device.
 type Op struct {
-	Name       string `json:"name"`
-	Device     string `json:"device"`
-	Allocs     int    `json:"allocs"`
-	AllocBytes int64  `json:"alloc_bytes"`
+	// Name is the innermost cpu_op enclosing the allocations, "(no op)" for allocations outside every op.
+	Name string `json:"name"`
+	// Device is the device, as devices[].device.
+	Device string `json:"device"`
+	// Allocs is the number of allocations charged to the op on the device.
+	Allocs int `json:"allocs"`
+	// AllocBytes is the sum of their sizes (turnover, not residency).
+	AllocBytes int64 `json:"alloc_bytes"`
 	// LargestBytes is the largest single allocation.
 	LargestBytes int64 `json:"largest_bytes"`
 }
 
 // Result is the memory analysis of one trace.
 type Result struct {
-	Definition string   `json:"definition"`
-	Events     int      `json:"events"`
-	Devices    []Device `json:"devices"`
-	TopOps     []Op     `json:"top_ops"`
+	// Definition names the version of the definition (docs/metrics.md, "Memory").
+	Definition string `json:"definition"`
+	// Events is the number of [memory] events in the trace.
+	Events int `json:"events"`
+	// Devices are the devices with [memory] events, by device type and id.
+	Devices []Device `json:"devices"`
+	// TopOps are the op and device pairs that allocated the most bytes, most first, at most 20.
+	TopOps []Op `json:"top_ops"`
 }
 
 // DeviceLabel names a Kineto device type and id.

@@ -8,29 +8,41 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
-// KernelRow is one kernel table row. Times are µs.
+// KernelRow is one kernel table row: the kernels of one name in the steps
+// the table covers. Times are µs.
 type KernelRow struct {
-	Name    string  `json:"name"`
-	Calls   int     `json:"calls"`
+	// Name is the kernel's name.
+	Name string `json:"name"`
+	// Calls is the number of kernels of this name.
+	Calls int `json:"calls"`
+	// TotalUs is their summed duration.
 	TotalUs float64 `json:"total_us"`
-	MeanUs  float64 `json:"mean_us"`
-	MinUs   float64 `json:"min_us"`
-	MaxUs   float64 `json:"max_us"`
-	// Duration-weighted means over the calls that report them; -1 when
-	// none does.
-	BlocksPerSM  float64 `json:"blocks_per_sm"`
+	// MeanUs is their mean duration.
+	MeanUs float64 `json:"mean_us"`
+	// MinUs is the shortest one's duration.
+	MinUs float64 `json:"min_us"`
+	// MaxUs is the longest one's duration.
+	MaxUs float64 `json:"max_us"`
+	// BlocksPerSM is the duration-weighted mean "blocks per SM" over the calls that report it; -1 when none does.
+	BlocksPerSM float64 `json:"blocks_per_sm"`
+	// OccupancyPct is the duration-weighted mean "est. achieved occupancy %" over the calls that report it; -1 when none does.
 	OccupancyPct float64 `json:"est_achieved_occupancy_pct"`
-	TotalPct     float64 `json:"total_pct"`
-	// TopOp launched most of this kernel's time.
-	TopOp    string  `json:"top_op,omitempty"`
+	// TotalPct is TotalUs as a percentage of the table's total kernel time.
+	TotalPct float64 `json:"total_pct"`
+	// TopOp is the op that launched most of this kernel's time (absent when none of its calls is linked to an op).
+	TopOp string `json:"top_op,omitempty"`
+	// TopOpPct is the share of this kernel's time TopOp launched, in percent (absent with TopOp).
 	TopOpPct float64 `json:"top_op_pct,omitempty"`
 }
 
 // KernelTable is the kernel table of one trace.
 type KernelTable struct {
-	Rows      []KernelRow `json:"rows"`
-	TotalRows int         `json:"total_rows"`
-	TotalUs   float64     `json:"total_us"`
+	// Rows are the kernel names by total time, largest first, the first --top of them.
+	Rows []KernelRow `json:"rows"`
+	// TotalRows is the number of kernel names before --top kept the first ones.
+	TotalRows int `json:"total_rows"`
+	// TotalUs is the summed duration of every kernel the table covers, before --top.
+	TotalUs float64 `json:"total_us"`
 }
 
 type kernAcc struct {

@@ -26,33 +26,56 @@ type Options struct {
 // Sort keys for Options.SortBy.
 var SortKeys = []string{"host_total", "host_self", "device_total", "device_self", "calls", "name"}
 
-// OpRow is one operator table row. Times are µs.
+// OpRow is one operator table row: the calls of one op name (and input
+// dims or stack when grouped by them) in the steps the table covers.
+// Times are µs.
 type OpRow struct {
-	Name           string  `json:"name"`
-	InputDims      string  `json:"input_dims,omitempty"`
-	Stack          string  `json:"stack,omitempty"`
-	Calls          int     `json:"calls"`
-	HostSelfUs     float64 `json:"host_self_us"`
-	HostTotalUs    float64 `json:"host_total_us"`
-	DeviceSelfUs   float64 `json:"device_self_us"`
-	DeviceTotalUs  float64 `json:"device_total_us"`
-	HostSelfPct    float64 `json:"host_self_pct"`
-	DeviceSelfPct  float64 `json:"device_self_pct"`
-	HostTotalPct   float64 `json:"host_total_pct"`
+	// Name is the op's name: a cpu_op, user_annotation (record_function range), runtime or driver call.
+	Name string `json:"name"`
+	// InputDims is the calls' "Input Dims" argument (with --group-by-shape; absent otherwise or when the trace lacks it).
+	InputDims string `json:"input_dims,omitempty"`
+	// Stack is the innermost Python frames of the calls, innermost first, joined by " <- " (with --group-by-stack; absent otherwise).
+	Stack string `json:"stack,omitempty"`
+	// Calls is the number of calls.
+	Calls int `json:"calls"`
+	// HostSelfUs is the calls' summed duration minus that of the table rows called directly inside them (Python frames in between skipped).
+	HostSelfUs float64 `json:"host_self_us"`
+	// HostTotalUs is the calls' summed duration.
+	HostTotalUs float64 `json:"host_total_us"`
+	// DeviceSelfUs is the device time (kernels, copies, memsets) the calls launched directly.
+	DeviceSelfUs float64 `json:"device_self_us"`
+	// DeviceTotalUs is the device time the calls and every op inside them launched (a nested call of the same op counts it twice, as key_averages does).
+	DeviceTotalUs float64 `json:"device_total_us"`
+	// HostSelfPct is HostSelfUs as a percentage of the table's summed host self time.
+	HostSelfPct float64 `json:"host_self_pct"`
+	// DeviceSelfPct is DeviceSelfUs as a percentage of the table's summed device self time.
+	DeviceSelfPct float64 `json:"device_self_pct"`
+	// HostTotalPct is HostTotalUs as a percentage of the table's summed host self time (nested rows make the column add up to more than 100).
+	HostTotalPct float64 `json:"host_total_pct"`
+	// DeviceTotalPct is DeviceTotalUs as a percentage of the table's summed device self time.
 	DeviceTotalPct float64 `json:"device_total_pct"`
 }
 
 // OpTable is the operator table of one trace.
 type OpTable struct {
-	Rows       []OpRow `json:"rows"`
-	TotalRows  int     `json:"total_rows"` // before Top
-	Calls      int     `json:"calls"`      // of every row, before Top
-	SortBy     string  `json:"sort_by"`
+	// Rows are the table's rows in SortBy order, the first --top of them.
+	Rows []OpRow `json:"rows"`
+	// TotalRows is the number of rows before --top kept the first ones.
+	TotalRows int `json:"total_rows"`
+	// Calls is the summed calls of every row, before --top.
+	Calls int `json:"calls"`
+	// SortBy is the column the rows are sorted by: host_total, host_self, device_total, device_self, calls or name.
+	SortBy string `json:"sort_by"`
+	// HostSelfUs is the summed host self time of every row, before --top: the base of the host percentages.
 	HostSelfUs float64 `json:"host_self_sum_us"`
-	DevSelfUs  float64 `json:"device_self_sum_us"`
-	HasStacks  bool    `json:"has_stacks"`
-	StepsFirst int     `json:"first_step,omitempty"`
-	StepsLast  int     `json:"last_step,omitempty"`
+	// DevSelfUs is the summed device self time of every row, before --top: the base of the device percentages.
+	DevSelfUs float64 `json:"device_self_sum_us"`
+	// HasStacks: the trace has Python stacks ("Call stack" args or python_function events) to group rows by.
+	HasStacks bool `json:"has_stacks"`
+	// StepsFirst is the first ProfilerStep number of the range the table is restricted to; not filled yet, so always absent.
+	StepsFirst int `json:"first_step,omitempty"`
+	// StepsLast is the last ProfilerStep number of the range the table is restricted to; not filled yet, so always absent.
+	StepsLast int `json:"last_step,omitempty"`
 }
 
 // inTable reports whether events of kind k are rows of the operator table:

@@ -50,40 +50,61 @@ type Options struct {
 
 // Rank is one rank's figures.
 type Rank struct {
-	Rank       int     `json:"rank"`
-	File       string  `json:"file"`
-	Steps      int     `json:"steps"`
+	// Rank is the rank: the trace's rank, else distributedInfo's, else its position among the traces.
+	Rank int `json:"rank"`
+	// File is the trace's file name, without its directory.
+	File string `json:"file"`
+	// Steps is the number of steps measured.
+	Steps int `json:"steps"`
+	// MeanStepUs is the mean step time: host start of ProfilerStep#N to its end moved to device time.
 	MeanStepUs float64 `json:"mean_step_us"`
-	ComputeUs  float64 `json:"compute_us"`
-	CommUs     float64 `json:"comm_us"`
-	CommPct    float64 `json:"comm_pct"` // of step time
-	OverlapUs  float64 `json:"overlap_us"`
-	OverlapPct float64 `json:"overlap_pct"` // of communication time
+	// ComputeUs is the union of the non-communication kernels launched inside the steps (copies and memsets excluded).
+	ComputeUs float64 `json:"compute_us"`
+	// CommUs is the union of the communication kernels launched inside the steps (without kernels: of the outermost host communication ops).
+	CommUs float64 `json:"comm_us"`
+	// CommPct is CommUs as a percentage of the summed step time.
+	CommPct float64 `json:"comm_pct"`
+	// OverlapUs is the time communication and computation kernels both ran.
+	OverlapUs float64 `json:"overlap_us"`
+	// OverlapPct is OverlapUs as a percentage of CommUs.
+	OverlapPct float64 `json:"overlap_pct"`
 	// Collectives is the number of collective kernels in the steps.
-	Collectives  int     `json:"collectives"`
-	LastArrivals int     `json:"last_arrivals"`
-	CommWaitUs   float64 `json:"comm_wait_us"`
+	Collectives int `json:"collectives"`
+	// LastArrivals counts the matched collectives where this rank's kernel was the shortest: it arrived last and the others waited for it.
+	LastArrivals int `json:"last_arrivals"`
+	// CommWaitUs is this rank's summed wait in matched collectives: its kernel's duration minus the shortest rank's, per collective.
+	CommWaitUs float64 `json:"comm_wait_us"`
 }
 
 // StepRow is one step number across ranks.
 type StepRow struct {
+	// Step is the ProfilerStep number (0 for traces without steps).
 	Step int `json:"step"`
-	// Us holds each rank's step time in the order of Result.Ranks; -1
-	// where that rank lacks the step.
-	Us           []float64 `json:"us"`
-	SlowestRank  int       `json:"slowest_rank"`
-	MedianUs     float64   `json:"median_us"`
-	ImbalancePct float64   `json:"imbalance_pct"`
+	// Us holds each rank's step time in the order of the ranks list
+	// (ranks.ranks); -1 where that rank lacks the step.
+	Us []float64 `json:"us"`
+	// SlowestRank is the rank with the longest step time for this step.
+	SlowestRank int `json:"slowest_rank"`
+	// MedianUs is the median of the ranks' step times for this step (ranks lacking it left out).
+	MedianUs float64 `json:"median_us"`
+	// ImbalancePct is the slowest rank's step time minus MedianUs, as a percentage of MedianUs.
+	ImbalancePct float64 `json:"imbalance_pct"`
 }
 
 // Result compares the ranks.
 type Result struct {
-	Definition   string    `json:"definition"`
-	Ranks        []Rank    `json:"ranks"`
-	Steps        []StepRow `json:"steps"`
-	SlowestRank  int       `json:"slowest_rank"`
-	MedianStepUs float64   `json:"median_step_us"`
-	ImbalancePct float64   `json:"imbalance_pct"`
+	// Definition names the version of the definition (docs/metrics.md, "Ranks").
+	Definition string `json:"definition"`
+	// Ranks are the ranks' figures, by rank.
+	Ranks []Rank `json:"ranks"`
+	// Steps are the step numbers of any rank, ascending.
+	Steps []StepRow `json:"steps"`
+	// SlowestRank is the rank with the longest mean step time; -1 with no rank.
+	SlowestRank int `json:"slowest_rank"`
+	// MedianStepUs is the median of the ranks' mean step times.
+	MedianStepUs float64 `json:"median_step_us"`
+	// ImbalancePct is the slowest rank's mean step time minus MedianStepUs, as a percentage of MedianStepUs.
+	ImbalancePct float64 `json:"imbalance_pct"`
 	// MatchedCollectives is the number of collectives matched on every rank.
 	MatchedCollectives int `json:"matched_collectives"`
 	// Straggler is the rank the others wait for, -1 when none is found.

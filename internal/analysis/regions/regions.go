@@ -62,47 +62,66 @@ const Unannotated = "(unannotated)"
 
 // Region is one annotation name.
 type Region struct {
-	Name       string  `json:"name"`
-	MainThread bool    `json:"main_thread"`
-	Calls      int     `json:"calls"`
-	TotalUs    float64 `json:"total_us"`
-	MeanUs     float64 `json:"mean_us"`
-	SelfUs     float64 `json:"self_us"`
-	SelfPct    float64 `json:"self_pct"` // of wall time
-	// Optimizer regions (Optimizer.step#...) only: Closure, the model's
-	// forward or backward ran inside (an optimizer closure: LBFGS,
+	// Name is the user annotation's name ("(unannotated)": main-thread wall time in no region).
+	Name string `json:"name"`
+	// MainThread: the instances ran on the main thread (that of the ProfilerStep events); the others are listed apart and overlap it.
+	MainThread bool `json:"main_thread"`
+	// Calls is the number of instances.
+	Calls int `json:"calls"`
+	// TotalUs is the instances' summed duration, clipped to the wall time.
+	TotalUs float64 `json:"total_us"`
+	// MeanUs is TotalUs over Calls.
+	MeanUs float64 `json:"mean_us"`
+	// SelfUs is TotalUs minus the time of the annotations nested directly in each instance on the same thread.
+	SelfUs float64 `json:"self_us"`
+	// SelfPct is SelfUs as a percentage of the wall time; on the main thread the column adds up to 100.
+	SelfPct float64 `json:"self_pct"`
+	// Closure: an optimizer region (Optimizer.step#...) in which the
+	// model's forward or backward ran (an optimizer closure: LBFGS,
 	// Lightning's automatic optimization), so the region is not the
-	// optimizer's own time; MultiTensor, its updates already run as
-	// foreach or fused ops.
-	Closure     bool `json:"closure,omitempty"`
+	// optimizer's own time.
+	Closure bool `json:"closure,omitempty"`
+	// MultiTensor: an optimizer region whose updates already run as foreach or fused ops.
 	MultiTensor bool `json:"multi_tensor,omitempty"`
 }
 
 // Module is one nn.Module path.
 type Module struct {
-	Path     string  `json:"path"`
-	Depth    int     `json:"depth"`
-	Calls    int     `json:"calls"`
-	HostUs   float64 `json:"host_us"`
+	// Path is the module's path of enclosing modules, e.g. "Net_0.Linear_0", from the "nn.Module: X" python_function events.
+	Path string `json:"path"`
+	// Depth is the number of enclosing modules (0 for a top-level module).
+	Depth int `json:"depth"`
+	// Calls is the number of instances.
+	Calls int `json:"calls"`
+	// HostUs is the instances' summed duration, child modules included.
+	HostUs float64 `json:"host_us"`
+	// DeviceUs is the device time (kernels, copies, memsets) launched inside an instance, child modules included.
 	DeviceUs float64 `json:"device_us"`
 }
 
 // Meta is one user metadata entry.
 type Meta struct {
-	Key   string `json:"key"`
-	Value string `json:"value"` // raw JSON
+	// Key is the trace's top-level key.
+	Key string `json:"key"`
+	// Value is the key's value as compact JSON text.
+	Value string `json:"value"`
 }
 
 // Result is the regions analysis of one trace.
 type Result struct {
-	Definition string   `json:"definition"`
-	WallUs     float64  `json:"wall_us"`
-	Regions    []Region `json:"regions"`
-	Modules    []Module `json:"modules"`
+	// Definition names the version of the definition (docs/metrics.md, "Regions and modules").
+	Definition string `json:"definition"`
+	// WallUs is the union of the steps' host spans (the whole trace without steps), the base of self_pct.
+	WallUs float64 `json:"wall_us"`
+	// Regions are the user annotations other than ProfilerStep#N by name: the main thread's by self time with "(unannotated)" last, then the other threads'.
+	Regions []Region `json:"regions"`
+	// Modules are the nn.Module paths in path order (empty without with_stack).
+	Modules []Module `json:"modules"`
 	// DeviceRegions: device time per gpu_user_annotation name, by device
 	// time, then the "(unannotated)" row.
 	DeviceRegions []DeviceRegion `json:"device_regions"`
-	Metadata      []Meta         `json:"metadata"`
+	// Metadata is the trace's top-level keys that are not profiler flags, versions or known sections (add_metadata entries), in file order.
+	Metadata []Meta `json:"metadata"`
 }
 
 // knownKeys are the top-level keys the profiler itself writes.
@@ -369,11 +388,16 @@ func modules(t *trace.Trace) []Module {
 // DeviceRegion is one gpu_user_annotation name: the device work
 // attributed to it by HTA's leaf rule.
 type DeviceRegion struct {
-	Name      string  `json:"name"`
-	Calls     int     `json:"calls"`   // annotation instances (one per stream the range ran on)
-	Kernels   int     `json:"kernels"` // device-work events attributed
-	DeviceUs  float64 `json:"device_us"`
-	DevicePct float64 `json:"device_pct"` // of all device work time
+	// Name is the gpu_user_annotation's name, "(unannotated)" for device work under none.
+	Name string `json:"name"`
+	// Calls is the number of annotation instances (one per stream the range ran on).
+	Calls int `json:"calls"`
+	// Kernels is the number of device-work events attributed to the name.
+	Kernels int `json:"kernels"`
+	// DeviceUs is their summed duration.
+	DeviceUs float64 `json:"device_us"`
+	// DevicePct is DeviceUs as a percentage of all device work time; the rows add up to 100.
+	DevicePct float64 `json:"device_pct"`
 }
 
 // deviceRegions is the device-region table over the events for which keep

@@ -48,38 +48,58 @@ type Options struct {
 
 // Cause is one op that synchronized, aggregated by (call, op, stack).
 type Cause struct {
+	// Call is the blocking runtime or driver call (cudaStreamSynchronize, cudaMemcpy, cudaMemcpyAsync to pageable memory, ...).
 	Call string `json:"call"`
 	// Copy is the direction of a blocking copy to or from pageable host
 	// memory (HtoD, DtoH), "" for other calls.
-	Copy      string   `json:"copy,omitempty"`
-	Op        string   `json:"op"`
-	TopOp     string   `json:"top_op,omitempty"`
-	Stack     []string `json:"stack,omitempty"`
-	Count     int      `json:"count"`
-	BlockedUs float64  `json:"blocked_us"`
-	StallUs   float64  `json:"stall_us"`
+	Copy string `json:"copy,omitempty"`
+	// Op is the operator that issued the call (External id link, else the innermost enclosing cpu_op); "" when none.
+	Op string `json:"op"`
+	// TopOp is the outermost cpu_op enclosing Op (absent when Op is itself top-level).
+	TopOp string `json:"top_op,omitempty"`
+	// Stack is Op's Python frames, innermost first: its "Call stack" argument, else the enclosing python_function events (at most 8).
+	Stack []string `json:"stack,omitempty"`
+	// Count is the number of blocking calls.
+	Count int `json:"count"`
+	// BlockedUs is the calls' summed duration: the host time blocked.
+	BlockedUs float64 `json:"blocked_us"`
+	// StallUs is the device time the calls cost: the device idle during each call plus min(device busy during it, device idle after it until the next device work); 0 for a call no device work follows.
+	StallUs float64 `json:"stall_us"`
 }
 
 // Step is one step's syncs.
 type Step struct {
-	Step      string  `json:"step"`
-	Count     int     `json:"count"`
+	// Step is the ProfilerStep number as text.
+	Step string `json:"step"`
+	// Count is the number of blocking calls in the step.
+	Count int `json:"count"`
+	// BlockedUs is their summed duration.
 	BlockedUs float64 `json:"blocked_us"`
-	StallUs   float64 `json:"stall_us"`
-	StepUs    float64 `json:"step_us"`
-	Pct       float64 `json:"blocked_pct"`
+	// StallUs is the device stall they cost (as causes[].stall_us).
+	StallUs float64 `json:"stall_us"`
+	// StepUs is the step's host span (ProfilerStep#N's duration).
+	StepUs float64 `json:"step_us"`
+	// Pct is BlockedUs as a percentage of StepUs.
+	Pct float64 `json:"blocked_pct"`
 }
 
 // Result is the sync analysis of one trace.
 type Result struct {
-	Definition  string         `json:"definition"`
-	Count       int            `json:"count"`
-	BlockedUs   float64        `json:"blocked_us"`
-	StallUs     float64        `json:"stall_us"`
-	ByCall      map[string]int `json:"by_call"`
+	// Definition names the version of the definition (docs/metrics.md, "Synchronization").
+	Definition string `json:"definition"`
+	// Count is the number of blocking sync calls in the trace.
+	Count int `json:"count"`
+	// BlockedUs is their summed duration: the host time blocked.
+	BlockedUs float64 `json:"blocked_us"`
+	// StallUs is the device stall they cost (as causes[].stall_us), over the whole trace.
+	StallUs float64 `json:"stall_us"`
+	// ByCall counts the blocking calls by call name.
+	ByCall map[string]int `json:"by_call"`
+	// DeviceSyncs counts the cuda_sync device events by name (Stream Sync, Event Sync, Context Sync, Stream Wait Event).
 	DeviceSyncs map[string]int `json:"device_sync_events"`
-	PerStep     []Step         `json:"per_step"`
-	// Causes, by the device stall they cost, then by host time blocked.
+	// PerStep is each step's syncs, in time order (null without steps).
+	PerStep []Step `json:"per_step"`
+	// Causes are the ops that synchronized, by the device stall they cost, then by host time blocked, at most 10.
 	Causes []Cause `json:"causes"`
 }
 

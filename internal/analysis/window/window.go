@@ -91,24 +91,33 @@ const (
 
 // Step is one step's check.
 type Step struct {
-	Step string  `json:"step"`
-	Us   float64 `json:"us"` // host start to the end of its device work
+	// Step is the ProfilerStep number as text ("0" for the synthetic whole-trace step).
+	Step string `json:"step"`
+	// Us is the step's span: its host start to the later of its host end and the end of the device work it launched.
+	Us float64 `json:"us"`
 	// Excluded is the reason the step is left out of the steady-state
-	// figures ("" when used).
+	// figures ("" when used): carry-over, start-up, graph capture or outlier.
 	Excluded string `json:"excluded,omitempty"`
-	// StartupUs and CarryUs: one-time costs and carry-over inside the step.
+	// StartupUs is the part of the step's span covered by start-up costs (their union).
 	StartupUs float64 `json:"startup_us,omitempty"`
-	CarryUs   float64 `json:"carry_over_us,omitempty"`
+	// CarryUs is the part of the step's span covered by carry-over, set when that excluded the step.
+	CarryUs float64 `json:"carry_over_us,omitempty"`
 }
 
 // Cost is one start-up cost.
 type Cost struct {
-	Kind    string  `json:"kind"` // context, module-load, allocator, compile, first-call, jit
-	Name    string  `json:"name"`
-	Step    string  `json:"step,omitempty"`
-	StartUs float64 `json:"start_us"` // from the trace start
-	Us      float64 `json:"us"`
-	Note    string  `json:"note,omitempty"`
+	// Kind is the cost's kind: context, module-load, allocator, compile, first-call or jit.
+	Kind string `json:"kind"`
+	// Name is the event's name: the runtime call, op, region or frame.
+	Name string `json:"name"`
+	// Step is the number of the step whose span holds the cost's start (absent outside every step).
+	Step string `json:"step,omitempty"`
+	// StartUs is the cost's start, from the trace's first event.
+	StartUs float64 `json:"start_us"`
+	// Us is the cost: the event's duration; for first-call, the first call's own time (less its blocking syncs) minus the median of the later calls.
+	Us float64 `json:"us"`
+	// Note says what the cost is, in plain words.
+	Note string `json:"note,omitempty"`
 
 	span interval.Span // what it occupied (ns), for the union per step
 }
@@ -118,49 +127,64 @@ type Carry struct {
 	// UntilUs: the device was busy with inherited work until this time
 	// (from the trace start).
 	UntilUs float64 `json:"until_us"`
-	// Events: inherited device events recorded; DelayedUs: how late the
-	// first launched device event started when nothing recorded ran ahead
-	// of it (0 when inherited events explain the start).
-	Events    int     `json:"events"`
+	// Events is the number of inherited device events recorded: device work with no launch call in the trace that starts before the first launched work on its device.
+	Events int `json:"events"`
+	// DelayedUs is how late the first launched device event started after its launch call when nothing recorded ran ahead of it (absent when inherited events explain the start).
 	DelayedUs float64 `json:"delayed_us,omitempty"`
-	// HostWaitUs: host sync calls before the first launch of the window
-	// that waited on the inherited work.
+	// HostWaitUs is the time the host spent in sync calls issued before
+	// the window's first launch and before UntilUs: waiting on the
+	// inherited work.
 	HostWaitUs float64 `json:"host_wait_us,omitempty"`
 	// BusyAfterPct: device busy share from UntilUs to the end of the
-	// window, the part of the window that is the program's own.
+	// trace, the part of the window that is the program's own.
 	BusyAfterPct float64 `json:"busy_after_pct"`
 }
 
 // GraphCapture is the time spent capturing CUDA/HIP graphs.
 type GraphCapture struct {
-	Captures int     `json:"captures"`
-	Us       float64 `json:"us"`
-	Launches int     `json:"launches"` // launch calls recorded into the graphs
+	// Captures is the number of stream capture spans, from cudaStreamBeginCapture to cudaStreamEndCapture (hip too).
+	Captures int `json:"captures"`
+	// Us is the union of the capture spans.
+	Us float64 `json:"us"`
+	// Launches is the number of launch calls recorded into the graphs.
+	Launches int `json:"launches"`
 }
 
 // Overhead is the profiler's own activity in the steps.
 type Overhead struct {
-	Events int     `json:"events"`
-	Us     float64 `json:"us"`
-	Pct    float64 `json:"pct_of_steps"`
+	// Events is the number of profiler overhead events (category "overhead", Driver Compiler apart) starting inside a step.
+	Events int `json:"events"`
+	// Us is their union.
+	Us float64 `json:"us"`
+	// Pct is Us as a percentage of the summed step spans.
+	Pct float64 `json:"pct_of_steps"`
 }
 
 // Result is the window check of one trace.
 type Result struct {
+	// Definition names the version of the checks (docs/metrics.md, "Window check").
 	Definition string `json:"definition"`
 	// SteadyState: no step had to be excluded for carry-over, start-up or
 	// capture, and the profiler's overhead is below its threshold.
-	SteadyState bool     `json:"steady_state"`
-	Steps       []Step   `json:"steps"`
-	Used        []string `json:"used_steps"`
-	MedianUs    float64  `json:"median_step_us"`
+	SteadyState bool `json:"steady_state"`
+	// Steps are every step's check, in time order.
+	Steps []Step `json:"steps"`
+	// Used are the numbers of the steps not excluded, which the breakdown, the GPU window and the verdict use.
+	Used []string `json:"used_steps"`
+	// MedianUs is the median step span over the steps not excluded for carry-over, start-up or capture (outliers included).
+	MedianUs float64 `json:"median_step_us"`
 	// Synthetic: the trace has no ProfilerStep marks (one whole-trace step).
-	Synthetic bool          `json:"synthetic_step"`
-	Carry     *Carry        `json:"carry_over,omitempty"`
-	Startup   []Cost        `json:"startup,omitempty"` // largest first, at most 10
-	StartupUs float64       `json:"startup_us"`
-	Capture   *GraphCapture `json:"graph_capture,omitempty"`
-	Overhead  *Overhead     `json:"profiler_overhead,omitempty"`
+	Synthetic bool `json:"synthetic_step"`
+	// Carry is the inherited device work (absent when there is none of at least 500 µs).
+	Carry *Carry `json:"carry_over,omitempty"`
+	// Startup are the start-up costs, largest first, at most 10.
+	Startup []Cost `json:"startup,omitempty"`
+	// StartupUs is the union of all start-up costs over the trace.
+	StartupUs float64 `json:"startup_us"`
+	// Capture is the graph capture found (absent when none).
+	Capture *GraphCapture `json:"graph_capture,omitempty"`
+	// Overhead is the profiler's overhead in the steps (absent when it recorded none).
+	Overhead *Overhead `json:"profiler_overhead,omitempty"`
 }
 
 // Excluded returns, per step index, whether the step is left out.
