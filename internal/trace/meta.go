@@ -28,28 +28,45 @@ type KeyValue struct {
 
 // Device is one entry of deviceProperties.
 type Device struct {
-	ID                          int    `json:"id"`
-	Name                        string `json:"name"`
-	TotalGlobalMem              int64  `json:"totalGlobalMem"`
-	ComputeMajor                int    `json:"computeMajor"`
-	ComputeMinor                int    `json:"computeMinor"`
-	NumSMs                      int    `json:"numSms"`
-	MaxThreadsPerMultiprocessor int    `json:"maxThreadsPerMultiprocessor"`
-	MaxThreadsPerBlock          int    `json:"maxThreadsPerBlock"`
-	RegsPerMultiprocessor       int    `json:"regsPerMultiprocessor"`
-	SharedMemPerMultiprocessor  int64  `json:"sharedMemPerMultiprocessor"`
-	WarpSize                    int    `json:"warpSize"`
+	// ID is the device index, as the GPU rows' pid (deviceProperties' "id").
+	ID int `json:"id"`
+	// Name is the device's product name.
+	Name string `json:"name"`
+	// TotalGlobalMem is the device memory, in bytes.
+	TotalGlobalMem int64 `json:"totalGlobalMem"`
+	// ComputeMajor is the major compute capability.
+	ComputeMajor int `json:"computeMajor"`
+	// ComputeMinor is the minor compute capability.
+	ComputeMinor int `json:"computeMinor"`
+	// NumSMs is the number of streaming multiprocessors.
+	NumSMs int `json:"numSms"`
+	// MaxThreadsPerMultiprocessor is the most resident threads per multiprocessor.
+	MaxThreadsPerMultiprocessor int `json:"maxThreadsPerMultiprocessor"`
+	// MaxThreadsPerBlock is the most threads per block.
+	MaxThreadsPerBlock int `json:"maxThreadsPerBlock"`
+	// RegsPerMultiprocessor is the 32-bit registers per multiprocessor.
+	RegsPerMultiprocessor int `json:"regsPerMultiprocessor"`
+	// SharedMemPerMultiprocessor is the shared memory per multiprocessor, in bytes.
+	SharedMemPerMultiprocessor int64 `json:"sharedMemPerMultiprocessor"`
+	// WarpSize is the threads per warp.
+	WarpSize int `json:"warpSize"`
 }
 
 // DistributedInfo is the distributedInfo block.
 type DistributedInfo struct {
-	Backend     string          `json:"backend"`
-	Rank        int             `json:"rank"`
-	WorldSize   int             `json:"world_size"`
-	PGCount     int             `json:"pg_count"`
-	NCCLVersion string          `json:"nccl_version"`
-	PGConfig    json.RawMessage `json:"pg_config,omitempty"`
-	HasRank     bool            `json:"-"`
+	// Backend is the process group backend: nccl, gloo, ...
+	Backend string `json:"backend"`
+	// Rank is the process's rank in the job.
+	Rank int `json:"rank"`
+	// WorldSize is the number of ranks in the job.
+	WorldSize int `json:"world_size"`
+	// PGCount is the number of process groups.
+	PGCount int `json:"pg_count"`
+	// NCCLVersion is the NCCL version ("" without NCCL).
+	NCCLVersion string `json:"nccl_version"`
+	// PGConfig is the process groups' configuration, as the trace writes it.
+	PGConfig json.RawMessage `json:"pg_config,omitempty"`
+	HasRank  bool            `json:"-"`
 }
 
 // Flag returns a boolean profiler flag (with_stack, record_shapes, ...) and
