@@ -433,7 +433,7 @@ func (s *state) tinyOps() tinyOpStats {
 		return tinyOpStats{}
 	}
 	steps := float64(s.steps)
-	if t.StepsFirst > 0 && t.StepsLast >= t.StepsFirst {
+	if t.StepsLast > 0 && t.StepsLast >= t.StepsFirst {
 		steps = float64(t.StepsLast - t.StepsFirst + 1)
 	}
 	// every row's calls (the table may keep only its top rows), less the

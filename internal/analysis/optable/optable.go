@@ -72,9 +72,9 @@ type OpTable struct {
 	DevSelfUs float64 `json:"device_self_sum_us"`
 	// HasStacks: the trace has Python stacks ("Call stack" args or python_function events) to group rows by.
 	HasStacks bool `json:"has_stacks"`
-	// StepsFirst is the first ProfilerStep number of the range the table is restricted to; not filled yet, so always absent.
+	// StepsFirst is the first ProfilerStep number of the range the table is restricted to (absent: not restricted).
 	StepsFirst int `json:"first_step,omitempty"`
-	// StepsLast is the last ProfilerStep number of the range the table is restricted to; not filled yet, so always absent.
+	// StepsLast is the last ProfilerStep number of the range the table is restricted to (absent: not restricted).
 	StepsLast int `json:"last_step,omitempty"`
 }
 
@@ -108,6 +108,24 @@ func stepOK(t *trace.Trace, e int, o *Options) bool {
 	}
 	n := t.Steps[s].Num
 	return (o.FirstStep == 0 || n >= o.FirstStep) && (o.LastStep == 0 || n <= o.LastStep)
+}
+
+// stepRange is the first and last step of the trace that the step filter
+// keeps (0, 0 without a filter or when it keeps none).
+func stepRange(t *trace.Trace, o *Options) (first, last int) {
+	if !o.StepFilter || t.SyntheticStep {
+		return 0, 0
+	}
+	found := false
+	for _, st := range t.Steps {
+		if (o.FirstStep == 0 || st.Num >= o.FirstStep) && (o.LastStep == 0 || st.Num <= o.LastStep) {
+			if !found {
+				first, found = st.Num, true
+			}
+			last = st.Num
+		}
+	}
+	return first, last
 }
 
 type opKey struct {
@@ -156,6 +174,7 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 	rows := map[opKey]*OpRow{}
 	var order []opKey
 	res := &OpTable{HasStacks: stacks.available}
+	res.StepsFirst, res.StepsLast = stepRange(t, &o)
 	for i, k := range ev.Kind {
 		if !inTable(k) || !stepOK(t, i, &o) {
 			continue
