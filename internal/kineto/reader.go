@@ -146,7 +146,9 @@ func (r *reader) unit(parse func()) error {
 		atEOF := r.eof
 		r.pos = r.keep
 		if !atEOF {
-			r.replay = r.calls - r.cut()
+			// An attempt can stop short of the one before (a string's
+			// fast path leaves its problems to the slow one).
+			r.replay = max(r.replay, r.calls) - r.cut()
 		}
 		r.fill()
 		if atEOF {
@@ -421,7 +423,7 @@ func (r *reader) resync() bool {
 			}
 		}
 		r.keep = r.pos
-		if !r.fill() {
+		if !r.fill() && r.pos >= r.end { // else the input ended: look at what is left
 			return false
 		}
 	}

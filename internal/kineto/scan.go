@@ -457,11 +457,12 @@ func (s *scanner) strLong(start int, keep bool) []byte {
 			if full && from < 0 && p > s.lock {
 				from, calls = max(s.pos, s.lock), s.calls // any byte of the run will do
 			}
-			if !full && len(out)+p-s.pos > maxString {
-				p = s.pos + maxString - len(out)
-				out = append(out, s.buf[s.pos:p]...)
-				add(s.buf[p : p+1])
-				p++
+			if room := maxString - len(out); !full && p-s.pos > room {
+				// Keep what fits; the next byte reports the truncation
+				// and the rest of the run is passed over.
+				out = append(out, s.buf[s.pos:s.pos+room]...)
+				s.pos += room
+				p = s.pos + 1
 			}
 			add(s.buf[s.pos:p])
 			s.pos = p
