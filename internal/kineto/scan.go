@@ -424,6 +424,7 @@ func (s *scanner) strLong(start int, keep bool) []byte {
 	full := !keep        // nothing more is kept
 	invalid := false     // invalid UTF-8 seen
 	from, calls := -1, 0 // the removable stretch starts at from, after calls problems
+	hold := start        // and not before this
 	var esc [8]byte
 	add := func(b []byte) {
 		if full {
@@ -439,10 +440,10 @@ func (s *scanner) strLong(start int, keep bool) []byte {
 		out = append(out, b...)
 	}
 	for {
-		if full && s.pos >= s.lock {
-			if from < 0 {
-				from, calls = s.pos, s.calls
-			}
+		if full && from < 0 && s.pos >= max(s.lock, hold) {
+			from, calls = s.pos, s.calls
+		}
+		if from >= 0 {
 			s.removable(from, s.pos, s.calls-calls)
 		}
 		if s.pos >= s.end {
@@ -454,8 +455,8 @@ func (s *scanner) strLong(start int, keep bool) []byte {
 			for p < s.end && !strStop[s.buf[p]] {
 				p++
 			}
-			if full && from < 0 && p > s.lock {
-				from, calls = max(s.pos, s.lock), s.calls // any byte of the run will do
+			if full && from < 0 && p > max(s.lock, hold) {
+				from, calls = max(s.pos, s.lock, hold), s.calls // any byte of the run will do
 			}
 			if room := maxString - len(out); !full && p-s.pos > room {
 				// Keep what fits; the next byte reports the truncation
@@ -476,6 +477,11 @@ func (s *scanner) strLong(start int, keep bool) []byte {
 				return out
 			}
 			s.problem("unescaped quote in string", "")
+			// The first byte after the quote and its spaces decided that
+			// it does not end the string: no stretch may start before it.
+			for hold = s.pos + 1; isSpace[s.buf[hold]]; hold++ {
+			}
+			hold++
 			s.pos++
 			add(s.buf[s.pos-1 : s.pos])
 		case c == '\\':
