@@ -424,7 +424,7 @@ func (s *scanner) strLong(start int, keep bool) []byte {
 	full := !keep        // nothing more is kept
 	invalid := false     // invalid UTF-8 seen
 	from, calls := -1, 0 // the removable stretch starts at from, after calls problems
-	hold := start        // and not before this
+	hold := start        // and not before this (what decided an earlier step)
 	var esc [8]byte
 	add := func(b []byte) {
 		if full {
@@ -486,7 +486,9 @@ func (s *scanner) strLong(start int, keep bool) []byte {
 			add(s.buf[s.pos-1 : s.pos])
 		case c == '\\':
 			s.pos++
-			add(s.escape(esc[:0]))
+			b, looked := s.escape(esc[:0], !full)
+			hold = max(hold, looked) // what decided the escape stays
+			add(b)
 		case c < 0x20:
 			s.pos++
 			s.problem("control character in string", "byte 0x"+strconv.FormatUint(uint64(c), 16))
@@ -497,9 +499,13 @@ func (s *scanner) strLong(start int, keep bool) []byte {
 			}
 			r, size := utf8.DecodeRune(s.buf[s.pos:s.end])
 			if r == utf8.RuneError && size == 1 {
+				if !full || !invalid {
+					// Deciding looked at up to 4 bytes, and this one
+					// matters (for what is kept, or as the first): a
+					// stretch starts after them.
+					hold = max(hold, min(s.pos+4, s.end))
+				}
 				if !invalid {
-					// A stretch must not hide the first invalid byte: the
-					// next one starts after it.
 					invalid, from = true, -1
 				}
 				add([]byte("\uFFFD"))
@@ -511,35 +517,44 @@ func (s *scanner) strLong(start int, keep bool) []byte {
 	}
 }
 
-func (s *scanner) escape(out []byte) []byte {
+// escape decodes the escape after a backslash onto out. It also returns
+// the end of the bytes it looked at, which can lie past what it consumed
+// (an invalid escape, a lone surrogate). Without pairs a surrogate reads
+// as U+FFFD without looking for its other half: for text that is not
+// kept, where that changes nothing but would look ahead.
+func (s *scanner) escape(out []byte, pairs bool) ([]byte, int) {
 	c := s.next()
 	switch c {
 	case '"', '\\', '/':
-		return append(out, c)
+		return append(out, c), s.pos
 	case 'b':
-		return append(out, '\b')
+		return append(out, '\b'), s.pos
 	case 'f':
-		return append(out, '\f')
+		return append(out, '\f'), s.pos
 	case 'n':
-		return append(out, '\n')
+		return append(out, '\n'), s.pos
 	case 'r':
-		return append(out, '\r')
+		return append(out, '\r'), s.pos
 	case 't':
-		return append(out, '\t')
+		return append(out, '\t'), s.pos
 	case 'u':
 		r, ok := s.hex4()
 		if !ok {
 			s.problem("invalid \\u escape", "kept as text")
-			return append(out, '\\', 'u')
+			return append(out, '\\', 'u'), min(s.pos+4, s.end)
 		}
-		if utf16.IsSurrogate(r) {
+		looked := s.pos
+		if utf16.IsSurrogate(r) && !pairs {
+			r = utf8.RuneError
+		} else if utf16.IsSurrogate(r) {
 			// A valid pair is \uD8xx\uDCxx; anything else is U+FFFD.
+			looked = min(s.pos+6, s.end)
 			if s.pos+1 < s.end && s.buf[s.pos] == '\\' && s.buf[s.pos+1] == 'u' {
 				save := s.pos
 				s.pos += 2
 				if r2, ok := s.hex4(); ok {
 					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-						return utf8.AppendRune(out, dec)
+						return utf8.AppendRune(out, dec), s.pos
 					}
 				}
 				s.pos = save
@@ -548,12 +563,12 @@ func (s *scanner) escape(out []byte) []byte {
 			}
 			r = utf8.RuneError
 		}
-		return utf8.AppendRune(out, r)
+		return utf8.AppendRune(out, r), looked
 	}
 	// Invalid escape, typically a Windows path: keep the backslash.
 	s.pos--
 	s.problem("invalid escape in string", "\\"+string(c)+" kept literally")
-	return append(out, '\\')
+	return append(out, '\\'), s.pos + 1
 }
 
 func (s *scanner) hex4() (rune, bool) {
