@@ -135,6 +135,10 @@ func (r *reader) unit(parse func()) error {
 		r.keep = r.pos
 		r.calls, r.lock, r.cuts = 0, 0, r.cuts[:0]
 		err := r.try(parse)
+		if err == errNeedMoreSpace {
+			r.cutSpace()
+			err = errNeedMore
+		}
 		if err != errNeedMore {
 			if err == nil {
 				r.flushPending()
@@ -187,7 +191,7 @@ func (r *reader) flushPending() {
 func (r *reader) try(parse func()) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			if e, ok := v.(error); ok && (e == errNeedMore || isSyntax(e)) {
+			if e, ok := v.(error); ok && (e == errNeedMore || e == errNeedMoreSpace || isSyntax(e)) {
 				err = e
 				return
 			}

@@ -33,8 +33,9 @@ import (
 )
 
 var (
-	errNeedMore  = errors.New("need more input")
-	errTruncated = errors.New("input ends mid-value")
+	errNeedMore      = errors.New("need more input")
+	errNeedMoreSpace = errors.New("need more input after whitespace")
+	errTruncated     = errors.New("input ends mid-value")
 )
 
 type syntaxError struct {
@@ -236,14 +237,22 @@ func (w *window) ws() {
 	for pos < len(buf) && isSpace[buf[pos]] {
 		pos++
 	}
-	if pos >= len(buf) {
-		// A run of whitespace need not be held: one space keeps the
-		// tokens around it apart.
-		w.removable(max(w.pos+1, w.lock), pos, 0)
-		w.pos = pos
-		panic(errNeedMore)
-	}
 	w.pos = pos
+	if pos >= len(buf) {
+		panic(errNeedMoreSpace)
+	}
+}
+
+// cutSpace marks the whitespace at the end of the window removable but
+// for its first byte, which keeps the tokens around it apart, after an
+// attempt ran out of input inside it (errNeedMoreSpace: ws and quoteEnds,
+// which must stay small enough to inline, cannot do it).
+func (w *window) cutSpace() {
+	k := w.end
+	for k > w.keep && isSpace[w.buf[k-1]] {
+		k--
+	}
+	w.removable(max(k+1, w.lock), w.end, 0)
 }
 
 // isSpace and strStop are lookup tables for the two innermost loops.
@@ -375,7 +384,7 @@ func (s *scanner) readStr(keep bool) []byte {
 			if !s.quoteEnds(!keep) || keep && len(b) > maxString || !ascii && !utf8.Valid(b) {
 				return s.strLong(start, keep)
 			}
-			if !keep {
+			if !keep && pos-start >= minCut {
 				s.removable(start, pos, 0)
 			}
 			s.pos++
@@ -398,7 +407,7 @@ func (s *scanner) quoteEnds(discard bool) bool {
 				return true
 			}
 			if discard {
-				s.removable(max(s.pos+2, s.lock), i, 0)
+				panic(errNeedMoreSpace) // what follows the quote is whitespace
 			}
 			panic(errNeedMore)
 		}
@@ -617,7 +626,9 @@ func (s *scanner) word() []byte {
 			if s.eof && s.pos > start {
 				break
 			}
-			s.wordFits(start)
+			if s.pos-start > maxString {
+				s.wordTooLong(start)
+			}
 			panic(errNeedMore)
 		}
 		c := s.buf[s.pos]
@@ -629,15 +640,15 @@ func (s *scanner) word() []byte {
 	if s.pos == start {
 		s.fail("expected a value, found " + describe(s.buf[s.pos]))
 	}
-	s.wordFits(start)
+	if s.pos-start > maxString {
+		s.wordTooLong(start)
+	}
 	return s.buf[start:s.pos]
 }
 
-func (s *scanner) wordFits(start int) {
-	if s.pos-start > maxString {
-		s.pos = start
-		s.fail("number or bare word longer than " + sizeText(maxString))
-	}
+func (s *scanner) wordTooLong(start int) {
+	s.pos = start
+	s.fail("number or bare word longer than " + sizeText(maxString))
 }
 
 // value reads any value into a trace.Value, interning text.
@@ -770,14 +781,10 @@ func validNumber(w []byte) bool {
 func (s *scanner) key() []byte {
 	s.ws()
 	k := s.str()
-	s.colon()
-	return k
-}
-
-func (s *scanner) colon() {
 	s.ws()
 	s.expect(':')
 	s.ws()
+	return k
 }
 
 // more reads the separator after a member or element of what: true after
@@ -819,9 +826,11 @@ func (s *scanner) skip(depth int) {
 		from, calls := -1, 0
 		for {
 			s.ws()
-			if closer == '}' {
+			if closer == '}' { // the key, as key() reads it
 				s.skipStr()
-				s.colon()
+				s.ws()
+				s.expect(':')
+				s.ws()
 			}
 			s.skip(depth + 1)
 			if !s.more(closer, what) {
