@@ -96,6 +96,9 @@ func (r *reader) text() trace.StrID {
 // idValue reads a pid, tid or id: a number, or a string such as
 // "stream 7" or "CPU functions" whose trailing digits give the number.
 func (r *reader) idValue() (int64, trace.StrID) {
+	if r.compound("unreadable id") {
+		return 0, 0
+	}
 	if r.peek() == '"' {
 		b := r.str()
 		n, _ := trailingInt(b)
@@ -117,6 +120,17 @@ func (r *reader) idValue() (int64, trace.StrID) {
 	return n, 0
 }
 
+// compound passes over an array or object where a number or string is
+// expected, reported as what.
+func (r *reader) compound(what string) bool {
+	if c := r.peek(); c != '{' && c != '[' {
+		return false
+	}
+	r.problem(what, "an array or object")
+	r.skip(0)
+	return true
+}
+
 func trailingInt(b []byte) (int64, bool) {
 	i := len(b)
 	for i > 0 && b[i-1] >= '0' && b[i-1] <= '9' {
@@ -131,6 +145,9 @@ func trailingInt(b []byte) (int64, bool) {
 
 // timeValue reads a time in µs (possibly with ns decimals) as integer ns.
 func (r *reader) timeValue(what string) (int64, bool) {
+	if r.compound("unreadable " + what) {
+		return 0, false
+	}
 	var w []byte
 	if r.peek() == '"' {
 		w = r.str()
@@ -274,6 +291,9 @@ func (r *reader) eventArgs(f *fields) {
 
 // intArg reads an integer id; strings of digits are accepted.
 func (r *reader) intArg() int64 {
+	if r.compound("unreadable id") {
+		return 0
+	}
 	if r.peek() == '"' {
 		b := r.str()
 		if n, err := strconv.ParseInt(string(b), 10, 64); err == nil {

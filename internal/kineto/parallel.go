@@ -31,6 +31,10 @@ import (
 // segmentSize is the size of the blocks handed to workers; tests shrink it.
 var segmentSize = 4 << 20
 
+// maxCarry bounds the bytes held while looking for a cut: an event longer
+// than that is left to the one-pass reader, which need not hold it.
+const maxCarry = 16 << 20
+
 // maxFallbacks bounds how often the reader returns to parallel reading
 // after a segment it had to read in one pass.
 const maxFallbacks = 8
@@ -175,13 +179,17 @@ func (r *reader) parallelEvents() bool {
 				r.onFill(off + int64(n))
 			}
 		}
-		cut := cutPoint(data[:n], segmentSize)
+		cut, long := cutPoint(data[:n], segmentSize), false
 		if cut == 0 {
-			if !srcDone { // one event larger than the block: read more
+			switch {
+			case !srcDone && n < maxCarry: // one event larger than the block: read more
 				carry, want = data[:n], 2*n
 				continue
+			case !srcDone:
+				long = true
+			default:
+				cut = n
 			}
-			cut = n
 		}
 		want = segmentSize
 		if dispatched == 0 && srcDone && cut == n {
@@ -189,15 +197,19 @@ func (r *reader) parallelEvents() bool {
 			p.resumeAt = math.MaxInt64
 			return r.resume(off, [][]byte{data[:n]})
 		}
-		p.start()
-		s := &segment{off: off, data: data[:cut], buf: data, done: make(chan struct{})}
-		queue = append(queue, s)
-		p.jobs <- s
-		dispatched++
-		carry, off = data[cut:n], off+int64(cut)
+		if long {
+			carry = data[:n]
+		} else {
+			p.start()
+			s := &segment{off: off, data: data[:cut], buf: data, done: make(chan struct{})}
+			queue = append(queue, s)
+			p.jobs <- s
+			dispatched++
+			carry, off = data[cut:n], off+int64(cut)
+		}
 
 		// Merge finished segments in order; keep the workers busy.
-		for len(queue) > 0 && (len(queue) > 2*p.workers || (srcDone && len(carry) == 0)) {
+		for len(queue) > 0 && (long || len(queue) > 2*p.workers || (srcDone && len(carry) == 0)) {
 			s := queue[0]
 			<-s.done
 			r.reserveProjected(s.r, s.off+int64(len(s.data)))
@@ -231,6 +243,16 @@ func (r *reader) parallelEvents() bool {
 				p.resumeAt = math.MaxInt64
 			}
 			return r.resume(s.stop, held)
+		}
+		if long {
+			// No cut in maxCarry bytes: the one-pass reader reads on from
+			// here, then the workers again after what is held.
+			p.fallbacks++
+			p.resumeAt = off + int64(len(carry))
+			if p.fallbacks >= maxFallbacks {
+				p.resumeAt = math.MaxInt64
+			}
+			return r.resume(off, [][]byte{carry})
 		}
 	}
 	// Every event up to the end of the input was whole: the one-pass
@@ -310,7 +332,7 @@ func (r *reader) resume(off int64, held [][]byte) bool {
 	// The held bytes may lie in the window's buffer or in segment buffers:
 	// neither may be written again.
 	r.buf, r.par.free = make([]byte, len(r.buf)), nil
-	r.base, r.pos, r.end, r.keep = off, 0, 0, 0
+	r.base, r.pos, r.end, r.keep, r.gaps = off, 0, 0, 0, nil
 	r.eof, r.readErr = false, nil
 	return false
 }

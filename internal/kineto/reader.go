@@ -130,11 +130,15 @@ type openSlice struct {
 // unit runs parse as one restartable unit (see scan.go).
 func (r *reader) unit(parse func()) error {
 	r.skipSpace()
+	r.pending, r.replay = r.pending[:0], 0
 	for {
-		start := r.offset()
 		r.keep = r.pos
-		r.pending = r.pending[:0]
+		r.calls, r.lock, r.cuts = 0, 0, r.cuts[:0]
 		err := r.try(parse)
+		if err == errNeedMoreSpace {
+			r.cutSpace()
+			err = errNeedMore
+		}
 		if err != errNeedMore {
 			if err == nil {
 				r.flushPending()
@@ -144,8 +148,13 @@ func (r *reader) unit(parse func()) error {
 		// At end of input the unit runs once more: some tokens (a final
 		// quote, a short file's BOM check) decide differently at EOF.
 		atEOF := r.eof
+		r.pos = r.keep
+		if !atEOF {
+			// An attempt can stop short of the one before (a string's
+			// fast path leaves its problems to the slow one).
+			r.replay = max(r.replay, r.calls) - r.cut()
+		}
 		r.fill()
-		r.pos = int(start - r.base)
 		if atEOF {
 			return errTruncated
 		}
@@ -172,7 +181,9 @@ func (r *reader) skipSpace() {
 // flushPending records the problems of a completed unit.
 func (r *reader) flushPending() {
 	for _, p := range r.pending {
-		r.t.Problems.Add(p.off, p.what, p.detail)
+		for range p.count {
+			r.t.Problems.Add(p.off, p.what, p.detail)
+		}
 	}
 	r.pending = r.pending[:0]
 }
@@ -180,7 +191,7 @@ func (r *reader) flushPending() {
 func (r *reader) try(parse func()) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			if e, ok := v.(error); ok && (e == errNeedMore || isSyntax(e)) {
+			if e, ok := v.(error); ok && (e == errNeedMore || e == errNeedMoreSpace || isSyntax(e)) {
 				err = e
 				return
 			}
@@ -287,7 +298,14 @@ func (r *reader) object() (sawEvents bool) {
 		} else {
 			err = r.unit(func() {
 				start := r.pos
+				r.lock = start + maxMetadata // what is kept must stay
 				r.skip(0)
+				if end := r.pos; r.offsetAt(end)-r.offsetAt(start) > int64(maxMetadata) {
+					r.pos = start // the problem names where the value starts
+					r.problem("metadata too large", strconv.Quote(key)+" is longer than "+sizeText(maxMetadata)+"; left out")
+					r.pos = end
+					return
+				}
 				r.metadata(key, r.buf[start:r.pos])
 			})
 			if r.stop(err, "reading metadata "+strconv.Quote(key)) {
@@ -409,7 +427,7 @@ func (r *reader) resync() bool {
 			}
 		}
 		r.keep = r.pos
-		if !r.fill() {
+		if !r.fill() && r.pos >= r.end { // else the input ended: look at what is left
 			return false
 		}
 	}

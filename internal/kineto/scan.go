@@ -9,6 +9,16 @@ package kineto
 // start. Units therefore keep their side effects in pending state until they
 // complete. Damage inside a unit panics with a *syntaxError; the reader
 // records it and resynchronises at the next event.
+//
+// What a unit passes over without keeping (a skipped value, the part of a
+// string past maxString, whitespace) must not have to stay in the window
+// while the unit is re-parsed, or one long value would need its size in
+// memory. As the scanner passes such a stretch it marks it removable
+// (window.removable) when re-parsing without it gives the same result;
+// before a refill the window drops the marked stretches (window.cut) and
+// remembers where, so offsets stay those of the input. Problems found in a
+// dropped stretch are already recorded: the re-parse skips as many
+// problems as the previous attempt recorded, less those (scanner.problem).
 
 import (
 	"errors"
@@ -23,8 +33,9 @@ import (
 )
 
 var (
-	errNeedMore  = errors.New("need more input")
-	errTruncated = errors.New("input ends mid-value")
+	errNeedMore      = errors.New("need more input")
+	errNeedMoreSpace = errors.New("need more input after whitespace")
+	errTruncated     = errors.New("input ends mid-value")
 )
 
 type syntaxError struct {
@@ -38,17 +49,58 @@ func (e *syntaxError) Error() string { return e.msg }
 // stack.
 const maxDepth = 512
 
+// maxString is the most of a string kept in the model (decoded bytes; a
+// longer one is truncated at a character boundary and reported), and the
+// longest array or object argument value kept (a longer one reads as
+// null), number or bare word read (a longer one is damage). Variable so
+// tests can shrink it.
+var maxString = 64 << 10
+
+// maxMetadata is the largest top-level member other than traceEvents that
+// is kept (a longer one is reported and left out): distributedInfo lists
+// process groups, which grow with the job, and the window must hold it
+// under small memory limits (an eighth of --max-memory).
+var maxMetadata = 4 << 20
+
+// sizeText writes n bytes in whole KiB or MiB where it can.
+func sizeText(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.Itoa(n>>20) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.Itoa(n>>10) + " KiB"
+	}
+	return strconv.Itoa(n) + " bytes"
+}
+
+// minCut is the shortest stretch worth dropping from the window; tests
+// lower it.
+var minCut = 256
+
 // window is the refillable input buffer.
 type window struct {
 	src     io.Reader
 	buf     []byte
 	pos     int
 	end     int
-	base    int64 // stream offset of buf[0]
+	base    int64 // stream offset of buf[0], less the gaps
 	keep    int   // bytes from here on must survive a refill
 	eof     bool
 	readErr error
 	onFill  func(consumed int64)
+	cuts    []cut // removable stretches found by the current attempt, by position
+	gaps    []gap // where dropped bytes were, by position
+	lock    int   // no stretch starting before this may be dropped (a value being kept)
+}
+
+// cut is a removable stretch buf[from:to] and the number of problems the
+// scanner reported inside it.
+type cut struct{ from, to, calls int }
+
+// gap records n bytes of input dropped just before buf[at].
+type gap struct {
+	at int
+	n  int64
 }
 
 // fill makes room and reads more input. It returns false at end of input.
@@ -59,6 +111,14 @@ func (w *window) fill() bool {
 	if w.keep > 0 {
 		n := copy(w.buf, w.buf[w.keep:w.end])
 		w.base += int64(w.keep)
+		i := 0
+		for ; i < len(w.gaps) && w.gaps[i].at <= w.keep; i++ {
+			w.base += w.gaps[i].n
+		}
+		w.gaps = append(w.gaps[:0], w.gaps[i:]...)
+		for j := range w.gaps {
+			w.gaps[j].at -= w.keep
+		}
 		w.pos -= w.keep
 		w.end = n
 		w.keep = 0
@@ -92,13 +152,72 @@ func (w *window) fill() bool {
 		}
 	}
 	if got > 0 && w.onFill != nil {
-		w.onFill(w.base + int64(w.end))
+		w.onFill(w.offsetAt(w.end))
 	}
 	return got > 0
 }
 
 // offset is the stream offset of the current position.
-func (w *window) offset() int64 { return w.base + int64(w.pos) }
+func (w *window) offset() int64 { return w.offsetAt(w.pos) }
+
+// offsetAt is the stream offset of buf[p].
+func (w *window) offsetAt(p int) int64 {
+	off := w.base + int64(p)
+	for _, g := range w.gaps {
+		if g.at > p {
+			break
+		}
+		off += g.n
+	}
+	return off
+}
+
+// removable marks buf[from:to] as droppable should the attempt run out of
+// input (calls: the problems reported inside it). A stretch that encloses
+// stretches marked before (a value that contains them) replaces them.
+func (w *window) removable(from, to, calls int) {
+	if to-from < minCut || from < w.lock {
+		return
+	}
+	n := len(w.cuts)
+	for n > 0 && w.cuts[n-1].from >= from {
+		n--
+	}
+	w.cuts = append(w.cuts[:n], cut{from, to, calls})
+}
+
+// cut drops the removable stretches of an attempt that ran out of input
+// (they all lie after keep) and returns how many problems they held.
+func (w *window) cut() (calls int) {
+	if len(w.cuts) == 0 {
+		return 0
+	}
+	old, gaps := w.gaps, []gap(nil)
+	dst, src, removed, gi := w.cuts[0].from, w.cuts[0].from, 0, 0
+	for _, c := range w.cuts {
+		if c.from < src {
+			continue // overlaps the previous stretch: kept, which is always safe
+		}
+		for ; gi < len(old) && old[gi].at < c.from; gi++ {
+			gaps = append(gaps, gap{old[gi].at - removed, old[gi].n})
+		}
+		n := int64(c.to - c.from)
+		for ; gi < len(old) && old[gi].at <= c.to; gi++ {
+			n += old[gi].n // a gap inside or at the edge of the stretch joins it
+		}
+		dst += copy(w.buf[dst:], w.buf[src:c.from])
+		gaps = append(gaps, gap{dst, n})
+		removed += c.to - c.from
+		src = c.to
+		calls += c.calls
+	}
+	for ; gi < len(old); gi++ {
+		gaps = append(gaps, gap{old[gi].at - removed, old[gi].n})
+	}
+	dst += copy(w.buf[dst:], w.buf[src:w.end])
+	w.end, w.gaps, w.cuts = dst, gaps, w.cuts[:0]
+	return calls
+}
 
 func (w *window) peek() byte {
 	if w.pos >= w.end {
@@ -120,8 +239,20 @@ func (w *window) ws() {
 	}
 	w.pos = pos
 	if pos >= len(buf) {
-		panic(errNeedMore)
+		panic(errNeedMoreSpace)
 	}
+}
+
+// cutSpace marks the whitespace at the end of the window removable but
+// for its first byte, which keeps the tokens around it apart, after an
+// attempt ran out of input inside it (errNeedMoreSpace: ws and quoteEnds,
+// which must stay small enough to inline, cannot do it).
+func (w *window) cutSpace() {
+	k := w.end
+	for k > w.keep && isSpace[w.buf[k-1]] {
+		k--
+	}
+	w.removable(max(k+1, w.lock), w.end, 0)
 }
 
 // isSpace and strStop are lookup tables for the two innermost loops.
@@ -161,6 +292,8 @@ type scanner struct {
 	t       *trace.Trace
 	strBuf  []byte
 	pending []pendingProblem
+	calls   int // problems reported by this attempt at the unit
+	replay  int // of which the first replay were recorded by earlier attempts
 	cache   internCache
 }
 
@@ -187,13 +320,25 @@ func (s *scanner) intern(b []byte) trace.StrID {
 	return id
 }
 
+// pendingProblem is the first of count problems of one kind in a unit
+// (one entry per kind, so a unit's damage cannot grow the list).
 type pendingProblem struct {
 	off          int64
 	what, detail string
+	count        int
 }
 
 func (s *scanner) problem(what, detail string) {
-	s.pending = append(s.pending, pendingProblem{s.offset(), what, detail})
+	if s.calls++; s.calls <= s.replay {
+		return // an earlier attempt at this unit recorded it
+	}
+	for i := range s.pending {
+		if s.pending[i].what == what {
+			s.pending[i].count++
+			return
+		}
+	}
+	s.pending = append(s.pending, pendingProblem{s.offset(), what, detail, 1})
 }
 
 // isDelim reports whether c may follow a complete value.
@@ -206,11 +351,19 @@ func isDelim(c byte) bool {
 }
 
 // str reads a string (the opening quote is next) and returns its decoded
-// bytes, valid until the next call. It repairs what real traces break:
-// invalid escapes are kept literally, control characters and invalid UTF-8
-// are kept (invalid UTF-8 replaced by U+FFFD, as encoding/json does), and a
-// quote not followed by a delimiter is taken as part of the string.
-func (s *scanner) str() []byte {
+// bytes, at most maxString of them, valid until the next call. It repairs
+// what real traces break: invalid escapes are kept literally, control
+// characters and invalid UTF-8 are kept (invalid UTF-8 replaced by U+FFFD,
+// as encoding/json does), and a quote not followed by a delimiter is taken
+// as part of the string.
+func (s *scanner) str() []byte { return s.readStr(true) }
+
+// skipStr passes over a string, reporting the same problems as str.
+func (s *scanner) skipStr() { s.readStr(false) }
+
+// readStr is the fast path of str and skipStr: a string without escapes
+// or damage that the window holds. Anything else is read by strLong.
+func (s *scanner) readStr(keep bool) []byte {
 	s.expect('"')
 	start := s.pos
 	ascii := true
@@ -222,39 +375,39 @@ func (s *scanner) str() []byte {
 		}
 		s.pos = pos
 		if pos >= len(buf) {
-			panic(errNeedMore)
+			return s.strLong(start, keep)
 		}
 		c := buf[pos]
 		switch {
 		case c == '"':
-			if !s.quoteEnds() {
-				s.problem("unescaped quote in string", "")
-				return s.strSlow(start)
+			b := buf[start:pos]
+			if !s.quoteEnds(!keep) || keep && len(b) > maxString || !ascii && !utf8.Valid(b) {
+				return s.strLong(start, keep)
 			}
-			b := s.buf[start:s.pos]
+			if !keep && pos-start >= minCut {
+				s.removable(start, pos, 0)
+			}
 			s.pos++
-			if !ascii && !utf8.Valid(b) {
-				s.problem("invalid UTF-8", "replaced by U+FFFD")
-				s.strBuf = appendValidUTF8(s.strBuf[:0], b)
-				return s.strBuf
-			}
 			return b
 		case c == '\\' || c < 0x20:
-			return s.strSlow(start)
-		case c >= 0x80:
-			ascii = false
+			return s.strLong(start, keep)
 		}
+		ascii = false
 		s.pos++
 	}
 }
 
 // quoteEnds reports whether the quote at pos closes the string: the next
-// non-space byte must be a delimiter.
-func (s *scanner) quoteEnds() bool {
+// non-space byte must be a delimiter. discard says the string is not
+// kept from here, so the whitespace after the quote may be dropped.
+func (s *scanner) quoteEnds(discard bool) bool {
 	for i := s.pos + 1; ; i++ {
 		if i >= s.end {
 			if s.eof {
 				return true
+			}
+			if discard {
+				panic(errNeedMoreSpace) // what follows the quote is whitespace
 			}
 			panic(errNeedMore)
 		}
@@ -267,66 +420,150 @@ func (s *scanner) quoteEnds() bool {
 	}
 }
 
-// strSlow decodes a string with escapes or damage from start.
-func (s *scanner) strSlow(start int) []byte {
-	out := append(s.strBuf[:0], s.buf[start:s.pos]...)
+// strLong reads the string whose body starts at start from there: with
+// escapes, damage, more than maxString bytes or more than the window
+// holds. When keep, it returns the decoded text, truncated (and reported)
+// at a character boundary before maxString bytes; otherwise nothing. What
+// is not kept is only checked for problems, and marked removable as it is
+// passed, so that neither a long skipped string nor the tail of a long
+// kept one has to stay in the window.
+func (s *scanner) strLong(start int, keep bool) []byte {
+	s.pos = start
+	out := s.strBuf[:0]
+	full := !keep        // nothing more is kept
+	invalid := false     // invalid UTF-8 seen
+	from, calls := -1, 0 // the removable stretch starts at from, after calls problems
+	hold := start        // and not before this (what decided an earlier step)
+	var esc [8]byte
+	add := func(b []byte) {
+		if full {
+			return
+		}
+		if len(out)+len(b) > maxString {
+			// The character that does not fit is read before the
+			// removable stretch, so a re-read truncates at the same place.
+			full = true
+			s.problem("string too long", "truncated to its first "+strconv.Itoa(len(out))+" bytes")
+			return
+		}
+		out = append(out, b...)
+	}
 	for {
-		c := s.next()
-		switch {
+		if full && from < 0 && s.pos >= max(s.lock, hold) {
+			from, calls = s.pos, s.calls
+		}
+		if from >= 0 {
+			s.removable(from, s.pos, s.calls-calls)
+		}
+		if s.pos >= s.end {
+			panic(errNeedMore)
+		}
+		switch c := s.buf[s.pos]; {
+		case !strStop[c]:
+			p := s.pos + 1
+			for p < s.end && !strStop[s.buf[p]] {
+				p++
+			}
+			if full && from < 0 && p > max(s.lock, hold) {
+				from, calls = max(s.pos, s.lock, hold), s.calls // any byte of the run will do
+			}
+			if room := maxString - len(out); !full && p-s.pos > room {
+				// Keep what fits; the next byte reports the truncation
+				// and the rest of the run is passed over.
+				out = append(out, s.buf[s.pos:s.pos+room]...)
+				s.pos += room
+				p = s.pos + 1
+			}
+			add(s.buf[s.pos:p])
+			s.pos = p
 		case c == '"':
-			if s.pos--; !s.quoteEnds() {
-				s.problem("unescaped quote in string", "")
+			if s.quoteEnds(full) {
 				s.pos++
-				out = append(out, c)
-				continue
+				if invalid {
+					s.problem("invalid UTF-8", "replaced by U+FFFD")
+				}
+				s.strBuf = out
+				return out
 			}
+			s.problem("unescaped quote in string", "")
+			// The first byte after the quote and its spaces decided that
+			// it does not end the string: no stretch may start before it.
+			for hold = s.pos + 1; isSpace[s.buf[hold]]; hold++ {
+			}
+			hold++
 			s.pos++
-			if !utf8.Valid(out) {
-				s.problem("invalid UTF-8", "replaced by U+FFFD")
-				out = appendValidUTF8(nil, out)
-			}
-			s.strBuf = out
-			return out
+			add(s.buf[s.pos-1 : s.pos])
 		case c == '\\':
-			out = s.escape(out)
+			s.pos++
+			b, looked := s.escape(esc[:0], !full)
+			hold = max(hold, looked) // what decided the escape stays
+			add(b)
 		case c < 0x20:
+			s.pos++
 			s.problem("control character in string", "byte 0x"+strconv.FormatUint(uint64(c), 16))
-			out = append(out, c)
-		default:
-			out = append(out, c)
+			add(s.buf[s.pos-1 : s.pos])
+		default: // c >= 0x80
+			if !utf8.FullRune(s.buf[s.pos:s.end]) && !s.eof {
+				panic(errNeedMore)
+			}
+			r, size := utf8.DecodeRune(s.buf[s.pos:s.end])
+			if r == utf8.RuneError && size == 1 {
+				if !full || !invalid {
+					// Deciding looked at up to 4 bytes, and this one
+					// matters (for what is kept, or as the first): a
+					// stretch starts after them.
+					hold = max(hold, min(s.pos+4, s.end))
+				}
+				if !invalid {
+					invalid, from = true, -1
+				}
+				add([]byte("\uFFFD"))
+			} else {
+				add(s.buf[s.pos : s.pos+size])
+			}
+			s.pos += size
 		}
 	}
 }
 
-func (s *scanner) escape(out []byte) []byte {
+// escape decodes the escape after a backslash onto out. It also returns
+// the end of the bytes it looked at, which can lie past what it consumed
+// (an invalid escape, a lone surrogate). Without pairs a surrogate reads
+// as U+FFFD without looking for its other half: for text that is not
+// kept, where that changes nothing but would look ahead.
+func (s *scanner) escape(out []byte, pairs bool) ([]byte, int) {
 	c := s.next()
 	switch c {
 	case '"', '\\', '/':
-		return append(out, c)
+		return append(out, c), s.pos
 	case 'b':
-		return append(out, '\b')
+		return append(out, '\b'), s.pos
 	case 'f':
-		return append(out, '\f')
+		return append(out, '\f'), s.pos
 	case 'n':
-		return append(out, '\n')
+		return append(out, '\n'), s.pos
 	case 'r':
-		return append(out, '\r')
+		return append(out, '\r'), s.pos
 	case 't':
-		return append(out, '\t')
+		return append(out, '\t'), s.pos
 	case 'u':
 		r, ok := s.hex4()
 		if !ok {
 			s.problem("invalid \\u escape", "kept as text")
-			return append(out, '\\', 'u')
+			return append(out, '\\', 'u'), min(s.pos+4, s.end)
 		}
-		if utf16.IsSurrogate(r) {
+		looked := s.pos
+		if utf16.IsSurrogate(r) && !pairs {
+			r = utf8.RuneError
+		} else if utf16.IsSurrogate(r) {
 			// A valid pair is \uD8xx\uDCxx; anything else is U+FFFD.
+			looked = min(s.pos+6, s.end)
 			if s.pos+1 < s.end && s.buf[s.pos] == '\\' && s.buf[s.pos+1] == 'u' {
 				save := s.pos
 				s.pos += 2
 				if r2, ok := s.hex4(); ok {
 					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-						return utf8.AppendRune(out, dec)
+						return utf8.AppendRune(out, dec), s.pos
 					}
 				}
 				s.pos = save
@@ -335,12 +572,12 @@ func (s *scanner) escape(out []byte) []byte {
 			}
 			r = utf8.RuneError
 		}
-		return utf8.AppendRune(out, r)
+		return utf8.AppendRune(out, r), looked
 	}
 	// Invalid escape, typically a Windows path: keep the backslash.
 	s.pos--
 	s.problem("invalid escape in string", "\\"+string(c)+" kept literally")
-	return append(out, '\\')
+	return append(out, '\\'), s.pos + 1
 }
 
 func (s *scanner) hex4() (rune, bool) {
@@ -381,13 +618,16 @@ func appendValidUTF8(dst, b []byte) []byte {
 }
 
 // word reads a bare token (number, literal, or damage such as N/A) up to
-// the next delimiter.
+// the next delimiter. One longer than maxString is damage.
 func (s *scanner) word() []byte {
 	start := s.pos
 	for {
 		if s.pos >= s.end {
 			if s.eof && s.pos > start {
-				return s.buf[start:s.pos]
+				break
+			}
+			if s.pos-start > maxString {
+				s.wordTooLong(start)
 			}
 			panic(errNeedMore)
 		}
@@ -400,7 +640,15 @@ func (s *scanner) word() []byte {
 	if s.pos == start {
 		s.fail("expected a value, found " + describe(s.buf[s.pos]))
 	}
+	if s.pos-start > maxString {
+		s.wordTooLong(start)
+	}
 	return s.buf[start:s.pos]
+}
+
+func (s *scanner) wordTooLong(start int) {
+	s.pos = start
+	s.fail("number or bare word longer than " + sizeText(maxString))
 }
 
 // value reads any value into a trace.Value, interning text.
@@ -409,8 +657,16 @@ func (s *scanner) value() trace.Value {
 	case '"':
 		return trace.StrValue(s.intern(s.str()))
 	case '{', '[':
-		start := s.pos
+		start, lock := s.pos, s.lock
+		s.lock = max(lock, start+maxString) // what is kept must stay
 		s.skip(0)
+		s.lock = lock
+		if end := s.pos; s.offsetAt(end)-s.offsetAt(start) > int64(maxString) {
+			s.pos = start // the problem names where the value starts
+			s.problem("array or object value too long", "longer than "+sizeText(maxString)+"; read as null")
+			s.pos = end
+			return trace.Value{}
+		}
 		return trace.RawValue(s.intern(s.buf[start:s.pos]))
 	}
 	w := s.word()
@@ -546,40 +802,44 @@ func (s *scanner) more(closer byte, what string) bool {
 	return false
 }
 
-// skip passes over any value, leniently.
+// skip passes over any value, leniently. Members and elements after the
+// first are marked removable as they are passed: after each comma the
+// scanner is where it was after the first.
 func (s *scanner) skip(depth int) {
 	if depth > maxDepth {
 		s.fail("values nested too deeply")
 	}
 	switch s.peek() {
 	case '"':
-		s.str()
-	case '{':
+		s.skipStr()
+	case '{', '[':
+		closer, what := byte('}'), "object"
+		if s.peek() == '[' {
+			closer, what = ']', "array"
+		}
 		s.pos++
 		s.ws()
-		if s.peek() == '}' {
+		if s.peek() == closer {
 			s.pos++
 			return
 		}
-		for {
-			s.key()
-			s.skip(depth + 1)
-			if !s.more('}', "object") {
-				return
-			}
-		}
-	case '[':
-		s.pos++
-		s.ws()
-		if s.peek() == ']' {
-			s.pos++
-			return
-		}
+		from, calls := -1, 0
 		for {
 			s.ws()
+			if closer == '}' { // the key, as key() reads it
+				s.skipStr()
+				s.ws()
+				s.expect(':')
+				s.ws()
+			}
 			s.skip(depth + 1)
-			if !s.more(']', "array") {
+			if !s.more(closer, what) {
 				return
+			}
+			if from < 0 && s.pos >= s.lock {
+				from, calls = s.pos, s.calls
+			} else if from >= 0 {
+				s.removable(from, s.pos, s.calls-calls)
 			}
 		}
 	default:
