@@ -85,13 +85,18 @@ func (r *reader) commit() {
 
 	rec.Track = t.TrackFor(key, r.tracks)
 	if rec.Kind.OnDevice() {
-		tr := &t.Tracks[rec.Track]
-		tr.Device, tr.Stream = int(f.pid), f.tid
+		dev, stream := int(f.pid), f.tid
 		if f.hasDevice {
-			tr.Device = int(f.device)
+			dev = int(f.device)
 		}
 		if f.hasStrm {
-			tr.Stream = f.stream
+			stream = f.stream
+		}
+		// a negative number is no device (a pid label's hash): the track
+		// keeps none, as trace.Append does
+		if dev >= 0 {
+			tr := &t.Tracks[rec.Track]
+			tr.Device, tr.Stream = dev, stream
 		}
 	}
 
