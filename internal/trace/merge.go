@@ -16,14 +16,14 @@ func (t *Trace) Append(src *Trace, index map[TrackKey]TrackID) []StrID {
 	var buf []Arg
 	for id := 1; id < len(args); id++ {
 		buf = buf[:0]
-		for _, a := range src.ArgSets.Get(ArgSetID(id)) {
+		for _, a := range src.ArgSets.get(ArgSetID(id)) {
 			a.Key = strs[a.Key]
-			if s, ok := a.Val.StrID(); ok {
+			if s, ok := a.Val.StrID(); ok { // lifted values are numbers: never remapped
 				a.Val.Bits = uint64(strs[s])
 			}
 			buf = append(buf, a)
 		}
-		args[id] = t.InternArgs(buf)
+		args[id] = t.internSet(buf)
 	}
 
 	tracks := make([]TrackID, len(src.Tracks))
@@ -47,11 +47,14 @@ func (t *Trace) Append(src *Trace, index map[TrackKey]TrackID) []StrID {
 	e.SeqNum = append(e.SeqNum, se.SeqNum...)
 	e.PyID = append(e.PyID, se.PyID...)
 	e.PyParent = append(e.PyParent, se.PyParent...)
+	vals := uint32(len(t.argVals))
+	t.argVals = append(t.argVals, src.argVals...)
 	for i := range se.Kind {
 		e.Name = append(e.Name, strs[se.Name[i]])
 		e.Cat = append(e.Cat, strs[se.Cat[i]])
 		e.Track = append(e.Track, tracks[se.Track[i]])
 		e.Args = append(e.Args, args[se.Args[i]])
+		e.ArgVals = append(e.ArgVals, se.ArgVals[i]+vals)
 	}
 
 	for _, f := range src.Flows {
