@@ -205,10 +205,11 @@ func (r *reader) parallelEvents() bool {
 		for len(queue) > 0 && (len(queue) > 2*p.workers || (srcDone && len(carry) == 0)) {
 			s := queue[0]
 			<-s.done
+			// No copy may be writing while the columns grow.
 			if !r.t.Events.HasRoom(s.r.t.Events.Len()) {
-				p.copies.Wait() // the columns are about to grow
+				p.copies.Wait()
 			}
-			r.reserveProjected(s.r, s.off+int64(len(s.data)))
+			r.reserveProjected(s.r, s.off+int64(len(s.data)), p.copies.Wait)
 			m, st := r.merge(s.r), s.r.t
 			p.copies.Go(func() {
 				m.CopyEvents()
@@ -349,8 +350,9 @@ func (r *reader) merge(s *reader) *trace.Merge {
 
 // reserveProjected sizes r's tables for the whole input before s is
 // merged, when they would overflow: the segments merged so far tell how
-// many events, flows and memory records a byte holds.
-func (r *reader) reserveProjected(s *reader, consumed int64) {
+// many events, flows and memory records a byte holds. It calls before
+// first when it does (the event columns may move).
+func (r *reader) reserveProjected(s *reader, consumed int64, before func()) {
 	t := r.t
 	n, f, m := t.Events.Len()+s.t.Events.Len(), len(t.Flows)+len(s.t.Flows), len(t.Memory)+len(s.t.Memory)
 	if r.size <= consumed || (n <= cap(t.Events.Kind) && f <= cap(t.Flows) && m <= cap(t.Memory)) {
@@ -358,6 +360,7 @@ func (r *reader) reserveProjected(s *reader, consumed int64) {
 	}
 	scale := float64(r.size) / float64(consumed) * 1.05
 	project := func(k int) int { return int(min(float64(k)*scale, 1<<31)) }
+	before()
 	t.Reserve(project(n), project(f), project(m))
 }
 
