@@ -54,7 +54,7 @@ func TestAppend(t *testing.T) {
 	b.Problems.Add(9, "invalid escape", "")
 	b.Problems.Add(10, "quoted number", "ts")
 
-	a.Append(b, ia)
+	a.AppendTables(b, ia).CopyEvents()
 	if len(a.Tracks) != 2 || a.Tracks[1].TidLabel != "stream 7" || a.Tracks[1].Stream != 7 {
 		t.Fatalf("tracks %+v", a.Tracks)
 	}

@@ -2,18 +2,6 @@ package trace
 
 import "slices"
 
-// Append adds src, read from a later part of the same file, to t, as if t's
-// reader had read it: src's strings, argument sets and tracks are mapped to
-// t's ids (tracks through index, as TrackFor keeps it), and its events,
-// flows, memory records and problems follow t's. Readers call it before
-// Link; src's links are not copied. It returns the mapping of src's string
-// ids, for reader state keyed by them.
-func (t *Trace) Append(src *Trace, index map[TrackKey]TrackID) []StrID {
-	m := t.AppendTables(src, index)
-	m.CopyEvents()
-	return m.Strs
-}
-
 // Merge is what AppendTables leaves to CopyEvents: src's events, to be
 // copied into the room made for them at Base.
 //
@@ -32,11 +20,18 @@ type Merge struct {
 	vals   uint32 // where src's per-launch values went in t's
 }
 
-// AppendTables does the part of Append that depends on what t already
-// holds: it maps src's strings, argument sets and tracks, appends its
-// flows, memory records, problems and per-launch values, and makes room
-// at the end of t's event columns for src's events, which the returned
-// Merge's CopyEvents copies there; until then they hold nothing valid.
+// AppendTables and CopyEvents add src, read from a later part of the same
+// file, to t, as if t's reader had read it: src's strings, argument sets
+// and tracks are mapped to t's ids (tracks through index, as TrackFor
+// keeps it), and its events, flows, memory records and problems follow
+// t's. Readers call them before Link; src's links are not copied.
+//
+// AppendTables does the part that depends on what t already holds: it
+// maps src's strings (Merge.Strs, for reader state keyed by them),
+// argument sets and tracks, appends its flows, memory records, problems
+// and per-launch values, and makes room at the end of t's event columns
+// for src's events, which the returned Merge's CopyEvents copies there;
+// until then they hold nothing valid.
 //
 // CopyEvents of several merges may run concurrently, with each other and
 // with later AppendTables calls, as long as no column grows meanwhile:
