@@ -9,12 +9,26 @@
 # to Python's json.load on the same file (json.load needs ~10x the file size in
 # RAM, so it is skipped above 300 MB unless --python is given).
 #
+# With --corpus it runs instead one trace of every shape (issue 16), each
+# side by side with json.load of the same file, and checks the targets:
+#   default          the generator's own shape
+#   per-launch-args  every kernel launch with its own grid and occupancy
+#   tiny-events      mostly one-line Python frames (many events per MB)
+#   distinct-names   every CPU op with a name of its own
+#   short-steps      thousands of short steps (one per ~256 KB)
+#   compact          the default shape on one line, no whitespace
+#   indent           the default shape as json.dump(indent=2) writes it
+# Targets: >= 10x json.load, peak RSS <= 0.5x the file (>= 100 MB), and no
+# shape above 2x the time per byte of the fastest.
+#
 # Usage:
 #   scripts/bench-analyze.sh [--python | --no-python] [--runs N] [--size SIZE]
+#   scripts/bench-analyze.sh --corpus [--size SIZE] [--shapes 'a b ...']
 #   SIZE=10GB scripts/bench-analyze.sh
 #
 # Environment:
-#   SIZE       uncompressed trace size (default 1GB; KB/MB/GB are powers of 1024)
+#   SIZE       uncompressed trace size (default 1GB, 200MB with --corpus;
+#              KB/MB/GB are powers of 1024)
 #   SEED       generator seed (default 1)
 #   GENFLAGS   extra generator flags: the trace's shape, e.g. -per-launch-args
 #              (every kernel launch with its own grid and occupancy, as on
@@ -28,8 +42,10 @@
 # generator regenerates; delete BENCH_DIR to reclaim the space.
 set -euo pipefail
 
-SIZE=${SIZE:-1GB}
+SIZE=${SIZE:-}
 SEED=${SEED:-1}
+CORPUS=0
+SHAPES="default per-launch-args tiny-events distinct-names short-steps compact indent"
 BENCH_DIR=${BENCH_DIR:-/tmp/bottleneck-bench}
 RUNS=${RUNS:-1}
 PYTHON=${PYTHON:-auto}
@@ -43,6 +59,9 @@ while [ $# -gt 0 ]; do
 	--runs=*) RUNS=${1#*=} ;;
 	--size) SIZE=$2; shift ;;
 	--size=*) SIZE=${1#*=} ;;
+	--corpus) CORPUS=1 ;;
+	--shapes) SHAPES=$2; shift ;;
+	--shapes=*) SHAPES=${1#*=} ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench-analyze: unknown argument $1 (try --help)" >&2; exit 2 ;;
 	esac
@@ -64,6 +83,9 @@ size_bytes() { # 1GB -> 1073741824
 		if (u !~ /^[0-9]+(\.[0-9]+)?$/) exit 1
 		printf "%.0f\n", u * m }'
 }
+if [ -z "$SIZE" ]; then
+	if [ $CORPUS = 1 ]; then SIZE=200MB; else SIZE=1GB; fi
+fi
 TARGET=$(size_bytes "$SIZE") || die "bad SIZE $SIZE (want e.g. 300MB, 1GB, 10GB)"
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "bad RUNS $RUNS"
 
@@ -76,6 +98,8 @@ BN="$BENCH_DIR/bin/bottleneck"
 
 # ---- the traces (cached) ----------------------------------------------------
 GENHASH=$(cat $(ls internal/tracegen/*.go | grep -v '_test\.go$') | sha256sum | cut -c1-10)
+free_bytes() { df -Pk "$BENCH_DIR" | awk 'NR == 2 { printf "%.0f\n", $4 * 1024 }'; }
+if [ $CORPUS = 0 ]; then
 SHAPE=$(printf '%s' "${GENFLAGS:-}" | tr -c 'a-zA-Z0-9' '_')
 NAME="trace-${SIZE}${SHAPE:+-$SHAPE}-seed${SEED}"
 TRACE="$BENCH_DIR/$NAME-${GENHASH}.json"
@@ -85,7 +109,6 @@ for old in "$BENCH_DIR/$NAME"-*.json "$BENCH_DIR/$NAME"-*.json.gz; do
 	case "$old" in "$TRACE" | "$GZ") ;; *) log "removing stale $old"; rm -f "$old" ;; esac
 done
 
-free_bytes() { df -Pk "$BENCH_DIR" | awk 'NR == 2 { printf "%.0f\n", $4 * 1024 }'; }
 gen() { # gen OUT [flags]
 	local out=$1; shift
 	local need=$((TARGET + TARGET / 4))
@@ -98,6 +121,7 @@ if [ -s "$TRACE" ]; then log "cached: $TRACE"; else log "generating $TRACE"; gen
 if [ -s "$GZ" ]; then log "cached: $GZ"; else log "generating $GZ (same seed: the same JSON, gzipped)"; gen "$GZ" -gzip; fi
 JSON_BYTES=$(stat -c %s "$TRACE")
 GZ_BYTES=$(stat -c %s "$GZ")
+fi
 
 # ---- the timer ----------------------------------------------------------------
 # Each measurement writes "WALL_SECONDS MAXRSS_KB" as the last line of a file.
@@ -192,6 +216,82 @@ measure() {
 		fi
 	done
 }
+
+# ---- the corpus of shapes (--corpus) -----------------------------------------
+shape_flags() { # shape -> generator flags
+	case "$1" in
+	default) echo "" ;;
+	per-launch-args) echo "-per-launch-args" ;;
+	tiny-events) echo "-tiny-events" ;;
+	distinct-names) echo "-distinct-names" ;;
+	short-steps) echo "-steps $((TARGET / (256 << 10)))" ;;
+	compact) echo "-layout compact" ;;
+	indent) echo "-layout indent" ;;
+	*) return 1 ;;
+	esac
+}
+if [ $CORPUS = 1 ]; then
+	py=1
+	if [ "$PYTHON" = 0 ] || { [ "$PYTHON" = auto ] && [ "$TARGET" -gt $((300 << 20)) ]; }; then py=0; fi
+	command -v python3 >/dev/null || py=0
+	echo "bench-analyze --corpus: $SIZE per shape, seed $SEED, $(nproc 2>/dev/null || echo '?') CPUs, $(go version | awk '{print $3}'), timer: $TIMER_DESC, best of $RUNS run(s)"
+	echo "  each shape: json.load, then bottleneck analyze, of the same file back to back; ratio = json.load wall / bottleneck wall"
+	echo "  ns/B = bottleneck wall per byte; vs fastest = ns/B over the fastest shape's"
+	echo
+	declare -A C_BYTES C_EV C_WALL C_RSS C_PY
+	for shape in $SHAPES; do
+		flags=$(shape_flags "$shape") || die "unknown shape $shape (try --help)"
+		file="$BENCH_DIR/corpus-$SIZE-$shape-seed$SEED-$GENHASH.json"
+		if [ ! -s "$file" ]; then
+			rm -f "$BENCH_DIR/corpus-$SIZE-$shape-seed$SEED-"*.json
+			[ "$(free_bytes)" -gt $((TARGET * 3 / 2)) ] || die "not enough free space in $BENCH_DIR for $file"
+			log "generating $file ($flags)"
+			# shellcheck disable=SC2086 # flags is a list
+			"$BENCH_DIR/bin/bottleneck-gentrace" -q -size "$SIZE" -seed "$SEED" $flags -o "$file.tmp" || { rm -f "$file.tmp"; die "generating $file failed"; }
+			mv "$file.tmp" "$file"
+		fi
+		C_BYTES[$shape]=$(stat -c %s "$file")
+		C_PY[$shape]=
+		if [ $py = 1 ]; then
+			log "$shape: python json.load"
+			measure py python3 -c 'import json, sys; json.load(open(sys.argv[1], "rb"))' "$file"
+			C_PY[$shape]=$M_WALL
+		fi
+		log "$shape: bottleneck analyze"
+		measure an "$BN" analyze "$file"
+		if [ -z "$M_WALL" ] || { [ "$M_RC" -ne 0 ] && [ "$M_RC" -ne 3 ]; }; then FAILED_SHAPE=$shape; fi
+		C_WALL[$shape]=$M_WALL C_RSS[$shape]=$M_RSS
+		C_EV[$shape]=$("$BN" analyze --json "$file" 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["inputs"][0]["events"])' 2>/dev/null || echo "?")
+	done
+	best=
+	for shape in $SHAPES; do
+		[ -n "${C_WALL[$shape]}" ] || continue
+		nsb=$(awk -v w="${C_WALL[$shape]}" -v n="${C_BYTES[$shape]}" 'BEGIN { printf "%.6f", w * 1e9 / n }')
+		if [ -z "$best" ] || awk -v a="$nsb" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$nsb; fi
+	done
+	printf '%-16s %8s %8s %8s %8s %8s %9s %8s %7s %7s %9s  %s\n' shape MB events/MB wall_s MB/s RSS_MB RSS/size py_s ratio ns/B vs_fast targets
+	MISSED=0
+	for shape in $SHAPES; do
+		if [ -z "${C_WALL[$shape]}" ]; then printf '%-16s failed\n' "$shape"; MISSED=1; continue; fi
+		line=$(awk -v s="$shape" -v n="${C_BYTES[$shape]}" -v ev="${C_EV[$shape]}" -v w="${C_WALL[$shape]}" -v r="${C_RSS[$shape]}" -v py="${C_PY[$shape]}" -v best="$best" 'BEGIN {
+			ws = (w > 0) ? w : 0.005; mb = n / 1e6; nsb = ws * 1e9 / n; rs = r * 1024 / n
+			evmb = (ev ~ /^[0-9]+$/) ? sprintf("%.0f", ev / mb) : "?"
+			ratio = (py != "") ? py / ws : -1
+			miss = ""
+			if (ratio >= 0 && ratio < 10) miss = miss " <10x"
+			if (n >= 100e6 && rs > 0.5) miss = miss " RSS>0.5"
+			if (n < 100e6 && rs > 1) miss = miss " RSS>1"
+			if (nsb > 2 * best) miss = miss " >2x_fastest"
+			printf "%-16s %8.1f %8s %8.2f %8.1f %8.1f %9.3f %8s %7s %7.2f %9.2f  %s\n", s, mb, evmb, ws, mb / ws, r / 1024, rs,
+				(py != "") ? sprintf("%.2f", py) : "-", (ratio >= 0) ? sprintf("%.1fx", ratio) : "-", nsb, nsb / best, (miss == "") ? "met" : "MISSED:" miss
+		}')
+		echo "$line"
+		case "$line" in *MISSED*) MISSED=1 ;; esac
+	done
+	[ $py = 1 ] || { echo; echo "json.load skipped (--no-python, no python3, or above 300 MB without --python)"; }
+	[ -z "${FAILED_SHAPE:-}" ] || exit 1
+	exit $MISSED
+fi
 
 # ---- Python baseline ----------------------------------------------------------
 PY_NOTE=""

@@ -45,6 +45,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	world := fs.Int("world-size", 2, "DDP world size recorded in the trace (1: no communication)")
 	perLaunch := fs.Bool("per-launch-args", false, "give every kernel launch its own grid, blocks/warps per SM and occupancy (as on real GPUs)")
 	distinct := fs.Bool("distinct-names", false, "give every CPU op a name of its own (many distinct strings)")
+	tiny := fs.Bool("tiny-events", false, "put small Python frames before every leaf op (many events per MB)")
+	layout := fs.String("layout", "", "JSON layout: compact (one line, no spaces) or indent (one member per line, as json.dump(indent=2)); default Kineto's")
 	gz := fs.Bool("gzip", false, "gzip the output")
 	level := fs.Int("gzip-level", 0, "gzip level 1-9 (0: default)")
 	out := fs.String("o", "", "output file (default stdout)")
@@ -66,6 +68,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	opt := tracegen.Options{
 		TargetBytes: target, Seed: *seed, Steps: *steps, Devices: *devices,
 		WorldSize: *world, Gzip: *gz, GzipLevel: *level, PerLaunchArgs: *perLaunch, DistinctNames: *distinct,
+		TinyEvents: *tiny, Layout: tracegen.Layout(*layout),
 	}
 
 	if err := opt.Check(); err != nil {

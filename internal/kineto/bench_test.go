@@ -26,21 +26,31 @@ func BenchmarkReadFile(b *testing.B) {
 	}
 }
 
-// BenchmarkParse reads a generated 32 MB trace from memory, in one pass
-// and with the workers: the parser's speed without disk or gzip.
+// BenchmarkParse reads generated 32 MB traces from memory, in one pass
+// and with the workers: the parser's speed without disk or gzip, on the
+// generator's default shape and on kernels with per-launch args.
 func BenchmarkParse(b *testing.B) {
-	var buf bytes.Buffer
-	if _, err := tracegen.Generate(&buf, tracegen.Options{TargetBytes: 32 << 20, Seed: 1}); err != nil {
-		b.Fatal(err)
-	}
-	for _, workers := range []int{1, 0} {
-		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
-			b.SetBytes(int64(buf.Len()))
-			for b.Loop() {
-				if _, err := Read(bytes.NewReader(buf.Bytes()), "bench", Options{Workers: workers}); err != nil {
-					b.Fatal(err)
+	for _, shape := range []struct {
+		name string
+		opt  tracegen.Options
+	}{
+		{"default", tracegen.Options{TargetBytes: 32 << 20, Seed: 1}},
+		{"per-launch-args", tracegen.Options{TargetBytes: 32 << 20, Seed: 1, PerLaunchArgs: true}},
+	} {
+		var buf bytes.Buffer
+		if _, err := tracegen.Generate(&buf, shape.opt); err != nil {
+			b.Fatal(err)
+		}
+		for _, workers := range []int{1, 0} {
+			b.Run(fmt.Sprintf("%s/workers=%d", shape.name, workers), func(b *testing.B) {
+				b.SetBytes(int64(buf.Len()))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := Read(bytes.NewReader(buf.Bytes()), "bench", Options{Workers: workers}); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }

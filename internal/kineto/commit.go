@@ -101,9 +101,8 @@ func (r *reader) commit() {
 	}
 
 	switch f.ph {
-	case 'B':
-		rec.Args = t.InternArgs(r.args)
-		r.open[rec.Track] = append(r.open[rec.Track], openSlice{rec: rec, off: f.off})
+	case 'B': // its args are stored with the E's, when the slice is complete
+		r.open[rec.Track] = append(r.open[rec.Track], openSlice{rec: rec, off: f.off, args: slices.Clone(r.args)})
 		return
 	case 'E':
 		stack := r.open[rec.Track]
@@ -118,14 +117,11 @@ func (r *reader) commit() {
 			return
 		}
 		o.rec.Dur = rec.Start - o.rec.Start
-		if len(r.args) > 0 { // args on E are merged into the slice
-			o.args = append(append(o.args, t.ArgSets.Get(o.rec.Args)...), r.args...)
-			o.rec.Args = t.InternArgs(o.args)
-		}
+		o.rec.Args, o.rec.ArgVals = t.InternArgs(append(o.args, r.args...)) // args on E are merged into the slice
 		t.AddEvent(&o.rec)
 		return
 	}
-	rec.Args = t.InternArgs(r.args)
+	rec.Args, rec.ArgVals = t.InternArgs(r.args)
 	e := t.AddEvent(&rec)
 	if rec.Kind == trace.KindMemory {
 		f.mem.Event = int32(e)

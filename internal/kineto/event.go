@@ -1,6 +1,7 @@
 package kineto
 
 import (
+	"bytes"
 	"hash/fnv"
 	"strconv"
 
@@ -271,7 +272,12 @@ func (r *reader) eventArgs(f *fields) {
 		default:
 			k := r.intern(key)
 			isName := string(key) == "name" // key may not survive reading the value
-			v := r.value()
+			var v trace.Value
+			if (k == trace.KeyGrid || k == trace.KeyBlock) && r.peek() == '[' {
+				v = r.dim3()
+			} else {
+				v = r.value()
+			}
 			switch k {
 			case trace.KeyDevice:
 				f.device, f.hasDevice = v.Int()
@@ -287,6 +293,36 @@ func (r *reader) eventArgs(f *fields) {
 			return
 		}
 	}
+}
+
+// dim3 reads a grid or block array: as a ValDim3 when it is written the
+// way Kineto writes it, "[x, y, z]", so that its text is kept exactly
+// (and per-launch grids fill no string table), else as raw JSON.
+func (r *reader) dim3() trace.Value {
+	start := r.pos
+	r.skip(0)
+	raw := r.buf[start:r.pos]
+	var d [3]int64
+	rest := raw[1:]
+	for i := range d {
+		j := 0
+		for j < len(rest) && j < 10 && rest[j] >= '0' && rest[j] <= '9' {
+			d[i] = d[i]*10 + int64(rest[j]-'0')
+			j++
+		}
+		sep := ", "
+		if i == 2 {
+			sep = "]"
+		}
+		if j == 0 || (j > 1 && rest[0] == '0') || !bytes.HasPrefix(rest[j:], []byte(sep)) {
+			return trace.RawValue(r.intern(raw))
+		}
+		rest = rest[j+len(sep):]
+	}
+	if v, ok := trace.Dim3Value(d[0], d[1], d[2]); ok && len(rest) == 0 {
+		return v
+	}
+	return trace.RawValue(r.intern(raw))
 }
 
 // intArg reads an integer id; strings of digits are accepted.

@@ -5,8 +5,9 @@ package kineto
 // segments of a few MB at event boundaries and worker goroutines parse them
 // concurrently, each into its own small trace (its own string, argument-set
 // and track tables); the reader merges the results in file order
-// (trace.Append remaps the ids), so the model is the one a single pass
-// would build.
+// (trace.AppendTables remaps the ids), so the model is the one a single
+// pass would build. Only the tables are merged in order: each segment's
+// event columns are copied into place on a goroutine of their own.
 //
 // A cut is made without parsing, after the comma of a "}," followed, across
 // whitespace, by '{'. Inside a string or a nested value that pattern can
@@ -24,6 +25,7 @@ import (
 	"bytes"
 	"io"
 	"math"
+	"sync"
 
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
@@ -48,6 +50,7 @@ type parallel struct {
 	fallbacks int
 	free      [][]byte          // segment buffers to reuse
 	spare     chan *trace.Trace // merged segments' traces, whose tables workers reuse
+	copies    sync.WaitGroup    // merged segments' events being copied (trace.Merge)
 }
 
 func newParallel(name string, workers int) *parallel {
@@ -157,6 +160,8 @@ func (r *reader) segmentEvents() (segmentEnd, int64) {
 // from the current position (up to par.resumeAt).
 func (r *reader) parallelEvents() bool {
 	p := r.par
+	// What reads on (the one-pass reader, Link) needs the copied events.
+	defer p.copies.Wait()
 	carry := r.buf[r.pos:r.end] // read but not parsed
 	off := r.offset()
 	var queue []*segment
@@ -212,12 +217,19 @@ func (r *reader) parallelEvents() bool {
 		for len(queue) > 0 && (long || len(queue) > 2*p.workers || (srcDone && len(carry) == 0)) {
 			s := queue[0]
 			<-s.done
-			r.reserveProjected(s.r, s.off+int64(len(s.data)))
-			r.merge(s.r)
-			select {
-			case p.spare <- s.r.t:
-			default:
+			// No copy may be writing while the columns grow.
+			if !r.t.Events.HasRoom(s.r.t.Events.Len()) {
+				p.copies.Wait()
 			}
+			r.reserveProjected(s.r, s.off+int64(len(s.data)), p.copies.Wait)
+			m, st := r.merge(s.r), s.r.t
+			p.copies.Go(func() {
+				m.CopyEvents()
+				select {
+				case p.spare <- st:
+				default:
+				}
+			})
 			if testHookMerged != nil {
 				testHookMerged()
 			}
@@ -341,9 +353,11 @@ type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
-// merge appends what a segment's worker read.
-func (r *reader) merge(s *reader) {
-	strs := r.t.Append(s.t, r.tracks)
+// merge appends what a segment's worker read, but for its events, which
+// the returned Merge copies (see trace.Merge).
+func (r *reader) merge(s *reader) *trace.Merge {
+	m := r.t.AppendTables(s.t, r.tracks)
+	strs := m.Strs
 	for k, name := range s.procName {
 		k.PidLabel = strs[k.PidLabel]
 		r.procName[k] = name
@@ -353,12 +367,14 @@ func (r *reader) merge(s *reader) {
 		r.thrName[k] = name
 	}
 	r.events += s.events
+	return m
 }
 
 // reserveProjected sizes r's tables for the whole input before s is
 // merged, when they would overflow: the segments merged so far tell how
-// many events, flows and memory records a byte holds.
-func (r *reader) reserveProjected(s *reader, consumed int64) {
+// many events, flows and memory records a byte holds. It calls before
+// first when it does (the event columns may move).
+func (r *reader) reserveProjected(s *reader, consumed int64, before func()) {
 	t := r.t
 	n, f, m := t.Events.Len()+s.t.Events.Len(), len(t.Flows)+len(s.t.Flows), len(t.Memory)+len(s.t.Memory)
 	if r.size <= consumed || (n <= cap(t.Events.Kind) && f <= cap(t.Flows) && m <= cap(t.Memory)) {
@@ -366,6 +382,7 @@ func (r *reader) reserveProjected(s *reader, consumed int64) {
 	}
 	scale := float64(r.size) / float64(consumed) * 1.05
 	project := func(k int) int { return int(min(float64(k)*scale, 1<<31)) }
+	before()
 	t.Reserve(project(n), project(f), project(m))
 }
 

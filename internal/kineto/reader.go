@@ -124,7 +124,7 @@ type reader struct {
 type openSlice struct {
 	rec  trace.EventRecord
 	off  int64
-	args []trace.Arg
+	args []trace.Arg // stored when the E comes
 }
 
 // unit runs parse as one restartable unit (see scan.go).

@@ -23,7 +23,15 @@ const (
 	ValRaw // an array or object, interned as compact JSON text
 	// ValBigInt is an integer beyond int64 (Comms Id), interned as its digits.
 	ValBigInt
+	// ValDim3 is a launch dimension as Kineto writes grid and block,
+	// "[x, y, z]" with non-negative integers: x in the low 32 bits, y and
+	// z in 16 bits each (CUDA's limits). Other arrays stay ValRaw.
+	ValDim3
 )
+
+// valLifted marks, in a stored argument set, an argument whose value each
+// event keeps itself (see InternArgs); Bits holds the value's kind.
+const valLifted ValueKind = 0x80
 
 // Value is one argument value. Bits holds the int64, the float64 bits, the
 // bool (0/1) or the StrID, depending on Kind.
@@ -44,6 +52,16 @@ func FloatValue(f float64) Value { return Value{ValFloat, math.Float64bits(f)} }
 func StrValue(id StrID) Value    { return Value{ValString, uint64(id)} }
 func RawValue(id StrID) Value    { return Value{ValRaw, uint64(id)} }
 func BigIntValue(id StrID) Value { return Value{ValBigInt, uint64(id)} }
+
+// Dim3Value builds a ValDim3; ok is false when a dimension is out of its
+// range.
+func Dim3Value(x, y, z int64) (v Value, ok bool) {
+	if x < 0 || x > math.MaxUint32 || y < 0 || y > math.MaxUint16 || z < 0 || z > math.MaxUint16 {
+		return Value{}, false
+	}
+	return Value{ValDim3, uint64(x) | uint64(y)<<32 | uint64(z)<<48}, true
+}
+
 func BoolValue(b bool) Value {
 	if b {
 		return Value{ValBool, 1}
@@ -101,35 +119,97 @@ func (t *Trace) Format(v Value) string {
 		return "false"
 	case ValRaw, ValBigInt:
 		return t.Strings[v.Bits]
+	case ValDim3:
+		b := make([]byte, 0, 24)
+		b = append(strconv.AppendUint(append(b, '['), v.Bits&math.MaxUint32, 10), ", "...)
+		b = append(strconv.AppendUint(b, v.Bits>>32&math.MaxUint16, 10), ", "...)
+		return string(append(strconv.AppendUint(b, v.Bits>>48, 10), ']'))
 	}
 	return "null"
 }
 
 // ArgSets stores each distinct argument set once.
+//
+// Design note: a kernel's launch geometry and occupancy, and a copy's
+// bytes and bandwidth, differ from launch to launch; interned with the
+// rest of their set they would make almost every set distinct (issue 16:
+// 113k sets for 150k launches, 24 bytes per argument). So the values of
+// those keys (perLaunch) are lifted out: the stored set keeps the key and
+// the value's kind, and each event keeps the values themselves, 8 bytes
+// each, in Trace.argVals from Events.ArgVals[i] on, in the set's order.
+// What remains repeats, as elsewhere.
 type ArgSets struct {
 	off  []uint32 // set i is args[off[i]:off[i+1]]
 	args []Arg
 }
 
-// Get returns the arguments of set id.
-func (a *ArgSets) Get(id ArgSetID) []Arg {
+// get returns the stored arguments of set id, lifted values as markers.
+func (a *ArgSets) get(id ArgSetID) []Arg {
 	if int(id)+1 >= len(a.off) {
 		return nil
 	}
 	return a.args[a.off[id]:a.off[id+1]]
 }
 
+// lifted is how many of set id's values each event keeps itself.
+func (a *ArgSets) lifted(id ArgSetID) int {
+	n := 0
+	for _, arg := range a.get(id) {
+		if arg.Val.Kind&valLifted != 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // Len is the number of distinct sets.
 func (a *ArgSets) Len() int { return max(len(a.off)-1, 0) }
 
-// Args returns event i's arguments other than the lifted ids.
-func (t *Trace) Args(i int) []Arg { return t.ArgSets.Get(t.Events.Args[i]) }
+// perLaunch reports whether the numeric (or Dim3) value of key is lifted
+// out of the argument set.
+func perLaunch(key StrID, v Value) bool {
+	switch key {
+	case KeyGrid, KeyBlocksPerSM, KeyWarpsPerSM, KeyOccupancy, KeyBytes, KeyBandwidth:
+		return v.Kind == ValInt || v.Kind == ValFloat || v.Kind == ValDim3
+	}
+	return false
+}
+
+// Args returns event i's arguments other than the lifted ids. The slice
+// is shared unless the event has per-launch values: do not modify it.
+func (t *Trace) Args(i int) []Arg {
+	set := t.ArgSets.get(t.Events.Args[i])
+	var out []Arg
+	slot := int(t.Events.ArgVals[i])
+	for j, a := range set {
+		if a.Val.Kind&valLifted == 0 {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(set)
+		}
+		out[j].Val = Value{ValueKind(a.Val.Bits), t.argVals[slot]}
+		slot++
+	}
+	if out == nil {
+		return set
+	}
+	return out
+}
 
 // Arg returns event i's argument key.
 func (t *Trace) Arg(i int, key StrID) (Value, bool) {
-	for _, a := range t.ArgSets.Get(t.Events.Args[i]) {
+	slot := int(t.Events.ArgVals[i])
+	for _, a := range t.ArgSets.get(t.Events.Args[i]) {
+		lifted := a.Val.Kind&valLifted != 0
 		if a.Key == key {
+			if lifted {
+				return Value{ValueKind(a.Val.Bits), t.argVals[slot]}, true
+			}
 			return a.Val, true
+		}
+		if lifted {
+			slot++
 		}
 	}
 	return Value{}, false
@@ -166,9 +246,24 @@ func (t *Trace) ArgStr(i int, key StrID) (string, bool) {
 	return t.Strings[id], true
 }
 
-// InternArgs stores args as a set and returns its id; equal sets share one
+// InternArgs stores the arguments of one event: the per-launch values go
+// to the trace's value store, the rest is stored as a set, equal sets
+// sharing one id. It returns the set's id and where the event's values
+// start (the event's ArgVals), and modifies args.
+func (t *Trace) InternArgs(args []Arg) (ArgSetID, uint32) {
+	start := uint32(len(t.argVals))
+	for j, a := range args {
+		if perLaunch(a.Key, a.Val) {
+			t.argVals = append(t.argVals, a.Val.Bits)
+			args[j].Val = Value{valLifted, uint64(a.Val.Kind)}
+		}
+	}
+	return t.internSet(args), start
+}
+
+// internSet stores args as a set and returns its id; equal sets share one
 // id. The slice is copied.
-func (t *Trace) InternArgs(args []Arg) ArgSetID {
+func (t *Trace) internSet(args []Arg) ArgSetID {
 	if len(args) == 0 {
 		return 0
 	}
@@ -181,7 +276,7 @@ func (t *Trace) InternArgs(args []Arg) ArgSetID {
 	}
 	h := maphash.Bytes(argSeed, key)
 	id, ok := t.argIndex[h]
-	if ok && slices.Equal(t.ArgSets.Get(id), args) {
+	if ok && slices.Equal(t.ArgSets.get(id), args) {
 		return id
 	}
 	if len(t.ArgSets.off) == 0 {

@@ -40,6 +40,7 @@ type EventRecord struct {
 	Track       TrackID
 	Start, Dur  int64
 	Args        ArgSetID
+	ArgVals     uint32 // as InternArgs returns it
 	ExternalID  int64
 	Correlation int64
 	SeqNum      int64 // -1 when absent
@@ -57,6 +58,7 @@ func (t *Trace) AddEvent(r *EventRecord) int {
 	e.Start = append(e.Start, r.Start)
 	e.Dur = append(e.Dur, r.Dur)
 	e.Args = append(e.Args, r.Args)
+	e.ArgVals = append(e.ArgVals, r.ArgVals)
 	e.ExternalID = append(e.ExternalID, r.ExternalID)
 	e.Correlation = append(e.Correlation, r.Correlation)
 	e.SeqNum = append(e.SeqNum, r.SeqNum)
@@ -108,6 +110,7 @@ func (t *Trace) Reserve(n, flows, memory int) {
 	e.Start = reserve(e.Start, n)
 	e.Dur = reserve(e.Dur, n)
 	e.Args = reserve(e.Args, n)
+	e.ArgVals = reserve(e.ArgVals, n)
 	e.ExternalID = reserve(e.ExternalID, n)
 	e.Correlation = reserve(e.Correlation, n)
 	e.SeqNum = reserve(e.SeqNum, n)

@@ -1,6 +1,9 @@
 package trace
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // Correlation and External ids are looked up in a slice when dense and in
 // a map when sparse; both must link the same way.
@@ -33,22 +36,25 @@ func TestAppend(t *testing.T) {
 	a, b := New("x"), New("x")
 	ia, ib := map[TrackKey]TrackID{}, map[TrackKey]TrackID{}
 	ta := a.TrackFor(TrackKey{Pid: 1, Tid: 1}, ia)
-	a.AddEvent(&EventRecord{Kind: KindCPUOp, Name: a.InternString("first"), Track: ta, Dur: 1, SeqNum: -1})
+	aArgs, aVals := a.InternArgs([]Arg{{Key: KeyBytes, Val: IntValue(7)}})
+	a.AddEvent(&EventRecord{Kind: KindCPUOp, Name: a.InternString("first"), Track: ta, Dur: 1, Args: aArgs, ArgVals: aVals, SeqNum: -1})
 	a.Problems.Add(3, "invalid escape", "")
 
 	b.InternString("only in b")
 	tb2 := b.TrackFor(TrackKey{Pid: 0, Tid: 7, TidLabel: b.InternString("stream 7")}, ib)
 	b.Tracks[tb2].Device, b.Tracks[tb2].Stream = 0, 7
 	tb1 := b.TrackFor(TrackKey{Pid: 1, Tid: 1}, ib)
-	args := b.InternArgs([]Arg{{Key: b.InternString("note"), Val: StrValue(b.InternString("hello"))}})
+	args, _ := b.InternArgs([]Arg{{Key: b.InternString("note"), Val: StrValue(b.InternString("hello"))}})
 	b.AddEvent(&EventRecord{Kind: KindCPUOp, Name: b.InternString("second"), Track: tb1, Start: 5, Dur: 1, Args: args, SeqNum: -1})
-	k := b.AddEvent(&EventRecord{Kind: KindKernel, Name: b.InternString("gemm"), Track: tb2, Start: 6, Dur: 1, SeqNum: -1})
+	grid, _ := Dim3Value(80, 1, 2)
+	kArgs, kVals := b.InternArgs([]Arg{{Key: KeyGrid, Val: grid}, {Key: KeyRegisters, Val: IntValue(32)}, {Key: KeyOccupancy, Val: FloatValue(12.5)}})
+	k := b.AddEvent(&EventRecord{Kind: KindKernel, Name: b.InternString("gemm"), Track: tb2, Start: 6, Dur: 1, Args: kArgs, ArgVals: kVals, SeqNum: -1})
 	b.Memory = append(b.Memory, MemoryRecord{Event: int32(k), Bytes: 64})
 	b.Flows = append(b.Flows, Flow{ID: 1, Cat: b.InternString("ac2g"), Phase: 's', Track: tb2})
 	b.Problems.Add(9, "invalid escape", "")
 	b.Problems.Add(10, "quoted number", "ts")
 
-	a.Append(b, ia)
+	a.AppendTables(b, ia).CopyEvents()
 	if len(a.Tracks) != 2 || a.Tracks[1].TidLabel != "stream 7" || a.Tracks[1].Stream != 7 {
 		t.Fatalf("tracks %+v", a.Tracks)
 	}
@@ -57,6 +63,16 @@ func TestAppend(t *testing.T) {
 	}
 	if s, ok := a.ArgStr(1, mustLookup(t, a, "note")); !ok || s != "hello" {
 		t.Errorf("args not mapped: %q %v", s, ok)
+	}
+	if n, ok := a.ArgInt(0, KeyBytes); !ok || n != 7 {
+		t.Errorf("first trace's per-launch value: %d %v", n, ok)
+	}
+	var got []string
+	for _, arg := range a.Args(2) {
+		got = append(got, a.Str(arg.Key)+"="+a.Format(arg.Val))
+	}
+	if want := "[grid=[80, 1, 2] registers per thread=32 est. achieved occupancy %=12.5]"; fmt.Sprint(got) != want {
+		t.Errorf("appended per-launch values: %s, want %s", got, want)
 	}
 	if a.Memory[0].Event != 2 || a.Str(a.Flows[0].Cat) != "ac2g" || a.Flows[0].Track != 1 {
 		t.Errorf("memory %+v flows %+v", a.Memory, a.Flows)

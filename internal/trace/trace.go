@@ -96,6 +96,9 @@ type Events struct {
 	Start []int64 // ns since the file's origin
 	Dur   []int64 // ns; 0 for instants and counters
 	Args  []ArgSetID
+	// ArgVals is where the event's per-launch argument values start in
+	// Trace.argVals (see ArgSets).
+	ArgVals []uint32
 
 	// Ids lifted out of the args (0 when absent).
 	ExternalID  []int64 // "External id" / "external id": op <-> runtime call
@@ -115,7 +118,7 @@ type Events struct {
 func (e *Events) Clear() {
 	*e = Events{
 		Kind: e.Kind[:0], Name: e.Name[:0], Cat: e.Cat[:0], Track: e.Track[:0],
-		Start: e.Start[:0], Dur: e.Dur[:0], Args: e.Args[:0],
+		Start: e.Start[:0], Dur: e.Dur[:0], Args: e.Args[:0], ArgVals: e.ArgVals[:0],
 		ExternalID: e.ExternalID[:0], Correlation: e.Correlation[:0], SeqNum: e.SeqNum[:0],
 		PyID: e.PyID[:0], PyParent: e.PyParent[:0],
 	}
@@ -189,6 +192,7 @@ type Trace struct {
 	Strings    []string
 	Events     Events
 	ArgSets    ArgSets
+	argVals    []uint64 // per-launch argument values (see ArgSets)
 	Tracks     []Track
 	Flows      []Flow
 	Memory     []MemoryRecord

@@ -11,7 +11,8 @@ const maxViolations = 10
 
 // Validate checks the invariants of a linked trace (after Link) that the
 // analyses rely on, as Go's internal/trace/testtrace does for its traces:
-// every column has one value per event and every reference is in range;
+// every column has one value per event and every reference is in range
+// (per-launch argument values included);
 // each slice (not counters or the Trace span) is listed on the track it
 // names, tracks in time order; a parent
 // is an earlier event of the same track whose span holds the child's
@@ -31,7 +32,7 @@ func (t *Trace) Validate() error {
 	ev := &t.Events
 	for name, l := range map[string]int{
 		"Name": len(ev.Name), "Cat": len(ev.Cat), "Track": len(ev.Track), "Start": len(ev.Start), "Dur": len(ev.Dur),
-		"Args": len(ev.Args), "ExternalID": len(ev.ExternalID), "Correlation": len(ev.Correlation), "SeqNum": len(ev.SeqNum),
+		"Args": len(ev.Args), "ArgVals": len(ev.ArgVals), "ExternalID": len(ev.ExternalID), "Correlation": len(ev.Correlation), "SeqNum": len(ev.SeqNum),
 		"PyID": len(ev.PyID), "PyParent": len(ev.PyParent), "Parent": len(ev.Parent), "Launch": len(ev.Launch),
 		"Op": len(ev.Op), "Step": len(ev.Step),
 	} {
@@ -68,6 +69,9 @@ func (t *Trace) Validate() error {
 			bad("event %d: name or category string out of range", i)
 		case int(ev.Track[i]) >= len(t.Tracks):
 			bad("event %d: track %d of %d", i, ev.Track[i], len(t.Tracks))
+		case ev.Args[i] != 0 && int(ev.Args[i]) >= t.ArgSets.Len() || int(ev.ArgVals[i])+t.ArgSets.lifted(ev.Args[i]) > len(t.argVals):
+			bad("event %d: argument set %d of %d, or its %d per-launch values from %d of %d", i,
+				ev.Args[i], t.ArgSets.Len(), t.ArgSets.lifted(ev.Args[i]), ev.ArgVals[i], len(t.argVals))
 		case onTrack[i] == (ev.Kind[i] == KindCounter || ev.Kind[i] == KindTraceSpan):
 			bad("event %d (%s): listed on its track %v, want only slices listed", i, ev.Kind[i], onTrack[i])
 		case ev.Dur[i] < 0:

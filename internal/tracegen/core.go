@@ -61,6 +61,7 @@ const (
 	fFlowF          // backward node: ends a fwdbwd flow (id = seq)
 	fHasGPU         // runtime call with a GPU event (ac2g flow)
 	fNoParent       // python frame whose parent is null
+	fTiny           // python frame written in its shortest form (TinyEvents)
 )
 
 // rec is one event waiting to be written. Times are ns relative to
@@ -96,7 +97,9 @@ type gen struct {
 	rng  uint64
 	buf  []byte
 	aw   *asyncWriter
-	stop bool // the writer failed: stop generating
+	lay  *relayout // nil for the default layout
+	out  []byte    // the relaid buffer
+	stop bool      // the writer failed: stop generating
 
 	bytes   int64 // uncompressed bytes flushed so far
 	nEv     int64
@@ -148,6 +151,9 @@ func newGen(opt Options, w io.Writer) *gen {
 		g.buf = make([]byte, 0, bufCap)
 	} else {
 		g.buf = make([]byte, 0, bufCap)
+	}
+	if g.lay = newRelayout(opt.Layout); g.lay != nil {
+		g.out = make([]byte, 0, bufCap)
 	}
 	g.recs = make([]rec, 0, recFlushAt+256)
 	g.m = newModel(g)
@@ -283,8 +289,17 @@ func (g *gen) end(h hnd) {
 	}
 }
 
-// leaf is an op with no children that takes about self ns.
+// leaf is an op with no children that takes about self ns. With
+// TinyEvents the Python frames of the main thread's leaves come first.
 func (g *gen) leaf(th int, name, args uint16, self int64) {
+	if g.opt.TinyEvents && th == thMain {
+		for range tinyFrames {
+			i := g.py(pyLen, -1)
+			g.at(i).flags |= fTiny
+			g.cur[thMain] += g.jit(200)
+			g.end(i)
+		}
+	}
 	i := g.op(th, name, args)
 	g.cur[th] += g.jit(self)
 	g.end(i)
@@ -542,18 +557,23 @@ func (g *gen) done(b []byte) {
 }
 
 func (g *gen) flushBuf() {
-	g.bytes += int64(len(g.buf))
+	out := &g.buf
+	if g.lay != nil {
+		g.out = g.lay.append(g.out[:0], g.buf)
+		g.buf, out = g.buf[:0], &g.out
+	}
+	g.bytes += int64(len(*out))
 	if g.aw == nil {
-		g.buf = g.buf[:0]
+		*out = (*out)[:0]
 		return
 	}
 	if g.aw.failed() != nil {
 		g.stop = true
-		g.buf = g.buf[:0]
+		*out = (*out)[:0]
 		return
 	}
-	g.aw.ch <- g.buf
-	g.buf = <-g.aw.free
+	g.aw.ch <- *out
+	*out = <-g.aw.free
 }
 
 // appendUS writes ns as µs with exactly three decimals.
@@ -774,6 +794,24 @@ func (g *gen) writeMem(r *rec) {
 
 func (g *gen) writePy(r *rec) {
 	b := g.sep(cPython, phX)
+	if r.flags&fTiny != 0 { // one line, no spaces, the ids only: ~140 bytes
+		b = append(b, `{"ph":"X","cat":"python_function","name":"`...)
+		b = appendName(b, r.name, r.num)
+		b = append(b, `","pid":`...)
+		b = strconv.AppendInt(b, g.pid, 10)
+		b = append(b, `,"tid":`...)
+		b = strconv.AppendInt(b, g.tids[thMain], 10)
+		b = append(b, `,"ts":`...)
+		b = appendUS(b, r.ts)
+		b = append(b, `,"dur":`...)
+		b = appendUS(b, r.dur)
+		b = append(b, `,"args":{"Python parent id":`...)
+		b = strconv.AppendInt(b, r.b, 10)
+		b = append(b, `,"Python id":`...)
+		b = strconv.AppendInt(b, r.a, 10)
+		g.done(append(b, "}}"...))
+		return
+	}
 	b = xHead(b, cPython, r.name, r.num, g.pid, g.tids[thMain], r.ts, r.dur)
 	b = append(b, "\"Python parent id\": "...)
 	if r.flags&fNoParent != 0 {

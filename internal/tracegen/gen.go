@@ -76,7 +76,16 @@ type Options struct {
 	// DistinctNames gives every CPU op a name of its own (its External id
 	// appended), the shape of traces with generated op names.
 	DistinctNames bool
+	// TinyEvents puts tinyFrames small Python frames (one line, the ids
+	// only) before every leaf op of the main thread, as with_stack does
+	// on Python-heavy code: most events are those, ~140 bytes each.
+	TinyEvents bool
+	// Layout is the JSON layout (default Kineto's; see Layout).
+	Layout Layout
 }
+
+// tinyFrames is how many Python frames TinyEvents adds per leaf op.
+const tinyFrames = 128
 
 // Stats is the ground truth of one generated trace: exactly what was
 // written, for readers' tests to compare against.
@@ -178,6 +187,11 @@ func normalize(opt Options) (Options, error) {
 	}
 	if opt.WorldSize < 1 {
 		return opt, fmt.Errorf("tracegen: WorldSize must be >= 1, got %d", opt.WorldSize)
+	}
+	switch opt.Layout {
+	case LayoutDefault, LayoutCompact, LayoutIndent:
+	default:
+		return opt, fmt.Errorf("tracegen: unknown Layout %q (want %q or %q)", opt.Layout, LayoutCompact, LayoutIndent)
 	}
 	if opt.GzipLevel == 0 {
 		opt.GzipLevel = gzip.DefaultCompression

@@ -185,6 +185,7 @@ var (
 	pyView       = nm("<built-in method view of Tensor object at 0x7f3a9c1d5a80>")
 	pyTransposeM = nm("<built-in method transpose of Tensor object at 0x7f3a9c1d5b20>")
 	pyContig     = nm("<built-in method contiguous of Tensor object at 0x7f3a9c1d5c10>")
+	pyLen        = nm("<built-in function len>")
 	pyGetattr    = nm("torch/nn/modules/module.py(1915): __getattr__")
 	pyCrossEnt   = nm("torch/nn/functional.py(3479): cross_entropy")
 	pyCrossEntBI = nm("<built-in function cross_entropy_loss>")

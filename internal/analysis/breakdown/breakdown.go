@@ -228,7 +228,7 @@ func partition(windows []interval.Span, roles *[NumCategories - 1]interval.Set) 
 
 func computeDefault(t *trace.Trace, exclude []bool) *Result {
 	ev := &t.Events
-	cl := classify.New(t)
+	cl := classify.For(t)
 	// Spans are collected track by track in start order, merged with the
 	// previous span of the same track when they overlap: nested ops
 	// collapse here, so sorting for the union sees a fraction of them.

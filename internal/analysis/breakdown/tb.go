@@ -86,7 +86,7 @@ func computeTB(t *trace.Trace) *Result {
 		}
 		types[i] = ty
 	}
-	cl := classify.New(t)
+	cl := classify.For(t)
 	isStepName := make(map[trace.StrID]int)
 	stepNum := func(id trace.StrID) (int, bool) {
 		if v, ok := isStepName[id]; ok {

@@ -5,9 +5,13 @@
 // everywhere.
 //
 // Design note: the string predicates here are cheap but not free, so
-// analyses never call them per event. New(t) classifies each distinct
-// event name of a trace once and returns a Table indexed by StrID; an
-// analysis then reads one slice element per event.
+// analyses never call them per event. For(t) classifies each distinct
+// event name of a trace once and returns a Table indexed by StrID, shared
+// by every analysis of that trace; an analysis then reads one slice
+// element per event. The kernel table (internal/analysis/kernels) is a
+// few dozen regular expressions, tens of µs per name: it is consulted
+// only for names that some device event or host call carries, never for
+// names only host ops carry (a trace can hold a million distinct op names).
 package classify
 
 import (
@@ -66,16 +70,30 @@ type Table struct {
 	flags []Flag
 }
 
-// New classifies the names of t's events.
-func New(t *trace.Trace) *Table {
-	used := make([]bool, len(t.Strings))
-	for _, id := range t.Events.Name {
-		used[id] = true
+// For returns the classes of the names of t's events, computed once per
+// trace. CommKernel and TensorCore are set only on names that some event
+// other than a host op (cpu_op, user_annotation, python_function) carries.
+func For(t *trace.Trace) *Table {
+	return t.Derived(tableKey{}, func() any { return newTable(t) }).(*Table)
+}
+
+type tableKey struct{}
+
+func newTable(t *trace.Trace) *Table {
+	const used, device = 1, 2
+	seen := make([]uint8, len(t.Strings))
+	for i, id := range t.Events.Name {
+		switch t.Events.Kind[i] {
+		case trace.KindCPUOp, trace.KindUserAnnotation, trace.KindPythonFunction:
+			seen[id] |= used
+		default:
+			seen[id] |= used | device
+		}
 	}
 	tb := &Table{flags: make([]Flag, len(t.Strings))}
-	for id, u := range used {
-		if u {
-			tb.flags[id] = Of(t.Strings[id])
+	for id, s := range seen {
+		if s != 0 {
+			tb.flags[id] = of(t.Strings[id], s&device != 0)
 		}
 	}
 	return tb
@@ -93,20 +111,26 @@ func (tb *Table) Flags(id trace.StrID) Flag {
 func (tb *Table) Has(id trace.StrID, f Flag) bool { return tb.Flags(id)&f != 0 }
 
 // Of computes the classes of one name.
-func Of(name string) Flag {
+func Of(name string) Flag { return of(name, true) }
+
+// of computes the classes of name, the kernel classes (CommKernel,
+// TensorCore) only when kernel is set.
+func of(name string, kernel bool) Flag {
 	var f Flag
 	if IsCommOp(name) {
 		f |= CommOp
 	}
-	k := kernels.Classify(name) // once: the table is a few dozen regexps
-	if k.Family == kernels.Communication {
-		f |= CommKernel
+	if kernel {
+		k := kernels.Classify(name) // once: the table is a few dozen regexps
+		if k.Family == kernels.Communication {
+			f |= CommKernel
+		}
+		if k.Unit == kernels.TensorCore {
+			f |= TensorCore
+		}
 	}
 	if IsTBCommunication(name) {
 		f |= TBComm
-	}
-	if k.Unit == kernels.TensorCore {
-		f |= TensorCore
 	}
 	if TBUsesTensorCores(name) {
 		f |= TBTensorCore

@@ -143,7 +143,7 @@ func TestTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb := New(tr)
+	tb := For(tr)
 	want := []Flag{CommOp | TBComm, Launch, CommKernel}
 	for i, w := range want {
 		if got := tb.Flags(tr.Events.Name[i]); got != w {

@@ -783,15 +783,14 @@ var kindName = map[trace.Kind]string{
 	trace.KindUserAnnotation: "user_annotation", trace.KindPythonFunction: "python_function",
 }
 
-// isComm tells collective kernels apart (HTA's is_comm_kernel looks for
-// "nccl" in the name; the kernel table also knows RCCL/MSCCL, DeepEP,
-// NVSHMEM and symmetric-memory kernels).
-func isComm(name string) bool { return classify.IsCommKernel(name) }
-
 func (r *Result) summarise(t *trace.Trace, g *graph, path []int32) {
 	ev := &t.Events
 	r.PathNodes = len(path)
 	r.PathEdges = len(path) - 1
+	// Collective kernels are told apart by the kernel table (HTA's
+	// is_comm_kernel looks for "nccl" in the name; the table also knows
+	// RCCL/MSCCL, DeepEP, NVSHMEM and symmetric-memory kernels).
+	cl := classify.For(t)
 	cats := map[string]int64{}
 	type key struct{ name, cat string }
 	items := map[key]*Item{}
@@ -820,7 +819,7 @@ func (r *Result) summarise(t *trace.Trace, g *graph, path []int32) {
 				cat = "cpu"
 			case !ev.Kind[e.attr].OnDevice():
 				cat = "cpu"
-			case isComm(t.Name(int(e.attr))):
+			case cl.Has(ev.Name[e.attr], classify.CommKernel):
 				cat = "gpu_communication"
 			default:
 				cat = "gpu_compute"

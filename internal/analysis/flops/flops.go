@@ -164,7 +164,8 @@ func Compute(t *trace.Trace) *Result {
 			flops[int32(i)] = f
 		}
 	}
-	r.ShapeCalls = addShapeFlops(t, flops)
+	costs := newShapeCosts(t)
+	r.ShapeCalls = addShapeFlops(t, costs, flops)
 	if len(flops) == 0 {
 		return r
 	}
@@ -228,7 +229,7 @@ func Compute(t *trace.Trace) *Result {
 		row.Calls++
 		row.Flops += f
 		r.Flops += f
-		if b := shapeBytes(t, int(o)); b > 0 {
+		if b := costs.shapeBytes(int(o)); b > 0 {
 			row.Bytes += b
 		} else {
 			row.shapeless++
@@ -321,27 +322,65 @@ func (r *Result) SetStep(b *breakdown.Result) {
 	r.Step = s
 }
 
-// shapeBytes is the minimum bytes op i moves by its input shapes (0 when
-// unknown).
-func shapeBytes(t *trace.Trace, i int) float64 {
-	name := t.Str(t.Events.Name[i])
-	if !coveredOps[name] {
-		return 0
+// shapeCosts memoises FromShapes per distinct op name and shape
+// arguments: the same shapes recur on every step, and parsing their JSON
+// is most of this analysis.
+type shapeCosts struct {
+	t    *trace.Trace
+	memo map[shapeKey]shapeCost
+}
+
+type shapeKey struct {
+	name              trace.StrID
+	dims, types, conc trace.Value
+	hasTypes, hasConc bool
+}
+
+type shapeCost struct {
+	c  Cost
+	ok bool
+}
+
+func newShapeCosts(t *trace.Trace) *shapeCosts {
+	return &shapeCosts{t: t, memo: map[shapeKey]shapeCost{}}
+}
+
+// of is FromShapes of op i's input shapes; false when it has no Input
+// Dims.
+func (s *shapeCosts) of(i int) (Cost, bool) {
+	t := s.t
+	k := shapeKey{name: t.Events.Name[i]}
+	var ok bool
+	if k.dims, ok = t.Arg(i, trace.KeyInputDims); !ok {
+		return Cost{}, false
 	}
-	dims, ok := t.ArgStr(i, trace.KeyInputDims)
-	if !ok {
-		return 0
+	k.types, k.hasTypes = t.Arg(i, trace.KeyInputType)
+	k.conc, k.hasConc = t.Arg(i, trace.KeyConcreteInputs)
+	if c, ok := s.memo[k]; ok {
+		return c.c, c.ok
 	}
+	dims, _ := t.ArgStr(i, trace.KeyInputDims)
 	types, _ := t.ArgStr(i, trace.KeyInputType)
 	conc, _ := t.ArgStr(i, trace.KeyConcreteInputs)
-	c, _ := FromShapes(name, ParseShapes(dims, types, conc))
+	c, ok := FromShapes(t.Str(k.name), ParseShapes(dims, types, conc))
+	s.memo[k] = shapeCost{c, ok}
+	return c, ok
+}
+
+// shapeBytes is the minimum bytes op i moves by its input shapes (0 when
+// unknown).
+func (s *shapeCosts) shapeBytes(i int) float64 {
+	if !coveredOps[s.t.Str(s.t.Events.Name[i])] {
+		return 0
+	}
+	c, _ := s.of(i)
 	return c.Bytes
 }
 
 // addShapeFlops adds to flops the FLOPs, from input shapes, of the ops
 // FromShapes covers that have no "flops" argument and no enclosing op
 // with FLOPs; it returns how many it added.
-func addShapeFlops(t *trace.Trace, flops map[int32]float64) int {
+func addShapeFlops(t *trace.Trace, costs *shapeCosts, flops map[int32]float64) int {
 	ev := &t.Events
 	covered := map[trace.StrID]bool{}
 	for id, s := range t.Strings {
@@ -357,13 +396,7 @@ func addShapeFlops(t *trace.Trace, flops map[int32]float64) int {
 		if _, ok := flops[int32(i)]; ok {
 			continue
 		}
-		dims, ok := t.ArgStr(i, trace.KeyInputDims)
-		if !ok {
-			continue
-		}
-		types, _ := t.ArgStr(i, trace.KeyInputType)
-		conc, _ := t.ArgStr(i, trace.KeyConcreteInputs)
-		if c, ok := FromShapes(t.Str(ev.Name[i]), ParseShapes(dims, types, conc)); ok && c.Flops > 0 {
+		if c, ok := costs.of(i); ok && c.Flops > 0 {
 			found[int32(i)] = c.Flops
 		}
 	}

@@ -206,7 +206,7 @@ type point struct {
 
 func compute(t *trace.Trace, w interval.Span, def string, tb bool) *Result {
 	ev := &t.Events
-	cl := classify.New(t)
+	cl := classify.For(t)
 	devs := map[int]*devAcc{}
 	get := func(d int) *devAcc {
 		a := devs[d]

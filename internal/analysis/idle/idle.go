@@ -148,6 +148,7 @@ func Compute(t *trace.Trace, opts Options) *Result {
 		top = 5
 	}
 	ev := &t.Events
+	cl := classify.For(t)
 	cutoff := int64(1<<63 - 1)
 	dropped := false
 	if opts.DropLastStep && !t.SyntheticStep && len(t.Steps) > 1 {
@@ -202,7 +203,7 @@ func Compute(t *trace.Trace, opts Options) *Result {
 					host += gap
 					// a communication kernel's stream idles until compute
 					// hands it data: not a gap the host could fill
-					if gap > 0 && !classify.IsCommKernel(t.Name(int(e))) {
+					if gap > 0 && !cl.Has(ev.Name[e], classify.CommKernel) {
 						gaps = append(gaps, gapRec{gap, prevEnd, e, len(r.Streams)})
 					}
 				case gap < thr:

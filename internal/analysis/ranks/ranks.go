@@ -274,7 +274,7 @@ func one(t *trace.Trace, opt Options) (Rank, rankData) {
 	if r.Steps > 0 {
 		r.MeanStepUs = float64(total) / 1e3 / float64(r.Steps)
 	}
-	cls := classify.New(t)
+	cls := classify.For(t)
 	var comm, comp []interval.Span
 	var commEv []int32
 	kernels := false

@@ -110,7 +110,7 @@ func Compute(t *trace.Trace, opts Options) *Result {
 		top = 10
 	}
 	ev := &t.Events
-	cl := classify.New(t)
+	cl := classify.For(t)
 	r := &Result{Definition: DefinitionVersion, ByCall: map[string]int{}, DeviceSyncs: map[string]int{}}
 	per := make([]Step, len(t.Steps))
 	type key struct {

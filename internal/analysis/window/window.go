@@ -225,7 +225,7 @@ type checker struct {
 // Check runs every check on t.
 func Check(t *trace.Trace, o Options) *Result {
 	o.defaults()
-	c := &checker{t: t, o: o, cl: classify.New(t), r: &Result{Definition: DefinitionVersion, Synthetic: t.SyntheticStep, Used: []string{}}}
+	c := &checker{t: t, o: o, cl: classify.For(t), r: &Result{Definition: DefinitionVersion, Synthetic: t.SyntheticStep, Used: []string{}}}
 	c.t0, _ = t.Span()
 	for _, s := range t.Steps {
 		sp := interval.Span{Start: s.Start, End: max(s.End, s.DeviceEnd)}
