@@ -93,7 +93,7 @@ func (r *reader) commit() {
 			stream = f.stream
 		}
 		// a negative number is no device (a pid label's hash): the track
-		// keeps none, as trace.Append does
+		// keeps none, as the merge of parallel segments does (AppendTables)
 		if dev >= 0 {
 			tr := &t.Tracks[rec.Track]
 			tr.Device, tr.Stream = dev, stream
