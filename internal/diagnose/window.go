@@ -115,12 +115,13 @@ func (s *state) windowNote() {
 		// the profiler costs each recorded op a few µs: only steps with
 		// enough ops can be slowed this much by it
 		ops := s.opsPerStep(len(w.Used))
-		if excess := (r.WindowMedianS - r.OutsideStepS) * 1e6; busy {
+		switch excess := (r.WindowMedianS - r.OutsideStepS) * 1e6; {
+		case busy:
 			msg += ": the machine was busy during the window (above)"
-		} else if ops*s.p.ProfilerOpCostUs >= excess/2 {
+		case ops*s.p.ProfilerOpCostUs >= excess/2:
 			inflated = true
 			msg += fmt.Sprintf(": the profiler's per-op overhead (%.0f ops per step) inflates op times, tiny ops most, so host and launch shares are overstated", ops)
-		} else {
+		default:
 			slower = true
 			msg += fmt.Sprintf(", more than the profiler's per-op cost explains (%.0f ops per step): something else slowed the window (other processes on the machine, a periodic task in the program); the run's step times show when", ops)
 		}

@@ -97,9 +97,18 @@ func TestCPUWait(t *testing.T) {
 			t.Errorf("%s: advises more threads while the main thread waits for a CPU: %q", c.name, f.Change)
 		}
 	}
-	// the same program on a quiet machine is told to use the free CPUs
+	// a window slower than the steps around it while the machine was busy
+	// is put down to the machine, not to the profiler's per-op cost
 	e := *env
-	d := Compute(cpuTrace(&RunEvidence{Env: &e, CPUWait: &rundir.CPUWait{Run: sched(10, 0.1, 9), Window: sched(1, 0.01, 0.9)}}))
+	run := &RunEvidence{Env: &e, WindowMedianS: 0.1, OutsideStepS: 0.05, CPUWait: &rundir.CPUWait{Run: sched(10, 0.5, 9), Window: sched(1, 0.4, 0.6)}}
+	a := cpuTrace(run)
+	a.Ops = &optable.OpTable{Calls: 3 * 5000}
+	d := Compute(a)
+	if text := strings.Join(d.Window.Notes, "\n"); !strings.Contains(text, "the machine was busy during the window") || strings.Contains(text, "per-op overhead") {
+		t.Errorf("busy and slower window: notes %q", text)
+	}
+	// the same program on a quiet machine is told to use the free CPUs
+	d = Compute(cpuTrace(&RunEvidence{Env: &e, CPUWait: &rundir.CPUWait{Run: sched(10, 0.1, 9), Window: sched(1, 0.01, 0.9)}}))
 	if f := findingOf(d, "cpu.native"); f == nil || !strings.Contains(f.Change, "CPUs are free") {
 		t.Errorf("quiet machine: cpu.native %+v, want the free-CPU advice", f)
 	}
