@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
@@ -25,9 +26,11 @@ type WindowNote struct {
 	Excluded []ExcludedStep `json:"excluded_steps,omitempty"`
 	// Notes are the window's problems in plain words, most important first.
 	Notes []string `json:"notes,omitempty"`
-	// Inflated: the main thread waited for a CPU enough of the window that
-	// its times overstate the program's own (a note says how much).
-	Inflated bool `json:"inflated,omitempty"`
+	// CPUWaitPct is the share of the window the main thread waited for a
+	// CPU (runnable, not running), when it is enough to inflate the
+	// window's times (absent below 10%); the first note says who held
+	// the CPUs.
+	CPUWaitPct float64 `json:"cpu_wait_pct,omitempty"`
 	// Reprofile is how to record a steady-state window instead ("" when
 	// the window is fine).
 	Reprofile string `json:"reprofile,omitempty"`
@@ -103,8 +106,9 @@ func (s *state) windowNote() {
 	if cw := s.cpuWait(); cw != nil && cw.Window.WaitShare() >= s.p.CPUWaitNote {
 		win, run := cw.Window.WaitShare(), cw.Run.WaitShare()
 		busy = win-run >= s.p.CPUWaitBusy
-		n.SteadyState, n.Inflated = n.SteadyState && !busy, true
-		n.Notes = append(n.Notes, fmt.Sprintf("the main thread waited for a CPU %.0f%% of the recorded window (runnable, not running; %.0f%% over the whole run): the times measured here are inflated by up to that much; %s",
+		n.SteadyState, n.CPUWaitPct = n.SteadyState && !busy, round(pct(win))
+		// first: it qualifies every figure of the window
+		n.Notes = slices.Insert(n.Notes, 0, fmt.Sprintf("the main thread waited for a CPU %.0f%% of the window (%.0f%% over the run): its times are inflated by up to that much; %s",
 			100*win, 100*run, s.cpuWaitCause(cw.Window)))
 	}
 	inflated, slower := false, busy
@@ -162,7 +166,7 @@ func (s *state) cpuWaitCause(t *rundir.ThreadSched) string {
 		return fmt.Sprintf("the program's own threads want %d CPUs of %d (below)", d.want, d.cpus)
 	}
 	if t.LoadAverage != nil && ok && t.WallS > 0 {
-		return fmt.Sprintf("other processes held the CPUs: the machine's load average was %.1f on %d CPUs, of which this process (its DataLoader workers aside) used %.1f",
+		return fmt.Sprintf("other processes held the CPUs (load average %.1f on %d CPUs; this process used %.1f, its DataLoader workers aside)",
 			*t.LoadAverage, d.cpus, t.ProcessCPUS/t.WallS)
 	}
 	return "other threads or processes held the CPUs"

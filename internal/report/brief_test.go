@@ -3,6 +3,8 @@ package report
 import (
 	"strings"
 	"testing"
+
+	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 )
 
 func TestWrap(t *testing.T) {
@@ -24,6 +26,38 @@ func TestWrap(t *testing.T) {
 	for _, line := range strings.Split(Wrap(long, 30), "\n") {
 		if n := len([]rune(line)); n > 30 {
 			t.Errorf("%d columns: %q", n, line)
+		}
+	}
+}
+
+// The brief leaves a steady window's notes to the full report, but says
+// in one line that its times are inflated; the full report lists them all.
+func TestBriefWindowNotes(t *testing.T) {
+	cpu, outlier := "the main thread waited for a CPU 40% of the window", "outlier step(s) 7 ..."
+	short := "the main thread waited for a CPU 40% of the window: its times are inflated"
+	for _, c := range []struct {
+		inflated, brief bool
+		want, not       []string
+	}{
+		{false, true, nil, []string{cpu, outlier}},
+		{true, true, []string{short}, []string{outlier}},
+		{true, false, []string{cpu, outlier}, nil},
+	} {
+		n := &diagnose.WindowNote{SteadyState: true, UsedSteps: []string{"8", "9"}, Notes: []string{outlier}}
+		if c.inflated {
+			n.CPUWaitPct, n.Notes = 40, []string{cpu + " (30% over the run): ...", outlier}
+		}
+		var b strings.Builder
+		writeWindow(&b, n, c.brief)
+		for _, s := range c.want {
+			if !strings.Contains(b.String(), s) {
+				t.Errorf("inflated %v, brief %v: lacks %q:\n%s", c.inflated, c.brief, s, b.String())
+			}
+		}
+		for _, s := range c.not {
+			if strings.Contains(b.String(), s) {
+				t.Errorf("inflated %v, brief %v: shows %q:\n%s", c.inflated, c.brief, s, b.String())
+			}
 		}
 	}
 }

@@ -122,8 +122,13 @@ func writeWindow(w io.Writer, n *diagnose.WindowNote, brief bool) {
 		state = "NOT steady state"
 	}
 	fmt.Fprintf(w, "  window: %s; %s\n", state, textsafe.String(used))
-	if brief && n.SteadyState && !n.Inflated {
-		return // the notes explain what was left out; the brief says only what was used
+	if brief && n.SteadyState {
+		// the notes explain what was left out; the brief says only what
+		// was used, and that the times are inflated when they are
+		if n.CPUWaitPct > 0 {
+			fmt.Fprintf(w, "    - the main thread waited for a CPU %.0f%% of the window: its times are inflated by up to that much\n", n.CPUWaitPct)
+		}
+		return
 	}
 	for _, note := range n.Notes {
 		fmt.Fprintf(w, "    - %s\n", textsafe.String(note))

@@ -357,14 +357,15 @@ func TestTrainCNN(t *testing.T) {
 	}
 	// the terminal gets the brief: the run, the verdict, the top findings
 	// and the paths, one screen of at most 120 columns (report.txt has
-	// the rest)
+	// the rest); on a busy machine the window line gains a line saying
+	// its times are inflated
 	brief := r.stderr[strings.Index(r.stderr, "bottleneck run: "):]
 	for _, want := range []string{"exit status 0 after", "Verdict: ", "report: ", "report.html"} {
 		if !strings.Contains(brief, want) {
 			t.Errorf("brief lacks %q:\n%s", want, brief)
 		}
 	}
-	if strings.Contains(brief, "Environment: CPython") || strings.Count(brief, "\n") > 28 {
+	if strings.Contains(brief, "Environment: CPython") || strings.Count(brief, "\n") > 30 {
 		t.Errorf("brief is the full report (%d lines):\n%s", strings.Count(brief, "\n"), brief)
 	}
 	for _, line := range strings.Split(brief, "\n") {
