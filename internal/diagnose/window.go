@@ -101,15 +101,18 @@ func (s *state) windowNote() {
 		n.Notes = append(n.Notes, fmt.Sprintf("profiler overhead (buffer requests and flushes) takes %.1f%% of the steps", o.Pct))
 	}
 	// A main thread waiting for a CPU inflates every time in the window;
-	// waiting far more than over the run, the machine was busy then.
+	// waiting far more than over the run while other processes held the
+	// CPUs, the machine was busy then (the profiler's own threads add to
+	// the process's demand in the window, which is no such sign).
 	busy := false
 	if cw := s.cpuWait(); cw != nil && cw.Window.WaitShare() >= s.p.CPUWaitNote {
 		win, run := cw.Window.WaitShare(), cw.Run.WaitShare()
-		busy = win-run >= s.p.CPUWaitBusy
+		cause, others := s.cpuWaitCause(cw.Window)
+		busy = others && win-run >= s.p.CPUWaitBusy
 		n.SteadyState, n.CPUWaitPct = n.SteadyState && !busy, round(pct(win))
 		// first: it qualifies every figure of the window
 		n.Notes = slices.Insert(n.Notes, 0, fmt.Sprintf("the main thread waited for a CPU %.0f%% of the window (%.0f%% over the run): its times are inflated by up to that much; %s",
-			100*win, 100*run, s.cpuWaitCause(cw.Window)))
+			100*win, 100*run, cause))
 	}
 	inflated, slower := false, busy
 	if r := s.in.Run; r != nil && r.OutsideStepS > 0 && r.WindowMedianS >= s.p.ProfilerInflation*r.OutsideStepS {
@@ -157,19 +160,27 @@ func (s *state) cpuWait() *rundir.CPUWait {
 	return nil
 }
 
-// cpuWaitCause says who held the CPUs while the main thread waited: the
-// program's own threads when they outnumber the CPUs, else other
-// processes (what the process itself used against the load says so).
-func (s *state) cpuWaitCause(t *rundir.ThreadSched) string {
+// cpuWaitCause says who held the CPUs while the main thread waited, and
+// whether it was other processes: the program's own threads when they
+// outnumber the CPUs or when the process itself used all CPUs but one,
+// else other processes.
+func (s *state) cpuWaitCause(t *rundir.ThreadSched) (cause string, others bool) {
 	d, ok := s.cpuDemand()
 	if ok && d.oversubscribed() {
-		return fmt.Sprintf("the program's own threads want %d CPUs of %d (below)", d.want, d.cpus)
+		return fmt.Sprintf("the program's own threads want %d CPUs of %d (below)", d.want, d.cpus), false
 	}
-	if t.LoadAverage != nil && ok && t.WallS > 0 {
-		return fmt.Sprintf("other processes held the CPUs (load average %.1f on %d CPUs; this process used %.1f, its DataLoader workers aside)",
-			*t.LoadAverage, d.cpus, t.ProcessCPUS/t.WallS)
+	if !ok || t.WallS <= 0 {
+		return "other threads or processes held the CPUs", false
 	}
-	return "other threads or processes held the CPUs"
+	used := t.ProcessCPUS / t.WallS
+	if used > float64(d.cpus)-1 {
+		return fmt.Sprintf("this process's own threads used %.1f of the %d CPUs (its DataLoader workers aside)", used, d.cpus), false
+	}
+	load := ""
+	if t.LoadAverage != nil {
+		load = fmt.Sprintf("load average %.1f on %d CPUs; ", *t.LoadAverage, d.cpus)
+	}
+	return fmt.Sprintf("other processes held the CPUs (%sthis process used %.1f, its DataLoader workers aside)", load, used), true
 }
 
 // opsPerStep is how many ops and runtime calls the profiler recorded per

@@ -85,6 +85,9 @@ func TestCPUWait(t *testing.T) {
 			"(load average 7.5 on 4 CPUs; this process used 0.6, its DataLoader workers aside)"},
 		{"busy run", &rundir.CPUWait{Run: sched(10, 3, 9), Window: sched(1, 0.35, 0.6)}, 2, true, true, "35% of the window"},
 		{"own threads", &rundir.CPUWait{Run: sched(10, 3, 9), Window: sched(1, 0.35, 0.6)}, 8, true, true, "the program's own threads want 8 CPUs of 4"},
+		// the process itself used all CPUs but one (the profiler's threads
+		// add to it in the window): no sign of a busy machine
+		{"own process", &rundir.CPUWait{Run: sched(10, 0.5, 9), Window: sched(1, 0.4, 3.5)}, 2, true, true, "this process's own threads used 3.5 of the 4 CPUs"},
 	} {
 		e := *env
 		e.NumThreads = c.threads

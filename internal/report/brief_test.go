@@ -60,4 +60,12 @@ func TestBriefWindowNotes(t *testing.T) {
 			}
 		}
 	}
+	// a window that is not steady keeps its other notes in the brief, and
+	// the CPU wait still takes one line
+	n := &diagnose.WindowNote{UsedSteps: []string{"8"}, CPUWaitPct: 40, Notes: []string{cpu + " (5% over the run): ...", outlier}}
+	var b strings.Builder
+	writeWindow(&b, n, true)
+	if got := b.String(); !strings.Contains(got, short) || !strings.Contains(got, outlier) || strings.Contains(got, "5% over the run") {
+		t.Errorf("unsteady window's brief:\n%s", got)
+	}
 }

@@ -122,15 +122,20 @@ func writeWindow(w io.Writer, n *diagnose.WindowNote, brief bool) {
 		state = "NOT steady state"
 	}
 	fmt.Fprintf(w, "  window: %s; %s\n", state, textsafe.String(used))
-	if brief && n.SteadyState {
-		// the notes explain what was left out; the brief says only what
-		// was used, and that the times are inflated when they are
+	notes := n.Notes
+	if brief {
+		// the brief says in one line that the times are inflated (the
+		// full note, first, says who held the CPUs); of a steady window
+		// it says only what was used (the notes explain what was left out)
 		if n.CPUWaitPct > 0 {
 			fmt.Fprintf(w, "    - the main thread waited for a CPU %.0f%% of the window: its times are inflated by up to that much\n", n.CPUWaitPct)
+			notes = notes[1:]
 		}
-		return
+		if n.SteadyState {
+			return
+		}
 	}
-	for _, note := range n.Notes {
+	for _, note := range notes {
 		fmt.Fprintf(w, "    - %s\n", textsafe.String(note))
 	}
 	if n.Reprofile != "" {
