@@ -424,6 +424,19 @@ func TestBlocked(t *testing.T) {
 	if ev := FromProfile(profile(true, busyLoop, contended, asleep)); len(ev.Blocked) != 1 || ev.Blocked[0].Line != 40 {
 		t.Errorf("loaded machine: blocked %+v, want line 40 only", ev.Blocked)
 	}
+	// with the run-queue wait: a computing line stays runnable however
+	// little it runs; a blocked line that inherits some wait from the
+	// line before it (the sample's span starts there) is still blocked
+	waiting := func(count int, cpu, wait float64, line int) func() (pyprofile.Stack, []pyprofile.Frame) {
+		return func() (pyprofile.Stack, []pyprofile.Frame) {
+			st, fr := stack(count, cpu, user(line))
+			st.WaitCount = wait
+			return st, fr
+		}
+	}
+	if ev := FromProfile(profile(true, waiting(40, 8, 30, 18), waiting(20, 3, 16, 19), waiting(20, 1, 6, 40))); len(ev.Blocked) != 1 || ev.Blocked[0].Line != 40 {
+		t.Errorf("loaded machine, run-queue wait known: blocked %+v, want line 40 only", ev.Blocked)
+	}
 
 	// the finding: blocked 45% of a 55% host share leaves 10% to host.python, of a 48% share too little
 	for _, c := range []struct {

@@ -168,13 +168,19 @@ type Line struct {
 
 // A line is blocked when at least minBlockedSamples of the main thread's
 // samples over the run are at it, at least blockedOffCPU of them were off
-// the CPU, and its on-CPU fraction is at most blockedBelowRest of the
-// thread's other lines' (when those hold minRestSamples).
+// the CPU, and its runnable fraction (on a CPU or waiting for one) is at
+// most blockedBelowRunnable of the thread's other lines' (when those hold
+// minRestSamples). A sample's shares cover the time since the previous
+// sample, which can end in the line before: on a loaded machine a blocked
+// line inherits some of that line's run-queue wait, hence the margin.
+// Without the run-queue wait (agents before it) only the CPU time counts,
+// and a line must be at most blockedBelowRest of the others'.
 const (
-	minBlockedSamples = 5
-	blockedOffCPU     = 0.8
-	blockedBelowRest  = 0.25
-	minRestSamples    = 10
+	minBlockedSamples    = 5
+	blockedOffCPU        = 0.8
+	blockedBelowRunnable = 0.5
+	blockedBelowRest     = 0.25
+	minRestSamples       = 10
 )
 
 func matchAny(file string, pats []string) bool {
@@ -217,7 +223,8 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	// and samples whose innermost frame is outside torch (a builtin such
 	// as time.sleep, socket, threading)
 	runTotal := 0
-	runHot, runCPU, runOutside := map[key]int{}, map[key]float64{}, map[key]int{}
+	runHot, runCPU, runRunnable, runOutside := map[key]int{}, map[key]float64{}, map[key]float64{}, map[key]int{}
+	waitKnown := false // the agent recorded the main thread's run-queue wait
 	blockedIn := map[key]string{}
 	for _, st := range p.Stacks {
 		if p.Threads[st.Thread].Role != "main" || len(st.Frames) == 0 {
@@ -267,7 +274,9 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 				break
 			}
 			runHot[k] += st.Count
-			runCPU[k] += st.CPUCount + st.WaitCount // runnable: on a CPU or waiting for one
+			runCPU[k] += st.CPUCount
+			runRunnable[k] += st.CPUCount + st.WaitCount // on a CPU or waiting for one
+			waitKnown = waitKnown || st.WaitCount > 0
 			if inner := p.Frames[st.Frames[len(st.Frames)-1]]; !matchAny(inner.File, []string{"/torch/"}) {
 				runOutside[k] += st.Count
 				if inner != fr {
@@ -299,12 +308,12 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		return out
 	}
 	lines := func(m map[key]int) []Line { return topLines(m, total) }
-	// Blocked lines: not runnable (neither on a CPU nor waiting for one)
-	// in most of their samples, outside torch (torch ops run on a CPU or
-	// wait for the device, which the trace shows). Agents without the
-	// run-queue wait count only the CPU, so on a busy machine every line
-	// of the thread loses CPU time: a blocked line must also be far below the
-	// thread's other lines.
+	// Blocked lines: off the CPU in most of their samples, outside torch
+	// (torch ops run on a CPU or wait for the device, which the trace
+	// shows), and far less runnable than the thread's other lines: on a
+	// busy machine every line loses CPU time, but a line that computes
+	// stays runnable (waiting for a CPU). Agents without the run-queue
+	// wait count only the CPU time as runnable.
 	blocked, waits := map[key]int{}, 0
 	if p.CPUClock {
 		candidate := func(k key) bool {
@@ -312,19 +321,23 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 			return c >= minBlockedSamples && runOutside[k] >= c*4/5 && runCPU[k] <= (1-blockedOffCPU)*float64(c)
 		}
 		var restN int
-		var restCPU float64
+		var restRunnable float64
 		for k, c := range runHot {
 			if !candidate(k) {
 				restN += c
-				restCPU += runCPU[k]
+				restRunnable += runRunnable[k]
 			}
 		}
-		ref := 1.0 // the other lines' on-CPU fraction, from enough samples
+		ref := 1.0 // the other lines' runnable fraction, from enough samples
 		if restN >= minRestSamples {
-			ref = restCPU / float64(restN)
+			ref = restRunnable / float64(restN)
+		}
+		below := blockedBelowRest
+		if waitKnown {
+			below = blockedBelowRunnable
 		}
 		for k, c := range runHot {
-			if candidate(k) && runCPU[k] <= blockedBelowRest*ref*float64(c) {
+			if candidate(k) && runRunnable[k] <= below*ref*float64(c) {
 				blocked[k] = c
 				waits += c
 			}
