@@ -71,6 +71,17 @@ func bottleneckRun(t *testing.T, env []string, args ...string) (*runReport, stri
 	return &r, string(txt)
 }
 
+// outline is the verdict and the findings in a few lines, printed after a
+// failing test's report so that the end of a long log shows them.
+func outline(d *diagnose.Diagnosis) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "verdict %s (%s)", d.Verdict.Primary, d.Verdict.Why)
+	for _, f := range d.Findings {
+		fmt.Fprintf(&b, "\n  %s: %s", f.Rule, f.Title)
+	}
+	return b.String()
+}
+
 func pointsAt(locs []diagnose.Location, file string, line int) bool {
 	for _, l := range locs {
 		if l.Line == line && filepath.Base(l.File) == filepath.Base(file) {
@@ -188,10 +199,10 @@ func TestPlantedCauses(t *testing.T) {
 			}
 			line := plantedLine(t, path)
 			if c.verdict != "" && d.Verdict.Primary != c.verdict {
-				t.Fatalf("verdict %s (%s), want %s\n%s", d.Verdict.Primary, d.Verdict.Why, c.verdict, txt)
+				t.Fatalf("verdict %s, want %s\n%s\n%s", d.Verdict.Primary, c.verdict, txt, outline(d))
 			}
 			if len(d.Findings) == 0 || d.Findings[0].Rule != c.rule {
-				t.Fatalf("first finding is not %s\n%s", c.rule, txt)
+				t.Fatalf("first finding is not %s\n%s\n%s", c.rule, txt, outline(d))
 			}
 			f := d.Findings[0]
 			if !pointsAt(f.Where, path, line) {

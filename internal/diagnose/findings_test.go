@@ -1,6 +1,11 @@
 package diagnose
 
 import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/flops"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/gpu"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/idle"
@@ -9,9 +14,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/syncs"
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
-	"slices"
-	"strings"
-	"testing"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
@@ -436,6 +439,47 @@ func TestBlocked(t *testing.T) {
 	}
 	if ev := FromProfile(profile(true, waiting(40, 8, 30, 18), waiting(20, 3, 16, 19), waiting(20, 1, 6, 40))); len(ev.Blocked) != 1 || ev.Blocked[0].Line != 40 {
 		t.Errorf("loaded machine, run-queue wait known: blocked %+v, want line 40 only", ev.Blocked)
+	}
+
+	// with repeats (samples that followed one at the same stack): a wait
+	// that fills the step leaves the short lines between its waits only
+	// samples that measure it, so they are no reference (their repeats
+	// are); a Python line after a sleep looks off the CPU in its other
+	// samples but computes in its repeats; a line that waits for a CPU
+	// on a busy machine stays runnable in its repeats
+	repeats := func(count int, cpu, wait float64, rep int, repCPU, repWait float64, line int) func() (pyprofile.Stack, []pyprofile.Frame) {
+		return func() (pyprofile.Stack, []pyprofile.Frame) {
+			st, fr := stack(count, cpu, user(line))
+			st.WaitCount, st.RepeatCount, st.RepeatCPUCount, st.RepeatWaitCount = wait, rep, repCPU, repWait
+			return st, fr
+		}
+	}
+	withRepeats := func(stacks ...func() (pyprofile.Stack, []pyprofile.Frame)) *pyprofile.Profile {
+		p := profile(true, stacks...)
+		p.Repeats = true
+		return p
+	}
+	dominant := []func() (pyprofile.Stack, []pyprofile.Frame){repeats(88, 6.6, 9.1, 70, 3, 4, 41)}
+	for line := 30; line < 43; line++ { // 13 short lines, each sampled once, runnable 28%
+		dominant = append(dominant, repeats(1, 0.1, 0.18, 0, 0, 0, line))
+	}
+	if ev := FromProfile(withRepeats(dominant...)); len(ev.Blocked) != 1 || ev.Blocked[0].Line != 41 {
+		t.Errorf("a wait that fills the step: blocked %+v, want line 41", ev.Blocked)
+	}
+	afterSleep := repeats(10, 1.5, 0, 6, 5.4, 0, 35)
+	busyPython := repeats(30, 4, 12, 20, 3, 16, 36)
+	if ev := FromProfile(withRepeats(repeats(40, 0.5, 0, 30, 0.2, 0, 40), afterSleep, busyPython)); len(ev.Blocked) != 1 || ev.Blocked[0].Line != 40 {
+		t.Errorf("with repeats: blocked %+v, want line 40 only (not the line after the sleep, not the busy one)", ev.Blocked)
+	}
+
+	// a real profile: examples/diagnose/blocking_call_every_step.py with
+	// three busy loops beside it on 2 CPUs
+	real, err := pyprofile.ReadFile(filepath.Join(testutil.RepoRoot(), "testdata", "pyprofile", "blocked_loaded.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := FromProfile(real); len(ev.Blocked) != 1 || ev.Blocked[0].Line != 41 || ev.Blocked[0].In != "SocketIO.readinto" || ev.BlockedShare < 0.5 {
+		t.Errorf("real loaded run: blocked %+v (share %.2f), want line 41 in SocketIO.readinto, over half the samples", ev.Blocked, ev.BlockedShare)
 	}
 
 	// the finding: blocked 45% of a 55% host share leaves 10% to host.python, of a 48% share too little

@@ -171,12 +171,15 @@ type Line struct {
 // the CPU, and its runnable fraction (on a CPU or waiting for one) is at
 // most blockedBelowRunnable of the thread's other lines' (when those hold
 // minRestSamples). A sample's shares cover the time since the previous
-// sample, which can end in the line before: on a loaded machine a blocked
-// line inherits some of that line's run-queue wait, hence the margin.
-// Without the run-queue wait (agents before it) only the CPU time counts,
-// and a line must be at most blockedBelowRest of the others'.
+// sample, which can end in the line before, so the fractions come from
+// the repeats (samples that followed one at the same stack) when a line
+// has minRepeatSamples of them; other samples can carry the line before's
+// run-queue wait, hence the margin. Without the run-queue wait (agents
+// before it) only the CPU time counts, and a line must be at most
+// blockedBelowRest of the others'.
 const (
 	minBlockedSamples    = 5
+	minRepeatSamples     = 3
 	blockedOffCPU        = 0.8
 	blockedBelowRunnable = 0.5
 	blockedBelowRest     = 0.25
@@ -211,10 +214,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	if p == nil || p.Profiler != "sample" || len(p.Stacks) == 0 {
 		return nil
 	}
-	type key struct {
-		file string
-		line int
-	}
+	type key = lineKey
 	var total, io, dl int
 	hot, ioL, dlL := map[key]int{}, map[key]int{}, map[key]int{}
 	funcs := map[key]string{}
@@ -223,7 +223,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	// and samples whose innermost frame is outside torch (a builtin such
 	// as time.sleep, socket, threading)
 	runTotal := 0
-	runHot, runCPU, runRunnable, runOutside := map[key]int{}, map[key]float64{}, map[key]float64{}, map[key]int{}
+	run := map[key]*lineSamples{}
 	waitKnown := false // the agent recorded the main thread's run-queue wait
 	blockedIn := map[key]string{}
 	for _, st := range p.Stacks {
@@ -273,12 +273,15 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 			if importing {
 				break
 			}
-			runHot[k] += st.Count
-			runCPU[k] += st.CPUCount
-			runRunnable[k] += st.CPUCount + st.WaitCount // on a CPU or waiting for one
+			l := run[k]
+			if l == nil {
+				l = &lineSamples{}
+				run[k] = l
+			}
+			l.add(st)
 			waitKnown = waitKnown || st.WaitCount > 0
 			if inner := p.Frames[st.Frames[len(st.Frames)-1]]; !matchAny(inner.File, []string{"/torch/"}) {
-				runOutside[k] += st.Count
+				l.outside += st.Count
 				if inner != fr {
 					blockedIn[k] = inner.Func
 				}
@@ -316,30 +319,15 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	// wait count only the CPU time as runnable.
 	blocked, waits := map[key]int{}, 0
 	if p.CPUClock {
-		candidate := func(k key) bool {
-			c := runHot[k]
-			return c >= minBlockedSamples && runOutside[k] >= c*4/5 && runCPU[k] <= (1-blockedOffCPU)*float64(c)
-		}
-		var restN int
-		var restRunnable float64
-		for k, c := range runHot {
-			if !candidate(k) {
-				restN += c
-				restRunnable += runRunnable[k]
-			}
-		}
-		ref := 1.0 // the other lines' runnable fraction, from enough samples
-		if restN >= minRestSamples {
-			ref = restRunnable / float64(restN)
-		}
 		below := blockedBelowRest
 		if waitKnown {
 			below = blockedBelowRunnable
 		}
-		for k, c := range runHot {
-			if candidate(k) && runRunnable[k] <= below*ref*float64(c) {
-				blocked[k] = c
-				waits += c
+		ref := runnableRef(run, p.Repeats)
+		for k, l := range run {
+			if _, runnable, _ := l.shares(p.Repeats); l.candidate(p.Repeats) && runnable <= below*ref {
+				blocked[k] = l.n
+				waits += l.n
 			}
 		}
 	}
@@ -358,6 +346,71 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	}
 	ev.OffStepShare, ev.OffStep, ev.OffStepWindowShare = offStep(p)
 	return ev
+}
+
+type lineKey struct {
+	file string
+	line int
+}
+
+// lineSamples are the main thread's samples at one program line over the
+// run (imports left out): all of them and the repeats (see
+// pyprofile.Stack.RepeatCount), each with its on-CPU and runnable (on a
+// CPU or waiting for one) weights, and how many had their innermost frame
+// outside torch.
+type lineSamples struct {
+	n, outside, rep     int
+	cpu, runnable       float64
+	repCPU, repRunnable float64
+}
+
+func (l *lineSamples) add(st pyprofile.Stack) {
+	l.n += st.Count
+	l.cpu += st.CPUCount
+	l.runnable += st.CPUCount + st.WaitCount
+	l.rep += st.RepeatCount
+	l.repCPU += st.RepeatCPUCount
+	l.repRunnable += st.RepeatCPUCount + st.RepeatWaitCount
+}
+
+// shares are the line's on-CPU and runnable fractions and the samples
+// they come from: its repeats' when it has minRepeatSamples of them,
+// else all its samples'.
+func (l *lineSamples) shares(repeats bool) (cpu, runnable float64, n int) {
+	if repeats && l.rep >= minRepeatSamples {
+		return l.repCPU / float64(l.rep), l.repRunnable / float64(l.rep), l.rep
+	}
+	return l.cpu / float64(max(l.n, 1)), l.runnable / float64(max(l.n, 1)), l.n
+}
+
+// candidate: enough samples, mostly outside torch and off the CPU.
+func (l *lineSamples) candidate(repeats bool) bool {
+	cpu, _, _ := l.shares(repeats)
+	return l.n >= minBlockedSamples && l.outside >= l.n*4/5 && cpu <= 1-blockedOffCPU
+}
+
+// runnableRef is the runnable fraction of the main thread's lines that
+// are not blocked candidates, from their repeats when the profile has
+// them (a short line's other samples mostly measure the blocked line it
+// followed), 1 with fewer than minRestSamples.
+func runnableRef(run map[lineKey]*lineSamples, repeats bool) float64 {
+	var n int
+	var runnable float64
+	for _, l := range run {
+		switch {
+		case l.candidate(repeats):
+		case repeats:
+			n += l.rep
+			runnable += l.repRunnable
+		default:
+			n += l.n
+			runnable += l.runnable
+		}
+	}
+	if n < minRestSamples {
+		return 1
+	}
+	return runnable / float64(n)
 }
 
 // FromProcess builds the evidence of one process of a run directory.

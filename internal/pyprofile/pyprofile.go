@@ -48,7 +48,10 @@ type Profile struct {
 	SamplingCostS   float64      `json:"sampling_cost_s"`
 	// CPUClock is true when the sampler read every thread's CPU clock:
 	// then each sample is known to be on-CPU or waiting (Stack.CPUCount).
-	CPUClock  bool       `json:"cpu_clock"`
+	CPUClock bool `json:"cpu_clock"`
+	// Repeats is true when stacks carry their repeat counts (agents
+	// before them leave it false).
+	Repeats   bool       `json:"repeats"`
 	PID       int        `json:"pid"`
 	Frames    []Frame    `json:"frames"`
 	Threads   []Thread   `json:"threads"`
@@ -108,6 +111,14 @@ type Stack struct {
 	// plus waiting is the share the thread wanted a CPU, not blocked.
 	WaitCount       float64 `json:"wait_count,omitempty"`
 	WindowWaitCount float64 `json:"window_wait_count,omitempty"`
+	// RepeatCount counts the samples whose thread's previous sample had
+	// this same stack, and RepeatCPUCount and RepeatWaitCount weight them
+	// as CPUCount and WaitCount do. A repeat's shares measure this stack
+	// alone; any other sample's cover the time since the previous one,
+	// which may have been spent in the line before.
+	RepeatCount     int     `json:"repeat_count,omitempty"`
+	RepeatCPUCount  float64 `json:"repeat_cpu_count,omitempty"`
+	RepeatWaitCount float64 `json:"repeat_wait_count,omitempty"`
 }
 
 // Function is one cProfile entry.

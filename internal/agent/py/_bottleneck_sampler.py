@@ -85,7 +85,15 @@ class Sampler(object):
         self.main_ident = main_ident if main_ident is not None else threading.main_thread().ident
         self.frames = []  # [file, func, line, fline]
         self._frame_ids = {}  # (code, line) -> id
-        self.stacks = {}  # (thread index, ids tuple) -> [count, window_count, cpu_count, window_cpu_count]
+        # (thread index, ids tuple) -> [count, window_count, cpu_count,
+        # window_cpu_count, wait_count, window_wait_count, repeat_count,
+        # repeat_cpu_count, repeat_wait_count]
+        self.stacks = {}
+        # A repeat is a sample whose thread's previous sample had the same
+        # stack: the time since then was spent in it, so its on-CPU and
+        # waiting shares are that stack's own, not partly the line before
+        # (a short line's samples mostly measure the one it followed).
+        self._last_stack = {}  # ident -> key of its previous sample
         # on-CPU or waiting: each thread's CPU clock (Linux) is read at
         # every sample, and the sample's on-CPU weight is the share of the
         # wall time since the thread's previous sample that it ran on a CPU
@@ -242,13 +250,18 @@ class Sampler(object):
                 key = (ti, tuple(ids))
                 c = self.stacks.get(key)
                 if c is None:
-                    c = self.stacks[key] = [0, 0, 0.0, 0.0, 0.0, 0.0]
+                    c = self.stacks[key] = [0, 0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0]
                 c[0] += 1
                 th = self.threads[ti]
                 th["samples"] += 1
                 on_cpu, waiting = self._on_cpu(ident, th)
                 c[2] += on_cpu
                 c[4] += waiting
+                if self._last_stack.get(ident) == key:
+                    c[6] += 1
+                    c[7] += on_cpu
+                    c[8] += waiting
+                self._last_stack[ident] = key
                 th["cpu_samples"] += on_cpu
                 if in_window:
                     c[1] += 1
@@ -334,7 +347,8 @@ class Sampler(object):
             stacks = [
                 {"thread": k[0], "frames": list(k[1]), "count": v[0], "window_count": v[1],
                  "cpu_count": round(v[2], 3), "window_cpu_count": round(v[3], 3),
-                 "wait_count": round(v[4], 3), "window_wait_count": round(v[5], 3)}
+                 "wait_count": round(v[4], 3), "window_wait_count": round(v[5], 3),
+                 "repeat_count": v[6], "repeat_cpu_count": round(v[7], 3), "repeat_wait_count": round(v[8], 3)}
                 for k, v in self.stacks.items()
             ]
             stacks.sort(key=lambda s: -s["count"])
@@ -355,6 +369,7 @@ class Sampler(object):
                 "agent_work_samples": self.agent_samples,
                 "import_paused_samples": self.paused_samples,
                 "cpu_clock": self._cpu_clock,
+                "repeats": True,
                 "pid": os.getpid(),
                 "frames": [_frame_json(f) for f in self.frames],
                 "threads": [dict(t) for t in self.threads],

@@ -131,6 +131,14 @@ class SamplerTest(unittest.TestCase):
         i = [k for k, t in enumerate(d["threads"]) if t["name"] == "spinner"][0]
         self.assertAlmostEqual(sum(st["cpu_count"] for st in d["stacks"] if st["thread"] == i),
                                th["spinner"]["cpu_samples"], delta=0.05)
+        # the waiter never leaves its stack: every sample but its first
+        # repeats the one before, off the CPU
+        self.assertTrue(d["repeats"])
+        w = [k for k, t in enumerate(d["threads"]) if t["name"] == "waiter"][0]
+        waits = [st for st in d["stacks"] if st["thread"] == w]
+        self.assertEqual(len(waits), 1)
+        self.assertEqual(waits[0]["repeat_count"], th["waiter"]["samples"] - 1)
+        self.assertLess(waits[0]["repeat_cpu_count"], 0.2)
 
     @unittest.skipUnless(os.path.isdir("/proc/self/task") and hasattr(os, "sched_setaffinity"), "Linux schedstat")
     def test_main_thread_waiting_for_a_cpu_is_runnable(self):
