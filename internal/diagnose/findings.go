@@ -272,6 +272,10 @@ func (s *state) findings() {
 				title = fmt.Sprintf("Python between ops takes %.0f%% of the step", pct(busy))
 				change = "take the Python work out of the step: vectorise it with tensor ops, precompute it, or move it into a Dataset loaded by DataLoader workers"
 			}
+			if in := s.pythonInModules(); in >= s.p.ModuleOverhead*busy {
+				// the Python is torch's own, calling many small modules
+				change = fmt.Sprintf("most of this Python time (~%.0f%% of the step) is inside nn.Module calls (__call__, hooks, Sequential's loop, each layer's forward), the modules' ops too small to pay for it: torch.compile(model) runs them as one graph; or give each call more work (a larger batch, fewer and wider layers)", pct(in))
+			}
 			s.emit(s.finding("host.python", title, busy*S, s.ev[Host], where, change))
 		}
 	}
@@ -865,6 +869,18 @@ func (s *state) runOptimizer(region string) *rundir.Optimizer {
 		}
 	}
 	return nil
+}
+
+// pythonInModules estimates the share of the step spent in nn.Module
+// calls' Python: the samples inside module calls cover the modules'
+// Python and their native ops, so their share of the busy step (Python
+// between ops plus native ops) less the native ops' share (all of it,
+// though the loss and the optimizer run outside modules: an underestimate).
+func (s *state) pythonInModules() float64 {
+	if s.py == nil {
+		return 0
+	}
+	return max(0, s.py.ModuleShare*(s.share[Host]+s.share[CPUCompute])-s.share[CPUCompute])
 }
 
 // blockedFinding: the main thread sits off the CPU at the program's own

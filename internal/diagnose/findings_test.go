@@ -513,6 +513,35 @@ func TestBlocked(t *testing.T) {
 	}
 }
 
+// host.python names nn.Module call overhead only when the Python time
+// between ops sits inside module calls: the samples in module calls,
+// less the native ops they also cover, hold most of it. A small model
+// called with one input at a time does; a program whose own Python loop
+// runs beside a compute-heavy model, or whose samples are outside
+// modules, keeps the general change.
+func TestModuleOverhead(t *testing.T) {
+	for _, c := range []struct {
+		name                string
+		host, native, inMod float64
+		want                bool
+	}{
+		{"small layers, batch 1", 0.64, 0.21, 0.95, true},
+		{"own Python loop beside a heavy model", 0.4, 0.6, 0.6, false},
+		{"Python outside modules", 0.6, 0.2, 0.1, false},
+	} {
+		s := &state{p: Default, step: 1000, steps: 1, share: map[Class]float64{Host: c.host, CPUCompute: c.native}, d: &Diagnosis{},
+			py: &PythonEvidence{ModuleShare: c.inMod, Hot: []Line{{File: "/home/u/infer.py", Line: 6, Pct: 90}}}}
+		s.findings()
+		i := slices.IndexFunc(s.d.Findings, func(f Finding) bool { return f.Rule == "host.python" })
+		if i < 0 {
+			t.Fatalf("%s: no host.python finding", c.name)
+		}
+		if got := strings.Contains(s.d.Findings[i].Change, "inside nn.Module calls"); got != c.want {
+			t.Errorf("%s: module overhead named %v, want %v: %s", c.name, got, c.want, s.d.Findings[i].Change)
+		}
+	}
+}
+
 // The blocked finding's change follows what the line waited in.
 func TestBlockedChange(t *testing.T) {
 	for in, want := range map[string]string{

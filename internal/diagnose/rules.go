@@ -130,6 +130,10 @@ type Params struct {
 	// cost explain at least half of the slowdown, else the window was
 	// slowed by something else.
 	ProfilerOpCostUs float64
+	// ModuleOverhead: host.python names nn.Module call overhead as the
+	// cause when at least this fraction of the Python time between ops
+	// is estimated to be inside module calls (state.pythonInModules).
+	ModuleOverhead float64
 	// CPUWaitNote: the opening says the timings are inflated when the
 	// main thread waited for a CPU this share of the recorded window;
 	// CPUWaitBusy: the window is not steady state when it waited this
@@ -173,6 +177,7 @@ var Default = Params{
 	OverheadPct:           2,
 	ProfilerInflation:     1.3,
 	ProfilerOpCostUs:      10,
+	ModuleOverhead:        0.5,
 	CPUWaitNote:           0.10,
 	CPUWaitBusy:           0.15,
 	HighShare:             0.5,
@@ -202,7 +207,7 @@ var Rules = []Rule{
 		"load batches in background workers: DataLoader(num_workers=N, persistent_workers=True, pin_memory=True on GPU), or make __getitem__ cheaper"},
 	{"io.in-step", IO, "main-thread samples in I/O code (torch.save, logging, json/pickle/numpy file I/O, tensorboard, wandb) >= MinFinding of the window", 0.9,
 		"move checkpoint saves and logging off the hot loop: save every N steps or on a background thread (torch.distributed.checkpoint.async_save)"},
-	{"host.python", Host, "device idle while the host is busy (GPU) or Python time between ops (CPU-only) >= MinFinding, launch rule not met", 0.7,
+	{"host.python", Host, "device idle while the host is busy (GPU) or Python time between ops (CPU-only) >= MinFinding, launch rule not met; the change names nn.Module call overhead when ModuleOverhead of that time is inside module calls (Python profile)", 0.7,
 		"take Python work out of the step (vectorise it with tensor ops, move preprocessing into a DataLoader with workers); on GPU a larger batch or torch.compile makes each host step do more device work"},
 	{"host.off-step", Host, "Python profile: main-thread samples over the whole run in a forward pass under torch.no_grad/inference_mode (decorator frame or a with block around the user's line), metric libraries (torchmetrics, sklearn.metrics, torcheval) or tensor printing (torch/_tensor_str.py) >= MinFinding, both over the whole run and within the recorded window (work every N steps fills at most one); file I/O is io.in-step's", 0.9,
 		"run evaluation, metrics and tensor logging every N steps or once per epoch (asynchronously where possible), not in every step"},

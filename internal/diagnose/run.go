@@ -138,9 +138,13 @@ type PythonEvidence struct {
 	// Hot are the user lines with the most self samples outside I/O and
 	// DataLoader code and not blocked (below); IOLines and LoaderLines the
 	// user lines that led into I/O and DataLoader code.
-	Hot         []Line `json:"hot"`
-	IOLines     []Line `json:"io_lines,omitempty"`
-	LoaderLines []Line `json:"loader_lines,omitempty"`
+	Hot []Line `json:"hot"`
+	// ModuleShare: the fraction of the samples behind Hot taken inside an
+	// nn.Module call (a frame in torch/nn/modules): the modules' Python
+	// (__call__, hooks, Sequential's loop, forward) and their native ops.
+	ModuleShare float64 `json:"module_share,omitempty"`
+	IOLines     []Line  `json:"io_lines,omitempty"`
+	LoaderLines []Line  `json:"loader_lines,omitempty"`
 	// OffStepShare: the share of the main thread's samples over the whole
 	// run in work that does not belong in the step (offstep.go), and its
 	// user lines; OffStepWindowShare the share within the recorded window
@@ -215,7 +219,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		return nil
 	}
 	type key = lineKey
-	var total, io, dl int
+	var total, io, dl, hotN, module int
 	hot, ioL, dlL := map[key]int{}, map[key]int{}, map[key]int{}
 	funcs := map[key]string{}
 	// per hot line over the whole run (imports left out: blocking is told
@@ -269,6 +273,10 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		default:
 			if c > 0 {
 				hot[k] += c
+				hotN += c
+				if slices.ContainsFunc(st.Frames, func(fi int) bool { return matchAny(p.Frames[fi].File, []string{"/torch/nn/modules/"}) }) {
+					module += c
+				}
 			}
 			if importing {
 				break
@@ -340,6 +348,9 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		Blocked: topLines(blocked, max(runTotal, 1))}
 	if runTotal > 0 {
 		ev.BlockedShare = float64(waits) / float64(runTotal)
+	}
+	if hotN > 0 {
+		ev.ModuleShare = float64(module) / float64(hotN)
 	}
 	for i, l := range ev.Blocked {
 		ev.Blocked[i].In = blockedIn[key{l.File, l.Line}]

@@ -115,35 +115,50 @@ func (s *state) windowNote() {
 			100*win, 100*run, cause))
 	}
 	inflated, slower := false, busy
-	if r := s.in.Run; r != nil && r.OutsideStepS > 0 && r.WindowMedianS >= s.p.ProfilerInflation*r.OutsideStepS {
-		n.SteadyState = false
-		msg := fmt.Sprintf("the recorded steps take %.1fx the steps outside the window (median %s against %s)",
-			r.WindowMedianS/r.OutsideStepS, units.Duration(r.WindowMedianS*1e6), units.Duration(r.OutsideStepS*1e6))
-		// the profiler costs each recorded op a few µs: only steps with
-		// enough ops can be slowed this much by it
-		ops := s.opsPerStep(len(w.Used))
-		switch excess := (r.WindowMedianS - r.OutsideStepS) * 1e6; {
-		case busy:
-			msg += ": the machine was busy during the window (above)"
-		case ops*s.p.ProfilerOpCostUs >= excess/2:
-			inflated = true
-			msg += fmt.Sprintf(": the profiler's per-op overhead (%.0f ops per step) inflates op times, tiny ops most, so host and launch shares are overstated", ops)
-		default:
-			slower = true
-			msg += fmt.Sprintf(", more than the profiler's per-op cost explains (%.0f ops per step): something else slowed the window (other processes on the machine, a periodic task in the program); the run's step times show when", ops)
+	if r := s.in.Run; r != nil {
+		// against the steps next to the window; when they share its
+		// slowness (a warm-up still going on, the machine busy for a
+		// while), against the run's median step
+		ref, stretch := 0.0, false
+		switch {
+		case r.OutsideStepS > 0 && r.WindowMedianS >= s.p.ProfilerInflation*r.OutsideStepS:
+			ref = r.OutsideStepS
+		case r.RunMedianStepS > 0 && r.WindowMedianS >= s.p.ProfilerInflation*r.RunMedianStepS:
+			ref, stretch = r.RunMedianStepS, true
 		}
-		n.Notes = append(n.Notes, msg)
-	}
-	// The steps just before or after the window can share its slowness (a
-	// warm-up still going on, the machine busy for a while): against the
-	// run's median step the window is still not the program's usual step.
-	if r := s.in.Run; r != nil && !inflated && !slower && r.RunMedianStepS > 0 && r.WindowMedianS >= s.p.ProfilerInflation*r.RunMedianStepS {
-		n.SteadyState, slower = false, true
-		n.Notes = append(n.Notes, fmt.Sprintf("the recorded steps take %.1fx the run's median step (median %s against %s): the window fell in a slow stretch of the run (a warm-up still going on, or the machine busy then); the run's step times show when",
-			r.WindowMedianS/r.RunMedianStepS, units.Duration(r.WindowMedianS*1e6), units.Duration(r.RunMedianStepS*1e6)))
+		if ref > 0 {
+			n.SteadyState = false
+			against := "the steps outside the window"
+			if stretch {
+				against = "the run's median step"
+			}
+			msg := fmt.Sprintf("the recorded steps take %.1fx %s (median %s against %s)",
+				r.WindowMedianS/ref, against, units.Duration(r.WindowMedianS*1e6), units.Duration(ref*1e6))
+			// the profiler costs each recorded op a few µs: only steps with
+			// enough ops can be slowed this much by it
+			ops := s.opsPerStep(len(w.Used))
+			switch excess := (r.WindowMedianS - ref) * 1e6; {
+			case busy:
+				msg += ": the machine was busy during the window (above)"
+			case ops*s.p.ProfilerOpCostUs >= excess/2:
+				inflated = true
+				msg += fmt.Sprintf(": the profiler's per-op overhead (%.0f ops per step) inflates op times, tiny ops most, so host and launch shares are overstated", ops)
+			case stretch:
+				slower = true
+				msg += ": the window fell in a slow stretch of the run (a warm-up still going on, or the machine busy then); the run's step times show when"
+			default:
+				slower = true
+				msg += fmt.Sprintf(", more than the profiler's per-op cost explains (%.0f ops per step): something else slowed the window (other processes on the machine, a periodic task in the program); the run's step times show when", ops)
+			}
+			n.Notes = append(n.Notes, msg)
+		}
 	}
 	if out := w.ExcludedBy(window.Outlier); len(out) > 0 {
-		n.Notes = append(n.Notes, fmt.Sprintf("outlier step(s) %s took more than twice the median step (%s) and are left out", strings.Join(out, ", "), units.Duration(w.MedianUs)))
+		list := strings.Join(out[:min(len(out), 8)], ", ")
+		if len(out) > 8 {
+			list += fmt.Sprintf(" and %d more", len(out)-8)
+		}
+		n.Notes = append(n.Notes, fmt.Sprintf("outlier step(s) %s took more than twice the median step (%s) and are left out", list, units.Duration(w.MedianUs)))
 	}
 	if !n.SteadyState {
 		n.Reprofile = s.reprofile(w, inflated, slower)

@@ -47,6 +47,8 @@ func TestProfilerInflation(t *testing.T) {
 		// the steps before the window were as slow as it (a slow stretch):
 		// the run's median still says the window is not the usual step
 		{0.09, 0.05, 3 * 20, "the window fell in a slow stretch"},
+		// ... unless the profiler's per-op cost explains the excess over it
+		{0.09, 0.05, 3 * 5000, "2.0x the run's median step (median 100 ms against 50.0 ms): the profiler's per-op overhead"},
 		{0.09, 0.08, 3 * 20, ""},
 	} {
 		d := Compute(Analyses{Events: 1000, Window: w, Breakdown: br, Ops: &optable.OpTable{Calls: c.calls},

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -67,5 +68,40 @@ func TestBriefWindowNotes(t *testing.T) {
 	writeWindow(&b, n, true)
 	if got := b.String(); !strings.Contains(got, short) || !strings.Contains(got, outlier) || strings.Contains(got, "5% over the run") {
 		t.Errorf("unsteady window's brief:\n%s", got)
+	}
+}
+
+// A long window's step lists stay one short line: the used steps as a
+// count and range once they break into many pieces, the left-out ones by
+// kind of reason past eight; a short window lists every step.
+func TestWindowStepLists(t *testing.T) {
+	steps := func(from, to int, skip func(int) bool) (used []string, out []diagnose.ExcludedStep) {
+		for i := from; i <= to; i++ {
+			if skip(i) {
+				out = append(out, diagnose.ExcludedStep{Step: strconv.Itoa(i), Reason: "outlier: 4.00 ms against a median of 1.80 ms"})
+			} else {
+				used = append(used, strconv.Itoa(i))
+			}
+		}
+		return used, out
+	}
+	for _, c := range []struct {
+		name      string
+		used      []string
+		out       []diagnose.ExcludedStep
+		want, not string
+	}{
+		{"short", []string{"8", "9", "11", "12"}, []diagnose.ExcludedStep{{Step: "10", Reason: "outlier: 40 ms against a median of 10 ms"}},
+			"steps 8, 9, 11, 12 used; left out: 10 (outlier: 40 ms against a median of 10 ms)\n", ""},
+		{"long", nil, nil, "; 92 steps of 8-129 used; left out: 30 steps (outlier: 11, 15, 19 and 27 more)\n", "against"},
+	} {
+		if c.name == "long" {
+			c.used, c.out = steps(8, 129, func(i int) bool { return i%4 == 3 && i > 10 })
+		}
+		var b strings.Builder
+		writeWindow(&b, &diagnose.WindowNote{SteadyState: true, UsedSteps: c.used, Excluded: c.out}, true)
+		if got := b.String(); !strings.HasSuffix(got, c.want) || c.not != "" && strings.Contains(got, c.not) {
+			t.Errorf("%s: %q, want it to end %q", c.name, got, c.want)
+		}
 	}
 }

@@ -107,15 +107,14 @@ func writeWindow(w io.Writer, n *diagnose.WindowNote, brief bool) {
 		used = "the whole trace (no ProfilerStep marks) left out: " + n.Excluded[0].Reason
 	case len(n.UsedSteps) == 1:
 		used = "step " + n.UsedSteps[0] + " used"
+	case len(n.UsedSteps) > 0 && strings.Count(stepList(n.UsedSteps), ",") >= maxListed:
+		// a long window with steps left out here and there
+		used = fmt.Sprintf("%d steps of %s-%s used", len(n.UsedSteps), n.UsedSteps[0], n.UsedSteps[len(n.UsedSteps)-1])
 	case len(n.UsedSteps) > 0:
 		used = "steps " + stepList(n.UsedSteps) + " used"
 	}
-	var out []string
-	for _, e := range n.Excluded {
-		out = append(out, e.Step+" ("+e.Reason+")")
-	}
-	if len(out) > 0 && !n.WholeTrace {
-		used += "; left out: " + strings.Join(out, ", ")
+	if len(n.Excluded) > 0 && !n.WholeTrace {
+		used += "; left out: " + excludedList(n.Excluded)
 	}
 	state := "steady state"
 	if !n.SteadyState {
@@ -141,6 +140,41 @@ func writeWindow(w io.Writer, n *diagnose.WindowNote, brief bool) {
 	if n.Reprofile != "" {
 		fmt.Fprintf(w, "    %s\n", n.Reprofile)
 	}
+}
+
+// maxListed: lists of steps longer than this are cut (the notes and the
+// JSON have them whole).
+const maxListed = 8
+
+// excludedList names the left-out steps with their reasons, or, when
+// there are more than maxListed, how many were left out for each kind of
+// reason with the first steps of each.
+func excludedList(ex []diagnose.ExcludedStep) string {
+	var parts []string
+	if len(ex) <= maxListed {
+		for _, e := range ex {
+			parts = append(parts, e.Step+" ("+e.Reason+")")
+		}
+		return strings.Join(parts, ", ")
+	}
+	var kinds []string
+	byKind := map[string][]string{}
+	for _, e := range ex {
+		k, _, _ := strings.Cut(e.Reason, ":")
+		if _, ok := byKind[k]; !ok {
+			kinds = append(kinds, k)
+		}
+		byKind[k] = append(byKind[k], e.Step)
+	}
+	for _, k := range kinds {
+		steps := byKind[k]
+		list := strings.Join(steps[:min(3, len(steps))], ", ")
+		if len(steps) > 3 {
+			list += fmt.Sprintf(" and %d more", len(steps)-3)
+		}
+		parts = append(parts, fmt.Sprintf("%d steps (%s: %s)", len(steps), k, list))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // stepList writes step numbers compactly: consecutive runs as N-M.

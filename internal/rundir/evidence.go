@@ -76,18 +76,15 @@ type Evidence struct {
 		MeanS *float64 `json:"mean_s"`
 	} `json:"step_stats"`
 	Profiler struct {
-		State      string         `json:"state"`
-		Schedule   map[string]int `json:"schedule"`
-		Activities []string       `json:"activities"`
-		Windows    []struct {
-			Index   int     `json:"index"`
-			File    string  `json:"file"`
-			Partial bool    `json:"partial"`
-			Steps   []int   `json:"steps"`
-			Bytes   int64   `json:"bytes"`
-			ExportS float64 `json:"export_s"`
-			Error   string  `json:"error"`
-		} `json:"windows"`
+		State    string         `json:"state"`
+		Schedule map[string]int `json:"schedule"`
+		// ActiveSteps is the recorded steps per window: the schedule's
+		// active, or more when those steps were shorter than the
+		// minimum window (0 before a window started, and from agents
+		// before it).
+		ActiveSteps int              `json:"active_steps"`
+		Activities  []string         `json:"activities"`
+		Windows     []ProfilerWindow `json:"windows"`
 	} `json:"profiler"`
 	WindowSteps []WindowStep `json:"window_steps"`
 	// Optimizers: what each optimizer updates, read at its first step
@@ -344,4 +341,15 @@ type OptimizerParam struct {
 	Numel      int64   `json:"numel"`
 	DType      string  `json:"dtype"`
 	SparseGrad bool    `json:"sparse_grad"`
+}
+
+// ProfilerWindow is one window's trace file and the steps it recorded.
+type ProfilerWindow struct {
+	Index   int     `json:"index"`
+	File    string  `json:"file"`
+	Partial bool    `json:"partial"`
+	Steps   []int   `json:"steps"`
+	Bytes   int64   `json:"bytes"`
+	ExportS float64 `json:"export_s"`
+	Error   string  `json:"error"`
 }

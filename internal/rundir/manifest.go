@@ -111,17 +111,20 @@ func ReadManifest(dir string) (*Manifest, error) {
 
 // ProfilerConfig is the torch.profiler window (see docs/run.md).
 type ProfilerConfig struct {
-	Enabled       bool `json:"enabled"`
-	SkipFirst     int  `json:"skip_first"`
-	Wait          int  `json:"wait"`
-	Warmup        int  `json:"warmup"`
-	Active        int  `json:"active"`
-	Repeat        int  `json:"repeat"`
-	RecordShapes  bool `json:"record_shapes"`
-	ProfileMemory bool `json:"profile_memory"`
-	WithStack     bool `json:"with_stack"`
-	WithFlops     bool `json:"with_flops"`
-	WithModules   bool `json:"with_modules"`
+	Enabled   bool `json:"enabled"`
+	SkipFirst int  `json:"skip_first"`
+	Wait      int  `json:"wait"`
+	Warmup    int  `json:"warmup"`
+	Active    int  `json:"active"`
+	// MinWindowS: the window records more than Active steps when they
+	// would take less than this (seconds; 0: exactly Active).
+	MinWindowS    float64 `json:"min_window_s"`
+	Repeat        int     `json:"repeat"`
+	RecordShapes  bool    `json:"record_shapes"`
+	ProfileMemory bool    `json:"profile_memory"`
+	WithStack     bool    `json:"with_stack"`
+	WithFlops     bool    `json:"with_flops"`
+	WithModules   bool    `json:"with_modules"`
 }
 
 // AgentConfig is what the agent reads from its config.json.

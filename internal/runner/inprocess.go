@@ -31,8 +31,8 @@ func Begin(dir, settings, version, python string, pid int, args []string) (rundi
 			return ac, fmt.Errorf("settings: %w", err)
 		}
 	}
-	if ac.Profiler.Active < 1 || ac.Profiler.SkipFirst < 0 || ac.Profiler.Warmup < 0 || ac.Profiler.Wait < 0 || ac.Profiler.Repeat < 0 {
-		return ac, errors.New("settings: active must be >= 1; skip_first, wait, warmup and repeat >= 0")
+	if ac.Profiler.Active < 1 || ac.Profiler.SkipFirst < 0 || ac.Profiler.Warmup < 0 || ac.Profiler.Wait < 0 || ac.Profiler.Repeat < 0 || ac.Profiler.MinWindowS < 0 {
+		return ac, errors.New("settings: active must be >= 1; skip_first, wait, warmup, repeat and min_window_s >= 0")
 	}
 	start := time.Now()
 	runDir, err := NewRunDir(dir, start)

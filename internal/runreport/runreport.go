@@ -392,6 +392,9 @@ func writeSteps(w io.Writer, ev *rundir.Evidence) {
 		if win.Partial {
 			fmt.Fprint(w, " [partial: the program ended during the window]")
 		}
+		if n, a := ev.Profiler.ActiveSteps, ev.Profiler.Schedule["active"]; win.Index == 1 && a > 0 && n > a {
+			fmt.Fprintf(w, " [%d steps, not %d: %d took under --min-window]", n, a, a)
+		}
 		if win.Error != "" {
 			fmt.Fprintf(w, " [error: %s]", win.Error)
 		}

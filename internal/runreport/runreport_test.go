@@ -75,3 +75,20 @@ func TestPhasesTable(t *testing.T) {
 		t.Errorf("no phases, yet: %q", b.String())
 	}
 }
+
+// A window lengthened past --active because its steps were short says
+// so beside its steps; one of the steps asked for does not.
+func TestLengthenedWindowIsSaid(t *testing.T) {
+	for active, want := range map[int]string{122: " [122 steps, not 5: 5 took under --min-window]", 5: ""} {
+		ev := &rundir.Evidence{}
+		ev.Profiler.Schedule = map[string]int{"active": 5}
+		ev.Profiler.ActiveSteps = active
+		ev.Profiler.Windows = append(ev.Profiler.Windows, rundir.ProfilerWindow{Index: 1, File: "trace-rank0.pt.trace.json.gz", Steps: []int{8, 7 + active}})
+		var b bytes.Buffer
+		writeSteps(&b, ev)
+		line := fmt.Sprintf("  window 1: steps 8-%d -> trace-rank0.pt.trace.json.gz%s\n", 7+active, want)
+		if !strings.Contains(b.String(), line) {
+			t.Errorf("active steps %d:\n%s\nwant the line %q", active, b.String(), line)
+		}
+	}
+}

@@ -15,7 +15,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 
 # profile() keyword -> where it goes in the agent settings (manifest.json's
 # "settings"; `bottleneck run --help` documents each).
-_PROFILER_KEYS = ("skip_first", "wait", "warmup", "active", "repeat", "record_shapes",
+_PROFILER_KEYS = ("skip_first", "wait", "warmup", "active", "min_window_s", "repeat", "record_shapes",
                   "profile_memory", "with_stack", "with_flops", "with_modules")
 _TOP_KEYS = ("python_profiler", "sample_interval", "window_sample_interval", "step_source", "sync_debug")
 
@@ -144,6 +144,8 @@ class profile(object):
             else:
                 raise TypeError("profile() got an unexpected keyword argument %r" % k)
         prof["enabled"] = bool(trace)
+        if "active" in prof and "min_window_s" not in prof:
+            prof["min_window_s"] = 0  # the steps asked for, however short (as `run --active`)
         top["profiler"] = prof
         self._settings = top
         self._out = out

@@ -150,16 +150,45 @@ function diagnosis(d, label) {
   return box;
 }
 
+// stepRanges writes step numbers with consecutive runs as N-M.
+function stepRanges(steps) {
+  const parts = [];
+  for (let i = 0; i < steps.length;) {
+    let j = i;
+    while (j + 1 < steps.length && Number(steps[j + 1]) === Number(steps[j]) + 1) j++;
+    parts.push(j > i + 1 ? `${steps[i]}-${steps[j]}` : steps.slice(i, j + 1).join(', '));
+    i = j + 1;
+  }
+  return parts.join(', ');
+}
+
+// leftOut names the left-out steps with their reasons, or, past 8, how
+// many were left out for each kind of reason (as the text report does).
+function leftOut(ex) {
+  if (ex.length <= 8) return ex.map((e) => `${e.step} (${e.reason})`).join(', ');
+  const kinds = new Map();
+  for (const e of ex) {
+    const k = e.reason.split(':')[0];
+    if (!kinds.has(k)) kinds.set(k, []);
+    kinds.get(k).push(e.step);
+  }
+  return [...kinds].map(([k, steps]) => `${steps.length} steps (${k}: ${steps.slice(0, 3).join(', ')}${steps.length > 3 ? ` and ${steps.length - 3} more` : ''})`).join(', ');
+}
+
 // The window check: which steps the verdict uses, whether the window is
 // steady state, and how to re-profile when it is not.
 function windowNote(w) {
   const used = w.used_steps || [];
-  let steps = w.whole_trace ? 'the whole trace (no ProfilerStep marks)' : (used.length ? `steps ${used.join(', ')}` : 'no step');
+  const ranges = stepRanges(used);
+  let steps = 'no step';
+  if (w.whole_trace) steps = 'the whole trace (no ProfilerStep marks)';
+  else if ((ranges.match(/,/g) || []).length >= 8) steps = `${used.length} steps of ${used[0]}-${used[used.length - 1]}`;
+  else if (used.length) steps = `steps ${ranges}`;
   steps += used.length ? ' used' : ' usable';
-  const left = (w.excluded_steps || []).map((e) => `${e.step} (${e.reason})`);
+  const left = w.excluded_steps || [];
   const box = el('div', { class: w.steady_state ? 'window' : 'window warn' },
     el('p', null, el('b', { text: w.steady_state ? 'Steady-state window: ' : 'Not a steady-state window: ' }), steps,
-      left.length && !w.whole_trace ? `; left out: ${left.join(', ')}` : ''));
+      left.length && !w.whole_trace ? `; left out: ${leftOut(left)}` : ''));
   if (w.notes && w.notes.length) box.appendChild(el('ul', null, w.notes.map((n) => el('li', { text: n }))));
   if (w.reprofile) box.appendChild(el('p', { class: 'change', text: w.reprofile }));
   return box;

@@ -8,6 +8,7 @@ Documented in docs/run.md ("Steps: detection and fallback", "Run directory").
 """
 import gzip
 import json
+import math
 import os
 import shutil
 import sys
@@ -19,6 +20,7 @@ from _bottleneck_env import safe, torch_env
 from _bottleneck_sampler import is_agent_file, is_library_file
 
 _SYNC_MESSAGE = "called a synchronizing CUDA operation"
+MAX_WINDOW_STEPS = 500  # a lengthened window's most steps (trace size)
 
 
 class StopAfterProfile(SystemExit):
@@ -57,6 +59,7 @@ class Window(object):
         self.windows = []  # {"index","file","steps","partial","bytes","export_s"}
         self.window_index = 0
         self.window_target = int(p.get("repeat", 1) or 0)
+        self.active = None  # recorded steps per window, fixed when the first one starts
         self.stop_pending = False
         self.stopped_after_profile = False
         self.in_window = False
@@ -145,10 +148,7 @@ class Window(object):
                 if a is not None and a in supported:
                     acts.append(a)
             self.activities = [str(a).split(".")[-1] for a in acts]
-            kw = dict(skip_first=int(p.get("skip_first", 5)))
-            sched = tp.schedule(wait=int(p.get("wait", 0)), warmup=int(p.get("warmup", 2)),
-                                active=int(p.get("active", 5)), repeat=int(p.get("repeat", 1)), **kw)
-            opts = dict(activities=acts, schedule=sched, on_trace_ready=self._on_trace_ready,
+            opts = dict(activities=acts, schedule=self._schedule(tp.ProfilerAction), on_trace_ready=self._on_trace_ready,
                         record_shapes=bool(p.get("record_shapes")), profile_memory=bool(p.get("profile_memory")),
                         with_stack=bool(p.get("with_stack")), with_flops=bool(p.get("with_flops")),
                         with_modules=bool(p.get("with_modules")))
@@ -159,6 +159,46 @@ class Window(object):
             self._after_profiler_step()
         except Exception as e:
             self._profiler_failed("starting torch.profiler", e)
+
+    def _schedule(self, action):
+        """torch.profiler.schedule(skip_first, wait, warmup, active, repeat),
+        with the active steps fixed when the first window starts recording:
+        more than `active` when, at the median step so far, they would take
+        less than `min_window_s` (a window of a few short steps holds too
+        few Python samples and too little of the trace to judge from)."""
+        p = self.pcfg
+        skip, wait, warmup = int(p.get("skip_first", 5)), int(p.get("wait", 0)), int(p.get("warmup", 2))
+        repeat = int(p.get("repeat", 1))
+
+        def fn(step):
+            if step < skip:
+                return action.NONE
+            step -= skip
+            if self.active is None and step >= wait + warmup:
+                self.active = self._window_length()
+            cycle = wait + warmup + (self.active or int(p.get("active", 5)))
+            if repeat > 0 and step >= repeat * cycle:
+                return action.NONE
+            at = step % cycle
+            if at < wait:
+                return action.NONE
+            if at < wait + warmup:
+                return action.WARMUP
+            return action.RECORD if at < cycle - 1 else action.RECORD_AND_SAVE
+        return fn
+
+    def _window_length(self):
+        """The recorded steps per window (see _schedule), at most
+        MAX_WINDOW_STEPS when lengthened."""
+        p = self.pcfg
+        active, least = int(p.get("active", 5)), float(p.get("min_window_s") or 0)
+        times = sorted(t[2] for t in self.step_times[1:])  # the first step often holds start-up
+        if least <= 0 or not times:
+            return active
+        median = times[len(times) // 2]
+        if median * active >= least:
+            return active
+        return max(active, min(MAX_WINDOW_STEPS, int(math.ceil(least / max(median, 1e-6)))))
 
     def _profiler_failed(self, what, e):
         self.prof_state = "failed"
@@ -185,7 +225,7 @@ class Window(object):
         if recording:
             self.progress("recording", window=self.window_index + 1,
                           active_step=len([s for s in self.window_steps if s["window"] == self.window_index + 1]) + 1,
-                          active=int(p.get("active", 5)))
+                          active=self.active or int(p.get("active", 5)))
         elif warm:
             self.progress("warming up", window=self.window_index + 1)
         elif self.window_index == 0:

@@ -58,6 +58,7 @@ type Options struct {
 	Wait             int
 	Warmup           int
 	Active           int
+	MinWindow        time.Duration
 	Repeat           int
 	RecordShapes     bool
 	ProfileMemory    bool
@@ -102,6 +103,9 @@ Files go to --output (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Args = args
 			o.Launcher = cmd.ArgsLenAtDash() == 0
+			if f := cmd.Flags(); f.Changed("active") && !f.Changed("min-window") {
+				o.MinWindow = 0 // the steps asked for, however short
+			}
 			if len(args) == 0 {
 				return exitcode.New(exitcode.Usage, errors.New("run: missing program: script.py, -m module, or -- launcher ..."))
 			}
@@ -127,6 +131,7 @@ Files go to --output (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`
 	f.IntVar(&o.Wait, "wait", d.Profiler.Wait, "idle steps at the start of each window cycle")
 	f.IntVar(&o.Warmup, "warmup", d.Profiler.Warmup, "profiler warm-up steps (traced, then discarded)")
 	f.IntVar(&o.Active, "active", d.Profiler.Active, "recorded steps per window")
+	f.DurationVar(&o.MinWindow, "min-window", time.Duration(d.Profiler.MinWindowS*float64(time.Second)), "record more steps than --active when they would take less than this (0, or --active given alone: exactly --active)")
 	f.IntVar(&o.Repeat, "repeat", d.Profiler.Repeat, "windows to record (0: until the program ends)")
 	f.BoolVar(&o.RecordShapes, "record-shapes", false, "record operator input shapes")
 	f.BoolVar(&o.ProfileMemory, "profile-memory", false, "record tensor allocations")
@@ -143,8 +148,8 @@ func (o *Options) validate() error {
 	if o.SkipFirst < 0 || o.Wait < 0 || o.Warmup < 0 || o.Repeat < 0 {
 		return errors.New("--skip-first, --wait, --warmup and --repeat must be >= 0")
 	}
-	if o.Active < 1 {
-		return errors.New("--active must be >= 1")
+	if o.Active < 1 || o.MinWindow < 0 {
+		return errors.New("--active must be >= 1 and --min-window >= 0")
 	}
 	if o.Timeout < 0 || o.KillAfter < 0 {
 		return errors.New("--timeout and --kill-after must be >= 0 (--timeout 0: no limit)")
@@ -171,7 +176,8 @@ func (o *Options) config() (runner.Config, error) {
 	ac.SyncDebug = !o.NoSyncDebug
 	ac.Profiler = rundir.ProfilerConfig{
 		Enabled: !o.NoTrace, SkipFirst: o.SkipFirst, Wait: o.Wait, Warmup: o.Warmup, Active: o.Active,
-		Repeat: o.Repeat, RecordShapes: o.RecordShapes, ProfileMemory: o.ProfileMemory,
+		MinWindowS: o.MinWindow.Seconds(),
+		Repeat:     o.Repeat, RecordShapes: o.RecordShapes, ProfileMemory: o.ProfileMemory,
 		WithStack: o.WithStack, WithFlops: o.WithFlops, WithModules: o.WithModules,
 	}
 	cfg := runner.Config{

@@ -170,8 +170,9 @@ type evidence struct {
 		Code   *int   `json:"code"`
 	} `json:"exit"`
 	Profiler struct {
-		State   string `json:"state"`
-		Windows []struct {
+		State       string `json:"state"`
+		ActiveSteps int    `json:"active_steps"`
+		Windows     []struct {
 			File    string `json:"file"`
 			Partial bool   `json:"partial"`
 			Steps   []int  `json:"steps"`
@@ -392,6 +393,19 @@ func TestInferenceWithoutOptimizerUsesForwardSteps(t *testing.T) {
 		t.Fatalf("step source: %+v", ev)
 	}
 	checkTrace(t, filepath.Join(r.dir, "trace-rank0.pt.trace.json.gz"), 2)
+
+	// steps far shorter than --min-window / --active: the window records
+	// as many as fill it, at most 500 (--active alone records exactly
+	// that many: small() above)
+	r = bn(t, runOpts{}, "--python", py, "--skip-first", "1", "--warmup", "1", "--min-window", "1s", ex(t, "infer.py"), "600")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	ev = loadEvidence(t, r.dir, "rank0")
+	if n := ev.Profiler.ActiveSteps; n <= 5 || n > 500 || len(ev.Profiler.Windows) != 1 || len(ev.Profiler.Windows[0].Steps) != n {
+		t.Fatalf("lengthened window: %d active steps, windows %+v", n, ev.Profiler.Windows)
+	}
+	checkTrace(t, filepath.Join(r.dir, "trace-rank0.pt.trace.json.gz"), ev.Profiler.ActiveSteps)
 }
 
 func TestDataLoaderWorkers(t *testing.T) {

@@ -1,0 +1,62 @@
+"""Tests of the profiler window's schedule (_bottleneck_window)."""
+import os
+import sys
+import unittest
+
+AGENT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, AGENT_DIR)
+
+import _bottleneck_window as W  # noqa: E402
+
+
+class Action(object):
+    NONE, WARMUP, RECORD, RECORD_AND_SAVE = "NONE", "WARMUP", "RECORD", "RECORD_AND_SAVE"
+
+
+def window(step_s, **pcfg):
+    """A Window with the given step time before the window and settings."""
+    w = W.Window()
+    w.pcfg = dict(pcfg)
+    w.active = None
+    w.step_times = [[i + 1, 0.0, step_s, False] for i in range(7)]
+    return w
+
+
+def recorded(fn, steps=2000):
+    return [s for s in range(steps) if fn(s) in (Action.RECORD, Action.RECORD_AND_SAVE)]
+
+
+class ScheduleTest(unittest.TestCase):
+    def test_like_torch_schedule_when_steps_are_long(self):
+        # 50 ms steps: five take 250 ms, over the 200 ms minimum
+        fn = window(0.05, skip_first=5, warmup=2, active=5, min_window_s=0.2)._schedule(Action)
+        got = [fn(s) for s in range(15)]
+        want = ["NONE"] * 5 + ["WARMUP"] * 2 + ["RECORD"] * 4 + ["RECORD_AND_SAVE"] + ["NONE"] * 3
+        self.assertEqual(got, want)
+        try:
+            import torch.profiler as tp
+        except ImportError:
+            return
+        ref = tp.schedule(skip_first=3, wait=1, warmup=1, active=2, repeat=2)
+        fn = window(1.0, skip_first=3, wait=1, warmup=1, active=2, repeat=2, min_window_s=0.2)._schedule(tp.ProfilerAction)
+        self.assertEqual([fn(s) for s in range(20)], [ref(s) for s in range(20)])
+
+    def test_short_steps_lengthen_the_window(self):
+        w = window(0.001, skip_first=5, warmup=2, active=5, min_window_s=0.2)
+        fn = w._schedule(Action)
+        self.assertEqual(recorded(fn), list(range(7, 207)))
+        self.assertEqual(w.active, 200)
+        self.assertEqual(fn(206), Action.RECORD_AND_SAVE)
+
+    def test_at_most_max_window_steps(self):
+        w = window(1e-5, skip_first=5, warmup=2, active=5, min_window_s=0.2)
+        self.assertEqual(len(recorded(w._schedule(Action))), W.MAX_WINDOW_STEPS)
+
+    def test_no_minimum(self):
+        for pcfg in (dict(active=5, min_window_s=0), dict(active=5)):
+            w = window(0.001, skip_first=5, warmup=2, **pcfg)
+            self.assertEqual(recorded(w._schedule(Action)), list(range(7, 12)), pcfg)
+
+
+if __name__ == "__main__":
+    unittest.main()
