@@ -308,6 +308,7 @@ class Agent(Window, Evidence):
             self.sampler.start_thread()
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=self._after_fork_child)
+            default_sigterm_in_children(self._on_sigterm)
         self.stepstats = _load_stepstats(self.errors)
         try:
             self.frameworks = _load_sibling("_bottleneck_frameworks").Frameworks(
@@ -706,11 +707,6 @@ class Agent(Window, Evidence):
         # forked children (DataLoader workers, pools) are never profiled:
         # the sampler thread does not exist there, and every hook checks pid
         self.finished = True
-        try:
-            if signal.getsignal(signal.SIGTERM) == self._on_sigterm:
-                signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        except Exception:
-            pass
         if self.kineto_started:
             self._record_child_exit()
             atexit.register(_exit_forked_child, self)
@@ -785,6 +781,47 @@ class Agent(Window, Evidence):
             path = getattr(self, "_crash_path", None)
             if path and safe(lambda: os.path.getsize(path), 1) == 0:
                 safe(lambda: os.remove(path))
+
+def default_sigterm_in_children(handler):
+    """Forked children get SIGTERM's default action back in place of
+    handler (the agent's), as without the agent.
+
+    A SIGTERM that reaches a child before that (multiprocessing.Pool's
+    terminate() can send it to a worker that has just been forked) would
+    run handler's Python half after the reset, and CPython drops a
+    signal whose handler is by then SIG_DFL: the worker lives on, blocked
+    on the pool's queue lock, and the pool's join waits for it forever.
+    So SIGTERM is held blocked across the fork, and the child unblocks it
+    once the default action is back: a pending one then ends it."""
+    held = threading.local()
+
+    def ours():
+        try:
+            return signal.getsignal(signal.SIGTERM) == handler
+        except Exception:
+            return False
+
+    def before():
+        held.mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM}) if ours() else None
+
+    def restore():
+        mask, held.mask = getattr(held, "mask", None), None
+        if mask is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+    def in_child():
+        try:
+            if ours():
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        except Exception:
+            pass
+        restore()
+
+    if hasattr(signal, "pthread_sigmask"):
+        os.register_at_fork(before=before, after_in_parent=restore, after_in_child=in_child)
+    else:
+        os.register_at_fork(after_in_child=in_child)
+
 
 def _load_sibling(name):
     """Load the agent file name.py beside this one (not put in sys.modules:

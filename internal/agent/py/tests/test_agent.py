@@ -5,6 +5,7 @@ needed). Run by internal/agent's Go test:
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -18,6 +19,41 @@ sys.path.insert(0, AGENT_DIR)
 
 import _bottleneck_agent as A  # noqa: E402
 import _bottleneck_files as F  # noqa: E402
+
+
+@unittest.skipUnless(hasattr(os, "register_at_fork") and hasattr(signal, "pthread_sigmask"), "POSIX fork")
+class ForkSigtermTest(unittest.TestCase):
+    SCRIPT = """
+import os, signal, sys, time
+sys.path.insert(0, %r)
+import _bottleneck_agent as A
+def handler(signum, frame):  # stands for the agent's
+    pass
+signal.signal(signal.SIGTERM, handler)
+# registered first, so it runs in the child before the agent's hooks:
+# a SIGTERM that reaches a worker as soon as it is forked
+os.register_at_fork(after_in_child=lambda: os.kill(os.getpid(), signal.SIGTERM) if %r else None)
+A.default_sigterm_in_children(handler)
+pid = os.fork()
+if pid == 0:
+    time.sleep(3)
+    os._exit(7)
+_, status = os.waitpid(pid, 0)
+print(os.WTERMSIG(status) if os.WIFSIGNALED(status) else -os.WEXITSTATUS(status),
+      signal.getsignal(signal.SIGTERM) is handler, signal.pthread_sigmask(signal.SIG_BLOCK, []) == set())
+"""
+
+    def run_script(self, kill):
+        out = subprocess.run([sys.executable, "-c", self.SCRIPT % (AGENT_DIR, kill)], capture_output=True, text=True, timeout=60)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        return out.stdout.split()
+
+    def test_sigterm_right_after_fork_ends_the_child(self):
+        # the child dies of the SIGTERM; the parent keeps its handler and mask
+        self.assertEqual(self.run_script(True), [str(int(signal.SIGTERM)), "True", "True"])
+
+    def test_child_runs_as_usual(self):
+        self.assertEqual(self.run_script(False), ["-7", "True", "True"])
 
 
 class FilesTest(unittest.TestCase):
