@@ -192,7 +192,13 @@ class Window(object):
         MAX_WINDOW_STEPS when lengthened."""
         p = self.pcfg
         active, least = int(p.get("active", 5)), float(p.get("min_window_s") or 0)
-        times = sorted(t[2] for t in self.step_times[1:])  # the first step often holds start-up
+        # the first step often holds start-up, and the warm-up steps the
+        # profiler's own start: the median of those between, or of both
+        # kinds when there are none between
+        warm = int(p.get("warmup", 2))
+        times = sorted(t[2] for t in self.step_times[1:max(1, len(self.step_times) - warm)])
+        if not times:
+            times = sorted(t[2] for t in self.step_times)
         if least <= 0 or not times:
             return active
         median = times[len(times) // 2]

@@ -397,7 +397,7 @@ func TestInferenceWithoutOptimizerUsesForwardSteps(t *testing.T) {
 	// steps far shorter than --min-window / --active: the window records
 	// as many as fill it, at most 500 (--active alone records exactly
 	// that many: small() above)
-	r = bn(t, runOpts{}, "--python", py, "--skip-first", "1", "--warmup", "1", "--min-window", "1s", ex(t, "infer.py"), "600")
+	r = bn(t, runOpts{}, "--python", py, "--skip-first", "4", "--warmup", "1", "--min-window", "1s", ex(t, "infer.py"), "600")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}

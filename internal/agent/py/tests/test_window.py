@@ -52,6 +52,13 @@ class ScheduleTest(unittest.TestCase):
         w = window(1e-5, skip_first=5, warmup=2, active=5, min_window_s=0.2)
         self.assertEqual(len(recorded(w._schedule(Action))), W.MAX_WINDOW_STEPS)
 
+    def test_profiler_start_is_not_the_step_time(self):
+        # the warm-up steps carry the profiler's start: the steps between
+        # the first and them set the length
+        w = window(0.001, skip_first=5, warmup=2, active=5, min_window_s=0.2)
+        w.step_times[-2][2] = w.step_times[-1][2] = 0.3
+        self.assertEqual(len(recorded(w._schedule(Action))), 200)
+
     def test_no_minimum(self):
         for pcfg in (dict(active=5, min_window_s=0), dict(active=5)):
             w = window(0.001, skip_first=5, warmup=2, **pcfg)
