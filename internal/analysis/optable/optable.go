@@ -171,8 +171,17 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 	}
 
 	stacks := newStackKeys(t, o.StackDepth)
-	rows := map[opKey]*OpRow{}
-	var order []opKey
+	// Rows are found by name alone unless grouped by shape or stack: a
+	// slice indexed by StrID, no map (a trace with generated op names has
+	// hundreds of thousands of rows).
+	var byName []int32 // name -> row index + 1
+	var byKey map[opKey]int32
+	if o.GroupByShape || o.StackDepth > 0 {
+		byKey = map[opKey]int32{}
+	} else {
+		byName = make([]int32, len(t.Strings))
+	}
+	var rows []opSums
 	res := &OpTable{HasStacks: stacks.available}
 	res.StepsFirst, res.StepsLast = stepRange(t, &o)
 	for i, k := range ev.Kind {
@@ -180,42 +189,45 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 			continue
 		}
 		key := opKey{name: ev.Name[i]}
-		if o.GroupByShape {
-			if v, ok := t.Arg(i, trace.KeyInputDims); ok {
-				key.dims, _ = v.StrID()
+		var r int32
+		if byName != nil {
+			r = byName[key.name] - 1
+			if r < 0 {
+				r = int32(len(rows))
+				byName[key.name] = r + 1
+				rows = append(rows, opSums{key: key})
+			}
+		} else {
+			if o.GroupByShape {
+				if v, ok := t.Arg(i, trace.KeyInputDims); ok {
+					key.dims, _ = v.StrID()
+				}
+			}
+			if o.StackDepth > 0 {
+				key.stack = stacks.key(int32(i))
+			}
+			var ok bool
+			if r, ok = byKey[key]; !ok {
+				r = int32(len(rows))
+				byKey[key] = r
+				rows = append(rows, opSums{key: key})
 			}
 		}
-		if o.StackDepth > 0 {
-			key.stack = stacks.key(int32(i))
-		}
-		r := rows[key]
-		if r == nil {
-			r = &OpRow{Name: t.Str(key.name), InputDims: t.Str(key.dims), Stack: stacks.text(key.stack)}
-			rows[key] = r
-			order = append(order, key)
-		}
+		s := &rows[r]
 		self := ev.Dur[i] - childSum[i]
-		r.Calls++
-		r.HostTotalUs += us(ev.Dur[i])
-		r.HostSelfUs += us(max(self, 0))
-		r.DeviceSelfUs += us(devSelf[i])
+		s.calls++
+		s.hostTotal += us(ev.Dur[i])
+		s.hostSelf += us(max(self, 0))
+		s.devSelf += us(devSelf[i])
 		// A nested call of the same op would count its device time twice
 		// in a flat sum; key_averages does the same, so do we.
-		r.DeviceTotalUs += us(devTotal[i])
+		s.devTotal += us(devTotal[i])
 	}
-	for _, key := range order {
-		r := rows[key]
-		res.HostSelfUs += r.HostSelfUs
-		res.DevSelfUs += r.DeviceSelfUs
-		res.Calls += r.Calls
-		res.Rows = append(res.Rows, *r)
-	}
-	for i := range res.Rows {
-		r := &res.Rows[i]
-		r.HostSelfPct = pct(r.HostSelfUs, res.HostSelfUs)
-		r.HostTotalPct = pct(r.HostTotalUs, res.HostSelfUs)
-		r.DeviceSelfPct = pct(r.DeviceSelfUs, res.DevSelfUs)
-		r.DeviceTotalPct = pct(r.DeviceTotalUs, res.DevSelfUs)
+	for i := range rows {
+		r := &rows[i]
+		res.HostSelfUs += r.hostSelf
+		res.DevSelfUs += r.devSelf
+		res.Calls += r.calls
 	}
 	res.SortBy = o.SortBy
 	if res.SortBy == "" {
@@ -224,33 +236,49 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 			res.SortBy = "device_total"
 		}
 	}
-	sortOps(res.Rows, res.SortBy)
-	res.TotalRows = len(res.Rows)
-	if o.Top > 0 && len(res.Rows) > o.Top {
-		res.Rows = res.Rows[:o.Top]
+	order := sortOps(t, rows, res.SortBy)
+	res.TotalRows = len(rows)
+	if o.Top > 0 && len(order) > o.Top {
+		order = order[:o.Top]
+	}
+	// Only the rows shown become OpRows with their strings.
+	for _, ri := range order {
+		r := &rows[ri]
+		res.Rows = append(res.Rows, OpRow{
+			Name: t.Str(r.key.name), InputDims: t.Str(r.key.dims), Stack: stacks.text(r.key.stack),
+			Calls: r.calls, HostSelfUs: r.hostSelf, HostTotalUs: r.hostTotal, DeviceSelfUs: r.devSelf, DeviceTotalUs: r.devTotal,
+			HostSelfPct: pct(r.hostSelf, res.HostSelfUs), HostTotalPct: pct(r.hostTotal, res.HostSelfUs),
+			DeviceSelfPct: pct(r.devSelf, res.DevSelfUs), DeviceTotalPct: pct(r.devTotal, res.DevSelfUs),
+		})
 	}
 	return res
 }
 
-// sortOps sorts rows by the column by, descending (names ascending), ties
-// by name and then in their first order. It sorts indices, not the rows:
-// a stable sort of a million wide rows (a trace with generated op names)
-// spent most of its time moving them.
-func sortOps(rows []OpRow, by string) {
-	val := func(r *OpRow) float64 {
+// opSums is one row's sums while the table is built: no strings or
+// pointers, so the rows are one flat slice the collector never scans.
+type opSums struct {
+	key                                    opKey
+	calls                                  int
+	hostSelf, hostTotal, devSelf, devTotal float64
+}
+
+// sortOps returns the rows' indices sorted by the column by, descending
+// (names ascending), ties by name and then in their first order.
+func sortOps(t *trace.Trace, rows []opSums, by string) []int32 {
+	val := func(r *opSums) float64 {
 		switch by {
 		case "name":
 			return 0
 		case "host_self":
-			return r.HostSelfUs
+			return r.hostSelf
 		case "device_total":
-			return r.DeviceTotalUs
+			return r.devTotal
 		case "device_self":
-			return r.DeviceSelfUs
+			return r.devSelf
 		case "calls":
-			return float64(r.Calls)
+			return float64(r.calls)
 		}
-		return r.HostTotalUs
+		return r.hostTotal
 	}
 	vals := make([]float64, len(rows))
 	order := make([]int32, len(rows))
@@ -261,16 +289,12 @@ func sortOps(rows []OpRow, by string) {
 		if c := cmp.Compare(vals[b], vals[a]); c != 0 {
 			return c
 		}
-		if c := strings.Compare(rows[a].Name, rows[b].Name); c != 0 {
+		if c := strings.Compare(t.Str(rows[a].key.name), t.Str(rows[b].key.name)); c != 0 {
 			return c
 		}
 		return cmp.Compare(a, b)
 	})
-	sorted := make([]OpRow, len(rows))
-	for i, o := range order {
-		sorted[i] = rows[o]
-	}
-	copy(rows, sorted)
+	return order
 }
 
 func us(ns int64) float64 { return float64(ns) / 1000 }
