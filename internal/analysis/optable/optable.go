@@ -236,11 +236,8 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 			res.SortBy = "device_total"
 		}
 	}
-	order := sortOps(t, rows, res.SortBy)
+	order := sortOps(t, rows, res.SortBy, o.Top)
 	res.TotalRows = len(rows)
-	if o.Top > 0 && len(order) > o.Top {
-		order = order[:o.Top]
-	}
 	// Only the rows shown become OpRows with their strings.
 	for _, ri := range order {
 		r := &rows[ri]
@@ -262,9 +259,12 @@ type opSums struct {
 	hostSelf, hostTotal, devSelf, devTotal float64
 }
 
-// sortOps returns the rows' indices sorted by the column by, descending
-// (names ascending), ties by name and then in their first order.
-func sortOps(t *trace.Trace, rows []opSums, by string) []int32 {
+// sortOps returns the indices of the first top rows (all when top <= 0)
+// sorted by the column by, descending (names ascending), ties by name and
+// then in their first order. With a top it keeps only the best rows seen
+// so far: most rows lose one comparison of values, and a table of
+// generated op names is not sorted whole by name.
+func sortOps(t *trace.Trace, rows []opSums, by string, top int) []int32 {
 	val := func(r *opSums) float64 {
 		switch by {
 		case "name":
@@ -281,11 +281,10 @@ func sortOps(t *trace.Trace, rows []opSums, by string) []int32 {
 		return r.hostTotal
 	}
 	vals := make([]float64, len(rows))
-	order := make([]int32, len(rows))
 	for i := range rows {
-		vals[i], order[i] = val(&rows[i]), int32(i)
+		vals[i] = val(&rows[i])
 	}
-	slices.SortFunc(order, func(a, b int32) int {
+	order := func(a, b int32) int {
 		if c := cmp.Compare(vals[b], vals[a]); c != 0 {
 			return c
 		}
@@ -293,8 +292,27 @@ func sortOps(t *trace.Trace, rows []opSums, by string) []int32 {
 			return c
 		}
 		return cmp.Compare(a, b)
-	})
-	return order
+	}
+	if top <= 0 || top >= len(rows) {
+		all := make([]int32, len(rows))
+		for i := range all {
+			all[i] = int32(i)
+		}
+		slices.SortFunc(all, order)
+		return all
+	}
+	best := make([]int32, 0, top+1)
+	for i := range int32(len(rows)) {
+		if len(best) == top && order(i, best[top-1]) > 0 {
+			continue
+		}
+		at, _ := slices.BinarySearchFunc(best, i, order)
+		best = slices.Insert(best, at, i)
+		if len(best) > top {
+			best = best[:top]
+		}
+	}
+	return best
 }
 
 func us(ns int64) float64 { return float64(ns) / 1000 }
