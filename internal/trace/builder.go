@@ -1,11 +1,13 @@
 package trace
 
+import "unsafe"
+
 // New returns an empty trace for path with the well-known strings interned.
 func New(path string) *Trace {
 	t := &Trace{
 		Path:     path,
 		Rank:     -1,
-		strIndex: make(map[string]StrID, 1024),
+		strs:     newStrTable(),
 		argIndex: make(map[uint64]ArgSetID, 1024),
 	}
 	for _, s := range wellKnown {
@@ -16,22 +18,11 @@ func New(path string) *Trace {
 
 // Intern returns the id of the string with bytes b, adding it if new.
 func (t *Trace) Intern(b []byte) StrID {
-	if id, ok := t.strIndex[string(b)]; ok { // no allocation on hit
-		return id
-	}
-	return t.InternString(string(b))
+	return t.strs.intern(unsafe.String(unsafe.SliceData(b), len(b))) // copied if new
 }
 
 // InternString returns the id of s, adding it if new.
-func (t *Trace) InternString(s string) StrID {
-	if id, ok := t.strIndex[s]; ok {
-		return id
-	}
-	id := StrID(len(t.Strings))
-	t.Strings = append(t.Strings, s)
-	t.strIndex[s] = id
-	return id
-}
+func (t *Trace) InternString(s string) StrID { return t.strs.intern(s) }
 
 // EventRecord is one event as a reader hands it to AddEvent.
 type EventRecord struct {
@@ -82,7 +73,7 @@ func (t *Trace) TrackFor(key TrackKey, index map[TrackKey]TrackID) TrackID {
 	id := TrackID(len(t.Tracks))
 	t.Tracks = append(t.Tracks, Track{
 		Pid: key.Pid, Tid: key.Tid,
-		PidLabel: t.Strings[key.PidLabel], TidLabel: t.Strings[key.TidLabel],
+		PidLabel: t.Str(key.PidLabel), TidLabel: t.Str(key.TidLabel),
 		Device: -1, Stream: -1,
 	})
 	index[key] = id

@@ -297,11 +297,11 @@ func (t *Trace) findSteps() {
 	ev := &t.Events
 	t.Steps = t.Steps[:0]
 	stepIDs := map[StrID]int{}
-	for id, s := range t.Strings {
+	for id, s := range t.AllStrings() {
 		if m := stepName.FindStringSubmatch(s); m != nil {
 			n, err := strconv.Atoi(m[1])
 			if err == nil {
-				stepIDs[StrID(id)] = n
+				stepIDs[id] = n
 			}
 		}
 	}

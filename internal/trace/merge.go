@@ -38,10 +38,10 @@ type Merge struct {
 // before an AppendTables for which HasRoom is false (and before anything
 // else adds events or reserves), every CopyEvents must have returned.
 func (t *Trace) AppendTables(src *Trace, index map[TrackKey]TrackID) *Merge {
-	m := &Merge{src: src, Strs: make([]StrID, len(src.Strings)), Base: t.Events.Len()}
+	m := &Merge{src: src, Strs: make([]StrID, src.NumStrings()), Base: t.Events.Len()}
 	strs := m.Strs
-	for i, s := range src.Strings {
-		strs[i] = t.InternString(s)
+	for i := range strs {
+		strs[i] = t.InternString(src.Str(StrID(i)))
 	}
 
 	m.args = make([]ArgSetID, src.ArgSets.Len()+1)

@@ -13,7 +13,10 @@
 // for absolute time.
 package trace
 
-// StrID names a string in Trace.Strings. 0 is the empty string.
+import "iter"
+
+// StrID names a string in the trace's string table (Trace.Str). 0 is the
+// empty string.
 type StrID uint32
 
 // TrackID indexes Trace.Tracks.
@@ -189,7 +192,7 @@ type Trace struct {
 	RankSource string // "distributedInfo", "file name" or ""
 	Worker     string // worker name from the tensorboard_trace_handler file name
 	Meta       Meta
-	Strings    []string
+	strs       strTable
 	Events     Events
 	ArgSets    ArgSets
 	argVals    []uint64 // per-launch argument values (see ArgSets)
@@ -206,7 +209,6 @@ type Trace struct {
 	Compressed bool
 	Problems   Problems
 
-	strIndex map[string]StrID
 	// argIndex finds argument sets by a hash of their content (not the
 	// content itself: with per-launch kernel args most sets are unique,
 	// and a key copy per set would double their memory).
@@ -214,14 +216,28 @@ type Trace struct {
 }
 
 // Str returns the string for id.
-func (t *Trace) Str(id StrID) string { return t.Strings[id] }
+func (t *Trace) Str(id StrID) string { return t.strs.str(id) }
+
+// NumStrings is the number of strings: ids run from 0 to NumStrings()-1.
+func (t *Trace) NumStrings() int { return len(t.strs.refs) }
+
+// AllStrings yields every string with its id, in id order.
+func (t *Trace) AllStrings() iter.Seq2[StrID, string] {
+	return func(yield func(StrID, string) bool) {
+		for id := range StrID(t.NumStrings()) {
+			if !yield(id, t.Str(id)) {
+				return
+			}
+		}
+	}
+}
 
 // Name returns event i's name.
-func (t *Trace) Name(i int) string { return t.Strings[t.Events.Name[i]] }
+func (t *Trace) Name(i int) string { return t.Str(t.Events.Name[i]) }
 
 // Lookup returns the id of s when s occurs in the trace.
 func (t *Trace) Lookup(s string) (StrID, bool) {
-	id, ok := t.strIndex[s]
+	id, _, ok := t.strs.find(s)
 	return id, ok
 }
 

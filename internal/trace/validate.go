@@ -65,7 +65,7 @@ func (t *Trace) Validate() error {
 	for i := 0; i < n && len(errs) < maxViolations; i++ {
 		e := int32(i)
 		switch {
-		case int(ev.Name[i]) >= len(t.Strings) || int(ev.Cat[i]) >= len(t.Strings):
+		case int(ev.Name[i]) >= t.NumStrings() || int(ev.Cat[i]) >= t.NumStrings():
 			bad("event %d: name or category string out of range", i)
 		case int(ev.Track[i]) >= len(t.Tracks):
 			bad("event %d: track %d of %d", i, ev.Track[i], len(t.Tracks))

@@ -231,9 +231,9 @@ func window(t *trace.Trace, opt Options) (ann string, start, end int64, err erro
 		ann = "ProfilerStep"
 	}
 	match := map[trace.StrID]bool{}
-	for id, s := range t.Strings {
+	for id, s := range t.AllStrings() {
 		if strings.Contains(s, ann) {
-			match[trace.StrID(id)] = true
+			match[id] = true
 		}
 	}
 	var inst []int32

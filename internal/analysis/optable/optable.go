@@ -179,7 +179,7 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 	if o.GroupByShape || o.StackDepth > 0 {
 		byKey = map[opKey]int32{}
 	} else {
-		byName = make([]int32, len(t.Strings))
+		byName = make([]int32, t.NumStrings())
 	}
 	var rows []opSums
 	res := &OpTable{HasStacks: stacks.available}
