@@ -409,14 +409,14 @@ func chromeEvent(t *trace.Trace, i int, memOf map[int32]int) map[string]any {
 	if ev.Correlation[i] != 0 {
 		args["correlation"] = ev.Correlation[i]
 	}
-	if ev.SeqNum[i] >= 0 {
-		args["Sequence number"] = ev.SeqNum[i]
+	if v, ok := ev.SeqNum.At(i); ok && v >= 0 {
+		args["Sequence number"] = v
 	}
-	if ev.PyID[i] != 0 {
-		args["Python id"] = ev.PyID[i]
+	if v, ok := ev.PyID.At(i); ok {
+		args["Python id"] = v
 	}
-	if ev.PyParent[i] != 0 {
-		args["Python parent id"] = ev.PyParent[i]
+	if v, ok := ev.PyParent.At(i); ok {
+		args["Python parent id"] = v
 	}
 	switch ev.Kind[i] {
 	case trace.KindCounter:

@@ -52,10 +52,17 @@ func (t *Trace) AddEvent(r *EventRecord) int {
 	e.ArgVals = append(e.ArgVals, r.ArgVals)
 	e.ExternalID = append(e.ExternalID, r.ExternalID)
 	e.Correlation = append(e.Correlation, r.Correlation)
-	e.SeqNum = append(e.SeqNum, r.SeqNum)
-	e.PyID = append(e.PyID, r.PyID)
-	e.PyParent = append(e.PyParent, r.PyParent)
-	return len(e.Kind) - 1
+	i := len(e.Kind) - 1
+	if r.SeqNum != -1 {
+		e.SeqNum.add(i, r.SeqNum)
+	}
+	if r.PyID != 0 {
+		e.PyID.add(i, r.PyID)
+	}
+	if r.PyParent != 0 {
+		e.PyParent.add(i, r.PyParent)
+	}
+	return i
 }
 
 // TrackKey identifies a track by the pid and tid the trace gave it. Label
@@ -104,9 +111,6 @@ func (t *Trace) Reserve(n, flows, memory int) {
 	e.ArgVals = reserve(e.ArgVals, n)
 	e.ExternalID = reserve(e.ExternalID, n)
 	e.Correlation = reserve(e.Correlation, n)
-	e.SeqNum = reserve(e.SeqNum, n)
-	e.PyID = reserve(e.PyID, n)
-	e.PyParent = reserve(e.PyParent, n)
 }
 
 func reserve[T any](s []T, n int) []T {

@@ -72,6 +72,9 @@ func (t *Trace) AppendTables(src *Trace, index map[TrackKey]TrackID) *Merge {
 	m.vals = uint32(len(t.argVals))
 	t.argVals = append(t.argVals, src.argVals...)
 	m.dst = t.Events.extend(src.Events.Len())
+	t.Events.SeqNum.appendFrom(&src.Events.SeqNum, m.Base) // sparse: few, and in order
+	t.Events.PyID.appendFrom(&src.Events.PyID, m.Base)
+	t.Events.PyParent.appendFrom(&src.Events.PyParent, m.Base)
 
 	for _, f := range src.Flows {
 		f.Cat, f.Track = strs[f.Cat], m.tracks[f.Track]
@@ -94,9 +97,6 @@ func (m *Merge) CopyEvents() {
 	copy(e.Dur, se.Dur)
 	copy(e.ExternalID, se.ExternalID)
 	copy(e.Correlation, se.Correlation)
-	copy(e.SeqNum, se.SeqNum)
-	copy(e.PyID, se.PyID)
-	copy(e.PyParent, se.PyParent)
 	for i := range se.Kind {
 		e.Name[i] = m.Strs[se.Name[i]]
 		e.Cat[i] = m.Strs[se.Cat[i]]
@@ -109,7 +109,7 @@ func (m *Merge) CopyEvents() {
 // HasRoom reports whether n more events fit the event columns without
 // growing them (see AppendTables).
 func (e *Events) HasRoom(n int) bool {
-	return e.Len()+n <= min(cap(e.Kind), cap(e.Name), cap(e.Cat), cap(e.Track), cap(e.Start), cap(e.Dur), cap(e.Args), cap(e.ArgVals), cap(e.ExternalID), cap(e.Correlation), cap(e.SeqNum), cap(e.PyID), cap(e.PyParent))
+	return e.Len()+n <= min(cap(e.Kind), cap(e.Name), cap(e.Cat), cap(e.Track), cap(e.Start), cap(e.Dur), cap(e.Args), cap(e.ArgVals), cap(e.ExternalID), cap(e.Correlation))
 }
 
 // extend lengthens the columns by n events, to be set by CopyEvents, and
@@ -127,9 +127,6 @@ func (e *Events) extend(n int) Events {
 	e.ArgVals, room.ArgVals = grow(e.ArgVals, n)
 	e.ExternalID, room.ExternalID = grow(e.ExternalID, n)
 	e.Correlation, room.Correlation = grow(e.Correlation, n)
-	e.SeqNum, room.SeqNum = grow(e.SeqNum, n)
-	e.PyID, room.PyID = grow(e.PyID, n)
-	e.PyParent, room.PyParent = grow(e.PyParent, n)
 	return room
 }
 

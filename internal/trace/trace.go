@@ -106,9 +106,10 @@ type Events struct {
 	// Ids lifted out of the args (0 when absent).
 	ExternalID  []int64 // "External id" / "external id": op <-> runtime call
 	Correlation []int64 // "correlation": runtime call <-> device event
-	SeqNum      []int64 // "Sequence number": forward op <-> backward op, -1 when absent
-	PyID        []int64 // "Python id" of python_function events
-	PyParent    []int64 // "Python parent id"
+	// Ids that few events carry, kept only for those (none when absent).
+	SeqNum   Sparse // "Sequence number": forward op <-> backward op
+	PyID     Sparse // "Python id" of python_function events
+	PyParent Sparse // "Python parent id"
 
 	// Links, filled by Link. None when there is no such event.
 	Parent []int32 // innermost enclosing event on the same track
@@ -122,9 +123,12 @@ func (e *Events) Clear() {
 	*e = Events{
 		Kind: e.Kind[:0], Name: e.Name[:0], Cat: e.Cat[:0], Track: e.Track[:0],
 		Start: e.Start[:0], Dur: e.Dur[:0], Args: e.Args[:0], ArgVals: e.ArgVals[:0],
-		ExternalID: e.ExternalID[:0], Correlation: e.Correlation[:0], SeqNum: e.SeqNum[:0],
-		PyID: e.PyID[:0], PyParent: e.PyParent[:0],
+		ExternalID: e.ExternalID[:0], Correlation: e.Correlation[:0],
+		SeqNum: e.SeqNum, PyID: e.PyID, PyParent: e.PyParent,
 	}
+	e.SeqNum.clear()
+	e.PyID.clear()
+	e.PyParent.clear()
 }
 
 // Len is the number of events.

@@ -32,12 +32,17 @@ func (t *Trace) Validate() error {
 	ev := &t.Events
 	for name, l := range map[string]int{
 		"Name": len(ev.Name), "Cat": len(ev.Cat), "Track": len(ev.Track), "Start": len(ev.Start), "Dur": len(ev.Dur),
-		"Args": len(ev.Args), "ArgVals": len(ev.ArgVals), "ExternalID": len(ev.ExternalID), "Correlation": len(ev.Correlation), "SeqNum": len(ev.SeqNum),
-		"PyID": len(ev.PyID), "PyParent": len(ev.PyParent), "Parent": len(ev.Parent), "Launch": len(ev.Launch),
+		"Args": len(ev.Args), "ArgVals": len(ev.ArgVals), "ExternalID": len(ev.ExternalID), "Correlation": len(ev.Correlation),
+		"Parent": len(ev.Parent), "Launch": len(ev.Launch),
 		"Op": len(ev.Op), "Step": len(ev.Step),
 	} {
 		if l != n {
 			bad("column %s has %d values for %d events", name, l, n)
+		}
+	}
+	for name, s := range map[string]*Sparse{"SeqNum": &ev.SeqNum, "PyID": &ev.PyID, "PyParent": &ev.PyParent} {
+		if !s.valid(n) {
+			bad("sparse column %s: %d events, %d values, not ascending below %d", name, len(s.Events), len(s.Values), n)
 		}
 	}
 	if len(errs) > 0 {
