@@ -170,16 +170,14 @@ type node struct {
 
 type edge struct {
 	u, v   int32
+	attr   int32 // attributed event, None when none
 	typ    uint8
 	weight int64
-	attr   int32 // attributed event, None when none
 }
 
 type graph struct {
 	nodes   []node
 	edges   []edge
-	succ    [][]int32 // edge indices, insertion order
-	pred    [][]int32
 	seen    []bool // node added to the graph (has an edge)
 	order   []int32
 	byPair  map[[2]int32]int32
@@ -208,14 +206,12 @@ func (g *graph) add(u, v int32, typ uint8, zero bool, attr int32) int32 {
 	g.touch(u)
 	g.touch(v)
 	if i, ok := g.byPair[[2]int32{u, v}]; ok { // networkx updates the edge in place
-		g.edges[i] = edge{u, v, typ, w, attr}
+		g.edges[i] = edge{u: u, v: v, attr: attr, typ: typ, weight: w}
 		return i
 	}
 	i := int32(len(g.edges))
-	g.edges = append(g.edges, edge{u, v, typ, w, attr})
+	g.edges = append(g.edges, edge{u: u, v: v, attr: attr, typ: typ, weight: w})
 	g.byPair[[2]int32{u, v}] = i
-	g.succ[u] = append(g.succ[u], i)
-	g.pred[v] = append(g.pred[v], i)
 	return i
 }
 
@@ -316,6 +312,7 @@ func compute(t *trace.Trace, opt Options) (*Result, *graph) {
 	slices.SortStableFunc(nodeEvents, func(a, b int32) int { return cmp.Compare(ev.Start[a], ev.Start[b]) })
 
 	g := &graph{byPair: map[[2]int32]int32{}, startOf: map[int32]int32{}, endOf: map[int32]int32{}}
+	g.nodes = make([]node, 0, 2*len(nodeEvents))
 	for _, e := range nodeEvents {
 		g.nodes = append(g.nodes, node{ev: e, ts: ev.Start[e], start: true})
 	}
@@ -330,8 +327,6 @@ func compute(t *trace.Trace, opt Options) (*Result, *graph) {
 			g.endOf[nd.ev] = int32(i)
 		}
 	}
-	g.succ = make([][]int32, len(g.nodes))
-	g.pred = make([][]int32, len(g.nodes))
 	g.seen = make([]bool, len(g.nodes))
 
 	blockName := map[trace.StrID]bool{}
@@ -717,6 +712,8 @@ func queueLengths(t *trace.Trace, clip []int32) map[int32]int32 {
 // longestPath is networkx's dag_longest_path over the graph's nodes in
 // first-edge order, with topological generations and first-maximum ties.
 func (g *graph) longestPath() []int32 {
+	succ := g.adjacency(func(e *edge) int32 { return e.u })
+	pred := g.adjacency(func(e *edge) int32 { return e.v })
 	indeg := make([]int32, len(g.nodes))
 	for _, e := range g.edges {
 		indeg[e.v]++
@@ -731,7 +728,7 @@ func (g *graph) longestPath() []int32 {
 		topo = append(topo, gen...)
 		var next []int32
 		for _, u := range gen {
-			for _, ei := range g.succ[u] {
+			for _, ei := range succ.of(u) {
 				v := g.edges[ei].v
 				indeg[v]--
 				if indeg[v] == 0 {
@@ -749,7 +746,7 @@ func (g *graph) longestPath() []int32 {
 	for _, v := range topo {
 		from[v] = v
 		best, bestU, any := int64(0), v, false
-		for _, ei := range g.pred[v] {
+		for _, ei := range pred.of(v) {
 			e := g.edges[ei]
 			d := dist[e.u] + e.weight
 			if !any || d > best {
@@ -776,6 +773,33 @@ func (g *graph) longestPath() []int32 {
 	slices.Reverse(path)
 	return path
 }
+
+// adjacency lists the edges of every node, as end picks it, in the order
+// they were added: two flat slices (a slice per node cost ten times the
+// memory on a step of a few hundred thousand events).
+type adjacency struct {
+	start []int32 // node n's edges are edges[start[n]:start[n+1]]
+	edges []int32
+}
+
+func (g *graph) adjacency(end func(*edge) int32) adjacency {
+	a := adjacency{start: make([]int32, len(g.nodes)+1), edges: make([]int32, len(g.edges))}
+	for i := range g.edges {
+		a.start[end(&g.edges[i])+1]++
+	}
+	for n := range g.nodes {
+		a.start[n+1] += a.start[n]
+	}
+	next := slices.Clone(a.start[:len(g.nodes)])
+	for i := range g.edges {
+		n := end(&g.edges[i])
+		a.edges[next[n]] = int32(i)
+		next[n]++
+	}
+	return a
+}
+
+func (a adjacency) of(n int32) []int32 { return a.edges[a.start[n]:a.start[n+1]] }
 
 var kindName = map[trace.Kind]string{
 	trace.KindCPUOp: "cpu_op", trace.KindRuntime: "runtime", trace.KindDriver: "driver",
