@@ -412,11 +412,13 @@ func chromeEvent(t *trace.Trace, i int, memOf map[int32]int) map[string]any {
 	if v, ok := ev.SeqNum.At(i); ok && v >= 0 {
 		args["Sequence number"] = v
 	}
-	if v, ok := ev.PyID.At(i); ok {
-		args["Python id"] = v
-	}
-	if v, ok := ev.PyParent.At(i); ok {
-		args["Python parent id"] = v
+	if py, ok := ev.Py.At(i); ok {
+		if py.ID != 0 {
+			args["Python id"] = py.ID
+		}
+		if py.Parent != 0 {
+			args["Python parent id"] = py.Parent
+		}
 	}
 	switch ev.Kind[i] {
 	case trace.KindCounter:

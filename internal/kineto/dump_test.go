@@ -55,13 +55,11 @@ func link(v int32) string {
 func sparseIDs(t *trace.Trace) string {
 	var b strings.Builder
 	ev := &t.Events
-	for _, c := range []struct {
-		name string
-		s    *trace.Sparse
-	}{{"seq", &ev.SeqNum}, {"pyid", &ev.PyID}, {"pyparent", &ev.PyParent}} {
-		for j, e := range c.s.Events {
-			fmt.Fprintf(&b, "%s event=%d %d\n", c.name, e, c.s.Values[j])
-		}
+	for j, e := range ev.SeqNum.Events {
+		fmt.Fprintf(&b, "seq event=%d %d\n", e, ev.SeqNum.Values[j])
+	}
+	for j, e := range ev.Py.Events {
+		fmt.Fprintf(&b, "py event=%d id=%d parent=%d\n", e, ev.Py.Values[j].ID, ev.Py.Values[j].Parent)
 	}
 	return b.String()
 }

@@ -56,11 +56,8 @@ func (t *Trace) AddEvent(r *EventRecord) int {
 	if r.SeqNum != -1 {
 		e.SeqNum.add(i, r.SeqNum)
 	}
-	if r.PyID != 0 {
-		e.PyID.add(i, r.PyID)
-	}
-	if r.PyParent != 0 {
-		e.PyParent.add(i, r.PyParent)
+	if r.PyID != 0 || r.PyParent != 0 {
+		e.Py.add(i, PyIDs{r.PyID, r.PyParent})
 	}
 	return i
 }
@@ -89,7 +86,8 @@ func (t *Trace) TrackFor(key TrackKey, index map[TrackKey]TrackID) TrackID {
 
 // Reserve sizes the event columns for n events, and the flow and memory
 // tables for the numbers given, so reading a large file does not copy them
-// again and again as they grow.
+// again and again as they grow. The sparse columns are sized for n events
+// as dense as the events so far.
 func (t *Trace) Reserve(n, flows, memory int) {
 	if flows > cap(t.Flows) {
 		t.Flows = reserve(t.Flows, flows)
@@ -100,6 +98,10 @@ func (t *Trace) Reserve(n, flows, memory int) {
 	e := &t.Events
 	if n <= cap(e.Kind) {
 		return
+	}
+	if l := e.Len(); l > 0 {
+		e.SeqNum.reserve(e.SeqNum.Len() * n / l)
+		e.Py.reserve(e.Py.Len() * n / l)
 	}
 	e.Kind = reserve(e.Kind, n)
 	e.Name = reserve(e.Name, n)

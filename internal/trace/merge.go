@@ -73,8 +73,7 @@ func (t *Trace) AppendTables(src *Trace, index map[TrackKey]TrackID) *Merge {
 	t.argVals = append(t.argVals, src.argVals...)
 	m.dst = t.Events.extend(src.Events.Len())
 	t.Events.SeqNum.appendFrom(&src.Events.SeqNum, m.Base) // sparse: few, and in order
-	t.Events.PyID.appendFrom(&src.Events.PyID, m.Base)
-	t.Events.PyParent.appendFrom(&src.Events.PyParent, m.Base)
+	t.Events.Py.appendFrom(&src.Events.Py, m.Base)
 
 	for _, f := range src.Flows {
 		f.Cat, f.Track = strs[f.Cat], m.tracks[f.Track]

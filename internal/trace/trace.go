@@ -107,9 +107,8 @@ type Events struct {
 	ExternalID  []int64 // "External id" / "external id": op <-> runtime call
 	Correlation []int64 // "correlation": runtime call <-> device event
 	// Ids that few events carry, kept only for those (none when absent).
-	SeqNum   Sparse // "Sequence number": forward op <-> backward op
-	PyID     Sparse // "Python id" of python_function events
-	PyParent Sparse // "Python parent id"
+	SeqNum Sparse[int64] // "Sequence number": forward op <-> backward op
+	Py     Sparse[PyIDs] // "Python id" and "Python parent id" of python_function events
 
 	// Links, filled by Link. None when there is no such event.
 	Parent []int32 // innermost enclosing event on the same track
@@ -124,11 +123,10 @@ func (e *Events) Clear() {
 		Kind: e.Kind[:0], Name: e.Name[:0], Cat: e.Cat[:0], Track: e.Track[:0],
 		Start: e.Start[:0], Dur: e.Dur[:0], Args: e.Args[:0], ArgVals: e.ArgVals[:0],
 		ExternalID: e.ExternalID[:0], Correlation: e.Correlation[:0],
-		SeqNum: e.SeqNum, PyID: e.PyID, PyParent: e.PyParent,
+		SeqNum: e.SeqNum, Py: e.Py,
 	}
 	e.SeqNum.clear()
-	e.PyID.clear()
-	e.PyParent.clear()
+	e.Py.clear()
 }
 
 // Len is the number of events.

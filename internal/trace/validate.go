@@ -40,10 +40,8 @@ func (t *Trace) Validate() error {
 			bad("column %s has %d values for %d events", name, l, n)
 		}
 	}
-	for name, s := range map[string]*Sparse{"SeqNum": &ev.SeqNum, "PyID": &ev.PyID, "PyParent": &ev.PyParent} {
-		if !s.valid(n) {
-			bad("sparse column %s: %d events, %d values, not ascending below %d", name, len(s.Events), len(s.Values), n)
-		}
+	if !ev.SeqNum.valid(n) || !ev.Py.valid(n) {
+		bad("sparse column SeqNum or Py: events not ascending below %d with a value each", n)
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...) // the checks below index every column
