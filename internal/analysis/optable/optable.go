@@ -136,36 +136,45 @@ type opKey struct {
 // Ops computes the operator table.
 func Ops(t *trace.Trace, o Options) *OpTable {
 	ev := &t.Events
-	n := ev.Len()
+	// The sums below are kept for the table's events only, numbered
+	// in event order (tix): a trace of mostly Python frames has few.
+	tix := make([]int32, ev.Len())
+	m := int32(0)
+	for i, k := range ev.Kind {
+		tix[i] = trace.None
+		if inTable(k) {
+			tix[i] = m
+			m++
+		}
+	}
 	// Host self time: own duration minus direct table children.
-	childSum := make([]int64, n)
-	parent := make([]int32, n)
-	for i := range n {
-		parent[i] = trace.None
-		if !inTable(ev.Kind[i]) {
+	childSum := make([]int64, m)
+	parent := make([]int32, m) // the table parent's table number
+	for i, k := range ev.Kind {
+		if !inTable(k) {
 			continue
 		}
-		p := tableParent(t, int32(i))
-		parent[i] = p
-		if p != trace.None {
-			childSum[p] += ev.Dur[i]
+		parent[tix[i]] = trace.None
+		if p := tableParent(t, int32(i)); p != trace.None {
+			parent[tix[i]] = tix[p]
+			childSum[tix[p]] += ev.Dur[i]
 		}
 	}
 	// Device time: self for the op that launched it, total for it and
 	// every table ancestor.
-	devSelf := make([]int64, n)
-	devTotal := make([]int64, n)
+	devSelf := make([]int64, m)
+	devTotal := make([]int64, m)
 	for i, k := range ev.Kind {
 		if !k.IsDeviceWork() {
 			continue
 		}
 		op := ev.Op[i] // the op, not the runtime call, owns the device time
-		if op == trace.None {
+		if op == trace.None || tix[op] == trace.None {
 			continue
 		}
 		d := ev.Dur[i]
-		devSelf[op] += d
-		for a := op; a != trace.None; a = parent[a] {
+		devSelf[tix[op]] += d
+		for a := tix[op]; a != trace.None; a = parent[a] {
 			devTotal[a] += d
 		}
 	}
@@ -176,12 +185,25 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 	// hundreds of thousands of rows).
 	var byName []int32 // name -> row index + 1
 	var byKey map[opKey]int32
+	var rows []opSums
 	if o.GroupByShape || o.StackDepth > 0 {
 		byKey = map[opKey]int32{}
 	} else {
+		// Rows numbered first, in order of first call, so that they take
+		// one allocation of their size.
 		byName = make([]int32, t.NumStrings())
+		var names []trace.StrID
+		for i, k := range ev.Kind {
+			if inTable(k) && byName[ev.Name[i]] == 0 && stepOK(t, i, &o) {
+				names = append(names, ev.Name[i])
+				byName[ev.Name[i]] = int32(len(names))
+			}
+		}
+		rows = make([]opSums, len(names))
+		for r, name := range names {
+			rows[r].key.name = name
+		}
 	}
-	var rows []opSums
 	res := &OpTable{HasStacks: stacks.available}
 	res.StepsFirst, res.StepsLast = stepRange(t, &o)
 	for i, k := range ev.Kind {
@@ -192,11 +214,6 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 		var r int32
 		if byName != nil {
 			r = byName[key.name] - 1
-			if r < 0 {
-				r = int32(len(rows))
-				byName[key.name] = r + 1
-				rows = append(rows, opSums{key: key})
-			}
 		} else {
 			if o.GroupByShape {
 				if v, ok := t.Arg(i, trace.KeyInputDims); ok {
@@ -213,15 +230,15 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 				rows = append(rows, opSums{key: key})
 			}
 		}
-		s := &rows[r]
-		self := ev.Dur[i] - childSum[i]
+		s, j := &rows[r], tix[i]
+		self := ev.Dur[i] - childSum[j]
 		s.calls++
 		s.hostTotal += us(ev.Dur[i])
 		s.hostSelf += us(max(self, 0))
-		s.devSelf += us(devSelf[i])
+		s.devSelf += us(devSelf[j])
 		// A nested call of the same op would count its device time twice
 		// in a flat sum; key_averages does the same, so do we.
-		s.devTotal += us(devTotal[i])
+		s.devTotal += us(devTotal[j])
 	}
 	for i := range rows {
 		r := &rows[i]
