@@ -403,11 +403,11 @@ func chromeEvent(t *trace.Trace, i int, memOf map[int32]int) map[string]any {
 	for _, a := range t.Args(i) {
 		args[t.Str(a.Key)] = json.RawMessage(t.Format(a.Val))
 	}
-	if ev.ExternalID[i] != 0 {
-		args["External id"] = ev.ExternalID[i]
+	if v, ok := ev.ExternalID.At(i); ok {
+		args["External id"] = v
 	}
-	if ev.Correlation[i] != 0 {
-		args["correlation"] = ev.Correlation[i]
+	if v, ok := ev.Correlation.At(i); ok {
+		args["correlation"] = v
 	}
 	if v, ok := ev.SeqNum.At(i); ok && v >= 0 {
 		args["Sequence number"] = v

@@ -50,9 +50,13 @@ func (t *Trace) AddEvent(r *EventRecord) int {
 	e.Dur = append(e.Dur, r.Dur)
 	e.Args = append(e.Args, r.Args)
 	e.ArgVals = append(e.ArgVals, r.ArgVals)
-	e.ExternalID = append(e.ExternalID, r.ExternalID)
-	e.Correlation = append(e.Correlation, r.Correlation)
 	i := len(e.Kind) - 1
+	if r.ExternalID != 0 {
+		e.ExternalID.add(i, r.ExternalID)
+	}
+	if r.Correlation != 0 {
+		e.Correlation.add(i, r.Correlation)
+	}
 	if r.SeqNum != -1 {
 		e.SeqNum.add(i, r.SeqNum)
 	}
@@ -100,6 +104,8 @@ func (t *Trace) Reserve(n, flows, memory int) {
 		return
 	}
 	if l := e.Len(); l > 0 {
+		e.ExternalID.reserve(e.ExternalID.Len() * n / l)
+		e.Correlation.reserve(e.Correlation.Len() * n / l)
 		e.SeqNum.reserve(e.SeqNum.Len() * n / l)
 		e.Py.reserve(e.Py.Len() * n / l)
 	}
@@ -111,8 +117,6 @@ func (t *Trace) Reserve(n, flows, memory int) {
 	e.Dur = reserve(e.Dur, n)
 	e.Args = reserve(e.Args, n)
 	e.ArgVals = reserve(e.ArgVals, n)
-	e.ExternalID = reserve(e.ExternalID, n)
-	e.Correlation = reserve(e.Correlation, n)
 }
 
 func reserve[T any](s []T, n int) []T {

@@ -72,7 +72,9 @@ func (t *Trace) AppendTables(src *Trace, index map[TrackKey]TrackID) *Merge {
 	m.vals = uint32(len(t.argVals))
 	t.argVals = append(t.argVals, src.argVals...)
 	m.dst = t.Events.extend(src.Events.Len())
-	t.Events.SeqNum.appendFrom(&src.Events.SeqNum, m.Base) // sparse: few, and in order
+	t.Events.ExternalID.appendFrom(&src.Events.ExternalID, m.Base) // sparse: in order, here
+	t.Events.Correlation.appendFrom(&src.Events.Correlation, m.Base)
+	t.Events.SeqNum.appendFrom(&src.Events.SeqNum, m.Base)
 	t.Events.Py.appendFrom(&src.Events.Py, m.Base)
 
 	for _, f := range src.Flows {
@@ -94,8 +96,6 @@ func (m *Merge) CopyEvents() {
 	copy(e.Kind, se.Kind)
 	copy(e.Start, se.Start)
 	copy(e.Dur, se.Dur)
-	copy(e.ExternalID, se.ExternalID)
-	copy(e.Correlation, se.Correlation)
 	for i := range se.Kind {
 		e.Name[i] = m.Strs[se.Name[i]]
 		e.Cat[i] = m.Strs[se.Cat[i]]
@@ -108,7 +108,7 @@ func (m *Merge) CopyEvents() {
 // HasRoom reports whether n more events fit the event columns without
 // growing them (see AppendTables).
 func (e *Events) HasRoom(n int) bool {
-	return e.Len()+n <= min(cap(e.Kind), cap(e.Name), cap(e.Cat), cap(e.Track), cap(e.Start), cap(e.Dur), cap(e.Args), cap(e.ArgVals), cap(e.ExternalID), cap(e.Correlation))
+	return e.Len()+n <= min(cap(e.Kind), cap(e.Name), cap(e.Cat), cap(e.Track), cap(e.Start), cap(e.Dur), cap(e.Args), cap(e.ArgVals))
 }
 
 // extend lengthens the columns by n events, to be set by CopyEvents, and
@@ -124,8 +124,6 @@ func (e *Events) extend(n int) Events {
 	e.Dur, room.Dur = grow(e.Dur, n)
 	e.Args, room.Args = grow(e.Args, n)
 	e.ArgVals, room.ArgVals = grow(e.ArgVals, n)
-	e.ExternalID, room.ExternalID = grow(e.ExternalID, n)
-	e.Correlation, room.Correlation = grow(e.Correlation, n)
 	return room
 }
 

@@ -2,8 +2,8 @@ package trace
 
 import "slices"
 
-// Sparse is a column of values that few events carry (sequence numbers,
-// Python ids): the events that carry one, ascending, and their values.
+// Sparse is a column of values that most events lack (ids lifted out of
+// the args): the events that carry one, ascending, and their values.
 // Dense, such a column costs its value's size for every event; here 4
 // bytes more for each event that has one. At is a binary search; a
 // reader of every value walks the pairs.
@@ -24,6 +24,12 @@ func (s *Sparse[V]) At(i int) (V, bool) {
 		return zero, false
 	}
 	return s.Values[j], true
+}
+
+// Get returns event i's value, the zero value when it has none.
+func (s *Sparse[V]) Get(i int) V {
+	v, _ := s.At(i)
+	return v
 }
 
 // Len is the number of events with a value.

@@ -103,12 +103,13 @@ type Events struct {
 	// Trace.argVals (see ArgSets).
 	ArgVals []uint32
 
-	// Ids lifted out of the args (0 when absent).
-	ExternalID  []int64 // "External id" / "external id": op <-> runtime call
-	Correlation []int64 // "correlation": runtime call <-> device event
-	// Ids that few events carry, kept only for those (none when absent).
-	SeqNum Sparse[int64] // "Sequence number": forward op <-> backward op
-	Py     Sparse[PyIDs] // "Python id" and "Python parent id" of python_function events
+	// Ids lifted out of the args, kept for the events that carry them
+	// (Python frames and memory events carry none; most events no
+	// sequence number; only launches and device work a correlation).
+	ExternalID  Sparse[int64] // "External id" / "external id" (not 0): op <-> runtime call
+	Correlation Sparse[int64] // "correlation" (not 0): runtime call <-> device event
+	SeqNum      Sparse[int64] // "Sequence number" (not -1): forward op <-> backward op
+	Py          Sparse[PyIDs] // "Python id" and "Python parent id" of python_function events
 
 	// Links, filled by Link. None when there is no such event.
 	Parent []int32 // innermost enclosing event on the same track
@@ -122,9 +123,10 @@ func (e *Events) Clear() {
 	*e = Events{
 		Kind: e.Kind[:0], Name: e.Name[:0], Cat: e.Cat[:0], Track: e.Track[:0],
 		Start: e.Start[:0], Dur: e.Dur[:0], Args: e.Args[:0], ArgVals: e.ArgVals[:0],
-		ExternalID: e.ExternalID[:0], Correlation: e.Correlation[:0],
-		SeqNum: e.SeqNum, Py: e.Py,
+		ExternalID: e.ExternalID, Correlation: e.Correlation, SeqNum: e.SeqNum, Py: e.Py,
 	}
+	e.ExternalID.clear()
+	e.Correlation.clear()
 	e.SeqNum.clear()
 	e.Py.clear()
 }

@@ -616,7 +616,7 @@ func eventSyncs(t *trace.Trace) *eventSync {
 			if !k.IsLaunch() || ev.Name[i] != rec {
 				continue
 			}
-			ds, ok := recStream[ev.Correlation[i]]
+			ds, ok := recStream[ev.Correlation.Get(i)]
 			if !ok {
 				continue
 			}
@@ -624,7 +624,7 @@ func eventSyncs(t *trace.Trace) *eventSync {
 			// the last launch starting at or before the record
 			j := sort.Search(len(ls), func(j int) bool { return ls[j].ts > ev.Start[i] })
 			if j > 0 {
-				es.prevLaunch[ev.Correlation[i]] = ls[j-1].work
+				es.prevLaunch[ev.Correlation.Get(i)] = ls[j-1].work
 			}
 		}
 	}

@@ -55,7 +55,7 @@ func findEdge(g *graph, u int32, uStart bool, v int32, vStart bool) (edge, bool)
 func byCorr(t *testing.T, tr *trace.Trace, name string, corr int64) int32 {
 	t.Helper()
 	for i := range tr.Events.Len() {
-		if tr.Events.Correlation[i] == corr && tr.Name(i) == name {
+		if tr.Events.Correlation.Get(i) == corr && tr.Name(i) == name {
 			return int32(i)
 		}
 	}
@@ -171,7 +171,7 @@ func TestMatchesHTA(t *testing.T) {
 func deviceByCorr(t *testing.T, tr *trace.Trace, corr int64) int32 {
 	t.Helper()
 	for i := range tr.Events.Len() {
-		if k := tr.Events.Kind[i]; tr.Events.Correlation[i] == corr && k.IsDeviceWork() {
+		if k := tr.Events.Kind[i]; tr.Events.Correlation.Get(i) == corr && k.IsDeviceWork() {
 			return int32(i)
 		}
 	}
