@@ -311,7 +311,7 @@ func compute(t *trace.Trace, opt Options) (*Result, *graph) {
 	}
 	slices.SortStableFunc(nodeEvents, func(a, b int32) int { return cmp.Compare(ev.Start[a], ev.Start[b]) })
 
-	g := &graph{byPair: map[[2]int32]int32{}, startOf: map[int32]int32{}, endOf: map[int32]int32{}}
+	g := &graph{startOf: map[int32]int32{}, endOf: map[int32]int32{}}
 	g.nodes = make([]node, 0, 2*len(nodeEvents))
 	for _, e := range nodeEvents {
 		g.nodes = append(g.nodes, node{ev: e, ts: ev.Start[e], start: true})
@@ -328,6 +328,10 @@ func compute(t *trace.Trace, opt Options) (*Result, *graph) {
 		}
 	}
 	g.seen = make([]bool, len(g.nodes))
+	// Steps give about 0.7 edges a node: sized for one a node, the edges
+	// and their index never grow (growing, they held twice their size).
+	g.edges = make([]edge, 0, len(g.nodes))
+	g.byPair = make(map[[2]int32]int32, len(g.nodes))
 
 	blockName := map[trace.StrID]bool{}
 	for s := range blocking {
