@@ -7,10 +7,11 @@
 // categories, arg keys, string arg values) are interned into one table and
 // referred to by StrID. Arguments are deduplicated as whole sets: the ids that
 // make each event unique (correlation, External id, Python id, ...) are lifted
-// into columns, and what remains (grid, block, Input Dims, ...) repeats so
-// often that a 4-byte ArgSetID per event is all most events need. Times are
-// integer nanoseconds relative to the file's own origin; add Meta.BaseTimeNs
-// for absolute time.
+// into sparse columns (only the events that carry one keep it: most events
+// carry none of them), and what remains (grid, block, Input Dims, ...)
+// repeats so often that a 4-byte ArgSetID per event is all most events
+// need. Times are integer nanoseconds relative to the file's own origin;
+// add Meta.BaseTimeNs for absolute time.
 package trace
 
 import "iter"
