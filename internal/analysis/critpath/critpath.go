@@ -180,7 +180,7 @@ type graph struct {
 	edges   []edge
 	seen    []bool // node added to the graph (has an edge)
 	order   []int32
-	byPair  map[[2]int32]int32
+	pairs   []int32 // edge indices sorted by (u, v), once the edges are all added (merge)
 	negW    int
 	startOf map[int32]int32
 	endOf   map[int32]int32
@@ -205,14 +205,62 @@ func (g *graph) add(u, v int32, typ uint8, zero bool, attr int32) int32 {
 	}
 	g.touch(u)
 	g.touch(v)
-	if i, ok := g.byPair[[2]int32{u, v}]; ok { // networkx updates the edge in place
-		g.edges[i] = edge{u: u, v: v, attr: attr, typ: typ, weight: w}
-		return i
-	}
 	i := int32(len(g.edges))
 	g.edges = append(g.edges, edge{u: u, v: v, attr: attr, typ: typ, weight: w})
-	g.byPair[[2]int32{u, v}] = i
 	return i
+}
+
+// merge makes an edge added again between the same nodes update the
+// first one in place, as networkx does: the first's position with the
+// last's values. Done once, after the edges are all added, by sorting
+// rather than with a map of pairs (a third of the graph's memory).
+func (g *graph) merge() {
+	ord := make([]int32, len(g.edges))
+	for i := range ord {
+		ord[i] = int32(i)
+	}
+	slices.SortFunc(ord, func(a, b int32) int {
+		ea, eb := &g.edges[a], &g.edges[b]
+		return cmp.Or(cmp.Compare(ea.u, eb.u), cmp.Compare(ea.v, eb.v), cmp.Compare(a, b))
+	})
+	gone := make([]bool, len(g.edges))
+	firsts := ord[:0]
+	for j := 0; j < len(ord); {
+		k := j + 1
+		for k < len(ord) && g.edges[ord[k]].u == g.edges[ord[j]].u && g.edges[ord[k]].v == g.edges[ord[j]].v {
+			gone[ord[k]] = true
+			k++
+		}
+		g.edges[ord[j]] = g.edges[ord[k-1]]
+		firsts = append(firsts, ord[j])
+		j = k
+	}
+	// Drop the merged edges; indices shift down, in order.
+	newIdx := make([]int32, len(g.edges))
+	n := int32(0)
+	for i := range g.edges {
+		newIdx[i] = n
+		if !gone[i] {
+			g.edges[n] = g.edges[i]
+			n++
+		}
+	}
+	g.edges = g.edges[:n]
+	for j, i := range firsts {
+		firsts[j] = newIdx[i]
+	}
+	g.pairs = firsts
+}
+
+// edgeBetween returns the index of the edge from node u to node v.
+func (g *graph) edgeBetween(u, v int32) (int32, bool) {
+	j, ok := slices.BinarySearchFunc(g.pairs, [2]int32{u, v}, func(i int32, p [2]int32) int {
+		return cmp.Or(cmp.Compare(g.edges[i].u, p[0]), cmp.Compare(g.edges[i].v, p[1]))
+	})
+	if !ok {
+		return 0, false
+	}
+	return g.pairs[j], true
 }
 
 // window finds the span to analyse.
@@ -329,9 +377,8 @@ func compute(t *trace.Trace, opt Options) (*Result, *graph) {
 	}
 	g.seen = make([]bool, len(g.nodes))
 	// Steps give about 0.7 edges a node: sized for one a node, the edges
-	// and their index never grow (growing, they held twice their size).
+	// never grow (growing, they held twice their size).
 	g.edges = make([]edge, 0, len(g.nodes))
-	g.byPair = make(map[[2]int32]int32, len(g.nodes))
 
 	blockName := map[trace.StrID]bool{}
 	for s := range blocking {
@@ -341,6 +388,7 @@ func compute(t *trace.Trace, opt Options) (*Result, *graph) {
 	}
 	g.hostEdges(t, ws, we, blockName)
 	g.deviceEdges(t, gpu)
+	g.merge()
 
 	r.GraphNodes = len(g.order)
 	r.GraphEdges = len(g.edges)
@@ -824,7 +872,7 @@ func (r *Result) summarise(t *trace.Trace, g *graph, path []int32) {
 	items := map[key]*Item{}
 	var total int64
 	for i := 0; i+1 < len(path); i++ {
-		ei := g.byPair[[2]int32{path[i], path[i+1]}]
+		ei, _ := g.edgeBetween(path[i], path[i+1])
 		e := g.edges[ei]
 		total += e.weight
 		var cat string
