@@ -403,20 +403,22 @@ func chromeEvent(t *trace.Trace, i int, memOf map[int32]int) map[string]any {
 	for _, a := range t.Args(i) {
 		args[t.Str(a.Key)] = json.RawMessage(t.Format(a.Val))
 	}
-	if ev.ExternalID[i] != 0 {
-		args["External id"] = ev.ExternalID[i]
+	if v, ok := ev.ExternalID.At(i); ok {
+		args["External id"] = v
 	}
-	if ev.Correlation[i] != 0 {
-		args["correlation"] = ev.Correlation[i]
+	if v, ok := ev.Correlation.At(i); ok {
+		args["correlation"] = v
 	}
-	if ev.SeqNum[i] >= 0 {
-		args["Sequence number"] = ev.SeqNum[i]
+	if v, ok := ev.SeqNum.At(i); ok && v >= 0 {
+		args["Sequence number"] = v
 	}
-	if ev.PyID[i] != 0 {
-		args["Python id"] = ev.PyID[i]
-	}
-	if ev.PyParent[i] != 0 {
-		args["Python parent id"] = ev.PyParent[i]
+	if py, ok := ev.Py.At(i); ok {
+		if py.ID != 0 {
+			args["Python id"] = py.ID
+		}
+		if py.Parent != 0 {
+			args["Python parent id"] = py.Parent
+		}
 	}
 	switch ev.Kind[i] {
 	case trace.KindCounter:

@@ -80,7 +80,7 @@ func (s *traceStacks) name(e int32) string {
 	if n, ok := s.names[id]; ok {
 		return n
 	}
-	n := s.t.Strings[id]
+	n := s.t.Str(id)
 	if !s.o.KeepSteps && strings.HasPrefix(n, "ProfilerStep#") {
 		n = "ProfilerStep#*"
 	}

@@ -272,7 +272,7 @@ func (s *summary) nameIdx(id trace.StrID) int32 {
 		return i
 	}
 	i := int32(len(s.tl.Names))
-	s.tl.Names = append(s.tl.Names, s.t.Strings[id])
+	s.tl.Names = append(s.tl.Names, s.t.Str(id))
 	s.names[id] = i
 	return i
 }
@@ -433,7 +433,7 @@ func (s *summary) fitLinks(room int) int {
 				if names > 0 {
 					cost++
 				}
-				cost += jsonLen(s.t.Strings[nm])
+				cost += jsonLen(s.t.Str(nm))
 				names++
 			}
 		}

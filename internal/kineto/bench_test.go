@@ -28,7 +28,8 @@ func BenchmarkReadFile(b *testing.B) {
 
 // BenchmarkParse reads generated 32 MB traces from memory, in one pass
 // and with the workers: the parser's speed without disk or gzip, on the
-// generator's default shape and on kernels with per-launch args.
+// generator's default shape, on kernels with per-launch args and on ops
+// with names of their own.
 func BenchmarkParse(b *testing.B) {
 	for _, shape := range []struct {
 		name string
@@ -36,6 +37,7 @@ func BenchmarkParse(b *testing.B) {
 	}{
 		{"default", tracegen.Options{TargetBytes: 32 << 20, Seed: 1}},
 		{"per-launch-args", tracegen.Options{TargetBytes: 32 << 20, Seed: 1, PerLaunchArgs: true}},
+		{"distinct-names", tracegen.Options{TargetBytes: 32 << 20, Seed: 1, DistinctNames: true}},
 	} {
 		var buf bytes.Buffer
 		if _, err := tracegen.Generate(&buf, shape.opt); err != nil {

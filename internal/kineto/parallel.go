@@ -30,8 +30,11 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
-// segmentSize is the size of the blocks handed to workers; tests shrink it.
-var segmentSize = 4 << 20
+// segmentSize is the size of the blocks handed to workers; tests shrink
+// it. Up to 2*workers+2 blocks are held at once: 4 MB blocks held 24 MB
+// on two cores, a quarter of the model of a 200 MB trace, at no gain in
+// speed over 2 MB.
+var segmentSize = 2 << 20
 
 // maxCarry bounds the bytes held while looking for a cut: an event longer
 // than that is left to the one-pass reader, which need not hold it.

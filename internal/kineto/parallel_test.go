@@ -25,7 +25,7 @@ func readBoth(t *testing.T, name string, input []byte, segmentSizes ...int) {
 	one, err1 := Read(bytes.NewReader(input), name, Options{Workers: 1})
 	want := "error " + fmt.Sprint(err1)
 	if err1 == nil {
-		want = dump(one)
+		want = dump(one) + sparseIDs(one)
 	}
 	defer func(saved int) { segmentSize = saved }(segmentSize)
 	for _, size := range segmentSizes {
@@ -37,7 +37,7 @@ func readBoth(t *testing.T, name string, input []byte, segmentSizes ...int) {
 		}
 		got := "error " + fmt.Sprint(err)
 		if err == nil {
-			got = dump(par)
+			got = dump(par) + sparseIDs(par)
 		}
 		if got != want {
 			t.Errorf("%s, %d-byte segments: parallel read differs from one pass:\n%s", name, size, diff(want, got))

@@ -117,7 +117,7 @@ func TestKnownValuesNsResolution(t *testing.T) {
 	ev := &tr.Events
 	// Correlation 135139 is a DtoD memcpy launched by DistributedDataParallel.forward.
 	for i := range ev.Len() {
-		if ev.Correlation[i] == 135139 && ev.Kind[i].OnDevice() {
+		if ev.Correlation.Get(i) == 135139 && ev.Kind[i].OnDevice() {
 			if ev.Kind[i] != trace.KindMemcpy || tr.Name(i) != "Memcpy DtoD (Device -> Device)" {
 				t.Errorf("correlation 135139 is %s %q", ev.Kind[i], tr.Name(i))
 			}

@@ -316,7 +316,7 @@ func (s *scanner) intern(b []byte) trace.StrID {
 		return s.cache.ids[h]
 	}
 	id := s.t.Intern(b)
-	s.cache.strs[h], s.cache.ids[h] = s.t.Strings[id], id
+	s.cache.strs[h], s.cache.ids[h] = s.t.Str(id), id
 	return id
 }
 

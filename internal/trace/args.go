@@ -111,14 +111,14 @@ func (t *Trace) Format(v Value) string {
 	case ValFloat:
 		return strconv.FormatFloat(math.Float64frombits(v.Bits), 'g', -1, 64)
 	case ValString:
-		return strconv.Quote(t.Strings[v.Bits])
+		return strconv.Quote(t.Str(StrID(v.Bits)))
 	case ValBool:
 		if v.Bits != 0 {
 			return "true"
 		}
 		return "false"
 	case ValRaw, ValBigInt:
-		return t.Strings[v.Bits]
+		return t.Str(StrID(v.Bits))
 	case ValDim3:
 		b := make([]byte, 0, 24)
 		b = append(strconv.AppendUint(append(b, '['), v.Bits&math.MaxUint32, 10), ", "...)
@@ -243,7 +243,7 @@ func (t *Trace) ArgStr(i int, key StrID) (string, bool) {
 	if !ok {
 		return t.Format(v), true
 	}
-	return t.Strings[id], true
+	return t.Str(id), true
 }
 
 // InternArgs stores the arguments of one event: the per-launch values go

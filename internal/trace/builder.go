@@ -1,11 +1,13 @@
 package trace
 
+import "unsafe"
+
 // New returns an empty trace for path with the well-known strings interned.
 func New(path string) *Trace {
 	t := &Trace{
 		Path:     path,
 		Rank:     -1,
-		strIndex: make(map[string]StrID, 1024),
+		strs:     newStrTable(),
 		argIndex: make(map[uint64]ArgSetID, 1024),
 	}
 	for _, s := range wellKnown {
@@ -16,22 +18,11 @@ func New(path string) *Trace {
 
 // Intern returns the id of the string with bytes b, adding it if new.
 func (t *Trace) Intern(b []byte) StrID {
-	if id, ok := t.strIndex[string(b)]; ok { // no allocation on hit
-		return id
-	}
-	return t.InternString(string(b))
+	return t.strs.intern(unsafe.String(unsafe.SliceData(b), len(b))) // copied if new
 }
 
 // InternString returns the id of s, adding it if new.
-func (t *Trace) InternString(s string) StrID {
-	if id, ok := t.strIndex[s]; ok {
-		return id
-	}
-	id := StrID(len(t.Strings))
-	t.Strings = append(t.Strings, s)
-	t.strIndex[s] = id
-	return id
-}
+func (t *Trace) InternString(s string) StrID { return t.strs.intern(s) }
 
 // EventRecord is one event as a reader hands it to AddEvent.
 type EventRecord struct {
@@ -59,12 +50,20 @@ func (t *Trace) AddEvent(r *EventRecord) int {
 	e.Dur = append(e.Dur, r.Dur)
 	e.Args = append(e.Args, r.Args)
 	e.ArgVals = append(e.ArgVals, r.ArgVals)
-	e.ExternalID = append(e.ExternalID, r.ExternalID)
-	e.Correlation = append(e.Correlation, r.Correlation)
-	e.SeqNum = append(e.SeqNum, r.SeqNum)
-	e.PyID = append(e.PyID, r.PyID)
-	e.PyParent = append(e.PyParent, r.PyParent)
-	return len(e.Kind) - 1
+	i := len(e.Kind) - 1
+	if r.ExternalID != 0 {
+		e.ExternalID.add(i, r.ExternalID)
+	}
+	if r.Correlation != 0 {
+		e.Correlation.add(i, r.Correlation)
+	}
+	if r.SeqNum != -1 {
+		e.SeqNum.add(i, r.SeqNum)
+	}
+	if r.PyID != 0 || r.PyParent != 0 {
+		e.Py.add(i, PyIDs{r.PyID, r.PyParent})
+	}
+	return i
 }
 
 // TrackKey identifies a track by the pid and tid the trace gave it. Label
@@ -82,7 +81,7 @@ func (t *Trace) TrackFor(key TrackKey, index map[TrackKey]TrackID) TrackID {
 	id := TrackID(len(t.Tracks))
 	t.Tracks = append(t.Tracks, Track{
 		Pid: key.Pid, Tid: key.Tid,
-		PidLabel: t.Strings[key.PidLabel], TidLabel: t.Strings[key.TidLabel],
+		PidLabel: t.Str(key.PidLabel), TidLabel: t.Str(key.TidLabel),
 		Device: -1, Stream: -1,
 	})
 	index[key] = id
@@ -91,7 +90,8 @@ func (t *Trace) TrackFor(key TrackKey, index map[TrackKey]TrackID) TrackID {
 
 // Reserve sizes the event columns for n events, and the flow and memory
 // tables for the numbers given, so reading a large file does not copy them
-// again and again as they grow.
+// again and again as they grow. The sparse columns are sized for n events
+// as dense as the events so far.
 func (t *Trace) Reserve(n, flows, memory int) {
 	if flows > cap(t.Flows) {
 		t.Flows = reserve(t.Flows, flows)
@@ -103,6 +103,12 @@ func (t *Trace) Reserve(n, flows, memory int) {
 	if n <= cap(e.Kind) {
 		return
 	}
+	if l := e.Len(); l > 0 {
+		e.ExternalID.reserve(e.ExternalID.Len() * n / l)
+		e.Correlation.reserve(e.Correlation.Len() * n / l)
+		e.SeqNum.reserve(e.SeqNum.Len() * n / l)
+		e.Py.reserve(e.Py.Len() * n / l)
+	}
 	e.Kind = reserve(e.Kind, n)
 	e.Name = reserve(e.Name, n)
 	e.Cat = reserve(e.Cat, n)
@@ -111,11 +117,6 @@ func (t *Trace) Reserve(n, flows, memory int) {
 	e.Dur = reserve(e.Dur, n)
 	e.Args = reserve(e.Args, n)
 	e.ArgVals = reserve(e.ArgVals, n)
-	e.ExternalID = reserve(e.ExternalID, n)
-	e.Correlation = reserve(e.Correlation, n)
-	e.SeqNum = reserve(e.SeqNum, n)
-	e.PyID = reserve(e.PyID, n)
-	e.PyParent = reserve(e.PyParent, n)
 }
 
 func reserve[T any](s []T, n int) []T {

@@ -142,18 +142,19 @@ func (t *Trace) nest() {
 // with the same correlation id.
 func (t *Trace) linkLaunches() {
 	ev := &t.Events
-	byCorr := newIDIndex(ev.Correlation, func(i int) bool { return ev.Kind[i].IsLaunch() })
-	for i, k := range ev.Kind {
-		if k.IsLaunch() && ev.Correlation[i] != 0 {
-			if _, dup := byCorr.get(ev.Correlation[i]); !dup || k == KindRuntime {
-				byCorr.set(ev.Correlation[i], int32(i))
+	corr := &ev.Correlation
+	byCorr := newIDIndex(corr, func(i int) bool { return ev.Kind[i].IsLaunch() })
+	for j, e := range corr.Events {
+		if k := ev.Kind[e]; k.IsLaunch() {
+			if _, dup := byCorr.get(corr.Values[j]); !dup || k == KindRuntime {
+				byCorr.set(corr.Values[j], e)
 			}
 		}
 	}
-	for i, k := range ev.Kind {
-		if k.OnDevice() && ev.Correlation[i] != 0 {
-			if l, ok := byCorr.get(ev.Correlation[i]); ok {
-				ev.Launch[i] = l
+	for j, e := range corr.Events {
+		if ev.Kind[e].OnDevice() {
+			if l, ok := byCorr.get(corr.Values[j]); ok {
+				ev.Launch[e] = l
 			}
 		}
 	}
@@ -165,14 +166,14 @@ func (t *Trace) linkLaunches() {
 func (t *Trace) linkOps() {
 	ev := &t.Events
 	isOp := func(i int) bool { return ev.Kind[i] == KindCPUOp || ev.Kind[i] == KindUserAnnotation }
-	byExt := newIDIndex(ev.ExternalID, isOp)
-	for i := range ev.Kind {
-		id := ev.ExternalID[i]
-		if id == 0 || !isOp(i) {
+	ext := &ev.ExternalID
+	byExt := newIDIndex(ext, isOp)
+	for j, e := range ext.Events {
+		if !isOp(int(e)) {
 			continue
 		}
-		if prev, dup := byExt.get(id); !dup || ev.Kind[prev] != KindCPUOp {
-			byExt.set(id, int32(i))
+		if prev, dup := byExt.get(ext.Values[j]); !dup || ev.Kind[prev] != KindCPUOp {
+			byExt.set(ext.Values[j], e)
 		}
 	}
 	for i, k := range ev.Kind {
@@ -181,7 +182,7 @@ func (t *Trace) linkOps() {
 		}
 		// the op that launched a call runs on the call's thread: an
 		// External id shared with an op of another thread is a collision
-		if op, ok := byExt.get(ev.ExternalID[i]); ok && ev.ExternalID[i] != 0 && ev.Track[op] == ev.Track[i] {
+		if op, ok := byExt.get(ext.Get(i)); ok && ev.Track[op] == ev.Track[i] {
 			ev.Op[i] = op
 			continue
 		}
@@ -193,7 +194,7 @@ func (t *Trace) linkOps() {
 		}
 		if l := ev.Launch[i]; l != None {
 			ev.Op[i] = ev.Op[l]
-		} else if op, ok := byExt.get(ev.ExternalID[i]); ok && ev.ExternalID[i] != 0 {
+		} else if op, ok := byExt.get(ext.Get(i)); ok {
 			ev.Op[i] = op
 		}
 	}
@@ -210,10 +211,10 @@ type idIndex struct {
 }
 
 // newIDIndex sizes an index for the ids of the events keep accepts.
-func newIDIndex(ids []int64, keep func(i int) bool) *idIndex {
+func newIDIndex(ids *Sparse[int64], keep func(i int) bool) *idIndex {
 	lo, hi, n := int64(math.MaxInt64), int64(math.MinInt64), 0
-	for i, id := range ids {
-		if id != 0 && keep(i) {
+	for j, e := range ids.Events {
+		if id := ids.Values[j]; keep(int(e)) {
 			lo, hi, n = min(lo, id), max(hi, id), n+1
 		}
 	}
@@ -297,11 +298,11 @@ func (t *Trace) findSteps() {
 	ev := &t.Events
 	t.Steps = t.Steps[:0]
 	stepIDs := map[StrID]int{}
-	for id, s := range t.Strings {
+	for id, s := range t.AllStrings() {
 		if m := stepName.FindStringSubmatch(s); m != nil {
 			n, err := strconv.Atoi(m[1])
 			if err == nil {
-				stepIDs[StrID(id)] = n
+				stepIDs[id] = n
 			}
 		}
 	}

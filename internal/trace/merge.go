@@ -38,10 +38,10 @@ type Merge struct {
 // before an AppendTables for which HasRoom is false (and before anything
 // else adds events or reserves), every CopyEvents must have returned.
 func (t *Trace) AppendTables(src *Trace, index map[TrackKey]TrackID) *Merge {
-	m := &Merge{src: src, Strs: make([]StrID, len(src.Strings)), Base: t.Events.Len()}
+	m := &Merge{src: src, Strs: make([]StrID, src.NumStrings()), Base: t.Events.Len()}
 	strs := m.Strs
-	for i, s := range src.Strings {
-		strs[i] = t.InternString(s)
+	for i := range strs {
+		strs[i] = t.InternString(src.Str(StrID(i)))
 	}
 
 	m.args = make([]ArgSetID, src.ArgSets.Len()+1)
@@ -72,6 +72,10 @@ func (t *Trace) AppendTables(src *Trace, index map[TrackKey]TrackID) *Merge {
 	m.vals = uint32(len(t.argVals))
 	t.argVals = append(t.argVals, src.argVals...)
 	m.dst = t.Events.extend(src.Events.Len())
+	t.Events.ExternalID.appendFrom(&src.Events.ExternalID, m.Base) // sparse: in order, here
+	t.Events.Correlation.appendFrom(&src.Events.Correlation, m.Base)
+	t.Events.SeqNum.appendFrom(&src.Events.SeqNum, m.Base)
+	t.Events.Py.appendFrom(&src.Events.Py, m.Base)
 
 	for _, f := range src.Flows {
 		f.Cat, f.Track = strs[f.Cat], m.tracks[f.Track]
@@ -92,11 +96,6 @@ func (m *Merge) CopyEvents() {
 	copy(e.Kind, se.Kind)
 	copy(e.Start, se.Start)
 	copy(e.Dur, se.Dur)
-	copy(e.ExternalID, se.ExternalID)
-	copy(e.Correlation, se.Correlation)
-	copy(e.SeqNum, se.SeqNum)
-	copy(e.PyID, se.PyID)
-	copy(e.PyParent, se.PyParent)
 	for i := range se.Kind {
 		e.Name[i] = m.Strs[se.Name[i]]
 		e.Cat[i] = m.Strs[se.Cat[i]]
@@ -109,7 +108,7 @@ func (m *Merge) CopyEvents() {
 // HasRoom reports whether n more events fit the event columns without
 // growing them (see AppendTables).
 func (e *Events) HasRoom(n int) bool {
-	return e.Len()+n <= min(cap(e.Kind), cap(e.Name), cap(e.Cat), cap(e.Track), cap(e.Start), cap(e.Dur), cap(e.Args), cap(e.ArgVals), cap(e.ExternalID), cap(e.Correlation), cap(e.SeqNum), cap(e.PyID), cap(e.PyParent))
+	return e.Len()+n <= min(cap(e.Kind), cap(e.Name), cap(e.Cat), cap(e.Track), cap(e.Start), cap(e.Dur), cap(e.Args), cap(e.ArgVals))
 }
 
 // extend lengthens the columns by n events, to be set by CopyEvents, and
@@ -125,11 +124,6 @@ func (e *Events) extend(n int) Events {
 	e.Dur, room.Dur = grow(e.Dur, n)
 	e.Args, room.Args = grow(e.Args, n)
 	e.ArgVals, room.ArgVals = grow(e.ArgVals, n)
-	e.ExternalID, room.ExternalID = grow(e.ExternalID, n)
-	e.Correlation, room.Correlation = grow(e.Correlation, n)
-	e.SeqNum, room.SeqNum = grow(e.SeqNum, n)
-	e.PyID, room.PyID = grow(e.PyID, n)
-	e.PyParent, room.PyParent = grow(e.PyParent, n)
 	return room
 }
 

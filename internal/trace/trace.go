@@ -7,13 +7,17 @@
 // categories, arg keys, string arg values) are interned into one table and
 // referred to by StrID. Arguments are deduplicated as whole sets: the ids that
 // make each event unique (correlation, External id, Python id, ...) are lifted
-// into columns, and what remains (grid, block, Input Dims, ...) repeats so
-// often that a 4-byte ArgSetID per event is all most events need. Times are
-// integer nanoseconds relative to the file's own origin; add Meta.BaseTimeNs
-// for absolute time.
+// into sparse columns (only the events that carry one keep it: most events
+// carry none of them), and what remains (grid, block, Input Dims, ...)
+// repeats so often that a 4-byte ArgSetID per event is all most events
+// need. Times are integer nanoseconds relative to the file's own origin;
+// add Meta.BaseTimeNs for absolute time.
 package trace
 
-// StrID names a string in Trace.Strings. 0 is the empty string.
+import "iter"
+
+// StrID names a string in the trace's string table (Trace.Str). 0 is the
+// empty string.
 type StrID uint32
 
 // TrackID indexes Trace.Tracks.
@@ -100,12 +104,13 @@ type Events struct {
 	// Trace.argVals (see ArgSets).
 	ArgVals []uint32
 
-	// Ids lifted out of the args (0 when absent).
-	ExternalID  []int64 // "External id" / "external id": op <-> runtime call
-	Correlation []int64 // "correlation": runtime call <-> device event
-	SeqNum      []int64 // "Sequence number": forward op <-> backward op, -1 when absent
-	PyID        []int64 // "Python id" of python_function events
-	PyParent    []int64 // "Python parent id"
+	// Ids lifted out of the args, kept for the events that carry them
+	// (Python frames and memory events carry none; most events no
+	// sequence number; only launches and device work a correlation).
+	ExternalID  Sparse[int64] // "External id" / "external id" (not 0): op <-> runtime call
+	Correlation Sparse[int64] // "correlation" (not 0): runtime call <-> device event
+	SeqNum      Sparse[int64] // "Sequence number" (not -1): forward op <-> backward op
+	Py          Sparse[PyIDs] // "Python id" and "Python parent id" of python_function events
 
 	// Links, filled by Link. None when there is no such event.
 	Parent []int32 // innermost enclosing event on the same track
@@ -119,9 +124,12 @@ func (e *Events) Clear() {
 	*e = Events{
 		Kind: e.Kind[:0], Name: e.Name[:0], Cat: e.Cat[:0], Track: e.Track[:0],
 		Start: e.Start[:0], Dur: e.Dur[:0], Args: e.Args[:0], ArgVals: e.ArgVals[:0],
-		ExternalID: e.ExternalID[:0], Correlation: e.Correlation[:0], SeqNum: e.SeqNum[:0],
-		PyID: e.PyID[:0], PyParent: e.PyParent[:0],
+		ExternalID: e.ExternalID, Correlation: e.Correlation, SeqNum: e.SeqNum, Py: e.Py,
 	}
+	e.ExternalID.clear()
+	e.Correlation.clear()
+	e.SeqNum.clear()
+	e.Py.clear()
 }
 
 // Len is the number of events.
@@ -189,7 +197,7 @@ type Trace struct {
 	RankSource string // "distributedInfo", "file name" or ""
 	Worker     string // worker name from the tensorboard_trace_handler file name
 	Meta       Meta
-	Strings    []string
+	strs       strTable
 	Events     Events
 	ArgSets    ArgSets
 	argVals    []uint64 // per-launch argument values (see ArgSets)
@@ -206,7 +214,6 @@ type Trace struct {
 	Compressed bool
 	Problems   Problems
 
-	strIndex map[string]StrID
 	// argIndex finds argument sets by a hash of their content (not the
 	// content itself: with per-launch kernel args most sets are unique,
 	// and a key copy per set would double their memory).
@@ -214,14 +221,28 @@ type Trace struct {
 }
 
 // Str returns the string for id.
-func (t *Trace) Str(id StrID) string { return t.Strings[id] }
+func (t *Trace) Str(id StrID) string { return t.strs.str(id) }
+
+// NumStrings is the number of strings: ids run from 0 to NumStrings()-1.
+func (t *Trace) NumStrings() int { return len(t.strs.refs) }
+
+// AllStrings yields every string with its id, in id order.
+func (t *Trace) AllStrings() iter.Seq2[StrID, string] {
+	return func(yield func(StrID, string) bool) {
+		for id := range StrID(t.NumStrings()) {
+			if !yield(id, t.Str(id)) {
+				return
+			}
+		}
+	}
+}
 
 // Name returns event i's name.
-func (t *Trace) Name(i int) string { return t.Strings[t.Events.Name[i]] }
+func (t *Trace) Name(i int) string { return t.Str(t.Events.Name[i]) }
 
 // Lookup returns the id of s when s occurs in the trace.
 func (t *Trace) Lookup(s string) (StrID, bool) {
-	id, ok := t.strIndex[s]
+	id, _, ok := t.strs.find(s)
 	return id, ok
 }
 

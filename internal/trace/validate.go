@@ -32,13 +32,16 @@ func (t *Trace) Validate() error {
 	ev := &t.Events
 	for name, l := range map[string]int{
 		"Name": len(ev.Name), "Cat": len(ev.Cat), "Track": len(ev.Track), "Start": len(ev.Start), "Dur": len(ev.Dur),
-		"Args": len(ev.Args), "ArgVals": len(ev.ArgVals), "ExternalID": len(ev.ExternalID), "Correlation": len(ev.Correlation), "SeqNum": len(ev.SeqNum),
-		"PyID": len(ev.PyID), "PyParent": len(ev.PyParent), "Parent": len(ev.Parent), "Launch": len(ev.Launch),
+		"Args": len(ev.Args), "ArgVals": len(ev.ArgVals),
+		"Parent": len(ev.Parent), "Launch": len(ev.Launch),
 		"Op": len(ev.Op), "Step": len(ev.Step),
 	} {
 		if l != n {
 			bad("column %s has %d values for %d events", name, l, n)
 		}
+	}
+	if !ev.ExternalID.valid(n) || !ev.Correlation.valid(n) || !ev.SeqNum.valid(n) || !ev.Py.valid(n) {
+		bad("a sparse column's events do not ascend below %d with a value each", n)
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...) // the checks below index every column
@@ -65,7 +68,7 @@ func (t *Trace) Validate() error {
 	for i := 0; i < n && len(errs) < maxViolations; i++ {
 		e := int32(i)
 		switch {
-		case int(ev.Name[i]) >= len(t.Strings) || int(ev.Cat[i]) >= len(t.Strings):
+		case int(ev.Name[i]) >= t.NumStrings() || int(ev.Cat[i]) >= t.NumStrings():
 			bad("event %d: name or category string out of range", i)
 		case int(ev.Track[i]) >= len(t.Tracks):
 			bad("event %d: track %d of %d", i, ev.Track[i], len(t.Tracks))
@@ -89,7 +92,7 @@ func (t *Trace) Validate() error {
 					bad("event %d (%s): parent %d (%s) does not hold its start", i, t.Name(i), p, t.Name(int(p)))
 				}
 			}
-			if l := ev.Launch[i]; l != None && (!ev.Kind[i].OnDevice() || !ev.Kind[l].IsLaunch() || ev.Correlation[l] != ev.Correlation[i]) {
+			if l := ev.Launch[i]; l != None && (!ev.Kind[i].OnDevice() || !ev.Kind[l].IsLaunch() || ev.Correlation.Get(int(l)) != ev.Correlation.Get(i)) {
 				bad("event %d (%s): launch link to %d (%s) joins no device event to its call", i, ev.Kind[i], l, ev.Kind[l])
 			}
 			if o := ev.Op[i]; o != None && ev.Kind[o].OnDevice() {

@@ -109,7 +109,7 @@ func computeTB(t *trace.Trace) *Result {
 		switch types[i] {
 		case tbOperator, tbUserAnnotation, tbPython:
 			if cl.Has(ev.Name[i], classify.TBComm) {
-				commExt[ev.ExternalID[i]] = true
+				commExt[ev.ExternalID.Get(i)] = true
 			}
 		}
 	}
@@ -138,7 +138,7 @@ func computeTB(t *trace.Trace) *Result {
 		isStep := false
 		switch ty {
 		case tbKernel:
-			if commExt[ev.ExternalID[i]] {
+			if commExt[ev.ExternalID.Get(i)] {
 				raw[Communication] = append(raw[Communication], sp)
 			} else {
 				raw[Kernel] = append(raw[Kernel], sp)

@@ -81,7 +81,7 @@ type tableKey struct{}
 
 func newTable(t *trace.Trace) *Table {
 	const used, device = 1, 2
-	seen := make([]uint8, len(t.Strings))
+	seen := make([]uint8, t.NumStrings())
 	for i, id := range t.Events.Name {
 		switch t.Events.Kind[i] {
 		case trace.KindCPUOp, trace.KindUserAnnotation, trace.KindPythonFunction:
@@ -90,10 +90,10 @@ func newTable(t *trace.Trace) *Table {
 			seen[id] |= used | device
 		}
 	}
-	tb := &Table{flags: make([]Flag, len(t.Strings))}
+	tb := &Table{flags: make([]Flag, t.NumStrings())}
 	for id, s := range seen {
 		if s != 0 {
-			tb.flags[id] = of(t.Strings[id], s&device != 0)
+			tb.flags[id] = of(t.Str(trace.StrID(id)), s&device != 0)
 		}
 	}
 	return tb

@@ -170,19 +170,17 @@ type node struct {
 
 type edge struct {
 	u, v   int32
+	attr   int32 // attributed event, None when none
 	typ    uint8
 	weight int64
-	attr   int32 // attributed event, None when none
 }
 
 type graph struct {
 	nodes   []node
 	edges   []edge
-	succ    [][]int32 // edge indices, insertion order
-	pred    [][]int32
 	seen    []bool // node added to the graph (has an edge)
 	order   []int32
-	byPair  map[[2]int32]int32
+	pairs   []int32 // edge indices sorted by (u, v), once the edges are all added (merge)
 	negW    int
 	startOf map[int32]int32
 	endOf   map[int32]int32
@@ -207,16 +205,62 @@ func (g *graph) add(u, v int32, typ uint8, zero bool, attr int32) int32 {
 	}
 	g.touch(u)
 	g.touch(v)
-	if i, ok := g.byPair[[2]int32{u, v}]; ok { // networkx updates the edge in place
-		g.edges[i] = edge{u, v, typ, w, attr}
-		return i
-	}
 	i := int32(len(g.edges))
-	g.edges = append(g.edges, edge{u, v, typ, w, attr})
-	g.byPair[[2]int32{u, v}] = i
-	g.succ[u] = append(g.succ[u], i)
-	g.pred[v] = append(g.pred[v], i)
+	g.edges = append(g.edges, edge{u: u, v: v, attr: attr, typ: typ, weight: w})
 	return i
+}
+
+// merge makes an edge added again between the same nodes update the
+// first one in place, as networkx does: the first's position with the
+// last's values. Done once, after the edges are all added, by sorting
+// rather than with a map of pairs (a third of the graph's memory).
+func (g *graph) merge() {
+	ord := make([]int32, len(g.edges))
+	for i := range ord {
+		ord[i] = int32(i)
+	}
+	slices.SortFunc(ord, func(a, b int32) int {
+		ea, eb := &g.edges[a], &g.edges[b]
+		return cmp.Or(cmp.Compare(ea.u, eb.u), cmp.Compare(ea.v, eb.v), cmp.Compare(a, b))
+	})
+	gone := make([]bool, len(g.edges))
+	firsts := ord[:0]
+	for j := 0; j < len(ord); {
+		k := j + 1
+		for k < len(ord) && g.edges[ord[k]].u == g.edges[ord[j]].u && g.edges[ord[k]].v == g.edges[ord[j]].v {
+			gone[ord[k]] = true
+			k++
+		}
+		g.edges[ord[j]] = g.edges[ord[k-1]]
+		firsts = append(firsts, ord[j])
+		j = k
+	}
+	// Drop the merged edges; indices shift down, in order.
+	newIdx := make([]int32, len(g.edges))
+	n := int32(0)
+	for i := range g.edges {
+		newIdx[i] = n
+		if !gone[i] {
+			g.edges[n] = g.edges[i]
+			n++
+		}
+	}
+	g.edges = g.edges[:n]
+	for j, i := range firsts {
+		firsts[j] = newIdx[i]
+	}
+	g.pairs = firsts
+}
+
+// edgeBetween returns the index of the edge from node u to node v.
+func (g *graph) edgeBetween(u, v int32) (int32, bool) {
+	j, ok := slices.BinarySearchFunc(g.pairs, [2]int32{u, v}, func(i int32, p [2]int32) int {
+		return cmp.Or(cmp.Compare(g.edges[i].u, p[0]), cmp.Compare(g.edges[i].v, p[1]))
+	})
+	if !ok {
+		return 0, false
+	}
+	return g.pairs[j], true
 }
 
 // window finds the span to analyse.
@@ -231,9 +275,9 @@ func window(t *trace.Trace, opt Options) (ann string, start, end int64, err erro
 		ann = "ProfilerStep"
 	}
 	match := map[trace.StrID]bool{}
-	for id, s := range t.Strings {
+	for id, s := range t.AllStrings() {
 		if strings.Contains(s, ann) {
-			match[trace.StrID(id)] = true
+			match[id] = true
 		}
 	}
 	var inst []int32
@@ -315,7 +359,8 @@ func compute(t *trace.Trace, opt Options) (*Result, *graph) {
 	}
 	slices.SortStableFunc(nodeEvents, func(a, b int32) int { return cmp.Compare(ev.Start[a], ev.Start[b]) })
 
-	g := &graph{byPair: map[[2]int32]int32{}, startOf: map[int32]int32{}, endOf: map[int32]int32{}}
+	g := &graph{startOf: map[int32]int32{}, endOf: map[int32]int32{}}
+	g.nodes = make([]node, 0, 2*len(nodeEvents))
 	for _, e := range nodeEvents {
 		g.nodes = append(g.nodes, node{ev: e, ts: ev.Start[e], start: true})
 	}
@@ -330,9 +375,10 @@ func compute(t *trace.Trace, opt Options) (*Result, *graph) {
 			g.endOf[nd.ev] = int32(i)
 		}
 	}
-	g.succ = make([][]int32, len(g.nodes))
-	g.pred = make([][]int32, len(g.nodes))
 	g.seen = make([]bool, len(g.nodes))
+	// Steps give about 0.7 edges a node: sized for one a node, the edges
+	// never grow (growing, they held twice their size).
+	g.edges = make([]edge, 0, len(g.nodes))
 
 	blockName := map[trace.StrID]bool{}
 	for s := range blocking {
@@ -342,6 +388,7 @@ func compute(t *trace.Trace, opt Options) (*Result, *graph) {
 	}
 	g.hostEdges(t, ws, we, blockName)
 	g.deviceEdges(t, gpu)
+	g.merge()
 
 	r.GraphNodes = len(g.order)
 	r.GraphEdges = len(g.edges)
@@ -621,7 +668,7 @@ func eventSyncs(t *trace.Trace) *eventSync {
 			if !k.IsLaunch() || ev.Name[i] != rec {
 				continue
 			}
-			ds, ok := recStream[ev.Correlation[i]]
+			ds, ok := recStream[ev.Correlation.Get(i)]
 			if !ok {
 				continue
 			}
@@ -629,7 +676,7 @@ func eventSyncs(t *trace.Trace) *eventSync {
 			// the last launch starting at or before the record
 			j := sort.Search(len(ls), func(j int) bool { return ls[j].ts > ev.Start[i] })
 			if j > 0 {
-				es.prevLaunch[ev.Correlation[i]] = ls[j-1].work
+				es.prevLaunch[ev.Correlation.Get(i)] = ls[j-1].work
 			}
 		}
 	}
@@ -717,6 +764,8 @@ func queueLengths(t *trace.Trace, clip []int32) map[int32]int32 {
 // longestPath is networkx's dag_longest_path over the graph's nodes in
 // first-edge order, with topological generations and first-maximum ties.
 func (g *graph) longestPath() []int32 {
+	succ := g.adjacency(func(e *edge) int32 { return e.u })
+	pred := g.adjacency(func(e *edge) int32 { return e.v })
 	indeg := make([]int32, len(g.nodes))
 	for _, e := range g.edges {
 		indeg[e.v]++
@@ -731,7 +780,7 @@ func (g *graph) longestPath() []int32 {
 		topo = append(topo, gen...)
 		var next []int32
 		for _, u := range gen {
-			for _, ei := range g.succ[u] {
+			for _, ei := range succ.of(u) {
 				v := g.edges[ei].v
 				indeg[v]--
 				if indeg[v] == 0 {
@@ -749,7 +798,7 @@ func (g *graph) longestPath() []int32 {
 	for _, v := range topo {
 		from[v] = v
 		best, bestU, any := int64(0), v, false
-		for _, ei := range g.pred[v] {
+		for _, ei := range pred.of(v) {
 			e := g.edges[ei]
 			d := dist[e.u] + e.weight
 			if !any || d > best {
@@ -777,6 +826,33 @@ func (g *graph) longestPath() []int32 {
 	return path
 }
 
+// adjacency lists the edges of every node, as end picks it, in the order
+// they were added: two flat slices (a slice per node cost ten times the
+// memory on a step of a few hundred thousand events).
+type adjacency struct {
+	start []int32 // node n's edges are edges[start[n]:start[n+1]]
+	edges []int32
+}
+
+func (g *graph) adjacency(end func(*edge) int32) adjacency {
+	a := adjacency{start: make([]int32, len(g.nodes)+1), edges: make([]int32, len(g.edges))}
+	for i := range g.edges {
+		a.start[end(&g.edges[i])+1]++
+	}
+	for n := range g.nodes {
+		a.start[n+1] += a.start[n]
+	}
+	next := slices.Clone(a.start[:len(g.nodes)])
+	for i := range g.edges {
+		n := end(&g.edges[i])
+		a.edges[next[n]] = int32(i)
+		next[n]++
+	}
+	return a
+}
+
+func (a adjacency) of(n int32) []int32 { return a.edges[a.start[n]:a.start[n+1]] }
+
 var kindName = map[trace.Kind]string{
 	trace.KindCPUOp: "cpu_op", trace.KindRuntime: "runtime", trace.KindDriver: "driver",
 	trace.KindKernel: "kernel", trace.KindMemcpy: "memcpy", trace.KindMemset: "memset",
@@ -796,7 +872,7 @@ func (r *Result) summarise(t *trace.Trace, g *graph, path []int32) {
 	items := map[key]*Item{}
 	var total int64
 	for i := 0; i+1 < len(path); i++ {
-		ei := g.byPair[[2]int32{path[i], path[i+1]}]
+		ei, _ := g.edgeBetween(path[i], path[i+1])
 		e := g.edges[ei]
 		total += e.weight
 		var cat string

@@ -23,7 +23,8 @@ func edgeCounts(g *graph, onPath bool) map[string]int {
 		return c
 	}
 	for i := 0; i+1 < len(g.path); i++ {
-		c[edgeTypeNames[g.edges[g.byPair[[2]int32{g.path[i], g.path[i+1]}]].typ]]++
+		ei, _ := g.edgeBetween(g.path[i], g.path[i+1])
+		c[edgeTypeNames[g.edges[ei].typ]]++
 	}
 	return c
 }
@@ -44,7 +45,7 @@ func findEdge(g *graph, u int32, uStart bool, v int32, vStart bool) (edge, bool)
 	if !ok1 || !ok2 {
 		return edge{}, false
 	}
-	i, ok := g.byPair[[2]int32{a, b}]
+	i, ok := g.edgeBetween(a, b)
 	if !ok {
 		return edge{}, false
 	}
@@ -55,7 +56,7 @@ func findEdge(g *graph, u int32, uStart bool, v int32, vStart bool) (edge, bool)
 func byCorr(t *testing.T, tr *trace.Trace, name string, corr int64) int32 {
 	t.Helper()
 	for i := range tr.Events.Len() {
-		if tr.Events.Correlation[i] == corr && tr.Name(i) == name {
+		if tr.Events.Correlation.Get(i) == corr && tr.Name(i) == name {
 			return int32(i)
 		}
 	}
@@ -171,7 +172,7 @@ func TestMatchesHTA(t *testing.T) {
 func deviceByCorr(t *testing.T, tr *trace.Trace, corr int64) int32 {
 	t.Helper()
 	for i := range tr.Events.Len() {
-		if k := tr.Events.Kind[i]; tr.Events.Correlation[i] == corr && k.IsDeviceWork() {
+		if k := tr.Events.Kind[i]; tr.Events.Correlation.Get(i) == corr && k.IsDeviceWork() {
 			return int32(i)
 		}
 	}

@@ -383,9 +383,9 @@ func (s *shapeCosts) shapeBytes(i int) float64 {
 func addShapeFlops(t *trace.Trace, costs *shapeCosts, flops map[int32]float64) int {
 	ev := &t.Events
 	covered := map[trace.StrID]bool{}
-	for id, s := range t.Strings {
+	for id, s := range t.AllStrings() {
 		if coveredOps[s] {
-			covered[trace.StrID(id)] = true
+			covered[id] = true
 		}
 	}
 	found := map[int32]float64{}

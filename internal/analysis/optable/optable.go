@@ -136,43 +136,74 @@ type opKey struct {
 // Ops computes the operator table.
 func Ops(t *trace.Trace, o Options) *OpTable {
 	ev := &t.Events
-	n := ev.Len()
+	// The sums below are kept for the table's events only, numbered
+	// in event order (tix): a trace of mostly Python frames has few.
+	tix := make([]int32, ev.Len())
+	m := int32(0)
+	for i, k := range ev.Kind {
+		tix[i] = trace.None
+		if inTable(k) {
+			tix[i] = m
+			m++
+		}
+	}
 	// Host self time: own duration minus direct table children.
-	childSum := make([]int64, n)
-	parent := make([]int32, n)
-	for i := range n {
-		parent[i] = trace.None
-		if !inTable(ev.Kind[i]) {
+	childSum := make([]int64, m)
+	parent := make([]int32, m) // the table parent's table number
+	for i, k := range ev.Kind {
+		if !inTable(k) {
 			continue
 		}
-		p := tableParent(t, int32(i))
-		parent[i] = p
-		if p != trace.None {
-			childSum[p] += ev.Dur[i]
+		parent[tix[i]] = trace.None
+		if p := tableParent(t, int32(i)); p != trace.None {
+			parent[tix[i]] = tix[p]
+			childSum[tix[p]] += ev.Dur[i]
 		}
 	}
 	// Device time: self for the op that launched it, total for it and
 	// every table ancestor.
-	devSelf := make([]int64, n)
-	devTotal := make([]int64, n)
+	devSelf := make([]int64, m)
+	devTotal := make([]int64, m)
 	for i, k := range ev.Kind {
 		if !k.IsDeviceWork() {
 			continue
 		}
 		op := ev.Op[i] // the op, not the runtime call, owns the device time
-		if op == trace.None {
+		if op == trace.None || tix[op] == trace.None {
 			continue
 		}
 		d := ev.Dur[i]
-		devSelf[op] += d
-		for a := op; a != trace.None; a = parent[a] {
+		devSelf[tix[op]] += d
+		for a := tix[op]; a != trace.None; a = parent[a] {
 			devTotal[a] += d
 		}
 	}
 
 	stacks := newStackKeys(t, o.StackDepth)
-	rows := map[opKey]*OpRow{}
-	var order []opKey
+	// Rows are found by name alone unless grouped by shape or stack: a
+	// slice indexed by StrID, no map (a trace with generated op names has
+	// hundreds of thousands of rows).
+	var byName []int32 // name -> row index + 1
+	var byKey map[opKey]int32
+	var rows []opSums
+	if o.GroupByShape || o.StackDepth > 0 {
+		byKey = map[opKey]int32{}
+	} else {
+		// Rows numbered first, in order of first call, so that they take
+		// one allocation of their size.
+		byName = make([]int32, t.NumStrings())
+		var names []trace.StrID
+		for i, k := range ev.Kind {
+			if inTable(k) && byName[ev.Name[i]] == 0 && stepOK(t, i, &o) {
+				names = append(names, ev.Name[i])
+				byName[ev.Name[i]] = int32(len(names))
+			}
+		}
+		rows = make([]opSums, len(names))
+		for r, name := range names {
+			rows[r].key.name = name
+		}
+	}
 	res := &OpTable{HasStacks: stacks.available}
 	res.StepsFirst, res.StepsLast = stepRange(t, &o)
 	for i, k := range ev.Kind {
@@ -180,42 +211,40 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 			continue
 		}
 		key := opKey{name: ev.Name[i]}
-		if o.GroupByShape {
-			if v, ok := t.Arg(i, trace.KeyInputDims); ok {
-				key.dims, _ = v.StrID()
+		var r int32
+		if byName != nil {
+			r = byName[key.name] - 1
+		} else {
+			if o.GroupByShape {
+				if v, ok := t.Arg(i, trace.KeyInputDims); ok {
+					key.dims, _ = v.StrID()
+				}
+			}
+			if o.StackDepth > 0 {
+				key.stack = stacks.key(int32(i))
+			}
+			var ok bool
+			if r, ok = byKey[key]; !ok {
+				r = int32(len(rows))
+				byKey[key] = r
+				rows = append(rows, opSums{key: key})
 			}
 		}
-		if o.StackDepth > 0 {
-			key.stack = stacks.key(int32(i))
-		}
-		r := rows[key]
-		if r == nil {
-			r = &OpRow{Name: t.Str(key.name), InputDims: t.Str(key.dims), Stack: stacks.text(key.stack)}
-			rows[key] = r
-			order = append(order, key)
-		}
-		self := ev.Dur[i] - childSum[i]
-		r.Calls++
-		r.HostTotalUs += us(ev.Dur[i])
-		r.HostSelfUs += us(max(self, 0))
-		r.DeviceSelfUs += us(devSelf[i])
+		s, j := &rows[r], tix[i]
+		self := ev.Dur[i] - childSum[j]
+		s.calls++
+		s.hostTotal += us(ev.Dur[i])
+		s.hostSelf += us(max(self, 0))
+		s.devSelf += us(devSelf[j])
 		// A nested call of the same op would count its device time twice
 		// in a flat sum; key_averages does the same, so do we.
-		r.DeviceTotalUs += us(devTotal[i])
+		s.devTotal += us(devTotal[j])
 	}
-	for _, key := range order {
-		r := rows[key]
-		res.HostSelfUs += r.HostSelfUs
-		res.DevSelfUs += r.DeviceSelfUs
-		res.Calls += r.Calls
-		res.Rows = append(res.Rows, *r)
-	}
-	for i := range res.Rows {
-		r := &res.Rows[i]
-		r.HostSelfPct = pct(r.HostSelfUs, res.HostSelfUs)
-		r.HostTotalPct = pct(r.HostTotalUs, res.HostSelfUs)
-		r.DeviceSelfPct = pct(r.DeviceSelfUs, res.DevSelfUs)
-		r.DeviceTotalPct = pct(r.DeviceTotalUs, res.DevSelfUs)
+	for i := range rows {
+		r := &rows[i]
+		res.HostSelfUs += r.hostSelf
+		res.DevSelfUs += r.devSelf
+		res.Calls += r.calls
 	}
 	res.SortBy = o.SortBy
 	if res.SortBy == "" {
@@ -224,53 +253,83 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 			res.SortBy = "device_total"
 		}
 	}
-	sortOps(res.Rows, res.SortBy)
-	res.TotalRows = len(res.Rows)
-	if o.Top > 0 && len(res.Rows) > o.Top {
-		res.Rows = res.Rows[:o.Top]
+	order := sortOps(t, rows, res.SortBy, o.Top)
+	res.TotalRows = len(rows)
+	// Only the rows shown become OpRows with their strings.
+	for _, ri := range order {
+		r := &rows[ri]
+		res.Rows = append(res.Rows, OpRow{
+			Name: t.Str(r.key.name), InputDims: t.Str(r.key.dims), Stack: stacks.text(r.key.stack),
+			Calls: r.calls, HostSelfUs: r.hostSelf, HostTotalUs: r.hostTotal, DeviceSelfUs: r.devSelf, DeviceTotalUs: r.devTotal,
+			HostSelfPct: pct(r.hostSelf, res.HostSelfUs), HostTotalPct: pct(r.hostTotal, res.HostSelfUs),
+			DeviceSelfPct: pct(r.devSelf, res.DevSelfUs), DeviceTotalPct: pct(r.devTotal, res.DevSelfUs),
+		})
 	}
 	return res
 }
 
-// sortOps sorts rows by the column by, descending (names ascending), ties
-// by name and then in their first order. It sorts indices, not the rows:
-// a stable sort of a million wide rows (a trace with generated op names)
-// spent most of its time moving them.
-func sortOps(rows []OpRow, by string) {
-	val := func(r *OpRow) float64 {
+// opSums is one row's sums while the table is built: no strings or
+// pointers, so the rows are one flat slice the collector never scans.
+type opSums struct {
+	key                                    opKey
+	calls                                  int
+	hostSelf, hostTotal, devSelf, devTotal float64
+}
+
+// sortOps returns the indices of the first top rows (all when top <= 0)
+// sorted by the column by, descending (names ascending), ties by name and
+// then in their first order. With a top it keeps only the best rows seen
+// so far: most rows lose one comparison of values, and a table of
+// generated op names is not sorted whole by name.
+func sortOps(t *trace.Trace, rows []opSums, by string, top int) []int32 {
+	val := func(r *opSums) float64 {
 		switch by {
 		case "name":
 			return 0
 		case "host_self":
-			return r.HostSelfUs
+			return r.hostSelf
 		case "device_total":
-			return r.DeviceTotalUs
+			return r.devTotal
 		case "device_self":
-			return r.DeviceSelfUs
+			return r.devSelf
 		case "calls":
-			return float64(r.Calls)
+			return float64(r.calls)
 		}
-		return r.HostTotalUs
+		return r.hostTotal
 	}
 	vals := make([]float64, len(rows))
-	order := make([]int32, len(rows))
 	for i := range rows {
-		vals[i], order[i] = val(&rows[i]), int32(i)
+		vals[i] = val(&rows[i])
 	}
-	slices.SortFunc(order, func(a, b int32) int {
+	order := func(a, b int32) int {
 		if c := cmp.Compare(vals[b], vals[a]); c != 0 {
 			return c
 		}
-		if c := strings.Compare(rows[a].Name, rows[b].Name); c != 0 {
+		if c := strings.Compare(t.Str(rows[a].key.name), t.Str(rows[b].key.name)); c != 0 {
 			return c
 		}
 		return cmp.Compare(a, b)
-	})
-	sorted := make([]OpRow, len(rows))
-	for i, o := range order {
-		sorted[i] = rows[o]
 	}
-	copy(rows, sorted)
+	if top <= 0 || top >= len(rows) {
+		all := make([]int32, len(rows))
+		for i := range all {
+			all[i] = int32(i)
+		}
+		slices.SortFunc(all, order)
+		return all
+	}
+	best := make([]int32, 0, top+1)
+	for i := range int32(len(rows)) {
+		if len(best) == top && order(i, best[top-1]) > 0 {
+			continue
+		}
+		at, _ := slices.BinarySearchFunc(best, i, order)
+		best = slices.Insert(best, at, i)
+		if len(best) > top {
+			best = best[:top]
+		}
+	}
+	return best
 }
 
 func us(ns int64) float64 { return float64(ns) / 1000 }

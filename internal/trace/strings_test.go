@@ -1,0 +1,77 @@
+package trace
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Interned strings keep their ids and bytes across the index's growth and
+// new chunks, the caller's buffer may be reused, and Lookup finds exactly
+// what was interned.
+func TestStringTable(t *testing.T) {
+	tr := New("x")
+	base := tr.NumStrings()
+	long := strings.Repeat("L", strChunk) // a chunk of its own
+	var want []string
+	buf := []byte{}
+	for i := range 50000 {
+		s := "op_" + strconv.Itoa(i)
+		if i%10000 == 7 {
+			s = long + s
+		}
+		buf = append(buf[:0], s...)
+		if id := tr.Intern(buf); int(id) != base+i {
+			t.Fatalf("%q: id %d, want %d", s, id, base+i)
+		}
+		copy(buf, "XXXX") // the table must have copied the bytes
+		want = append(want, s)
+	}
+	for i, s := range want {
+		id := StrID(base + i)
+		if got := tr.Str(id); got != s {
+			t.Fatalf("id %d: %.20q, want %.20q", id, got, s)
+		}
+		if got, ok := tr.Lookup(s); !ok || got != id {
+			t.Fatalf("Lookup(%.20q) = %d, %v; want %d", s, got, ok, id)
+		}
+		if again := tr.InternString(s); again != id {
+			t.Fatalf("%.20q interned again as %d, want %d", s, again, id)
+		}
+	}
+	if _, ok := tr.Lookup("op_50000"); ok {
+		t.Error("Lookup found a string never interned")
+	}
+	if id, ok := tr.Lookup(""); !ok || id != KeyEmpty || tr.Str(KeyEmpty) != "" {
+		t.Errorf(`"" is %d, %v`, id, ok)
+	}
+	n := 0
+	for id, s := range tr.AllStrings() {
+		if s != tr.Str(id) || int(id) != n {
+			t.Fatalf("AllStrings: %d %.20q at %d", id, s, n)
+		}
+		n++
+	}
+	if n != tr.NumStrings() || n != base+len(want) {
+		t.Errorf("AllStrings yielded %d strings, NumStrings %d, want %d", n, tr.NumStrings(), base+len(want))
+	}
+}
+
+// BenchmarkIntern interns a million distinct names, as a trace with a
+// name per op does, and looks them up again.
+func BenchmarkIntern(b *testing.B) {
+	names := make([][]byte, 1<<20)
+	for i := range names {
+		names[i] = []byte("aten::generated_op_" + strconv.Itoa(i))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		tr := New("bench")
+		for _, s := range names {
+			tr.Intern(s)
+		}
+		for _, s := range names {
+			tr.Intern(s)
+		}
+	}
+}
