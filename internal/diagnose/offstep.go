@@ -265,11 +265,20 @@ func (c sourceCache) scanNoGrad(file string, line int) bool {
 func indentOf(l string) int { return len(l) - len(strings.TrimLeft(l, " \t")) }
 
 // offStepFinding: work that does not belong in the step takes at least
-// MinFinding of the main thread over the run.
+// MinFinding of the main thread over the run, and of the window beyond
+// what its outlier steps hold (a window of many short steps can take in
+// an evaluation every N steps: it makes its step an outlier).
 func (s *state) offStepFinding() {
-	if s.py == nil || s.py.OffStepShare < s.p.MinFinding || len(s.py.OffStep) == 0 ||
-		(s.py.OffStepWindowShare >= 0 && s.py.OffStepWindowShare < s.p.MinFinding) {
+	if s.py == nil || s.py.OffStepShare < s.p.MinFinding || len(s.py.OffStep) == 0 {
 		return
+	}
+	if win := s.py.OffStepWindowShare; win >= 0 {
+		if r := s.in.Run; r != nil {
+			win -= r.WindowOutlierShare
+		}
+		if win < s.p.MinFinding {
+			return
+		}
 	}
 	var where []Location
 	for _, l := range s.py.OffStep[:min(3, len(s.py.OffStep))] {

@@ -3,7 +3,10 @@ package diagnose
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
 
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
 )
@@ -136,5 +139,35 @@ func TestInNoGradBlock(t *testing.T) {
 	}
 	if c.inNoGradBlock(filepath.Join(t.TempDir(), "missing.py"), 3) {
 		t.Error("a missing file is in a no_grad block")
+	}
+}
+
+// An evaluation every N steps can fall in a long window: its step is an
+// outlier, and the share the outliers hold above the median is not work
+// in every step. Work in every step (no outlier) stays a finding.
+func TestOffStepInOutlierSteps(t *testing.T) {
+	var steps []steptimes.Step
+	for i := 1; i <= 60; i++ {
+		d := 0.0035
+		if i == 50 {
+			d = 0.035 // the evaluation's step
+		}
+		steps = append(steps, steptimes.Step{N: i, DurS: d, InWindow: true})
+	}
+	if got := outlierShare(steps, 0.0035); got < 0.13 || got > 0.14 {
+		t.Fatalf("outlier share %.3f, want (35-3.5)/(59*3.5+35) ms = 0.134", got)
+	}
+	for _, c := range []struct {
+		outliers float64
+		want     bool
+	}{{0.134, false}, {0, true}} {
+		s := &state{p: Default, step: 1000, steps: 1, share: map[Class]float64{Host: 0.5, CPUCompute: 0.5}, d: &Diagnosis{},
+			in: Analyses{Run: &RunEvidence{WindowOutlierShare: c.outliers}},
+			py: &PythonEvidence{OffStepShare: 0.08, OffStepWindowShare: 0.08, OffStep: []OffStepLine{{Line{File: "/home/u/train.py", Line: 25, Pct: 8}, OffStepEval}}}}
+		s.findings()
+		got := slices.ContainsFunc(s.d.Findings, func(f Finding) bool { return f.Rule == "host.off-step" })
+		if got != c.want {
+			t.Errorf("outlier share %v: off-step finding %v, want %v", c.outliers, got, c.want)
+		}
 	}
 }

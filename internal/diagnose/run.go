@@ -25,15 +25,19 @@ type RunEvidence struct {
 	OutsideStepS float64 `json:"outside_step_s,omitempty"`
 	// RunMedianStepS: the median of every step outside the window after
 	// the first startupSteps (0 when fewer than 3).
-	RunMedianStepS  float64         `json:"run_median_step_s,omitempty"`
-	WindowMedianS   float64         `json:"window_median_step_s,omitempty"`
-	HasDataLoader   bool            `json:"has_dataloader"`
-	DataLoaderWaitS float64         `json:"dataloader_wait_s"`
-	Loaders         []Loader        `json:"loaders,omitempty"`
-	SyncState       string          `json:"sync_state,omitempty"`
-	SyncSites       []SyncSite      `json:"sync_sites,omitempty"`
-	SyncsPerStep    float64         `json:"syncs_per_step"`
-	Python          *PythonEvidence `json:"python,omitempty"`
+	RunMedianStepS float64 `json:"run_median_step_s,omitempty"`
+	WindowMedianS  float64 `json:"window_median_step_s,omitempty"`
+	// WindowOutlierShare: the share of the window's time that its steps
+	// over twice its median spend above the median, where work every N
+	// steps (an evaluation, a checkpoint) lands in a long window.
+	WindowOutlierShare float64         `json:"window_outlier_share,omitempty"`
+	HasDataLoader      bool            `json:"has_dataloader"`
+	DataLoaderWaitS    float64         `json:"dataloader_wait_s"`
+	Loaders            []Loader        `json:"loaders,omitempty"`
+	SyncState          string          `json:"sync_state,omitempty"`
+	SyncSites          []SyncSite      `json:"sync_sites,omitempty"`
+	SyncsPerStep       float64         `json:"syncs_per_step"`
+	Python             *PythonEvidence `json:"python,omitempty"`
 	// Workers: the DataLoader worker processes' samples (nil: none
 	// sampled, e.g. num_workers=0).
 	Workers *pyprofile.WorkerSummary `json:"workers,omitempty"`
@@ -442,6 +446,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 			r.SyncsPerStep = float64(syncs) / float64(n)
 		}
 		r.OutsideStepS, r.WindowMedianS = stepMedians(ev.StepSeries())
+		r.WindowOutlierShare = outlierShare(ev.StepSeries(), r.WindowMedianS)
 		r.RunMedianStepS = runMedian(ev.StepSeries())
 		r.HasDataLoader = ev.DataLoader.Batches > 0 || len(ev.DataLoader.Loaders) > 0
 		for _, l := range ev.DataLoader.Loaders {
@@ -525,6 +530,24 @@ func stepMedians(steps []steptimes.Step) (outside, inside float64) {
 		}
 	}
 	return max(median(before), median(after)), median(in)
+}
+
+// outlierShare is the share of the window's time that its steps over
+// twice the median (inside) spend above it.
+func outlierShare(steps []steptimes.Step, median float64) float64 {
+	var sum, above float64
+	for _, st := range steps {
+		if st.InWindow && st.DurS > 0 {
+			sum += st.DurS
+			if st.DurS > 2*median {
+				above += st.DurS - median
+			}
+		}
+	}
+	if sum == 0 || median <= 0 {
+		return 0
+	}
+	return above / sum
 }
 
 // startupSteps: the per-step record skips the first steps (imports,
