@@ -85,6 +85,11 @@ with _Siblings():
     from _bottleneck_window import StopAfterProfile, Window
 
 _LOCK_THRESHOLD = 8  # DataLoader batches / forwards before auto locks on them
+# Forwards with autograd on before auto locks on them: a training loop
+# calls its modules several times before its first optimizer.step() (an
+# unrolled RNN cell, per-sample calls, gradient accumulation), and those
+# calls are not its steps.
+_GRAD_LOCK_THRESHOLD = 64
 
 
 class _TorchImportWatcher(object):
@@ -234,6 +239,7 @@ class Agent(Window, Evidence):
         self.loaders = {}  # id(loader) -> info
         self._fwd_handles = []
         self._fwd_depth = threading.local()
+        self._grad_forwards = False  # a forward ran with autograd on (see _GRAD_LOCK_THRESHOLD)
         self.progress_path = None
         self._last_ckpt = time.perf_counter()
         self._t0 = time.perf_counter()
@@ -693,8 +699,11 @@ class Agent(Window, Evidence):
     def _on_forward(self):
         self.step_counts["forward"] += 1
         if self.step_source is None and self.step_source_req in ("auto", "forward"):
+            if not self._grad_forwards and safe(lambda: self.torch.is_grad_enabled(), False):
+                self._grad_forwards = True
+            need = _GRAD_LOCK_THRESHOLD if self._grad_forwards else _LOCK_THRESHOLD
             if self.step_source_req == "forward" or (
-                    self.step_counts["forward"] >= _LOCK_THRESHOLD
+                    self.step_counts["forward"] >= need
                     and self.step_counts["optimizer"] == 0 and self.step_counts["dataloader"] == 0):
                 self._lock("forward")
                 self.step_start = time.perf_counter()

@@ -8,6 +8,7 @@ package run
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -406,6 +407,21 @@ func TestInferenceWithoutOptimizerUsesForwardSteps(t *testing.T) {
 		t.Fatalf("lengthened window: %d active steps, windows %+v", n, ev.Profiler.Windows)
 	}
 	checkTrace(t, filepath.Join(r.dir, "trace-rank0.pt.trace.json.gz"), ev.Profiler.ActiveSteps)
+}
+
+// A training loop that calls its module many times before each
+// optimizer.step() (an unrolled RNN cell) steps on the optimizer, not on
+// the cell's calls.
+func TestTrainingForwardsAreNotSteps(t *testing.T) {
+	py := torchPython(t)
+	r := bn(t, runOpts{}, append(small(py), ex(t, "rnn_cell_train.py"), "12")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	ev := loadEvidence(t, r.dir, "rank0")
+	if src := ev.StepSource; src == nil || *src != "optimizer" || ev.StepCounts["optimizer"] != 12 {
+		t.Fatalf("step source %q, counts %v: want the optimizer's 12 steps", *cmp.Or(src, new(string)), ev.StepCounts)
+	}
 }
 
 func TestDataLoaderWorkers(t *testing.T) {
