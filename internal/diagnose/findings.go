@@ -226,7 +226,7 @@ func (s *state) findings() {
 					}
 					change = fmt.Sprintf("the batches load in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s); or make the dataset's __getitem__ cheaper", n, pinText(s.device))
 				case l.NumWorkers != nil && s.oversubscribed():
-					change = fmt.Sprintf("%d workers and the main process's threads already compete for the CPUs (see the oversubscription finding): more workers would not help; make __getitem__ cheaper, or leave the workers more cores (torch.set_num_threads(1) in the main process)", *l.NumWorkers)
+					change = fmt.Sprintf("%d workers and the main process's threads already want more CPUs than there are: more workers would not help; make __getitem__ cheaper, or leave the workers more cores (torch.set_num_threads(1) in the main process)", *l.NumWorkers)
 				case l.NumWorkers != nil:
 					change = fmt.Sprintf("%d workers cannot keep up: raise num_workers, prefetch_factor, or make __getitem__ cheaper", *l.NumWorkers)
 				}
@@ -526,14 +526,22 @@ func (s *state) oversubscribed() bool {
 // the CPU side of the step is where the time goes. Threads that share a
 // core slow each other down more than they add (OpenMP spin-waits, cache
 // thrashing): fewer threads make such steps faster, so "use all cores" or
-// "more workers" would be harmful advice there.
+// "more workers" would be harmful advice there. Counted threads need not
+// be busy (DataLoader workers that only index tensors idle): where the
+// agent measured the step thread's wait for a CPU in the window, that
+// wait is what is at stake, and under CPUWaitNote the finding stays
+// silent (halving the intra-op threads of a compute-bound step on the
+// strength of idle workers would slow it down).
 func (s *state) oversubscriptionFinding() {
 	d, ok := s.cpuDemand()
 	if !ok || !d.oversubscribed() {
 		return
 	}
-	cpuSide := s.share[CPUCompute] + s.share[Input] + s.share[Host]
-	if cpuSide < s.p.MinFinding {
+	atStake := s.share[CPUCompute] + s.share[Input] + s.share[Host]
+	if cw := s.cpuWait(); cw != nil {
+		atStake = min(atStake, cw.Window.WaitShare())
+	}
+	if atStake < s.p.MinFinding || s.cpuWait() != nil && !s.waitsForCPU() {
 		return
 	}
 	perRank := max(d.cpus/d.ranks, 1)
@@ -558,7 +566,7 @@ func (s *state) oversubscriptionFinding() {
 		ms = append(ms, Evidence{"main thread waiting for a CPU (recorded window)", pct(cw.Window.WaitShare()), "%", "evidence"})
 	}
 	title := fmt.Sprintf("%d threads want the CPU at once on %d CPUs: %d process(es) × (%d intra-op threads + %d DataLoader workers)", d.want, d.cpus, d.ranks, d.threads, d.workers)
-	s.emit(s.finding("cpu.oversubscribed", title, cpuSide*s.step, ms, append(s.threadSetting(), s.interopSetting()...), change))
+	s.emit(s.finding("cpu.oversubscribed", title, atStake*s.step, ms, append(s.threadSetting(), s.interopSetting()...), change))
 }
 
 func (s *state) rank() {

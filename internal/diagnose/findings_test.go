@@ -187,7 +187,9 @@ func TestOptimizerFinding(t *testing.T) {
 
 // Oversubscription fires when the job's threads outnumber the CPUs and the
 // CPU side of the step matters; otherwise it stays silent, and then more
-// intra-op threads are advised only when CPUs are free.
+// intra-op threads are advised only when CPUs are free. Where the step
+// thread's wait for a CPU was measured, it is what is at stake, and a
+// thread that hardly waited (the workers idle) keeps the rule silent.
 func TestOversubscription(t *testing.T) {
 	workers := func(n int) []Loader { return []Loader{{Dataset: "D", NumWorkers: &n}} }
 	for _, c := range []struct {
@@ -195,18 +197,25 @@ func TestOversubscription(t *testing.T) {
 		cpus, threads, ranks int
 		loaders              []Loader
 		share                map[Class]float64
+		wait                 float64 // the step thread's share of the window waiting for a CPU; -1 not measured
 		fires                bool
 		change, nativeChange string
 	}{
-		{"threads+workers on 2 CPUs", 2, 2, 1, workers(2), map[Class]float64{CPUCompute: 0.6, Input: 0.3}, true, "OMP_NUM_THREADS=1 (or torch.set_num_threads(1) at start) and DataLoader(num_workers=1)", ""},
-		{"4 ranks × 8 threads on 8 CPUs", 8, 8, 4, nil, map[Class]float64{CPUCompute: 0.6}, true, "OMP_NUM_THREADS=2", ""},
-		{"room to spare", 8, 4, 1, workers(2), map[Class]float64{CPUCompute: 0.6}, false, "", "torch.set_num_threads(6)"},
-		{"exactly full", 2, 2, 1, nil, map[Class]float64{CPUCompute: 0.6}, false, "", "matmul"},
-		{"GPU step, CPU side idle", 2, 4, 1, nil, map[Class]float64{GPUCompute: 0.9, Host: 0.01}, false, "", ""},
+		{"threads+workers on 2 CPUs", 2, 2, 1, workers(2), map[Class]float64{CPUCompute: 0.6, Input: 0.3}, -1, true, "OMP_NUM_THREADS=1 (or torch.set_num_threads(1) at start) and DataLoader(num_workers=1)", ""},
+		{"4 ranks × 8 threads on 8 CPUs", 8, 8, 4, nil, map[Class]float64{CPUCompute: 0.6}, -1, true, "OMP_NUM_THREADS=2", ""},
+		{"room to spare", 8, 4, 1, workers(2), map[Class]float64{CPUCompute: 0.6}, -1, false, "", "torch.set_num_threads(6)"},
+		{"exactly full", 2, 2, 1, nil, map[Class]float64{CPUCompute: 0.6}, -1, false, "", "matmul"},
+		{"GPU step, CPU side idle", 2, 4, 1, nil, map[Class]float64{GPUCompute: 0.9, Host: 0.01}, -1, false, "", ""},
+		{"workers busy: the step thread waited", 2, 2, 1, workers(2), map[Class]float64{CPUCompute: 0.6, Input: 0.3}, 0.26, true, "OMP_NUM_THREADS=1", ""},
+		{"workers idle: the step thread hardly waited", 2, 2, 1, workers(2), map[Class]float64{CPUCompute: 0.95}, 0.04, false, "", ""},
 	} {
+		run := &RunEvidence{Loaders: c.loaders, Env: &Env{CPUs: c.cpus, NumThreads: c.threads, LocalRanks: c.ranks, LoadAverage: -1}}
+		if c.wait >= 0 {
+			th := &rundir.ThreadSched{WallS: 1, CPUS: 1 - c.wait, WaitS: c.wait, ProcessCPUS: 1.5}
+			run.CPUWait = &rundir.CPUWait{Run: th, Window: th}
+		}
 		s := &state{p: Default, step: 1000, share: c.share, d: &Diagnosis{}, in: Analyses{
-			Ops: &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::addmm", HostSelfUs: 500}}},
-			Run: &RunEvidence{Loaders: c.loaders, Env: &Env{CPUs: c.cpus, NumThreads: c.threads, LocalRanks: c.ranks, LoadAverage: -1}}}}
+			Ops: &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::addmm", HostSelfUs: 500}}}, Run: run}}
 		s.findings()
 		var over, native *Finding
 		for i, f := range s.d.Findings {
@@ -219,6 +228,9 @@ func TestOversubscription(t *testing.T) {
 		}
 		if (over != nil) != c.fires || over != nil && !strings.Contains(over.Change, c.change) {
 			t.Errorf("%s: oversubscription %+v, want fires=%v with %q", c.name, over, c.fires, c.change)
+		}
+		if over != nil && c.wait >= 0 && over.AtStakeUs != c.wait*1000 {
+			t.Errorf("%s: at stake %v µs, want the wait's %v", c.name, over.AtStakeUs, c.wait*1000)
 		}
 		if native != nil && c.fires && strings.Contains(native.Change, "set_num_threads") {
 			t.Errorf("%s: cpu.native asks for threads while oversubscribed: %s", c.name, native.Change)

@@ -247,7 +247,7 @@ var Rules = []Rule{
 		"native ops are the limit: use all cores (torch.set_num_threads), bf16/channels_last where the CPU supports them, torch.compile, or an accelerator"},
 	{"cpu.tiny-ops", Overhead, "CPU-only: >= TinyOpsPerStep ops per step and <= TinyOpUs µs of step per op (steps outside the profiler window when the run evidence has them); the whole native-op share is then framework overhead, >= MinFinding", 0.7,
 		"issue fewer, larger ops: batch the per-layer or per-parameter loop into one op over stacked tensors (torch.stack/cat, bmm, one Linear over the concatenated features), foreach=True optimizers for per-parameter updates, or torch.compile to fuse the small ops"},
-	{"cpu.oversubscribed", CPUCompute, "run evidence: local ranks × (intra-op threads + DataLoader workers) > usable CPUs, and the CPU side of the step (native ops, DataLoader wait, host work) >= MinFinding", 0.5,
+	{"cpu.oversubscribed", CPUCompute, "run evidence: local ranks × (intra-op threads + DataLoader workers) > usable CPUs, and the CPU side of the step (native ops, DataLoader wait, host work) >= MinFinding; with the step thread's measured wait for a CPU, at stake is that wait, and under CPUWaitNote nothing", 0.5,
 		"give each process its share of the CPUs: OMP_NUM_THREADS / torch.set_num_threads so that ranks × (threads + workers) <= CPUs"},
 	{"ranks.straggler", Straggler, "several ranks: imbalance >= Imbalance %, or communication shares spread >= CommSpread points", 1.0,
 		"find out why the slow rank is slow (its own verdict below) and balance the work across ranks"},
