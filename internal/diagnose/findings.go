@@ -272,8 +272,10 @@ func (s *state) findings() {
 				title = fmt.Sprintf("Python between ops takes %.0f%% of the step", pct(busy))
 				change = "take the Python work out of the step: vectorise it with tensor ops, precompute it, or move it into a Dataset loaded by DataLoader workers"
 			}
-			if in := s.pythonInModules(); in >= s.p.ModuleOverhead*busy {
-				// the Python is torch's own, calling many small modules
+			if in := s.pythonInModules(); in >= s.p.ModuleOverhead*busy && busy >= s.share[CPUCompute] {
+				// the Python is torch's own, calling modules whose ops
+				// take less time than it (else the estimate is mostly the
+				// native ops' share, and the ops are not small)
 				change = fmt.Sprintf("most of this Python time (~%.0f%% of the step) is inside nn.Module calls (__call__, hooks, Sequential's loop, each layer's forward), the modules' ops too small to pay for it: torch.compile(model) runs them as one graph; or give each call more work (a larger batch, fewer and wider layers)", pct(in))
 			}
 			s.emit(s.finding("host.python", title, busy*S, s.ev[Host], where, change))

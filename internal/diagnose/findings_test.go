@@ -529,8 +529,8 @@ func TestBlocked(t *testing.T) {
 // between ops sits inside module calls: the samples in module calls,
 // less the native ops they also cover, hold most of it. A small model
 // called with one input at a time does; a program whose own Python loop
-// runs beside a compute-heavy model, or whose samples are outside
-// modules, keeps the general change.
+// runs beside a compute-heavy model, whose samples are outside modules,
+// or whose modules' ops outweigh the Python, keeps the general change.
 func TestModuleOverhead(t *testing.T) {
 	for _, c := range []struct {
 		name                string
@@ -540,6 +540,7 @@ func TestModuleOverhead(t *testing.T) {
 		{"small layers, batch 1", 0.64, 0.21, 0.95, true},
 		{"own Python loop beside a heavy model", 0.4, 0.6, 0.6, false},
 		{"Python outside modules", 0.6, 0.2, 0.1, false},
+		{"large convolutions, little Python", 0.12, 0.75, 1.0, false},
 	} {
 		s := &state{p: Default, step: 1000, steps: 1, share: map[Class]float64{Host: c.host, CPUCompute: c.native}, d: &Diagnosis{},
 			py: &PythonEvidence{ModuleShare: c.inMod, Hot: []Line{{File: "/home/u/infer.py", Line: 6, Pct: 90}}}}

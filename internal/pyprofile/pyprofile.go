@@ -199,6 +199,11 @@ func IsLibraryFile(file string) bool {
 	if strings.Contains(f, "/site-packages/") || strings.Contains(f, "/dist-packages/") {
 		return true
 	}
+	// code torch.compile generated (inductor's cache, /tmp/torchinductor_USER
+	// by default): torch's, not a line the user can change
+	if strings.Contains(f, "/torchinductor_") {
+		return true
+	}
 	// .../lib/python3.11/xxx.py (the standard library)
 	if i := strings.Index(f, "/lib/python"); i >= 0 {
 		rest := f[i+len("/lib/python"):]

@@ -117,6 +117,7 @@ func TestCProfileVariant(t *testing.T) {
 func TestIsLibraryFile(t *testing.T) {
 	for f, want := range map[string]bool{
 		"/venv/lib/python3.11/site-packages/torch/x.py": true,
+		"/tmp/torchinductor_root/ug/cugc5pjgaq2i5e.py":  true, // torch.compile's generated code
 		"/usr/lib/python3.12/threading.py":              true,
 		"/usr/lib/python3.13t/threading.py":             true,
 		"<frozen importlib._bootstrap>":                 true,

@@ -36,7 +36,8 @@ _LIB_DIRS = None
 
 
 def is_library_file(fn):
-    """True for files of torch, the standard library and site-packages."""
+    """True for files of torch (its generated code too), the standard
+    library and site-packages."""
     global _LIB_DIRS
     if _LIB_DIRS is None:
         dirs = set()
@@ -57,7 +58,8 @@ def is_library_file(fn):
         _LIB_DIRS = tuple(dirs)
     if fn.startswith("<"):
         return True
-    return fn.startswith(_LIB_DIRS) or (os.sep + "site-packages" + os.sep) in fn
+    # torch.compile's generated code (inductor's cache) is torch's too
+    return fn.startswith(_LIB_DIRS) or (os.sep + "site-packages" + os.sep) in fn or (os.sep + "torchinductor_") in fn
 
 
 def thread_role(ident, name, main_ident):

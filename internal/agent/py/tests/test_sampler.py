@@ -179,6 +179,11 @@ class SamplerTest(unittest.TestCase):
         self.assertGreater(waiting, 0.2, (on_cpu, waiting))
         self.assertGreater(on_cpu + waiting, 0.8, (on_cpu, waiting))
 
+    def test_library_files(self):
+        self.assertTrue(S.is_library_file(os.__file__))
+        self.assertTrue(S.is_library_file("/tmp/torchinductor_u/ug/cugc5pjgaq2i5e.py"))  # torch.compile's output
+        self.assertFalse(S.is_library_file("/home/u/train.py"))
+
     def test_thread_role(self):
         self.assertEqual(S.thread_role(1, "MainThread", 1), "main")
         self.assertEqual(S.thread_role(2, "Thread-3 (_pin_memory_loop)", 1), "pin_memory")
