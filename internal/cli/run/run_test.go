@@ -385,24 +385,16 @@ func TestTrainCNN(t *testing.T) {
 
 func TestInferenceWithoutOptimizerUsesForwardSteps(t *testing.T) {
 	py := torchPython(t)
-	r := bn(t, runOpts{}, append(small(py), ex(t, "infer.py"), "30")...)
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
-	}
-	ev := loadEvidence(t, r.dir, "rank0")
-	if ev.StepSource == nil || *ev.StepSource != "forward" || ev.StepCounts["optimizer"] != 0 {
-		t.Fatalf("step source: %+v", ev)
+	r, ev := stepsOf(t, "forward", append(small(py), ex(t, "infer.py"), "30")...)
+	if ev.StepCounts["optimizer"] != 0 {
+		t.Fatalf("step counts: %v", ev.StepCounts)
 	}
 	checkTrace(t, filepath.Join(r.dir, "trace-rank0.pt.trace.json.gz"), 2)
 
 	// steps far shorter than --min-window / --active: the window records
 	// as many as fill it, at most 500 (--active alone records exactly
 	// that many: small() above)
-	r = bn(t, runOpts{}, "--python", py, "--skip-first", "4", "--warmup", "1", "--min-window", "1s", ex(t, "infer.py"), "600")
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
-	}
-	ev = loadEvidence(t, r.dir, "rank0")
+	r, ev = stepsOf(t, "forward", "--python", py, "--skip-first", "4", "--warmup", "1", "--min-window", "1s", ex(t, "infer.py"), "600")
 	if n := ev.Profiler.ActiveSteps; n <= 5 || n > 500 || len(ev.Profiler.Windows) != 1 || len(ev.Profiler.Windows[0].Steps) != n {
 		t.Fatalf("lengthened window: %d active steps, windows %+v", n, ev.Profiler.Windows)
 	}
@@ -414,14 +406,24 @@ func TestInferenceWithoutOptimizerUsesForwardSteps(t *testing.T) {
 // the cell's calls.
 func TestTrainingForwardsAreNotSteps(t *testing.T) {
 	py := torchPython(t)
-	r := bn(t, runOpts{}, append(small(py), ex(t, "rnn_cell_train.py"), "12")...)
+	if _, ev := stepsOf(t, "optimizer", append(small(py), ex(t, "rnn_cell_train.py"), "12")...); ev.StepCounts["optimizer"] != 12 {
+		t.Fatalf("step counts %v: want the optimizer's 12 steps", ev.StepCounts)
+	}
+}
+
+// stepsOf runs bottleneck with args and returns the run and its evidence,
+// failing unless the program exited 0 and its steps came from source.
+func stepsOf(t *testing.T, source string, args ...string) (result, evidence) {
+	t.Helper()
+	r := bn(t, runOpts{}, args...)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	ev := loadEvidence(t, r.dir, "rank0")
-	if src := ev.StepSource; src == nil || *src != "optimizer" || ev.StepCounts["optimizer"] != 12 {
-		t.Fatalf("step source %q, counts %v: want the optimizer's 12 steps", *cmp.Or(src, new(string)), ev.StepCounts)
+	if src := ev.StepSource; src == nil || *src != source {
+		t.Fatalf("step source %q, counts %v: want %s", *cmp.Or(src, new(string)), ev.StepCounts, source)
 	}
+	return r, ev
 }
 
 func TestDataLoaderWorkers(t *testing.T) {
