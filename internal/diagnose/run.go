@@ -30,14 +30,19 @@ type RunEvidence struct {
 	// WindowOutlierShare: the share of the window's time that its steps
 	// over twice its median spend above the median, where work every N
 	// steps (an evaluation, a checkpoint) lands in a long window.
-	WindowOutlierShare float64         `json:"window_outlier_share,omitempty"`
-	HasDataLoader      bool            `json:"has_dataloader"`
-	DataLoaderWaitS    float64         `json:"dataloader_wait_s"`
-	Loaders            []Loader        `json:"loaders,omitempty"`
-	SyncState          string          `json:"sync_state,omitempty"`
-	SyncSites          []SyncSite      `json:"sync_sites,omitempty"`
-	SyncsPerStep       float64         `json:"syncs_per_step"`
-	Python             *PythonEvidence `json:"python,omitempty"`
+	WindowOutlierShare float64 `json:"window_outlier_share,omitempty"`
+	// SettledStep: the step after the window from which every run of
+	// settleSteps steps has its median within 1.3x the median of the
+	// run's second half, with room for a window after it (0: never, or
+	// too few steps): where a later window finds the program's usual step.
+	SettledStep     int             `json:"settled_step,omitempty"`
+	HasDataLoader   bool            `json:"has_dataloader"`
+	DataLoaderWaitS float64         `json:"dataloader_wait_s"`
+	Loaders         []Loader        `json:"loaders,omitempty"`
+	SyncState       string          `json:"sync_state,omitempty"`
+	SyncSites       []SyncSite      `json:"sync_sites,omitempty"`
+	SyncsPerStep    float64         `json:"syncs_per_step"`
+	Python          *PythonEvidence `json:"python,omitempty"`
 	// Workers: the DataLoader worker processes' samples (nil: none
 	// sampled, e.g. num_workers=0).
 	Workers *pyprofile.WorkerSummary `json:"workers,omitempty"`
@@ -447,6 +452,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		}
 		r.OutsideStepS, r.WindowMedianS = stepMedians(ev.StepSeries())
 		r.WindowOutlierShare = outlierShare(ev.StepSeries(), r.WindowMedianS)
+		r.SettledStep = settledStep(ev.StepSeries())
 		r.RunMedianStepS = runMedian(ev.StepSeries())
 		r.HasDataLoader = ev.DataLoader.Batches > 0 || len(ev.DataLoader.Loaders) > 0
 		for _, l := range ev.DataLoader.Loaders {
@@ -637,6 +643,52 @@ func gcPauses(rows []rundir.StepRow, steps []steptimes.Step, sites []rundir.GCSi
 
 // runMedian is the median of the steps outside the profiler window after
 // start-up: what a step costs without the profiler.
+// settleSteps is the run of steps settledStep takes medians over, and
+// windowRoom the steps a later window needs after --skip-first (warm-up
+// and recorded, with the defaults and a margin).
+const (
+	settleSteps = 5
+	windowRoom  = 10
+)
+
+// settledStep is the first step after the window from which the steps
+// stay settled (see RunEvidence.SettledStep), 0 if none.
+func settledStep(steps []steptimes.Step) int {
+	var tail []float64
+	for _, st := range steps[len(steps)/2:] {
+		if st.DurS > 0 {
+			tail = append(tail, st.DurS)
+		}
+	}
+	usual := median(tail)
+	last := -1 // the last step of the window
+	for i, st := range steps {
+		if st.InWindow {
+			last = i
+		}
+	}
+	if usual <= 0 || last < 0 {
+		return 0
+	}
+	// the step after the middle of the last run of settleSteps (from the
+	// window on) whose median is over the bar
+	from := last + 1
+	run := make([]float64, settleSteps)
+	for j := len(steps) - settleSteps; j > last; j-- {
+		for k := range run {
+			run[k] = steps[j+k].DurS
+		}
+		if median(run) > 1.3*usual {
+			from = j + settleSteps/2 + 1
+			break
+		}
+	}
+	if from+windowRoom > len(steps) {
+		return 0
+	}
+	return steps[from].N
+}
+
 func runMedian(steps []steptimes.Step) float64 {
 	var xs []float64
 	for _, st := range steps {

@@ -241,7 +241,7 @@ func (s *state) reprofile(w *window.Result, inflated, slower bool) string {
 		case inflated:
 			return "the profiler's own cost inflates tiny ops: trust the Python profile of the whole run, or re-run without --record-shapes/--with-stack/--profile-memory"
 		case slower:
-			return "re-run on a quiet machine, or record a later window: bottleneck run --skip-first 40 ..."
+			return s.laterWindow()
 		}
 		return "re-run with a longer warm-up before the window: bottleneck run --warmup 4 ..."
 	}
@@ -257,6 +257,16 @@ func (s *state) reprofile(w *window.Result, inflated, slower bool) string {
 		adv += "; record_shapes, with_stack and profile_memory off make the profiler lighter"
 	}
 	return adv
+}
+
+// laterWindow advises a window where the run's steps had settled, or a
+// quiet machine when they never did after the window.
+func (s *state) laterWindow() string {
+	r := s.in.Run
+	if r.SettledStep == 0 {
+		return "the steps after the window did not settle for long (the run's step times show it): re-run on a quiet machine, with more steps"
+	}
+	return fmt.Sprintf("the run's steps settle from step %d: record a later window: bottleneck run --skip-first %d ... (or re-run on a quiet machine)", r.SettledStep, r.SettledStep)
 }
 
 // windowBlocks returns why no verdict can be drawn from the window ("" when

@@ -118,3 +118,48 @@ func TestCPUWait(t *testing.T) {
 		t.Errorf("quiet machine: cpu.native %+v, want the free-CPU advice", f)
 	}
 }
+
+// A window in a slow stretch is re-profiled where the run's steps settle:
+// after a slow first phase, the first step of the fast one (a single slow
+// step later does not move it); never, when the steps stay uneven.
+func TestSettledStep(t *testing.T) {
+	series := func(n int, dur func(i int) float64) []steptimes.Step {
+		var out []steptimes.Step
+		for i := 1; i <= n; i++ {
+			out = append(out, steptimes.Step{N: i, DurS: dur(i), InWindow: i >= 8 && i <= 12})
+		}
+		return out
+	}
+	slowStart := func(i int) float64 {
+		switch {
+		case i <= 40:
+			return 0.03
+		case i == 60:
+			return 0.5 // one outlier
+		}
+		return 0.01
+	}
+	uneven := func(i int) float64 { return 0.01 * float64(1+(i/5)%3) } // 5 steps at 10, 20, 30 ms in turn
+	for _, c := range []struct {
+		name string
+		n    int
+		dur  func(int) float64
+		want int
+	}{
+		{"slow first phase", 80, slowStart, 41},
+		{"never settles", 80, uneven, 0},
+		{"too few steps after the window", 20, slowStart, 0},
+	} {
+		if got := settledStep(series(c.n, c.dur)); got != c.want {
+			t.Errorf("%s: settled at %d, want %d", c.name, got, c.want)
+		}
+	}
+	s := &state{in: Analyses{Run: &RunEvidence{SettledStep: 41}}}
+	if got := s.laterWindow(); !strings.Contains(got, "--skip-first 41") {
+		t.Errorf("advice %q", got)
+	}
+	s.in.Run.SettledStep = 0
+	if got := s.laterWindow(); strings.Contains(got, "--skip-first") {
+		t.Errorf("advice for steps that never settle: %q", got)
+	}
+}
