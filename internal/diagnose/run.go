@@ -641,8 +641,6 @@ func gcPauses(rows []rundir.StepRow, steps []steptimes.Step, sites []rundir.GCSi
 	return g
 }
 
-// runMedian is the median of the steps outside the profiler window after
-// start-up: what a step costs without the profiler.
 // settleSteps is the run of steps settledStep takes medians over, and
 // windowRoom the steps a later window needs after --skip-first (warm-up
 // and recorded, with the defaults and a margin).
@@ -689,6 +687,8 @@ func settledStep(steps []steptimes.Step) int {
 	return steps[from].N
 }
 
+// runMedian is the median of the steps outside the profiler window after
+// start-up: what a step costs without the profiler.
 func runMedian(steps []steptimes.Step) float64 {
 	var xs []float64
 	for _, st := range steps {

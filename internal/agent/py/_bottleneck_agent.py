@@ -169,6 +169,7 @@ class _OwnWork(object):
 
     def __enter__(self):
         a = self.agent
+        a._own.depth = getattr(a._own, "depth", 0) + 1
         if a.frameworks is not None:
             a.frameworks.enter_agent()
         if a.sampler is not None:
@@ -180,6 +181,7 @@ class _OwnWork(object):
 
     def __exit__(self, *exc):
         a = self.agent
+        a._own.depth -= 1
         if a.frameworks is not None:
             a.frameworks.leave_agent()
         if a.sampler is not None:
@@ -239,6 +241,7 @@ class Agent(Window, Evidence):
         self.loaders = {}  # id(loader) -> info
         self._fwd_handles = []
         self._fwd_depth = threading.local()
+        self._own = threading.local()  # .depth: this thread does the agent's own work (_OwnWork)
         self._grad_forwards = False  # a forward ran with autograd on (see _GRAD_LOCK_THRESHOLD)
         self.progress_path = None
         self._last_ckpt = time.perf_counter()
@@ -316,6 +319,8 @@ class Agent(Window, Evidence):
             os.register_at_fork(after_in_child=self._after_fork_child)
             default_sigterm_in_children(self._on_sigterm)
         self.stepstats = _load_stepstats(self.errors)
+        if self.stepstats is not None:
+            self.stepstats.agent_busy = lambda: getattr(self._own, "depth", 0) > 0
         try:
             self.frameworks = _load_sibling("_bottleneck_frameworks").Frameworks(
                 lambda name, fn: sys.meta_path.insert(0, _TorchImportWatcher(fn, name)))

@@ -44,6 +44,10 @@ class StepStats:
         self._gc_step_s = 0.0
         self._gc_step_n = 0
         self._gc_start = None
+        # the agent sets it: true while the calling thread does the agent's
+        # own work (the profiler's start, trace export), whose collections
+        # are not the step's
+        self.agent_busy = lambda: False
         self._statm = None
         self._page = 4096
         self._torch = None
@@ -110,13 +114,15 @@ class StepStats:
         dur = _clock() - start
         self._gc_start = None
         self.gc_total_s += dur
-        self._gc_step_s += dur
-        self._gc_step_n += 1
         g = self.gc_by_gen.get(info["generation"])
         if g is None:
             g = self.gc_by_gen[info["generation"]] = [0, 0.0]
         g[0] += 1
         g[1] += dur
+        if self.agent_busy():
+            return
+        self._gc_step_s += dur
+        self._gc_step_n += 1
         # sites only once the loop runs: start-up collections (imports,
         # building data) are not the step's
         if dur >= _SITE_PAUSE_S and self.rows and os.getpid() == self.pid:

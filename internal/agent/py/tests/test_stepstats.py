@@ -40,6 +40,16 @@ class GCTest(unittest.TestCase):
         self.assertIn("2", ev["gc"]["generations"])
         self.assertEqual(len(junk), 100_000)
 
+    def test_collections_in_the_agents_work_are_not_the_steps(self):
+        junk = [[i] for i in range(100_000)]
+        self.st.on_step(1, False)
+        self.st.agent_busy = lambda: True  # the profiler starting, say
+        gc.collect()
+        self.st.on_step(2, False)
+        self.assertEqual(self.st.rows[-1][3:5], [0.0, 0])
+        self.assertGreater(self.st.gc_total_s, 0)  # the process's total keeps it
+        self.assertEqual(len(junk), 100_000)
+
     def test_startup_collections_have_no_site_and_stop_detaches(self):
         gc.collect()
         self.assertEqual(self.st.evidence()["gc"]["sites"], [])
