@@ -352,6 +352,10 @@ func (s *state) findings() {
 		where = append(where, s.topOps(3, true)...)
 		change, fam := s.cpuOpsChange()
 		ms := slices.Concat(s.ev[CPUCompute], fam)
+		if c, ev := s.emulatedAutocast(); c != "" {
+			change, ms = c, append(ms, ev...)
+			where = slices.Insert(where, 0, Location{Kind: "python", Name: "autocast", File: s.py.CPUAutocast.File, Line: s.py.CPUAutocast.Line, Note: "autocast on the CPU to " + s.py.CPUAutocast.DType})
+		}
 		if d, ok := s.cpuDemand(); ok {
 			ms = append(ms, Evidence{"torch intra-op threads", float64(d.threads), "", "env"}, Evidence{"usable CPUs", float64(d.cpus), "", "env"})
 			// more threads only where the CPUs are idle: with DataLoader
@@ -769,13 +773,56 @@ func (s *state) cpuOpsChange() (string, []Evidence) {
 	const dominant = 0.4
 	switch {
 	case conv/total >= dominant:
-		return "convolutions take most of the native time: model.to(memory_format=torch.channels_last) and the input likewise (oneDNN's fast path), torch.compile, bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16)) on CPUs with AVX512-BF16/AMX, or an accelerator",
+		return "convolutions take most of the native time: model.to(memory_format=torch.channels_last) and the input likewise (oneDNN's fast path), torch.compile, " + s.bf16Advice() + "or an accelerator",
 			[]Evidence{{"convolution ops' share of native op time", pct(conv / total), "%", "ops"}}
 	case gemm/total >= dominant:
-		return "matmuls take most of the native time and already run in oneDNN/MKL: bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16)) on CPUs with AVX512-BF16/AMX, fewer or larger matmuls (batching), or an accelerator",
+		return "matmuls take most of the native time and already run in oneDNN/MKL: " + s.bf16Advice() + "fewer or larger matmuls (batching), or an accelerator",
 			[]Evidence{{"matmul ops' share of native op time", pct(gemm / total), "%", "ops"}}
 	}
 	return "no op family dominates the native time: fuse the many ops with torch.compile(model), or an accelerator", nil
+}
+
+// bf16Advice suggests bf16 autocast where the CPU runs bfloat16 in
+// hardware or may (unknown), never where it would be emulated.
+func (s *state) bf16Advice() string {
+	var env *Env
+	if s.in.Run != nil {
+		env = s.in.Run.Env
+	}
+	switch native, known := env.reducedPrecision("bfloat16"); {
+	case !known:
+		return "bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16)) on CPUs with AVX512-BF16/AMX, "
+	case native:
+		return "bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16): this CPU has bfloat16 instructions), "
+	}
+	return ""
+}
+
+// emulatedAutocast: the compute ran under autocast to bfloat16 or
+// float16 on a CPU without that dtype in hardware, where oneDNN emulates
+// it, often many times slower than float32 (measured here: a
+// 256x512x1024 matmul 270 ms in bfloat16, 18 ms in float32 on AVX2).
+// The backward of an autocast forward runs in its dtype too, outside the
+// block: a fifth of the samples under it is enough (a forward is about a
+// third of a training step). It returns the change and its evidence (""
+// when not so).
+func (s *state) emulatedAutocast() (string, []Evidence) {
+	const minShare = 0.2
+	if s.py == nil || s.py.CPUAutocast == nil || s.py.CPUAutocast.Share < minShare || s.in.Run == nil {
+		return "", nil
+	}
+	a := s.py.CPUAutocast
+	native, known := s.in.Run.Env.reducedPrecision(a.DType)
+	if !known || native {
+		return "", nil
+	}
+	ev := []Evidence{{fmt.Sprintf("main-thread samples under autocast to %s on the CPU", a.DType), pct(a.Share), "%", "pyprofile"}}
+	features := strings.Join(s.in.Run.Env.CPUFeatures, ", ")
+	if features == "" {
+		features = "none of those bottleneck reads"
+	}
+	return fmt.Sprintf("the ops run under torch.autocast to %s on the CPU (%s:%d), and this CPU has no %s instructions (its features: %s): oneDNN emulates them, often far slower than float32: leave autocast off on this machine (keep it for accelerators and CPUs with AVX512-BF16/AMX)",
+		a.DType, filepath.Base(a.File), a.Line, a.DType, features), ev
 }
 
 // cpuGEMMOps are op-name fragments (lower case) of matrix products.

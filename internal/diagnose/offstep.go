@@ -1,13 +1,9 @@
 package diagnose
 
 import (
-	"bufio"
 	"cmp"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -179,90 +175,6 @@ func underNoGrad(p *pyprofile.Profile, outer []int, src sourceCache) (int, bool)
 	}
 	return 0, false
 }
-
-var (
-	noGradWith = regexp.MustCompile(`^\s*(async\s+)?with\b.*\b(no_grad|inference_mode)\s*\(`)
-	noGradDeco = regexp.MustCompile(`^\s*@.*\b(no_grad|inference_mode)\b`)
-	defLine    = regexp.MustCompile(`^\s*(async\s+)?(def|class)\s`)
-)
-
-// maxSourceBytes bounds the source read per file.
-const maxSourceBytes = 4 << 20
-
-// sourceCache holds the user's source files read so far (nil: unreadable)
-// and the lines already looked up.
-type sourceCache struct {
-	files  map[string][]string
-	noGrad map[fileLine]bool
-}
-
-type fileLine struct {
-	file string
-	line int
-}
-
-func newSourceCache() sourceCache {
-	return sourceCache{files: map[string][]string{}, noGrad: map[fileLine]bool{}}
-}
-
-func (c sourceCache) lines(file string) []string {
-	if ls, ok := c.files[file]; ok {
-		return ls
-	}
-	var ls []string
-	if f, err := os.Open(file); err == nil {
-		sc := bufio.NewScanner(io.LimitReader(f, maxSourceBytes))
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			ls = append(ls, sc.Text())
-		}
-		f.Close()
-	}
-	c.files[file] = ls
-	return ls
-}
-
-// inNoGradBlock reports whether line (1-based) of file sits in a `with
-// torch.no_grad():` / `inference_mode()` block, or in a function decorated
-// with either, by indentation. The file is the program's source as it is
-// now: a file changed since the run can only make this miss.
-func (c sourceCache) inNoGradBlock(file string, line int) bool {
-	k := fileLine{file, line}
-	in, ok := c.noGrad[k]
-	if !ok {
-		in = c.scanNoGrad(file, line)
-		c.noGrad[k] = in
-	}
-	return in
-}
-
-func (c sourceCache) scanNoGrad(file string, line int) bool {
-	ls := c.lines(file)
-	if line < 1 || line > len(ls) {
-		return false
-	}
-	indent := indentOf(ls[line-1])
-	for i := line - 2; i >= 0 && indent > 0; i-- {
-		l := ls[i]
-		if strings.TrimSpace(l) == "" || strings.HasPrefix(strings.TrimSpace(l), "#") || indentOf(l) >= indent {
-			continue
-		}
-		indent = indentOf(l)
-		if noGradWith.MatchString(l) {
-			return true
-		}
-		if defLine.MatchString(l) {
-			for j := i - 1; j >= 0 && strings.HasPrefix(strings.TrimSpace(ls[j]), "@"); j-- {
-				if noGradDeco.MatchString(ls[j]) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-func indentOf(l string) int { return len(l) - len(strings.TrimLeft(l, " \t")) }
 
 // offStepFinding: work that does not belong in the step takes at least
 // MinFinding of the main thread over the run, and of the window beyond

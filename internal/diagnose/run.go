@@ -122,10 +122,28 @@ type Env struct {
 	// LocalRanks: processes of the job on this machine (LOCAL_WORLD_SIZE,
 	// 1 when unset); LoadAverage: the machine's 1-minute load when the
 	// program started (-1 unknown).
-	LocalRanks  int            `json:"local_ranks"`
-	LoadAverage float64        `json:"load_average"`
+	LocalRanks  int     `json:"local_ranks"`
+	LoadAverage float64 `json:"load_average"`
+	// CPUFeatures: the CPU's reduced-precision and vector features (nil:
+	// unknown).
+	CPUFeatures []string       `json:"cpu_features,omitempty"`
 	Flags       map[string]any `json:"flags,omitempty"`
 	Devices     []EnvDevice    `json:"devices,omitempty"`
+}
+
+// reducedPrecision is how the CPU runs dtype (bfloat16, float16): in
+// hardware (AVX512-BF16/AMX on x86, the Arm extensions), or emulated,
+// which oneDNN does far slower than float32; known false without a
+// feature list.
+func (e *Env) reducedPrecision(dtype string) (native, known bool) {
+	if e == nil || e.CPUFeatures == nil {
+		return false, false
+	}
+	want := []string{"avx512_bf16", "amx_bf16", "bf16"}
+	if dtype == "float16" {
+		want = []string{"avx512_fp16", "amx_fp16", "fphp"}
+	}
+	return slices.ContainsFunc(e.CPUFeatures, func(f string) bool { return slices.Contains(want, f) }), true
 }
 
 // EnvDevice is one device torch saw.
@@ -152,8 +170,11 @@ type PythonEvidence struct {
 	// nn.Module call (a frame in torch/nn/modules): the modules' Python
 	// (__call__, hooks, Sequential's loop, forward) and their native ops.
 	ModuleShare float64 `json:"module_share,omitempty"`
-	IOLines     []Line  `json:"io_lines,omitempty"`
-	LoaderLines []Line  `json:"loader_lines,omitempty"`
+	// CPUAutocast: the autocast block on the CPU that the samples behind
+	// Hot ran under most (nil: none), and their share.
+	CPUAutocast *AutocastBlock `json:"cpu_autocast,omitempty"`
+	IOLines     []Line         `json:"io_lines,omitempty"`
+	LoaderLines []Line         `json:"loader_lines,omitempty"`
 	// OffStepShare: the share of the main thread's samples over the whole
 	// run in work that does not belong in the step (offstep.go), and its
 	// user lines; OffStepWindowShare the share within the recorded window
@@ -168,6 +189,15 @@ type PythonEvidence struct {
 	OffStepShare       float64       `json:"off_step_share,omitempty"`
 	OffStep            []OffStepLine `json:"off_step,omitempty"`
 	OffStepWindowShare float64       `json:"off_step_window_share,omitempty"`
+}
+
+// AutocastBlock is a `with torch.autocast("cpu", ...)` (or decorator)
+// line of the program, with the reduced precision it asks for.
+type AutocastBlock struct {
+	File  string  `json:"file"`
+	Line  int     `json:"line"`
+	DType string  `json:"dtype"` // bfloat16 (the CPU default) or float16
+	Share float64 `json:"share"`
 }
 
 // Line is a Python source line and its share of the main thread's samples.
@@ -230,6 +260,8 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	type key = lineKey
 	var total, io, dl, hotN, module int
 	hot, ioL, dlL := map[key]int{}, map[key]int{}, map[key]int{}
+	src := newSourceCache()
+	autocast := map[AutocastBlock]int{} // blocks (Share 0) -> samples
 	funcs := map[key]string{}
 	// per hot line over the whole run (imports left out: blocking is told
 	// from many samples, the window's are few): samples, on-CPU samples,
@@ -285,6 +317,9 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 				hotN += c
 				if slices.ContainsFunc(st.Frames, func(fi int) bool { return matchAny(p.Frames[fi].File, []string{"/torch/nn/modules/"}) }) {
 					module += c
+				}
+				if b, ok := cpuAutocast(p, st.Frames, src); ok {
+					autocast[b] += c
 				}
 			}
 			if importing {
@@ -360,6 +395,13 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	}
 	if hotN > 0 {
 		ev.ModuleShare = float64(module) / float64(hotN)
+		best := 0
+		for b, n := range autocast {
+			if n > best || n == best && (b.File < ev.CPUAutocast.File || b.File == ev.CPUAutocast.File && b.Line < ev.CPUAutocast.Line) {
+				b.Share = float64(n) / float64(hotN)
+				best, ev.CPUAutocast = n, &b
+			}
+		}
 	}
 	for i, l := range ev.Blocked {
 		ev.Blocked[i].In = blockedIn[key{l.File, l.Line}]
@@ -433,6 +475,25 @@ func runnableRef(run map[lineKey]*lineSamples, repeats bool) float64 {
 	return runnable / float64(n)
 }
 
+// cpuAutocast finds the innermost program line of a stack that runs in
+// an autocast block on the CPU, and that block.
+func cpuAutocast(p *pyprofile.Profile, frames []int, src sourceCache) (AutocastBlock, bool) {
+	for i := len(frames) - 1; i >= 0; i-- {
+		fr := p.Frames[frames[i]]
+		if pyprofile.IsLibraryFile(fr.File) {
+			continue
+		}
+		if b := src.enclosing(fr.File, fr.Line, &cpuAutocastBlock); b.Line > 0 {
+			dtype := "bfloat16"
+			if strings.Contains(b.Text, "float16") && !strings.Contains(b.Text, "bfloat16") {
+				dtype = "float16"
+			}
+			return AutocastBlock{File: fr.File, Line: b.Line, DType: dtype}, true
+		}
+	}
+	return AutocastBlock{}, false
+}
+
 // FromProcess builds the evidence of one process of a run directory.
 func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 	r := &RunEvidence{Tag: pr.Tag}
@@ -499,6 +560,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		if e.LoadAverage != nil {
 			env.LoadAverage = *e.LoadAverage
 		}
+		env.CPUFeatures = e.CPUFeatures
 		if t := e.Torch; t != nil {
 			env.Torch, env.Build, env.NumThreads, env.Flags = t.Version, t.Build, t.NumThreads, t.Flags
 			if t.CUDA != nil {

@@ -25,9 +25,12 @@ type Env struct {
 		Implementation string `json:"implementation"`
 		Executable     string `json:"executable"`
 	} `json:"python"`
-	Platform    string            `json:"platform"`
-	CPUCount    int               `json:"cpu_count"`
-	CPUAffinity int               `json:"cpu_affinity"`
+	Platform    string `json:"platform"`
+	CPUCount    int    `json:"cpu_count"`
+	CPUAffinity int    `json:"cpu_affinity"`
+	// CPUFeatures are the reduced-precision and vector features of the
+	// CPU (nil: unknown, agents before it or not Linux).
+	CPUFeatures []string          `json:"cpu_features"`
 	LoadAverage *float64          `json:"load_average"`
 	EnvVars     map[string]string `json:"env"`
 	Packages    map[string]string `json:"packages"`

@@ -57,6 +57,27 @@ def env_vars():
     return out
 
 
+# CPU features that decide how fast reduced precision runs on a CPU
+# (/proc/cpuinfo: x86 "flags", Arm "Features").
+_CPU_FEATURES = ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_fp16",
+                 "bf16", "fphp", "asimdhp", "sve")
+
+
+def cpu_features():
+    """The CPU features in _CPU_FEATURES that the first CPU has, sorted;
+    None where /proc/cpuinfo cannot tell (not Linux)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() in ("flags", "Features"):
+                    have = set(value.split())
+                    return sorted(x for x in _CPU_FEATURES if x in have)
+    except (OSError, UnicodeDecodeError):
+        pass
+    return None
+
+
 def base_env():
     return {
         "format": "bottleneck.env",
@@ -70,6 +91,7 @@ def base_env():
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
         "cpu_affinity": safe(lambda: len(os.sched_getaffinity(0))),
+        "cpu_features": cpu_features(),
         # other work on the machine when the program started (1-minute load)
         "load_average": safe(lambda: os.getloadavg()[0]),
         "pid": os.getpid(),
