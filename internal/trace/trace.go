@@ -110,7 +110,7 @@ type Events struct {
 	ExternalID  Sparse[int64] // "External id" / "external id" (not 0): op <-> runtime call
 	Correlation Sparse[int64] // "correlation" (not 0): runtime call <-> device event
 	SeqNum      Sparse[int64] // "Sequence number" (not -1): forward op <-> backward op
-	Py          Sparse[PyIDs] // "Python id" and "Python parent id" of python_function events
+	Py          PyColumn      // "Python id" and "Python parent id" of python_function events
 
 	// Links, filled by Link. None when there is no such event.
 	Parent []int32 // innermost enclosing event on the same track
