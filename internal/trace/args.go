@@ -250,8 +250,7 @@ func (t *Trace) ArgStr(i int, key StrID) (string, bool) {
 // InternArgs stores the arguments of one event: the per-launch values go
 // to the trace's value store, the rest is stored as a set, equal sets
 // sharing one id. It returns the set's id and where the event's values
-// start (the event's ArgVals, for the AddEvent that follows), and
-// modifies args.
+// start (the event's ArgVals), and modifies args.
 func (t *Trace) InternArgs(args []Arg) (ArgSetID, uint32) {
 	start := uint32(len(t.argVals))
 	for j, a := range args {

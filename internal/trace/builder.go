@@ -31,7 +31,7 @@ type EventRecord struct {
 	Track       TrackID
 	Start, Dur  int64
 	Args        ArgSetID
-	ArgVals     uint32 // as InternArgs returns it for this event, just before AddEvent
+	ArgVals     uint32 // as InternArgs returns it for Args
 	ExternalID  int64
 	Correlation int64
 	SeqNum      int64 // -1 when absent
@@ -50,7 +50,7 @@ func (t *Trace) AddEvent(r *EventRecord) int {
 	e.Dur = append(e.Dur, r.Dur)
 	e.Args = append(e.Args, r.Args)
 	i := len(e.Kind) - 1
-	if int(r.ArgVals) < len(t.argVals) { // InternArgs stored values for it
+	if int(r.ArgVals) < len(t.argVals) && t.ArgSets.lifted(r.Args) > 0 { // InternArgs stored values for it
 		e.ArgVals.add(i, r.ArgVals)
 	}
 	if r.ExternalID != 0 {

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -44,5 +45,25 @@ func TestPyColumnKeepsWideIDs(t *testing.T) {
 	}
 	if _, ok := all.At(11); ok {
 		t.Error("At(11): an event without ids has some")
+	}
+}
+
+// Only events whose argument set lifts per-launch values keep an offset,
+// also when a record's ArgVals is left 0 after other events stored some.
+func TestArgValsOnlyWhereLifted(t *testing.T) {
+	tr := New("x")
+	tk := tr.TrackFor(TrackKey{Pid: 1, Tid: 1}, map[TrackKey]TrackID{})
+	args, vals := tr.InternArgs([]Arg{{Key: KeyBytes, Val: IntValue(7)}})
+	tr.AddEvent(&EventRecord{Kind: KindMemcpy, Track: tk, Dur: 1, Args: args, ArgVals: vals, SeqNum: -1})
+	tr.AddEvent(&EventRecord{Kind: KindCPUOp, Track: tk, Dur: 1, SeqNum: -1})
+	args, vals = tr.InternArgs([]Arg{{Key: KeyRegisters, Val: IntValue(32)}, {Key: KeyBytes, Val: IntValue(9)}})
+	tr.AddEvent(&EventRecord{Kind: KindMemcpy, Track: tk, Dur: 1, Args: args, ArgVals: vals, SeqNum: -1})
+	if got := tr.Events.ArgVals.Events; !slices.Equal(got, []int32{0, 2}) {
+		t.Errorf("events with offsets %v, want [0 2]", got)
+	}
+	for i, want := range map[int]int64{0: 7, 2: 9} {
+		if n, ok := tr.ArgInt(i, KeyBytes); !ok || n != want {
+			t.Errorf("event %d: bytes %d, %v; want %d", i, n, ok, want)
+		}
 	}
 }
