@@ -58,8 +58,8 @@ func sparseIDs(t *trace.Trace) string {
 	for j, e := range ev.SeqNum.Events {
 		fmt.Fprintf(&b, "seq event=%d %d\n", e, ev.SeqNum.Values[j])
 	}
-	for j, e := range ev.Py.Events {
-		fmt.Fprintf(&b, "py event=%d id=%d parent=%d\n", e, ev.Py.Values[j].ID, ev.Py.Values[j].Parent)
+	for e, py := range ev.Py.All() {
+		fmt.Fprintf(&b, "py event=%d id=%d parent=%d\n", e, py.ID, py.Parent)
 	}
 	return b.String()
 }

@@ -136,7 +136,7 @@ func (t *Trace) Format(v Value) string {
 // 113k sets for 150k launches, 24 bytes per argument). So the values of
 // those keys (perLaunch) are lifted out: the stored set keeps the key and
 // the value's kind, and each event keeps the values themselves, 8 bytes
-// each, in Trace.argVals from Events.ArgVals[i] on, in the set's order.
+// each, in Trace.argVals from Events.ArgVals.Get(i) on, in the set's order.
 // What remains repeats, as elsewhere.
 type ArgSets struct {
 	off  []uint32 // set i is args[off[i]:off[i+1]]
@@ -180,13 +180,14 @@ func perLaunch(key StrID, v Value) bool {
 func (t *Trace) Args(i int) []Arg {
 	set := t.ArgSets.get(t.Events.Args[i])
 	var out []Arg
-	slot := int(t.Events.ArgVals[i])
+	slot := 0
 	for j, a := range set {
 		if a.Val.Kind&valLifted == 0 {
 			continue
 		}
 		if out == nil {
 			out = slices.Clone(set)
+			slot = int(t.Events.ArgVals.Get(i))
 		}
 		out[j].Val = Value{ValueKind(a.Val.Bits), t.argVals[slot]}
 		slot++
@@ -199,17 +200,17 @@ func (t *Trace) Args(i int) []Arg {
 
 // Arg returns event i's argument key.
 func (t *Trace) Arg(i int, key StrID) (Value, bool) {
-	slot := int(t.Events.ArgVals[i])
+	before := 0 // lifted values before key's
 	for _, a := range t.ArgSets.get(t.Events.Args[i]) {
 		lifted := a.Val.Kind&valLifted != 0
 		if a.Key == key {
 			if lifted {
-				return Value{ValueKind(a.Val.Bits), t.argVals[slot]}, true
+				return Value{ValueKind(a.Val.Bits), t.argVals[int(t.Events.ArgVals.Get(i))+before]}, true
 			}
 			return a.Val, true
 		}
 		if lifted {
-			slot++
+			before++
 		}
 	}
 	return Value{}, false

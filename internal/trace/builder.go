@@ -31,7 +31,7 @@ type EventRecord struct {
 	Track       TrackID
 	Start, Dur  int64
 	Args        ArgSetID
-	ArgVals     uint32 // as InternArgs returns it
+	ArgVals     uint32 // as InternArgs returns it for Args
 	ExternalID  int64
 	Correlation int64
 	SeqNum      int64 // -1 when absent
@@ -49,8 +49,10 @@ func (t *Trace) AddEvent(r *EventRecord) int {
 	e.Start = append(e.Start, r.Start)
 	e.Dur = append(e.Dur, r.Dur)
 	e.Args = append(e.Args, r.Args)
-	e.ArgVals = append(e.ArgVals, r.ArgVals)
 	i := len(e.Kind) - 1
+	if int(r.ArgVals) < len(t.argVals) && t.ArgSets.lifted(r.Args) > 0 { // InternArgs stored values for it
+		e.ArgVals.add(i, r.ArgVals)
+	}
 	if r.ExternalID != 0 {
 		e.ExternalID.add(i, r.ExternalID)
 	}
@@ -104,6 +106,7 @@ func (t *Trace) Reserve(n, flows, memory int) {
 		return
 	}
 	if l := e.Len(); l > 0 {
+		e.ArgVals.reserve(e.ArgVals.Len() * n / l)
 		e.ExternalID.reserve(e.ExternalID.Len() * n / l)
 		e.Correlation.reserve(e.Correlation.Len() * n / l)
 		e.SeqNum.reserve(e.SeqNum.Len() * n / l)
@@ -116,7 +119,6 @@ func (t *Trace) Reserve(n, flows, memory int) {
 	e.Start = reserve(e.Start, n)
 	e.Dur = reserve(e.Dur, n)
 	e.Args = reserve(e.Args, n)
-	e.ArgVals = reserve(e.ArgVals, n)
 }
 
 func reserve[T any](s []T, n int) []T {

@@ -72,6 +72,9 @@ func (t *Trace) AppendTables(src *Trace, index map[TrackKey]TrackID) *Merge {
 	m.vals = uint32(len(t.argVals))
 	t.argVals = append(t.argVals, src.argVals...)
 	m.dst = t.Events.extend(src.Events.Len())
+	for j, e := range src.Events.ArgVals.Events {
+		t.Events.ArgVals.add(m.Base+int(e), src.Events.ArgVals.Values[j]+m.vals)
+	}
 	t.Events.ExternalID.appendFrom(&src.Events.ExternalID, m.Base) // sparse: in order, here
 	t.Events.Correlation.appendFrom(&src.Events.Correlation, m.Base)
 	t.Events.SeqNum.appendFrom(&src.Events.SeqNum, m.Base)
@@ -101,14 +104,13 @@ func (m *Merge) CopyEvents() {
 		e.Cat[i] = m.Strs[se.Cat[i]]
 		e.Track[i] = m.tracks[se.Track[i]]
 		e.Args[i] = m.args[se.Args[i]]
-		e.ArgVals[i] = se.ArgVals[i] + m.vals
 	}
 }
 
 // HasRoom reports whether n more events fit the event columns without
 // growing them (see AppendTables).
 func (e *Events) HasRoom(n int) bool {
-	return e.Len()+n <= min(cap(e.Kind), cap(e.Name), cap(e.Cat), cap(e.Track), cap(e.Start), cap(e.Dur), cap(e.Args), cap(e.ArgVals))
+	return e.Len()+n <= min(cap(e.Kind), cap(e.Name), cap(e.Cat), cap(e.Track), cap(e.Start), cap(e.Dur), cap(e.Args))
 }
 
 // extend lengthens the columns by n events, to be set by CopyEvents, and
@@ -123,7 +125,6 @@ func (e *Events) extend(n int) Events {
 	e.Start, room.Start = grow(e.Start, n)
 	e.Dur, room.Dur = grow(e.Dur, n)
 	e.Args, room.Args = grow(e.Args, n)
-	e.ArgVals, room.ArgVals = grow(e.ArgVals, n)
 	return room
 }
 

@@ -1,6 +1,9 @@
 package trace
 
-import "slices"
+import (
+	"iter"
+	"slices"
+)
 
 // Sparse is a column of values that most events lack (ids lifted out of
 // the args): the events that carry one, ascending, and their values.
@@ -15,6 +18,93 @@ type Sparse[V any] struct {
 // PyIDs are a python_function event's "Python id" and "Python parent id"
 // (0 when absent).
 type PyIDs struct{ ID, Parent int64 }
+
+// PyColumn is the sparse column of python_function events' ids. PyTorch
+// counts them from 0, so they fit 32 bits: such a pair is kept in 8 bytes,
+// not 16 (with a stack, most events of a trace can be Python frames); a
+// pair that does not fit is kept whole, apart.
+type PyColumn struct {
+	narrow Sparse[pyNarrow]
+	wide   Sparse[PyIDs]
+}
+
+type pyNarrow struct{ ID, Parent uint32 }
+
+func narrowPy(v PyIDs) (pyNarrow, bool) {
+	n := pyNarrow{uint32(v.ID), uint32(v.Parent)}
+	return n, int64(n.ID) == v.ID && int64(n.Parent) == v.Parent
+}
+
+// At returns event i's ids and whether it has them.
+func (c *PyColumn) At(i int) (PyIDs, bool) {
+	if n, ok := c.narrow.At(i); ok {
+		return PyIDs{int64(n.ID), int64(n.Parent)}, true
+	}
+	return c.wide.At(i)
+}
+
+// Len is the number of events with ids.
+func (c *PyColumn) Len() int { return c.narrow.Len() + c.wide.Len() }
+
+// All yields the events with ids and their ids, ascending.
+func (c *PyColumn) All() iter.Seq2[int32, PyIDs] {
+	return func(yield func(int32, PyIDs) bool) {
+		n, w := &c.narrow, &c.wide
+		j, k := 0, 0
+		for j < n.Len() || k < w.Len() {
+			var e int32
+			var v PyIDs
+			if k == w.Len() || j < n.Len() && n.Events[j] < w.Events[k] {
+				e, v = n.Events[j], PyIDs{int64(n.Values[j].ID), int64(n.Values[j].Parent)}
+				j++
+			} else {
+				e, v = w.Events[k], w.Values[k]
+				k++
+			}
+			if !yield(e, v) {
+				return
+			}
+		}
+	}
+}
+
+// add gives event i, after every event with ids so far, ids v.
+func (c *PyColumn) add(i int, v PyIDs) {
+	if n, ok := narrowPy(v); ok {
+		c.narrow.add(i, n)
+	} else {
+		c.wide.add(i, v)
+	}
+}
+
+func (c *PyColumn) appendFrom(src *PyColumn, base int) {
+	c.narrow.appendFrom(&src.narrow, base)
+	c.wide.appendFrom(&src.wide, base)
+}
+
+// reserve sizes the column for n events with ids, as narrow as those so far.
+func (c *PyColumn) reserve(n int) {
+	if l := c.Len(); l > 0 {
+		c.wide.reserve(c.wide.Len() * n / l)
+		n -= c.wide.Len() * n / l
+	}
+	c.narrow.reserve(n)
+}
+
+func (c *PyColumn) clear() { c.narrow.clear(); c.wide.clear() }
+
+// valid reports whether both parts are valid below n and no event is in both.
+func (c *PyColumn) valid(n int) bool {
+	if !c.narrow.valid(n) || !c.wide.valid(n) {
+		return false
+	}
+	for _, e := range c.wide.Events {
+		if _, ok := c.narrow.At(int(e)); ok {
+			return false
+		}
+	}
+	return true
+}
 
 // At returns event i's value and whether it has one.
 func (s *Sparse[V]) At(i int) (V, bool) {

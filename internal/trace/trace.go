@@ -100,9 +100,9 @@ type Events struct {
 	Start []int64 // ns since the file's origin
 	Dur   []int64 // ns; 0 for instants and counters
 	Args  []ArgSetID
-	// ArgVals is where the event's per-launch argument values start in
-	// Trace.argVals (see ArgSets).
-	ArgVals []uint32
+	// ArgVals is where the per-launch argument values of the events that
+	// have some (kernels, copies) start in Trace.argVals (see ArgSets).
+	ArgVals Sparse[uint32]
 
 	// Ids lifted out of the args, kept for the events that carry them
 	// (Python frames and memory events carry none; most events no
@@ -110,7 +110,7 @@ type Events struct {
 	ExternalID  Sparse[int64] // "External id" / "external id" (not 0): op <-> runtime call
 	Correlation Sparse[int64] // "correlation" (not 0): runtime call <-> device event
 	SeqNum      Sparse[int64] // "Sequence number" (not -1): forward op <-> backward op
-	Py          Sparse[PyIDs] // "Python id" and "Python parent id" of python_function events
+	Py          PyColumn      // "Python id" and "Python parent id" of python_function events
 
 	// Links, filled by Link. None when there is no such event.
 	Parent []int32 // innermost enclosing event on the same track
@@ -123,9 +123,10 @@ type Events struct {
 func (e *Events) Clear() {
 	*e = Events{
 		Kind: e.Kind[:0], Name: e.Name[:0], Cat: e.Cat[:0], Track: e.Track[:0],
-		Start: e.Start[:0], Dur: e.Dur[:0], Args: e.Args[:0], ArgVals: e.ArgVals[:0],
+		Start: e.Start[:0], Dur: e.Dur[:0], Args: e.Args[:0], ArgVals: e.ArgVals,
 		ExternalID: e.ExternalID, Correlation: e.Correlation, SeqNum: e.SeqNum, Py: e.Py,
 	}
+	e.ArgVals.clear()
 	e.ExternalID.clear()
 	e.Correlation.clear()
 	e.SeqNum.clear()

@@ -32,7 +32,7 @@ func (t *Trace) Validate() error {
 	ev := &t.Events
 	for name, l := range map[string]int{
 		"Name": len(ev.Name), "Cat": len(ev.Cat), "Track": len(ev.Track), "Start": len(ev.Start), "Dur": len(ev.Dur),
-		"Args": len(ev.Args), "ArgVals": len(ev.ArgVals),
+		"Args":   len(ev.Args),
 		"Parent": len(ev.Parent), "Launch": len(ev.Launch),
 		"Op": len(ev.Op), "Step": len(ev.Step),
 	} {
@@ -40,7 +40,7 @@ func (t *Trace) Validate() error {
 			bad("column %s has %d values for %d events", name, l, n)
 		}
 	}
-	if !ev.ExternalID.valid(n) || !ev.Correlation.valid(n) || !ev.SeqNum.valid(n) || !ev.Py.valid(n) {
+	if !ev.ExternalID.valid(n) || !ev.Correlation.valid(n) || !ev.SeqNum.valid(n) || !ev.Py.valid(n) || !ev.ArgVals.valid(n) {
 		bad("a sparse column's events do not ascend below %d with a value each", n)
 	}
 	if len(errs) > 0 {
@@ -65,16 +65,24 @@ func (t *Trace) Validate() error {
 			onTrack[e] = true
 		}
 	}
+	vals := 0 // the next event in ev.ArgVals
 	for i := 0; i < n && len(errs) < maxViolations; i++ {
+		slot, has := 0, vals < ev.ArgVals.Len() && int(ev.ArgVals.Events[vals]) == i
+		if has {
+			slot = int(ev.ArgVals.Values[vals])
+			vals++
+		}
 		e := int32(i)
 		switch {
 		case int(ev.Name[i]) >= t.NumStrings() || int(ev.Cat[i]) >= t.NumStrings():
 			bad("event %d: name or category string out of range", i)
 		case int(ev.Track[i]) >= len(t.Tracks):
 			bad("event %d: track %d of %d", i, ev.Track[i], len(t.Tracks))
-		case ev.Args[i] != 0 && int(ev.Args[i]) >= t.ArgSets.Len() || int(ev.ArgVals[i])+t.ArgSets.lifted(ev.Args[i]) > len(t.argVals):
-			bad("event %d: argument set %d of %d, or its %d per-launch values from %d of %d", i,
-				ev.Args[i], t.ArgSets.Len(), t.ArgSets.lifted(ev.Args[i]), ev.ArgVals[i], len(t.argVals))
+		case ev.Args[i] != 0 && int(ev.Args[i]) >= t.ArgSets.Len():
+			bad("event %d: argument set %d of %d", i, ev.Args[i], t.ArgSets.Len())
+		case has != (t.ArgSets.lifted(ev.Args[i]) > 0) || slot+t.ArgSets.lifted(ev.Args[i]) > len(t.argVals):
+			bad("event %d: argument set %d with %d per-launch values, values kept %v from %d of %d", i,
+				ev.Args[i], t.ArgSets.lifted(ev.Args[i]), has, slot, len(t.argVals))
 		case onTrack[i] == (ev.Kind[i] == KindCounter || ev.Kind[i] == KindTraceSpan):
 			bad("event %d (%s): listed on its track %v, want only slices listed", i, ev.Kind[i], onTrack[i])
 		case ev.Dur[i] < 0:

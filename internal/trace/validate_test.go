@@ -12,7 +12,7 @@ const small = `{"traceEvents":[
 {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1000},
 {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":30,"dur":100,"args":{"External id":2}},
 {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":40,"dur":20,"args":{"External id":2,"correlation":7}},
-{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":70,"dur":30,"args":{"correlation":7,"device":0,"stream":7}},
+{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":70,"dur":30,"args":{"correlation":7,"device":0,"stream":7,"grid":[4, 1, 1]}},
 {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":1000,"dur":1000}
 ]}`
 
@@ -63,6 +63,12 @@ func TestValidateFindsBrokenInvariants(t *testing.T) {
 		"short column": {func(tr *trace.Trace) {
 			tr.Events.Op = tr.Events.Op[:1]
 		}, "column Op"},
+		"per-launch values lost": {func(tr *trace.Trace) {
+			tr.Events.ArgVals = trace.Sparse[uint32]{}
+		}, "values kept false"},
+		"per-launch values on an event without": {func(tr *trace.Trace) {
+			tr.Events.ArgVals.Events[0] = find(tr, "aten::mm")
+		}, "0 per-launch values, values kept true"},
 		"track unsorted": {func(tr *trace.Trace) {
 			ev := tr.Tracks[tr.Events.Track[find(tr, "aten::mm")]].Events
 			ev[0], ev[1] = ev[1], ev[0]

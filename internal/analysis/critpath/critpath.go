@@ -162,9 +162,9 @@ var launchNames = map[string]bool{
 	"hipMemcpyAsync": true, "hipMemsetAsync": true, "hipExtModuleLaunchKernel": true,
 }
 
-type node struct {
-	ev    int32
+type node struct { // 16 bytes: ts first, or padding makes it 24
 	ts    int64
+	ev    int32
 	start bool
 }
 
@@ -176,15 +176,37 @@ type edge struct {
 }
 
 type graph struct {
-	nodes   []node
-	edges   []edge
-	seen    []bool // node added to the graph (has an edge)
-	order   []int32
-	pairs   []int32 // edge indices sorted by (u, v), once the edges are all added (merge)
-	negW    int
-	startOf map[int32]int32
-	endOf   map[int32]int32
-	path    []int32
+	nodes []node
+	edges []edge
+	seen  []bool // node added to the graph (has an edge)
+	order []int32
+	pairs []int32 // edge indices sorted by (u, v), once the edges are all added (merge)
+	negW  int
+	// index lists the node events ascending with their start and end
+	// nodes (a binary search costs a third of what two maps held).
+	index []nodePair
+	path  []int32
+}
+
+type nodePair struct{ ev, start, end int32 }
+
+func (g *graph) find(e int32) (nodePair, bool) {
+	j, ok := slices.BinarySearchFunc(g.index, e, func(p nodePair, e int32) int { return cmp.Compare(p.ev, e) })
+	if !ok {
+		return nodePair{}, false
+	}
+	return g.index[j], true
+}
+
+// startOf and endOf return event e's start and end nodes, if it has them.
+func (g *graph) startOf(e int32) (int32, bool) {
+	p, ok := g.find(e)
+	return p.start, ok
+}
+
+func (g *graph) endOf(e int32) (int32, bool) {
+	p, ok := g.find(e)
+	return p.end, ok
 }
 
 func (g *graph) touch(n int32) {
@@ -213,16 +235,28 @@ func (g *graph) add(u, v int32, typ uint8, zero bool, attr int32) int32 {
 // merge makes an edge added again between the same nodes update the
 // first one in place, as networkx does: the first's position with the
 // last's values. Done once, after the edges are all added, by sorting
-// rather than with a map of pairs (a third of the graph's memory).
+// rather than with a map of pairs (a third of the graph's memory): a
+// counting sort by u, then each node's few edges by v, both stable.
 func (g *graph) merge() {
-	ord := make([]int32, len(g.edges))
-	for i := range ord {
-		ord[i] = int32(i)
+	next := make([]int32, len(g.nodes)+1) // counts, then where each node's edges go
+	for _, e := range g.edges {
+		next[e.u+1]++
 	}
-	slices.SortFunc(ord, func(a, b int32) int {
-		ea, eb := &g.edges[a], &g.edges[b]
-		return cmp.Or(cmp.Compare(ea.u, eb.u), cmp.Compare(ea.v, eb.v), cmp.Compare(a, b))
-	})
+	for u := range g.nodes {
+		next[u+1] += next[u]
+	}
+	ord := make([]int32, len(g.edges))
+	for i, e := range g.edges {
+		ord[next[e.u]] = int32(i)
+		next[e.u]++
+	}
+	lo := int32(0)
+	for _, hi := range next[:len(g.nodes)] { // next[u] is now where node u's edges end
+		if hi-lo > 1 {
+			slices.SortStableFunc(ord[lo:hi], func(a, b int32) int { return cmp.Compare(g.edges[a].v, g.edges[b].v) })
+		}
+		lo = hi
+	}
 	gone := make([]bool, len(g.edges))
 	firsts := ord[:0]
 	for j := 0; j < len(ord); {
@@ -359,22 +393,30 @@ func compute(t *trace.Trace, opt Options) (*Result, *graph) {
 	}
 	slices.SortStableFunc(nodeEvents, func(a, b int32) int { return cmp.Compare(ev.Start[a], ev.Start[b]) })
 
-	g := &graph{startOf: map[int32]int32{}, endOf: map[int32]int32{}}
+	g := &graph{}
 	g.nodes = make([]node, 0, 2*len(nodeEvents))
-	for _, e := range nodeEvents {
-		g.nodes = append(g.nodes, node{ev: e, ts: ev.Start[e], start: true})
+	// While sorted, a node's ev is its event's position in nodeEvents, so
+	// that the index is filled without a search.
+	for k, e := range nodeEvents {
+		g.nodes = append(g.nodes, node{ev: int32(k), ts: ev.Start[e], start: true})
 	}
-	for _, e := range nodeEvents {
-		g.nodes = append(g.nodes, node{ev: e, ts: ev.End(int(e))})
+	for k, e := range nodeEvents {
+		g.nodes = append(g.nodes, node{ev: int32(k), ts: ev.End(int(e))})
 	}
 	slices.SortStableFunc(g.nodes, func(a, b node) int { return cmp.Compare(a.ts, b.ts) })
-	for i, nd := range g.nodes {
+	g.index = make([]nodePair, len(nodeEvents))
+	for i := range g.nodes {
+		nd := &g.nodes[i]
+		p := &g.index[nd.ev]
+		nd.ev = nodeEvents[nd.ev]
+		p.ev = nd.ev
 		if nd.start {
-			g.startOf[nd.ev] = int32(i)
+			p.start = int32(i)
 		} else {
-			g.endOf[nd.ev] = int32(i)
+			p.end = int32(i)
 		}
 	}
+	slices.SortFunc(g.index, func(a, b nodePair) int { return cmp.Compare(a.ev, b.ev) })
 	g.seen = make([]bool, len(g.nodes))
 	// Steps give about 0.7 edges a node: sized for one a node, the edges
 	// never grow (growing, they held twice their size).
@@ -417,7 +459,7 @@ func (g *graph) hostEdges(t *trace.Trace, ws, we int64, blockName map[trace.StrI
 		exit := func() {
 			e := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			end := g.endOf[e]
+			end, _ := g.endOf(e)
 			if last != trace.None {
 				i := g.add(last, end, edgeOp, blockName[ev.Name[e]], trace.None)
 				g.attribute(i, lastParent)
@@ -430,8 +472,14 @@ func (g *graph) hostEdges(t *trace.Trace, ws, we int64, blockName map[trace.StrI
 				lastParent = ev.Parent[e]
 			}
 		}
-		for _, e := range tr.Events {
-			if _, ok := g.startOf[e]; !ok || ev.Kind[e].OnDevice() {
+		// Node events start in the window: only those are walked.
+		from, _ := slices.BinarySearchFunc(tr.Events, ws, func(e int32, ts int64) int { return cmp.Compare(ev.Start[e], ts) })
+		for _, e := range tr.Events[from:] {
+			if ev.Start[e] > we {
+				break
+			}
+			sn, ok := g.startOf(e)
+			if !ok || ev.Kind[e].OnDevice() {
 				continue
 			}
 			start, end := ev.Start[e], ev.End(int(e))
@@ -442,7 +490,6 @@ func (g *graph) hostEdges(t *trace.Trace, ws, we int64, blockName map[trace.StrI
 				}
 				exit()
 			}
-			sn := g.startOf[e]
 			if len(stack) == 0 && lastHigh != trace.None {
 				g.add(lastHigh, sn, edgeDep, false, trace.None)
 			}
@@ -512,14 +559,14 @@ func (g *graph) deviceEdges(t *trace.Trace, gpu []int32) {
 					}
 					continue
 				}
-				se, ok1 := g.endOf[src]
-				end, ok2 := g.endOf[rt]
+				se, ok1 := g.endOf(src)
+				end, ok2 := g.endOf(rt)
 				if ok1 && ok2 {
 					g.add(se, end, edgeSync, false, trace.None)
 				}
 				continue
 			}
-			end, ok := g.endOf[rt]
+			end, ok := g.endOf(rt)
 			if !ok {
 				continue
 			}
@@ -535,13 +582,14 @@ func (g *graph) deviceEdges(t *trace.Trace, gpu []int32) {
 			}
 			continue
 		}
-		sn, en := g.startOf[e], g.endOf[e]
+		p, _ := g.find(e)
+		sn, en := p.start, p.end
 		i := g.add(sn, en, edgeOp, false, trace.None)
 		g.attribute(i, trace.None)
 		syncEnd := trace.None // end of the work a Stream Wait Event made this wait for
 		if src, ok := kernelSync[e]; ok {
 			delete(kernelSync, e)
-			if se, ok := g.endOf[src]; ok {
+			if se, ok := g.endOf(src); ok {
 				g.add(se, sn, edgeSync, false, trace.None)
 				syncEnd = se
 			}
@@ -549,7 +597,7 @@ func (g *graph) deviceEdges(t *trace.Trace, gpu []int32) {
 		l, hasLast := last[stream]
 		if ql[rt] == 1 && ql[e] == 0 && (!hasLast || g.nodes[l].ts < ev.Start[rt]) &&
 			(syncEnd == trace.None || g.nodes[syncEnd].ts < ev.Start[rt]) {
-			if rs, ok := g.startOf[rt]; ok {
+			if rs, ok := g.startOf(rt); ok {
 				g.add(rs, sn, edgeLaunch, false, trace.None)
 			}
 		} else if hasLast && (syncEnd == trace.None || g.nodes[syncEnd].ts < g.nodes[l].ts) {
@@ -713,10 +761,8 @@ func queueLengths(t *trace.Trace, clip []int32) map[int32]int32 {
 		}
 	}
 	type point struct {
-		ts     int64
-		ev     int32
-		stream int64
-		delta  int32
+		ts, stream int64
+		ev, delta  int32
 	}
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, e := range clip {
@@ -739,7 +785,7 @@ func queueLengths(t *trace.Trace, clip []int32) map[int32]int32 {
 			continue
 		}
 		s := t.Tracks[ev.Track[i]].Stream
-		pts = append(pts, point{ev.Start[l], l, s, 1}, point{ev.Start[i], int32(i), s, -1})
+		pts = append(pts, point{ev.Start[l], s, l, 1}, point{ev.Start[i], s, int32(i), -1})
 	}
 	// HTA sorts the launches, then the device work, by time: on a tie the
 	// launch counts first.
@@ -770,7 +816,8 @@ func (g *graph) longestPath() []int32 {
 	for _, e := range g.edges {
 		indeg[e.v]++
 	}
-	var topo, gen []int32
+	topo := make([]int32, 0, len(g.order))
+	var gen, next []int32 // one generation and the next, their storage reused
 	for _, v := range g.order {
 		if indeg[v] == 0 {
 			gen = append(gen, v)
@@ -778,7 +825,7 @@ func (g *graph) longestPath() []int32 {
 	}
 	for len(gen) > 0 {
 		topo = append(topo, gen...)
-		var next []int32
+		next = next[:0]
 		for _, u := range gen {
 			for _, ei := range succ.of(u) {
 				v := g.edges[ei].v
@@ -788,7 +835,7 @@ func (g *graph) longestPath() []int32 {
 				}
 			}
 		}
-		gen = next
+		gen, next = next, gen
 	}
 	if len(topo) < len(g.order) {
 		return nil // a cycle: the trace's nesting is inconsistent

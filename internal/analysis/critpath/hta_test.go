@@ -34,11 +34,9 @@ func edgeCounts(g *graph, onPath bool) map[string]int {
 func findEdge(g *graph, u int32, uStart bool, v int32, vStart bool) (edge, bool) {
 	node := func(e int32, start bool) (int32, bool) {
 		if start {
-			n, ok := g.startOf[e]
-			return n, ok
+			return g.startOf(e)
 		}
-		n, ok := g.endOf[e]
-		return n, ok
+		return g.endOf(e)
 	}
 	a, ok1 := node(u, uStart)
 	b, ok2 := node(v, vStart)

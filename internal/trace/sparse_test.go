@@ -1,0 +1,69 @@
+package trace
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+// Python ids that do not fit 32 bits are kept whole, apart from the narrow
+// ones, and read back in event order with the narrow ones; a segment's
+// column appended at a base keeps both.
+func TestPyColumnKeepsWideIDs(t *testing.T) {
+	want := map[int]PyIDs{
+		0: {1, 0},
+		2: {math.MaxUint32, 7},
+		3: {math.MaxUint32 + 1, 3},
+		5: {4, -1},
+		8: {5, 4},
+	}
+	var c PyColumn
+	for _, i := range []int{0, 2, 3, 5, 8} {
+		c.add(i, want[i])
+	}
+	var all PyColumn
+	all.add(0, PyIDs{9, 9})
+	all.appendFrom(&c, 10)
+	if !all.valid(20) || all.Len() != 6 || len(all.wide.Events) != 2 {
+		t.Fatalf("valid %v, len %d, wide %d; want true, 6, 2", all.valid(20), all.Len(), len(all.wide.Events))
+	}
+	prev := int32(-1)
+	for e, v := range all.All() {
+		if e <= prev {
+			t.Fatalf("event %d after %d", e, prev)
+		}
+		prev = e
+		if e == 0 {
+			continue
+		}
+		if w := want[int(e)-10]; v != w {
+			t.Errorf("All: event %d = %v, want %v", e, v, w)
+		}
+		if got, ok := all.At(int(e)); !ok || got != want[int(e)-10] {
+			t.Errorf("At(%d) = %v, %v; want %v", e, got, ok, want[int(e)-10])
+		}
+	}
+	if _, ok := all.At(11); ok {
+		t.Error("At(11): an event without ids has some")
+	}
+}
+
+// Only events whose argument set lifts per-launch values keep an offset,
+// also when a record's ArgVals is left 0 after other events stored some.
+func TestArgValsOnlyWhereLifted(t *testing.T) {
+	tr := New("x")
+	tk := tr.TrackFor(TrackKey{Pid: 1, Tid: 1}, map[TrackKey]TrackID{})
+	args, vals := tr.InternArgs([]Arg{{Key: KeyBytes, Val: IntValue(7)}})
+	tr.AddEvent(&EventRecord{Kind: KindMemcpy, Track: tk, Dur: 1, Args: args, ArgVals: vals, SeqNum: -1})
+	tr.AddEvent(&EventRecord{Kind: KindCPUOp, Track: tk, Dur: 1, SeqNum: -1})
+	args, vals = tr.InternArgs([]Arg{{Key: KeyRegisters, Val: IntValue(32)}, {Key: KeyBytes, Val: IntValue(9)}})
+	tr.AddEvent(&EventRecord{Kind: KindMemcpy, Track: tk, Dur: 1, Args: args, ArgVals: vals, SeqNum: -1})
+	if got := tr.Events.ArgVals.Events; !slices.Equal(got, []int32{0, 2}) {
+		t.Errorf("events with offsets %v, want [0 2]", got)
+	}
+	for i, want := range map[int]int64{0: 7, 2: 9} {
+		if n, ok := tr.ArgInt(i, KeyBytes); !ok || n != want {
+			t.Errorf("event %d: bytes %d, %v; want %d", i, n, ok, want)
+		}
+	}
+}
