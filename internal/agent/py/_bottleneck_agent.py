@@ -247,6 +247,7 @@ class Agent(Window, Evidence):
         self._last_ckpt = time.perf_counter()
         self._t0 = time.perf_counter()
         self._finishing = False
+        self._sigterm_in_finish = False  # a SIGTERM came during the save
 
     # -- the agent's own work ---------------------------------------------------
     def own_work(self):
@@ -752,6 +753,13 @@ class Agent(Window, Evidence):
 
     def _on_sigterm(self, signum, frame):
         if os.getpid() == self.pid:
+            if self._finishing:
+                # a SIGTERM during the save (a second one, or the program
+                # ending): saving again in this handler would wait for
+                # the lock the interrupted save holds, forever; the save
+                # ends with this SIGTERM instead (_finish)
+                self._sigterm_in_finish = True
+                return
             self.finish("terminated", signal_name="SIGTERM")
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
@@ -795,6 +803,9 @@ class Agent(Window, Evidence):
             path = getattr(self, "_crash_path", None)
             if path and safe(lambda: os.path.getsize(path), 1) == 0:
                 safe(lambda: os.remove(path))
+        if self._sigterm_in_finish:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
 
 def default_sigterm_in_children(handler):
     """Forked children get SIGTERM's default action back in place of

@@ -5,6 +5,7 @@ needed). Run by internal/agent's Go test:
 """
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -251,6 +252,33 @@ class RunMainTest(unittest.TestCase):
         self.assertEqual(plain.returncode, 0, plain.stderr)
         self.assertEqual(agent.returncode, 0, agent.stderr)
         self.assertEqual(json.loads(agent.stdout), json.loads(plain.stdout))
+
+    def test_sigterm_during_the_save_ends_it(self):
+        # a second SIGTERM while the first one's save runs (or while the
+        # program's end saves): the save completes, then SIGTERM ends the
+        # process; before, the handler waited for the save's lock forever
+        prog = '''import os, signal, sys, time
+agent = sys._bottleneck_agent.get_agent()
+progress = agent.progress
+def saving(phase, **kw):
+    progress(phase, **kw)
+    if phase == "saving":
+        os.kill(os.getpid(), signal.SIGTERM)
+agent.progress = saving
+if sys.argv[1] == "term":
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(30)
+'''
+        with open(os.path.join(self.tmp.name, "term.py"), "w") as f:
+            f.write(prog)
+        for how in ("term", "end"):
+            shutil.rmtree(os.path.join(self.tmp.name, "run"), ignore_errors=True)
+            p = self.run_py([self.boot, self.cfg, "script", "term.py", how])
+            self.assertEqual(p.returncode, -signal.SIGTERM, (how, p.stderr))
+            with open(os.path.join(self.tmp.name, "run", "evidence-rank0.json")) as f:
+                ev = json.load(f)
+            self.assertTrue(ev["final"], how)
+            self.assertEqual(ev["exit"]["reason"], "terminated" if how == "term" else "ok", how)
 
     def test_exit_codes_and_tracebacks(self):
         cases = {
