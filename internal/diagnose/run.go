@@ -377,7 +377,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		}
 		ref := runnableRef(run, p.Repeats)
 		for k, l := range run {
-			if _, runnable, _ := l.shares(p.Repeats); l.candidate(p.Repeats) && runnable <= below*ref {
+			if _, runnable := l.shares(p.Repeats); l.candidate(p.Repeats) && runnable <= below*ref {
 				blocked[k] = l.n
 				waits += l.n
 			}
@@ -435,19 +435,18 @@ func (l *lineSamples) add(st pyprofile.Stack) {
 	l.repRunnable += st.RepeatCPUCount + st.RepeatWaitCount
 }
 
-// shares are the line's on-CPU and runnable fractions and the samples
-// they come from: its repeats' when it has minRepeatSamples of them,
-// else all its samples'.
-func (l *lineSamples) shares(repeats bool) (cpu, runnable float64, n int) {
+// shares are the line's on-CPU and runnable fractions: its repeats' when
+// it has minRepeatSamples of them, else all its samples'.
+func (l *lineSamples) shares(repeats bool) (cpu, runnable float64) {
 	if repeats && l.rep >= minRepeatSamples {
-		return l.repCPU / float64(l.rep), l.repRunnable / float64(l.rep), l.rep
+		return l.repCPU / float64(l.rep), l.repRunnable / float64(l.rep)
 	}
-	return l.cpu / float64(max(l.n, 1)), l.runnable / float64(max(l.n, 1)), l.n
+	return l.cpu / float64(max(l.n, 1)), l.runnable / float64(max(l.n, 1))
 }
 
 // candidate: enough samples, mostly outside torch and off the CPU.
 func (l *lineSamples) candidate(repeats bool) bool {
-	cpu, _, _ := l.shares(repeats)
+	cpu, _ := l.shares(repeats)
 	return l.n >= minBlockedSamples && l.outside >= l.n*4/5 && cpu <= 1-blockedOffCPU
 }
 
