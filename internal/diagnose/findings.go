@@ -545,9 +545,12 @@ func (s *state) oversubscriptionFinding() {
 	}
 	atStake := s.share[CPUCompute] + s.share[Input] + s.share[Host]
 	if cw := s.cpuWait(); cw != nil {
+		if !s.waitsForCPU() {
+			return
+		}
 		atStake = min(atStake, cw.Window.WaitShare())
 	}
-	if atStake < s.p.MinFinding || s.cpuWait() != nil && !s.waitsForCPU() {
+	if atStake < s.p.MinFinding {
 		return
 	}
 	perRank := max(d.cpus/d.ranks, 1)

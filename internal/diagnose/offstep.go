@@ -50,13 +50,12 @@ type OffStepLine struct {
 // largest first, and the share within the recorded window alone (-1
 // without one): work in every step fills both, work every N steps at
 // most one.
-func offStep(p *pyprofile.Profile) (float64, []OffStepLine, float64) {
+func offStep(p *pyprofile.Profile, src sourceCache) (float64, []OffStepLine, float64) {
 	type key struct {
 		file string
 		line int
 		kind string
 	}
-	src := newSourceCache()
 	// a program that never trains (inference) runs every forward under
 	// no_grad: those forwards are its steps
 	trains := training(p)

@@ -72,7 +72,7 @@ func TestOffStep(t *testing.T) {
 	logged := [][2]any{fr(src, 18), fr(sitePkgs+"/torch/utils/tensorboard/writer.py", 1), fr(tensorStr, 1)} // io.in-step's
 
 	// each stack is keyed by its sample count (all distinct)
-	share, lines, win := offStep(profileOf(map[int][][2]any{40: train, 30: backward, 10: update, 5: withEval, 7: decorated, 8: printed, 3: logged}))
+	share, lines, win := offStep(profileOf(map[int][][2]any{40: train, 30: backward, 10: update, 5: withEval, 7: decorated, 8: printed, 3: logged}), newSourceCache())
 	if want := 20.0 / 103; share != want || win != want {
 		t.Errorf("share %v window %v, want %v", share, win, want)
 	}
@@ -99,29 +99,29 @@ func TestOffStep(t *testing.T) {
 		few.Stacks[i].WindowCount = 0
 	}
 	few.Stacks[0].WindowCount = 2
-	if _, _, win := offStep(few); win != 0 {
+	if _, _, win := offStep(few, newSourceCache()); win != 0 {
 		t.Errorf("2 window samples: window share %v, want 0", win)
 	}
 	// a window whose time the main thread spent in the agent's own work
 	// (profiler start and stop) holds no sample of it at all: the same
 	few.Stacks[0].WindowCount = 0
 	few.Windows = [][2]float64{{1, 1.1}}
-	if _, _, win := offStep(few); win != 0 {
+	if _, _, win := offStep(few, newSourceCache()); win != 0 {
 		t.Errorf("window without main-thread samples: window share %v, want 0", win)
 	}
 	// no window recorded (the program's own profiler): the whole run judges
 	few.Windows = nil
-	if _, _, win := offStep(few); win != -1 {
+	if _, _, win := offStep(few, newSourceCache()); win != -1 {
 		t.Errorf("no window: window share %v, want -1", win)
 	}
 
 	// an inference program runs every forward under no_grad: those are its
 	// steps, not work off them
-	if share, lines, _ := offStep(profileOf(map[int][][2]any{5: withEval, 7: decorated})); share != 0 || lines != nil {
+	if share, lines, _ := offStep(profileOf(map[int][][2]any{5: withEval, 7: decorated}), newSourceCache()); share != 0 || lines != nil {
 		t.Errorf("inference program: share %v lines %+v", share, lines)
 	}
 	// training alone, with a manual update under no_grad: nothing
-	if share, _, _ := offStep(profileOf(map[int][][2]any{40: train, 30: backward, 10: update})); share != 0 {
+	if share, _, _ := offStep(profileOf(map[int][][2]any{40: train, 30: backward, 10: update}), newSourceCache()); share != 0 {
 		t.Errorf("training only: share %v", share)
 	}
 }

@@ -406,7 +406,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	for i, l := range ev.Blocked {
 		ev.Blocked[i].In = blockedIn[key{l.File, l.Line}]
 	}
-	ev.OffStepShare, ev.OffStep, ev.OffStepWindowShare = offStep(p)
+	ev.OffStepShare, ev.OffStep, ev.OffStepWindowShare = offStep(p, src)
 	return ev
 }
 
@@ -510,10 +510,11 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 			r.DataLoaderWaitS = wait / float64(n)
 			r.SyncsPerStep = float64(syncs) / float64(n)
 		}
-		r.OutsideStepS, r.WindowMedianS = stepMedians(ev.StepSeries())
-		r.WindowOutlierShare = outlierShare(ev.StepSeries(), r.WindowMedianS)
-		r.SettledStep = settledStep(ev.StepSeries())
-		r.RunMedianStepS = runMedian(ev.StepSeries())
+		steps := ev.StepSeries()
+		r.OutsideStepS, r.WindowMedianS = stepMedians(steps)
+		r.WindowOutlierShare = outlierShare(steps, r.WindowMedianS)
+		r.SettledStep = settledStep(steps)
+		r.RunMedianStepS = runMedian(steps)
 		r.HasDataLoader = ev.DataLoader.Batches > 0 || len(ev.DataLoader.Loaders) > 0
 		for _, l := range ev.DataLoader.Loaders {
 			r.Loaders = append(r.Loaders, Loader{Dataset: l.Dataset, NumWorkers: l.NumWorkers, PinMemory: l.PinMemory,
@@ -522,7 +523,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		if ev.PerStep != nil {
 			rows := ev.PerStep.Rows()
 			r.Memory = memoryTrend(rows, ev.PerStep.Growth)
-			r.GC = gcPauses(rows, ev.StepSeries(), ev.PerStep.GC.Sites)
+			r.GC = gcPauses(rows, steps, ev.PerStep.GC.Sites)
 			for i, c := range ev.PerStep.ThreadCalls {
 				switch c.Call {
 				case "set_num_threads":
