@@ -317,12 +317,18 @@ class Sampler(object):
         nxt = time.perf_counter()
         last_tick = nxt
         while True:
-            nxt += self.window_interval if self.in_window else self.interval
+            period = self.window_interval if self.in_window else self.interval
+            nxt += period
             delay = nxt - time.perf_counter()
-            if delay < 0:
-                # fell behind (e.g. the GIL was held); do not burst
-                nxt = time.perf_counter()
-                delay = 0
+            if delay <= 0:
+                # Fell behind (the last sample waited for the GIL or a CPU,
+                # as on a loaded machine): skip the missed ticks. Sampling
+                # again at once would not release the GIL in between (a
+                # zero-timeout wait keeps it), so the program's threads
+                # would not run between the two samples, and the second
+                # would show the line they stopped at as blocked.
+                delay = period
+                nxt = time.perf_counter() + delay
             if self._stop.wait(delay):
                 return
             t0 = time.perf_counter()

@@ -76,6 +76,30 @@ class SamplerTest(unittest.TestCase):
         for th in d["threads"]:
             self.assertFalse(th["name"].startswith("bottleneck-"), th)
 
+    def test_late_sample_is_followed_by_a_full_period(self):
+        # A sample that overran its period (waiting for the GIL or a CPU
+        # on a loaded machine) must not be followed at once by the next:
+        # without a real wait in between the sampler keeps the GIL, the
+        # program does not run, and the second sample shows its line as
+        # blocked.
+        period = 0.002
+        s = S.Sampler(period)
+        calls = []  # (start, end) of each sample
+
+        def slow_sample(skip_ident=None):
+            t = time.perf_counter()
+            while time.perf_counter() < t + 3 * period:
+                pass
+            calls.append((t, time.perf_counter()))
+
+        s.sample_once = slow_sample
+        s.start_thread()
+        time.sleep(0.1)
+        s.stop()
+        self.assertGreater(len(calls), 3)
+        gaps = [b[0] - a[1] for a, b in zip(calls, calls[1:])]
+        self.assertGreaterEqual(min(gaps), 0.9 * period, gaps)
+
     def test_own_work_is_not_sampled(self):
         # the agent's work in a program thread (trace export, gzip) must not
         # count as the program's time; other threads are still sampled
