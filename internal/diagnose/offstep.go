@@ -97,18 +97,21 @@ func offStep(p *pyprofile.Profile, src sourceCache) (float64, []OffStepLine, flo
 			continue
 		}
 		// the user line that called into it
-		k := key{}
+		k, ui := key{}, -1
 		for i := at - 1; i >= 0; i-- {
 			fr := p.Frames[st.Frames[i]]
 			if !pyprofile.IsLibraryFile(fr.File) {
-				k = key{fr.File, fr.Line, kind}
-				funcs[k] = fr.Func
+				k, ui = key{fr.File, fr.Line, kind}, i
 				break
 			}
 		}
 		if k.file == "" {
 			continue
 		}
+		if kind == OffStepEval && src.feedsStep(p, st.Frames[:ui+1]) {
+			continue // a frozen teacher or encoder: the loss needs it
+		}
+		funcs[k] = p.Frames[st.Frames[ui]].Func
 		off += st.Count
 		winOff += st.WindowCount
 		lines[k] += st.Count

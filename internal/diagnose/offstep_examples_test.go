@@ -12,8 +12,9 @@ import (
 // TestPlantedOffStep runs the examples with work that does not belong in
 // the step (a validation pass under torch.no_grad, tensors formatted for
 // a log line) planted in the loop: host.off-step is the first finding and
-// points at the planted line. The control runs the same validation every
-// 50 steps and prints a tensor once at the end: no off-step finding.
+// points at the planted line. The controls run the same validation every
+// 50 steps and print a tensor once at the end, or run a frozen teacher
+// under no_grad whose logits the loss needs: no off-step finding.
 func TestPlantedOffStep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs Python programs")
@@ -27,6 +28,7 @@ func TestPlantedOffStep(t *testing.T) {
 		{"eval_decorated.py", true},
 		{"log_tensor_every_step.py", true},
 		{"eval_every_50_steps.py", false},
+		{"distill_teacher.py", false},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			path := filepath.Join(testutil.RepoRoot(), "examples", "diagnose", c.file)

@@ -39,6 +39,9 @@ def main(model, opt, x, val):
             model(val)
         evaluate(model, [val])
         print(loss)
+        with torch.no_grad():
+            t = teacher(x)
+        (model(x) - t).pow(2).sum().backward()
 `
 
 // profileOf builds a sampled profile of the main thread from stacks of
@@ -70,10 +73,11 @@ func TestOffStep(t *testing.T) {
 	decorated := [][2]any{fr(src, 17), fr(ctxlib, 1), fr(src, 6), fr(modFile, 1)}
 	printed := [][2]any{fr(src, 18), fr(tensorStr, 1)}
 	logged := [][2]any{fr(src, 18), fr(sitePkgs+"/torch/utils/tensorboard/writer.py", 1), fr(tensorStr, 1)} // io.in-step's
+	teacher := [][2]any{fr(src, 20), fr(modFile, 1)}                                                        // a frozen teacher: the loss needs it
 
 	// each stack is keyed by its sample count (all distinct)
-	share, lines, win := offStep(profileOf(map[int][][2]any{40: train, 30: backward, 10: update, 5: withEval, 7: decorated, 8: printed, 3: logged}), newSourceCache())
-	if want := 20.0 / 103; share != want || win != want {
+	share, lines, win := offStep(profileOf(map[int][][2]any{40: train, 30: backward, 10: update, 5: withEval, 7: decorated, 8: printed, 3: logged, 9: teacher}), newSourceCache())
+	if want := 20.0 / 112; share != want || win != want {
 		t.Errorf("share %v window %v, want %v", share, win, want)
 	}
 	got := map[int]string{}
@@ -132,7 +136,7 @@ func TestInNoGradBlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := newSourceCache()
-	for line, want := range map[int]bool{6: true, 10: false, 11: false, 14: true, 16: true, 17: false, 18: false, 0: false, 999: false} {
+	for line, want := range map[int]bool{6: true, 10: false, 11: false, 14: true, 16: true, 17: false, 18: false, 20: true, 21: false, 0: false, 999: false} {
 		if got := c.inNoGradBlock(src, line); got != want {
 			t.Errorf("line %d: %v, want %v", line, got, want)
 		}

@@ -40,6 +40,8 @@ const maxSourceBytes = 4 << 20
 type sourceCache struct {
 	files map[string][]string
 	found map[blockAt]blockLine
+	flows map[string]bool    // feedsStep's answers by frame chain
+	defs  map[[2]string]bool // defRunsBackward's by file and name
 }
 
 // blockLine is a `with` or decorator line found (Line 0: none).
@@ -55,7 +57,7 @@ type blockAt struct {
 }
 
 func newSourceCache() sourceCache {
-	return sourceCache{files: map[string][]string{}, found: map[blockAt]blockLine{}}
+	return sourceCache{files: map[string][]string{}, found: map[blockAt]blockLine{}, flows: map[string]bool{}, defs: map[[2]string]bool{}}
 }
 
 func (c sourceCache) lines(file string) []string {
