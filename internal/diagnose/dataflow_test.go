@@ -209,3 +209,20 @@ func TestAssignment(t *testing.T) {
 		}
 	}
 }
+
+// FuzzFeedsBackward: any source, any line: an answer, never a crash or a
+// hang.
+func FuzzFeedsBackward(f *testing.F) {
+	f.Add("with torch.no_grad():\n    t = teacher(x)\nloss = f(t)\nloss.backward()\n", 2)
+	f.Add("def f(a,\n      b):\n    '''doc\n    t = 1'''\n    x[i] = y = \\\n  g(\"=\", 'a#') # c\n    return x\n", 6)
+	f.Add("with no_grad(): a, (b = c\n  if a <= b >>= c:\n", 1)
+	f.Fuzz(func(t *testing.T, src string, line int) {
+		file := filepath.Join(t.TempDir(), "p.py")
+		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c := newSourceCache()
+		c.feedsBackward([]flowFrame{{file, line - 1, false}, {file, line, false}})
+		assignment(src)
+	})
+}
