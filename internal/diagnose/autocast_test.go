@@ -59,8 +59,8 @@ func TestEmulatedAutocast(t *testing.T) {
 		{"AVX2 only", []string{"avx2"}, block, "leave autocast off on this machine", "bf16 autocast"},
 		{"AMX", []string{"avx2", "amx_bf16", "avx512_bf16"}, block, "this CPU has bfloat16 instructions", "leave autocast off"},
 		{"features unknown", nil, block, "on CPUs with AVX512-BF16/AMX", "leave autocast off"},
-		{"little under autocast", []string{"avx2"}, &AutocastBlock{File: "/home/u/train.py", Line: 4, DType: "bfloat16", Share: 0.05}, "matmuls take most", "leave autocast off"},
-		{"no autocast, AVX2", []string{"avx2"}, nil, "matmuls take most", "bf16"},
+		{"little under autocast", []string{"avx2"}, &AutocastBlock{File: "/home/u/train.py", Line: 4, DType: "bfloat16", Share: 0.05}, "matmuls take 100% of the native time", "leave autocast off"},
+		{"no autocast, AVX2", []string{"avx2"}, nil, "matmuls take 100% of the native time", "bf16"},
 	} {
 		s := &state{p: Default, step: 1000, steps: 1, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{},
 			py: &PythonEvidence{CPUAutocast: c.block},

@@ -755,6 +755,7 @@ func (s *state) topOps(n int, selfTime bool, filter ...string) []Location {
 // over many small ops is fusion's.
 func (s *state) cpuOpsChange() (string, []Evidence) {
 	var total, conv, gemm float64
+	var rest []optable.OpRow // the other ops, for naming the largest
 	if t := s.in.Ops; t != nil {
 		for _, r := range t.Rows {
 			if isAnnotation(r.Name) {
@@ -767,19 +768,35 @@ func (s *state) cpuOpsChange() (string, []Evidence) {
 				conv += r.HostSelfUs
 			case classify.ContainsAny(n, cpuGEMMOps):
 				gemm += r.HostSelfUs
+			default:
+				rest = append(rest, r)
 			}
 		}
 	}
 	if total <= 0 {
 		return rule("cpu.native").Change, nil
 	}
-	const dominant = 0.4
+	// a family at 40% leads the change; below 70% matmuls, the rest is
+	// named too: what torch.compile can fuse is then as large as what
+	// faster matmuls can save
+	const dominant, alone = 0.4, 0.7
+	others := func(family float64) string {
+		if family/total >= alone || len(rest) == 0 {
+			return ""
+		}
+		slices.SortFunc(rest, func(a, b optable.OpRow) int { return cmp.Compare(b.HostSelfUs, a.HostSelfUs) })
+		var top []string
+		for _, r := range rest[:min(2, len(rest))] {
+			top = append(top, fmt.Sprintf("%s %.0f%%", r.Name, pct(r.HostSelfUs/total)))
+		}
+		return fmt.Sprintf("; the other %.0f%% (largest: %s): torch.compile(model) fuses elementwise, normalization and softmax ops", pct(1-family/total), strings.Join(top, ", "))
+	}
 	switch {
 	case conv/total >= dominant:
-		return "convolutions take most of the native time: model.to(memory_format=torch.channels_last) and the input likewise (oneDNN's fast path), torch.compile, " + s.bf16Advice() + "or an accelerator",
+		return fmt.Sprintf("convolutions take %.0f%% of the native time: model.to(memory_format=torch.channels_last) and the input likewise (oneDNN's fast path), torch.compile, %sor an accelerator", pct(conv/total), s.bf16Advice()),
 			[]Evidence{{"convolution ops' share of native op time", pct(conv / total), "%", "ops"}}
 	case gemm/total >= dominant:
-		return "matmuls take most of the native time and already run in oneDNN/MKL: " + s.bf16Advice() + "fewer or larger matmuls (batching), or an accelerator",
+		return fmt.Sprintf("matmuls take %.0f%% of the native time and already run in oneDNN/MKL: %sfewer or larger matmuls (batching), or an accelerator%s", pct(gemm/total), s.bf16Advice(), others(gemm)),
 			[]Evidence{{"matmul ops' share of native op time", pct(gemm / total), "%", "ops"}}
 	}
 	return "no op family dominates the native time: fuse the many ops with torch.compile(model), or an accelerator", nil
