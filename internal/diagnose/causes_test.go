@@ -204,6 +204,10 @@ func TestTinyOps(t *testing.T) {
 		"large ops":           {&RunEvidence{RunMedianStepS: 2}, ops(3*4000, 3*50e3)}, // 500 µs of step per op
 		"few ops":             {run, ops(3*400, 3*50e3)},
 		"no run, window step": {nil, ops(3*4000, 3*50e3)}, // 100 ms window step: 25 µs per op
+		// a fast CPU: 4000 ops per step at 5 µs of step each, but the time
+		// is in 100 large calls of 1 ms (matmuls) next to 3900 small ones
+		"large calls": {run, &optable.OpTable{Calls: 3 * 4000, HostSelfUs: 3 * 50e3, StepsFirst: 4, StepsLast: 6, Rows: []optable.OpRow{
+			{Name: "aten::mm", Calls: 3 * 100, HostSelfUs: 3 * 40e3}, {Name: "aten::t", Calls: 3 * 3900, HostSelfUs: 3 * 10e3}}}},
 	} {
 		in := cpuTrace(c.run)
 		in.Ops = c.ops

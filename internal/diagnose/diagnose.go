@@ -410,10 +410,11 @@ func (s *state) addGC(host, unexplained float64) (float64, float64) {
 // each op.
 func (s *state) addTinyOps(native float64) float64 {
 	t := s.tinyOps()
-	if t.perStep < s.p.TinyOpsPerStep || t.stepUsPerOp > s.p.TinyOpUs || native <= 0 {
+	if t.perStep < s.p.TinyOpsPerStep || t.stepUsPerOp > s.p.TinyOpUs || t.smallShare < s.p.TinySelfShare || native <= 0 {
 		return 0
 	}
 	s.add(Overhead, native, Evidence{"ops per step", t.perStep, "", "operators"},
+		Evidence{fmt.Sprintf("host self time in calls of at most %s each (operator table rows)", units.Duration(s.p.TinyOpUs)), pct(t.smallShare), "%", "operators"},
 		Evidence{"step time per op" + t.stepNote, t.stepUsPerOp, "us", "operators"},
 		Evidence{"mean host self time of an op (profiled window)", t.selfUsPerOp, "us", "operators"})
 	return native
@@ -424,7 +425,11 @@ func (s *state) addTinyOps(native float64) float64 {
 // host self time of an op.
 type tinyOpStats struct {
 	perStep, stepUsPerOp, selfUsPerOp float64
-	stepNote                          string
+	// smallShare: the share of the kept rows' host self time in rows whose
+	// calls take at most TinyOpUs each (a fast CPU runs many large ops
+	// per µs of step too, but their time is in large calls)
+	smallShare float64
+	stepNote   string
 }
 
 func (s *state) tinyOps() tinyOpStats {
@@ -439,16 +444,22 @@ func (s *state) tinyOps() tinyOpStats {
 	// every row's calls (the table may keep only its top rows), less the
 	// annotations among the rows kept (a few per step)
 	calls, self := float64(t.Calls), t.HostSelfUs
+	var rowsSelf, smallSelf float64
 	for _, r := range t.Rows {
 		if isAnnotation(r.Name) {
 			calls -= float64(r.Calls)
 			self -= r.HostSelfUs
+			continue
+		}
+		rowsSelf += r.HostSelfUs
+		if r.Calls > 0 && r.HostSelfUs/float64(r.Calls) <= s.p.TinyOpUs {
+			smallSelf += r.HostSelfUs
 		}
 	}
-	if steps <= 0 || calls <= 0 {
+	if steps <= 0 || calls <= 0 || rowsSelf <= 0 {
 		return tinyOpStats{}
 	}
-	st := tinyOpStats{perStep: calls / steps, selfUsPerOp: self / calls, stepNote: " (profiled window)"}
+	st := tinyOpStats{perStep: calls / steps, selfUsPerOp: self / calls, smallShare: smallSelf / rowsSelf, stepNote: " (profiled window)"}
 	stepUs := s.step
 	if r := s.in.Run; r != nil && r.RunMedianStepS > 0 {
 		stepUs, st.stepNote = r.RunMedianStepS*1e6, " (median step outside the profiled window)"
@@ -694,7 +705,7 @@ func lower(c string) string {
 
 func classOrder() map[Class]int {
 	o := map[Class]int{}
-	for i, c := range []Class{Input, IO, GC, Sync, Launch, Copy, Comm, Overhead, Host, GPUCompute, CPUCompute, Memory, MemoryGrowth, Straggler, Unexplained} {
+	for i, c := range []Class{Input, IO, GC, Sync, Launch, Copy, Comm, Overhead, Host, GPUCompute, CPUCompute, Memory, MemoryGrowth, Debug, Straggler, Unexplained} {
 		o[c] = i
 	}
 	return o

@@ -154,8 +154,8 @@ func TestPlantedCPU(t *testing.T) {
 }
 
 // TestPlantedCauses runs the examples with a leak, garbage collection,
-// thousands of tiny ops, a dense embedding gradient or a blocking call
-// planted in the loop: the cause is the verdict or
+// thousands of tiny ops, a dense embedding gradient, a blocking call,
+// anomaly detection or float64 compute planted in the loop: the cause is the verdict or
 // the first finding, and its finding points at the planted line. The
 // controls get none of them: stable_memory.py (a large stable footprint,
 // one gc.collect() at start-up), large_ops.py (many ops, each large).
@@ -176,6 +176,8 @@ func TestPlantedCauses(t *testing.T) {
 		{"tiny_ops_update.py", "cpu.tiny-ops", diagnose.Overhead},
 		{"embedding_dense_adam.py", "host.dense-embedding", ""},
 		{"blocking_call_every_step.py", "host.blocked", ""},
+		{"anomaly_left_on.py", "autograd.anomaly", ""},
+		{"float64_default.py", "cpu.native", diagnose.CPUCompute},
 		{"stable_memory.py", "", ""},
 		{"large_ops.py", "", ""},
 	} {
@@ -188,8 +190,11 @@ func TestPlantedCauses(t *testing.T) {
 			d := r.TraceReport.Traces[0].Diagnosis
 			if c.rule == "" {
 				for _, f := range d.Findings {
-					if f.Rule == "memory.growth" || f.Rule == "gc.pauses" || f.Rule == "cpu.tiny-ops" || f.Rule == "host.off-step" || f.Rule == "host.dense-embedding" || f.Rule == "host.blocked" {
+					if f.Rule == "memory.growth" || f.Rule == "gc.pauses" || f.Rule == "cpu.tiny-ops" || f.Rule == "host.off-step" || f.Rule == "host.dense-embedding" || f.Rule == "host.blocked" || f.Rule == "autograd.anomaly" {
 						t.Errorf("%s found: %s\n%s", f.Rule, f.Title, txt)
+					}
+					if strings.Contains(f.Change, "float64") {
+						t.Errorf("%s advises float32: %s", f.Rule, f.Change)
 					}
 				}
 				if d.Verdict.Primary == diagnose.GC || d.Verdict.Primary == diagnose.Overhead || slices.Contains(d.Verdict.Secondary, diagnose.MemoryGrowth) {
@@ -210,6 +215,9 @@ func TestPlantedCauses(t *testing.T) {
 			}
 			if len(f.Measured) == 0 || f.Change == "" {
 				t.Errorf("finding %s without numbers or change: %+v", f.Rule, f)
+			}
+			if c.file == "float64_default.py" && !strings.Contains(f.Change, "drop torch.set_default_dtype(torch.float64)") {
+				t.Errorf("the change is not float32: %s", f.Change)
 			}
 			if want := fmt.Sprintf("%s:%d", c.file, line); !strings.Contains(txt, want) {
 				t.Errorf("report.txt does not name %s", want)
@@ -241,7 +249,7 @@ func TestPlantedOversubscription(t *testing.T) {
 				t.Errorf("the finding does not point at the torch.set_num_threads call (line %d): %+v", line, f.Where)
 			}
 		}
-		if strings.Contains(f.Change, "raise num_workers") || strings.Contains(f.Change, "CPUs are free") {
+		if strings.Contains(f.Change, "raise num_workers") || strings.Contains(f.Change, " free: ") {
 			t.Errorf("%s advises more threads or workers: %s", f.Rule, f.Change)
 		}
 	}

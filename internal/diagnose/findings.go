@@ -352,6 +352,11 @@ func (s *state) findings() {
 		where = append(where, s.topOps(3, true)...)
 		change, fam := s.cpuOpsChange()
 		ms := slices.Concat(s.ev[CPUCompute], fam)
+		if c, ev, loc := s.float64Change(false); c != "" {
+			change, ms = c, append(ms, ev...)
+			where = slices.Insert(where, 0, loc...)
+			nPy += len(loc)
+		}
 		if c, ev := s.emulatedAutocast(); c != "" {
 			change, ms = c, append(ms, ev...)
 			where = slices.Insert(where, 0, Location{Kind: "python", Name: "autocast", File: s.py.CPUAutocast.File, Line: s.py.CPUAutocast.Line, Note: "autocast on the CPU to " + s.py.CPUAutocast.DType})
@@ -362,7 +367,7 @@ func (s *state) findings() {
 			// workers or several ranks, all cores are not torch's, and a
 			// main thread that waits for a CPU shows that others use them
 			if fit := d.fitThreads(); !d.oversubscribed() && fit > d.threads && !s.waitsForCPU() {
-				change = fmt.Sprintf("torch uses %d threads and %d CPUs are free: %s; then %s", d.threads, d.cpus-d.want, s.threadKnob(fit), change)
+				change = fmt.Sprintf("torch uses %s and %s free: %s; then %s", units.Things(d.threads, "thread"), cpusFree(d.cpus-d.want), s.threadKnob(fit), change)
 				where = slices.Insert(where, nPy, s.threadSetting()...) // before the ops: the report shows the first few
 			}
 		}
@@ -371,6 +376,7 @@ func (s *state) findings() {
 	s.oversubscriptionFinding()
 	s.tinyOpsFinding()
 	s.gcFinding()
+	s.anomalyFinding()
 	s.offStepFinding()
 	s.memoryGrowthFinding()
 	s.rank()
@@ -581,6 +587,7 @@ func (s *state) oversubscriptionFinding() {
 func (s *state) rank() {
 	slices.SortStableFunc(s.d.Findings, func(a, b Finding) int {
 		// memory growth leads: it ends the run, whatever the step costs;
+		// then a debugging setting left on (a free fix of certain effect);
 		// then the verdict's own finding leads among equal savings
 		return cmp.Or(cmp.Compare(leads(b), leads(a)),
 			cmp.Compare(b.SavingUs, a.SavingUs), cmp.Compare(b.AtStakeUs, a.AtStakeUs))
@@ -601,9 +608,12 @@ func (s *state) rank() {
 	}
 }
 
-// leads is 1 for a finding that goes first whatever it saves.
+// leads ranks the findings that go first whatever they save.
 func leads(f Finding) int {
-	if f.Rule == "memory.growth" {
+	switch f.Rule {
+	case "memory.growth":
+		return 2
+	case "autograd.anomaly":
 		return 1
 	}
 	return 0
@@ -642,6 +652,13 @@ func (s *state) syncChange() string {
 		return "tensor.cpu() / .to(\"cpu\") / .numpy() / .tolist() in the loop copies to the host and waits: keep the values on the device, or copy into a pinned buffer with non_blocking=True and read it a step later"
 	}
 	return ""
+}
+
+func cpusFree(n int) string {
+	if n == 1 {
+		return "1 CPU is"
+	}
+	return units.Count(n) + " CPUs are"
 }
 
 func ptrStr[T any](p *T) string {
@@ -1172,6 +1189,9 @@ func (s *state) gpuFindings() {
 		}
 	}
 	change, fam := s.kernelsChange()
+	if c, ev, loc := s.float64Change(true); c != "" {
+		change, fam, where = c, append(fam, ev...), append(loc, where...)
+	}
 	s.emit(s.finding("gpu.kernels", fmt.Sprintf("Device kernels take %.0f%% of the step", pct(s.share[GPUCompute])), s.share[GPUCompute]*s.step,
 		slices.Concat(s.ev[GPUCompute], fam), where, change))
 	s.attentionFinding(perStep)

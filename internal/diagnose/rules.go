@@ -23,6 +23,7 @@ const (
 	GC           Class = "gc-bound"            // Python garbage collection pauses the step (run evidence)
 	Overhead     Class = "framework-overhead"  // CPU-only: thousands of tiny ops, each mostly dispatcher cost
 	MemoryGrowth Class = "memory-growth"       // memory grows every step: a leak (run evidence), a risk, not a share of time
+	Debug        Class = "debug-mode"          // a debugging setting left on (anomaly detection): a cost across classes, not a share
 	Undetermined Class = "undetermined"        // the input cannot support a verdict
 	Unexplained  Class = "unexplained"         // nothing recorded on the host, device idle: shown, never the verdict
 )
@@ -99,6 +100,10 @@ type Params struct {
 	// per-op framework overhead, not computation.
 	TinyOpUs       float64
 	TinyOpsPerStep float64
+	// TinySelfShare: and at least this share of the operator table's host
+	// self time is in calls of at most TinyOpUs each: the time is the
+	// small calls' (a fast CPU also runs many large ops per µs of step).
+	TinySelfShare float64
 	// MemoryGrowthMiB: memory growth needs the fitted trend of the
 	// process's memory (CUDA allocated, else RSS) over the steps after
 	// start-up to add at least this many MiB, and a loop variable that
@@ -168,6 +173,7 @@ var Default = Params{
 	ValidationShare:       0.15,
 	TinyOpUs:              15,
 	TinyOpsPerStep:        500,
+	TinySelfShare:         0.5,
 	MemoryGrowthMiB:       16,
 	GrowthItemKiB:         64,
 	MemoryPct:             90,
@@ -243,9 +249,11 @@ var Rules = []Rule{
 		"store detached values: loss.item() / tensor.detach() (.cpu() for outputs) before keeping them across steps; compute kept predictions under torch.no_grad(); drop retain_graph=True"},
 	{"gc.pauses", GC, "run evidence: garbage-collection pauses (gc.callbacks) per step after start-up >= MinFinding of the step, taken from the host share", 0.8,
 		"collect less often: gc.collect() every N steps or per epoch, not every step; gc.freeze() after start-up (model and data built) so full collections skip long-lived objects; fewer small Python objects per step"},
+	{"autograd.anomaly", Debug, "run evidence: anomaly detection on in the recorded window (torch.is_anomaly_enabled()); at stake: the main thread's busy samples in its stack capture (traceback.format_stack) plus the NaN checks' ops (aten::isnan, aten::_is_any_true, aten::item rows of the operator table) per step; it goes first", 1.0,
+		"turn anomaly detection off outside debugging: remove torch.autograd.set_detect_anomaly(True) / the detect_anomaly() block"},
 	{"cpu.native", CPUCompute, "CPU-only: time inside native ops >= MinFinding of the step; saving: native ops made 2x faster", 0.5,
 		"native ops are the limit: use all cores (torch.set_num_threads), bf16/channels_last where the CPU supports them, torch.compile, or an accelerator"},
-	{"cpu.tiny-ops", Overhead, "CPU-only: >= TinyOpsPerStep ops per step and <= TinyOpUs µs of step per op (steps outside the profiler window when the run evidence has them); the whole native-op share is then framework overhead, >= MinFinding", 0.7,
+	{"cpu.tiny-ops", Overhead, "CPU-only: >= TinyOpsPerStep ops per step, <= TinyOpUs µs of step per op (steps outside the profiler window when the run evidence has them) and >= TinySelfShare of the ops' self time in calls of <= TinyOpUs each; the whole native-op share is then framework overhead, >= MinFinding", 0.7,
 		"issue fewer, larger ops: batch the per-layer or per-parameter loop into one op over stacked tensors (torch.stack/cat, bmm, one Linear over the concatenated features), foreach=True optimizers for per-parameter updates, or torch.compile to fuse the small ops"},
 	{"cpu.oversubscribed", CPUCompute, "run evidence: local ranks × (intra-op threads + DataLoader workers) > usable CPUs, and the CPU side of the step (native ops, DataLoader wait, host work) >= MinFinding; with the step thread's measured wait for a CPU, at stake is that wait, and under CPUWaitNote nothing", 0.5,
 		"give each process its share of the CPUs: OMP_NUM_THREADS / torch.set_num_threads so that ranks × (threads + workers) <= CPUs"},

@@ -59,6 +59,11 @@ type RunEvidence struct {
 	// SetThreads is the program's last torch.set_num_threads call (nil:
 	// none seen).
 	SetThreads *rundir.ThreadCall `json:"set_threads,omitempty"`
+	// DefaultDtype is the program's last torch.set_default_dtype call to
+	// float64 (nil: none); Anomaly its last call that turned anomaly
+	// detection on (nil: none).
+	DefaultDtype *rundir.SettingCall `json:"default_dtype_call,omitempty"`
+	Anomaly      *rundir.SettingCall `json:"anomaly_call,omitempty"`
 	// SetInteropThreads is its last torch.set_num_interop_threads call.
 	SetInteropThreads *rundir.ThreadCall `json:"set_interop_threads,omitempty"`
 	// CPUWait: the main thread's time waiting for a CPU (nil: not
@@ -173,8 +178,12 @@ type PythonEvidence struct {
 	// CPUAutocast: the autocast block on the CPU that the samples behind
 	// Hot ran under most (nil: none), and their share.
 	CPUAutocast *AutocastBlock `json:"cpu_autocast,omitempty"`
-	IOLines     []Line         `json:"io_lines,omitempty"`
-	LoaderLines []Line         `json:"loader_lines,omitempty"`
+	// AnomalyShare: the fraction of the samples behind Hot in the stack
+	// capture of autograd's anomaly detection (traceback.format_stack /
+	// extract_stack, which it calls for every op that records a node).
+	AnomalyShare float64 `json:"anomaly_share,omitempty"`
+	IOLines      []Line  `json:"io_lines,omitempty"`
+	LoaderLines  []Line  `json:"loader_lines,omitempty"`
 	// OffStepShare: the share of the main thread's samples over the whole
 	// run in work that does not belong in the step (offstep.go), and its
 	// user lines; OffStepWindowShare the share within the recorded window
@@ -258,7 +267,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		return nil
 	}
 	type key = lineKey
-	var total, io, dl, hotN, module int
+	var total, io, dl, hotN, module, anomaly int
 	hot, ioL, dlL := map[key]int{}, map[key]int{}, map[key]int{}
 	src := newSourceCache()
 	autocast := map[AutocastBlock]int{} // blocks (Share 0) -> samples
@@ -317,6 +326,9 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 				hotN += c
 				if slices.ContainsFunc(st.Frames, func(fi int) bool { return matchAny(p.Frames[fi].File, []string{"/torch/nn/modules/"}) }) {
 					module += c
+				}
+				if slices.ContainsFunc(st.Frames, func(fi int) bool { return isStackCapture(p.Frames[fi]) }) {
+					anomaly += c
 				}
 				if b, ok := cpuAutocast(p, st.Frames, src); ok {
 					autocast[b] += c
@@ -395,6 +407,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	}
 	if hotN > 0 {
 		ev.ModuleShare = float64(module) / float64(hotN)
+		ev.AnomalyShare = float64(anomaly) / float64(hotN)
 		best := 0
 		for b, n := range autocast {
 			if n > best || n == best && (b.File < ev.CPUAutocast.File || b.File == ev.CPUAutocast.File && b.Line < ev.CPUAutocast.Line) {
@@ -409,6 +422,16 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	ev.OffStepShare, ev.OffStep, ev.OffStepWindowShare = offStep(p, src)
 	return ev
 }
+
+// isStackCapture: a frame of Python's traceback module capturing the
+// stack (torch.fx.traceback.format_stack calls it), which anomaly
+// detection does for every op that records an autograd node.
+func isStackCapture(f pyprofile.Frame) bool {
+	return strings.HasSuffix(f.File, "/traceback.py") && (f.Func == "format_stack" || f.Func == "extract_stack" || strings.HasPrefix(f.Func, "StackSummary."))
+}
+
+// isFloat64 reports whether a dtype as Python prints it is float64.
+func isFloat64(dtype string) bool { return dtype == "torch.float64" || dtype == "torch.double" }
 
 type lineKey struct {
 	file string
@@ -530,6 +553,17 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 					r.SetThreads = &ev.PerStep.ThreadCalls[i]
 				case "set_num_interop_threads":
 					r.SetInteropThreads = &ev.PerStep.ThreadCalls[i]
+				}
+			}
+			for i, c := range ev.PerStep.SettingCalls {
+				switch {
+				case c.Call == "set_default_dtype":
+					r.DefaultDtype = nil
+					if isFloat64(c.Arg) {
+						r.DefaultDtype = &ev.PerStep.SettingCalls[i]
+					}
+				case c.Call == "set_anomaly_enabled" && c.Arg == "True":
+					r.Anomaly = &ev.PerStep.SettingCalls[i]
 				}
 			}
 		}

@@ -116,6 +116,13 @@ func WriteOps(w io.Writer, t *optable.OpTable) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "Sum of host self time %s, of device self time %s\n", units.Duration(t.HostSelfUs), units.Duration(t.DevSelfUs))
+	if len(t.Dtypes) > 0 {
+		var parts []string
+		for _, d := range t.Dtypes {
+			parts = append(parts, fmt.Sprintf("%s %s host, %s device (%s)", d.Dtype, units.Duration(d.HostSelfUs), units.Duration(d.DeviceSelfUs), units.Things(d.Calls, "call")))
+		}
+		fmt.Fprintf(w, "By input dtype (the first floating input of each op): %s\n", strings.Join(parts, "; "))
+	}
 }
 
 // WriteKernels prints the kernel table.

@@ -247,7 +247,11 @@ type PerStep struct {
 	// ThreadCalls: the program's calls of torch.set_num_threads and
 	// set_num_interop_threads, in order.
 	ThreadCalls []ThreadCall `json:"thread_calls"`
-	Errors      []string     `json:"errors"`
+	// SettingCalls: the program's calls of torch.set_default_dtype and
+	// torch.set_anomaly_enabled (torch.autograd.set_detect_anomaly and
+	// detect_anomaly make them), in order.
+	SettingCalls []SettingCall `json:"setting_calls"`
+	Errors       []string      `json:"errors"`
 }
 
 // StepRow is one step boundary of PerStep.
@@ -305,6 +309,16 @@ type ThreadCall struct {
 	File  string `json:"file"`
 	Line  int    `json:"line"`
 	Func  string `json:"func"`
+}
+
+// SettingCall is a call of a torch setting at the program's line; Arg is
+// its first argument as Python prints it (torch.float64, True).
+type SettingCall struct {
+	Call string `json:"call"`
+	Arg  string `json:"arg"`
+	File string `json:"file"`
+	Line int    `json:"line"`
+	Func string `json:"func"`
 }
 
 // Growth is a variable of the training loop that grew every step.

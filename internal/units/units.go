@@ -67,6 +67,15 @@ func Count(n int) string {
 	return b.String()
 }
 
+// Things writes a count with its noun, plural unless one: "1 thread",
+// "1,024 steps".
+func Things(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return Count(n) + " " + noun + "s"
+}
+
 // scaled divides v by step until it is below step in the largest fitting
 // unit, then keeps three significant digits. A value that rounds up to
 // step (999.7 µs) moves to the next unit (1.00 ms).

@@ -59,3 +59,11 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+func TestThings(t *testing.T) {
+	for n, want := range map[int]string{0: "0 threads", 1: "1 thread", 2: "2 threads", 1024: "1,024 threads"} {
+		if got := Things(n, "thread"); got != want {
+			t.Errorf("Things(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

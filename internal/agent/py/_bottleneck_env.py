@@ -127,6 +127,11 @@ def torch_env(torch, with_devices):
         "deterministic_algorithms": safe(lambda: bool(torch.are_deterministic_algorithms_enabled())),
         "float32_matmul_precision": safe(lambda: torch.get_float32_matmul_precision()),
         "grad_enabled": safe(lambda: bool(torch.is_grad_enabled())),
+        "default_dtype": safe(lambda: str(torch.get_default_dtype())),
+        # anomaly detection: stack capture in every forward op, a NaN check
+        # (with a device sync) after every backward node
+        "anomaly_enabled": safe(lambda: bool(torch.is_anomaly_enabled())),
+        "anomaly_check_nan": safe(lambda: bool(torch.is_anomaly_check_nan_enabled())),
     }
     cuda = getattr(torch, "cuda", None)
     t["cuda_initialized"] = bool(safe(lambda: cuda.is_initialized(), False))

@@ -54,6 +54,7 @@ class StepStats:
         self._probe = {}  # name -> (kind, size, site) from the first probe
         self.growth = []  # variables of the loop frame that grow every step
         self.thread_calls = []  # torch.set_num_threads / set_num_interop_threads call sites
+        self.setting_calls = []  # torch.set_default_dtype / set_anomaly_enabled call sites
         try:
             self._page = os.sysconf("SC_PAGE_SIZE")
             self._statm = os.open("/proc/self/statm", os.O_RDONLY)
@@ -65,27 +66,34 @@ class StepStats:
             os.register_at_fork(after_in_child=self.stop)
 
     def on_torch(self, torch):
-        """Record the call sites of torch.set_num_threads and
-        set_num_interop_threads (the wrappers call the originals unchanged)."""
-        for name in ("set_num_threads", "set_num_interop_threads"):
+        """Record the call sites of the settings the diagnosis points at:
+        torch.set_num_threads and set_num_interop_threads (thread_calls),
+        torch.set_default_dtype and torch.set_anomaly_enabled (setting_calls;
+        torch.autograd.set_detect_anomaly and detect_anomaly call the latter).
+        The wrappers call the originals unchanged."""
+        for name, calls, key, value in (
+                ("set_num_threads", self.thread_calls, "value", _int_arg),
+                ("set_num_interop_threads", self.thread_calls, "value", _int_arg),
+                ("set_default_dtype", self.setting_calls, "arg", _str_arg),
+                ("set_anomaly_enabled", self.setting_calls, "arg", _str_arg)):
             orig = getattr(torch, name, None)
             if orig is None or getattr(orig, "_bottleneck_wrapped", False):
                 continue
-            setattr(torch, name, self._thread_wrapper(name, orig))
+            setattr(torch, name, self._call_recorder(name, orig, calls, key, value))
 
-    def _thread_wrapper(self, name, orig):
+    def _call_recorder(self, name, orig, calls, key, value):
         import functools
 
         @functools.wraps(orig)
         def wrapper(*args, **kwargs):
-            if len(self.thread_calls) < _MAX_SITES and os.getpid() == self.pid:
+            if len(calls) < _MAX_SITES and os.getpid() == self.pid:
                 try:
                     f = sys._getframe(1)
                     while f is not None and self._internal(f.f_code.co_filename):
                         f = f.f_back
                     if f is not None:
-                        self.thread_calls.append({
-                            "call": name, "value": args[0] if args and isinstance(args[0], int) else None,
+                        calls.append({
+                            "call": name, key: value(args),
                             "file": f.f_code.co_filename, "line": f.f_lineno or 0,
                             "func": getattr(f.f_code, "co_qualname", f.f_code.co_name)})
                 except Exception:
@@ -238,8 +246,18 @@ class StepStats:
                    "frozen": gc.get_freeze_count() if hasattr(gc, "get_freeze_count") else None},
             "growth": self.growth,
             "thread_calls": self.thread_calls,
+            "setting_calls": self.setting_calls,
             "errors": self.errors,
         }
+
+
+def _int_arg(args):
+    return args[0] if args and isinstance(args[0], int) else None
+
+
+def _str_arg(args):
+    """The first argument as the program wrote it: torch.float64, True."""
+    return str(args[0])[:64] if args else None
 
 
 def _is_tensor(v):

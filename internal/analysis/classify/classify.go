@@ -386,3 +386,39 @@ func Memcpy(name string) (dir Direction, host HostMem) {
 	}
 	return dir, host
 }
+
+// Dtype maps one entry of an op's "Input type" list ("float", "double",
+// "c10::Half", "c10::BFloat16", "c10::Float8_e4m3fn", ...) to fp64, fp32,
+// fp16, bf16 or fp8; "" for the rest (integers, bool, Scalar, "").
+func Dtype(s string) string {
+	l := strings.ToLower(s)
+	switch {
+	case strings.Contains(l, "bfloat16"):
+		return "bf16"
+	case strings.Contains(l, "half") || l == "float16":
+		return "fp16"
+	case strings.Contains(l, "float8"):
+		return "fp8"
+	case l == "double" || l == "float64":
+		return "fp64"
+	case l == "float" || l == "float32":
+		return "fp32"
+	}
+	return ""
+}
+
+// InputDtype is the precision op event i computes in: the first floating
+// dtype of its "Input type" list ("" when it has none or the trace
+// recorded no types).
+func InputDtype(t *trace.Trace, i int) string {
+	s, ok := t.ArgStr(i, trace.KeyInputType)
+	if !ok {
+		return ""
+	}
+	for part := range strings.SplitSeq(strings.Trim(s, "[]"), ",") {
+		if dt := Dtype(strings.Trim(strings.TrimSpace(part), `"`)); dt != "" {
+			return dt
+		}
+	}
+	return ""
+}

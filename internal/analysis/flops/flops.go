@@ -36,9 +36,9 @@ import (
 	"cmp"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
@@ -133,24 +133,6 @@ type Step struct {
 	MFUPct float64 `json:"mfu_pct"`
 }
 
-// DtypeOf maps a PyTorch "Input type" string to a peak-table dtype.
-func DtypeOf(s string) string {
-	l := strings.ToLower(s)
-	switch {
-	case strings.Contains(l, "bfloat16"):
-		return "bf16"
-	case strings.Contains(l, "half") || l == "float16":
-		return "fp16"
-	case strings.Contains(l, "float8"):
-		return "fp8"
-	case l == "double":
-		return "fp64"
-	case l == "float" || l == "float32":
-		return "fp32"
-	}
-	return ""
-}
-
 // Compute measures achieved FLOP/s.
 func Compute(t *trace.Trace) *Result {
 	ev := &t.Events
@@ -211,15 +193,7 @@ func Compute(t *trace.Trace) *Result {
 	slices.Sort(order) // sums in a fixed order: the same figures every run
 	for _, o := range order {
 		f := flops[o]
-		dt := ""
-		if s, ok := t.ArgStr(int(o), trace.KeyInputType); ok {
-			// Input type is a list: take the first named dtype.
-			for _, part := range strings.Split(strings.Trim(s, "[]"), ",") {
-				if dt = DtypeOf(strings.Trim(strings.TrimSpace(part), `"`)); dt != "" {
-					break
-				}
-			}
-		}
+		dt := classify.InputDtype(t, int(o))
 		k := key{ev.Name[o], dt}
 		row := rows[k]
 		if row == nil {

@@ -15,7 +15,7 @@ type Peak struct {
 	BandwidthGBs                 float64 // device memory (HBM/GDDR), GB/s
 }
 
-// For returns the peak for a dtype from DtypeOf.
+// For returns the peak for a dtype from classify.Dtype.
 func (p Peak) For(dtype string) float64 {
 	switch dtype {
 	case "fp64":

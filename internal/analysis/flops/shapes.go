@@ -2,6 +2,8 @@ package flops
 
 import (
 	"encoding/json"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
 	"strconv"
 	"strings"
 )
@@ -95,7 +97,7 @@ func FromShapes(op string, s Shapes) (Cost, bool) {
 	}
 	c := Cost{Flops: flops}
 	if len(s.Types) > 0 {
-		if es := elemSize[DtypeOf(s.Types[0])]; es > 0 {
+		if es := elemSize[classify.Dtype(s.Types[0])]; es > 0 {
 			elems := out
 			for _, dims := range d[:min(inputs, len(d))] {
 				if len(dims) > 0 {

@@ -76,6 +76,21 @@ type OpTable struct {
 	StepsFirst int `json:"first_step,omitempty"`
 	// StepsLast is the last ProfilerStep number of the range the table is restricted to (absent: not restricted).
 	StepsLast int `json:"last_step,omitempty"`
+	// Dtypes is the ops' time by the precision they compute in, most first (absent when the trace recorded no input types).
+	Dtypes []DtypeTime `json:"dtypes,omitempty"`
+}
+
+// DtypeTime is the time of the ops (cpu_op events) that compute in one
+// dtype: those whose first floating input has it (classify.InputDtype).
+type DtypeTime struct {
+	// Dtype is the precision, one of fp64, fp32, fp16, bf16 and fp8; "none" for ops without a floating input (integer indexing, factories, ops recorded without types).
+	Dtype string `json:"dtype"`
+	// Calls is the number of op calls.
+	Calls int `json:"calls"`
+	// HostSelfUs is the calls' host self time, as in the table's rows.
+	HostSelfUs float64 `json:"host_self_us"`
+	// DeviceSelfUs is the device time the calls launched directly.
+	DeviceSelfUs float64 `json:"device_self_us"`
 }
 
 // inTable reports whether events of kind k are rows of the operator table:
@@ -206,9 +221,13 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 	}
 	res := &OpTable{HasStacks: stacks.available}
 	res.StepsFirst, res.StepsLast = stepRange(t, &o)
+	dtypes := newDtypeSums(t)
 	for i, k := range ev.Kind {
 		if !inTable(k) || !stepOK(t, i, &o) {
 			continue
+		}
+		if k == trace.KindCPUOp {
+			dtypes.add(i, ev.Dur[i]-childSum[tix[i]], devSelf[tix[i]])
 		}
 		key := opKey{name: ev.Name[i]}
 		var r int32
@@ -246,6 +265,7 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 		res.DevSelfUs += r.devSelf
 		res.Calls += r.calls
 	}
+	res.Dtypes = dtypes.rows()
 	res.SortBy = o.SortBy
 	if res.SortBy == "" {
 		res.SortBy = "host_total"

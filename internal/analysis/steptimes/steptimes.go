@@ -107,7 +107,7 @@ func (s *Summary) Notes() []string {
 		if n > 8 {
 			list, more = list[:8], fmt.Sprintf(" and %d more", n-8)
 		}
-		out = append(out, fmt.Sprintf("%d outlier step%s (over %.0fx the median): %s%s", n, plural(n), OutlierFactor, joinInts(list), more))
+		out = append(out, fmt.Sprintf("%s (over %.0fx the median): %s%s", units.Things(n, "outlier step"), OutlierFactor, joinInts(list), more))
 	}
 	if d := s.DriftPct; d >= DriftPct || d <= -DriftPct {
 		dir := "longer"
@@ -176,11 +176,4 @@ func joinInts(ns []int) string {
 		parts[i] = fmt.Sprint(n)
 	}
 	return strings.Join(parts, ", ")
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

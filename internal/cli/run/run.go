@@ -327,7 +327,7 @@ func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief stri
 		// The verdict first, then the run section, then the trace analyses.
 		report.WriteVerdict(&full, d.Report)
 		runreport.WriteText(&full, rr)
-		fmt.Fprintf(&full, "\nTrace analysis (%d trace%s):\n", len(run.Traces), plural(len(run.Traces)))
+		fmt.Fprintf(&full, "\nTrace analysis (%s):\n", units.Things(len(run.Traces), "trace"))
 		if err := report.WriteDetails(&full, d.Report); err != nil {
 			return full.String(), "", err
 		}
@@ -396,11 +396,4 @@ func writeRunSummary(w io.Writer, rr *runreport.Report) {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

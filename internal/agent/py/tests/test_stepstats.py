@@ -95,6 +95,26 @@ class ThreadCallsTest(unittest.TestCase):
                                               "func": st.thread_calls[0]["func"]})
         self.assertEqual(len(st.thread_calls), 2)
 
+    def test_settings_are_recorded_at_the_programs_line(self):
+        import types
+        seen = []
+        fake = types.SimpleNamespace(set_default_dtype=lambda d: seen.append(d),
+                                     set_anomaly_enabled=lambda on, check_nan=True: seen.append((on, check_nan)))
+        st = S.StepStats(lambda f: f.endswith("anomaly_mode.py") or _internal(f))
+        try:
+            st.on_torch(fake)
+            fake.set_default_dtype("torch.float64"); line = sys._getframe().f_lineno  # noqa: E702
+            # torch.autograd.set_detect_anomaly calls it from torch's file:
+            # the line is the program's
+            code = compile("fake.set_anomaly_enabled(True, check_nan=False)", "/x/torch/autograd/anomaly_mode.py", "exec")
+            exec(code, {"fake": fake}); line2 = sys._getframe().f_lineno  # noqa: E702
+        finally:
+            st.stop()
+        self.assertEqual(seen, ["torch.float64", (True, False)])
+        self.assertEqual([(c["call"], c["arg"], c["line"]) for c in st.setting_calls],
+                         [("set_default_dtype", "torch.float64", line), ("set_anomaly_enabled", "True", line2)])
+        self.assertEqual(st.thread_calls, [])
+
 
 class WriterLineTest(unittest.TestCase):
     def test_finds_the_line_that_adds_to_a_variable(self):

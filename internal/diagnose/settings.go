@@ -1,0 +1,163 @@
+package diagnose
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
+)
+
+// Settings that slow every op without being the model's design: the
+// compute running in float64, and autograd's anomaly detection left on.
+// Each is a one-line change with a certain effect, so it is named before
+// the general advice of its class.
+
+// minFloat64 is the share of the op time (native time on a CPU, device
+// time on a GPU) computed in float64 from which the float64 change
+// replaces the class's general one.
+const minFloat64 = 0.4
+
+// flag returns one of torch's flags as the agent read them in the window.
+func (e *Env) flag(name string) (any, bool) {
+	if e == nil {
+		return nil, false
+	}
+	v, ok := e.Flags[name]
+	return v, ok
+}
+
+func (s *state) env() *Env {
+	if s.in.Run == nil {
+		return nil
+	}
+	return s.in.Run.Env
+}
+
+// float64Share is the share of the ops' time (device time when device
+// is true, else host self time) spent in ops whose inputs are float64;
+// measured false when the trace recorded no input types.
+func (s *state) float64Share(device bool) (share float64, measured bool) {
+	if s.in.Ops == nil || len(s.in.Ops.Dtypes) == 0 {
+		return 0, false
+	}
+	var f64, all float64
+	for _, d := range s.in.Ops.Dtypes {
+		us := d.HostSelfUs
+		if device {
+			us = d.DeviceSelfUs
+		}
+		all += us
+		if d.Dtype == "fp64" {
+			f64 += us
+		}
+	}
+	if all <= 0 {
+		return 0, false
+	}
+	return f64 / all, true
+}
+
+// float64Change: the compute runs in float64, by the trace's input types
+// (minFloat64 of the op time) or, where the trace has none, by the default
+// dtype in the window. It returns the change, its evidence and what set
+// float64 ("" when the compute is not float64).
+func (s *state) float64Change(device bool) (string, []Evidence, []Location) {
+	share, measured := s.float64Share(device)
+	v, _ := s.env().flag("default_dtype")
+	byDefault := v == "torch.float64"
+	if measured && share < minFloat64 || !measured && !byDefault {
+		return "", nil, nil
+	}
+	what, base := "the ops compute in float64 (the default dtype is torch.float64 in the recorded window)", "native op time"
+	if device {
+		base = "device time of ops"
+	}
+	var ev []Evidence
+	if measured {
+		what = fmt.Sprintf("ops holding %.0f%% of the %s compute in float64", pct(share), base)
+		ev = []Evidence{{"ops computing in float64", pct(share), "% of " + base, "operators"}}
+	}
+	var where []Location
+	how := "model.float() and float32 inputs (NumPy arrays are float64: torch.from_numpy(a).float(), or build them as float32)"
+	if c := s.runDefaultDtype(); c != nil {
+		where = []Location{{Kind: "python", Name: c.Func, File: c.File, Line: c.Line, Note: "torch.set_default_dtype(" + c.Arg + ")"}}
+		how = fmt.Sprintf("drop torch.set_default_dtype(%s) at %s:%d (float32 is the default)", c.Arg, filepath.Base(c.File), c.Line)
+	} else if byDefault {
+		where = []Location{{Kind: "env", Name: "default dtype", Note: "torch.get_default_dtype() is torch.float64 in the recorded window"}}
+		how = "set the default dtype back to torch.float32 (torch.set_default_dtype), or model.float() and float32 inputs"
+	}
+	speed := "float32 runs them about twice as fast on a CPU (half the bytes, twice the SIMD lanes), and bf16 autocast leaves float64 ops alone"
+	if device {
+		speed = "GPUs run float64 at 1/2 (A100, H100) to 1/64 (consumer and most workstation cards) of float32's rate, and float32 matmuls can use TF32 tensor cores, which float64 cannot"
+	}
+	return fmt.Sprintf("%s: %s; unless the model needs float64's precision: %s", what, speed, how), ev, where
+}
+
+func (s *state) runDefaultDtype() *rundir.SettingCall {
+	if s.in.Run == nil {
+		return nil
+	}
+	return s.in.Run.DefaultDtype
+}
+
+// anomalyChecks are the ops of the NaN check anomaly detection runs on
+// every output of every backward node (isnan(out)._is_any_true().item()).
+var anomalyChecks = []string{"aten::isnan", "aten::_is_any_true", "aten::item"}
+
+// anomalyFinding: torch.autograd.set_detect_anomaly(True) (or
+// detect_anomaly) is on in the window. It records a Python stack for
+// every op that creates an autograd node and checks every backward output
+// for NaN, reading the result on the host: a device sync per backward
+// node on a GPU. At stake: the samples in its stack capture and the NaN
+// checks' time (operator table, when its rows are among those kept).
+func (s *state) anomalyFinding() {
+	on, _ := s.env().flag("anomaly_enabled")
+	if on != true {
+		return
+	}
+	var capture, checks float64
+	var ms []Evidence
+	if s.py != nil && s.py.AnomalyShare > 0 {
+		// the samples behind Hot are the main thread's busy ones
+		busy := max(0, 1-s.py.IOShare-s.py.LoaderShare)
+		capture = s.py.AnomalyShare * busy * s.step
+		ms = append(ms, Evidence{"main-thread samples capturing Python stacks for anomaly detection", pct(s.py.AnomalyShare), "%", "pyprofile"})
+	}
+	if chk, _ := s.env().flag("anomaly_check_nan"); chk != false && s.in.Ops != nil {
+		calls := 0
+		for _, r := range s.in.Ops.Rows {
+			for _, name := range anomalyChecks {
+				if r.Name == name {
+					checks += r.HostTotalUs
+					calls += r.Calls
+				}
+			}
+		}
+		checks /= float64(max(1, s.steps))
+		if checks > 0 {
+			ms = append(ms, Evidence{"NaN checks after backward nodes (isnan, _is_any_true, item) per step", checks, "us", "operators"},
+				Evidence{"NaN-check op calls per step", float64(calls) / float64(max(1, s.steps)), "", "operators"})
+		}
+	}
+	atStake := min(capture+checks, s.step)
+	if measured := s.py != nil || checks > 0; measured && atStake < s.p.MinFinding*s.step {
+		return // on, but cheap here (few ops per step)
+	}
+	var where []Location
+	if c := s.in.Run.Anomaly; c != nil {
+		where = []Location{{Kind: "python", Name: c.Func, File: c.File, Line: c.Line, Note: "anomaly detection turned on here"}}
+	}
+	title := "Autograd anomaly detection is on"
+	if atStake > 0 {
+		title += ": " + units.Duration(atStake) + " per step in its stack captures and NaN checks"
+	}
+	change := "turn anomaly detection off outside debugging: remove torch.autograd.set_detect_anomaly(True) / the detect_anomaly() block (Lightning: Trainer(detect_anomaly=False)); it records a Python stack for every op and checks every backward output for NaN, a device sync per backward node on a GPU"
+	if c := s.in.Run.Anomaly; c != nil {
+		change = fmt.Sprintf("turn anomaly detection off outside debugging (%s:%d); it records a Python stack for every op and checks every backward output for NaN, a device sync per backward node on a GPU",
+			filepath.Base(c.File), c.Line)
+	}
+	f := s.finding("autograd.anomaly", title, atStake, ms, where, change)
+	f.Confidence = "high" // the flag is read, not inferred
+	s.emit(f)
+}

@@ -1,0 +1,111 @@
+package diagnose
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+)
+
+// cpu.native's change is float32 when float64 ops hold the native time
+// (trace input types) or, without types, when the default dtype was
+// float64; it points at the program's set_default_dtype call. A float64
+// loss next to float32 layers, or no sign of float64, keeps the ops'
+// change.
+func TestFloat64Change(t *testing.T) {
+	set := &rundir.SettingCall{Call: "set_default_dtype", Arg: "torch.float64", File: "/home/u/pinn.py", Line: 3, Func: "<module>"}
+	f64 := &RunEvidence{Env: &Env{Flags: map[string]any{"default_dtype": "torch.float64"}}, DefaultDtype: set}
+	f32 := &RunEvidence{Env: &Env{Flags: map[string]any{"default_dtype": "torch.float32"}}}
+	dtypes := func(fp64, fp32 float64) *optable.OpTable {
+		return &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::addmm", Calls: 10, HostSelfUs: fp64 + fp32}},
+			Dtypes: []optable.DtypeTime{{Dtype: "fp64", HostSelfUs: fp64}, {Dtype: "fp32", HostSelfUs: fp32}, {Dtype: "none", HostSelfUs: 5}}}
+	}
+	noTypes := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::addmm", Calls: 10, HostSelfUs: 900}}}
+	for _, c := range []struct {
+		name string
+		run  *RunEvidence
+		ops  *optable.OpTable
+		want string // "" : no float64 change
+		at   int    // the line the finding points at first (0: none)
+	}{
+		{"default dtype, no types", f64, noTypes, "the ops compute in float64 (the default dtype is torch.float64 in the recorded window): float32 runs them about twice as fast on a CPU", 3},
+		{"types", nil, dtypes(800, 100), "ops holding 88% of the native op time compute in float64", 0},
+		{"types and the call", f64, dtypes(800, 100), "drop torch.set_default_dtype(torch.float64) at pinn.py:3", 3},
+		{"default dtype set outside the program's lines", &RunEvidence{Env: f64.Env}, noTypes, "set the default dtype back to torch.float32", 0},
+		// silent: a float64 loss, the rest float32; float32 default; the
+		// types win over the default dtype (the model was cast to float32)
+		{"float64 loss", nil, dtypes(100, 800), "", 0},
+		{"float32", f32, noTypes, "", 0},
+		{"no evidence", nil, noTypes, "", 0},
+		{"types over default", f64, dtypes(50, 850), "", 0},
+	} {
+		s := &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{Ops: c.ops, Run: c.run}}
+		s.findings()
+		f := findingOf(s.d, "cpu.native")
+		if f == nil {
+			t.Fatalf("%s: no cpu.native finding", c.name)
+		}
+		if got := strings.Contains(f.Change, "float64"); got != (c.want != "") || !strings.Contains(f.Change, c.want) {
+			t.Errorf("%s: change %q, want %q", c.name, f.Change, c.want)
+		}
+		if c.at > 0 && (len(f.Where) == 0 || f.Where[0].Line != c.at) {
+			t.Errorf("%s: where %+v, want line %d first", c.name, f.Where, c.at)
+		}
+	}
+	// on a device: the device time of the ops decides
+	gpu := &optable.OpTable{Dtypes: []optable.DtypeTime{{Dtype: "fp64", DeviceSelfUs: 700, HostSelfUs: 10}, {Dtype: "fp32", DeviceSelfUs: 100, HostSelfUs: 900}}}
+	s := &state{p: Default, step: 1000, steps: 3, device: true, share: map[Class]float64{GPUCompute: 0.8}, d: &Diagnosis{}, in: Analyses{Ops: gpu}}
+	s.findings()
+	if f := findingOf(s.d, "gpu.kernels"); f == nil || !strings.HasPrefix(f.Change, "ops holding 88% of the device time of ops compute in float64: GPUs run float64 at 1/2") {
+		t.Errorf("gpu: %+v", f)
+	}
+}
+
+// autograd.anomaly: on in the window, it goes first with its cost and the
+// line that turned it on; off, or on but cheap, it is silent.
+func TestAnomalyFinding(t *testing.T) {
+	call := &rundir.SettingCall{Call: "set_anomaly_enabled", Arg: "True", File: "/home/u/train.py", Line: 7, Func: "<module>"}
+	on := &Env{Flags: map[string]any{"anomaly_enabled": true, "anomaly_check_nan": true}}
+	checks := &optable.OpTable{Rows: []optable.OpRow{
+		{Name: "aten::addmm", Calls: 30, HostSelfUs: 1500, HostTotalUs: 1500},
+		{Name: "aten::isnan", Calls: 90, HostTotalUs: 450}, {Name: "aten::_is_any_true", Calls: 90, HostTotalUs: 300},
+		{Name: "aten::item", Calls: 90, HostTotalUs: 150}}}
+	py := &PythonEvidence{Samples: 100, AnomalyShare: 0.2}
+	for _, c := range []struct {
+		name    string
+		run     *RunEvidence
+		ops     *optable.OpTable
+		atStake float64 // 0: silent
+	}{
+		// 3 steps of 100 ms: checks 900 µs over the window, 300 per step;
+		// stack capture 20% of the busy samples: 20 ms per step
+		{"on", &RunEvidence{Env: on, Anomaly: call, Python: py}, checks, 20300},
+		{"on, no checks", &RunEvidence{Env: &Env{Flags: map[string]any{"anomaly_enabled": true, "anomaly_check_nan": false}}, Python: py}, checks, 20000},
+		{"on, not measured", &RunEvidence{Env: on}, &optable.OpTable{}, 0.001},
+		{"off", &RunEvidence{Env: &Env{Flags: map[string]any{"anomaly_enabled": false}}, Python: py}, checks, 0},
+		{"on, cheap", &RunEvidence{Env: on, Python: &PythonEvidence{Samples: 100, AnomalyShare: 0.01}}, &optable.OpTable{}, 0},
+		{"no run", nil, checks, 0},
+	} {
+		in := cpuTrace(c.run)
+		in.Ops = c.ops
+		d := Compute(in)
+		f := findingOf(d, "autograd.anomaly")
+		if (f != nil) != (c.atStake > 0) {
+			t.Errorf("%s: finding %+v", c.name, f)
+			continue
+		}
+		if f == nil {
+			continue
+		}
+		if d.Findings[0].Rule != "autograd.anomaly" {
+			t.Errorf("%s: first finding %s", c.name, d.Findings[0].Rule)
+		}
+		if c.atStake >= 1 && (f.AtStakeUs < c.atStake-1 || f.AtStakeUs > c.atStake+1) {
+			t.Errorf("%s: at stake %v, want %v", c.name, f.AtStakeUs, c.atStake)
+		}
+		if c.run.Anomaly != nil && (len(f.Where) == 0 || f.Where[0].Line != 7 || !strings.Contains(f.Change, "train.py:7")) {
+			t.Errorf("%s: where %+v, change %s", c.name, f.Where, f.Change)
+		}
+	}
+}
