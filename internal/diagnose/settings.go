@@ -150,7 +150,9 @@ func (s *state) anomalyFinding() {
 	}
 	title := "Autograd anomaly detection is on"
 	if atStake > 0 {
-		title += ": " + units.Duration(atStake) + " per step in its stack captures and NaN checks"
+		// a lower bound: the nodes' anomaly metadata, and the NaN checks
+		// beyond the table's rows, are not measured
+		title += ": at least " + units.Duration(atStake) + " per step in its stack captures and NaN checks"
 	}
 	change := "turn anomaly detection off outside debugging: remove torch.autograd.set_detect_anomaly(True) / the detect_anomaly() block (Lightning: Trainer(detect_anomaly=False)); it records a Python stack for every op and checks every backward output for NaN, a device sync per backward node on a GPU"
 	if c := s.in.Run.Anomaly; c != nil {
