@@ -274,6 +274,7 @@ func (s *state) scores() {
 	}
 	s.usesGPU = s.device || a.RuntimeLaunchUs > 0
 	src := "step_breakdown"
+	defer s.addRecompile()
 
 	// input
 	in := a.DataLoaderUs / S
@@ -380,6 +381,41 @@ func (s *state) scores() {
 	s.add(Host, other, Evidence{"Python time between ops per step", (other + ioOther) * S, "us", src})
 	s.add(CPUCompute, cpu, Evidence{"time inside native ops per step", a.CPUExecUs, "us", src})
 	s.addUnexplained(unexplained)
+}
+
+// addRecompile gives torch.compile's recurring compilations (window
+// check) their share: their time over every step of the window, the
+// steps that recompiled being often left out as outliers. The part that
+// falls in the steps used is host work the other shares already hold: it
+// is taken from them (CPU-side classes first).
+func (s *state) addRecompile() {
+	w := s.in.Window
+	if w == nil || w.RecompileSteps == 0 || len(w.Steps) == 0 || s.step <= 0 {
+		return
+	}
+	share := min(1, w.RecompileUs/float64(len(w.Steps))/s.step)
+	var used float64
+	n := 0
+	for _, st := range w.Steps {
+		if st.Excluded == "" {
+			used += st.RecompileUs
+			n++
+		}
+	}
+	if n > 0 {
+		take := used / float64(n) / s.step
+		for _, c := range []Class{CPUCompute, Overhead, Host, Launch, Unexplained} {
+			v, ok := s.share[c]
+			if !ok || take <= 0 {
+				continue
+			}
+			d := min(v, take)
+			s.share[c], take = v-d, take-d
+		}
+	}
+	s.add(Recompile, share, Evidence{"recompilation time in the window", w.RecompileUs, "us", "window"},
+		Evidence{"steps that recompiled", float64(w.RecompileSteps), "", "window"},
+		Evidence{"steps in the window", float64(len(w.Steps)), "", "window"})
 }
 
 // addGC takes the garbage collector's share of the step (run evidence)
@@ -556,6 +592,7 @@ var detail = map[Class]string{
 	IO:         "file I/O (checkpointing, logging) in the step",
 	GC:         "Python garbage collection pauses the step",
 	Overhead:   "CPU-only: thousands of tiny ops: the native time is per-op framework overhead",
+	Recompile:  "torch.compile compiles again as the inputs change",
 	Straggler:  "one rank holds the others back",
 }
 
@@ -705,7 +742,7 @@ func lower(c string) string {
 
 func classOrder() map[Class]int {
 	o := map[Class]int{}
-	for i, c := range []Class{Input, IO, GC, Sync, Launch, Copy, Comm, Overhead, Host, GPUCompute, CPUCompute, Memory, MemoryGrowth, Debug, Straggler, Unexplained} {
+	for i, c := range []Class{Input, IO, GC, Recompile, Sync, Launch, Copy, Comm, Overhead, Host, GPUCompute, CPUCompute, Memory, MemoryGrowth, Debug, Straggler, Unexplained} {
 		o[c] = i
 	}
 	return o

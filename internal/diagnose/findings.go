@@ -377,6 +377,7 @@ func (s *state) findings() {
 	s.tinyOpsFinding()
 	s.gcFinding()
 	s.anomalyFinding()
+	s.recompileFinding()
 	s.offStepFinding()
 	s.memoryGrowthFinding()
 	s.rank()

@@ -22,6 +22,7 @@ const (
 	IO           Class = "io-bound"            // checkpointing, logging, file I/O in the step (Python profile)
 	GC           Class = "gc-bound"            // Python garbage collection pauses the step (run evidence)
 	Overhead     Class = "framework-overhead"  // CPU-only: thousands of tiny ops, each mostly dispatcher cost
+	Recompile    Class = "recompile-bound"     // torch.compile compiles again as inputs change (window check)
 	MemoryGrowth Class = "memory-growth"       // memory grows every step: a leak (run evidence), a risk, not a share of time
 	Debug        Class = "debug-mode"          // a debugging setting left on (anomaly detection): a cost across classes, not a share
 	Undetermined Class = "undetermined"        // the input cannot support a verdict
@@ -251,6 +252,8 @@ var Rules = []Rule{
 		"collect less often: gc.collect() every N steps or per epoch, not every step; gc.freeze() after start-up (model and data built) so full collections skip long-lived objects; fewer small Python objects per step"},
 	{"autograd.anomaly", Debug, "run evidence: anomaly detection on in the recorded window (torch.is_anomaly_enabled()); at stake: the main thread's busy samples in its stack capture (traceback.format_stack) plus the NaN checks' ops (aten::isnan, aten::_is_any_true, aten::item rows of the operator table) per step; it goes first", 1.0,
 		"turn anomaly detection off outside debugging: remove torch.autograd.set_detect_anomaly(True) / the detect_anomaly() block"},
+	{"compile.recompile", Recompile, "torch.compile compiles again in the window (window check: compilation in a step after one that ran without it, or in every step) and the recompilations' time over the window's steps >= MinFinding of the step", 0.9,
+		"the compiled function recompiles for each new input shape (or failed guard), and past torch._dynamo.config.cache_size_limit (8) new shapes run uncompiled: mark the varying dimension dynamic (torch._dynamo.mark_dynamic(x, dim), or torch.compile(..., dynamic=True)), or pad inputs to a few fixed sizes; TORCH_LOGS=recompiles prints each recompilation's reason"},
 	{"cpu.native", CPUCompute, "CPU-only: time inside native ops >= MinFinding of the step; saving: native ops made 2x faster", 0.5,
 		"native ops are the limit: use all cores (torch.set_num_threads), bf16/channels_last where the CPU supports them, torch.compile, or an accelerator"},
 	{"cpu.tiny-ops", Overhead, "CPU-only: >= TinyOpsPerStep ops per step, <= TinyOpUs µs of step per op (steps outside the profiler window when the run evidence has them) and >= TinySelfShare of the ops' self time in calls of <= TinyOpUs each; the whole native-op share is then framework overhead, >= MinFinding", 0.7,
@@ -267,6 +270,7 @@ var Rules = []Rule{
 var classRules = map[Class]string{
 	Input: "input.loader", IO: "io.in-step", Host: "host.python", Launch: "host.launch", Sync: "sync.blocking",
 	GPUCompute: "gpu.kernels", Copy: "copy.h2d", Comm: "comm.exposed", CPUCompute: "cpu.native", GC: "gc.pauses", Overhead: "cpu.tiny-ops",
+	Recompile: "compile.recompile",
 }
 
 // fixFactor is the share of a class's time its main rule's fix saves (0

@@ -183,7 +183,11 @@ type PythonEvidence struct {
 	// extract_stack, which it calls for every op that records a node).
 	AnomalyShare float64 `json:"anomaly_share,omitempty"`
 	IOLines      []Line  `json:"io_lines,omitempty"`
-	LoaderLines  []Line  `json:"loader_lines,omitempty"`
+	// CompileLines: the user lines that led into torch.compile's
+	// compilation (torch/_dynamo/convert_frame.py): the compiled
+	// function's call sites.
+	CompileLines []Line `json:"compile_lines,omitempty"`
+	LoaderLines  []Line `json:"loader_lines,omitempty"`
 	// OffStepShare: the share of the main thread's samples over the whole
 	// run in work that does not belong in the step (offstep.go), and its
 	// user lines; OffStepWindowShare the share within the recorded window
@@ -268,7 +272,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	}
 	type key = lineKey
 	var total, io, dl, hotN, module, anomaly int
-	hot, ioL, dlL := map[key]int{}, map[key]int{}, map[key]int{}
+	hot, ioL, dlL, compileL := map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}
 	src := newSourceCache()
 	autocast := map[AutocastBlock]int{} // blocks (Share 0) -> samples
 	funcs := map[key]string{}
@@ -296,11 +300,12 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 			continue
 		}
 		total += c
-		isIO, isDL := false, false
+		isIO, isDL, compiling := false, false, false
 		for _, fi := range st.Frames {
 			f := p.Frames[fi].File
 			isIO = isIO || matchAny(f, ioFiles)
 			isDL = isDL || matchAny(f, loaderFiles)
+			compiling = compiling || strings.HasSuffix(f, "/torch/_dynamo/convert_frame.py")
 		}
 		// the innermost user frame: the program's line that led here
 		leaf := st.Frames[len(st.Frames)-1]
@@ -313,6 +318,9 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		fr := p.Frames[leaf]
 		k := key{fr.File, fr.Line}
 		funcs[k] = fr.Func
+		if compiling && c > 0 {
+			compileL[k] += c
+		}
 		switch {
 		case isIO:
 			io += c
@@ -400,7 +408,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	}
 	ev := &PythonEvidence{Profiler: p.Profiler, Window: window, Samples: total,
 		IOShare: float64(io) / float64(total), LoaderShare: float64(dl) / float64(total),
-		Hot: lines(hot), IOLines: lines(ioL), LoaderLines: lines(dlL),
+		Hot: lines(hot), IOLines: lines(ioL), LoaderLines: lines(dlL), CompileLines: lines(compileL),
 		Blocked: topLines(blocked, max(runTotal, 1))}
 	if runTotal > 0 {
 		ev.BlockedShare = float64(waits) / float64(runTotal)

@@ -8,10 +8,10 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
-// Settings that slow every op without being the model's design: the
-// compute running in float64, and autograd's anomaly detection left on.
-// Each is a one-line change with a certain effect, so it is named before
-// the general advice of its class.
+// Settings that slow the step without being the model's design: the
+// compute running in float64, autograd's anomaly detection left on, and
+// torch.compile recompiling as inputs change. Each is a small change with
+// a certain effect, named before the general advice of its class.
 
 // minFloat64 is the share of the op time (native time on a CPU, device
 // time on a GPU) computed in float64 from which the float64 change
@@ -162,4 +162,28 @@ func (s *state) anomalyFinding() {
 	f := s.finding("autograd.anomaly", title, atStake, ms, where, change)
 	f.Confidence = "high" // the flag is read, not inferred
 	s.emit(f)
+}
+
+// recompileFinding: torch.compile compiles again in the window's steps
+// (window.Result.Recompiles): each new input shape or failed guard
+// recompiles the function, and past the cache size limit new shapes run
+// uncompiled. At stake: the class's share (addRecompile).
+func (s *state) recompileFinding() {
+	w := s.in.Window
+	if s.share[Recompile] < s.p.MinFinding || w == nil {
+		return
+	}
+	var where []Location
+	if s.py != nil {
+		where = s.pyLines(s.py.CompileLines, 2)
+	}
+	for i, x := range w.Recompiles {
+		if i == 2 {
+			break
+		}
+		where = append(where, Location{Kind: "op", Name: x.Name, Note: fmt.Sprintf("%s in step %s", units.Duration(x.Us), x.Step)})
+	}
+	atStake := s.share[Recompile] * s.step
+	title := fmt.Sprintf("torch.compile recompiles in %d of the %d recorded steps: %s per step on average", w.RecompileSteps, len(w.Steps), units.Duration(atStake))
+	s.emit(s.finding("compile.recompile", title, atStake, s.ev[Recompile], where, ""))
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
 
@@ -107,5 +108,55 @@ func TestAnomalyFinding(t *testing.T) {
 		if c.run.Anomaly != nil && (len(f.Where) == 0 || f.Where[0].Line != 7 || !strings.Contains(f.Change, "train.py:7")) {
 			t.Errorf("%s: where %+v, change %s", c.name, f.Where, f.Change)
 		}
+	}
+}
+
+// compile.recompile: recompilations in the window put their time over
+// every step of the window at stake and name the compiled call's line;
+// none, or too little, stays silent.
+func TestRecompileFinding(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		us      float64 // recompilation time in the window
+		steps   int
+		atStake float64 // 0: silent
+	}{
+		{"three of five steps", 150e3, 3, 30e3}, // 100 ms steps: 30%
+		{"none", 0, 0, 0},
+		{"a small one", 10e3, 1, 0}, // 2 ms per step: under 5%
+	} {
+		in := cpuTrace(&RunEvidence{Python: &PythonEvidence{Samples: 10, CompileLines: []Line{{File: "/home/u/train.py", Line: 21, Func: "main", Pct: 40}}}})
+		in.Window.Steps = make([]window.Step, 5)
+		in.Window.RecompileUs, in.Window.RecompileSteps = c.us, c.steps
+		if c.steps > 0 {
+			in.Window.Recompiles = []window.Cost{{Kind: "recompile", Name: "_compile.compile_inner", Step: "5", Us: c.us / float64(c.steps)}}
+		}
+		f := findingOf(Compute(in), "compile.recompile")
+		if (f != nil) != (c.atStake > 0) {
+			t.Fatalf("%s: finding %+v", c.name, f)
+		}
+		if f != nil && (f.AtStakeUs != c.atStake || len(f.Where) < 2 || f.Where[0].Line != 21 || f.Where[1].Name != "_compile.compile_inner") {
+			t.Errorf("%s: at stake %v, where %+v", c.name, f.AtStakeUs, f.Where)
+		}
+	}
+}
+
+// The recompilations inside the steps used are host work the CPU share
+// held: the recompile class takes them from it, and becomes the verdict
+// when it saves most.
+func TestRecompileShare(t *testing.T) {
+	in := cpuTrace(nil) // 100 ms steps: 60 ms native ops, 40 ms unrecorded
+	in.Window.Steps = []window.Step{{Step: "4", RecompileUs: 90e3}, {Step: "5", RecompileUs: 90e3}, {Step: "6", RecompileUs: 90e3}}
+	in.Window.RecompileUs, in.Window.RecompileSteps = 270e3, 3
+	d := Compute(in)
+	share := map[Class]float64{}
+	for _, c := range d.Classes {
+		share[c.Class] = c.SharePct
+	}
+	if share[Recompile] != 90 || share[CPUCompute] != 0 || share[Unexplained] != 10 {
+		t.Errorf("shares %v, want recompile 90, cpu 0, unexplained 10", share)
+	}
+	if d.Verdict.Primary != Recompile || d.Findings[0].Rule != "compile.recompile" {
+		t.Errorf("verdict %s, first finding %s", d.Verdict.Primary, d.Findings[0].Rule)
 	}
 }

@@ -94,6 +94,15 @@ func (s *state) windowNote() {
 		}
 		n.Notes = append(n.Notes, fmt.Sprintf("one-time start-up costs %s in the window: %s", units.Duration(w.StartupUs), strings.Join(parts, ", ")))
 	}
+	if w.RecompileSteps > 0 {
+		var steps []string
+		for _, x := range w.Recompiles {
+			if !slices.Contains(steps, x.Step) {
+				steps = append(steps, x.Step)
+			}
+		}
+		n.Notes = append(n.Notes, fmt.Sprintf("torch.compile compiled again in %s of the window (%s; steps %s among them): it recurs, so it is the program's cost, not start-up", units.Things(w.RecompileSteps, "step"), units.Duration(w.RecompileUs), strings.Join(steps, ", ")))
+	}
 	if g := w.Capture; g != nil {
 		n.Notes = append(n.Notes, fmt.Sprintf("graph capture: %d launch calls recorded into CUDA/HIP graphs over %s, not executed", g.Launches, units.Duration(g.Us)))
 	}

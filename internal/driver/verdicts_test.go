@@ -95,6 +95,8 @@ var verdictCases = []verdictCase{
 		excluded: []string{"0", window.StartUp}},
 	{name: "run_checkpoint_outlier", trace: corpus("run_checkpoint_outlier.json.gz"), primary: diagnose.CPUCompute, steady: true,
 		excluded: []string{"5", window.Outlier}},
+	{name: "run_recompile_shapes", trace: corpus("run_recompile_shapes.json.gz"), primary: diagnose.Recompile, steady: true,
+		first: "compile.recompile", change: "mark the varying dimension dynamic"},
 
 	// synthetic device-side cases
 	{name: "synthetic_mid_flight", primary: diagnose.Undetermined, detail: "mid-flight",

@@ -24,7 +24,10 @@
 //     overhead, and an op whose first call takes FirstCallRatio times its
 //     median later call (cuDNN/cuBLAS handle creation, autotuning,
 //     DataLoader worker start). A step whose start-up costs reach
-//     StartupStepShare of it is excluded.
+//     StartupStepShare of it is excluded. Compilation is start-up only in
+//     the window's leading steps: in a step after one that ran without
+//     compiling, or in every step, it recurs (Recompiles: new input
+//     shapes or failed guards) and is left to the outlier check.
 //   - Graph capture: cudaStreamBeginCapture .. EndCapture spans (and the
 //     hip equivalents): launches recorded into a graph, not executed.
 //     Steps overlapping a capture are excluded.
@@ -44,6 +47,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
@@ -100,13 +104,15 @@ type Step struct {
 	Excluded string `json:"excluded,omitempty"`
 	// StartupUs is the part of the step's span covered by start-up costs (their union).
 	StartupUs float64 `json:"startup_us,omitempty"`
+	// RecompileUs is the part of the step's span covered by recurring compilations (Recompiles).
+	RecompileUs float64 `json:"recompile_us,omitempty"`
 	// CarryUs is the part of the step's span covered by carry-over, set when that excluded the step.
 	CarryUs float64 `json:"carry_over_us,omitempty"`
 }
 
 // Cost is one start-up cost.
 type Cost struct {
-	// Kind is the cost's kind: context, module-load, allocator, compile, first-call or jit.
+	// Kind is the cost's kind: context, module-load, allocator, compile, first-call or jit; recompile in recompiles.
 	Kind string `json:"kind"`
 	// Name is the event's name: the runtime call, op, region or frame.
 	Name string `json:"name"`
@@ -120,6 +126,7 @@ type Cost struct {
 	Note string `json:"note,omitempty"`
 
 	span interval.Span // what it occupied (ns), for the union per step
+	step int           // index of the step holding its start (-1: none)
 }
 
 // Carry is the device work the window inherited from before it began.
@@ -181,6 +188,12 @@ type Result struct {
 	Startup []Cost `json:"startup,omitempty"`
 	// StartupUs is the union of all start-up costs over the trace.
 	StartupUs float64 `json:"startup_us"`
+	// Recompiles are the compilations of torch.compile that recur: in a step after one of the window's steps ran without compiling, or in every step. New input shapes or failed guards recompile; not start-up. Largest first, at most 10.
+	Recompiles []Cost `json:"recompiles,omitempty"`
+	// RecompileUs is the union of the recurring compilations' spans.
+	RecompileUs float64 `json:"recompile_us,omitempty"`
+	// RecompileSteps is the number of steps that recompiled.
+	RecompileSteps int `json:"recompile_steps,omitempty"`
 	// Capture is the graph capture found (absent when none).
 	Capture *GraphCapture `json:"graph_capture,omitempty"`
 	// Overhead is the profiler's overhead in the steps (absent when it recorded none).
@@ -443,14 +456,37 @@ var compileMarks = []string{
 	"benchmark_all_configs", "async_compile", "torch/_dynamo/convert_frame",
 }
 
+// compileAttempt reads N of "compile_id=F/N" in torch.compile's
+// "entire_frame_compile_data: fn_name=..., compile_id=F/N" annotation.
+func compileAttempt(name string) (int, bool) {
+	const mark = "compile_id="
+	if !strings.HasPrefix(name, "entire_frame_compile_data") {
+		return 0, false
+	}
+	i := strings.Index(name, mark)
+	if i < 0 {
+		return 0, false
+	}
+	id := name[i+len(mark):]
+	if j := strings.IndexAny(id, ", "); j >= 0 {
+		id = id[:j]
+	}
+	_, n, ok := strings.Cut(id, "/")
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.Atoi(n)
+	return v, err == nil
+}
+
 // startup collects one-time costs.
 func (c *checker) startup() {
 	ev := &c.t.Events
 	var costs []Cost
 	add := func(i int, kind, note string) {
 		costs = append(costs, Cost{Kind: kind, Name: c.t.Name(i), StartUs: c.rel(ev.Start[i]), Us: us(ev.Dur[i]), Note: note,
-			span: interval.Span{Start: ev.Start[i], End: ev.End(i)}})
-		if s := c.stepOf(ev.Start[i]); s >= 0 {
+			span: interval.Span{Start: ev.Start[i], End: ev.End(i)}, step: c.stepOf(ev.Start[i])})
+		if s := costs[len(costs)-1].step; s >= 0 {
 			costs[len(costs)-1].Step = c.r.Steps[s].Step
 		}
 	}
@@ -467,7 +503,19 @@ func (c *checker) startup() {
 	}
 	medLaunch := median(launchDurs)
 	firstKernel := c.firstLaunchOfKernel()
+	// compile ids (torch 2.6 and later name them in an annotation): F/0 is
+	// frame F's first compilation, F/N with N > 0 a recompilation
+	firstCompile, recompileID := map[int]bool{}, map[int]bool{}
 	for i, k := range ev.Kind {
+		if k == trace.KindUserAnnotation {
+			if n, ok := compileAttempt(c.t.Name(i)); ok {
+				if n == 0 {
+					firstCompile[c.stepOf(ev.Start[i])] = true
+				} else {
+					recompileID[c.stepOf(ev.Start[i])] = true
+				}
+			}
+		}
 		if ev.Dur[i] < minNs {
 			continue
 		}
@@ -495,11 +543,40 @@ func (c *checker) startup() {
 		}
 	}
 	costs = append(costs, c.firstCalls()...)
-	// allocator growth and compilation only in the first steps are
-	// start-up
+	// allocator growth only before the last step is start-up;
+	// compilation only in the window's leading steps: a step that
+	// compiles after one that did not recompiled (a new input shape, a
+	// failed guard), and so does every step when all of them compile
 	last := len(c.spans) - 1
+	lead := 0
+	for lead <= last && compileSteps[lead] {
+		lead++
+	}
+	recompile := func(x Cost) bool {
+		// a later step's first compilation of another function (its ids
+		// all F/0) is start-up too
+		first := firstCompile[x.step] && !recompileID[x.step]
+		return x.Kind == "compile" && last > 0 && x.step >= 0 && (x.step >= lead || lead > last) && !first
+	}
+	steps := map[int]bool{}
+	var recompiled []interval.Span
+	for _, x := range costs {
+		if recompile(x) {
+			x.Kind, x.Note = "recompile", "torch.compile compiling again: a new input shape or a failed guard"
+			c.r.Recompiles = append(c.r.Recompiles, x)
+			recompiled = append(recompiled, x.span)
+			steps[x.step] = true
+		}
+	}
+	rset := interval.Of(recompiled)
+	c.r.RecompileUs, c.r.RecompileSteps = us(rset.Total()), len(steps)
+	for i := range c.r.Steps {
+		c.r.Steps[i].RecompileUs = us(rset.OverlapLen(c.spans[i]))
+	}
+	slices.SortFunc(c.r.Recompiles, func(a, b Cost) int { return cmp.Compare(b.Us, a.Us) })
+	c.r.Recompiles = c.r.Recompiles[:min(10, len(c.r.Recompiles))]
 	costs = slices.DeleteFunc(costs, func(x Cost) bool {
-		return last > 0 && (x.Kind == "allocator" && allocSteps[last] || x.Kind == "compile" && compileSteps[last])
+		return recompile(x) || last > 0 && x.Kind == "allocator" && allocSteps[last]
 	})
 	// nested costs (a slow first op holding a context creation) count once
 	var spans []interval.Span

@@ -2,6 +2,7 @@ package window
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/kineto"
@@ -197,23 +198,53 @@ func TestOutliers(t *testing.T) {
 
 func itoa(i int) string { return string(rune('a' + i)) }
 
-// Compilation in the first step is start-up; a compile region in every
-// step (recompiling each step) is not.
+// Compilation in the window's leading steps is start-up; compilation in
+// every step, or in a step after one that ran without compiling (a new
+// input shape), recurs: it is a recompilation, not start-up.
 func TestCompile(t *testing.T) {
-	for _, every := range []bool{false, true} {
+	for _, c := range []struct {
+		name      string
+		compiles  []bool // per step 1-5
+		startup   []string
+		recompile int    // steps that recompiled
+		id        string // compile id of the later compilations ("": not recorded)
+	}{
+		{"first step", []bool{true, false, false, false, false}, []string{"1"}, 0, ""},
+		{"first two steps", []bool{true, true, false, false, false}, []string{"1", "2"}, 0, ""},
+		{"every step", []bool{true, true, true, true, true}, nil, 5, ""},
+		{"later steps", []bool{false, true, false, true, false}, nil, 2, ""},
+		{"first and a later step", []bool{true, false, false, true, false}, []string{"1"}, 1, ""},
+		// compile ids (newer torch): a later step's compile of another
+		// function (1/0) is start-up, a frame's fourth compile (0/3) not
+		{"another function later", []bool{true, false, false, true, false}, []string{"1", "4"}, 0, "1/0"},
+		{"a recompile by its id", []bool{true, false, false, true, false}, []string{"1"}, 1, "0/3"},
+	} {
 		var s scenario.Trace
 		end := 0.0
-		for n := 1; n <= 3; n++ {
-			if n == 1 || every {
+		for n := 1; n <= 5; n++ {
+			if c.compiles[n-1] {
 				s.Host("user_annotation", "_compile.compile_inner", end+1, 30000, nil)
+				if c.id != "" && n > 1 {
+					s.Host("user_annotation", "entire_frame_compile_data: fn_name=_compile.compile_inner, compile_id="+c.id, end+2, 10, nil)
+				}
 				end = s.GPUStep(n, end, end+30010, 40, 1000)
 				continue
 			}
 			end = s.GPUStep(n, end, end, 40, 1000)
 		}
 		r := check(t, &s)
-		if got := excluded(r)["1"] == StartUp; got == every {
-			t.Errorf("compile in every step %v: step 1 excluded %v, startup %+v", every, got, r.Startup)
+		var startup []string
+		for step, why := range excluded(r) {
+			if why == StartUp {
+				startup = append(startup, step)
+			}
+		}
+		slices.Sort(startup)
+		if !slices.Equal(startup, c.startup) || r.RecompileSteps != c.recompile {
+			t.Errorf("%s: start-up steps %v, recompiled %d (%+v), want %v and %d", c.name, startup, r.RecompileSteps, r.Recompiles, c.startup, c.recompile)
+		}
+		if c.recompile > 0 && (r.RecompileUs < 30000*float64(c.recompile)-1 || r.Recompiles[0].Kind != "recompile") {
+			t.Errorf("%s: recompile time %v, costs %+v", c.name, r.RecompileUs, r.Recompiles)
 		}
 	}
 }
