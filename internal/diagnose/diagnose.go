@@ -92,7 +92,7 @@ type Verdict struct {
 	Confidence string `json:"confidence"`
 	// Why gives the numbers behind the verdict and its caveats, in plain words.
 	Why string `json:"why"`
-	// Secondary are the other classes of at least 15% of the step, then memory-pressure and memory-growth when flagged.
+	// Secondary are the other classes of at least 15% of the step, then memory-pressure, debug-mode (a debugging setting on whose finding goes first) and memory-growth when flagged.
 	Secondary []Class `json:"secondary,omitempty"`
 }
 
@@ -683,6 +683,11 @@ func (s *state) verdict() {
 	}
 	if _, ok := s.share[Memory]; ok {
 		v.Secondary = append(v.Secondary, Memory)
+	}
+	if _, _, on := s.anomaly(); on {
+		// its finding goes first: the first line says why
+		v.Secondary = append(v.Secondary, Debug)
+		v.Why += "; autograd anomaly detection is on and slows every op: turn it off first (the first finding)"
 	}
 	if m := s.memoryGrowth(); m != nil {
 		v.Secondary = append(v.Secondary, MemoryGrowth)

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
@@ -105,19 +106,14 @@ func (s *state) runDefaultDtype() *rundir.SettingCall {
 // every output of every backward node (isnan(out)._is_any_true().item()).
 var anomalyChecks = []string{"aten::isnan", "aten::_is_any_true", "aten::item"}
 
-// anomalyFinding: torch.autograd.set_detect_anomaly(True) (or
-// detect_anomaly) is on in the window. It records a Python stack for
-// every op that creates an autograd node and checks every backward output
-// for NaN, reading the result on the host: a device sync per backward
-// node on a GPU. At stake: the samples in its stack capture and the NaN
-// checks' time (operator table, when its rows are among those kept).
-func (s *state) anomalyFinding() {
-	on, _ := s.env().flag("anomaly_enabled")
-	if on != true {
-		return
+// anomaly: anomaly detection is on in the window and not measured cheap
+// (under MinFinding); its time at stake per step (0: not measured) and
+// the evidence.
+func (s *state) anomaly() (atStake float64, ms []Evidence, on bool) {
+	if v, _ := s.env().flag("anomaly_enabled"); v != true {
+		return 0, nil, false
 	}
 	var capture, checks float64
-	var ms []Evidence
 	if s.py != nil && s.py.AnomalyShare > 0 {
 		// the samples behind Hot are the main thread's busy ones
 		busy := max(0, 1-s.py.IOShare-s.py.LoaderShare)
@@ -127,11 +123,9 @@ func (s *state) anomalyFinding() {
 	if chk, _ := s.env().flag("anomaly_check_nan"); chk != false && s.in.Ops != nil {
 		calls := 0
 		for _, r := range s.in.Ops.Rows {
-			for _, name := range anomalyChecks {
-				if r.Name == name {
-					checks += r.HostTotalUs
-					calls += r.Calls
-				}
+			if slices.Contains(anomalyChecks, r.Name) {
+				checks += r.HostTotalUs
+				calls += r.Calls
 			}
 		}
 		checks /= float64(max(1, s.steps))
@@ -140,9 +134,23 @@ func (s *state) anomalyFinding() {
 				Evidence{"NaN-check op calls per step", float64(calls) / float64(max(1, s.steps)), "", "operators"})
 		}
 	}
-	atStake := min(capture+checks, s.step)
+	atStake = min(capture+checks, s.step)
 	if measured := s.py != nil || checks > 0; measured && atStake < s.p.MinFinding*s.step {
-		return // on, but cheap here (few ops per step)
+		return 0, nil, false // on, but cheap here (few ops per step)
+	}
+	return atStake, ms, true
+}
+
+// anomalyFinding: torch.autograd.set_detect_anomaly(True) (or
+// detect_anomaly) is on in the window. It records a Python stack for
+// every op that creates an autograd node and checks every backward output
+// for NaN, reading the result on the host: a device sync per backward
+// node on a GPU. At stake: the samples in its stack capture and the NaN
+// checks' time (operator table, when its rows are among those kept).
+func (s *state) anomalyFinding() {
+	atStake, ms, on := s.anomaly()
+	if !on {
+		return
 	}
 	var where []Location
 	if c := s.in.Run.Anomaly; c != nil {

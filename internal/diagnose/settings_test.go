@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,8 +100,8 @@ func TestAnomalyFinding(t *testing.T) {
 		if f == nil {
 			continue
 		}
-		if d.Findings[0].Rule != "autograd.anomaly" {
-			t.Errorf("%s: first finding %s", c.name, d.Findings[0].Rule)
+		if d.Findings[0].Rule != "autograd.anomaly" || !slices.Contains(d.Verdict.Secondary, Debug) || !strings.Contains(d.Verdict.Why, "anomaly detection is on") {
+			t.Errorf("%s: first finding %s, verdict %+v", c.name, d.Findings[0].Rule, d.Verdict)
 		}
 		if c.atStake >= 1 && (f.AtStakeUs < c.atStake-1 || f.AtStakeUs > c.atStake+1) {
 			t.Errorf("%s: at stake %v, want %v", c.name, f.AtStakeUs, c.atStake)
