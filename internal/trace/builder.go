@@ -92,8 +92,8 @@ func (t *Trace) TrackFor(key TrackKey, index map[TrackKey]TrackID) TrackID {
 
 // Reserve sizes the event columns for n events, and the flow and memory
 // tables for the numbers given, so reading a large file does not copy them
-// again and again as they grow. The sparse columns are sized for n events
-// as dense as the events so far.
+// again and again as they grow. (AppendTables sizes the sparse columns
+// after the event columns.)
 func (t *Trace) Reserve(n, flows, memory int) {
 	if flows > cap(t.Flows) {
 		t.Flows = reserve(t.Flows, flows)
@@ -104,13 +104,6 @@ func (t *Trace) Reserve(n, flows, memory int) {
 	e := &t.Events
 	if n <= cap(e.Kind) {
 		return
-	}
-	if l := e.Len(); l > 0 {
-		e.ArgVals.reserve(e.ArgVals.Len() * n / l)
-		e.ExternalID.reserve(e.ExternalID.Len() * n / l)
-		e.Correlation.reserve(e.Correlation.Len() * n / l)
-		e.SeqNum.reserve(e.SeqNum.Len() * n / l)
-		e.Py.reserve(e.Py.Len() * n / l)
 	}
 	e.Kind = reserve(e.Kind, n)
 	e.Name = reserve(e.Name, n)

@@ -72,6 +72,7 @@ func (t *Trace) AppendTables(src *Trace, index map[TrackKey]TrackID) *Merge {
 	m.vals = uint32(len(t.argVals))
 	t.argVals = append(t.argVals, src.argVals...)
 	m.dst = t.Events.extend(src.Events.Len())
+	t.Events.reserveSparse(&src.Events)
 	for j, e := range src.Events.ArgVals.Events {
 		t.Events.ArgVals.add(m.Base+int(e), src.Events.ArgVals.Values[j]+m.vals)
 	}
@@ -126,6 +127,22 @@ func (e *Events) extend(n int) Events {
 	e.Dur, room.Dur = grow(e.Dur, n)
 	e.Args, room.Args = grow(e.Args, n)
 	return room
+}
+
+// reserveSparse makes room in the sparse columns for src's values, once
+// the event columns are extended by src's events. A column that must grow
+// is sized for as many events as the event columns hold, as dense as it is
+// with src's values: the event columns are reserved ahead for the whole
+// input, and growing by append's steps instead allocated five times the
+// final column of Python ids (57 MB on 209 MB of tiny events).
+func (e *Events) reserveSparse(src *Events) {
+	n, c := e.Len(), cap(e.Kind)
+	e.ArgVals.reserveFor(src.ArgVals.Len(), n, c)
+	e.ExternalID.reserveFor(src.ExternalID.Len(), n, c)
+	e.Correlation.reserveFor(src.Correlation.Len(), n, c)
+	e.SeqNum.reserveFor(src.SeqNum.Len(), n, c)
+	e.Py.narrow.reserveFor(src.Py.narrow.Len(), n, c)
+	e.Py.wide.reserveFor(src.Py.wide.Len(), n, c)
 }
 
 // grow lengthens s by n values and returns it and the n new values.

@@ -82,15 +82,6 @@ func (c *PyColumn) appendFrom(src *PyColumn, base int) {
 	c.wide.appendFrom(&src.wide, base)
 }
 
-// reserve sizes the column for n events with ids, as narrow as those so far.
-func (c *PyColumn) reserve(n int) {
-	if l := c.Len(); l > 0 {
-		c.wide.reserve(c.wide.Len() * n / l)
-		n -= c.wide.Len() * n / l
-	}
-	c.narrow.reserve(n)
-}
-
 func (c *PyColumn) clear() { c.narrow.clear(); c.wide.clear() }
 
 // valid reports whether both parts are valid below n and no event is in both.
@@ -138,9 +129,12 @@ func (s *Sparse[V]) appendFrom(src *Sparse[V], base int) {
 	}
 }
 
-func (s *Sparse[V]) reserve(n int) {
-	if n > cap(s.Events) {
-		s.Events, s.Values = reserve(s.Events, n), reserve(s.Values, n)
+// reserveFor makes room for add more values; when the column must grow, it
+// is sized for c events as dense as it is over n events with them.
+func (s *Sparse[V]) reserveFor(add, n, c int) {
+	if need := len(s.Events) + add; need > cap(s.Events) {
+		size := max(need, int(int64(need)*int64(c)/int64(max(n, 1))))
+		s.Events, s.Values = reserve(s.Events, size), reserve(s.Values, size)
 	}
 }
 
