@@ -67,3 +67,26 @@ func TestArgValsOnlyWhereLifted(t *testing.T) {
 		}
 	}
 }
+
+// A merged segment's ids that overflow a sparse column grow it for the
+// event columns' capacity at the segment's density, not one step at a time.
+func TestAppendTablesReservesSparse(t *testing.T) {
+	seg := New("seg")
+	tk := seg.TrackFor(TrackKey{Pid: 1, Tid: 1}, map[TrackKey]TrackID{})
+	for i := range 10 {
+		r := EventRecord{Kind: KindPythonFunction, Track: tk, Dur: 1, SeqNum: -1}
+		if i%2 == 0 {
+			r.PyID = int64(i + 1)
+		}
+		seg.AddEvent(&r)
+	}
+	all := New("all")
+	all.Reserve(1000, 0, 0)
+	all.AppendTables(seg, map[TrackKey]TrackID{}).CopyEvents()
+	if got := cap(all.Events.Py.narrow.Events); got < 500 {
+		t.Errorf("Python id column room %d after 5 of 10 events, want 500 (half of 1000)", got)
+	}
+	if !all.Events.Py.valid(all.Events.Len()) || all.Events.Py.Len() != 5 {
+		t.Errorf("Python ids: valid %v, %d; want true, 5", all.Events.Py.valid(all.Events.Len()), all.Events.Py.Len())
+	}
+}
