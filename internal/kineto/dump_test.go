@@ -88,7 +88,7 @@ func dump(t *trace.Trace) string {
 		if v := ev.Correlation.Get(i); v != 0 {
 			fmt.Fprintf(&b, " corr=%d", v)
 		}
-		fmt.Fprintf(&b, " parent=%s launch=%s op=%s step=%s", link(ev.Parent[i]), link(ev.Launch[i]), link(ev.Op[i]), link(ev.Step[i]))
+		fmt.Fprintf(&b, " parent=%s launch=%s op=%s step=%s", link(ev.Parent[i]), link(ev.Launch(i)), link(ev.Op(i)), link(ev.Step[i]))
 		for _, a := range t.Args(i) {
 			fmt.Fprintf(&b, " %q=%s", t.Str(a.Key), t.Format(a.Val))
 		}

@@ -28,8 +28,7 @@ func (t *Trace) Link() {
 	n := t.Events.Len()
 	ev := &t.Events
 	ev.Parent = fill(n)
-	ev.Launch = fill(n)
-	ev.Op = fill(n)
+	ev.links = newLinks(ev.Kind)
 	ev.Step = fill(n)
 
 	var wg sync.WaitGroup
@@ -154,7 +153,7 @@ func (t *Trace) linkLaunches() {
 	for j, e := range corr.Events {
 		if ev.Kind[e].OnDevice() {
 			if l, ok := byCorr.get(corr.Values[j]); ok {
-				ev.Launch[e] = l
+				ev.setLaunch(int(e), l)
 			}
 		}
 	}
@@ -183,19 +182,19 @@ func (t *Trace) linkOps() {
 		// the op that launched a call runs on the call's thread: an
 		// External id shared with an op of another thread is a collision
 		if op, ok := byExt.get(ext.Get(i)); ok && ev.Track[op] == ev.Track[i] {
-			ev.Op[i] = op
+			ev.setOp(i, op)
 			continue
 		}
-		ev.Op[i] = t.enclosingOp(int32(i))
+		ev.setOp(i, t.enclosingOp(int32(i)))
 	}
 	for i, k := range ev.Kind {
 		if !k.OnDevice() {
 			continue
 		}
-		if l := ev.Launch[i]; l != None {
-			ev.Op[i] = ev.Op[l]
+		if l := ev.Launch(i); l != None {
+			ev.setOp(i, ev.Op(int(l)))
 		} else if op, ok := byExt.get(ext.Get(i)); ok {
-			ev.Op[i] = op
+			ev.setOp(i, op)
 		}
 	}
 }
@@ -360,7 +359,7 @@ func (t *Trace) assignSteps() {
 			continue
 		}
 		s := None
-		if l := ev.Launch[i]; l != None {
+		if l := ev.Launch(i); l != None {
 			s = ev.Step[l]
 		} else {
 			s = t.StepAt(ev.Start[i])

@@ -112,11 +112,12 @@ type Events struct {
 	SeqNum      Sparse[int64] // "Sequence number" (not -1): forward op <-> backward op
 	Py          PyColumn      // "Python id" and "Python parent id" of python_function events
 
-	// Links, filled by Link. None when there is no such event.
+	// Links, filled by Link. None when there is no such event. Launch
+	// and Op, which only launches and device events have, are kept for
+	// those only (methods Launch and Op).
 	Parent []int32 // innermost enclosing event on the same track
-	Launch []int32 // device events: the runtime/driver call with the same correlation
-	Op     []int32 // runtime calls and device events: the operator that issued them
 	Step   []int32 // index into Trace.Steps
+	links  links
 }
 
 // Clear empties the columns, keeping their storage, for a reader to reuse.

@@ -168,7 +168,7 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 		if !k.IsDeviceWork() {
 			continue
 		}
-		op := ev.Op[i] // the op, not the runtime call, owns the device time
+		op := ev.Op(i) // the op, not the runtime call, owns the device time
 		if op == trace.None || tix[op] == trace.None {
 			continue
 		}
