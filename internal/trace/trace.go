@@ -157,29 +157,31 @@ type Track struct {
 // IsDevice reports whether the track is a device stream.
 func (t *Track) IsDevice() bool { return t.Device >= 0 }
 
-// Flow is one end of a flow arrow ("s" start or "f" finish).
+// Flow is one end of a flow arrow ("s" start or "f" finish). (Fields
+// largest first: 32 bytes, not 40 with padding.)
 type Flow struct {
 	ID    int64
-	Cat   StrID
-	Phase byte // 's' or 'f' (or 't' step)
-	Track TrackID
 	Ts    int64
+	Cat   StrID
+	Track TrackID
 	// Event is the slice the flow end binds to, filled by Link (None when
 	// no event on its track encloses it).
 	Event int32
+	Phase byte // 's' or 'f' (or 't' step)
 }
 
 // MemoryRecord is one [memory] instant event: an allocation (Bytes > 0) or
-// a free (Bytes < 0) with the allocator totals after it.
+// a free (Bytes < 0) with the allocator totals after it. (Fields largest
+// first: 48 bytes, not 56 with padding.)
 type MemoryRecord struct {
-	Event          int32
 	Ts             int64
-	DeviceType     int8 // 0 CPU, 1 CUDA, others as Kineto numbers them
-	DeviceID       int8
 	Addr           int64
 	Bytes          int64
 	TotalAllocated int64
 	TotalReserved  int64
+	Event          int32
+	DeviceType     int8 // 0 CPU, 1 CUDA, others as Kineto numbers them
+	DeviceID       int8
 }
 
 // Step is one ProfilerStep#N (or the whole trace when it has none).
