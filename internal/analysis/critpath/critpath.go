@@ -418,6 +418,7 @@ func compute(t *trace.Trace, opt Options) (*Result, *graph) {
 	}
 	slices.SortFunc(g.index, func(a, b nodePair) int { return cmp.Compare(a.ev, b.ev) })
 	g.seen = make([]bool, len(g.nodes))
+	g.order = make([]int32, 0, len(g.nodes)) // at most every node: grown by appends it allocated 5x that
 	// Steps give about 0.7 edges a node: sized for one a node, the edges
 	// never grow (growing, they held twice their size).
 	g.edges = make([]edge, 0, len(g.nodes))
