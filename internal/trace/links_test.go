@@ -37,9 +37,9 @@ func TestLinksKeptForLaunchesAndDeviceEvents(t *testing.T) {
 		t.Fatal("valid links reported invalid")
 	}
 	for name, corrupt := range map[string]func(l *links){
-		"kept for a host event": func(l *links) { l.has[1] |= 1 << 2 }, // event 66
-		"miscounted":            func(l *links) { l.before[2]++ },
-		"past the last event":   func(l *links) { l.has[3] |= 1 << 63 },
+		"kept for a host event": func(l *links) { l.kept.has[1] |= 1 << 2 }, // event 66
+		"miscounted":            func(l *links) { l.kept.before[2]++ },
+		"past the last event":   func(l *links) { l.kept.has[3] |= 1 << 63 },
 		"one link short":        func(l *links) { l.op = l.op[1:] },
 	} {
 		l := newLinks(kinds)
