@@ -55,8 +55,8 @@ func link(v int32) string {
 func sparseIDs(t *trace.Trace) string {
 	var b strings.Builder
 	ev := &t.Events
-	for j, e := range ev.SeqNum.Events {
-		fmt.Fprintf(&b, "seq event=%d %d\n", e, ev.SeqNum.Values[j])
+	for e, v := range ev.SeqNum.All() {
+		fmt.Fprintf(&b, "seq event=%d %d\n", e, v)
 	}
 	for e, py := range ev.Py.All() {
 		fmt.Fprintf(&b, "py event=%d id=%d parent=%d\n", e, py.ID, py.Parent)

@@ -143,16 +143,16 @@ func (t *Trace) linkLaunches() {
 	ev := &t.Events
 	corr := &ev.Correlation
 	byCorr := newIDIndex(corr, func(i int) bool { return ev.Kind[i].IsLaunch() })
-	for j, e := range corr.Events {
+	for e, id := range corr.All() {
 		if k := ev.Kind[e]; k.IsLaunch() {
-			if _, dup := byCorr.get(corr.Values[j]); !dup || k == KindRuntime {
-				byCorr.set(corr.Values[j], e)
+			if _, dup := byCorr.get(id); !dup || k == KindRuntime {
+				byCorr.set(id, e)
 			}
 		}
 	}
-	for j, e := range corr.Events {
+	for e, id := range corr.All() {
 		if ev.Kind[e].OnDevice() {
-			if l, ok := byCorr.get(corr.Values[j]); ok {
+			if l, ok := byCorr.get(id); ok {
 				ev.setLaunch(int(e), l)
 			}
 		}
@@ -167,12 +167,12 @@ func (t *Trace) linkOps() {
 	isOp := func(i int) bool { return ev.Kind[i] == KindCPUOp || ev.Kind[i] == KindUserAnnotation }
 	ext := &ev.ExternalID
 	byExt := newIDIndex(ext, isOp)
-	for j, e := range ext.Events {
+	for e, id := range ext.All() {
 		if !isOp(int(e)) {
 			continue
 		}
-		if prev, dup := byExt.get(ext.Values[j]); !dup || ev.Kind[prev] != KindCPUOp {
-			byExt.set(ext.Values[j], e)
+		if prev, dup := byExt.get(id); !dup || ev.Kind[prev] != KindCPUOp {
+			byExt.set(id, e)
 		}
 	}
 	for i, k := range ev.Kind {
@@ -212,8 +212,8 @@ type idIndex struct {
 // newIDIndex sizes an index for the ids of the events keep accepts.
 func newIDIndex(ids *Sparse[int64], keep func(i int) bool) *idIndex {
 	lo, hi, n := int64(math.MaxInt64), int64(math.MinInt64), 0
-	for j, e := range ids.Events {
-		if id := ids.Values[j]; keep(int(e)) {
+	for e, id := range ids.All() {
+		if keep(int(e)) {
 			lo, hi, n = min(lo, id), max(hi, id), n+1
 		}
 	}

@@ -25,7 +25,7 @@ func newLinks(kinds []Kind) links {
 // valid reports whether l keeps one pair of links for each linkable event
 // of kinds, and only for them.
 func (l *links) valid(kinds []Kind) bool {
-	return l.kept.valid(kinds, linkable) && len(l.launch) == l.kept.Len() && len(l.op) == l.kept.Len()
+	return l.kept.of(kinds, linkable) && len(l.launch) == l.kept.Len() && len(l.op) == l.kept.Len()
 }
 
 // Launch returns the runtime or driver call that launched device event i

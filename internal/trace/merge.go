@@ -73,8 +73,8 @@ func (t *Trace) AppendTables(src *Trace, index map[TrackKey]TrackID) *Merge {
 	t.argVals = append(t.argVals, src.argVals...)
 	m.dst = t.Events.extend(src.Events.Len())
 	t.Events.reserveSparse(&src.Events)
-	for j, e := range src.Events.ArgVals.Events {
-		t.Events.ArgVals.add(m.Base+int(e), src.Events.ArgVals.Values[j]+m.vals)
+	for e, v := range src.Events.ArgVals.All() {
+		t.Events.ArgVals.add(m.Base+int(e), v+m.vals)
 	}
 	t.Events.ExternalID.appendFrom(&src.Events.ExternalID, m.Base) // sparse: in order, here
 	t.Events.Correlation.appendFrom(&src.Events.Correlation, m.Base)

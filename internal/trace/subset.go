@@ -2,14 +2,14 @@ package trace
 
 import "math/bits"
 
-// Subset numbers the events of some kinds in event order. A bit an event
-// says which events are in it, and a count per 64 events gives an event's
-// number in constant time: 0.19 bytes an event, where a column of numbers
-// costs 4 (most events of a trace of Python frames are in no subset that
-// analyses number).
+// Subset numbers some of the events in event order. A bit an event says
+// which events are in it, and a count per 64 events gives an event's
+// number in constant time: 0.19 bytes an event, up to its last member,
+// where a list of members or a column of numbers costs 4 bytes a member
+// or an event.
 type Subset struct {
 	has    []uint64 // bit i%64 of has[i/64]: event i is in the subset
-	before []uint32 // events in the subset before has[w]
+	before []uint32 // members before has[w]
 	n      int
 }
 
@@ -19,21 +19,18 @@ func NewSubset(kinds []Kind, in func(Kind) bool) Subset {
 	for k := range want {
 		want[k] = in(Kind(k))
 	}
-	words := (len(kinds) + 63) / 64
-	s := Subset{has: make([]uint64, words), before: make([]uint32, words)}
+	var s Subset
+	s.has = make([]uint64, 0, (len(kinds)+63)/64)
+	s.before = make([]uint32, 0, cap(s.has))
 	for i, k := range kinds {
-		if i%64 == 0 {
-			s.before[i/64] = uint32(s.n)
-		}
 		if want[min(k, numKinds)] {
-			s.has[i/64] |= 1 << (i % 64)
-			s.n++
+			s.add(i)
 		}
 	}
 	return s
 }
 
-// Len is the number of events in the subset.
+// Len is the number of members.
 func (s *Subset) Len() int { return s.n }
 
 // Index returns event i's number in the subset, or -1 when it is not in it
@@ -50,27 +47,61 @@ func (s *Subset) Index(i int) int {
 	return int(s.before[w]) + bits.OnesCount64(word&(bit-1))
 }
 
-// valid reports whether s holds exactly the events of kinds that in
-// accepts, counted right.
-func (s *Subset) valid(kinds []Kind, in func(Kind) bool) bool {
-	words := (len(kinds) + 63) / 64
-	if len(s.has) != words || len(s.before) != words {
+// add makes event i, after every member so far, a member.
+func (s *Subset) add(i int) {
+	w := i / 64
+	for len(s.has) <= w {
+		s.has = append(s.has, 0)
+		s.before = append(s.before, uint32(s.n))
+	}
+	s.has[w] |= 1 << (i % 64)
+	s.n++
+}
+
+// members yields the members, ascending, with their numbers.
+func (s *Subset) members(yield func(e int32, k int) bool) {
+	k := 0
+	for w, word := range s.has {
+		for ; word != 0; word &= word - 1 {
+			if !yield(int32(w*64+bits.TrailingZeros64(word)), k) {
+				return
+			}
+			k++
+		}
+	}
+}
+
+func (s *Subset) clear() { s.has, s.before, s.n = s.has[:0], s.before[:0], 0 }
+
+// valid reports whether the members lie below n and are counted right.
+func (s *Subset) valid(n int) bool {
+	words := (n + 63) / 64
+	if len(s.has) > words || len(s.before) != len(s.has) {
 		return false
 	}
-	if r := len(kinds) % 64; r != 0 && s.has[words-1]>>r != 0 {
-		return false // an event past the last
+	if r := n % 64; r != 0 && len(s.has) == words && s.has[words-1]>>r != 0 {
+		return false // a member past the last event
 	}
-	n := 0
+	k := 0
+	for w, word := range s.has {
+		if s.before[w] != uint32(k) {
+			return false
+		}
+		k += bits.OnesCount64(word)
+	}
+	return k == s.n
+}
+
+// of reports whether the members are exactly the events of kinds that in
+// accepts.
+func (s *Subset) of(kinds []Kind, in func(Kind) bool) bool {
+	if !s.valid(len(kinds)) {
+		return false
+	}
 	for i, k := range kinds {
-		if i%64 == 0 && s.before[i/64] != uint32(n) {
+		if in(k) != (s.Index(i) >= 0) {
 			return false
-		}
-		if in(k) != (s.has[i/64]&(1<<(i%64)) != 0) {
-			return false
-		}
-		if in(k) {
-			n++
 		}
 	}
-	return n == s.n
+	return true
 }

@@ -68,13 +68,8 @@ func (t *Trace) Validate() error {
 			onTrack[e] = true
 		}
 	}
-	vals := 0 // the next event in ev.ArgVals
 	for i := 0; i < n && len(errs) < maxViolations; i++ {
-		slot, has := 0, vals < ev.ArgVals.Len() && int(ev.ArgVals.Events[vals]) == i
-		if has {
-			slot = int(ev.ArgVals.Values[vals])
-			vals++
-		}
+		slot, has := ev.ArgVals.At(i)
 		e := int32(i)
 		switch {
 		case int(ev.Name[i]) >= t.NumStrings() || int(ev.Cat[i]) >= t.NumStrings():
@@ -83,7 +78,7 @@ func (t *Trace) Validate() error {
 			bad("event %d: track %d of %d", i, ev.Track[i], len(t.Tracks))
 		case ev.Args[i] != 0 && int(ev.Args[i]) >= t.ArgSets.Len():
 			bad("event %d: argument set %d of %d", i, ev.Args[i], t.ArgSets.Len())
-		case has != (t.ArgSets.lifted(ev.Args[i]) > 0) || slot+t.ArgSets.lifted(ev.Args[i]) > len(t.argVals):
+		case has != (t.ArgSets.lifted(ev.Args[i]) > 0) || int(slot)+t.ArgSets.lifted(ev.Args[i]) > len(t.argVals):
 			bad("event %d: argument set %d with %d per-launch values, values kept %v from %d of %d", i,
 				ev.Args[i], t.ArgSets.lifted(ev.Args[i]), has, slot, len(t.argVals))
 		case onTrack[i] == (ev.Kind[i] == KindCounter || ev.Kind[i] == KindTraceSpan):

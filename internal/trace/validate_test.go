@@ -67,7 +67,7 @@ func TestValidateFindsBrokenInvariants(t *testing.T) {
 			tr.Events.ArgVals = trace.Sparse[uint32]{}
 		}, "values kept false"},
 		"per-launch values on an event without": {func(tr *trace.Trace) {
-			tr.Events.ArgVals.Events[0] = find(tr, "aten::mm")
+			tr.Events.ArgVals = trace.SparseOf([]int32{find(tr, "aten::mm")}, []uint32{0})
 		}, "0 per-launch values, values kept true"},
 		"track unsorted": {func(tr *trace.Trace) {
 			ev := tr.Tracks[tr.Events.Track[find(tr, "aten::mm")]].Events
