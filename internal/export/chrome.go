@@ -398,7 +398,7 @@ func chromeEvent(t *trace.Trace, i int, memOf map[int32]int) map[string]any {
 	ev := &t.Events
 	tr := &t.Tracks[ev.Track[i]]
 	pid, tid := trackID(tr)
-	obj := map[string]any{"name": t.Name(i), "cat": t.Str(ev.Cat[i]), "pid": pid, "tid": tid, "ts": usTime(ev.Start[i])}
+	obj := map[string]any{"name": t.Name(i), "cat": t.Str(ev.Cat(i)), "pid": pid, "tid": tid, "ts": usTime(ev.Start[i])}
 	args := map[string]any{}
 	for _, a := range t.Args(i) {
 		args[t.Str(a.Key)] = json.RawMessage(t.Format(a.Val))

@@ -385,7 +385,7 @@ func TestChromeFixture(t *testing.T) {
 // countBack counts read-back events: the trace's own and the analysis's.
 func countBack(t *trace.Trace) (kept, analysis int) {
 	for i := range t.Events.Len() {
-		if t.Str(t.Events.Cat[i]) == AnalysisCat {
+		if t.Str(t.Events.Cat(i)) == AnalysisCat {
 			analysis++
 		} else {
 			kept++

@@ -61,6 +61,9 @@ func sparseIDs(t *trace.Trace) string {
 	for e, py := range ev.Py.All() {
 		fmt.Fprintf(&b, "py event=%d id=%d parent=%d\n", e, py.ID, py.Parent)
 	}
+	for i := range ev.Len() {
+		fmt.Fprintf(&b, "cat event=%d %q\n", i, t.Str(ev.Cat(i)))
+	}
 	return b.String()
 }
 

@@ -44,12 +44,12 @@ func (t *Trace) AddEvent(r *EventRecord) int {
 	e := &t.Events
 	e.Kind = append(e.Kind, r.Kind)
 	e.Name = append(e.Name, r.Name)
-	e.Cat = append(e.Cat, r.Cat)
 	e.Track = append(e.Track, r.Track)
 	e.Start = append(e.Start, r.Start)
 	e.Dur = append(e.Dur, r.Dur)
 	e.Args = append(e.Args, r.Args)
 	i := len(e.Kind) - 1
+	e.cats.add(i, r.Kind, r.Cat)
 	if int(r.ArgVals) < len(t.argVals) && t.ArgSets.lifted(r.Args) > 0 { // InternArgs stored values for it
 		e.ArgVals.add(i, r.ArgVals)
 	}
@@ -107,7 +107,6 @@ func (t *Trace) Reserve(n, flows, memory int) {
 	}
 	e.Kind = reserve(e.Kind, n)
 	e.Name = reserve(e.Name, n)
-	e.Cat = reserve(e.Cat, n)
 	e.Track = reserve(e.Track, n)
 	e.Start = reserve(e.Start, n)
 	e.Dur = reserve(e.Dur, n)

@@ -73,6 +73,7 @@ func (t *Trace) AppendTables(src *Trace, index map[TrackKey]TrackID) *Merge {
 	t.argVals = append(t.argVals, src.argVals...)
 	m.dst = t.Events.extend(src.Events.Len())
 	t.Events.reserveSparse(&src.Events)
+	t.Events.cats.appendFrom(&src.Events, strs, m.Base)
 	for e, v := range src.Events.ArgVals.All() {
 		t.Events.ArgVals.add(m.Base+int(e), v+m.vals)
 	}
@@ -102,7 +103,6 @@ func (m *Merge) CopyEvents() {
 	copy(e.Dur, se.Dur)
 	for i := range se.Kind {
 		e.Name[i] = m.Strs[se.Name[i]]
-		e.Cat[i] = m.Strs[se.Cat[i]]
 		e.Track[i] = m.tracks[se.Track[i]]
 		e.Args[i] = m.args[se.Args[i]]
 	}
@@ -111,7 +111,7 @@ func (m *Merge) CopyEvents() {
 // HasRoom reports whether n more events fit the event columns without
 // growing them (see AppendTables).
 func (e *Events) HasRoom(n int) bool {
-	return e.Len()+n <= min(cap(e.Kind), cap(e.Name), cap(e.Cat), cap(e.Track), cap(e.Start), cap(e.Dur), cap(e.Args))
+	return e.Len()+n <= min(cap(e.Kind), cap(e.Name), cap(e.Track), cap(e.Start), cap(e.Dur), cap(e.Args))
 }
 
 // extend lengthens the columns by n events, to be set by CopyEvents, and
@@ -121,7 +121,6 @@ func (e *Events) extend(n int) Events {
 	var room Events
 	e.Kind, room.Kind = grow(e.Kind, n)
 	e.Name, room.Name = grow(e.Name, n)
-	e.Cat, room.Cat = grow(e.Cat, n)
 	e.Track, room.Track = grow(e.Track, n)
 	e.Start, room.Start = grow(e.Start, n)
 	e.Dur, room.Dur = grow(e.Dur, n)

@@ -95,11 +95,11 @@ func (k Kind) IsLaunch() bool { return k == KindRuntime || k == KindDriver }
 type Events struct {
 	Kind  []Kind
 	Name  []StrID
-	Cat   []StrID
 	Track []TrackID
 	Start []int64 // ns since the file's origin
 	Dur   []int64 // ns; 0 for instants and counters
 	Args  []ArgSetID
+	cats  cats // categories (method Cat)
 	// ArgVals is where the per-launch argument values of the events that
 	// have some (kernels, copies) start in Trace.argVals (see ArgSets).
 	ArgVals Sparse[uint32]
@@ -123,10 +123,11 @@ type Events struct {
 // Clear empties the columns, keeping their storage, for a reader to reuse.
 func (e *Events) Clear() {
 	*e = Events{
-		Kind: e.Kind[:0], Name: e.Name[:0], Cat: e.Cat[:0], Track: e.Track[:0],
-		Start: e.Start[:0], Dur: e.Dur[:0], Args: e.Args[:0], ArgVals: e.ArgVals,
+		Kind: e.Kind[:0], Name: e.Name[:0], Track: e.Track[:0],
+		Start: e.Start[:0], Dur: e.Dur[:0], Args: e.Args[:0], cats: e.cats, ArgVals: e.ArgVals,
 		ExternalID: e.ExternalID, Correlation: e.Correlation, SeqNum: e.SeqNum, Py: e.Py,
 	}
+	e.cats.clear()
 	e.ArgVals.clear()
 	e.ExternalID.clear()
 	e.Correlation.clear()

@@ -32,7 +32,7 @@ func (t *Trace) Validate() error {
 	}
 	ev := &t.Events
 	for name, l := range map[string]int{
-		"Name": len(ev.Name), "Cat": len(ev.Cat), "Track": len(ev.Track), "Start": len(ev.Start), "Dur": len(ev.Dur),
+		"Name": len(ev.Name), "Track": len(ev.Track), "Start": len(ev.Start), "Dur": len(ev.Dur),
 		"Args":   len(ev.Args),
 		"Parent": len(ev.Parent), "Step": len(ev.Step),
 	} {
@@ -43,7 +43,7 @@ func (t *Trace) Validate() error {
 	if !ev.links.valid(ev.Kind) {
 		bad("the launch and op links are not kept for exactly the launches and device events")
 	}
-	if !ev.ExternalID.valid(n) || !ev.Correlation.valid(n) || !ev.SeqNum.valid(n) || !ev.Py.valid(n) || !ev.ArgVals.valid(n) {
+	if !ev.ExternalID.valid(n) || !ev.Correlation.valid(n) || !ev.SeqNum.valid(n) || !ev.Py.valid(n) || !ev.ArgVals.valid(n) || !ev.cats.apart.valid(n) {
 		bad("a sparse column's events do not ascend below %d with a value each", n)
 	}
 	if len(errs) > 0 {
@@ -72,7 +72,9 @@ func (t *Trace) Validate() error {
 		slot, has := ev.ArgVals.At(i)
 		e := int32(i)
 		switch {
-		case int(ev.Name[i]) >= t.NumStrings() || int(ev.Cat[i]) >= t.NumStrings():
+		case ev.Kind[i] >= numKinds:
+			bad("event %d: kind %d", i, ev.Kind[i])
+		case int(ev.Name[i]) >= t.NumStrings() || int(ev.Cat(i)) >= t.NumStrings():
 			bad("event %d: name or category string out of range", i)
 		case int(ev.Track[i]) >= len(t.Tracks):
 			bad("event %d: track %d of %d", i, ev.Track[i], len(t.Tracks))

@@ -78,7 +78,7 @@ func computeTB(t *trace.Trace) *Result {
 		if k == trace.KindInstant || k == trace.KindMemory || k == trace.KindCounter {
 			continue
 		}
-		c := ev.Cat[i]
+		c := ev.Cat(i)
 		ty, ok := catType[c]
 		if !ok {
 			ty = tbTypeOf(t.Str(c))

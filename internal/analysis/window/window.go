@@ -490,7 +490,7 @@ func (c *checker) startup() {
 				continue // counted with its enclosing compile region
 			}
 			add(i, "compile", "torch.compile compilation or autotuning")
-		case c.t.Str(ev.Cat[i]) == "overhead" && name == "Driver Compiler":
+		case c.t.Str(ev.Cat(i)) == "overhead" && name == "Driver Compiler":
 			add(i, "jit", "PTX JIT compilation by the driver")
 		}
 	}
@@ -640,7 +640,7 @@ func (c *checker) overhead() {
 	}
 	var spans []interval.Span
 	for i := range ev.Kind {
-		if ev.Cat[i] == id && c.t.Name(i) != "Driver Compiler" && c.stepOf(ev.Start[i]) >= 0 {
+		if ev.Cat(i) == id && c.t.Name(i) != "Driver Compiler" && c.stepOf(ev.Start[i]) >= 0 {
 			o.Events++
 			spans = append(spans, interval.Span{Start: ev.Start[i], End: ev.End(i)})
 		}
