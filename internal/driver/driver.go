@@ -155,9 +155,7 @@ func analyzeTrace(t *trace.Trace, o Options, ranksRead int) report.TraceReport {
 			var err error
 			tr.Breakdown, err = breakdown.Compute(t, bopts)
 			fail("step_breakdown", err)
-		},
-		func() {
-			var err error
+			gopts.Breakdown = tr.Breakdown // the GPU window is the breakdown's steps
 			tr.GPU, err = gpu.Compute(t, gopts)
 			fail("gpu", err)
 		},

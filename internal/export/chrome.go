@@ -398,7 +398,7 @@ func chromeEvent(t *trace.Trace, i int, memOf map[int32]int) map[string]any {
 	ev := &t.Events
 	tr := &t.Tracks[ev.Track[i]]
 	pid, tid := trackID(tr)
-	obj := map[string]any{"name": t.Name(i), "cat": t.Str(ev.Cat[i]), "pid": pid, "tid": tid, "ts": usTime(ev.Start[i])}
+	obj := map[string]any{"name": t.Name(i), "cat": t.Str(ev.Cat(i)), "pid": pid, "tid": tid, "ts": usTime(ev.Start[i])}
 	args := map[string]any{}
 	for _, a := range t.Args(i) {
 		args[t.Str(a.Key)] = json.RawMessage(t.Format(a.Val))
@@ -459,7 +459,7 @@ func idleGaps(t *trace.Trace) []gapEv {
 			}
 			if started && ev.Start[e] > busyEnd {
 				g := gapEv{track: ti, start: busyEnd, dur: ev.Start[e] - busyEnd, kernel: e}
-				switch l := ev.Launch[e]; {
+				switch l := ev.Launch(int(e)); {
 				case l != trace.None && ev.Start[l] >= busyEnd:
 					g.kind = "host wait"
 				case g.dur < kernelWaitNs:
@@ -594,7 +594,7 @@ func writeAnalysis(cw *chromeWriter, t *trace.Trace, ti int, in *Input, steps []
 		slices.Sort(syncEv)
 		for _, i := range syncEv {
 			args := map[string]any{}
-			if op := ev.Op[i]; op != trace.None {
+			if op := ev.Op(i); op != trace.None {
 				args["op"] = t.Name(int(op))
 			}
 			if s := ev.Step[i]; s != trace.None && !t.SyntheticStep {
@@ -635,7 +635,7 @@ func writeAnalysis(cw *chromeWriter, t *trace.Trace, ti int, in *Input, steps []
 			thread(tid, fmt.Sprintf("GPU idle dev %d stream %d", trk.Device, trk.Stream))
 		}
 		args := map[string]any{"next": t.Name(int(g.kernel))}
-		if l := ev.Launch[g.kernel]; l != trace.None {
+		if l := ev.Launch(int(g.kernel)); l != trace.None {
 			args["launch"] = t.Name(int(l))
 		}
 		slice(tid, g.kind, g.start, g.dur, args)

@@ -346,7 +346,7 @@ func TestChromeFixture(t *testing.T) {
 	// Links survive: the gemm kernel still has its launch and op.
 	var linked bool
 	for i := range back.Events.Len() {
-		if back.Name(i) == "gemm<script>|k" && back.Events.Op[i] != trace.None && back.Name(int(back.Events.Op[i])) == "<script>alert(1)</script>|x" {
+		if back.Name(i) == "gemm<script>|k" && back.Events.Op(i) != trace.None && back.Name(int(back.Events.Op(i))) == "<script>alert(1)</script>|x" {
 			linked = true
 		}
 		if back.Events.Start[i] != orig.Events.Start[0] && back.Name(i) == "ProfilerStep#1" {
@@ -385,7 +385,7 @@ func TestChromeFixture(t *testing.T) {
 // countBack counts read-back events: the trace's own and the analysis's.
 func countBack(t *trace.Trace) (kept, analysis int) {
 	for i := range t.Events.Len() {
-		if t.Str(t.Events.Cat[i]) == AnalysisCat {
+		if t.Str(t.Events.Cat(i)) == AnalysisCat {
 			analysis++
 		} else {
 			kept++

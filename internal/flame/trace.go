@@ -161,7 +161,7 @@ func FromTrace(t *trace.Trace, o TraceOptions) *Tree {
 				continue
 			}
 			var n *Node
-			if op := ev.Op[i]; op != trace.None {
+			if op := ev.Op(i); op != trace.None {
 				n = s.node(op)
 			} else {
 				n = child(s.tree, s.tree.Root, NoHostOp)

@@ -283,7 +283,6 @@ func summarise(t *trace.Trace, tracks []timelineTrack, start, end int64, pixels 
 	tl := &Timeline{Start: start, End: end, Pixel: thr, Names: []string{}, Tracks: []TLTrack{}, Rows: []TLRow{}}
 	sm := &summary{t: t, tl: tl, names: map[trace.StrID]int32{}}
 	// Real boxes of launch calls, and device boxes whose event has one.
-	linked := len(ev.Launch) == ev.Len() && len(ev.Op) == ev.Len()
 	launches := map[int32]boxRef{}
 	type devBox struct {
 		e   int32
@@ -327,11 +326,11 @@ func summarise(t *trace.Trace, tracks []timelineTrack, start, end int64, pixels 
 			if w >= thr {
 				flush(rs)
 				emit(rs, cs, w, sm.nameIdx(ev.Name[e]))
-				if linked && tt.kind != "steps" {
+				if tt.kind != "steps" {
 					ref := boxRef{rs, int32(len(rs.row.S) - 1)}
 					if kind := ev.Kind[e]; kind.IsLaunch() {
 						launches[e] = ref
-					} else if kind.IsDeviceWork() && ev.Launch[e] != trace.None {
+					} else if kind.IsDeviceWork() && ev.Launch(int(e)) != trace.None {
 						devs = append(devs, devBox{e, ref})
 					}
 				}
@@ -370,14 +369,14 @@ func summarise(t *trace.Trace, tracks []timelineTrack, start, end int64, pixels 
 	}
 	id := func(r boxRef) int32 { return offset[r.row.index] + r.i }
 	for _, d := range devs {
-		l := ev.Launch[d.e]
+		l := ev.Launch(int(d.e))
 		lr, ok := launches[l]
 		if !ok {
 			continue
 		}
-		op := ev.Op[d.e]
+		op := ev.Op(int(d.e))
 		if op == trace.None {
-			op = ev.Op[l]
+			op = ev.Op(int(l))
 		}
 		sm.links = append(sm.links, linkCand{k: id(d.ref), l: id(lr), op: op})
 	}

@@ -55,11 +55,14 @@ func link(v int32) string {
 func sparseIDs(t *trace.Trace) string {
 	var b strings.Builder
 	ev := &t.Events
-	for j, e := range ev.SeqNum.Events {
-		fmt.Fprintf(&b, "seq event=%d %d\n", e, ev.SeqNum.Values[j])
+	for e, v := range ev.SeqNum.All() {
+		fmt.Fprintf(&b, "seq event=%d %d\n", e, v)
 	}
 	for e, py := range ev.Py.All() {
 		fmt.Fprintf(&b, "py event=%d id=%d parent=%d\n", e, py.ID, py.Parent)
+	}
+	for i := range ev.Len() {
+		fmt.Fprintf(&b, "cat event=%d %q\n", i, t.Str(ev.Cat(i)))
 	}
 	return b.String()
 }
@@ -88,7 +91,7 @@ func dump(t *trace.Trace) string {
 		if v := ev.Correlation.Get(i); v != 0 {
 			fmt.Fprintf(&b, " corr=%d", v)
 		}
-		fmt.Fprintf(&b, " parent=%s launch=%s op=%s step=%s", link(ev.Parent[i]), link(ev.Launch[i]), link(ev.Op[i]), link(ev.Step[i]))
+		fmt.Fprintf(&b, " parent=%s launch=%s op=%s step=%s", link(ev.Parent[i]), link(ev.Launch(i)), link(ev.Op(i)), link(ev.Step[i]))
 		for _, a := range t.Args(i) {
 			fmt.Fprintf(&b, " %q=%s", t.Str(a.Key), t.Format(a.Val))
 		}

@@ -146,7 +146,8 @@ func trailingInt(b []byte) (int64, bool) {
 
 // timeValue reads a time in µs (possibly with ns decimals) as integer ns.
 func (r *reader) timeValue(what string) (int64, bool) {
-	if r.compound("unreadable " + what) {
+	if c := r.peek(); c == '{' || c == '[' {
+		r.compound("unreadable " + what) // the message built only here: it cost an allocation per value
 		return 0, false
 	}
 	var w []byte

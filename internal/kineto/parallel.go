@@ -377,10 +377,15 @@ func (r *reader) merge(s *reader) *trace.Merge {
 // merged, when they would overflow: the segments merged so far tell how
 // many events, flows and memory records a byte holds. It calls before
 // first when it does (the event columns may move).
+//
+// Until an eighth of the input is read the tables grow as appends grow
+// them: a projection from the first segment alone was 17% above the
+// events of a trace of tiny events (5 MB of columns), from an eighth of
+// it 10%; reserved room is never given back.
 func (r *reader) reserveProjected(s *reader, consumed int64, before func()) {
 	t := r.t
 	n, f, m := t.Events.Len()+s.t.Events.Len(), len(t.Flows)+len(s.t.Flows), len(t.Memory)+len(s.t.Memory)
-	if r.size <= consumed || (n <= cap(t.Events.Kind) && f <= cap(t.Flows) && m <= cap(t.Memory)) {
+	if consumed < r.size/8 || r.size <= consumed || (n <= cap(t.Events.Kind) && f <= cap(t.Flows) && m <= cap(t.Memory)) {
 		return // append's own growth does for the rest
 	}
 	scale := float64(r.size) / float64(consumed) * 1.05

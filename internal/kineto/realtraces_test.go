@@ -121,7 +121,7 @@ func TestKnownValuesNsResolution(t *testing.T) {
 			if ev.Kind[i] != trace.KindMemcpy || tr.Name(i) != "Memcpy DtoD (Device -> Device)" {
 				t.Errorf("correlation 135139 is %s %q", ev.Kind[i], tr.Name(i))
 			}
-			if ev.Launch[i] == trace.None || !hasAncestorNamed(tr, ev.Launch[i], "DistributedDataParallel.forward") {
+			if ev.Launch(i) == trace.None || !hasAncestorNamed(tr, ev.Launch(i), "DistributedDataParallel.forward") {
 				t.Errorf("correlation 135139 is not linked under DistributedDataParallel.forward")
 			}
 			return

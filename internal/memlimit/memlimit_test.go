@@ -57,8 +57,8 @@ func TestPacerStaysAboveTheLiveHeap(t *testing.T) {
 	Set(0)
 	var p Pacer
 	p.Expect(200 << 20)
-	if got := debug.SetMemoryLimit(-1); got != 90<<20 {
-		t.Fatalf("first soft limit %d MiB, want 0.45 x 200 MiB = 90 MiB", got>>20)
+	if got, want := debug.SetMemoryLimit(-1), int64(200<<20*inputShare); got != want {
+		t.Fatalf("first soft limit %d MiB, want %.2f x 200 MiB = %d MiB", got>>20, inputShare, want>>20)
 	}
 	live := make([]byte, 160<<20) // a model larger than the first limit
 	for i := range live {

@@ -44,12 +44,12 @@ func (t *Trace) AddEvent(r *EventRecord) int {
 	e := &t.Events
 	e.Kind = append(e.Kind, r.Kind)
 	e.Name = append(e.Name, r.Name)
-	e.Cat = append(e.Cat, r.Cat)
 	e.Track = append(e.Track, r.Track)
 	e.Start = append(e.Start, r.Start)
 	e.Dur = append(e.Dur, r.Dur)
 	e.Args = append(e.Args, r.Args)
 	i := len(e.Kind) - 1
+	e.cats.add(i, r.Kind, r.Cat)
 	if int(r.ArgVals) < len(t.argVals) && t.ArgSets.lifted(r.Args) > 0 { // InternArgs stored values for it
 		e.ArgVals.add(i, r.ArgVals)
 	}
@@ -92,8 +92,8 @@ func (t *Trace) TrackFor(key TrackKey, index map[TrackKey]TrackID) TrackID {
 
 // Reserve sizes the event columns for n events, and the flow and memory
 // tables for the numbers given, so reading a large file does not copy them
-// again and again as they grow. The sparse columns are sized for n events
-// as dense as the events so far.
+// again and again as they grow. (AppendTables sizes the sparse columns
+// after the event columns.)
 func (t *Trace) Reserve(n, flows, memory int) {
 	if flows > cap(t.Flows) {
 		t.Flows = reserve(t.Flows, flows)
@@ -105,16 +105,8 @@ func (t *Trace) Reserve(n, flows, memory int) {
 	if n <= cap(e.Kind) {
 		return
 	}
-	if l := e.Len(); l > 0 {
-		e.ArgVals.reserve(e.ArgVals.Len() * n / l)
-		e.ExternalID.reserve(e.ExternalID.Len() * n / l)
-		e.Correlation.reserve(e.Correlation.Len() * n / l)
-		e.SeqNum.reserve(e.SeqNum.Len() * n / l)
-		e.Py.reserve(e.Py.Len() * n / l)
-	}
 	e.Kind = reserve(e.Kind, n)
 	e.Name = reserve(e.Name, n)
-	e.Cat = reserve(e.Cat, n)
 	e.Track = reserve(e.Track, n)
 	e.Start = reserve(e.Start, n)
 	e.Dur = reserve(e.Dur, n)

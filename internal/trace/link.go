@@ -28,8 +28,7 @@ func (t *Trace) Link() {
 	n := t.Events.Len()
 	ev := &t.Events
 	ev.Parent = fill(n)
-	ev.Launch = fill(n)
-	ev.Op = fill(n)
+	ev.links = newLinks(ev.Kind)
 	ev.Step = fill(n)
 
 	var wg sync.WaitGroup
@@ -144,17 +143,17 @@ func (t *Trace) linkLaunches() {
 	ev := &t.Events
 	corr := &ev.Correlation
 	byCorr := newIDIndex(corr, func(i int) bool { return ev.Kind[i].IsLaunch() })
-	for j, e := range corr.Events {
+	for e, id := range corr.All() {
 		if k := ev.Kind[e]; k.IsLaunch() {
-			if _, dup := byCorr.get(corr.Values[j]); !dup || k == KindRuntime {
-				byCorr.set(corr.Values[j], e)
+			if _, dup := byCorr.get(id); !dup || k == KindRuntime {
+				byCorr.set(id, e)
 			}
 		}
 	}
-	for j, e := range corr.Events {
+	for e, id := range corr.All() {
 		if ev.Kind[e].OnDevice() {
-			if l, ok := byCorr.get(corr.Values[j]); ok {
-				ev.Launch[e] = l
+			if l, ok := byCorr.get(id); ok {
+				ev.setLaunch(int(e), l)
 			}
 		}
 	}
@@ -168,12 +167,12 @@ func (t *Trace) linkOps() {
 	isOp := func(i int) bool { return ev.Kind[i] == KindCPUOp || ev.Kind[i] == KindUserAnnotation }
 	ext := &ev.ExternalID
 	byExt := newIDIndex(ext, isOp)
-	for j, e := range ext.Events {
+	for e, id := range ext.All() {
 		if !isOp(int(e)) {
 			continue
 		}
-		if prev, dup := byExt.get(ext.Values[j]); !dup || ev.Kind[prev] != KindCPUOp {
-			byExt.set(ext.Values[j], e)
+		if prev, dup := byExt.get(id); !dup || ev.Kind[prev] != KindCPUOp {
+			byExt.set(id, e)
 		}
 	}
 	for i, k := range ev.Kind {
@@ -183,19 +182,19 @@ func (t *Trace) linkOps() {
 		// the op that launched a call runs on the call's thread: an
 		// External id shared with an op of another thread is a collision
 		if op, ok := byExt.get(ext.Get(i)); ok && ev.Track[op] == ev.Track[i] {
-			ev.Op[i] = op
+			ev.setOp(i, op)
 			continue
 		}
-		ev.Op[i] = t.enclosingOp(int32(i))
+		ev.setOp(i, t.enclosingOp(int32(i)))
 	}
 	for i, k := range ev.Kind {
 		if !k.OnDevice() {
 			continue
 		}
-		if l := ev.Launch[i]; l != None {
-			ev.Op[i] = ev.Op[l]
+		if l := ev.Launch(i); l != None {
+			ev.setOp(i, ev.Op(int(l)))
 		} else if op, ok := byExt.get(ext.Get(i)); ok {
-			ev.Op[i] = op
+			ev.setOp(i, op)
 		}
 	}
 }
@@ -213,8 +212,8 @@ type idIndex struct {
 // newIDIndex sizes an index for the ids of the events keep accepts.
 func newIDIndex(ids *Sparse[int64], keep func(i int) bool) *idIndex {
 	lo, hi, n := int64(math.MaxInt64), int64(math.MinInt64), 0
-	for j, e := range ids.Events {
-		if id := ids.Values[j]; keep(int(e)) {
+	for e, id := range ids.All() {
+		if keep(int(e)) {
 			lo, hi, n = min(lo, id), max(hi, id), n+1
 		}
 	}
@@ -360,7 +359,7 @@ func (t *Trace) assignSteps() {
 			continue
 		}
 		s := None
-		if l := ev.Launch[i]; l != None {
+		if l := ev.Launch(i); l != None {
 			s = ev.Step[l]
 		} else {
 			s = t.StepAt(ev.Start[i])

@@ -21,10 +21,10 @@ func TestLinkDenseAndSparseIDs(t *testing.T) {
 		}
 		tr.Link()
 		for i := range ids {
-			if got := tr.Events.Launch[kernels[i]]; got != int32(launches[i]) {
+			if got := tr.Events.Launch(kernels[i]); got != int32(launches[i]) {
 				t.Errorf("ids %v: kernel %d launched by %d, want %d", ids, i, got, launches[i])
 			}
-			if got := tr.Events.Op[kernels[i]]; got != int32(op) {
+			if got := tr.Events.Op(kernels[i]); got != int32(op) {
 				t.Errorf("ids %v: kernel %d has op %d, want %d", ids, i, got, op)
 			}
 		}
@@ -101,7 +101,7 @@ func TestExternalIDStaysOnItsThread(t *testing.T) {
 	own := tr.AddEvent(&EventRecord{Kind: KindCPUOp, Track: main, Start: 0, Dur: 100, ExternalID: 3, SeqNum: -1})
 	call := tr.AddEvent(&EventRecord{Kind: KindRuntime, Track: main, Start: 10, Dur: 5, ExternalID: 9, SeqNum: -1})
 	tr.Link()
-	if got := tr.Events.Op[call]; got != int32(own) {
+	if got := tr.Events.Op(call); got != int32(own) {
 		t.Errorf("call linked to op %d, want its own thread's op %d (not %d on another thread)", got, own, other)
 	}
 }

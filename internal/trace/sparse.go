@@ -2,18 +2,77 @@ package trace
 
 import (
 	"iter"
-	"slices"
+	"math/bits"
 )
 
 // Sparse is a column of values that most events lack (ids lifted out of
-// the args): the events that carry one, ascending, and their values.
-// Dense, such a column costs its value's size for every event; here 4
-// bytes more for each event that has one. At is a binary search; a
-// reader of every value walks the pairs.
+// the args): a Subset of the events that carry one, and their values in
+// event order. Dense, such a column costs its value's size for every
+// event; here the value for each event that has one, and 0.19 bytes an
+// event up to the last that has one (a list of those events cost 4 bytes
+// each: most events of a trace of Python frames carry Python ids).
 type Sparse[V any] struct {
-	Events []int32
-	Values []V
+	carry  Subset
+	values []V
 }
+
+// At returns event i's value and whether it has one.
+func (s *Sparse[V]) At(i int) (V, bool) {
+	if k := s.carry.Index(i); k >= 0 {
+		return s.values[k], true
+	}
+	var zero V
+	return zero, false
+}
+
+// Get returns event i's value, the zero value when it has none.
+func (s *Sparse[V]) Get(i int) V {
+	v, _ := s.At(i)
+	return v
+}
+
+// Len is the number of events with a value.
+func (s *Sparse[V]) Len() int { return len(s.values) }
+
+// All yields the events with a value and their values, ascending.
+func (s *Sparse[V]) All() iter.Seq2[int32, V] {
+	return func(yield func(int32, V) bool) {
+		for e, k := range s.carry.members {
+			if !yield(e, s.values[k]) {
+				return
+			}
+		}
+	}
+}
+
+// add gives event i, after every event with a value so far, value v.
+func (s *Sparse[V]) add(i int, v V) {
+	s.carry.add(i)
+	s.values = append(s.values, v)
+}
+
+// appendFrom adds src's values, for events numbered from base on.
+func (s *Sparse[V]) appendFrom(src *Sparse[V], base int) {
+	for e, v := range src.All() {
+		s.add(base+int(e), v)
+	}
+}
+
+// reserveFor makes room for add more values; when the column must grow, it
+// is sized for c events as dense as it is over n events with them.
+func (s *Sparse[V]) reserveFor(add, n, c int) {
+	if need := len(s.values) + add; need > cap(s.values) {
+		s.values = reserve(s.values, max(need, int(int64(need)*int64(c)/int64(max(n, 1)))))
+		if words := (c + 63) / 64; words > cap(s.carry.has) {
+			s.carry.has, s.carry.before = reserve(s.carry.has, words), reserve(s.carry.before, words)
+		}
+	}
+}
+
+func (s *Sparse[V]) clear() { s.carry.clear(); s.values = s.values[:0] }
+
+// valid reports whether the events lie below n, one value each.
+func (s *Sparse[V]) valid(n int) bool { return s.carry.valid(n) && len(s.values) == s.carry.Len() }
 
 // PyIDs are a python_function event's "Python id" and "Python parent id"
 // (0 when absent).
@@ -49,20 +108,29 @@ func (c *PyColumn) Len() int { return c.narrow.Len() + c.wide.Len() }
 // All yields the events with ids and their ids, ascending.
 func (c *PyColumn) All() iter.Seq2[int32, PyIDs] {
 	return func(yield func(int32, PyIDs) bool) {
-		n, w := &c.narrow, &c.wide
-		j, k := 0, 0
-		for j < n.Len() || k < w.Len() {
-			var e int32
-			var v PyIDs
-			if k == w.Len() || j < n.Len() && n.Events[j] < w.Events[k] {
-				e, v = n.Events[j], PyIDs{int64(n.Values[j].ID), int64(n.Values[j].Parent)}
-				j++
-			} else {
-				e, v = w.Events[k], w.Values[k]
-				k++
+		if c.wide.Len() == 0 { // the usual case: no merge
+			for e, n := range c.narrow.All() {
+				if !yield(e, PyIDs{int64(n.ID), int64(n.Parent)}) {
+					return
+				}
 			}
-			if !yield(e, v) {
-				return
+			return
+		}
+		n, w := &c.narrow.carry, &c.wide.carry
+		for i := range max(len(n.has), len(w.has)) {
+			var word uint64
+			if i < len(n.has) {
+				word = n.has[i]
+			}
+			if i < len(w.has) {
+				word |= w.has[i]
+			}
+			for ; word != 0; word &= word - 1 {
+				e := int32(i*64 + bits.TrailingZeros64(word))
+				v, _ := c.At(int(e))
+				if !yield(e, v) {
+					return
+				}
 			}
 		}
 	}
@@ -82,15 +150,6 @@ func (c *PyColumn) appendFrom(src *PyColumn, base int) {
 	c.wide.appendFrom(&src.wide, base)
 }
 
-// reserve sizes the column for n events with ids, as narrow as those so far.
-func (c *PyColumn) reserve(n int) {
-	if l := c.Len(); l > 0 {
-		c.wide.reserve(c.wide.Len() * n / l)
-		n -= c.wide.Len() * n / l
-	}
-	c.narrow.reserve(n)
-}
-
 func (c *PyColumn) clear() { c.narrow.clear(); c.wide.clear() }
 
 // valid reports whether both parts are valid below n and no event is in both.
@@ -98,61 +157,8 @@ func (c *PyColumn) valid(n int) bool {
 	if !c.narrow.valid(n) || !c.wide.valid(n) {
 		return false
 	}
-	for _, e := range c.wide.Events {
+	for e := range c.wide.All() {
 		if _, ok := c.narrow.At(int(e)); ok {
-			return false
-		}
-	}
-	return true
-}
-
-// At returns event i's value and whether it has one.
-func (s *Sparse[V]) At(i int) (V, bool) {
-	j, ok := slices.BinarySearch(s.Events, int32(i))
-	if !ok {
-		var zero V
-		return zero, false
-	}
-	return s.Values[j], true
-}
-
-// Get returns event i's value, the zero value when it has none.
-func (s *Sparse[V]) Get(i int) V {
-	v, _ := s.At(i)
-	return v
-}
-
-// Len is the number of events with a value.
-func (s *Sparse[V]) Len() int { return len(s.Events) }
-
-// add gives event i, after every event with a value so far, value v.
-func (s *Sparse[V]) add(i int, v V) {
-	s.Events = append(s.Events, int32(i))
-	s.Values = append(s.Values, v)
-}
-
-// appendFrom adds src's values, for events numbered from base on.
-func (s *Sparse[V]) appendFrom(src *Sparse[V], base int) {
-	for j, e := range src.Events {
-		s.add(base+int(e), src.Values[j])
-	}
-}
-
-func (s *Sparse[V]) reserve(n int) {
-	if n > cap(s.Events) {
-		s.Events, s.Values = reserve(s.Events, n), reserve(s.Values, n)
-	}
-}
-
-func (s *Sparse[V]) clear() { s.Events, s.Values = s.Events[:0], s.Values[:0] }
-
-// valid reports whether the events ascend below n, one value each.
-func (s *Sparse[V]) valid(n int) bool {
-	if len(s.Events) != len(s.Values) {
-		return false
-	}
-	for j, e := range s.Events {
-		if e < 0 || int(e) >= n || j > 0 && e <= s.Events[j-1] {
 			return false
 		}
 	}

@@ -24,8 +24,8 @@ func TestPyColumnKeepsWideIDs(t *testing.T) {
 	var all PyColumn
 	all.add(0, PyIDs{9, 9})
 	all.appendFrom(&c, 10)
-	if !all.valid(20) || all.Len() != 6 || len(all.wide.Events) != 2 {
-		t.Fatalf("valid %v, len %d, wide %d; want true, 6, 2", all.valid(20), all.Len(), len(all.wide.Events))
+	if !all.valid(20) || all.Len() != 6 || all.wide.Len() != 2 {
+		t.Fatalf("valid %v, len %d, wide %d; want true, 6, 2", all.valid(20), all.Len(), all.wide.Len())
 	}
 	prev := int32(-1)
 	for e, v := range all.All() {
@@ -58,12 +58,76 @@ func TestArgValsOnlyWhereLifted(t *testing.T) {
 	tr.AddEvent(&EventRecord{Kind: KindCPUOp, Track: tk, Dur: 1, SeqNum: -1})
 	args, vals = tr.InternArgs([]Arg{{Key: KeyRegisters, Val: IntValue(32)}, {Key: KeyBytes, Val: IntValue(9)}})
 	tr.AddEvent(&EventRecord{Kind: KindMemcpy, Track: tk, Dur: 1, Args: args, ArgVals: vals, SeqNum: -1})
-	if got := tr.Events.ArgVals.Events; !slices.Equal(got, []int32{0, 2}) {
+	var got []int32
+	for e := range tr.Events.ArgVals.All() {
+		got = append(got, e)
+	}
+	if !slices.Equal(got, []int32{0, 2}) {
 		t.Errorf("events with offsets %v, want [0 2]", got)
 	}
 	for i, want := range map[int]int64{0: 7, 2: 9} {
 		if n, ok := tr.ArgInt(i, KeyBytes); !ok || n != want {
 			t.Errorf("event %d: bytes %d, %v; want %d", i, n, ok, want)
+		}
+	}
+}
+
+// A merged segment's ids that overflow a sparse column grow it for the
+// event columns' capacity at the segment's density, not one step at a time.
+func TestAppendTablesReservesSparse(t *testing.T) {
+	seg := New("seg")
+	tk := seg.TrackFor(TrackKey{Pid: 1, Tid: 1}, map[TrackKey]TrackID{})
+	for i := range 10 {
+		r := EventRecord{Kind: KindPythonFunction, Track: tk, Dur: 1, SeqNum: -1}
+		if i%2 == 0 {
+			r.PyID = int64(i + 1)
+		}
+		seg.AddEvent(&r)
+	}
+	all := New("all")
+	all.Reserve(1000, 0, 0)
+	all.AppendTables(seg, map[TrackKey]TrackID{}).CopyEvents()
+	if got := cap(all.Events.Py.narrow.values); got < 500 {
+		t.Errorf("Python id column room %d after 5 of 10 events, want 500 (half of 1000)", got)
+	}
+	if !all.Events.Py.valid(all.Events.Len()) || all.Events.Py.Len() != 5 {
+		t.Errorf("Python ids: valid %v, %d; want true, 5", all.Events.Py.valid(all.Events.Len()), all.Events.Py.Len())
+	}
+}
+
+// A sparse column reads back what was added, across words of 64 events,
+// and is invalid when its values, counts or events are off.
+func TestSparseKeepsEventsAndValues(t *testing.T) {
+	events := []int32{0, 3, 63, 64, 65, 200, 511}
+	var s Sparse[int64]
+	for _, e := range events {
+		s.add(int(e), int64(e)*10)
+	}
+	for i := range 600 {
+		v, ok := s.At(i)
+		if want := slices.Contains(events, int32(i)); ok != want || ok && v != int64(i)*10 {
+			t.Fatalf("At(%d) = %d, %v", i, v, ok)
+		}
+	}
+	var got []int32
+	for e, v := range s.All() {
+		if v != int64(e)*10 {
+			t.Errorf("All: event %d value %d", e, v)
+		}
+		got = append(got, e)
+	}
+	if !slices.Equal(got, events) || !s.valid(512) || s.valid(511) {
+		t.Errorf("All %v; valid below 512 %v, below 511 %v; want %v, true, false", got, s.valid(512), s.valid(511), events)
+	}
+	for name, corrupt := range map[string]func(s *Sparse[int64]){
+		"a value short": func(s *Sparse[int64]) { s.values = s.values[1:] },
+		"miscounted":    func(s *Sparse[int64]) { s.carry.before[1]++ },
+		"count off":     func(s *Sparse[int64]) { s.carry.n++ },
+	} {
+		c := Sparse[int64]{carry: Subset{has: slices.Clone(s.carry.has), before: slices.Clone(s.carry.before), n: s.carry.n}, values: slices.Clone(s.values)}
+		corrupt(&c)
+		if c.valid(512) {
+			t.Errorf("%s: reported valid", name)
 		}
 	}
 }

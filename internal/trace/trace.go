@@ -95,11 +95,11 @@ func (k Kind) IsLaunch() bool { return k == KindRuntime || k == KindDriver }
 type Events struct {
 	Kind  []Kind
 	Name  []StrID
-	Cat   []StrID
 	Track []TrackID
 	Start []int64 // ns since the file's origin
 	Dur   []int64 // ns; 0 for instants and counters
 	Args  []ArgSetID
+	cats  cats // categories (method Cat)
 	// ArgVals is where the per-launch argument values of the events that
 	// have some (kernels, copies) start in Trace.argVals (see ArgSets).
 	ArgVals Sparse[uint32]
@@ -112,20 +112,22 @@ type Events struct {
 	SeqNum      Sparse[int64] // "Sequence number" (not -1): forward op <-> backward op
 	Py          PyColumn      // "Python id" and "Python parent id" of python_function events
 
-	// Links, filled by Link. None when there is no such event.
+	// Links, filled by Link. None when there is no such event. Launch
+	// and Op, which only launches and device events have, are kept for
+	// those only (methods Launch and Op).
 	Parent []int32 // innermost enclosing event on the same track
-	Launch []int32 // device events: the runtime/driver call with the same correlation
-	Op     []int32 // runtime calls and device events: the operator that issued them
 	Step   []int32 // index into Trace.Steps
+	links  links
 }
 
 // Clear empties the columns, keeping their storage, for a reader to reuse.
 func (e *Events) Clear() {
 	*e = Events{
-		Kind: e.Kind[:0], Name: e.Name[:0], Cat: e.Cat[:0], Track: e.Track[:0],
-		Start: e.Start[:0], Dur: e.Dur[:0], Args: e.Args[:0], ArgVals: e.ArgVals,
+		Kind: e.Kind[:0], Name: e.Name[:0], Track: e.Track[:0],
+		Start: e.Start[:0], Dur: e.Dur[:0], Args: e.Args[:0], cats: e.cats, ArgVals: e.ArgVals,
 		ExternalID: e.ExternalID, Correlation: e.Correlation, SeqNum: e.SeqNum, Py: e.Py,
 	}
+	e.cats.clear()
 	e.ArgVals.clear()
 	e.ExternalID.clear()
 	e.Correlation.clear()
@@ -156,29 +158,31 @@ type Track struct {
 // IsDevice reports whether the track is a device stream.
 func (t *Track) IsDevice() bool { return t.Device >= 0 }
 
-// Flow is one end of a flow arrow ("s" start or "f" finish).
+// Flow is one end of a flow arrow ("s" start or "f" finish). (Fields
+// largest first: 32 bytes, not 40 with padding.)
 type Flow struct {
 	ID    int64
-	Cat   StrID
-	Phase byte // 's' or 'f' (or 't' step)
-	Track TrackID
 	Ts    int64
+	Cat   StrID
+	Track TrackID
 	// Event is the slice the flow end binds to, filled by Link (None when
 	// no event on its track encloses it).
 	Event int32
+	Phase byte // 's' or 'f' (or 't' step)
 }
 
 // MemoryRecord is one [memory] instant event: an allocation (Bytes > 0) or
-// a free (Bytes < 0) with the allocator totals after it.
+// a free (Bytes < 0) with the allocator totals after it. (Fields largest
+// first: 48 bytes, not 56 with padding.)
 type MemoryRecord struct {
-	Event          int32
 	Ts             int64
-	DeviceType     int8 // 0 CPU, 1 CUDA, others as Kineto numbers them
-	DeviceID       int8
 	Addr           int64
 	Bytes          int64
 	TotalAllocated int64
 	TotalReserved  int64
+	Event          int32
+	DeviceType     int8 // 0 CPU, 1 CUDA, others as Kineto numbers them
+	DeviceID       int8
 }
 
 // Step is one ProfilerStep#N (or the whole trace when it has none).

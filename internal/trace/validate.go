@@ -11,7 +11,8 @@ const maxViolations = 10
 
 // Validate checks the invariants of a linked trace (after Link) that the
 // analyses rely on, as Go's internal/trace/testtrace does for its traces:
-// every column has one value per event and every reference is in range
+// every column has one value per event (a sparse one, ids and links, one
+// for each event that has one) and every reference is in range
 // (per-launch argument values included);
 // each slice (not counters or the Trace span) is listed on the track it
 // names, tracks in time order; a parent
@@ -31,16 +32,18 @@ func (t *Trace) Validate() error {
 	}
 	ev := &t.Events
 	for name, l := range map[string]int{
-		"Name": len(ev.Name), "Cat": len(ev.Cat), "Track": len(ev.Track), "Start": len(ev.Start), "Dur": len(ev.Dur),
+		"Name": len(ev.Name), "Track": len(ev.Track), "Start": len(ev.Start), "Dur": len(ev.Dur),
 		"Args":   len(ev.Args),
-		"Parent": len(ev.Parent), "Launch": len(ev.Launch),
-		"Op": len(ev.Op), "Step": len(ev.Step),
+		"Parent": len(ev.Parent), "Step": len(ev.Step),
 	} {
 		if l != n {
 			bad("column %s has %d values for %d events", name, l, n)
 		}
 	}
-	if !ev.ExternalID.valid(n) || !ev.Correlation.valid(n) || !ev.SeqNum.valid(n) || !ev.Py.valid(n) || !ev.ArgVals.valid(n) {
+	if !ev.links.valid(ev.Kind) {
+		bad("the launch and op links are not kept for exactly the launches and device events")
+	}
+	if !ev.ExternalID.valid(n) || !ev.Correlation.valid(n) || !ev.SeqNum.valid(n) || !ev.Py.valid(n) || !ev.ArgVals.valid(n) || !ev.cats.apart.valid(n) {
 		bad("a sparse column's events do not ascend below %d with a value each", n)
 	}
 	if len(errs) > 0 {
@@ -65,30 +68,27 @@ func (t *Trace) Validate() error {
 			onTrack[e] = true
 		}
 	}
-	vals := 0 // the next event in ev.ArgVals
 	for i := 0; i < n && len(errs) < maxViolations; i++ {
-		slot, has := 0, vals < ev.ArgVals.Len() && int(ev.ArgVals.Events[vals]) == i
-		if has {
-			slot = int(ev.ArgVals.Values[vals])
-			vals++
-		}
+		slot, has := ev.ArgVals.At(i)
 		e := int32(i)
 		switch {
-		case int(ev.Name[i]) >= t.NumStrings() || int(ev.Cat[i]) >= t.NumStrings():
+		case ev.Kind[i] >= numKinds:
+			bad("event %d: kind %d", i, ev.Kind[i])
+		case int(ev.Name[i]) >= t.NumStrings() || int(ev.Cat(i)) >= t.NumStrings():
 			bad("event %d: name or category string out of range", i)
 		case int(ev.Track[i]) >= len(t.Tracks):
 			bad("event %d: track %d of %d", i, ev.Track[i], len(t.Tracks))
 		case ev.Args[i] != 0 && int(ev.Args[i]) >= t.ArgSets.Len():
 			bad("event %d: argument set %d of %d", i, ev.Args[i], t.ArgSets.Len())
-		case has != (t.ArgSets.lifted(ev.Args[i]) > 0) || slot+t.ArgSets.lifted(ev.Args[i]) > len(t.argVals):
+		case has != (t.ArgSets.lifted(ev.Args[i]) > 0) || int(slot)+t.ArgSets.lifted(ev.Args[i]) > len(t.argVals):
 			bad("event %d: argument set %d with %d per-launch values, values kept %v from %d of %d", i,
 				ev.Args[i], t.ArgSets.lifted(ev.Args[i]), has, slot, len(t.argVals))
 		case onTrack[i] == (ev.Kind[i] == KindCounter || ev.Kind[i] == KindTraceSpan):
 			bad("event %d (%s): listed on its track %v, want only slices listed", i, ev.Kind[i], onTrack[i])
 		case ev.Dur[i] < 0:
 			bad("event %d: negative duration %d", i, ev.Dur[i])
-		case !ref(ev.Parent[i]) || !ref(ev.Launch[i]) || !ref(ev.Op[i]):
-			bad("event %d: parent %d, launch %d or op %d out of range", i, ev.Parent[i], ev.Launch[i], ev.Op[i])
+		case !ref(ev.Parent[i]) || !ref(ev.Launch(i)) || !ref(ev.Op(i)):
+			bad("event %d: parent %d, launch %d or op %d out of range", i, ev.Parent[i], ev.Launch(i), ev.Op(i))
 		case ev.Step[i] != None && (ev.Step[i] < 0 || int(ev.Step[i]) >= len(t.Steps)):
 			bad("event %d: step %d of %d", i, ev.Step[i], len(t.Steps))
 		default:
@@ -100,10 +100,10 @@ func (t *Trace) Validate() error {
 					bad("event %d (%s): parent %d (%s) does not hold its start", i, t.Name(i), p, t.Name(int(p)))
 				}
 			}
-			if l := ev.Launch[i]; l != None && (!ev.Kind[i].OnDevice() || !ev.Kind[l].IsLaunch() || ev.Correlation.Get(int(l)) != ev.Correlation.Get(i)) {
+			if l := ev.Launch(i); l != None && (!ev.Kind[i].OnDevice() || !ev.Kind[l].IsLaunch() || ev.Correlation.Get(int(l)) != ev.Correlation.Get(i)) {
 				bad("event %d (%s): launch link to %d (%s) joins no device event to its call", i, ev.Kind[i], l, ev.Kind[l])
 			}
-			if o := ev.Op[i]; o != None && ev.Kind[o].OnDevice() {
+			if o := ev.Op(i); o != None && ev.Kind[o].OnDevice() {
 				bad("event %d: its operator %d is a device event", i, o)
 			}
 			if s := ev.Step[i]; s != None && !ev.Kind[i].OnDevice() && !t.SyntheticStep &&

@@ -49,7 +49,7 @@ func TestValidateFindsBrokenInvariants(t *testing.T) {
 			tr.Events.Parent[find(tr, "aten::mm")] = find(tr, "gemm")
 		}, "another track"},
 		"launch to a cpu op": {func(tr *trace.Trace) {
-			tr.Events.Launch[find(tr, "gemm")] = find(tr, "aten::mm")
+			tr.Events.SetLaunch(int(find(tr, "gemm")), find(tr, "aten::mm"))
 		}, "launch link"},
 		"step out of range": {func(tr *trace.Trace) {
 			tr.Events.Step[find(tr, "aten::mm")] = 9
@@ -61,13 +61,13 @@ func TestValidateFindsBrokenInvariants(t *testing.T) {
 			tr.Steps[0], tr.Steps[1] = tr.Steps[1], tr.Steps[0]
 		}, "out of order"},
 		"short column": {func(tr *trace.Trace) {
-			tr.Events.Op = tr.Events.Op[:1]
-		}, "column Op"},
+			tr.Events.Step = tr.Events.Step[:1]
+		}, "column Step"},
 		"per-launch values lost": {func(tr *trace.Trace) {
 			tr.Events.ArgVals = trace.Sparse[uint32]{}
 		}, "values kept false"},
 		"per-launch values on an event without": {func(tr *trace.Trace) {
-			tr.Events.ArgVals.Events[0] = find(tr, "aten::mm")
+			tr.Events.ArgVals = trace.SparseOf([]int32{find(tr, "aten::mm")}, []uint32{0})
 		}, "0 per-launch values, values kept true"},
 		"track unsorted": {func(tr *trace.Trace) {
 			ev := tr.Tracks[tr.Events.Track[find(tr, "aten::mm")]].Events

@@ -78,7 +78,7 @@ func computeTB(t *trace.Trace) *Result {
 		if k == trace.KindInstant || k == trace.KindMemory || k == trace.KindCounter {
 			continue
 		}
-		c := ev.Cat[i]
+		c := ev.Cat(i)
 		ty, ok := catType[c]
 		if !ok {
 			ty = tbTypeOf(t.Str(c))
@@ -216,7 +216,7 @@ func computeTB(t *trace.Trace) *Result {
 			continue
 		}
 		devs = append(devs, int32(i))
-		l := ev.Launch[i]
+		l := ev.Launch(i)
 		if l == trace.None || types[l] != tbRuntime {
 			continue
 		}
@@ -262,7 +262,7 @@ func computeTB(t *trace.Trace) *Result {
 		prev := steps[0].start
 		if stepDev[0].count > 0 {
 			for _, d := range devs {
-				l := ev.Launch[d]
+				l := ev.Launch(int(d))
 				if l != trace.None && types[l] == tbRuntime && matchedRT[rtPos(l)] {
 					continue
 				}

@@ -367,7 +367,7 @@ func compute(t *trace.Trace, opt Options) (*Result, *graph) {
 			if k != trace.KindKernel && k != trace.KindMemcpy && k != trace.KindMemset && k != trace.KindDeviceSync {
 				continue
 			}
-			l := ev.Launch[i]
+			l := ev.Launch(i)
 			if l == trace.None {
 				continue
 			}
@@ -418,6 +418,7 @@ func compute(t *trace.Trace, opt Options) (*Result, *graph) {
 	}
 	slices.SortFunc(g.index, func(a, b nodePair) int { return cmp.Compare(a.ev, b.ev) })
 	g.seen = make([]bool, len(g.nodes))
+	g.order = make([]int32, 0, len(g.nodes)) // at most every node: grown by appends it allocated 5x that
 	// Steps give about 0.7 edges a node: sized for one a node, the edges
 	// never grow (growing, they held twice their size).
 	g.edges = make([]edge, 0, len(g.nodes))
@@ -544,7 +545,7 @@ func (g *graph) deviceEdges(t *trace.Trace, gpu []int32) {
 	kernelSync := map[int32]int32{}
 	for _, e := range gpu {
 		stream := t.Tracks[ev.Track[e]].Stream
-		rt := ev.Launch[e]
+		rt := ev.Launch(int(e))
 		if ev.Kind[e] == trace.KindDeviceSync {
 			name := t.Name(int(e))
 			switch name {
@@ -691,7 +692,7 @@ func eventSyncs(t *trace.Trace) *eventSync {
 		if k != trace.KindKernel && k != trace.KindMemcpy && k != trace.KindMemset {
 			continue
 		}
-		if l := ev.Launch[i]; l != trace.None && isLaunch[ev.Name[l]] {
+		if l := ev.Launch(i); l != trace.None && isLaunch[ev.Name[l]] {
 			launches = append(launches, launch{l, int32(i), ev.Start[l]})
 		}
 	}
@@ -731,7 +732,7 @@ func eventSyncs(t *trace.Trace) *eventSync {
 
 	es.nextLaunch = map[int32]int32{}
 	for _, w := range waits {
-		call := ev.Launch[w]
+		call := ev.Launch(int(w))
 		if call == trace.None || t.Name(int(call)) != "cudaStreamWaitEvent" {
 			continue
 		}
@@ -768,7 +769,7 @@ func queueLengths(t *trace.Trace, clip []int32) map[int32]int32 {
 	for _, e := range clip {
 		lo = min(lo, ev.Start[e])
 		hi = max(hi, ev.Start[e])
-		if l := ev.Launch[e]; l != trace.None {
+		if l := ev.Launch(int(e)); l != trace.None {
 			lo, hi = min(lo, ev.Start[l]), max(hi, ev.Start[l])
 		}
 	}
@@ -777,7 +778,7 @@ func queueLengths(t *trace.Trace, clip []int32) map[int32]int32 {
 		if k != trace.KindKernel && k != trace.KindMemcpy && k != trace.KindMemset {
 			continue
 		}
-		l := ev.Launch[i]
+		l := ev.Launch(i)
 		if l == trace.None || !isLaunch[ev.Name[l]] {
 			continue
 		}

@@ -201,7 +201,7 @@ func TestEventSyncFixture(t *testing.T) {
 	if ed, ok := findEdge(g, k1, false, k2, true); !ok || ed.typ != edgeSync {
 		t.Errorf("k2 does not wait for k1: %+v %v", ed, ok)
 	}
-	if _, ok := findEdge(g, tr.Events.Launch[k2], true, k2, true); ok {
+	if _, ok := findEdge(g, tr.Events.Launch(int(k2)), true, k2, true); ok {
 		t.Error("k2 has a launch-delay edge though it waited for k1")
 	}
 	if ed, ok := findEdge(g, k2, false, sync, false); !ok || ed.typ != edgeSync {
@@ -234,7 +234,7 @@ func TestEventSyncFixture(t *testing.T) {
 	if _, ok := findEdge(g, k1, false, k2, true); ok {
 		t.Error("sync edge without wait_on arguments")
 	}
-	if ed, ok := findEdge(g, tr.Events.Launch[k2], true, k2, true); !ok || ed.typ != edgeLaunch || ed.weight != 385_000 {
+	if ed, ok := findEdge(g, tr.Events.Launch(int(k2)), true, k2, true); !ok || ed.typ != edgeLaunch || ed.weight != 385_000 {
 		t.Errorf("launch edge of k2 without the wait: %+v %v", ed, ok)
 	}
 	if r.SyncEdges != 0 {

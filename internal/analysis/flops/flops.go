@@ -158,7 +158,7 @@ func Compute(t *trace.Trace) *Result {
 		if !k.IsDeviceWork() {
 			continue
 		}
-		for o := ev.Op[i]; o != trace.None; o = ev.Parent[o] {
+		for o := ev.Op(i); o != trace.None; o = ev.Parent[o] {
 			if _, ok := flops[o]; ok {
 				dev[o] += ev.Dur[i]
 				devCount[t.Tracks[ev.Track[i]].Device]++

@@ -54,6 +54,10 @@ type Options struct {
 	// Exclude, indexed like trace.Steps, leaves steps out of the window
 	// (breakdown.Options.Exclude); ignored by "tb".
 	Exclude []bool
+	// Breakdown, when set, is the step breakdown of the same trace with
+	// the same definition and exclusions, whose steps make the window:
+	// computed once for both (it is most of this analysis's work).
+	Breakdown *breakdown.Result
 }
 
 // Memcpy is the copies of one direction and host memory kind.
@@ -163,9 +167,12 @@ func Compute(t *trace.Trace, opts Options) (*Result, error) {
 	default:
 		return nil, fmt.Errorf("gpu: unknown definition %q (want default or tb)", opts.Definition)
 	}
-	br, err := breakdown.Compute(t, bopts)
-	if err != nil {
-		return nil, err
+	br := opts.Breakdown
+	if br == nil {
+		var err error
+		if br, err = breakdown.Compute(t, bopts); err != nil {
+			return nil, err
+		}
 	}
 	// the window runs from the first to the last averaged step
 	var w interval.Span

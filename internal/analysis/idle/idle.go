@@ -172,7 +172,7 @@ func Compute(t *trace.Trace, opts Options) *Result {
 			if k != trace.KindKernel && k != trace.KindMemcpy && k != trace.KindMemset {
 				continue
 			}
-			l := ev.Launch[e]
+			l := ev.Launch(int(e))
 			if dropped {
 				// HTA keeps device work whose correlated host call started
 				// before the last step (rounded times under HTARounding);
@@ -248,7 +248,7 @@ func culprits(t *trace.Trace, g gapRec, st Stream) Gap {
 	if s := ev.Step[e]; s != trace.None && !t.SyntheticStep {
 		out.Step = itoa(t.Steps[s].Num)
 	}
-	l := ev.Launch[e]
+	l := ev.Launch(e)
 	if l == trace.None {
 		return out
 	}

@@ -1,6 +1,5 @@
-// Package interval does arithmetic on sets of time spans (ns): the union,
-// intersection and difference that every "how much of the step was X"
-// metric reduces to.
+// Package interval does arithmetic on sets of time spans (ns): the union
+// and intersection that "how much of the step was X" metrics reduce to.
 package interval
 
 import (
@@ -64,30 +63,6 @@ func (s Set) Intersect(o Set) Set {
 			i++
 		} else {
 			j++
-		}
-	}
-	return out
-}
-
-// Subtract returns s \ o.
-func (s Set) Subtract(o Set) Set {
-	var out Set
-	j := 0
-	for _, sp := range s {
-		cur := sp.Start
-		for j < len(o) && o[j].End <= cur {
-			j++
-		}
-		k := j
-		for k < len(o) && o[k].Start < sp.End {
-			if o[k].Start > cur {
-				out = append(out, Span{cur, o[k].Start})
-			}
-			cur = max(cur, o[k].End)
-			k++
-		}
-		if cur < sp.End {
-			out = append(out, Span{cur, sp.End})
 		}
 	}
 	return out

@@ -137,7 +137,7 @@ func Compute(t *trace.Trace, opts Options) *Result {
 		if k != trace.KindKernel && k != trace.KindMemcpy && k != trace.KindMemset {
 			continue
 		}
-		l := ev.Launch[i]
+		l := ev.Launch(i)
 		if l == trace.None || strings.Contains(t.Name(int(l)), "GraphLaunch") {
 			continue
 		}

@@ -131,13 +131,13 @@ func Compute(t *trace.Trace) *Result {
 		return r
 	}
 	origin, _ := t.Span()
-	recs := slices.Clone(t.Memory)
-	slices.SortStableFunc(recs, func(a, b trace.MemoryRecord) int { return cmp.Compare(a.Ts, b.Ts) })
+	recs := inTimeOrder(t.Memory)
 
 	type devKey struct{ typ, id int8 }
 	byDev := map[devKey][]int{}
 	var keys []devKey
-	for i, m := range recs {
+	for i := range recs.order {
+		m := recs.at(i)
 		k := devKey{m.DeviceType, m.DeviceID}
 		if _, ok := byDev[k]; !ok {
 			keys = append(keys, k)
@@ -173,7 +173,7 @@ func Compute(t *trace.Trace) *Result {
 		d := Device{Device: DeviceLabel(int(k.typ), int(k.id)), DeviceType: int(k.typ), DeviceID: int(k.id), Events: len(idx),
 			PeakAllocatedBytes: -1, PeakReservedBytes: -1}
 		for _, i := range idx {
-			m := &recs[i]
+			m := recs.at(i)
 			if m.Bytes > 0 {
 				d.Allocs++
 				d.AllocBytes += m.Bytes
@@ -209,7 +209,7 @@ func Compute(t *trace.Trace) *Result {
 				d.PeakReservedBytes, d.PeakReservedUs, d.PeakReservedStep = m.TotalReserved, us(m.Ts), stepNum(m.Ts)
 			}
 		}
-		d.FinalAllocated = recs[idx[len(idx)-1]].TotalAllocated
+		d.FinalAllocated = recs.at(idx[len(idx)-1]).TotalAllocated
 		if k.typ == 1 {
 			if dp := t.Meta.Device(int(k.id)); dp != nil && dp.TotalGlobalMem > 0 {
 				d.TotalBytes = dp.TotalGlobalMem
@@ -220,10 +220,13 @@ func Compute(t *trace.Trace) *Result {
 		d.Timeline = downsample(recs, idx, origin)
 		r.Devices = append(r.Devices, d)
 	}
+	// Sorted as pointers, only the top copied: a trace with an op name
+	// per call has as many ops as allocations.
+	all := make([]*Op, 0, len(ops))
 	for _, o := range ops {
-		r.TopOps = append(r.TopOps, *o)
+		all = append(all, o)
 	}
-	slices.SortFunc(r.TopOps, func(a, b Op) int {
+	slices.SortFunc(all, func(a, b *Op) int {
 		if c := cmp.Compare(b.AllocBytes, a.AllocBytes); c != 0 {
 			return c
 		}
@@ -232,16 +235,35 @@ func Compute(t *trace.Trace) *Result {
 		}
 		return cmp.Compare(a.Device, b.Device)
 	})
-	if len(r.TopOps) > TopOps {
-		r.TopOps = r.TopOps[:TopOps]
+	for _, o := range all[:min(len(all), TopOps)] {
+		r.TopOps = append(r.TopOps, *o)
 	}
 	return r
 }
 
+// records is a trace's memory records in time order (stable), as
+// positions into them: a sorted copy cost 48 bytes a record.
+type records struct {
+	mem   []trace.MemoryRecord
+	order []int32
+}
+
+func inTimeOrder(mem []trace.MemoryRecord) records {
+	order := make([]int32, len(mem))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(mem[a].Ts, mem[b].Ts) })
+	return records{mem, order}
+}
+
+// at returns the record at position i in time order.
+func (r records) at(i int) *trace.MemoryRecord { return &r.mem[r.order[i]] }
+
 // downsample keeps each bucket's lowest and highest allocated sample.
-func downsample(recs []trace.MemoryRecord, idx []int, origin int64) []Point {
+func downsample(recs records, idx []int, origin int64) []Point {
 	pt := func(i int) Point {
-		m := &recs[i]
+		m := recs.at(i)
 		return Point{TsUs: float64(m.Ts-origin) / 1e3, AllocatedBytes: m.TotalAllocated, ReservedBytes: m.TotalReserved}
 	}
 	out := make([]Point, 0, min(len(idx), MaxPoints))
@@ -252,7 +274,7 @@ func downsample(recs []trace.MemoryRecord, idx []int, origin int64) []Point {
 		return out
 	}
 	buckets := MaxPoints / 2
-	first, last := recs[idx[0]].Ts, recs[idx[len(idx)-1]].Ts
+	first, last := recs.at(idx[0]).Ts, recs.at(idx[len(idx)-1]).Ts
 	span := max(last-first, 1)
 	lo, hi, cur := -1, -1, -1
 	flush := func() {
@@ -269,17 +291,17 @@ func downsample(recs []trace.MemoryRecord, idx []int, origin int64) []Point {
 		}
 	}
 	for _, i := range idx {
-		bk := int(float64(recs[i].Ts-first) / float64(span) * float64(buckets))
+		bk := int(float64(recs.at(i).Ts-first) / float64(span) * float64(buckets))
 		bk = min(bk, buckets-1)
 		if bk != cur {
 			flush()
 			cur, lo, hi = bk, i, i
 			continue
 		}
-		if recs[i].TotalAllocated < recs[lo].TotalAllocated {
+		if recs.at(i).TotalAllocated < recs.at(lo).TotalAllocated {
 			lo = i
 		}
-		if recs[i].TotalAllocated > recs[hi].TotalAllocated {
+		if recs.at(i).TotalAllocated > recs.at(hi).TotalAllocated {
 			hi = i
 		}
 	}

@@ -84,7 +84,7 @@ func Kernels(t *trace.Trace, o Options) *KernelTable {
 			a.occW += v * float64(d)
 			a.occDur += d
 		}
-		if op := ev.Op[i]; op != trace.None {
+		if op := ev.Op(i); op != trace.None {
 			a.byOp[ev.Name[op]] += d
 		}
 	}

@@ -145,7 +145,7 @@ func stepRange(t *trace.Trace, o *Options) (first, last int) {
 
 type opKey struct {
 	name, dims trace.StrID
-	stack      int
+	stack      int32
 }
 
 // Ops computes the operator table.
@@ -153,15 +153,9 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 	ev := &t.Events
 	// The sums below are kept for the table's events only, numbered
 	// in event order (tix): a trace of mostly Python frames has few.
-	tix := make([]int32, ev.Len())
-	m := int32(0)
-	for i, k := range ev.Kind {
-		tix[i] = trace.None
-		if inTable(k) {
-			tix[i] = m
-			m++
-		}
-	}
+	table := trace.NewSubset(ev.Kind, inTable)
+	tix := func(e int32) int32 { return int32(table.Index(int(e))) } // None (-1) when not in the table
+	m := table.Len()
 	// Host self time: own duration minus direct table children.
 	childSum := make([]int64, m)
 	parent := make([]int32, m) // the table parent's table number
@@ -169,10 +163,11 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 		if !inTable(k) {
 			continue
 		}
-		parent[tix[i]] = trace.None
+		j := tix(int32(i))
+		parent[j] = trace.None
 		if p := tableParent(t, int32(i)); p != trace.None {
-			parent[tix[i]] = tix[p]
-			childSum[tix[p]] += ev.Dur[i]
+			parent[j] = tix(p)
+			childSum[tix(p)] += ev.Dur[i]
 		}
 	}
 	// Device time: self for the op that launched it, total for it and
@@ -183,13 +178,13 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 		if !k.IsDeviceWork() {
 			continue
 		}
-		op := ev.Op[i] // the op, not the runtime call, owns the device time
-		if op == trace.None || tix[op] == trace.None {
+		op := ev.Op(i) // the op, not the runtime call, owns the device time
+		if op == trace.None || tix(op) == trace.None {
 			continue
 		}
 		d := ev.Dur[i]
-		devSelf[tix[op]] += d
-		for a := tix[op]; a != trace.None; a = parent[a] {
+		devSelf[tix(op)] += d
+		for a := tix(op); a != trace.None; a = parent[a] {
 			devTotal[a] += d
 		}
 	}
@@ -240,7 +235,7 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 				}
 			}
 			if o.StackDepth > 0 {
-				key.stack = stacks.key(int32(i))
+				key.stack = int32(stacks.key(int32(i)))
 			}
 			var ok bool
 			if r, ok = byKey[key]; !ok {
@@ -249,7 +244,7 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 				rows = append(rows, opSums{key: key})
 			}
 		}
-		s, j := &rows[r], tix[i]
+		s, j := &rows[r], tix(int32(i))
 		self := ev.Dur[i] - childSum[j]
 		s.calls++
 		s.hostTotal += us(ev.Dur[i])
@@ -263,7 +258,7 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 		r := &rows[i]
 		res.HostSelfUs += r.hostSelf
 		res.DevSelfUs += r.devSelf
-		res.Calls += r.calls
+		res.Calls += int(r.calls)
 	}
 	res.Dtypes = dtypes.rows()
 	res.SortBy = o.SortBy
@@ -279,8 +274,8 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 	for _, ri := range order {
 		r := &rows[ri]
 		res.Rows = append(res.Rows, OpRow{
-			Name: t.Str(r.key.name), InputDims: t.Str(r.key.dims), Stack: stacks.text(r.key.stack),
-			Calls: r.calls, HostSelfUs: r.hostSelf, HostTotalUs: r.hostTotal, DeviceSelfUs: r.devSelf, DeviceTotalUs: r.devTotal,
+			Name: t.Str(r.key.name), InputDims: t.Str(r.key.dims), Stack: stacks.text(int(r.key.stack)),
+			Calls: int(r.calls), HostSelfUs: r.hostSelf, HostTotalUs: r.hostTotal, DeviceSelfUs: r.devSelf, DeviceTotalUs: r.devTotal,
 			HostSelfPct: pct(r.hostSelf, res.HostSelfUs), HostTotalPct: pct(r.hostTotal, res.HostSelfUs),
 			DeviceSelfPct: pct(r.devSelf, res.DevSelfUs), DeviceTotalPct: pct(r.devTotal, res.DevSelfUs),
 		})
@@ -289,10 +284,11 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 }
 
 // opSums is one row's sums while the table is built: no strings or
-// pointers, so the rows are one flat slice the collector never scans.
+// pointers, so the rows are one flat slice the collector never scans; 48
+// bytes (generated op names make a row per call).
 type opSums struct {
 	key                                    opKey
-	calls                                  int
+	calls                                  int32
 	hostSelf, hostTotal, devSelf, devTotal float64
 }
 

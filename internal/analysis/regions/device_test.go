@@ -183,7 +183,7 @@ func TestDeviceRegionsHTA(t *testing.T) {
 			if ev.Kind[i] == trace.KindGPUAnnotation {
 				return ev.Start[i] < last
 			}
-			l := ev.Launch[i]
+			l := ev.Launch(int(i))
 			return l != trace.None && ev.Start[l] < last
 		}
 	}

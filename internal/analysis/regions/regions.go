@@ -367,7 +367,7 @@ func modules(t *trace.Trace) []Module {
 		if !k.IsDeviceWork() {
 			continue
 		}
-		l := ev.Launch[i]
+		l := ev.Launch(i)
 		if l == trace.None {
 			continue
 		}

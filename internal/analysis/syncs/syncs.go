@@ -122,11 +122,11 @@ func Compute(t *trace.Trace, opts Options) *Result {
 	// launch calls (device memcpy -> Launch link).
 	pageable := map[int32]string{} // launch call -> copy direction
 	for i, k := range ev.Kind {
-		if k != trace.KindMemcpy || ev.Launch[i] == trace.None {
+		if k != trace.KindMemcpy || ev.Launch(i) == trace.None {
 			continue
 		}
 		if dir, h := classify.Memcpy(t.Name(i)); h == classify.HostPageable {
-			pageable[ev.Launch[i]] = dir.String()
+			pageable[ev.Launch(i)] = dir.String()
 		}
 	}
 	busy := deviceBusy(t)
@@ -159,7 +159,7 @@ func Compute(t *trace.Trace, opts Options) *Result {
 			per[s].StallUs += stall
 		}
 		kk := key{call: ev.Name[i], copy: copyDir}
-		if op := ev.Op[i]; op != trace.None {
+		if op := ev.Op(i); op != trace.None {
 			kk.op = ev.Name[op]
 			topOp := op
 			for p := ev.Parent[op]; p != trace.None; p = ev.Parent[p] {

@@ -302,7 +302,7 @@ func (c *checker) carryOver() interval.Set {
 			continue
 		}
 		work++
-		if ev.Launch[i] == trace.None {
+		if ev.Launch(i) == trace.None {
 			continue
 		}
 		linked++
@@ -320,7 +320,7 @@ func (c *checker) carryOver() interval.Set {
 	var events int
 	var delayed int64
 	for i, k := range ev.Kind {
-		if !k.IsDeviceWork() || ev.Launch[i] != trace.None {
+		if !k.IsDeviceWork() || ev.Launch(i) != trace.None {
 			continue
 		}
 		f, ok := firstLinked[c.t.Tracks[ev.Track[i]].Device]
@@ -332,7 +332,7 @@ func (c *checker) carryOver() interval.Set {
 	}
 	var waits []interval.Span
 	for _, f := range firstLinked {
-		l := ev.Launch[f]
+		l := ev.Launch(int(f))
 		if d := ev.Start[f] - ev.End(int(l)); ev.Start[f] > until && float64(d) >= c.o.MinCarryUs*1e3 {
 			// nothing recorded ran ahead of it: the device was busy with
 			// work the window did not record
@@ -538,7 +538,7 @@ func (c *checker) startup() {
 				continue // counted with its enclosing compile region
 			}
 			add(i, "compile", "torch.compile compilation or autotuning")
-		case c.t.Str(ev.Cat[i]) == "overhead" && name == "Driver Compiler":
+		case c.t.Str(ev.Cat(i)) == "overhead" && name == "Driver Compiler":
 			add(i, "jit", "PTX JIT compilation by the driver")
 		}
 	}
@@ -605,11 +605,11 @@ func (c *checker) firstLaunchOfKernel() map[int]bool {
 	}
 	byName := map[trace.StrID]first{}
 	for i, k := range ev.Kind {
-		if !k.IsDeviceWork() || ev.Launch[i] == trace.None {
+		if !k.IsDeviceWork() || ev.Launch(i) == trace.None {
 			continue
 		}
 		if f, ok := byName[ev.Name[i]]; !ok || ev.Start[i] < f.start {
-			byName[ev.Name[i]] = first{ev.Start[i], int(ev.Launch[i])}
+			byName[ev.Name[i]] = first{ev.Start[i], int(ev.Launch(i))}
 		}
 	}
 	out := map[int]bool{}
@@ -624,7 +624,7 @@ func (c *checker) firstLaunchOfKernel() map[int]bool {
 func (c *checker) queueFull(i int) bool {
 	ev := &c.t.Events
 	for j, k := range ev.Kind {
-		if k.IsDeviceWork() && ev.Launch[j] == int32(i) {
+		if k.IsDeviceWork() && ev.Launch(j) == int32(i) {
 			return ev.Start[j]-ev.End(i) > ev.Dur[i]/10
 		}
 	}
@@ -717,7 +717,7 @@ func (c *checker) overhead() {
 	}
 	var spans []interval.Span
 	for i := range ev.Kind {
-		if ev.Cat[i] == id && c.t.Name(i) != "Driver Compiler" && c.stepOf(ev.Start[i]) >= 0 {
+		if ev.Cat(i) == id && c.t.Name(i) != "Driver Compiler" && c.stepOf(ev.Start[i]) >= 0 {
 			o.Events++
 			spans = append(spans, interval.Span{Start: ev.Start[i], End: ev.End(i)})
 		}
