@@ -221,8 +221,9 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 		if !inTable(k) || !stepOK(t, i, &o) {
 			continue
 		}
+		j := tix(int32(i))
 		if k == trace.KindCPUOp {
-			dtypes.add(i, ev.Dur[i]-childSum[tix[i]], devSelf[tix[i]])
+			dtypes.add(i, ev.Dur[i]-childSum[j], devSelf[j])
 		}
 		key := opKey{name: ev.Name[i]}
 		var r int32
@@ -244,7 +245,7 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 				rows = append(rows, opSums{key: key})
 			}
 		}
-		s, j := &rows[r], tix(int32(i))
+		s := &rows[r]
 		self := ev.Dur[i] - childSum[j]
 		s.calls++
 		s.hostTotal += us(ev.Dur[i])
