@@ -143,7 +143,7 @@ func TestMemoryGrowthFinding(t *testing.T) {
 	leak := rundir.Growth{Name: "preds", Scope: "local", Kind: "list", PerStep: 1, Holds: "tensor with autograd graph", File: "train.py", Line: 20, Func: "main"}
 	small := rundir.Growth{Name: "outs", Scope: "local", Kind: "list", PerStep: 1, Holds: "tensor", ItemBytes: 1024, File: "train.py", Line: 21}
 	growing := func(g ...rundir.Growth) *MemoryTrend {
-		return &MemoryTrend{Source: "rss", Steps: 30, FirstBytes: 1e9, LastBytes: 1e9 + 30*4e6, SlopeBytes: 4e6, R2: 0.97, Growing: g}
+		return &MemoryTrend{Source: "rss", Steps: 30, FirstBytes: 1e9, LastBytes: 1e9 + 30*4e6, SlopeBytes: 4e6, LateSlopeBytes: 4e6, R2: 0.97, Growing: g}
 	}
 	d := Compute(cpuTrace(&RunEvidence{Memory: growing(small, leak)}))
 	if len(d.Findings) == 0 || d.Findings[0].Rule != "memory.growth" {
@@ -158,8 +158,15 @@ func TestMemoryGrowthFinding(t *testing.T) {
 	}
 	stable := growing(leak)
 	stable.SlopeBytes, stable.LastBytes = 0, stable.FirstBytes
+	// RSS rose once (the profiler's window, a cache filling) and stayed:
+	// the line over the run grows, the later half is flat (a policy
+	// rollout whose list of log-probs is emptied every episode: the
+	// probes saw it grow within one)
+	once := growing(leak)
+	once.LateSlopeBytes = 0.1e6
 	for name, m := range map[string]*MemoryTrend{
 		"stable footprint":       stable,
+		"rose once":              once,
 		"no culprit":             growing(),
 		"small detached tensors": growing(small),
 		"slow growth":            {Source: "rss", Steps: 30, FirstBytes: 1e9, LastBytes: 1e9 + 8<<20, SlopeBytes: 8 << 20 / 30, Growing: []rundir.Growth{leak}},

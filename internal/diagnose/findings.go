@@ -449,7 +449,9 @@ func (s *state) memoryGrowth() *MemoryTrend {
 		return nil
 	}
 	m := r.Memory
-	if m.SlopeBytes <= 0 || m.LastBytes-m.FirstBytes < s.p.MemoryGrowthMiB*(1<<20) || len(s.leakingVars()) == 0 {
+	// a leak grows in the later half of the run too (the agent's own
+	// profiler window raises RSS once, and it stays there)
+	if m.SlopeBytes <= 0 || m.LastBytes-m.FirstBytes < s.p.MemoryGrowthMiB*(1<<20) || m.LateSlopeBytes < m.SlopeBytes/2 || len(s.leakingVars()) == 0 {
 		return nil
 	}
 	return m

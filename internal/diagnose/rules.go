@@ -246,7 +246,7 @@ var Rules = []Rule{
 		"overlap communication with backward: DDP bucket_cap_mb, gradient_as_bucket_view=True, no_sync() during gradient accumulation; fewer, larger collectives"},
 	{"memory.capacity", Memory, "peak reserved device memory >= MemoryPct of the device", 0,
 		"make room before it fails: activation checkpointing (torch.utils.checkpoint), a smaller micro-batch with gradient accumulation, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"},
-	{"memory.growth", MemoryGrowth, "run evidence: the process's memory grows by >= MemoryGrowthMiB over the steps after start-up, and a variable of the training loop grew every step holding tensors with their graph (or >= GrowthItemKiB of tensors per step)", 0,
+	{"memory.growth", MemoryGrowth, "run evidence: the process's memory grows by >= MemoryGrowthMiB over the steps after start-up, and at least half as fast over the later half of them, and a variable of the training loop grew every step holding tensors with their graph (or >= GrowthItemKiB of tensors per step)", 0,
 		"store detached values: loss.item() / tensor.detach() (.cpu() for outputs) before keeping them across steps; compute kept predictions under torch.no_grad(); drop retain_graph=True"},
 	{"gc.pauses", GC, "run evidence: garbage-collection pauses (gc.callbacks) per step after start-up >= MinFinding of the step, taken from the host share", 0.8,
 		"collect less often: gc.collect() every N steps or per epoch, not every step; gc.freeze() after start-up (model and data built) so full collections skip long-lived objects; fewer small Python objects per step"},

@@ -81,11 +81,15 @@ type MemoryTrend struct {
 	Steps  int    `json:"steps"`
 	// FirstBytes and LastBytes: the fitted line at the first and last step
 	// used; SlopeBytes its growth per step; R2 how well it fits.
-	FirstBytes float64         `json:"first_bytes"`
-	LastBytes  float64         `json:"last_bytes"`
-	SlopeBytes float64         `json:"slope_bytes_per_step"`
-	R2         float64         `json:"r2"`
-	Growing    []rundir.Growth `json:"growing,omitempty"`
+	FirstBytes float64 `json:"first_bytes"`
+	LastBytes  float64 `json:"last_bytes"`
+	SlopeBytes float64 `json:"slope_bytes_per_step"`
+	R2         float64 `json:"r2"`
+	// LateSlopeBytes: the growth per step of the line fitted to the later
+	// half of the steps alone (a leak keeps growing; memory that rose
+	// once, as the profiler's buffers or a cache filling, stays flat).
+	LateSlopeBytes float64         `json:"late_slope_bytes_per_step"`
+	Growing        []rundir.Growth `json:"growing,omitempty"`
 }
 
 // GCPauses is the garbage collector's time per step after start-up.
@@ -692,6 +696,8 @@ func memoryTrend(rows []rundir.StepRow, growth []rundir.Growth) *MemoryTrend {
 	a, b, r2 := fitLine(xs, rss)
 	m.SlopeBytes, m.R2 = b, r2
 	m.FirstBytes, m.LastBytes = a+b*xs[0], a+b*xs[len(xs)-1]
+	h := len(xs) / 2
+	_, m.LateSlopeBytes, _ = fitLine(xs[h:], rss[h:])
 	return m
 }
 
