@@ -92,7 +92,7 @@ type Verdict struct {
 	Confidence string `json:"confidence"`
 	// Why gives the numbers behind the verdict and its caveats, in plain words.
 	Why string `json:"why"`
-	// Secondary are the other classes of at least 15% of the step, then memory-pressure, debug-mode (a debugging setting on whose finding goes first) and memory-growth when flagged.
+	// Secondary are the other classes of at least 15% of the step, then memory-pressure, slowing-down (the steps get slower over the run), debug-mode (a debugging setting on whose finding goes first) and memory-growth when flagged.
 	Secondary []Class `json:"secondary,omitempty"`
 }
 
@@ -684,6 +684,10 @@ func (s *state) verdict() {
 	if _, ok := s.share[Memory]; ok {
 		v.Secondary = append(v.Secondary, Memory)
 	}
+	if g := s.slowing(); g != nil {
+		v.Secondary = append(v.Secondary, Slowing)
+		v.Why += fmt.Sprintf("; the steps get slower as the run goes on (%s to %s): the window shows its earlier steps (the first finding)", units.Seconds(g.FirstMedianS), units.Seconds(g.LastMedianS))
+	}
 	if _, _, on := s.anomaly(); on {
 		// its finding goes first: the first line says why
 		v.Secondary = append(v.Secondary, Debug)
@@ -747,7 +751,7 @@ func lower(c string) string {
 
 func classOrder() map[Class]int {
 	o := map[Class]int{}
-	for i, c := range []Class{Input, IO, GC, Recompile, Sync, Launch, Copy, Comm, Overhead, Host, GPUCompute, CPUCompute, Memory, MemoryGrowth, Debug, Straggler, Unexplained} {
+	for i, c := range []Class{Input, IO, GC, Recompile, Sync, Launch, Copy, Comm, Overhead, Host, GPUCompute, CPUCompute, Memory, MemoryGrowth, Slowing, Debug, Straggler, Unexplained} {
 		o[c] = i
 	}
 	return o

@@ -155,7 +155,8 @@ func TestPlantedCPU(t *testing.T) {
 
 // TestPlantedCauses runs the examples with a leak, garbage collection,
 // thousands of tiny ops, a dense embedding gradient, a blocking call,
-// anomaly detection or float64 compute planted in the loop: the cause is the verdict or
+// anomaly detection, float64 compute or a step that grows planted in the
+// loop: the cause is the verdict or
 // the first finding, and its finding points at the planted line. The
 // controls get none of them: stable_memory.py (a large stable footprint,
 // one gc.collect() at start-up), large_ops.py (many ops, each large).
@@ -178,6 +179,7 @@ func TestPlantedCauses(t *testing.T) {
 		{"blocking_call_every_step.py", "host.blocked", ""},
 		{"anomaly_left_on.py", "autograd.anomaly", ""},
 		{"float64_default.py", "cpu.native", diagnose.CPUCompute},
+		{"growing_bank.py", "run.slowing", ""},
 		{"stable_memory.py", "", ""},
 		{"large_ops.py", "", ""},
 	} {
@@ -190,7 +192,7 @@ func TestPlantedCauses(t *testing.T) {
 			d := r.TraceReport.Traces[0].Diagnosis
 			if c.rule == "" {
 				for _, f := range d.Findings {
-					if f.Rule == "memory.growth" || f.Rule == "gc.pauses" || f.Rule == "cpu.tiny-ops" || f.Rule == "host.off-step" || f.Rule == "host.dense-embedding" || f.Rule == "host.blocked" || f.Rule == "autograd.anomaly" {
+					if f.Rule == "memory.growth" || f.Rule == "gc.pauses" || f.Rule == "cpu.tiny-ops" || f.Rule == "host.off-step" || f.Rule == "host.dense-embedding" || f.Rule == "host.blocked" || f.Rule == "autograd.anomaly" || f.Rule == "run.slowing" {
 						t.Errorf("%s found: %s\n%s", f.Rule, f.Title, txt)
 					}
 					if strings.Contains(f.Change, "float64") {

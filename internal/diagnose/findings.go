@@ -377,6 +377,7 @@ func (s *state) findings() {
 	s.tinyOpsFinding()
 	s.gcFinding()
 	s.anomalyFinding()
+	s.slowingFinding()
 	s.recompileFinding()
 	s.offStepFinding()
 	s.memoryGrowthFinding()
@@ -615,6 +616,8 @@ func (s *state) rank() {
 func leads(f Finding) int {
 	switch f.Rule {
 	case "memory.growth":
+		return 3
+	case "run.slowing":
 		return 2
 	case "autograd.anomaly":
 		return 1

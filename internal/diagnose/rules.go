@@ -25,6 +25,7 @@ const (
 	Recompile    Class = "recompile-bound"     // torch.compile compiles again as inputs change (window check)
 	MemoryGrowth Class = "memory-growth"       // memory grows every step: a leak (run evidence), a risk, not a share of time
 	Debug        Class = "debug-mode"          // a debugging setting left on (anomaly detection): a cost across classes, not a share
+	Slowing      Class = "slowing-down"        // the steps get slower as the run goes on (run evidence): a trend, not a share
 	Undetermined Class = "undetermined"        // the input cannot support a verdict
 	Unexplained  Class = "unexplained"         // nothing recorded on the host, device idle: shown, never the verdict
 )
@@ -250,6 +251,8 @@ var Rules = []Rule{
 		"store detached values: loss.item() / tensor.detach() (.cpu() for outputs) before keeping them across steps; compute kept predictions under torch.no_grad(); drop retain_graph=True"},
 	{"gc.pauses", GC, "run evidence: garbage-collection pauses (gc.callbacks) per step after start-up >= MinFinding of the step, taken from the host share", 0.8,
 		"collect less often: gc.collect() every N steps or per epoch, not every step; gc.freeze() after start-up (model and data built) so full collections skip long-lived objects; fewer small Python objects per step"},
+	{"run.slowing", Slowing, "run evidence: the steps outside the window after start-up (>= 24) get slower: each quarter's median >= 1.05x the one before, the last quarter's >= 1.5x the first's, and a line through the medians of eight blocks of them explains >= 70% of their variance; at stake: their mean less the first quarter's median; it goes first after memory.growth", 0.9,
+		"a step does work that grows with what the run keeps: torch.cat onto a kept tensor, a list, dict or DataFrame appended to and processed whole, a search over everything kept: preallocate a buffer (or keep a list of chunks and concatenate once), bound what is kept (collections.deque(maxlen=N)), or process only the new items"},
 	{"autograd.anomaly", Debug, "run evidence: anomaly detection on in the recorded window (torch.is_anomaly_enabled()); at stake: the main thread's busy samples in its stack capture (traceback.format_stack) plus the NaN checks' ops (aten::isnan, aten::_is_any_true, aten::item rows of the operator table) per step; it goes first", 1.0,
 		"turn anomaly detection off outside debugging: remove torch.autograd.set_detect_anomaly(True) / the detect_anomaly() block"},
 	{"compile.recompile", Recompile, "torch.compile compiles again in the window (window check: compilation in a step after one that ran without it, or in every step) and the recompilations' time over the window's steps >= MinFinding of the step", 0.9,

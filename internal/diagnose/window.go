@@ -123,6 +123,11 @@ func (s *state) windowNote() {
 		n.Notes = slices.Insert(n.Notes, 0, fmt.Sprintf("the main thread waited for a CPU %.0f%% of the window (%.0f%% over the run): its times are inflated by up to that much; %s",
 			100*win, 100*run, cause))
 	}
+	if g := s.slowing(); g != nil {
+		n.SteadyState = false
+		n.Notes = append(n.Notes, fmt.Sprintf("the run has no steady state: its steps get slower as it goes on, %s at steps %d-%d, %s at steps %d-%d (the first finding)",
+			units.Seconds(g.FirstMedianS), g.FirstSteps[0], g.FirstSteps[1], units.Seconds(g.LastMedianS), g.LastSteps[0], g.LastSteps[1]))
+	}
 	inflated, slower := false, busy
 	if r := s.in.Run; r != nil {
 		// against the steps next to the window; when they share its
@@ -243,6 +248,8 @@ func (s *state) reprofile(w *window.Result, inflated, slower bool) string {
 	carry := len(w.ExcludedBy(window.CarryOver)) > 0
 	if s.in.Run != nil {
 		switch {
+		case s.slowing() != nil:
+			return "no later window would be the steady state either: make the step's cost stop growing first (the first finding)"
 		case startup:
 			return "re-run with more steps skipped before the window: bottleneck run --skip-first 20 ..."
 		case carry:

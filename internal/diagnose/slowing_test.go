@@ -1,0 +1,59 @@
+package diagnose
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
+)
+
+// series builds a run of n steps from f (seconds) with ±5% noise; steps
+// 8-12 are the profiler's window.
+func series(n int, f func(i int) float64) []steptimes.Step {
+	r := rand.New(rand.NewPCG(1, 2))
+	var out []steptimes.Step
+	for i := 1; i <= n; i++ {
+		out = append(out, steptimes.Step{N: i, DurS: f(i) * (0.95 + 0.1*r.Float64()), InWindow: i >= 8 && i <= 12})
+	}
+	return out
+}
+
+// A run whose steps grow (torch.cat onto a kept tensor) is found; a flat
+// run, one that steps up once (a cache filled, the profiler's window),
+// one with a slow first phase, and a short run are not.
+func TestStepGrowth(t *testing.T) {
+	g := stepGrowth(series(200, func(i int) float64 { return 0.010 + 0.0002*float64(i) }))
+	if g == nil || g.LastMedianS < 2.5*g.FirstMedianS || g.SlopeS < 0.00015 || g.ExcessS <= 0 || g.R2 < 0.9 {
+		t.Fatalf("growing run: %+v", g)
+	}
+	for name, steps := range map[string][]steptimes.Step{
+		"flat":        series(200, func(int) float64 { return 0.010 }),
+		"steps up":    series(200, func(i int) float64 { return 0.010 + 0.010*float64(min(1, max(0, i-60))) }),
+		"slow start":  series(200, func(i int) float64 { return 0.010 + 0.040*float64(max(0, 40-i))/40 }),
+		"short":       series(20, func(i int) float64 { return 0.010 + 0.001*float64(i) }),
+		"noisy, flat": series(400, func(i int) float64 { return 0.010 * (1 + float64(i%7)/3) }),
+	} {
+		if g := stepGrowth(steps); g != nil {
+			t.Errorf("%s: %+v", name, g)
+		}
+	}
+}
+
+// run.slowing goes first, names the run's hottest lines and makes the
+// window not steady state; without a growth it is silent.
+func TestSlowingFinding(t *testing.T) {
+	hot := []Line{{File: "/home/u/train.py", Line: 13, Func: "main", Pct: 64}}
+	grow := &StepGrowth{FirstMedianS: 0.02, LastMedianS: 0.06, FirstSteps: [2]int{4, 50}, LastSteps: [2]int{150, 200}, SlopeS: 0.0002, R2: 0.95, ExcessS: 0.02}
+	d := Compute(cpuTrace(&RunEvidence{Slowing: grow, Python: &PythonEvidence{Samples: 100, RunHot: hot}}))
+	f := d.Findings[0]
+	if f.Rule != "run.slowing" || f.AtStakeUs != 20e3 || len(f.Where) != 1 || f.Where[0].Line != 13 {
+		t.Fatalf("first finding %+v", f)
+	}
+	if d.Window == nil || d.Window.SteadyState || !strings.Contains(d.Verdict.Why, "get slower") {
+		t.Errorf("window %+v, verdict %s", d.Window, d.Verdict.Why)
+	}
+	if d := Compute(cpuTrace(&RunEvidence{Python: &PythonEvidence{Samples: 100, RunHot: hot}})); findingOf(d, "run.slowing") != nil {
+		t.Errorf("no growth: %+v", d.Findings)
+	}
+}
