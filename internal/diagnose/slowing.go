@@ -2,7 +2,9 @@ package diagnose
 
 import (
 	"fmt"
+	"slices"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
@@ -39,4 +41,74 @@ func (s *state) slowing() *StepGrowth {
 		return r.Slowing
 	}
 	return nil
+}
+
+// StepGrowth is a run whose steps get slower as it goes on: the medians
+// of the first and last quarter of the steps after start-up (outside the
+// profiler's window), the line through all of them, and the R² of the
+// line through the medians of eight equal blocks of them.
+type StepGrowth struct {
+	FirstMedianS float64 `json:"first_median_s"`
+	LastMedianS  float64 `json:"last_median_s"`
+	// FirstSteps and LastSteps: the step numbers the quarters span.
+	FirstSteps [2]int  `json:"first_steps"`
+	LastSteps  [2]int  `json:"last_steps"`
+	SlopeS     float64 `json:"slope_s_per_step"`
+	R2         float64 `json:"r2"`
+	// ExcessS: what the growth adds to the mean step over those steps:
+	// their mean less the first quarter's median.
+	ExcessS float64 `json:"excess_s"`
+}
+
+// The steps grow when the last quarter's median is at least growFactor
+// times the first's, each quarter's median at least growQuarter times the
+// one before (a step up once leaves two quarters level), and a line
+// through the medians of eight blocks explains at least growR2 of their
+// variance: a trend. Block medians, not the steps themselves: a loaded
+// machine's noise would hide a trend (a growing loop on a busy machine
+// here: R² 0.49 over its steps, 0.88 over the block medians).
+const (
+	growFactor  = 1.5
+	growQuarter = 1.05
+	growR2      = 0.7
+	growSteps   = 24
+)
+
+// stepGrowth finds a run whose steps keep getting slower (nil when they
+// do not): work that grows with what the run has kept (torch.cat onto a
+// kept tensor, a list searched whole every step).
+func stepGrowth(steps []steptimes.Step) *StepGrowth {
+	var xs, ys []float64
+	var ns []int
+	for _, st := range steps {
+		if st.N > startupSteps && !st.InWindow && st.DurS > 0 {
+			xs, ys, ns = append(xs, float64(st.N)), append(ys, st.DurS), append(ns, st.N)
+		}
+	}
+	if len(ys) < growSteps {
+		return nil
+	}
+	q := len(ys) / 4
+	var meds [4]float64
+	for i := range meds {
+		meds[i] = median(slices.Clone(ys[i*q : (i+1)*q]))
+		if i > 0 && meds[i] < growQuarter*meds[i-1] {
+			return nil
+		}
+	}
+	var bx, by []float64
+	for k, i := len(ys)/8, 0; i < 8; i++ {
+		bx, by = append(bx, median(slices.Clone(xs[i*k:(i+1)*k]))), append(by, median(slices.Clone(ys[i*k:(i+1)*k])))
+	}
+	_, _, r2 := fitLine(bx, by)
+	_, b, _ := fitLine(xs, ys)
+	if meds[3] < growFactor*meds[0] || r2 < growR2 {
+		return nil
+	}
+	var sum float64
+	for _, y := range ys {
+		sum += y
+	}
+	return &StepGrowth{FirstMedianS: meds[0], LastMedianS: meds[3], FirstSteps: [2]int{ns[0], ns[q-1]}, LastSteps: [2]int{ns[3*q], ns[4*q-1]},
+		SlopeS: b, R2: r2, ExcessS: sum/float64(len(ys)) - meds[0]}
 }
