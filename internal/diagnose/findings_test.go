@@ -127,14 +127,21 @@ func TestCPUChangeFollowsOps(t *testing.T) {
 		// half the time elsewhere: what fusion could save is named too
 		{"gemm and the rest", rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 500}, optable.OpRow{Name: "aten::mul", HostSelfUs: 100}, optable.OpRow{Name: "aten::native_layer_norm", HostSelfUs: 250}, optable.OpRow{Name: "aten::relu", HostSelfUs: 150}),
 			"matmuls take 50% of the native time and already run in oneDNN/MKL: bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16)) on CPUs with AVX512-BF16/AMX, fewer or larger matmuls (batching), or an accelerator; the other 50% (largest: aten::native_layer_norm 25%, aten::relu 15%): torch.compile(model) fuses elementwise, normalization and softmax ops"},
+		// dropout's masks at 25%: named after the matmul change; at 10% not
+		{"gemm and dropout", rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 500}, optable.OpRow{Name: "aten::bernoulli_", HostSelfUs: 250}, optable.OpRow{Name: "aten::relu", HostSelfUs: 250}),
+			"; dropout's random masks (aten::bernoulli_, native_dropout) take 25% of the native time"},
 		// neither family reaches 40%: no conv or matmul advice
 		{"spread", rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 300}, optable.OpRow{Name: "aten::conv2d", HostSelfUs: 300}, optable.OpRow{Name: "aten::mul", HostSelfUs: 500}), "no op family dominates"},
 	} {
 		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{Ops: c.ops}}
 		s.findings()
 		// the matmul changes are whole: nothing about the rest at 80%
-		if f := s.d.Findings[0]; !strings.Contains(f.Change, c.want) || strings.HasPrefix(c.want, "matmuls") && f.Change != c.want {
+		f := s.d.Findings[0]
+		if !strings.Contains(f.Change, c.want) || strings.HasPrefix(c.want, "matmuls") && f.Change != c.want {
 			t.Errorf("%s: %s, want %q", c.name, f.Change, c.want)
+		}
+		if strings.Contains(f.Change, "dropout") != strings.Contains(c.want, "dropout") {
+			t.Errorf("%s: dropout named or not: %s", c.name, f.Change)
 		}
 	}
 }
