@@ -180,6 +180,7 @@ func TestPlantedCauses(t *testing.T) {
 		{"anomaly_left_on.py", "autograd.anomaly", ""},
 		{"float64_default.py", "cpu.native", diagnose.CPUCompute},
 		{"growing_bank.py", "run.slowing", ""},
+		{"epoch_workers.py", "input.loader", diagnose.Input},
 		{"stable_memory.py", "", ""},
 		{"large_ops.py", "", ""},
 	} {
@@ -220,6 +221,9 @@ func TestPlantedCauses(t *testing.T) {
 			}
 			if c.file == "float64_default.py" && !strings.Contains(f.Change, "drop torch.set_default_dtype(torch.float64)") {
 				t.Errorf("the change is not float32: %s", f.Change)
+			}
+			if c.file == "epoch_workers.py" && !strings.Contains(f.Change, "persistent_workers=True") {
+				t.Errorf("the change is not persistent workers: %s", f.Change)
 			}
 			if want := fmt.Sprintf("%s:%d", c.file, line); !strings.Contains(txt, want) {
 				t.Errorf("report.txt does not name %s", want)

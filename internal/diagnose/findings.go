@@ -161,6 +161,19 @@ func (s *state) pyLines(lines []Line, n int) []Location {
 	return out
 }
 
+// restartsWorkers: the loader's worker processes start again at every
+// epoch (persistent_workers=False), over at least 3 epochs, and starting
+// and stopping them takes at least as long as the wait for the epochs'
+// other batches.
+func (l Loader) restartsWorkers() bool {
+	return l.NumWorkers != nil && *l.NumWorkers > 0 && l.PersistentWorkers != nil && !*l.PersistentWorkers &&
+		l.Iterators >= 3 && l.restart() > 0 && l.restart() >= l.WaitS-l.FirstWaitS
+}
+
+// restart is what the epochs' starts and ends took: making the
+// iterators, their first batches and the calls that ended them.
+func (l Loader) restart() float64 { return l.RestartS + l.FirstWaitS }
+
 // minWorkerBusy is the share of their samples the DataLoader workers must
 // spend producing batches before the input finding names their lines.
 const minWorkerBusy = 0.3
@@ -225,6 +238,12 @@ func (s *state) findings() {
 						n = min(max(r.Env.CPUs-1, 1), 8)
 					}
 					change = fmt.Sprintf("the batches load in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s); or make the dataset's __getitem__ cheaper", n, pinText(s.device))
+				case l.restartsWorkers():
+					change = fmt.Sprintf("the DataLoader starts and stops its %d worker processes for each of its %d epochs (persistent_workers=False), %.0f batches each: %s an epoch, against %s of wait for its other batches: DataLoader(..., persistent_workers=True)",
+						*l.NumWorkers, l.Iterators, float64(l.Batches)/float64(l.Iterators), units.Seconds(l.restart()/float64(l.Iterators)), units.Seconds((l.WaitS-l.FirstWaitS)/float64(l.Iterators)))
+					if l.Dataset == "TensorDataset" {
+						change += "; or num_workers=0: a TensorDataset's batches are in memory already, and workers only add the hand-over"
+					}
 				case l.NumWorkers != nil && s.oversubscribed():
 					change = fmt.Sprintf("%d workers and the main process's threads already want more CPUs than there are: more workers would not help; make __getitem__ cheaper, or leave the workers more cores (torch.set_num_threads(1) in the main process)", *l.NumWorkers)
 				case l.NumWorkers != nil:

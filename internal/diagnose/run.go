@@ -114,6 +114,15 @@ type Loader struct {
 	PinMemory         *bool  `json:"pin_memory"`
 	PersistentWorkers *bool  `json:"persistent_workers"`
 	BatchSize         *int   `json:"batch_size"`
+	// Batches, WaitS: the batches and the wait for them over the run;
+	// Iterators: the iterators made (epochs, without persistent workers);
+	// RestartS and FirstWaitS: making them and ending their epochs, and
+	// the wait for their first batches (rundir.LoaderInfo).
+	Batches    int     `json:"batches"`
+	WaitS      float64 `json:"wait_s"`
+	Iterators  int     `json:"iterators,omitempty"`
+	RestartS   float64 `json:"restart_s,omitempty"`
+	FirstWaitS float64 `json:"first_wait_s,omitempty"`
 }
 
 // SyncSite is a user line that caused implicit host-device syncs.
@@ -565,7 +574,8 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		r.HasDataLoader = ev.DataLoader.Batches > 0 || len(ev.DataLoader.Loaders) > 0
 		for _, l := range ev.DataLoader.Loaders {
 			r.Loaders = append(r.Loaders, Loader{Dataset: l.Dataset, NumWorkers: l.NumWorkers, PinMemory: l.PinMemory,
-				PersistentWorkers: l.PersistentWorkers, BatchSize: l.BatchSize})
+				PersistentWorkers: l.PersistentWorkers, BatchSize: l.BatchSize, Batches: l.Batches, WaitS: l.WaitS,
+				Iterators: l.Iterators, RestartS: l.RestartS, FirstWaitS: l.FirstWaitS})
 		}
 		if ev.PerStep != nil {
 			rows := ev.PerStep.Rows()

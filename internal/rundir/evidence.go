@@ -197,6 +197,13 @@ type LoaderInfo struct {
 	Batches            int     `json:"batches"`
 	WaitS              float64 `json:"wait_s"`
 	MaxWaitS           float64 `json:"max_wait_s"`
+	// Iterators: the iterators made (one per epoch unless the workers
+	// persist); RestartS: making them (the worker processes' start) and
+	// the calls that ended their epochs (the workers' shutdown), outside
+	// WaitS; FirstWaitS: the wait for their first batches, inside it.
+	Iterators  int     `json:"iterators"`
+	RestartS   float64 `json:"restart_s"`
+	FirstWaitS float64 `json:"first_wait_s"`
 }
 
 // SyncSite is the user call site of implicit host-device syncs.

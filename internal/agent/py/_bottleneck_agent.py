@@ -545,6 +545,25 @@ class Agent(Window, Evidence):
         __next__.__wrapped__ = orig
         cls.__next__ = __next__
 
+        # the multiprocessing iterator starts its worker processes when it
+        # is made (once per epoch unless they persist): time it
+        mp = getattr(dlmod, "_MultiProcessingDataLoaderIter", None)
+        init = getattr(mp, "__init__", None)
+        if init is None or getattr(init, "_bottleneck_wrapped", False):
+            return
+
+        def __init__(it, *args, **kwargs):
+            t0 = perf()
+            init(it, *args, **kwargs)
+            try:
+                it._bottleneck_start_s = perf() - t0
+            except Exception:
+                pass
+
+        __init__._bottleneck_wrapped = True
+        __init__.__wrapped__ = init
+        mp.__init__ = __init__
+
     def _install_worker_sampler(self):
         """Sample DataLoader worker processes (_bottleneck_workers.py)."""
         if self.cfg.get("python_profiler", "sample") == "off" or not self.cfg.get("worker_profiler", True):
@@ -655,6 +674,13 @@ class Agent(Window, Evidence):
             "batches": 0,
             "wait_s": 0.0,
             "max_wait_s": 0.0,
+            # iterators made (one per epoch unless the workers persist);
+            # making each (the worker processes' start) and the call that
+            # ended its epoch (their shutdown), outside wait_s; the wait
+            # for each one's first batch, inside it
+            "iterators": 1,
+            "restart_s": 0.0,
+            "first_wait_s": 0.0,
         }
         bs = getattr(getattr(it, "_index_sampler", None), "batch_size", None)
         info["batch_size"] = bs
@@ -670,6 +696,7 @@ class Agent(Window, Evidence):
         sig = (id(getattr(it, "_dataset", None)), info["num_workers"], info["batch_size"])
         for v in self.loaders.values():
             if v.get("_sig") == sig:
+                v["iterators"] += 1
                 try:
                     it._bottleneck_loader = v["id"]
                 except Exception:
@@ -684,16 +711,27 @@ class Agent(Window, Evidence):
         return info["id"]
 
     def _on_dl_batch(self, it, dt, ok):
-        if not ok:
-            return  # StopIteration or an error: not a batch
         lid = getattr(it, "_bottleneck_loader", None)
-        for v in self.loaders.values():
-            if v["id"] == lid:
-                v["batches"] += 1
-                v["wait_s"] += dt
-                if dt > v["max_wait_s"]:
-                    v["max_wait_s"] = dt
-                break
+        loader = next((v for v in self.loaders.values() if v["id"] == lid), None)
+        if not ok:
+            # StopIteration or an error: not a batch; the end of an epoch
+            # shuts the workers down
+            if loader is not None and sys.exc_info()[0] is StopIteration:
+                loader["restart_s"] += dt
+            return
+        if not getattr(it, "_bottleneck_seen", False):
+            try:
+                it._bottleneck_seen = True
+                if loader is not None:
+                    loader["restart_s"] += getattr(it, "_bottleneck_start_s", 0.0)
+                    loader["first_wait_s"] += dt
+            except Exception:
+                pass
+        if loader is not None:
+            loader["batches"] += 1
+            loader["wait_s"] += dt
+            if dt > loader["max_wait_s"]:
+                loader["max_wait_s"] = dt
         self.dl_total_wait += dt
         self.dl_total_batches += 1
         self.step_dl_wait += dt

@@ -80,6 +80,10 @@ def _undo_hooks(agent):
     nxt = getattr(cls, "__next__", None) if cls is not None else None
     if getattr(nxt, "_bottleneck_wrapped", False):
         cls.__next__ = nxt.__wrapped__
+    mp = getattr(dl, "_MultiProcessingDataLoaderIter", None)
+    init = getattr(mp, "__init__", None) if mp is not None else None
+    if getattr(init, "_bottleneck_wrapped", False):
+        mp.__init__ = init.__wrapped__
     wm = getattr(agent, "workers_mod", None)
     if wm is not None:
         wm.uninstall(getattr(agent, "worker_loop", None))

@@ -187,10 +187,13 @@ type evidence struct {
 		Batches int     `json:"batches"`
 		WaitS   float64 `json:"wait_s"`
 		Loaders []struct {
-			NumWorkers *int   `json:"num_workers"`
-			Ctx        string `json:"multiprocessing_context"`
-			Persistent *bool  `json:"persistent_workers"`
-			Batches    int    `json:"batches"`
+			NumWorkers *int    `json:"num_workers"`
+			Ctx        string  `json:"multiprocessing_context"`
+			Persistent *bool   `json:"persistent_workers"`
+			Batches    int     `json:"batches"`
+			Iterators  int     `json:"iterators"`
+			RestartS   float64 `json:"restart_s"`
+			FirstWaitS float64 `json:"first_wait_s"`
 		} `json:"loaders"`
 	} `json:"dataloader"`
 	Missing []struct {
@@ -449,6 +452,10 @@ func TestDataLoaderWorkers(t *testing.T) {
 			l := ev.DataLoader.Loaders[0]
 			if l.NumWorkers == nil || *l.NumWorkers != 2 || l.Ctx != sm || l.Persistent == nil || !*l.Persistent || l.Batches != 16 {
 				t.Errorf("loader: %+v", l)
+			}
+			// two epochs, one iterator: persistent workers start once
+			if l.Iterators != 1 || l.RestartS <= 0 || l.FirstWaitS <= 0 {
+				t.Errorf("loader's iterators: %+v", l)
 			}
 			if ev.DataLoader.WaitS <= 0 || ev.DataLoader.Batches != 16 {
 				t.Errorf("dataloader wait: %+v", ev.DataLoader)
