@@ -130,6 +130,13 @@ func TestCPUChangeFollowsOps(t *testing.T) {
 		// dropout's masks at 25%: named after the matmul change; at 10% not
 		{"gemm and dropout", rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 500}, optable.OpRow{Name: "aten::bernoulli_", HostSelfUs: 250}, optable.OpRow{Name: "aten::relu", HostSelfUs: 250}),
 			"; dropout's random masks (aten::bernoulli_, native_dropout) take 25% of the native time"},
+		// attention by hand: softmax (its backward row only, the forward's
+		// fell out of the top rows) and bmm; not with a fused op, not a
+		// classifier's softmax without bmm
+		{"unfused attention", rows(optable.OpRow{Name: "aten::bmm", HostSelfUs: 300}, optable.OpRow{Name: "autograd::engine::evaluate_function: SoftmaxBackward0", HostSelfUs: 50}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 650}),
+			"attention runs unfused (softmax and batched matmuls: 35% of the native time): torch.nn.functional.scaled_dot_product_attention"},
+		{"fused attention", rows(optable.OpRow{Name: "aten::bmm", HostSelfUs: 300}, optable.OpRow{Name: "aten::_scaled_dot_product_flash_attention_for_cpu", HostSelfUs: 50}, optable.OpRow{Name: "aten::softmax", HostSelfUs: 50}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 600}), "take 90% of the native time"},
+		{"classifier softmax", rows(optable.OpRow{Name: "aten::_softmax", HostSelfUs: 300}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 700}), "take 70% of the native time"},
 		// neither family reaches 40%: no conv or matmul advice
 		{"spread", rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 300}, optable.OpRow{Name: "aten::conv2d", HostSelfUs: 300}, optable.OpRow{Name: "aten::mul", HostSelfUs: 500}), "no op family dominates"},
 	} {
@@ -140,8 +147,8 @@ func TestCPUChangeFollowsOps(t *testing.T) {
 		if !strings.Contains(f.Change, c.want) || strings.HasPrefix(c.want, "matmuls") && f.Change != c.want {
 			t.Errorf("%s: %s, want %q", c.name, f.Change, c.want)
 		}
-		if strings.Contains(f.Change, "dropout") != strings.Contains(c.want, "dropout") {
-			t.Errorf("%s: dropout named or not: %s", c.name, f.Change)
+		if strings.Contains(f.Change, "dropout") != strings.Contains(c.want, "dropout") || strings.Contains(f.Change, "scaled_dot_product") != strings.Contains(c.want, "scaled_dot_product") {
+			t.Errorf("%s: dropout or attention named or not: %s", c.name, f.Change)
 		}
 	}
 }

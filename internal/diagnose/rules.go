@@ -236,7 +236,7 @@ var Rules = []Rule{
 	{"gpu.cudnn-benchmark", GPUCompute, "convolution kernels >= ConvShare of kernel time and cudnn.benchmark off (run evidence)", 0.1,
 		"torch.backends.cudnn.benchmark = True when input shapes are fixed"},
 	{"gpu.attention", GPUCompute, "softmax + bmm/baddbmm ops >= AttentionShare of device time and no fused attention op (scaled_dot_product_attention, flash, efficient attention)", 0.5,
-		"compute attention with torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=...) instead of softmax(q @ k.transpose(-2, -1)) @ v: one fused flash/memory-efficient kernel"},
+		"compute attention with " + sdpaChange + ": one fused flash/memory-efficient kernel"},
 	{"gpu.channels-last", GPUCompute, "convolution kernels >= ConvShare of kernel time and NCHW<->NHWC conversion kernels >= LayoutShare", 1.0,
 		"keep convolutions in channels_last: model.to(memory_format=torch.channels_last) and input.to(memory_format=torch.channels_last), so cuDNN runs without layout conversions"},
 	{"gpu.kernels", GPUCompute, "computation kernels >= MinFinding of the step; saving: kernels made 2x faster", 0.5,
