@@ -13,7 +13,7 @@ def main():
     torch.manual_seed(0)
     data = TensorDataset(torch.randn(512, 64), torch.randint(0, 10, (512,)))
     loader = DataLoader(data, batch_size=64, shuffle=True, num_workers=2)
-    model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
+    model = torch.nn.Linear(64, 10)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     for epoch in range(40):
         for x, y in loader:  # PLANTED: the workers start again for every 8-batch epoch
