@@ -631,6 +631,15 @@ func (s *state) rank() {
 	}
 }
 
+// recordedSteps is the number of steps in the trace (used or not): what
+// whole-trace totals such as the regions' are spread over.
+func (s *state) recordedSteps() int {
+	if w := s.in.Window; w != nil && len(w.Steps) > 0 {
+		return len(w.Steps)
+	}
+	return s.steps
+}
+
 // leads ranks the findings that go first whatever they save.
 func leads(f Finding) int {
 	switch f.Rule {
@@ -939,7 +948,10 @@ func (s *state) optimizerFinding() {
 		if !strings.HasPrefix(r.Name, "Optimizer.step#") {
 			continue
 		}
-		per := r.TotalUs / float64(max(r.Calls, 1))
+		// per step: an optimizer that steps once every N recorded steps
+		// (a policy updated once per episode, a step source finer than
+		// the update) costs a step 1/N of its call
+		per := r.TotalUs / float64(max(r.Calls, s.recordedSteps(), 1))
 		// with a closure the region holds forward and backward: its time
 		// is not the update's, and foreach/fused would not touch it
 		if per/s.step < s.p.OptimizerShare || r.Closure {

@@ -182,6 +182,9 @@ func TestOptimizerFinding(t *testing.T) {
 		{"foreach", regions.Region{Name: "Optimizer.step#Adam.step", Calls: 1, TotalUs: 300, MultiTensor: true}, true, nil, nil, "host.optimizer", "torch.compile(optimizer.step)"},
 		{"closure", regions.Region{Name: "Optimizer.step#AdamW.step", Calls: 1, TotalUs: 800, Closure: true}, true, nil, nil, "", ""},
 		{"small share", regions.Region{Name: "Optimizer.step#Adam.step", Calls: 1, TotalUs: 50}, false, dense(60), nil, "", ""},
+		// once in ten recorded steps (a policy updated per episode): 30 µs
+		// a step
+		{"every tenth step", regions.Region{Name: "Optimizer.step#Adam.step", Calls: 1, TotalUs: 300}, false, nil, nil, "", ""},
 		// a table holding most of the update's elements
 		{"dense table, evidence", adam, false, dense(60), table([]int64{500000, 64}, 32e6, 32.01e6, false), "host.dense-embedding", "sparse=True"},
 		{"dense table, trace only", adam, true, dense(60), nil, "host.dense-embedding", "SparseAdam"},
@@ -193,6 +196,9 @@ func TestOptimizerFinding(t *testing.T) {
 	} {
 		s := &state{p: Default, step: 1000, steps: 1, device: c.device, share: map[Class]float64{}, d: &Diagnosis{},
 			in: Analyses{Regions: &regions.Result{Regions: []regions.Region{c.region}}, Ops: c.ops, Run: c.run}}
+		if strings.HasPrefix(c.name, "every tenth") {
+			s.in.Window = &window.Result{Steps: make([]window.Step, 10)}
+		}
 		s.optimizerFinding()
 		switch {
 		case c.rule == "" && len(s.d.Findings) > 0:
