@@ -162,7 +162,7 @@ func (s *state) anomalyFinding() {
 		// beyond the table's rows, are not measured
 		title += ": at least " + units.Duration(atStake) + " per step in its stack captures and NaN checks"
 	}
-	change := "turn anomaly detection off outside debugging: remove torch.autograd.set_detect_anomaly(True) / the detect_anomaly() block (Lightning: Trainer(detect_anomaly=False)); it records a Python stack for every op and checks every backward output for NaN, a device sync per backward node on a GPU"
+	change := ""
 	if c := s.in.Run.Anomaly; c != nil {
 		change = fmt.Sprintf("turn anomaly detection off outside debugging (%s:%d); it records a Python stack for every op and checks every backward output for NaN, a device sync per backward node on a GPU",
 			filepath.Base(c.File), c.Line)

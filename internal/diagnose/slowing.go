@@ -31,7 +31,7 @@ func (s *state) slowingFinding() {
 	ms := []Evidence{{"median step, first quarter of the run", g.FirstMedianS * 1e6, "us", "evidence"},
 		{"median step, last quarter of the run", g.LastMedianS * 1e6, "us", "evidence"},
 		{"step time added per step", g.SlopeS * 1e6, "us", "evidence"},
-		{"R² of the line through the step times", g.R2, "", "evidence"}}
+		{"R² of the line through the step times (medians of eight blocks)", g.R2, "", "evidence"}}
 	s.emit(s.finding("run.slowing", title, g.ExcessS*1e6, ms, where, ""))
 }
 
