@@ -14,8 +14,8 @@ def main():
     model = torch.nn.Sequential(torch.nn.Linear(128, 128), torch.nn.ReLU(), torch.nn.Linear(128, 128))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     bank = torch.empty(0, 128)
-    for step in range(240):
-        x = torch.randn(128, 128)
+    for step in range(160):
+        x = torch.randn(256, 128)
         out = model(x)
         loss = out.pow(2).mean()
         opt.zero_grad()
