@@ -106,6 +106,9 @@ class Sampler(object):
         self._thread_idx = {}  # (ident, name) -> index
         self.samples = 0
         self.window_samples = 0
+        # the window's samples since its last step boundary, per stack:
+        # [count, cpu, wait]; by thread; in all (drop_since_step)
+        self._since_step, self._since_step_th, self._since_step_n = {}, {}, 0
         self.in_window = False
         self.windows = []  # [[start_rel, end_rel], ...]
         self.start = time.time()
@@ -161,6 +164,26 @@ class Sampler(object):
             self.busy[ident] = d
         else:
             self.busy.pop(ident, None)
+
+    def mark_step(self):
+        """A step of the window ended: its samples so far are its steps'."""
+        with self.lock:
+            self._since_step, self._since_step_th, self._since_step_n = {}, {}, 0
+
+    def drop_since_step(self):
+        """The window ends with the program, after its last step: the
+        samples since that step's end were taken after the loop (an
+        evaluation, a final print), not in a step, and leave the window."""
+        with self.lock:
+            for key, (n, cpu, wait) in self._since_step.items():
+                c = self.stacks[key]
+                c[1] -= n
+                c[3] -= cpu
+                c[5] -= wait
+            for ti, n in self._since_step_th.items():
+                self.threads[ti]["window_samples"] -= n
+            self.window_samples -= self._since_step_n
+            self._since_step, self._since_step_th, self._since_step_n = {}, {}, 0
 
     def set_window(self, on):
         if on and not self.in_window:
@@ -270,9 +293,15 @@ class Sampler(object):
                     th["window_samples"] += 1
                     c[3] += on_cpu
                     c[5] += waiting
+                    p = self._since_step.setdefault(key, [0, 0.0, 0.0])
+                    p[0] += 1
+                    p[1] += on_cpu
+                    p[2] += waiting
+                    self._since_step_th[ti] = self._since_step_th.get(ti, 0) + 1
             self.samples += 1
             if in_window:
                 self.window_samples += 1
+                self._since_step_n += 1
 
     def _on_cpu(self, ident, th):
         """The shares (0..1) of the wall time since the thread's previous

@@ -226,6 +226,8 @@ class Window(object):
         action = str(getattr(prof, "current_action", ""))
         recording = action.endswith("RECORD") or action.endswith("RECORD_AND_SAVE")
         warm = action.endswith("WARMUP")
+        if self.sampler is not None:
+            self.sampler.mark_step()
         self._set_window(recording)
         p = self.pcfg
         if recording:
@@ -304,6 +306,10 @@ class Window(object):
         if prof is None:
             return
         self.prof = None
+        if self.in_window and self.sampler is not None:
+            # the program ended during the window: what ran after its last
+            # step (the code after the loop) was in no step
+            self.sampler.drop_since_step()
         try:
             if self.prof_state in ("waiting",):
                 if threading.get_ident() != self.step_thread and self.step_thread is not None:

@@ -61,6 +61,23 @@ class SamplerTest(unittest.TestCase):
             self.assertNotIn(f["file"], S.AGENT_FILES)
         json.dumps(d)
 
+    def test_samples_after_the_windows_last_step_can_leave_it(self):
+        s = S.Sampler(0.001)
+        s.set_window(True)
+        for _ in range(3):
+            s.sample_once()
+        s.mark_step()
+        for _ in range(2):  # after the loop, before the program ends
+            s.sample_once()
+        s.drop_since_step()
+        s.set_window(False)
+        d = s.to_json()
+        self.assertEqual((d["samples"], d["window_samples"]), (5, 3))
+        self.assertEqual(sum(st["window_count"] for st in d["stacks"]), sum(th["window_samples"] for th in d["threads"]))
+        main = [i for i, th in enumerate(d["threads"]) if th["role"] == "main"][0]
+        self.assertEqual(d["threads"][main]["window_samples"], 3)
+        self.assertEqual(sum(st["count"] for st in d["stacks"] if st["thread"] == main), 5)
+
     def test_thread_skips_agent_threads_and_runs(self):
         s = S.Sampler(0.002)
         ev = threading.Event()
