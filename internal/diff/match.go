@@ -271,6 +271,10 @@ func unionKeys[V any](a, b map[string]V) []string {
 // stepNumber is the numbering of annotations such as ProfilerStep#12.
 var stepNumber = regexp.MustCompile(`#\d+$`)
 
+// stepAnnotation is torch.profiler's step annotation once normaliseOp
+// has merged its numbers.
+const stepAnnotation = "ProfilerStep#N"
+
 // loaderNext is the DataLoader's __next__ annotation, named after the
 // iterator class (_SingleProcessDataLoaderIter without workers,
 // _MultiProcessingDataLoaderIter with them).

@@ -53,8 +53,13 @@ func cause(r *Result) string {
 		if best == nil {
 			continue
 		}
-		s := fmt.Sprintf("mainly %s %s: %s per step (%+.0f%% of the traces' step change)", l.what, report.Printable(report.Clip(best.Name, 80)),
-			signed(best.DeltaUs), best.SharePct)
+		what := l.what + " " + report.Printable(report.Clip(best.Name, 80))
+		if l.what == "operator" && best.Name == stepAnnotation {
+			// the step annotation's self time: what no operator in the
+			// step holds
+			what = "time in the step outside every operator (Python, I/O, waits: " + stepAnnotation + "'s self time)"
+		}
+		s := fmt.Sprintf("mainly %s: %s per step (%+.0f%% of the traces' step change)", what, signed(best.DeltaUs), best.SharePct)
 		if best.Match == Added || best.Match == Vanished {
 			s += ", " + string(best.Match)
 		}
