@@ -7,6 +7,7 @@ import (
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/regions"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
@@ -203,6 +204,28 @@ func TestTinyOps(t *testing.T) {
 	}
 	if findingOf(d, "cpu.native") != nil {
 		t.Error("cpu.native fired next to cpu.tiny-ops")
+	}
+	if strings.Contains(f.Change, "optimizer's update") {
+		t.Errorf("no optimizer region, change %q", f.Change)
+	}
+	// An unfused optimizer holding a third of the overhead or more leads
+	// the change; a small one, or one already on foreach ops, does not.
+	for name, c := range map[string]struct {
+		region regions.Region
+		want   string
+	}{
+		"AdamW, 45%":       {regions.Region{Name: "Optimizer.step#AdamW.step", Calls: 3, TotalUs: 3 * 45e3}, "the optimizer's update (Optimizer.step#AdamW.step, 45% of the step) runs several ops per parameter: fused=True"},
+		"hand-written 45%": {regions.Region{Name: "Optimizer.step#Momentum.step", Calls: 3, TotalUs: 3 * 45e3}, "(Optimizer.step#Momentum.step, 45% of the step) runs several ops per parameter: update every parameter at once with torch._foreach_*"},
+		"AdamW, 15%":       {regions.Region{Name: "Optimizer.step#AdamW.step", Calls: 3, TotalUs: 3 * 15e3}, "issue fewer, larger ops"},
+		"foreach, 45%":     {regions.Region{Name: "Optimizer.step#AdamW.step", Calls: 3, TotalUs: 3 * 45e3, MultiTensor: true}, "issue fewer, larger ops"},
+	} {
+		in := cpuTrace(run)
+		in.Ops = ops(3*4000, 3*50e3)
+		in.Regions = &regions.Result{Regions: []regions.Region{c.region}}
+		f := findingOf(Compute(in), "cpu.tiny-ops")
+		if f == nil || !strings.HasPrefix(f.Change, c.want) && !strings.Contains(f.Change, c.want) {
+			t.Errorf("%s: %+v, want %q", name, f, c.want)
+		}
 	}
 	for name, c := range map[string]struct {
 		run *RunEvidence

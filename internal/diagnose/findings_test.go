@@ -137,8 +137,12 @@ func TestCPUChangeFollowsOps(t *testing.T) {
 			"attention runs unfused (softmax and batched matmuls: 35% of the native time): torch.nn.functional.scaled_dot_product_attention"},
 		{"fused attention", rows(optable.OpRow{Name: "aten::bmm", HostSelfUs: 300}, optable.OpRow{Name: "aten::_scaled_dot_product_flash_attention_for_cpu", HostSelfUs: 50}, optable.OpRow{Name: "aten::softmax", HostSelfUs: 50}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 600}), "take 90% of the native time"},
 		{"classifier softmax", rows(optable.OpRow{Name: "aten::_softmax", HostSelfUs: 300}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 700}), "take 70% of the native time"},
+		// an LSTM: oneDNN's RNN layer and its backward; not torch.compile
+		{"lstm", rows(optable.OpRow{Name: "aten::mkldnn_rnn_layer_backward", HostSelfUs: 500}, optable.OpRow{Name: "aten::mkldnn_rnn_layer", HostSelfUs: 250}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 250}),
+			"recurrent layers (LSTM/GRU/RNN) take 75% of the native time and already run as oneDNN's fused RNN"},
 		// neither family reaches 40%: no conv or matmul advice
 		{"spread", rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 300}, optable.OpRow{Name: "aten::conv2d", HostSelfUs: 300}, optable.OpRow{Name: "aten::mul", HostSelfUs: 500}), "no op family dominates"},
+		{"small lstm", rows(optable.OpRow{Name: "aten::lstm", HostSelfUs: 300}, optable.OpRow{Name: "aten::conv2d", HostSelfUs: 300}, optable.OpRow{Name: "aten::mul", HostSelfUs: 500}), "no op family dominates"},
 	} {
 		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{Ops: c.ops}}
 		s.findings()
