@@ -876,7 +876,7 @@ var cpuDropoutOps = []string{"bernoulli", "native_dropout", "aten::dropout", "fe
 // cpuFamilyChange is the change for the op family that holds the native
 // time, its evidence, and the dropout ops' and all ops' self time.
 func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
-	var total, conv, gemm, rnn, dropout float64
+	var total, conv, gemm, rnn, random, dropout float64
 	var rest []optable.OpRow // the other ops, for naming the largest
 	if t := s.in.Ops; t != nil {
 		for _, r := range t.Rows {
@@ -892,6 +892,8 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 				gemm += r.HostSelfUs
 			case classify.ContainsAny(n, cpuRNNOps):
 				rnn += r.HostSelfUs
+			case classify.ContainsAny(n, cpuRandomOps):
+				random += r.HostSelfUs
 			default:
 				rest = append(rest, r)
 			}
@@ -933,6 +935,13 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		// as wide took twice as long, so no per-sample gain there)
 		return fmt.Sprintf("recurrent layers (LSTM/GRU/RNN) take %.0f%% of the native time and already run as oneDNN's fused RNN, one time step after another: %sshorter sequences (truncated backpropagation through time), or an accelerator (cuDNN's RNN)%s", pct(rnn/total), s.bf16Advice(), others(rnn)),
 			[]Evidence{{"recurrent ops' share of native op time", pct(rnn / total), "%", "ops"}}, dropout, total
+	case random/total >= dominant:
+		// synthetic inputs or noise drawn every step: a CPU draws random
+		// numbers slowly (a 4096 x 1024 torch.randn: 11-15 ms here, more
+		// than the two-layer MLP it fed), and torch.compile does not
+		// touch the draws made outside the model
+		return fmt.Sprintf("drawing random numbers (torch.randn/rand/randint/randn_like: aten::normal_, uniform_, random_) takes %.0f%% of the native time: make synthetic inputs once before the loop and reuse them, or draw fresh noise in DataLoader workers (overlapped with the step) or on the accelerator", pct(random/total)),
+			[]Evidence{{"random number ops' share of native op time", pct(random / total), "%", "ops"}}, dropout, total
 	}
 	return "no op family dominates the native time: fuse the many ops with torch.compile(model), or an accelerator", nil, dropout, total
 }
@@ -982,6 +991,10 @@ func (s *state) emulatedAutocast() (string, []Evidence) {
 
 // cpuGEMMOps are op-name fragments (lower case) of matrix products.
 var cpuGEMMOps = []string{"::mm", "addmm", "bmm", "matmul", "::linear", "_mkldnn_linear"}
+
+// cpuRandomOps are the ops that draw random numbers (lower case), but
+// dropout's masks (cpuDropoutOps), which have their own change.
+var cpuRandomOps = []string{"::normal", "::uniform", "::random_", "::randperm", "::multinomial", "::exponential", "::randn", "::rand"}
 
 // cpuRNNOps are the recurrent layers' op names (lower case): aten::lstm,
 // aten::gru, aten::rnn_tanh, the oneDNN layer (mkldnn_rnn_layer and its

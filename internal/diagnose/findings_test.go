@@ -140,6 +140,11 @@ func TestCPUChangeFollowsOps(t *testing.T) {
 		// an LSTM: oneDNN's RNN layer and its backward; not torch.compile
 		{"lstm", rows(optable.OpRow{Name: "aten::mkldnn_rnn_layer_backward", HostSelfUs: 500}, optable.OpRow{Name: "aten::mkldnn_rnn_layer", HostSelfUs: 250}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 250}),
 			"recurrent layers (LSTM/GRU/RNN) take 75% of the native time and already run as oneDNN's fused RNN"},
+		// synthetic inputs drawn every step; a layer's init or a shuffle's
+		// randperm at 10% does not lead
+		{"random inputs", rows(optable.OpRow{Name: "aten::normal_", HostSelfUs: 350}, optable.OpRow{Name: "aten::uniform_", HostSelfUs: 250}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 300}, optable.OpRow{Name: "aten::add", HostSelfUs: 100}),
+			"drawing random numbers (torch.randn/rand/randint/randn_like: aten::normal_, uniform_, random_) takes 60% of the native time: make synthetic inputs once"},
+		{"a little random", rows(optable.OpRow{Name: "aten::randperm", HostSelfUs: 100}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 900}), "take 90% of the native time and already run in oneDNN/MKL"},
 		// neither family reaches 40%: no conv or matmul advice
 		{"spread", rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 300}, optable.OpRow{Name: "aten::conv2d", HostSelfUs: 300}, optable.OpRow{Name: "aten::mul", HostSelfUs: 500}), "no op family dominates"},
 		{"small lstm", rows(optable.OpRow{Name: "aten::lstm", HostSelfUs: 300}, optable.OpRow{Name: "aten::conv2d", HostSelfUs: 300}, optable.OpRow{Name: "aten::mul", HostSelfUs: 500}), "no op family dominates"},
