@@ -92,7 +92,7 @@ type Verdict struct {
 	Confidence string `json:"confidence"`
 	// Why gives the numbers behind the verdict and its caveats, in plain words.
 	Why string `json:"why"`
-	// Secondary are the other classes of at least 15% of the step, then memory-pressure, slowing-down (the steps get slower over the run), debug-mode (a debugging setting on whose finding goes first) and memory-growth when flagged.
+	// Secondary are the other classes of at least 15% of the step, then memory-pressure, slowing-down (the steps get slower over the run), periodic-work (every Nth step is slow: its finding), debug-mode (a debugging setting on whose finding goes first) and memory-growth when flagged.
 	Secondary []Class `json:"secondary,omitempty"`
 }
 
@@ -300,7 +300,16 @@ func (s *state) scores() {
 	io := 0.0
 	if s.py != nil {
 		io = s.py.IOShare
-		s.add(IO, io, Evidence{"main-thread samples in I/O code", pct(io), "%", "pyprofile"})
+		ev := []Evidence{{"main-thread samples in I/O code", pct(io), "%", "pyprofile"}}
+		// A checkpoint every N steps that lands in the window makes its
+		// step an outlier: when the outlier steps hold half the I/O share
+		// or more, the I/O is not the steps' own (run.periodic weighs it
+		// over the run); the rest of it may be.
+		if r := s.in.Run; r != nil && io > 0 && r.WindowOutlierShare >= io/2 {
+			io = max(0, io-r.WindowOutlierShare)
+			ev = append(ev, Evidence{"of which outside the window's outlier steps", pct(io), "%", "pyprofile"})
+		}
+		s.add(IO, io, ev...)
 	}
 
 	comm := a.CommunicationUs / S
@@ -688,6 +697,10 @@ func (s *state) verdict() {
 		v.Secondary = append(v.Secondary, Slowing)
 		v.Why += fmt.Sprintf("; the steps get slower as the run goes on (%s to %s): the window shows its earlier steps (the first finding)", units.Seconds(g.FirstMedianS), units.Seconds(g.LastMedianS))
 	}
+	if p := s.periodic(); p != nil {
+		v.Secondary = append(v.Secondary, Periodic)
+		v.Why += fmt.Sprintf("; every %d steps a step takes %s (%.0f%% of the run's step time), which the window does not show (its finding)", p.Every, units.Seconds(p.MeanS), pct(p.Share))
+	}
 	if _, _, on := s.anomaly(); on {
 		// its finding goes first: the first line says why
 		v.Secondary = append(v.Secondary, Debug)
@@ -751,7 +764,7 @@ func lower(c string) string {
 
 func classOrder() map[Class]int {
 	o := map[Class]int{}
-	for i, c := range []Class{Input, IO, GC, Recompile, Sync, Launch, Copy, Comm, Overhead, Host, GPUCompute, CPUCompute, Memory, MemoryGrowth, Slowing, Debug, Straggler, Unexplained} {
+	for i, c := range []Class{Input, IO, GC, Recompile, Sync, Launch, Copy, Comm, Overhead, Host, GPUCompute, CPUCompute, Memory, MemoryGrowth, Slowing, Periodic, Debug, Straggler, Unexplained} {
 		o[c] = i
 	}
 	return o

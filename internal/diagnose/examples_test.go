@@ -139,7 +139,7 @@ func TestPlantedCPU(t *testing.T) {
 				switch f.Rule {
 				case "cpu.oversubscribed": // no example runs more threads than CPUs
 					t.Errorf("oversubscription found: %s", f.Title)
-				case "memory.growth", "gc.pauses", "cpu.tiny-ops", "host.off-step", "host.blocked": // none leaks, collects in the loop, runs thousands of tiny ops, evaluates/logs tensors every step or blocks off the CPU outside DataLoader and I/O code
+				case "memory.growth", "gc.pauses", "cpu.tiny-ops", "host.off-step", "host.blocked", "run.periodic": // none leaks, collects in the loop, runs thousands of tiny ops, evaluates/logs tensors every step, blocks off the CPU outside DataLoader and I/O code or does work every N steps
 					t.Errorf("%s found: %s", f.Rule, f.Title)
 				}
 			}
@@ -155,8 +155,8 @@ func TestPlantedCPU(t *testing.T) {
 
 // TestPlantedCauses runs the examples with a leak, garbage collection,
 // thousands of tiny ops, a dense embedding gradient, a blocking call,
-// anomaly detection, float64 compute or a step that grows planted in the
-// loop: the cause is the verdict or
+// anomaly detection, float64 compute, a step that grows or a checkpoint
+// every N steps planted in the loop: the cause is the verdict or
 // the first finding, and its finding points at the planted line. The
 // controls get none of them: stable_memory.py (a large stable footprint,
 // one gc.collect() at start-up), large_ops.py (many ops, each large).
@@ -185,6 +185,7 @@ func TestPlantedCauses(t *testing.T) {
 		{"float64_default.py", "cpu.native", diagnose.CPUCompute, false},
 		{"growing_bank.py", "run.slowing", "", false},
 		{"epoch_workers.py", "input.loader", "", true},
+		{"checkpoint_every_n.py", "run.periodic", "", true},
 		{"stable_memory.py", "", "", false},
 		{"large_ops.py", "", "", false},
 	} {
@@ -197,7 +198,7 @@ func TestPlantedCauses(t *testing.T) {
 			d := r.TraceReport.Traces[0].Diagnosis
 			if c.rule == "" {
 				for _, f := range d.Findings {
-					if f.Rule == "memory.growth" || f.Rule == "gc.pauses" || f.Rule == "cpu.tiny-ops" || f.Rule == "host.off-step" || f.Rule == "host.dense-embedding" || f.Rule == "host.blocked" || f.Rule == "autograd.anomaly" || f.Rule == "run.slowing" {
+					if f.Rule == "memory.growth" || f.Rule == "gc.pauses" || f.Rule == "cpu.tiny-ops" || f.Rule == "host.off-step" || f.Rule == "host.dense-embedding" || f.Rule == "host.blocked" || f.Rule == "autograd.anomaly" || f.Rule == "run.slowing" || f.Rule == "run.periodic" {
 						t.Errorf("%s found: %s\n%s", f.Rule, f.Title, txt)
 					}
 					if strings.Contains(f.Change, "float64") {
@@ -229,6 +230,12 @@ func TestPlantedCauses(t *testing.T) {
 			}
 			if c.file == "epoch_workers.py" && !strings.Contains(f.Change, "persistent_workers=True") {
 				t.Errorf("the change is not persistent workers: %s", f.Change)
+			}
+			if c.file == "epoch_workers.py" && slices.ContainsFunc(d.Findings, func(f diagnose.Finding) bool { return f.Rule == "run.periodic" }) {
+				t.Errorf("an epoch's restart of the workers taken for periodic work:\n%s", outline(d))
+			}
+			if c.file == "checkpoint_every_n.py" && (!strings.Contains(f.Title, "Every 10 steps") || !strings.Contains(f.Change, "write asynchronously") || d.Verdict.Primary == diagnose.IO) {
+				t.Errorf("checkpoints every 10 steps: %s / %s / verdict %s", f.Title, f.Change, d.Verdict.Primary)
 			}
 			if want := fmt.Sprintf("%s:%d", c.file, line); !strings.Contains(txt, want) {
 				t.Errorf("report.txt does not name %s", want)

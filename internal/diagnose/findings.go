@@ -398,6 +398,7 @@ func (s *state) findings() {
 	s.gcFinding()
 	s.anomalyFinding()
 	s.slowingFinding()
+	s.periodicFinding()
 	s.recompileFinding()
 	s.offStepFinding()
 	s.memoryGrowthFinding()
@@ -1200,17 +1201,9 @@ func validationPhase(name string) bool {
 	return classify.ContainsAny(strings.ToLower(name), []string{"validation", "val_next", "_evaluationloop", "evaluat"})
 }
 
-// validationFinding: validation or evaluation takes a large share of a
-// training run's wall time (framework phases, whole run): it runs too
-// often or on too much data for what it tells.
-func (s *state) validationFinding() {
-	r := s.in.Run
-	if r == nil || r.Phases == nil || r.Phases.WallS <= 0 || s.step <= 0 {
-		return
-	}
-	fp := r.Phases
-	var valS, loadS float64
-	steps := 0
+// validationTime is the framework phases' validation and evaluation
+// self time, the part of it loading batches, and the training steps.
+func validationTime(fp *rundir.FrameworkPhases) (valS, loadS float64, steps int) {
 	for _, ph := range fp.Phases {
 		switch n := strings.ToLower(ph.Name); {
 		case validationPhase(n):
@@ -1222,6 +1215,19 @@ func (s *state) validationFinding() {
 			steps = max(steps, ph.Calls)
 		}
 	}
+	return valS, loadS, steps
+}
+
+// validationFinding: validation or evaluation takes a large share of a
+// training run's wall time (framework phases, whole run): it runs too
+// often or on too much data for what it tells.
+func (s *state) validationFinding() {
+	r := s.in.Run
+	if r == nil || r.Phases == nil || r.Phases.WallS <= 0 || s.step <= 0 {
+		return
+	}
+	fp := r.Phases
+	valS, loadS, steps := validationTime(fp)
 	share := valS / fp.WallS
 	if steps == 0 || share < s.p.ValidationShare {
 		return // not a training run, or validation in proportion

@@ -26,6 +26,7 @@ const (
 	MemoryGrowth Class = "memory-growth"       // memory grows every step: a leak (run evidence), a risk, not a share of time
 	Debug        Class = "debug-mode"          // a debugging setting left on (anomaly detection): a cost across classes, not a share
 	Slowing      Class = "slowing-down"        // the steps get slower as the run goes on (run evidence): a trend, not a share
+	Periodic     Class = "periodic-work"       // every Nth step is slow (run evidence): work the window rarely holds, a share of the run
 	Undetermined Class = "undetermined"        // the input cannot support a verdict
 	Unexplained  Class = "unexplained"         // nothing recorded on the host, device idle: shown, never the verdict
 )
@@ -257,6 +258,8 @@ var Rules = []Rule{
 		"turn anomaly detection off outside debugging: remove torch.autograd.set_detect_anomaly(True) / the detect_anomaly() block (Lightning: Trainer(detect_anomaly=False)); it records a Python stack for every op and checks every backward output for NaN, a device sync per backward node on a GPU"},
 	{"compile.recompile", Recompile, "torch.compile compiles again in the window (window check: compilation in a step after one that ran without it, or in every step) and the recompilations' time over the window's steps >= MinFinding of the step", 0.9,
 		"the compiled function recompiles for each new input shape (or failed guard), and past torch._dynamo.config.cache_size_limit (8) new shapes run uncompiled: mark the varying dimension dynamic (torch._dynamo.mark_dynamic(x, dim), or torch.compile(..., dynamic=True)), or pad inputs to a few fixed sizes; TORCH_LOGS=recompiles prints each recompilation's reason"},
+	{"run.periodic", Periodic, "run evidence: >= 3 steps after start-up and outside the window take over twice their median, >= 2/3 of the gaps between them the same (>= 3 steps), and their time above the median >= MinFinding of the run's step time; what they do: the whole run's file I/O (>= half that share) or off-step work (host.off-step's kinds), else how to record one; silent when an epoch's DataLoader restart has that period or run.validation fired", 0.9,
+		"run the periodic work less often or in the background: an asynchronous checkpoint (torch.distributed.checkpoint.async_save), a smaller or rarer evaluation"},
 	{"cpu.native", CPUCompute, "CPU-only: time inside native ops >= MinFinding of the step; saving: native ops made 2x faster", 0.5,
 		"native ops are the limit: use all cores (torch.set_num_threads), bf16/channels_last where the CPU supports them, torch.compile, or an accelerator"},
 	{"cpu.tiny-ops", Overhead, "CPU-only: >= TinyOpsPerStep ops per step, <= TinyOpUs µs of step per op (steps outside the profiler window when the run evidence has them) and >= TinySelfShare of the ops' self time in calls of <= TinyOpUs each; the whole native-op share is then framework overhead, >= MinFinding", 0.7,

@@ -38,7 +38,9 @@ type RunEvidence struct {
 	SettledStep int `json:"settled_step,omitempty"`
 	// Slowing: the steps outside the window get slower and slower over
 	// the run (nil: they do not).
-	Slowing         *StepGrowth     `json:"slowing,omitempty"`
+	Slowing *StepGrowth `json:"slowing,omitempty"`
+	// Periodic: every Nth step outside the window is slow (nil: none).
+	Periodic        *PeriodicSteps  `json:"periodic,omitempty"`
 	HasDataLoader   bool            `json:"has_dataloader"`
 	DataLoaderWaitS float64         `json:"dataloader_wait_s"`
 	Loaders         []Loader        `json:"loaders,omitempty"`
@@ -206,8 +208,12 @@ type PythonEvidence struct {
 	// RunHot: the user lines with the most main-thread samples over the
 	// whole run (imports left out): in a run that slows down, what its
 	// later steps do.
-	RunHot      []Line `json:"run_hot,omitempty"`
-	LoaderLines []Line `json:"loader_lines,omitempty"`
+	RunHot []Line `json:"run_hot,omitempty"`
+	// RunIOShare and RunIOLines: IOShare and IOLines over the whole run
+	// (imports left out), where work every N steps shows.
+	RunIOShare  float64 `json:"run_io_share,omitempty"`
+	RunIOLines  []Line  `json:"run_io_lines,omitempty"`
+	LoaderLines []Line  `json:"loader_lines,omitempty"`
 	// OffStepShare: the share of the main thread's samples over the whole
 	// run in work that does not belong in the step (offstep.go), and its
 	// user lines; OffStepWindowShare the share within the recorded window
@@ -300,7 +306,8 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	// from many samples, the window's are few): samples, on-CPU samples,
 	// and samples whose innermost frame is outside torch (a builtin such
 	// as time.sleep, socket, threading)
-	runTotal := 0
+	runTotal, runIO := 0, 0
+	runIOL := map[key]int{}
 	run := map[key]*lineSamples{}
 	waitKnown := false // the agent recorded the main thread's run-queue wait
 	blockedIn := map[key]string{}
@@ -345,6 +352,10 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		case isIO:
 			io += c
 			ioL[k] += c
+			if !importing {
+				runIO += st.Count
+				runIOL[k] += st.Count
+			}
 		case isDL:
 			dl += c
 			dlL[k] += c
@@ -436,6 +447,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		Blocked: topLines(blocked, max(runTotal, 1)), RunHot: topLines(runHot, max(runTotal, 1))}
 	if runTotal > 0 {
 		ev.BlockedShare = float64(waits) / float64(runTotal)
+		ev.RunIOShare, ev.RunIOLines = float64(runIO)/float64(runTotal), topLines(runIOL, runTotal)
 	}
 	if hotN > 0 {
 		ev.ModuleShare = float64(module) / float64(hotN)
@@ -570,6 +582,11 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		r.WindowOutlierShare = outlierShare(steps, r.WindowMedianS)
 		r.SettledStep = settledStep(steps)
 		r.Slowing = stepGrowth(steps)
+		var rows []rundir.StepRow
+		if ev.PerStep != nil {
+			rows = ev.PerStep.Rows()
+		}
+		r.Periodic = periodicSteps(steps, rows)
 		r.RunMedianStepS = runMedian(steps)
 		r.HasDataLoader = ev.DataLoader.Batches > 0 || len(ev.DataLoader.Loaders) > 0
 		for _, l := range ev.DataLoader.Loaders {

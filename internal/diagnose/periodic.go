@@ -1,0 +1,186 @@
+package diagnose
+
+import (
+	"math"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
+)
+
+// Work every N steps (a checkpoint, an evaluation, a log flush) makes
+// every Nth step an outlier. A recorded window of a few steps rarely
+// holds one, so the window's verdict is blind to it, and host.off-step
+// (work in every step) is silent by design; the run's step times show it.
+
+// PeriodicSteps are the steps after start-up, outside the recorded
+// window, that take over twice their median at a regular interval.
+type PeriodicSteps struct {
+	// Every: the interval, in steps; Steps: the first few such steps.
+	Every int   `json:"every"`
+	Steps []int `json:"steps"`
+	Count int   `json:"count"`
+	// MeanS: their mean duration; MedianS: the median step of the steps
+	// considered.
+	MeanS   float64 `json:"mean_s"`
+	MedianS float64 `json:"median_s"`
+	// ExcessS: the time they spend above the median; Share: its share of
+	// the steps' time.
+	ExcessS float64 `json:"excess_s"`
+	Share   float64 `json:"share"`
+}
+
+// Outliers repeat when there are at least minPeriodic of them and at
+// least periodicGaps of the gaps between them are the most common gap,
+// of at least 3 steps (every other step slow is not a step's work "every
+// N steps" but two kinds of step).
+const (
+	minPeriodic  = 3
+	periodicGaps = 2.0 / 3
+)
+
+// periodicSteps finds the steps that repeat as outliers (nil: none),
+// each step less its garbage collections' pauses (rows): the collections
+// of the oldest generation come every so many allocations, and are
+// gc.pauses'. An epoch's first step (DataLoader workers started again)
+// is one such: periodic leaves it to input.loader.
+func periodicSteps(steps []steptimes.Step, rows []rundir.StepRow) *PeriodicSteps {
+	gc := map[int]float64{}
+	for _, r := range rows {
+		gc[r.Step] = r.GCPauseS
+	}
+	var use []steptimes.Step
+	var durs []float64
+	for _, st := range steps {
+		if st.N > startupSteps && !st.InWindow && st.DurS > 0 {
+			st.DurS = max(st.DurS-gc[st.N], 1e-9)
+			use = append(use, st)
+			durs = append(durs, st.DurS)
+		}
+	}
+	m := median(durs)
+	if m <= 0 {
+		return nil
+	}
+	var out []steptimes.Step
+	var total float64
+	for _, st := range use {
+		total += st.DurS
+		if st.DurS > 2*m {
+			out = append(out, st)
+		}
+	}
+	if len(out) < minPeriodic {
+		return nil
+	}
+	gaps := map[int]int{}
+	for i := 1; i < len(out); i++ {
+		gaps[out[i].N-out[i-1].N]++
+	}
+	every, n := 0, 0
+	for g, c := range gaps {
+		if c > n || c == n && g < every {
+			every, n = g, c
+		}
+	}
+	if every < 3 || float64(n) < periodicGaps*float64(len(out)-1) {
+		return nil
+	}
+	p := &PeriodicSteps{Every: every, Count: len(out), MedianS: m}
+	var sum, above float64
+	for i, st := range out {
+		if i < 4 {
+			p.Steps = append(p.Steps, st.N)
+		}
+		sum += st.DurS
+		above += st.DurS - m
+	}
+	p.MeanS = sum / float64(len(out))
+	p.ExcessS, p.Share = above, above/total
+	return p
+}
+
+// periodicFinding: the run's steps every N steps spend at least
+// MinFinding of the run's step time above the median. What they do comes
+// from the whole run's samples that the window lacks: file I/O
+// (io.in-step's lines over the whole run), an evaluation or metrics
+// (host.off-step's), else the finding says how to record such a step.
+// At stake: that share of the step. Silent where periodic says.
+func (s *state) periodicFinding() {
+	p := s.periodic()
+	if p == nil {
+		return
+	}
+	r := s.in.Run
+	steps := make([]string, len(p.Steps))
+	for i, n := range p.Steps {
+		steps[i] = fmt.Sprint(n)
+	}
+	if p.Count > len(p.Steps) {
+		steps = append(steps, "...")
+	}
+	ms := []Evidence{{"steps over twice the median at that interval", float64(p.Count), "", "evidence"},
+		{"mean duration of those steps", p.MeanS * 1e6, "us", "evidence"},
+		{"median step", p.MedianS * 1e6, "us", "evidence"},
+		{"their time above the median, share of the run's step time", pct(p.Share), "%", "evidence"}}
+	what, change := "", ""
+	var where []Location
+	py := r.Python
+	switch {
+	case py != nil && py.RunIOShare >= p.Share/2 && len(py.RunIOLines) > 0:
+		what = "file I/O"
+		for _, l := range py.RunIOLines[:min(3, len(py.RunIOLines))] {
+			where = append(where, Location{Kind: "python", Name: l.Func, File: l.File, Line: l.Line, SharePct: l.Pct, Note: "file I/O, main-thread samples, whole run"})
+		}
+		ms = append(ms, Evidence{"main-thread samples in file I/O, whole run", pct(py.RunIOShare), "%", "pyprofile"})
+		change = fmt.Sprintf("the write every %d steps at %s blocks training for %s each time: write asynchronously (torch.distributed.checkpoint.async_save, or copy the state_dict to CPU tensors and write them on a background thread), or write less often", p.Every, lineName(where[0]), units.Seconds(p.MeanS-p.MedianS))
+	case py != nil && py.OffStepShare >= p.Share/2 && len(py.OffStep) > 0:
+		top := py.OffStep[0]
+		what = top.Kind
+		for _, l := range py.OffStep[:min(3, len(py.OffStep))] {
+			where = append(where, Location{Kind: "python", Name: l.Func, File: l.File, Line: l.Line.Line, SharePct: l.Pct, Note: l.Kind + ", whole run"})
+		}
+		ms = append(ms, Evidence{"main-thread samples in it, whole run", pct(py.OffStepShare), "%", "pyprofile"})
+		change = fmt.Sprintf("the %s every %d steps at %s takes %s each time: run it less often or on fewer batches (a subset of the validation set), under torch.inference_mode(), or in another process on a copy of the weights", top.Kind, p.Every, lineName(where[0]), units.Seconds(p.MeanS-p.MedianS))
+	default:
+		// record one: the window starts skip_first + warmup steps in
+		change = fmt.Sprintf("the recorded window holds none of these steps, so what they do is not known: record one with bottleneck run --skip-first %d --warmup 1 --active 2 (steps %d-%d), then run it less often or in the background", max(0, p.Steps[0]-3), max(2, p.Steps[0]-1), p.Steps[0])
+	}
+	title := fmt.Sprintf("Every %d steps a step takes %s, %.1fx the median (steps %s): %.0f%% of the run's step time", p.Every, units.Seconds(p.MeanS), p.MeanS/p.MedianS, strings.Join(steps, ", "), pct(p.Share))
+	if what != "" {
+		title += ", in " + what
+	}
+	s.emit(s.finding("run.periodic", title, p.Share*s.step, ms, where, change))
+}
+
+// lineName is a Python location as file:line.
+func lineName(l Location) string { return fmt.Sprintf("%s:%d", filepath.Base(l.File), l.Line) }
+
+
+// periodic is the run's periodic steps when they take at least
+// MinFinding of the run's step time, and neither an epoch's restart of
+// the DataLoader's workers nor a framework's validation phases explain
+// them (run.validation is theirs).
+func (s *state) periodic() *PeriodicSteps {
+	r := s.in.Run
+	if r == nil || r.Periodic == nil || r.Periodic.Share < s.p.MinFinding {
+		return nil
+	}
+	p := r.Periodic
+	if r.Phases != nil {
+		if valS, _, _ := validationTime(r.Phases); valS >= p.ExcessS/2 {
+			return nil // a framework's validation: run.validation's
+		}
+	}
+	for _, l := range r.Loaders {
+		if l.Iterators >= 2 && l.Batches > 0 {
+			if per := float64(l.Batches) / float64(l.Iterators); math.Abs(per-float64(p.Every)) <= 1 {
+				return nil // an epoch's start
+			}
+		}
+	}
+	return p
+}

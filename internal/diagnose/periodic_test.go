@@ -1,0 +1,120 @@
+package diagnose
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+)
+
+// stepsWith is n steps of 20 ms, steps 8-12 in the window, with the
+// durations of slow overriding theirs.
+func stepsWith(n int, slow map[int]float64) []steptimes.Step {
+	var out []steptimes.Step
+	for i := 1; i <= n; i++ {
+		d := 0.020
+		if s, ok := slow[i]; ok {
+			d = s
+		}
+		out = append(out, steptimes.Step{N: i, DurS: d, InWindow: i >= 8 && i <= 12})
+	}
+	return out
+}
+
+// every is slow steps of d seconds every k steps from first.
+func every(k, first, n int, d float64) map[int]float64 {
+	m := map[int]float64{}
+	for i := first; i <= n; i += k {
+		m[i] = d
+	}
+	return m
+}
+
+func TestPeriodicSteps(t *testing.T) {
+	// a 200 ms checkpoint every 40 steps of 20 ms
+	p := periodicSteps(stepsWith(300, every(40, 41, 300, 0.2)), nil)
+	if p == nil || p.Every != 40 || p.Count != 7 || p.Steps[0] != 41 || len(p.Steps) != 4 {
+		t.Fatalf("periodic %+v", p)
+	}
+	// 7 x 180 ms above the median over 7 x 200 ms + 285 x 20 ms
+	if want := 7 * 0.18 / (7*0.2 + 285*0.02); p.Share < want*0.99 || p.Share > want*1.01 || math.Abs(p.MeanS-0.2) > 1e-9 || math.Abs(p.MedianS-0.02) > 1e-9 {
+		t.Errorf("share %v (want %v), mean %v, median %v", p.Share, want, p.MeanS, p.MedianS)
+	}
+	// one gap in three off (a step counted twice) still repeats
+	slow := every(40, 41, 300, 0.2)
+	delete(slow, 161)
+	slow[162] = 0.2
+	if p := periodicSteps(stepsWith(300, slow), nil); p == nil || p.Every != 40 {
+		t.Errorf("one step off: %+v", p)
+	}
+	for name, steps := range map[string][]steptimes.Step{
+		"irregular":          stepsWith(300, map[int]float64{17: 0.2, 61: 0.2, 64: 0.2, 150: 0.2, 233: 0.2}),
+		"two":                stepsWith(300, map[int]float64{41: 0.2, 81: 0.2}),
+		"every other step":   stepsWith(300, every(2, 5, 300, 0.05)),
+		"in the window only": stepsWith(300, map[int]float64{8: 0.2, 10: 0.2, 12: 0.2}),
+		"under twice":        stepsWith(300, every(40, 41, 300, 0.039)),
+		"start-up":           stepsWith(300, map[int]float64{1: 0.2, 2: 0.2, 3: 0.2}),
+	} {
+		if p := periodicSteps(steps, nil); p != nil {
+			t.Errorf("%s: %+v", name, p)
+		}
+	}
+	// the slow steps are full collections: gc.pauses', not periodic work
+	var rows []rundir.StepRow
+	for n := range every(40, 41, 300, 0.2) {
+		rows = append(rows, rundir.StepRow{Step: n, GCPauseS: 0.18})
+	}
+	if p := periodicSteps(stepsWith(300, every(40, 41, 300, 0.2)), rows); p != nil {
+		t.Errorf("collections: %+v", p)
+	}
+}
+
+func TestPeriodicFinding(t *testing.T) {
+	periodic := periodicSteps(stepsWith(300, every(40, 41, 300, 0.4)), nil)
+	ioLines := []Line{{File: "/w/train.py", Line: 13, Func: "<module>", Pct: 20}}
+	evalLines := []OffStepLine{{Line{File: "/w/train.py", Line: 20, Func: "<module>", Pct: 18}, OffStepEval}}
+	for _, c := range []struct {
+		name  string
+		run   RunEvidence
+		title string // "" : no finding
+		change, verdict string
+	}{
+		{"checkpoint", RunEvidence{Periodic: periodic, Python: &PythonEvidence{RunIOShare: 0.2, RunIOLines: ioLines}},
+			"Every 40 steps a step takes 400 ms, 20.0x the median (steps 41, 81, 121, 161, ...): ",
+			"the write every 40 steps at train.py:13 blocks training for 380 ms each time: write asynchronously", "every 40 steps a step takes 400 ms"},
+		{"evaluation", RunEvidence{Periodic: periodic, Python: &PythonEvidence{OffStepShare: 0.18, OffStep: evalLines}},
+			"in " + OffStepEval, "the " + OffStepEval + " every 40 steps at train.py:20 takes 380 ms each time", ""},
+		{"unknown", RunEvidence{Periodic: periodic, Python: &PythonEvidence{RunIOShare: 0.01, RunIOLines: ioLines}},
+			"(steps 41, 81, 121, 161, ...)", "record one with bottleneck run --skip-first 38 --warmup 1 --active 2 (steps 40-41)", ""},
+		// silent: a DataLoader's epochs of 40 batches restart its workers
+		{"epochs", RunEvidence{Periodic: periodic, Loaders: []Loader{{Batches: 280, Iterators: 7}}}, "", "", ""},
+		// silent: Lightning's validation phases hold the time
+		{"validation", RunEvidence{Periodic: periodic, Phases: &rundir.FrameworkPhases{Framework: "lightning", WallS: 10,
+			Phases: []rundir.Phase{{Name: "validation_step", SelfS: 2.5}}}}, "", "", ""},
+		// silent: under MinFinding of the run
+		{"small", RunEvidence{Periodic: periodicSteps(stepsWith(300, every(40, 41, 300, 0.05)), nil)}, "", "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := cpuTrace(&c.run)
+			d := Compute(in)
+			f := findingOf(d, "run.periodic")
+			if c.title == "" {
+				if f != nil || strings.Contains(d.Verdict.Why, "every 40 steps") {
+					t.Fatalf("finding %+v, why %q", f, d.Verdict.Why)
+				}
+				return
+			}
+			if f == nil {
+				t.Fatalf("no finding: %+v", d.Findings)
+			}
+			if !strings.Contains(f.Title, c.title) || !strings.Contains(f.Change, c.change) {
+				t.Errorf("title %q\nchange %q", f.Title, f.Change)
+			}
+			if !strings.Contains(d.Verdict.Why, "every 40 steps a step takes 400 ms") || d.Verdict.Secondary[len(d.Verdict.Secondary)-1] != Periodic {
+				t.Errorf("verdict %+v", d.Verdict)
+			}
+		})
+	}
+}
