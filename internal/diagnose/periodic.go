@@ -1,8 +1,8 @@
 package diagnose
 
 import (
-	"math"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 
@@ -158,7 +158,6 @@ func (s *state) periodicFinding() {
 
 // lineName is a Python location as file:line.
 func lineName(l Location) string { return fmt.Sprintf("%s:%d", filepath.Base(l.File), l.Line) }
-
 
 // periodic is the run's periodic steps when they take at least
 // MinFinding of the run's step time, and neither an epoch's restart of

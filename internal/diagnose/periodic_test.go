@@ -76,9 +76,9 @@ func TestPeriodicFinding(t *testing.T) {
 	ioLines := []Line{{File: "/w/train.py", Line: 13, Func: "<module>", Pct: 20}}
 	evalLines := []OffStepLine{{Line{File: "/w/train.py", Line: 20, Func: "<module>", Pct: 18}, OffStepEval}}
 	for _, c := range []struct {
-		name  string
-		run   RunEvidence
-		title string // "" : no finding
+		name            string
+		run             RunEvidence
+		title           string // "" : no finding
 		change, verdict string
 	}{
 		{"checkpoint", RunEvidence{Periodic: periodic, Python: &PythonEvidence{RunIOShare: 0.2, RunIOLines: ioLines}},
