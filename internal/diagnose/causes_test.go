@@ -76,6 +76,25 @@ func TestMemoryTrend(t *testing.T) {
 	if m := memoryTrend(rows(startupSteps+7, grow, false), nil); m != nil {
 		t.Errorf("7 steps gave a trend: %+v", m)
 	}
+	// A 12-step window (8-19) of a 39-step leak raises the RSS by 300 MB
+	// once: the steps after it alone give the leak's slope, and its later
+	// half grows as fast (CI: the line through all of them made the later
+	// half look flat).
+	windowed := rows(39, func(s int) float64 {
+		switch {
+		case s >= 8 && s <= 19:
+			return grow(s) + 25e6*float64(s-7)
+		case s > 19:
+			return grow(s) + 300e6
+		}
+		return grow(s)
+	}, false)
+	for i := range windowed {
+		windowed[i].InWindow = windowed[i].Step >= 8 && windowed[i].Step <= 19
+	}
+	if m := memoryTrend(windowed, nil); m == nil || m.Steps != 20 || math.Abs(m.SlopeBytes-4e6) > 1 || math.Abs(m.LateSlopeBytes-4e6) > 1 {
+		t.Errorf("windowed trend %+v", m)
+	}
 }
 
 func TestGCPauses(t *testing.T) {

@@ -709,8 +709,32 @@ const startupSteps = 3
 
 // memoryTrend fits a line through the memory of the steps after start-up:
 // CUDA allocated memory when the program used CUDA for most steps, else
-// the RSS. Nil for fewer than 8 steps.
+// the RSS. Nil for fewer than 8 steps. The steps after the recorded
+// window are used alone when there are 8 of them, else those before it
+// when there are 8: the profiler's buffers raise the RSS once, in the
+// window, and a window in the first half of the run made a leak's later
+// half grow less than half as fast as the line through all its steps
+// (seen in CI: a 12-step window of a 39-step run).
 func memoryTrend(rows []rundir.StepRow, growth []rundir.Growth) *MemoryTrend {
+	var before, after []rundir.StepRow
+	inWindow := false // a window came before (the rows are in step order)
+	for _, r := range rows {
+		switch {
+		case r.Step <= startupSteps:
+		case r.InWindow:
+			inWindow, after = true, after[:0] // a later window: what follows it
+		case inWindow:
+			after = append(after, r)
+		default:
+			before = append(before, r)
+		}
+	}
+	switch {
+	case len(after) >= 8:
+		rows = after
+	case len(before) >= 8:
+		rows = before
+	}
 	var xs, cuda, rss []float64
 	var cx []float64
 	for _, r := range rows {
