@@ -161,14 +161,19 @@ func lineName(l Location) string { return fmt.Sprintf("%s:%d", filepath.Base(l.F
 
 // periodic is the run's periodic steps when they take at least
 // MinFinding of the run's step time, and neither an epoch's restart of
-// the DataLoader's workers nor a framework's validation phases explain
-// them (run.validation is theirs).
+// the DataLoader's workers, a framework's validation phases
+// (run.validation is theirs) nor a second optimizer explain them.
 func (s *state) periodic() *PeriodicSteps {
 	r := s.in.Run
 	if r == nil || r.Periodic == nil || r.Periodic.Share < s.p.MinFinding {
 		return nil
 	}
 	p := r.Periodic
+	if len(r.Optimizers) >= 2 {
+		// the step is one optimizer's: a GAN's generator update after
+		// every 5 critic steps made every 5th step slow
+		return nil
+	}
 	if r.Phases != nil {
 		if valS, _, _ := validationTime(r.Phases); valS >= p.ExcessS/2 {
 			return nil // a framework's validation: run.validation's
