@@ -638,6 +638,37 @@ func TestValidationFinding(t *testing.T) {
 	}
 }
 
+// Checkpoint saves found by the frameworks' save_checkpoint phase; the
+// on_save_checkpoint hooks inside it do not count, and a small share
+// stays silent.
+func TestCheckpointFinding(t *testing.T) {
+	phases := func(fw string, wall float64, ph ...rundir.Phase) *RunEvidence {
+		return &RunEvidence{Phases: &rundir.FrameworkPhases{Framework: fw, WallS: wall, Phases: ph}}
+	}
+	train := rundir.Phase{Name: "[Strategy]SingleDeviceStrategy.training_step", Calls: 200, SelfS: 0.9}
+	save := rundir.Phase{Name: "save_checkpoint", Calls: 10, SelfS: 3.84}
+	hook := rundir.Phase{Name: "[LightningModule]M.on_save_checkpoint", Calls: 10, SelfS: 0.01}
+	for _, c := range []struct {
+		name, title, want string // "" silent
+		run               *RunEvidence
+	}{
+		{"lightning, every 20 steps", "Saving checkpoints takes 39% of the run's wall time (10 saves, 384 ms each)", "AsyncCheckpointIO", phases("lightning", 9.78, train, save, hook)},
+		{"hugging face", "(2 saves, 1.00 s each)", "save_only_model=True", phases("transformers", 20, rundir.Phase{Name: "training_step", Calls: 100, SelfS: 10}, rundir.Phase{Name: "save_checkpoint", Calls: 2, SelfS: 2})},
+		{"a final save", "", "", phases("lightning", 100, train, rundir.Phase{Name: "save_checkpoint", Calls: 1, SelfS: 1})},
+		{"hooks only", "", "", phases("lightning", 9.78, train, hook)},
+		{"no training steps", "", "", phases("lightning", 9.78, save)},
+	} {
+		s := &state{p: Default, step: 60e3, steps: 4, share: map[Class]float64{}, d: &Diagnosis{}, in: Analyses{Run: c.run}}
+		s.checkpointFinding()
+		switch {
+		case c.want == "" && len(s.d.Findings) > 0:
+			t.Errorf("%s: fired: %+v", c.name, s.d.Findings[0].Title)
+		case c.want != "" && (len(s.d.Findings) != 1 || !strings.Contains(s.d.Findings[0].Title, c.title) || !strings.Contains(s.d.Findings[0].Change, c.want)):
+			t.Errorf("%s: %+v, want %q and a change with %q", c.name, s.d.Findings, c.title, c.want)
+		}
+	}
+}
+
 // The input change names per-epoch worker restarts when starting and
 // stopping the workers costs at least the rest of the wait, over at least
 // 3 epochs, without persistent workers.

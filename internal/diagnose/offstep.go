@@ -165,17 +165,35 @@ func training(p *pyprofile.Profile) bool {
 // no_grad decorator's frame, or the index just past a user line inside a
 // `with torch.no_grad()` block (the callers of that index are searched
 // for the user line).
+//
+// The innermost grad mode wins: Lightning steps the optimizer with a
+// closure decorated with torch.enable_grad() (inside its loops), and its
+// training forward was taken for an evaluation pass. torch 2.x names the
+// decorator's frame after its context manager (no_grad, enable_grad,
+// inference_mode); older versions call every one decorate_context, which
+// counts as no_grad, as set_grad_enabled does not.
 func underNoGrad(p *pyprofile.Profile, outer []int, src sourceCache) (int, bool) {
+	at := -1
 	for i, fi := range outer {
 		fr := p.Frames[fi]
-		if matchAny(fr.File, []string{noGradDecorator}) {
-			return i, true
-		}
-		if !pyprofile.IsLibraryFile(fr.File) && src.inNoGradBlock(fr.File, fr.Line) {
-			return i + 1, true
+		switch {
+		case matchAny(fr.File, []string{noGradDecorator}):
+			switch fr.Func {
+			case "enable_grad":
+				at = -1
+			case "set_grad_enabled": // either way
+			default:
+				if at < 0 {
+					at = i
+				}
+			}
+		case !pyprofile.IsLibraryFile(fr.File) && src.inNoGradBlock(fr.File, fr.Line):
+			if at < 0 {
+				at = i + 1
+			}
 		}
 	}
-	return 0, false
+	return max(at, 0), at >= 0
 }
 
 // offStepFinding: work that does not belong in the step takes at least

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
@@ -127,6 +128,29 @@ func TestOffStep(t *testing.T) {
 	// training alone, with a manual update under no_grad: nothing
 	if share, _, _ := offStep(profileOf(map[int][][2]any{40: train, 30: backward, 10: update}), newSourceCache()); share != 0 {
 		t.Errorf("training only: share %v", share)
+	}
+	// the innermost grad mode wins: Lightning's optimizer closure turns
+	// gradients on (torch 2.x names the decorator's frame after its
+	// context manager) inside a loop that may run under no_grad; its
+	// training forward is the step's
+	named := func(stack [][2]any, funcs ...string) [][2]any {
+		out := slices.Clone(stack)
+		for i, f := range funcs {
+			out[i+1] = [2]any{ctxlib + "#" + f, 1}
+		}
+		return out
+	}
+	closure := named([][2]any{fr(src, 10), fr(ctxlib, 1), fr(modFile, 1)}, "enable_grad")
+	inside := named([][2]any{fr(src, 17), fr(ctxlib, 1), fr(ctxlib, 1), fr(modFile, 1)}, "no_grad", "enable_grad")
+	evalNamed := named([][2]any{fr(src, 17), fr(ctxlib, 1), fr(src, 6), fr(modFile, 1)}, "no_grad")
+	p := profileOf(map[int][][2]any{40: closure, 30: backward, 20: inside, 7: evalNamed})
+	for i, f := range p.Frames {
+		if file, fn, ok := strings.Cut(f.File, "#"); ok {
+			p.Frames[i].File, p.Frames[i].Func = file, fn
+		}
+	}
+	if share, lines, _ := offStep(p, newSourceCache()); share != 7.0/97 || len(lines) != 1 || lines[0].Line.Line != 17 {
+		t.Errorf("enable_grad inside: share %v lines %+v, want the no_grad evaluation's 7/97 alone", share, lines)
 	}
 }
 

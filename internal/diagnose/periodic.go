@@ -161,8 +161,9 @@ func lineName(l Location) string { return fmt.Sprintf("%s:%d", filepath.Base(l.F
 
 // periodic is the run's periodic steps when they take at least
 // MinFinding of the run's step time, and neither an epoch's restart of
-// the DataLoader's workers, a framework's validation phases
-// (run.validation is theirs) nor a second optimizer explain them.
+// the DataLoader's workers, a framework's validation or checkpoint phases
+// (run.validation's and run.checkpoint's) nor a second optimizer explain
+// them.
 func (s *state) periodic() *PeriodicSteps {
 	r := s.in.Run
 	if r == nil || r.Periodic == nil || r.Periodic.Share < s.p.MinFinding {
@@ -175,8 +176,9 @@ func (s *state) periodic() *PeriodicSteps {
 		return nil
 	}
 	if r.Phases != nil {
-		if valS, _, _ := validationTime(r.Phases); valS >= p.ExcessS/2 {
-			return nil // a framework's validation: run.validation's
+		valS, _, _ := validationTime(r.Phases)
+		if saveS, _ := checkpointTime(r.Phases); valS+saveS >= p.ExcessS/2 {
+			return nil // a framework's validation or checkpoints: run.validation's and run.checkpoint's
 		}
 	}
 	for _, l := range r.Loaders {

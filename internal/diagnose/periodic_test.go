@@ -93,6 +93,9 @@ func TestPeriodicFinding(t *testing.T) {
 		// silent: Lightning's validation phases hold the time
 		{"validation", RunEvidence{Periodic: periodic, Phases: &rundir.FrameworkPhases{Framework: "lightning", WallS: 10,
 			Phases: []rundir.Phase{{Name: "validation_step", SelfS: 2.5}}}}, "", "", ""},
+		// silent: Lightning's save_checkpoint phases hold the time
+		{"framework checkpoints", RunEvidence{Periodic: periodic, Phases: &rundir.FrameworkPhases{Framework: "lightning", WallS: 10,
+			Phases: []rundir.Phase{{Name: "save_checkpoint", Calls: 7, SelfS: 2.6}}}, Python: &PythonEvidence{RunIOShare: 0.2, RunIOLines: ioLines}}, "", "", ""},
 		// silent: a GAN's generator stepped after every 5 critic steps
 		{"two optimizers", RunEvidence{Periodic: periodic, Optimizers: []rundir.Optimizer{{Class: "Adam"}, {Class: "Adam"}},
 			Python: &PythonEvidence{RunIOShare: 0.2, RunIOLines: ioLines}}, "", "", ""},
