@@ -588,6 +588,36 @@ func TestModuleOverhead(t *testing.T) {
 	}
 }
 
+// host.python names a tensor built from Python lists when that line is
+// the hottest, with a quarter of the samples or more; a hot line that
+// makes a tensor otherwise, or a list tensor that is not the hot line,
+// keeps the general change.
+func TestTensorFromLists(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		hot  []Line
+		want bool
+	}{
+		{"torch.tensor of a list of features", []Line{{File: "/home/u/prep.py", Line: 13, Pct: 51, Text: "x = torch.tensor(feats)"}, {File: "/home/u/prep.py", Line: 14, Pct: 21, Text: "y = torch.randint(0, 10, (64,))"}}, true},
+		{"legacy constructor", []Line{{File: "/home/u/prep.py", Line: 13, Pct: 40, Text: "batch = torch.FloatTensor(rows)"}}, true},
+		{"torch.randn", []Line{{File: "/home/u/prep.py", Line: 13, Pct: 51, Text: "x = torch.randn(64, 256)"}}, false},
+		{"not the hottest", []Line{{File: "/home/u/prep.py", Line: 9, Pct: 60, Text: "v = featurize(t)"}, {File: "/home/u/prep.py", Line: 13, Pct: 30, Text: "x = torch.tensor(feats)"}}, false},
+		{"a small share", []Line{{File: "/home/u/prep.py", Line: 13, Pct: 15, Text: "x = torch.tensor(feats)"}}, false},
+		{"no source text (older agent)", []Line{{File: "/home/u/prep.py", Line: 13, Pct: 51}}, false},
+	} {
+		s := &state{p: Default, step: 1000, steps: 1, share: map[Class]float64{Host: 0.6, CPUCompute: 0.4}, d: &Diagnosis{}, py: &PythonEvidence{Hot: c.hot}}
+		s.findings()
+		i := slices.IndexFunc(s.d.Findings, func(f Finding) bool { return f.Rule == "host.python" })
+		if i < 0 {
+			t.Fatalf("%s: no host.python finding", c.name)
+		}
+		ch := s.d.Findings[i].Change
+		if got := strings.HasPrefix(ch, "the hottest line, prep.py:13"); got != c.want || c.want && !strings.Contains(ch, "torch.from_numpy") {
+			t.Errorf("%s: %s", c.name, ch)
+		}
+	}
+}
+
 // The blocked finding's change follows what the line waited in.
 func TestBlockedChange(t *testing.T) {
 	for in, want := range map[string]string{

@@ -246,6 +246,9 @@ type Line struct {
 	Func string  `json:"func"`
 	Pct  float64 `json:"pct"`
 	In   string  `json:"in,omitempty"`
+	// Text is the line's source as the agent recorded it (the program's
+	// own files; absent from older agents).
+	Text string `json:"text,omitempty"`
 }
 
 // A line is blocked when at least minBlockedSamples of the main thread's
@@ -299,6 +302,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	type key = lineKey
 	var total, io, dl, hotN, module, anomaly int
 	hot, ioL, dlL, compileL := map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}
+	texts := map[key]string{}
 	src := newSourceCache()
 	autocast := map[AutocastBlock]int{} // blocks (Share 0) -> samples
 	funcs := map[key]string{}
@@ -345,6 +349,9 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		fr := p.Frames[leaf]
 		k := key{fr.File, fr.Line}
 		funcs[k] = fr.Func
+		if fr.Text != "" {
+			texts[k] = fr.Text
+		}
 		if compiling && c > 0 {
 			compileL[k] += c
 		}
@@ -400,7 +407,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 			if pyprofile.IsLibraryFile(k.file) {
 				continue
 			}
-			out = append(out, Line{File: k.file, Line: k.line, Func: funcs[k], Pct: round(100 * float64(c) / float64(total))})
+			out = append(out, Line{File: k.file, Line: k.line, Func: funcs[k], Pct: round(100 * float64(c) / float64(total)), Text: texts[k]})
 		}
 		slices.SortFunc(out, func(a, b Line) int {
 			if a.Pct != b.Pct {
