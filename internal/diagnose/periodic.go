@@ -1,9 +1,12 @@
 package diagnose
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
@@ -33,14 +36,28 @@ type PeriodicSteps struct {
 	Share   float64 `json:"share"`
 }
 
-// Outliers repeat when there are at least minPeriodic of them and at
-// least periodicGaps of the gaps between them are the most common gap,
-// of at least 3 steps (every other step slow is not a step's work "every
-// N steps" but two kinds of step).
+// Outliers repeat when at least minPeriodic of them, and half of all of
+// them, fall every N steps (N >= 3: every other step slow is not a
+// step's work "every N steps" but two kinds of step) from one of them on,
+// and they are at least periodicHits of the steps at those places.
 const (
 	minPeriodic  = 3
-	periodicGaps = 2.0 / 3
+	periodicHits = 2.0 / 3
 )
+
+// candidateGaps are the gaps of at least 3 steps between consecutive
+// outliers, the 20 most common (a long run's noise makes many).
+func candidateGaps(out []steptimes.Step) []int {
+	count := map[int]int{}
+	for i := 1; i < len(out); i++ {
+		if g := out[i].N - out[i-1].N; g >= 3 {
+			count[g]++
+		}
+	}
+	gaps := slices.Collect(maps.Keys(count))
+	slices.SortFunc(gaps, func(a, b int) int { return cmp.Or(cmp.Compare(count[b], count[a]), cmp.Compare(a, b)) })
+	return gaps[:min(20, len(gaps))]
+}
 
 // periodicSteps finds the steps that repeat as outliers (nil: none),
 // each step less its garbage collections' pauses (rows): the collections
@@ -76,29 +93,56 @@ func periodicSteps(steps []steptimes.Step, rows []rundir.StepRow) *PeriodicSteps
 	if len(out) < minPeriodic {
 		return nil
 	}
-	gaps := map[int]int{}
-	for i := 1; i < len(out); i++ {
-		gaps[out[i].N-out[i-1].N]++
+	slow := map[int]float64{}
+	for _, st := range out {
+		slow[st.N] = st.DurS
 	}
-	every, n := 0, 0
-	for g, c := range gaps {
-		if c > n || c == n && g < every {
-			every, n = g, c
+	considered := map[int]bool{}
+	for _, st := range use {
+		considered[st.N] = true
+	}
+	last := use[len(use)-1].N
+	// A period and a first step: the slow steps that fall on it (hits),
+	// over the steps it expects (those considered, from the first on).
+	// Slow steps off it (a collection, the machine's load) are noise,
+	// tolerated up to half of them.
+	type fit struct{ every, first, hits int }
+	var best fit
+	for _, g := range candidateGaps(out) {
+		for _, a := range out[:min(5, len(out))] {
+			f := fit{every: g, first: a.N}
+			expected := 0
+			for n := a.N; n <= last; n += g {
+				if considered[n] {
+					expected++
+					if _, ok := slow[n]; ok {
+						f.hits++
+					}
+				}
+			}
+			if f.hits >= minPeriodic && float64(f.hits) >= periodicHits*float64(expected) && 2*f.hits >= len(out) &&
+				(f.hits > best.hits || f.hits == best.hits && g > best.every) {
+				best = f
+			}
 		}
 	}
-	if every < 3 || float64(n) < periodicGaps*float64(len(out)-1) {
+	if best.hits == 0 {
 		return nil
 	}
-	p := &PeriodicSteps{Every: every, Count: len(out), MedianS: m}
+	p := &PeriodicSteps{Every: best.every, Count: best.hits, MedianS: m}
 	var sum, above float64
-	for i, st := range out {
-		if i < 4 {
-			p.Steps = append(p.Steps, st.N)
+	for n := best.first; n <= last; n += best.every {
+		d, ok := slow[n]
+		if !ok {
+			continue
 		}
-		sum += st.DurS
-		above += st.DurS - m
+		if len(p.Steps) < 4 {
+			p.Steps = append(p.Steps, n)
+		}
+		sum += d
+		above += d - m
 	}
-	p.MeanS = sum / float64(len(out))
+	p.MeanS = sum / float64(best.hits)
 	p.ExcessS, p.Share = above, above/total
 	return p
 }

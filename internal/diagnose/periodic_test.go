@@ -49,6 +49,14 @@ func TestPeriodicSteps(t *testing.T) {
 	if p := periodicSteps(stepsWith(300, slow), nil); p == nil || p.Every != 40 {
 		t.Errorf("one step off: %+v", p)
 	}
+	// slow steps off the period (a collection, the machine's load) are
+	// noise: the period and its share hold (a Lightning run: slow steps
+	// 3, 20, 40, 50, 60, 80, 100, 103...)
+	slow = every(40, 41, 300, 0.2)
+	slow[17], slow[95], slow[230] = 0.1, 0.1, 0.1
+	if p := periodicSteps(stepsWith(300, slow), nil); p == nil || p.Every != 40 || p.Count != 7 || math.Abs(p.MeanS-0.2) > 1e-9 {
+		t.Errorf("with noise: %+v", p)
+	}
 	for name, steps := range map[string][]steptimes.Step{
 		"irregular":          stepsWith(300, map[int]float64{17: 0.2, 61: 0.2, 64: 0.2, 150: 0.2, 233: 0.2}),
 		"two":                stepsWith(300, map[int]float64{41: 0.2, 81: 0.2}),
@@ -56,6 +64,9 @@ func TestPeriodicSteps(t *testing.T) {
 		"in the window only": stepsWith(300, map[int]float64{8: 0.2, 10: 0.2, 12: 0.2}),
 		"under twice":        stepsWith(300, every(40, 41, 300, 0.039)),
 		"start-up":           stepsWith(300, map[int]float64{1: 0.2, 2: 0.2, 3: 0.2}),
+		// three on a period, but most of its places are fast and most
+		// slow steps are off it
+		"sparse": stepsWith(300, map[int]float64{41: 0.2, 81: 0.2, 121: 0.2, 17: 0.2, 33: 0.2, 59: 0.2, 97: 0.2, 150: 0.2, 212: 0.2}),
 	} {
 		if p := periodicSteps(steps, nil); p != nil {
 			t.Errorf("%s: %+v", name, p)
