@@ -241,6 +241,9 @@ class Agent(Window, Evidence):
         self.loaders = {}  # id(loader) -> info
         self._fwd_handles = []
         self._fwd_depth = threading.local()
+        # outermost forward calls per module (id) until steps lock, and the
+        # module whose calls are the steps (forward step source)
+        self._forward_calls, self.step_module = {}, None
         self._own = threading.local()  # .depth: this thread does the agent's own work (_OwnWork)
         self._grad_forwards = False  # a forward ran with autograd on (see _GRAD_LOCK_THRESHOLD)
         self.progress_path = None
@@ -596,7 +599,7 @@ class Agent(Window, Evidence):
             d = getattr(depth, "d", 0)
             depth.d = d + 1
             if d == 0 and os.getpid() == agent.pid:
-                agent._on_forward()
+                agent._on_forward(module)
 
         def post(module, args, out):
             depth.d = max(0, getattr(depth, "d", 1) - 1)
@@ -740,19 +743,27 @@ class Agent(Window, Evidence):
             self.dl_window_wait += dt
             self.dl_window_batches += 1
 
-    def _on_forward(self):
+    def _on_forward(self, module):
         self.step_counts["forward"] += 1
         if self.step_source is None and self.step_source_req in ("auto", "forward"):
+            calls = self._forward_calls
+            if len(calls) < 64 or id(module) in calls:
+                calls[id(module)] = calls.get(id(module), 0) + 1
             if not self._grad_forwards and safe(lambda: self.torch.is_grad_enabled(), False):
                 self._grad_forwards = True
             need = _GRAD_LOCK_THRESHOLD if self._grad_forwards else _LOCK_THRESHOLD
             if self.step_source_req == "forward" or (
                     self.step_counts["forward"] >= need
                     and self.step_counts["optimizer"] == 0 and self.step_counts["dataloader"] == 0):
+                # A step is one call of the module called most so far (the
+                # first of them on a tie): a program that calls a backbone
+                # and then a head, each outermost, made two steps of every
+                # request, every other one a thousandth of the step.
+                self.step_module = max(calls, key=calls.get)
                 self._lock("forward")
                 self.step_start = time.perf_counter()
                 return
-        if self.step_source == "forward":
+        if self.step_source == "forward" and id(module) == self.step_module:
             self._step()
 
     # -- signals & fork --------------------------------------------------------

@@ -166,6 +166,7 @@ type evidence struct {
 	Final      bool           `json:"final"`
 	StepSource *string        `json:"step_source"`
 	StepCounts map[string]int `json:"step_counts"`
+	StepTimes  [][]any        `json:"step_times"`
 	Exit       struct {
 		Reason string `json:"reason"`
 		Code   *int   `json:"code"`
@@ -402,6 +403,21 @@ func TestInferenceWithoutOptimizerUsesForwardSteps(t *testing.T) {
 		t.Fatalf("lengthened window: %d active steps, windows %+v", n, ev.Profiler.Windows)
 	}
 	checkTrace(t, filepath.Join(r.dir, "trace-rank0.pt.trace.json.gz"), ev.Profiler.ActiveSteps)
+
+	// a backbone then a head, each outermost, per request: one step per
+	// request (its 8 first forwards pass before the steps lock)
+	_, ev = stepsOf(t, "forward", append(small(py), ex(t, "infer_backbone_head.py"), "40")...)
+	last := 0
+	for _, st := range ev.StepTimes {
+		if len(st) > 0 {
+			if n, ok := st[0].(float64); ok {
+				last = max(last, int(n))
+			}
+		}
+	}
+	if ev.StepCounts["forward"] != 80 || last < 30 || last > 40 {
+		t.Errorf("forwards %d, last step %d: want 80 forwards and about 36 steps, one per request", ev.StepCounts["forward"], last)
+	}
 }
 
 // A training loop that calls its module many times before each
