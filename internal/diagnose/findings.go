@@ -323,7 +323,7 @@ func (s *state) findings() {
 				// the Python is torch's own, calling modules whose ops
 				// take less time than it (else the estimate is mostly the
 				// native ops' share, and the ops are not small)
-				change = fmt.Sprintf("most of this Python time (~%.0f%% of the step) is inside nn.Module calls (__call__, hooks, Sequential's loop, each layer's forward), the modules' ops too small to pay for it: torch.compile(model) runs them as one graph; or give each call more work (a larger batch, fewer and wider layers)", pct(in))
+				change = fmt.Sprintf("most of this Python time (~%.0f%% of the step) is inside nn.Module calls (__call__, hooks, Sequential's loop, each layer's forward), the modules' ops too small to pay for it: %s; or give each call more work (a larger batch, fewer and wider layers)", pct(in), s.compileChange("them into one graph"))
 			}
 			s.emit(s.finding("host.python", title, busy*S, s.ev[Host], where, change))
 		}
@@ -461,7 +461,7 @@ func (s *state) tinyOpsFinding() {
 		if fusedOnCPU[optimizerClass(r.Name)] {
 			fix = "fused=True makes it a few ops in all (torch 2.4 and later)"
 		}
-		change = fmt.Sprintf("the optimizer's update (%s, %.0f%% of the step) runs several ops per parameter: %s; for the model's own small ops, torch.compile(model) fuses them and a larger batch gives each op more work", r.Name, pct(per/s.step), fix)
+		change = fmt.Sprintf("the optimizer's update (%s, %.0f%% of the step) runs several ops per parameter: %s; for the model's own small ops: %s, and a larger batch gives each op more work", r.Name, pct(per/s.step), fix, s.compileChange("them"))
 		if o := s.runOptimizer(r.Name); o != nil && o.StepSite != nil {
 			site := Location{Kind: "python", Name: o.StepSite.Func, File: o.StepSite.File, Line: o.StepSite.Line, Note: "calls " + o.Class + ".step()"}
 			where = slices.DeleteFunc(where, func(l Location) bool {
@@ -474,8 +474,33 @@ func (s *state) tinyOpsFinding() {
 			where = slices.Insert(where, 0, site)
 		}
 	}
+	if change == "" && s.compiled() {
+		change = "issue fewer, larger ops: batch the per-layer or per-parameter loop into one op over stacked tensors (torch.stack/cat, bmm, one Linear over the concatenated features), torch._foreach_* ops for a per-parameter update; " + s.compileChange("the small ops")
+	}
 	title := fmt.Sprintf("%.0f ops per step, one per %s of step: the %.0f%% of the step in native ops is per-op framework overhead", t.perStep, units.Duration(t.stepUsPerOp), pct(s.share[Overhead]))
 	s.emit(s.finding("cpu.tiny-ops", title, s.share[Overhead]*s.step, s.ev[Overhead], where, change))
+}
+
+// compileChange proposes torch.compile(model) to fuse what (the ops the
+// model runs), or, when the trace shows the model already runs compiled
+// (its Torch-Compiled Region and CompiledFunction rows), where the rest
+// is: telling a compiled program to compile was no help.
+func (s *state) compileChange(what string) string {
+	if s.compiled() {
+		return "the model already runs under torch.compile: look for graph breaks (TORCH_LOGS=graph_breaks) and compile what runs outside it (the loss, the optimizer step: torch.compile(optimizer.step))"
+	}
+	return "torch.compile(model) fuses " + what
+}
+
+// compiled reports whether the operator table holds torch.compile's
+// regions: the program runs compiled code.
+func (s *state) compiled() bool {
+	if s.in.Ops == nil {
+		return false
+	}
+	return slices.ContainsFunc(s.in.Ops.Rows, func(r rowT) bool {
+		return strings.HasPrefix(r.Name, "Torch-Compiled Region") || r.Name == "CompiledFunction"
+	})
 }
 
 // tinyOptimizerShare: the share of the tiny ops' time an unfused
@@ -947,7 +972,7 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		for _, r := range rest[:min(2, len(rest))] {
 			top = append(top, fmt.Sprintf("%s %.0f%%", r.Name, pct(r.HostSelfUs/total)))
 		}
-		return fmt.Sprintf("; the other %.0f%% (largest: %s): torch.compile(model) fuses elementwise, normalization and softmax ops", pct(1-family/total), strings.Join(top, ", "))
+		return fmt.Sprintf("; the other %.0f%% (largest: %s): %s", pct(1-family/total), strings.Join(top, ", "), s.compileChange("elementwise, normalization and softmax ops"))
 	}
 	switch {
 	case conv/total >= dominant:
@@ -972,7 +997,7 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		return fmt.Sprintf("drawing random numbers (torch.randn/rand/randint/randn_like: aten::normal_, uniform_, random_) takes %.0f%% of the native time: make synthetic inputs once before the loop and reuse them, or draw fresh noise in DataLoader workers (overlapped with the step) or on the accelerator", pct(random/total)),
 			[]Evidence{{"random number ops' share of native op time", pct(random / total), "%", "ops"}}, dropout, total
 	}
-	return "no op family dominates the native time: fuse the many ops with torch.compile(model), or an accelerator", nil, dropout, total
+	return "no op family dominates the native time: " + s.compileChange("the many small ops") + ", or an accelerator", nil, dropout, total
 }
 
 // bf16Advice suggests bf16 autocast where the CPU runs bfloat16 in

@@ -147,6 +147,10 @@ func TestCPUChangeFollowsOps(t *testing.T) {
 		{"a little random", rows(optable.OpRow{Name: "aten::randperm", HostSelfUs: 100}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 900}), "take 90% of the native time and already run in oneDNN/MKL"},
 		// neither family reaches 40%: no conv or matmul advice
 		{"spread", rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 300}, optable.OpRow{Name: "aten::conv2d", HostSelfUs: 300}, optable.OpRow{Name: "aten::mul", HostSelfUs: 500}), "no op family dominates"},
+		// already compiled: no advice to compile
+		{"compiled, spread", rows(optable.OpRow{Name: "Torch-Compiled Region: 0/0", HostSelfUs: 10}, optable.OpRow{Name: "CompiledFunction", HostSelfUs: 20}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 300}, optable.OpRow{Name: "aten::conv2d", HostSelfUs: 300}, optable.OpRow{Name: "aten::mul", HostSelfUs: 500}),
+			"no op family dominates the native time: the model already runs under torch.compile: look for graph breaks"},
+		{"not compiled, spread", rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 300}, optable.OpRow{Name: "aten::conv2d", HostSelfUs: 300}, optable.OpRow{Name: "aten::mul", HostSelfUs: 500}), "no op family dominates the native time: torch.compile(model) fuses the many small ops"},
 		{"small lstm", rows(optable.OpRow{Name: "aten::lstm", HostSelfUs: 300}, optable.OpRow{Name: "aten::conv2d", HostSelfUs: 300}, optable.OpRow{Name: "aten::mul", HostSelfUs: 500}), "no op family dominates"},
 	} {
 		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{Ops: c.ops}}
