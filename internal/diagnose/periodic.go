@@ -215,8 +215,10 @@ func (s *state) periodic() *PeriodicSteps {
 	}
 	p := r.Periodic
 	if len(r.Optimizers) >= 2 {
-		// the step is one optimizer's: a GAN's generator update after
-		// every 5 critic steps made every 5th step slow
+		// the step is one optimizer's: with the step on a GAN's critic
+		// (a window that came before the generator's first step, or an
+		// older agent), the generator's update after every 5 critic steps
+		// made every 5th step slow
 		return nil
 	}
 	if r.Phases != nil {

@@ -223,6 +223,7 @@ class Agent(Window, Evidence):
         self.step_source = None
         self.step_counts = {"optimizer": 0, "dataloader": 0, "forward": 0}
         self.first_optimizer = None
+        self._stepped_optimizers = set()  # ids of the optimizers seen stepping
         self.optimizers = {}  # id -> _optimizer_params, at the first step of each
         self.first_loader = None
         self.step_thread = None
@@ -643,6 +644,16 @@ class Agent(Window, Evidence):
             self._lock("optimizer")
             self.step_start = time.perf_counter()
             return
+        if self.step_source == "optimizer" and id(opt) != self.first_optimizer and not self.in_window \
+                and self.window_index == 0 and not self.window_steps and self.steps >= 2 \
+                and id(opt) not in self._stepped_optimizers:
+            # A second optimizer's first step after the first one stepped 3
+            # times or more: the first is an inner loop (a GAN's critic,
+            # stepped 5 times per generator step), and an iteration ends
+            # with this one. Before the window only, so that it records
+            # iterations.
+            self.first_optimizer = id(opt)
+        self._stepped_optimizers.add(id(opt))
         if self.step_source == "optimizer" and id(opt) == self.first_optimizer:
             self._step()
 

@@ -407,15 +407,7 @@ func TestInferenceWithoutOptimizerUsesForwardSteps(t *testing.T) {
 	// a backbone then a head, each outermost, per request: one step per
 	// request (its 8 first forwards pass before the steps lock)
 	_, ev = stepsOf(t, "forward", append(small(py), ex(t, "infer_backbone_head.py"), "40")...)
-	last := 0
-	for _, st := range ev.StepTimes {
-		if len(st) > 0 {
-			if n, ok := st[0].(float64); ok {
-				last = max(last, int(n))
-			}
-		}
-	}
-	if ev.StepCounts["forward"] != 80 || last < 30 || last > 40 {
+	if last := lastStep(ev); ev.StepCounts["forward"] != 80 || last < 30 || last > 40 {
 		t.Errorf("forwards %d, last step %d: want 80 forwards and about 36 steps, one per request", ev.StepCounts["forward"], last)
 	}
 }
@@ -428,6 +420,30 @@ func TestTrainingForwardsAreNotSteps(t *testing.T) {
 	if _, ev := stepsOf(t, "optimizer", append(small(py), ex(t, "rnn_cell_train.py"), "12")...); ev.StepCounts["optimizer"] != 12 {
 		t.Fatalf("step counts %v: want the optimizer's 12 steps", ev.StepCounts)
 	}
+}
+
+// A GAN with 5 critic steps per generator step: the generator's step,
+// which ends an iteration, makes the steps (the critic's first 3 steps
+// come before it is seen).
+func TestCriticStepsAreNotIterations(t *testing.T) {
+	py := torchPython(t)
+	_, ev := stepsOf(t, "optimizer", "--python", py, ex(t, "gan_critic.py"), "30") // the default window starts after the switch
+	if ev.StepCounts["optimizer"] != 180 || lastStep(ev) < 28 || lastStep(ev) > 34 {
+		t.Errorf("optimizer steps %d, last step %d: want 180 and about 33, one per iteration", ev.StepCounts["optimizer"], lastStep(ev))
+	}
+}
+
+// lastStep is the number of the last step the evidence timed.
+func lastStep(ev evidence) int {
+	last := 0
+	for _, st := range ev.StepTimes {
+		if len(st) > 0 {
+			if n, ok := st[0].(float64); ok {
+				last = max(last, int(n))
+			}
+		}
+	}
+	return last
 }
 
 // stepsOf runs bottleneck with args and returns the run and its evidence,
