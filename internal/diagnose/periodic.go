@@ -228,9 +228,13 @@ func (s *state) periodic() *PeriodicSteps {
 		}
 	}
 	for _, l := range r.Loaders {
-		if l.Iterators >= 2 && l.Batches > 0 {
+		// an epoch's start that starts worker processes again; without
+		// workers, or with persistent ones, what the epoch's end does (an
+		// evaluation pass) is the periodic work
+		restarts := l.NumWorkers != nil && *l.NumWorkers > 0 && (l.PersistentWorkers == nil || !*l.PersistentWorkers)
+		if restarts && l.Iterators >= 2 && l.Batches > 0 {
 			if per := float64(l.Batches) / float64(l.Iterators); math.Abs(per-float64(p.Every)) <= 1 {
-				return nil // an epoch's start
+				return nil // input.loader's
 			}
 		}
 	}

@@ -86,6 +86,7 @@ func TestPeriodicFinding(t *testing.T) {
 	periodic := periodicSteps(stepsWith(300, every(40, 41, 300, 0.4)), nil)
 	ioLines := []Line{{File: "/w/train.py", Line: 13, Func: "<module>", Pct: 20}}
 	evalLines := []OffStepLine{{Line{File: "/w/train.py", Line: 20, Func: "<module>", Pct: 18}, OffStepEval}}
+	two, zero, no := 2, 0, false
 	for _, c := range []struct {
 		name            string
 		run             RunEvidence
@@ -100,7 +101,10 @@ func TestPeriodicFinding(t *testing.T) {
 		{"unknown", RunEvidence{Periodic: periodic, Python: &PythonEvidence{RunIOShare: 0.01, RunIOLines: ioLines}},
 			"(steps 41, 81, 121, 161, ...)", "record one with bottleneck run --skip-first 38 --warmup 1 --active 2 (steps 40-41)", ""},
 		// silent: a DataLoader's epochs of 40 batches restart its workers
-		{"epochs", RunEvidence{Periodic: periodic, Loaders: []Loader{{Batches: 280, Iterators: 7}}}, "", "", ""},
+		{"epochs", RunEvidence{Periodic: periodic, Loaders: []Loader{{Batches: 280, Iterators: 7, NumWorkers: &two, PersistentWorkers: &no}}}, "", "", ""},
+		// but not without workers: the epoch's end (an evaluation) is the work
+		{"epochs without workers", RunEvidence{Periodic: periodic, Loaders: []Loader{{Batches: 280, Iterators: 7, NumWorkers: &zero}},
+			Python: &PythonEvidence{OffStepShare: 0.18, OffStep: evalLines}}, "in " + OffStepEval, "every 40 steps at train.py:20", ""},
 		// silent: Lightning's validation phases hold the time
 		{"validation", RunEvidence{Periodic: periodic, Phases: &rundir.FrameworkPhases{Framework: "lightning", WallS: 10,
 			Phases: []rundir.Phase{{Name: "validation_step", SelfS: 2.5}}}}, "", "", ""},

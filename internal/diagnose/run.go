@@ -17,7 +17,9 @@ type RunEvidence struct {
 	Tag  string `json:"tag"`
 	Rank int    `json:"rank"`
 	// WindowStepS is the mean step of the recorded window (seconds);
-	// DataLoaderWaitS the mean DataLoader wait per window step.
+	// DataLoaderWaitS the mean DataLoader wait per window step; both
+	// leave out the window's steps over twice its median, as the trace's
+	// analyses do.
 	WindowStepS float64 `json:"window_step_s"`
 	// OutsideStepS is the median step outside the recorded window, after
 	// the first steps (0 when too few): the steps without the profiler;
@@ -572,20 +574,27 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 	r := &RunEvidence{Tag: pr.Tag}
 	r.Rank, _ = rundir.Rank(pr.Tag)
 	if ev := pr.Evidence; ev != nil {
+		steps := ev.StepSeries()
+		r.OutsideStepS, r.WindowMedianS = stepMedians(steps)
+		// the window's steps as the trace's analyses take them: without
+		// those over twice its median (an evaluation at an epoch's end
+		// made the DataLoader wait per step 1.05 ms, the trace's 361 µs)
 		var sum, wait float64
-		var syncs int
+		var syncs, n int
 		for _, w := range ev.WindowSteps {
+			if r.WindowMedianS > 0 && w.DurationS > 2*r.WindowMedianS {
+				continue
+			}
 			sum += w.DurationS
 			wait += w.DataLoaderWaitS
 			syncs += w.Syncs
+			n++
 		}
-		if n := len(ev.WindowSteps); n > 0 {
+		if n > 0 {
 			r.WindowStepS = sum / float64(n)
 			r.DataLoaderWaitS = wait / float64(n)
 			r.SyncsPerStep = float64(syncs) / float64(n)
 		}
-		steps := ev.StepSeries()
-		r.OutsideStepS, r.WindowMedianS = stepMedians(steps)
 		r.WindowOutlierShare = outlierShare(steps, r.WindowMedianS)
 		r.SettledStep = settledStep(steps)
 		r.Slowing = stepGrowth(steps)
