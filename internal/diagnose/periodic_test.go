@@ -139,3 +139,26 @@ func TestPeriodicFinding(t *testing.T) {
 		})
 	}
 }
+
+// The agent's window means leave out the window's steps over twice its
+// median, as the trace's analyses do: an evaluation at an epoch's end in
+// one window step made the DataLoader wait per step three times the
+// trace's.
+func TestWindowMeansLeaveOutOutliers(t *testing.T) {
+	ev := &rundir.Evidence{}
+	for i := 1; i <= 20; i++ {
+		d, wait := 0.002, 0.0005
+		if i == 12 {
+			d, wait = 0.060, 0.020 // the evaluation's 20 batches
+		}
+		in := i >= 8 && i <= 15
+		ev.StepTimes = append(ev.StepTimes, []any{float64(i), float64(i) * 0.01, d, in})
+		if in {
+			ev.WindowSteps = append(ev.WindowSteps, rundir.WindowStep{Step: i, DurationS: d, DataLoaderWaitS: wait, Syncs: 1})
+		}
+	}
+	r := FromProcess(&rundir.ProcessFiles{Tag: "rank0", Evidence: ev})
+	if math.Abs(r.WindowStepS-0.002) > 1e-12 || math.Abs(r.DataLoaderWaitS-0.0005) > 1e-12 || r.SyncsPerStep != 1 {
+		t.Errorf("window step %v, wait %v, syncs %v: want 2 ms, 0.5 ms, 1", r.WindowStepS, r.DataLoaderWaitS, r.SyncsPerStep)
+	}
+}
