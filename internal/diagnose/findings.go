@@ -319,11 +319,18 @@ func (s *state) findings() {
 				change = fmt.Sprintf("the hottest line, %s:%d (%.0f%% of the main thread's samples), builds a tensor from Python lists, which torch.tensor converts one element at a time (a 64 x 256 batch of floats: 1.8 ms here, 0.24 ms through NumPy): build a NumPy array (np.asarray(rows, dtype=np.float32)) and torch.from_numpy it, or build the batches in DataLoader workers; ",
 					filepath.Base(l.File), l.Line, l.Pct) + strings.TrimPrefix(strings.TrimPrefix(change, "take the Python work out of the step: "), "take Python work out of the step ")
 			}
-			if in := s.pythonInModules(); in >= s.p.ModuleOverhead*busy && busy >= s.share[CPUCompute] {
+			switch in := s.pythonInModules(); {
+			case in < s.p.ModuleOverhead*busy:
+			case busy >= s.share[CPUCompute]:
 				// the Python is torch's own, calling modules whose ops
-				// take less time than it (else the estimate is mostly the
-				// native ops' share, and the ops are not small)
+				// take less time than it
 				change = fmt.Sprintf("most of this Python time (~%.0f%% of the step) is inside nn.Module calls (__call__, hooks, Sequential's loop, each layer's forward), the modules' ops too small to pay for it: %s; or give each call more work (a larger batch, fewer and wider layers)", pct(in), s.compileChange("them into one graph"))
+			default:
+				// the modules' own Python beside larger ops: no DataLoader
+				// or vectorising of the program's code touches it (batch-1
+				// inference of a small transformer: 36% Python, 64% ops,
+				// got "move it into a Dataset loaded by DataLoader workers")
+				change = fmt.Sprintf("most of this Python time (~%.0f%% of the step) runs inside nn.Module calls (__call__, hooks, each layer's forward code), beside the ops it calls: %s; a larger batch makes it a smaller share of the step", pct(in), s.compileChange("them into one graph"))
 			}
 			s.emit(s.finding("host.python", title, busy*S, s.ev[Host], where, change))
 		}
