@@ -168,10 +168,17 @@ class Sampler(object):
         self._stop.set()
         if self._thread is not None and self._thread != threading.get_ident():
             self._exited.wait(2.0)
-        if self._thread is not None and sys.getswitchinterval() == self.switch_interval:
-            set_switch_interval(self.program_switch_interval)
+        if self._thread is not None:
+            self.restore_switch_interval()
         if self.end is None:
             self.end = time.time()
+
+    def restore_switch_interval(self):
+        """Put back the program's switch interval, unless the program has
+        set one of its own since (also in a forked child, which the
+        sampler does not sample)."""
+        if sys.getswitchinterval() == self.switch_interval:
+            set_switch_interval(self.program_switch_interval)
 
     def rel(self):
         return time.perf_counter() - self._t0

@@ -131,6 +131,16 @@ class SamplerTest(unittest.TestCase):
         true = spent["spin"] / (spent["spin"] + spent["nap"])
         self.assertGreater(share, 0.5 * true, (counts, true))
 
+    def test_switch_interval_restored_unless_the_program_set_one(self):
+        s = S.Sampler(0.01)
+        s.start_thread()
+        s.restore_switch_interval()  # as in a forked child
+        self.assertAlmostEqual(sys.getswitchinterval(), 0.005)
+        sys.setswitchinterval(0.003)  # the program's own, later
+        s.stop()
+        self.assertAlmostEqual(sys.getswitchinterval(), 0.003)
+        sys.setswitchinterval(0.005)
+
     def test_program_switch_interval_is_kept(self):
         # a smaller one than the sampler's, which CPython reads back as
         # 0.000199999... (whole microseconds, truncated)
