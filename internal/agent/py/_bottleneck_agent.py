@@ -782,8 +782,6 @@ class Agent(Window, Evidence):
         # forked children (DataLoader workers, pools) are never profiled:
         # the sampler thread does not exist there, and every hook checks pid
         self.finished = True
-        if getattr(self, "sampler", None) is not None:
-            self.sampler.restore_switch_interval()
         if self.kineto_started:
             self._record_child_exit()
             atexit.register(_exit_forked_child, self)

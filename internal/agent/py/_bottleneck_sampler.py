@@ -27,19 +27,6 @@ AGENT_FILES = frozenset(os.path.join(_HERE, n) for n in os.listdir(_HERE) if n.e
 # module initialisation: python/cpython#111363).
 SAMPLING_PAUSED = [0]
 
-# The switch interval while the sampler runs. A thread that wants the GIL
-# waits up to the switch interval (5 ms by default) before the holder is
-# asked to drop it, but gets it at once when the holder releases it itself,
-# as a torch op or file I/O does. With 5 ms the sampler's ticks that fall in
-# Python code shorter than that all landed on the next GIL-releasing call:
-# a loop of 4 ms of Python then a torch.save sampled 0% Python (true 71%),
-# and a list comprehension featurising the batch was reported at the
-# torch.tensor line after it. With 0.5 ms: 66% (true 71%). The program's
-# other threads, when they contend for the GIL, take turns 0.5 ms apart
-# instead of 5 ms; a value the program sets itself is kept.
-SWITCH_INTERVAL = 0.0005
-
-
 def set_switch_interval(s):
     """sys.setswitchinterval(s) such that sys.getswitchinterval() reads s
     back: CPython keeps whole microseconds, truncated, so setting what it
@@ -136,7 +123,6 @@ class Sampler(object):
         self.lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = None
-        self.program_switch_interval = self.switch_interval = sys.getswitchinterval()
         self.sampling_cost = 0.0
         self.on_tick = None  # called from the sampler thread about every second
         self.after_sample = None  # called from the sampler thread after every sample
@@ -152,10 +138,6 @@ class Sampler(object):
         # daemon thread, it does not hold up the interpreter's exit.
         import _thread
         self._exited = threading.Event()
-        self.program_switch_interval = sys.getswitchinterval()
-        if self.program_switch_interval > SWITCH_INTERVAL:
-            set_switch_interval(SWITCH_INTERVAL)
-        self.switch_interval = sys.getswitchinterval()
         self._thread = _thread.start_new_thread(self._run_until_stopped, ())
 
     def _run_until_stopped(self):
@@ -168,17 +150,8 @@ class Sampler(object):
         self._stop.set()
         if self._thread is not None and self._thread != threading.get_ident():
             self._exited.wait(2.0)
-        if self._thread is not None:
-            self.restore_switch_interval()
         if self.end is None:
             self.end = time.time()
-
-    def restore_switch_interval(self):
-        """Put back the program's switch interval, unless the program has
-        set one of its own since (also in a forked child, which the
-        sampler does not sample)."""
-        if sys.getswitchinterval() == self.switch_interval:
-            set_switch_interval(self.program_switch_interval)
 
     def rel(self):
         return time.perf_counter() - self._t0
@@ -436,7 +409,6 @@ class Sampler(object):
                 "window_samples": self.window_samples,
                 "windows": windows,
                 "sampling_cost_s": self.sampling_cost,
-                "switch_interval_s": self.switch_interval,
                 "agent_work_samples": self.agent_samples,
                 "import_paused_samples": self.paused_samples,
                 "cpu_clock": self._cpu_clock,

@@ -15,16 +15,6 @@ sys.path.insert(0, os.path.dirname(HERE))
 import _bottleneck_sampler as S  # noqa: E402
 
 
-def spin():
-    t = time.perf_counter()
-    while time.perf_counter() - t < 0.003:
-        pass
-
-
-def nap():
-    time.sleep(0.0015)
-
-
 def busy_leaf(stop):
     while not stop.is_set():
         sum(range(100))
@@ -103,53 +93,16 @@ class SamplerTest(unittest.TestCase):
         for th in d["threads"]:
             self.assertFalse(th["name"].startswith("bottleneck-"), th)
 
-    def test_python_before_a_gil_release_keeps_its_samples(self):
-        # 3 ms of Python, then a call that releases the GIL (a sleep, as a
-        # torch op or file I/O does): with Python's 5 ms switch interval
-        # the sampler waited out the Python and every tick landed on the
-        # sleep (measured: 0% of 67%).
-        s = S.Sampler(0.005)
-        s.start_thread()
-        self.assertAlmostEqual(sys.getswitchinterval(), S.SWITCH_INTERVAL)
-        spent = {"spin": 0.0, "nap": 0.0}
-        end = time.perf_counter() + 1.5
-        while time.perf_counter() < end:
-            for f in (spin, nap):
-                t = time.perf_counter()
-                f()
-                spent[f.__name__] += time.perf_counter() - t
-        s.stop()
-        self.assertAlmostEqual(sys.getswitchinterval(), 0.005, msg="the program's switch interval is restored")
-        d = s.to_json()
-        self.assertAlmostEqual(d["switch_interval_s"], S.SWITCH_INTERVAL)
-        counts = {"spin": 0, "nap": 0}
-        for st in d["stacks"]:
-            fn = d["frames"][st["frames"][-1]]["func"] if st["frames"] else ""
-            if fn in counts:
-                counts[fn] += st["count"]
-        share = counts["spin"] / max(1, sum(counts.values()))
-        true = spent["spin"] / (spent["spin"] + spent["nap"])
-        self.assertGreater(share, 0.5 * true, (counts, true))
-
-    def test_switch_interval_restored_unless_the_program_set_one(self):
-        s = S.Sampler(0.01)
-        s.start_thread()
-        s.restore_switch_interval()  # as in a forked child
-        self.assertAlmostEqual(sys.getswitchinterval(), 0.005)
-        sys.setswitchinterval(0.003)  # the program's own, later
-        s.stop()
-        self.assertAlmostEqual(sys.getswitchinterval(), 0.003)
-        sys.setswitchinterval(0.005)
-
     def test_program_switch_interval_is_kept(self):
-        # a smaller one than the sampler's, which CPython reads back as
-        # 0.000199999... (whole microseconds, truncated)
+        # one that CPython reads back as 0.000199999... (whole
+        # microseconds, truncated): every sample raises the interval and
+        # puts it back, and putting back what it read lost a microsecond
+        # each time
         sys.setswitchinterval(0.0002)
         try:
             s = S.Sampler(0.002)
             s.start_thread()
-            self.assertAlmostEqual(sys.getswitchinterval(), 0.0002)
-            time.sleep(0.1)  # samples, each of which raises it and puts it back
+            time.sleep(0.1)
             s.stop()
             self.assertGreater(s.samples, 5)
             self.assertAlmostEqual(sys.getswitchinterval(), 0.0002)
