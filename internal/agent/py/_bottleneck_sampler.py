@@ -27,6 +27,7 @@ AGENT_FILES = frozenset(os.path.join(_HERE, n) for n in os.listdir(_HERE) if n.e
 # module initialisation: python/cpython#111363).
 SAMPLING_PAUSED = [0]
 
+
 def set_switch_interval(s):
     """sys.setswitchinterval(s) such that sys.getswitchinterval() reads s
     back: CPython keeps whole microseconds, truncated, so setting what it
