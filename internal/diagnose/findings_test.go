@@ -647,10 +647,12 @@ func TestBlockedChange(t *testing.T) {
 // validation far beyond its share fires, with advice for the framework;
 // a small share, a run without training steps and a run without phases
 // stay silent.
+// phases is run evidence with a framework's phases over wall seconds.
+func phases(fw string, wall float64, ph ...rundir.Phase) *RunEvidence {
+	return &RunEvidence{Phases: &rundir.FrameworkPhases{Framework: fw, WallS: wall, Phases: ph}}
+}
+
 func TestValidationFinding(t *testing.T) {
-	phases := func(fw string, wall float64, ph ...rundir.Phase) *RunEvidence {
-		return &RunEvidence{Phases: &rundir.FrameworkPhases{Framework: fw, WallS: wall, Phases: ph}}
-	}
 	train := rundir.Phase{Name: "[Strategy]SingleDeviceStrategy.training_step", Calls: 16, SelfS: 0.1}
 	loader := rundir.Phase{Name: "[_TrainingEpochLoop].train_dataloader_next", Calls: 16, SelfS: 0.5}
 	valNext := rundir.Phase{Name: "[_EvaluationLoop].val_next", Calls: 8, SelfS: 0.5}
@@ -681,9 +683,6 @@ func TestValidationFinding(t *testing.T) {
 // on_save_checkpoint hooks inside it do not count, and a small share
 // stays silent.
 func TestCheckpointFinding(t *testing.T) {
-	phases := func(fw string, wall float64, ph ...rundir.Phase) *RunEvidence {
-		return &RunEvidence{Phases: &rundir.FrameworkPhases{Framework: fw, WallS: wall, Phases: ph}}
-	}
 	train := rundir.Phase{Name: "[Strategy]SingleDeviceStrategy.training_step", Calls: 200, SelfS: 0.9}
 	save := rundir.Phase{Name: "save_checkpoint", Calls: 10, SelfS: 3.84}
 	hook := rundir.Phase{Name: "[LightningModule]M.on_save_checkpoint", Calls: 10, SelfS: 0.01}
