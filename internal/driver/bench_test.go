@@ -29,7 +29,7 @@ func BenchmarkAnalyze(b *testing.B) {
 			b.Fatal(err, res.Failures)
 		}
 		read := time.Since(start)
-		r := Build(res, read, Options{Rank: -1})
+		r := Build(res, read, DefaultOptions())
 		b.SetBytes(r.BytesRead)
 		b.ReportMetric(read.Seconds(), "read-s/op")
 	}

