@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -131,52 +132,47 @@ func analyzeTrace(t *trace.Trace, o Options, ranksRead int) report.TraceReport {
 		idleOpts = idle.Options{DropLastStep: true, HTARounding: true}
 		launchOpts = launch.Options{DropLastStep: true, HTARounding: true}
 	}
-	// The window check comes first: it decides which steps the step
-	// breakdown (and so the verdict) averages over.
-	tr.Window = window.Check(t, window.Options{})
-	bopts := breakdown.Options{Definition: def}
-	gopts := gpu.Options{Definition: def}
+	// The window check decides which steps the step breakdown (and so the
+	// verdict), the GPU summary, the tables and the critical path use.
+	var bopts breakdown.Options
+	var gopts gpu.Options
 	table := o.Table
-	if def != "tb" {
-		bopts.Exclude = tr.Window.Excluded()
-		gopts.Exclude = bopts.Exclude
-		if !table.StepFilter {
-			table.StepFilter, table.FirstStep, table.LastStep = usedRange(t, tr.Window)
+	checkWindow := func() {
+		tr.Window = window.Check(t, window.Options{})
+		bopts = breakdown.Options{Definition: def}
+		gopts = gpu.Options{Definition: def}
+		if def != "tb" {
+			bopts.Exclude = tr.Window.Excluded()
+			gopts.Exclude = bopts.Exclude
+			if !table.StepFilter {
+				table.StepFilter, table.FirstStep, table.LastStep = usedRange(t, tr.Window)
+			}
 		}
 	}
-	// Two at a time: each analysis allocates per-event scratch, and running
-	// all at once would multiply peak memory for no gain on two cores.
 	// Costliest first (by CPU on the benchmark corpus): the critical path
 	// is ~40% of the analyses, and started last it ran alone at the end.
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 2)
-	for _, analysis := range []func(){
-		func() { tr.CritPath = critpath.Compute(t, critpath.Options{Instance: firstUsedStep(t, tr.Window)}) },
-		func() {
+	// Those that need no window run beside the window check, those that
+	// need no name classes first (the check builds them).
+	runAnalyses([]analysis{
+		{afterWindow, func() { tr.CritPath = critpath.Compute(t, critpath.Options{Instance: firstUsedStep(t, tr.Window)}) }},
+		{afterWindow, func() {
 			var err error
 			tr.Breakdown, err = breakdown.Compute(t, bopts)
 			fail("step_breakdown", err)
 			gopts.Breakdown = tr.Breakdown // the GPU window is the breakdown's steps
 			tr.GPU, err = gpu.Compute(t, gopts)
 			fail("gpu", err)
-		},
-		func() { tr.Launch = launch.Compute(t, launchOpts) },
-		func() { tr.Flops = flops.Compute(t) },
-		func() { tr.Regions = regions.Compute(t) },
-		func() { tr.Memory = memory.Compute(t) },
-		func() { tr.Ops = optable.Ops(t, table) },
-		func() { tr.Input = input.Compute(t) },
-		func() { tr.Kernels = optable.Kernels(t, table) },
-		func() { tr.Syncs = syncs.Compute(t, syncs.Options{}) },
-		func() { tr.Idle = idle.Compute(t, idleOpts) },
-	} {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			analysis()
-		})
-	}
-	wg.Wait()
+		}},
+		{anytime, func() { tr.Launch = launch.Compute(t, launchOpts) }},
+		{anytime, func() { tr.Flops = flops.Compute(t) }},
+		{anytime, func() { tr.Regions = regions.Compute(t) }},
+		{anytime, func() { tr.Memory = memory.Compute(t) }},
+		{afterWindow, func() { tr.Ops = optable.Ops(t, table) }},
+		{anytime, func() { tr.Input = input.Compute(t) }},
+		{afterWindow, func() { tr.Kernels = optable.Kernels(t, table) }},
+		{anytime, func() { tr.Syncs = syncs.Compute(t, syncs.Options{}) }},
+		{anytime, func() { tr.Idle = idle.Compute(t, idleOpts) }},
+	}, checkWindow)
 	if tr.Flops != nil {
 		tr.Flops.SetStep(tr.Breakdown) // MFU needs the averaged steps
 	}
@@ -190,6 +186,64 @@ func analyzeTrace(t *trace.Trace, o Options, ranksRead int) report.TraceReport {
 	}
 	tr.Diagnosis = diagnose.Compute(in)
 	return tr
+}
+
+type analysis struct {
+	when int // anytime or afterWindow
+	run  func()
+}
+
+const (
+	anytime = iota
+	afterWindow
+)
+
+// runAnalyses runs checkWindow and then the analyses, in their order as
+// far as their needs allow, two at a time: each allocates per-event
+// scratch, and running all at once would multiply peak memory for no gain
+// on two cores. The analyses only read the trace.
+func runAnalyses(todo []analysis, checkWindow func()) {
+	var mu sync.Mutex
+	windowDone := make(chan struct{})
+	// next removes and returns the first analysis that can run now; with
+	// none, wait reports whether one will once the window is checked.
+	next := func() (run func(), wait bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		select {
+		case <-windowDone:
+		default:
+			wait = true
+		}
+		for i, a := range todo {
+			if a.when == anytime || !wait {
+				todo = slices.Delete(todo, i, i+1)
+				return a.run, false
+			}
+		}
+		return nil, wait && len(todo) > 0
+	}
+	lane := func() {
+		for {
+			run, wait := next()
+			switch {
+			case run != nil:
+				run()
+			case wait:
+				<-windowDone
+			default:
+				return
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		checkWindow()
+		close(windowDone)
+		lane()
+	})
+	wg.Go(lane)
+	wg.Wait()
 }
 
 // usedRange restricts the operator and kernel tables to the steps the

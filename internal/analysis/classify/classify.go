@@ -15,7 +15,9 @@
 package classify
 
 import (
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/kernels"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
@@ -91,11 +93,20 @@ func newTable(t *trace.Trace) *Table {
 		}
 	}
 	tb := &Table{flags: make([]Flag, t.NumStrings())}
-	for id, s := range seen {
-		if s != 0 {
-			tb.flags[id] = of(t.Str(trace.StrID(id)), s&device != 0)
-		}
+	// On every core: a trace can hold a million distinct op names (50 ms
+	// on one core), and the window check waits for the table.
+	var wg sync.WaitGroup
+	per := len(seen)/runtime.GOMAXPROCS(0) + 1
+	for lo := 0; lo < len(seen); lo += per {
+		wg.Go(func() {
+			for id := lo; id < min(lo+per, len(seen)); id++ {
+				if seen[id] != 0 {
+					tb.flags[id] = of(t.Str(trace.StrID(id)), seen[id]&device != 0)
+				}
+			}
+		})
 	}
+	wg.Wait()
 	return tb
 }
 
