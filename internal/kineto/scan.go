@@ -255,8 +255,9 @@ func (w *window) cutSpace() {
 	w.removable(max(k+1, w.lock), w.end, 0)
 }
 
-// isSpace and strStop are lookup tables for the two innermost loops.
-var isSpace, strStop [256]bool
+// isSpace, strStop and wordStop are lookup tables for the innermost
+// loops.
+var isSpace, strStop, wordStop [256]bool
 
 func init() {
 	for _, c := range " \n\r\t" {
@@ -264,6 +265,7 @@ func init() {
 	}
 	for c := range 256 {
 		strStop[c] = c == '"' || c == '\\' || c < 0x20 || c >= 0x80
+		wordStop[c] = isDelim(byte(c)) || c == '"' || c == '{' || c == '['
 	}
 }
 
@@ -621,21 +623,16 @@ func appendValidUTF8(dst, b []byte) []byte {
 // the next delimiter. One longer than maxString is damage.
 func (s *scanner) word() []byte {
 	start := s.pos
-	for {
-		if s.pos >= s.end {
-			if s.eof && s.pos > start {
-				break
-			}
-			if s.pos-start > maxString {
-				s.wordTooLong(start)
-			}
-			panic(errNeedMore)
+	buf, pos := s.buf[:s.end], s.pos
+	for pos < len(buf) && !wordStop[buf[pos]] {
+		pos++
+	}
+	s.pos = pos
+	if pos >= len(buf) && !(s.eof && pos > start) {
+		if pos-start > maxString {
+			s.wordTooLong(start)
 		}
-		c := s.buf[s.pos]
-		if isDelim(c) || c == '"' || c == '{' || c == '[' {
-			break
-		}
-		s.pos++
+		panic(errNeedMore)
 	}
 	if s.pos == start {
 		s.fail("expected a value, found " + describe(s.buf[s.pos]))
@@ -780,6 +777,19 @@ func validNumber(w []byte) bool {
 // valid until the next string is read.
 func (s *scanner) key() []byte {
 	s.ws()
+	// Fast path: a key of printable ASCII with the colon right after it,
+	// as every writer of traces puts it.
+	if buf, start := s.buf[:s.end], s.pos+1; start < len(buf) && buf[start-1] == '"' {
+		end := start
+		for end < len(buf) && !strStop[buf[end]] {
+			end++
+		}
+		if end+1 < len(buf) && buf[end] == '"' && buf[end+1] == ':' && end-start <= maxString {
+			s.pos = end + 2
+			s.ws()
+			return buf[start:end]
+		}
+	}
 	k := s.str()
 	s.ws()
 	s.expect(':')
