@@ -289,3 +289,64 @@ func TestDistinctNamesStopAtTheMemoryLimit(t *testing.T) {
 		}
 	}
 }
+
+// simpleArrays are args values for skipSimpleArray, the fast path of
+// skip: PyTorch's shapes and type lists, and near misses that it must
+// leave to skip (fractions, leading zeros, missing or extra commas,
+// escapes, non-ASCII text, deep nesting, a quote inside a string).
+var simpleArrays = []string{
+	`[[768, 1], []]`, `["c10::BFloat16", "Scalar"]`, `[ [ ] ]`, `[-0, -12, 0]`, "[\n 1,\t2\r]",
+	`[1, 2.5]`, `[1e5]`, `[01]`, `[1,]`, `[,1]`, `[1 2]`, `[-]`, `["a" "b"]`, `["x\"y"]`, `["é"]`,
+	`["a"b", 1]`, `[[[[[[[[[[1]]]]]]]]]]`, `[true, null]`, `[{"k": 1}]`, `[1, N/A]`, `[1]]`, `[[1]`,
+}
+
+// checkFastPaths reads input with the scanner's fast paths and without:
+// the models, problems and their offsets included, must be the same.
+func checkFastPaths(t testing.TB, name string, input []byte) {
+	t.Helper()
+	fast, err1 := Read(bytes.NewReader(input), name, Options{Workers: 1})
+	fastPaths = false
+	defer func() { fastPaths = true }()
+	slow, err2 := Read(bytes.NewReader(input), name, Options{Workers: 1})
+	want, got := "error "+fmt.Sprint(err2), "error "+fmt.Sprint(err1)
+	if err2 == nil {
+		want = dump(slow)
+	}
+	if err1 == nil {
+		got = dump(fast)
+	}
+	if got != want {
+		t.Errorf("%s: the fast paths read it differently:\n%s", name, diff(want, got))
+	}
+}
+
+// The fast paths read exactly what the general paths read: simple arrays
+// as an arg kept and as a member skipped, and the test traces.
+func TestFastPaths(t *testing.T) {
+	for _, a := range simpleArrays {
+		input := `{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 1, "args": {"dims": ` + a +
+			`}, "junk": ` + a + `}, {"ph": "X", "name": "b", "ts": 2, "dur": 1}]}`
+		checkFastPaths(t, a, []byte(input))
+	}
+	files, _ := filepath.Glob("testdata/*.txtar")
+	for _, file := range files {
+		data, _ := os.ReadFile(file)
+		for _, s := range parseTxtar(string(data)) {
+			if s.name == "trace.json" {
+				checkFastPaths(t, filepath.Base(file), []byte(s.body))
+			}
+		}
+	}
+}
+
+// FuzzFastPaths checks that the scanner's fast paths (keys, simple
+// arrays) read what the general paths read.
+func FuzzFastPaths(f *testing.F) {
+	for _, a := range simpleArrays {
+		f.Add([]byte(`[{"ph": "X", "name": "a", "ts": 1, "args": {"dims": ` + a + `}}]`))
+	}
+	for _, input := range cutCases {
+		f.Add([]byte(input))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkFastPaths(t, "fuzz", data) })
+}

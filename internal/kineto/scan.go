@@ -73,6 +73,11 @@ func sizeText(n int) string {
 	return strconv.Itoa(n) + " bytes"
 }
 
+// fastPaths enables the scanner's shortcuts for the common case (keys,
+// simple arrays); tests turn them off to check that they read what the
+// general paths read.
+var fastPaths = true
+
 // minCut is the shortest stretch worth dropping from the window; tests
 // lower it.
 var minCut = 256
@@ -779,7 +784,7 @@ func (s *scanner) key() []byte {
 	s.ws()
 	// Fast path: a key of printable ASCII with the colon right after it,
 	// as every writer of traces puts it.
-	if buf, start := s.buf[:s.end], s.pos+1; start < len(buf) && buf[start-1] == '"' {
+	if buf, start := s.buf[:s.end], s.pos+1; fastPaths && start < len(buf) && buf[start-1] == '"' {
 		end := start
 		for end < len(buf) && !strStop[buf[end]] {
 			end++
@@ -812,6 +817,67 @@ func (s *scanner) more(closer byte, what string) bool {
 	return false
 }
 
+// skipSimpleArray passes over an array at pos, if the window holds it
+// whole, it is shorter than minCut (so skip would mark nothing removable)
+// and it holds only arrays, integers and strings of printable ASCII
+// without escapes, well formed: the shapes, strides and type names of
+// PyTorch's op args. It reports whether it did; otherwise it has changed
+// nothing, and skip reads the value with all its checks.
+func (s *scanner) skipSimpleArray() bool {
+	const (
+		valueOrClose = iota // after '['
+		value               // after ','
+		commaOrClose        // after a value
+	)
+	buf := s.buf[:min(s.end, s.pos+minCut)]
+	depth, state := 0, valueOrClose
+	for i := s.pos; i < len(buf); i++ {
+		switch c := buf[i]; {
+		case isSpace[c]:
+		case c == '[' && state != commaOrClose:
+			if depth++; depth > 8 {
+				return false
+			}
+			state = valueOrClose
+		case c == ']' && state != value:
+			if depth--; depth == 0 {
+				s.pos = i + 1
+				return true
+			}
+			state = commaOrClose
+		case c == ',' && state == commaOrClose:
+			state = value
+		case state == commaOrClose:
+			return false
+		case c == '"':
+			j := i + 1
+			for j < len(buf) && !strStop[buf[j]] {
+				j++
+			}
+			if j == len(buf) || buf[j] != '"' {
+				return false
+			}
+			i, state = j, commaOrClose
+		case c == '-' || c >= '0' && c <= '9':
+			j := i
+			if c == '-' {
+				j++
+			}
+			k := j
+			for k < len(buf) && buf[k] >= '0' && buf[k] <= '9' {
+				k++
+			}
+			if k == j || k == len(buf) || !wordStop[buf[k]] {
+				return false // no digits, a fraction or exponent, or more
+			}
+			i, state = k-1, commaOrClose
+		default:
+			return false
+		}
+	}
+	return false
+}
+
 // skip passes over any value, leniently. Members and elements after the
 // first are marked removable as they are passed: after each comma the
 // scanner is where it was after the first.
@@ -823,6 +889,9 @@ func (s *scanner) skip(depth int) {
 	case '"':
 		s.skipStr()
 	case '{', '[':
+		if fastPaths && s.skipSimpleArray() {
+			return
+		}
 		closer, what := byte('}'), "object"
 		if s.peek() == '[' {
 			closer, what = ']', "array"
