@@ -73,8 +73,9 @@ type Table struct {
 }
 
 // For returns the classes of the names of t's events, computed once per
-// trace. CommKernel and TensorCore are set only on names that some event
-// other than a host op (cpu_op, user_annotation, python_function) carries.
+// trace. CommKernel, TensorCore and TBTensorCore are set only on names
+// that some event other than a host op (cpu_op, user_annotation,
+// python_function) carries.
 func For(t *trace.Trace) *Table {
 	return t.Derived(tableKey{}, func() any { return newTable(t) }).(*Table)
 }
@@ -125,7 +126,7 @@ func (tb *Table) Has(id trace.StrID, f Flag) bool { return tb.Flags(id)&f != 0 }
 func Of(name string) Flag { return of(name, true) }
 
 // of computes the classes of name, the kernel classes (CommKernel,
-// TensorCore) only when kernel is set.
+// TensorCore, TBTensorCore) only when kernel is set.
 func of(name string, kernel bool) Flag {
 	var f Flag
 	if IsCommOp(name) {
@@ -139,12 +140,12 @@ func of(name string, kernel bool) Flag {
 		if k.Unit == kernels.TensorCore {
 			f |= TensorCore
 		}
+		if TBUsesTensorCores(name) {
+			f |= TBTensorCore
+		}
 	}
 	if IsTBCommunication(name) {
 		f |= TBComm
-	}
-	if TBUsesTensorCores(name) {
-		f |= TBTensorCore
 	}
 	switch RuntimeClassOf(name) {
 	case RuntimeLaunch:
