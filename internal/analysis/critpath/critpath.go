@@ -183,10 +183,11 @@ type graph struct {
 	pairs []int32 // edge indices sorted by (u, v), once the edges are all added (merge)
 	negW  int
 	// index holds the start and end nodes of events first to first+
-	// len(index)-1, {None, None} for events that are not nodes: the
-	// node events of a window lie close together in the file, and a
-	// lookup by position took a third of the time of a binary search
-	// (the search and its sort were a third of the analysis).
+	// len(index)-1, {None, None} for events that are not nodes: at most
+	// 8 bytes an event of the trace (a window's node events lie close
+	// together in the file, but its kernels may lie far from its ops),
+	// and a lookup by position took a third of the time of a binary
+	// search (the search and its sort were a third of the analysis).
 	index []nodePair
 	first int32
 	path  []int32
