@@ -87,8 +87,9 @@ func Compute(t *trace.Trace) *Result {
 	ev := &t.Events
 	r := &Result{Definition: Definition, SyntheticStep: t.SyntheticStep, Steps: []Step{}}
 
-	// Which names are DataLoader calls: decide once per string.
-	isDL := map[trace.StrID]bool{}
+	// Which names are DataLoader calls: decided once per string (0: not
+	// yet, 1: no, 2: yes; a slice, as a map cost 8 ms on a million names).
+	isDL := make([]uint8, t.NumStrings())
 	perStep := make([][]interval.Span, len(t.Steps))
 	var outside []interval.Span
 	var busy []interval.Span
@@ -99,12 +100,13 @@ func Compute(t *trace.Trace) *Result {
 				busy = append(busy, interval.Span{Start: ev.Start[i], End: ev.End(i)})
 			}
 		case k == trace.KindUserAnnotation || k == trace.KindCPUOp: // old traces: cat Operator
-			dl, ok := isDL[ev.Name[i]]
-			if !ok {
-				dl = classify.IsDataLoader(t.Name(i))
-				isDL[ev.Name[i]] = dl
+			if isDL[ev.Name[i]] == 0 {
+				isDL[ev.Name[i]] = 1
+				if classify.IsDataLoader(t.Name(i)) {
+					isDL[ev.Name[i]] = 2
+				}
 			}
-			if !dl {
+			if isDL[ev.Name[i]] != 2 {
 				continue
 			}
 			sp := interval.Span{Start: ev.Start[i], End: ev.End(i)}

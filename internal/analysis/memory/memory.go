@@ -22,8 +22,10 @@ package memory
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
+	"github.com/bottleneck-dev/bottleneck/internal/stats"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
@@ -220,13 +222,9 @@ func Compute(t *trace.Trace) *Result {
 		d.Timeline = downsample(recs, idx, origin)
 		r.Devices = append(r.Devices, d)
 	}
-	// Sorted as pointers, only the top copied: a trace with an op name
-	// per call has as many ops as allocations.
-	all := make([]*Op, 0, len(ops))
-	for _, o := range ops {
-		all = append(all, o)
-	}
-	slices.SortFunc(all, func(a, b *Op) int {
+	// Only the top found and copied: a trace with an op name per call has
+	// as many ops as allocations.
+	top := stats.Top(maps.Values(ops), TopOps, func(a, b *Op) int {
 		if c := cmp.Compare(b.AllocBytes, a.AllocBytes); c != 0 {
 			return c
 		}
@@ -235,7 +233,7 @@ func Compute(t *trace.Trace) *Result {
 		}
 		return cmp.Compare(a.Device, b.Device)
 	})
-	for _, o := range all[:min(len(all), TopOps)] {
+	for _, o := range top {
 		r.TopOps = append(r.TopOps, *o)
 	}
 	return r

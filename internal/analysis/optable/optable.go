@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bottleneck-dev/bottleneck/internal/stats"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
@@ -296,8 +297,8 @@ type opSums struct {
 // sortOps returns the indices of the first top rows (all when top <= 0)
 // sorted by the column by, descending (names ascending), ties by name and
 // then in their first order. With a top it keeps only the best rows seen
-// so far: most rows lose one comparison of values, and a table of
-// generated op names is not sorted whole by name.
+// so far (stats.Top): a table of generated op names is not sorted whole by
+// name.
 func sortOps(t *trace.Trace, rows []opSums, by string, top int) []int32 {
 	val := func(r *opSums) float64 {
 		switch by {
@@ -335,18 +336,13 @@ func sortOps(t *trace.Trace, rows []opSums, by string, top int) []int32 {
 		slices.SortFunc(all, order)
 		return all
 	}
-	best := make([]int32, 0, top+1)
-	for i := range int32(len(rows)) {
-		if len(best) == top && order(i, best[top-1]) > 0 {
-			continue
+	return stats.Top(func(yield func(int32) bool) {
+		for i := range int32(len(rows)) {
+			if !yield(i) {
+				return
+			}
 		}
-		at, _ := slices.BinarySearchFunc(best, i, order)
-		best = slices.Insert(best, at, i)
-		if len(best) > top {
-			best = best[:top]
-		}
-	}
-	return best
+	}, top, order)
 }
 
 func us(ns int64) float64 { return float64(ns) / 1000 }
