@@ -370,8 +370,14 @@ func describe(t *trace.Trace) report.Input {
 	if in.Devices == nil {
 		in.Devices = []trace.Device{}
 	}
+	var byKind [256]int // counted by number: by name, a map update an event cost 3.5 ms on 200 MB
 	for _, k := range t.Events.Kind {
-		in.EventsByKind[k.String()]++
+		byKind[k]++
+	}
+	for k, n := range byKind {
+		if n > 0 {
+			in.EventsByKind[trace.Kind(k).String()] += n
+		}
 	}
 	start, end := t.Span()
 	in.StartUs, in.SpanUs = float64(start)/1e3, float64(end-start)/1e3
