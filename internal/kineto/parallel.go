@@ -392,6 +392,10 @@ func (r *reader) reserveProjected(s *reader, consumed int64, before func()) {
 	project := func(k int) int { return int(min(float64(k)*scale, 1<<31)) }
 	before()
 	t.Reserve(project(n), project(f), project(m))
+	// The string index too, which otherwise doubles and is rebuilt ten
+	// times over a million distinct names (the merge's strings are
+	// interned on one core while the workers parse).
+	t.ReserveStrings(project(t.NumStrings() + s.t.NumStrings()))
 }
 
 // lastNonSpace returns the index of the last non-space byte before i, or -1.

@@ -113,6 +113,10 @@ func (t *Trace) Reserve(n, flows, memory int) {
 	e.Args = reserve(e.Args, n)
 }
 
+// ReserveStrings sizes the string index for n strings, so that interning
+// up to n strings never rebuilds it.
+func (t *Trace) ReserveStrings(n int) { t.strs.reserve(n) }
+
 func reserve[T any](s []T, n int) []T {
 	out := make([]T, len(s), n)
 	copy(out, s)

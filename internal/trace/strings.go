@@ -92,6 +92,17 @@ func (s *strTable) store(str string) strRef {
 	return strRef{chunk: uint32(s.cur), off: uint32(off), len: uint32(n)}
 }
 
+// reserve rebuilds the index for n strings, if it is smaller.
+func (s *strTable) reserve(n int) {
+	size := len(s.slots)
+	for 2*n > size {
+		size *= 2
+	}
+	if size > len(s.slots) {
+		s.rehash(size)
+	}
+}
+
 func (s *strTable) rehash(size int) {
 	s.slots = make([]uint32, size)
 	mask := uint64(size - 1)
