@@ -75,3 +75,21 @@ func BenchmarkIntern(b *testing.B) {
 		}
 	}
 }
+
+// After ReserveStrings(n), interning n strings never rebuilds the index,
+// and the strings already interned keep their ids.
+func TestReserveStrings(t *testing.T) {
+	tr := New("reserve")
+	a := tr.InternString("a")
+	tr.ReserveStrings(10000)
+	size := len(tr.strs.slots)
+	for i := range 10000 {
+		tr.InternString(strconv.Itoa(i))
+	}
+	if len(tr.strs.slots) != size {
+		t.Errorf("the index grew from %d to %d slots", size, len(tr.strs.slots))
+	}
+	if id, ok := tr.Lookup("a"); !ok || id != a {
+		t.Errorf("Lookup(a) = %d, %v, want %d", id, ok, a)
+	}
+}
