@@ -32,7 +32,7 @@ func (r *reader) commit() {
 			r.eventProblem("implausible timestamp (beyond the year 2096)", "flow event skipped")
 			return
 		}
-		t.Flows = append(t.Flows, trace.Flow{ID: f.id, Cat: f.cat, Phase: f.ph, Track: t.TrackFor(key, r.tracks), Ts: f.ts})
+		t.Flows = append(t.Flows, trace.Flow{ID: f.id, Cat: f.cat, Phase: f.ph, Track: r.track(key), Ts: f.ts})
 		return
 	case 'X', 'B', 'E', 'i', 'I', 'C':
 	case '0': // empty object, already reported
@@ -83,7 +83,7 @@ func (r *reader) commit() {
 		rec.Dur = 0
 	}
 
-	rec.Track = t.TrackFor(key, r.tracks)
+	rec.Track = r.track(key)
 	if rec.Kind.OnDevice() {
 		dev, stream := int(f.pid), f.tid
 		if f.hasDevice {

@@ -110,6 +110,7 @@ type reader struct {
 	scanner
 	t        *trace.Trace
 	tracks   map[trace.TrackKey]trace.TrackID
+	last     lastTrack // the track of the last event read, for the next
 	kinds    map[trace.StrID]trace.Kind
 	procName map[trace.TrackKey]string // by pid (Tid fields zero)
 	thrName  map[trace.TrackKey]string
@@ -119,6 +120,22 @@ type reader struct {
 	events   int       // events read, for the not-a-trace check
 	par      *parallel // nil when reading in one pass
 	size     int64     // expected input size (0: unknown)
+}
+
+// lastTrack remembers one track: events come in runs on one thread, and
+// a map lookup per event was 2.5% of reading.
+type lastTrack struct {
+	key   trace.TrackKey
+	id    trace.TrackID
+	valid bool
+}
+
+// track returns the id of the track key names, adding it if new.
+func (r *reader) track(key trace.TrackKey) trace.TrackID {
+	if !r.last.valid || r.last.key != key {
+		r.last = lastTrack{key, r.t.TrackFor(key, r.tracks), true}
+	}
+	return r.last.id
 }
 
 type openSlice struct {
