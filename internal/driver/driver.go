@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/critpath"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/flops"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/gpu"
@@ -66,6 +67,8 @@ func Load(ios *iostreams.IOStreams, paths []string) (*load.Result, time.Duration
 	res, err := load.Load(paths, load.Options{Budget: func(n int64) {
 		budget.Store(n)
 		pacer.Expect(n)
+	}, Parsed: func(t *trace.Trace) {
+		classify.For(t) // the name classes, which the analyses start with, built while the trace is linked
 	}, Progress: func(total int64) {
 		if b := budget.Load(); total > b && budget.CompareAndSwap(b, total*5/4) {
 			pacer.Expect(total * 5 / 4)

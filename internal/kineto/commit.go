@@ -222,6 +222,9 @@ func (r *reader) finish() {
 		tr.ProcessName = r.procName[k]
 	}
 	t.BytesRead = r.offset()
+	if r.parsed != nil {
+		go r.parsed(t)
+	}
 	t.Link()
 }
 

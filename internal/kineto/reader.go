@@ -27,6 +27,12 @@ type Options struct {
 	// Workers is how many goroutines parse the event list (0: GOMAXPROCS;
 	// 1: one sequential pass). See parallel.go.
 	Workers int
+	// Parsed, when set, is called on a goroutine of its own once every
+	// event and name is read, while the trace is linked (which uses about
+	// one core and a half). It may read the events' names and kinds and
+	// the strings, nothing that linking sets, and must not change the
+	// trace.
+	Parsed func(*trace.Trace)
 }
 
 // bytesPerEvent is a high estimate of JSON bytes per event (with its share
@@ -77,6 +83,7 @@ func Read(src io.Reader, name string, opts Options) (*trace.Trace, error) {
 	r.src = src
 	r.buf = make([]byte, windowSize)
 	r.onFill = opts.Progress
+	r.parsed = opts.Parsed
 	r.size = opts.SizeHint
 	if workers := cmp.Or(opts.Workers, runtime.GOMAXPROCS(0)); workers > 1 {
 		r.par = newParallel(name, workers) // it sizes the tables as it learns (reserveProjected)
@@ -120,6 +127,7 @@ type reader struct {
 	events   int       // events read, for the not-a-trace check
 	par      *parallel // nil when reading in one pass
 	size     int64     // expected input size (0: unknown)
+	parsed   func(*trace.Trace)
 }
 
 // lastTrack remembers one track: events come in runs on one thread, and

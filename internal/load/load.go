@@ -42,6 +42,8 @@ type Options struct {
 	// Budget, when set, is told the expected uncompressed size of all the
 	// input before reading starts.
 	Budget func(totalBytes int64)
+	// Parsed is passed to every read (kineto.Options.Parsed).
+	Parsed func(*trace.Trace)
 }
 
 // Expand resolves paths to trace files: files (and pipes, and "-" for
@@ -133,7 +135,7 @@ func Load(paths []string, opts Options) (*Result, error) {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			var last int64
-			ko := kineto.Options{}
+			ko := kineto.Options{Parsed: opts.Parsed}
 			if opts.Progress != nil {
 				ko.Progress = func(n int64) {
 					opts.Progress(total.Add(n - last))
