@@ -292,7 +292,7 @@ func TestDistinctNamesStopAtTheMemoryLimit(t *testing.T) {
 
 // simpleArrays are args values for skipSimpleArray, the fast path of
 // skip: PyTorch's shapes and type lists, and near misses that it must
-// leave to skip (fractions, leading zeros, missing or extra commas,
+// leave to skip (fractions, missing or extra commas,
 // escapes, non-ASCII text, deep nesting, a quote inside a string).
 var simpleArrays = []string{
 	`[[768, 1], []]`, `["c10::BFloat16", "Scalar"]`, `[ [ ] ]`, `[-0, -12, 0]`, "[\n 1,\t2\r]",

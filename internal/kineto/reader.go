@@ -124,10 +124,10 @@ type reader struct {
 	open     map[trace.TrackID][]openSlice // "B" events waiting for their "E"
 	args     []trace.Arg
 	ev       fields
-	events   int       // events read, for the not-a-trace check
-	par      *parallel // nil when reading in one pass
-	size     int64     // expected input size (0: unknown)
-	parsed   func(*trace.Trace)
+	events   int                // events read, for the not-a-trace check
+	par      *parallel          // nil when reading in one pass
+	size     int64              // expected input size (0: unknown)
+	parsed   func(*trace.Trace) // Options.Parsed
 }
 
 // lastTrack remembers one track: events come in runs on one thread, and

@@ -188,8 +188,8 @@ const (
 	// peak RSS is the heap, which stays under the limit, plus ~19 MB (the
 	// binary's pages and the runtime's own memory, which the limit does
 	// not count): at 0.45 a 207 MB trace's RSS reached 0.51x, at 0.43 it
-	// was 0.46-0.49x, at 0.41 0.44-0.47x, in the same time (200 MB
-	// corpus: 12-26 collections, 1.5-2.9x those of no limit).
+	// was 0.46-0.49x, at 0.41 0.44-0.47x in most runs, in the same time
+	// (200 MB corpus: 12-26 collections, 1.5-2.9x those of no limit).
 	inputShare = 0.41
 	// minSoftLimit: below it the runtime's own footprint dominates and a
 	// limit would only cost speed.

@@ -94,8 +94,8 @@ func newTable(t *trace.Trace) *Table {
 		}
 	}
 	tb := &Table{flags: make([]Flag, t.NumStrings())}
-	// On every core: a trace can hold a million distinct op names (50 ms
-	// on one core), and the window check waits for the table.
+	// On every core: a trace can hold a million distinct op names (~40 ms
+	// of CPU), and the window check waits for the table.
 	var wg sync.WaitGroup
 	per := len(seen)/runtime.GOMAXPROCS(0) + 1
 	for lo := 0; lo < len(seen); lo += per {
