@@ -27,7 +27,33 @@ type strTable struct {
 	chunks [][]byte
 	cur    int // the chunk small strings go to; -1 for none yet
 	refs   []strRef
-	slots  []uint32 // StrID+1 at its hash's slot or after; 0 is empty; a power of two long
+	// slots holds StrID+1 at its hash's slot or after (0 is empty; a
+	// power of two long), with the hash's top byte in the slot's top byte
+	// while the ids fit below it: a probe then compares the byte before
+	// it loads a string (most probes of a missing string compared other
+	// strings, each a cache miss in a large table).
+	slots []uint32
+}
+
+// tagShift places a slot's hash byte; ids up to 1<<tagShift-2 leave room
+// for it. Variable so tests can shrink it.
+var tagShift = 24
+
+// slotValue is the slot of id for a string whose hash is h.
+func (s *strTable) slotValue(id StrID, h uint64) uint32 {
+	if len(s.refs) >= 1<<tagShift-1 {
+		return uint32(id) + 1
+	}
+	return uint32(h>>56)<<tagShift | (uint32(id) + 1)
+}
+
+// slotID returns the id a slot holds, and whether it may hold a string
+// with hash h (its hash byte matches, or the table keeps none).
+func (s *strTable) slotID(v uint32, h uint64) (StrID, bool) {
+	if len(s.refs) >= 1<<tagShift-1 {
+		return StrID(v - 1), true
+	}
+	return StrID(v&(1<<tagShift-1) - 1), v>>tagShift == uint32(h>>56)
 }
 
 func newStrTable() strTable {
@@ -43,15 +69,16 @@ func (s *strTable) str(id StrID) string {
 }
 
 // find returns the id of str, or the empty slot where it belongs.
-func (s *strTable) find(str string) (id StrID, slot int, ok bool) {
+func (s *strTable) find(str string) (id StrID, slot int, h uint64, ok bool) {
 	mask := uint64(len(s.slots) - 1)
-	for i := maphash.String(strSeed, str) & mask; ; i = (i + 1) & mask {
+	h = maphash.String(strSeed, str)
+	for i := h & mask; ; i = (i + 1) & mask {
 		v := s.slots[i]
 		if v == 0 {
-			return 0, int(i), false
+			return 0, int(i), h, false
 		}
-		if s.str(StrID(v-1)) == str {
-			return StrID(v - 1), int(i), true
+		if id, maybe := s.slotID(v, h); maybe && s.str(id) == str {
+			return id, int(i), h, true
 		}
 	}
 }
@@ -59,15 +86,17 @@ func (s *strTable) find(str string) (id StrID, slot int, ok bool) {
 // intern returns the id of str, copying it into the table if new; str
 // may point into memory the caller reuses.
 func (s *strTable) intern(str string) StrID {
-	id, slot, ok := s.find(str)
+	id, slot, h, ok := s.find(str)
 	if ok {
 		return id
 	}
 	id = StrID(len(s.refs))
+	s.slots[slot] = s.slotValue(id, h)
 	s.refs = append(s.refs, s.store(str))
-	s.slots[slot] = uint32(id) + 1
 	if 2*len(s.refs) > len(s.slots) {
 		s.rehash(2 * len(s.slots))
+	} else if len(s.refs) == 1<<tagShift-1 {
+		s.rehash(len(s.slots)) // the ids no longer leave room for hash bytes
 	}
 	return id
 }
@@ -107,10 +136,11 @@ func (s *strTable) rehash(size int) {
 	s.slots = make([]uint32, size)
 	mask := uint64(size - 1)
 	for id := range s.refs {
-		i := maphash.String(strSeed, s.str(StrID(id))) & mask
+		h := maphash.String(strSeed, s.str(StrID(id)))
+		i := h & mask
 		for s.slots[i] != 0 {
 			i = (i + 1) & mask
 		}
-		s.slots[i] = uint32(id) + 1
+		s.slots[i] = s.slotValue(StrID(id), h)
 	}
 }

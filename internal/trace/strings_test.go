@@ -93,3 +93,29 @@ func TestReserveStrings(t *testing.T) {
 		t.Errorf("Lookup(a) = %d, %v, want %d", id, ok, a)
 	}
 }
+
+// Past the ids that leave room for hash bytes in the index, the index
+// drops them, and every string keeps its id either side of the switch.
+func TestStringIndexWithoutHashBytes(t *testing.T) {
+	defer func(saved int) { tagShift = saved }(tagShift)
+	tagShift = 5 // hash bytes while ids stay under 31
+	tr := New("tags")
+	ids := map[string]StrID{}
+	for i := range 100 {
+		s := "name " + strconv.Itoa(i)
+		ids[s] = tr.InternString(s)
+		if i%7 == 0 { // found again, before and after the switch
+			if id := tr.InternString("name 0"); id != ids["name 0"] {
+				t.Fatalf("after %d strings, name 0 is %d, was %d", i+1, id, ids["name 0"])
+			}
+		}
+	}
+	for s, want := range ids {
+		if got, ok := tr.Lookup(s); !ok || got != want || tr.Str(want) != s {
+			t.Errorf("Lookup(%q) = %d, %v; want %d", s, got, ok, want)
+		}
+	}
+	if _, ok := tr.Lookup("name 100"); ok {
+		t.Error("Lookup found a string never interned")
+	}
+}

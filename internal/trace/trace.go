@@ -247,7 +247,7 @@ func (t *Trace) Name(i int) string { return t.Str(t.Events.Name[i]) }
 
 // Lookup returns the id of s when s occurs in the trace.
 func (t *Trace) Lookup(s string) (StrID, bool) {
-	id, _, ok := t.strs.find(s)
+	id, _, _, ok := t.strs.find(s)
 	return id, ok
 }
 
