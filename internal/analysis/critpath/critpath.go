@@ -180,7 +180,6 @@ type graph struct {
 	edges []edge
 	seen  []bool // node added to the graph (has an edge)
 	order []int32
-	pairs []int32 // edge indices sorted by (u, v), once the edges are all added (merge)
 	negW  int
 	// index holds the start and end nodes of events first to first+
 	// len(index)-1, {None, None} for events that are not nodes: at most
@@ -262,7 +261,6 @@ func (g *graph) merge() {
 		lo = hi
 	}
 	gone := make([]bool, len(g.edges))
-	firsts := ord[:0]
 	for j := 0; j < len(ord); {
 		k := j + 1
 		for k < len(ord) && g.edges[ord[k]].u == g.edges[ord[j]].u && g.edges[ord[k]].v == g.edges[ord[j]].v {
@@ -270,35 +268,17 @@ func (g *graph) merge() {
 			k++
 		}
 		g.edges[ord[j]] = g.edges[ord[k-1]]
-		firsts = append(firsts, ord[j])
 		j = k
 	}
 	// Drop the merged edges; indices shift down, in order.
-	newIdx := make([]int32, len(g.edges))
-	n := int32(0)
+	n := 0
 	for i := range g.edges {
-		newIdx[i] = n
 		if !gone[i] {
 			g.edges[n] = g.edges[i]
 			n++
 		}
 	}
 	g.edges = g.edges[:n]
-	for j, i := range firsts {
-		firsts[j] = newIdx[i]
-	}
-	g.pairs = firsts
-}
-
-// edgeBetween returns the index of the edge from node u to node v.
-func (g *graph) edgeBetween(u, v int32) (int32, bool) {
-	j, ok := slices.BinarySearchFunc(g.pairs, [2]int32{u, v}, func(i int32, p [2]int32) int {
-		return cmp.Or(cmp.Compare(g.edges[i].u, p[0]), cmp.Compare(g.edges[i].v, p[1]))
-	})
-	if !ok {
-		return 0, false
-	}
-	return g.pairs[j], true
 }
 
 // window finds the span to analyse.
@@ -441,13 +421,13 @@ func compute(t *trace.Trace, opt Options) (*Result, *graph) {
 	r.GraphNodes = len(g.order)
 	r.GraphEdges = len(g.edges)
 	r.NegativeWeights = g.negW
-	path := g.longestPath()
+	path, edges := g.longestPath()
 	if len(path) < 2 {
 		r.Error = "no critical path: the window holds no connected events"
 		return r, g
 	}
 	g.path = path
-	r.summarise(t, g, path)
+	r.summarise(t, g, path, edges)
 	return r, g
 }
 
@@ -815,7 +795,9 @@ func queueLengths(t *trace.Trace, clip []int32) map[int32]int32 {
 
 // longestPath is networkx's dag_longest_path over the graph's nodes in
 // first-edge order, with topological generations and first-maximum ties.
-func (g *graph) longestPath() []int32 {
+// It returns the path's nodes and the edges between them (a search per
+// edge afterwards cost a tenth of the analysis).
+func (g *graph) longestPath() (path, edges []int32) {
 	succ := g.adjacency(func(e *edge) int32 { return e.u })
 	pred := g.adjacency(func(e *edge) int32 { return e.v })
 	indeg := make([]int32, len(g.nodes))
@@ -844,22 +826,21 @@ func (g *graph) longestPath() []int32 {
 		gen, next = next, gen
 	}
 	if len(topo) < len(g.order) {
-		return nil // a cycle: the trace's nesting is inconsistent
+		return nil, nil // a cycle: the trace's nesting is inconsistent
 	}
 	dist := make([]int64, len(g.nodes))
-	from := make([]int32, len(g.nodes))
+	from := make([]int32, len(g.nodes)) // the edge into the node on its longest path, or -1
 	for _, v := range topo {
-		from[v] = v
-		best, bestU, any := int64(0), v, false
+		from[v] = -1
+		best, bestE := int64(0), int32(-1)
 		for _, ei := range pred.of(v) {
-			e := g.edges[ei]
-			d := dist[e.u] + e.weight
-			if !any || d > best {
-				best, bestU, any = d, e.u, true
+			d := dist[g.edges[ei].u] + g.edges[ei].weight
+			if bestE < 0 || d > best {
+				best, bestE = d, ei
 			}
 		}
-		if any && best >= 0 {
-			dist[v], from[v] = best, bestU
+		if bestE >= 0 && best >= 0 {
+			dist[v], from[v] = best, bestE
 		}
 	}
 	var end int32 = -1
@@ -869,14 +850,16 @@ func (g *graph) longestPath() []int32 {
 		}
 	}
 	if end < 0 {
-		return nil
+		return nil, nil
 	}
-	path := []int32{end}
-	for v := end; from[v] != v; v = from[v] {
-		path = append(path, from[v])
+	path = []int32{end}
+	for v := end; from[v] >= 0; v = g.edges[from[v]].u {
+		path = append(path, g.edges[from[v]].u)
+		edges = append(edges, from[v])
 	}
 	slices.Reverse(path)
-	return path
+	slices.Reverse(edges)
+	return path, edges
 }
 
 // adjacency lists the edges of every node, as end picks it, in the order
@@ -912,7 +895,7 @@ var kindName = map[trace.Kind]string{
 	trace.KindUserAnnotation: "user_annotation", trace.KindPythonFunction: "python_function",
 }
 
-func (r *Result) summarise(t *trace.Trace, g *graph, path []int32) {
+func (r *Result) summarise(t *trace.Trace, g *graph, path, edges []int32) {
 	ev := &t.Events
 	r.PathNodes = len(path)
 	r.PathEdges = len(path) - 1
@@ -924,8 +907,7 @@ func (r *Result) summarise(t *trace.Trace, g *graph, path []int32) {
 	type key struct{ name, cat string }
 	items := map[key]*Item{}
 	var total int64
-	for i := 0; i+1 < len(path); i++ {
-		ei, _ := g.edgeBetween(path[i], path[i+1])
+	for _, ei := range edges {
 		e := g.edges[ei]
 		total += e.weight
 		var cat string

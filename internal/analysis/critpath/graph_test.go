@@ -39,3 +39,14 @@ func TestMergeUpdatesInPlace(t *testing.T) {
 		t.Error("edgeBetween found an edge never added")
 	}
 }
+
+// edgeBetween returns the index of the edge from node u to node v, which
+// merge leaves at most one of.
+func (g *graph) edgeBetween(u, v int32) (int32, bool) {
+	for i, e := range g.edges {
+		if e.u == u && e.v == v {
+			return int32(i), true
+		}
+	}
+	return 0, false
+}
