@@ -31,15 +31,22 @@ func checkCuts(t testing.TB, name string, input []byte) {
 	defer func(saved int) { windowSize = saved }(windowSize)
 	windowSize = 7
 	cut, err2 := Read(iotest.OneByteReader(bytes.NewReader(input)), name, Options{Workers: 1})
-	want, got := "error "+fmt.Sprint(err1), "error "+fmt.Sprint(err2)
-	if err1 == nil {
-		want = dump(whole)
+	sameRead(t, name+": read through a small window with cuts differs", whole, err1, cut, err2)
+}
+
+// sameRead reports what, with the difference, when the second read's
+// model or error is not the first's.
+func sameRead(t testing.TB, what string, want *trace.Trace, wantErr error, got *trace.Trace, gotErr error) {
+	t.Helper()
+	w, g := "error "+fmt.Sprint(wantErr), "error "+fmt.Sprint(gotErr)
+	if wantErr == nil {
+		w = dump(want)
 	}
-	if err2 == nil {
-		got = dump(cut)
+	if gotErr == nil {
+		g = dump(got)
 	}
-	if got != want {
-		t.Errorf("%s: read through a small window with cuts differs:\n%s", name, diff(want, got))
+	if g != w {
+		t.Errorf("%s:\n%s", what, diff(w, g))
 	}
 }
 
@@ -308,16 +315,7 @@ func checkFastPaths(t testing.TB, name string, input []byte) {
 	fastPaths = false
 	defer func() { fastPaths = true }()
 	slow, err2 := Read(bytes.NewReader(input), name, Options{Workers: 1})
-	want, got := "error "+fmt.Sprint(err2), "error "+fmt.Sprint(err1)
-	if err2 == nil {
-		want = dump(slow)
-	}
-	if err1 == nil {
-		got = dump(fast)
-	}
-	if got != want {
-		t.Errorf("%s: the fast paths read it differently:\n%s", name, diff(want, got))
-	}
+	sameRead(t, name+": the fast paths read it differently", slow, err2, fast, err1)
 }
 
 // The fast paths read exactly what the general paths read: simple arrays
