@@ -177,8 +177,12 @@ func Format(n int64) string {
 // four times its cycles (measured on 200 MB traces: 2-3x); and the input
 // share keeps the peak RSS, the limit plus the binary's own pages (~11
 // MiB, which the limit does not count), under half the input at 200 MB.
+//
+// It also sets the collector's pace (gcPercent) when it is first told of
+// input, unless the user chose one with GOGC.
 type Pacer struct {
 	mu      sync.Mutex
+	paced   bool  // gcPercent set
 	limit   int64 // the soft limit set (0: none yet)
 	checked int64 // input bytes at the last look at the live heap
 }
@@ -196,12 +200,25 @@ const (
 	minSoftLimit = 64 << 20
 	// liveCheckEvery is how much input is read between looks at the heap.
 	liveCheckEvery = 16 << 20
+	// gcPercent lets the heap grow to 1.5x the live heap between
+	// collections instead of Go's 2x. Inputs below the first soft limit
+	// have no other bound: at 2x, 50 MB traces peaked at 0.78-1.07x their
+	// size, at 1.5x 0.67-0.92x, in the same time (best of 5; 100 MB
+	// traces 0.55-0.88x -> 0.48-0.77x). Above it the limit binds first
+	// and this changes nothing measurable (200 MB: same time and RSS).
+	gcPercent = 50
 )
 
 // Expect sets the soft limit for inputBytes of input (raising it only).
 func (p *Pacer) Expect(inputBytes int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !p.paced {
+		p.paced = true
+		if os.Getenv("GOGC") == "" {
+			debug.SetGCPercent(gcPercent)
+		}
+	}
 	p.raise(int64(float64(inputBytes) * inputShare))
 }
 

@@ -79,3 +79,22 @@ func TestPacerStaysAboveTheLiveHeap(t *testing.T) {
 		t.Errorf("soft limit %d MiB, want the 200 MiB hard limit", got>>20)
 	}
 }
+
+// The pacer sets the collector's pace once it is told of input, but not
+// when the user chose one with GOGC.
+func TestPacerSetsTheCollectorsPace(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	t.Setenv("GOGC", "")
+	debug.SetGCPercent(100)
+	var p Pacer
+	p.Expect(1 << 20)
+	if got := debug.SetGCPercent(100); got != gcPercent {
+		t.Errorf("GC percent %d after Expect, want %d", got, gcPercent)
+	}
+	t.Setenv("GOGC", "80")
+	var user Pacer
+	user.Expect(1 << 20)
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("GC percent %d with GOGC set, want it left at 100", got)
+	}
+}
