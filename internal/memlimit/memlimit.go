@@ -235,12 +235,20 @@ func (p *Pacer) Progress(consumed int64) {
 }
 
 // Settle raises the limit above the live heap once reading is done, for
-// the analyses that follow.
+// the analyses that follow. Without a limit it halves the collector's
+// pace instead: the analyses' short-lived scratch (up to 0.75x the model
+// on two cores) is then what raises the heap most, and their extra
+// cycles cost nothing measurable, the model being free of pointers
+// (100 MB corpus: peak RSS 0.03-0.1x lower, same time). With a limit
+// it binds first; halving the pace there made RSS no lower.
 func (p *Pacer) Settle() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.limit > 0 {
+	switch {
+	case p.limit > 0:
 		p.raise(liveHeap() / 4 * 5)
+	case p.paced && os.Getenv("GOGC") == "":
+		debug.SetGCPercent(gcPercent / 2)
 	}
 }
 

@@ -88,12 +88,26 @@ func TestPacerSetsTheCollectorsPace(t *testing.T) {
 	debug.SetGCPercent(100)
 	var p Pacer
 	p.Expect(1 << 20)
-	if got := debug.SetGCPercent(100); got != gcPercent {
+	if got := debug.SetGCPercent(gcPercent); got != gcPercent {
 		t.Errorf("GC percent %d after Expect, want %d", got, gcPercent)
+	}
+	p.Settle() // no soft limit for 1 MiB: the analyses' pace is halved
+	if got := debug.SetGCPercent(100); got != gcPercent/2 {
+		t.Errorf("GC percent %d after Settle without a limit, want %d", got, gcPercent/2)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(math.MaxInt64)
+		var limited Pacer
+		limited.Expect(1 << 30) // a first limit
+		limited.Settle()
+		if got := debug.SetGCPercent(100); got != gcPercent {
+			t.Errorf("GC percent %d after Settle with a limit, want %d", got, gcPercent)
+		}
 	}
 	t.Setenv("GOGC", "80")
 	var user Pacer
 	user.Expect(1 << 20)
+	user.Settle()
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("GC percent %d with GOGC set, want it left at 100", got)
 	}
