@@ -30,23 +30,13 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
-// segmentSize is the largest block handed to workers; tests shrink it.
-// Up to workers+2 blocks are held at once, with the small traces parsed
-// from them: 4 MB blocks were no faster than 2 MB ones and held 24 MB on
-// two cores, a quarter of the model of a 200 MB trace.
+// segmentSize is the size of the blocks handed to workers; tests shrink
+// it. Up to workers+2 blocks are held at once, with the small traces
+// parsed from them: 4 MB blocks were no faster than 2 MB ones and held
+// 24 MB on two cores, a quarter of the model of a 200 MB trace; blocks
+// of 512 KB-1 MB for inputs under 256 MB held 3-8 MB less on a 100 MB
+// trace but took 10-15% more time.
 var segmentSize = 2 << 20
-
-// segmentFor is the block size for an input of size bytes (0: unknown):
-// an input below 256 MB gets smaller blocks, so that what is held while
-// parsing stays a small share of its model (a 100 MB trace's model is
-// ~20 MB): a 128th of it, at least 512 KB, where 2 MB blocks and twice
-// as many held made the live heap peak at 1.9x the model instead of 1.2x.
-func segmentFor(size int64) int {
-	if size <= 0 {
-		return segmentSize
-	}
-	return int(min(int64(segmentSize), max(size/128, 512<<10)))
-}
 
 // maxCarry bounds the bytes held while looking for a cut: an event longer
 // than that is left to the one-pass reader, which need not hold it.
@@ -59,7 +49,6 @@ const maxFallbacks = 8
 type parallel struct {
 	name      string
 	workers   int
-	segment   int // block size (segmentFor)
 	jobs      chan *segment
 	started   bool
 	resumeAt  int64 // read sequentially up to this offset
@@ -69,8 +58,8 @@ type parallel struct {
 	copies    sync.WaitGroup    // merged segments' events being copied (trace.Merge)
 }
 
-func newParallel(name string, workers int, size int64) *parallel {
-	return &parallel{name: name, workers: workers, segment: segmentFor(size), spare: make(chan *trace.Trace, 2*workers)}
+func newParallel(name string, workers int) *parallel {
+	return &parallel{name: name, workers: workers, spare: make(chan *trace.Trace, 2*workers)}
 }
 
 func (p *parallel) start() {
@@ -181,7 +170,7 @@ func (r *reader) parallelEvents() bool {
 	carry := r.buf[r.pos:r.end] // read but not parsed
 	off := r.offset()
 	var queue []*segment
-	srcDone, dispatched, want := false, 0, p.segment
+	srcDone, dispatched, want := false, 0, segmentSize
 	var last *segment // the last segment merged whole
 	for len(carry) > 0 || !srcDone {
 		// Read the next block and cut it at an event boundary.
@@ -200,7 +189,7 @@ func (r *reader) parallelEvents() bool {
 				r.onFill(off + int64(n))
 			}
 		}
-		cut, long := cutPoint(data[:n], p.segment), false
+		cut, long := cutPoint(data[:n], segmentSize), false
 		if cut == 0 {
 			switch {
 			case !srcDone && n < maxCarry: // one event larger than the block: read more
@@ -212,7 +201,7 @@ func (r *reader) parallelEvents() bool {
 				cut = n
 			}
 		}
-		want = p.segment
+		want = segmentSize
 		if dispatched == 0 && srcDone && cut == n {
 			// The rest fits one segment: not worth the workers.
 			p.resumeAt = math.MaxInt64

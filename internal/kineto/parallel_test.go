@@ -154,21 +154,3 @@ func TestParallelMatchesOnePassOnGeneratedTrace(t *testing.T) {
 		}
 	}
 }
-
-// Inputs below 256 MB are cut into smaller blocks, never below 512 KB
-// nor above segmentSize (which tests shrink).
-func TestSegmentFor(t *testing.T) {
-	for _, c := range []struct {
-		size int64
-		want int
-	}{{0, 2 << 20}, {1 << 20, 512 << 10}, {100 << 20, 800 << 10}, {256 << 20, 2 << 20}, {10 << 30, 2 << 20}} {
-		if got := segmentFor(c.size); got != c.want {
-			t.Errorf("segmentFor(%d) = %d, want %d", c.size, got, c.want)
-		}
-	}
-	defer func(saved int) { segmentSize = saved }(segmentSize)
-	segmentSize = 16
-	if got := segmentFor(100 << 20); got != 16 {
-		t.Errorf("segmentFor(100 MB) = %d with segmentSize 16, want 16", got)
-	}
-}

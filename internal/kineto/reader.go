@@ -86,7 +86,7 @@ func Read(src io.Reader, name string, opts Options) (*trace.Trace, error) {
 	r.parsed = opts.Parsed
 	r.size = opts.SizeHint
 	if workers := cmp.Or(opts.Workers, runtime.GOMAXPROCS(0)); workers > 1 {
-		r.par = newParallel(name, workers, r.size) // it sizes the tables as it learns (reserveProjected)
+		r.par = newParallel(name, workers) // it sizes the tables as it learns (reserveProjected)
 		defer r.par.stop()
 	} else if r.size > 0 {
 		r.t.Reserve(int(min(r.size/bytesPerEvent, 1<<31)), 0, 0)
