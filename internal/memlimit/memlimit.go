@@ -177,12 +177,8 @@ func Format(n int64) string {
 // four times its cycles (measured on 200 MB traces: 2-3x); and the input
 // share keeps the peak RSS, the limit plus the binary's own pages (~11
 // MiB, which the limit does not count), under half the input at 200 MB.
-//
-// It also sets the collector's pace (gcPercent) when it is first told of
-// input, unless the user chose one with GOGC.
 type Pacer struct {
 	mu      sync.Mutex
-	paced   bool  // gcPercent set
 	limit   int64 // the soft limit set (0: none yet)
 	checked int64 // input bytes at the last look at the live heap
 }
@@ -200,25 +196,23 @@ const (
 	minSoftLimit = 64 << 20
 	// liveCheckEvery is how much input is read between looks at the heap.
 	liveCheckEvery = 16 << 20
-	// gcPercent lets the heap grow to 1.5x the live heap between
-	// collections instead of Go's 2x. Inputs below the first soft limit
-	// have no other bound: at 2x, 50 MB traces peaked at 0.78-1.07x their
-	// size, at 1.5x 0.67-0.92x, in the same time (best of 5; 100 MB
-	// traces 0.55-0.88x -> 0.48-0.77x). Above it the limit binds first
-	// and this changes nothing measurable (200 MB: same time and RSS).
-	gcPercent = 50
+	// analysisGCPercent is the collector's pace for the analyses of an
+	// input too small for a soft limit: the heap grows to 1.25x the live
+	// heap between collections, not Go's 2x. Their short-lived scratch
+	// (up to 0.75x the model on two cores) made the peak of such inputs;
+	// the extra cycles cost little, the model being free of pointers.
+	// Interleaved runs (median time, highest RSS): the 50 MB corpus's
+	// peak RSS 0.98-1.18x -> 0.81-0.99x for 1-7% more time; 100 MB
+	// (default, distinct names, indented) 0.62-0.88x -> 0.50-0.73x, 0-5%.
+	// The same pace while reading too took 2-7% more for at most 0.03x
+	// less RSS, so reading keeps Go's.
+	analysisGCPercent = 25
 )
 
 // Expect sets the soft limit for inputBytes of input (raising it only).
 func (p *Pacer) Expect(inputBytes int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.paced {
-		p.paced = true
-		if os.Getenv("GOGC") == "" {
-			debug.SetGCPercent(gcPercent)
-		}
-	}
 	p.raise(int64(float64(inputBytes) * inputShare))
 }
 
@@ -235,20 +229,16 @@ func (p *Pacer) Progress(consumed int64) {
 }
 
 // Settle raises the limit above the live heap once reading is done, for
-// the analyses that follow. Without a limit it halves the collector's
-// pace instead: the analyses' short-lived scratch (up to 0.75x the model
-// on two cores) is then what raises the heap most, and their extra
-// cycles cost nothing measurable, the model being free of pointers
-// (100 MB corpus: peak RSS 0.03-0.1x lower, same time). With a limit
-// it binds first; halving the pace there made RSS no lower.
+// the analyses that follow; without a limit it sets their pace instead
+// (analysisGCPercent), unless the user chose one with GOGC.
 func (p *Pacer) Settle() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
 	case p.limit > 0:
 		p.raise(liveHeap() / 4 * 5)
-	case p.paced && os.Getenv("GOGC") == "":
-		debug.SetGCPercent(gcPercent / 2)
+	case os.Getenv("GOGC") == "":
+		debug.SetGCPercent(analysisGCPercent)
 	}
 }
 

@@ -80,28 +80,24 @@ func TestPacerStaysAboveTheLiveHeap(t *testing.T) {
 	}
 }
 
-// The pacer sets the collector's pace once it is told of input, but not
-// when the user chose one with GOGC.
-func TestPacerSetsTheCollectorsPace(t *testing.T) {
+// Without a soft limit, Settle sets the analyses' pace, unless the user
+// chose one with GOGC; with a limit it leaves the pace alone.
+func TestSettleSetsTheAnalysesPace(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	t.Setenv("GOGC", "")
-	debug.SetGCPercent(100)
 	var p Pacer
-	p.Expect(1 << 20)
-	if got := debug.SetGCPercent(gcPercent); got != gcPercent {
-		t.Errorf("GC percent %d after Expect, want %d", got, gcPercent)
-	}
-	p.Settle() // no soft limit for 1 MiB: the analyses' pace is halved
-	if got := debug.SetGCPercent(100); got != gcPercent/2 {
-		t.Errorf("GC percent %d after Settle without a limit, want %d", got, gcPercent/2)
+	p.Expect(1 << 20) // too small for a first limit
+	p.Settle()
+	if got := debug.SetGCPercent(100); got != analysisGCPercent {
+		t.Errorf("GC percent %d after Settle without a limit, want %d", got, analysisGCPercent)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(math.MaxInt64)
 		var limited Pacer
 		limited.Expect(1 << 30) // a first limit
 		limited.Settle()
-		if got := debug.SetGCPercent(100); got != gcPercent {
-			t.Errorf("GC percent %d after Settle with a limit, want %d", got, gcPercent)
+		if got := debug.SetGCPercent(100); got != 100 {
+			t.Errorf("GC percent %d after Settle with a limit, want it left at 100", got)
 		}
 	}
 	t.Setenv("GOGC", "80")
