@@ -113,6 +113,19 @@ func newReader(name string) *reader {
 	return r
 }
 
+// recycle empties r, a merged segment's reader, for another segment, as
+// newReader would return it but keeping the storage of its trace and maps.
+func (r *reader) recycle() {
+	r.t.Recycle()
+	clear(r.procName)
+	clear(r.thrName)
+	clear(r.tracks)
+	clear(r.kinds)
+	clear(r.open)
+	*r = reader{t: r.t, tracks: r.tracks, kinds: r.kinds, procName: r.procName, thrName: r.thrName, open: r.open, args: r.args[:0]}
+	r.scanner.t = r.t
+}
+
 type reader struct {
 	scanner
 	t        *trace.Trace

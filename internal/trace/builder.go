@@ -16,6 +16,26 @@ func New(path string) *Trace {
 	return t
 }
 
+// Recycle empties t for a reader to fill anew, as New would return it,
+// but keeping the storage of its columns and tables: a parallel reader's
+// segments are small traces, and fresh tables for each cost page faults
+// and a third of the garbage made while reading. The strings' bytes are
+// not reused: strings handed out by Str may still point into them.
+func (t *Trace) Recycle() {
+	clear(t.argIndex)
+	clear(t.Tracks) // their strings
+	*t = Trace{
+		Path: t.Path, Rank: -1, strs: t.strs, Events: t.Events,
+		ArgSets: ArgSets{off: t.ArgSets.off[:0], args: t.ArgSets.args[:0]}, argVals: t.argVals[:0],
+		Tracks: t.Tracks[:0], Flows: t.Flows[:0], Memory: t.Memory[:0], argIndex: t.argIndex,
+	}
+	t.strs.recycle()
+	t.Events.clear()
+	for _, s := range wellKnown {
+		t.InternString(s)
+	}
+}
+
 // Intern returns the id of the string with bytes b, adding it if new.
 func (t *Trace) Intern(b []byte) StrID {
 	return t.strs.intern(unsafe.String(unsafe.SliceData(b), len(b))) // copied if new
@@ -111,6 +131,16 @@ func (t *Trace) Reserve(n, flows, memory int) {
 	e.Start = reserve(e.Start, n)
 	e.Dur = reserve(e.Dur, n)
 	e.Args = reserve(e.Args, n)
+}
+
+// NumArgVals is the number of per-launch argument values stored.
+func (t *Trace) NumArgVals() int { return len(t.argVals) }
+
+// ReserveArgVals makes room for n per-launch argument values in all.
+func (t *Trace) ReserveArgVals(n int) {
+	if n > cap(t.argVals) {
+		t.argVals = reserve(t.argVals, n)
+	}
 }
 
 // ReserveStrings sizes the string index for n strings, so that interning

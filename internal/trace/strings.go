@@ -18,6 +18,9 @@ import (
 // longer than a quarter of it gets a chunk of its own.
 const strChunk = 64 << 10
 
+// firstChunk is the size of a table's first chunk.
+const firstChunk = 4 << 10
+
 var strSeed = maphash.MakeSeed()
 
 type strRef struct{ chunk, off, len uint32 }
@@ -58,6 +61,13 @@ func (s *strTable) slotID(v uint32, h uint64) (StrID, bool) {
 
 func newStrTable() strTable {
 	return strTable{cur: -1, slots: make([]uint32, 2048)}
+}
+
+// recycle empties the table, keeping its index's storage but not the
+// chunks, which strings handed out may point into.
+func (s *strTable) recycle() {
+	clear(s.slots)
+	s.chunks, s.cur, s.refs = nil, -1, s.refs[:0]
 }
 
 func (s *strTable) str(id StrID) string {
@@ -112,7 +122,14 @@ func (s *strTable) store(str string) strRef {
 		return strRef{chunk: uint32(len(s.chunks) - 1), len: uint32(n)}
 	}
 	if s.cur < 0 || cap(s.chunks[s.cur])-len(s.chunks[s.cur]) < n {
-		s.chunks = append(s.chunks, make([]byte, 0, strChunk))
+		// Chunks double from 4 KB: a parallel reader's segment tables
+		// hold a few KB of strings each, and 64 KB chunks for them made
+		// a tenth of the garbage of reading.
+		size := firstChunk
+		if s.cur >= 0 {
+			size = min(2*cap(s.chunks[s.cur]), strChunk)
+		}
+		s.chunks = append(s.chunks, make([]byte, 0, max(size, n)))
 		s.cur = len(s.chunks) - 1
 	}
 	c := &s.chunks[s.cur]

@@ -120,8 +120,8 @@ type Events struct {
 	links  links
 }
 
-// Clear empties the columns, keeping their storage, for a reader to reuse.
-func (e *Events) Clear() {
+// clear empties the columns, keeping their storage.
+func (e *Events) clear() {
 	*e = Events{
 		Kind: e.Kind[:0], Name: e.Name[:0], Track: e.Track[:0],
 		Start: e.Start[:0], Dur: e.Dur[:0], Args: e.Args[:0], cats: e.cats, ArgVals: e.ArgVals,
