@@ -154,3 +154,47 @@ func TestParallelMatchesOnePassOnGeneratedTrace(t *testing.T) {
 		}
 	}
 }
+
+// A recycled segment reader reads as a fresh one: nothing of what it
+// read before (strings, argument sets, per-launch values, tracks, ids,
+// flows, memory records, links) leaks into the next segment.
+func TestRecycledReaderReadsAsNew(t *testing.T) {
+	events := func(opts tracegen.Options) []byte { // the event list, from after its '['
+		var buf bytes.Buffer
+		if _, err := tracegen.Generate(&buf, opts); err != nil {
+			t.Fatal(err)
+		}
+		b := buf.Bytes()
+		i := bytes.Index(b, []byte(`"traceEvents"`))
+		return b[i+bytes.IndexByte(b[i:], '[')+1:]
+	}
+	before := events(tracegen.Options{TargetBytes: 256 << 10, Seed: 1, DistinctNames: true, TinyEvents: true, PerLaunchArgs: true, Devices: 2})
+	after := events(tracegen.Options{TargetBytes: 256 << 10, Seed: 2})
+	read := func(r *reader, data []byte) string {
+		r.buf, r.end, r.eof = data, len(data), true
+		if end, _ := r.segmentEvents(); end != segmentListEnd {
+			t.Fatalf("the segment ended with %d, not at the list's end", end)
+		}
+		r.t.Link()
+		var tables strings.Builder // what the merge takes over, by id
+		for id, s := range r.t.AllStrings() {
+			fmt.Fprintf(&tables, "string %d %q\n", id, s)
+		}
+		fmt.Fprintf(&tables, "argument sets %d\n", r.t.ArgSets.Len())
+		return dump(r.t) + sparseIDs(r.t) + tables.String()
+	}
+	for _, c := range []struct{ name, before, after string }{
+		{"generated", string(before), string(after)},
+		// The first new string of each is a category of another kind.
+		{"categories", `{"cat": "kernel", "ph": "X", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1}]`,
+			`{"cat": "cpu_op", "ph": "X", "name": "op", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]`},
+	} {
+		want := read(newReader("segment"), []byte(c.after))
+		used := newReader("segment")
+		read(used, []byte(c.before))
+		used.recycle()
+		if got := read(used, []byte(c.after)); got != want {
+			t.Errorf("%s: a recycled reader read differently from a new one:\n%s", c.name, diff(want, got))
+		}
+	}
+}

@@ -19,8 +19,8 @@ func New(path string) *Trace {
 // Recycle empties t for a reader to fill anew, as New would return it,
 // but keeping the storage of its columns and tables: a parallel reader's
 // segments are small traces, and fresh tables for each cost page faults
-// and a third of the garbage made while reading. The strings' bytes are
-// not reused: strings handed out by Str may still point into them.
+// and garbage. The strings' bytes are not reused: strings handed out by
+// Str may still point into them.
 func (t *Trace) Recycle() {
 	clear(t.argIndex)
 	clear(t.Tracks) // their strings
