@@ -13,12 +13,18 @@ func TestStringTable(t *testing.T) {
 	tr := New("x")
 	base := tr.NumStrings()
 	long := strings.Repeat("L", strChunk) // a chunk of its own
+	// Longer than the small chunks a table starts with, not long enough
+	// for a chunk of its own.
+	middle := strings.Repeat("M", 3*firstChunk)
 	var want []string
 	buf := []byte{}
 	for i := range 50000 {
 		s := "op_" + strconv.Itoa(i)
 		if i%10000 == 7 {
 			s = long + s
+		}
+		if i == 3 || i == 40 {
+			s = middle + s
 		}
 		buf = append(buf[:0], s...)
 		if id := tr.Intern(buf); int(id) != base+i {
