@@ -168,11 +168,22 @@ type node struct { // 16 bytes: ts first, or padding makes it 24
 	start bool
 }
 
+// edge is 16 bytes: its weight is the time between its nodes, not
+// stored (24 bytes an edge were the graph's largest column).
 type edge struct {
-	u, v   int32
-	attr   int32 // attributed event, None when none
-	typ    uint8
-	weight int64
+	u, v int32
+	attr int32 // attributed event, None when none
+	typ  uint8
+	zero bool // weighs zero whatever its nodes' times
+}
+
+// weight is e's time in ns: dependency and sync edges, and those added as
+// weighing zero, carry none; negative times (ns rounding) count as zero.
+func (g *graph) weight(e *edge) int64 {
+	if e.typ == edgeDep || e.typ == edgeSync || e.zero {
+		return 0
+	}
+	return max(g.nodes[e.v].ts-g.nodes[e.u].ts, 0)
 }
 
 type graph struct {
@@ -220,18 +231,13 @@ func (g *graph) touch(n int32) {
 }
 
 func (g *graph) add(u, v int32, typ uint8, zero bool, attr int32) int32 {
-	w := int64(0)
-	if typ != edgeDep && typ != edgeSync && !zero {
-		w = g.nodes[v].ts - g.nodes[u].ts
-		if w < 0 {
-			g.negW++
-			w = 0
-		}
+	if typ != edgeDep && typ != edgeSync && !zero && g.nodes[v].ts < g.nodes[u].ts {
+		g.negW++
 	}
 	g.touch(u)
 	g.touch(v)
 	i := int32(len(g.edges))
-	g.edges = append(g.edges, edge{u: u, v: v, attr: attr, typ: typ, weight: w})
+	g.edges = append(g.edges, edge{u: u, v: v, attr: attr, typ: typ, zero: zero})
 	return i
 }
 
@@ -870,7 +876,7 @@ func (g *graph) longestPath() (path, edges []int32) {
 		from[v] = -1
 		best, bestE := int64(0), int32(-1)
 		for _, ei := range pred.of(v) {
-			d := dist[g.edges[ei].u] + g.edges[ei].weight
+			d := dist[g.edges[ei].u] + g.weight(&g.edges[ei])
 			if bestE < 0 || d > best {
 				best, bestE = d, ei
 			}
@@ -954,7 +960,8 @@ func (r *Result) summarise(t *trace.Trace, g *graph, path, edges []int32) {
 	var total int64
 	for _, ei := range edges {
 		e := g.edges[ei]
-		total += e.weight
+		w := g.weight(&e)
+		total += w
 		var cat string
 		switch e.typ {
 		case edgeSync:
@@ -981,8 +988,8 @@ func (r *Result) summarise(t *trace.Trace, g *graph, path, edges []int32) {
 				cat = "gpu_compute"
 			}
 		}
-		cats[cat] += e.weight
-		if e.attr != trace.None && e.weight > 0 {
+		cats[cat] += w
+		if e.attr != trace.None && w > 0 {
 			k := key{t.Name(int(e.attr)), cat}
 			it := items[k]
 			if it == nil {
@@ -993,7 +1000,7 @@ func (r *Result) summarise(t *trace.Trace, g *graph, path, edges []int32) {
 				items[k] = it
 			}
 			it.Edges++
-			it.Us += float64(e.weight) / 1e3
+			it.Us += float64(w) / 1e3
 		}
 	}
 	r.LengthUs = float64(total) / 1e3

@@ -20,16 +20,20 @@ func TestMergeUpdatesInPlace(t *testing.T) {
 	g.add(0, 1, edgeSync, false, 11)
 	g.merge()
 	want := []edge{
-		{u: 2, v: 3, attr: trace.None, typ: edgeOp, weight: 10},
+		{u: 2, v: 3, attr: trace.None, typ: edgeOp},
 		{u: 0, v: 1, attr: 11, typ: edgeSync},
 		{u: 1, v: 2, attr: trace.None, typ: edgeDep},
 	}
+	weights := []int64{10, 0, 0} // the sync edge's values replaced the op edge's 10
 	if len(g.edges) != len(want) {
 		t.Fatalf("edges %v, want %v", g.edges, want)
 	}
 	for i, e := range want {
 		if g.edges[i] != e {
 			t.Errorf("edge %d: %+v, want %+v", i, g.edges[i], e)
+		}
+		if w := g.weight(&g.edges[i]); w != weights[i] {
+			t.Errorf("edge %d weighs %d, want %d", i, w, weights[i])
 		}
 		if j, ok := g.edgeBetween(e.u, e.v); !ok || j != int32(i) {
 			t.Errorf("edgeBetween(%d, %d) = %d, %v; want %d", e.u, e.v, j, ok, i)
@@ -49,4 +53,24 @@ func (g *graph) edgeBetween(u, v int32) (int32, bool) {
 		}
 	}
 	return 0, false
+}
+
+// An edge weighs the time between its nodes, zero when added as weighing
+// zero and when its end comes first (counted as a negative weight).
+func TestEdgeWeight(t *testing.T) {
+	g := &graph{nodes: []node{{ts: 100}, {ts: 250}, {ts: 40}}, seen: make([]bool, 3)}
+	for _, c := range []struct {
+		u, v int32
+		typ  uint8
+		zero bool
+		want int64
+	}{{0, 1, edgeOp, false, 150}, {0, 1, edgeKK, true, 0}, {0, 2, edgeLaunch, false, 0}, {0, 1, edgeDep, false, 0}} {
+		i := g.add(c.u, c.v, c.typ, c.zero, trace.None)
+		if w := g.weight(&g.edges[i]); w != c.want {
+			t.Errorf("%d -> %d (type %d, zero %v) weighs %d, want %d", c.u, c.v, c.typ, c.zero, w, c.want)
+		}
+	}
+	if g.negW != 1 {
+		t.Errorf("%d negative weights, want 1", g.negW)
+	}
 }

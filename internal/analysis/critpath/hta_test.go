@@ -158,7 +158,7 @@ func TestMatchesHTA(t *testing.T) {
 			}
 			for _, p := range c.wantSync {
 				u, v := deviceByCorr(t, tr, p[0]), deviceByCorr(t, tr, p[1])
-				if ed, ok := findEdge(g, u, false, v, true); !ok || ed.typ != edgeSync || ed.weight != 0 {
+				if ed, ok := findEdge(g, u, false, v, true); !ok || ed.typ != edgeSync || g.weight(&ed) != 0 {
 					t.Errorf("no sync edge from %s (%d) to %s (%d): %+v %v", tr.Name(int(u)), p[0], tr.Name(int(v)), p[1], ed, ok)
 				}
 			}
@@ -234,7 +234,7 @@ func TestEventSyncFixture(t *testing.T) {
 	if _, ok := findEdge(g, k1, false, k2, true); ok {
 		t.Error("sync edge without wait_on arguments")
 	}
-	if ed, ok := findEdge(g, tr.Events.Launch(int(k2)), true, k2, true); !ok || ed.typ != edgeLaunch || ed.weight != 385_000 {
+	if ed, ok := findEdge(g, tr.Events.Launch(int(k2)), true, k2, true); !ok || ed.typ != edgeLaunch || g.weight(&ed) != 385_000 {
 		t.Errorf("launch edge of k2 without the wait: %+v %v", ed, ok)
 	}
 	if r.SyncEdges != 0 {
