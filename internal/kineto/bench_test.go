@@ -38,6 +38,8 @@ func BenchmarkParse(b *testing.B) {
 		{"default", tracegen.Options{TargetBytes: 32 << 20, Seed: 1}},
 		{"per-launch-args", tracegen.Options{TargetBytes: 32 << 20, Seed: 1, PerLaunchArgs: true}},
 		{"distinct-names", tracegen.Options{TargetBytes: 32 << 20, Seed: 1, DistinctNames: true}},
+		{"compact", tracegen.Options{TargetBytes: 32 << 20, Seed: 1, Layout: tracegen.LayoutCompact}},
+		{"indent", tracegen.Options{TargetBytes: 32 << 20, Seed: 1, Layout: tracegen.LayoutIndent}},
 	} {
 		var buf bytes.Buffer
 		if _, err := tracegen.Generate(&buf, shape.opt); err != nil {

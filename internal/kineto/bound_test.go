@@ -348,3 +348,32 @@ func FuzzFastPaths(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { checkFastPaths(t, "fuzz", data) })
 }
+
+// ws stops at the first byte that is not whitespace, whatever the mix and
+// length of the run before it, and asks for more input when the window
+// ends inside the run.
+func TestWhitespaceRuns(t *testing.T) {
+	for n := range 20 {
+		for _, fill := range []string{" ", "\n", "\t ", " \r\n ", "\n  "} {
+			run := strings.Repeat(fill, n)[:n]
+			for _, tail := range []string{"x", ` "k": 1`} {
+				w := window{buf: []byte(run + tail)}
+				w.end = len(w.buf)
+				w.ws()
+				if want := len(run) + len(tail) - len(strings.TrimLeft(tail, " \t\r\n")); w.pos != want {
+					t.Fatalf("%q: stopped at %d, want %d", run+tail, w.pos, want)
+				}
+			}
+			w := window{buf: []byte(run)}
+			w.end = len(w.buf)
+			func() {
+				defer func() {
+					if r := recover(); r != errNeedMoreSpace {
+						t.Fatalf("%q: recovered %v, want errNeedMoreSpace", run, r)
+					}
+				}()
+				w.ws()
+			}()
+		}
+	}
+}
