@@ -122,8 +122,8 @@ func (r *reader) recycle() {
 	clear(r.tracks)
 	clear(r.kinds)
 	clear(r.open)
-	*r = reader{t: r.t, tracks: r.tracks, kinds: r.kinds, procName: r.procName, thrName: r.thrName, open: r.open, args: r.args[:0]}
-	r.scanner.t = r.t
+	*r = reader{scanner: scanner{t: r.t}, t: r.t, tracks: r.tracks, kinds: r.kinds,
+		procName: r.procName, thrName: r.thrName, open: r.open, args: r.args[:0]}
 }
 
 type reader struct {

@@ -10,10 +10,14 @@ func New(path string) *Trace {
 		strs:     newStrTable(),
 		argIndex: make(map[uint64]ArgSetID, 1024),
 	}
+	t.internWellKnown()
+	return t
+}
+
+func (t *Trace) internWellKnown() {
 	for _, s := range wellKnown {
 		t.InternString(s)
 	}
-	return t
 }
 
 // Recycle empties t for a reader to fill anew, as New would return it,
@@ -31,9 +35,7 @@ func (t *Trace) Recycle() {
 	}
 	t.strs.recycle()
 	t.Events.clear()
-	for _, s := range wellKnown {
-		t.InternString(s)
-	}
+	t.internWellKnown()
 }
 
 // Intern returns the id of the string with bytes b, adding it if new.

@@ -783,10 +783,11 @@ func queueLengths(t *trace.Trace, clip []int32) queueColumn {
 		if max(ev.Start[l], ev.Start[i]) < lo || min(ev.Start[l], ev.Start[i]) > hi {
 			continue
 		}
-		s, ok := streams[t.Tracks[ev.Track[i]].Stream]
+		stream := t.Tracks[ev.Track[i]].Stream
+		s, ok := streams[stream]
 		if !ok {
 			s = int32(len(streams))
-			streams[t.Tracks[ev.Track[i]].Stream] = s
+			streams[stream] = s
 		}
 		pts = append(pts, point{ev.Start[l], l, s<<1 | 1}, point{ev.Start[i], int32(i), s << 1})
 		col.first, last = min(col.first, l, int32(i)), max(last, l, int32(i))
