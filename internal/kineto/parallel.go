@@ -86,6 +86,18 @@ func (p *parallel) stop() {
 	}
 }
 
+// dropSpares drops the merged segments' readers kept for reuse (the
+// segment buffers went when the one-pass reader resumed).
+func (p *parallel) dropSpares() {
+	for {
+		select {
+		case <-p.spare:
+		default:
+			return
+		}
+	}
+}
+
 // segment is one block of the event list and, once parsed, its events.
 type segment struct {
 	off  int64 // stream offset of data[0]

@@ -198,3 +198,37 @@ func TestRecycledReaderReadsAsNew(t *testing.T) {
 		}
 	}
 }
+
+// Reading ends holding nothing only reading needed (the window, the
+// segment buffers it replays, spare segment readers), so that linking
+// and the analyses can reuse that memory.
+func TestReleaseDropsReadingState(t *testing.T) {
+	var buf bytes.Buffer
+	if _, err := tracegen.Generate(&buf, tracegen.Options{TargetBytes: 1 << 20, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := Read(bytes.NewReader(buf.Bytes()), "gen", Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(saved int) { segmentSize = saved }(segmentSize)
+	segmentSize = 64 << 10
+	r := newReader("gen") // as Read sets it up, to look in before finish
+	r.src, r.buf, r.par = bytes.NewReader(buf.Bytes()), make([]byte, windowSize), newParallel("gen", 2)
+	defer r.par.stop()
+	if err := r.top(); err != nil {
+		t.Fatal(err)
+	}
+	r.trailing()
+	if r.buf == nil || r.src == nil || len(r.par.spare) == 0 {
+		t.Fatalf("before release: window %d bytes, source %v, %d spare readers; the test needs all three", len(r.buf), r.src != nil, len(r.par.spare))
+	}
+	r.release()
+	if r.buf != nil || r.src != nil || len(r.par.spare) != 0 {
+		t.Errorf("after release: window %d bytes, source %v, %d spare readers; want none", len(r.buf), r.src != nil, len(r.par.spare))
+	}
+	r.finish()
+	if got, want := dump(r.t), dump(want); got != want {
+		t.Errorf("the released reader's trace differs from a one-pass read:\n%s", diff(want, got))
+	}
+}
