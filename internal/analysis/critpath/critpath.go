@@ -162,8 +162,9 @@ var launchNames = map[string]bool{
 	"hipMemcpyAsync": true, "hipMemsetAsync": true, "hipExtModuleLaunchKernel": true,
 }
 
-type node struct { // 16 bytes: ts first, or padding makes it 24
-	ts    int64
+// node is an event's start or end: 8 bytes, its time read from the
+// event (stored, it made the node 16 bytes, the graph's largest column).
+type node struct {
 	ev    int32
 	start bool
 }
@@ -183,11 +184,22 @@ func (g *graph) weight(e *edge) int64 {
 	if e.typ == edgeDep || e.typ == edgeSync || e.zero {
 		return 0
 	}
-	return max(g.nodes[e.v].ts-g.nodes[e.u].ts, 0)
+	return max(g.ts(e.v)-g.ts(e.u), 0)
+}
+
+// ts is node n's time in ns.
+func (g *graph) ts(n int32) int64 { return g.nodeTime(g.nodes[n]) }
+
+func (g *graph) nodeTime(nd node) int64 {
+	if nd.start {
+		return g.events.Start[nd.ev]
+	}
+	return g.events.End(int(nd.ev))
 }
 
 type graph struct {
-	nodes []node
+	events *trace.Events // the nodes' times
+	nodes  []node
 	edges []edge
 	seen  []bool // node added to the graph (has an edge)
 	order []int32
@@ -231,7 +243,7 @@ func (g *graph) touch(n int32) {
 }
 
 func (g *graph) add(u, v int32, typ uint8, zero bool, attr int32) int32 {
-	if typ != edgeDep && typ != edgeSync && !zero && g.nodes[v].ts < g.nodes[u].ts {
+	if typ != edgeDep && typ != edgeSync && !zero && g.ts(v) < g.ts(u) {
 		g.negW++
 	}
 	g.touch(u)
@@ -383,15 +395,15 @@ func compute(t *trace.Trace, opt Options) (*Result, *graph) {
 	}
 	slices.SortStableFunc(nodeEvents, func(a, b int32) int { return cmp.Compare(ev.Start[a], ev.Start[b]) })
 
-	g := &graph{}
+	g := &graph{events: ev}
 	g.nodes = make([]node, 0, 2*len(nodeEvents))
 	for _, e := range nodeEvents {
-		g.nodes = append(g.nodes, node{ev: e, ts: ev.Start[e], start: true})
+		g.nodes = append(g.nodes, node{ev: e, start: true})
 	}
 	for _, e := range nodeEvents {
-		g.nodes = append(g.nodes, node{ev: e, ts: ev.End(int(e))})
+		g.nodes = append(g.nodes, node{ev: e})
 	}
-	slices.SortStableFunc(g.nodes, func(a, b node) int { return cmp.Compare(a.ts, b.ts) })
+	slices.SortStableFunc(g.nodes, func(a, b node) int { return cmp.Compare(g.nodeTime(a), g.nodeTime(b)) })
 	if len(nodeEvents) > 0 {
 		lo, hi := slices.Min(nodeEvents), slices.Max(nodeEvents)
 		g.first, g.index = lo, make([]nodePair, hi-lo+1)
@@ -423,6 +435,7 @@ func compute(t *trace.Trace, opt Options) (*Result, *graph) {
 	g.hostEdges(t, ws, we, blockName)
 	g.deviceEdges(t, gpu)
 	g.merge()
+	g.index, g.seen = nil, nil // building done: the longest path's storage may reuse theirs
 
 	r.GraphNodes = len(g.order)
 	r.GraphEdges = len(g.edges)
@@ -587,12 +600,12 @@ func (g *graph) deviceEdges(t *trace.Trace, gpu []int32) {
 			}
 		}
 		l, hasLast := last[stream]
-		if ql.at(rt) == 1 && ql.at(e) == 0 && (!hasLast || g.nodes[l].ts < ev.Start[rt]) &&
-			(syncEnd == trace.None || g.nodes[syncEnd].ts < ev.Start[rt]) {
+		if ql.at(rt) == 1 && ql.at(e) == 0 && (!hasLast || g.ts(l) < ev.Start[rt]) &&
+			(syncEnd == trace.None || g.ts(syncEnd) < ev.Start[rt]) {
 			if rs, ok := g.startOf(rt); ok {
 				g.add(rs, sn, edgeLaunch, false, trace.None)
 			}
-		} else if hasLast && (syncEnd == trace.None || g.nodes[syncEnd].ts < g.nodes[l].ts) {
+		} else if hasLast && (syncEnd == trace.None || g.ts(syncEnd) < g.ts(l)) {
 			i := g.add(l, sn, edgeKK, false, trace.None)
 			g.attribute(i, trace.None)
 		}
@@ -843,13 +856,17 @@ func (g *graph) longestPath() (path, edges []int32) {
 	for _, e := range g.edges {
 		indeg[e.v]++
 	}
-	topo := make([]int32, 0, len(g.order))
 	var gen, next []int32 // one generation and the next, their storage reused
 	for _, v := range g.order {
 		if indeg[v] == 0 {
 			gen = append(gen, v)
 		}
 	}
+	// The topological order takes the first-edge order's storage, which
+	// only the first generation needed.
+	nodes := len(g.order)
+	topo := g.order[:0]
+	g.order = nil
 	for len(gen) > 0 {
 		topo = append(topo, gen...)
 		next = next[:0]
@@ -864,7 +881,7 @@ func (g *graph) longestPath() (path, edges []int32) {
 		}
 		gen, next = next, gen
 	}
-	if len(topo) < len(g.order) {
+	if len(topo) < nodes {
 		return nil, nil // a cycle: the trace's nesting is inconsistent
 	}
 	// The successors are done with: the predecessors take their storage,

@@ -9,10 +9,7 @@ import (
 // An edge added again between the same nodes updates the first in place,
 // as networkx does: its position, the last one's values.
 func TestMergeUpdatesInPlace(t *testing.T) {
-	g := &graph{nodes: make([]node, 4), seen: make([]bool, 4)}
-	for i := range g.nodes {
-		g.nodes[i].ts = int64(10 * i)
-	}
+	g := timedGraph(0, 10, 20, 30)
 	g.add(2, 3, edgeOp, false, trace.None)
 	g.add(0, 1, edgeOp, false, 7)
 	g.add(1, 2, edgeDep, false, trace.None)
@@ -44,6 +41,16 @@ func TestMergeUpdatesInPlace(t *testing.T) {
 	}
 }
 
+// timedGraph returns a graph without edges whose nodes are the starts of
+// events at times ts.
+func timedGraph(ts ...int64) *graph {
+	g := &graph{events: &trace.Events{Start: ts, Dur: make([]int64, len(ts))}, seen: make([]bool, len(ts))}
+	for i := range ts {
+		g.nodes = append(g.nodes, node{ev: int32(i), start: true})
+	}
+	return g
+}
+
 // edgeBetween returns the index of the edge from node u to node v, which
 // merge leaves at most one of.
 func (g *graph) edgeBetween(u, v int32) (int32, bool) {
@@ -58,7 +65,7 @@ func (g *graph) edgeBetween(u, v int32) (int32, bool) {
 // An edge weighs the time between its nodes, zero when added as weighing
 // zero and when its end comes first (counted as a negative weight).
 func TestEdgeWeight(t *testing.T) {
-	g := &graph{nodes: []node{{ts: 100}, {ts: 250}, {ts: 40}}, seen: make([]bool, 3)}
+	g := timedGraph(100, 250, 40)
 	for _, c := range []struct {
 		u, v int32
 		typ  uint8

@@ -32,11 +32,13 @@ func edgeCounts(g *graph, onPath bool) map[string]int {
 // findEdge returns the edge from event u's start (or end) node to event
 // v's start (or end) node.
 func findEdge(g *graph, u int32, uStart bool, v int32, vStart bool) (edge, bool) {
-	node := func(e int32, start bool) (int32, bool) {
-		if start {
-			return g.startOf(e)
+	node := func(e int32, start bool) (int32, bool) { // by a scan: compute drops the index
+		for i, nd := range g.nodes {
+			if nd.ev == e && nd.start == start {
+				return int32(i), true
+			}
 		}
-		return g.endOf(e)
+		return 0, false
 	}
 	a, ok1 := node(u, uStart)
 	b, ok2 := node(v, vStart)
