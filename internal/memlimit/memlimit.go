@@ -197,16 +197,19 @@ const (
 	// liveCheckEvery is how much input is read between looks at the heap.
 	liveCheckEvery = 16 << 20
 	// analysisGCPercent is the collector's pace for the analyses of an
-	// input too small for a soft limit: the heap grows to 1.25x the live
+	// input too small for a soft limit: the heap grows to 1.1x the live
 	// heap between collections, not Go's 2x. Their short-lived scratch
 	// (up to 0.75x the model on two cores) made the peak of such inputs;
 	// the extra cycles cost little, the model being free of pointers.
-	// Interleaved runs (median time, highest RSS): the 50 MB corpus's
-	// peak RSS 0.98-1.18x -> 0.81-0.99x for 1-7% more time; 100 MB
-	// (default, distinct names, indented) 0.62-0.88x -> 0.50-0.73x, 0-5%.
+	// Interleaved runs (median time, highest RSS): at 25 the 50 MB
+	// corpus's peak RSS fell 0.98-1.18x -> 0.81-0.99x for 1-7% more time.
+	// At 10, once reading ended with a collection and the critical path's
+	// scratch shrank, the 100 MB corpus's median fell from 25's 0.52x to
+	// 0.47x (default, per-launch args) and 0.59x to 0.53x (compact
+	// JSON), for 0-9% more time (13% on distinct names, 0.58x -> 0.57x).
 	// The same pace while reading too took 2-7% more for at most 0.03x
 	// less RSS, so reading keeps Go's.
-	analysisGCPercent = 25
+	analysisGCPercent = 10
 )
 
 // Expect sets the soft limit for inputBytes of input (raising it only).
