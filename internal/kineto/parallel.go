@@ -25,6 +25,7 @@ import (
 	"bytes"
 	"io"
 	"math"
+	"strings"
 	"sync"
 
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
@@ -375,17 +376,18 @@ type errReader struct{ err error }
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // merge appends what a segment's worker read, but for its events, which
-// the returned Merge copies (see trace.Merge).
+// the returned Merge copies (see trace.Merge). What it keeps of s's
+// strings it copies: s is recycled for another segment (Trace.Recycle).
 func (r *reader) merge(s *reader) *trace.Merge {
 	m := r.t.AppendTables(s.t, r.tracks)
 	strs := m.Strs
 	for k, name := range s.procName {
 		k.PidLabel = strs[k.PidLabel]
-		r.procName[k] = name
+		r.procName[k] = strings.Clone(name)
 	}
 	for k, name := range s.thrName {
 		k.PidLabel, k.TidLabel = strs[k.PidLabel], strs[k.TidLabel]
-		r.thrName[k] = name
+		r.thrName[k] = strings.Clone(name)
 	}
 	r.events += s.events
 	return m

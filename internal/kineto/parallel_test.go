@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -230,5 +231,34 @@ func TestReleaseDropsReadingState(t *testing.T) {
 	r.finish()
 	if got, want := dump(r.t), dump(want); got != want {
 		t.Errorf("the released reader's trace differs from a one-pass read:\n%s", diff(want, got))
+	}
+}
+
+// The process and thread names a merge takes from a segment outlive the
+// segment's reader, whose string bytes its next segment reuses.
+func TestMergedNamesOutliveTheSegment(t *testing.T) {
+	segment := func(r *reader, events string) {
+		r.buf, r.end, r.eof = []byte(events), len(events), true
+		if end, _ := r.segmentEvents(); end != segmentListEnd {
+			t.Fatalf("the segment ended with %d, not at the list's end", end)
+		}
+	}
+	main, s := newReader("main"), newReader("segment")
+	segment(s, `{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "trainer"}},
+		{"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {"name": "loader"}},
+		{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 2, "ts": 1, "dur": 1}]`)
+	main.merge(s).CopyEvents()
+	s.recycle()
+	segment(s, `{"ph": "X", "cat": "cpu_op", "name": "xxxxxxxxxxxxxxxxxxxxxxxx", "pid": 1, "tid": 2, "ts": 5, "dur": 1}]`)
+	var names []string
+	for _, n := range main.procName {
+		names = append(names, n)
+	}
+	for _, n := range main.thrName {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	if want := []string{"loader", "trainer"}; !slices.Equal(names, want) {
+		t.Errorf("merged names %q after the segment's reader was reused, want %q", names, want)
 	}
 }

@@ -21,10 +21,11 @@ func (t *Trace) internWellKnown() {
 }
 
 // Recycle empties t for a reader to fill anew, as New would return it,
-// but keeping the storage of its columns and tables: a parallel reader's
-// segments are small traces, and fresh tables for each cost page faults
-// and garbage. The strings' bytes are not reused: strings handed out by
-// Str may still point into them.
+// but keeping the storage of its columns and tables, the strings' bytes
+// included: a parallel reader's segments are small traces, and fresh
+// tables for each cost page faults and garbage (on a trace of distinct
+// op names, the strings' bytes most of it). Strings Str handed out
+// before are overwritten: the caller must have copied those it keeps.
 func (t *Trace) Recycle() {
 	clear(t.argIndex)
 	clear(t.Tracks) // their strings

@@ -63,11 +63,18 @@ func newStrTable() strTable {
 	return strTable{cur: -1, slots: make([]uint32, 2048)}
 }
 
-// recycle empties the table, keeping its index's storage but not the
-// chunks, which strings handed out may point into.
+// recycle empties the table, keeping its storage: the index and the
+// chunks of small strings, emptied for new ones (see Trace.Recycle).
 func (s *strTable) recycle() {
 	clear(s.slots)
-	s.chunks, s.cur, s.refs = nil, -1, s.refs[:0]
+	kept := s.chunks[:0]
+	for _, c := range s.chunks {
+		if cap(c) <= strChunk { // not a long string's own
+			kept = append(kept, c[:0])
+		}
+	}
+	clear(s.chunks[len(kept):])
+	s.chunks, s.cur, s.refs = kept, -1, s.refs[:0]
 }
 
 func (s *strTable) str(id StrID) string {
@@ -111,6 +118,26 @@ func (s *strTable) intern(str string) StrID {
 	return id
 }
 
+// nextChunk returns the chunk small strings go to once the current one
+// has no room for n bytes: the next one a recycled table emptied, else a
+// new one.
+func (s *strTable) nextChunk(n int) int {
+	for i := s.cur + 1; i < len(s.chunks); i++ {
+		if len(s.chunks[i]) == 0 && cap(s.chunks[i]) >= n {
+			return i
+		}
+	}
+	// Chunks double from 4 KB: a parallel reader's segment tables hold a
+	// few KB of strings each, and 64 KB chunks for them made a tenth of
+	// the garbage of reading.
+	size := firstChunk
+	if s.cur >= 0 {
+		size = min(2*cap(s.chunks[s.cur]), strChunk)
+	}
+	s.chunks = append(s.chunks, make([]byte, 0, max(size, n)))
+	return len(s.chunks) - 1
+}
+
 // store copies str's bytes into a chunk.
 func (s *strTable) store(str string) strRef {
 	n := len(str)
@@ -122,15 +149,7 @@ func (s *strTable) store(str string) strRef {
 		return strRef{chunk: uint32(len(s.chunks) - 1), len: uint32(n)}
 	}
 	if s.cur < 0 || cap(s.chunks[s.cur])-len(s.chunks[s.cur]) < n {
-		// Chunks double from 4 KB: a parallel reader's segment tables
-		// hold a few KB of strings each, and 64 KB chunks for them made
-		// a tenth of the garbage of reading.
-		size := firstChunk
-		if s.cur >= 0 {
-			size = min(2*cap(s.chunks[s.cur]), strChunk)
-		}
-		s.chunks = append(s.chunks, make([]byte, 0, max(size, n)))
-		s.cur = len(s.chunks) - 1
+		s.cur = s.nextChunk(n)
 	}
 	c := &s.chunks[s.cur]
 	off := len(*c)

@@ -1,9 +1,11 @@
 package trace
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // Interned strings keep their ids and bytes across the index's growth and
@@ -123,5 +125,46 @@ func TestStringIndexWithoutHashBytes(t *testing.T) {
 	}
 	if _, ok := tr.Lookup("name 100"); ok {
 		t.Error("Lookup found a string never interned")
+	}
+}
+
+// A recycled table reads as a new one and stores its strings in the
+// chunks it kept, long strings' own chunks apart.
+func TestRecycledStringTable(t *testing.T) {
+	tr := New("x")
+	fill := func(prefix string) []string {
+		var want []string
+		for i := range 3000 {
+			s := prefix + strconv.Itoa(i)
+			if i == 100 {
+				s += strings.Repeat("L", strChunk) // a chunk of its own
+			}
+			tr.InternString(s)
+			want = append(want, s)
+		}
+		return want
+	}
+	fill("first_")
+	smallChunks := func() (ptrs []*byte) {
+		for _, c := range tr.strs.chunks {
+			if cap(c) <= strChunk {
+				ptrs = append(ptrs, unsafe.SliceData(c))
+			}
+		}
+		return ptrs
+	}
+	before := smallChunks()
+	tr.Recycle()
+	if _, ok := tr.Lookup("first_1"); ok {
+		t.Error("a recycled table still finds a string of before")
+	}
+	want := fill("other_")
+	for _, s := range want {
+		if id, ok := tr.Lookup(s); !ok || tr.Str(id) != s {
+			t.Fatalf("%.20q: id %d, %v, reads back %.20q", s, id, ok, tr.Str(id))
+		}
+	}
+	if after := smallChunks(); !slices.Equal(after, before) {
+		t.Errorf("small strings' chunks %p after the same strings again, %p before: not reused", after, before)
 	}
 }

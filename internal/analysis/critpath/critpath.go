@@ -200,10 +200,10 @@ func (g *graph) nodeTime(nd node) int64 {
 type graph struct {
 	events *trace.Events // the nodes' times
 	nodes  []node
-	edges []edge
-	seen  []bool // node added to the graph (has an edge)
-	order []int32
-	negW  int
+	edges  []edge
+	seen   []bool // node added to the graph (has an edge)
+	order  []int32
+	negW   int
 	// index holds the start and end nodes of events first to first+
 	// len(index)-1, {None, None} for events that are not nodes: at most
 	// 8 bytes an event of the trace (a window's node events lie close
