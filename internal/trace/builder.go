@@ -146,8 +146,8 @@ func (t *Trace) ReserveArgVals(n int) {
 	}
 }
 
-// ReserveStrings sizes the string index for n strings, so that interning
-// up to n strings never rebuilds it.
+// ReserveStrings sizes the string table for n strings, so that interning
+// up to n strings never rebuilds its index nor grows its references.
 func (t *Trace) ReserveStrings(n int) { t.strs.reserve(n) }
 
 func reserve[T any](s []T, n int) []T {

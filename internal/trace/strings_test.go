@@ -90,12 +90,15 @@ func TestReserveStrings(t *testing.T) {
 	tr := New("reserve")
 	a := tr.InternString("a")
 	tr.ReserveStrings(10000)
-	size := len(tr.strs.slots)
-	for i := range 10000 {
+	size, refs := len(tr.strs.slots), unsafe.SliceData(tr.strs.refs)
+	for i := 0; tr.NumStrings() < 10000; i++ {
 		tr.InternString(strconv.Itoa(i))
 	}
 	if len(tr.strs.slots) != size {
 		t.Errorf("the index grew from %d to %d slots", size, len(tr.strs.slots))
+	}
+	if unsafe.SliceData(tr.strs.refs) != refs {
+		t.Error("the references grew")
 	}
 	if id, ok := tr.Lookup("a"); !ok || id != a {
 		t.Errorf("Lookup(a) = %d, %v, want %d", id, ok, a)
