@@ -198,7 +198,9 @@ func Compute(t *trace.Trace, opts Options) *Result {
 		r.Causes = append(r.Causes, *c)
 	}
 	slices.SortFunc(r.Causes, func(a, b Cause) int {
-		return cmp.Or(cmp.Compare(b.StallUs, a.StallUs), cmp.Compare(b.BlockedUs, a.BlockedUs), cmp.Compare(a.Op, b.Op), cmp.Compare(a.Call, b.Call))
+		// Every field of the key breaks ties: the causes come from a map.
+		return cmp.Or(cmp.Compare(b.StallUs, a.StallUs), cmp.Compare(b.BlockedUs, a.BlockedUs), cmp.Compare(a.Op, b.Op), cmp.Compare(a.Call, b.Call),
+			cmp.Compare(a.Copy, b.Copy), cmp.Compare(a.TopOp, b.TopOp), slices.Compare(a.Stack, b.Stack))
 	})
 	if len(r.Causes) > top {
 		r.Causes = r.Causes[:top]

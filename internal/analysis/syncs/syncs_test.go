@@ -54,3 +54,23 @@ func TestNoGPU(t *testing.T) {
 		t.Errorf("%+v", r)
 	}
 }
+
+// Causes that tie on time, op and call come in one order, every time:
+// by their other fields (they are gathered in a map).
+func TestTiedCausesInOneOrder(t *testing.T) {
+	tr := tracetest.ReadString(t, `{"traceEvents":[
+{"ph":"X","cat":"cpu_op","name":"aten::to","pid":1,"tid":1,"ts":0,"dur":100},
+{"ph":"X","cat":"cpu_op","name":"aten::copy_","pid":1,"tid":1,"ts":1,"dur":90,"args":{"External id":1}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaStreamSynchronize","pid":1,"tid":1,"ts":2,"dur":50,"args":{"External id":1,"correlation":1}},
+{"ph":"X","cat":"cpu_op","name":"aten::index","pid":1,"tid":1,"ts":200,"dur":100},
+{"ph":"X","cat":"cpu_op","name":"aten::copy_","pid":1,"tid":1,"ts":201,"dur":90,"args":{"External id":2}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaStreamSynchronize","pid":1,"tid":1,"ts":202,"dur":50,"args":{"External id":2,"correlation":2}},
+{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":10,"dur":5,"args":{"correlation":9}}
+]}`)
+	for range 20 {
+		r := Compute(tr, Options{})
+		if len(r.Causes) != 2 || r.Causes[0].TopOp != "aten::index" || r.Causes[1].TopOp != "aten::to" {
+			t.Fatalf("causes %+v, want aten::index's then aten::to's", r.Causes)
+		}
+	}
+}
