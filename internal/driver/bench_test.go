@@ -24,7 +24,7 @@ func BenchmarkAnalyze(b *testing.B) {
 	ios, _, _, _ := iostreams.Test()
 	for b.Loop() {
 		start := time.Now()
-		res, _, err := Load(ios, []string{path}) // with the binary's memory policy
+		res, _, err := Load(ios, []string{path}, true) // with the binary's memory policy, as analyze reads
 		if err != nil || len(res.Traces) == 0 {
 			b.Fatal(err, res.Failures)
 		}

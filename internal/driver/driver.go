@@ -55,11 +55,17 @@ type Options struct {
 	// RunEvidence is what `bottleneck run` recorded per rank (nil for
 	// analyze); the diagnosis uses it.
 	RunEvidence map[int]*diagnose.RunEvidence
+
+	// analysesOnly: the traces feed the report only, no export or page
+	// (Analyze; load.Options.AnalysesOnly).
+	analysesOnly bool
 }
 
 // Load reads paths with a progress line on a terminal, steering the soft
-// memory limit as it goes (memlimit.Pacer: README, Performance).
-func Load(ios *iostreams.IOStreams, paths []string) (*load.Result, time.Duration, error) {
+// memory limit as it goes (memlimit.Pacer: README, Performance). With
+// analysesOnly it keeps only what the analyses read
+// (load.Options.AnalysesOnly).
+func Load(ios *iostreams.IOStreams, paths []string, analysesOnly bool) (*load.Result, time.Duration, error) {
 	prog := ios.StartProgress()
 	start := time.Now()
 	var pacer memlimit.Pacer
@@ -69,7 +75,7 @@ func Load(ios *iostreams.IOStreams, paths []string) (*load.Result, time.Duration
 		pacer.Expect(n)
 	}, Parsed: func(t *trace.Trace) {
 		classify.For(t) // the name classes, which the analyses start with, built while the trace is linked
-	}, Progress: func(total int64) {
+	}, AnalysesOnly: analysesOnly, Progress: func(total int64) {
 		if b := budget.Load(); total > b && budget.CompareAndSwap(b, total*5/4) {
 			pacer.Expect(total * 5 / 4)
 		}
@@ -317,6 +323,7 @@ func StatusOf(r *report.Report) Status {
 // Analyze opens paths (see Open), analyses them and writes the report to
 // w as text or JSON.
 func Analyze(w io.Writer, ios *iostreams.IOStreams, paths []string, o Options) (Status, error) {
+	o.analysesOnly = true // the report is all it writes
 	d, err := Open(ios, paths, o)
 	if err != nil {
 		return Unreadable, err
@@ -365,7 +372,7 @@ func Write(w io.Writer, r *report.Report, asJSON bool) error {
 func describe(t *trace.Trace) report.Input {
 	in := report.Input{
 		Path: t.Path, Rank: t.Rank, RankSource: t.RankSource, Compressed: t.Compressed,
-		Bytes: t.BytesRead, Events: t.Events.Len(), Flows: len(t.Flows), MemoryEvents: len(t.Memory),
+		Bytes: t.BytesRead, Events: t.Events.Len(), Flows: t.NumFlows(), MemoryEvents: len(t.Memory),
 		BaseTimeNs: t.Meta.BaseTimeNs, SyntheticStep: t.SyntheticStep, Devices: t.Meta.Devices,
 		Distributed: t.Meta.Distributed, Legacy: t.Meta.Legacy, EventsByKind: map[string]int{},
 		Steps: []int{},

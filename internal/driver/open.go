@@ -93,7 +93,7 @@ func Open(ios *iostreams.IOStreams, paths []string, o Options) (*Data, error) {
 		d.Status = Complete
 		return d, nil
 	}
-	res, took, err := Load(ios, tracePaths)
+	res, took, err := Load(ios, tracePaths, o.analysesOnly)
 	if err != nil {
 		return nil, err
 	}

@@ -32,7 +32,12 @@ func (r *reader) commit() {
 			r.eventProblem("implausible timestamp (beyond the year 2096)", "flow event skipped")
 			return
 		}
-		t.Flows = append(t.Flows, trace.Flow{ID: f.id, Cat: f.cat, Phase: f.ph, Track: r.track(key), Ts: f.ts})
+		track := r.track(key)
+		if r.analysesOnly {
+			t.UnkeptFlows++
+			return
+		}
+		t.Flows = append(t.Flows, trace.Flow{ID: f.id, Cat: f.cat, Phase: f.ph, Track: track, Ts: f.ts})
 		return
 	case 'X', 'B', 'E', 'i', 'I', 'C':
 	case '0': // empty object, already reported
@@ -62,7 +67,10 @@ func (r *reader) commit() {
 
 	rec := trace.EventRecord{
 		Name: f.name, Cat: f.cat, Start: f.ts, Dur: f.dur,
-		ExternalID: f.ext, Correlation: f.corr, SeqNum: f.seq, PyID: f.pyID, PyParent: f.pyParent,
+		ExternalID: f.ext, Correlation: f.corr, SeqNum: f.seq,
+	}
+	if !r.analysesOnly {
+		rec.PyID, rec.PyParent = f.pyID, f.pyParent
 	}
 	rec.Kind = r.kind(f)
 	if rec.Kind == trace.KindMemory {

@@ -54,13 +54,15 @@ type parallel struct {
 	started   bool
 	resumeAt  int64 // read sequentially up to this offset
 	fallbacks int
-	free      [][]byte       // segment buffers to reuse
-	spare     chan *reader   // merged segments' readers, which workers reuse
-	copies    sync.WaitGroup // merged segments' events being copied (trace.Merge)
+	free      [][]byte     // segment buffers to reuse
+	spare     chan *reader // merged segments' readers, which workers reuse
+	// analysesOnly is the segments' readers' (Options.AnalysesOnly).
+	analysesOnly bool
+	copies       sync.WaitGroup // merged segments' events being copied (trace.Merge)
 }
 
-func newParallel(name string, workers int) *parallel {
-	return &parallel{name: name, workers: workers, spare: make(chan *reader, 2*workers)}
+func newParallel(name string, workers int, analysesOnly bool) *parallel {
+	return &parallel{name: name, workers: workers, analysesOnly: analysesOnly, spare: make(chan *reader, 2*workers)}
 }
 
 func (p *parallel) start() {
@@ -127,6 +129,7 @@ func (p *parallel) parse(s *segment) {
 		r.recycle()
 	default:
 		r = newReader(p.name)
+		r.analysesOnly = p.analysesOnly
 		r.t.Reserve(len(s.data)/100, len(s.data)/400, len(s.data)/1000)
 	}
 	r.buf, r.end, r.base, r.eof = s.data, len(s.data), s.off, true

@@ -12,6 +12,7 @@ import (
 	"testing/iotest"
 
 	"github.com/bottleneck-dev/bottleneck/internal/testutil"
+	"github.com/bottleneck-dev/bottleneck/internal/trace"
 	"github.com/bottleneck-dev/bottleneck/internal/tracegen"
 )
 
@@ -215,7 +216,7 @@ func TestReleaseDropsReadingState(t *testing.T) {
 	defer func(saved int) { segmentSize = saved }(segmentSize)
 	segmentSize = 64 << 10
 	r := newReader("gen") // as Read sets it up, to look in before finish
-	r.src, r.buf, r.par = bytes.NewReader(buf.Bytes()), make([]byte, windowSize), newParallel("gen", 2)
+	r.src, r.buf, r.par = bytes.NewReader(buf.Bytes()), make([]byte, windowSize), newParallel("gen", 2, false)
 	defer r.par.stop()
 	if err := r.top(); err != nil {
 		t.Fatal(err)
@@ -260,5 +261,50 @@ func TestMergedNamesOutliveTheSegment(t *testing.T) {
 	slices.Sort(names)
 	if want := []string{"loader", "trainer"}; !slices.Equal(names, want) {
 		t.Errorf("merged names %q after the segment's reader was reused, want %q", names, want)
+	}
+}
+
+// Read for the analyses only, a trace keeps everything but its flows,
+// which it counts, and its Python ids, in one pass and in parallel.
+func TestAnalysesOnlyKeepsAllButFlowsAndPythonIDs(t *testing.T) {
+	var buf bytes.Buffer
+	if _, err := tracegen.Generate(&buf, tracegen.Options{TargetBytes: 1 << 20, Seed: 4, TinyEvents: true, Devices: 2}); err != nil {
+		t.Fatal(err)
+	}
+	full, err := Read(bytes.NewReader(buf.Bytes()), "gen", Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flows, pyIDs := len(full.Flows), full.Events.Py.Len()
+	if flows == 0 || pyIDs == 0 {
+		t.Fatalf("the generated trace has %d flows and %d events with Python ids; the test needs both", flows, pyIDs)
+	}
+	full.Flows = nil
+	withoutPy := func(tr *trace.Trace) string {
+		var kept []string
+		for _, l := range strings.Split(sparseIDs(tr), "\n") {
+			if !strings.HasPrefix(l, "py ") {
+				kept = append(kept, l)
+			}
+		}
+		return dump(tr) + strings.Join(kept, "\n")
+	}
+	want := withoutPy(full)
+	defer func(saved int) { segmentSize = saved }(segmentSize)
+	segmentSize = 64 << 10
+	for _, workers := range []int{1, 3} {
+		lean, err := Read(bytes.NewReader(buf.Bytes()), "gen", Options{Workers: workers, AnalysesOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lean.Flows) != 0 || lean.UnkeptFlows != flows || lean.NumFlows() != flows {
+			t.Errorf("%d workers: %d flows kept, %d counted, want none kept and %d counted", workers, len(lean.Flows), lean.UnkeptFlows, flows)
+		}
+		if n := lean.Events.Py.Len(); n != 0 {
+			t.Errorf("%d workers: %d events keep Python ids", workers, n)
+		}
+		if got := withoutPy(lean); got != want {
+			t.Errorf("%d workers: the rest of the trace differs:\n%s", workers, diff(want, got))
+		}
 	}
 }

@@ -44,6 +44,8 @@ type Options struct {
 	Budget func(totalBytes int64)
 	// Parsed is passed to every read (kineto.Options.Parsed).
 	Parsed func(*trace.Trace)
+	// AnalysesOnly is passed to every read (kineto.Options.AnalysesOnly).
+	AnalysesOnly bool
 }
 
 // Expand resolves paths to trace files: files (and pipes, and "-" for
@@ -135,7 +137,7 @@ func Load(paths []string, opts Options) (*Result, error) {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			var last int64
-			ko := kineto.Options{Parsed: opts.Parsed}
+			ko := kineto.Options{Parsed: opts.Parsed, AnalysesOnly: opts.AnalysesOnly}
 			if opts.Progress != nil {
 				ko.Progress = func(n int64) {
 					opts.Progress(total.Add(n - last))

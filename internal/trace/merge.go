@@ -82,6 +82,7 @@ func (t *Trace) AppendTables(src *Trace, index map[TrackKey]TrackID) *Merge {
 	t.Events.SeqNum.appendFrom(&src.Events.SeqNum, m.Base)
 	t.Events.Py.appendFrom(&src.Events.Py, m.Base)
 
+	t.UnkeptFlows += src.UnkeptFlows
 	for _, f := range src.Flows {
 		f.Cat, f.Track = strs[f.Cat], m.tracks[f.Track]
 		t.Flows = append(t.Flows, f)

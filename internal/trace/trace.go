@@ -208,8 +208,11 @@ type Trace struct {
 	argVals    []uint64 // per-launch argument values (see ArgSets)
 	Tracks     []Track
 	Flows      []Flow
-	Memory     []MemoryRecord
-	Steps      []Step
+	// UnkeptFlows counts the flow events a reader read but did not keep
+	// (kineto.Options.AnalysesOnly; NumFlows).
+	UnkeptFlows int
+	Memory      []MemoryRecord
+	Steps       []Step
 	// SyntheticStep is true when the trace has no ProfilerStep#N events and
 	// Steps holds one step spanning the whole trace.
 	SyntheticStep bool
@@ -224,6 +227,9 @@ type Trace struct {
 	// and a key copy per set would double their memory).
 	argIndex map[uint64]ArgSetID
 }
+
+// NumFlows is the number of flow events read, kept or not.
+func (t *Trace) NumFlows() int { return len(t.Flows) + t.UnkeptFlows }
 
 // Str returns the string for id.
 func (t *Trace) Str(id StrID) string { return t.strs.str(id) }
