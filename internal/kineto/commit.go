@@ -67,10 +67,10 @@ func (r *reader) commit() {
 
 	rec := trace.EventRecord{
 		Name: f.name, Cat: f.cat, Start: f.ts, Dur: f.dur,
-		ExternalID: f.ext, Correlation: f.corr, SeqNum: f.seq,
+		ExternalID: f.ext, Correlation: f.corr, SeqNum: -1,
 	}
-	if !r.analysesOnly {
-		rec.PyID, rec.PyParent = f.pyID, f.pyParent
+	if !r.analysesOnly { // only exports write these back
+		rec.SeqNum, rec.PyID, rec.PyParent = f.seq, f.pyID, f.pyParent
 	}
 	rec.Kind = r.kind(f)
 	if rec.Kind == trace.KindMemory {

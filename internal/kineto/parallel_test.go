@@ -265,8 +265,9 @@ func TestMergedNamesOutliveTheSegment(t *testing.T) {
 }
 
 // Read for the analyses only, a trace keeps everything but its flows,
-// which it counts, and its Python ids, in one pass and in parallel.
-func TestAnalysesOnlyKeepsAllButFlowsAndPythonIDs(t *testing.T) {
+// which it counts, its sequence numbers and its Python ids, in one pass
+// and in parallel.
+func TestAnalysesOnlyKeepsAllButFlowsAndIDs(t *testing.T) {
 	var buf bytes.Buffer
 	if _, err := tracegen.Generate(&buf, tracegen.Options{TargetBytes: 1 << 20, Seed: 4, TinyEvents: true, Devices: 2}); err != nil {
 		t.Fatal(err)
@@ -275,21 +276,21 @@ func TestAnalysesOnlyKeepsAllButFlowsAndPythonIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	flows, pyIDs := len(full.Flows), full.Events.Py.Len()
-	if flows == 0 || pyIDs == 0 {
-		t.Fatalf("the generated trace has %d flows and %d events with Python ids; the test needs both", flows, pyIDs)
+	flows, seqs, pyIDs := len(full.Flows), full.Events.SeqNum.Len(), full.Events.Py.Len()
+	if flows == 0 || seqs == 0 || pyIDs == 0 {
+		t.Fatalf("the generated trace has %d flows, %d sequence numbers and %d events with Python ids; the test needs all three", flows, seqs, pyIDs)
 	}
 	full.Flows = nil
-	withoutPy := func(tr *trace.Trace) string {
+	withoutIDs := func(tr *trace.Trace) string {
 		var kept []string
 		for _, l := range strings.Split(sparseIDs(tr), "\n") {
-			if !strings.HasPrefix(l, "py ") {
+			if !strings.HasPrefix(l, "py ") && !strings.HasPrefix(l, "seq ") {
 				kept = append(kept, l)
 			}
 		}
 		return dump(tr) + strings.Join(kept, "\n")
 	}
-	want := withoutPy(full)
+	want := withoutIDs(full)
 	defer func(saved int) { segmentSize = saved }(segmentSize)
 	segmentSize = 64 << 10
 	for _, workers := range []int{1, 3} {
@@ -300,10 +301,10 @@ func TestAnalysesOnlyKeepsAllButFlowsAndPythonIDs(t *testing.T) {
 		if len(lean.Flows) != 0 || lean.UnkeptFlows != flows || lean.NumFlows() != flows {
 			t.Errorf("%d workers: %d flows kept, %d counted, want none kept and %d counted", workers, len(lean.Flows), lean.UnkeptFlows, flows)
 		}
-		if n := lean.Events.Py.Len(); n != 0 {
-			t.Errorf("%d workers: %d events keep Python ids", workers, n)
+		if s, p := lean.Events.SeqNum.Len(), lean.Events.Py.Len(); s != 0 || p != 0 {
+			t.Errorf("%d workers: %d events keep sequence numbers, %d Python ids", workers, s, p)
 		}
-		if got := withoutPy(lean); got != want {
+		if got := withoutIDs(lean); got != want {
 			t.Errorf("%d workers: the rest of the trace differs:\n%s", workers, diff(want, got))
 		}
 	}

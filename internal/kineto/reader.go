@@ -35,9 +35,9 @@ type Options struct {
 	// trace.
 	Parsed func(*trace.Trace)
 	// AnalysesOnly keeps only what the analyses read: flow events are
-	// counted (Trace.UnkeptFlows) and Python ids read, but neither is
-	// stored, as only exports write them back (on 100 MB of tiny events
-	// 0.04x the input, on the corpus's other shapes 0.03x).
+	// counted (Trace.UnkeptFlows), sequence numbers and Python ids read,
+	// but none is stored, as only exports write them back (on 100 MB of
+	// tiny events 0.04x the input, on the corpus's other shapes 0.03x).
 	AnalysesOnly bool
 }
 
