@@ -165,8 +165,8 @@ func Format(n int64) string {
 // a share of the expected input (the model is about a third of Kineto
 // JSON, so most inputs fit it) and is raised to a quarter above the live heap
 // whenever the model outgrows it (also for inputs too small for a first
-// limit, once their heap passes ~51 MiB: RSS 1.2x instead of 1.9x of an
-// 85 MB input, at 24 collections instead of 8): a limit at or under the live heap
+// limit (below ~78 MB), once their heap passes ~26 MiB): a limit at or
+// under the live heap
 // makes the collector run cycle after cycle without freeing anything (a
 // 200 MB trace with per-launch kernel args took 119 collections instead of
 // about 30). It never exceeds the hard limit. Safe for concurrent use.
@@ -176,7 +176,8 @@ func Format(n int64) string {
 // least L/4 of new objects where GOGC=100 alone leaves L, so at most about
 // four times its cycles (measured on 200 MB traces: 2-3x); and the input
 // share keeps the peak RSS, the limit plus the binary's own pages (~11
-// MiB, which the limit does not count), under half the input at 200 MB.
+// MiB, which the limit does not count), under half the input from about
+// 100 MB on.
 type Pacer struct {
 	mu      sync.Mutex
 	limit   int64 // the soft limit set (0: none yet)
@@ -192,15 +193,21 @@ const (
 	// (200 MB corpus: 12-26 collections, 1.5-2.9x those of no limit).
 	inputShare = 0.41
 	// minSoftLimit: below it the runtime's own footprint dominates and a
-	// limit would only cost speed.
-	minSoftLimit = 64 << 20
+	// limit would only cost speed. At 64 MiB inputs of 78-156 MB had no
+	// limit: the 100 MB corpus's peak RSS varied up to 0.53-0.60x between
+	// runs (distinct names, compact JSON) against 0.50-0.52x with one,
+	// in the same time (8 interleaved runs).
+	minSoftLimit = 32 << 20
 	// liveCheckEvery is how much input is read between looks at the heap.
 	liveCheckEvery = 16 << 20
-	// analysisGCPercent is the collector's pace for the analyses of an
-	// input too small for a soft limit: the heap grows to 1.1x the live
-	// heap between collections, not Go's 2x. Their short-lived scratch
-	// (up to 0.75x the model on two cores) made the peak of such inputs;
-	// the extra cycles cost little, the model being free of pointers.
+	// analysisGCPercent is the collector's pace for the analyses: the
+	// heap grows to 1.1x the live heap between collections, not Go's 2x.
+	// Their short-lived scratch (up to 0.75x the model on two cores) made
+	// the peak; the extra cycles cost little, the model being free of
+	// pointers. Under a soft limit too: with the limit alone at 1.25x the
+	// live heap, 200 MB of the default shape peaked at 0.44x, at this
+	// pace 0.33x, and 1 GB of per-launch args at 0.37x against 0.26x, in
+	// the same time.
 	// Interleaved runs (median time, highest RSS): at 25 the 50 MB
 	// corpus's peak RSS fell 0.98-1.18x -> 0.81-0.99x for 1-7% more time.
 	// At 10, once reading ended with a collection and the critical path's
@@ -231,16 +238,16 @@ func (p *Pacer) Progress(consumed int64) {
 	p.raise(liveHeap() / 4 * 5)
 }
 
-// Settle raises the limit above the live heap once reading is done, for
-// the analyses that follow; without a limit it sets their pace instead
-// (analysisGCPercent), unless the user chose one with GOGC.
+// Settle sets the pace of the analyses that follow reading
+// (analysisGCPercent), unless the user chose one with GOGC, and raises
+// the soft limit, if any, above the live heap.
 func (p *Pacer) Settle() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	switch {
-	case p.limit > 0:
+	if p.limit > 0 {
 		p.raise(liveHeap() / 4 * 5)
-	case os.Getenv("GOGC") == "":
+	}
+	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(analysisGCPercent)
 	}
 }
