@@ -54,11 +54,11 @@ type parallel struct {
 	started   bool
 	resumeAt  int64 // read sequentially up to this offset
 	fallbacks int
-	free      [][]byte     // segment buffers to reuse
-	spare     chan *reader // merged segments' readers, which workers reuse
+	free      [][]byte       // segment buffers to reuse
+	spare     chan *reader   // merged segments' readers, which workers reuse
+	copies    sync.WaitGroup // merged segments' events being copied (trace.Merge)
 	// analysesOnly is the segments' readers' (Options.AnalysesOnly).
 	analysesOnly bool
-	copies       sync.WaitGroup // merged segments' events being copied (trace.Merge)
 }
 
 func newParallel(name string, workers int, analysesOnly bool) *parallel {

@@ -165,11 +165,10 @@ func Format(n int64) string {
 // a share of the expected input (the model is about a third of Kineto
 // JSON, so most inputs fit it) and is raised to a quarter above the live heap
 // whenever the model outgrows it (also for inputs too small for a first
-// limit (below ~78 MB), once their heap passes ~26 MiB): a limit at or
-// under the live heap
-// makes the collector run cycle after cycle without freeing anything (a
-// 200 MB trace with per-launch kernel args took 119 collections instead of
-// about 30). It never exceeds the hard limit. Safe for concurrent use.
+// limit, below ~78 MB, once their heap passes ~26 MiB): a limit at or
+// under the live heap makes the collector run cycle after cycle without
+// freeing anything (a 200 MB trace with per-launch kernel args took 119
+// collections instead of about 30). It never exceeds the hard limit. Safe for concurrent use.
 //
 // The two rules bound the collector's work and the process's memory: with
 // the limit at least 1.25x the live heap L, each cycle leaves room for at
@@ -204,18 +203,15 @@ const (
 	// heap grows to 1.1x the live heap between collections, not Go's 2x.
 	// Their short-lived scratch (up to 0.75x the model on two cores) made
 	// the peak; the extra cycles cost little, the model being free of
-	// pointers. Under a soft limit too: with the limit alone at 1.25x the
-	// live heap, 200 MB of the default shape peaked at 0.44x, at this
-	// pace 0.33x, and 1 GB of per-launch args at 0.37x against 0.26x, in
-	// the same time.
-	// Interleaved runs (median time, highest RSS): at 25 the 50 MB
-	// corpus's peak RSS fell 0.98-1.18x -> 0.81-0.99x for 1-7% more time.
-	// At 10, once reading ended with a collection and the critical path's
-	// scratch shrank, the 100 MB corpus's median fell from 25's 0.52x to
-	// 0.47x (default, per-launch args) and 0.59x to 0.53x (compact
-	// JSON), for 0-9% more time (13% on distinct names, 0.58x -> 0.57x).
-	// The same pace while reading too took 2-7% more for at most 0.03x
-	// less RSS, so reading keeps Go's.
+	// pointers. Interleaved runs, median peak RSS: at 25 the 50 MB
+	// corpus's fell from 0.98-1.18x to 0.81-0.99x for 1-7% more time; at
+	// 10 the 100 MB corpus's fell from 25's 0.52x to 0.47x (default,
+	// per-launch args) and 0.59x to 0.53x (compact JSON), for 0-9% more
+	// time. Under a soft limit too: with the limit alone (1.25x the live
+	// heap) 200 MB of the default shape peaked at 0.44x, at this pace
+	// 0.33x, and 1 GB of per-launch args at 0.37x, at this pace 0.26x, in
+	// the same time. The same pace while reading took 2-7% more for at
+	// most 0.03x less RSS, so reading keeps Go's.
 	analysisGCPercent = 10
 )
 

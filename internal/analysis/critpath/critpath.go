@@ -864,7 +864,7 @@ func (g *graph) longestPath() (path, edges []int32) {
 	}
 	// The topological order takes the first-edge order's storage, which
 	// only the first generation needed.
-	nodes := len(g.order)
+	connected := len(g.order)
 	topo := g.order[:0]
 	g.order = nil
 	for len(gen) > 0 {
@@ -881,7 +881,7 @@ func (g *graph) longestPath() (path, edges []int32) {
 		}
 		gen, next = next, gen
 	}
-	if len(topo) < nodes {
+	if len(topo) < connected {
 		return nil, nil // a cycle: the trace's nesting is inconsistent
 	}
 	// The successors are done with: the predecessors take their storage,
