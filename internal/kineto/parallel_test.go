@@ -47,6 +47,21 @@ func readBoth(t *testing.T, name string, input []byte, segmentSizes ...int) {
 	}
 }
 
+// generated returns a trace the generator writes with opts, and its
+// one-pass read.
+func generated(t *testing.T, opts tracegen.Options) ([]byte, *trace.Trace) {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := tracegen.Generate(&buf, opts); err != nil {
+		t.Fatal(err)
+	}
+	one, err := Read(bytes.NewReader(buf.Bytes()), "gen", Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), one
+}
+
 func TestParallelMatchesOnePassOnFixtures(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.txtar")
 	for _, file := range files {
@@ -134,20 +149,13 @@ func TestParallelEdgeCases(t *testing.T) {
 // A generated trace with every event kind, read through a reader that
 // hands over odd-sized chunks.
 func TestParallelMatchesOnePassOnGeneratedTrace(t *testing.T) {
-	var buf bytes.Buffer
-	if _, err := tracegen.Generate(&buf, tracegen.Options{TargetBytes: 2 << 20, Seed: 3, Devices: 2}); err != nil {
-		t.Fatal(err)
-	}
-	one, err := Read(bytes.NewReader(buf.Bytes()), "gen", Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	input, one := generated(t, tracegen.Options{TargetBytes: 2 << 20, Seed: 3, Devices: 2})
 	defer func(saved int) { segmentSize = saved }(segmentSize)
 	segmentSize = 64 << 10
 	// With the size known the tables are reserved as segments are merged,
 	// while earlier segments' events are still being copied (go test -race).
-	for _, hint := range []int64{0, int64(buf.Len())} {
-		par, err := Read(iotest.HalfReader(bytes.NewReader(buf.Bytes())), "gen", Options{Workers: 4, SizeHint: hint})
+	for _, hint := range []int64{0, int64(len(input))} {
+		par, err := Read(iotest.HalfReader(bytes.NewReader(input)), "gen", Options{Workers: 4, SizeHint: hint})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,18 +213,11 @@ func TestRecycledReaderReadsAsNew(t *testing.T) {
 // segment buffers it replays, spare segment readers), so that linking
 // and the analyses can reuse that memory.
 func TestReleaseDropsReadingState(t *testing.T) {
-	var buf bytes.Buffer
-	if _, err := tracegen.Generate(&buf, tracegen.Options{TargetBytes: 1 << 20, Seed: 5}); err != nil {
-		t.Fatal(err)
-	}
-	want, err := Read(bytes.NewReader(buf.Bytes()), "gen", Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	input, want := generated(t, tracegen.Options{TargetBytes: 1 << 20, Seed: 5})
 	defer func(saved int) { segmentSize = saved }(segmentSize)
 	segmentSize = 64 << 10
 	r := newReader("gen") // as Read sets it up, to look in before finish
-	r.src, r.buf, r.par = bytes.NewReader(buf.Bytes()), make([]byte, windowSize), newParallel("gen", 2, false)
+	r.src, r.buf, r.par = bytes.NewReader(input), make([]byte, windowSize), newParallel("gen", 2, false)
 	defer r.par.stop()
 	if err := r.top(); err != nil {
 		t.Fatal(err)
@@ -268,14 +269,7 @@ func TestMergedNamesOutliveTheSegment(t *testing.T) {
 // which it counts, its sequence numbers and its Python ids, in one pass
 // and in parallel.
 func TestAnalysesOnlyKeepsAllButFlowsAndIDs(t *testing.T) {
-	var buf bytes.Buffer
-	if _, err := tracegen.Generate(&buf, tracegen.Options{TargetBytes: 1 << 20, Seed: 4, TinyEvents: true, Devices: 2}); err != nil {
-		t.Fatal(err)
-	}
-	full, err := Read(bytes.NewReader(buf.Bytes()), "gen", Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	input, full := generated(t, tracegen.Options{TargetBytes: 1 << 20, Seed: 4, TinyEvents: true, Devices: 2})
 	flows, seqs, pyIDs := len(full.Flows), full.Events.SeqNum.Len(), full.Events.Py.Len()
 	if flows == 0 || seqs == 0 || pyIDs == 0 {
 		t.Fatalf("the generated trace has %d flows, %d sequence numbers and %d events with Python ids; the test needs all three", flows, seqs, pyIDs)
@@ -294,7 +288,7 @@ func TestAnalysesOnlyKeepsAllButFlowsAndIDs(t *testing.T) {
 	defer func(saved int) { segmentSize = saved }(segmentSize)
 	segmentSize = 64 << 10
 	for _, workers := range []int{1, 3} {
-		lean, err := Read(bytes.NewReader(buf.Bytes()), "gen", Options{Workers: workers, AnalysesOnly: true})
+		lean, err := Read(bytes.NewReader(input), "gen", Options{Workers: workers, AnalysesOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}
