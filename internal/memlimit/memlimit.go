@@ -168,7 +168,8 @@ func Format(n int64) string {
 // limit, below ~78 MB, once their heap passes ~26 MiB): a limit at or
 // under the live heap makes the collector run cycle after cycle without
 // freeing anything (a 200 MB trace with per-launch kernel args took 119
-// collections instead of about 30). It never exceeds the hard limit. Safe for concurrent use.
+// collections instead of about 30). It never exceeds the hard limit.
+// Safe for concurrent use.
 //
 // The two rules bound the collector's work and the process's memory: with
 // the limit at least 1.25x the live heap L, each cycle leaves room for at

@@ -119,13 +119,13 @@ func (s *strTable) intern(str string) StrID {
 }
 
 // nextChunk returns the chunk small strings go to once the current one
-// has no room for n bytes: the next one a recycled table emptied, else a
-// new one.
+// has no room for n bytes: the next one, when a recycled table emptied it
+// and it has the room, else a new one. (A recycled table keeps its
+// emptied chunks first, in their order; long strings' chunks, full, come
+// after them.)
 func (s *strTable) nextChunk(n int) int {
-	for i := s.cur + 1; i < len(s.chunks); i++ {
-		if len(s.chunks[i]) == 0 && cap(s.chunks[i]) >= n {
-			return i
-		}
+	if i := s.cur + 1; i < len(s.chunks) && len(s.chunks[i]) == 0 && cap(s.chunks[i]) >= n {
+		return i
 	}
 	// Chunks double from 4 KB: a parallel reader's segment tables hold a
 	// few KB of strings each, and 64 KB chunks for them made a tenth of
