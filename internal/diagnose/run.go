@@ -41,6 +41,10 @@ type RunEvidence struct {
 	// Slowing: the steps outside the window get slower and slower over
 	// the run (nil: they do not).
 	Slowing *StepGrowth `json:"slowing,omitempty"`
+	// BusierMachine: the steps got slower the same way, but only by
+	// waiting longer for a CPU: the machine got busier, not the program's
+	// work (nil: no such growth).
+	BusierMachine *StepGrowth `json:"busier_machine,omitempty"`
 	// Periodic: every Nth step outside the window is slow (nil: none).
 	Periodic        *PeriodicSteps  `json:"periodic,omitempty"`
 	HasDataLoader   bool            `json:"has_dataloader"`
@@ -597,7 +601,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		}
 		r.WindowOutlierShare = outlierShare(steps, r.WindowMedianS)
 		r.SettledStep = settledStep(steps)
-		r.Slowing = stepGrowth(steps)
+		r.Slowing, r.BusierMachine = runGrowth(steps)
 		var rows []rundir.StepRow
 		if ev.PerStep != nil {
 			rows = ev.PerStep.Rows()

@@ -58,6 +58,29 @@ type StepGrowth struct {
 	// ExcessS: what the growth adds to the mean step over those steps:
 	// their mean less the first quarter's median.
 	ExcessS float64 `json:"excess_s"`
+	// FirstWaitS and LastWaitS: the quarters' median time a step waited
+	// for a CPU (0 where the agent did not measure it).
+	FirstWaitS float64 `json:"first_cpu_wait_s,omitempty"`
+	LastWaitS  float64 `json:"last_cpu_wait_s,omitempty"`
+}
+
+// runGrowth tells a program whose steps get slower (own) from a machine
+// that got busier (busier): steps that grow only by the time they wait
+// for a CPU (other processes took the CPUs as the run went on: a test
+// suite, a second job) do the same work. Both nil: no growth.
+func runGrowth(steps []steptimes.Step) (own, busier *StepGrowth) {
+	g := stepGrowth(steps)
+	if g == nil || g.LastWaitS == 0 {
+		return g, nil
+	}
+	working := slices.Clone(steps)
+	for i := range working {
+		working[i].DurS -= working[i].CPUWaitS
+	}
+	if stepGrowth(working) == nil {
+		return nil, g
+	}
+	return g, nil
 }
 
 // The steps grow when the last quarter's median is at least growFactor
@@ -78,7 +101,7 @@ const (
 // do not): work that grows with what the run has kept (torch.cat onto a
 // kept tensor, a list searched whole every step).
 func stepGrowth(steps []steptimes.Step) *StepGrowth {
-	var xs, ys []float64
+	var xs, ys, waits []float64
 	var ns []int
 	for _, st := range steps {
 		// the window's steps too: a window lengthened over short steps can
@@ -86,6 +109,7 @@ func stepGrowth(steps []steptimes.Step) *StepGrowth {
 		// steps, which hides a growth rather than making one)
 		if st.N > startupSteps && st.DurS > 0 {
 			xs, ys, ns = append(xs, float64(st.N)), append(ys, st.DurS), append(ns, st.N)
+			waits = append(waits, st.CPUWaitS)
 		}
 	}
 	if len(ys) < growSteps {
@@ -113,5 +137,6 @@ func stepGrowth(steps []steptimes.Step) *StepGrowth {
 		sum += y
 	}
 	return &StepGrowth{FirstMedianS: meds[0], LastMedianS: meds[3], FirstSteps: [2]int{ns[0], ns[q-1]}, LastSteps: [2]int{ns[3*q], ns[4*q-1]},
-		SlopeS: b, R2: r2, ExcessS: sum/float64(len(ys)) - meds[0]}
+		SlopeS: b, R2: r2, ExcessS: sum/float64(len(ys)) - meds[0],
+		FirstWaitS: median(waits[:q]), LastWaitS: median(waits[3*q : 4*q])}
 }

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,6 +38,44 @@ func TestStepGrowth(t *testing.T) {
 		if g := stepGrowth(steps); g != nil {
 			t.Errorf("%s: %+v", name, g)
 		}
+	}
+}
+
+// Steps that get slower only by waiting longer for a CPU (another job
+// started on the machine) are a busier machine, not run.slowing; a
+// program whose work grows is run.slowing however long it also waited;
+// without waits (an agent that did not measure them) nothing changes.
+func TestRunGrowthTellsABusierMachine(t *testing.T) {
+	withWait := func(steps []steptimes.Step, wait func(i int) float64) []steptimes.Step {
+		for i := range steps {
+			steps[i].CPUWaitS = wait(steps[i].N)
+			steps[i].DurS += steps[i].CPUWaitS
+		}
+		return steps
+	}
+	busier := func(i int) float64 { return 0.00005 * float64(i) } // 0.2 ms to 10 ms a step
+	own, b := runGrowth(withWait(series(200, func(int) float64 { return 0.008 }), busier))
+	if own != nil || b == nil || b.LastWaitS < 5*b.FirstWaitS || b.LastMedianS < 1.5*b.FirstMedianS {
+		t.Errorf("flat work on a machine getting busier: own %+v, busier %+v", own, b)
+	}
+	own, b = runGrowth(withWait(series(200, func(i int) float64 { return 0.008 + 0.0002*float64(i) }), busier))
+	if own == nil || b != nil {
+		t.Errorf("growing work on a machine getting busier: own %+v, busier %+v", own, b)
+	}
+	own, b = runGrowth(series(200, func(i int) float64 { return 0.008 + 0.0002*float64(i) }))
+	if own == nil || b != nil {
+		t.Errorf("growing work, no waits measured: own %+v, busier %+v", own, b)
+	}
+	own, b = runGrowth(withWait(series(200, func(int) float64 { return 0.008 }), func(int) float64 { return 0.001 }))
+	if own != nil || b != nil {
+		t.Errorf("flat work, steady wait: own %+v, busier %+v", own, b)
+	}
+	// the busier machine is a note on the window, not a finding
+	d := Compute(cpuTrace(&RunEvidence{BusierMachine: &StepGrowth{FirstMedianS: 0.008, LastMedianS: 0.016, FirstSteps: [2]int{4, 50}, LastSteps: [2]int{150, 200}, FirstWaitS: 0.0003, LastWaitS: 0.008}}))
+	if findingOf(d, "run.slowing") != nil || d.Verdict.Primary == Slowing || d.Window == nil || !slices.ContainsFunc(d.Window.Notes, func(n string) bool {
+		return strings.Contains(n, "only by waiting longer for a CPU")
+	}) {
+		t.Errorf("busier machine: findings %+v, window %+v", d.Findings, d.Window)
 	}
 }
 

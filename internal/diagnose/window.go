@@ -128,6 +128,12 @@ func (s *state) windowNote() {
 		n.Notes = append(n.Notes, fmt.Sprintf("the run has no steady state: its steps get slower as it goes on, %s at steps %d-%d, %s at steps %d-%d (the first finding)",
 			units.Seconds(g.FirstMedianS), g.FirstSteps[0], g.FirstSteps[1], units.Seconds(g.LastMedianS), g.LastSteps[0], g.LastSteps[1]))
 	}
+	if r := s.in.Run; r != nil && r.BusierMachine != nil {
+		g := r.BusierMachine
+		n.Notes = append(n.Notes, fmt.Sprintf("the steps got slower as the run went on, %s at steps %d-%d to %s at steps %d-%d, only by waiting longer for a CPU (%s to %s a step): other processes took the CPUs, the program's work did not grow",
+			units.Seconds(g.FirstMedianS), g.FirstSteps[0], g.FirstSteps[1], units.Seconds(g.LastMedianS), g.LastSteps[0], g.LastSteps[1],
+			units.Seconds(g.FirstWaitS), units.Seconds(g.LastWaitS)))
+	}
 	inflated, slower := false, busy
 	if r := s.in.Run; r != nil {
 		// against the steps next to the window; when they share its

@@ -93,8 +93,9 @@ type Evidence struct {
 	// Optimizers: what each optimizer updates, read at its first step
 	// (agents before it leave this empty).
 	Optimizers []Optimizer `json:"optimizers"`
-	// StepTimes: [step, start s, duration s, in window] of every step
-	// (the agent keeps the first 20000); StepSeries decodes them.
+	// StepTimes: [step, start s, duration s, in window, CPU wait s or
+	// null] of every step (the agent keeps the first 20000; agents before
+	// the fifth column wrote four); StepSeries decodes them.
 	StepTimes [][]any `json:"step_times"`
 	// PerStep: memory and garbage collection at every step boundary
 	// (_bottleneck_stepstats.py); nil from agents without it.
@@ -217,16 +218,20 @@ type SyncSite struct {
 // StepSeries decodes StepTimes, skipping malformed rows.
 func (ev *Evidence) StepSeries() []steptimes.Step {
 	var out []steptimes.Step
-	for _, st := range ev.StepTimes {
-		if len(st) < 4 {
+	for _, row := range ev.StepTimes {
+		if len(row) < 4 {
 			continue
 		}
-		n, ok1 := st[0].(float64)
-		start, ok2 := st[1].(float64)
-		d, ok3 := st[2].(float64)
-		in, ok4 := st[3].(bool)
+		n, ok1 := row[0].(float64)
+		start, ok2 := row[1].(float64)
+		d, ok3 := row[2].(float64)
+		in, ok4 := row[3].(bool)
 		if ok1 && ok2 && ok3 && ok4 {
-			out = append(out, steptimes.Step{N: int(n), StartS: start, DurS: d, InWindow: in})
+			st := steptimes.Step{N: int(n), StartS: start, DurS: d, InWindow: in}
+			if len(row) > 4 { // agents before it wrote four columns; null: not measured
+				st.CPUWaitS, _ = row[4].(float64)
+			}
+			out = append(out, st)
 		}
 	}
 	return out

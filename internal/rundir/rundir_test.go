@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/testutil"
 )
@@ -33,6 +34,21 @@ func TestReadRealRun(t *testing.T) {
 	}
 	if len(p.Evidence.DataLoader.Loaders) != 1 || len(p.Evidence.WindowSteps) == 0 {
 		t.Errorf("dataloader %+v, window steps %d", p.Evidence.DataLoader, len(p.Evidence.WindowSteps))
+	}
+}
+
+// Step rows carry the step's CPU wait as a fifth column (null where not
+// measured); rows of agents before it have four, malformed ones are skipped.
+func TestStepSeriesCPUWait(t *testing.T) {
+	ev := &rundir.Evidence{StepTimes: [][]any{
+		{1.0, 0.0, 0.01, false},
+		{2.0, 0.01, 0.02, true, 0.004},
+		{3.0, 0.03, 0.01, false, nil},
+		{4.0, "x", 0.01, false, 0.1},
+	}}
+	want := []steptimes.Step{{N: 1, DurS: 0.01}, {N: 2, StartS: 0.01, DurS: 0.02, InWindow: true, CPUWaitS: 0.004}, {N: 3, StartS: 0.03, DurS: 0.01}}
+	if got := ev.StepSeries(); !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
 	}
 }
 

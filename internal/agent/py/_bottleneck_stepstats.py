@@ -180,8 +180,9 @@ class StepStats:
 
     # -- step boundary --------------------------------------------------------
     def on_step(self, step, in_window):
-        """One step ended; called from the step's thread."""
-        self.sched.on_step(in_window)
+        """One step ended; called from the step's thread. Returns the step
+        thread's time waiting for a CPU over that step (None: unknown)."""
+        wait = self.sched.on_step(in_window)
         if step % self.stride == 0:
             self.rows.append([step, self._rss(), self._cuda(), round(self._gc_step_s, 6), self._gc_step_n, bool(in_window)])
             if len(self.rows) >= _MAX_ROWS:
@@ -194,6 +195,7 @@ class StepStats:
                 self._probe_loop(step, sys._getframe(1))
             except Exception as e:
                 self.errors.append("memory probe: %s: %s" % (type(e).__name__, e))
+        return wait
 
     def _probe_loop(self, step, frame):
         """Measure the loop frame's containers and autograd graphs; at the
@@ -363,23 +365,29 @@ class SchedMeter:
             return None
 
     def on_step(self, in_window):
+        """Reads at a step boundary; returns the time the step thread waited
+        for a CPU over the step that just ended (None: not measured)."""
         if self._off:
-            return
+            return None
         if self._fd is None:  # the step thread, at its first step boundary
             try:
                 self._fd = os.open("/proc/self/task/%d/schedstat" % threading.get_native_id(), os.O_RDONLY)
             except (OSError, AttributeError):
                 self._off = True
-                return
+                return None
         cur = self._read()
         if cur is None:
-            return
+            return None
+        wait = None
         if self._first is None:
             self._first = cur
-        elif in_window:  # the step that just ended was recorded
-            self.window = _span(self._last, cur, self.window)
-            self._window_load = _loadavg()
+        else:
+            wait = round(cur[2] - self._last[2], 6)
+            if in_window:  # the step that just ended was recorded
+                self.window = _span(self._last, cur, self.window)
+                self._window_load = _loadavg()
         self._last = cur
+        return wait
 
     def stop(self):
         """No more readings (a forked child's file would be the parent's)."""

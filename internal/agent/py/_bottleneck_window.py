@@ -51,7 +51,7 @@ class Window(object):
         self._step_syncs = 0
         self.window_steps = []
         self.step_stats = {"count": 0, "sum_s": 0.0, "min_s": None, "max_s": None}
-        self.step_times = []  # (start_rel, dur) for every step, capped
+        self.step_times = []  # [step, start_rel, dur, in_window, cpu wait or None] per step, capped
         # profiler
         self.prof = None
         self.prof_state = "off"  # off | waiting | recording | done | failed | yielded
@@ -78,6 +78,7 @@ class Window(object):
         now = time.perf_counter()
         dur = now - self.step_start if self.step_start is not None else None
         self.steps += 1
+        wait = self.stepstats.on_step(self.steps, self.in_window) if self.stepstats is not None else None
         if dur is not None:
             s = self.step_stats
             s["count"] += 1
@@ -86,7 +87,7 @@ class Window(object):
             s["max_s"] = dur if s["max_s"] is None else max(s["max_s"], dur)
             if len(self.step_times) < 20000:
                 rel = self.step_start - self._t0
-                self.step_times.append([self.steps, round(rel, 6), round(dur, 6), self.in_window])
+                self.step_times.append([self.steps, round(rel, 6), round(dur, 6), self.in_window, wait])
             if self.in_window:
                 self.window_steps.append({
                     "window": self.window_index + 1,
@@ -96,8 +97,6 @@ class Window(object):
                     "dataloader_batches": self.step_dl_batches,
                     "syncs": self._step_syncs,
                 })
-        if self.stepstats is not None:
-            self.stepstats.on_step(self.steps, self.in_window)
         self.step_start = now
         self.step_dl_wait = 0.0
         self.step_dl_batches = 0

@@ -18,6 +18,9 @@ type Step struct {
 	StartS   float64 // since the agent started
 	DurS     float64
 	InWindow bool // inside the profiler's recorded window
+	// CPUWaitS: the step thread's time runnable but waiting for a CPU
+	// during the step (Linux schedstat; 0 where not measured).
+	CPUWaitS float64
 }
 
 // Thresholds of the summary.

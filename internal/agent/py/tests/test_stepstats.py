@@ -230,7 +230,7 @@ class SchedMeterTest(unittest.TestCase):
             m = S.SchedMeter()
             m.on_step(False)
             _spin(0.4)
-            m.on_step(True)
+            step_wait = m.on_step(True)
             ev = m.evidence()
             m.stop()
         finally:
@@ -239,6 +239,21 @@ class SchedMeterTest(unittest.TestCase):
             os.waitpid(pid, 0)
         win = ev["window"]
         self.assertGreater(win["wait_s"] / win["wall_s"], 0.2, win)
+        self.assertEqual(step_wait, win["wait_s"])
+
+    def test_each_step_returns_its_wait(self):
+        m = S.SchedMeter()
+        self.assertIsNone(m.on_step(False))  # the first boundary starts the run
+        _spin(0.02)
+        w1 = m.on_step(False)
+        _spin(0.02)
+        w2 = m.on_step(True)
+        ev = m.evidence()
+        m.stop()
+        self.assertIsNotNone(w1)
+        self.assertGreaterEqual(w1, 0)
+        self.assertAlmostEqual(w2, ev["window"]["wait_s"], places=6)
+        self.assertIsNone(m.on_step(False))  # stopped
 
     def test_a_forked_child_stops_reading(self):
         m = S.SchedMeter()
