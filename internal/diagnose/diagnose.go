@@ -483,8 +483,8 @@ func (s *state) tinyOps() tinyOpStats {
 		return tinyOpStats{}
 	}
 	steps := float64(s.steps)
-	if t.StepsLast > 0 && t.StepsLast >= t.StepsFirst {
-		steps = float64(t.StepsLast - t.StepsFirst + 1)
+	if t.Steps > 0 {
+		steps = float64(t.Steps)
 	}
 	// every row's calls (the table may keep only its top rows), less the
 	// annotations among the rows kept (a few per step)

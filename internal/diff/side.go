@@ -139,8 +139,8 @@ func tableSteps(t *report.TraceReport) int {
 			return n
 		}
 	}
-	if t.Ops != nil && t.Ops.StepsLast >= t.Ops.StepsFirst && t.Ops.StepsLast > 0 {
-		return t.Ops.StepsLast - t.Ops.StepsFirst + 1
+	if t.Ops != nil && t.Ops.Steps > 0 {
+		return t.Ops.Steps
 	}
 	return max(1, len(t.Breakdown.Steps))
 }

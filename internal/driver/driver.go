@@ -155,6 +155,7 @@ func analyzeTrace(t *trace.Trace, o Options, ranksRead int) report.TraceReport {
 			gopts.Exclude = bopts.Exclude
 			if !table.StepFilter {
 				table.StepFilter, table.FirstStep, table.LastStep = usedRange(t, tr.Window)
+				table.Exclude = bopts.Exclude // outliers inside the range
 			}
 		}
 	}
@@ -261,7 +262,7 @@ func runAnalyses(todo []analysis, checkWindow func()) {
 }
 
 // usedRange restricts the operator and kernel tables to the steps the
-// window check kept, when it left out leading or trailing ones.
+// window check kept, when it left out any.
 func usedRange(t *trace.Trace, w *window.Result) (filter bool, first, last int) {
 	if t.SyntheticStep || len(w.Used) == 0 || len(w.Used) == len(w.Steps) {
 		return false, 0, 0

@@ -308,6 +308,11 @@ func TestVerdictCorpus(t *testing.T) {
 			if w := r.Traces[0].Window; c.excluded != nil && !slices.Equal(w.ExcludedBy(c.excluded[1]), []string{c.excluded[0]}) {
 				t.Errorf("steps left out as %s: %v, want [%s]", c.excluded[1], w.ExcludedBy(c.excluded[1]), c.excluded[0])
 			}
+			// the operator table covers the steps the verdict does: an
+			// outlier inside the range is left out of it too
+			if ops, w := r.Traces[0].Ops, r.Traces[0].Window; c.excluded != nil && ops.Steps != len(w.Used) {
+				t.Errorf("operator table over %d steps (%d-%d), the window check used %d", ops.Steps, ops.StepsFirst, ops.StepsLast, len(w.Used))
+			}
 			fired := map[string]bool{}
 			for _, f := range d.Findings {
 				fired[f.Rule] = true

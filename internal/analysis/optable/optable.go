@@ -22,6 +22,9 @@ type Options struct {
 	// zero values mean no bound. Ignored for traces without steps.
 	FirstStep, LastStep int
 	StepFilter          bool
+	// Exclude, indexed like trace.Steps, leaves steps inside the range
+	// out too (the window check's outliers); only with StepFilter.
+	Exclude []bool
 }
 
 // Sort keys for Options.SortBy.
@@ -77,6 +80,8 @@ type OpTable struct {
 	StepsFirst int `json:"first_step,omitempty"`
 	// StepsLast is the last ProfilerStep number of the range the table is restricted to (absent: not restricted).
 	StepsLast int `json:"last_step,omitempty"`
+	// Steps is how many steps of that range the table covers: fewer than the range holds when steps inside it were left out (absent: not restricted).
+	Steps int `json:"steps,omitempty"`
 	// Dtypes is the ops' time by the precision they compute in, most first (absent when the trace recorded no input types).
 	Dtypes []DtypeTime `json:"dtypes,omitempty"`
 }
@@ -119,29 +124,34 @@ func stepOK(t *trace.Trace, e int, o *Options) bool {
 		return true
 	}
 	s := t.Events.Step[e]
-	if s == trace.None {
-		return false
-	}
+	return s != trace.None && stepKept(t, int(s), o)
+}
+
+// stepKept reports whether the step filter keeps step s (an index of
+// t.Steps).
+func stepKept(t *trace.Trace, s int, o *Options) bool {
 	n := t.Steps[s].Num
-	return (o.FirstStep == 0 || n >= o.FirstStep) && (o.LastStep == 0 || n <= o.LastStep)
+	return (o.FirstStep == 0 || n >= o.FirstStep) && (o.LastStep == 0 || n <= o.LastStep) &&
+		(s >= len(o.Exclude) || !o.Exclude[s])
 }
 
 // stepRange is the first and last step of the trace that the step filter
-// keeps (0, 0 without a filter or when it keeps none).
-func stepRange(t *trace.Trace, o *Options) (first, last int) {
+// keeps and how many it keeps (zeros without a filter or when it keeps
+// none).
+func stepRange(t *trace.Trace, o *Options) (first, last, n int) {
 	if !o.StepFilter || t.SyntheticStep {
-		return 0, 0
+		return 0, 0, 0
 	}
-	found := false
-	for _, st := range t.Steps {
-		if (o.FirstStep == 0 || st.Num >= o.FirstStep) && (o.LastStep == 0 || st.Num <= o.LastStep) {
-			if !found {
-				first, found = st.Num, true
+	for i, st := range t.Steps {
+		if stepKept(t, i, o) {
+			if n == 0 {
+				first = st.Num
 			}
 			last = st.Num
+			n++
 		}
 	}
-	return first, last
+	return first, last, n
 }
 
 type opKey struct {
@@ -220,7 +230,7 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 		}
 	}
 	res := &OpTable{HasStacks: stacks.available}
-	res.StepsFirst, res.StepsLast = stepRange(t, &o)
+	res.StepsFirst, res.StepsLast, res.Steps = stepRange(t, &o)
 	dtypes := newDtypeSums(t)
 	for i, k := range ev.Kind {
 		if !inTable(k) || !stepOK(t, i, &o) {
