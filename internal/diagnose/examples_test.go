@@ -155,8 +155,9 @@ func TestPlantedCPU(t *testing.T) {
 
 // TestPlantedCauses runs the examples with a leak, garbage collection,
 // thousands of tiny ops, a dense embedding gradient, a blocking call,
-// anomaly detection, float64 compute, a step that grows or a checkpoint
-// every N steps planted in the loop: the cause is the verdict or
+// anomaly detection, float64 compute, per-sample augmentation outside
+// the model, a step that grows or a checkpoint every N steps planted in
+// the loop: the cause is the verdict or
 // the first finding, and its finding points at the planted line. The
 // controls get none of them: stable_memory.py (a large stable footprint,
 // one gc.collect() at start-up), large_ops.py (many ops, each large).
@@ -183,6 +184,7 @@ func TestPlantedCauses(t *testing.T) {
 		{"blocking_call_every_step.py", "host.blocked", "", false},
 		{"anomaly_left_on.py", "autograd.anomaly", "", false},
 		{"float64_default.py", "cpu.native", diagnose.CPUCompute, false},
+		{"inline_augment.py", "cpu.native", diagnose.CPUCompute, false},
 		{"growing_bank.py", "run.slowing", "", false},
 		{"epoch_workers.py", "input.loader", "", true},
 		{"checkpoint_every_n.py", "run.periodic", "", true},
@@ -203,6 +205,9 @@ func TestPlantedCauses(t *testing.T) {
 					}
 					if strings.Contains(f.Change, "float64") {
 						t.Errorf("%s advises float32: %s", f.Rule, f.Change)
+					}
+					if strings.Contains(f.Change, "outside the model's forward") {
+						t.Errorf("%s names work outside the model: %s", f.Rule, f.Change)
 					}
 				}
 				if d.Verdict.Primary == diagnose.GC || d.Verdict.Primary == diagnose.Overhead || slices.Contains(d.Verdict.Secondary, diagnose.MemoryGrowth) {
@@ -227,6 +232,9 @@ func TestPlantedCauses(t *testing.T) {
 			}
 			if c.file == "float64_default.py" && !strings.Contains(f.Change, "drop torch.set_default_dtype(torch.float64)") {
 				t.Errorf("the change is not float32: %s", f.Change)
+			}
+			if c.file == "inline_augment.py" && !strings.Contains(f.Change, "outside the model's forward, the backward and the optimizer") {
+				t.Errorf("the change does not name the work outside the model: %s", f.Change)
 			}
 			if c.file == "epoch_workers.py" && !strings.Contains(f.Change, "persistent_workers=True") {
 				t.Errorf("the change is not persistent workers: %s", f.Change)

@@ -407,6 +407,11 @@ func (s *state) findings() {
 		where = append(where, s.topOps(3, true)...)
 		change, fam := s.cpuOpsChange()
 		ms := slices.Concat(s.ev[CPUCompute], fam)
+		if c, ev, loc, ok := s.outsideModelChange(fam); ok {
+			change, ms = c+"; then "+change, append(ms, ev)
+			where = slices.Concat(loc, where[nPy:])
+			nPy = len(loc)
+		}
 		if c, ev, loc := s.float64Change(false); c != "" {
 			change, ms = c, append(ms, ev...)
 			where = slices.Insert(where, 0, loc...)
@@ -923,6 +928,29 @@ func (s *state) cpuOpsChange() (string, []Evidence) {
 	return change, ev
 }
 
+// outsideModelChange: on a CPU, tensor work the program does itself in
+// its loop (per-item preprocessing, synthetic inputs drawn every step,
+// metrics by hand) is out of reach of torch.compile(model) and of faster
+// model ops. When it holds OutsideModelShare of the busy main-thread
+// samples, the change names it and its lines first; not when drawing
+// random numbers leads the native time (that change is already about
+// inputs made in the loop).
+func (s *state) outsideModelChange(fam []Evidence) (string, Evidence, []Location, bool) {
+	py := s.py
+	if py == nil || py.HotSamples < s.p.OutsideModelSamples || py.OutsideModelShare < s.p.OutsideModelShare ||
+		slices.ContainsFunc(fam, func(e Evidence) bool { return e.What == randomShareLabel }) {
+		return "", Evidence{}, nil, false
+	}
+	where := s.pyLines(py.OutsideModel, 3)
+	var names []string
+	for _, l := range where {
+		names = append(names, fmt.Sprintf("%s:%d %.0f%%", filepath.Base(l.File), l.Line, l.SharePct))
+	}
+	return fmt.Sprintf("%.0f%% of the busy step runs tensor ops the program calls itself, outside the model's forward, the backward and the optimizer (%s), where torch.compile(model) and faster model ops do not reach: make what does not change once before the loop (synthetic inputs, constant tensors), do per-item work once over the whole batch, and move data preparation into a Dataset loaded by DataLoader workers (num_workers > 0), which overlaps it with the step",
+			pct(py.OutsideModelShare), strings.Join(names, ", ")),
+		Evidence{"share of busy main-thread samples outside the model, backward and optimizer", pct(py.OutsideModelShare), "%", "pyprofile"}, where, true
+}
+
 // sdpaChange is the fused attention call that replaces softmax(q @ k.T) @ v.
 const sdpaChange = "torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=...) instead of softmax(q @ k.transpose(-2, -1)) @ v"
 
@@ -933,6 +961,8 @@ const minDropout = 0.15
 
 // cpuDropoutOps are the op names (lower case) that draw dropout's masks.
 var cpuDropoutOps = []string{"bernoulli", "native_dropout", "aten::dropout", "feature_dropout"}
+
+const randomShareLabel = "random number ops' share of native op time"
 
 // cpuFamilyChange is the change for the op family that holds the native
 // time, its evidence, and the dropout ops' and all ops' self time.
@@ -1002,7 +1032,7 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		// than the two-layer MLP it fed), and torch.compile does not
 		// touch the draws made outside the model
 		return fmt.Sprintf("drawing random numbers (torch.randn/rand/randint/randn_like: aten::normal_, uniform_, random_) takes %.0f%% of the native time: make synthetic inputs once before the loop and reuse them, or draw fresh noise in DataLoader workers (overlapped with the step) or on the accelerator", pct(random/total)),
-			[]Evidence{{"random number ops' share of native op time", pct(random / total), "%", "ops"}}, dropout, total
+			[]Evidence{{randomShareLabel, pct(random / total), "%", "ops"}}, dropout, total
 	}
 	return "no op family dominates the native time: " + s.compileChange("the many small ops") + ", or an accelerator", nil, dropout, total
 }

@@ -737,3 +737,73 @@ func TestRestartsWorkers(t *testing.T) {
 		t.Errorf("change: %+v", f)
 	}
 }
+
+// The busy samples outside the model, the backward and the optimizer are
+// the program's own tensor work (per-item preprocessing, synthetic inputs
+// drawn in the loop); a module's forward, Tensor.backward, an optimizer's
+// step and a line that multiplies tensors itself (a model without
+// nn.Module) are not.
+func TestOutsideModelEvidence(t *testing.T) {
+	user := func(line int, text string) pyprofile.Frame {
+		return pyprofile.Frame{File: "/home/u/infer.py", Line: line, Func: "main", Text: text}
+	}
+	lib := func(file, fn string) pyprofile.Frame { return pyprofile.Frame{File: sitePkgs + file, Line: 1, Func: fn} }
+	p := &pyprofile.Profile{Profiler: "sample", WindowSamples: 1, Threads: []pyprofile.Thread{{Role: "main"}}}
+	add := func(n int, frames ...pyprofile.Frame) {
+		st := pyprofile.Stack{Count: n, WindowCount: n, CPUCount: float64(n), WindowCPUCount: float64(n)}
+		for _, f := range frames {
+			p.Frames = append(p.Frames, f)
+			st.Frames = append(st.Frames, len(p.Frames)-1)
+		}
+		p.Stacks = append(p.Stacks, st)
+	}
+	add(30, user(8, "im = im.float() / 255"))                                             // preprocessing
+	add(10, user(16, "raw = torch.randint(0, 256, (64, 3, 160, 160), dtype=torch.uint8)")) // synthetic input
+	add(25, user(18, "pred = net(x)"), lib("/torch/nn/modules/module.py", "_call_impl"))
+	add(15, user(19, "loss.backward()"), lib("/torch/_tensor.py", "backward"))
+	add(10, user(20, "opt.step()"), lib("/torch/optim/optimizer.py", "wrapper"))
+	add(10, user(21, "h = torch.relu(x @ w1)")) // a model written without nn.Module
+	ev := FromProfile(p)
+	if ev.HotSamples != 100 || ev.OutsideModelShare != 0.4 || len(ev.OutsideModel) != 2 || ev.OutsideModel[0].Line != 8 || ev.OutsideModel[1].Line != 16 {
+		t.Errorf("hot %d, outside %.2f %+v; want 100, 0.40 at lines 8 and 16", ev.HotSamples, ev.OutsideModelShare, ev.OutsideModel)
+	}
+}
+
+// The CPU change names the program's own tensor work first when it holds
+// 40% of the busy samples; silent below, on too few samples, and when
+// drawing random numbers leads (that change is already about inputs made
+// in the loop).
+func TestOutsideModelChange(t *testing.T) {
+	spread := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::copy_", HostSelfUs: 300}, {Name: "aten::mkldnn_convolution", HostSelfUs: 300}, {Name: "aten::div", HostSelfUs: 400}}}
+	random := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::random_", HostSelfUs: 600}, {Name: "aten::relu", HostSelfUs: 400}}}
+	lines := []Line{{File: "/home/u/infer.py", Line: 8, Func: "preprocess", Pct: 30}, {File: "/home/u/infer.py", Line: 16, Func: "main", Pct: 10}}
+	for _, c := range []struct {
+		name    string
+		ops     *optable.OpTable
+		share   float64
+		samples int
+		named   bool
+	}{
+		{"preprocessing", spread, 0.65, 262, true},
+		{"at the line", spread, 0.4, 100, true},
+		{"below", spread, 0.3, 262, false},
+		{"few samples", spread, 0.65, 12, false},
+		{"random numbers lead", random, 0.65, 262, false},
+	} {
+		py := &PythonEvidence{Window: true, Samples: c.samples, HotSamples: c.samples, OutsideModelShare: c.share, OutsideModel: lines,
+			Hot: []Line{{File: "/home/u/infer.py", Line: 18, Func: "main", Pct: 35}}}
+		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{Ops: c.ops}, py: py}
+		s.findings()
+		f := findingOf(s.d, "cpu.native")
+		if f == nil {
+			t.Fatalf("%s: no cpu.native finding", c.name)
+		}
+		named := strings.Contains(f.Change, "outside the model's forward, the backward and the optimizer (infer.py:8 30%, infer.py:16 10%)")
+		if named != c.named || c.named && (len(f.Where) == 0 || f.Where[0].Line != 8) {
+			t.Errorf("%s: change %q, where %+v; want the lines named: %v", c.name, f.Change, f.Where, c.named)
+		}
+		if !c.named && (len(f.Where) == 0 || f.Where[0].Line != 18) {
+			t.Errorf("%s: where %+v, want the hot line first", c.name, f.Where)
+		}
+	}
+}

@@ -71,6 +71,12 @@ type Params struct {
 	// AttentionShare: the fused-attention finding needs softmax + bmm ops
 	// to take at least this share of device time.
 	AttentionShare float64
+	// OutsideModelShare: the CPU change names the program's own tensor
+	// work first when at least this share of the window's busy
+	// main-thread samples (of at least OutsideModelSamples) runs outside
+	// the model, the backward and the optimizer (modelFiles).
+	OutsideModelShare   float64
+	OutsideModelSamples int
 	// DominantKernels: the GPU-bound change names a kernel family group
 	// (memory-bound, matmuls on tensor cores, fused attention) from this
 	// share of kernel time.
@@ -167,6 +173,8 @@ var Default = Params{
 	NonTensorCoreGEMM:     0.20,
 	ConvShare:             0.10,
 	AttentionShare:        0.10,
+	OutsideModelShare:     0.4,
+	OutsideModelSamples:   20,
 	LayoutShare:           0.02,
 	DominantKernels:       0.5,
 	RoofNear:              70,
@@ -311,6 +319,18 @@ var ioFiles = []string{
 
 // loaderFiles mark main-thread samples spent getting batches.
 var loaderFiles = []string{"/torch/utils/data/"}
+
+// modelFiles are the files a sample's stack passes through when it runs
+// the model's forward (module calls), the backward, the optimizer, a
+// compiled graph, DDP, or a framework's loop that calls them: work that
+// torch.compile(model) or faster model ops reach. Tensor work on the main
+// thread outside all of them is the program's own: inline preprocessing,
+// synthetic inputs, metrics by hand.
+var modelFiles = []string{
+	"/torch/nn/modules/", "/torch/autograd/", "/torch/optim/", "/torch/_dynamo/", "/torch/_functorch/",
+	"/torch/_inductor/", "/torch/nn/parallel/", "/torch/distributed/", "/torch/amp/", "/torch/func/",
+	"/lightning/", "/pytorch_lightning/", "/transformers/", "/accelerate/",
+}
 
 // fusedAttention are op-name fragments (lower case) of fused attention.
 var fusedAttention = []string{"scaled_dot_product", "flash_attention", "efficient_attention", "cudnn_attention", "flash_attn", "xformers", "fmha"}

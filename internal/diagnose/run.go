@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"cmp"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -199,6 +200,14 @@ type PythonEvidence struct {
 	// nn.Module call (a frame in torch/nn/modules): the modules' Python
 	// (__call__, hooks, Sequential's loop, forward) and their native ops.
 	ModuleShare float64 `json:"module_share,omitempty"`
+	// OutsideModelShare: the fraction of the samples behind Hot taken
+	// with no frame of the model's forward, the backward or the optimizer
+	// (modelFiles); OutsideModel their user lines, the program's own
+	// tensor work, which torch.compile(model) does not reach. HotSamples:
+	// the samples behind Hot.
+	OutsideModelShare float64 `json:"outside_model_share,omitempty"`
+	OutsideModel      []Line  `json:"outside_model,omitempty"`
+	HotSamples        int     `json:"hot_samples,omitempty"`
 	// CPUAutocast: the autocast block on the CPU that the samples behind
 	// Hot ran under most (nil: none), and their share.
 	CPUAutocast *AutocastBlock `json:"cpu_autocast,omitempty"`
@@ -298,6 +307,19 @@ func FromProfile(p *pyprofile.Profile) *PythonEvidence {
 	return fromProfile(p, p.WindowSamples > 0)
 }
 
+// inModel reports whether a frame belongs to the model's forward, the
+// backward or the optimizer (modelFiles; Tensor.backward lives in
+// torch/_tensor.py beside the tensor's other methods).
+func inModel(f pyprofile.Frame) bool {
+	return matchAny(f.File, modelFiles) || f.Func == "backward" && strings.HasSuffix(f.File, "/torch/_tensor.py")
+}
+
+// modelCompute matches a program line that multiplies or convolves
+// tensors itself: a model written without nn.Module (x @ w), or features
+// computed by matmuls, whose change is the matmul family's, not the
+// program's own preprocessing.
+var modelCompute = regexp.MustCompile(`@|\b(matmul|mm|bmm|addmm|baddbmm|linear|conv[123]d|conv_transpose[123]d|einsum)\s*\(`)
+
 // FromWholeRun is FromProfile over the whole run's samples, window or not.
 func FromWholeRun(p *pyprofile.Profile) *PythonEvidence { return fromProfile(p, false) }
 
@@ -307,7 +329,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	}
 	type key = lineKey
 	var total, io, dl, hotN, module, anomaly int
-	hot, ioL, dlL, compileL := map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}
+	hot, ioL, dlL, compileL, outside := map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}
 	texts := map[key]string{}
 	src := newSourceCache()
 	autocast := map[AutocastBlock]int{} // blocks (Share 0) -> samples
@@ -378,6 +400,9 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 				hotN += c
 				if slices.ContainsFunc(st.Frames, func(fi int) bool { return matchAny(p.Frames[fi].File, []string{"/torch/nn/modules/"}) }) {
 					module += c
+				}
+				if !slices.ContainsFunc(st.Frames, func(fi int) bool { return inModel(p.Frames[fi]) }) && !modelCompute.MatchString(fr.Text) {
+					outside[k] += c
 				}
 				if slices.ContainsFunc(st.Frames, func(fi int) bool { return isStackCapture(p.Frames[fi]) }) {
 					anomaly += c
@@ -463,7 +488,13 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		ev.RunIOShare, ev.RunIOLines = float64(runIO)/float64(runTotal), topLines(runIOL, runTotal)
 	}
 	if hotN > 0 {
+		ev.HotSamples = hotN
 		ev.ModuleShare = float64(module) / float64(hotN)
+		n := 0
+		for _, c := range outside {
+			n += c
+		}
+		ev.OutsideModelShare, ev.OutsideModel = float64(n)/float64(hotN), lines(outside)
 		ev.AnomalyShare = float64(anomaly) / float64(hotN)
 		best := 0
 		for b, n := range autocast {
