@@ -747,7 +747,9 @@ func TestOutsideModelEvidence(t *testing.T) {
 	user := func(line int, text string) pyprofile.Frame {
 		return pyprofile.Frame{File: "/home/u/infer.py", Line: line, Func: "main", Text: text}
 	}
-	lib := func(file, fn string) pyprofile.Frame { return pyprofile.Frame{File: sitePkgs + file, Line: 1, Func: fn} }
+	lib := func(file, fn string) pyprofile.Frame {
+		return pyprofile.Frame{File: sitePkgs + file, Line: 1, Func: fn}
+	}
 	p := &pyprofile.Profile{Profiler: "sample", WindowSamples: 1, Threads: []pyprofile.Thread{{Role: "main"}}}
 	add := func(n int, frames ...pyprofile.Frame) {
 		st := pyprofile.Stack{Count: n, WindowCount: n, CPUCount: float64(n), WindowCPUCount: float64(n)}
@@ -757,7 +759,7 @@ func TestOutsideModelEvidence(t *testing.T) {
 		}
 		p.Stacks = append(p.Stacks, st)
 	}
-	add(30, user(8, "im = im.float() / 255"))                                             // preprocessing
+	add(30, user(8, "im = im.float() / 255"))                                              // preprocessing
 	add(10, user(16, "raw = torch.randint(0, 256, (64, 3, 160, 160), dtype=torch.uint8)")) // synthetic input
 	add(25, user(18, "pred = net(x)"), lib("/torch/nn/modules/module.py", "_call_impl"))
 	add(15, user(19, "loss.backward()"), lib("/torch/_tensor.py", "backward"))
