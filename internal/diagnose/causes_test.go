@@ -266,3 +266,33 @@ func TestTinyOps(t *testing.T) {
 		}
 	}
 }
+
+// Ops are judged on the time the main thread ran: on a machine where it
+// waited for a CPU 60% of the time, 1000 ops per step of 24 µs each
+// (9.6 µs running) in 30 ms steps (12 µs per op running) are tiny; on a
+// quiet machine the same numbers are not, nor are ops of 100 µs on the
+// busy one.
+func TestTinyOpsLessCPUWait(t *testing.T) {
+	ops := func(perCallUs float64) *optable.OpTable {
+		return &optable.OpTable{Calls: 3000, HostSelfUs: 3000 * perCallUs, Steps: 3, Rows: []optable.OpRow{
+			{Name: "aten::addmm", Calls: 1500, HostSelfUs: 1500 * perCallUs}, {Name: "aten::tanh", Calls: 1500, HostSelfUs: 1500 * perCallUs}}}
+	}
+	busy := &rundir.CPUWait{Run: &rundir.ThreadSched{WallS: 10, WaitS: 6}, Window: &rundir.ThreadSched{WallS: 1, WaitS: 0.6}}
+	for _, c := range []struct {
+		name      string
+		wait      *rundir.CPUWait
+		perCallUs float64
+		tiny      bool
+	}{
+		{"busy machine", busy, 24, true},
+		{"quiet machine", nil, 24, false},
+		{"busy machine, large ops", busy, 100, false},
+	} {
+		in := cpuTrace(&RunEvidence{RunMedianStepS: 0.03, CPUWait: c.wait})
+		in.Ops = ops(c.perCallUs)
+		d := Compute(in)
+		if f := findingOf(d, "cpu.tiny-ops"); (f != nil) != c.tiny || c.tiny && !strings.Contains(f.Title, "one per 12.0 µs") {
+			t.Errorf("%s: tiny-ops %+v, want it: %v", c.name, f, c.tiny)
+		}
+	}
+}

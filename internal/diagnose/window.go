@@ -195,6 +195,12 @@ func (s *state) cpuWait() *rundir.CPUWait {
 	return nil
 }
 
+// running is the share of a span the main thread was not waiting for a
+// CPU (1 when unknown; at least a tenth).
+func running(t *rundir.ThreadSched) float64 {
+	return max(0.1, 1-t.WaitShare())
+}
+
 // cpuWaitCause says who held the CPUs while the main thread waited, and
 // whether it was other processes: the program's own threads when they
 // outnumber the CPUs or when the process itself used all CPUs but one,
