@@ -251,7 +251,7 @@ func TestTinyOps(t *testing.T) {
 		ops *optable.OpTable
 	}{
 		"large ops":           {&RunEvidence{RunMedianStepS: 2}, ops(3*4000, 3*50e3)}, // 500 µs of step per op
-		"few ops":             {run, ops(3*400, 3*50e3)},
+		"few ops":             {&RunEvidence{RunMedianStepS: 0.001}, ops(3*90, 3*450)}, // 90 ops of 5 µs in a 1 ms step
 		"no run, window step": {nil, ops(3*4000, 3*50e3)}, // 100 ms window step: 25 µs per op
 		// a fast CPU: 4000 ops per step at 5 µs of step each, but the time
 		// is in 100 large calls of 1 ms (matmuls) next to 3900 small ones
@@ -264,6 +264,17 @@ func TestTinyOps(t *testing.T) {
 		if f := findingOf(d, "cpu.tiny-ops"); f != nil || d.Verdict.Primary == Overhead {
 			t.Errorf("%s: %s / %+v", name, d.Verdict.Primary, f)
 		}
+	}
+}
+
+// A batch of one: an MLP trained one sample a step runs ~300 ops of a
+// few µs each in a 1.5 ms step; every op is mostly dispatcher cost.
+func TestTinyOpsBatchOfOne(t *testing.T) {
+	in := cpuTrace(&RunEvidence{RunMedianStepS: 0.0015})
+	in.Ops = &optable.OpTable{Calls: 3 * 314, HostSelfUs: 3 * 314 * 4, Steps: 3, Rows: []optable.OpRow{
+		{Name: "aten::addmm", Calls: 3 * 100, HostSelfUs: 3 * 100 * 6}, {Name: "aten::add_", Calls: 3 * 214, HostSelfUs: 3 * 214 * 3}}}
+	if f := findingOf(Compute(in), "cpu.tiny-ops"); f == nil || !strings.HasPrefix(f.Title, "314 ops per step, one per 4.78 µs") {
+		t.Errorf("batch of one: %+v", f)
 	}
 }
 

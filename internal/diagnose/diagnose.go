@@ -610,7 +610,7 @@ var detail = map[Class]string{
 	CPUCompute: "CPU-only: native ops fill the step",
 	IO:         "file I/O (checkpointing, logging) in the step",
 	GC:         "Python garbage collection pauses the step",
-	Overhead:   "CPU-only: thousands of tiny ops: the native time is per-op framework overhead",
+	Overhead:   "CPU-only: the ops are tiny: the native time is per-op framework overhead",
 	Recompile:  "torch.compile compiles again as the inputs change",
 	Straggler:  "one rank holds the others back",
 }

@@ -21,7 +21,7 @@ const (
 	CPUCompute   Class = "cpu-compute-bound"   // CPU-only: native (ATen) ops fill the step
 	IO           Class = "io-bound"            // checkpointing, logging, file I/O in the step (Python profile)
 	GC           Class = "gc-bound"            // Python garbage collection pauses the step (run evidence)
-	Overhead     Class = "framework-overhead"  // CPU-only: thousands of tiny ops, each mostly dispatcher cost
+	Overhead     Class = "framework-overhead"  // CPU-only: tiny ops, each mostly dispatcher cost
 	Recompile    Class = "recompile-bound"     // torch.compile compiles again as inputs change (window check)
 	MemoryGrowth Class = "memory-growth"       // memory grows every step: a leak (run evidence), a risk, not a share of time
 	Debug        Class = "debug-mode"          // a debugging setting left on (anomaly detection): a cost across classes, not a share
@@ -183,7 +183,7 @@ var Default = Params{
 	DenseEmbeddingShare:   0.05,
 	ValidationShare:       0.15,
 	TinyOpUs:              15,
-	TinyOpsPerStep:        500,
+	TinyOpsPerStep:        100,
 	TinySelfShare:         0.5,
 	MemoryGrowthMiB:       16,
 	GrowthItemKiB:         64,
