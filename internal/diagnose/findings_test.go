@@ -809,3 +809,31 @@ func TestOutsideModelChange(t *testing.T) {
 		}
 	}
 }
+
+// The backward of per-step slices leads the CPU change from 15% of the
+// native time, with the packed-RNN advice when an RNN op runs; silent
+// below and without slices.
+func TestSliceBackwardChange(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		rows []optable.OpRow
+		want string // "" : not named
+	}{
+		{"packed lstm", []optable.OpRow{{Name: "aten::slice_backward", HostTotalUs: 300, HostSelfUs: 10}, {Name: "aten::fill_", HostSelfUs: 290}, {Name: "aten::mm", HostSelfUs: 400}, {Name: "aten::lstm", HostSelfUs: 300}},
+			"(aten::slice_backward / select_backward: 30% of the native time) zero-fills a gradient of the whole tensor for every slice and adds the slice's into it: nn.LSTM/GRU over a pack_padded_sequence"},
+		{"x[:, t] in a loop", []optable.OpRow{{Name: "aten::select_backward", HostTotalUs: 200, HostSelfUs: 10}, {Name: "aten::fill_", HostSelfUs: 190}, {Name: "aten::addmm", HostSelfUs: 800}},
+			"select_backward: 20% of the native time) zero-fills a gradient of the whole tensor for every slice and adds the slice's into it: take a sequence's steps once with x.unbind(dim)"},
+		{"a few slices", []optable.OpRow{{Name: "aten::slice_backward", HostTotalUs: 100, HostSelfUs: 10}, {Name: "aten::addmm", HostSelfUs: 990}}, ""},
+		{"no slices", []optable.OpRow{{Name: "aten::lstm", HostSelfUs: 500}, {Name: "aten::addmm", HostSelfUs: 500}}, ""},
+	} {
+		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{Ops: &optable.OpTable{Rows: c.rows}}}
+		s.findings()
+		f := findingOf(s.d, "cpu.native")
+		if f == nil {
+			t.Fatalf("%s: no cpu.native", c.name)
+		}
+		if named := strings.Contains(f.Change, "zero-fills a gradient"); named != (c.want != "") || c.want != "" && !strings.Contains(f.Change, c.want) {
+			t.Errorf("%s: %s", c.name, f.Change)
+		}
+	}
+}
