@@ -250,9 +250,9 @@ func TestTinyOps(t *testing.T) {
 		run *RunEvidence
 		ops *optable.OpTable
 	}{
-		"large ops":           {&RunEvidence{RunMedianStepS: 2}, ops(3*4000, 3*50e3)}, // 500 µs of step per op
+		"large ops":           {&RunEvidence{RunMedianStepS: 2}, ops(3*4000, 3*50e3)},  // 500 µs of step per op
 		"few ops":             {&RunEvidence{RunMedianStepS: 0.001}, ops(3*90, 3*450)}, // 90 ops of 5 µs in a 1 ms step
-		"no run, window step": {nil, ops(3*4000, 3*50e3)}, // 100 ms window step: 25 µs per op
+		"no run, window step": {nil, ops(3*4000, 3*50e3)},                              // 100 ms window step: 25 µs per op
 		// a fast CPU: 4000 ops per step at 5 µs of step each, but the time
 		// is in 100 large calls of 1 ms (matmuls) next to 3900 small ones
 		"large calls": {run, &optable.OpTable{Calls: 3 * 4000, HostSelfUs: 3 * 50e3, StepsFirst: 4, StepsLast: 6, Rows: []optable.OpRow{
