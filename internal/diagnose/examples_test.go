@@ -57,7 +57,7 @@ func bottleneckRun(t *testing.T, env []string, args ...string) (*runReport, stri
 		t.Setenv("PATH", strings.Join(env, ""))
 	}
 	if err := cmd.Execute(); err != nil {
-		t.Fatalf("bottleneck run %v: %v\n%s", args, err, errOut)
+		t.Fatalf("bottleneck run %v: %v\n%s%s", args, err, errOut, testutil.CrashDumps(out))
 	}
 	b, err := os.ReadFile(filepath.Join(out, "report.json"))
 	if err != nil {

@@ -31,3 +31,17 @@ func RunDir(t testing.TB, name string) string {
 	}
 	return dst
 }
+
+// CrashDumps is the text of the crash dumps (crash-TAG.txt: every
+// thread's Python stack at a fatal signal) in run directory dir, for the
+// message of a test whose run failed: the directory is gone after it.
+func CrashDumps(dir string) string {
+	files, _ := filepath.Glob(filepath.Join(dir, "crash-*.txt"))
+	var b []byte
+	for _, f := range files {
+		if d, err := os.ReadFile(f); err == nil {
+			b = append(append(append(b, "\n"+f+":\n"...), d...), '\n')
+		}
+	}
+	return string(b)
+}

@@ -33,7 +33,7 @@ func bottleneckRunProg(t *testing.T, py, prog string, args ...string) string {
 	cmd.SetOut(ios.Out)
 	cmd.SetErr(ios.ErrOut)
 	if err := cmd.Execute(); err != nil {
-		t.Fatalf("bottleneck run %v: %v\n%s", args, err, errOut)
+		t.Fatalf("bottleneck run %v: %v\n%s%s", args, err, errOut, testutil.CrashDumps(out))
 	}
 	return out
 }

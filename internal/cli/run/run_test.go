@@ -31,6 +31,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
 	"github.com/bottleneck-dev/bottleneck/internal/version"
 )
 
@@ -141,6 +142,9 @@ func bn(t *testing.T, ro runOpts, args ...string) result {
 		r.code = -1
 	}
 	r.stdout, r.stderr = out.String(), errOut.String()
+	if r.code > 128 { // killed by a signal: the crash dump, for the failure message
+		r.stderr += testutil.CrashDumps(runDir)
+	}
 	return r
 }
 
