@@ -130,7 +130,7 @@ func (s *state) windowNote() {
 	}
 	if r := s.in.Run; r != nil && r.BusierMachine != nil {
 		g := r.BusierMachine
-		n.Notes = append(n.Notes, fmt.Sprintf("the steps got slower as the run went on, %s at steps %d-%d to %s at steps %d-%d, only by waiting longer for a CPU (%s to %s a step): other processes took the CPUs, the program's work did not grow",
+		n.Notes = append(n.Notes, fmt.Sprintf("the steps got slower as the run went on, %s at steps %d-%d to %s at steps %d-%d, only by waiting longer for a CPU (%s to %s a step): other threads or processes took the CPUs; the program's work did not grow",
 			units.Seconds(g.FirstMedianS), g.FirstSteps[0], g.FirstSteps[1], units.Seconds(g.LastMedianS), g.LastSteps[0], g.LastSteps[1],
 			units.Seconds(g.FirstWaitS), units.Seconds(g.LastWaitS)))
 	}
