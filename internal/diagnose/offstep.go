@@ -120,12 +120,15 @@ func offStep(p *pyprofile.Profile, src sourceCache) (float64, []OffStepLine, flo
 		return 0, nil, 0
 	}
 	// The window tells work in every step from work every N steps; with
-	// too few samples in it (fast steps) it cannot, and the rule stays
-	// silent rather than judge on the whole run. -1: no window recorded.
+	// too few samples in it (fast steps), or too few in the work itself
+	// (an evaluation every 50 steps, caught by about 2 of a window's ~26
+	// samples on a loaded CI machine, read as 6% of every step), it
+	// cannot, and the rule stays silent rather than judge on the whole
+	// run. -1: no window recorded.
 	const minWindowSamples = 5
 	win := -1.0
 	switch {
-	case winTotal >= minWindowSamples:
+	case winTotal >= minWindowSamples && winOff >= minWindowSamples:
 		win = float64(winOff) / float64(winTotal)
 	case len(p.Windows) > 0 || winTotal > 0:
 		win = 0

@@ -107,6 +107,17 @@ func TestOffStep(t *testing.T) {
 	if _, _, win := offStep(few, newSourceCache()); win != 0 {
 		t.Errorf("2 window samples: window share %v, want 0", win)
 	}
+	// a window of enough samples, but only 2 of them in the work (an
+	// evaluation every 50 steps caught by chance): it cannot tell either
+	chance := profileOf(map[int][][2]any{40: train, 30: backward, 20: withEval})
+	for i := range chance.Stacks {
+		if chance.Stacks[i].Count == 20 {
+			chance.Stacks[i].WindowCount = 2
+		}
+	}
+	if _, _, win := offStep(chance, newSourceCache()); win != 0 {
+		t.Errorf("2 of 72 window samples in the work: window share %v, want 0", win)
+	}
 	// a window whose time the main thread spent in the agent's own work
 	// (profiler start and stop) holds no sample of it at all: the same
 	few.Stacks[0].WindowCount = 0
