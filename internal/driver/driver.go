@@ -153,9 +153,8 @@ func analyzeTrace(t *trace.Trace, o Options, ranksRead int) report.TraceReport {
 		if def != "tb" {
 			bopts.Exclude = tr.Window.Excluded()
 			gopts.Exclude = bopts.Exclude
-			if !table.StepFilter {
-				table.StepFilter, table.FirstStep, table.LastStep = usedRange(t, tr.Window)
-				table.Exclude = bopts.Exclude // outliers inside the range
+			if !table.StepFilter && leavesOut(t, tr.Window) {
+				table.StepFilter, table.Exclude = true, bopts.Exclude
 			}
 		}
 	}
@@ -261,21 +260,10 @@ func runAnalyses(todo []analysis, checkWindow func()) {
 	wg.Wait()
 }
 
-// usedRange restricts the operator and kernel tables to the steps the
-// window check kept, when it left out any.
-func usedRange(t *trace.Trace, w *window.Result) (filter bool, first, last int) {
-	if t.SyntheticStep || len(w.Used) == 0 || len(w.Used) == len(w.Steps) {
-		return false, 0, 0
-	}
-	for i, st := range w.Steps {
-		if st.Excluded == "" {
-			if !filter {
-				first, filter = t.Steps[i].Num, true
-			}
-			last = t.Steps[i].Num
-		}
-	}
-	return filter, first, last
+// leavesOut reports whether the window check left steps out, so that the
+// operator and kernel tables leave them out too.
+func leavesOut(t *trace.Trace, w *window.Result) bool {
+	return !t.SyntheticStep && len(w.Used) > 0 && len(w.Used) < len(w.Steps)
 }
 
 // firstUsedStep is the ProfilerStep instance the critical path is

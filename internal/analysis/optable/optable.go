@@ -22,8 +22,8 @@ type Options struct {
 	// zero values mean no bound. Ignored for traces without steps.
 	FirstStep, LastStep int
 	StepFilter          bool
-	// Exclude, indexed like trace.Steps, leaves steps inside the range
-	// out too (the window check's outliers); only with StepFilter.
+	// Exclude, indexed like trace.Steps, leaves steps out too (those the
+	// window check left out); only with StepFilter.
 	Exclude []bool
 }
 
