@@ -20,18 +20,35 @@ type dtypeSums struct {
 	t     *trace.Trace
 	bySet []int8 // arg set -> dtypeNames index + 1 (0: not parsed yet)
 	sums  [6]DtypeTime
-	typed bool // some op recorded its input types
+	devNs [6]int64 // DeviceSelfUs, summed in ns a kernel at a time
+	typed bool     // some op recorded its input types
 }
 
 func newDtypeSums(t *trace.Trace) *dtypeSums {
 	return &dtypeSums{t: t, bySet: make([]int8, t.ArgSets.Len()+1)}
 }
 
-// add counts op event i with its host self and device self time (ns).
-func (d *dtypeSums) add(i int, selfNs, devNs int64) {
+// addHost counts op event i with its host self time (ns).
+func (d *dtypeSums) addHost(i int, selfNs int64) {
+	if k := d.of(i); k >= 0 {
+		d.sums[k].Calls++
+		d.sums[k].HostSelfUs += us(max(selfNs, 0))
+	}
+}
+
+// addDevice adds device time (ns) that op event i launched.
+func (d *dtypeSums) addDevice(i int, devNs int64) {
+	if k := d.of(i); k >= 0 {
+		d.devNs[k] += devNs
+	}
+}
+
+// of returns op event i's dtype as an index of dtypeNames (-1 for an
+// event whose arg set is not this trace's).
+func (d *dtypeSums) of(i int) int {
 	set := int(d.t.Events.Args[i])
 	if set >= len(d.bySet) {
-		return // not a set of this trace
+		return -1
 	}
 	if d.bySet[set] == 0 {
 		if _, typed := d.t.Arg(i, trace.KeyInputType); typed {
@@ -39,10 +56,7 @@ func (d *dtypeSums) add(i int, selfNs, devNs int64) {
 		}
 		d.bySet[set] = int8(max(0, slices.Index(dtypeNames, classify.InputDtype(d.t, i)))) + 1
 	}
-	s := &d.sums[d.bySet[set]-1]
-	s.Calls++
-	s.HostSelfUs += us(max(selfNs, 0))
-	s.DeviceSelfUs += us(devNs)
+	return int(d.bySet[set]) - 1
 }
 
 // rows are the sums by host plus device time, most first, the dtypes no
@@ -55,6 +69,7 @@ func (d *dtypeSums) rows() []DtypeTime {
 	for j, s := range d.sums {
 		if s.Calls > 0 {
 			s.Dtype = dtypeNames[j]
+			s.DeviceSelfUs = us(d.devNs[j])
 			out = append(out, s)
 		}
 	}

@@ -181,25 +181,6 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 			childSum[tix(p)] += ev.Dur[i]
 		}
 	}
-	// Device time: self for the op that launched it, total for it and
-	// every table ancestor.
-	devSelf := make([]int64, m)
-	devTotal := make([]int64, m)
-	for i, k := range ev.Kind {
-		if !k.IsDeviceWork() {
-			continue
-		}
-		op := ev.Op(i) // the op, not the runtime call, owns the device time
-		if op == trace.None || tix(op) == trace.None {
-			continue
-		}
-		d := ev.Dur[i]
-		devSelf[tix(op)] += d
-		for a := tix(op); a != trace.None; a = parent[a] {
-			devTotal[a] += d
-		}
-	}
-
 	stacks := newStackKeys(t, o.StackDepth)
 	// Rows are found by name alone unless grouped by shape or stack: a
 	// slice indexed by StrID, no map (a trace with generated op names has
@@ -232,13 +213,21 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 	res := &OpTable{HasStacks: stacks.available}
 	res.StepsFirst, res.StepsLast, res.Steps = stepRange(t, &o)
 	dtypes := newDtypeSums(t)
+	// rowOf is each table event's row, None where the step filter leaves
+	// it out: the device time below is added to rows through it (per-event
+	// device sums took 16 bytes an event, it takes 4).
+	rowOf := make([]int32, m)
 	for i, k := range ev.Kind {
-		if !inTable(k) || !stepOK(t, i, &o) {
+		if !inTable(k) {
 			continue
 		}
 		j := tix(int32(i))
+		rowOf[j] = trace.None
+		if !stepOK(t, i, &o) {
+			continue
+		}
 		if k == trace.KindCPUOp {
-			dtypes.add(i, ev.Dur[i]-childSum[j], devSelf[j])
+			dtypes.addHost(i, ev.Dur[i]-childSum[j])
 		}
 		key := opKey{name: ev.Name[i]}
 		var r int32
@@ -260,20 +249,41 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 				rows = append(rows, opSums{key: key})
 			}
 		}
+		rowOf[j] = r
 		s := &rows[r]
 		self := ev.Dur[i] - childSum[j]
 		s.calls++
 		s.hostTotal += us(ev.Dur[i])
 		s.hostSelf += us(max(self, 0))
-		s.devSelf += us(devSelf[j])
-		// A nested call of the same op would count its device time twice
-		// in a flat sum; key_averages does the same, so do we.
-		s.devTotal += us(devTotal[j])
+	}
+	// Device time: self for the op that launched it, total for it and
+	// every table ancestor. A nested call of the same op counts it twice
+	// in a flat sum; key_averages does the same, so do we.
+	for i, k := range ev.Kind {
+		if !k.IsDeviceWork() {
+			continue
+		}
+		op := ev.Op(i) // the op, not the runtime call, owns the device time
+		if op == trace.None || tix(op) == trace.None {
+			continue
+		}
+		d := ev.Dur[i]
+		if r := rowOf[tix(op)]; r != trace.None {
+			rows[r].devSelf += d
+			if ev.Kind[op] == trace.KindCPUOp {
+				dtypes.addDevice(int(op), d)
+			}
+		}
+		for a := tix(op); a != trace.None; a = parent[a] {
+			if r := rowOf[a]; r != trace.None {
+				rows[r].devTotal += d
+			}
+		}
 	}
 	for i := range rows {
 		r := &rows[i]
 		res.HostSelfUs += r.hostSelf
-		res.DevSelfUs += r.devSelf
+		res.DevSelfUs += us(r.devSelf)
 		res.Calls += int(r.calls)
 	}
 	res.Dtypes = dtypes.rows()
@@ -291,9 +301,9 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 		r := &rows[ri]
 		res.Rows = append(res.Rows, OpRow{
 			Name: t.Str(r.key.name), InputDims: t.Str(r.key.dims), Stack: stacks.text(int(r.key.stack)),
-			Calls: int(r.calls), HostSelfUs: r.hostSelf, HostTotalUs: r.hostTotal, DeviceSelfUs: r.devSelf, DeviceTotalUs: r.devTotal,
+			Calls: int(r.calls), HostSelfUs: r.hostSelf, HostTotalUs: r.hostTotal, DeviceSelfUs: us(r.devSelf), DeviceTotalUs: us(r.devTotal),
 			HostSelfPct: pct(r.hostSelf, res.HostSelfUs), HostTotalPct: pct(r.hostTotal, res.HostSelfUs),
-			DeviceSelfPct: pct(r.devSelf, res.DevSelfUs), DeviceTotalPct: pct(r.devTotal, res.DevSelfUs),
+			DeviceSelfPct: pct(us(r.devSelf), res.DevSelfUs), DeviceTotalPct: pct(us(r.devTotal), res.DevSelfUs),
 		})
 	}
 	return res
@@ -301,11 +311,13 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 
 // opSums is one row's sums while the table is built: no strings or
 // pointers, so the rows are one flat slice the collector never scans; 48
-// bytes (generated op names make a row per call).
+// bytes (generated op names make a row per call). Device time is summed
+// in ns: it is added a kernel at a time.
 type opSums struct {
-	key                                    opKey
-	calls                                  int32
-	hostSelf, hostTotal, devSelf, devTotal float64
+	key                 opKey
+	calls               int32
+	hostSelf, hostTotal float64 // µs
+	devSelf, devTotal   int64   // ns
 }
 
 // sortOps returns the indices of the first top rows (all when top <= 0)
@@ -321,9 +333,9 @@ func sortOps(t *trace.Trace, rows []opSums, by string, top int) []int32 {
 		case "host_self":
 			return r.hostSelf
 		case "device_total":
-			return r.devTotal
+			return us(r.devTotal)
 		case "device_self":
-			return r.devSelf
+			return us(r.devSelf)
 		case "calls":
 			return float64(r.calls)
 		}
