@@ -90,6 +90,9 @@ _LOCK_THRESHOLD = 8  # DataLoader batches / forwards before auto locks on them
 # unrolled RNN cell, per-sample calls, gradient accumulation), and those
 # calls are not its steps.
 _GRAD_LOCK_THRESHOLD = 64
+# ... and a forward whose inputs carry autograd history does not lock them
+# (_has_autograd_history) until this many forwards ran.
+_HISTORY_LOCK_LIMIT = 1024
 
 
 class _TorchImportWatcher(object):
@@ -600,7 +603,7 @@ class Agent(Window, Evidence):
             d = getattr(depth, "d", 0)
             depth.d = d + 1
             if d == 0 and os.getpid() == agent.pid:
-                agent._on_forward(module)
+                agent._on_forward(module, args)
 
         def post(module, args, out):
             depth.d = max(0, getattr(depth, "d", 1) - 1)
@@ -754,7 +757,7 @@ class Agent(Window, Evidence):
             self.dl_window_wait += dt
             self.dl_window_batches += 1
 
-    def _on_forward(self, module):
+    def _on_forward(self, module, args):
         self.step_counts["forward"] += 1
         if self.step_source is None and self.step_source_req in ("auto", "forward"):
             calls = self._forward_calls
@@ -765,7 +768,9 @@ class Agent(Window, Evidence):
             need = _GRAD_LOCK_THRESHOLD if self._grad_forwards else _LOCK_THRESHOLD
             if self.step_source_req == "forward" or (
                     self.step_counts["forward"] >= need
-                    and self.step_counts["optimizer"] == 0 and self.step_counts["dataloader"] == 0):
+                    and self.step_counts["optimizer"] == 0 and self.step_counts["dataloader"] == 0
+                    and not (self._grad_forwards and self.step_counts["forward"] < _HISTORY_LOCK_LIMIT
+                             and _has_autograd_history(args))):
                 # A step is one call of the module called most so far (the
                 # first of them on a tie): a program that calls a backbone
                 # and then a head, each outermost, made two steps of every
@@ -1037,6 +1042,20 @@ def run_main(cfg_path, mode, target, args):
         raise
     else:
         _agent.finish("ok", 0)
+
+
+def _has_autograd_history(args):
+    """Whether a forward's inputs (one level into tuples and lists) were
+    computed with autograd on: such a call continues a graph that a
+    backward has yet to consume (an RNN cell fed its own hidden state, a
+    decoder fed an encoder's output), so it is inside a step, not one. A
+    cell unrolled over more than _GRAD_LOCK_THRESHOLD time steps made a
+    step of every call before its first optimizer.step()."""
+    for a in args:
+        for t in (a if isinstance(a, (tuple, list)) else (a,)):
+            if getattr(t, "grad_fn", None) is not None:
+                return True
+    return False
 
 
 def _optimizer_params(opt):

@@ -414,15 +414,25 @@ func TestInferenceWithoutOptimizerUsesForwardSteps(t *testing.T) {
 	if last := lastStep(ev); ev.StepCounts["forward"] != 80 || last < 30 || last > 40 {
 		t.Errorf("forwards %d, last step %d: want 80 forwards and about 36 steps, one per request", ev.StepCounts["forward"], last)
 	}
+	// the same with autograd on: 64 forwards pass, and the head's, whose
+	// input carries the backbone's autograd history, does not lock them
+	_, ev = stepsOf(t, "forward", append(small(py), ex(t, "infer_backbone_head.py"), "120", "grad")...)
+	if last := lastStep(ev); ev.StepCounts["forward"] != 240 || last < 80 || last > 88 {
+		t.Errorf("with autograd on: forwards %d, last step %d: want 240 forwards and about 87 steps, one per request", ev.StepCounts["forward"], last)
+	}
 }
 
 // A training loop that calls its module many times before each
 // optimizer.step() (an unrolled RNN cell) steps on the optimizer, not on
-// the cell's calls.
+// the cell's calls: also when it calls it more often than the forwards
+// the steps lock after (100 time steps: the cell's calls made ~1,150
+// steps of 12 iterations).
 func TestTrainingForwardsAreNotSteps(t *testing.T) {
 	py := torchPython(t)
-	if _, ev := stepsOf(t, "optimizer", append(small(py), ex(t, "rnn_cell_train.py"), "12")...); ev.StepCounts["optimizer"] != 12 {
-		t.Fatalf("step counts %v: want the optimizer's 12 steps", ev.StepCounts)
+	for _, seq := range []string{"20", "100"} {
+		if _, ev := stepsOf(t, "optimizer", append(small(py), ex(t, "rnn_cell_train.py"), "12", seq)...); ev.StepCounts["optimizer"] != 12 {
+			t.Fatalf("%s time steps: step counts %v: want the optimizer's 12 steps", seq, ev.StepCounts)
+		}
 	}
 }
 

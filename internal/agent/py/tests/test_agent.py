@@ -389,5 +389,26 @@ class LauncherShimTest(unittest.TestCase):
             self.assertEqual([f for f in files if f.startswith("evidence-")], ["evidence-rank0.json"])
 
 
+class AutogradHistoryTest(unittest.TestCase):
+    """_has_autograd_history: a forward whose inputs were computed with
+    autograd on continues a graph, so it does not lock forward steps."""
+
+    class T:  # a tensor's one attribute the check reads
+        def __init__(self, grad_fn=None):
+            self.grad_fn = grad_fn
+
+    def test_history(self):
+        T = self.T
+        self.assertTrue(A._has_autograd_history((T(), T("AddmmBackward0"))))  # an RNN cell's (x, h)
+        self.assertTrue(A._has_autograd_history((T(), (T(), T("MulBackward0")))))  # an LSTM cell's (x, (h, c))
+        self.assertTrue(A._has_autograd_history(([T("CatBackward0")],)))
+
+    def test_no_history(self):
+        T = self.T
+        self.assertFalse(A._has_autograd_history(()))
+        self.assertFalse(A._has_autograd_history((T(), T())))  # data, a leaf parameter
+        self.assertFalse(A._has_autograd_history((1, "x", None, [T(), T()])))
+
+
 if __name__ == "__main__":
     unittest.main()
