@@ -278,6 +278,43 @@ func TestTinyOpsBatchOfOne(t *testing.T) {
 	}
 }
 
+// When the Python profile puts the busy samples in the model, the change
+// says its own ops are the small ones and a larger batch helps; with the
+// program's own tensor work outside the model, too few samples, a
+// compiled model or an unfused optimizer that holds the time, it does not.
+func TestTinyOpsModelOps(t *testing.T) {
+	const model, loop = "the model's own ops are the small ones (93% of the busy main-thread samples", "where a loop in"
+	inModel := &PythonEvidence{HotSamples: 61, OutsideModelShare: 0.07, Hot: []Line{{File: "train.py", Line: 15, Func: "<module>", Pct: 39}}}
+	for _, c := range []struct {
+		name      string
+		py        *PythonEvidence
+		region    *regions.Region
+		rows      []optable.OpRow
+		want, not string
+	}{
+		{"in the model", inModel, nil, nil, model, loop},
+		{"a loop in the program's forward", &PythonEvidence{HotSamples: 61, OutsideModelShare: 0.07, Hot: []Line{{File: "/src/tower.py", Line: 17, Func: "Tower.forward", Pct: 48}}},
+			nil, nil, "where a loop in Tower.forward (tower.py:17) runs independent layers one at a time", ""},
+		{"foreach optimizer", inModel, &regions.Region{Name: "Optimizer.step#AdamW.step", Calls: 3, TotalUs: 3 * 45e3, MultiTensor: true}, nil, model, loop},
+		{"unfused optimizer", inModel, &regions.Region{Name: "Optimizer.step#AdamW.step", Calls: 3, TotalUs: 3 * 45e3}, nil, "the optimizer's update", model},
+		{"the program's own loop", &PythonEvidence{HotSamples: 61, OutsideModelShare: 0.6}, nil, nil, "issue fewer, larger ops", model},
+		{"few samples", &PythonEvidence{HotSamples: 12, OutsideModelShare: 0}, nil, nil, "issue fewer, larger ops", model},
+		{"no Python profile", nil, nil, nil, "issue fewer, larger ops", model},
+		{"compiled", inModel, nil, []optable.OpRow{{Name: "Torch-Compiled Region: 0/0", Calls: 3, HostSelfUs: 30}}, "the model already runs under torch.compile", model},
+	} {
+		in := cpuTrace(&RunEvidence{RunMedianStepS: 0.02, Python: c.py})
+		in.Ops = &optable.OpTable{Calls: 3*4000 + 3, HostSelfUs: 3*50e3 + 30, Steps: 3, Rows: append([]optable.OpRow{
+			{Name: "aten::add_", Calls: 3 * 2000, HostSelfUs: 3 * 25e3}, {Name: "aten::mul_", Calls: 3 * 2000, HostSelfUs: 3 * 25e3}}, c.rows...)}
+		if c.region != nil {
+			in.Regions = &regions.Result{Regions: []regions.Region{*c.region}}
+		}
+		f := findingOf(Compute(in), "cpu.tiny-ops")
+		if f == nil || !strings.Contains(f.Change, c.want) || c.not != "" && strings.Contains(f.Change, c.not) {
+			t.Errorf("%s: %+v, want %q and not %q", c.name, f, c.want, c.not)
+		}
+	}
+}
+
 // Ops are judged on the time the main thread ran: on a machine where it
 // waited for a CPU 60% of the time, 1000 ops per step of 24 µs each
 // (9.6 µs running) in 30 ms steps (12 µs per op running) are tiny; on a

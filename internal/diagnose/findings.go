@@ -486,12 +486,50 @@ func (s *state) tinyOpsFinding() {
 			where = slices.Insert(where, 0, site)
 		}
 	}
+	if change == "" && !s.compiled() {
+		change = s.modelOpsChange()
+	}
 	if change == "" && s.compiled() {
 		change = "issue fewer, larger ops: batch the per-layer or per-parameter loop into one op over stacked tensors (torch.stack/cat, bmm, one Linear over the concatenated features), torch._foreach_* ops for a per-parameter update; " + s.compileChange("the small ops")
 	}
 	title := fmt.Sprintf("%.0f ops per step, one per %s of step: the %.0f%% of the step in native ops is per-op framework overhead", t.perStep, units.Duration(t.stepUsPerOp), pct(s.share[Overhead]))
 	s.emit(s.finding("cpu.tiny-ops", title, s.share[Overhead]*s.step, s.ev[Overhead], where, change))
 }
+
+// maxOutsideModelTiny: the share of the busy main-thread samples outside
+// the model, its backward and the optimizer up to which cpu.tiny-ops says
+// the model's own ops are the small ones.
+const maxOutsideModelTiny = 1.0 / 3
+
+// modelOpsChange: when the Python profile puts the busy samples in the
+// model (forward, backward, optimizer), the ops are small because each
+// carries little data, and a larger batch amortizes their fixed cost; the
+// generic advice (batch a per-parameter loop into stacked ops) pointed at
+// a loop the program does not have. A small transformer trained here at 4
+// sequences a step: 8.1 ms a sequence; at 16, 3.2 ms; at 64, 1.8 ms.
+// Empty without enough samples or with the program's own tensor work
+// outside the model.
+func (s *state) modelOpsChange() string {
+	py := s.py
+	if py == nil || py.HotSamples < s.p.OutsideModelSamples || py.OutsideModelShare > maxOutsideModelTiny {
+		return ""
+	}
+	change := fmt.Sprintf("the model's own ops are the small ones (%.0f%% of the busy main-thread samples are in its forward, the backward or the optimizer), each on little data: a larger batch (more samples or tokens per step, requests batched together when serving) gives every op more work for the same count of ops",
+		pct(1-py.OutsideModelShare))
+	// The program's own forward among the hot lines: a loop there may run
+	// independent layers one at a time, which one batched op replaces.
+	for _, l := range py.Hot[:min(3, len(py.Hot))] {
+		if l.Pct >= minForwardLinePct && (l.Func == "forward" || strings.HasSuffix(l.Func, ".forward")) {
+			change += fmt.Sprintf("; where a loop in %s (%s:%d) runs independent layers one at a time (heads, ensemble members, experts), stack them into one batched op (torch.bmm, or torch.func.stack_module_state with torch.vmap)", l.Func, filepath.Base(l.File), l.Line)
+			break
+		}
+	}
+	return change + "; " + s.compileChange("its small elementwise ops")
+}
+
+// minForwardLinePct: the share (percent) of the busy samples at a line of
+// the program's own forward from which the tiny-ops change names it.
+const minForwardLinePct = 15
 
 // compileChange proposes torch.compile(model) to fuse what (the ops the
 // model runs), or, when the trace shows the model already runs compiled
