@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -278,29 +279,37 @@ func TestTinyOpsBatchOfOne(t *testing.T) {
 	}
 }
 
-// When the Python profile puts the busy samples in the model, the change
-// says its own ops are the small ones and a larger batch helps; with the
-// program's own tensor work outside the model, too few samples, a
-// compiled model or an unfused optimizer that holds the time, it does not.
-func TestTinyOpsModelOps(t *testing.T) {
-	const model, loop = "the model's own ops are the small ones (93% of the busy main-thread samples", "where a loop in"
-	inModel := &PythonEvidence{HotSamples: 61, OutsideModelShare: 0.07, Hot: []Line{{File: "train.py", Line: 15, Func: "<module>", Pct: 39}}}
+// The Python profile tells whose ops are the small ones: the model's
+// forward (a larger batch; a loop in the program's forward named) or the
+// program's own tensor code outside it (its lines named first); with
+// neither clearly ahead, too few samples, a compiled model or an unfused
+// optimizer that holds the time, the change is not theirs.
+func TestTinyOpsSource(t *testing.T) {
+	const model, loop, own = "the model's own ops are the small ones (its forward holds 50% of the busy main-thread samples, the program's own tensor code 7%)",
+		"where a loop in", "the program's own tensor code outside the model issues them (loss.py:9 28%, loss.py:8 6%: 36% of the busy main-thread samples, against 3% in the model's forward)"
+	inModel := &PythonEvidence{HotSamples: 61, ModuleShare: 0.5, OutsideModelShare: 0.07, Hot: []Line{{File: "train.py", Line: 15, Func: "<module>", Pct: 39}}}
+	outside := []Line{{File: "/src/loss.py", Line: 9, Func: "focal_loss", Pct: 28}, {File: "/src/loss.py", Line: 8, Func: "focal_loss", Pct: 6}}
+	perSample := &PythonEvidence{HotSamples: 133, ModuleShare: 0.03, OutsideModelShare: 0.36, OutsideModel: outside,
+		Hot: append([]Line{{File: "/src/train.py", Line: 14, Func: "<module>", Pct: 61}}, outside...)}
 	for _, c := range []struct {
 		name      string
 		py        *PythonEvidence
 		region    *regions.Region
 		rows      []optable.OpRow
 		want, not string
+		first     string // the finding's first location, file:line
 	}{
-		{"in the model", inModel, nil, nil, model, loop},
-		{"a loop in the program's forward", &PythonEvidence{HotSamples: 61, OutsideModelShare: 0.07, Hot: []Line{{File: "/src/tower.py", Line: 17, Func: "Tower.forward", Pct: 48}}},
-			nil, nil, "where a loop in Tower.forward (tower.py:17) runs independent layers one at a time", ""},
-		{"foreach optimizer", inModel, &regions.Region{Name: "Optimizer.step#AdamW.step", Calls: 3, TotalUs: 3 * 45e3, MultiTensor: true}, nil, model, loop},
-		{"unfused optimizer", inModel, &regions.Region{Name: "Optimizer.step#AdamW.step", Calls: 3, TotalUs: 3 * 45e3}, nil, "the optimizer's update", model},
-		{"the program's own loop", &PythonEvidence{HotSamples: 61, OutsideModelShare: 0.6}, nil, nil, "issue fewer, larger ops", model},
-		{"few samples", &PythonEvidence{HotSamples: 12, OutsideModelShare: 0}, nil, nil, "issue fewer, larger ops", model},
-		{"no Python profile", nil, nil, nil, "issue fewer, larger ops", model},
-		{"compiled", inModel, nil, []optable.OpRow{{Name: "Torch-Compiled Region: 0/0", Calls: 3, HostSelfUs: 30}}, "the model already runs under torch.compile", model},
+		{"in the model", inModel, nil, nil, model, loop, "train.py:15"},
+		{"a loop in the program's forward", &PythonEvidence{HotSamples: 61, ModuleShare: 0.8, OutsideModelShare: 0.07, Hot: []Line{{File: "/src/tower.py", Line: 17, Func: "Tower.forward", Pct: 48}}},
+			nil, nil, "where a loop in Tower.forward (tower.py:17) runs independent layers one at a time", "", "/src/tower.py:17"},
+		{"foreach optimizer", inModel, &regions.Region{Name: "Optimizer.step#AdamW.step", Calls: 3, TotalUs: 3 * 45e3, MultiTensor: true}, nil, model, loop, "train.py:15"},
+		{"per-sample loss", perSample, nil, nil, own, model, "/src/loss.py:9"},
+		{"unfused optimizer", inModel, &regions.Region{Name: "Optimizer.step#AdamW.step", Calls: 3, TotalUs: 3 * 45e3}, nil, "the optimizer's update", model, ""},
+		{"neither ahead", &PythonEvidence{HotSamples: 61, ModuleShare: 0.4, OutsideModelShare: 0.3}, nil, nil, "issue fewer, larger ops", "program's own", ""},
+		{"backward only", &PythonEvidence{HotSamples: 61, ModuleShare: 0, OutsideModelShare: 0.1}, nil, nil, "issue fewer, larger ops", "program's own", ""},
+		{"few samples", &PythonEvidence{HotSamples: 12, ModuleShare: 0.9}, nil, nil, "issue fewer, larger ops", model, ""},
+		{"no Python profile", nil, nil, nil, "issue fewer, larger ops", model, ""},
+		{"compiled", inModel, nil, []optable.OpRow{{Name: "Torch-Compiled Region: 0/0", Calls: 3, HostSelfUs: 30}}, "the model already runs under torch.compile", model, ""},
 	} {
 		in := cpuTrace(&RunEvidence{RunMedianStepS: 0.02, Python: c.py})
 		in.Ops = &optable.OpTable{Calls: 3*4000 + 3, HostSelfUs: 3*50e3 + 30, Steps: 3, Rows: append([]optable.OpRow{
@@ -311,6 +320,10 @@ func TestTinyOpsModelOps(t *testing.T) {
 		f := findingOf(Compute(in), "cpu.tiny-ops")
 		if f == nil || !strings.Contains(f.Change, c.want) || c.not != "" && strings.Contains(f.Change, c.not) {
 			t.Errorf("%s: %+v, want %q and not %q", c.name, f, c.want, c.not)
+			continue
+		}
+		if c.first != "" && (len(f.Where) == 0 || fmt.Sprintf("%s:%d", f.Where[0].File, f.Where[0].Line) != c.first) {
+			t.Errorf("%s: where %+v, want %s first", c.name, f.Where, c.first)
 		}
 	}
 }

@@ -487,7 +487,12 @@ func (s *state) tinyOpsFinding() {
 		}
 	}
 	if change == "" && !s.compiled() {
-		change = s.modelOpsChange()
+		var lead []Location
+		if change, lead = s.tinyOpsSource(); len(lead) > 0 {
+			where = append(lead, slices.DeleteFunc(where, func(l Location) bool {
+				return slices.ContainsFunc(lead, func(m Location) bool { return m.File == l.File && m.Line == l.Line })
+			})...)
+		}
 	}
 	if change == "" && s.compiled() {
 		change = "issue fewer, larger ops: batch the per-layer or per-parameter loop into one op over stacked tensors (torch.stack/cat, bmm, one Linear over the concatenated features), torch._foreach_* ops for a per-parameter update; " + s.compileChange("the small ops")
@@ -496,36 +501,57 @@ func (s *state) tinyOpsFinding() {
 	s.emit(s.finding("cpu.tiny-ops", title, s.share[Overhead]*s.step, s.ev[Overhead], where, change))
 }
 
-// maxOutsideModelTiny: the share of the busy main-thread samples outside
-// the model, its backward and the optimizer up to which cpu.tiny-ops says
-// the model's own ops are the small ones.
-const maxOutsideModelTiny = 1.0 / 3
-
-// modelOpsChange: when the Python profile puts the busy samples in the
-// model (forward, backward, optimizer), the ops are small because each
-// carries little data, and a larger batch amortizes their fixed cost; the
-// generic advice (batch a per-parameter loop into stacked ops) pointed at
-// a loop the program does not have. A small transformer trained here at 4
-// sequences a step: 8.1 ms a sequence; at 16, 3.2 ms; at 64, 1.8 ms.
-// Empty without enough samples or with the program's own tensor work
-// outside the model.
-func (s *state) modelOpsChange() string {
+// tinyOpsSource says which code issues the tiny ops, from the Python
+// profile: the model's forward (ModuleShare) against the program's own
+// tensor code outside it (OutsideModelShare). The backward and the
+// optimizer follow from both, so they decide nothing: a per-sample loss
+// written as a loop held 3% of the busy samples in the model's forward,
+// 36% in the loop and 61% in loss.backward(), mostly the loop's backward
+// (vectorised, its step went from 74 to 6.2 ms).
+// The generic advice (batch a per-parameter loop into stacked ops)
+// pointed at a loop a program may not have.
+//
+// When the model's forward holds twice the program's own code or more,
+// its ops are small because each carries little data: a larger batch
+// amortizes their fixed cost (a small transformer trained here at 4
+// sequences a step: 8.1 ms a sequence; at 16, 3.2 ms; at 64, 1.8 ms).
+// When the program's own code holds as much as the forward, the change
+// names its lines. Empty otherwise or without enough samples; the lines
+// to lead the finding's where with come second.
+func (s *state) tinyOpsSource() (string, []Location) {
 	py := s.py
-	if py == nil || py.HotSamples < s.p.OutsideModelSamples || py.OutsideModelShare > maxOutsideModelTiny {
-		return ""
+	if py == nil || py.HotSamples < s.p.OutsideModelSamples {
+		return "", nil
 	}
-	change := fmt.Sprintf("the model's own ops are the small ones (%.0f%% of the busy main-thread samples are in its forward, the backward or the optimizer), each on little data: a larger batch (more samples or tokens per step, requests batched together when serving) gives every op more work for the same count of ops",
-		pct(1-py.OutsideModelShare))
-	// The program's own forward among the hot lines: a loop there may run
-	// independent layers one at a time, which one batched op replaces.
-	for _, l := range py.Hot[:min(3, len(py.Hot))] {
-		if l.Pct >= minForwardLinePct && (l.Func == "forward" || strings.HasSuffix(l.Func, ".forward")) {
-			change += fmt.Sprintf("; where a loop in %s (%s:%d) runs independent layers one at a time (heads, ensemble members, experts), stack them into one batched op (torch.bmm, or torch.func.stack_module_state with torch.vmap)", l.Func, filepath.Base(l.File), l.Line)
-			break
+	switch {
+	case py.OutsideModelShare >= minOwnTinyShare && py.OutsideModelShare >= py.ModuleShare:
+		where := s.pyLines(py.OutsideModel, 3)
+		var names []string
+		for _, l := range where {
+			names = append(names, fmt.Sprintf("%s:%d %.0f%%", filepath.Base(l.File), l.Line, l.SharePct))
 		}
+		return fmt.Sprintf("the program's own tensor code outside the model issues them (%s: %.0f%% of the busy main-thread samples, against %.0f%% in the model's forward), and the backward repeats its ops: write it over whole tensors (one op over the batch instead of a loop over its rows or items, torch.where/gather/masks instead of per-element branches) or torch.compile the function",
+			strings.Join(names, ", "), pct(py.OutsideModelShare), pct(py.ModuleShare)), where
+	case py.ModuleShare > 0 && py.ModuleShare >= 2*py.OutsideModelShare:
+		change := fmt.Sprintf("the model's own ops are the small ones (its forward holds %.0f%% of the busy main-thread samples, the program's own tensor code %.0f%%), each on little data: a larger batch (more samples or tokens per step, requests batched together when serving) gives every op more work for the same count of ops",
+			pct(py.ModuleShare), pct(py.OutsideModelShare))
+		// The program's own forward among the hot lines: a loop there may
+		// run independent layers one at a time, which one batched op
+		// replaces.
+		for _, l := range py.Hot[:min(3, len(py.Hot))] {
+			if l.Pct >= minForwardLinePct && (l.Func == "forward" || strings.HasSuffix(l.Func, ".forward")) {
+				change += fmt.Sprintf("; where a loop in %s (%s:%d) runs independent layers one at a time (heads, ensemble members, experts), stack them into one batched op (torch.bmm, or torch.func.stack_module_state with torch.vmap)", l.Func, filepath.Base(l.File), l.Line)
+				break
+			}
+		}
+		return change + "; " + s.compileChange("its small elementwise ops"), nil
 	}
-	return change + "; " + s.compileChange("its small elementwise ops")
+	return "", nil
 }
+
+// minOwnTinyShare: the share of the busy main-thread samples in the
+// program's own tensor code from which the tiny-ops change names it.
+const minOwnTinyShare = 0.15
 
 // minForwardLinePct: the share (percent) of the busy samples at a line of
 // the program's own forward from which the tiny-ops change names it.
