@@ -93,6 +93,11 @@ _GRAD_LOCK_THRESHOLD = 64
 # ... and a forward whose inputs carry autograd history does not lock them
 # (_has_autograd_history) until this many forwards ran.
 _HISTORY_LOCK_LIMIT = 1024
+# ... but _LOCK_THRESHOLD do once this long has passed since the first
+# forward with no gradient in the module's parameters: no backward ran,
+# so it is inference that forgot torch.no_grad() (an evaluation of 60
+# batches of 270 ms each recorded no trace at all), not training.
+_NO_BACKWARD_LOCK_S = 3.0
 
 
 class _TorchImportWatcher(object):
@@ -250,6 +255,7 @@ class Agent(Window, Evidence):
         self._forward_calls, self.step_module = {}, None
         self._own = threading.local()  # .depth: this thread does the agent's own work (_OwnWork)
         self._grad_forwards = False  # a forward ran with autograd on (see _GRAD_LOCK_THRESHOLD)
+        self._first_forward_t = None
         self.progress_path = None
         self._last_ckpt = time.perf_counter()
         self._t0 = time.perf_counter()
@@ -765,7 +771,12 @@ class Agent(Window, Evidence):
                 calls[id(module)] = calls.get(id(module), 0) + 1
             if not self._grad_forwards and safe(lambda: self.torch.is_grad_enabled(), False):
                 self._grad_forwards = True
+            if self._first_forward_t is None:
+                self._first_forward_t = time.perf_counter()
             need = _GRAD_LOCK_THRESHOLD if self._grad_forwards else _LOCK_THRESHOLD
+            if need > self.step_counts["forward"] >= _LOCK_THRESHOLD \
+                    and time.perf_counter() - self._first_forward_t >= _NO_BACKWARD_LOCK_S and not _has_grads(module):
+                need = _LOCK_THRESHOLD  # forwards with autograd on, and no backward so far
             if self.step_source_req == "forward" or (
                     self.step_counts["forward"] >= need
                     and self.step_counts["optimizer"] == 0 and self.step_counts["dataloader"] == 0
@@ -1056,6 +1067,15 @@ def _has_autograd_history(args):
             if getattr(t, "grad_fn", None) is not None:
                 return True
     return False
+
+
+def _has_grads(module):
+    """Whether a backward has left a gradient in one of the module's
+    parameters."""
+    try:
+        return any(p.grad is not None for p in module.parameters())
+    except Exception:
+        return True  # unknown: keep waiting for an optimizer step
 
 
 def _optimizer_params(opt):
