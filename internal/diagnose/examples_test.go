@@ -156,7 +156,8 @@ func TestPlantedCPU(t *testing.T) {
 // TestPlantedCauses runs the examples with a leak, garbage collection,
 // thousands of tiny ops, a dense embedding gradient, a blocking call,
 // anomaly detection, float64 compute, per-sample augmentation outside
-// the model, a loss written as a loop over the batch, a step that grows or a checkpoint every N steps planted in
+// the model, a loss written as a loop over the batch, an evaluation that
+// forgot model.eval(), a step that grows or a checkpoint every N steps planted in
 // the loop: the cause is the verdict or
 // the first finding, and its finding points at the planted line. The
 // controls get none of them: stable_memory.py (a large stable footprint,
@@ -181,6 +182,7 @@ func TestPlantedCauses(t *testing.T) {
 		{"tiny_ops_layers.py", "cpu.tiny-ops", diagnose.Overhead, false},
 		{"tiny_ops_update.py", "cpu.tiny-ops", diagnose.Overhead, false},
 		{"per_sample_loss.py", "cpu.tiny-ops", diagnose.Overhead, false},
+		{"eval_train_mode.py", "cpu.native", diagnose.CPUCompute, false},
 		{"embedding_dense_adam.py", "host.dense-embedding", "", false},
 		{"blocking_call_every_step.py", "host.blocked", "", false},
 		{"anomaly_left_on.py", "autograd.anomaly", "", false},
@@ -236,6 +238,9 @@ func TestPlantedCauses(t *testing.T) {
 			}
 			if c.file == "inline_augment.py" && !strings.Contains(f.Change, "outside the model's forward, the backward and the optimizer") {
 				t.Errorf("the change does not name the work outside the model: %s", f.Change)
+			}
+			if c.file == "eval_train_mode.py" && !strings.HasPrefix(f.Change, "dropout draws random masks") {
+				t.Errorf("the change does not lead with model.eval(): %s", f.Change)
 			}
 			if c.file == "per_sample_loss.py" && !strings.Contains(f.Change, "the program's own tensor code outside the model issues them") {
 				t.Errorf("the change does not name the program's own code: %s", f.Change)

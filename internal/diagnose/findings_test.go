@@ -116,7 +116,9 @@ func TestCommWithMissingRanks(t *testing.T) {
 
 // The CPU change follows the ops that take the native time.
 func TestCPUChangeFollowsOps(t *testing.T) {
-	rows := func(rs ...optable.OpRow) *optable.OpTable { return &optable.OpTable{Rows: rs} }
+	// training steps (a backward ran) unless inference() says otherwise
+	rows := func(rs ...optable.OpRow) *optable.OpTable { return &optable.OpTable{Rows: rs, BackwardCalls: 100} }
+	inference := func(t *optable.OpTable) *optable.OpTable { t.BackwardCalls = 0; return t }
 	for _, c := range []struct {
 		name string
 		ops  *optable.OpTable
@@ -130,6 +132,12 @@ func TestCPUChangeFollowsOps(t *testing.T) {
 		// dropout's masks at 25%: named after the matmul change; at 10% not
 		{"gemm and dropout", rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 500}, optable.OpRow{Name: "aten::bernoulli_", HostSelfUs: 250}, optable.OpRow{Name: "aten::relu", HostSelfUs: 250}),
 			"; dropout's random masks (aten::bernoulli_, native_dropout) take 25% of the native time"},
+		// the same with no backward in the steps: a model left in training
+		// mode for inference, and model.eval() comes first
+		{"inference with dropout", inference(rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 500}, optable.OpRow{Name: "aten::bernoulli_", HostSelfUs: 250}, optable.OpRow{Name: "aten::relu", HostSelfUs: 250})),
+			"dropout draws random masks (aten::bernoulli_, native_dropout: 25% of the native time) though no backward runs in these steps: the model is in training mode: call model.eval()"},
+		{"inference, dropout off", inference(rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 800}, optable.OpRow{Name: "aten::dropout", HostSelfUs: 5}, optable.OpRow{Name: "aten::relu", HostSelfUs: 195})),
+			"matmuls take 80% of the native time and already run in oneDNN/MKL: bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16)) on CPUs with AVX512-BF16/AMX, fewer or larger matmuls (batching), or an accelerator"},
 		// attention by hand: softmax (its backward row only, the forward's
 		// fell out of the top rows) and bmm; not with a fused op, not a
 		// classifier's softmax without bmm

@@ -82,6 +82,8 @@ type OpTable struct {
 	StepsLast int `json:"last_step,omitempty"`
 	// Steps is how many steps of that range the table covers: fewer than the range holds when steps inside it were left out (absent: not restricted).
 	Steps int `json:"steps,omitempty"`
+	// BackwardCalls is the calls of autograd's backward ops (autograd::engine::evaluate_function, *Backward0 nodes) in the table's steps: 0 when no backward ran there, as in inference.
+	BackwardCalls int `json:"backward_calls"`
 	// Dtypes is the ops' time by the precision they compute in, most first (absent when the trace recorded no input types).
 	Dtypes []DtypeTime `json:"dtypes,omitempty"`
 }
@@ -285,6 +287,9 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 		res.HostSelfUs += r.hostSelf
 		res.DevSelfUs += us(r.devSelf)
 		res.Calls += int(r.calls)
+		if isBackward(t.Str(r.key.name)) {
+			res.BackwardCalls += int(r.calls)
+		}
 	}
 	res.Dtypes = dtypes.rows()
 	res.SortBy = o.SortBy
@@ -369,6 +374,14 @@ func sortOps(t *trace.Trace, rows []opSums, by string, top int) []int32 {
 			}
 		}
 	}, top, order)
+}
+
+// isBackward reports whether an op name is autograd's: the engine's
+// evaluate_function or a backward node (AddmmBackward0; without the
+// digit before torch 1.10).
+func isBackward(name string) bool {
+	return strings.HasPrefix(name, "autograd::engine::evaluate_function") ||
+		strings.HasSuffix(strings.TrimRight(name, "0123456789"), "Backward")
 }
 
 func us(ns int64) float64 { return float64(ns) / 1000 }

@@ -49,8 +49,11 @@ func TestMatchesKeyAverages(t *testing.T) {
 	for _, r := range table.Rows {
 		rows[r.Name] = r
 	}
-	compared := 0
+	compared, backward := 0, 0
 	for _, want := range ka.Rows {
+		if isBackward(want.Name) {
+			backward += want.Count
+		}
 		got, ok := rows[want.Name]
 		if !ok {
 			t.Errorf("torch %s: key_averages has %q, the operator table does not", ka.Torch, want.Name)
@@ -72,5 +75,25 @@ func TestMatchesKeyAverages(t *testing.T) {
 	}
 	if compared < 10 {
 		t.Errorf("compared only %d operators", compared)
+	}
+	// the training loop's backward, counted as key_averages lists it
+	if backward == 0 || table.BackwardCalls != backward {
+		t.Errorf("backward calls %d, key_averages %d", table.BackwardCalls, backward)
+	}
+}
+
+func TestIsBackward(t *testing.T) {
+	for name, want := range map[string]bool{
+		"autograd::engine::evaluate_function: AddmmBackward0": true,
+		"AddmmBackward0":             true,
+		"ConvolutionBackward1":       true,
+		"MulBackward":                true,  // torch < 1.10
+		"aten::convolution_backward": false, // the op the node calls, counted once through it
+		"aten::addmm":                false,
+		"Backwards_compat_op":        false,
+	} {
+		if got := isBackward(name); got != want {
+			t.Errorf("isBackward(%q) = %v", name, got)
+		}
 	}
 }
