@@ -489,16 +489,17 @@ func (s *state) tinyOpsFinding() {
 			where = slices.Insert(where, 0, site)
 		}
 	}
-	if change == "" && !s.compiled() {
+	switch {
+	case change != "":
+	case s.compiled():
+		change = "issue fewer, larger ops: batch the per-layer or per-parameter loop into one op over stacked tensors (torch.stack/cat, bmm, one Linear over the concatenated features), torch._foreach_* ops for a per-parameter update; " + s.compileChange("the small ops")
+	default:
 		var lead []Location
 		if change, lead = s.tinyOpsSource(); len(lead) > 0 {
 			where = append(lead, slices.DeleteFunc(where, func(l Location) bool {
 				return slices.ContainsFunc(lead, func(m Location) bool { return m.File == l.File && m.Line == l.Line })
 			})...)
 		}
-	}
-	if change == "" && s.compiled() {
-		change = "issue fewer, larger ops: batch the per-layer or per-parameter loop into one op over stacked tensors (torch.stack/cat, bmm, one Linear over the concatenated features), torch._foreach_* ops for a per-parameter update; " + s.compileChange("the small ops")
 	}
 	title := fmt.Sprintf("%.0f ops per step, one per %s of step: the %.0f%% of the step in native ops is per-op framework overhead", t.perStep, units.Duration(t.stepUsPerOp), pct(s.share[Overhead]))
 	s.emit(s.finding("cpu.tiny-ops", title, s.share[Overhead]*s.step, s.ev[Overhead], where, change))
@@ -996,11 +997,11 @@ func (s *state) cpuOpsChange() (change string, ev []Evidence, lead string) {
 	// with no backward in the steps, dropout that draws masks is a model
 	// left in training mode for inference, and model.eval() comes first
 	// (a small CNN evaluated here: 212 ms a batch, 133 ms after eval())
-	switch {
-	case total > 0 && dropout/total >= minDropout && s.in.Ops != nil && s.in.Ops.BackwardCalls == 0:
+	switch heavy := total > 0 && dropout/total >= minDropout; {
+	case heavy && s.in.Ops != nil && s.in.Ops.BackwardCalls == 0:
 		lead = fmt.Sprintf("dropout draws random masks (aten::bernoulli_, native_dropout: %.0f%% of the native time) though no backward runs in these steps: the model is in training mode: call model.eval() before inference (dropout then passes its input through, and BatchNorm uses its running statistics, which the outputs need too) and run it under torch.inference_mode()", pct(dropout/total))
 		ev = append(ev, Evidence{"dropout ops' share of native op time", pct(dropout / total), "%", "ops"}, Evidence{"backward op calls", 0, "", "ops"})
-	case total > 0 && dropout/total >= minDropout:
+	case heavy:
 		change += fmt.Sprintf("; dropout's random masks (aten::bernoulli_, native_dropout) take %.0f%% of the native time: drawing random numbers is slow on a CPU; a lower p, dropout only where the model overfits, or torch.compile, which fuses the mask with its neighbours", pct(dropout/total))
 		ev = append(ev, Evidence{"dropout ops' share of native op time", pct(dropout / total), "%", "ops"})
 	}
