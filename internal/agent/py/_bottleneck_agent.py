@@ -43,6 +43,7 @@ import sys
 import threading
 import time
 import types
+import weakref
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -94,9 +95,11 @@ _GRAD_LOCK_THRESHOLD = 64
 # (_has_autograd_history) until this many forwards ran.
 _HISTORY_LOCK_LIMIT = 1024
 # ... but _LOCK_THRESHOLD do once this long has passed since the first
-# forward with no gradient in the module's parameters: no backward ran,
-# so it is inference that forgot torch.no_grad() (an evaluation of 60
-# batches of 270 ms each recorded no trace at all), not training.
+# forward with no gradient in the parameters of the modules called: no
+# backward ran, so it is inference that forgot torch.no_grad() (an
+# evaluation of 60 batches of 270 ms each recorded no trace at all), not
+# training (whose frozen modules, a text encoder beside a trained UNet,
+# have no gradients either, hence all of them).
 _NO_BACKWARD_LOCK_S = 3.0
 
 
@@ -253,6 +256,7 @@ class Agent(Window, Evidence):
         # outermost forward calls per module (id) until steps lock, and the
         # module whose calls are the steps (forward step source)
         self._forward_calls, self.step_module = {}, None
+        self._forward_modules = {}  # id -> weakref of the modules in _forward_calls (_has_grads)
         self._own = threading.local()  # .depth: this thread does the agent's own work (_OwnWork)
         self._grad_forwards = False  # a forward ran with autograd on (see _GRAD_LOCK_THRESHOLD)
         self._first_forward_t = None
@@ -769,19 +773,22 @@ class Agent(Window, Evidence):
             calls = self._forward_calls
             if len(calls) < 64 or id(module) in calls:
                 calls[id(module)] = calls.get(id(module), 0) + 1
+                if id(module) not in self._forward_modules:
+                    self._forward_modules[id(module)] = safe(lambda: weakref.ref(module), None)
             if not self._grad_forwards and safe(lambda: self.torch.is_grad_enabled(), False):
                 self._grad_forwards = True
             if self._first_forward_t is None:
                 self._first_forward_t = time.perf_counter()
             need = _GRAD_LOCK_THRESHOLD if self._grad_forwards else _LOCK_THRESHOLD
             if need > self.step_counts["forward"] >= _LOCK_THRESHOLD \
-                    and time.perf_counter() - self._first_forward_t >= _NO_BACKWARD_LOCK_S and not _has_grads(module):
+                    and time.perf_counter() - self._first_forward_t >= _NO_BACKWARD_LOCK_S \
+                    and not _has_grads(self._forward_modules.values()):
                 need = _LOCK_THRESHOLD  # forwards with autograd on, and no backward so far
             if self.step_source_req == "forward" or (
                     self.step_counts["forward"] >= need
                     and self.step_counts["optimizer"] == 0 and self.step_counts["dataloader"] == 0
                     and not (self._grad_forwards and self.step_counts["forward"] < _HISTORY_LOCK_LIMIT
-                             and _has_autograd_history(args))):
+                             and _has_autograd_history(args, self.torch.Tensor))):
                 # A step is one call of the module called most so far (the
                 # first of them on a tie): a program that calls a backbone
                 # and then a head, each outermost, made two steps of every
@@ -1055,25 +1062,34 @@ def run_main(cfg_path, mode, target, args):
         _agent.finish("ok", 0)
 
 
-def _has_autograd_history(args):
+def _has_autograd_history(args, tensor):
     """Whether a forward's inputs (one level into tuples and lists) were
     computed with autograd on: such a call continues a graph that a
     backward has yet to consume (an RNN cell fed its own hidden state, a
     decoder fed an encoder's output), so it is inside a step, not one. A
     cell unrolled over more than _GRAD_LOCK_THRESHOLD time steps made a
-    step of every call before its first optimizer.step()."""
-    for a in args:
-        for t in (a if isinstance(a, (tuple, list)) else (a,)):
-            if getattr(t, "grad_fn", None) is not None:
-                return True
+    step of every call before its first optimizer.step(). Only instances
+    of tensor (torch.Tensor) are looked at: the program's own objects may
+    do anything on getattr."""
+    try:
+        for a in args:
+            for t in (a if isinstance(a, (tuple, list)) else (a,)):
+                if isinstance(t, tensor) and t.grad_fn is not None:
+                    return True
+    except Exception:
+        pass
     return False
 
 
-def _has_grads(module):
-    """Whether a backward has left a gradient in one of the module's
-    parameters."""
+def _has_grads(refs):
+    """Whether a backward has left a gradient in a parameter of one of the
+    modules (weak references)."""
     try:
-        return any(p.grad is not None for p in module.parameters())
+        for r in refs:
+            m = r() if r is not None else None
+            if m is not None and any(p.grad is not None for p in m.parameters()):
+                return True
+        return False
     except Exception:
         return True  # unknown: keep waiting for an optimizer step
 

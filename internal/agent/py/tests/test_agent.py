@@ -393,21 +393,55 @@ class AutogradHistoryTest(unittest.TestCase):
     """_has_autograd_history: a forward whose inputs were computed with
     autograd on continues a graph, so it does not lock forward steps."""
 
-    class T:  # a tensor's one attribute the check reads
+    class T:  # stands for torch.Tensor: the one attribute the check reads
         def __init__(self, grad_fn=None):
             self.grad_fn = grad_fn
 
+    class Odd:  # the program's own object: getattr raises what it likes
+        def __getattr__(self, name):
+            raise RuntimeError("not for you")
+
+    def has(self, *args):
+        return A._has_autograd_history(args, self.T)
+
     def test_history(self):
         T = self.T
-        self.assertTrue(A._has_autograd_history((T(), T("AddmmBackward0"))))  # an RNN cell's (x, h)
-        self.assertTrue(A._has_autograd_history((T(), (T(), T("MulBackward0")))))  # an LSTM cell's (x, (h, c))
-        self.assertTrue(A._has_autograd_history(([T("CatBackward0")],)))
+        self.assertTrue(self.has(T(), T("AddmmBackward0")))  # an RNN cell's (x, h)
+        self.assertTrue(self.has(T(), (T(), T("MulBackward0"))))  # an LSTM cell's (x, (h, c))
+        self.assertTrue(self.has([T("CatBackward0")]))
 
     def test_no_history(self):
         T = self.T
-        self.assertFalse(A._has_autograd_history(()))
-        self.assertFalse(A._has_autograd_history((T(), T())))  # data, a leaf parameter
-        self.assertFalse(A._has_autograd_history((1, "x", None, [T(), T()])))
+        self.assertFalse(self.has())
+        self.assertFalse(self.has(T(), T()))  # data, a leaf parameter
+        self.assertFalse(self.has(1, "x", None, [T(), T()]))
+        self.assertFalse(self.has(self.Odd(), T()))
+
+
+class HasGradsTest(unittest.TestCase):
+    """_has_grads: a backward left a gradient in some module called."""
+
+    class P:
+        def __init__(self, grad=None):
+            self.grad = grad
+
+    class M:
+        def __init__(self, *params):
+            self.params = params
+
+        def parameters(self):
+            return iter(self.params)
+
+    def test_grads(self):
+        import weakref
+        P, M = self.P, self.M
+        frozen, trained = M(P(), P()), M(P(), P("g"))
+        self.assertTrue(A._has_grads([weakref.ref(frozen), weakref.ref(trained)]))  # a frozen encoder beside a trained UNet
+        self.assertFalse(A._has_grads([weakref.ref(frozen), None, weakref.ref(M())]))
+        gone = M(P("g"))
+        ref = weakref.ref(gone)
+        del gone
+        self.assertFalse(A._has_grads([ref]))
 
 
 if __name__ == "__main__":
