@@ -1,8 +1,13 @@
 package regions
 
 import (
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/bottleneck-dev/bottleneck/internal/kineto"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
 	"github.com/bottleneck-dev/bottleneck/internal/testutil/tracetest"
 )
 
@@ -36,5 +41,66 @@ func TestOptimizerInside(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Errorf("regions missing: %v", want)
+	}
+}
+
+// With a closure, the update is what follows its last forward or backward
+// op, when the backward ran on the region's thread (a CPU run); on
+// another thread (the autograd engine's on a GPU) the closure's end is
+// not seen and the update is not told.
+func TestOptimizerClosureUpdate(t *testing.T) {
+	const fixture = `{"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":5000},
+{"ph":"X","cat":"user_annotation","name":"Optimizer.step#Adam.step","pid":1,"tid":1,"ts":0,"dur":1000},
+{"ph":"X","cat":"cpu_op","name":"aten::linear","pid":1,"tid":1,"ts":10,"dur":100},
+{"ph":"X","cat":"cpu_op","name":"autograd::engine::evaluate_function: AddmmBackward0","pid":1,"tid":1,"ts":150,"dur":250},
+{"ph":"X","cat":"cpu_op","name":"aten::sqrt","pid":1,"tid":1,"ts":500,"dur":60},
+{"ph":"X","cat":"cpu_op","name":"aten::addcdiv_","pid":1,"tid":1,"ts":600,"dur":50},
+{"ph":"X","cat":"user_annotation","name":"Optimizer.step#RMSprop.step","pid":1,"tid":1,"ts":2000,"dur":1000},
+{"ph":"X","cat":"cpu_op","name":"aten::linear","pid":1,"tid":1,"ts":2010,"dur":100},
+{"ph":"X","cat":"cpu_op","name":"autograd::engine::evaluate_function: AddmmBackward0","pid":1,"tid":2,"ts":2150,"dur":250},
+{"ph":"X","cat":"cpu_op","name":"aten::sqrt","pid":1,"tid":1,"ts":2500,"dur":60}
+]}`
+	r := Compute(tracetest.ReadString(t, fixture))
+	want := map[string]float64{"Optimizer.step#Adam.step": 600, "Optimizer.step#RMSprop.step": 0}
+	for _, rg := range r.Regions {
+		if w, ok := want[rg.Name]; ok {
+			if !rg.Closure || rg.UpdateUs != w {
+				t.Errorf("%s: closure %v update %.0f µs, want a closure and %.0f", rg.Name, rg.Closure, rg.UpdateUs, w)
+			}
+			delete(want, rg.Name)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("regions missing: %v", want)
+	}
+}
+
+// A real CPU trace of optimizer.step(closure): the update holds every
+// one of Adam's per-parameter addcdiv_ calls and is a part of the region.
+func TestOptimizerClosureUpdateRecorded(t *testing.T) {
+	py := testutil.TorchPython(t)
+	path := filepath.Join(t.TempDir(), "trace.json")
+	if out, err := exec.Command(py, "testdata/record_closure.py", path).CombinedOutput(); err != nil {
+		t.Fatalf("recording failed: %v\n%s", err, out)
+	}
+	tr, err := kineto.ReadFile(path, kineto.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addcdiv float64
+	for i := range tr.Events.Len() {
+		if tr.Name(i) == "aten::addcdiv_" {
+			addcdiv += float64(tr.Events.Dur[i]) / 1e3
+		}
+	}
+	regions := Compute(tr).Regions
+	i := slices.IndexFunc(regions, func(r Region) bool { return r.Name == "Optimizer.step#Adam.step" })
+	if i < 0 {
+		t.Fatal("no Optimizer.step#Adam.step region")
+	}
+	rg := regions[i]
+	if !rg.Closure || addcdiv == 0 || rg.UpdateUs < addcdiv || rg.UpdateUs >= rg.TotalUs {
+		t.Errorf("closure %v, update %.1f µs of %.1f µs, addcdiv_ %.1f µs: want a closure and an update holding addcdiv_ inside the region", rg.Closure, rg.UpdateUs, rg.TotalUs, addcdiv)
 	}
 }

@@ -81,8 +81,12 @@ type Region struct {
 	// Lightning's automatic optimization), so the region is not the
 	// optimizer's own time.
 	Closure bool `json:"closure,omitempty"`
+	// UpdateUs: of a Closure region whose backward ran on its thread (a CPU run), the summed time after the closure's last forward or backward op: the optimizer's own update (absent otherwise, also when one instance could not tell).
+	UpdateUs float64 `json:"update_us,omitempty"`
 	// MultiTensor: an optimizer region whose updates already run as foreach or fused ops.
 	MultiTensor bool `json:"multi_tensor,omitempty"`
+
+	updateUnknown bool // an instance with a closure whose update could not be told apart
 }
 
 // Module is one nn.Module path.
@@ -209,9 +213,11 @@ func Compute(t *trace.Trace) *Result {
 		}
 		self := max(total[i]-child[i], 0)
 		if strings.HasPrefix(row.Name, "Optimizer.step#") {
-			closure, multi := optimizerInside(t, i)
-			row.Closure = row.Closure || closure
-			row.MultiTensor = row.MultiTensor || multi
+			in := optimizerInside(t, i)
+			row.Closure = row.Closure || in.closure
+			row.MultiTensor = row.MultiTensor || in.multiTensor
+			row.UpdateUs += float64(in.updateNs) / 1e3
+			row.updateUnknown = row.updateUnknown || in.closure && in.updateNs < 0
 		}
 		row.Calls++
 		row.TotalUs += float64(total[i]) / 1e3
@@ -221,6 +227,9 @@ func Compute(t *trace.Trace) *Result {
 		}
 	}
 	for _, row := range rows {
+		if row.updateUnknown {
+			row.UpdateUs = 0
+		}
 		row.MeanUs = row.TotalUs / float64(row.Calls)
 		if r.WallUs > 0 {
 			row.SelfPct = row.SelfUs * 100 / r.WallUs
@@ -261,28 +270,52 @@ func Compute(t *trace.Trace) *Result {
 	return r
 }
 
+// inside is what an optimizer region ran on its thread.
+type inside struct {
+	closure, multiTensor bool
+	// updateNs: with a closure, the time after its last forward or
+	// backward op, the update's own; -1 when the backward ran on another
+	// thread (the autograd engine's on a GPU), where the closure's end is
+	// not seen; 0 without a closure.
+	updateNs int64
+}
+
 // optimizerInside looks at the ops that optimizer region a ran on its
-// thread: forward or backward ops mean a closure ran inside it; foreach or
-// fused ops mean the update is already multi-tensor.
-func optimizerInside(t *trace.Trace, a int32) (closure, multiTensor bool) {
+// thread: forward or backward ops mean a closure ran inside it (its
+// update follows them: torch's optimizers call the closure first);
+// foreach or fused ops mean the update is already multi-tensor.
+func optimizerInside(t *trace.Trace, a int32) inside {
 	ev := &t.Events
 	evs := t.Tracks[ev.Track[a]].Events
 	end := ev.End(int(a))
+	var in inside
+	var closureEnd int64
+	backward := false
 	j, _ := slices.BinarySearchFunc(evs, ev.Start[a], func(x int32, ts int64) int { return cmp.Compare(ev.Start[x], ts) })
 	for ; j < len(evs) && ev.Start[evs[j]] < end; j++ {
-		if ev.Kind[evs[j]] != trace.KindCPUOp {
+		e := evs[j]
+		if ev.Kind[e] != trace.KindCPUOp {
 			continue
 		}
-		n := t.Name(int(evs[j]))
+		n := t.Name(int(e))
 		switch {
 		case strings.Contains(n, "_foreach_") || strings.Contains(n, "_fused_"):
-			multiTensor = true
-		case strings.HasPrefix(n, "autograd::engine::evaluate_function") || strings.HasSuffix(n, "Backward0") ||
-			slices.Contains(forwardOps, n):
-			closure = true
+			in.multiTensor = true
+		case strings.HasPrefix(n, "autograd::engine::evaluate_function") || strings.HasSuffix(n, "Backward0"):
+			in.closure, backward = true, true
+			closureEnd = max(closureEnd, ev.End(int(e)))
+		case slices.Contains(forwardOps, n):
+			in.closure = true
+			closureEnd = max(closureEnd, ev.End(int(e)))
 		}
 	}
-	return closure, multiTensor
+	if in.closure {
+		in.updateNs = -1
+		if backward {
+			in.updateNs = max(end-closureEnd, 0)
+		}
+	}
+	return in
 }
 
 // forwardOps are ops of a model's forward that an optimizer's own update
