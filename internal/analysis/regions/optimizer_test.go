@@ -104,3 +104,29 @@ func TestOptimizerClosureUpdateRecorded(t *testing.T) {
 		t.Errorf("closure %v, update %.1f µs of %.1f µs, addcdiv_ %.1f µs: want a closure and an update holding addcdiv_ inside the region", rg.Closure, rg.UpdateUs, rg.TotalUs, addcdiv)
 	}
 }
+
+// An optimizer step that outlasts its ProfilerStep ran prof.step()
+// inside it (bottleneck run's step hook): the rest is the profiler's work,
+// writing the trace at the window's end, not the optimizer's. Other
+// annotations keep their whole time.
+func TestOptimizerClippedToStep(t *testing.T) {
+	const fixture = `{"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1000},
+{"ph":"X","cat":"user_annotation","name":"Optimizer.step#SGD.step","pid":1,"tid":1,"ts":800,"dur":700},
+{"ph":"X","cat":"cpu_op","name":"aten::add_","pid":1,"tid":1,"ts":810,"dur":150},
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":1000,"dur":1000},
+{"ph":"X","cat":"user_annotation","name":"log","pid":1,"tid":1,"ts":1500,"dur":300}
+]}`
+	want := map[string]float64{"Optimizer.step#SGD.step": 200, "log": 300}
+	for _, rg := range Compute(tracetest.ReadString(t, fixture)).Regions {
+		if w, ok := want[rg.Name]; ok {
+			if rg.TotalUs != w {
+				t.Errorf("%s: %.0f µs, want %.0f", rg.Name, rg.TotalUs, w)
+			}
+			delete(want, rg.Name)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("regions missing: %v", want)
+	}
+}
