@@ -2,7 +2,7 @@
 // ranges, Lightning's [pl][profile] actions, Optimizer.step#...) and per
 // nn.Module, plus the user metadata the trace carries.
 //
-// Definitions (version "regions/2"):
+// Definitions (version "regions/3"):
 //
 //   - Wall time: the union of the steps' host spans (the whole trace when it
 //     has no ProfilerStep). Annotation times are clipped to it.
@@ -18,7 +18,11 @@
 //   - Optimizer regions (Optimizer.step#...): closure when forward ops
 //     (aten::linear, conv, embedding, norms, losses, SDPA) or backward
 //     (autograd::engine::evaluate_function, *Backward0) ran inside on the
-//     same thread; multi-tensor when _foreach_ or _fused_ ops did.
+//     same thread; multi-tensor when _foreach_ or _fused_ ops did. With a
+//     closure whose backward ran on that thread, update: the time after
+//     the closure's last forward or backward op. An optimizer region that
+//     outlasts the ProfilerStep it starts in is cut at the step's end
+//     (new in regions/3: prof.step() ran inside it).
 //   - Modules: python_function events "nn.Module: X" (with_stack), named by
 //     their path of enclosing modules (Net_0.Linear_0). Host time: summed
 //     durations; device time: kernels, memcpys and memsets whose launching
@@ -54,7 +58,7 @@ import (
 )
 
 // Definition names the version of the definitions above.
-const Definition = "regions/2"
+const Definition = "regions/3"
 
 // Unannotated names the row of main-thread time in no region (and of
 // device work under no gpu annotation).
