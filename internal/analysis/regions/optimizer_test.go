@@ -1,6 +1,7 @@
 package regions
 
 import (
+	"maps"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,22 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/testutil"
 	"github.com/bottleneck-dev/bottleneck/internal/testutil/tracetest"
 )
+
+// regionsOf computes the regions of a fixture trace by name, failing the
+// test unless every name in want is one.
+func regionsOf(t *testing.T, fixture string, want ...string) map[string]Region {
+	t.Helper()
+	out := map[string]Region{}
+	for _, rg := range Compute(tracetest.ReadString(t, fixture)).Regions {
+		out[rg.Name] = rg
+	}
+	for _, name := range want {
+		if _, ok := out[name]; !ok {
+			t.Fatalf("no region %s", name)
+		}
+	}
+	return out
+}
 
 // An optimizer step that runs the model inside (a closure) or whose update
 // already uses foreach ops is marked; a plain per-parameter update is not.
@@ -25,22 +42,16 @@ func TestOptimizerInside(t *testing.T) {
 {"ph":"X","cat":"cpu_op","name":"aten::add_","pid":1,"tid":1,"ts":710,"dur":50},
 {"ph":"X","cat":"cpu_op","name":"aten::linear","pid":1,"tid":1,"ts":950,"dur":20}
 ]}`
-	r := Compute(tracetest.ReadString(t, fixture))
 	want := map[string][2]bool{
 		"Optimizer.step#LBFGS.step": {true, false},
 		"Optimizer.step#AdamW.step": {false, true},
 		"Optimizer.step#SGD.step":   {false, false}, // the linear after it is not inside
 	}
-	for _, rg := range r.Regions {
-		if w, ok := want[rg.Name]; ok {
-			if rg.Closure != w[0] || rg.MultiTensor != w[1] {
-				t.Errorf("%s: closure %v multi-tensor %v, want %v %v", rg.Name, rg.Closure, rg.MultiTensor, w[0], w[1])
-			}
-			delete(want, rg.Name)
+	got := regionsOf(t, fixture, slices.Collect(maps.Keys(want))...)
+	for name, w := range want {
+		if rg := got[name]; rg.Closure != w[0] || rg.MultiTensor != w[1] {
+			t.Errorf("%s: closure %v multi-tensor %v, want %v %v", name, rg.Closure, rg.MultiTensor, w[0], w[1])
 		}
-	}
-	if len(want) > 0 {
-		t.Errorf("regions missing: %v", want)
 	}
 }
 
@@ -61,18 +72,12 @@ func TestOptimizerClosureUpdate(t *testing.T) {
 {"ph":"X","cat":"cpu_op","name":"autograd::engine::evaluate_function: AddmmBackward0","pid":1,"tid":2,"ts":2150,"dur":250},
 {"ph":"X","cat":"cpu_op","name":"aten::sqrt","pid":1,"tid":1,"ts":2500,"dur":60}
 ]}`
-	r := Compute(tracetest.ReadString(t, fixture))
 	want := map[string]float64{"Optimizer.step#Adam.step": 600, "Optimizer.step#RMSprop.step": 0}
-	for _, rg := range r.Regions {
-		if w, ok := want[rg.Name]; ok {
-			if !rg.Closure || rg.UpdateUs != w {
-				t.Errorf("%s: closure %v update %.0f µs, want a closure and %.0f", rg.Name, rg.Closure, rg.UpdateUs, w)
-			}
-			delete(want, rg.Name)
+	got := regionsOf(t, fixture, slices.Collect(maps.Keys(want))...)
+	for name, w := range want {
+		if rg := got[name]; !rg.Closure || rg.UpdateUs != w {
+			t.Errorf("%s: closure %v update %.0f µs, want a closure and %.0f", name, rg.Closure, rg.UpdateUs, w)
 		}
-	}
-	if len(want) > 0 {
-		t.Errorf("regions missing: %v", want)
 	}
 }
 
@@ -118,15 +123,10 @@ func TestOptimizerClippedToStep(t *testing.T) {
 {"ph":"X","cat":"user_annotation","name":"log","pid":1,"tid":1,"ts":1500,"dur":300}
 ]}`
 	want := map[string]float64{"Optimizer.step#SGD.step": 200, "log": 300}
-	for _, rg := range Compute(tracetest.ReadString(t, fixture)).Regions {
-		if w, ok := want[rg.Name]; ok {
-			if rg.TotalUs != w {
-				t.Errorf("%s: %.0f µs, want %.0f", rg.Name, rg.TotalUs, w)
-			}
-			delete(want, rg.Name)
+	got := regionsOf(t, fixture, slices.Collect(maps.Keys(want))...)
+	for name, w := range want {
+		if rg := got[name]; rg.TotalUs != w {
+			t.Errorf("%s: %.0f µs, want %.0f", name, rg.TotalUs, w)
 		}
-	}
-	if len(want) > 0 {
-		t.Errorf("regions missing: %v", want)
 	}
 }
