@@ -275,7 +275,8 @@ func Compute(t *trace.Trace) *Result {
 }
 
 // annEnd is the end of annotation a, except for an optimizer step that
-// outlasts the ProfilerStep it starts in: prof.step() ran inside it (the
+// outlasts the ProfilerStep it starts in on the same thread: prof.step()
+// ran inside it (the
 // step hook of `bottleneck run`, which runs in optimizer.step's
 // record_function), and what follows the step's end is the profiler's
 // own work, up to writing the trace at the window's last step (9.8 ms
@@ -286,7 +287,7 @@ func annEnd(t *trace.Trace, a int32) int64 {
 	if t.SyntheticStep || !strings.HasPrefix(t.Name(int(a)), "Optimizer.step#") {
 		return end
 	}
-	if s := t.StepAt(ev.Start[a]); s != trace.None && t.Steps[s].End < end {
+	if s := t.StepAt(ev.Start[a]); s != trace.None && t.Steps[s].End < end && ev.Track[t.Steps[s].Event] == ev.Track[a] {
 		return max(t.Steps[s].End, ev.Start[a])
 	}
 	return end
