@@ -576,6 +576,50 @@ func TestBlocked(t *testing.T) {
 	}
 }
 
+// host.python names a training framework's own per-step work when its
+// code is the innermost frame of a fifth of the busy samples or more;
+// under that, with too few samples, or with none, the change is not it.
+func TestFrameworkPython(t *testing.T) {
+	funcs := []string{"move_data_to_device.<locals>.batch_to", "_ResultCollection._get_cache"}
+	for _, c := range []struct {
+		name string
+		py   *PythonEvidence
+		want string // "": not the framework's change
+	}{
+		{"Lightning's loop", &PythonEvidence{HotSamples: 52, Framework: "Lightning", FrameworkShare: 0.38, FrameworkFuncs: funcs},
+			"Lightning's own code is the innermost frame of 38% of the busy main-thread samples (move_data_to_device.<locals>.batch_to, _ResultCollection._get_cache)"},
+		{"the Trainer's loop", &PythonEvidence{HotSamples: 52, Framework: "the Hugging Face Trainer", FrameworkShare: 0.3, FrameworkFuncs: funcs},
+			"the Hugging Face Trainer's own code is the innermost frame of 30%"},
+		{"a small share", &PythonEvidence{HotSamples: 52, Framework: "Lightning", FrameworkShare: 0.15, FrameworkFuncs: funcs}, ""},
+		{"few samples", &PythonEvidence{HotSamples: 10, Framework: "Lightning", FrameworkShare: 0.5, FrameworkFuncs: funcs}, ""},
+		{"no framework", &PythonEvidence{HotSamples: 52}, ""},
+	} {
+		s := &state{p: Default, step: 1000, steps: 1, share: map[Class]float64{Host: 0.3, CPUCompute: 0.7}, d: &Diagnosis{}, py: c.py}
+		s.findings()
+		i := slices.IndexFunc(s.d.Findings, func(f Finding) bool { return f.Rule == "host.python" })
+		if i < 0 {
+			t.Fatalf("%s: no host.python", c.name)
+		}
+		if got := s.d.Findings[i].Change; c.want == "" && strings.Contains(got, "own code is the innermost frame") || c.want != "" && !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: change %q, want %q", c.name, got, c.want)
+		}
+	}
+	// the share read from a profile: only the innermost frame counts, and
+	// a model's forward under transformers/models is not the Trainer's
+	p := &pyprofile.Profile{Profiler: "sample", Threads: []pyprofile.Thread{{Role: "main"}},
+		Frames: []pyprofile.Frame{{File: "/home/u/train.py", Line: 9}, {File: "/site-packages/lightning/pytorch/loops/fit_loop.py", Func: "_FitLoop.run"},
+			{File: "/site-packages/lightning/fabric/utilities/apply_func.py", Func: "batch_to"}, {File: "/site-packages/transformers/models/bert/modeling_bert.py", Func: "BertLayer.forward"},
+			{File: "/site-packages/torch/nn/modules/linear.py", Func: "Linear.forward"}},
+		Stacks: []pyprofile.Stack{
+			{Frames: []int{0, 1, 2}, Count: 30},    // Lightning's own work
+			{Frames: []int{0, 1, 3}, Count: 30},    // a model's forward under the loop
+			{Frames: []int{0, 1, 3, 4}, Count: 40}, // its layers
+		}}
+	if ev := FromWholeRun(p); ev.Framework != "Lightning" || ev.FrameworkShare != 0.3 || !slices.Equal(ev.FrameworkFuncs, []string{"batch_to"}) {
+		t.Errorf("from a profile: %q %.2f %v, want Lightning, 0.30, [batch_to]", ev.Framework, ev.FrameworkShare, ev.FrameworkFuncs)
+	}
+}
+
 // host.python names nn.Module call overhead only when the Python time
 // between ops sits inside module calls: the samples in module calls,
 // less the native ops they also cover, hold most of it. A small model

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"cmp"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -215,7 +216,14 @@ type PythonEvidence struct {
 	// capture of autograd's anomaly detection (traceback.format_stack /
 	// extract_stack, which it calls for every op that records a node).
 	AnomalyShare float64 `json:"anomaly_share,omitempty"`
-	IOLines      []Line  `json:"io_lines,omitempty"`
+	// Framework: the training framework whose own code (frameworkLoops)
+	// is the innermost frame of the most samples behind Hot ("" : none);
+	// FrameworkShare their fraction, FrameworkFuncs its functions with
+	// the most of them.
+	Framework      string   `json:"framework,omitempty"`
+	FrameworkShare float64  `json:"framework_share,omitempty"`
+	FrameworkFuncs []string `json:"framework_funcs,omitempty"`
+	IOLines        []Line   `json:"io_lines,omitempty"`
 	// CompileLines: the user lines that led into torch.compile's
 	// compilation (torch/_dynamo/convert_frame.py): the compiled
 	// function's call sites.
@@ -329,6 +337,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	}
 	type key = lineKey
 	var total, io, dl, hotN, module, anomaly int
+	framework, frameworkFuncs := map[string]int{}, map[string]int{}
 	hot, ioL, dlL, compileL, outside := map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}
 	texts := map[key]string{}
 	src := newSourceCache()
@@ -406,6 +415,10 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 				}
 				if slices.ContainsFunc(st.Frames, func(fi int) bool { return isStackCapture(p.Frames[fi]) }) {
 					anomaly += c
+				}
+				if inner := p.Frames[st.Frames[len(st.Frames)-1]]; frameworkOf(inner.File) != "" {
+					framework[frameworkOf(inner.File)] += c
+					frameworkFuncs[inner.Func] += c
 				}
 				if b, ok := cpuAutocast(p, st.Frames, src); ok {
 					autocast[b] += c
@@ -496,6 +509,12 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		}
 		ev.OutsideModelShare, ev.OutsideModel = float64(n)/float64(hotN), lines(outside)
 		ev.AnomalyShare = float64(anomaly) / float64(hotN)
+		for name, n := range framework {
+			if share := float64(n) / float64(hotN); share > ev.FrameworkShare || share == ev.FrameworkShare && name < ev.Framework {
+				ev.Framework, ev.FrameworkShare = name, share
+			}
+		}
+		ev.FrameworkFuncs = topKeys(frameworkFuncs, 3)
 		best := 0
 		for b, n := range autocast {
 			if n > best || n == best && (b.File < ev.CPUAutocast.File || b.File == ev.CPUAutocast.File && b.Line < ev.CPUAutocast.Line) {
@@ -509,6 +528,31 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	}
 	ev.OffStepShare, ev.OffStep, ev.OffStepWindowShare = offStep(p, src)
 	return ev
+}
+
+// frameworkLoops are the files of the training frameworks' own loops
+// (not the models they ship: transformers/models is a model's forward),
+// by the name the change gives them.
+var frameworkLoops = []struct{ name, file string }{
+	{"Lightning", "/lightning/"}, {"Lightning", "/pytorch_lightning/"},
+	{"the Hugging Face Trainer", "/transformers/trainer"}, {"Accelerate", "/accelerate/"},
+}
+
+// frameworkOf is the framework whose loop file is file ("" : none).
+func frameworkOf(file string) string {
+	for _, f := range frameworkLoops {
+		if matchAny(file, []string{f.file}) {
+			return f.name
+		}
+	}
+	return ""
+}
+
+// topKeys are the n keys with the largest counts, ties by key.
+func topKeys(m map[string]int, n int) []string {
+	keys := slices.Collect(maps.Keys(m))
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(m[b], m[a]), cmp.Compare(a, b)) })
+	return keys[:min(n, len(keys))]
 }
 
 // isStackCapture: a frame of Python's traceback module capturing the
