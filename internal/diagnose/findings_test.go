@@ -207,6 +207,9 @@ func TestOptimizerFinding(t *testing.T) {
 		{"closure, update told", regions.Region{Name: "Optimizer.step#AdamW.step", Calls: 1, TotalUs: 800, Closure: true, UpdateUs: 300}, false, nil, nil, "host.optimizer", "fused=True"},
 		{"closure, small update", regions.Region{Name: "Optimizer.step#AdamW.step", Calls: 1, TotalUs: 800, Closure: true, UpdateUs: 30}, false, nil, nil, "", ""},
 		{"small share", regions.Region{Name: "Optimizer.step#Adam.step", Calls: 1, TotalUs: 50}, false, dense(60), nil, "", ""},
+		// one slow call of four: the mean (275 µs) would fire, the median
+		// call (50 µs) does not
+		{"an outlier call", regions.Region{Name: "Optimizer.step#Adam.step", Calls: 4, TotalUs: 1100, MedianUs: 50}, false, nil, nil, "", ""},
 		// once in ten recorded steps (a policy updated per episode): 30 µs
 		// a step
 		{"every tenth step", regions.Region{Name: "Optimizer.step#Adam.step", Calls: 1, TotalUs: 300}, false, nil, nil, "", ""},

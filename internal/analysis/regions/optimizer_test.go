@@ -131,3 +131,23 @@ func TestOptimizerClippedToStep(t *testing.T) {
 		}
 	}
 }
+
+// An optimizer region's median instance: one slow call (a start-up
+// step, a busy machine) does not move it as it moves the mean.
+func TestOptimizerMedian(t *testing.T) {
+	const fixture = `{"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":3000},
+{"ph":"X","cat":"user_annotation","name":"Optimizer.step#SGD.step","pid":1,"tid":1,"ts":100,"dur":1000},
+{"ph":"X","cat":"user_annotation","name":"Optimizer.step#SGD.step","pid":1,"tid":1,"ts":1200,"dur":100},
+{"ph":"X","cat":"user_annotation","name":"Optimizer.step#SGD.step","pid":1,"tid":1,"ts":1400,"dur":120},
+{"ph":"X","cat":"user_annotation","name":"Optimizer.step#SGD.step","pid":1,"tid":1,"ts":1600,"dur":90},
+{"ph":"X","cat":"user_annotation","name":"log","pid":1,"tid":1,"ts":2000,"dur":100}
+]}`
+	got := regionsOf(t, fixture, "Optimizer.step#SGD.step", "log")
+	if rg := got["Optimizer.step#SGD.step"]; rg.MedianUs != 110 || rg.MeanUs != 327.5 {
+		t.Errorf("median %.1f µs, mean %.1f µs: want 110 and 327.5", rg.MedianUs, rg.MeanUs)
+	}
+	if rg := got["log"]; rg.MedianUs != 0 {
+		t.Errorf("a region not an optimizer's has a median: %.1f", rg.MedianUs)
+	}
+}

@@ -89,8 +89,11 @@ type Region struct {
 	UpdateUs float64 `json:"update_us,omitempty"`
 	// MultiTensor: an optimizer region whose updates already run as foreach or fused ops.
 	MultiTensor bool `json:"multi_tensor,omitempty"`
+	// MedianUs: of an optimizer region, the median instance's time (its update's when UpdateUs is told): a start-up call or a step slowed by a busy machine does not move it.
+	MedianUs float64 `json:"median_us,omitempty"`
 
-	updateUnknown bool // an instance with a closure whose update could not be told apart
+	updateUnknown bool    // an instance with a closure whose update could not be told apart
+	instances     []int64 // an optimizer region's instance times, ns (its updates' with a closure)
 }
 
 // Module is one nn.Module path.
@@ -222,6 +225,11 @@ func Compute(t *trace.Trace) *Result {
 			row.MultiTensor = row.MultiTensor || in.multiTensor
 			row.UpdateUs += float64(in.updateNs) / 1e3
 			row.updateUnknown = row.updateUnknown || in.closure && in.updateNs < 0
+			inst := total[i]
+			if in.closure {
+				inst = max(in.updateNs, 0)
+			}
+			row.instances = append(row.instances, inst)
 		}
 		row.Calls++
 		row.TotalUs += float64(total[i]) / 1e3
@@ -233,6 +241,11 @@ func Compute(t *trace.Trace) *Result {
 	for _, row := range rows {
 		if row.updateUnknown {
 			row.UpdateUs = 0
+		}
+		if len(row.instances) > 0 && (!row.Closure || row.UpdateUs > 0) {
+			slices.Sort(row.instances)
+			n := len(row.instances)
+			row.MedianUs = float64(row.instances[(n-1)/2]+row.instances[n/2]) / 2 / 1e3
 		}
 		row.MeanUs = row.TotalUs / float64(row.Calls)
 		if r.WallUs > 0 {
