@@ -20,7 +20,8 @@
 //     (autograd::engine::evaluate_function, *Backward0) ran inside on the
 //     same thread; multi-tensor when _foreach_ or _fused_ ops did. With a
 //     closure whose backward ran on that thread, update: the span of the
-//     ops after the closure's last forward or backward op. An optimizer region that
+//     ops after the closure's last forward or backward op. Median: the
+//     median instance (its update when told). An optimizer region that
 //     outlasts the ProfilerStep it starts in is cut at the step's end
 //     (new in regions/3: prof.step() ran inside it).
 //   - Modules: python_function events "nn.Module: X" (with_stack), named by
