@@ -416,8 +416,9 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 				if slices.ContainsFunc(st.Frames, func(fi int) bool { return isStackCapture(p.Frames[fi]) }) {
 					anomaly += c
 				}
-				if inner := p.Frames[st.Frames[len(st.Frames)-1]]; frameworkOf(inner.File) != "" {
-					framework[frameworkOf(inner.File)] += c
+				inner := p.Frames[st.Frames[len(st.Frames)-1]]
+				if fw := frameworkOf(inner.File); fw != "" {
+					framework[fw] += c
 					frameworkFuncs[inner.Func] += c
 				}
 				if b, ok := cpuAutocast(p, st.Frames, src); ok {

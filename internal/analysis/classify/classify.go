@@ -237,6 +237,14 @@ func TBUsesTensorCores(name string) bool { return ContainsAny(name, tbTensorCore
 // cores, so the share is a lower bound.
 func UsesTensorCores(name string) bool { return kernels.Classify(name).Unit == kernels.TensorCore }
 
+// IsBackward reports whether an op name is autograd's: the engine's
+// evaluate_function or a backward node (AddmmBackward0; without the
+// digit before torch 1.10).
+func IsBackward(name string) bool {
+	return strings.HasPrefix(name, "autograd::engine::evaluate_function") ||
+		strings.HasSuffix(strings.TrimRight(name, "0123456789"), "Backward")
+}
+
 // ContainsAny reports whether name contains any of the substrings.
 func ContainsAny(s string, subs []string) bool {
 	for _, sub := range subs {

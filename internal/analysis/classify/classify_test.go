@@ -154,3 +154,19 @@ func TestTable(t *testing.T) {
 		t.Error("empty name classified")
 	}
 }
+
+func TestIsBackward(t *testing.T) {
+	for name, want := range map[string]bool{
+		"autograd::engine::evaluate_function: AddmmBackward0": true,
+		"AddmmBackward0":             true,
+		"ConvolutionBackward1":       true,
+		"MulBackward":                true,  // torch < 1.10
+		"aten::convolution_backward": false, // the op the node calls, counted once through it
+		"aten::addmm":                false,
+		"Backwards_compat_op":        false,
+	} {
+		if got := IsBackward(name); got != want {
+			t.Errorf("IsBackward(%q) = %v", name, got)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
 	"github.com/bottleneck-dev/bottleneck/internal/stats"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
@@ -287,7 +288,7 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 		res.HostSelfUs += r.hostSelf
 		res.DevSelfUs += us(r.devSelf)
 		res.Calls += int(r.calls)
-		if isBackward(t.Str(r.key.name)) {
+		if classify.IsBackward(t.Str(r.key.name)) {
 			res.BackwardCalls += int(r.calls)
 		}
 	}
@@ -374,14 +375,6 @@ func sortOps(t *trace.Trace, rows []opSums, by string, top int) []int32 {
 			}
 		}
 	}, top, order)
-}
-
-// isBackward reports whether an op name is autograd's: the engine's
-// evaluate_function or a backward node (AddmmBackward0; without the
-// digit before torch 1.10).
-func isBackward(name string) bool {
-	return strings.HasPrefix(name, "autograd::engine::evaluate_function") ||
-		strings.HasSuffix(strings.TrimRight(name, "0123456789"), "Backward")
 }
 
 func us(ns int64) float64 { return float64(ns) / 1000 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
 	"github.com/bottleneck-dev/bottleneck/internal/kineto"
 	"github.com/bottleneck-dev/bottleneck/internal/testutil"
 )
@@ -51,7 +52,7 @@ func TestMatchesKeyAverages(t *testing.T) {
 	}
 	compared, backward := 0, 0
 	for _, want := range ka.Rows {
-		if isBackward(want.Name) {
+		if classify.IsBackward(want.Name) {
 			backward += want.Count
 		}
 		got, ok := rows[want.Name]
@@ -79,21 +80,5 @@ func TestMatchesKeyAverages(t *testing.T) {
 	// the training loop's backward, counted as key_averages lists it
 	if backward == 0 || table.BackwardCalls != backward {
 		t.Errorf("backward calls %d, key_averages %d", table.BackwardCalls, backward)
-	}
-}
-
-func TestIsBackward(t *testing.T) {
-	for name, want := range map[string]bool{
-		"autograd::engine::evaluate_function: AddmmBackward0": true,
-		"AddmmBackward0":             true,
-		"ConvolutionBackward1":       true,
-		"MulBackward":                true,  // torch < 1.10
-		"aten::convolution_backward": false, // the op the node calls, counted once through it
-		"aten::addmm":                false,
-		"Backwards_compat_op":        false,
-	} {
-		if got := isBackward(name); got != want {
-			t.Errorf("isBackward(%q) = %v", name, got)
-		}
 	}
 }

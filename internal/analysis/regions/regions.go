@@ -49,6 +49,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
 	"maps"
 	"math/bits"
 	"slices"
@@ -339,7 +340,7 @@ func optimizerInside(t *trace.Trace, a int32) inside {
 		switch {
 		case strings.Contains(n, "_foreach_") || strings.Contains(n, "_fused_"):
 			in.multiTensor = true
-		case strings.HasPrefix(n, "autograd::engine::evaluate_function") || strings.HasSuffix(n, "Backward0"):
+		case classify.IsBackward(n):
 			in.closure, backward = true, true
 			closureEnd = max(closureEnd, ev.End(int(e)))
 		case slices.Contains(forwardOps, n):
