@@ -74,8 +74,9 @@ type Table struct {
 
 // For returns the classes of the names of t's events, computed once per
 // trace. CommKernel, TensorCore and TBTensorCore are set only on names
-// that some event other than a host op (cpu_op, user_annotation,
-// python_function) carries.
+// that some device event (trace.Kind.OnDevice) carries: matching a name
+// against the kernel rules is the costly part, and runtime calls,
+// instants and counters are never kernels.
 func For(t *trace.Trace) *Table {
 	return t.Derived(tableKey{}, func() any { return newTable(t) }).(*Table)
 }
@@ -86,11 +87,10 @@ func newTable(t *trace.Trace) *Table {
 	const used, device = 1, 2
 	seen := make([]uint8, t.NumStrings())
 	for i, id := range t.Events.Name {
-		switch t.Events.Kind[i] {
-		case trace.KindCPUOp, trace.KindUserAnnotation, trace.KindPythonFunction:
-			seen[id] |= used
-		default:
+		if t.Events.Kind[i].OnDevice() {
 			seen[id] |= used | device
+		} else {
+			seen[id] |= used
 		}
 	}
 	tb := &Table{flags: make([]Flag, t.NumStrings())}

@@ -1,0 +1,55 @@
+package kernels
+
+import (
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestRequiredLiterals(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		want    []string // nil: no filter
+	}{
+		{`sgemm|cgemm`, []string{"sgemm", "cgemm"}},
+		{`(?i)layer_?norm`, []string{"layer"}},                // the longer of the two required parts
+		{`(^|_)mm_kernel`, []string{"mm_kernel"}},             // anchors require nothing
+		{`(?i)RadixSort|topk`, []string{"radixsort", "topk"}}, // lowercased
+		{`conv_\w*xdl`, []string{"conv_"}},
+		{`(ab)+c?`, []string{"ab"}},
+		{`gemm|\w+_kernel`, []string{"gemm", "_kernel"}},
+		// Must stay silent: an alternative without a literal leaves the
+		// whole pattern unfiltered.
+		{`gemm|[a-z]+`, nil},
+		{`a?`, nil},
+		{`x*y{0,2}`, nil},
+	} {
+		re, err := syntax.Parse(c.pattern, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := requiredLiterals(re); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.pattern, got, c.want)
+		}
+	}
+}
+
+// The filter never hides a match: every name a rule's pattern matches
+// (its examples, in any case) holds one of the rule's literals.
+func TestFilterKeepsMatches(t *testing.T) {
+	for _, r := range Rules {
+		if r.needs == nil {
+			continue
+		}
+		for _, ex := range Rules {
+			for _, name := range ex.Examples {
+				for _, n := range []string{name, strings.ToUpper(name), strings.ToLower(name)} {
+					if r.re.MatchString(n) && !containsAny(strings.ToLower(n), r.needs) {
+						t.Errorf("rule %s matches %.80q but the filter %q would skip it", r.ID, n, r.needs)
+					}
+				}
+			}
+		}
+	}
+}
