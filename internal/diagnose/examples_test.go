@@ -157,7 +157,8 @@ func TestPlantedCPU(t *testing.T) {
 // thousands of tiny ops, a dense embedding gradient, a blocking call,
 // anomaly detection, float64 compute, per-sample augmentation outside
 // the model, a loss written as a loop over the batch, an evaluation that
-// forgot model.eval(), a step that grows or a checkpoint every N steps planted in
+// forgot model.eval(), a step that grows (a kept bank searched whole, a
+// generation loop without a KV cache) or a checkpoint every N steps planted in
 // the loop: the cause is the verdict or
 // the first finding, and its finding points at the planted line. The
 // controls get none of them: stable_memory.py (a large stable footprint,
@@ -189,6 +190,7 @@ func TestPlantedCauses(t *testing.T) {
 		{"float64_default.py", "cpu.native", diagnose.CPUCompute, false},
 		{"inline_augment.py", "cpu.native", diagnose.CPUCompute, false},
 		{"growing_bank.py", "run.slowing", "", false},
+		{"generate_no_cache.py", "run.slowing", "", false},
 		{"epoch_workers.py", "input.loader", "", true},
 		{"checkpoint_every_n.py", "run.periodic", "", true},
 		{"stable_memory.py", "", "", false},
@@ -247,6 +249,9 @@ func TestPlantedCauses(t *testing.T) {
 			}
 			if c.file == "tiny_ops_layers.py" && !strings.Contains(f.Change, "the model's own ops are the small ones") {
 				t.Errorf("the change does not name the model's ops: %s", f.Change)
+			}
+			if kv := strings.Contains(f.Change, "KV cache"); kv != (c.file == "generate_no_cache.py") {
+				t.Errorf("KV cache advised: %v, want it for the generation loop only: %s / %s", kv, f.Title, f.Change)
 			}
 			if c.file == "epoch_workers.py" && !strings.Contains(f.Change, "persistent_workers=True") {
 				t.Errorf("the change is not persistent workers: %s", f.Change)

@@ -43,6 +43,9 @@ type RunEvidence struct {
 	// Slowing: the steps outside the window get slower and slower over
 	// the run (nil: they do not).
 	Slowing *StepGrowth `json:"slowing,omitempty"`
+	// InputGrowth: the step module's forward got a larger input at the
+	// latest step than at the first (nil: not, or no forward steps).
+	InputGrowth *InputGrowth `json:"input_growth,omitempty"`
 	// BusierMachine: the steps got slower the same way, but only by
 	// waiting longer for a CPU: the machine got busier, not the program's
 	// work (nil: no such growth).
@@ -678,6 +681,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		r.WindowOutlierShare = outlierShare(steps, r.WindowMedianS)
 		r.SettledStep = settledStep(steps)
 		r.Slowing, r.BusierMachine = runGrowth(steps)
+		r.InputGrowth = inputGrowth(ev.StepInputs)
 		var rows []rundir.StepRow
 		if ev.PerStep != nil {
 			rows = ev.PerStep.Rows()

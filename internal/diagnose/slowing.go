@@ -3,8 +3,11 @@ package diagnose
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
@@ -32,7 +35,65 @@ func (s *state) slowingFinding() {
 		{"median step, last quarter of the run", g.LastMedianS * 1e6, "us", "evidence"},
 		{"step time added per step", g.SlopeS * 1e6, "us", "evidence"},
 		{"R² of the line through the step times (medians of eight blocks)", g.R2, "", "evidence"}}
-	s.emit(s.finding("run.slowing", title, g.ExcessS*1e6, ms, where, ""))
+	change := ""
+	if in := s.in.Run.InputGrowth; in != nil {
+		title += fmt.Sprintf(": the model's input grows, %s at step %d to %s at step %d", shapeText(in.First), in.FirstStep, shapeText(in.Last), in.LastStep)
+		ms = append(ms, Evidence{"input elements, first step", float64(numel(in.First)), "", "evidence"},
+			Evidence{"input elements, latest step", float64(numel(in.Last)), "", "evidence"})
+		change = "every call of the model processes everything fed to it so far, as a generation loop does that appends each new token to its input " +
+			"and runs the whole sequence again: cache what the earlier positions computed and feed only the new ones " +
+			"(the keys and values of attention: a KV cache; past_key_values / use_cache=True in Hugging Face models, or model.generate()), " +
+			"or bound the input (a sliding window of the last N positions)"
+	}
+	s.emit(s.finding("run.slowing", title, g.ExcessS*1e6, ms, where, change))
+}
+
+// InputGrowth is a forward-step program whose step module got a larger
+// input at its latest step than at its first: the shapes of the tensor
+// argument that grew most.
+type InputGrowth struct {
+	FirstStep int     `json:"first_step"`
+	LastStep  int     `json:"last_step"`
+	First     []int64 `json:"first_shape"`
+	Last      []int64 `json:"last_shape"`
+}
+
+// inputGrowth finds the tensor argument whose elements grew most from the
+// first step to the latest, when they grew at least growFactor-fold with
+// the same number of dimensions (nil otherwise).
+func inputGrowth(in *rundir.StepInputs) *InputGrowth {
+	if in == nil || in.First == nil || in.Last == nil || in.Last.Step <= in.First.Step {
+		return nil
+	}
+	var best *InputGrowth
+	bestRatio := growFactor
+	for i := range min(len(in.First.Shapes), len(in.Last.Shapes)) {
+		a, b := in.First.Shapes[i], in.Last.Shapes[i]
+		if len(a) != len(b) || numel(a) <= 0 {
+			continue
+		}
+		if r := float64(numel(b)) / float64(numel(a)); r >= bestRatio {
+			best, bestRatio = &InputGrowth{FirstStep: in.First.Step, LastStep: in.Last.Step, First: a, Last: b}, r
+		}
+	}
+	return best
+}
+
+func numel(shape []int64) int64 {
+	n := int64(1)
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// shapeText writes a shape as PyTorch prints a tensor's size: [1, 307].
+func shapeText(shape []int64) string {
+	parts := make([]string, len(shape))
+	for i, d := range shape {
+		parts[i] = strconv.FormatInt(d, 10)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 // slowing is the run's step growth when the run evidence has one.

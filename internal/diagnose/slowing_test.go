@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
 
 // series builds a run of n steps from f (seconds) with ±5% noise; steps
@@ -94,5 +95,47 @@ func TestSlowingFinding(t *testing.T) {
 	}
 	if d := Compute(cpuTrace(&RunEvidence{Python: &PythonEvidence{Samples: 100, RunHot: hot}})); findingOf(d, "run.slowing") != nil {
 		t.Errorf("no growth: %+v", d.Findings)
+	}
+}
+
+// A forward-step program whose model gets a longer input every step (a
+// generation loop without a KV cache) gets the cache as its change; an
+// input that keeps its size, shrinks, changes rank or grows less than
+// growFactor-fold, does not.
+func TestInputGrowth(t *testing.T) {
+	in := func(first, last [][]int64) *rundir.StepInputs {
+		return &rundir.StepInputs{First: &rundir.StepInput{Step: 1, Shapes: first}, Last: &rundir.StepInput{Step: 230, Shapes: last}}
+	}
+	g := inputGrowth(in([][]int64{{4, 4}, {1, 15}}, [][]int64{{4, 4}, {1, 247}}))
+	if g == nil || !slices.Equal(g.First, []int64{1, 15}) || !slices.Equal(g.Last, []int64{1, 247}) || g.LastStep != 230 {
+		t.Fatalf("growing input: %+v", g)
+	}
+	for name, c := range map[string]*rundir.StepInputs{
+		"same size":   in([][]int64{{32, 128}}, [][]int64{{32, 128}}),
+		"shrinks":     in([][]int64{{1, 300}}, [][]int64{{1, 15}}),
+		"rank change": in([][]int64{{1, 15}}, [][]int64{{1, 15, 64}}),
+		"grows 1.2x":  in([][]int64{{1, 100}}, [][]int64{{1, 120}}),
+		"empty first": in([][]int64{{0, 15}}, [][]int64{{1, 247}}),
+		"one step":    {First: &rundir.StepInput{Step: 3, Shapes: [][]int64{{1, 5}}}, Last: &rundir.StepInput{Step: 3, Shapes: [][]int64{{1, 5}}}},
+		"no inputs":   {},
+	} {
+		if g := inputGrowth(c); g != nil {
+			t.Errorf("%s: %+v", name, g)
+		}
+	}
+	if inputGrowth(nil) != nil {
+		t.Error("nil inputs")
+	}
+
+	hot := []Line{{File: "/home/u/generate.py", Line: 28, Func: "TinyLM.forward", Pct: 97}}
+	grow := &StepGrowth{FirstMedianS: 0.017, LastMedianS: 0.063, FirstSteps: [2]int{4, 60}, LastSteps: [2]int{175, 231}, SlopeS: 0.0002, R2: 0.98, ExcessS: 0.03}
+	d := Compute(cpuTrace(&RunEvidence{Slowing: grow, InputGrowth: g, Python: &PythonEvidence{Samples: 100, RunHot: hot}}))
+	f := findingOf(d, "run.slowing")
+	if f == nil || !strings.Contains(f.Title, "the model's input grows, [1, 15] at step 1 to [1, 247] at step 230") || !strings.Contains(f.Change, "KV cache") {
+		t.Fatalf("finding %+v", f)
+	}
+	d = Compute(cpuTrace(&RunEvidence{Slowing: grow, Python: &PythonEvidence{Samples: 100, RunHot: hot}}))
+	if f := findingOf(d, "run.slowing"); f == nil || strings.Contains(f.Change, "KV cache") || strings.Contains(f.Title, "input grows") {
+		t.Errorf("without a growing input: %+v", f)
 	}
 }

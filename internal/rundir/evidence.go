@@ -97,6 +97,10 @@ type Evidence struct {
 	// null] of every step (the agent keeps the first 20000; agents before
 	// the fifth column wrote four); StepSeries decodes them.
 	StepTimes [][]any `json:"step_times"`
+	// StepInputs: the tensor shapes the step's forward got at the first
+	// and the latest step, with forward steps (nil otherwise, and from
+	// agents before it).
+	StepInputs *StepInputs `json:"step_inputs"`
 	// PerStep: memory and garbage collection at every step boundary
 	// (_bottleneck_stepstats.py); nil from agents without it.
 	PerStep *PerStep `json:"per_step"`
@@ -213,6 +217,19 @@ type SyncSite struct {
 	Line  int    `json:"line"`
 	Func  string `json:"func"`
 	Count int    `json:"count"`
+}
+
+// StepInputs is what the step module's forward got at two steps.
+type StepInputs struct {
+	First *StepInput `json:"first"`
+	Last  *StepInput `json:"last"`
+}
+
+// StepInput is the shapes of the first (up to four) tensor arguments of
+// the forward call that began Step.
+type StepInput struct {
+	Step   int       `json:"step"`
+	Shapes [][]int64 `json:"shapes"`
 }
 
 // StepSeries decodes StepTimes, skipping malformed rows.

@@ -258,6 +258,10 @@ class Agent(Window, Evidence):
         # module whose calls are the steps (forward step source)
         self._forward_calls, self.step_module = {}, None
         self._forward_modules = {}  # id -> weakref of the modules in _forward_calls (_has_grads)
+        # the tensor shapes the step module's call got at the first and the
+        # latest step (forward steps only): a model fed more every step (a
+        # generation loop re-running the whole sequence) slows the run
+        self.step_inputs = {"first": None, "last": None}
         self._own = threading.local()  # .depth: this thread does the agent's own work (_OwnWork)
         self._grad_forwards = False  # a forward ran with autograd on (see _GRAD_LOCK_THRESHOLD)
         self._first_forward_t = None
@@ -808,9 +812,22 @@ class Agent(Window, Evidence):
                 self.step_module = max(calls, key=calls.get)
                 self._lock("forward")
                 self.step_start = time.perf_counter()
+                if id(module) == self.step_module:
+                    self._note_step_input(args)
                 return
         if self.step_source == "forward" and id(module) == self.step_module:
             self._step()
+            self._note_step_input(args)
+
+    def _note_step_input(self, args):
+        """Keep the shapes of the tensors the step's forward got, for the
+        step this call begins (self.steps ended before it)."""
+        shapes = _tensor_shapes(args, self.torch.Tensor)
+        if shapes:
+            rec = {"step": self.steps + 1, "shapes": shapes}
+            if self.step_inputs["first"] is None:
+                self.step_inputs["first"] = rec
+            self.step_inputs["last"] = rec
 
     # -- signals & fork --------------------------------------------------------
     def _after_fork_child(self):
@@ -1091,6 +1108,22 @@ def _has_autograd_history(args, tensor):
     except Exception:
         pass
     return False
+
+
+def _tensor_shapes(args, tensor, limit=4):
+    """The shapes of the first `limit` tensors among a call's arguments
+    (one level into tuples and lists), as lists of ints."""
+    out = []
+    try:
+        for a in args:
+            for t in (a if isinstance(a, (tuple, list)) else (a,)):
+                if isinstance(t, tensor):
+                    out.append([int(d) for d in t.shape])
+                    if len(out) == limit:
+                        return out
+    except Exception:
+        pass
+    return out
 
 
 def _has_grads(refs):

@@ -109,6 +109,7 @@ class Evidence(object):
             "step_stats": {"count": s["count"], "sum_s": s["sum_s"], "min_s": s["min_s"], "max_s": s["max_s"],
                            "mean_s": (s["sum_s"] / s["count"]) if s["count"] else None},
             "step_times": self.step_times,
+            "step_inputs": getattr(self, "step_inputs", None),
             "per_step": self.stepstats.evidence() if self.stepstats is not None else None,
             "cpu_wait": self.stepstats.sched.evidence() if self.stepstats is not None else None,
             "framework_phases": fw.evidence() if fw is not None else None,

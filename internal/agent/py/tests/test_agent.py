@@ -418,6 +418,23 @@ class AutogradHistoryTest(unittest.TestCase):
         self.assertFalse(self.has(self.Odd(), T()))
 
 
+class TensorShapesTest(unittest.TestCase):
+    """_tensor_shapes: what a step's forward got, for a model fed more
+    every step (one level into tuples and lists, at most four, nothing
+    from the program's own objects)."""
+
+    class T:  # stands for torch.Tensor: the one attribute read
+        def __init__(self, *shape):
+            self.shape = shape
+
+    def test_shapes(self):
+        T = self.T
+        self.assertEqual(A._tensor_shapes((T(1, 15), 3, "x", (T(2), T())), T), [[1, 15], [2], []])
+        self.assertEqual(A._tensor_shapes([[T(1)] * 6], T), [[1]] * 4)
+        self.assertEqual(A._tensor_shapes((), T), [])
+        self.assertEqual(A._tensor_shapes((AutogradHistoryTest.Odd(), {"a": T(1)}), T), [])
+
+
 class ProgressTest(unittest.TestCase):
     """progress: a new phase is written at once, the same phase's counters
     at most every _PROGRESS_EVERY_S (it was written at every step, 0.85 ms
