@@ -157,7 +157,7 @@ func TestPlantedCPU(t *testing.T) {
 // thousands of tiny ops, a dense embedding gradient, a blocking call,
 // anomaly detection, float64 compute, per-sample augmentation outside
 // the model, a loss written as a loop over the batch, an evaluation that
-// forgot model.eval(), a step that grows (a kept bank searched whole, a
+// forgot model.eval(), graph message passing by gathers and scatters, a step that grows (a kept bank searched whole, a
 // generation loop without a KV cache) or a checkpoint every N steps planted in
 // the loop: the cause is the verdict or
 // the first finding, and its finding points at the planted line. The
@@ -189,6 +189,7 @@ func TestPlantedCauses(t *testing.T) {
 		{"anomaly_left_on.py", "autograd.anomaly", "", false},
 		{"float64_default.py", "cpu.native", diagnose.CPUCompute, false},
 		{"inline_augment.py", "cpu.native", diagnose.CPUCompute, false},
+		{"message_passing.py", "cpu.native", diagnose.CPUCompute, false},
 		{"growing_bank.py", "run.slowing", "", false},
 		{"generate_no_cache.py", "run.slowing", "", false},
 		{"epoch_workers.py", "input.loader", "", true},
@@ -249,6 +250,10 @@ func TestPlantedCauses(t *testing.T) {
 			}
 			if c.file == "tiny_ops_layers.py" && !strings.Contains(f.Change, "the model's own ops are the small ones") {
 				t.Errorf("the change does not name the model's ops: %s", f.Change)
+			}
+			if g := strings.Contains(f.Change, "gathers and scatters by a tensor of indices"); g != (c.file == "message_passing.py") ||
+				g && !(strings.Contains(f.Change, "x.index_select(0, idx)") && strings.Contains(f.Change, "sparse matmul")) {
+				t.Errorf("gathers and scatters named: %v, want them (with index_select and the sparse matmul) for message passing only: %s", g, f.Change)
 			}
 			if kv := strings.Contains(f.Change, "KV cache"); kv != (c.file == "generate_no_cache.py") {
 				t.Errorf("KV cache advised: %v, want it for the generation loop only: %s / %s", kv, f.Title, f.Change)

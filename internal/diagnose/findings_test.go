@@ -160,6 +160,18 @@ func TestCPUChangeFollowsOps(t *testing.T) {
 			"no op family dominates the native time: the model already runs under torch.compile: look for graph breaks"},
 		{"not compiled, spread", rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 300}, optable.OpRow{Name: "aten::conv2d", HostSelfUs: 300}, optable.OpRow{Name: "aten::mul", HostSelfUs: 500}), "no op family dominates the native time: torch.compile(model) fuses the many small ops"},
 		{"small lstm", rows(optable.OpRow{Name: "aten::lstm", HostSelfUs: 300}, optable.OpRow{Name: "aten::conv2d", HostSelfUs: 300}, optable.OpRow{Name: "aten::mul", HostSelfUs: 500}), "no op family dominates"},
+		// graph message passing: out.index_add_(0, dst, h[src]); the
+		// gather's backward (IndexBackward0's total: index_put_) and the
+		// sum into rows are each named
+		{"message passing", rows(optable.OpRow{Name: "aten::_index_put_impl_", HostSelfUs: 380}, optable.OpRow{Name: "IndexBackward0", HostSelfUs: 1, HostTotalUs: 385},
+			optable.OpRow{Name: "aten::index", HostSelfUs: 170}, optable.OpRow{Name: "aten::index_select", HostSelfUs: 110}, optable.OpRow{Name: "aten::scatter_add_", HostSelfUs: 85}, optable.OpRow{Name: "aten::mm", HostSelfUs: 90}, optable.OpRow{Name: "aten::add", HostSelfUs: 45}),
+			"gathers and scatters by a tensor of indices (aten::index, index_select, index_add_, scatter_add_, index_put_) take 85% of the native time: they move memory more than they compute, and torch.compile does little for them; the backward of x[idx] (IndexBackward0: index_put_ with accumulate, 44% of the native time) is the slowest of them: x.index_select(0, idx)"},
+		// lookups by index_select, no x[idx] backward, no sum into rows:
+		// neither rewrite
+		{"gathers alone", rows(optable.OpRow{Name: "aten::index_select", HostSelfUs: 600}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 300}, optable.OpRow{Name: "aten::add", HostSelfUs: 100}),
+			"take 60% of the native time: they move memory more than they compute, and torch.compile does little for them; the other 40%"},
+		// gathers below 40%: the matmuls lead, nothing about indices
+		{"few gathers", rows(optable.OpRow{Name: "aten::index", HostSelfUs: 300}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 700}), "take 70% of the native time and already run in oneDNN/MKL"},
 	} {
 		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{Ops: c.ops}}
 		s.findings()
@@ -170,6 +182,9 @@ func TestCPUChangeFollowsOps(t *testing.T) {
 		}
 		if strings.Contains(f.Change, "dropout") != strings.Contains(c.want, "dropout") || strings.Contains(f.Change, "scaled_dot_product") != strings.Contains(c.want, "scaled_dot_product") {
 			t.Errorf("%s: dropout or attention named or not: %s", c.name, f.Change)
+		}
+		if msg := c.name == "message passing"; strings.Contains(f.Change, "sparse matmul") != msg || strings.Contains(f.Change, "index_select(0, idx)") != msg {
+			t.Errorf("%s: the x[idx] backward or the sparse matmul named or not: %s", c.name, f.Change)
 		}
 	}
 }
