@@ -439,6 +439,7 @@ func (s *state) findings() {
 		s.emit(s.finding("cpu.native", fmt.Sprintf("Native ops take %.0f%% of the step on the CPU", pct(s.share[CPUCompute])), at(CPUCompute), ms, where, change))
 	}
 	s.oversubscriptionFinding()
+	s.recomputeFinding()
 	s.tinyOpsFinding()
 	s.gcFinding()
 	s.anomalyFinding()

@@ -62,6 +62,11 @@ const (
 	// TBDataLoader: what the TensorBoard plugin counts as DataLoader
 	// (DataLoader __next__ plus any enumerate(DataPipe)#...).
 	TBDataLoader
+	// Backward: an autograd backward op (see IsBackward).
+	Backward
+	// LayerForward: the op a layer's forward enters by
+	// (layerForwardOps).
+	LayerForward
 )
 
 // Comm is CommOp | CommKernel.
@@ -167,7 +172,29 @@ func of(name string, kernel bool) Flag {
 	if IsTBDataLoader(name) {
 		f |= TBDataLoader
 	}
+	if IsBackward(name) {
+		f |= Backward
+	}
+	if layerForwardOps[name] {
+		f |= LayerForward
+	}
 	return f
+}
+
+// layerForwardOps are the ops the forward of a layer (nn.Linear, the
+// convolutions, the norms, nn.Embedding, attention, dropout, the RNNs)
+// calls first. They are composite: autograd's backward formulas call the
+// ops beneath them (mm, native_layer_norm_backward, ...), never these, so
+// one of them inside a backward op is a forward run again there, as
+// activation checkpointing does.
+var layerForwardOps = map[string]bool{
+	"aten::linear": true, "aten::bilinear": true,
+	"aten::conv1d": true, "aten::conv2d": true, "aten::conv3d": true,
+	"aten::conv_transpose1d": true, "aten::conv_transpose2d": true, "aten::conv_transpose3d": true,
+	"aten::layer_norm": true, "aten::group_norm": true, "aten::batch_norm": true, "aten::instance_norm": true, "aten::rms_norm": true,
+	"aten::embedding": true, "aten::embedding_bag": true,
+	"aten::scaled_dot_product_attention": true, "aten::dropout": true,
+	"aten::lstm": true, "aten::gru": true, "aten::rnn_tanh": true, "aten::rnn_relu": true,
 }
 
 var commOpPrefixes = []string{

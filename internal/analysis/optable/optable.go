@@ -87,6 +87,33 @@ type OpTable struct {
 	BackwardCalls int `json:"backward_calls"`
 	// Dtypes is the ops' time by the precision they compute in, most first (absent when the trace recorded no input types).
 	Dtypes []DtypeTime `json:"dtypes,omitempty"`
+	// Recompute is the layers' forward ops that ran inside a backward op, as activation checkpointing runs them again, in the table's steps (absent: none).
+	Recompute *Recompute `json:"recompute,omitempty"`
+}
+
+// Recompute is the forward work run again inside the backward: the
+// outermost calls of ops a layer's forward enters by (aten::linear,
+// aten::conv2d, aten::layer_norm, ...: classify.LayerForward) that have a
+// backward op (classify.Backward) among their ancestors.
+type Recompute struct {
+	// Calls is the number of such calls.
+	Calls int `json:"calls"`
+	// HostUs is their summed host duration (their children included).
+	HostUs float64 `json:"host_us"`
+	// DeviceUs is the device time of the kernels, memcpys and memsets they and their children launched.
+	DeviceUs float64 `json:"device_us"`
+	// Ops is the calls' host time by op name, most first.
+	Ops []RecomputeOp `json:"ops"`
+}
+
+// RecomputeOp is one op's share of the recomputed forward.
+type RecomputeOp struct {
+	// Name is the op's name (aten::linear, ...).
+	Name string `json:"name"`
+	// Calls is its recomputed calls.
+	Calls int `json:"calls"`
+	// HostUs is their summed host duration.
+	HostUs float64 `json:"host_us"`
 }
 
 // DtypeTime is the time of the ops (cpu_op events) that compute in one
@@ -107,6 +134,61 @@ type DtypeTime struct {
 // runtime and driver calls), not Python frames.
 func inTable(k trace.Kind) bool {
 	return k == trace.KindCPUOp || k == trace.KindUserAnnotation || k == trace.KindRuntime || k == trace.KindDriver
+}
+
+// recomputeSums gathers OpTable.Recompute.
+type recomputeSums struct {
+	events   map[int32]bool // the calls, by table number
+	byName   map[trace.StrID]*RecomputeOp
+	calls    int
+	hostNs   int64
+	deviceNs int64
+}
+
+// add counts event e (table number j), a layer's forward op, when a
+// backward op encloses it and no other layer's forward op does (that one
+// is counted instead: aten::linear inside a recomputed aten::lstm).
+func (r *recomputeSums) add(t *trace.Trace, names *classify.Table, e, j int32) {
+	ev := &t.Events
+	backward := false
+	for p := ev.Parent[e]; p != trace.None; p = ev.Parent[p] {
+		switch f := names.Flags(ev.Name[p]); {
+		case f&classify.LayerForward != 0:
+			return
+		case f&classify.Backward != 0:
+			backward = true
+		}
+	}
+	if !backward {
+		return
+	}
+	if r.events == nil {
+		r.events, r.byName = map[int32]bool{}, map[trace.StrID]*RecomputeOp{}
+	}
+	r.events[j] = true
+	r.calls++
+	r.hostNs += ev.Dur[e]
+	op := r.byName[ev.Name[e]]
+	if op == nil {
+		op = &RecomputeOp{Name: t.Str(ev.Name[e])}
+		r.byName[ev.Name[e]] = op
+	}
+	op.Calls++
+	op.HostUs += us(ev.Dur[e])
+}
+
+func (r *recomputeSums) result() *Recompute {
+	if r.calls == 0 {
+		return nil
+	}
+	res := &Recompute{Calls: r.calls, HostUs: us(r.hostNs), DeviceUs: us(r.deviceNs)}
+	for _, op := range r.byName {
+		res.Ops = append(res.Ops, *op)
+	}
+	slices.SortFunc(res.Ops, func(a, b RecomputeOp) int {
+		return cmp.Or(cmp.Compare(b.HostUs, a.HostUs), cmp.Compare(a.Name, b.Name))
+	})
+	return res
 }
 
 // tableParent is the nearest ancestor that is itself a table row (Python
@@ -215,6 +297,8 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 	}
 	res := &OpTable{HasStacks: stacks.available}
 	res.StepsFirst, res.StepsLast, res.Steps = stepRange(t, &o)
+	names := classify.For(t)
+	var rec recomputeSums
 	dtypes := newDtypeSums(t)
 	// rowOf is each table event's row, None where the step filter leaves
 	// it out: the device time below is added to rows through it (per-event
@@ -253,6 +337,9 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 			}
 		}
 		rowOf[j] = r
+		if names.Has(key.name, classify.LayerForward) {
+			rec.add(t, names, int32(i), j)
+		}
 		s := &rows[r]
 		self := ev.Dur[i] - childSum[j]
 		s.calls++
@@ -281,8 +368,12 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 			if r := rowOf[a]; r != trace.None {
 				rows[r].devTotal += d
 			}
+			if rec.events[a] {
+				rec.deviceNs += d
+			}
 		}
 	}
+	res.Recompute = rec.result()
 	for i := range rows {
 		r := &rows[i]
 		res.HostSelfUs += r.hostSelf

@@ -82,3 +82,37 @@ func TestMatchesKeyAverages(t *testing.T) {
 		t.Errorf("backward calls %d, key_averages %d", table.BackwardCalls, backward)
 	}
 }
+
+// Layers' forward run again inside the backward, as torch.utils.checkpoint
+// does (reentrant or not), is counted once per recomputed layer; a model
+// without checkpointing has none.
+func TestRecomputeOfCheckpoint(t *testing.T) {
+	py := testutil.TorchPython(t)
+	dir := t.TempDir()
+	if out, err := exec.Command(py, "testdata/record_checkpoint.py", dir).CombinedOutput(); err != nil {
+		t.Fatalf("recording failed: %v\n%s", err, out)
+	}
+	for _, mode := range []string{"reentrant", "nonreentrant", "plain"} {
+		tr, err := kineto.ReadFile(filepath.Join(dir, mode+".json"), kineto.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := Ops(tr, Options{}).Recompute
+		if mode == "plain" {
+			if r != nil {
+				t.Errorf("plain: recompute %+v", r)
+			}
+			continue
+		}
+		calls := map[string]int{}
+		if r != nil {
+			for _, op := range r.Ops {
+				calls[op.Name] = op.Calls
+			}
+		}
+		// 2 checkpointed blocks x 3 steps; GELU is no layer entry op
+		if r == nil || r.Calls != 12 || calls["aten::linear"] != 6 || calls["aten::layer_norm"] != 6 || r.HostUs <= 0 {
+			t.Errorf("%s: recompute %+v", mode, r)
+		}
+	}
+}
