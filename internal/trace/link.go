@@ -486,6 +486,25 @@ func (t *Trace) StepAt(ts int64) int32 {
 	return None
 }
 
+// EndInStep is the end of host event e, cut at the end of the
+// ProfilerStep it starts in when that step, on e's thread, ends first.
+// A range that outlasts its step there had prof.step() called inside it,
+// and what follows is the profiler's own work: `bottleneck run` steps the
+// profiler in optimizer.step's hook, inside its record_function, and the
+// last of them stays open while the profiler stops and writes the trace.
+// Callers choose the events this applies to.
+func (t *Trace) EndInStep(e int32) int64 {
+	ev := &t.Events
+	end := ev.End(int(e))
+	if t.SyntheticStep {
+		return end
+	}
+	if s := t.StepAt(ev.Start[e]); s != None && t.Steps[s].End < end && t.Steps[s].Event != None && ev.Track[t.Steps[s].Event] == ev.Track[e] {
+		return max(t.Steps[s].End, ev.Start[e])
+	}
+	return end
+}
+
 // assignSteps sets Step: host events by their start time, device events by
 // the step of the call that launched them (by time when unlinked). It also
 // moves each step's end to device time.

@@ -67,6 +67,9 @@ const (
 	// LayerForward: the op a layer's forward enters by
 	// (layerForwardOps).
 	LayerForward
+	// OptimizerStep: torch.optim's record_function around a step,
+	// Optimizer.step#<class>.step.
+	OptimizerStep
 )
 
 // Comm is CommOp | CommKernel.
@@ -177,6 +180,9 @@ func of(name string, kernel bool) Flag {
 	}
 	if layerForwardOps[name] {
 		f |= LayerForward
+	}
+	if strings.HasPrefix(name, "Optimizer.step#") {
+		f |= OptimizerStep
 	}
 	return f
 }

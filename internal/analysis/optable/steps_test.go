@@ -59,3 +59,38 @@ func TestStepExclude(t *testing.T) {
 		t.Errorf("kernel time: whole %.1f µs, middle step %.1f, without it %.1f", kWhole.TotalUs, kMiddle.TotalUs, kPart.TotalUs)
 	}
 }
+
+// An optimizer step that outlasts its ProfilerStep on the same thread
+// (prof.step() ran in its hook; the last stayed open while the profiler
+// stopped) counts up to that step's end; on another thread, or another
+// annotation, it keeps its duration.
+func TestOptimizerStepCutAtStepEnd(t *testing.T) {
+	tr := tracetest.ReadString(t, `{"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1000},
+{"ph":"X","cat":"user_annotation","name":"Optimizer.step#Adam.step","pid":1,"tid":1,"ts":800,"dur":74000},
+{"ph":"X","cat":"cpu_op","name":"aten::add_","pid":1,"tid":1,"ts":810,"dur":100},
+{"ph":"X","cat":"user_annotation","name":"Optimizer.step#SGD.step","pid":1,"tid":2,"ts":800,"dur":5000},
+{"ph":"X","cat":"user_annotation","name":"train_step","pid":1,"tid":1,"ts":100,"dur":600},
+{"ph":"X","cat":"user_annotation","name":"train_step","pid":1,"tid":1,"ts":1000,"dur":3000}
+]}`)
+	want := map[string][2]float64{ // host total, host self (µs)
+		"Optimizer.step#Adam.step": {200, 100},
+		"Optimizer.step#SGD.step":  {5000, 5000},
+		"train_step":               {3600, 3600},
+		"ProfilerStep#1":           {1000, 400},
+	}
+	seen := 0
+	for _, r := range Ops(tr, Options{}).Rows {
+		w, ok := want[r.Name]
+		if !ok {
+			continue
+		}
+		seen++
+		if math.Abs(r.HostTotalUs-w[0]) > 0.01 || math.Abs(r.HostSelfUs-w[1]) > 0.01 {
+			t.Errorf("%s: total %v self %v, want %v", r.Name, r.HostTotalUs, r.HostSelfUs, w)
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("%d of %d rows", seen, len(want))
+	}
+}
