@@ -42,7 +42,7 @@ func (s *state) kernelsChange() (string, []Evidence) {
 		return "", nil
 	}
 	var mem, math, mathTC, attn float64
-	for _, r := range kt.Rows {
+	for _, r := range kt.Ranked() {
 		if !isDeviceWork(r.Name) {
 			continue
 		}
@@ -463,7 +463,7 @@ func (s *state) tinyOpsFinding() {
 		where = s.pyLines(s.py.Hot, 3)
 	}
 	if ops := s.in.Ops; ops != nil {
-		rows := slices.DeleteFunc(slices.Clone(ops.Rows), func(r rowT) bool { return isAnnotation(r.Name) || r.Calls == 0 })
+		rows := slices.DeleteFunc(slices.Clone(ops.Ranked()), func(r rowT) bool { return isAnnotation(r.Name) || r.Calls == 0 })
 		slices.SortStableFunc(rows, func(a, b rowT) int { return cmp.Compare(b.Calls, a.Calls) })
 		for _, r := range rows[:min(3, len(rows))] {
 			where = append(where, Location{Kind: "op", Name: r.Name, Note: fmt.Sprintf("%d calls, host self %s per call", r.Calls, units.Duration(r.HostSelfUs/float64(r.Calls)))})
@@ -607,7 +607,7 @@ func (s *state) compiled() bool {
 	if s.in.Ops == nil {
 		return false
 	}
-	return slices.ContainsFunc(s.in.Ops.Rows, func(r rowT) bool {
+	return slices.ContainsFunc(s.in.Ops.Ranked(), func(r rowT) bool {
 		return strings.HasPrefix(r.Name, "Torch-Compiled Region") || r.Name == "CompiledFunction"
 	})
 }
@@ -987,7 +987,7 @@ func (s *state) topOps(n int, selfTime bool, filter ...string) []Location {
 	if t == nil {
 		return nil
 	}
-	rows := slices.Clone(t.Rows)
+	rows := slices.Clone(t.Ranked())
 	if selfTime {
 		slices.SortFunc(rows, func(a, b rowT) int { return cmp.Compare(b.HostSelfUs, a.HostSelfUs) })
 	}
@@ -1080,7 +1080,7 @@ func (s *state) sliceBackwardChange(total float64) (string, Evidence, bool) {
 	}
 	var us float64
 	rnn := false
-	for _, r := range t.Rows {
+	for _, r := range t.Ranked() {
 		switch n := strings.ToLower(r.Name); {
 		case n == "aten::slice_backward" || n == "aten::select_backward":
 			us += r.HostTotalUs
@@ -1118,7 +1118,7 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 	var total, conv, gemm, rnn, random, dropout, index, aggregate, indexBackward float64
 	var rest []optable.OpRow // the other ops, for naming the largest
 	if t := s.in.Ops; t != nil {
-		for _, r := range t.Rows {
+		for _, r := range t.Ranked() {
 			if isAnnotation(r.Name) {
 				continue
 			}
@@ -1605,7 +1605,7 @@ func (s *state) denseEmbeddingBackward() (float64, []Location) {
 	}
 	var us float64
 	var where []Location
-	for _, r := range t.Rows {
+	for _, r := range t.Ranked() {
 		if !classify.ContainsAny(r.Name, denseEmbeddingOps) {
 			continue
 		}
@@ -1628,7 +1628,7 @@ func (s *state) gpuFindings() {
 	var nonTCRows []Location
 	if kt != nil {
 		kernelUs = kt.TotalUs
-		for _, r := range kt.Rows {
+		for _, r := range kt.Ranked() {
 			if !isDeviceWork(r.Name) {
 				continue
 			}
@@ -1675,7 +1675,7 @@ func (s *state) gpuFindings() {
 	}
 	var where []Location
 	if kt != nil {
-		for _, r := range kt.Rows {
+		for _, r := range kt.Ranked() {
 			if len(where) == 3 {
 				break
 			}
@@ -1708,7 +1708,7 @@ func (s *state) unfusedAttention(cpu bool) (float64, []Location) {
 	}
 	var softmax, bmm float64
 	var where []Location
-	for _, r := range t.Rows {
+	for _, r := range t.Ranked() {
 		n := strings.ToLower(r.Name)
 		v, what := r.DeviceSelfUs, "device"
 		if cpu {
@@ -1762,7 +1762,7 @@ func (s *state) layoutFinding(kernelUs, convUs float64, perStep func(float64) fl
 	}
 	var conv float64
 	var where []Location
-	for _, r := range kt.Rows {
+	for _, r := range kt.Ranked() {
 		if classify.ContainsAny(strings.ToLower(r.Name), layoutConversions) {
 			conv += r.TotalUs
 			if len(where) < 3 {

@@ -122,7 +122,7 @@ func (s *state) anomaly() (atStake float64, ms []Evidence, on bool) {
 	}
 	if chk, _ := s.env().flag("anomaly_check_nan"); chk != false && s.in.Ops != nil {
 		calls := 0
-		for _, r := range s.in.Ops.Rows {
+		for _, r := range s.in.Ops.Ranked() {
 			if slices.Contains(anomalyChecks, r.Name) {
 				checks += r.HostTotalUs
 				calls += r.Calls

@@ -43,6 +43,8 @@ type KernelTable struct {
 	TotalRows int `json:"total_rows"`
 	// TotalUs is the summed duration of every kernel the table covers, before --top.
 	TotalUs float64 `json:"total_us"`
+	// ranked: see Ranked.
+	ranked []KernelRow
 }
 
 type kernAcc struct {
@@ -123,8 +125,19 @@ func Kernels(t *trace.Trace, o Options) *KernelTable {
 		return strings.Compare(a.Name, b.Name)
 	})
 	res.TotalRows = len(res.Rows)
+	res.ranked = res.Rows[:min(len(res.Rows), RankedRows)]
 	if o.Top > 0 && len(res.Rows) > o.Top {
 		res.Rows = res.Rows[:o.Top]
 	}
 	return res
+}
+
+// Ranked returns the first RankedRows rows by total time, whatever --top
+// kept: what the diagnosis reads (the rows alone for a table built by
+// hand).
+func (k *KernelTable) Ranked() []KernelRow {
+	if k.ranked == nil {
+		return k.Rows
+	}
+	return k.ranked
 }

@@ -87,6 +87,8 @@ type OpTable struct {
 	BackwardCalls int `json:"backward_calls"`
 	// Dtypes is the ops' time by the precision they compute in, most first (absent when the trace recorded no input types).
 	Dtypes []DtypeTime `json:"dtypes,omitempty"`
+	// ranked: see Ranked (nil: Rows begin with those rows).
+	ranked []OpRow
 	// Recompute is the layers' forward ops that ran inside a backward op, as activation checkpointing runs them again, in the table's steps (absent: none).
 	Recompute *Recompute `json:"recompute,omitempty"`
 }
@@ -407,19 +409,50 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 			res.SortBy = "device_total"
 		}
 	}
-	order := sortOps(t, rows, res.SortBy, o.Top)
 	res.TotalRows = len(rows)
-	// Only the rows shown become OpRows with their strings.
-	for _, ri := range order {
+	// Only the rows shown, and those the diagnosis reads, become OpRows
+	// with their strings.
+	row := func(ri int32) OpRow {
 		r := &rows[ri]
-		res.Rows = append(res.Rows, OpRow{
+		return OpRow{
 			Name: t.Str(r.key.name), InputDims: t.Str(r.key.dims), Stack: stacks.text(int(r.key.stack)),
 			Calls: int(r.calls), HostSelfUs: r.hostSelf, HostTotalUs: r.hostTotal, DeviceSelfUs: us(r.devSelf), DeviceTotalUs: us(r.devTotal),
 			HostSelfPct: pct(r.hostSelf, res.HostSelfUs), HostTotalPct: pct(r.hostTotal, res.HostSelfUs),
 			DeviceSelfPct: pct(us(r.devSelf), res.DevSelfUs), DeviceTotalPct: pct(us(r.devTotal), res.DevSelfUs),
-		})
+		}
+	}
+	for _, ri := range sortOps(t, rows, res.SortBy, o.Top) {
+		res.Rows = append(res.Rows, row(ri))
+	}
+	rankBy := "host_total"
+	if res.DevSelfUs > 0 {
+		rankBy = "device_total"
+	}
+	if res.SortBy != rankBy || o.Top > 0 && o.Top < min(len(rows), RankedRows) {
+		res.ranked = []OpRow{}
+		for _, ri := range sortOps(t, rows, rankBy, RankedRows) {
+			res.ranked = append(res.ranked, row(ri))
+		}
 	}
 	return res
+}
+
+// RankedRows is how many rows of each table the diagnosis reads, by time
+// (Ranked): beyond the --top shown, so that what it says does not depend
+// on display options (with 14 steps in the window, 14 of the 20 rows
+// shown were ProfilerStep#N, and the tail of small ops decided whether
+// the ops were tiny). Rows past it hold little time.
+const RankedRows = 2000
+
+// Ranked returns the first RankedRows rows by host total time (device
+// total with device time), whatever --sort and --top show: what the
+// diagnosis reads (the rows alone for a table built by hand, or when
+// they are those).
+func (t *OpTable) Ranked() []OpRow {
+	if t.ranked == nil {
+		return t.Rows[:min(len(t.Rows), RankedRows)]
+	}
+	return t.ranked
 }
 
 // opSums is one row's sums while the table is built: no strings or
