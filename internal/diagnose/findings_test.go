@@ -913,3 +913,120 @@ func TestSliceBackwardChange(t *testing.T) {
 		}
 	}
 }
+
+// A Dataset that reads a file per sample (torch.load in __getitem__ under
+// the DataLoader) is input work, not checkpointing: its samples count as
+// DataLoader code, and the input change names the reads and packing; a
+// torch.save in the loop stays file I/O, and a loader that computes its
+// samples gets no such text.
+func TestLoaderFileReads(t *testing.T) {
+	user := func(line int, fn string) pyprofile.Frame {
+		return pyprofile.Frame{File: "/home/u/train.py", Line: line, Func: fn}
+	}
+	lib := func(file, fn string) pyprofile.Frame {
+		return pyprofile.Frame{File: sitePkgs + file, Line: 1, Func: fn}
+	}
+	profile := func(stacks ...[]pyprofile.Frame) *pyprofile.Profile {
+		p := &pyprofile.Profile{Profiler: "sample", WindowSamples: 1, Threads: []pyprofile.Thread{{Role: "main"}}}
+		for _, frames := range stacks {
+			st := pyprofile.Stack{Count: 10, WindowCount: 10, CPUCount: 10, WindowCPUCount: 10}
+			for _, f := range frames {
+				p.Frames = append(p.Frames, f)
+				st.Frames = append(st.Frames, len(p.Frames)-1)
+			}
+			p.Stacks = append(p.Stacks, st)
+		}
+		return p
+	}
+	next := lib("/torch/utils/data/dataloader.py", "_BaseDataLoaderIter.__next__")
+	read := []pyprofile.Frame{user(40, "<module>"), next, user(10, "Files.__getitem__"), lib("/torch/serialization.py", "load")}
+	compute := []pyprofile.Frame{user(40, "<module>"), next, user(11, "Files.__getitem__")}
+	save := []pyprofile.Frame{user(45, "<module>"), lib("/torch/serialization.py", "save")}
+
+	ev := FromProfile(profile(read, read, read, compute, save))
+	if ev.LoaderShare != 0.8 || ev.LoaderIOShare != 0.75 || ev.IOShare != 0.2 || len(ev.IOLines) != 1 || ev.IOLines[0].Line != 45 {
+		t.Errorf("loader %.2f (file reads %.2f), I/O %.2f at %+v; want 0.80 (0.75), 0.20 at line 45", ev.LoaderShare, ev.LoaderIOShare, ev.IOShare, ev.IOLines)
+	}
+
+	zero := 0
+	for _, c := range []struct {
+		name  string
+		py    *PythonEvidence
+		reads bool
+	}{
+		{"file per sample", ev, true},
+		{"computed samples", FromProfile(profile(compute, compute, read, save)), false},
+	} {
+		s := &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{Input: 0.6}, d: &Diagnosis{}, py: c.py,
+			in: Analyses{Run: &RunEvidence{HasDataLoader: true, Loaders: []Loader{{Dataset: "Files", NumWorkers: &zero}}}}}
+		s.findings()
+		f := findingOf(s.d, "input.loader")
+		if f == nil {
+			t.Fatalf("%s: no input finding", c.name)
+		}
+		if got := strings.Contains(f.Change, "file per sample"); got != c.reads || !strings.Contains(f.Change, "num_workers=0") {
+			t.Errorf("%s: change %q", c.name, f.Change)
+		}
+	}
+}
+
+// Unfused attention inside nn.MultiheadAttention gets need_weights=False
+// at the line that calls it (and, on a CPU, the fast path off when its
+// native op ran); attention written by hand, or too few samples in the
+// module, keeps scaled_dot_product_attention.
+func TestMultiheadAttentionChange(t *testing.T) {
+	user := func(line int) pyprofile.Frame {
+		return pyprofile.Frame{File: "/home/u/vit.py", Line: line, Func: "Block.forward"}
+	}
+	lib := func(file, fn string) pyprofile.Frame {
+		return pyprofile.Frame{File: sitePkgs + file, Line: 1, Func: fn}
+	}
+	profile := func(stacks map[int][]pyprofile.Frame) *PythonEvidence {
+		p := &pyprofile.Profile{Profiler: "sample", WindowSamples: 1, Threads: []pyprofile.Thread{{Role: "main"}}}
+		for n, frames := range stacks {
+			st := pyprofile.Stack{Count: n, WindowCount: n, CPUCount: float64(n), WindowCPUCount: float64(n)}
+			for _, f := range frames {
+				p.Frames = append(p.Frames, f)
+				st.Frames = append(st.Frames, len(p.Frames)-1)
+			}
+			p.Stacks = append(p.Stacks, st)
+		}
+		return FromProfile(p)
+	}
+	module := lib("/torch/nn/modules/module.py", "Module._call_impl")
+	mha := profile(map[int][]pyprofile.Frame{
+		30: {user(8), module, lib("/torch/nn/modules/activation.py", "MultiheadAttention.forward"), lib("/torch/nn/functional.py", "multi_head_attention_forward")},
+		60: {user(9), module, lib("/torch/nn/modules/linear.py", "Linear.forward")},
+		10: {user(10), module, lib("/torch/nn/modules/activation.py", "GELU.forward")},
+	})
+	if mha.MHAShare != 0.3 || len(mha.MHALines) != 1 || mha.MHALines[0].Line != 8 {
+		t.Fatalf("MHA share %.2f at %+v, want 0.30 at line 8", mha.MHAShare, mha.MHALines)
+	}
+	old := profile(map[int][]pyprofile.Frame{ // Python 3.10: no class in the name
+		30: {user(8), module, lib("/torch/nn/modules/activation.py", "forward"), lib("/torch/nn/functional.py", "multi_head_attention_forward")},
+		70: {user(9), module, lib("/torch/nn/modules/activation.py", "forward")},
+	})
+	if old.MHAShare != 0.3 {
+		t.Errorf("Python 3.10 names: MHA share %.2f, want 0.30", old.MHAShare)
+	}
+	few := profile(map[int][]pyprofile.Frame{2: {user(8), lib("/torch/nn/functional.py", "multi_head_attention_forward")}, 98: {user(9)}})
+	native := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::_native_multi_head_attention"}, {Name: "aten::bmm"}}}
+	for _, c := range []struct {
+		name string
+		py   *PythonEvidence
+		ops  *optable.OpTable
+		cpu  bool
+		want string
+	}{
+		{"by hand", nil, nil, true, "scaled_dot_product_attention(q, k, v"},
+		{"few samples in the module", few, nil, true, "scaled_dot_product_attention(q, k, v"},
+		{"module, training", mha, nil, true, "need_weights=False where they are not used (vit.py:8)"},
+		{"module, GPU", mha, native, false, "need_weights=False where they are not used (vit.py:8)"},
+		{"fast path on a CPU", mha, native, true, "set_fastpath_enabled(False) and need_weights=False in its calls (vit.py:8)"},
+	} {
+		s := &state{p: Default, py: c.py, in: Analyses{Ops: c.ops}}
+		if got := s.attentionFix(c.cpu); !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}

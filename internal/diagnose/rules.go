@@ -222,7 +222,7 @@ type Rule struct {
 var Rules = []Rule{
 	{"input.loader", Input, "DataLoader wait >= MinFinding of the step (trace annotation or agent measurement)", 0.9,
 		"load batches in background workers: DataLoader(num_workers=N, persistent_workers=True, pin_memory=True on GPU), or make __getitem__ cheaper"},
-	{"io.in-step", IO, "main-thread samples in I/O code (torch.save, logging, json/pickle/numpy file I/O, tensorboard, wandb) >= MinFinding of the window", 0.9,
+	{"io.in-step", IO, "main-thread samples in I/O code (torch.save, logging, json/pickle/numpy file I/O, tensorboard, wandb) outside the DataLoader >= MinFinding of the window", 0.9,
 		"move checkpoint saves and logging off the hot loop: save every N steps or on a background thread (torch.distributed.checkpoint.async_save)"},
 	{"host.python", Host, "device idle while the host is busy (GPU) or Python time between ops (CPU-only) >= MinFinding, launch rule not met; the change names nn.Module call overhead when ModuleOverhead of that time is inside module calls (Python profile)", 0.7,
 		"take Python work out of the step (vectorise it with tensor ops, move preprocessing into a DataLoader with workers); on GPU a larger batch or torch.compile makes each host step do more device work"},

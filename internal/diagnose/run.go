@@ -193,9 +193,12 @@ type PythonEvidence struct {
 	Window  bool `json:"window"`
 	Samples int  `json:"samples"`
 	// IOShare and LoaderShare: fractions of the main thread's samples in
-	// I/O code and in DataLoader code.
-	IOShare     float64 `json:"io_share"`
-	LoaderShare float64 `json:"loader_share"`
+	// I/O code and in DataLoader code (a Dataset's file reads count as
+	// DataLoader code); LoaderIOShare: the fraction of the DataLoader's
+	// samples in I/O code (torch.load, np.load, pickle, h5py).
+	IOShare       float64 `json:"io_share"`
+	LoaderShare   float64 `json:"loader_share"`
+	LoaderIOShare float64 `json:"loader_io_share,omitempty"`
 	// Hot are the user lines with the most self samples outside I/O and
 	// DataLoader code and not blocked (below); IOLines and LoaderLines the
 	// user lines that led into I/O and DataLoader code.
@@ -219,6 +222,11 @@ type PythonEvidence struct {
 	// capture of autograd's anomaly detection (traceback.format_stack /
 	// extract_stack, which it calls for every op that records a node).
 	AnomalyShare float64 `json:"anomaly_share,omitempty"`
+	// MHAShare: the fraction of the samples behind Hot inside
+	// nn.MultiheadAttention's forward; MHALines the user lines that
+	// called it.
+	MHAShare float64 `json:"mha_share,omitempty"`
+	MHALines []Line  `json:"mha_lines,omitempty"`
 	// Framework: the training framework whose own code (frameworkLoops)
 	// is the innermost frame of the most samples behind Hot ("" : none);
 	// FrameworkShare their fraction, FrameworkFuncs its functions with
@@ -339,9 +347,9 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		return nil
 	}
 	type key = lineKey
-	var total, io, dl, hotN, module, anomaly int
+	var total, io, dl, dlIO, hotN, module, anomaly, mha int
 	framework, frameworkFuncs := map[string]int{}, map[string]int{}
-	hot, ioL, dlL, compileL, outside := map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}
+	hot, ioL, dlL, compileL, outside, mhaL := map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}
 	texts := map[key]string{}
 	src := newSourceCache()
 	autocast := map[AutocastBlock]int{} // blocks (Share 0) -> samples
@@ -396,6 +404,12 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 			compileL[k] += c
 		}
 		switch {
+		case isDL: // a Dataset that reads files is input work, not checkpointing or logging
+			dl += c
+			dlL[k] += c
+			if isIO {
+				dlIO += c
+			}
 		case isIO:
 			io += c
 			ioL[k] += c
@@ -403,9 +417,6 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 				runIO += st.Count
 				runIOL[k] += st.Count
 			}
-		case isDL:
-			dl += c
-			dlL[k] += c
 		default:
 			if c > 0 {
 				hot[k] += c
@@ -418,6 +429,10 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 				}
 				if slices.ContainsFunc(st.Frames, func(fi int) bool { return isStackCapture(p.Frames[fi]) }) {
 					anomaly += c
+				}
+				if slices.ContainsFunc(st.Frames, func(fi int) bool { return isMultiheadAttention(p.Frames[fi]) }) {
+					mha += c
+					mhaL[k] += c
 				}
 				inner := p.Frames[st.Frames[len(st.Frames)-1]]
 				if fw := frameworkOf(inner.File); fw != "" {
@@ -500,6 +515,9 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		IOShare: float64(io) / float64(total), LoaderShare: float64(dl) / float64(total),
 		Hot: lines(hot), IOLines: lines(ioL), LoaderLines: lines(dlL), CompileLines: lines(compileL),
 		Blocked: topLines(blocked, max(runTotal, 1)), RunHot: topLines(runHot, max(runTotal, 1))}
+	if dl > 0 {
+		ev.LoaderIOShare = float64(dlIO) / float64(dl)
+	}
 	if runTotal > 0 {
 		ev.BlockedShare = float64(waits) / float64(runTotal)
 		ev.RunIOShare, ev.RunIOLines = float64(runIO)/float64(runTotal), topLines(runIOL, runTotal)
@@ -513,6 +531,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		}
 		ev.OutsideModelShare, ev.OutsideModel = float64(n)/float64(hotN), lines(outside)
 		ev.AnomalyShare = float64(anomaly) / float64(hotN)
+		ev.MHAShare, ev.MHALines = float64(mha)/float64(hotN), lines(mhaL)
 		for name, n := range framework {
 			if share := float64(n) / float64(hotN); share > ev.FrameworkShare || share == ev.FrameworkShare && name < ev.Framework {
 				ev.Framework, ev.FrameworkShare = name, share
@@ -562,6 +581,14 @@ func topKeys(m map[string]int, n int) []string {
 // isStackCapture: a frame of Python's traceback module capturing the
 // stack (torch.fx.traceback.format_stack calls it), which anomaly
 // detection does for every op that records an autograd node.
+// isMultiheadAttention reports whether a frame runs nn.MultiheadAttention's
+// forward (Python before 3.11 names the method "forward" alone: the
+// functional path's multi_head_attention_forward still tells it).
+func isMultiheadAttention(f pyprofile.Frame) bool {
+	return strings.HasSuffix(f.File, "/torch/nn/modules/activation.py") && f.Func == "MultiheadAttention.forward" ||
+		strings.HasSuffix(f.File, "/torch/nn/functional.py") && f.Func == "multi_head_attention_forward"
+}
+
 func isStackCapture(f pyprofile.Frame) bool {
 	return strings.HasSuffix(f.File, "/traceback.py") && (f.Func == "format_stack" || f.Func == "extract_stack" || strings.HasPrefix(f.Func, "StackSummary."))
 }
