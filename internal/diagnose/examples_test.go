@@ -190,6 +190,8 @@ func TestPlantedCauses(t *testing.T) {
 		{"float64_default.py", "cpu.native", diagnose.CPUCompute, false},
 		{"inline_augment.py", "cpu.native", diagnose.CPUCompute, false},
 		{"message_passing.py", "cpu.native", diagnose.CPUCompute, false},
+		{"mha_weights.py", "cpu.native", diagnose.CPUCompute, false},
+		{"file_per_sample.py", "input.loader", diagnose.Input, false},
 		{"growing_bank.py", "run.slowing", "", false},
 		{"generate_no_cache.py", "run.slowing", "", false},
 		{"epoch_workers.py", "input.loader", "", true},
@@ -254,6 +256,13 @@ func TestPlantedCauses(t *testing.T) {
 			if g := strings.Contains(f.Change, "gathers and scatters by a tensor of indices"); g != (c.file == "message_passing.py") ||
 				g && !(strings.Contains(f.Change, "x.index_select(0, idx)") && strings.Contains(f.Change, "sparse matmul")) {
 				t.Errorf("gathers and scatters named: %v, want them (with index_select and the sparse matmul) for message passing only: %s", g, f.Change)
+			}
+			if mha := strings.Contains(f.Change, "need_weights=False"); mha != (c.file == "mha_weights.py") {
+				t.Errorf("need_weights=False advised: %v, want it for the nn.MultiheadAttention model only: %s", mha, f.Change)
+			}
+			if reads := strings.Contains(f.Change, "file per sample"); reads != (c.file == "file_per_sample.py") ||
+				reads && slices.ContainsFunc(d.Findings, func(f diagnose.Finding) bool { return f.Rule == "io.in-step" }) {
+				t.Errorf("file reads named: %v, want them (and no io.in-step) for the file-per-sample dataset only: %s\n%s", reads, f.Change, outline(d))
 			}
 			if kv := strings.Contains(f.Change, "KV cache"); kv != (c.file == "generate_no_cache.py") {
 				t.Errorf("KV cache advised: %v, want it for the generation loop only: %s / %s", kv, f.Title, f.Change)

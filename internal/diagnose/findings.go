@@ -411,8 +411,10 @@ func (s *state) findings() {
 		}
 		nPy := len(where)
 		where = append(where, s.topOps(3, true)...)
-		change, fam, lead := s.cpuOpsChange()
+		change, fam, lead, attention := s.cpuOpsChange()
 		ms := slices.Concat(s.ev[CPUCompute], fam)
+		where = slices.Insert(where, 0, attention...)
+		nPy += len(attention)
 		if c, ev, loc, ok := s.outsideModelChange(fam); ok {
 			change, ms = c+"; then "+change, append(ms, ev)
 			where = slices.Concat(loc, where[nPy:])
@@ -1015,12 +1017,15 @@ func (s *state) topOps(n int, selfTime bool, filter ...string) []Location {
 // convolutions and matmuls have their own fast paths on a CPU; time spread
 // over many small ops is fusion's. lead is a change that goes before every
 // other, the threads' included: a model left in training mode for
-// inference, which also changes its outputs.
-func (s *state) cpuOpsChange() (change string, ev []Evidence, lead string) {
+// inference, which also changes its outputs. attention is the line that
+// calls nn.MultiheadAttention when the change names it.
+func (s *state) cpuOpsChange() (change string, ev []Evidence, lead string, attention []Location) {
 	change, ev, dropout, total := s.cpuFamilyChange()
 	if att, _ := s.unfusedAttention(true); total > 0 && att/total >= s.p.AttentionShare {
+		var fix string
+		fix, attention = s.attentionFix(true)
 		change = fmt.Sprintf("attention runs unfused (softmax and batched matmuls: %.0f%% of the native time): %s; then %s",
-			pct(att/total), s.attentionFix(true), change)
+			pct(att/total), fix, change)
 		ev = append(ev, Evidence{"softmax + bmm ops' share of native op time", pct(att / total), "%", "ops"})
 	}
 	if c, e, ok := s.sliceBackwardChange(total); ok {
@@ -1038,7 +1043,7 @@ func (s *state) cpuOpsChange() (change string, ev []Evidence, lead string) {
 		change += fmt.Sprintf("; dropout's random masks (aten::bernoulli_, native_dropout) take %.0f%% of the native time: drawing random numbers is slow on a CPU; a lower p, dropout only where the model overfits, or torch.compile, which fuses the mask with its neighbours", pct(dropout/total))
 		ev = append(ev, Evidence{"dropout ops' share of native op time", pct(dropout / total), "%", "ops"})
 	}
-	return change, ev, lead
+	return change, ev, lead, attention
 }
 
 // outsideModelChange: on a CPU, tensor work the program does itself in
@@ -1118,24 +1123,24 @@ const minMHA = 0.05
 // Its inference fast path (aten::_native_multi_head_attention) is unfused
 // on a CPU whatever need_weights is; with the fast path off and
 // need_weights=False the forward took 41 -> 28 ms. Attention written by
-// hand gets scaled_dot_product_attention.
-func (s *state) attentionFix(cpu bool) string {
+// hand gets scaled_dot_product_attention. where is the line that calls
+// nn.MultiheadAttention.
+func (s *state) attentionFix(cpu bool) (fix string, where []Location) {
 	if s.py == nil || s.py.MHAShare < minMHA {
 		fix := sdpaChange
 		if cpu {
 			fix += ", which has a fused kernel on the CPU too (a 512-token causal attention here: 3-10x faster forward and backward)"
 		}
-		return fix
+		return fix, nil
 	}
 	at := ""
-	if len(s.py.MHALines) > 0 {
-		l := s.py.MHALines[0]
-		at = fmt.Sprintf(" (%s:%d)", filepath.Base(l.File), l.Line)
+	if where = s.pyLines(s.py.MHALines, 1); len(where) > 0 {
+		at = fmt.Sprintf(" (%s:%d)", filepath.Base(where[0].File), where[0].Line)
 	}
 	if cpu && s.in.Ops != nil && slices.ContainsFunc(s.in.Ops.Rows, func(r optable.OpRow) bool { return r.Name == "aten::_native_multi_head_attention" }) {
-		return fmt.Sprintf("nn.MultiheadAttention's inference fast path (aten::_native_multi_head_attention) computes attention unfused on a CPU: torch.backends.mha.set_fastpath_enabled(False) and need_weights=False in its calls%s run scaled_dot_product_attention's fused kernel instead (8 x 256 tokens here: 41 -> 28 ms a forward)", at)
+		return fmt.Sprintf("nn.MultiheadAttention's inference fast path (aten::_native_multi_head_attention) computes attention unfused on a CPU: torch.backends.mha.set_fastpath_enabled(False) and need_weights=False in its calls%s run scaled_dot_product_attention's fused kernel instead (8 x 256 tokens here: 41 -> 28 ms a forward)", at), where
 	}
-	return fmt.Sprintf("nn.MultiheadAttention computes the attention weights it returns (need_weights=True, its default) with softmax and bmm: call it with need_weights=False where they are not used%s, and it runs scaled_dot_product_attention's fused kernel", at)
+	return fmt.Sprintf("nn.MultiheadAttention computes the attention weights it returns (need_weights=True, its default) with softmax and bmm: call it with need_weights=False where they are not used%s, and it runs scaled_dot_product_attention's fused kernel", at), where
 }
 
 // minDropout: the share of the native time in dropout's ops from which
@@ -1786,8 +1791,8 @@ func (s *state) attentionFinding(perStep func(float64) float64) {
 	}
 	share := us / t.DevSelfUs
 	change := ""
-	if fix := s.attentionFix(false); fix != sdpaChange {
-		change = fix
+	if fix, loc := s.attentionFix(false); fix != sdpaChange {
+		change, where = fix, append(loc, where...)
 	}
 	s.emit(s.finding("gpu.attention", fmt.Sprintf("Attention runs unfused: softmax and batched matmuls take %.0f%% of device time", 100*share),
 		perStep(share*kt.TotalUs), []Evidence{{"softmax + bmm device time", 100 * share, "% of device time", "operators"}}, where, change))

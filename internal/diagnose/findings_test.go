@@ -1025,8 +1025,9 @@ func TestMultiheadAttentionChange(t *testing.T) {
 		{"fast path on a CPU", mha, native, true, "set_fastpath_enabled(False) and need_weights=False in its calls (vit.py:8)"},
 	} {
 		s := &state{p: Default, py: c.py, in: Analyses{Ops: c.ops}}
-		if got := s.attentionFix(c.cpu); !strings.Contains(got, c.want) {
-			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		got, where := s.attentionFix(c.cpu)
+		if !strings.Contains(got, c.want) || (c.py == mha) != (len(where) == 1 && where[0].Line == 8) {
+			t.Errorf("%s: %q at %+v, want %q", c.name, got, where, c.want)
 		}
 	}
 }
