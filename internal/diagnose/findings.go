@@ -391,7 +391,11 @@ func (s *state) findings() {
 		s.emit(s.finding("copy.h2d", title, at(Copy), s.ev[Copy], where, change))
 	}
 	if big(Comm) {
-		f := s.finding("comm.exposed", fmt.Sprintf("Communication not overlapped with compute takes %.0f%% of the step", pct(s.share[Comm])), at(Comm), s.ev[Comm], s.topOps(3, false, "nccl", "gloo", "all_reduce", "allreduce", "all_gather", "broadcast", "reduce_scatter", "all_to_all"), "")
+		change := ""
+		if !s.gradSyncFinding(at(Comm)) && s.in.Regions != nil && s.in.Regions.GradSync != nil && s.in.Regions.GradSync.Forwards > s.in.Regions.GradSync.Synced {
+			change = "overlap communication with backward: DDP bucket_cap_mb, gradient_as_bucket_view=True; fewer, larger collectives (the gradients already sync once per optimizer update: no_sync() is in place)"
+		}
+		f := s.finding("comm.exposed", fmt.Sprintf("Communication not overlapped with compute takes %.0f%% of the step", pct(s.share[Comm])), at(Comm), s.ev[Comm], s.topOps(3, false, "nccl", "gloo", "all_reduce", "allreduce", "all_gather", "broadcast", "reduce_scatter", "all_to_all"), change)
 		if n, w, partial := s.partialRanks(); partial {
 			f.Measured = append(f.Measured, Evidence{fmt.Sprintf("ranks in the input: %d of %d", n, w), 0, "", "distributedInfo"})
 			f.Change = fmt.Sprintf("a collective waits for the slowest rank and this input holds %d of %d ranks: analyze all ranks together (bottleneck analyze DIR) to tell a straggler from the network; then: %s", n, w, f.Change)
@@ -1875,4 +1879,41 @@ func (s *state) copies() (where []Location, pageable, dtod bool) {
 		where = append(where, k.l)
 	}
 	return where, pageable, dd > total/2
+}
+
+// minSyncsPerUpdate: DistributedDataParallel syncing gradients after this
+// many forwards per optimizer update, on average, is gradient
+// accumulation without no_sync().
+const minSyncsPerUpdate = 2
+
+// gradSyncFinding: gradient accumulation under DistributedDataParallel
+// without model.no_sync() all-reduces the gradients after every
+// micro-batch, where the update needs them once; the syncs beyond one per
+// update are communication to remove (at stake: their part of comm, the
+// step's exposed communication). Silent with one sync per update: no
+// accumulation, no_sync in place, two models with an optimizer each, or
+// a model called twice before one backward. It reports whether it fired.
+func (s *state) gradSyncFinding(comm float64) bool {
+	r := s.in.Regions
+	if r == nil || r.GradSync == nil {
+		return false
+	}
+	g := r.GradSync
+	if g.Updates == 0 || g.Synced < minSyncsPerUpdate*g.Updates {
+		return false
+	}
+	perUpdate := float64(g.Synced) / float64(g.Updates)
+	excess := 1 - 1/perUpdate
+	ms := []Evidence{{"DDP gradient syncs per optimizer update", perUpdate, "", "regions"},
+		{"DDP forwards per optimizer update", float64(g.Forwards) / float64(g.Updates), "", "regions"}}
+	where := s.topOps(2, false, "DistributedDataParallel.forward", "all_reduce", "allreduce")
+	if s.py != nil { // the micro-batch's backward, when the profile caught it
+		if i := slices.IndexFunc(slices.Concat(s.py.Hot, s.py.RunHot), func(l Line) bool { return strings.Contains(l.Text, "backward(") }); i >= 0 {
+			where = slices.Insert(where, 0, s.pyLines(slices.Concat(s.py.Hot, s.py.RunHot)[i:], 1)...)
+		}
+	}
+	s.emit(s.finding("comm.no-sync", fmt.Sprintf("DistributedDataParallel syncs the gradients %.3g times per optimizer update: gradient accumulation without no_sync()", perUpdate),
+		excess*comm, ms, where,
+		fmt.Sprintf("run the forward and backward of every micro-batch but the last under `with model.no_sync():`, so the gradients are all-reduced once per update instead of %.3g times (the accumulated gradients are the same)", perUpdate)))
+	return true
 }

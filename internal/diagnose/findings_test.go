@@ -1031,3 +1031,39 @@ func TestMultiheadAttentionChange(t *testing.T) {
 		}
 	}
 }
+
+// Gradient accumulation under DDP without no_sync() syncs after every
+// micro-batch: the syncs beyond one per update are at stake, and the
+// change is no_sync(). One sync per update (no accumulation, or no_sync
+// in place) gives no such finding, and then comm.exposed does not propose
+// no_sync either.
+func TestGradSyncFinding(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		sync     *regions.GradSync
+		fires    bool
+		exposed  string // in comm.exposed's change
+		excluded string // not in it
+	}{
+		{"accumulation without no_sync", &regions.GradSync{Steps: 3, Forwards: 12, Synced: 12, Updates: 3}, true, "no_sync() during gradient accumulation", ""},
+		{"no_sync in place", &regions.GradSync{Steps: 3, Forwards: 12, Synced: 3, Updates: 3}, false, "already sync once per optimizer update", "no_sync() during"},
+		{"no accumulation", &regions.GradSync{Steps: 3, Forwards: 3, Synced: 3, Updates: 3}, false, "no_sync() during gradient accumulation", ""},
+		{"a GAN", &regions.GradSync{Steps: 3, Forwards: 6, Synced: 6, Updates: 6}, false, "no_sync() during gradient accumulation", ""},
+		{"no DDP", nil, false, "no_sync() during gradient accumulation", ""},
+	} {
+		s := &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{Comm: 0.4}, d: &Diagnosis{},
+			in: Analyses{Regions: &regions.Result{GradSync: c.sync}}}
+		s.findings()
+		f := findingOf(s.d, "comm.no-sync")
+		if (f != nil) != c.fires {
+			t.Fatalf("%s: finding %+v, want one: %v", c.name, f, c.fires)
+		}
+		if f != nil && (f.AtStakeUs != 300 || !strings.Contains(f.Change, "model.no_sync()") || !strings.Contains(f.Title, "4 times per optimizer update")) {
+			t.Errorf("%s: %+v, want 300 µs at stake (3 of 4 syncs of 400 µs) and no_sync()", c.name, f)
+		}
+		e := findingOf(s.d, "comm.exposed")
+		if e == nil || !strings.Contains(e.Change, c.exposed) || c.excluded != "" && strings.Contains(e.Change, c.excluded) {
+			t.Errorf("%s: comm.exposed %+v, want %q in its change", c.name, e, c.exposed)
+		}
+	}
+}

@@ -254,6 +254,8 @@ var Rules = []Rule{
 		"copy from pinned memory asynchronously: DataLoader(pin_memory=True) or tensor.pin_memory(), then .to(device, non_blocking=True); keep reused data on the device"},
 	{"comm.exposed", Comm, "communication not overlapped with computation >= MinFinding of the step", 0.5,
 		"overlap communication with backward: DDP bucket_cap_mb, gradient_as_bucket_view=True, no_sync() during gradient accumulation; fewer, larger collectives"},
+	{"comm.no-sync", Comm, "communication >= MinFinding of the step and DistributedDataParallel synced gradients after >= 2 forwards per optimizer update on average (regions: gradient accumulation without no_sync()); at stake: the syncs beyond one per update's share of the exposed communication", 0.9,
+		"run every micro-batch but the last under model.no_sync(): the gradients are all-reduced once per update"},
 	{"memory.capacity", Memory, "peak reserved device memory >= MemoryPct of the device", 0,
 		"make room before it fails: activation checkpointing (torch.utils.checkpoint), a smaller micro-batch with gradient accumulation, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"},
 	{"memory.growth", MemoryGrowth, "run evidence: the process's memory grows by >= MemoryGrowthMiB over the steps after start-up, and at least half as fast over the later half of them, and a variable of the training loop grew every step holding tensors with their graph (or >= GrowthItemKiB of tensors per step)", 0,

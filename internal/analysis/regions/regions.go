@@ -41,6 +41,11 @@
 //     annotation instances (one per stream). Work under no annotation is the
 //     "(unannotated)" row, so the rows add up to all device work; the table
 //     is empty when the trace has no gpu annotations.
+//   - Gradient syncs: in each step with DistributedDataParallel.forward
+//     annotations and an optimizer step, the forwards whose backward
+//     synced gradients: DDP's reducer ops (…ddp.reducer::…), else an
+//     all-reduce, started between the forward's start and the next
+//     forward's (or the step's end); against the optimizer steps.
 //   - Metadata: top-level keys that are not profiler flags, versions or
 //     known sections (add_metadata / add_metadata_json entries).
 package regions
@@ -135,6 +140,8 @@ type Result struct {
 	DeviceRegions []DeviceRegion `json:"device_regions"`
 	// Metadata is the trace's top-level keys that are not profiler flags, versions or known sections (add_metadata entries), in file order.
 	Metadata []Meta `json:"metadata"`
+	// GradSync counts DistributedDataParallel's gradient syncs against the optimizer's updates (absent: no step with a DDP forward and an optimizer step).
+	GradSync *GradSync `json:"grad_sync,omitempty"`
 }
 
 // knownKeys are the top-level keys the profiler itself writes.
@@ -280,6 +287,7 @@ func Compute(t *trace.Trace) *Result {
 
 	r.Modules = modules(t)
 	r.DeviceRegions = deviceRegions(t, nil)
+	r.GradSync = gradSync(t)
 	for _, kv := range t.Meta.Other {
 		if knownKeys[kv.Key] {
 			continue
