@@ -347,6 +347,33 @@ func TestPlantedStraggler(t *testing.T) {
 	}
 }
 
+// TestPlantedNoSync runs two gloo ranks under torchrun that accumulate
+// gradients without no_sync(): the run names it at the backward line.
+func TestPlantedNoSync(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Python programs")
+	}
+	py := testutil.TorchPython(t)
+	bin := filepath.Dir(py)
+	if _, err := os.Stat(filepath.Join(bin, "torchrun")); err != nil {
+		t.Skip("no torchrun beside", py)
+	}
+	path := filepath.Join(testutil.RepoRoot(), "examples", "diagnose", "ddp_accumulate.py")
+	line := plantedLine(t, path)
+	r, txt := bottleneckRun(t, []string{bin, ":", os.Getenv("PATH")}, "--", "torchrun", "--nproc_per_node", "2", path)
+	d := r.TraceReport.Diagnosis
+	if d == nil {
+		t.Fatalf("no run-level diagnosis (%d traces)\n%s", len(r.TraceReport.Traces), txt)
+	}
+	i := slices.IndexFunc(d.Findings, func(f diagnose.Finding) bool { return f.Rule == "comm.no-sync" })
+	if i < 0 {
+		t.Fatalf("no comm.no-sync finding\n%s", txt)
+	}
+	if f := d.Findings[i]; !pointsAt(f.Where, path, line) || !strings.Contains(f.Title, "4 times per optimizer update") {
+		t.Errorf("comm.no-sync does not name 4 syncs per update at the backward (line %d): %s %+v", line, f.Title, f.Where)
+	}
+}
+
 // TestPlantedGPU runs the CUDA examples; it skips without a GPU.
 func TestPlantedGPU(t *testing.T) {
 	if testing.Short() {
