@@ -494,6 +494,17 @@ func TestBlocked(t *testing.T) {
 			t.Errorf("blocked line %d among the hot lines", l.Line)
 		}
 	}
+	// torch.compile waiting for its C++ compiler (forward through dynamo,
+	// the backward compiled lazily at the first backward) is start-up
+	compileWait := func() (pyprofile.Stack, []pyprofile.Frame) {
+		return stack(30, 0.5, user(50), lib("/torch/_dynamo/convert_frame.py", "_compile"), lib("/torch/_inductor/cpp_builder.py", "_run_compile_cmd"), lib("/../subprocess.py", "Popen.communicate"))
+	}
+	backwardCompile := func() (pyprofile.Stack, []pyprofile.Frame) {
+		return stack(20, 0.2, user(51), lib("/torch/_functorch/_aot_autograd/runtime_wrappers.py", "_AutogradBackwardCompiler.get_or_compile"), lib("/../threading.py", "Condition.wait"))
+	}
+	if ev := FromProfile(profile(true, compute, python, compileWait, backwardCompile)); ev.BlockedShare != 0 || len(ev.CompileLines) != 2 {
+		t.Errorf("compilation taken for blocking: %v %+v, compile lines %+v", ev.BlockedShare, ev.Blocked, ev.CompileLines)
+	}
 	if ev := FromProfile(profile(false, sleep, socketWait, compute)); ev.BlockedShare != 0 || ev.Blocked != nil {
 		t.Errorf("without CPU clocks: %+v", ev.Blocked)
 	}

@@ -384,7 +384,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 			f := p.Frames[fi].File
 			isIO = isIO || matchAny(f, ioFiles)
 			isDL = isDL || matchAny(f, loaderFiles)
-			compiling = compiling || strings.HasSuffix(f, "/torch/_dynamo/convert_frame.py")
+			compiling = compiling || isCompiling(p.Frames[fi])
 		}
 		// the innermost user frame: the program's line that led here
 		leaf := st.Frames[len(st.Frames)-1]
@@ -443,7 +443,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 					autocast[b] += c
 				}
 			}
-			if importing {
+			if importing || compiling { // start-up: its waits (the C++ compiler's subprocess) are not the step's
 				break
 			}
 			l := run[k]
@@ -581,6 +581,24 @@ func topKeys(m map[string]int, n int) []string {
 // isStackCapture: a frame of Python's traceback module capturing the
 // stack (torch.fx.traceback.format_stack calls it), which anomaly
 // detection does for every op that records an autograd node.
+// compileFiles and compileFuncs mark torch.compile's compilation:
+// dynamo's frame conversion, C++/Triton builds, and the functions that
+// compile a graph (AOT autograd compiles the backward lazily, at the first
+// backward, with no dynamo frame on the stack). Not whole Inductor files:
+// torch 2.1-2.4 run the compiled graph through codecache.py.
+var (
+	compileFiles = []string{"/torch/_dynamo/convert_frame.py", "/torch/_inductor/cpp_builder.py", "/torch/_inductor/async_compile.py"}
+	compileFuncs = []string{"compile_fx_inner", "fx_codegen_and_compile", "get_or_compile", "load_async"}
+)
+
+func isCompiling(f pyprofile.Frame) bool {
+	if matchAny(f.File, compileFiles) {
+		return true
+	}
+	fn := f.Func[strings.LastIndexByte(f.Func, '.')+1:]
+	return strings.Contains(f.File, "/torch/_") && slices.Contains(compileFuncs, fn)
+}
+
 // isMultiheadAttention reports whether a frame runs nn.MultiheadAttention's
 // forward (Python before 3.11 names the method "forward" alone: the
 // functional path's multi_head_attention_forward still tells it).
