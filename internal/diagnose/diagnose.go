@@ -387,7 +387,16 @@ func (s *state) scores() {
 	}
 	other, unexplained = s.addGC(other, unexplained)
 	cpu -= s.addTinyOps(cpu)
-	s.add(Host, other, Evidence{"Python time between ops per step", (other + ioOther) * S, "us", src})
+	hostEv := []Evidence{{"Python time between ops per step", (other + ioOther) * S, "us", src}}
+	if g := s.gil(); g != nil && g.MainBlocked > other {
+		// the main thread's waits for the GIL (between ops) and for the
+		// intra-op threads the other thread keeps off the CPUs (inside
+		// ops) are that thread's: host work, not computation
+		cpu = max(0, cpu-(g.MainBlocked-other))
+		other = g.MainBlocked
+		hostEv = append(hostEv, Evidence{"main-thread samples blocked inside torch while thread " + g.Thread + " runs Python", pct(g.MainBlocked), "%", "pyprofile"})
+	}
+	s.add(Host, other, hostEv...)
 	s.add(CPUCompute, cpu, Evidence{"time inside native ops per step", a.CPUExecUs, "us", src})
 	s.addUnexplained(unexplained)
 }
@@ -660,6 +669,9 @@ func (s *state) verdict() {
 	v := Verdict{Primary: top.Class, Detail: detail[top.Class], SharePct: top.SharePct}
 	if top.Class == Host && !s.device {
 		v.Detail = "CPU-only: Python between ops fills the step"
+		if g := s.gil(); g != nil {
+			v.Detail = "CPU-only: the main thread waits for the GIL, which thread " + g.Thread + " holds"
+		}
 	}
 	second := 0.0
 	if len(ranked) > 1 {

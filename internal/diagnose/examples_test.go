@@ -192,6 +192,7 @@ func TestPlantedCauses(t *testing.T) {
 		{"message_passing.py", "cpu.native", diagnose.CPUCompute, false},
 		{"mha_weights.py", "cpu.native", diagnose.CPUCompute, false},
 		{"file_per_sample.py", "input.loader", diagnose.Input, false},
+		{"gil_thread.py", "host.gil", diagnose.Host, false},
 		{"growing_bank.py", "run.slowing", "", false},
 		{"generate_no_cache.py", "run.slowing", "", false},
 		{"epoch_workers.py", "input.loader", "", true},
@@ -208,7 +209,7 @@ func TestPlantedCauses(t *testing.T) {
 			d := r.TraceReport.Traces[0].Diagnosis
 			if c.rule == "" {
 				for _, f := range d.Findings {
-					if f.Rule == "memory.growth" || f.Rule == "gc.pauses" || f.Rule == "cpu.tiny-ops" || f.Rule == "host.off-step" || f.Rule == "host.dense-embedding" || f.Rule == "host.blocked" || f.Rule == "autograd.anomaly" || f.Rule == "run.slowing" || f.Rule == "run.periodic" {
+					if f.Rule == "host.gil" || f.Rule == "memory.growth" || f.Rule == "gc.pauses" || f.Rule == "cpu.tiny-ops" || f.Rule == "host.off-step" || f.Rule == "host.dense-embedding" || f.Rule == "host.blocked" || f.Rule == "autograd.anomaly" || f.Rule == "run.slowing" || f.Rule == "run.periodic" {
 						t.Errorf("%s found: %s\n%s", f.Rule, f.Title, txt)
 					}
 					if strings.Contains(f.Change, "float64") {
@@ -256,6 +257,9 @@ func TestPlantedCauses(t *testing.T) {
 			if g := strings.Contains(f.Change, "gathers and scatters by a tensor of indices"); g != (c.file == "message_passing.py") ||
 				g && !(strings.Contains(f.Change, "x.index_select(0, idx)") && strings.Contains(f.Change, "sparse matmul")) {
 				t.Errorf("gathers and scatters named: %v, want them (with index_select and the sparse matmul) for message passing only: %s", g, f.Change)
+			}
+			if gil := slices.ContainsFunc(d.Findings, func(f diagnose.Finding) bool { return f.Rule == "host.gil" }); gil != (c.file == "gil_thread.py") {
+				t.Errorf("host.gil found: %v, want it for the thread holding the GIL only\n%s", gil, outline(d))
 			}
 			if mha := strings.Contains(f.Change, "need_weights=False"); mha != (c.file == "mha_weights.py") {
 				t.Errorf("need_weights=False advised: %v, want it for the nn.MultiheadAttention model only: %s", mha, f.Change)

@@ -1078,3 +1078,64 @@ func TestGradSyncFinding(t *testing.T) {
 		}
 	}
 }
+
+// The main thread blocked inside torch while another thread runs Python
+// on a CPU waits for the GIL: host.gil names the thread's line, and the
+// verdict is host-bound. Silent when the other thread runs torch ops
+// (they release the GIL), mostly waits, when the main thread stays on a
+// CPU, and on a device.
+func TestGILFinding(t *testing.T) {
+	lib := func(file, fn string) pyprofile.Frame { return pyprofile.Frame{File: sitePkgs + file, Line: 1, Func: fn} }
+	user := func(line int, fn, text string) pyprofile.Frame {
+		return pyprofile.Frame{File: "/home/u/train.py", Line: line, Func: fn, Text: text}
+	}
+	type stack struct {
+		thread   int
+		n        int
+		cpu      float64
+		frames   []pyprofile.Frame
+		mainWait float64
+	}
+	profile := func(stacks ...stack) *PythonEvidence {
+		p := &pyprofile.Profile{Profiler: "sample", CPUClock: true, WindowSamples: 1,
+			Threads: []pyprofile.Thread{{Role: "main", Name: "MainThread", Samples: 100}, {Role: "other", Name: "Thread-1 (parser)", Samples: 100}}}
+		for _, s := range stacks {
+			st := pyprofile.Stack{Thread: s.thread, Count: s.n, WindowCount: s.n, CPUCount: s.cpu, WindowCPUCount: s.cpu, WaitCount: s.mainWait}
+			for _, f := range s.frames {
+				p.Frames = append(p.Frames, f)
+				st.Frames = append(st.Frames, len(p.Frames)-1)
+			}
+			p.Stacks = append(p.Stacks, st)
+		}
+		return FromProfile(p)
+	}
+	backward := []pyprofile.Frame{user(14, "<module>", "loss.backward()"), lib("/torch/autograd/__init__.py", "backward")}
+	blockedMain := stack{0, 100, 20, backward, 20} // 60 of 100 off the CPU, not waiting for one
+	busyMain := stack{0, 100, 85, backward, 7} // 8% blocked
+	parser := stack{1, 100, 90, []pyprofile.Frame{user(9, "parser", "d = json.loads(line)"), lib("/../json/decoder.py", "JSONDecoder.raw_decode")}, 0}
+	matmuls := stack{1, 100, 90, []pyprofile.Frame{user(8, "worker", "a = torch.tanh(a @ a)")}, 0}
+	waiting := stack{1, 100, 1, []pyprofile.Frame{user(9, "parser", "d = json.loads(line)"), lib("/../threading.py", "Condition.wait")}, 0}
+	for _, c := range []struct {
+		name   string
+		py     *PythonEvidence
+		device bool
+		fires  bool
+	}{
+		{"a thread parsing JSON", profile(blockedMain, parser), false, true},
+		{"on a device", profile(blockedMain, parser), true, false},
+		{"a thread running matmuls", profile(blockedMain, matmuls), false, false},
+		{"a waiting thread", profile(blockedMain, waiting), false, false},
+		{"the main thread on a CPU", profile(busyMain, parser), false, false},
+	} {
+		s := &state{p: Default, step: 1000, steps: 3, device: c.device, py: c.py, share: map[Class]float64{Host: 0.3, CPUCompute: 0.7}, d: &Diagnosis{}}
+		s.findings()
+		f := findingOf(s.d, "host.gil")
+		if (f != nil) != c.fires {
+			t.Errorf("%s: host.gil %+v, want %v (GIL evidence %+v)", c.name, f, c.fires, c.py.GIL)
+			continue
+		}
+		if f != nil && (f.AtStakeUs != 600 || len(f.Where) == 0 || f.Where[0].Line != 9 || findingOf(s.d, "host.python") != nil) {
+			t.Errorf("%s: %+v, want 600 µs at stake at the parser's line 9, and no host.python", c.name, f)
+		}
+	}
+}

@@ -227,6 +227,9 @@ type PythonEvidence struct {
 	// called it.
 	MHAShare float64 `json:"mha_share,omitempty"`
 	MHALines []Line  `json:"mha_lines,omitempty"`
+	// GIL: another Python thread that ran on a CPU while the main thread
+	// sat blocked inside torch (nil: no CPU clocks, or no other thread).
+	GIL *GILEvidence `json:"gil,omitempty"`
 	// Framework: the training framework whose own code (frameworkLoops)
 	// is the innermost frame of the most samples behind Hot ("" : none);
 	// FrameworkShare their fraction, FrameworkFuncs its functions with
@@ -518,6 +521,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	if dl > 0 {
 		ev.LoaderIOShare = float64(dlIO) / float64(dl)
 	}
+	ev.GIL = gilEvidence(p)
 	if runTotal > 0 {
 		ev.BlockedShare = float64(waits) / float64(runTotal)
 		ev.RunIOShare, ev.RunIOLines = float64(runIO)/float64(runTotal), topLines(runIOL, runTotal)
@@ -581,6 +585,103 @@ func topKeys(m map[string]int, n int) []string {
 // isStackCapture: a frame of Python's traceback module capturing the
 // stack (torch.fx.traceback.format_stack calls it), which anomaly
 // detection does for every op that records an autograd node.
+// GILEvidence: the program's other Python thread with the most CPU time
+// over the whole run, and the main thread's time blocked inside torch.
+// Python runs one thread at a time: a thread busy in Python holds the GIL
+// and the main thread waits for it between ops, off the CPU, at lines in
+// torch that otherwise compute or wait for a CPU.
+type GILEvidence struct {
+	// Thread is the other thread's name, CPUShare its on-CPU samples per
+	// main-thread sample (the share of the run it ran on a CPU), Lines
+	// the program's lines it ran most.
+	Thread   string  `json:"thread"`
+	CPUShare float64 `json:"cpu_share"`
+	Lines    []Line  `json:"lines,omitempty"`
+	// MainBlocked: the share of the main thread's samples (imports and
+	// compilation left out) inside torch and neither on a CPU nor waiting
+	// for one.
+	MainBlocked float64 `json:"main_blocked"`
+}
+
+// gilEvidence reads GILEvidence from a profile with CPU clocks. A thread's
+// samples count as Python on a CPU unless their innermost frame is in
+// torch or is a program line calling torch or multiplying tensors: torch's
+// ops release the GIL (a thread running matmuls beside training does not
+// block it).
+func gilEvidence(p *pyprofile.Profile) *GILEvidence {
+	if !p.CPUClock {
+		return nil
+	}
+	mainT := slices.IndexFunc(p.Threads, func(t pyprofile.Thread) bool { return t.Role == "main" })
+	if mainT < 0 || p.Threads[mainT].Samples == 0 {
+		return nil
+	}
+	type threadLines struct {
+		python float64
+		n      int
+		lines  map[lineKey]int
+	}
+	others := map[int]*threadLines{}
+	funcs, texts := map[lineKey]string{}, map[lineKey]string{}
+	var mainN, blocked float64
+	for _, st := range p.Stacks {
+		if len(st.Frames) == 0 || p.Importing(st.Frames) || slices.ContainsFunc(st.Frames, func(fi int) bool { return isCompiling(p.Frames[fi]) }) {
+			continue
+		}
+		inner := p.Frames[st.Frames[len(st.Frames)-1]]
+		if st.Thread == mainT {
+			mainN += float64(st.Count)
+			if matchAny(inner.File, []string{"/torch/"}) {
+				blocked += max(0, float64(st.Count)-st.CPUCount-st.WaitCount)
+			}
+			continue
+		}
+		if p.Threads[st.Thread].Role != "other" {
+			continue
+		}
+		t := others[st.Thread]
+		if t == nil {
+			t = &threadLines{lines: map[lineKey]int{}}
+			others[st.Thread] = t
+		}
+		if !matchAny(inner.File, []string{"/torch/"}) && (pyprofile.IsLibraryFile(inner.File) || !callsTorch.MatchString(inner.Text)) {
+			t.python += st.CPUCount
+		}
+		t.n += st.Count
+		for i := len(st.Frames) - 1; i >= 0; i-- {
+			if f := p.Frames[st.Frames[i]]; !pyprofile.IsLibraryFile(f.File) {
+				k := lineKey{f.File, f.Line}
+				t.lines[k] += st.Count
+				funcs[k], texts[k] = f.Func, f.Text
+				break
+			}
+		}
+	}
+	other := -1
+	for i, t := range others {
+		if other < 0 || t.python > others[other].python || t.python == others[other].python && i < other {
+			other = i
+		}
+	}
+	if mainN == 0 || other < 0 {
+		return nil
+	}
+	t := others[other]
+	g := &GILEvidence{Thread: p.Threads[other].Name, CPUShare: t.python / float64(p.Threads[mainT].Samples), MainBlocked: blocked / mainN}
+	for k, c := range t.lines {
+		g.Lines = append(g.Lines, Line{File: k.file, Line: k.line, Func: funcs[k], Text: texts[k], Pct: round(100 * float64(c) / float64(max(t.n, 1)))})
+	}
+	slices.SortFunc(g.Lines, func(a, b Line) int {
+		return cmp.Or(cmp.Compare(b.Pct, a.Pct), cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
+	})
+	g.Lines = g.Lines[:min(3, len(g.Lines))]
+	return g
+}
+
+// callsTorch matches a program line that calls torch or multiplies
+// tensors: its time is in torch's ops, which release the GIL.
+var callsTorch = regexp.MustCompile(`\btorch\.|@|\.(matmul|mm|bmm|backward|step)\(`)
+
 // compileFiles and compileFuncs mark torch.compile's compilation:
 // dynamo's frame conversion, C++/Triton builds, and the functions that
 // compile a graph (AOT autograd compiles the backward lazily, at the first
