@@ -1085,7 +1085,9 @@ func TestGradSyncFinding(t *testing.T) {
 // (they release the GIL), mostly waits, when the main thread stays on a
 // CPU, and on a device.
 func TestGILFinding(t *testing.T) {
-	lib := func(file, fn string) pyprofile.Frame { return pyprofile.Frame{File: sitePkgs + file, Line: 1, Func: fn} }
+	lib := func(file, fn string) pyprofile.Frame {
+		return pyprofile.Frame{File: sitePkgs + file, Line: 1, Func: fn}
+	}
 	user := func(line int, fn, text string) pyprofile.Frame {
 		return pyprofile.Frame{File: "/home/u/train.py", Line: line, Func: fn, Text: text}
 	}
@@ -1111,7 +1113,7 @@ func TestGILFinding(t *testing.T) {
 	}
 	backward := []pyprofile.Frame{user(14, "<module>", "loss.backward()"), lib("/torch/autograd/__init__.py", "backward")}
 	blockedMain := stack{0, 100, 20, backward, 20} // 60 of 100 off the CPU, not waiting for one
-	busyMain := stack{0, 100, 85, backward, 7} // 8% blocked
+	busyMain := stack{0, 100, 85, backward, 7}     // 8% blocked
 	parser := stack{1, 100, 90, []pyprofile.Frame{user(9, "parser", "d = json.loads(line)"), lib("/../json/decoder.py", "JSONDecoder.raw_decode")}, 0}
 	matmuls := stack{1, 100, 90, []pyprofile.Frame{user(8, "worker", "a = torch.tanh(a @ a)")}, 0}
 	waiting := stack{1, 100, 1, []pyprofile.Frame{user(9, "parser", "d = json.loads(line)"), lib("/../threading.py", "Condition.wait")}, 0}

@@ -582,9 +582,6 @@ func topKeys(m map[string]int, n int) []string {
 	return keys[:min(n, len(keys))]
 }
 
-// isStackCapture: a frame of Python's traceback module capturing the
-// stack (torch.fx.traceback.format_stack calls it), which anomaly
-// detection does for every op that records an autograd node.
 // GILEvidence: the program's other Python thread with the most CPU time
 // over the whole run, and the main thread's time blocked inside torch.
 // Python runs one thread at a time: a thread busy in Python holds the GIL
@@ -708,6 +705,9 @@ func isMultiheadAttention(f pyprofile.Frame) bool {
 		strings.HasSuffix(f.File, "/torch/nn/functional.py") && f.Func == "multi_head_attention_forward"
 }
 
+// isStackCapture: a frame of Python's traceback module capturing the
+// stack (torch.fx.traceback.format_stack calls it), which anomaly
+// detection does for every op that records an autograd node.
 func isStackCapture(f pyprofile.Frame) bool {
 	return strings.HasSuffix(f.File, "/traceback.py") && (f.Func == "format_stack" || f.Func == "extract_stack" || strings.HasPrefix(f.Func, "StackSummary."))
 }
