@@ -388,13 +388,13 @@ func (s *state) scores() {
 	other, unexplained = s.addGC(other, unexplained)
 	cpu -= s.addTinyOps(cpu)
 	hostEv := []Evidence{{"Python time between ops per step", (other + ioOther) * S, "us", src}}
-	if g := s.gil(); g != nil && g.MainBlocked > other {
-		// the main thread's waits for the GIL (between ops) and for the
-		// intra-op threads the other thread keeps off the CPUs (inside
-		// ops) are that thread's: host work, not computation
-		cpu = max(0, cpu-(g.MainBlocked-other))
-		other = g.MainBlocked
-		hostEv = append(hostEv, Evidence{"main-thread samples blocked inside torch while thread " + g.Thread + " runs Python", pct(g.MainBlocked), "%", "pyprofile"})
+	if g := s.gil(); g != nil && g.MainOffCPU > other {
+		// the main thread's waits for the GIL (between ops), for a CPU,
+		// and for the intra-op threads the other thread keeps off the
+		// CPUs (inside ops) are that thread's: host work, not computation
+		cpu = max(0, cpu-(g.MainOffCPU-other))
+		other = g.MainOffCPU
+		hostEv = append(hostEv, Evidence{"main-thread samples off the CPU inside torch while thread " + g.Thread + " runs Python", pct(g.MainOffCPU), "%", "pyprofile"})
 	}
 	s.add(Host, other, hostEv...)
 	s.add(CPUCompute, cpu, Evidence{"time inside native ops per step", a.CPUExecUs, "us", src})

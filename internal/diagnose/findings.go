@@ -1941,8 +1941,10 @@ const minGILThreadCPU, minGILBlocked = 0.3, 0.1
 // gilFinding: on a CPU, the main thread blocked inside torch (neither on
 // a CPU nor waiting for one) while another Python thread runs on a CPU is
 // waiting for the GIL: a thread that parses, formats or loops in Python
-// holds it, and the main thread gets it back between its ops. A training
-// loop beside a thread parsing JSON took 75 s instead of 0.24 s. Silent on
+// holds it, and the main thread gets it back between its ops. At stake:
+// the main thread's time off the CPU inside torch, its waits for a CPU
+// included (the thread takes a CPU too). A training loop beside a thread
+// parsing JSON took 75 s instead of 0.24 s. Silent on
 // a device (a main thread blocked inside torch there may wait for the
 // device), when the other thread mostly waits, or when the main thread
 // stays on a CPU.
@@ -1959,9 +1961,10 @@ func (s *state) gilFinding() {
 	if len(g.Lines) > 0 {
 		at = fmt.Sprintf(" (%s:%d)", filepath.Base(g.Lines[0].File), g.Lines[0].Line)
 	}
-	ms := []Evidence{{"main-thread samples blocked inside torch, off the CPU", pct(g.MainBlocked), "%", "pyprofile"},
+	ms := []Evidence{{"main-thread samples blocked inside torch, neither on a CPU nor waiting for one", pct(g.MainBlocked), "%", "pyprofile"},
+		{"main-thread samples off the CPU inside torch, waits for a CPU included", pct(g.MainOffCPU), "%", "pyprofile"},
 		{"thread " + g.Thread + " on a CPU, share of the run", pct(g.CPUShare), "%", "pyprofile"}}
-	s.emit(s.finding("host.gil", fmt.Sprintf("The main thread waits for the GIL %.0f%% of the run: thread %s runs Python on a CPU %.0f%% of it", pct(g.MainBlocked), g.Thread, pct(min(g.CPUShare, 1))),
-		g.MainBlocked*s.step, ms, where,
+	s.emit(s.finding("host.gil", fmt.Sprintf("The main thread waits for the GIL and a CPU %.0f%% of the run: thread %s runs Python on a CPU %.0f%% of it", pct(g.MainOffCPU), g.Thread, pct(min(g.CPUShare, 1))),
+		g.MainOffCPU*s.step, ms, where,
 		fmt.Sprintf("Python runs one thread at a time, and thread %s%s holds the GIL while the main thread waits between its ops: move that work to another process (multiprocessing, a DataLoader worker), do it in calls that release the GIL (torch or NumPy ops over whole arrays, I/O), or let the thread sleep between batches of it", g.Thread, at)))
 }

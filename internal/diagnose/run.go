@@ -596,8 +596,10 @@ type GILEvidence struct {
 	Lines    []Line  `json:"lines,omitempty"`
 	// MainBlocked: the share of the main thread's samples (imports and
 	// compilation left out) inside torch and neither on a CPU nor waiting
-	// for one.
+	// for one; MainOffCPU: inside torch and off the CPU, blocked or
+	// waiting for a CPU (which the other thread takes too).
 	MainBlocked float64 `json:"main_blocked"`
+	MainOffCPU  float64 `json:"main_off_cpu"`
 }
 
 // gilEvidence reads GILEvidence from a profile with CPU clocks. A thread's
@@ -620,7 +622,7 @@ func gilEvidence(p *pyprofile.Profile) *GILEvidence {
 	}
 	others := map[int]*threadLines{}
 	funcs, texts := map[lineKey]string{}, map[lineKey]string{}
-	var mainN, blocked float64
+	var mainN, blocked, off float64
 	for _, st := range p.Stacks {
 		if len(st.Frames) == 0 || p.Importing(st.Frames) || slices.ContainsFunc(st.Frames, func(fi int) bool { return isCompiling(p.Frames[fi]) }) {
 			continue
@@ -630,6 +632,7 @@ func gilEvidence(p *pyprofile.Profile) *GILEvidence {
 			mainN += float64(st.Count)
 			if matchAny(inner.File, []string{"/torch/"}) {
 				blocked += max(0, float64(st.Count)-st.CPUCount-st.WaitCount)
+				off += max(0, float64(st.Count)-st.CPUCount)
 			}
 			continue
 		}
@@ -664,7 +667,7 @@ func gilEvidence(p *pyprofile.Profile) *GILEvidence {
 		return nil
 	}
 	t := others[other]
-	g := &GILEvidence{Thread: p.Threads[other].Name, CPUShare: t.python / float64(p.Threads[mainT].Samples), MainBlocked: blocked / mainN}
+	g := &GILEvidence{Thread: p.Threads[other].Name, CPUShare: t.python / float64(p.Threads[mainT].Samples), MainBlocked: blocked / mainN, MainOffCPU: off / mainN}
 	for k, c := range t.lines {
 		g.Lines = append(g.Lines, Line{File: k.file, Line: k.line, Func: funcs[k], Text: texts[k], Pct: round(100 * float64(c) / float64(max(t.n, 1)))})
 	}
