@@ -394,8 +394,9 @@ func (s *state) findings() {
 	if big(Comm) {
 		change := ""
 		if noSync := s.gradSyncFinding(at(Comm)); !noSync && s.in.Regions != nil && s.in.Regions.GradSync != nil && s.in.Regions.GradSync.Forwards > s.in.Regions.GradSync.Synced {
-			// accumulation with no_sync() in place
-			change = "overlap communication with backward: DDP bucket_cap_mb, gradient_as_bucket_view=True; fewer, larger collectives (the gradients already sync once per optimizer update: no_sync() is in place)"
+			// several forwards per update, synced once: no_sync() in
+			// place, or a model called twice before one backward
+			change = "overlap communication with backward: DDP bucket_cap_mb, gradient_as_bucket_view=True; fewer, larger collectives (the gradients already sync once per optimizer update)"
 		}
 		f := s.finding("comm.exposed", fmt.Sprintf("Communication not overlapped with compute takes %.0f%% of the step", pct(s.share[Comm])), at(Comm), s.ev[Comm], s.topOps(3, false, "nccl", "gloo", "all_reduce", "allreduce", "all_gather", "broadcast", "reduce_scatter", "all_to_all"), change)
 		if n, w, partial := s.partialRanks(); partial {
