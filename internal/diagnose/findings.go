@@ -1164,7 +1164,7 @@ const randomShareLabel = "random number ops' share of native op time"
 // time, its evidence, and the dropout ops' and all ops' self time.
 func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 	var total, conv, gemm, rnn, random, dropout, index, aggregate, indexBackward float64
-	var rest []optable.OpRow // the other ops, for naming the largest
+	var rest, all []optable.OpRow // the other ops, and all, for naming the largest
 	if t := s.in.Ops; t != nil {
 		for _, r := range t.Ranked() {
 			if isAnnotation(r.Name) {
@@ -1172,6 +1172,7 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 			}
 			n := strings.ToLower(r.Name)
 			total += r.HostSelfUs
+			all = append(all, r)
 			switch {
 			case strings.Contains(n, "conv"):
 				conv += r.HostSelfUs
@@ -1204,16 +1205,19 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 	// named too: what torch.compile can fuse is then as large as what
 	// faster matmuls can save
 	const dominant, alone = 0.4, 0.7
+	largest := func(rows []optable.OpRow, n int) string {
+		slices.SortFunc(rows, func(a, b optable.OpRow) int { return cmp.Compare(b.HostSelfUs, a.HostSelfUs) })
+		var top []string
+		for _, r := range rows[:min(n, len(rows))] {
+			top = append(top, fmt.Sprintf("%s %.0f%%", r.Name, pct(r.HostSelfUs/total)))
+		}
+		return strings.Join(top, ", ")
+	}
 	others := func(family float64) string {
 		if family/total >= alone || len(rest) == 0 {
 			return ""
 		}
-		slices.SortFunc(rest, func(a, b optable.OpRow) int { return cmp.Compare(b.HostSelfUs, a.HostSelfUs) })
-		var top []string
-		for _, r := range rest[:min(2, len(rest))] {
-			top = append(top, fmt.Sprintf("%s %.0f%%", r.Name, pct(r.HostSelfUs/total)))
-		}
-		return fmt.Sprintf("; the other %.0f%% (largest: %s): %s", pct(1-family/total), strings.Join(top, ", "), s.compileChange("elementwise, normalization and softmax ops"))
+		return fmt.Sprintf("; the other %.0f%% (largest: %s): %s", pct(1-family/total), largest(rest, 2), s.compileChange("elementwise, normalization and softmax ops"))
 	}
 	switch {
 	case conv/total >= dominant:
@@ -1241,7 +1245,9 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		change, ev := indexChange(index/total, aggregate/total, indexBackward/total)
 		return change + others(index), ev, dropout, total
 	}
-	return "no op family dominates the native time: " + s.compileChange("the many small ops") + ", or an accelerator", nil, dropout, total
+	// the largest ops say what the time is in: a 32k-token output layer's
+	// matmuls and log_softmax, or many small ops
+	return fmt.Sprintf("no op family dominates the native time (largest: %s): %s, or an accelerator", largest(all, 3), s.compileChange("its elementwise, normalization and softmax ops and the many small ones")), nil, dropout, total
 }
 
 // indexChange: gathers and scatters by a tensor of indices (graph message
