@@ -186,7 +186,7 @@ func ComputeRanks(rr *ranks.Result, per []RankInput, params *Params) *RunDiagnos
 		f := Finding{Rule: "ranks.straggler", Class: Straggler, Title: fmt.Sprintf("Rank %d is the straggler: the others lose %s per step waiting", slow, units.Duration(lostUs)),
 			Measured: ms, Where: where, Change: change, AtStakeUs: round(lostUs), AtStakePct: round(100 * share),
 			SavingUs: round(lostUs * rule("ranks.straggler").Factor), SavingPct: round(100 * share * rule("ranks.straggler").Factor), Confidence: conf}
-		d.Findings = append(append(d.Findings, f), everyRank(per, slow)...)
+		d.Findings = append(d.Findings, f)
 		d.Verdict = v
 		return d
 	}
@@ -227,36 +227,4 @@ func ComputeRanks(rr *ranks.Result, per []RankInput, params *Params) *RunDiagnos
 	d.Verdict = Verdict{Primary: best, Detail: detail[best], Confidence: conf,
 		Why: fmt.Sprintf("%d of %d ranks are %s; no straggler (imbalance below %.0f%%, communication shares within %.0f points)", n, len(d.PerRank), best, p.Imbalance, p.CommSpread)}
 	return d
-}
-
-// everyRank lists the slow rank's findings, after its first (the
-// straggler finding's change), whose rule fires on every rank: a
-// straggler verdict names the slow rank's own change, and these help
-// every rank besides (gradient accumulation without no_sync on all of
-// them). Their numbers are the slow rank's.
-func everyRank(per []RankInput, slow int) []Finding {
-	var diags []*Diagnosis
-	var own *Diagnosis
-	for _, r := range per {
-		if r.Diagnosis == nil {
-			return nil
-		}
-		diags = append(diags, r.Diagnosis)
-		if r.Rank == slow {
-			own = r.Diagnosis
-		}
-	}
-	if own == nil || len(diags) < 2 {
-		return nil
-	}
-	var out []Finding
-	for _, f := range own.Findings[min(1, len(own.Findings)):] {
-		if !slices.ContainsFunc(diags, func(d *Diagnosis) bool {
-			return !slices.ContainsFunc(d.Findings, func(g Finding) bool { return g.Rule == f.Rule })
-		}) {
-			f.Title = fmt.Sprintf("rank %d, and every other rank: %s", slow, f.Title)
-			out = append(out, f)
-		}
-	}
-	return out
 }

@@ -28,24 +28,3 @@ func TestStragglerNeedsConsistency(t *testing.T) {
 		}
 	}
 }
-
-// Under a straggler verdict, the slow rank's own first finding is the
-// straggler finding's change; its other findings that fire on every rank
-// follow it, and those of some ranks only do not.
-func TestStragglerEveryRank(t *testing.T) {
-	f := func(rule string) Finding { return Finding{Rule: rule, Title: rule} }
-	per := []RankInput{
-		{0, &Diagnosis{StepUs: 100, Verdict: Verdict{Primary: Comm}, Findings: []Finding{f("comm.no-sync"), f("comm.exposed"), f("cpu.native")}}},
-		{1, &Diagnosis{StepUs: 115, Verdict: Verdict{Primary: CPUCompute}, Findings: []Finding{f("cpu.native"), f("comm.no-sync"), f("host.python")}}},
-	}
-	row := ranks.StepRow{Us: []float64{100, 115}, SlowestRank: 1}
-	rr := &ranks.Result{SlowestRank: 1, Straggler: -1, ImbalancePct: 15, MedianStepUs: 100, Steps: []ranks.StepRow{row, row, row}}
-	d := ComputeRanks(rr, per, nil)
-	var titles []string
-	for _, f := range d.Findings {
-		titles = append(titles, f.Title)
-	}
-	if want := []string{"rank 1, and every other rank: comm.no-sync"}; d.Verdict.Primary != Straggler || len(d.Findings) != 2 || d.Findings[0].Rule != "ranks.straggler" || titles[1] != want[0] {
-		t.Errorf("verdict %s, findings %q; want the straggler, then %q", d.Verdict.Primary, titles, want)
-	}
-}

@@ -42,11 +42,15 @@ func gradSync(t *trace.Trace) *GradSync {
 		reducer
 		allReduce
 	)
-	kinds := map[trace.StrID]int{}
+	kinds := make([]int8, t.NumStrings()) // per name: its kind + 1 once known (a pass over every op: no map)
 	kindOf := func(i int) int {
-		k, ok := kinds[ev.Name[i]]
-		if !ok {
-			switch n := t.Str(ev.Name[i]); {
+		id := ev.Name[i]
+		if int(id) >= len(kinds) {
+			return other
+		}
+		if kinds[id] == 0 {
+			k := other
+			switch n := t.Str(id); {
 			case n == "DistributedDataParallel.forward":
 				k = forward
 			case strings.HasPrefix(n, "Optimizer.step#"):
@@ -56,9 +60,9 @@ func gradSync(t *trace.Trace) *GradSync {
 			case classify.IsCommOp(n) && (strings.Contains(n, "all_reduce") || strings.Contains(n, "allreduce")):
 				k = allReduce
 			}
-			kinds[ev.Name[i]] = k
+			kinds[id] = int8(k + 1)
 		}
-		return k
+		return int(kinds[id]) - 1
 	}
 	type stepEvents struct {
 		forwards, reducers, allReduces []int64
