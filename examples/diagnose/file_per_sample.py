@@ -29,8 +29,11 @@ def main():
     torch.manual_seed(0)
     with tempfile.TemporaryDirectory() as root:
         for i in range(2000):
-            torch.save({"x": torch.randn(3, 32, 32), "y": i % 10}, os.path.join(root, f"{i:05d}.pt"))
-        model = nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 10))
+            torch.save({"x": torch.randn(256), "y": i % 10}, os.path.join(root, f"{i:05d}.pt"))
+        # A small model on one intra-op thread: the reads must dominate even on
+        # a loaded machine, where tiny ops stall at OpenMP barriers otherwise.
+        torch.set_num_threads(1)
+        model = nn.Linear(256, 10)
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
         for x, y in DataLoader(SampleFiles(root), batch_size=64, shuffle=True):
             loss = nn.functional.cross_entropy(model(x), y)
