@@ -724,7 +724,17 @@ func (s *state) verdict() {
 		v.Secondary = append(v.Secondary, Slowing)
 		v.Why += fmt.Sprintf("; the steps get slower as the run goes on (%s to %s): the window shows its earlier steps (the first finding)", units.Seconds(g.FirstMedianS), units.Seconds(g.LastMedianS))
 	}
-	if p := s.periodic(); p != nil {
+	if p := s.periodic(); p != nil && p.Share > sh*(1-p.Share) {
+		// The slow steps take more of the run than the window's limiter
+		// takes of the steps between them (its share of those, which are
+		// the rest of the run): a PPO loop's rollout every 32 updates was
+		// 67% of the run, its updates' per-op overhead 73% of the rest.
+		v.Secondary = append([]Class{top.Class}, slices.DeleteFunc(v.Secondary, func(c Class) bool { return c == top.Class })...)
+		v.Why = fmt.Sprintf("periodic-work explains %.0f%% of the run's step time (its finding); between those steps, %s", pct(p.Share), v.Why)
+		v.Primary, v.SharePct = Periodic, 0
+		v.Detail = fmt.Sprintf("every %d steps a step takes %s, %.0fx the median: %.0f%% of the run's step time", p.Every, units.Seconds(p.MeanS), p.MeanS/p.MedianS, pct(p.Share))
+		v.Confidence = "medium"
+	} else if p != nil {
 		v.Secondary = append(v.Secondary, Periodic)
 		v.Why += fmt.Sprintf("; every %d steps a step takes %s (%.0f%% of the run's step time), which the window does not show (its finding)", p.Every, units.Seconds(p.MeanS), pct(p.Share))
 	}

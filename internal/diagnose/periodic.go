@@ -189,6 +189,15 @@ func (s *state) periodicFinding() {
 		}
 		ms = append(ms, Evidence{"main-thread samples in it, whole run", pct(py.OffStepShare), "%", "pyprofile"})
 		change = fmt.Sprintf("the %s every %d steps at %s takes %s each time: run it less often or on fewer batches (a subset of the validation set), under torch.inference_mode(), or in another process on a copy of the weights", top.Kind, p.Every, lineName(where[0]), units.Seconds(p.MeanS-p.MedianS))
+	case py != nil && py.SlowSamples >= minSlowSamples && len(py.SlowLines) > 0 && py.SlowLines[0].Pct >= 10:
+		// the agent's samples of the slow steps: what they do, window or not
+		var names []string
+		for _, l := range py.SlowLines[:min(3, len(py.SlowLines))] {
+			where = append(where, Location{Kind: "python", Name: l.Func, File: l.File, Line: l.Line, SharePct: l.Pct, Note: "main-thread samples in steps over twice the median, whole run"})
+			names = append(names, fmt.Sprintf("%s %.0f%%", lineName(where[len(where)-1]), l.Pct))
+		}
+		ms = append(ms, Evidence{"main-thread samples in steps over twice the median, whole run", float64(py.SlowSamples), "", "pyprofile"})
+		change = fmt.Sprintf("the slow steps' time goes to %s (their main-thread samples): that work every %d steps takes %s each time; make it cheaper (one op over a batch instead of a loop of small calls), run it less often, or overlap it with the steps (a background thread or process)", strings.Join(names, ", "), p.Every, units.Seconds(p.MeanS-p.MedianS))
 	default:
 		// record one: the window starts skip_first + warmup steps in
 		change = fmt.Sprintf("the recorded window holds none of these steps, so what they do is not known: record one with bottleneck run --skip-first %d --warmup 1 --active 2 (steps %d-%d), then run it less often or in the background", max(0, p.Steps[0]-3), max(2, p.Steps[0]-1), p.Steps[0])
@@ -199,6 +208,10 @@ func (s *state) periodicFinding() {
 	}
 	s.emit(s.finding("run.periodic", title, p.Share*s.step, ms, where, change))
 }
+
+// minSlowSamples: the samples of slow steps that name what they do (at
+// the 20 ms interval outside the window, 100 ms of them).
+const minSlowSamples = 5
 
 // lineName is a Python location as file:line.
 func lineName(l Location) string { return fmt.Sprintf("%s:%d", filepath.Base(l.File), l.Line) }

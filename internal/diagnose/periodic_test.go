@@ -86,6 +86,7 @@ func TestPeriodicFinding(t *testing.T) {
 	periodic := periodicSteps(stepsWith(300, every(40, 41, 300, 0.4)), nil)
 	ioLines := []Line{{File: "/w/train.py", Line: 13, Func: "<module>", Pct: 20}}
 	evalLines := []OffStepLine{{Line{File: "/w/train.py", Line: 20, Func: "<module>", Pct: 18}, OffStepEval}}
+	slowLines := []Line{{File: "/w/train.py", Line: 30, Func: "<module>", Pct: 60}, {File: "/w/train.py", Line: 12, Func: "Env.step", Pct: 25}}
 	two, zero, no := 2, 0, false
 	for _, c := range []struct {
 		name            string
@@ -100,6 +101,12 @@ func TestPeriodicFinding(t *testing.T) {
 			"in " + OffStepEval, "the " + OffStepEval + " every 40 steps at train.py:20 takes 380 ms each time", ""},
 		{"unknown", RunEvidence{Periodic: periodic, Python: &PythonEvidence{RunIOShare: 0.01, RunIOLines: ioLines}},
 			"(steps 41, 81, 121, 161, ...)", "record one with bottleneck run --skip-first 38 --warmup 1 --active 2 (steps 40-41)", ""},
+		// the slow steps' own samples name their lines (a rollout)
+		{"slow steps' lines", RunEvidence{Periodic: periodic, Python: &PythonEvidence{SlowSamples: 40, SlowLines: slowLines}},
+			"(steps 41, 81, 121, 161, ...)", "the slow steps' time goes to train.py:30 60%, train.py:12 25% (their main-thread samples): that work every 40 steps takes 380 ms", ""},
+		// ... not from a few samples: record one
+		{"few slow samples", RunEvidence{Periodic: periodic, Python: &PythonEvidence{SlowSamples: 3, SlowLines: slowLines}},
+			"(steps 41, 81, 121, 161, ...)", "record one with bottleneck run", ""},
 		// silent: a DataLoader's epochs of 40 batches restart its workers
 		{"epochs", RunEvidence{Periodic: periodic, Loaders: []Loader{{Batches: 280, Iterators: 7, NumWorkers: &two, PersistentWorkers: &no}}}, "", "", ""},
 		// but not without workers: the epoch's end (an evaluation) is the work
@@ -135,6 +142,32 @@ func TestPeriodicFinding(t *testing.T) {
 			}
 			if !strings.Contains(d.Verdict.Why, "every 40 steps a step takes 400 ms") || d.Verdict.Secondary[len(d.Verdict.Secondary)-1] != Periodic {
 				t.Errorf("verdict %+v", d.Verdict)
+			}
+		})
+	}
+}
+
+// Slow steps that take more of the run than the window's limiter takes of
+// the steps between them make the verdict periodic-work, the limiter
+// the first secondary (a PPO loop's rollout every 32 updates: 67% of the
+// run, its updates' per-op overhead 73% of the rest); less, and they stay
+// a secondary.
+func TestPeriodicVerdict(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		slowS float64
+		leads bool
+	}{{"rollout", 2.0, true}, {"checkpoint", 0.4, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			run := RunEvidence{Periodic: periodicSteps(stepsWith(300, every(40, 41, 300, c.slowS)), nil)}
+			d := Compute(cpuTrace(&run))
+			v := d.Verdict
+			if leads := v.Primary == Periodic; leads != c.leads || len(v.Secondary) == 0 {
+				t.Fatalf("share %.2f: verdict %+v", run.Periodic.Share, v)
+			}
+			if c.leads && (v.Secondary[0] != CPUCompute || !strings.Contains(v.Detail, "every 40 steps a step takes 2.00 s") ||
+				!strings.Contains(v.Why, "between those steps, cpu-compute-bound explains")) {
+				t.Errorf("verdict %+v", v)
 			}
 		})
 	}

@@ -251,6 +251,13 @@ type PythonEvidence struct {
 	RunIOShare  float64 `json:"run_io_share,omitempty"`
 	RunIOLines  []Line  `json:"run_io_lines,omitempty"`
 	LoaderLines []Line  `json:"loader_lines,omitempty"`
+	// SlowSamples and SlowLines: the main thread's samples in steps over
+	// twice the median of the steps before them (pyprofile's SlowCount,
+	// imports left out), and their user lines by share of those: what the
+	// slow steps of work every N steps do, whether the window holds one
+	// or not.
+	SlowSamples int    `json:"slow_samples,omitempty"`
+	SlowLines   []Line `json:"slow_lines,omitempty"`
 	// OffStepShare: the share of the main thread's samples over the whole
 	// run in work that does not belong in the step (offstep.go), and its
 	// user lines; OffStepWindowShare the share within the recorded window
@@ -362,7 +369,8 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	// and samples whose innermost frame is outside torch (a builtin such
 	// as time.sleep, socket, threading)
 	runTotal, runIO := 0, 0
-	runIOL := map[key]int{}
+	runIOL, slowL := map[key]int{}, map[key]int{}
+	slowN := 0
 	run := map[key]*lineSamples{}
 	waitKnown := false // the agent recorded the main thread's run-queue wait
 	blockedIn := map[key]string{}
@@ -405,6 +413,10 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		}
 		if compiling && c > 0 {
 			compileL[k] += c
+		}
+		if st.SlowCount > 0 && !importing {
+			slowL[k] += st.SlowCount
+			slowN += st.SlowCount
 		}
 		switch {
 		case isDL: // a Dataset that reads files is input work, not checkpointing or logging
@@ -517,7 +529,8 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	ev := &PythonEvidence{Profiler: p.Profiler, Window: window, Samples: total,
 		IOShare: float64(io) / float64(total), LoaderShare: float64(dl) / float64(total),
 		Hot: lines(hot), IOLines: lines(ioL), LoaderLines: lines(dlL), CompileLines: lines(compileL),
-		Blocked: topLines(blocked, max(runTotal, 1)), RunHot: topLines(runHot, max(runTotal, 1))}
+		Blocked: topLines(blocked, max(runTotal, 1)), RunHot: topLines(runHot, max(runTotal, 1)),
+		SlowSamples: slowN, SlowLines: topLines(slowL, max(slowN, 1))}
 	if dl > 0 {
 		ev.LoaderIOShare = float64(dlIO) / float64(dl)
 	}

@@ -119,6 +119,10 @@ type Stack struct {
 	RepeatCount     int     `json:"repeat_count,omitempty"`
 	RepeatCPUCount  float64 `json:"repeat_cpu_count,omitempty"`
 	RepeatWaitCount float64 `json:"repeat_wait_count,omitempty"`
+	// SlowCount counts the samples taken in steps over twice the median
+	// of the steps before them (the agent's last 31), window or not: what
+	// work every N steps does.
+	SlowCount int `json:"slow_count,omitempty"`
 }
 
 // Function is one cProfile entry.

@@ -101,6 +101,13 @@ _HISTORY_LOCK_LIMIT = 1024
 # training (whose frozen modules, a text encoder beside a trained UNet,
 # have no gradients either, hence all of them).
 _NO_BACKWARD_LOCK_S = 3.0
+# Once the program made an optimizer (torch.optim) that has not stepped
+# yet, forwards lock only after this long since the first: it trains, and
+# a reinforcement-learning rollout (a DQN's 256 forwards filling its
+# replay buffer, a PPO rollout of 512), an evaluation before training or
+# 64 per-sample forwards before the first backward come before its first
+# optimizer.step(); those forwards are not its steps (each was a step).
+_UNSTEPPED_OPTIMIZER_WAIT_S = 10.0
 _PROGRESS_EVERY_S = 0.25  # the same phase's progress, at most this often (see progress)
 
 
@@ -264,6 +271,7 @@ class Agent(Window, Evidence):
         self.step_inputs = {"first": None, "last": None}
         self._own = threading.local()  # .depth: this thread does the agent's own work (_OwnWork)
         self._grad_forwards = False  # a forward ran with autograd on (see _GRAD_LOCK_THRESHOLD)
+        self._optimizer_made = False  # a torch.optim.Optimizer was constructed (_UNSTEPPED_OPTIMIZER_WAIT_S)
         self._first_forward_t = None
         self.progress_path = None
         self._progress_phase, self._progress_at = None, 0.0
@@ -465,6 +473,23 @@ class Agent(Window, Evidence):
             })
             return
         self.optimizer_hook = register_optimizer_step_post_hook(self._on_optimizer_step)
+        if self.step_source_req == "auto":
+            self._watch_optimizer_init(torch)
+
+    def _watch_optimizer_init(self, torch):
+        """Notes that the program made an optimizer (every torch.optim class
+        calls Optimizer.__init__): its forwards before the first step may
+        be a rollout, not steps (_UNSTEPPED_OPTIMIZER_WAIT_S)."""
+        cls = torch.optim.Optimizer
+        orig, agent = cls.__init__, self
+
+        def __init__(opt, *args, **kwargs):
+            orig(opt, *args, **kwargs)
+            agent._optimizer_made = True
+        __init__.__wrapped__ = orig
+        for a in ("__name__", "__qualname__", "__doc__", "__module__"):
+            setattr(__init__, a, getattr(orig, a, None))
+        cls.__init__ = __init__
 
     def _watch_torch_compile(self, torch):
         """Dynamo guards on the number of global module hooks: the agent's
@@ -795,11 +820,7 @@ class Agent(Window, Evidence):
                 self._grad_forwards = True
             if self._first_forward_t is None:
                 self._first_forward_t = time.perf_counter()
-            need = _GRAD_LOCK_THRESHOLD if self._grad_forwards else _LOCK_THRESHOLD
-            if need > self.step_counts["forward"] >= _LOCK_THRESHOLD \
-                    and time.perf_counter() - self._first_forward_t >= _NO_BACKWARD_LOCK_S \
-                    and not _has_grads(self._forward_modules.values()):
-                need = _LOCK_THRESHOLD  # forwards with autograd on, and no backward so far
+            need = self._forwards_to_lock()
             if self.step_source_req == "forward" or (
                     self.step_counts["forward"] >= need
                     and self.step_counts["optimizer"] == 0 and self.step_counts["dataloader"] == 0
@@ -818,6 +839,21 @@ class Agent(Window, Evidence):
         if self.step_source == "forward" and id(module) == self.step_module:
             self._step()
             self._note_step_input(args)
+
+    def _forwards_to_lock(self):
+        """How many forwards lock them as the step source by now (none:
+        float("inf")); see the constants' comments."""
+        n, waited = self.step_counts["forward"], time.perf_counter() - self._first_forward_t
+        if n < _LOCK_THRESHOLD:
+            return _LOCK_THRESHOLD
+        if self._optimizer_made and waited < _UNSTEPPED_OPTIMIZER_WAIT_S:
+            return float("inf")  # a training program: its first optimizer.step() is coming
+        if not self._grad_forwards:
+            return _LOCK_THRESHOLD
+        if n < _GRAD_LOCK_THRESHOLD and waited >= _NO_BACKWARD_LOCK_S \
+                and not _has_grads(self._forward_modules.values()):
+            return _LOCK_THRESHOLD  # forwards with autograd on, and no backward so far
+        return _GRAD_LOCK_THRESHOLD
 
     def _note_step_input(self, args):
         """Keep the shapes of the tensors the step's forward got, for the

@@ -96,8 +96,11 @@ class Sampler(object):
         self._frame_ids = {}  # (code, line) -> id
         # (thread index, ids tuple) -> [count, window_count, cpu_count,
         # window_cpu_count, wait_count, window_wait_count, repeat_count,
-        # repeat_cpu_count, repeat_wait_count]
+        # repeat_cpu_count, repeat_wait_count, slow_count]
         self.stacks = {}
+        # samples since the last step ended, per stack: end_step adds them
+        # to slow_count when that step was slow (work every N steps)
+        self._this_step = {}
         # A repeat is a sample whose thread's previous sample had the same
         # stack: the time since then was spent in it, so its on-CPU and
         # waiting shares are that stack's own, not partly the line before
@@ -176,6 +179,15 @@ class Sampler(object):
         """A step of the window ended: its samples so far are its steps'."""
         with self.lock:
             self._since_step, self._since_step_th, self._since_step_n = {}, {}, 0
+
+    def end_step(self, slow):
+        """A step ended (any step, window or not): when it was slow, its
+        samples count as the slow steps' too (slow_count)."""
+        with self.lock:
+            if slow:
+                for key, n in self._this_step.items():
+                    self.stacks[key][9] += n
+            self._this_step = {}
 
     def drop_since_step(self):
         """The window ends with the program, after its last step: the
@@ -282,8 +294,9 @@ class Sampler(object):
                 key = (ti, tuple(ids))
                 c = self.stacks.get(key)
                 if c is None:
-                    c = self.stacks[key] = [0, 0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0]
+                    c = self.stacks[key] = [0, 0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0]
                 c[0] += 1
+                self._this_step[key] = self._this_step.get(key, 0) + 1
                 th = self.threads[ti]
                 th["samples"] += 1
                 on_cpu, waiting = self._on_cpu(ident, th)
@@ -392,7 +405,7 @@ class Sampler(object):
                 {"thread": k[0], "frames": list(k[1]), "count": v[0], "window_count": v[1],
                  "cpu_count": round(v[2], 3), "window_cpu_count": round(v[3], 3),
                  "wait_count": round(v[4], 3), "window_wait_count": round(v[5], 3),
-                 "repeat_count": v[6], "repeat_cpu_count": round(v[7], 3), "repeat_wait_count": round(v[8], 3)}
+                 "repeat_count": v[6], "repeat_cpu_count": round(v[7], 3), "repeat_wait_count": round(v[8], 3), "slow_count": v[9]}
                 for k, v in self.stacks.items()
             ]
             stacks.sort(key=lambda s: -s["count"])

@@ -52,6 +52,7 @@ class Window(object):
         self.window_steps = []
         self.step_stats = {"count": 0, "sum_s": 0.0, "min_s": None, "max_s": None}
         self.step_times = []  # [step, start_rel, dur, in_window, cpu wait or None] per step, capped
+        self._recent_steps, self._recent_median = [], None  # _slow_step
         # profiler
         self.prof = None
         self.prof_state = "off"  # off | waiting | recording | done | failed | yielded
@@ -79,6 +80,8 @@ class Window(object):
         dur = now - self.step_start if self.step_start is not None else None
         self.steps += 1
         wait = self.stepstats.on_step(self.steps, self.in_window) if self.stepstats is not None else None
+        if self.sampler is not None:
+            self.sampler.end_step(dur is not None and self._slow_step(dur))
         if dur is not None:
             s = self.step_stats
             s["count"] += 1
@@ -110,11 +113,29 @@ class Window(object):
                     self._profiler_failed("profiler step", e)
                     return
                 self._after_profiler_step()
+            # the profiler's step (starting it, writing a trace: 1.8 s
+            # after a window of 150 small steps) is the agent's work, in
+            # no step of the program
+            self.step_start = time.perf_counter()
         if self.stop_pending:
             self.stop_pending = False
             self.stopped_after_profile = True
             self.progress("stopping")
             raise StopAfterProfile()
+
+    def _slow_step(self, dur):
+        """Whether a step took over twice the median of the last 31 (the
+        median recomputed every 16 steps: steps can be 50 us), once 8 ran."""
+        recent = self._recent_steps
+        if len(recent) == 31:
+            recent[self.steps % 31] = dur
+        else:
+            recent.append(dur)
+        if len(recent) < 8:
+            return False
+        if self._recent_median is None or self.steps % 16 == 0:
+            self._recent_median = sorted(recent)[len(recent) // 2]
+        return dur > 2 * self._recent_median
 
     # -- profiler window ----------------------------------------------------
     def _start_profiler(self):

@@ -179,9 +179,10 @@ type evidence struct {
 		State       string `json:"state"`
 		ActiveSteps int    `json:"active_steps"`
 		Windows     []struct {
-			File    string `json:"file"`
-			Partial bool   `json:"partial"`
-			Steps   []int  `json:"steps"`
+			File    string  `json:"file"`
+			Partial bool    `json:"partial"`
+			Steps   []int   `json:"steps"`
+			ExportS float64 `json:"export_s"`
 		} `json:"windows"`
 	} `json:"profiler"`
 	WindowSteps []struct {
@@ -407,6 +408,16 @@ func TestInferenceWithoutOptimizerUsesForwardSteps(t *testing.T) {
 		t.Fatalf("lengthened window: %d active steps, windows %+v", n, ev.Profiler.Windows)
 	}
 	checkTrace(t, filepath.Join(r.dir, "trace-rank0.pt.trace.json.gz"), ev.Profiler.ActiveSteps)
+	// writing the trace is the agent's work, in no step: the step after
+	// the window counted it (1.8 s after 150 steps of 1.3 ms)
+	w := ev.Profiler.Windows[0]
+	for _, st := range ev.StepTimes {
+		if n, _ := st[0].(float64); int(n) == w.Steps[len(w.Steps)-1]+1 {
+			if d, _ := st[2].(float64); d >= w.ExportS {
+				t.Errorf("the step after the window took %.3f s, the trace's export %.3f s", d, w.ExportS)
+			}
+		}
+	}
 
 	// a backbone then a head, each outermost, per request: one step per
 	// request (its 8 first forwards pass before the steps lock)
@@ -445,6 +456,19 @@ func TestTrainingForwardsAreNotSteps(t *testing.T) {
 	for _, seq := range []string{"20", "100"} {
 		if _, ev := stepsOf(t, "optimizer", append(small(py), ex(t, "rnn_cell_train.py"), "12", seq)...); ev.StepCounts["optimizer"] != 12 {
 			t.Fatalf("%s time steps: step counts %v: want the optimizer's 12 steps", seq, ev.StepCounts)
+		}
+	}
+}
+
+// A program that made an optimizer trains: the forwards before its first
+// optimizer.step() (a rollout without autograd, 80 per-sample forwards
+// before one backward) are not its steps (each was one: more than the 8,
+// or the 64 with autograd on, that lock them in an inference loop).
+func TestForwardsBeforeTheFirstUpdateAreNotSteps(t *testing.T) {
+	py := torchPython(t)
+	for mode, updates := range map[string]int{"rollout": 24, "per-sample": 6} {
+		if _, ev := stepsOf(t, "optimizer", append(small(py), ex(t, "train_after_forwards.py"), mode)...); ev.StepCounts["optimizer"] != updates {
+			t.Errorf("%s: step counts %v: want the optimizer's %d steps", mode, ev.StepCounts, updates)
 		}
 	}
 }

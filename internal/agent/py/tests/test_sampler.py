@@ -78,6 +78,19 @@ class SamplerTest(unittest.TestCase):
         self.assertEqual(d["threads"][main]["window_samples"], 3)
         self.assertEqual(sum(st["count"] for st in d["stacks"] if st["thread"] == main), 5)
 
+    def test_slow_steps_samples_count_apart(self):
+        s = S.Sampler(0.001)
+        for slow, n in ((False, 3), (True, 2), (False, 4)):
+            for _ in range(n):
+                s.sample_once()
+            s.end_step(slow)
+        s.sample_once()  # after the last step: in no step
+        d = s.to_json()
+        main = [i for i, th in enumerate(d["threads"]) if th["role"] == "main"][0]
+        mine = [st for st in d["stacks"] if st["thread"] == main]
+        self.assertEqual(sum(st["count"] for st in mine), 10)
+        self.assertEqual(sum(st["slow_count"] for st in mine), 2)
+
     def test_thread_skips_agent_threads_and_runs(self):
         s = S.Sampler(0.002)
         ev = threading.Event()

@@ -65,5 +65,20 @@ class ScheduleTest(unittest.TestCase):
             self.assertEqual(recorded(w._schedule(Action)), list(range(7, 12)), pcfg)
 
 
+class SlowStepTest(unittest.TestCase):
+    def test_over_twice_the_recent_median(self):
+        w = W.Window()
+        w.pcfg = {}
+        w._init_window()
+        got = []
+        for i, d in enumerate([0.5] + [0.01] * 40 + [0.03, 0.015] + [0.01] * 10 + [0.05] * 40):
+            w.steps = i + 1
+            got.append(w._slow_step(d))
+        # the first step (start-up) has no median yet; 30 ms against 10 ms
+        # is slow, 15 ms is not; a new pace of 50 ms becomes the median
+        # once it fills half the last 31 at a 16th step (step 80)
+        self.assertEqual([i + 1 for i, g in enumerate(got) if g], [42] + list(range(54, 80)))
+
+
 if __name__ == "__main__":
     unittest.main()
