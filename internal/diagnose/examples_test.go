@@ -157,7 +157,7 @@ func TestPlantedCPU(t *testing.T) {
 // thousands of tiny ops, a dense embedding gradient, a blocking call,
 // anomaly detection, float64 compute, per-sample augmentation outside
 // the model, a loss written as a loop over the batch, an evaluation that
-// forgot model.eval(), graph message passing by gathers and scatters, a step that grows (a kept bank searched whole, a
+// forgot model.eval(), inference one sample per step, graph message passing by gathers and scatters, a step that grows (a kept bank searched whole, a
 // generation loop without a KV cache) or a checkpoint every N steps planted in
 // the loop: the cause is the verdict or
 // the first finding, and its finding points at the planted line. The
@@ -193,6 +193,7 @@ func TestPlantedCauses(t *testing.T) {
 		{"mha_weights.py", "cpu.native", diagnose.CPUCompute, false},
 		{"file_per_sample.py", "input.loader", diagnose.Input, false},
 		{"gil_thread.py", "host.gil", diagnose.Host, false},
+		{"one_sample_infer.py", "cpu.native", "", true},
 		{"growing_bank.py", "run.slowing", "", false},
 		{"generate_no_cache.py", "run.slowing", "", false},
 		{"epoch_workers.py", "input.loader", "", true},
@@ -267,6 +268,9 @@ func TestPlantedCauses(t *testing.T) {
 			if reads := strings.Contains(f.Change, "file per sample"); reads != (c.file == "file_per_sample.py") ||
 				reads && slices.ContainsFunc(d.Findings, func(f diagnose.Finding) bool { return f.Rule == "io.in-step" }) {
 				t.Errorf("file reads named: %v, want them (and no io.in-step) for the file-per-sample dataset only: %s\n%s", reads, f.Change, outline(d))
+			}
+			if one := strings.HasPrefix(f.Change, "inference on one sample per step"); one != (c.file == "one_sample_infer.py") {
+				t.Errorf("batching the samples leads: %v, want it for the batch_size=1 inference only: %s", one, f.Change)
 			}
 			if kv := strings.Contains(f.Change, "KV cache"); kv != (c.file == "generate_no_cache.py") {
 				t.Errorf("KV cache advised: %v, want it for the generation loop only: %s / %s", kv, f.Title, f.Change)

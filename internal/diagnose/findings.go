@@ -338,6 +338,9 @@ func (s *state) findings() {
 				// got "move it into a Dataset loaded by DataLoader workers")
 				change = fmt.Sprintf("most of this Python time (~%.0f%% of the step) runs inside nn.Module calls (__call__, hooks, each layer's forward code), beside the ops it calls: %s; a larger batch makes it a smaller share of the step", pct(in), s.compileChange("them into one graph"))
 			}
+			if _, ok := s.oneSampleSteps(); ok && !s.device {
+				change = "inference on one sample per step (DataLoader batch_size=1): batch the samples, which pays this Python once per batch; then " + change
+			}
 			s.emit(s.finding("host.python", title, busy*S, s.ev[Host], where, change))
 		}
 	}
@@ -516,6 +519,9 @@ func (s *state) tinyOpsFinding() {
 				return slices.ContainsFunc(lead, func(m Location) bool { return m.File == l.File && m.Line == l.Line })
 			})...)
 		}
+	}
+	if lead, ok := s.oneSampleSteps(); ok {
+		change = lead + "; then " + change
 	}
 	title := fmt.Sprintf("%.0f ops per step, one per %s of step: the %.0f%% of the step in native ops is per-op framework overhead", t.perStep, units.Duration(t.stepUsPerOp), pct(s.share[Overhead]))
 	s.emit(s.finding("cpu.tiny-ops", title, s.share[Overhead]*s.step, s.ev[Overhead], where, change))
@@ -1050,8 +1056,31 @@ func (s *state) cpuOpsChange() (change string, ev []Evidence, lead string, atten
 		change += fmt.Sprintf("; dropout's random masks (aten::bernoulli_, native_dropout) take %.0f%% of the native time: drawing random numbers is slow on a CPU; a lower p, dropout only where the model overfits, or torch.compile, which fuses the mask with its neighbours", pct(dropout/total))
 		ev = append(ev, Evidence{"dropout ops' share of native op time", pct(dropout / total), "%", "ops"})
 	}
+	if one, ok := s.oneSampleSteps(); ok {
+		lead = strings.TrimPrefix(lead+"; then "+one, "; then ")
+	}
 	return change, ev, lead, attention
 }
+
+// oneSampleSteps: an inference loop (no backward op in the steps) over a
+// DataLoader with batch_size=1, its main loader (the most batches): each
+// op does one sample's work, and the per-op and per-module cost is paid
+// per sample. The change leads with batching the samples.
+func (s *state) oneSampleSteps() (string, bool) {
+	r := s.in.Run
+	if r == nil || s.in.Ops == nil || s.in.Ops.BackwardCalls != 0 || len(r.Loaders) == 0 {
+		return "", false
+	}
+	l := slices.MaxFunc(r.Loaders, func(a, b Loader) int { return cmp.Compare(a.Batches, b.Batches) })
+	if l.BatchSize == nil || *l.BatchSize != 1 || l.Batches < minOneSampleBatches {
+		return "", false
+	}
+	return fmt.Sprintf("inference on one sample per step (DataLoader(%s, batch_size=1), no backward): batch the samples (batch_size=32 or more, one model call per batch; sequences padded to the batch's longest, with their mask): each op then does many samples' work in little more time (a 4-layer transformer encoder here: 0.51 s for 320 sequences one at a time, 0.24 s in batches of 32)", l.Dataset), true
+}
+
+// minOneSampleBatches: batches of one that make an inference loop, not a
+// probe (a single sample run before the real loop).
+const minOneSampleBatches = 8
 
 // outsideModelChange: on a CPU, tensor work the program does itself in
 // its loop (per-item preprocessing, synthetic inputs drawn every step,

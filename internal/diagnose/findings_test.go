@@ -189,6 +189,41 @@ func TestCPUChangeFollowsOps(t *testing.T) {
 	}
 }
 
+// An inference loop over a DataLoader with batch_size=1 gets "batch the
+// samples" first, in the CPU finding and in the Python one; not in
+// training (the batch is a hyperparameter there), not with batches of 8,
+// not for a single sample run before the loop.
+func TestOneSampleInference(t *testing.T) {
+	one, eight := 1, 8
+	ops := func(backward int) *optable.OpTable {
+		return &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::addmm", HostSelfUs: 800}, {Name: "aten::relu", HostSelfUs: 200}}, BackwardCalls: backward}
+	}
+	for _, c := range []struct {
+		name   string
+		ops    *optable.OpTable
+		loader Loader
+		want   bool
+	}{
+		{"inference, batch_size=1", ops(0), Loader{Dataset: "TensorDataset", BatchSize: &one, Batches: 300}, true},
+		{"training, batch_size=1", ops(100), Loader{Dataset: "TensorDataset", BatchSize: &one, Batches: 300}, false},
+		{"inference, batch_size=8", ops(0), Loader{Dataset: "TensorDataset", BatchSize: &eight, Batches: 300}, false},
+		{"a probe", ops(0), Loader{Dataset: "TensorDataset", BatchSize: &one, Batches: 1}, false},
+	} {
+		run := &RunEvidence{Loaders: []Loader{c.loader}}
+		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.6, Host: 0.3}, d: &Diagnosis{}, in: Analyses{Ops: c.ops, Run: run}}
+		s.findings()
+		for _, rule := range []string{"cpu.native", "host.python"} {
+			f := findingOf(s.d, rule)
+			if f == nil {
+				t.Fatalf("%s: no %s finding: %+v", c.name, rule, s.d.Findings)
+			}
+			if got := strings.HasPrefix(f.Change, "inference on one sample per step (DataLoader"); got != c.want {
+				t.Errorf("%s: %s leads with batching: %v, want %v: %s", c.name, rule, got, c.want, f.Change)
+			}
+		}
+	}
+}
+
 // The optimizer finding needs the region to be the update's own time (no
 // closure running the model inside), and its advice follows what the
 // update already uses.
