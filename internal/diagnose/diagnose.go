@@ -163,6 +163,9 @@ type Finding struct {
 	SavingPct float64 `json:"saving_pct"`
 	// Confidence is high, medium or low: the verdict's for a finding of the primary class, else medium unless the rule lowers it.
 	Confidence string `json:"confidence"`
+	// OnceS is the time the cause took once in the run rather than in
+	// every step (start-up), in seconds; its per-step fields are 0.
+	OnceS float64 `json:"once_s,omitempty"`
 }
 
 // Unmeasured is a class the input cannot support, and why.
@@ -737,6 +740,9 @@ func (s *state) verdict() {
 	} else if p != nil {
 		v.Secondary = append(v.Secondary, Periodic)
 		v.Why += fmt.Sprintf("; every %d steps a step takes %s (%.0f%% of the run's step time), which the window does not show (its finding)", p.Every, units.Seconds(p.MeanS), pct(p.Share))
+	}
+	if own, ok := s.startup(); ok {
+		v.Why += fmt.Sprintf("; before its first step the program worked %s in its own code, more than all its steps (%s): the second finding", units.Seconds(own), units.Seconds(s.in.Run.StepsS))
 	}
 	if _, _, on := s.anomaly(); on {
 		// its finding goes first: the first line says why

@@ -464,6 +464,7 @@ func (s *state) findings() {
 	s.recompileFinding()
 	s.offStepFinding()
 	s.memoryGrowthFinding()
+	s.startupFinding()
 	s.rank()
 }
 
@@ -853,6 +854,12 @@ func (s *state) rank() {
 			}
 			break
 		}
+	}
+	// start-up has no per-step saving to rank by: it follows the first
+	// finding, where the brief shows it
+	if i := slices.IndexFunc(s.d.Findings, func(f Finding) bool { return f.Rule == "run.startup" }); i > 1 {
+		f := s.d.Findings[i]
+		s.d.Findings = slices.Insert(slices.Delete(s.d.Findings, i, i+1), 1, f)
 	}
 }
 

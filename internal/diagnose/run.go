@@ -50,6 +50,11 @@ type RunEvidence struct {
 	// waiting longer for a CPU: the machine got busier, not the program's
 	// work (nil: no such growth).
 	BusierMachine *StepGrowth `json:"busier_machine,omitempty"`
+	// StepsS: the time of all the run's steps (the agent's step_stats);
+	// FirstStepS: when the first began, since the agent started (with
+	// the interpreter).
+	StepsS     float64 `json:"steps_s,omitempty"`
+	FirstStepS float64 `json:"first_step_s,omitempty"`
 	// Periodic: every Nth step outside the window is slow (nil: none).
 	Periodic        *PeriodicSteps  `json:"periodic,omitempty"`
 	HasDataLoader   bool            `json:"has_dataloader"`
@@ -258,6 +263,14 @@ type PythonEvidence struct {
 	// or not.
 	SlowSamples int    `json:"slow_samples,omitempty"`
 	SlowLines   []Line `json:"slow_lines,omitempty"`
+	// StartupShare and StartupLines: of the main thread's samples before
+	// the first step ended (pyprofile's StartupCount), the share in the
+	// program's own code (innermost frame; imports left out), and their
+	// lines by share of those. Samples, not their
+	// count times the interval: a C call that holds the GIL (torch.tensor
+	// over 60,000 lists, 0.9 s) delays the sampler, and gets one.
+	StartupShare float64 `json:"startup_share,omitempty"`
+	StartupLines []Line  `json:"startup_lines,omitempty"`
 	// OffStepShare: the share of the main thread's samples over the whole
 	// run in work that does not belong in the step (offstep.go), and its
 	// user lines; OffStepWindowShare the share within the recorded window
@@ -369,8 +382,8 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	// and samples whose innermost frame is outside torch (a builtin such
 	// as time.sleep, socket, threading)
 	runTotal, runIO := 0, 0
-	runIOL, slowL := map[key]int{}, map[key]int{}
-	slowN := 0
+	runIOL, slowL, startL := map[key]int{}, map[key]int{}, map[key]int{}
+	slowN, startN, startAll := 0, 0, 0
 	run := map[key]*lineSamples{}
 	waitKnown := false // the agent recorded the main thread's run-queue wait
 	blockedIn := map[key]string{}
@@ -414,9 +427,16 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		if compiling && c > 0 {
 			compileL[k] += c
 		}
-		if st.SlowCount > 0 && !importing {
+		startAll += st.StartupCount
+		if !importing {
 			slowL[k] += st.SlowCount
 			slowN += st.SlowCount
+			if !pyprofile.IsLibraryFile(p.Frames[st.Frames[len(st.Frames)-1]].File) {
+				// the program's own lines (and the C calls they make), not
+				// a library's start-up (a framework's set-up)
+				startL[k] += st.StartupCount
+				startN += st.StartupCount
+			}
 		}
 		switch {
 		case isDL: // a Dataset that reads files is input work, not checkpointing or logging
@@ -482,7 +502,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	topLines := func(m map[key]int, total int) []Line {
 		var out []Line
 		for k, c := range m {
-			if pyprofile.IsLibraryFile(k.file) {
+			if c == 0 || pyprofile.IsLibraryFile(k.file) {
 				continue
 			}
 			out = append(out, Line{File: k.file, Line: k.line, Func: funcs[k], Pct: round(100 * float64(c) / float64(total)), Text: texts[k]})
@@ -530,7 +550,11 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		IOShare: float64(io) / float64(total), LoaderShare: float64(dl) / float64(total),
 		Hot: lines(hot), IOLines: lines(ioL), LoaderLines: lines(dlL), CompileLines: lines(compileL),
 		Blocked: topLines(blocked, max(runTotal, 1)), RunHot: topLines(runHot, max(runTotal, 1)),
-		SlowSamples: slowN, SlowLines: topLines(slowL, max(slowN, 1))}
+		SlowSamples: slowN, SlowLines: topLines(slowL, max(slowN, 1)),
+		StartupLines: topLines(startL, max(startN, 1))}
+	if startAll += p.ImportPausedSamples; startAll > 0 { // torch's import: before the steps, unsampled
+		ev.StartupShare = float64(startN) / float64(startAll)
+	}
 	if dl > 0 {
 		ev.LoaderIOShare = float64(dlIO) / float64(dl)
 	}
@@ -849,6 +873,10 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 			rows = ev.PerStep.Rows()
 		}
 		r.Periodic = periodicSteps(steps, rows)
+		r.StepsS = ev.StepStats.SumS
+		if len(steps) > 0 {
+			r.FirstStepS = steps[0].StartS
+		}
 		r.RunMedianStepS = runMedian(steps)
 		r.HasDataLoader = ev.DataLoader.Batches > 0 || len(ev.DataLoader.Loaders) > 0
 		for _, l := range ev.DataLoader.Loaders {

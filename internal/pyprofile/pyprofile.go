@@ -46,6 +46,9 @@ type Profile struct {
 	WindowSamples   int          `json:"window_samples"`
 	Windows         [][2]float64 `json:"windows"`
 	SamplingCostS   float64      `json:"sampling_cost_s"`
+	// ImportPausedSamples: the sampler's ticks skipped while torch was
+	// imported (sampling it then could deadlock).
+	ImportPausedSamples int `json:"import_paused_samples,omitempty"`
 	// CPUClock is true when the sampler read every thread's CPU clock:
 	// then each sample is known to be on-CPU or waiting (Stack.CPUCount).
 	CPUClock bool `json:"cpu_clock"`
@@ -123,6 +126,9 @@ type Stack struct {
 	// of the steps before them (the agent's last 31), window or not: what
 	// work every N steps does.
 	SlowCount int `json:"slow_count,omitempty"`
+	// StartupCount counts the samples taken before the first step ended:
+	// what the program did before its steps (imports, building its data).
+	StartupCount int `json:"startup_count,omitempty"`
 }
 
 // Function is one cProfile entry.

@@ -226,6 +226,8 @@ func writeFindings(w io.Writer, fs []diagnose.Finding, stepUs float64, brief boo
 		switch {
 		case f.SavingUs > 0:
 			fmt.Fprintf(w, "    could save ~%s per step (%.0f%%) of %s at stake; confidence %s\n", units.Duration(f.SavingUs), f.SavingPct, units.Duration(f.AtStakeUs), f.Confidence)
+		case f.OnceS > 0:
+			fmt.Fprintf(w, "    %s once in this run, not per step; confidence %s\n", units.Seconds(f.OnceS), f.Confidence)
 		case f.AtStakeUs > 0:
 			fmt.Fprintf(w, "    %s per step (%.0f%%) at stake, saving not estimated; confidence %s\n", units.Duration(f.AtStakeUs), f.AtStakePct, f.Confidence)
 		default:

@@ -96,11 +96,12 @@ class Sampler(object):
         self._frame_ids = {}  # (code, line) -> id
         # (thread index, ids tuple) -> [count, window_count, cpu_count,
         # window_cpu_count, wait_count, window_wait_count, repeat_count,
-        # repeat_cpu_count, repeat_wait_count, slow_count]
+        # repeat_cpu_count, repeat_wait_count, slow_count, startup_count]
         self.stacks = {}
         # samples since the last step ended, per stack: end_step adds them
-        # to slow_count when that step was slow (work every N steps)
-        self._this_step = {}
+        # to slow_count when that step was slow (work every N steps), and
+        # the first time to startup_count (what ran before the steps)
+        self._this_step, self._stepped = {}, False
         # A repeat is a sample whose thread's previous sample had the same
         # stack: the time since then was spent in it, so its on-CPU and
         # waiting shares are that stack's own, not partly the line before
@@ -182,12 +183,14 @@ class Sampler(object):
 
     def end_step(self, slow):
         """A step ended (any step, window or not): when it was slow, its
-        samples count as the slow steps' too (slow_count)."""
+        samples count as the slow steps' too (slow_count); the first
+        step's, and all before it, as start-up's (startup_count)."""
         with self.lock:
-            if slow:
-                for key, n in self._this_step.items():
-                    self.stacks[key][9] += n
-            self._this_step = {}
+            for key, n in self._this_step.items():
+                c = self.stacks[key]
+                c[9] += n if slow else 0
+                c[10] += 0 if self._stepped else n
+            self._this_step, self._stepped = {}, True
 
     def drop_since_step(self):
         """The window ends with the program, after its last step: the
@@ -294,7 +297,7 @@ class Sampler(object):
                 key = (ti, tuple(ids))
                 c = self.stacks.get(key)
                 if c is None:
-                    c = self.stacks[key] = [0, 0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0]
+                    c = self.stacks[key] = [0, 0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0, 0]
                 c[0] += 1
                 self._this_step[key] = self._this_step.get(key, 0) + 1
                 th = self.threads[ti]
@@ -405,7 +408,7 @@ class Sampler(object):
                 {"thread": k[0], "frames": list(k[1]), "count": v[0], "window_count": v[1],
                  "cpu_count": round(v[2], 3), "window_cpu_count": round(v[3], 3),
                  "wait_count": round(v[4], 3), "window_wait_count": round(v[5], 3),
-                 "repeat_count": v[6], "repeat_cpu_count": round(v[7], 3), "repeat_wait_count": round(v[8], 3), "slow_count": v[9]}
+                 "repeat_count": v[6], "repeat_cpu_count": round(v[7], 3), "repeat_wait_count": round(v[8], 3), "slow_count": v[9], "startup_count": v[10]}
                 for k, v in self.stacks.items()
             ]
             stacks.sort(key=lambda s: -s["count"])

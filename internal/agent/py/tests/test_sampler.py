@@ -78,7 +78,7 @@ class SamplerTest(unittest.TestCase):
         self.assertEqual(d["threads"][main]["window_samples"], 3)
         self.assertEqual(sum(st["count"] for st in d["stacks"] if st["thread"] == main), 5)
 
-    def test_slow_steps_samples_count_apart(self):
+    def test_slow_and_startup_samples_count_apart(self):
         s = S.Sampler(0.001)
         for slow, n in ((False, 3), (True, 2), (False, 4)):
             for _ in range(n):
@@ -90,6 +90,8 @@ class SamplerTest(unittest.TestCase):
         mine = [st for st in d["stacks"] if st["thread"] == main]
         self.assertEqual(sum(st["count"] for st in mine), 10)
         self.assertEqual(sum(st["slow_count"] for st in mine), 2)
+        # the first step's samples, and all before it, are start-up's
+        self.assertEqual(sum(st["startup_count"] for st in mine), 3)
 
     def test_thread_skips_agent_threads_and_runs(self):
         s = S.Sampler(0.002)

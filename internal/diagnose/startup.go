@@ -1,0 +1,57 @@
+package diagnose
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/bottleneck-dev/bottleneck/internal/units"
+)
+
+// A program that builds its data item by item in Python before training
+// (tokenising a corpus, a list of floats per sample) can spend more of
+// its run there than in all its steps, which the window's verdict cannot
+// see. The start-up is the main thread's samples before the first step
+// ended, imports left out (torch's import is no change the program can
+// make).
+
+// minStartupS: the program's own start-up worth a finding.
+const minStartupS = 1.0
+
+// startup is the program's own start-up, in seconds: the time before its
+// first step times the share of the samples then outside imports, when
+// it takes at least minStartupS and at least all its steps' time.
+func (s *state) startup() (float64, bool) {
+	r := s.in.Run
+	if r == nil || r.Python == nil || r.StepsS <= 0 || len(r.Python.StartupLines) == 0 {
+		return 0, false
+	}
+	own := r.FirstStepS * r.Python.StartupShare
+	return own, own >= minStartupS && own >= r.StepsS
+}
+
+// startupFinding: the program's own start-up took at least minStartupS
+// and at least as long as all its steps. Once per run, not per step: a
+// short profiling run weighs it more than the full job will, so it is
+// not ranked by a per-step saving and never the verdict.
+func (s *state) startupFinding() {
+	own, ok := s.startup()
+	if !ok {
+		return
+	}
+	r := s.in.Run
+	py := r.Python
+	var where []Location
+	var names []string
+	for _, l := range py.StartupLines[:min(3, len(py.StartupLines))] {
+		where = append(where, Location{Kind: "python", Name: l.Func, File: l.File, Line: l.Line, SharePct: l.Pct, Note: "main-thread samples before the first step, imports left out"})
+		names = append(names, fmt.Sprintf("%s %.0f%%", lineName(where[len(where)-1]), l.Pct))
+	}
+	ms := []Evidence{{"time before the first step", r.FirstStepS * 1e6, "us", "evidence"},
+		{"main-thread samples before it outside imports", pct(py.StartupShare), "%", "pyprofile"},
+		{"all the run's steps", r.StepsS * 1e6, "us", "evidence"}}
+	title := fmt.Sprintf("Before its first step the program works %s in its own code, more than all its steps take (%s)", units.Seconds(own), units.Seconds(r.StepsS))
+	change := fmt.Sprintf("start-up (%s) outweighs the steps in this run: what builds data one item at a time in Python, vectorise (NumPy or torch over whole arrays), or build once and save (torch.save / np.save, loaded at start) or build lazily in a Dataset loaded by DataLoader workers; a longer run spreads it over more steps", strings.Join(names, ", "))
+	f := s.finding("run.startup", title, 0, ms, where, change)
+	f.OnceS = own
+	s.emit(f)
+}

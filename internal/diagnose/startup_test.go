@@ -1,0 +1,63 @@
+package diagnose
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
+)
+
+// The start-up share counts the main thread's samples before the first
+// step in the program's own code (innermost frame), against all of them
+// and torch's unsampled import: a library's set-up (a framework's
+// Trainer) is not the program's own.
+func TestStartupEvidence(t *testing.T) {
+	p := &pyprofile.Profile{Profiler: "sample", ImportPausedSamples: 20, Threads: []pyprofile.Thread{{Role: "main"}, {Role: "other"}}}
+	add := func(thread, n, startup int, files ...string) {
+		st := pyprofile.Stack{Thread: thread, Count: n, StartupCount: startup}
+		for _, f := range files {
+			p.Frames = append(p.Frames, pyprofile.Frame{File: f, Line: 7, Func: "<module>"})
+			st.Frames = append(st.Frames, len(p.Frames)-1)
+		}
+		p.Stacks = append(p.Stacks, st)
+	}
+	add(0, 60, 60, "/home/u/prep.py")                                      // building the data
+	add(0, 20, 20, "/home/u/prep.py", sitePkgs+"/transformers/trainer.py") // a library's set-up
+	add(0, 100, 0, "/home/u/prep.py")                                      // the steps
+	add(1, 50, 50, "/home/u/prep.py")                                      // another thread
+	ev := FromWholeRun(p)
+	if math.Abs(ev.StartupShare-0.6) > 1e-9 || len(ev.StartupLines) != 1 || ev.StartupLines[0].Pct != 100 {
+		t.Errorf("start-up share %.3f (want 60 of 80 samples and 20 import ticks), lines %+v", ev.StartupShare, ev.StartupLines)
+	}
+}
+
+// run.startup: the program's own start-up over 1 s and over all its steps'
+// time follows the first finding and is named in the verdict; a longer
+// run, or a short start-up, is silent.
+func TestStartupFinding(t *testing.T) {
+	lines := []Line{{File: "/home/u/prep.py", Line: 7, Func: "<module>", Pct: 97}}
+	for _, c := range []struct {
+		name              string
+		firstS, share, st float64
+		want              bool
+	}{
+		{"data built item by item", 4.1, 0.6, 0.12, true},
+		{"a long run", 4.1, 0.6, 30, false},
+		{"a short start-up", 1.5, 0.5, 0.1, false},
+	} {
+		run := &RunEvidence{FirstStepS: c.firstS, StepsS: c.st, Python: &PythonEvidence{StartupShare: c.share, StartupLines: lines}}
+		d := Compute(cpuTrace(run))
+		f := findingOf(d, "run.startup")
+		if (f != nil) != c.want || strings.Contains(d.Verdict.Why, "before its first step") != c.want {
+			t.Fatalf("%s: finding %+v, why %q", c.name, f, d.Verdict.Why)
+		}
+		if !c.want {
+			continue
+		}
+		if d.Findings[1].Rule != "run.startup" || math.Abs(f.OnceS-2.46) > 1e-9 || f.AtStakeUs != 0 || f.Where[0].Line != 7 ||
+			!strings.Contains(f.Title, "works 2.46 s in its own code, more than all its steps take (120 ms)") {
+			t.Errorf("%s: %+v (findings %v)", c.name, f, d.Findings)
+		}
+	}
+}
