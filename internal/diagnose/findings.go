@@ -259,6 +259,12 @@ func (s *state) findings() {
 						n = min(max(r.Env.CPUs-1, 1), 8)
 					}
 					cheaper := "or make the dataset's __getitem__ cheaper"
+					if s.py != nil && len(s.py.LoaderLines) > 0 {
+						// the line that loads: a collate_fn filling a batch
+						// element by element is not __getitem__
+						l := s.py.LoaderLines[0]
+						cheaper = fmt.Sprintf("or make %s at %s:%d cheaper (%.0f%% of the main thread's samples)", l.Func, filepath.Base(l.File), l.Line, l.Pct)
+					}
 					if s.py != nil && s.py.LoaderIOShare >= 0.5 {
 						cheaper = fmt.Sprintf("loading is file reads (%.0f%% of its samples in torch.load, np.load, pickle and the like): workers overlap them, and the samples packed into one file read or memory-mapped once (one saved tensor, np.memmap) instead of a file per sample remove them", pct(s.py.LoaderIOShare))
 					}
