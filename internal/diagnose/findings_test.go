@@ -221,6 +221,14 @@ func TestOneSampleInference(t *testing.T) {
 				t.Errorf("%s: %s leads with batching: %v, want %v: %s", c.name, rule, got, c.want, f.Change)
 			}
 		}
+		// on a device, the launch-bound finding leads with it too
+		s = &state{p: Default, step: 1000, device: true, share: map[Class]float64{Launch: 0.5}, d: &Diagnosis{}, in: Analyses{Ops: c.ops, Run: run}}
+		s.findings()
+		f := findingOf(s.d, "host.launch")
+		if f == nil || strings.HasPrefix(f.Change, "inference on one sample per step (DataLoader") != c.want ||
+			c.want && (!strings.Contains(f.Change, "each kernel fills more of the device; then fuse the many tiny kernels") || strings.Contains(f.Change, "on a CPU")) {
+			t.Errorf("%s: launch finding %+v", c.name, f)
+		}
 	}
 }
 
