@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/ranks"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
@@ -182,6 +183,12 @@ func ComputeRanks(rr *ranks.Result, per []RankInput, params *Params) *RunDiagnos
 				where = append(where, top.Where...)
 				change = fmt.Sprintf("rank %d: %s — %s", slow, top.Title, top.Change)
 			}
+			if common := everyRankFindings(per, sd.Findings, 100*p.MinFinding); len(common) > 0 {
+				// what every rank needs stays visible behind the slow one
+				// (DDP accumulation without no_sync on two ranks of a
+				// loaded machine showed in the rank sections alone)
+				v.Why += fmt.Sprintf("; on every rank too (rank %d's words): %s", slow, strings.Join(common, "; "))
+			}
 		}
 		f := Finding{Rule: "ranks.straggler", Class: Straggler, Title: fmt.Sprintf("Rank %d is the straggler: the others lose %s per step waiting", slow, units.Duration(lostUs)),
 			Measured: ms, Where: where, Change: change, AtStakeUs: round(lostUs), AtStakePct: round(100 * share),
@@ -227,4 +234,25 @@ func ComputeRanks(rr *ranks.Result, per []RankInput, params *Params) *RunDiagnos
 	d.Verdict = Verdict{Primary: best, Detail: detail[best], Confidence: conf,
 		Why: fmt.Sprintf("%d of %d ranks are %s; no straggler (imbalance below %.0f%%, communication shares within %.0f points)", n, len(d.PerRank), best, p.Imbalance, p.CommSpread)}
 	return d
+}
+
+// everyRankFindings are the titles of the slow rank's findings after its
+// first (the straggler finding's change) that would save at least
+// minSavingPct of its step and whose rules fire on every diagnosed rank,
+// at most two; not comm.exposed, whose time on the other ranks is their
+// wait for the straggler.
+func everyRankFindings(per []RankInput, slow []Finding, minSavingPct float64) []string {
+	var out, rules []string
+	for _, f := range slow[min(1, len(slow)):] {
+		every := f.Rule != "comm.exposed" && f.SavingPct >= minSavingPct
+		for _, r := range per {
+			if every && r.Diagnosis != nil && !slices.ContainsFunc(r.Diagnosis.Findings, func(g Finding) bool { return g.Rule == f.Rule }) {
+				every = false
+			}
+		}
+		if every && !slices.Contains(rules, f.Rule) && len(out) < 2 {
+			out, rules = append(out, f.Title), append(rules, f.Rule)
+		}
+	}
+	return out
 }
