@@ -20,7 +20,7 @@ class FeatureDataset(Dataset):
 
     def __getitem__(self, i):
         g = torch.Generator().manual_seed(i)
-        a = torch.randn(96, 96, generator=g)
+        a = torch.randn(160, 160, generator=g)
         return (a @ a).flatten()[:256], i % 4  # torch work in every worker
 
 
