@@ -170,6 +170,10 @@ func TestCPUChangeFollowsOps(t *testing.T) {
 		// neither rewrite
 		{"gathers alone", rows(optable.OpRow{Name: "aten::index_select", HostSelfUs: 600}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 300}, optable.OpRow{Name: "aten::add", HostSelfUs: 100}),
 			"take 60% of the native time: they move memory more than they compute, and torch.compile does little for them; the other 40%"},
+		// a full sort to take the top k: topk; a shuffle's sort at 10% not
+		{"sort", rows(optable.OpRow{Name: "aten::sort", HostSelfUs: 890}, optable.OpRow{Name: "aten::mm", HostSelfUs: 60}, optable.OpRow{Name: "aten::copy_", HostSelfUs: 50}),
+			"sorting (aten::sort: torch.sort, argsort, msort) takes 89% of the native time: where only the first k of each sorted row are used (argsort(...)[:, :k]), torch.topk(x, k)"},
+		{"a little sorting", rows(optable.OpRow{Name: "aten::sort", HostSelfUs: 100}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 900}), "take 90% of the native time and already run in oneDNN/MKL"},
 		// gathers below 40%: the matmuls lead, nothing about indices
 		{"few gathers", rows(optable.OpRow{Name: "aten::index", HostSelfUs: 300}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 700}), "take 70% of the native time and already run in oneDNN/MKL"},
 	} {
@@ -908,6 +912,7 @@ func TestOutsideModelEvidence(t *testing.T) {
 func TestOutsideModelChange(t *testing.T) {
 	spread := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::copy_", HostSelfUs: 300}, {Name: "aten::mkldnn_convolution", HostSelfUs: 300}, {Name: "aten::div", HostSelfUs: 400}}}
 	random := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::random_", HostSelfUs: 600}, {Name: "aten::relu", HostSelfUs: 400}}}
+	sorting := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::sort", HostSelfUs: 890}, {Name: "aten::mm", HostSelfUs: 110}}}
 	lines := []Line{{File: "/home/u/infer.py", Line: 8, Func: "preprocess", Pct: 30}, {File: "/home/u/infer.py", Line: 16, Func: "main", Pct: 10}}
 	for _, c := range []struct {
 		name    string
@@ -921,6 +926,7 @@ func TestOutsideModelChange(t *testing.T) {
 		{"below", spread, 0.3, 262, false},
 		{"few samples", spread, 0.65, 12, false},
 		{"random numbers lead", random, 0.65, 262, false},
+		{"sorting leads", sorting, 0.65, 262, false},
 	} {
 		py := &PythonEvidence{Window: true, Samples: c.samples, HotSamples: c.samples, OutsideModelShare: c.share, OutsideModel: lines,
 			Hot: []Line{{File: "/home/u/infer.py", Line: 18, Func: "main", Pct: 35}}}
