@@ -301,6 +301,35 @@ func TestOptimizerFinding(t *testing.T) {
 	}
 }
 
+// An unfused update that takes most of the native time leads the CPU
+// change with its fix (AdamW over 6M parameters after a bf16 forward:
+// 57% of the native time, and the change was "no op family dominates:
+// torch.compile(model)"); not under 40%, nor a fused or foreach update.
+func TestOptimizerLeadsCPUChange(t *testing.T) {
+	ops := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::mm", HostSelfUs: 300}, {Name: "aten::copy_", HostSelfUs: 300}, {Name: "aten::div", HostSelfUs: 400}}, BackwardCalls: 10}
+	for _, c := range []struct {
+		name   string
+		region regions.Region
+		lead   bool
+	}{
+		{"unfused, 57% of the native time", regions.Region{Name: "Optimizer.step#AdamW.step", Calls: 1, TotalUs: 513}, true},
+		{"unfused, 30%", regions.Region{Name: "Optimizer.step#AdamW.step", Calls: 1, TotalUs: 270}, false},
+		{"fused", regions.Region{Name: "Optimizer.step#AdamW.step", Calls: 1, TotalUs: 513, MultiTensor: true}, false},
+	} {
+		s := &state{p: Default, step: 1000, steps: 1, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{},
+			in: Analyses{Ops: ops, Regions: &regions.Result{Regions: []regions.Region{c.region}}}}
+		s.findings()
+		f := findingOf(s.d, "cpu.native")
+		if f == nil {
+			t.Fatalf("%s: no cpu.native finding", c.name)
+		}
+		if got := strings.HasPrefix(f.Change, "the optimizer's update ("); got != c.lead ||
+			got && !strings.HasPrefix(f.Change, "the optimizer's update (Optimizer.step#AdamW.step) takes 57% of the native time and runs one parameter at a time: fused=True") {
+			t.Errorf("%s: the update leads: %v, want %v: %s", c.name, got, c.lead, f.Change)
+		}
+	}
+}
+
 // Oversubscription fires when the job's threads outnumber the CPUs and the
 // CPU side of the step matters; otherwise it stays silent, and then more
 // intra-op threads are advised only when CPUs are free. Where the step
