@@ -298,7 +298,14 @@ func (s *state) findings() {
 		s.emit(s.finding("input.loader", fmt.Sprintf("The step waits for data: %s (%.0f%% of the step)", s.inputWait, pct(s.share[Input])), at(Input), ms, where, change))
 	}
 	if big(IO) && s.py != nil {
-		s.emit(s.finding("io.in-step", fmt.Sprintf("File I/O in the step takes %.0f%% of the main thread", pct(s.py.IOShare)), at(IO), s.ev[IO], s.pyLines(s.py.IOLines, 3), ""))
+		change := ""
+		if s.py.IOReadShare >= 0.5 {
+			// reads in the loop are input, not checkpoints or logs (a
+			// loop that np.load-ed a shard per step got "move checkpoint
+			// saves and logging off the hot loop")
+			change = fmt.Sprintf("the step reads files (%.0f%% of its I/O samples load or read: torch.load, np.load, pickle): read them once before the loop where they fit in memory, memory-map them (np.load(path, mmap_mode=\"r\"), torch.load(path, mmap=True)), or read them in a Dataset loaded by DataLoader workers, which overlap the reads with the steps", pct(s.py.IOReadShare))
+		}
+		s.emit(s.finding("io.in-step", fmt.Sprintf("File I/O in the step takes %.0f%% of the main thread", pct(s.py.IOShare)), at(IO), s.ev[IO], s.pyLines(s.py.IOLines, 3), change))
 	}
 	hostClass := Host
 	if _, ok := s.share[Launch]; ok {

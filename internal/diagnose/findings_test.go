@@ -1034,8 +1034,24 @@ func TestLoaderFileReads(t *testing.T) {
 	save := []pyprofile.Frame{user(45, "<module>"), lib("/torch/serialization.py", "save")}
 
 	ev := FromProfile(profile(read, read, read, compute, save))
-	if ev.LoaderShare != 0.8 || ev.LoaderIOShare != 0.75 || ev.IOShare != 0.2 || len(ev.IOLines) != 1 || ev.IOLines[0].Line != 45 {
+	if ev.LoaderShare != 0.8 || ev.LoaderIOShare != 0.75 || ev.IOShare != 0.2 || len(ev.IOLines) != 1 || ev.IOLines[0].Line != 45 || ev.IOReadShare != 0 {
 		t.Errorf("loader %.2f (file reads %.2f), I/O %.2f at %+v; want 0.80 (0.75), 0.20 at line 45", ev.LoaderShare, ev.LoaderIOShare, ev.IOShare, ev.IOLines)
+	}
+
+	// outside the DataLoader, a read in the loop is input (a shard
+	// np.load-ed per step), a save is a checkpoint: io.in-step's change
+	// follows
+	loopRead := []pyprofile.Frame{user(50, "<module>"), lib("/numpy/lib/_npyio_impl.py", "load")}
+	for _, c := range []struct {
+		py    *PythonEvidence
+		reads bool
+	}{{FromProfile(profile(loopRead, loopRead, compute)), true}, {FromProfile(profile(save, save, compute)), false}} {
+		s := &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{IO: 0.6}, d: &Diagnosis{}, py: c.py}
+		s.findings()
+		if f := findingOf(s.d, "io.in-step"); f == nil || strings.HasPrefix(f.Change, "the step reads files (100% of its I/O samples") != c.reads ||
+			!c.reads && f.Change != rule("io.in-step").Change {
+			t.Errorf("reads %v: %+v", c.reads, f)
+		}
 	}
 
 	zero := 0

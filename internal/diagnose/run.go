@@ -202,6 +202,10 @@ type PythonEvidence struct {
 	// DataLoader code); LoaderIOShare: the fraction of the DataLoader's
 	// samples in I/O code (torch.load, np.load, pickle, h5py).
 	IOShare       float64 `json:"io_share"`
+	// IOReadShare: of the I/O samples outside the DataLoader, the share
+	// reading (the innermost I/O frame loads or reads: torch.load,
+	// np.load, pickle.load), not writing (a checkpoint, a log).
+	IOReadShare float64 `json:"io_read_share,omitempty"`
 	LoaderShare   float64 `json:"loader_share"`
 	LoaderIOShare float64 `json:"loader_io_share,omitempty"`
 	// Hot are the user lines with the most self samples outside I/O and
@@ -370,7 +374,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		return nil
 	}
 	type key = lineKey
-	var total, io, dl, dlIO, hotN, module, anomaly, mha int
+	var total, io, ioRead, dl, dlIO, hotN, module, anomaly, mha int
 	framework, frameworkFuncs := map[string]int{}, map[string]int{}
 	hot, ioL, dlL, compileL, outside, mhaL := map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}
 	texts := map[key]string{}
@@ -448,6 +452,9 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		case isIO:
 			io += c
 			ioL[k] += c
+			if readsFile(p, st.Frames) {
+				ioRead += c
+			}
 			if !importing {
 				runIO += st.Count
 				runIOL[k] += st.Count
@@ -557,6 +564,9 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	}
 	if dl > 0 {
 		ev.LoaderIOShare = float64(dlIO) / float64(dl)
+	}
+	if io > 0 {
+		ev.IOReadShare = float64(ioRead) / float64(io)
 	}
 	ev.GIL = gilEvidence(p)
 	if runTotal > 0 {
@@ -1194,4 +1204,18 @@ func FromRun(run *rundir.Run) map[int]*RunEvidence {
 		}
 	}
 	return out
+}
+
+// readsFile reports whether a stack's innermost frame in I/O code
+// (ioFiles) loads or reads (torch.load, np.load, pickle.load, json.load,
+// safetensors' load_file) rather than saves, dumps or writes.
+func readsFile(p *pyprofile.Profile, frames []int) bool {
+	for i := len(frames) - 1; i >= 0; i-- {
+		if f := p.Frames[frames[i]]; matchAny(f.File, ioFiles) {
+			n := strings.ToLower(f.Func)
+			return (strings.Contains(n, "load") || strings.Contains(n, "read") || strings.Contains(n, "fromfile")) &&
+				!strings.Contains(n, "save") && !strings.Contains(n, "dump") && !strings.Contains(n, "write")
+		}
+	}
+	return false
 }
