@@ -289,6 +289,11 @@ func TestTinyOpsSource(t *testing.T) {
 		"where a loop in", "the program's own tensor code outside the model issues them (loss.py:9 28%, loss.py:8 6%: 36% of the busy main-thread samples, against 3% in the model's forward)"
 	inModel := &PythonEvidence{HotSamples: 61, ModuleShare: 0.5, OutsideModelShare: 0.07, Hot: []Line{{File: "train.py", Line: 15, Func: "<module>", Pct: 39}}}
 	outside := []Line{{File: "/src/loss.py", Line: 9, Func: "focal_loss", Pct: 28}, {File: "/src/loss.py", Line: 8, Func: "focal_loss", Pct: 6}}
+	metric := func(share, forward float64) *PythonEvidence {
+		return &PythonEvidence{HotSamples: 61, ModuleShare: forward, OutsideModelShare: 0.04, OffStepShare: share, OffStepWindowShare: share,
+			OffStep: []OffStepLine{{Line{File: "/src/train.py", Line: 20, Func: "<module>", Pct: 100 * share}, OffStepMetrics}},
+			Hot:     []Line{{File: "train.py", Line: 15, Func: "<module>", Pct: 39}}}
+	}
 	perSample := &PythonEvidence{HotSamples: 133, ModuleShare: 0.03, OutsideModelShare: 0.36, OutsideModel: outside,
 		Hot: append([]Line{{File: "/src/train.py", Line: 14, Func: "<module>", Pct: 61}}, outside...)}
 	for _, c := range []struct {
@@ -310,6 +315,11 @@ func TestTinyOpsSource(t *testing.T) {
 		{"few samples", &PythonEvidence{HotSamples: 12, ModuleShare: 0.9}, nil, nil, "issue fewer, larger ops", model, ""},
 		{"no Python profile", nil, nil, nil, "issue fewer, larger ops", model, ""},
 		{"compiled", inModel, nil, []optable.OpRow{{Name: "Torch-Compiled Region: 0/0", Calls: 3, HostSelfUs: 30}}, "the model already runs under torch.compile", model, ""},
+		// a metric in every step (an AUROC: 31% of the samples, 8% in the
+		// forward): its finding's change first; under the forward's share
+		// it is not the ops' source
+		{"a metric every step", metric(0.31, 0.08), nil, nil, "work that does not belong in the step issues many of them (metric computation at train.py:20: 31% of the main thread, against 8% in the model's forward)", model, "/src/train.py:20"},
+		{"a small metric", metric(0.1, 0.5), nil, nil, "the model's own ops are the small ones (its forward holds 50%", "does not belong", "train.py:15"},
 	} {
 		in := cpuTrace(&RunEvidence{RunMedianStepS: 0.02, Python: c.py})
 		in.Ops = &optable.OpTable{Calls: 3*4000 + 3, HostSelfUs: 3*50e3 + 30, Steps: 3, Rows: append([]optable.OpRow{

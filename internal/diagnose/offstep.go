@@ -199,26 +199,36 @@ func underNoGrad(p *pyprofile.Profile, outer []int, src sourceCache) (int, bool)
 	return max(at, 0), at >= 0
 }
 
+// offStepWork is the main thread's share in work that does not belong in
+// the step (the window's, which is the steps' own, where known; the whole
+// run's includes the program's start-up), when host.off-step fires.
+func (s *state) offStepWork() (float64, bool) {
+	if s.py == nil || s.py.OffStepShare < s.p.MinFinding || len(s.py.OffStep) == 0 {
+		return 0, false
+	}
+	win := s.py.OffStepWindowShare
+	if win < 0 {
+		return s.py.OffStepShare, true
+	}
+	out := 0.0
+	if r := s.in.Run; r != nil {
+		out = r.WindowOutlierShare
+	}
+	// work every N steps lands in the window's outlier steps: when they
+	// hold most of it, it is not in every step (samples are few: an
+	// evaluation every 50 steps held 15% of a long window's samples and
+	// its two outlier steps 9% of its time)
+	return win, win-out >= s.p.MinFinding && out < win/2
+}
+
 // offStepFinding: work that does not belong in the step takes at least
 // MinFinding of the main thread over the run, and of the window beyond
 // what its outlier steps hold (a window of many short steps can take in
 // an evaluation every N steps: it makes its step an outlier).
 func (s *state) offStepFinding() {
-	if s.py == nil || s.py.OffStepShare < s.p.MinFinding || len(s.py.OffStep) == 0 {
+	share, ok := s.offStepWork()
+	if !ok {
 		return
-	}
-	if win := s.py.OffStepWindowShare; win >= 0 {
-		out := 0.0
-		if r := s.in.Run; r != nil {
-			out = r.WindowOutlierShare
-		}
-		// work every N steps lands in the window's outlier steps: when
-		// they hold most of it, it is not in every step (samples are
-		// few: an evaluation every 50 steps held 15% of a long window's
-		// samples and its two outlier steps 9% of its time)
-		if win-out < s.p.MinFinding || out >= win/2 {
-			return
-		}
 	}
 	var where []Location
 	for _, l := range s.py.OffStep[:min(3, len(s.py.OffStep))] {
@@ -237,12 +247,6 @@ func (s *state) offStepFinding() {
 	ms := []Evidence{{"main-thread samples in work that does not belong in the step (whole run, imports left out)", pct(s.py.OffStepShare), "%", "pyprofile"}}
 	if s.py.OffStepWindowShare >= 0 {
 		ms = append(ms, Evidence{"main-thread samples in it within the recorded window", pct(s.py.OffStepWindowShare), "%", "pyprofile"})
-	}
-	// the window's share is the steps' own; the whole run's includes the
-	// program's start-up
-	share := s.py.OffStepShare
-	if s.py.OffStepWindowShare >= 0 {
-		share = s.py.OffStepWindowShare
 	}
 	title := fmt.Sprintf("Work that does not belong in the step takes %.0f%% of the main thread: %s at %s:%d", pct(share), top.Kind, filepath.Base(top.File), top.Line.Line)
 	s.emit(s.finding("host.off-step", title, min(share, 1)*s.step, ms, where, change))

@@ -466,7 +466,10 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 				if slices.ContainsFunc(st.Frames, func(fi int) bool { return matchAny(p.Frames[fi].File, []string{"/torch/nn/modules/"}) }) {
 					module += c
 				}
-				if !slices.ContainsFunc(st.Frames, func(fi int) bool { return inModel(p.Frames[fi]) }) && !modelCompute.MatchString(fr.Text) {
+				// a metric library's ops are host.off-step's, not the
+				// program's own tensor code (an AUROC per step was told to
+				// "write it over whole tensors")
+				if !slices.ContainsFunc(st.Frames, func(fi int) bool { return inModel(p.Frames[fi]) || matchAny(p.Frames[fi].File, offStepLibs) }) && !modelCompute.MatchString(fr.Text) {
 					outside[k] += c
 				}
 				if slices.ContainsFunc(st.Frames, func(fi int) bool { return isStackCapture(p.Frames[fi]) }) {
