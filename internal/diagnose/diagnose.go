@@ -670,6 +670,9 @@ func (s *state) verdict() {
 	}
 	top := ranked[0]
 	v := Verdict{Primary: top.Class, Detail: detail[top.Class], SharePct: top.SharePct}
+	if top.Class == IO && s.py != nil && s.py.IOReadShare >= minIOReadShare {
+		v.Detail = "file reads in the step: data loaded in the loop"
+	}
 	if top.Class == Host && !s.device {
 		v.Detail = "CPU-only: Python between ops fills the step"
 		if g := s.gil(); g != nil {

@@ -299,7 +299,7 @@ func (s *state) findings() {
 	}
 	if big(IO) && s.py != nil {
 		change := ""
-		if s.py.IOReadShare >= 0.5 {
+		if s.py.IOReadShare >= minIOReadShare {
 			// reads in the loop are input, not checkpoints or logs (a
 			// loop that np.load-ed a shard per step got "move checkpoint
 			// saves and logging off the hot loop")
@@ -671,6 +671,10 @@ func (s *state) compiled() bool {
 // tinyOptimizerShare: the share of the tiny ops' time an unfused
 // optimizer step must hold for cpu.tiny-ops to lead with it.
 const tinyOptimizerShare = 1.0 / 3
+
+// minIOReadShare: the share of the I/O samples reading files from which
+// io.in-step is about input, not checkpoints or logs.
+const minIOReadShare = 0.5
 
 // optimizerNativeShare: the share of the native time from which an
 // unfused update leads cpu.native's change.

@@ -1048,11 +1048,15 @@ func TestLoaderFileReads(t *testing.T) {
 		py    *PythonEvidence
 		reads bool
 	}{{FromProfile(profile(loopRead, loopRead, compute)), true}, {FromProfile(profile(save, save, compute)), false}} {
-		s := &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{IO: 0.6}, d: &Diagnosis{}, py: c.py}
+		s := &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{IO: 0.6}, d: &Diagnosis{}, py: c.py, in: Analyses{Breakdown: &breakdown.Result{AveragedSteps: 3}}}
 		s.findings()
 		if f := findingOf(s.d, "io.in-step"); f == nil || strings.HasPrefix(f.Change, "the step reads files (100% of its I/O samples") != c.reads ||
 			!c.reads && f.Change != rule("io.in-step").Change {
 			t.Errorf("reads %v: %+v", c.reads, f)
+		}
+		s.verdict()
+		if v := s.d.Verdict; v.Primary != IO || strings.HasPrefix(v.Detail, "file reads in the step") != c.reads {
+			t.Errorf("reads %v: verdict %s (%s)", c.reads, v.Primary, v.Detail)
 		}
 	}
 

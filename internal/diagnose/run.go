@@ -269,8 +269,8 @@ type PythonEvidence struct {
 	SlowLines   []Line `json:"slow_lines,omitempty"`
 	// StartupShare and StartupLines: of the main thread's samples before
 	// the first step ended (pyprofile's StartupCount), the share in the
-	// program's own code (innermost frame; imports left out), and their
-	// lines by share of those. Samples, not their
+	// program's own code (innermost frame outside installed packages;
+	// imports left out), and their lines by share of those. Samples, not their
 	// count times the interval: a C call that holds the GIL (torch.tensor
 	// over 60,000 lists, 0.9 s) delays the sampler, and gets one.
 	StartupShare float64 `json:"startup_share,omitempty"`
@@ -435,9 +435,10 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		if !importing {
 			slowL[k] += st.SlowCount
 			slowN += st.SlowCount
-			if !pyprofile.IsLibraryFile(p.Frames[st.Frames[len(st.Frames)-1]].File) {
-				// the program's own lines (and the C calls they make), not
-				// a library's start-up (a framework's set-up)
+			if inner := p.Frames[st.Frames[len(st.Frames)-1]].File; !strings.Contains(inner, "/site-packages/") && !strings.Contains(inner, "/dist-packages/") {
+				// the program's own lines, the C calls and the standard
+				// library they call (random.choice building a corpus), not
+				// a package's set-up (a framework's, a model's loading)
 				startL[k] += st.StartupCount
 				startN += st.StartupCount
 			}

@@ -22,12 +22,13 @@ func TestStartupEvidence(t *testing.T) {
 		}
 		p.Stacks = append(p.Stacks, st)
 	}
-	add(0, 60, 60, "/home/u/prep.py")                                      // building the data
+	add(0, 50, 50, "/home/u/prep.py")                                      // building the data
+	add(0, 10, 10, "/home/u/prep.py", "/usr/lib/python3.11/random.py")     // ... with the standard library
 	add(0, 20, 20, "/home/u/prep.py", sitePkgs+"/transformers/trainer.py") // a library's set-up
 	add(0, 100, 0, "/home/u/prep.py")                                      // the steps
 	add(1, 50, 50, "/home/u/prep.py")                                      // another thread
 	ev := FromWholeRun(p)
-	if math.Abs(ev.StartupShare-0.6) > 1e-9 || len(ev.StartupLines) != 1 || ev.StartupLines[0].Pct != 100 {
+	if math.Abs(ev.StartupShare-0.6) > 1e-9 || len(ev.StartupLines) != 1 || ev.StartupLines[0].Pct != 100 || ev.StartupLines[0].Line != 7 {
 		t.Errorf("start-up share %.3f (want 60 of 80 samples and 20 import ticks), lines %+v", ev.StartupShare, ev.StartupLines)
 	}
 }
