@@ -201,11 +201,11 @@ type PythonEvidence struct {
 	// I/O code and in DataLoader code (a Dataset's file reads count as
 	// DataLoader code); LoaderIOShare: the fraction of the DataLoader's
 	// samples in I/O code (torch.load, np.load, pickle, h5py).
-	IOShare       float64 `json:"io_share"`
+	IOShare float64 `json:"io_share"`
 	// IOReadShare: of the I/O samples outside the DataLoader, the share
 	// reading (the innermost I/O frame loads or reads: torch.load,
 	// np.load, pickle.load), not writing (a checkpoint, a log).
-	IOReadShare float64 `json:"io_read_share,omitempty"`
+	IOReadShare   float64 `json:"io_read_share,omitempty"`
 	LoaderShare   float64 `json:"loader_share"`
 	LoaderIOShare float64 `json:"loader_io_share,omitempty"`
 	// Hot are the user lines with the most self samples outside I/O and
