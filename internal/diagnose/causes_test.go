@@ -338,6 +338,41 @@ func TestTinyOpsSource(t *testing.T) {
 	}
 }
 
+// A model called in a loop, one sample at a time, runs its layers many
+// times a step for its parameters: the change says to call it once on
+// the batch; not a transformer stepped once (68 linears a step for 53
+// tensors, with 4 micro-batches), inference, or two optimizers (a GAN).
+func TestRepeatedForward(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		linears, params  int
+		backward, nOptim int
+		want             bool
+	}{
+		{"per-sample loop", 128, 4, 100, 1, true},
+		{"accumulated micro-batches", 68, 53, 100, 1, false},
+		{"inference", 128, 4, 0, 1, false},
+		{"two optimizers", 128, 4, 100, 2, false},
+	} {
+		run := &RunEvidence{RunMedianStepS: 0.02}
+		for range c.nOptim {
+			run.Optimizers = append(run.Optimizers, rundir.Optimizer{Class: "SGD", Params: c.params})
+		}
+		in := cpuTrace(run)
+		in.Ops = &optable.OpTable{Calls: 3 * 4000, HostSelfUs: 3 * 50e3, Steps: 3, BackwardCalls: c.backward, Rows: []optable.OpRow{
+			{Name: "aten::add_", Calls: 3 * 2000, HostSelfUs: 3 * 25e3}, {Name: "aten::mul_", Calls: 3*2000 - 3*c.linears, HostSelfUs: 3 * 24e3},
+			{Name: "aten::linear", Calls: 3 * c.linears, HostSelfUs: 3 * 1e3}}}
+		f := findingOf(Compute(in), "cpu.tiny-ops")
+		if f == nil {
+			t.Fatalf("%s: no tiny-ops finding", c.name)
+		}
+		if got := strings.HasPrefix(f.Change, "aten::linear and convolutions run "); got != c.want ||
+			got && !strings.HasPrefix(f.Change, "aten::linear and convolutions run 128 times a step for the model's 4 parameter tensors") {
+			t.Errorf("%s: the loop named: %v, want %v: %s", c.name, got, c.want, f.Change)
+		}
+	}
+}
+
 // Ops are judged on the time the main thread ran: on a machine where it
 // waited for a CPU 60% of the time, 1000 ops per step of 24 µs each
 // (9.6 µs running) in 30 ms steps (12 µs per op running) are tiny; on a
