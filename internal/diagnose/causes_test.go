@@ -347,12 +347,15 @@ func TestRepeatedForward(t *testing.T) {
 		name             string
 		linears, params  int
 		backward, nOptim int
+		batches          int // DataLoader batches a step
 		want             bool
 	}{
-		{"per-sample loop", 128, 4, 100, 1, true},
-		{"accumulated micro-batches", 68, 53, 100, 1, false},
-		{"inference", 128, 4, 0, 1, false},
-		{"two optimizers", 128, 4, 100, 2, false},
+		{"per-sample loop", 128, 4, 100, 1, 1, true},
+		{"accumulated micro-batches", 68, 53, 100, 1, 0, false},
+		// 16 micro-batches of a 2-layer MLP: 32 linears a step, 2 a batch
+		{"accumulated from a DataLoader", 128, 4, 100, 1, 16, false},
+		{"inference", 128, 4, 0, 1, 0, false},
+		{"two optimizers", 128, 4, 100, 2, 0, false},
 	} {
 		run := &RunEvidence{RunMedianStepS: 0.02}
 		for range c.nOptim {
@@ -361,7 +364,7 @@ func TestRepeatedForward(t *testing.T) {
 		in := cpuTrace(run)
 		in.Ops = &optable.OpTable{Calls: 3 * 4000, HostSelfUs: 3 * 50e3, Steps: 3, BackwardCalls: c.backward, Rows: []optable.OpRow{
 			{Name: "aten::add_", Calls: 3 * 2000, HostSelfUs: 3 * 25e3}, {Name: "aten::mul_", Calls: 3*2000 - 3*c.linears, HostSelfUs: 3 * 24e3},
-			{Name: "aten::linear", Calls: 3 * c.linears, HostSelfUs: 3 * 1e3}}}
+			{Name: "aten::linear", Calls: 3 * c.linears, HostSelfUs: 3 * 1e3}, {Name: "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", Calls: 3 * c.batches}}}
 		f := findingOf(Compute(in), "cpu.tiny-ops")
 		if f == nil {
 			t.Fatalf("%s: no tiny-ops finding", c.name)

@@ -636,14 +636,18 @@ func (s *state) repeatedForward() (string, bool) {
 	if steps == 0 {
 		return "", false
 	}
-	var calls int
+	var calls, batches int
 	for _, row := range t.Ranked() {
-		if slices.Contains(layerOps, row.Name) {
+		switch {
+		case slices.Contains(layerOps, row.Name):
 			calls += row.Calls
+		case strings.HasPrefix(row.Name, "enumerate(DataLoader)"):
+			batches += row.Calls
 		}
 	}
+	// per DataLoader batch: gradient accumulation fetches one a micro-step
 	perStep, params := float64(calls)/float64(steps), r.Optimizers[0].Params
-	if perStep < minLayerRepeats*float64(params) {
+	if perBatch := perStep / max(1, float64(batches)/float64(steps)); perBatch < minLayerRepeats*float64(params) {
 		return "", false
 	}
 	return fmt.Sprintf("aten::linear and convolutions run %.0f times a step for the model's %d parameter tensors (a model called once runs about one per tensor or fewer): a loop calls the model on one sample, or one time step, at a time: call it once on the whole batch (torch.stack the samples; pad those of different lengths, with a mask) and take the loss over the batch (64 one-sample calls of a 2-layer MLP took 6.2 ms a step here, one batched call 0.32 ms); for time steps, nn.LSTM/GRU over the sequence instead of a cell in a loop",
@@ -651,11 +655,13 @@ func (s *state) repeatedForward() (string, bool) {
 }
 
 // layerOps are the ops a layer's forward enters by, called once per layer
-// per forward; minLayerRepeats: their calls per step per parameter tensor
-// from which the model ran many times in the step.
+// per forward; minLayerRepeats: their calls per step (per DataLoader
+// batch) per parameter tensor from which the model ran many times in the
+// step: a per-sample loop over a batch of 32 through a 2-layer MLP makes
+// 16; 16 accumulated micro-batches without a DataLoader make 8.
 var layerOps = []string{"aten::linear", "aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d"}
 
-const minLayerRepeats = 8
+const minLayerRepeats = 16
 
 // minFrameworkShare: the share of the busy main-thread samples whose
 // innermost frame is a training framework's own loop from which
