@@ -640,8 +640,10 @@ func topKeys(m map[string]int, n int) []string {
 // torch that otherwise compute or wait for a CPU.
 type GILEvidence struct {
 	// Thread is the other thread's name, CPUShare its on-CPU samples per
-	// main-thread sample (the share of the run it ran on a CPU), Lines
-	// the program's lines it ran most.
+	// main-thread sample, imports and compilation left out as below (the
+	// share of the run it ran on a CPU; with torch's import in the
+	// count, a short run's share fell from 88% to 34%), Lines the
+	// program's lines it ran most.
 	Thread   string  `json:"thread"`
 	CPUShare float64 `json:"cpu_share"`
 	Lines    []Line  `json:"lines,omitempty"`
@@ -718,7 +720,7 @@ func gilEvidence(p *pyprofile.Profile) *GILEvidence {
 		return nil
 	}
 	t := others[other]
-	g := &GILEvidence{Thread: p.Threads[other].Name, CPUShare: t.python / float64(p.Threads[mainT].Samples), MainBlocked: blocked / mainN, MainOffCPU: off / mainN}
+	g := &GILEvidence{Thread: p.Threads[other].Name, CPUShare: t.python / mainN, MainBlocked: blocked / mainN, MainOffCPU: off / mainN}
 	for k, c := range t.lines {
 		g.Lines = append(g.Lines, Line{File: k.file, Line: k.line, Func: funcs[k], Text: texts[k], Pct: round(100 * float64(c) / float64(max(t.n, 1)))})
 	}
