@@ -641,8 +641,8 @@ func topKeys(m map[string]int, n int) []string {
 type GILEvidence struct {
 	// Thread is the other thread's name, CPUShare its on-CPU samples per
 	// main-thread sample, imports and compilation left out as below (the
-	// share of the run it ran on a CPU; with torch's import in the
-	// count, a short run's share fell from 88% to 34%), Lines the
+	// share of the run it ran on a CPU; against all the main thread's
+	// samples one run measured 34% where others measured 86-90%), Lines the
 	// program's lines it ran most.
 	Thread   string  `json:"thread"`
 	CPUShare float64 `json:"cpu_share"`
