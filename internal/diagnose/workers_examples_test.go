@@ -46,7 +46,7 @@ func TestWorkersNameTheDatasetLine(t *testing.T) {
 			// the loop's samples can split between two of __getitem__'s
 			// lines (Python 3.11 gave its return line 49% and the loop's
 			// body 49% in one run of four, also before this check was
-			// relaxed from 50%): the first still holds most of the rest
+			// relaxed from 50%), so the first need hold only 40%
 			w := f.Where[0]
 			if filepath.Base(w.File) != "slow_dataset_workers.py" || !strings.HasSuffix(w.Name, "__getitem__") ||
 				!strings.Contains(w.Note, "DataLoader worker samples") || w.SharePct < 40 {
