@@ -27,6 +27,24 @@ AGENT_FILES = frozenset(os.path.join(_HERE, n) for n in os.listdir(_HERE) if n.e
 # module initialisation: python/cpython#111363).
 SAMPLING_PAUSED = [0]
 
+# ... and while any thread imports a module: a CI run ended with SIGSEGV
+# in the sampler while the program imported torch._dynamo lazily, after
+# `import torch`. A module being imported holds a per-module lock, which
+# importlib keeps in _module_locks by weak reference until it is done.
+try:
+    from importlib import _bootstrap as _importlib_bootstrap
+    _MODULE_LOCKS = _importlib_bootstrap._module_locks
+except Exception:  # another interpreter's importlib
+    _MODULE_LOCKS = None
+
+
+def importing():
+    """Whether a thread is importing a module now."""
+    try:
+        return any(ref() is not None for ref in list(_MODULE_LOCKS.values())) if _MODULE_LOCKS else False
+    except Exception:
+        return False
+
 
 def set_switch_interval(s):
     """sys.setswitchinterval(s) such that sys.getswitchinterval() reads s
@@ -133,7 +151,7 @@ class Sampler(object):
         self.after_sample = None  # called from the sampler thread after every sample
         self.busy = {}  # ident -> depth: threads doing the agent's own work now
         self.agent_samples = 0  # samples skipped because the thread did the agent's work
-        self.paused_samples = 0  # samples not taken while torch was imported (SAMPLING_PAUSED)
+        self.paused_samples = 0  # samples not taken while torch or any module was imported (SAMPLING_PAUSED, importing)
 
     def start_thread(self):
         # A bare _thread, not a threading.Thread: the program's
@@ -259,7 +277,7 @@ class Sampler(object):
             set_switch_interval(old)
 
     def sample_once(self, skip_ident=None):
-        if SAMPLING_PAUSED[0]:
+        if SAMPLING_PAUSED[0] or importing():
             self.paused_samples += 1
             return
         busy = set(self.busy)

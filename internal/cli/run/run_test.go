@@ -409,14 +409,24 @@ func TestInferenceWithoutOptimizerUsesForwardSteps(t *testing.T) {
 	}
 	checkTrace(t, filepath.Join(r.dir, "trace-rank0.pt.trace.json.gz"), ev.Profiler.ActiveSteps)
 	// writing the trace is the agent's work, in no step: the step after
-	// the window counted it (1.8 s after 150 steps of 1.3 ms)
+	// the window counted it (1.8 s after 150 steps of 1.3 ms); now it
+	// starts once the export is done, after a gap at least that long
 	w := ev.Profiler.Windows[0]
+	last := w.Steps[len(w.Steps)-1]
+	var lastEnd, nextStart float64
 	for _, st := range ev.StepTimes {
-		if n, _ := st[0].(float64); int(n) == w.Steps[len(w.Steps)-1]+1 {
-			if d, _ := st[2].(float64); d >= w.ExportS {
-				t.Errorf("the step after the window took %.3f s, the trace's export %.3f s", d, w.ExportS)
-			}
+		n, _ := st[0].(float64)
+		start, _ := st[1].(float64)
+		dur, _ := st[2].(float64)
+		switch int(n) {
+		case last:
+			lastEnd = start + dur
+		case last + 1:
+			nextStart = start
 		}
+	}
+	if nextStart == 0 || nextStart-lastEnd < w.ExportS-2e-6 {
+		t.Errorf("the step after the window starts %.6f s after the window's last ended, the trace's export took %.6f s", nextStart-lastEnd, w.ExportS)
 	}
 
 	// a backbone then a head, each outermost, per request: one step per

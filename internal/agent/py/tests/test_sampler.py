@@ -93,6 +93,28 @@ class SamplerTest(unittest.TestCase):
         # the first step's samples, and all before it, are start-up's
         self.assertEqual(sum(st["startup_count"] for st in mine), 3)
 
+    def test_no_sample_while_a_module_imports(self):
+        # reading frames while another thread imports can crash CPython
+        # 3.11 (python/cpython#111363): no sample then
+        import builtins
+        import importlib
+        import tempfile
+        s = S.Sampler(0.001)
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "bn_mod_during_import.py"), "w") as f:
+                f.write("import builtins\nbuiltins._bn_during_import()\n")
+            builtins._bn_during_import = s.sample_once
+            sys.path.insert(0, d)
+            try:
+                importlib.import_module("bn_mod_during_import")
+            finally:
+                sys.path.remove(d)
+                sys.modules.pop("bn_mod_during_import", None)
+                del builtins._bn_during_import
+        self.assertFalse(S.importing())
+        s.sample_once()
+        self.assertEqual((s.paused_samples, s.samples), (1, 1))
+
     def test_thread_skips_agent_threads_and_runs(self):
         s = S.Sampler(0.002)
         ev = threading.Event()
