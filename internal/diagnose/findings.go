@@ -550,7 +550,7 @@ func (s *state) tinyOpsFinding() {
 		}
 	}
 	if lead, ok := s.oneSampleSteps(); ok {
-		change = lead + "; then " + change
+		change = lead + "; then " + cmp.Or(change, rule("cpu.tiny-ops").Change)
 	}
 	title := fmt.Sprintf("%.0f ops per step, one per %s of step: the %.0f%% of the step in native ops is per-op framework overhead", t.perStep, units.Duration(t.stepUsPerOp), pct(s.share[Overhead]))
 	s.emit(s.finding("cpu.tiny-ops", title, s.share[Overhead]*s.step, s.ev[Overhead], where, change))
