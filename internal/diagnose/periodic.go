@@ -191,13 +191,10 @@ func (s *state) periodicFinding() {
 		change = fmt.Sprintf("the %s every %d steps at %s takes %s each time: run it less often or on fewer batches (a subset of the validation set), under torch.inference_mode(), or in another process on a copy of the weights", top.Kind, p.Every, lineName(where[0]), units.Seconds(p.MeanS-p.MedianS))
 	case py != nil && py.SlowSamples >= minSlowSamples && len(py.SlowLines) > 0 && py.SlowLines[0].Pct >= 10:
 		// the agent's samples of the slow steps: what they do, window or not
-		var names []string
-		for _, l := range py.SlowLines[:min(3, len(py.SlowLines))] {
-			where = append(where, Location{Kind: "python", Name: l.Func, File: l.File, Line: l.Line, SharePct: l.Pct, Note: "main-thread samples in steps over twice the median, whole run"})
-			names = append(names, fmt.Sprintf("%s %.0f%%", lineName(where[len(where)-1]), l.Pct))
-		}
+		var names string
+		where, names = namedLines(py.SlowLines, 3, "main-thread samples in steps over twice the median, whole run")
 		ms = append(ms, Evidence{"main-thread samples in steps over twice the median, whole run", float64(py.SlowSamples), "", "pyprofile"})
-		change = fmt.Sprintf("the slow steps' time goes to %s (their main-thread samples): that work every %d steps takes %s each time; make it cheaper (one op over a batch instead of a loop of small calls), run it less often, or overlap it with the steps (a background thread or process)", strings.Join(names, ", "), p.Every, units.Seconds(p.MeanS-p.MedianS))
+		change = fmt.Sprintf("the slow steps' time goes to %s (their main-thread samples): that work every %d steps takes %s each time; make it cheaper (one op over a batch instead of a loop of small calls), run it less often, or overlap it with the steps (a background thread or process)", names, p.Every, units.Seconds(p.MeanS-p.MedianS))
 	default:
 		// record one: the window starts skip_first + warmup steps in
 		change = fmt.Sprintf("the recorded window holds none of these steps, so what they do is not known: record one with bottleneck run --skip-first %d --warmup 1 --active 2 (steps %d-%d), then run it less often or in the background", max(0, p.Steps[0]-3), max(2, p.Steps[0]-1), p.Steps[0])
@@ -215,6 +212,18 @@ const minSlowSamples = 5
 
 // lineName is a Python location as file:line.
 func lineName(l Location) string { return fmt.Sprintf("%s:%d", filepath.Base(l.File), l.Line) }
+
+// namedLines are the first n lines as locations with the note, and as
+// text for a change: "train.py:30 60%, train.py:12 25%".
+func namedLines(lines []Line, n int, note string) ([]Location, string) {
+	var where []Location
+	var names []string
+	for _, l := range lines[:min(n, len(lines))] {
+		loc := Location{Kind: "python", Name: l.Func, File: l.File, Line: l.Line, SharePct: l.Pct, Note: note}
+		where, names = append(where, loc), append(names, fmt.Sprintf("%s %.0f%%", lineName(loc), l.Pct))
+	}
+	return where, strings.Join(names, ", ")
+}
 
 // periodic is the run's periodic steps when they take at least
 // MinFinding of the run's step time, and neither an epoch's restart of

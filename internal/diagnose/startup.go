@@ -2,7 +2,6 @@ package diagnose
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
@@ -18,7 +17,7 @@ import (
 const minStartupS = 1.0
 
 // startup is the program's own start-up, in seconds: the time before its
-// first step times the share of the samples then outside imports, when
+// first step times the share of the samples then in its own code, when
 // it takes at least minStartupS and at least all its steps' time.
 func (s *state) startup() (float64, bool) {
 	r := s.in.Run
@@ -40,17 +39,12 @@ func (s *state) startupFinding() {
 	}
 	r := s.in.Run
 	py := r.Python
-	var where []Location
-	var names []string
-	for _, l := range py.StartupLines[:min(3, len(py.StartupLines))] {
-		where = append(where, Location{Kind: "python", Name: l.Func, File: l.File, Line: l.Line, SharePct: l.Pct, Note: "main-thread samples before the first step, imports left out"})
-		names = append(names, fmt.Sprintf("%s %.0f%%", lineName(where[len(where)-1]), l.Pct))
-	}
+	where, names := namedLines(py.StartupLines, 3, "main-thread samples before the first step, imports left out")
 	ms := []Evidence{{"time before the first step", r.FirstStepS * 1e6, "us", "evidence"},
 		{"main-thread samples before it outside imports", pct(py.StartupShare), "%", "pyprofile"},
 		{"all the run's steps", r.StepsS * 1e6, "us", "evidence"}}
 	title := fmt.Sprintf("Before its first step the program works %s in its own code, more than all its steps take (%s)", units.Seconds(own), units.Seconds(r.StepsS))
-	change := fmt.Sprintf("start-up (%s) outweighs the steps in this run: what builds data one item at a time in Python, vectorise (NumPy or torch over whole arrays), or build once and save (torch.save / np.save, loaded at start) or build lazily in a Dataset loaded by DataLoader workers; a longer run spreads it over more steps", strings.Join(names, ", "))
+	change := fmt.Sprintf("start-up (%s) outweighs the steps in this run: what builds data one item at a time in Python, vectorise (NumPy or torch over whole arrays), or build once and save (torch.save / np.save, loaded at start) or build lazily in a Dataset loaded by DataLoader workers; a longer run spreads it over more steps", names)
 	f := s.finding("run.startup", title, 0, ms, where, change)
 	f.OnceS = own
 	s.emit(f)
