@@ -17,19 +17,28 @@ func setProcAttr(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 }
 
-// terminalForeground reports whether stdin is a terminal whose foreground
-// process group is ours: then a Ctrl-C reached the program directly.
+// terminalForeground reports whether this process's group is the
+// foreground group of its terminal: in (stdin), else the controlling
+// terminal (/dev/tty: `bottleneck run train.py < data.txt` in a shell).
+// A Ctrl-C there reaches the program too, so bottleneck does not forward
+// it: Python would take it twice, and the second would cut the agent's
+// save short.
 func terminalForeground(in any) bool {
-	f, ok := in.(*os.File)
-	if !ok {
-		return false
+	if f, ok := in.(*os.File); ok && foreground(f) {
+		return true
 	}
+	tty, err := os.Open("/dev/tty")
+	if err != nil {
+		return false // no controlling terminal
+	}
+	defer tty.Close()
+	return foreground(tty)
+}
+
+func foreground(f *os.File) bool {
 	var pgrp int32
 	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(syscall.TIOCGPGRP), uintptr(unsafe.Pointer(&pgrp)))
-	if errno != 0 {
-		return false
-	}
-	return int(pgrp) == syscall.Getpgrp()
+	return errno == 0 && int(pgrp) == syscall.Getpgrp()
 }
 
 // killTree sends SIGKILL to pid and all its descendants (from /proc).

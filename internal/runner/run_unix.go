@@ -125,7 +125,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		sigs = ch
 	}
 	fg := cfg.TerminalForeground
-	if fg == nil {
+	switch {
+	case fg == nil && cfg.Signals != nil:
+		fg = func() bool { return false } // injected signals come from no terminal
+	case fg == nil:
 		fg = func() bool { return terminalForeground(cfg.Stdin) }
 	}
 

@@ -1117,7 +1117,14 @@ def run_main(cfg_path, mode, target, args):
         if isinstance(e, SystemExit):
             _agent.finish("exit", _exit_code_of(e))
         elif isinstance(e, KeyboardInterrupt):
+            # One Ctrl-C can arrive twice: sent to the process group (a
+            # scheduler, a script's kill -INT -PGID) and forwarded by
+            # bottleneck, which cannot tell. A second one must not break the
+            # save; bottleneck kills on a second Ctrl-C of its own.
+            prev = safe(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
             _agent.finish("interrupted", 130, signal_name="SIGINT", exc="KeyboardInterrupt")
+            if prev is not None:
+                safe(lambda: signal.signal(signal.SIGINT, prev))
             _install_trimming_excepthook()
         else:
             _agent.finish("exception", 1, exc="%s: %s" % (type(e).__name__, e))

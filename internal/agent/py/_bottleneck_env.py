@@ -112,7 +112,6 @@ def torch_env(torch, with_devices):
     t["debug"] = getattr(ver, "debug", None)
     t["git"] = getattr(ver, "git_version", None)
     t["build"] = "rocm" if t["hip"] else ("cuda" if t["cuda"] else "cpu")
-    t["cudnn"] = safe(lambda: torch.backends.cudnn.version())
     t["num_threads"] = safe(lambda: torch.get_num_threads())
     t["num_interop_threads"] = safe(lambda: torch.get_num_interop_threads())
     t["kineto_available"] = safe(lambda: bool(torch.autograd.kineto_available()), False)
@@ -136,6 +135,9 @@ def torch_env(torch, with_devices):
     cuda = getattr(torch, "cuda", None)
     t["cuda_initialized"] = bool(safe(lambda: cuda.is_initialized(), False))
     if with_devices and t["cuda_initialized"]:
+        # cudnn.version() initialises CUDA when it is not yet (it reads the
+        # devices' capabilities): a CPU program would get a CUDA context
+        t["cudnn"] = safe(lambda: torch.backends.cudnn.version())
         t["nccl"] = safe(lambda: ".".join(str(x) for x in cuda.nccl.version())
                           if isinstance(cuda.nccl.version(), tuple) else str(cuda.nccl.version()))
         devs = []

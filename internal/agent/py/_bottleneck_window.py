@@ -70,6 +70,7 @@ class Window(object):
         self.sync_total = 0
         self.sync_state = "not-attempted"
         self._sync_prev_mode = None
+        self._sched = None  # the profiler's schedule function
         self._orig_showwarning = None
 
     def _step(self):
@@ -108,6 +109,7 @@ class Window(object):
         if prof is not None and self.prof_state == "waiting":
             with self.own_work():
                 try:
+                    self._drain_device(prof)
                     prof.step()
                 except Exception as e:
                     self._profiler_failed("profiler step", e)
@@ -122,6 +124,21 @@ class Window(object):
             self.stopped_after_profile = True
             self.progress("stopping")
             raise StopAfterProfile()
+
+    def _drain_device(self, prof):
+        """Before the first recorded step, wait for the device to finish the
+        work already queued: a host that runs steps ahead of the device (92
+        ms of kernels a step, a few ms of launches) would otherwise open the
+        window with earlier steps' kernels, which the trace cannot assign
+        to its steps. Once per window; only when the program uses CUDA."""
+        sched = self._sched
+        if sched is None or not str(getattr(prof, "current_action", "")).endswith("WARMUP"):
+            return
+        if not str(sched(getattr(prof, "step_num", 0) + 1)).endswith(("RECORD", "RECORD_AND_SAVE")):
+            return
+        cuda = getattr(self.torch, "cuda", None)
+        if cuda is not None and safe(lambda: cuda.is_initialized(), False):
+            safe(lambda: cuda.synchronize(), None)
 
     def _slow_step(self, dur):
         """Whether a step took over twice the median of the last 31 (the
@@ -161,14 +178,19 @@ class Window(object):
             import torch.profiler as tp
             acts = [tp.ProfilerActivity.CPU]
             supported = safe(lambda: set(tp.supported_activities()), set())
-            if safe(lambda: torch.cuda.is_available(), False) and tp.ProfilerActivity.CUDA in supported:
+            # CUDA only once the program uses it (the first step has run): the
+            # profiler's CUDA activity creates a context, which a CPU-only
+            # program on a GPU machine would otherwise get (memory on the
+            # device, a slower start)
+            if safe(lambda: torch.cuda.is_initialized(), False) and tp.ProfilerActivity.CUDA in supported:
                 acts.append(tp.ProfilerActivity.CUDA)
             for extra in ("XPU", "MTIA", "HPU"):
                 a = getattr(tp.ProfilerActivity, extra, None)
                 if a is not None and a in supported:
                     acts.append(a)
             self.activities = [str(a).split(".")[-1] for a in acts]
-            opts = dict(activities=acts, schedule=self._schedule(tp.ProfilerAction), on_trace_ready=self._on_trace_ready,
+            self._sched = self._schedule(tp.ProfilerAction)
+            opts = dict(activities=acts, schedule=self._sched, on_trace_ready=self._on_trace_ready,
                         record_shapes=bool(p.get("record_shapes")), profile_memory=bool(p.get("profile_memory")),
                         with_stack=bool(p.get("with_stack")), with_flops=bool(p.get("with_flops")),
                         with_modules=bool(p.get("with_modules")))

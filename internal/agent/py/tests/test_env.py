@@ -2,6 +2,7 @@
 import os
 import sys
 import unittest
+import types
 from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -37,3 +38,35 @@ class CPUFeaturesTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class FakeTorch(object):
+    """A CUDA build whose cuDNN query initialises CUDA, as torch's does
+    (cudnn.version() reads every device's capability)."""
+
+    def __init__(self):
+        self.__version__ = "2.11.0"
+        self.version = types.SimpleNamespace(cuda="13.0", hip=None, debug=False, git_version="x")
+        self.initialized = False
+        fake = self
+
+        def version():
+            fake.initialized = True
+            return 91900
+        self.backends = types.SimpleNamespace(cudnn=types.SimpleNamespace(version=version))
+        self.cuda = types.SimpleNamespace(is_initialized=lambda: fake.initialized, device_count=lambda: 0)
+
+
+class TorchEnvTest(unittest.TestCase):
+    def test_never_initialises_cuda(self):
+        torch = FakeTorch()
+        t = E.torch_env(torch, with_devices=False)
+        self.assertFalse(torch.initialized)
+        self.assertNotIn("cudnn", t)
+        t = E.torch_env(torch, with_devices=True)
+        self.assertFalse(torch.initialized)
+
+    def test_cudnn_once_the_program_uses_cuda(self):
+        torch = FakeTorch()
+        torch.initialized = True
+        self.assertEqual(E.torch_env(torch, with_devices=True)["cudnn"], 91900)

@@ -82,3 +82,46 @@ class SlowStepTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class FakeCuda(object):
+    def __init__(self, initialized):
+        self.initialized, self.syncs = initialized, 0
+
+    def is_initialized(self):
+        return self.initialized
+
+    def synchronize(self):
+        self.syncs += 1
+
+
+class FakeProf(object):
+    def __init__(self, sched):
+        self.sched, self.step_num = sched, 0
+        self.current_action = sched(0)
+
+    def step(self):
+        self.step_num += 1
+        self.current_action = self.sched(self.step_num)
+
+
+class DrainTest(unittest.TestCase):
+    def run_steps(self, initialized):
+        w = window(0.05, skip_first=5, warmup=2, active=5, min_window_s=0.2)
+        w._sched = w._schedule(Action)
+        w.torch = type("T", (), {"cuda": FakeCuda(initialized)})()
+        prof, synced_before = FakeProf(w._sched), []
+        for _ in range(15):
+            n = w.torch.cuda.syncs
+            w._drain_device(prof)
+            if w.torch.cuda.syncs > n:
+                synced_before.append(prof.step_num + 1)
+            prof.step()
+        return synced_before
+
+    def test_device_drained_once_before_the_first_recorded_step(self):
+        # steps 5-6 warm up, 7-11 record: one sync, as step 7 begins
+        self.assertEqual(self.run_steps(True), [7])
+
+    def test_no_cuda_no_sync(self):
+        self.assertEqual(self.run_steps(False), [])
