@@ -32,8 +32,8 @@ func precisionCandidate(k kernels.Kind) bool {
 // kernelNote describes a kernel for a finding's location: family, math
 // unit and precision as far as the kernel table knows them.
 // kernelsChange fits the GPU-bound change to the kernels that take the
-// time: memory-bound families (elementwise, norms, softmax, copies) want
-// fusion; matmuls already on tensor cores are the model's real work; fused
+// time: fp32 matmuls on CUDA cores want tensor cores; memory-bound
+// families (elementwise, norms, softmax, copies) want fusion; matmuls already on tensor cores are the model's real work; fused
 // attention is already fused. No family group at DominantKernels of kernel
 // time: the rule's general change.
 func (s *state) kernelsChange() (string, []Evidence) {
@@ -41,7 +41,7 @@ func (s *state) kernelsChange() (string, []Evidence) {
 	if kt == nil || kt.TotalUs <= 0 {
 		return "", nil
 	}
-	var mem, math, mathTC, attn float64
+	var mem, math, mathTC, mathFP32, attn float64
 	for _, r := range kt.Ranked() {
 		if !isDeviceWork(r.Name) {
 			continue
@@ -52,6 +52,9 @@ func (s *state) kernelsChange() (string, []Evidence) {
 			math += r.TotalUs
 			if k.Unit == kernels.TensorCore {
 				mathTC += r.TotalUs
+			}
+			if precisionCandidate(k) {
+				mathFP32 += r.TotalUs
 			}
 		case kernels.Attention:
 			attn += r.TotalUs
@@ -68,6 +71,15 @@ func (s *state) kernelsChange() (string, []Evidence) {
 	}
 	heavy := share(math+attn) >= dominant && hasRoof
 	switch {
+	case share(mathFP32) >= dominant:
+		// tensor cores run them several times faster: the first thing to
+		// change, before fusing or a larger device
+		change := "torch.autocast(\"cuda\", dtype=torch.bfloat16), or TF32: torch.set_float32_matmul_precision(\"high\")"
+		if cc := s.capability(); cc != "" && cc < "8" {
+			change = "torch.autocast(\"cuda\", dtype=torch.float16) with torch.amp.GradScaler"
+		}
+		return fmt.Sprintf("fp32 matmuls and convolutions on CUDA cores take %.0f%% of kernel time: run them on tensor cores, several times faster: %s", 100*share(mathFP32), change),
+			slices.Concat([]Evidence{{"fp32 matmul/conv kernels on CUDA cores", 100 * share(mathFP32), "% of kernel time", "kernels"}}, roofEv)
 	case share(mem) >= dominant:
 		return fmt.Sprintf("memory-bound kernels (elementwise, normalisation, softmax, copies: %.0f%% of kernel time) each read and write their tensors through device memory: torch.compile(model) fuses chains of them into one kernel; then a larger batch if SM efficiency is low", 100*share(mem)),
 			slices.Concat([]Evidence{{"memory-bound kernel families", 100 * share(mem), "% of kernel time", "kernels"}}, roofEv)
@@ -408,6 +420,10 @@ func (s *state) findings() {
 			where = append(where, s.topOps(2, false, "aten::copy_", "contiguous", "clone", "aten::cat")...)
 		case !pageable:
 			change = "the copies already come from pinned memory: overlap them with compute on a side stream (non_blocking=True), or keep the data on the device"
+		case s.py != nil:
+			// a copy from pageable memory holds the host until it is done:
+			// the line that issues it is where the window's samples sit
+			where = append(s.pyLines(slices.DeleteFunc(slices.Clone(s.py.Hot), func(l Line) bool { return l.Pct < 25 }), 2), where...)
 		}
 		s.emit(s.finding("copy.h2d", title, at(Copy), s.ev[Copy], where, change))
 	}

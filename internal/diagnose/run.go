@@ -435,10 +435,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		if !importing {
 			slowL[k] += st.SlowCount
 			slowN += st.SlowCount
-			if inner := p.Frames[st.Frames[len(st.Frames)-1]].File; !strings.Contains(inner, "/site-packages/") && !strings.Contains(inner, "/dist-packages/") {
-				// the program's own lines, the C calls and the standard
-				// library they call (random.choice building a corpus), not
-				// a package's set-up (a framework's, a model's loading)
+			if ownWork(p, st.Frames) {
 				startL[k] += st.StartupCount
 				startN += st.StartupCount
 			}
@@ -1221,6 +1218,24 @@ func readsFile(p *pyprofile.Profile, frames []int) bool {
 			n := strings.ToLower(f.Func)
 			return (strings.Contains(n, "load") || strings.Contains(n, "read") || strings.Contains(n, "fromfile")) &&
 				!strings.Contains(n, "save") && !strings.Contains(n, "dump") && !strings.Contains(n, "write")
+		}
+	}
+	return false
+}
+
+// ownWork reports whether a sampled stack runs the program's own code: the
+// innermost frame outside the standard library is the program's, so the
+// standard library works for whoever called it (random.choice building a
+// corpus is the program's work; subprocess waiting for the compiler
+// torch.compile started, or a model's loading in a package, is not).
+func ownWork(p *pyprofile.Profile, frames []int) bool {
+	for i := len(frames) - 1; i >= 0; i-- {
+		f := p.Frames[frames[i]].File
+		if !pyprofile.IsLibraryFile(f) {
+			return true
+		}
+		if pyprofile.IsPackageFile(f) {
+			return false
 		}
 	}
 	return false

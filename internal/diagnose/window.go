@@ -162,6 +162,7 @@ func (s *state) windowNote() {
 				msg += ": the machine was busy during the window (above)"
 			case ops*s.p.ProfilerOpCostUs >= excess/2:
 				inflated = true
+				s.profilerUs, s.unprofiledUs = excess, ref*1e6
 				msg += fmt.Sprintf(": the profiler's per-op overhead (%.0f ops per step) inflates op times, tiny ops most, so host and launch shares are overstated", ops)
 			case stretch:
 				slower = true

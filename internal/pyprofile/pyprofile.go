@@ -205,16 +205,11 @@ func IsLibraryFile(file string) bool {
 	if strings.HasPrefix(file, "<") {
 		return true
 	}
-	f := strings.ReplaceAll(file, "\\", "/")
-	if strings.Contains(f, "/site-packages/") || strings.Contains(f, "/dist-packages/") {
-		return true
-	}
-	// code torch.compile generated (inductor's cache, /tmp/torchinductor_USER
-	// by default): torch's, not a line the user can change
-	if strings.Contains(f, "/torchinductor_") {
+	if IsPackageFile(file) {
 		return true
 	}
 	// .../lib/python3.11/xxx.py (the standard library)
+	f := strings.ReplaceAll(file, "\\", "/")
 	if i := strings.Index(f, "/lib/python"); i >= 0 {
 		rest := f[i+len("/lib/python"):]
 		if j := strings.IndexByte(rest, '/'); j > 0 && strings.Trim(rest[:j], "0123456789.t") == "" {
@@ -222,6 +217,15 @@ func IsLibraryFile(file string) bool {
 		}
 	}
 	return false
+}
+
+// IsPackageFile reports whether a file belongs to an installed package or
+// to code torch.compile generated (inductor's cache, /tmp/torchinductor_USER
+// by default): a library's, not a line the user can change, nor the
+// standard library.
+func IsPackageFile(file string) bool {
+	f := strings.ReplaceAll(file, "\\", "/")
+	return strings.Contains(f, "/site-packages/") || strings.Contains(f, "/dist-packages/") || strings.Contains(f, "/torchinductor_")
 }
 
 // Importing reports whether a sampled stack (frame indexes) was taken

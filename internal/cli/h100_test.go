@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
+)
+
+// TestH100Runs: the verdict and first finding of real runs on an H100
+// (testdata/rundir/README.md says what each program does), each naming
+// the cause with its own change, not the largest share or a generic fix.
+func TestH100Runs(t *testing.T) {
+	for _, c := range []struct {
+		run, verdict, firstRule string
+		first                   string // in the first finding's change, or its location
+		absent                  string // a rule that must stay silent
+	}{
+		// the profiler's per-op cost stretched the window's steps: without
+		// it the device's fp32 matmuls fill 84% of the step
+		{"item_sync", "gpu-compute-bound", "gpu.kernels", "run them on tensor cores", ""},
+		{"gpt_fp32", "gpu-compute-bound", "gpu.kernels", "fp32 matmuls and convolutions on CUDA cores take 72%", ""},
+		// 30 s before the first step was torch.compile's work, not the program's
+		{"compile_gpu", "host-bound", "host.python", "", "run.startup"},
+		{"pageable", "copy-bound", "copy.h2d", "gpu_pageable_copy.py:20", ""},
+		{"memory_bound", "gpu-compute-bound", "gpu.kernels", "memory-bound kernels", ""},
+		{"loader_gpu", "input-bound", "input.loader", "num_workers=", ""},
+	} {
+		t.Run(c.run, func(t *testing.T) {
+			dir := filepath.Join(testutil.RepoRoot(), "testdata", "rundir", "h100", c.run)
+			code, out, stderr := runMain(t, "analyze", "--json", dir)
+			if code != 0 {
+				t.Fatalf("analyze exit %d: %s", code, stderr)
+			}
+			var r struct {
+				Traces []struct {
+					Diagnosis struct {
+						Verdict struct {
+							Primary string `json:"primary"`
+							Why     string `json:"why"`
+						} `json:"verdict"`
+						Findings []struct {
+							Rule   string `json:"rule"`
+							Change string `json:"change"`
+							Where  []struct {
+								File string `json:"file"`
+								Line int    `json:"line"`
+							} `json:"where"`
+						} `json:"findings"`
+					} `json:"diagnosis"`
+				} `json:"traces"`
+			}
+			if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Traces) != 1 {
+				t.Fatalf("analyze --json: %v (%d traces)", err, len(r.Traces))
+			}
+			d := r.Traces[0].Diagnosis
+			if d.Verdict.Primary != c.verdict || len(d.Findings) == 0 {
+				t.Fatalf("verdict %s (%s), want %s", d.Verdict.Primary, d.Verdict.Why, c.verdict)
+			}
+			f := d.Findings[0]
+			text := f.Change
+			for _, w := range f.Where {
+				text += " " + filepath.Base(w.File) + ":" + strconv.Itoa(w.Line)
+			}
+			if f.Rule != c.firstRule || !strings.Contains(text, c.first) {
+				t.Errorf("first finding %s (%s), want %s with %q", f.Rule, text, c.firstRule, c.first)
+			}
+			for _, f := range d.Findings {
+				if c.absent != "" && f.Rule == c.absent {
+					t.Errorf("%s fired: %+v", c.absent, f)
+				}
+			}
+		})
+	}
+}
