@@ -1,11 +1,24 @@
 """Planted bottleneck (CUDA): sync-bound. loss.item() every step makes the
-host wait for the device before it can queue the next step.
+host wait for the device before it does its own per-step work (statistics
+of the batch, on the CPU), which would otherwise run while the device
+computes: host and device take turns instead of overlapping.
+
+A step's device work is large on any GPU; the host's work is timed to
+take as long.
 
     bottleneck run examples/diagnose/gpu_item_sync.py
 """
 import sys
+import time
 
+import numpy as np
 import torch
+
+
+def host_work(rng, n):
+    """The host's own per-step work: statistics over a batch's worth of values."""
+    v = rng.standard_normal(n)
+    return float(np.sort(v)[n // 2])
 
 
 def main():
@@ -13,19 +26,43 @@ def main():
         sys.exit("needs CUDA")
     torch.manual_seed(0)
     dev = torch.device("cuda")
-    model = torch.nn.Sequential(*[torch.nn.Linear(2048, 2048) for _ in range(6)]).to(dev)
-    opt = torch.optim.SGD(model.parameters(), lr=0.001)
-    x = torch.randn(512, 2048, device=dev)
-    total = 0.0
-    for step in range(30):
+    model = torch.nn.Sequential(*[torch.nn.Linear(1024, 1024) for _ in range(4)]).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-4)
+
+    def step(x):
         opt.zero_grad()
         loss = model(x).pow(2).mean()
         loss.backward()
         opt.step()
+        return loss
+
+    # Enough device work a step that the host's launches are a small part
+    # of it on any GPU (400 GFLOP: 8 ms on an H100, 50 ms on a T4), and as
+    # much host work, timed here: forward and backward alone, since
+    # optimizer steps are the program's steps.
+    x = torch.randn(16384, 1024, device=dev)
+    model(x).pow(2).mean().backward()
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    for _ in range(3):
+        model(x).pow(2).mean().backward()
+    torch.cuda.synchronize()
+    device_s = (time.perf_counter() - t) / 3
+    rng = np.random.default_rng(0)
+    n = 1 << 12
+    while True:
+        t = time.perf_counter()
+        host_work(rng, n)
+        if time.perf_counter() - t >= device_s or n >= 1 << 24:
+            break
+        n *= 2
+
+    total = 0.0
+    for _ in range(40):
+        loss = step(x)
         total += loss.item()  # PLANTED: host-device sync every step
-        for _ in range(20):  # host work that could overlap with the device
-            torch.empty(1, device=dev)
-    print(total)
+        total += host_work(rng, n)  # could run while the device computes the step
+    print(round(total, 3))
 
 
 if __name__ == "__main__":
