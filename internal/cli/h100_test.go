@@ -28,6 +28,8 @@ func TestH100Runs(t *testing.T) {
 		{"pageable", "copy-bound", "copy.h2d", "gpu_pageable_copy.py:20", ""},
 		{"memory_bound", "gpu-compute-bound", "gpu.kernels", "memory-bound kernels", ""},
 		{"loader_gpu", "input-bound", "input.loader", "num_workers=", ""},
+		// a small CNN: the host's time is the step's own framework calls
+		{"train_cnn", "host-bound", "host.python", `mode="reduce-overhead"`, ""},
 	} {
 		t.Run(c.run, func(t *testing.T) {
 			dir := filepath.Join(testutil.RepoRoot(), "testdata", "rundir", "h100", c.run)

@@ -1245,3 +1245,34 @@ func TestGILFinding(t *testing.T) {
 		}
 	}
 }
+
+// On a device, host.python says the host's time is the step's own
+// framework calls, and asks for more work per kernel and CUDA graphs,
+// when most of the main thread's samples are the model's forward, the
+// backward and the optimizer; the program's own Python between them, too
+// few samples, or no device keep the general change.
+func TestStepOverheadChange(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		device  bool
+		outside float64
+		samples int
+		want    bool
+	}{
+		{"small CNN on an H100", true, 0.05, 21 + 10, true},
+		{"the program's own Python", true, 0.5, 40, false},
+		{"few samples", true, 0.05, 10, false},
+		{"CPU-only", false, 0.05, 40, false},
+	} {
+		s := &state{p: Default, step: 3300, steps: 30, device: c.device, share: map[Class]float64{Host: 0.9, GPUCompute: 0.04}, d: &Diagnosis{},
+			py: &PythonEvidence{HotSamples: c.samples, OutsideModelShare: c.outside, Hot: []Line{{File: "/home/u/train.py", Line: 47, Pct: 52}}}}
+		s.findings()
+		i := slices.IndexFunc(s.d.Findings, func(f Finding) bool { return f.Rule == "host.python" })
+		if i < 0 {
+			t.Fatalf("%s: no host.python finding", c.name)
+		}
+		if got := strings.Contains(s.d.Findings[i].Change, `mode="reduce-overhead"`); got != c.want {
+			t.Errorf("%s: %s", c.name, s.d.Findings[i].Change)
+		}
+	}
+}

@@ -107,7 +107,11 @@ func (s *state) windowNote() {
 		n.Notes = append(n.Notes, fmt.Sprintf("graph capture: %d launch calls recorded into CUDA/HIP graphs over %s, not executed", g.Launches, units.Duration(g.Us)))
 	}
 	if o := w.Overhead; o != nil && o.Pct >= s.p.OverheadPct {
-		n.Notes = append(n.Notes, fmt.Sprintf("profiler overhead (buffer requests and flushes) takes %.1f%% of the steps", o.Pct))
+		msg := fmt.Sprintf("profiler overhead (buffer requests and flushes) takes %.1f%% of the steps", o.Pct)
+		if o.IdlePct < s.p.OverheadPct {
+			msg += fmt.Sprintf(", %.1f%% while the device waited: the rest ran beside device work and does not lengthen them", o.IdlePct)
+		}
+		n.Notes = append(n.Notes, msg)
 	}
 	// A main thread waiting for a CPU inflates every time in the window;
 	// waiting far more than over the run while other processes held the
