@@ -33,9 +33,10 @@ func precisionCandidate(k kernels.Kind) bool {
 // unit and precision as far as the kernel table knows them.
 // kernelsChange fits the GPU-bound change to the kernels that take the
 // time: fp32 matmuls on CUDA cores want tensor cores; memory-bound
-// families (elementwise, norms, softmax, copies) want fusion; matmuls already on tensor cores are the model's real work; fused
-// attention is already fused. No family group at DominantKernels of kernel
-// time: the rule's general change.
+// families (elementwise, norms, softmax, copies) want fusion; matmuls
+// already on tensor cores are the model's real work; fused attention is
+// already fused. No family group at DominantKernels of kernel time: the
+// rule's general change.
 func (s *state) kernelsChange() (string, []Evidence) {
 	kt := s.in.Kernels
 	if kt == nil || kt.TotalUs <= 0 {
