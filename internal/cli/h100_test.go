@@ -30,6 +30,8 @@ func TestH100Runs(t *testing.T) {
 		{"loader_gpu", "input-bound", "input.loader", "num_workers=", ""},
 		// a small CNN: the host's time is the step's own framework calls
 		{"train_cnn", "host-bound", "host.python", `mode="reduce-overhead"`, ""},
+		// GPT-2 generating one token per forward, batch 1
+		{"hf_generate", "host-bound", "host.python", "static KV cache", ""},
 	} {
 		t.Run(c.run, func(t *testing.T) {
 			dir := filepath.Join(testutil.RepoRoot(), "testdata", "rundir", "h100", c.run)

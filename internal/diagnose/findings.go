@@ -356,6 +356,8 @@ func (s *state) findings() {
 			switch in, fw := s.pythonInModules(), s.frameworkChange(); {
 			case fw != "":
 				change = fw
+			case s.decoding() != nil:
+				change = decodeChange(s.decoding(), s.share[GPUCompute])
 			case in < s.p.ModuleOverhead*busy:
 			case busy >= s.share[CPUCompute]:
 				// the Python is torch's own, calling modules whose ops
@@ -726,6 +728,30 @@ func (s *state) compileChange(what string) string {
 		return "the model already runs under torch.compile: look for graph breaks (TORCH_LOGS=graph_breaks) and compile what runs outside it (the loss, the optimizer step: torch.compile(optimizer.step))"
 	}
 	return "torch.compile(model) fuses " + what
+}
+
+// decoding returns the window's hottest line when it generates text
+// (a generate( call with at least half of the main thread's samples) on a
+// device, where each new token is one forward of the whole model.
+func (s *state) decoding() *Line {
+	if !s.device || s.py == nil || len(s.py.Hot) == 0 {
+		return nil
+	}
+	if l := &s.py.Hot[0]; l.Pct >= 50 && strings.Contains(l.Text, "generate(") {
+		return l
+	}
+	return nil
+}
+
+// decodeChange: token-by-token decoding issues every layer's kernels per
+// token, each too small for the host's cost of issuing it (a 6-layer
+// GPT-2 on an H100, batch 1: the device busy 3% of each token's step).
+// A static KV cache lets CUDA graphs replay the step in one launch.
+func decodeChange(l *Line, kernels float64) string {
+	return fmt.Sprintf("%s:%d generates token by token: each token is one forward of the whole model, whose kernels fill %.0f%% of its step, the rest the host issuing them: "+
+		"a static KV cache with CUDA graphs replays each token's step in one launch (Hugging Face: model.generation_config.cache_implementation = \"static\" and model.forward = torch.compile(model.forward, mode=\"reduce-overhead\"); "+
+		"a decoding loop of your own: preallocate the cache and torch.compile the step with mode=\"reduce-overhead\"), and more sequences per call cost the host nothing more per token; a serving engine (vLLM, SGLang) does both",
+		filepath.Base(l.File), l.Line, pct(kernels))
 }
 
 // stepOverheadChange: on a device, when most of the host's samples are

@@ -1276,3 +1276,31 @@ func TestStepOverheadChange(t *testing.T) {
 		}
 	}
 }
+
+// On a device, host.python names token-by-token decoding when the
+// window's hottest line, with half of its samples or more, calls
+// generate(; another hot line, a minor one, or no device keep the rest.
+func TestDecodeChange(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		device bool
+		line   Line
+		want   bool
+	}{
+		{"generate on a GPU", true, Line{File: "/home/u/gen.py", Line: 12, Pct: 100, Text: "out = model.generate(prompt, max_new_tokens=96)"}, true},
+		{"a training line", true, Line{File: "/home/u/train.py", Line: 12, Pct: 100, Text: "loss.backward()"}, false},
+		{"generate a minor share", true, Line{File: "/home/u/gen.py", Line: 12, Pct: 30, Text: "out = model.generate(prompt)"}, false},
+		{"generate on a CPU", false, Line{File: "/home/u/gen.py", Line: 12, Pct: 100, Text: "out = model.generate(prompt)"}, false},
+	} {
+		s := &state{p: Default, step: 9000, steps: 30, device: c.device, share: map[Class]float64{Host: 0.9, GPUCompute: 0.03}, d: &Diagnosis{},
+			py: &PythonEvidence{HotSamples: 60, ModuleShare: 0.84, Hot: []Line{c.line}}}
+		s.findings()
+		i := slices.IndexFunc(s.d.Findings, func(f Finding) bool { return f.Rule == "host.python" })
+		if i < 0 {
+			t.Fatalf("%s: no host.python finding", c.name)
+		}
+		if got := strings.Contains(s.d.Findings[i].Change, "static KV cache"); got != c.want {
+			t.Errorf("%s: %s", c.name, s.d.Findings[i].Change)
+		}
+	}
+}
