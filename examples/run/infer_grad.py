@@ -1,7 +1,7 @@
 """An evaluation loop that forgot torch.no_grad(): its forwards run with
 autograd on, fewer than the 64 a training loop may make before its first
 optimizer.step(), and each request takes a while (time.sleep stands for
-decoding it). No backward runs, so after a few seconds the steps lock on
+decoding it). No backward runs, so after a second the steps lock on
 the forwards (docs/run.md, "Steps").
 
     bottleneck run examples/run/infer_grad.py 40

@@ -97,10 +97,12 @@ _HISTORY_LOCK_LIMIT = 1024
 # ... but _LOCK_THRESHOLD do once this long has passed since the first
 # forward with no gradient in the parameters of the modules called: no
 # backward ran, so it is inference that forgot torch.no_grad() (an
-# evaluation of 60 batches of 270 ms each recorded no trace at all), not
-# training (whose frozen modules, a text encoder beside a trained UNet,
-# have no gradients either, hence all of them).
-_NO_BACKWARD_LOCK_S = 3.0
+# evaluation of 60 batches of 270 ms each recorded no trace at all; at
+# 3 s, neither did 40 batches in 2.2 s), not training (whose frozen
+# modules, a text encoder beside a trained UNet, have no gradients either,
+# hence all of them; and a training program has made its optimizer, see
+# _UNSTEPPED_OPTIMIZER_WAIT_S).
+_NO_BACKWARD_LOCK_S = 1.0
 # Once the program made an optimizer (torch.optim) that has not stepped
 # yet, forwards lock only after this long since the first: it trains, and
 # a reinforcement-learning rollout (a DQN's 256 forwards filling its
