@@ -20,6 +20,20 @@ from _bottleneck_env import safe, torch_env
 from _bottleneck_sampler import is_agent_file, is_library_file
 
 _SYNC_MESSAGE = "called a synchronizing CUDA operation"
+# Warnings torch prints because of the agent's profiler and sync debug
+# mode, never the program's: its stderr stays as without the tool (torch
+# 2.11 printed both into a program's stderr on an H100).
+_AGENT_WARNINGS = ("Warning: Profiler clears events at the end of each cycle",
+                   "Synchronization debug mode is a prototype feature")
+_agent_warnings_quiet = []
+
+
+def quiet_agent_warnings():
+    """Ignore _AGENT_WARNINGS (once per process: each call adds filters)."""
+    if not _agent_warnings_quiet:
+        _agent_warnings_quiet.append(True)
+        for m in _AGENT_WARNINGS:
+            warnings.filterwarnings("ignore", message=m)
 MAX_WINDOW_STEPS = 500  # a lengthened window's most steps (trace size)
 
 
@@ -189,6 +203,7 @@ class Window(object):
                 if a is not None and a in supported:
                     acts.append(a)
             self.activities = [str(a).split(".")[-1] for a in acts]
+            quiet_agent_warnings()
             self._sched = self._schedule(tp.ProfilerAction)
             opts = dict(activities=acts, schedule=self._sched, on_trace_ready=self._on_trace_ready,
                         record_shapes=bool(p.get("record_shapes")), profile_memory=bool(p.get("profile_memory")),
@@ -383,6 +398,7 @@ class Window(object):
             if self._sync_prev_mode != 0:
                 self.sync_state = "user-set"
                 return
+            quiet_agent_warnings()
             warnings.filterwarnings("always", message=_SYNC_MESSAGE)
             self._orig_showwarning = warnings.showwarning
             warnings.showwarning = self._showwarning

@@ -125,3 +125,20 @@ class DrainTest(unittest.TestCase):
 
     def test_no_cuda_no_sync(self):
         self.assertEqual(self.run_steps(False), [])
+
+
+class AgentWarningsTest(unittest.TestCase):
+    def test_torch_warnings_the_agent_causes_are_not_printed(self):
+        import warnings
+        saved = warnings.filters[:]
+        try:
+            W.quiet_agent_warnings()
+            W.quiet_agent_warnings()  # once: no second set of filters
+            with warnings.catch_warnings(record=True) as got:
+                warnings.warn("Warning: Profiler clears events at the end of each cycle.Only events from the current cycle will be reported.")
+                warnings.warn("Synchronization debug mode is a prototype feature and does not yet detect all synchronizing operations")
+                warnings.warn("the program's own warning")
+            self.assertEqual([str(w.message) for w in got], ["the program's own warning"])
+        finally:
+            warnings.filters[:] = saved
+            del W._agent_warnings_quiet[:]
