@@ -380,6 +380,7 @@ func (s *state) findings() {
 		}
 	}
 	s.optimizerFinding()
+	s.inferenceGradFinding()
 	s.blockedFinding(blockedShare, blockedLines, blockedAll)
 	s.gilFinding()
 	s.validationFinding()
@@ -1249,6 +1250,38 @@ func (s *state) oneSampleSteps() (string, bool) {
 		seen = ", and each kernel fills more of the device"
 	}
 	return fmt.Sprintf("inference on one sample per step (DataLoader(%s, batch_size=1), no backward): batch the samples (batch_size=32 or more, one model call per batch; sequences padded to the batch's longest, with their mask): each op then does many samples' work in little more time%s", l.Dataset, seen), true
+}
+
+// inferenceGradFinding: an inference loop whose forwards run with
+// autograd on (the grad mode the agent read at the first recorded step,
+// inside the step module's forward hook; a DataLoader's step boundary is
+// outside the program's no_grad block, so only forward steps tell): every
+// op records a backward graph that never runs. The host pays it per op,
+// so small ops pay most (a loop of small layers: 19% of its time).
+func (s *state) inferenceGradFinding() {
+	r, t := s.in.Run, s.in.Ops
+	if r == nil || r.StepSource != "forward" || r.Env == nil || t == nil || t.BackwardCalls != 0 || s.steps == 0 {
+		return
+	}
+	if on, ok := r.Env.Flags["grad_enabled"].(bool); !ok || !on {
+		return
+	}
+	steps := float64(s.steps)
+	if t.Steps > 0 {
+		steps = float64(t.Steps)
+	}
+	ops := float64(t.Calls) / steps
+	host := s.share[Host] + s.share[Launch] + s.share[CPUCompute] + s.share[Overhead]
+	us := min(ops*s.p.AutogradOpUs, host*s.step)
+	if us < s.p.MinFinding*s.step {
+		return
+	}
+	var where []Location
+	if s.py != nil {
+		where = s.pyLines(s.py.Hot, 1)
+	}
+	s.emit(s.finding("host.inference-grad", fmt.Sprintf("Inference runs with autograd on: each of its %.0f ops a step records a backward graph that never runs", ops), us,
+		[]Evidence{{"grad mode in the recorded forwards (agent)", 1, "on", "env"}, {"backward ops in the window", 0, "", "operators"}, {"ops per step", ops, "", "operators"}}, where, ""))
 }
 
 // minOneSampleBatches: batches of one that make an inference loop, not a

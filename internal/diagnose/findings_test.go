@@ -1304,3 +1304,34 @@ func TestDecodeChange(t *testing.T) {
 		}
 	}
 }
+
+// host.inference-grad: steps that are a module's forwards, run with
+// autograd on, no backward in the window, and enough ops a step for
+// their recording to matter. Silent: a backward ran, grad mode off,
+// DataLoader steps (their boundary is outside the program's no_grad
+// block), a few large ops a step.
+func TestInferenceGradFinding(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		source        string
+		grad          bool
+		calls, backwd int
+		want          bool
+	}{
+		{"small layers, autograd on", "forward", true, 164 * 20, 0, true},
+		{"a backward ran", "forward", true, 164 * 20, 40, false},
+		{"under no_grad", "forward", false, 164 * 20, 0, false},
+		{"DataLoader steps", "dataloader", true, 164 * 20, 0, false},
+		{"a few large matmuls", "forward", true, 12 * 20, 0, false},
+	} {
+		run := &RunEvidence{StepSource: c.source, Env: &Env{Flags: map[string]any{"grad_enabled": c.grad}}}
+		s := &state{p: Default, step: 2670, steps: 20, share: map[Class]float64{Host: 0.48, CPUCompute: 0.52}, d: &Diagnosis{},
+			in: Analyses{Run: run, Ops: &optable.OpTable{Calls: c.calls, Steps: 20, BackwardCalls: c.backwd}}}
+		s.findings()
+		if f := findingOf(s.d, "host.inference-grad"); (f != nil) != c.want {
+			t.Errorf("%s: finding %+v, want %v", c.name, f, c.want)
+		} else if f != nil && (math.Abs(f.AtStakeUs-328) > 1 || !strings.Contains(f.Title, "164 ops")) {
+			t.Errorf("%s: %s, at stake %.0f µs, want 164 ops x 2 µs", c.name, f.Title, f.AtStakeUs)
+		}
+	}
+}

@@ -139,6 +139,10 @@ type Params struct {
 	// its mean step is at least this multiple of the median step outside
 	// the window (the profiler's per-op overhead).
 	ProfilerInflation float64
+	// AutogradOpUs: what recording an op for autograd costs the host
+	// (µs): a 24-module model of small layers ran 19% faster under
+	// torch.inference_mode on a 2-core x86 CPU, ~1.9 µs per op.
+	AutogradOpUs float64
 	// ProfilerOpCostUs: what the profiler adds to each recorded op (µs);
 	// the inflation is the profiler's when the ops per step times this
 	// cost explain at least half of the slowdown, else the window was
@@ -194,6 +198,7 @@ var Default = Params{
 	OverheadPct:           2,
 	ProfilerInflation:     1.3,
 	ProfilerOpCostUs:      10,
+	AutogradOpUs:          2,
 	ModuleOverhead:        0.5,
 	CPUWaitNote:           0.10,
 	CPUWaitBusy:           0.15,
@@ -236,6 +241,8 @@ var Rules = []Rule{
 		"validate less often or on fewer batches"},
 	{"host.launch", Launch, "host share >= MinFinding with >= LaunchKernelsPerStep kernels per step, >= LaunchShortFrac of them shorter than their launch, one kernel per <= LaunchStepUsPerKernel µs of step", 0.7,
 		"fuse the many tiny kernels: torch.compile(model) (mode=\"reduce-overhead\" adds CUDA graphs) or capture the step with torch.cuda.graphs; batch small tensors together"},
+	{"host.inference-grad", Host, "run evidence: the steps are a module's forwards, autograd was on inside the first recorded one, and no backward ran in the window; at stake: ops per step x AutogradOpUs, at most the step's host and CPU shares, >= MinFinding", 0.9,
+		"run the loop under torch.inference_mode() (or torch.no_grad()): its ops then record no backward graph, and free their activations at once"},
 	{"host.optimizer", Host, "Optimizer.step region >= OptimizerShare of the step, no closure inside it, no dense embedding gradient (host.dense-embedding)", 0.5,
 		"use the multi-tensor optimizer: foreach=True, or fused=True (Adam/AdamW/SGD on CUDA)"},
 	{"host.dense-embedding", Host, "Optimizer.step region >= OptimizerShare of the step and the dense embedding backward ops (embedding_dense_backward, _embedding_bag_dense_backward) per step >= DenseEmbeddingShare of the optimizer step: the table is a large part of the parameters and every row is updated every step; at stake: the optimizer step plus the dense backward", 0.8,

@@ -35,6 +35,9 @@ type RunEvidence struct {
 	// over twice its median spend above the median, where work every N
 	// steps (an evaluation, a checkpoint) lands in a long window.
 	WindowOutlierShare float64 `json:"window_outlier_share,omitempty"`
+	// StepSource is what the agent took a step to be: "optimizer",
+	// "dataloader", "forward" ("" unknown).
+	StepSource string `json:"step_source,omitempty"`
 	// SettledStep: the step after the window from which every run of
 	// settleSteps steps has its median within 1.3x the median of the
 	// run's second half, with room for a window after it (0: never, or
@@ -878,6 +881,9 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 			r.SyncsPerStep = float64(syncs) / float64(n)
 		}
 		r.WindowOutlierShare = outlierShare(steps, r.WindowMedianS)
+		if ev.StepSource != nil {
+			r.StepSource = *ev.StepSource
+		}
 		r.SettledStep = settledStep(steps)
 		r.Slowing, r.BusierMachine = runGrowth(steps)
 		r.InputGrowth = inputGrowth(ev.StepInputs)
