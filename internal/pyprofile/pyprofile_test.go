@@ -162,22 +162,33 @@ func TestOnCPUAndWaiting(t *testing.T) {
 		Stacks: []Stack{{Thread: 0, Frames: []int{0, 1}, Count: 60, CPUCount: 60},
 			{Thread: 0, Frames: []int{0, 2}, Count: 40, CPUCount: 20},
 			{Thread: 1, Frames: []int{2}, Count: 100, CPUCount: 2}}}
-	top := p.TopSites(Options{OnCPU: true, Threads: func(i int) bool { return !p.Waiting(p.Threads[i]) }})
+	top := p.TopSites(Options{OnCPU: true, Threads: func(i int) bool { return !p.Waiting(i) }})
 	if !near(top.TotalS, 0.8) || top.Threads != 1 || len(top.Names) != 1 || top.Names[0] != "MainThread" || !top.OnCPU {
 		t.Fatalf("top: %+v", top)
 	}
 	if s := find(top.BySelf, "train.py", 9); s == nil || !near(s.SelfPct, 75) {
 		t.Errorf("busy line: %+v", s)
 	}
-	if !p.Waiting(p.Threads[1]) || p.Waiting(p.Threads[0]) {
-		t.Errorf("waiting: %v %v", p.Waiting(p.Threads[0]), p.Waiting(p.Threads[1]))
+	if !p.Waiting(1) || p.Waiting(0) {
+		t.Errorf("waiting: %v %v", p.Waiting(0), p.Waiting(1))
+	}
+	// a main thread that wanted a CPU most of the time, on a busy machine,
+	// computes: it is not waiting
+	p.Threads[0].CPUSamples = 5
+	p.Stacks[0].WaitCount, p.Stacks[1].WaitCount = 50, 30
+	if p.Waiting(0) {
+		t.Error("a starved main thread, runnable most of the time, is waiting")
+	}
+	p.Stacks[0].WaitCount, p.Stacks[1].WaitCount = 0, 0
+	if !p.Waiting(0) {
+		t.Error("a main thread off the CPU and not runnable is not waiting")
 	}
 	wall := p.TopSites(Options{})
 	if !near(wall.TotalS, 2.0) {
 		t.Errorf("wall-clock total %v, want 2s", wall.TotalS)
 	}
 	p.CPUClock = false
-	if p.Waiting(p.Threads[1]) {
+	if p.Waiting(1) {
 		t.Error("waiting without a CPU clock")
 	}
 }

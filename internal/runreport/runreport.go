@@ -135,7 +135,11 @@ func pythonTops(p *pyprofile.Profile) []pyprofile.Top {
 	var out []pyprofile.Top
 	// With thread CPU clocks, tables rank on-CPU time of the threads that
 	// work; threads that mostly wait are listed apart (waitingThreads).
-	working := func(i int) bool { return !p.Waiting(p.Threads[i]) }
+	waiting := make([]bool, len(p.Threads))
+	for i := range p.Threads {
+		waiting[i] = p.Waiting(i)
+	}
+	working := func(i int) bool { return !waiting[i] }
 	for _, window := range []bool{true, false} {
 		if window && (p.Profiler == "cprofile" || p.WindowSamples == 0) {
 			continue
@@ -168,7 +172,7 @@ type WaitingThread struct {
 func waitingThreads(p *pyprofile.Profile) []WaitingThread {
 	var out []WaitingThread
 	for i, th := range p.Threads {
-		if !p.Waiting(th) {
+		if !p.Waiting(i) {
 			continue
 		}
 		t := p.TopSites(pyprofile.Options{Threads: func(j int) bool { return j == i }, N: 1})

@@ -1269,8 +1269,8 @@ func TestWaitingThreadsApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, th := range p.Threads {
-		if want := th.Name == "refresh-thread"; p.Waiting(th) != want {
+	for i, th := range p.Threads {
+		if want := th.Name == "refresh-thread"; p.Waiting(i) != want {
 			t.Errorf("thread %q: waiting = %v (cpu %.3fs, %.1f of %d samples on-CPU)", th.Name, !want, th.CPUS, th.CPUSamples, th.Samples)
 		}
 	}
