@@ -162,7 +162,8 @@ func TestPlantedCPU(t *testing.T) {
 // the loop: the cause is the verdict or
 // the first finding, and its finding points at the planted line. The
 // controls get none of them: stable_memory.py (a large stable footprint,
-// one gc.collect() at start-up), large_ops.py (many ops, each large).
+// one gc.collect() at start-up), large_ops.py (many ops, each large),
+// embedding_dense_busy.py (a dense table each batch mostly touches).
 func TestPlantedCauses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs Python programs")
@@ -199,6 +200,7 @@ func TestPlantedCauses(t *testing.T) {
 		{"epoch_workers.py", "input.loader", "", true},
 		{"checkpoint_every_n.py", "run.periodic", "", true},
 		{"stable_memory.py", "", "", false},
+		{"embedding_dense_busy.py", "", "", false},
 		{"large_ops.py", "", "", false},
 	} {
 		t.Run(c.file, func(t *testing.T) {

@@ -1608,11 +1608,14 @@ func (s *state) optimizerFinding() {
 			// the run's evidence says how much of the update is the table;
 			// a trace alone only how long its dense backward takes
 			table, known := s.embeddingTable(r.Name)
-			if known && table.share >= 0.5 || !known && dense >= s.p.DenseEmbeddingShare*per {
+			if known && table.share >= 0.5 && table.touched < s.p.DenseEmbeddingRows || !known && dense >= s.p.DenseEmbeddingShare*per {
 				ms = append(ms, Evidence{"dense embedding backward per step", dense, "us", "ops"})
 				stake := per + dense
 				if known {
 					ms = append(ms, Evidence{fmt.Sprintf("largest parameter %v, dense gradient: share of the optimizer's %d elements", table.shape, table.numel), 100 * table.share, "%", "run evidence"})
+					if table.touched >= 0 {
+						ms = append(ms, Evidence{"its rows with a gradient at the first step", 100 * table.touched, "%", "run evidence"})
+					}
 					stake = table.share*per + dense
 				}
 				f := s.finding("host.dense-embedding", fmt.Sprintf("%s updates every row of a dense embedding gradient: it and the embedding's dense backward take %.0f%% of the step", r.Name, 100*(per+dense)/s.step),
@@ -1685,11 +1688,13 @@ func (s *state) optimizerStep() (regions.Region, float64, bool) {
 }
 
 // embeddingTable is an optimizer's largest parameter, a 2-D one with a
-// dense gradient, and its share of the optimizer's elements.
+// dense gradient, its share of the optimizer's elements, and the share of
+// its rows with a gradient at the first step (-1: not measured).
 type embeddingTable struct {
-	shape []int64
-	numel int64
-	share float64
+	shape   []int64
+	numel   int64
+	share   float64
+	touched float64
 }
 
 // embeddingTable finds, in the run's evidence, the optimizer whose step
@@ -1705,7 +1710,11 @@ func (s *state) embeddingTable(region string) (embeddingTable, bool) {
 	if len(p.Shape) != 2 || p.SparseGrad {
 		return embeddingTable{}, true
 	}
-	return embeddingTable{p.Shape, o.Numel, float64(p.Numel) / float64(o.Numel)}, true
+	touched := -1.0
+	if p.GradRows != nil && p.Shape[0] > 0 {
+		touched = float64(*p.GradRows) / float64(p.Shape[0])
+	}
+	return embeddingTable{p.Shape, o.Numel, float64(p.Numel) / float64(o.Numel), touched}, true
 }
 
 // runOptimizer is the run's record of the optimizer whose step region is

@@ -253,6 +253,12 @@ func TestOptimizerFinding(t *testing.T) {
 		return &RunEvidence{Optimizers: []rundir.Optimizer{{Class: "Adam", Numel: of,
 			Largest: []rundir.OptimizerParam{{Shape: shape, Numel: numel, SparseGrad: sparse}}}}}
 	}
+	// ... and the rows of it the first step's batch touched
+	touched := func(rows int64) *RunEvidence {
+		e := table([]int64{500000, 64}, 32e6, 32.01e6, false)
+		e.Optimizers[0].Largest[0].GradRows = &rows
+		return e
+	}
 	for _, c := range []struct {
 		name       string
 		region     regions.Region
@@ -279,6 +285,10 @@ func TestOptimizerFinding(t *testing.T) {
 		// a table holding most of the update's elements
 		{"dense table, evidence", adam, false, dense(60), table([]int64{500000, 64}, 32e6, 32.01e6, false), "host.dense-embedding", "sparse=True"},
 		{"dense table, trace only", adam, true, dense(60), nil, "host.dense-embedding", "SparseAdam"},
+		{"dense table, a few rows touched", adam, false, dense(60), touched(12000), "host.dense-embedding", "sparse=True"},
+		// a batch that looks up a third of the table: a sparse gradient
+		// would hold nearly as many rows, and updates them more slowly
+		{"dense table, most rows touched", adam, false, dense(60), touched(170000), "host.optimizer", "fused=True"},
 		// a language model's embedding: one parameter among many
 		{"small table, evidence", adam, false, dense(60), table([]int64{2000, 256}, 512000, 4.2e6, false), "host.optimizer", "fused=True"},
 		{"small table, trace only", adam, false, dense(5), nil, "host.optimizer", "fused=True"},

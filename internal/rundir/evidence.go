@@ -387,6 +387,10 @@ type OptimizerParam struct {
 	Numel      int64   `json:"numel"`
 	DType      string  `json:"dtype"`
 	SparseGrad bool    `json:"sparse_grad"`
+	// GradRows is, for a 2-D dense gradient, the rows that were not all
+	// zero at the first step: an embedding table's rows the step's
+	// batches looked up (absent when not measured).
+	GradRows *int64 `json:"grad_rows,omitempty"`
 }
 
 // ProfilerWindow is one window's trace file and the steps it recorded.

@@ -688,7 +688,8 @@ class Agent(Window, Evidence):
             return
         self.step_counts["optimizer"] += 1
         if id(opt) not in self.optimizers and len(self.optimizers) < 8:
-            self.optimizers[id(opt)] = info = _optimizer_params(opt)
+            with self.own_work():  # grad_rows reads a table's gradient once
+                self.optimizers[id(opt)] = info = _optimizer_params(opt)
             f = sys._getframe(1)
             while f is not None and (is_agent_file(f.f_code.co_filename) or is_library_file(f.f_code.co_filename)):
                 f = f.f_back
@@ -1187,7 +1188,8 @@ def _has_grads(refs):
 def _optimizer_params(opt):
     """What an optimizer updates: its class, implementation flags, the
     number and elements of its parameters and the largest ones (a dense
-    embedding table shows as one parameter holding most elements)."""
+    embedding table shows as one parameter holding most elements), with,
+    for a 2-D dense gradient, the rows the step's batches touched."""
     out = {"class": type(opt).__name__, "params": 0, "numel": 0, "largest": []}
     try:
         ps = [p for g in opt.param_groups for p in g["params"]]
@@ -1199,11 +1201,27 @@ def _optimizer_params(opt):
         out["numel"] = sum(p.numel() for p in ps)
         for p in sorted(ps, key=lambda p: -p.numel())[:3]:
             g = p.grad
-            out["largest"].append({"shape": list(p.shape), "numel": p.numel(), "dtype": str(p.dtype).replace("torch.", ""),
-                                   "sparse_grad": bool(g is not None and g.is_sparse)})
+            rec = {"shape": list(p.shape), "numel": p.numel(), "dtype": str(p.dtype).replace("torch.", ""),
+                   "sparse_grad": bool(g is not None and g.is_sparse)}
+            if g is not None and not g.is_sparse and g.dim() == 2:
+                rec["grad_rows"] = _rows_with_grad(g)
+            out["largest"].append(rec)
     except Exception as e:  # an optimizer-like object without param_groups
         out["error"] = "%s: %s" % (type(e).__name__, e)
     return out
+
+def _rows_with_grad(g):
+    """The rows of a 2-D dense gradient that are not all zero: for an
+    embedding table, the rows the step's batches looked up (sparse
+    gradients pay only when that is a small part of the table). A
+    reduction per row, never a copy of the table; None when it fails."""
+    try:
+        import torch
+        with torch.no_grad():
+            return int((torch.linalg.vector_norm(g, float("inf"), dim=1) > 0).sum())
+    except Exception:
+        return None
+
 
 def _exit_forked_child(agent):
     """atexit handler of a child forked from the profiled process after

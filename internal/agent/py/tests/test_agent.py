@@ -488,5 +488,43 @@ class HasGradsTest(unittest.TestCase):
         self.assertFalse(A._has_grads([ref]))
 
 
+try:
+    import torch  # noqa: F401
+    HAVE_TORCH = True
+except ImportError:
+    HAVE_TORCH = False
+
+
+@unittest.skipUnless(HAVE_TORCH, "needs torch")
+class OptimizerParamsTest(unittest.TestCase):
+    """_optimizer_params: a dense 2-D gradient says how many rows the
+    step's batch touched; a sparse or 1-D one does not."""
+
+    def step(self, sparse):
+        import torch
+        emb = torch.nn.Embedding(1000, 8, sparse=sparse)
+        head = torch.nn.Linear(8, 1)
+        idx = torch.tensor([[3, 7, 7, 900], [3, 5, 11, 42]])  # 6 distinct rows
+        head(emb(idx)).sum().backward()
+        return A._optimizer_params(torch.optim.SGD(list(emb.parameters()) + list(head.parameters()), lr=0.1))
+
+    def test_dense_table(self):
+        table, weight, bias = self.step(sparse=False)["largest"]
+        self.assertEqual(table["shape"], [1000, 8])
+        self.assertEqual(table["grad_rows"], 6)
+        self.assertEqual(weight["grad_rows"], 1)  # the head's [1, 8] weight: one row
+        self.assertNotIn("grad_rows", bias)
+
+    def test_sparse_table(self):
+        table = self.step(sparse=True)["largest"][0]
+        self.assertTrue(table["sparse_grad"])
+        self.assertNotIn("grad_rows", table)
+
+    def test_no_grad(self):
+        import torch
+        opt = torch.optim.SGD(torch.nn.Embedding(10, 2).parameters(), lr=0.1)
+        self.assertNotIn("grad_rows", A._optimizer_params(opt)["largest"][0])
+
+
 if __name__ == "__main__":
     unittest.main()
