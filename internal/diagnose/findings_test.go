@@ -174,6 +174,10 @@ func TestCPUChangeFollowsOps(t *testing.T) {
 		// a full sort to take the top k: topk; a shuffle's sort at 10% not
 		{"sort", rows(optable.OpRow{Name: "aten::sort", HostSelfUs: 890}, optable.OpRow{Name: "aten::mm", HostSelfUs: 60}, optable.OpRow{Name: "aten::copy_", HostSelfUs: 50}),
 			"sorting (aten::sort: torch.sort, argsort, msort) takes 89% of the native time: where only the first k of each sorted row are used (argsort(...)[:, :k]), torch.topk(x, k)"},
+		// the sorts inside an embedding's dense backward are not the
+		// program's: no topk
+		{"an embedding's sorts", rows(optable.OpRow{Name: "aten::sort", HostSelfUs: 500, HostTotalUs: 520}, optable.OpRow{Name: "aten::_embedding_bag_dense_backward", HostSelfUs: 50, HostTotalUs: 570},
+			optable.OpRow{Name: "aten::_embedding_bag", HostSelfUs: 300}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 150}), "no op family dominates the native time (largest: aten::sort 50%, aten::_embedding_bag 30%"},
 		{"a little sorting", rows(optable.OpRow{Name: "aten::sort", HostSelfUs: 100}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 900}), "take 90% of the native time and already run in oneDNN/MKL"},
 		// gathers below 40%: the matmuls lead, nothing about indices
 		{"few gathers", rows(optable.OpRow{Name: "aten::index", HostSelfUs: 300}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 700}), "take 70% of the native time and already run in oneDNN/MKL"},
