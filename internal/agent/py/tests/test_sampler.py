@@ -146,6 +146,109 @@ class SamplerTest(unittest.TestCase):
         finally:
             sys.setswitchinterval(0.005)
 
+    def test_stacks_are_read_without_giving_the_gil_away(self):
+        # a thread counting in Python, another one 200 frames deep, and a
+        # switch interval of 1 us: a walk in Python lets the counter move
+        # while it reads the frames; the C walk never
+        from functools import partial
+        from itertools import chain
+        from operator import itemgetter
+        count, stop, deep_done = [0], threading.Event(), threading.Event()
+
+        def spin():
+            while not stop.is_set():
+                count[0] += 1
+
+        def deep(n):
+            return deep(n - 1) if n else deep_done.wait()
+
+        threads = [threading.Thread(target=spin), threading.Thread(target=partial(deep, 200))]
+        for t in threads:
+            t.start()
+        old = sys.getswitchinterval()
+        try:
+            time.sleep(0.05)
+            sys.setswitchinterval(1e-6)
+            moved = 0
+            for _ in range(200):
+                # the counter, read by C code before and after the walk
+                probe = map(itemgetter(0), (count,))
+                seen = list(chain(probe, S.stacks_iter(), map(itemgetter(0), (count,))))
+                moved += seen[0] != seen[-1]
+                stacks = dict(seen[1:-1])
+        finally:
+            sys.setswitchinterval(old)
+            stop.set()
+            deep_done.set()
+            for t in threads:
+                t.join()
+        self.assertEqual(moved, 0)
+        depths = sorted(len(st) for st in stacks.values())
+        self.assertGreaterEqual(depths[-1], 200)
+        names = [c.co_name for c, _ in stacks[threads[1].ident]]
+        self.assertEqual(names[0], "wait")  # innermost first: Event.wait's Condition.wait
+        self.assertEqual(names.count("deep"), 201)
+
+    def test_python_between_releasing_calls_is_sampled(self):
+        # 2 ms of pure Python, then 2 ms in a call that releases the GIL:
+        # at the default switch interval (5 ms) the sampler never got the
+        # GIL inside the Python and gave its ticks to the sleep (3%)
+        def python_work():
+            t = time.perf_counter() + 0.002
+            while time.perf_counter() < t:
+                pass
+
+        s = S.Sampler(0.003)
+        s.start_thread()
+        end = time.perf_counter() + 1.5
+        while time.perf_counter() < end:
+            python_work()
+            time.sleep(0.002)
+        s.stop()
+        d = s.to_json()
+        frames = d["frames"]
+        main = [i for i, th in enumerate(d["threads"]) if th["role"] == "main"]
+        total = py = 0
+        for st in d["stacks"]:
+            if st["thread"] in main:
+                total += st["count"]
+                py += st["count"] if frames[st["frames"][-1]]["func"].endswith("python_work") else 0
+        self.assertGreater(total, 100)
+        self.assertGreater(py / total, 0.25, (py, total))
+
+    def test_switch_interval_is_lowered_only_while_no_other_thread_is_busy(self):
+        old = sys.getswitchinterval()
+        s = S.Sampler(0.002)
+        s.start_thread()
+        try:
+            time.sleep(0.1)
+            self.assertAlmostEqual(sys.getswitchinterval(), S.SAMPLING_SWITCH_INTERVAL)
+            stop = threading.Event()
+            t = threading.Thread(target=busy_leaf, args=(stop,))
+            t.start()
+            time.sleep(0.2)
+            busy = sys.getswitchinterval()  # the program's, for its thread
+            stop.set()
+            t.join()
+            self.assertEqual(busy, old)
+        finally:
+            s.stop()
+        self.assertEqual(sys.getswitchinterval(), old)
+
+    def test_switch_interval_the_program_sets_is_kept(self):
+        s = S.Sampler(0.002)
+        s.start_thread()
+        try:
+            time.sleep(0.05)
+            sys.setswitchinterval(0.003)
+            time.sleep(0.05)
+            self.assertAlmostEqual(sys.getswitchinterval(), 0.003)
+            s.stop()
+            self.assertAlmostEqual(sys.getswitchinterval(), 0.003)
+        finally:
+            s.stop()
+            sys.setswitchinterval(0.005)
+
     def test_late_sample_is_followed_by_a_full_period(self):
         # A sample that overran its period (waiting for the GIL or a CPU
         # on a loaded machine) must not be followed at once by the next:
