@@ -83,10 +83,9 @@ def all_stacks():
 
 def stacks_iter():
     """A lazy iterator of all_stacks, which one call of C code runs
-    through without running bytecode: the GIL
-    stays with the sampler from sys._current_frames() until every frame
-    has become a (code, line) pair, so no thread pushes or pops a frame
-    meanwhile. On CPython 3.11, following f_back of a frame its thread
+    through without running bytecode: the GIL stays with the sampler from
+    sys._current_frames() until every frame has become a (code, line)
+    pair, so no thread pushes or pops a frame meanwhile. On CPython 3.11, following f_back of a frame its thread
     has just popped can crash the interpreter (python/cpython#111363;
     sentry-sdk and ddtrace hit it); a walk in Python gives the GIL away
     at the switch interval (at 0.5 ms a deep stack's walk on a loaded
@@ -481,7 +480,7 @@ class Sampler(object):
             t0 = time.perf_counter()
             try:
                 others_busy = self.sample_once(skip_ident=me)
-                if others_busy is not None:
+                if others_busy is not None and not self._stop.is_set():  # stop() puts the program's back
                     tune_switch_interval(others_busy)
             except Exception:
                 pass
