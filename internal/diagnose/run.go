@@ -278,6 +278,11 @@ type PythonEvidence struct {
 	// over 60,000 lists, 0.9 s) delays the sampler, and gets one.
 	StartupShare float64 `json:"startup_share,omitempty"`
 	StartupLines []Line  `json:"startup_lines,omitempty"`
+	// StartupOffCPU: of those samples in the program's own code, the
+	// share neither on a CPU nor runnable (each stack weighted as over the
+	// whole run; 0 without a CPU clock): a start-up that waits (a
+	// download, a sleep, a subprocess) is no Python to vectorise.
+	StartupOffCPU float64 `json:"startup_off_cpu,omitempty"`
 	// OffStepShare: the share of the main thread's samples over the whole
 	// run in work that does not belong in the step (offstep.go), and its
 	// user lines; OffStepWindowShare the share within the recorded window
@@ -391,6 +396,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	runTotal, runIO := 0, 0
 	runIOL, slowL, startL := map[key]int{}, map[key]int{}, map[key]int{}
 	slowN, startN, startAll := 0, 0, 0
+	startOff := 0.0
 	run := map[key]*lineSamples{}
 	waitKnown := false // the agent recorded the main thread's run-queue wait
 	blockedIn := map[key]string{}
@@ -441,6 +447,9 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 			if ownWork(p, st.Frames) {
 				startL[k] += st.StartupCount
 				startN += st.StartupCount
+				if st.Count > 0 && p.CPUClock {
+					startOff += float64(st.StartupCount) * max(0, 1-(st.CPUCount+st.WaitCount)/float64(st.Count))
+				}
 			}
 		}
 		switch {
@@ -565,6 +574,9 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		StartupLines: topLines(startL, max(startN, 1))}
 	if startAll += p.ImportPausedSamples; startAll > 0 { // torch's import: before the steps, unsampled
 		ev.StartupShare = float64(startN) / float64(startAll)
+	}
+	if startN > 0 {
+		ev.StartupOffCPU = startOff / float64(startN)
 	}
 	if dl > 0 {
 		ev.LoaderIOShare = float64(dlIO) / float64(dl)

@@ -13,8 +13,10 @@ import (
 // ended, imports left out (torch's import is no change the program can
 // make).
 
-// minStartupS: the program's own start-up worth a finding.
-const minStartupS = 1.0
+// minStartupS: the program's own start-up worth a finding;
+// waitingStartup: above this share of it off the CPU, it waits rather
+// than computes.
+const minStartupS, waitingStartup = 1.0, 0.5
 
 // startup is the program's own start-up, in seconds: the time before its
 // first step times the share of the samples then in its own code, when
@@ -45,6 +47,13 @@ func (s *state) startupFinding() {
 		{"all the run's steps", r.StepsS * 1e6, "us", "evidence"}}
 	title := fmt.Sprintf("Before its first step the program works %s in its own code, more than all its steps take (%s)", units.Seconds(own), units.Seconds(r.StepsS))
 	change := fmt.Sprintf("start-up (%s) outweighs the steps in this run: what builds data one item at a time in Python, vectorise (NumPy or torch over whole arrays), or build once and save (torch.save / np.save, loaded at start) or build lazily in a Dataset loaded by DataLoader workers; a longer run spreads it over more steps", names)
+	if py.StartupOffCPU > waitingStartup {
+		// a sleep before training ("3 s to load a checkpoint") got
+		// "vectorise what builds data one item at a time"
+		ms = append(ms, Evidence{"of it off the CPU (waiting)", pct(py.StartupOffCPU), "%", "pyprofile"})
+		title = fmt.Sprintf("Before its first step the program waits %s in its own code, more than all its steps take (%s)", units.Seconds(own), units.Seconds(r.StepsS))
+		change = fmt.Sprintf("start-up (%s) outweighs the steps in this run, and it waits rather than computes (%.0f%% of it off the CPU): on files, the network, a subprocess or a sleep; keep what it fetches on local disk, start it in a background thread beside the model's set-up, or drop the wait; a longer run spreads it over more steps", names, pct(py.StartupOffCPU))
+	}
 	f := s.finding("run.startup", title, 0, ms, where, change)
 	f.OnceS = own
 	s.emit(f)
