@@ -194,8 +194,10 @@ type state struct {
 	// per-op cost explains it (windowNote)
 	profilerUs, unprofiledUs float64
 	// inputWait says how the input share was measured, in the words and
-	// the number of that measurement (the finding's title quotes it).
+	// the number of that measurement (the finding's title quotes it);
+	// inputRun: the share is the run's DataLoader wait (runInput).
 	inputWait string
+	inputRun  bool
 }
 
 // Compute diagnoses one trace.
@@ -266,6 +268,44 @@ func (s *state) add(c Class, share float64, e ...Evidence) {
 
 func pct(x float64) float64 { return 100 * x }
 
+// runInput is the DataLoader's wait as a share of the step time over the
+// whole run and over every step of the window, ok when the run's exceeds
+// the window's by RunInputGap and twice: a prefetch queue that filled
+// during start-up served the window's steps (4 workers x prefetch_factor
+// 8 after a 3 s set-up: steps 8-24 waited 19% of the window, the run
+// 81% of its steps), so the window is not the run's steady state for
+// input. Every window step counts, the slow ones too: N workers that
+// cannot keep up make every Nth step wait, which the window's figures
+// leave out as outliers (45% against the run's 97%).
+func (s *state) runInput() (run, win float64, ok bool) {
+	r := s.in.Run
+	if r == nil || r.WindowStepS <= 0 || !r.HasDataLoader {
+		return 0, 0, false
+	}
+	run, win = r.RunLoaderWaitShare, r.WindowLoaderWaitShare
+	return run, win, run >= win+s.p.RunInputGap && run >= 2*win
+}
+
+// scaleToRun: when the input share is the run's (runInput), the other
+// classes' shares, of the window's steps that waited less, become shares
+// of the run's longer step, on the assumption that the rest of the step
+// costs what it did in the window: 95% of native ops in a window that
+// waited 2% for data are 56% of a run's step that waited 42%, and faster
+// ops would not shorten the steps that wait.
+func (s *state) scaleToRun() {
+	run, win, ok := s.runInput()
+	if !s.inputRun || !ok || win >= 1 {
+		return
+	}
+	f := (1 - run) / (1 - win)
+	for c := range s.share {
+		if c != Input {
+			s.share[c] *= f
+		}
+	}
+	s.ev[Input] = append(s.ev[Input], Evidence{"other classes' shares scaled from the window's step to the run's", 100 * f, "%", "evidence"})
+}
+
 // scores fills the share of the step each class explains.
 func (s *state) scores() {
 	b := s.in.Breakdown
@@ -281,6 +321,7 @@ func (s *state) scores() {
 	}
 	s.usesGPU = s.device || a.RuntimeLaunchUs > 0
 	src := "step_breakdown"
+	defer s.scaleToRun() // after addRecompile
 	defer s.addRecompile()
 
 	// input
@@ -296,10 +337,15 @@ func (s *state) scores() {
 			s.inputWait = units.Duration(r.DataLoaderWaitS*1e6) + " per step"
 		}
 	}
+	if run, _, ok := s.runInput(); ok && run > in {
+		inEv = append(inEv, Evidence{"DataLoader wait share over the run (agent)", pct(run), "%", "evidence"})
+		in = run
+		s.inputRun = true
+	}
 	if s.py != nil && s.py.LoaderShare > in && (s.in.Run != nil && s.in.Run.HasDataLoader) {
 		inEv = append(inEv, Evidence{"main-thread samples in DataLoader code", pct(s.py.LoaderShare), "%", "pyprofile"})
 		in = s.py.LoaderShare
-		s.inputWait = fmt.Sprintf("%.0f%% of the main thread's samples", pct(in))
+		s.inputWait, s.inputRun = fmt.Sprintf("%.0f%% of the main thread's samples", pct(in)), false
 	}
 	s.add(Input, in, inEv...)
 

@@ -159,7 +159,8 @@ func TestPlantedCPU(t *testing.T) {
 // the model, a loss written as a loop over the batch, an evaluation that
 // forgot model.eval(), inference one sample per step, graph message passing by gathers and scatters, a step that grows (a kept bank searched whole, a
 // generation loop without a KV cache) or a checkpoint every N steps planted in
-// the loop: the cause is the verdict or
+// the loop, or a DataLoader whose prefetch queue hid its slowness from the
+// window: the cause is the verdict or
 // the first finding, and its finding points at the planted line. The
 // controls get none of them: stable_memory.py (a large stable footprint,
 // one gc.collect() at start-up), large_ops.py (many ops, each large),
@@ -193,6 +194,7 @@ func TestPlantedCauses(t *testing.T) {
 		{"message_passing.py", "cpu.native", diagnose.CPUCompute, false},
 		{"mha_weights.py", "cpu.native", diagnose.CPUCompute, false},
 		{"file_per_sample.py", "input.loader", diagnose.Input, false},
+		{"prefetched_loader.py", "input.loader", diagnose.Input, false},
 		{"gil_thread.py", "host.gil", diagnose.Host, false},
 		{"one_sample_infer.py", "cpu.native", "", true},
 		{"growing_bank.py", "run.slowing", "", false},
@@ -241,6 +243,10 @@ func TestPlantedCauses(t *testing.T) {
 			}
 			if len(f.Measured) == 0 || f.Change == "" {
 				t.Errorf("finding %s without numbers or change: %+v", f.Rule, f)
+			}
+			if c.file == "prefetched_loader.py" && (d.Window == nil || d.Window.SteadyState || !strings.Contains(strings.Join(d.Window.Notes, "\n"), "the run waited for its DataLoader") ||
+				!strings.Contains(f.Change, "waiting workers need no CPU")) {
+				t.Errorf("the window is not called unrepresentative of the run's input, or the change does not ask for more workers: %+v\n%s", d.Window, f.Change)
 			}
 			if c.file == "float64_default.py" && !strings.Contains(f.Change, "drop torch.set_default_dtype(torch.float64)") {
 				t.Errorf("the change is not float32: %s", f.Change)

@@ -209,8 +209,18 @@ func (l Loader) restartsWorkers() bool {
 func (l Loader) restart() float64 { return l.RestartS + l.FirstWaitS }
 
 // minWorkerBusy is the share of their samples the DataLoader workers must
-// spend producing batches before the input finding names their lines.
-const minWorkerBusy = 0.3
+// spend producing batches before the input finding names their lines;
+// maxWorkerCPU the share of that busy time on a CPU under which they wait
+// rather than compute.
+const minWorkerBusy, maxWorkerCPU = 0.3, 0.5
+
+// workersWait: the DataLoader workers are busy producing batches but
+// mostly off the CPU while at it (reads, sleeps), neither running nor
+// runnable: a busy machine's workers waiting for a CPU do not count.
+func (s *state) workersWait() bool {
+	w := s.in.Run.Workers
+	return w != nil && w.BusyShare >= minWorkerBusy && w.CPUShare >= 0 && w.CPUShare+w.WaitShare < maxWorkerCPU
+}
 
 // workerLines are the user lines of the DataLoader workers' busy samples
 // (at most 2) and a sentence on what the first one costs; none without
@@ -288,6 +298,14 @@ func (s *state) findings() {
 					if l.Dataset == "TensorDataset" {
 						change += "; or num_workers=0: a TensorDataset's batches are in memory already, and workers only add the hand-over"
 					}
+				case l.NumWorkers != nil && *l.NumWorkers > 0 && s.workersWait():
+					// workers asleep in reads need no CPU: more of them
+					// overlap more reads, however busy the CPUs are (4
+					// workers reading from "network storage", 12% of
+					// their busy time on a CPU, were told more workers
+					// would not help)
+					w := s.in.Run.Workers
+					change = fmt.Sprintf("the %d workers mostly wait rather than compute (%.0f%% of their busy time on a CPU: file or network reads, a sleep, a lock): waiting workers need no CPU, so more of them overlap more of the waits: DataLoader(num_workers=%d, ...) and a larger prefetch_factor; or faster reads (local disk, fewer and larger files)", *l.NumWorkers, 100*w.CPUShare, 2**l.NumWorkers)
 				case l.NumWorkers != nil && s.oversubscribed():
 					change = fmt.Sprintf("%d workers and the main process's threads already want more CPUs than there are: more workers would not help; make __getitem__ cheaper, or leave the workers more cores (torch.set_num_threads(1) in the main process)", *l.NumWorkers)
 				case l.NumWorkers != nil:
@@ -308,7 +326,11 @@ func (s *state) findings() {
 		// the title quotes the measurement the share came from: the agent's
 		// step and the trace's mean step differ, so share × trace step
 		// would disagree with the evidence below it
-		s.emit(s.finding("input.loader", fmt.Sprintf("The step waits for data: %s (%.0f%% of the step)", s.inputWait, pct(s.share[Input])), at(Input), ms, where, change))
+		title := fmt.Sprintf("The step waits for data: %s (%.0f%% of the step)", s.inputWait, pct(s.share[Input]))
+		if run, win, _ := s.runInput(); s.inputRun {
+			title = fmt.Sprintf("The step waits for data %.0f%% of the run's step time (%.0f%% in the recorded window, whose steps took batches loaded before it)", pct(run), pct(win))
+		}
+		s.emit(s.finding("input.loader", title, at(Input), ms, where, change))
 	}
 	if big(IO) && s.py != nil {
 		change := ""

@@ -226,8 +226,9 @@ func namedLines(lines []Line, n int, note string) ([]Location, string) {
 }
 
 // periodic is the run's periodic steps when they take at least
-// MinFinding of the run's step time, and neither an epoch's restart of
-// the DataLoader's workers, a framework's validation or checkpoint phases
+// MinFinding of the run's step time, and neither the DataLoader (most of
+// the slow steps' samples wait for it), an epoch's restart of the
+// DataLoader's workers, a framework's validation or checkpoint phases
 // (run.validation's and run.checkpoint's) nor a second optimizer explain
 // them.
 func (s *state) periodic() *PeriodicSteps {
@@ -236,6 +237,13 @@ func (s *state) periodic() *PeriodicSteps {
 		return nil
 	}
 	p := r.Periodic
+	if py := r.Python; py != nil && py.SlowSamples >= minSlowSamples && py.SlowLoaderShare >= 0.5 {
+		// the slow steps wait for the DataLoader: its workers deliver a
+		// round of batches at once (4 workers: every 4th step waited
+		// 170 ms for the next round), which is input-bound, not work
+		// every N steps
+		return nil
+	}
 	if len(r.Optimizers) >= 2 {
 		// the step is one optimizer's: with the step on a GAN's critic
 		// (a window that came before the generator's first step, or an

@@ -107,6 +107,9 @@ func TestPeriodicFinding(t *testing.T) {
 		// ... not from a few samples: record one
 		{"few slow samples", RunEvidence{Periodic: periodic, Python: &PythonEvidence{SlowSamples: 3, SlowLines: slowLines}},
 			"(steps 41, 81, 121, 161, ...)", "record one with bottleneck run", ""},
+		// silent: the slow steps wait for the DataLoader (its workers
+		// deliver a round of batches at once): input, not work every N steps
+		{"loader rounds", RunEvidence{Periodic: periodic, Python: &PythonEvidence{SlowSamples: 40, SlowLines: slowLines, SlowLoaderShare: 0.9}}, "", "", ""},
 		// silent: a DataLoader's epochs of 40 batches restart its workers
 		{"epochs", RunEvidence{Periodic: periodic, Loaders: []Loader{{Batches: 280, Iterators: 7, NumWorkers: &two, PersistentWorkers: &no}}}, "", "", ""},
 		// but not without workers: the epoch's end (an evaluation) is the work

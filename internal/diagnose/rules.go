@@ -106,6 +106,12 @@ type Params struct {
 	// row (measured here, 200,000 rows: 3.0-7.5x faster steps at 3% of
 	// the rows touched, 1.15-1.4x at 22%, 0.4-1.4x at 33-40%).
 	DenseEmbeddingRows float64
+	// RunInputGap: with `run`, the window is not steady state for its
+	// input when the DataLoader's wait over the whole run is at least
+	// this much more of the step time than in the window, and at least
+	// twice it; the run's share is then the input share (the window had
+	// taken batches the workers prefetched during start-up).
+	RunInputGap float64
 	// ValidationShare: the validation finding needs validation and
 	// evaluation to take at least this share of a training run's wall
 	// time (framework phases).
@@ -193,6 +199,7 @@ var Default = Params{
 	OptimizerShare:        0.10,
 	DenseEmbeddingShare:   0.05,
 	DenseEmbeddingRows:    0.2,
+	RunInputGap:           0.15,
 	ValidationShare:       0.15,
 	TinyOpUs:              15,
 	TinyOpsPerStep:        100,

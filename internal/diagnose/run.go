@@ -53,6 +53,15 @@ type RunEvidence struct {
 	// waiting longer for a CPU: the machine got busier, not the program's
 	// work (nil: no such growth).
 	BusierMachine *StepGrowth `json:"busier_machine,omitempty"`
+	// RunLoaderWaitShare: the DataLoader's wait over the whole run, the
+	// wait for each iterator's first batch left out (worker start-up, an
+	// epoch's restart: input.loader's), as a share of all its steps' time
+	// (0 without a DataLoader).
+	RunLoaderWaitShare float64 `json:"run_loader_wait_share,omitempty"`
+	// WindowLoaderWaitShare: the same over every step of the window, its
+	// slow ones too (a round of batches from N workers makes every Nth
+	// step wait, and an outlier).
+	WindowLoaderWaitShare float64 `json:"window_loader_wait_share,omitempty"`
 	// StepsS: the time of all the run's steps (the agent's step_stats);
 	// FirstStepS: when the first began, since the agent started (with
 	// the interpreter).
@@ -139,11 +148,12 @@ type Loader struct {
 	// Iterators: the iterators made (epochs, without persistent workers);
 	// RestartS and FirstWaitS: making them and ending their epochs, and
 	// the wait for their first batches (rundir.LoaderInfo).
-	Batches    int     `json:"batches"`
-	WaitS      float64 `json:"wait_s"`
-	Iterators  int     `json:"iterators,omitempty"`
-	RestartS   float64 `json:"restart_s,omitempty"`
-	FirstWaitS float64 `json:"first_wait_s,omitempty"`
+	PrefetchFactor *int    `json:"prefetch_factor"`
+	Batches        int     `json:"batches"`
+	WaitS          float64 `json:"wait_s"`
+	Iterators      int     `json:"iterators,omitempty"`
+	RestartS       float64 `json:"restart_s,omitempty"`
+	FirstWaitS     float64 `json:"first_wait_s,omitempty"`
 }
 
 // SyncSite is a user line that caused implicit host-device syncs.
@@ -270,6 +280,9 @@ type PythonEvidence struct {
 	// or not.
 	SlowSamples int    `json:"slow_samples,omitempty"`
 	SlowLines   []Line `json:"slow_lines,omitempty"`
+	// SlowLoaderShare: of those samples, the share in DataLoader code
+	// (waiting for a batch).
+	SlowLoaderShare float64 `json:"slow_loader_share,omitempty"`
 	// StartupShare and StartupLines: of the main thread's samples before
 	// the first step ended (pyprofile's StartupCount), the share in the
 	// program's own code (innermost frame outside installed packages;
@@ -395,7 +408,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	// as time.sleep, socket, threading)
 	runTotal, runIO := 0, 0
 	runIOL, slowL, startL := map[key]int{}, map[key]int{}, map[key]int{}
-	slowN, startN, startAll := 0, 0, 0
+	slowN, slowDL, startN, startAll := 0, 0, 0, 0
 	startOff := 0.0
 	run := map[key]*lineSamples{}
 	waitKnown := false // the agent recorded the main thread's run-queue wait
@@ -444,6 +457,9 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		if !importing {
 			slowL[k] += st.SlowCount
 			slowN += st.SlowCount
+			if isDL {
+				slowDL += st.SlowCount
+			}
 			if ownWork(p, st.Frames) {
 				startL[k] += st.StartupCount
 				startN += st.StartupCount
@@ -577,6 +593,9 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	}
 	if startN > 0 {
 		ev.StartupOffCPU = startOff / float64(startN)
+	}
+	if slowN > 0 {
+		ev.SlowLoaderShare = float64(slowDL) / float64(slowN)
 	}
 	if dl > 0 {
 		ev.LoaderIOShare = float64(dlIO) / float64(dl)
@@ -866,6 +885,25 @@ func cpuAutocast(p *pyprofile.Profile, frames []int, src sourceCache) (AutocastB
 	return AutocastBlock{}, false
 }
 
+// batchesAhead is how many batches the loaders' workers load ahead of
+// the step: num_workers x prefetch_factor (2 when not known), summed.
+func (r *RunEvidence) batchesAhead() int {
+	n := 0
+	for _, l := range r.Loaders {
+		if l.NumWorkers != nil && *l.NumWorkers > 0 {
+			n += *l.NumWorkers * max(1, cmp.Or(ptrInt(l.PrefetchFactor), 2))
+		}
+	}
+	return n
+}
+
+func ptrInt(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
 // FromProcess builds the evidence of one process of a run directory.
 func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 	r := &RunEvidence{Tag: pr.Tag}
@@ -876,9 +914,10 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		// the window's steps as the trace's analyses take them: without
 		// those over twice its median (an evaluation at an epoch's end
 		// made the DataLoader wait per step 1.05 ms, the trace's 361 µs)
-		var sum, wait float64
+		var sum, wait, allSum, allWait float64
 		var syncs, n int
 		for _, w := range ev.WindowSteps {
+			allSum, allWait = allSum+w.DurationS, allWait+w.DataLoaderWaitS
 			if r.WindowMedianS > 0 && w.DurationS > 2*r.WindowMedianS {
 				continue
 			}
@@ -886,6 +925,9 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 			wait += w.DataLoaderWaitS
 			syncs += w.Syncs
 			n++
+		}
+		if allSum > 0 {
+			r.WindowLoaderWaitShare = allWait / allSum
 		}
 		if n > 0 {
 			r.WindowStepS = sum / float64(n)
@@ -911,9 +953,16 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		r.RunMedianStepS = runMedian(steps)
 		r.HasDataLoader = ev.DataLoader.Batches > 0 || len(ev.DataLoader.Loaders) > 0
 		for _, l := range ev.DataLoader.Loaders {
-			r.Loaders = append(r.Loaders, Loader{Dataset: l.Dataset, NumWorkers: l.NumWorkers, PinMemory: l.PinMemory,
+			r.Loaders = append(r.Loaders, Loader{Dataset: l.Dataset, NumWorkers: l.NumWorkers, PinMemory: l.PinMemory, PrefetchFactor: l.PrefetchFactor,
 				PersistentWorkers: l.PersistentWorkers, BatchSize: l.BatchSize, Batches: l.Batches, WaitS: l.WaitS,
 				Iterators: l.Iterators, RestartS: l.RestartS, FirstWaitS: l.FirstWaitS})
+		}
+		var loaderWait, firstWait float64
+		for _, l := range r.Loaders {
+			loaderWait, firstWait = loaderWait+l.WaitS, firstWait+l.FirstWaitS
+		}
+		if r.StepsS > 0 && loaderWait > firstWait {
+			r.RunLoaderWaitShare = min(1, (loaderWait-firstWait)/r.StepsS)
 		}
 		if ev.PerStep != nil {
 			rows := ev.PerStep.Rows()

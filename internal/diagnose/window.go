@@ -139,6 +139,11 @@ func (s *state) windowNote() {
 			units.Seconds(g.FirstWaitS), units.Seconds(g.LastWaitS)))
 	}
 	inflated, slower := false, busy
+	run, win, prefetched := s.runInput()
+	if prefetched {
+		n.SteadyState = false
+		n.Notes = append(n.Notes, fmt.Sprintf("the run waited for its DataLoader %.0f%% of its step time, the window %.0f%%: the window's steps took batches the workers had loaded before it (a prefetch queue filled during start-up), or the loading got slower later; the input share is the run's", pct(run), pct(win)))
+	}
 	if r := s.in.Run; r != nil {
 		// against the steps next to the window; when they share its
 		// slowness (a warm-up still going on, the machine busy for a
@@ -186,7 +191,7 @@ func (s *state) windowNote() {
 		n.Notes = append(n.Notes, fmt.Sprintf("outlier step(s) %s took more than twice the median step (%s) and are left out", list, units.Duration(w.MedianUs)))
 	}
 	if !n.SteadyState {
-		n.Reprofile = s.reprofile(w, inflated, slower)
+		n.Reprofile = s.reprofile(w, inflated, slower, prefetched)
 	}
 	s.d.Window = n
 }
@@ -260,7 +265,7 @@ func stepReason(w *window.Result, step string) string {
 // reprofile says how to record a window that shows the steady state, by
 // what is wrong with this one: `bottleneck run` flags when the trace came
 // from it, else the torch.profiler schedule.
-func (s *state) reprofile(w *window.Result, inflated, slower bool) string {
+func (s *state) reprofile(w *window.Result, inflated, slower, prefetched bool) string {
 	startup := len(w.ExcludedBy(window.StartUp)) > 0 || len(w.ExcludedBy(window.Capture)) > 0
 	carry := len(w.ExcludedBy(window.CarryOver)) > 0
 	if s.in.Run != nil {
@@ -273,6 +278,11 @@ func (s *state) reprofile(w *window.Result, inflated, slower bool) string {
 			return "re-run recording more steps, so that steps after the first (which inherits queued work) decide: bottleneck run --active 8 ..."
 		case inflated:
 			return "the profiler's own cost inflates tiny ops: trust the Python profile of the whole run, or re-run without --record-shapes/--with-stack/--profile-memory"
+		case prefetched:
+			// the queue drains faster than the workers refill it: twice
+			// its size in steps is past it (4 workers x 8: slow steps
+			// from step 36)
+			return fmt.Sprintf("to record steps that wait as the run's do, skip past the batches the workers load ahead (num_workers x prefetch_factor: %d): bottleneck run --skip-first %d ...", s.in.Run.batchesAhead(), 2*s.in.Run.batchesAhead())
 		case slower:
 			return s.laterWindow()
 		}

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -161,5 +162,47 @@ func TestSettledStep(t *testing.T) {
 	s.in.Run.SettledStep = 0
 	if got := s.laterWindow(); strings.Contains(got, "--skip-first") {
 		t.Errorf("advice for steps that never settle: %q", got)
+	}
+}
+
+// A window whose steps took batches prefetched before it: the run's
+// DataLoader wait decides the input share, the window is not steady
+// state, the other shares become the run's step's, and the advice skips
+// past the queue. Silent when the window waited about as much as the
+// run, its slow steps counted (N workers make every Nth step wait).
+func TestRunInputOutweighsTheWindows(t *testing.T) {
+	four, eight := 4, 8
+	for _, c := range []struct {
+		name     string
+		run, win float64
+		want     bool
+	}{
+		{"prefetched window", 0.81, 0.19, true},
+		{"a bursty loader, its waits in the window", 0.97, 0.90, false},
+		{"a little more over the run", 0.30, 0.20, false},
+	} {
+		run := &RunEvidence{HasDataLoader: true, WindowStepS: 0.1, DataLoaderWaitS: 0.1 * c.win,
+			RunLoaderWaitShare: c.run, WindowLoaderWaitShare: c.win,
+			Loaders: []Loader{{Dataset: "Images", NumWorkers: &four, PrefetchFactor: &eight}}}
+		d := Compute(cpuTrace(run))
+		note := strings.Contains(strings.Join(d.Window.Notes, "\n"), "the run waited for its DataLoader")
+		if note != c.want || d.Window.SteadyState == c.want {
+			t.Errorf("%s: window %+v", c.name, d.Window)
+		}
+		if !c.want {
+			continue
+		}
+		f := findingOf(d, "input.loader")
+		if d.Verdict.Primary != Input || f == nil || !strings.HasPrefix(f.Title, "The step waits for data 81% of the run's step time (19% in the recorded window") {
+			t.Errorf("%s: verdict %s, input finding %+v", c.name, d.Verdict.Primary, f)
+		}
+		// native ops were 60% of the window's step that waited 19%: of the
+		// run's, 60% x 0.19/0.81
+		if f := findingOf(d, "cpu.native"); f == nil || math.Abs(f.AtStakeUs-60e3*0.19/0.81) > 1 {
+			t.Errorf("%s: native ops not scaled to the run's step: %+v", c.name, f)
+		}
+		if !strings.Contains(d.Window.Reprofile, "--skip-first 64") {
+			t.Errorf("%s: reprofile %q", c.name, d.Window.Reprofile)
+		}
 	}
 }

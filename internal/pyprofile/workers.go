@@ -174,10 +174,13 @@ type WorkerSummary struct {
 	// Samples: samples of the workers' loop threads; BusyShare the share
 	// of them producing a batch (fetching: dataset, transforms, collate),
 	// the rest waiting for indices or handing batches over; CPUShare the
-	// share of the busy samples on a CPU (-1: no CPU clock).
+	// share of the busy samples on a CPU (-1: no CPU clock), WaitShare
+	// runnable but waiting for one (the loop thread's schedstat; 0 where
+	// not measured).
 	Samples   int     `json:"samples"`
 	BusyShare float64 `json:"busy_share"`
 	CPUShare  float64 `json:"busy_cpu_share"`
+	WaitShare float64 `json:"busy_wait_share,omitempty"`
 	// Lines are the user lines of the busy samples (innermost frame in the
 	// program's own code), with their share of the busy samples (BusyPct).
 	Lines     []WorkerLine      `json:"lines,omitempty"`
@@ -210,7 +213,7 @@ func (w *Workers) Summary(nLines int) *WorkerSummary {
 	perThread := map[int][2]int{} // thread -> samples, busy
 	lines := map[Frame]int{}
 	var total, busy int
-	var busyCPU float64
+	var busyCPU, busyWait float64
 	for _, s := range p.Stacks {
 		if p.Threads[s.Thread].Role != "worker" || len(s.Frames) == 0 || s.Count == 0 {
 			continue
@@ -222,6 +225,7 @@ func (w *Workers) Summary(nLines int) *WorkerSummary {
 			c[1] += s.Count
 			busy += s.Count
 			busyCPU += s.CPUCount
+			busyWait += s.WaitCount
 			for i := len(in) - 1; i >= 0; i-- {
 				f := p.Frames[in[i]]
 				if !IsLibraryFile(f.File) {
@@ -238,6 +242,7 @@ func (w *Workers) Summary(nLines int) *WorkerSummary {
 	sum := &WorkerSummary{Processes: len(w.Processes), Samples: total, BusyShare: ratio(busy, total), CPUShare: -1}
 	if p.CPUClock && busy > 0 {
 		sum.CPUShare = busyCPU / float64(busy)
+		sum.WaitShare = busyWait / float64(busy)
 	}
 	for f, c := range lines {
 		sum.Lines = append(sum.Lines, WorkerLine{File: f.File, Line: f.Line, Func: f.Func, BusyPct: 100 * ratio(c, busy)})
