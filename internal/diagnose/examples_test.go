@@ -164,7 +164,7 @@ func TestPlantedCPU(t *testing.T) {
 // the first finding, and its finding points at the planted line. The
 // controls get none of them: stable_memory.py (a large stable footprint,
 // one gc.collect() at start-up), large_ops.py (many ops, each large),
-// embedding_dense_busy.py (a dense table each batch mostly touches).
+// embedding_dense_adam.py with a table each batch mostly touches.
 func TestPlantedCauses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs Python programs")
@@ -202,12 +202,14 @@ func TestPlantedCauses(t *testing.T) {
 		{"epoch_workers.py", "input.loader", "", true},
 		{"checkpoint_every_n.py", "run.periodic", "", true},
 		{"stable_memory.py", "", "", false},
-		{"embedding_dense_busy.py", "", "", false},
+		{"embedding_dense_adam.py --rows 50000 --samples 1024 --steps 30", "", "", false},
 		{"large_ops.py", "", "", false},
 	} {
 		t.Run(c.file, func(t *testing.T) {
-			path := filepath.Join(testutil.RepoRoot(), "examples", "diagnose", c.file)
-			r, txt := bottleneckRun(t, nil, "--python", py, path)
+			// "file.py --flag value": the example and its arguments
+			file, args, _ := strings.Cut(c.file, " ")
+			path := filepath.Join(testutil.RepoRoot(), "examples", "diagnose", file)
+			r, txt := bottleneckRun(t, nil, append([]string{"--python", py, path}, strings.Fields(args)...)...)
 			if len(r.TraceReport.Traces) != 1 || r.TraceReport.Traces[0].Diagnosis == nil {
 				t.Fatalf("want one diagnosed trace, got %+v", r.TraceReport)
 			}
