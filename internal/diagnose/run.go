@@ -918,7 +918,9 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		var syncs, n int
 		for _, w := range ev.WindowSteps {
 			allSum, allWait = allSum+w.DurationS, allWait+w.DataLoaderWaitS
-			if r.WindowMedianS > 0 && w.DurationS > 2*r.WindowMedianS {
+			// (a step whose excess is mostly DataLoader wait stays, as
+			// the window check keeps it)
+			if r.WindowMedianS > 0 && w.DurationS > 2*r.WindowMedianS && 2*w.DataLoaderWaitS < w.DurationS-r.WindowMedianS {
 				continue
 			}
 			sum += w.DurationS

@@ -196,6 +196,31 @@ func TestOutliers(t *testing.T) {
 	}
 }
 
+// A CPU loop fed by 4 DataLoader workers that cannot keep up: every 4th
+// step waits for the next round of batches. Those steps are the loop's
+// steady state, not outliers; a step slow in its own work still is.
+func TestLoaderWaitsAreNotOutliers(t *testing.T) {
+	var s scenario.Trace
+	ts := 0.0
+	for n := 1; n <= 12; n++ {
+		wait, work := 50.0, 1000.0
+		switch {
+		case n%4 == 0:
+			wait = 6000 // the next round of batches
+		case n == 10:
+			work = 5000 // a checkpoint
+		}
+		s.Step(n, ts, wait+work)
+		s.Host("user_annotation", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", ts, wait, nil)
+		s.Op("aten::addmm", ts+wait, work)
+		ts += wait + work
+	}
+	r := check(t, &s)
+	if ex := excluded(r); len(ex) != 1 || ex["10"] != Outlier {
+		t.Fatalf("excluded %v, want step 10 only (an outlier of its own work)", ex)
+	}
+}
+
 func itoa(i int) string { return string(rune('a' + i)) }
 
 // Compilation in the window's leading steps is start-up; compilation in
