@@ -144,16 +144,16 @@ type Loader struct {
 	PinMemory         *bool  `json:"pin_memory"`
 	PersistentWorkers *bool  `json:"persistent_workers"`
 	BatchSize         *int   `json:"batch_size"`
+	PrefetchFactor    *int   `json:"prefetch_factor"`
 	// Batches, WaitS: the batches and the wait for them over the run;
 	// Iterators: the iterators made (epochs, without persistent workers);
 	// RestartS and FirstWaitS: making them and ending their epochs, and
 	// the wait for their first batches (rundir.LoaderInfo).
-	PrefetchFactor *int    `json:"prefetch_factor"`
-	Batches        int     `json:"batches"`
-	WaitS          float64 `json:"wait_s"`
-	Iterators      int     `json:"iterators,omitempty"`
-	RestartS       float64 `json:"restart_s,omitempty"`
-	FirstWaitS     float64 `json:"first_wait_s,omitempty"`
+	Batches    int     `json:"batches"`
+	WaitS      float64 `json:"wait_s"`
+	Iterators  int     `json:"iterators,omitempty"`
+	RestartS   float64 `json:"restart_s,omitempty"`
+	FirstWaitS float64 `json:"first_wait_s,omitempty"`
 }
 
 // SyncSite is a user line that caused implicit host-device syncs.
@@ -891,17 +891,14 @@ func (r *RunEvidence) batchesAhead() int {
 	n := 0
 	for _, l := range r.Loaders {
 		if l.NumWorkers != nil && *l.NumWorkers > 0 {
-			n += *l.NumWorkers * max(1, cmp.Or(ptrInt(l.PrefetchFactor), 2))
+			ahead := 2 // torch's default prefetch_factor
+			if l.PrefetchFactor != nil && *l.PrefetchFactor > 0 {
+				ahead = *l.PrefetchFactor
+			}
+			n += *l.NumWorkers * ahead
 		}
 	}
 	return n
-}
-
-func ptrInt(p *int) int {
-	if p == nil {
-		return 0
-	}
-	return *p
 }
 
 // FromProcess builds the evidence of one process of a run directory.
