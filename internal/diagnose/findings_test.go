@@ -769,16 +769,22 @@ func TestModuleOverhead(t *testing.T) {
 	} {
 		s := &state{p: Default, step: 1000, steps: 1, share: map[Class]float64{Host: c.host, CPUCompute: c.native}, d: &Diagnosis{},
 			py: &PythonEvidence{ModuleShare: c.inMod, Hot: []Line{{File: "/home/u/infer.py", Line: 6, Pct: 90}}}}
-		s.findings()
-		i := slices.IndexFunc(s.d.Findings, func(f Finding) bool { return f.Rule == "host.python" })
-		if i < 0 {
-			t.Fatalf("%s: no host.python finding", c.name)
-		}
-		ch := s.d.Findings[i].Change
+		ch := hostPythonChange(t, s, c.name)
 		if c.want == "" && (strings.Contains(ch, "nn.Module calls") || !strings.Contains(ch, "DataLoader")) || c.want != "" && (!strings.Contains(ch, c.want) || strings.Contains(ch, "DataLoader")) {
 			t.Errorf("%s: %s, want %q", c.name, ch, c.want)
 		}
 	}
+}
+
+// hostPythonChange runs the findings and returns host.python's change.
+func hostPythonChange(t *testing.T, s *state, name string) string {
+	t.Helper()
+	s.findings()
+	i := slices.IndexFunc(s.d.Findings, func(f Finding) bool { return f.Rule == "host.python" })
+	if i < 0 {
+		t.Fatalf("%s: no host.python finding", name)
+	}
+	return s.d.Findings[i].Change
 }
 
 // host.python names a tensor built from Python lists when that line is
@@ -799,12 +805,7 @@ func TestTensorFromLists(t *testing.T) {
 		{"no source text (older agent)", []Line{{File: "/home/u/prep.py", Line: 13, Pct: 51}}, false},
 	} {
 		s := &state{p: Default, step: 1000, steps: 1, share: map[Class]float64{Host: 0.6, CPUCompute: 0.4}, d: &Diagnosis{}, py: &PythonEvidence{Hot: c.hot}}
-		s.findings()
-		i := slices.IndexFunc(s.d.Findings, func(f Finding) bool { return f.Rule == "host.python" })
-		if i < 0 {
-			t.Fatalf("%s: no host.python finding", c.name)
-		}
-		ch := s.d.Findings[i].Change
+		ch := hostPythonChange(t, s, c.name)
 		if got := strings.HasPrefix(ch, "the hottest line, prep.py:13"); got != c.want || c.want && !strings.Contains(ch, "torch.from_numpy") {
 			t.Errorf("%s: %s", c.name, ch)
 		}
@@ -1286,13 +1287,8 @@ func TestStepOverheadChange(t *testing.T) {
 	} {
 		s := &state{p: Default, step: 3300, steps: 30, device: c.device, share: map[Class]float64{Host: 0.9, GPUCompute: 0.04}, d: &Diagnosis{},
 			py: &PythonEvidence{HotSamples: c.samples, OutsideModelShare: c.outside, Hot: []Line{{File: "/home/u/train.py", Line: 47, Pct: 52}}}}
-		s.findings()
-		i := slices.IndexFunc(s.d.Findings, func(f Finding) bool { return f.Rule == "host.python" })
-		if i < 0 {
-			t.Fatalf("%s: no host.python finding", c.name)
-		}
-		if got := strings.Contains(s.d.Findings[i].Change, `mode="reduce-overhead"`); got != c.want {
-			t.Errorf("%s: %s", c.name, s.d.Findings[i].Change)
+		if ch := hostPythonChange(t, s, c.name); strings.Contains(ch, `mode="reduce-overhead"`) != c.want {
+			t.Errorf("%s: %s", c.name, ch)
 		}
 	}
 }
@@ -1314,13 +1310,8 @@ func TestDecodeChange(t *testing.T) {
 	} {
 		s := &state{p: Default, step: 9000, steps: 30, device: c.device, share: map[Class]float64{Host: 0.9, GPUCompute: 0.03}, d: &Diagnosis{},
 			py: &PythonEvidence{HotSamples: 60, ModuleShare: 0.84, Hot: []Line{c.line}}}
-		s.findings()
-		i := slices.IndexFunc(s.d.Findings, func(f Finding) bool { return f.Rule == "host.python" })
-		if i < 0 {
-			t.Fatalf("%s: no host.python finding", c.name)
-		}
-		if got := strings.Contains(s.d.Findings[i].Change, "static KV cache"); got != c.want {
-			t.Errorf("%s: %s", c.name, s.d.Findings[i].Change)
+		if ch := hostPythonChange(t, s, c.name); strings.Contains(ch, "static KV cache") != c.want {
+			t.Errorf("%s: %s", c.name, ch)
 		}
 	}
 }
