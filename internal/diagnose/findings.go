@@ -507,7 +507,14 @@ func (s *state) findings() {
 			// workers or several ranks, all cores are not torch's, and a
 			// main thread that waits for a CPU shows that others use them
 			if fit := d.fitThreads(); !d.oversubscribed() && fit > d.threads && !s.waitsForCPU() {
-				change = fmt.Sprintf("torch uses %s and %s free: %s; then %s", units.Things(d.threads, "thread"), cpusFree(d.cpus-d.want), s.threadKnob(fit), change)
+				// the program's own call, named: a CNN trainer's
+				// torch.set_num_threads(1), copied from a cluster job
+				// script, was at the finding's third location only
+				held := ""
+				if c := s.in.Run.SetThreads; c != nil {
+					held = fmt.Sprintf(" (torch.set_num_threads(%s) at %s:%d)", callValue(c.Value), filepath.Base(c.File), c.Line)
+				}
+				change = fmt.Sprintf("torch uses %s%s and %s free: %s; then %s", units.Things(d.threads, "thread"), held, cpusFree(d.cpus-d.want), s.threadKnob(fit), change)
 				where = slices.Insert(where, nPy, s.threadSetting()...) // before the ops: the report shows the first few
 			}
 		}

@@ -401,6 +401,26 @@ func TestOversubscription(t *testing.T) {
 	}
 }
 
+// The advice to use the free CPUs names the program's own
+// torch.set_num_threads call when it made the count.
+func TestThreadsChangeNamesTheCall(t *testing.T) {
+	one := 1
+	for _, set := range []*rundir.ThreadCall{nil, {Call: "set_num_threads", Value: &one, File: "/home/u/train.py", Line: 3, Func: "<module>"}} {
+		run := &RunEvidence{SetThreads: set, Env: &Env{CPUs: 2, NumThreads: 1, LocalRanks: 1, LoadAverage: -1}}
+		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{
+			Ops: &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::conv2d", HostSelfUs: 500}}}, Run: run}}
+		s.findings()
+		f := s.d.Findings[0]
+		want := "torch uses 1 thread and 1 CPU is free: torch.set_num_threads(2)"
+		if set != nil {
+			want = "torch uses 1 thread (torch.set_num_threads(1) at train.py:3) and 1 CPU is free: torch.set_num_threads(2)"
+		}
+		if f.Rule != "cpu.native" || !strings.HasPrefix(f.Change, want) {
+			t.Errorf("set %v: %s %q, want %q", set != nil, f.Rule, f.Change, want)
+		}
+	}
+}
+
 // The GPU-bound change follows the kernel families that hold most of the
 // kernel time, and keeps the general change when none does.
 func TestKernelsChangeFollowsFamilies(t *testing.T) {
