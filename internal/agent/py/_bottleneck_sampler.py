@@ -49,24 +49,6 @@ def importing():
         return False
 
 
-# The switch interval while no other thread of the program runs Python:
-# the sampler is a Python thread and gets the GIL only when the main
-# thread drops it, at a GIL-releasing call (a torch op, I/O) or after the
-# switch interval. At the default 5 ms, Python shorter than that between
-# two torch calls was never sampled: its ticks landed on the torch call
-# after it (a loop of 1.6 ms of pure Python between matmuls, 44% of the
-# time, sampled 0%; 4.2 ms of 6.3, 67%, sampled 0%). A tick in the last
-# interval before the torch call still lands on it: at 0.5 ms these were
-# sampled 29% and 56%, at 0.1 ms 40% and 68%.
-SAMPLING_SWITCH_INTERVAL = 0.0001
-
-# The process's switch interval: the program's own ("program"), the one
-# the sampler set last ("set", None when it set none or put the
-# program's back), and whether it may still set one ("tune": no longer
-# once the program set its own). Process-wide, as the interval is; a
-# forked child inherits it with the interval.
-_SWITCH = {"program": None, "set": None, "tune": True}
-
 # What walks a thread's frames in C: the stack of a top frame is
 # map(_CODE_LINE, takewhile(_NOT_NONE, accumulate(chain((top,), _BACK),
 # getattr))), its frames and their f_back's until None, as (code, line).
@@ -75,72 +57,29 @@ _CODE_LINE = attrgetter("f_code", "f_lineno")
 _BACK = repeat("f_back")
 
 
-def all_stacks():
-    """Every thread's stack as (ident, ((code, line), ...)), innermost
-    first (see stacks_iter)."""
-    return list(stacks_iter())
+def snapshot(busy):
+    """The keys of busy (the threads doing the agent's own work) and every
+    thread's stack as (ident, ((code, line), ...)), innermost first, read
+    at the same instant (see stacks_iter): a thread that entered the
+    agent's work between a separate read of busy and the stacks had its
+    shutil.get_terminal_size counted as the program's."""
+    out = list(chain(starmap(frozenset, ((busy,),)), stacks_iter()))
+    return out[0], out[1:]
 
 
 def stacks_iter():
-    """A lazy iterator of all_stacks, which one call of C code runs
-    through without running bytecode: the GIL stays with the sampler from
-    sys._current_frames() until every frame has become a (code, line)
-    pair, so no thread pushes or pops a frame meanwhile. On CPython 3.11, following f_back of a frame its thread
-    has just popped can crash the interpreter (python/cpython#111363;
-    sentry-sdk and ddtrace hit it); a walk in Python gives the GIL away
-    at the switch interval (at 0.5 ms a deep stack's walk on a loaded
-    machine outlasted it: one CI run and 1 of 30 runs here crashed)."""
+    """A lazy iterator of every thread's stack, which one call of C code
+    runs through without running bytecode: the GIL stays with the sampler
+    from sys._current_frames() until every frame has become a (code,
+    line) pair, so no thread pushes or pops a frame meanwhile. On CPython
+    3.11, following f_back of a frame its thread has just popped can crash
+    the interpreter (python/cpython#111363; sentry-sdk and ddtrace hit
+    it); a walk in Python can give the GIL away at the switch interval."""
     pairs = chain.from_iterable(map(dict.items, starmap(sys._current_frames, ((),))))
     idents, tops = tee(pairs)
     walks = map(takewhile, repeat(_NOT_NONE),
                 map(accumulate, map(chain, zip(map(itemgetter(1), tops)), repeat(_BACK)), repeat(getattr)))
     return zip(map(itemgetter(0), idents), map(tuple, map(map, repeat(_CODE_LINE), walks)))
-
-
-def _adopt_program_switch_interval():
-    """Read the program's switch interval as the sampler starts, unless it
-    is the one a sampler set (a DataLoader worker forked from a sampled
-    process still has it: the program's is the parent's)."""
-    cur = sys.getswitchinterval()
-    if _SWITCH["set"] is None or cur != _SWITCH["set"]:
-        _SWITCH.update(program=cur, set=None, tune=True)
-
-
-def tune_switch_interval(others_busy):
-    """SAMPLING_SWITCH_INTERVAL while no other thread of the program is
-    busy, else the program's own: a busy Python thread would trade the GIL
-    with the main thread ten times as often, and that contention (what
-    host.gil measures) would no longer be the program's. Never again once
-    the program has set its own."""
-    if not _SWITCH["tune"] or _SWITCH["program"] is None:
-        return
-    cur = sys.getswitchinterval()
-    if _SWITCH["set"] is not None and cur != _SWITCH["set"]:
-        _SWITCH.update(set=None, tune=False)  # the program set its own
-        return
-    want = _SWITCH["program"] if others_busy else min(_SWITCH["program"], SAMPLING_SWITCH_INTERVAL)
-    if round(want * 1e6) != round(cur * 1e6):  # CPython keeps whole microseconds
-        set_switch_interval(want)
-    _SWITCH["set"] = sys.getswitchinterval()
-
-
-def restore_switch_interval():
-    """Put the program's switch interval back (the sampler stops, or a
-    forked child starts without it)."""
-    if _SWITCH["set"] is not None and sys.getswitchinterval() == _SWITCH["set"]:
-        set_switch_interval(_SWITCH["program"])
-    _SWITCH["set"] = None
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=restore_switch_interval)
-
-
-def set_switch_interval(s):
-    """sys.setswitchinterval(s) such that sys.getswitchinterval() reads s
-    back: CPython keeps whole microseconds, truncated, so setting what it
-    read (0.0002 reads 0.000199999...) would lose one each time."""
-    sys.setswitchinterval((round(s * 1e6) + 0.5) / 1e6)
 
 
 def is_agent_file(filename):
@@ -250,7 +189,6 @@ class Sampler(object):
         # threading.current_thread(), which would register it). Like a
         # daemon thread, it does not hold up the interpreter's exit.
         import _thread
-        _adopt_program_switch_interval()
         self._exited = threading.Event()
         self._thread = _thread.start_new_thread(self._run_until_stopped, ())
 
@@ -264,7 +202,6 @@ class Sampler(object):
         self._stop.set()
         if self._thread is not None and self._thread != threading.get_ident():
             self._exited.wait(2.0)
-        restore_switch_interval()
         if self.end is None:
             self.end = time.time()
 
@@ -340,32 +277,23 @@ class Sampler(object):
             })
         return i
 
-    def _snapshot(self, skip):
-        """Every thread's stack as (ident, [(code, line), ...]), innermost
-        first; (ident, None) for a thread in skip (see all_stacks)."""
-        return [(ident, None if ident in skip else frames) for ident, frames in all_stacks()]
-
     def sample_once(self, skip_ident=None):
-        """Take a sample; whether a thread of the program other than the
-        main one was busy since its previous sample (None: no sample)."""
         if SAMPLING_PAUSED[0] or importing():
             self.paused_samples += 1
-            return None
-        busy = set(self.busy)
+            return
         names = {}
-        skip = {skip_ident} | busy
+        skip = {skip_ident}
         for ident, t in list(getattr(threading, "_active", {}).items()):
             names[ident] = t.name
             if t.name.startswith("bottleneck-"):
                 skip.add(ident)  # the agent's own threads
-        snap = self._snapshot(skip)
+        busy, stacks = snapshot(self.busy)
         in_window = self.in_window
         cache = self._frame_ids
         table = self.frames
-        others_busy = False
         with self.lock:
-            for ident, frames in snap:
-                if frames is None:  # skipped
+            for ident, frames in stacks:
+                if ident in skip or ident in busy:
                     self.agent_samples += ident in busy
                     continue
                 ids = []
@@ -393,9 +321,6 @@ class Sampler(object):
                 th = self.threads[ti]
                 th["samples"] += 1
                 on_cpu, waiting = self._on_cpu(ident, th)
-                # a thread busy for a tenth of the time since its last
-                # sample, or any thread where that cannot be measured
-                others_busy = others_busy or ident != self.main_ident and (on_cpu >= 0.1 or not self._cpu_clock)
                 c[2] += on_cpu
                 c[4] += waiting
                 if self._last_stack.get(ident) == key:
@@ -418,7 +343,6 @@ class Sampler(object):
             if in_window:
                 self.window_samples += 1
                 self._since_step_n += 1
-        return others_busy
 
     def _on_cpu(self, ident, th):
         """The shares (0..1) of the wall time since the thread's previous
@@ -479,9 +403,7 @@ class Sampler(object):
                 return
             t0 = time.perf_counter()
             try:
-                others_busy = self.sample_once(skip_ident=me)
-                if others_busy is not None and not self._stop.is_set():  # stop() puts the program's back
-                    tune_switch_interval(others_busy)
+                self.sample_once(skip_ident=me)
             except Exception:
                 pass
             if self.after_sample is not None:
