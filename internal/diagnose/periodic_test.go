@@ -197,4 +197,28 @@ func TestWindowMeansLeaveOutOutliers(t *testing.T) {
 	if math.Abs(r.WindowStepS-0.002) > 1e-12 || math.Abs(r.DataLoaderWaitS-0.0005) > 1e-12 || r.SyncsPerStep != 1 {
 		t.Errorf("window step %v, wait %v, syncs %v: want 2 ms, 0.5 ms, 1", r.WindowStepS, r.DataLoaderWaitS, r.SyncsPerStep)
 	}
+	// long steps that wait for the DataLoader: a lone one (an epoch's
+	// first batch) is left out; every 4th (a round of 4 workers' batches)
+	// is the loop's pattern and stays
+	for _, c := range []struct {
+		name  string
+		every int
+		want  float64
+	}{{"a lone wait", 100, 0.0005}, {"every 4th step", 4, (6*0.0005 + 2*0.040) / 8}} {
+		ev := &rundir.Evidence{}
+		for i := 1; i <= 20; i++ {
+			d, wait := 0.002, 0.0005
+			if i%c.every == 0 || c.every == 100 && i == 12 {
+				d, wait = 0.0415, 0.040
+			}
+			in := i >= 8 && i <= 15
+			ev.StepTimes = append(ev.StepTimes, []any{float64(i), float64(i) * 0.01, d, in})
+			if in {
+				ev.WindowSteps = append(ev.WindowSteps, rundir.WindowStep{Step: i, DurationS: d, DataLoaderWaitS: wait})
+			}
+		}
+		if r := FromProcess(&rundir.ProcessFiles{Tag: "rank0", Evidence: ev}); math.Abs(r.DataLoaderWaitS-c.want) > 1e-12 {
+			t.Errorf("%s: window wait %v, want %v", c.name, r.DataLoaderWaitS, c.want)
+		}
+	}
 }

@@ -911,13 +911,20 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		// the window's steps as the trace's analyses take them: without
 		// those over twice its median (an evaluation at an epoch's end
 		// made the DataLoader wait per step 1.05 ms, the trace's 361 µs)
+		// (steps whose excess is mostly DataLoader wait stay when there
+		// are two or more, as the window check keeps them)
+		long := func(d float64) bool { return r.WindowMedianS > 0 && d > 2*r.WindowMedianS }
+		waits := 0
+		for _, w := range ev.WindowSteps {
+			if long(w.DurationS) && 2*w.DataLoaderWaitS >= w.DurationS-r.WindowMedianS {
+				waits++
+			}
+		}
 		var sum, wait, allSum, allWait float64
 		var syncs, n int
 		for _, w := range ev.WindowSteps {
 			allSum, allWait = allSum+w.DurationS, allWait+w.DataLoaderWaitS
-			// (a step whose excess is mostly DataLoader wait stays, as
-			// the window check keeps it)
-			if r.WindowMedianS > 0 && w.DurationS > 2*r.WindowMedianS && 2*w.DataLoaderWaitS < w.DurationS-r.WindowMedianS {
+			if long(w.DurationS) && (waits < 2 || 2*w.DataLoaderWaitS < w.DurationS-r.WindowMedianS) {
 				continue
 			}
 			sum += w.DurationS

@@ -38,9 +38,11 @@
 //   - Outliers: with at least three steps left, a step longer than
 //     OutlierRatio times the median of the others is excluded (warm-up, a
 //     checkpoint, a collection pause), unless at least half of its excess
-//     over that median is in DataLoader __next__: N workers that cannot
-//     keep up deliver a round of N batches at once, so every Nth step
-//     waits; that is the steady state of an input-bound loop.
+//     over that median is in DataLoader __next__ and another step's is
+//     too: N workers that cannot keep up deliver a round of N batches at
+//     once, so every Nth step waits; that is the steady state of an
+//     input-bound loop (a lone such step is an epoch's restart, an
+//     outlier).
 //
 // A window with no step left is not steady state; the diagnosis then gives
 // no verdict and says how to re-profile.
@@ -762,12 +764,23 @@ func (c *checker) outliers() {
 		return
 	}
 	loader := c.loaderTime()
+	var waits []int // long steps whose excess is mostly DataLoader wait
 	for k, i := range idx {
 		others := slices.Delete(slices.Clone(durs), k, k+1)
 		m := median(others)
-		if float64(durs[k]) > c.o.OutlierRatio*float64(m) && 2*loader[i] < durs[k]-m {
+		if float64(durs[k]) > c.o.OutlierRatio*float64(m) {
+			if 2*loader[i] >= durs[k]-m {
+				waits = append(waits, i)
+				continue
+			}
 			c.r.Steps[i].Excluded = Outlier
 		}
+	}
+	// one such step is a one-off (an epoch's first batch waiting for its
+	// workers to start), an outlier still; two or more are the loop's
+	// pattern
+	if len(waits) == 1 {
+		c.r.Steps[waits[0]].Excluded = Outlier
 	}
 }
 

@@ -198,7 +198,8 @@ func TestOutliers(t *testing.T) {
 
 // A CPU loop fed by 4 DataLoader workers that cannot keep up: every 4th
 // step waits for the next round of batches. Those steps are the loop's
-// steady state, not outliers; a step slow in its own work still is.
+// steady state, not outliers; a step slow in its own work still is, and
+// so is a lone long wait (an epoch's restart).
 func TestLoaderWaitsAreNotOutliers(t *testing.T) {
 	var s scenario.Trace
 	ts := 0.0
@@ -218,6 +219,24 @@ func TestLoaderWaitsAreNotOutliers(t *testing.T) {
 	r := check(t, &s)
 	if ex := excluded(r); len(ex) != 1 || ex["10"] != Outlier {
 		t.Fatalf("excluded %v, want step 10 only (an outlier of its own work)", ex)
+	}
+
+	// one long wait, an epoch's first batch while its workers start: an
+	// outlier still
+	var e scenario.Trace
+	ts = 0
+	for n := 1; n <= 12; n++ {
+		wait := 50.0
+		if n == 6 {
+			wait = 6000
+		}
+		e.Step(n, ts, wait+1000)
+		e.Host("user_annotation", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", ts, wait, nil)
+		e.Op("aten::addmm", ts+wait, 1000)
+		ts += wait + 1000
+	}
+	if ex := excluded(check(t, &e)); len(ex) != 1 || ex["6"] != Outlier {
+		t.Fatalf("excluded %v, want the lone wait (step 6)", ex)
 	}
 }
 
