@@ -293,8 +293,8 @@ func (s *state) runInput() (run, win float64, ok bool) {
 // waited 2% for data are 56% of a run's step that waited 42%, and faster
 // ops would not shorten the steps that wait.
 func (s *state) scaleToRun() {
-	run, win, ok := s.runInput()
-	if !s.inputRun || !ok || win >= 1 {
+	run, win, _ := s.runInput() // inputRun: its ok held
+	if !s.inputRun || win >= 1 {
 		return
 	}
 	f := (1 - run) / (1 - win)

@@ -763,12 +763,15 @@ func (c *checker) outliers() {
 	if len(durs) < 3 {
 		return
 	}
-	loader := c.loaderTime()
-	var waits []int // long steps whose excess is mostly DataLoader wait
+	var loader []int64 // read only when a step is long: a pass over every event
+	var waits []int    // long steps whose excess is mostly DataLoader wait
 	for k, i := range idx {
 		others := slices.Delete(slices.Clone(durs), k, k+1)
 		m := median(others)
 		if float64(durs[k]) > c.o.OutlierRatio*float64(m) {
+			if loader == nil {
+				loader = c.loaderTime()
+			}
 			if 2*loader[i] >= durs[k]-m {
 				waits = append(waits, i)
 				continue
