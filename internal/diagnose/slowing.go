@@ -128,13 +128,26 @@ type StepGrowth struct {
 // runGrowth tells a program whose steps get slower (own) from a machine
 // that got busier (busier): steps that grow only by the time they wait
 // for a CPU (other processes took the CPUs as the run went on: a test
-// suite, a second job) do the same work. Both nil: no growth.
+// suite, a second job) do the same work. Steps that grow only by the
+// time they wait for a DataLoader are neither: a prefetch queue filled
+// before the loop drains and the steps then wait for data, which the
+// run's DataLoader share says (input.loader), not growing work. Both
+// nil: no growth of the program's own.
 func runGrowth(steps []steptimes.Step) (own, busier *StepGrowth) {
 	g := stepGrowth(steps)
-	if g == nil || g.LastWaitS == 0 {
-		return g, nil
+	if g == nil {
+		return nil, nil
 	}
 	working := slices.Clone(steps)
+	for i := range working {
+		working[i].DurS -= working[i].LoaderWaitS
+	}
+	if stepGrowth(working) == nil {
+		return nil, nil
+	}
+	if g.LastWaitS == 0 {
+		return g, nil
+	}
 	for i := range working {
 		working[i].DurS -= working[i].CPUWaitS
 	}

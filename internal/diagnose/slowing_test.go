@@ -42,6 +42,30 @@ func TestStepGrowth(t *testing.T) {
 	}
 }
 
+// Steps that get slower only by waiting longer for data (a DataLoader's
+// prefetch queue, filled before the loop, drains from step 30 and more
+// and more steps wait for a batch) are input, not run.slowing; steps whose
+// own work grows while they also wait for data still are.
+func TestRunGrowthLeavesDataLoaderWaitToTheInput(t *testing.T) {
+	withLoader := func(steps []steptimes.Step, wait func(i int) float64) []steptimes.Step {
+		for i := range steps {
+			steps[i].LoaderWaitS = wait(steps[i].N)
+			steps[i].DurS += steps[i].LoaderWaitS
+		}
+		return steps
+	}
+	drained := func(i int) float64 { return 0.1 * min(1, max(0, float64(i-30)/60)) } // 0 to 100 ms a step
+	if g := stepGrowth(withLoader(series(100, func(int) float64 { return 0.015 }), drained)); g == nil {
+		t.Fatal("the drained queue's steps do not grow: the test shows nothing")
+	}
+	if own, b := runGrowth(withLoader(series(100, func(int) float64 { return 0.015 }), drained)); own != nil || b != nil {
+		t.Errorf("flat work, a drained prefetch queue: own %+v, busier %+v", own, b)
+	}
+	if own, b := runGrowth(withLoader(series(100, func(i int) float64 { return 0.008 + 0.0004*float64(i) }), drained)); own == nil || b != nil {
+		t.Errorf("growing work, a drained prefetch queue: own %+v, busier %+v", own, b)
+	}
+}
+
 // Steps that get slower only by waiting longer for a CPU (another job
 // started on the machine) are a busier machine, not run.slowing; a
 // program whose work grows is run.slowing however long it also waited;

@@ -94,8 +94,9 @@ type Evidence struct {
 	// (agents before it leave this empty).
 	Optimizers []Optimizer `json:"optimizers"`
 	// StepTimes: [step, start s, duration s, in window, CPU wait s or
-	// null] of every step (the agent keeps the first 20000; agents before
-	// the fifth column wrote four); StepSeries decodes them.
+	// null, DataLoader wait s] of every step (the agent keeps the first
+	// 20000; older agents wrote four or five columns); StepSeries decodes
+	// them.
 	StepTimes [][]any `json:"step_times"`
 	// StepInputs: the tensor shapes the step's forward got at the first
 	// and the latest step, with forward steps (nil otherwise, and from
@@ -247,6 +248,9 @@ func (ev *Evidence) StepSeries() []steptimes.Step {
 			st := steptimes.Step{N: int(n), StartS: start, DurS: d, InWindow: in}
 			if len(row) > 4 { // agents before it wrote four columns; null: not measured
 				st.CPUWaitS, _ = row[4].(float64)
+			}
+			if len(row) > 5 {
+				st.LoaderWaitS, _ = row[5].(float64)
 			}
 			out = append(out, st)
 		}

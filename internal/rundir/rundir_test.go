@@ -38,15 +38,16 @@ func TestReadRealRun(t *testing.T) {
 }
 
 // Step rows carry the step's CPU wait as a fifth column (null where not
-// measured); rows of agents before it have four, malformed ones are skipped.
-func TestStepSeriesCPUWait(t *testing.T) {
+// measured) and its DataLoader wait as a sixth; rows of older agents have
+// four or five, malformed ones are skipped.
+func TestStepSeriesWaits(t *testing.T) {
 	ev := &rundir.Evidence{StepTimes: [][]any{
 		{1.0, 0.0, 0.01, false},
 		{2.0, 0.01, 0.02, true, 0.004},
-		{3.0, 0.03, 0.01, false, nil},
+		{3.0, 0.03, 0.01, false, nil, 0.006},
 		{4.0, "x", 0.01, false, 0.1},
 	}}
-	want := []steptimes.Step{{N: 1, DurS: 0.01}, {N: 2, StartS: 0.01, DurS: 0.02, InWindow: true, CPUWaitS: 0.004}, {N: 3, StartS: 0.03, DurS: 0.01}}
+	want := []steptimes.Step{{N: 1, DurS: 0.01}, {N: 2, StartS: 0.01, DurS: 0.02, InWindow: true, CPUWaitS: 0.004}, {N: 3, StartS: 0.03, DurS: 0.01, LoaderWaitS: 0.006}}
 	if got := ev.StepSeries(); !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
 	}

@@ -65,7 +65,7 @@ class Window(object):
         self._step_syncs = 0
         self.window_steps = []
         self.step_stats = {"count": 0, "sum_s": 0.0, "min_s": None, "max_s": None}
-        self.step_times = []  # [step, start_rel, dur, in_window, cpu wait or None] per step, capped
+        self.step_times = []  # [step, start_rel, dur, in_window, cpu wait or None, DataLoader wait] per step, capped
         self._recent_steps, self._recent_median = [], None  # _slow_step
         # profiler
         self.prof = None
@@ -105,7 +105,7 @@ class Window(object):
             s["max_s"] = dur if s["max_s"] is None else max(s["max_s"], dur)
             if len(self.step_times) < 20000:
                 rel = self.step_start - self._t0
-                self.step_times.append([self.steps, round(rel, 6), round(dur, 6), self.in_window, wait])
+                self.step_times.append([self.steps, round(rel, 6), round(dur, 6), self.in_window, wait, round(self.step_dl_wait, 6)])
             if self.in_window:
                 self.window_steps.append({
                     "window": self.window_index + 1,

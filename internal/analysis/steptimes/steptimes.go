@@ -21,6 +21,8 @@ type Step struct {
 	// CPUWaitS: the step thread's time runnable but waiting for a CPU
 	// during the step (Linux schedstat; 0 where not measured).
 	CPUWaitS float64
+	// LoaderWaitS: the step's time waiting in a DataLoader's next().
+	LoaderWaitS float64
 }
 
 // Thresholds of the summary.
