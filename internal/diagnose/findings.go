@@ -1047,6 +1047,16 @@ func (s *state) rank() {
 			break
 		}
 	}
+	// periodic work that leads the verdict leads the findings: its stake
+	// is a share of the run's steps, the others' of the window's, which
+	// hold none of its slow steps (a PPO loop's rollout, 50% of the run,
+	// came second to its updates' per-op overhead, 77% of the rest)
+	if s.d.Verdict.Primary == Periodic {
+		if i := slices.IndexFunc(s.d.Findings, func(f Finding) bool { return f.Rule == "run.periodic" }); i > 0 && leads(s.d.Findings[0]) == 0 {
+			f := s.d.Findings[i]
+			s.d.Findings = slices.Insert(slices.Delete(s.d.Findings, i, i+1), 0, f)
+		}
+	}
 	// start-up has no per-step saving to rank by: it follows the first
 	// finding, where the brief shows it
 	if i := slices.IndexFunc(s.d.Findings, func(f Finding) bool { return f.Rule == "run.startup" }); i > 1 {

@@ -36,10 +36,14 @@ type PeriodicSteps struct {
 	Share   float64 `json:"share"`
 }
 
-// Outliers repeat when at least minPeriodic of them, and half of all of
-// them, fall every N steps (N >= 3: every other step slow is not a
-// step's work "every N steps" but two kinds of step) from one of them on,
-// and they are at least periodicHits of the steps at those places.
+// Outliers repeat when at least minPeriodic of them, holding half of
+// the time all of them spend above the median, fall every N steps (N >=
+// 3: every other step slow is not a step's work "every N steps" but two
+// kinds of step) from one of them on, and they are at least periodicHits
+// of the steps at those places. Half the time, not half the count: a
+// busy spell on a loaded machine makes dozens of short outliers of 1 ms
+// steps (an RL loop's rollout every 64 updates, 8 steps of ~110 ms, went
+// unseen beside 29 steps of 2-40 ms).
 const (
 	minPeriodic  = 3
 	periodicHits = 2.0 / 3
@@ -60,9 +64,10 @@ func candidateGaps(out []steptimes.Step) []int {
 }
 
 // periodicSteps finds the steps that repeat as outliers (nil: none),
-// each step less its garbage collections' pauses (rows): the collections
-// of the oldest generation come every so many allocations, and are
-// gc.pauses'. An epoch's first step (DataLoader workers started again)
+// each step less its garbage collections' pauses (rows) and its wait for
+// a CPU: the collections of the oldest generation come every so many
+// allocations, and are gc.pauses'; other processes' load comes when it
+// comes. An epoch's first step (DataLoader workers started again)
 // is one such: periodic leaves it to input.loader.
 func periodicSteps(steps []steptimes.Step, rows []rundir.StepRow) *PeriodicSteps {
 	gc := map[int]float64{}
@@ -73,7 +78,7 @@ func periodicSteps(steps []steptimes.Step, rows []rundir.StepRow) *PeriodicSteps
 	var durs []float64
 	for _, st := range steps {
 		if st.N > startupSteps && !st.InWindow && st.DurS > 0 {
-			st.DurS = max(st.DurS-gc[st.N], 1e-9)
+			st.DurS = max(st.DurS-gc[st.N]-st.CPUWaitS, 1e-9)
 			use = append(use, st)
 			durs = append(durs, st.DurS)
 		}
@@ -94,8 +99,10 @@ func periodicSteps(steps []steptimes.Step, rows []rundir.StepRow) *PeriodicSteps
 		return nil
 	}
 	slow := map[int]float64{}
+	var outExcess float64
 	for _, st := range out {
 		slow[st.N] = st.DurS
+		outExcess += st.DurS - m
 	}
 	considered := map[int]bool{}
 	for _, st := range use {
@@ -112,15 +119,17 @@ func periodicSteps(steps []steptimes.Step, rows []rundir.StepRow) *PeriodicSteps
 		for _, a := range out[:min(5, len(out))] {
 			f := fit{every: g, first: a.N}
 			expected := 0
+			var excess float64
 			for n := a.N; n <= last; n += g {
 				if considered[n] {
 					expected++
-					if _, ok := slow[n]; ok {
+					if d, ok := slow[n]; ok {
 						f.hits++
+						excess += d - m
 					}
 				}
 			}
-			if f.hits >= minPeriodic && float64(f.hits) >= periodicHits*float64(expected) && 2*f.hits >= len(out) &&
+			if f.hits >= minPeriodic && float64(f.hits) >= periodicHits*float64(expected) && 2*excess >= outExcess &&
 				(f.hits > best.hits || f.hits == best.hits && g > best.every) {
 				best = f
 			}

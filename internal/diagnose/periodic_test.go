@@ -1,12 +1,14 @@
 package diagnose
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // stepsWith is n steps of 20 ms, steps 8-12 in the window, with the
@@ -56,6 +58,22 @@ func TestPeriodicSteps(t *testing.T) {
 	slow[17], slow[95], slow[230] = 0.1, 0.1, 0.1
 	if p := periodicSteps(stepsWith(300, slow), nil); p == nil || p.Every != 40 || p.Count != 7 || math.Abs(p.MeanS-0.2) > 1e-9 {
 		t.Errorf("with noise: %+v", p)
+	}
+	// a busy spell: dozens of short outliers beside the period's few
+	// long ones (an RL loop's rollout every 64 updates), and
+	// steps slow only by their wait for a CPU, are noise
+	slow = every(64, 65, 700, 0.11)
+	for n := 300; n < 360; n += 3 {
+		slow[n] = 0.045 + 0.002*float64(n%7)
+	}
+	steps := stepsWith(700, slow)
+	for i := range steps {
+		if n := steps[i].N; n%5 == 0 && slow[n] == 0 {
+			steps[i].DurS, steps[i].CPUWaitS = 0.3, 0.28
+		}
+	}
+	if p := periodicSteps(steps, nil); p == nil || p.Every != 64 || p.Count != 10 {
+		t.Errorf("a busy spell: %+v", p)
 	}
 	for name, steps := range map[string][]steptimes.Step{
 		"irregular":          stepsWith(300, map[int]float64{17: 0.2, 61: 0.2, 64: 0.2, 150: 0.2, 233: 0.2}),
@@ -154,7 +172,8 @@ func TestPeriodicFinding(t *testing.T) {
 // the steps between them make the verdict periodic-work, the limiter
 // the first secondary (a PPO loop's rollout every 32 updates: 67% of the
 // run, its updates' per-op overhead 73% of the rest); less, and they stay
-// a secondary.
+// a secondary. The finding of the periodic-work that leads the verdict
+// leads the findings, though its saving counts in the window's steps.
 func TestPeriodicVerdict(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -168,11 +187,34 @@ func TestPeriodicVerdict(t *testing.T) {
 			if leads := v.Primary == Periodic; leads != c.leads || len(v.Secondary) == 0 {
 				t.Fatalf("share %.2f: verdict %+v", run.Periodic.Share, v)
 			}
-			if c.leads && (v.Secondary[0] != CPUCompute || !strings.Contains(v.Detail, "every 40 steps a step takes 2.00 s") ||
+			if c.leads && (v.Secondary[0] != CPUCompute || !strings.Contains(v.Detail, fmt.Sprintf("every 40 steps a step takes %s", units.Seconds(c.slowS))) ||
 				!strings.Contains(v.Why, "between those steps, cpu-compute-bound explains")) {
 				t.Errorf("verdict %+v", v)
 			}
+			if first := d.Findings[0].Rule; c.leads != (first == "run.periodic") {
+				t.Errorf("first finding %s: %s", first, d.Findings[0].Title)
+			}
 		})
+	}
+}
+
+// The periodic work that leads the verdict leads the findings, though a
+// window finding saves more of the window's step (a PPO loop's per-op
+// overhead, 54% of its updates' steps, against its rollout, half the
+// run); a memory leak still goes first.
+func TestPeriodicVerdictLeadsTheFindings(t *testing.T) {
+	for _, c := range []struct {
+		findings []Finding
+		first    string
+	}{
+		{[]Finding{{Rule: "cpu.tiny-ops", SavingUs: 731}, {Rule: "run.periodic", SavingUs: 606}, {Rule: "host.python", SavingUs: 173}}, "run.periodic"},
+		{[]Finding{{Rule: "cpu.tiny-ops", SavingUs: 731}, {Rule: "memory.growth", SavingUs: 10}, {Rule: "run.periodic", SavingUs: 606}}, "memory.growth"},
+	} {
+		s := &state{d: &Diagnosis{Verdict: Verdict{Primary: Periodic}, Findings: c.findings}}
+		s.rank()
+		if got := s.d.Findings[0].Rule; got != c.first {
+			t.Errorf("first %s, want %s: %+v", got, c.first, s.d.Findings)
+		}
 	}
 }
 
