@@ -266,17 +266,21 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 		}
 		return ev.Dur[i]
 	}
-	// Host self time: own duration minus direct table children.
+	stacks := newStackKeys(t, o.StackDepth)
+	// rowOf is each table event's row, None where the step filter leaves
+	// it out: the sums below are added to rows through it (per-event
+	// device sums took 16 bytes an event, it takes 4).
+	rowOf, rows, keys := numberRows(t, &table, &o, stacks)
+	// Host self time: own duration minus direct table children. Allocated
+	// after the rows are numbered, whose scratch (an index by name) is
+	// gone by then: on 100 MB of distinct op names the rows, this and
+	// rowOf are the analysis's peak.
 	childSum := make([]int64, m)
-	parent := make([]int32, m) // the table parent's table number
 	for i, k := range ev.Kind {
 		if !inTable(k) {
 			continue
 		}
-		j := tix(int32(i))
-		parent[j] = trace.None
 		if p := tableParent(t, int32(i)); p != trace.None {
-			parent[j] = tix(p)
 			d := dur(i)
 			if names.Has(ev.Name[p], classify.OptimizerStep) { // only what ran before the parent's cut
 				d = max(0, min(ev.Start[i]+d, t.EndInStep(p))-ev.Start[i])
@@ -284,77 +288,23 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 			childSum[tix(p)] += d
 		}
 	}
-	stacks := newStackKeys(t, o.StackDepth)
-	// Rows are found by name alone unless grouped by shape or stack: a
-	// slice indexed by StrID, no map (a trace with generated op names has
-	// hundreds of thousands of rows).
-	var byName []int32 // name -> row index + 1
-	var byKey map[opKey]int32
-	var rows []opSums
-	if o.GroupByShape || o.StackDepth > 0 {
-		byKey = map[opKey]int32{}
-	} else {
-		// Rows numbered first, in order of first call, so that they take
-		// one allocation of their size; their names are then found by
-		// number (a list of them in that order grew to 1.9 MB of
-		// allocations over 125k distinct names).
-		byName = make([]int32, t.NumStrings())
-		n := int32(0)
-		for i, k := range ev.Kind {
-			if inTable(k) && byName[ev.Name[i]] == 0 && stepOK(t, i, &o) {
-				n++
-				byName[ev.Name[i]] = n
-			}
-		}
-		rows = make([]opSums, n)
-		for name, r := range byName {
-			if r > 0 {
-				rows[r-1].key.name = trace.StrID(name)
-			}
-		}
-	}
 	res := &OpTable{HasStacks: stacks.available}
 	res.StepsFirst, res.StepsLast, res.Steps = stepRange(t, &o)
 	var rec recomputeSums
 	dtypes := newDtypeSums(t)
-	// rowOf is each table event's row, None where the step filter leaves
-	// it out: the device time below is added to rows through it (per-event
-	// device sums took 16 bytes an event, it takes 4).
-	rowOf := make([]int32, m)
 	for i, k := range ev.Kind {
 		if !inTable(k) {
 			continue
 		}
 		j := tix(int32(i))
-		rowOf[j] = trace.None
-		if !stepOK(t, i, &o) {
+		r := rowOf[j]
+		if r == trace.None {
 			continue
 		}
 		if k == trace.KindCPUOp {
 			dtypes.addHost(i, ev.Dur[i]-childSum[j])
 		}
-		key := opKey{name: ev.Name[i]}
-		var r int32
-		if byName != nil {
-			r = byName[key.name] - 1
-		} else {
-			if o.GroupByShape {
-				if v, ok := t.Arg(i, trace.KeyInputDims); ok {
-					key.dims, _ = v.StrID()
-				}
-			}
-			if o.StackDepth > 0 {
-				key.stack = int32(stacks.key(int32(i)))
-			}
-			var ok bool
-			if r, ok = byKey[key]; !ok {
-				r = int32(len(rows))
-				byKey[key] = r
-				rows = append(rows, opSums{key: key})
-			}
-		}
-		rowOf[j] = r
-		if names.Has(key.name, classify.LayerForward) {
+		if names.Has(ev.Name[i], classify.LayerForward) {
 			rec.add(t, names, int32(i), j)
 		}
 		s := &rows[r]
@@ -365,8 +315,9 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 		s.hostSelf += us(max(self, 0))
 	}
 	// Device time: self for the op that launched it, total for it and
-	// every table ancestor. A nested call of the same op counts it twice
-	// in a flat sum; key_averages does the same, so do we.
+	// every table ancestor (found by walking up: a column of table parents
+	// cost 4 bytes a table event). A nested call of the same op counts it
+	// twice in a flat sum; key_averages does the same, so do we.
 	for i, k := range ev.Kind {
 		if !k.IsDeviceWork() {
 			continue
@@ -382,11 +333,12 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 				dtypes.addDevice(int(op), d)
 			}
 		}
-		for a := tix(op); a != trace.None; a = parent[a] {
-			if r := rowOf[a]; r != trace.None {
+		for a := op; a != trace.None; a = tableParent(t, a) {
+			ja := tix(a)
+			if r := rowOf[ja]; r != trace.None {
 				rows[r].devTotal += d
 			}
-			if rec.events[a] {
+			if rec.events[ja] {
 				rec.deviceNs += d
 			}
 		}
@@ -397,7 +349,7 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 		res.HostSelfUs += r.hostSelf
 		res.DevSelfUs += us(r.devSelf)
 		res.Calls += int(r.calls)
-		if classify.IsBackward(t.Str(r.key.name)) {
+		if classify.IsBackward(t.Str(r.name)) {
 			res.BackwardCalls += int(r.calls)
 		}
 	}
@@ -414,8 +366,12 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 	// with their strings.
 	row := func(ri int32) OpRow {
 		r := &rows[ri]
+		var key opKey
+		if keys != nil {
+			key = keys[ri]
+		}
 		return OpRow{
-			Name: t.Str(r.key.name), InputDims: t.Str(r.key.dims), Stack: stacks.text(int(r.key.stack)),
+			Name: t.Str(r.name), InputDims: t.Str(key.dims), Stack: stacks.text(int(key.stack)),
 			Calls: int(r.calls), HostSelfUs: r.hostSelf, HostTotalUs: r.hostTotal, DeviceSelfUs: us(r.devSelf), DeviceTotalUs: us(r.devTotal),
 			HostSelfPct: pct(r.hostSelf, res.HostSelfUs), HostTotalPct: pct(r.hostTotal, res.HostSelfUs),
 			DeviceSelfPct: pct(us(r.devSelf), res.DevSelfUs), DeviceTotalPct: pct(us(r.devTotal), res.DevSelfUs),
@@ -437,6 +393,74 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 	return res
 }
 
+// numberRows gives each table event its row (None where the step filter
+// leaves it out) and returns the rows with their names, in order of first
+// call, and with --group-by-shape or a stack depth the key of each row.
+// Rows are found by name alone unless grouped by shape or stack: a slice
+// indexed by StrID, no map (a trace with generated op names has hundreds
+// of thousands of rows); they are numbered first, so that they take one
+// allocation of their size (a list of them in that order grew to 1.9 MB
+// of allocations over 125k distinct names).
+func numberRows(t *trace.Trace, table *trace.Subset, o *Options, stacks *stackKeys) (rowOf []int32, rows []opSums, keys []opKey) {
+	ev := &t.Events
+	rowOf = make([]int32, table.Len())
+	if o.GroupByShape || o.StackDepth > 0 {
+		byKey := map[opKey]int32{}
+		for i, k := range ev.Kind {
+			if !inTable(k) {
+				continue
+			}
+			j := table.Index(i)
+			rowOf[j] = trace.None
+			if !stepOK(t, i, o) {
+				continue
+			}
+			key := opKey{name: ev.Name[i]}
+			if o.GroupByShape {
+				if v, ok := t.Arg(i, trace.KeyInputDims); ok {
+					key.dims, _ = v.StrID()
+				}
+			}
+			if o.StackDepth > 0 {
+				key.stack = int32(stacks.key(int32(i)))
+			}
+			r, ok := byKey[key]
+			if !ok {
+				r = int32(len(rows))
+				byKey[key] = r
+				rows = append(rows, opSums{name: key.name})
+				keys = append(keys, key)
+			}
+			rowOf[j] = r
+		}
+		return rowOf, rows, keys
+	}
+	byName := make([]int32, t.NumStrings()) // name -> row + 1
+	n := int32(0)
+	for i, k := range ev.Kind {
+		if !inTable(k) {
+			continue
+		}
+		j := table.Index(i)
+		rowOf[j] = trace.None
+		if !stepOK(t, i, o) {
+			continue
+		}
+		if byName[ev.Name[i]] == 0 {
+			n++
+			byName[ev.Name[i]] = n
+		}
+		rowOf[j] = byName[ev.Name[i]] - 1
+	}
+	rows = make([]opSums, n)
+	for name, r := range byName {
+		if r > 0 {
+			rows[r-1].name = trace.StrID(name)
+		}
+	}
+	return rowOf, rows, nil
+}
+
 // RankedRows is how many rows of each table the diagnosis reads, by time
 // (Ranked): beyond the --top shown, so that what it says does not depend
 // on display options (with 14 steps in the window, 14 of the 20 rows
@@ -456,11 +480,12 @@ func (t *OpTable) Ranked() []OpRow {
 }
 
 // opSums is one row's sums while the table is built: no strings or
-// pointers, so the rows are one flat slice the collector never scans; 48
-// bytes (generated op names make a row per call). Device time is summed
-// in ns: it is added a kernel at a time.
+// pointers, so the rows are one flat slice the collector never scans; 40
+// bytes (generated op names make a row per call), the shape and stack a
+// row is grouped by kept apart (numberRows). Device time is summed in ns:
+// it is added a kernel at a time.
 type opSums struct {
-	key                 opKey
+	name                trace.StrID
 	calls               int32
 	hostSelf, hostTotal float64 // µs
 	devSelf, devTotal   int64   // ns
@@ -495,7 +520,7 @@ func sortOps(t *trace.Trace, rows []opSums, by string, top int) []int32 {
 		if c := cmp.Compare(vals[b], vals[a]); c != 0 {
 			return c
 		}
-		if c := strings.Compare(t.Str(rows[a].key.name), t.Str(rows[b].key.name)); c != 0 {
+		if c := strings.Compare(t.Str(rows[a].name), t.Str(rows[b].name)); c != 0 {
 			return c
 		}
 		return cmp.Compare(a, b)
