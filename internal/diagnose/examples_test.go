@@ -160,7 +160,7 @@ func TestPlantedCPU(t *testing.T) {
 // forgot model.eval(), inference one sample per step, graph message passing by gathers and scatters, a step that grows (a kept bank searched whole, a
 // generation loop without a KV cache) or a checkpoint every N steps planted in
 // the loop, or a DataLoader whose prefetch queue hid its slowness from the
-// window: the cause is the verdict or
+// window, or a Dataset that reads a DataFrame row by row: the cause is the verdict or
 // the first finding, and its finding points at the planted line. The
 // controls get none of them: stable_memory.py (a large stable footprint,
 // one gc.collect() at start-up), large_ops.py (many ops, each large),
@@ -194,6 +194,7 @@ func TestPlantedCauses(t *testing.T) {
 		{"message_passing.py", "cpu.native", diagnose.CPUCompute, false},
 		{"mha_weights.py", "cpu.native", diagnose.CPUCompute, false},
 		{"file_per_sample.py", "input.loader", diagnose.Input, false},
+		{"dataframe_rows.py", "input.loader", diagnose.Input, false},
 		{"prefetched_loader.py", "input.loader", diagnose.Input, false},
 		{"gil_thread.py", "host.gil", diagnose.Host, false},
 		{"one_sample_infer.py", "cpu.native", "", true},
@@ -278,6 +279,9 @@ func TestPlantedCauses(t *testing.T) {
 			if reads := strings.Contains(f.Change, "file per sample"); reads != (c.file == "file_per_sample.py") ||
 				reads && slices.ContainsFunc(d.Findings, func(f diagnose.Finding) bool { return f.Rule == "io.in-step" }) {
 				t.Errorf("file reads named: %v, want them (and no io.in-step) for the file-per-sample dataset only: %s\n%s", reads, f.Change, outline(d))
+			}
+			if rows := strings.HasPrefix(f.Change, "the Dataset reads a DataFrame row by row"); rows != (c.file == "dataframe_rows.py") {
+				t.Errorf("the DataFrame's rows named first: %v, want them for the DataFrame dataset only: %s", rows, f.Change)
 			}
 			if one := strings.HasPrefix(f.Change, "inference on one sample per step"); one != (c.file == "one_sample_infer.py") {
 				t.Errorf("batching the samples leads: %v, want it for the batch_size=1 inference only: %s", one, f.Change)

@@ -251,6 +251,14 @@ func (s *state) workerLines() ([]Location, string) {
 	return out, costs + "): make it cheaper"
 }
 
+// dataFrameRowsChange is the change for a Dataset that reads a DataFrame
+// row by row: each df.iloc[i] builds a Series (an index, a dtype per
+// column) and each conversion copies it again, where a tensor indexed by
+// the row is a view.
+const dataFrameRowsChange = "the Dataset reads a DataFrame row by row (df.iloc[i], df.loc, iterrows), which builds a pandas Series for every row: " +
+	"convert the columns to tensors once, in its __init__ (torch.from_numpy(df[features].to_numpy(np.float32))), and index those in __getitem__; " +
+	"or hand __getitem__ a whole batch of indices (DataLoader(sampler=BatchSampler(RandomSampler(ds), batch_size, False), batch_size=None)) and index the tensors once a batch"
+
 // findings applies every rule and ranks the results.
 func (s *state) findings() {
 	p := s.p
@@ -292,6 +300,11 @@ func (s *state) findings() {
 						cheaper = fmt.Sprintf("loading is file reads (%.0f%% of its samples in torch.load, np.load, pickle and the like): workers overlap them, and the samples packed into one file read or memory-mapped once (one saved tensor, np.memmap) instead of a file per sample remove them", pct(s.py.LoaderIOShare))
 					}
 					change = fmt.Sprintf("the batches load in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s); %s", n, pinText(s.device), cheaper)
+					if s.py != nil && s.py.LoaderDataFrameRows {
+						// the first change: workers would only share the
+						// cost out
+						change = fmt.Sprintf("%s; then the batches load in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s) overlaps what is left with the step", dataFrameRowsChange, n, pinText(s.device))
+					}
 				case l.restartsWorkers():
 					change = fmt.Sprintf("the DataLoader starts and stops its %d worker processes for each of its %d epochs (persistent_workers=False), %.0f batches each: %s an epoch, against %s of wait for its other batches: DataLoader(..., persistent_workers=True)",
 						*l.NumWorkers, l.Iterators, float64(l.Batches)/float64(l.Iterators), units.Seconds(l.restart()/float64(l.Iterators)), units.Seconds((l.WaitS-l.FirstWaitS)/float64(l.Iterators)))
@@ -310,6 +323,9 @@ func (s *state) findings() {
 					change = fmt.Sprintf("%d workers and the main process's threads already want more CPUs than there are: more workers would not help; make __getitem__ cheaper, or leave the workers more cores (torch.set_num_threads(1) in the main process)", *l.NumWorkers)
 				case l.NumWorkers != nil:
 					change = fmt.Sprintf("%d workers cannot keep up: raise num_workers, prefetch_factor, or make __getitem__ cheaper", *l.NumWorkers)
+				}
+				if r.WorkersReadDataFrameRows && l.NumWorkers != nil && *l.NumWorkers > 0 {
+					change = dataFrameRowsChange + "; " + change
 				}
 				if costs != "" && l.NumWorkers != nil && *l.NumWorkers > 0 {
 					change = costs + "; " + change

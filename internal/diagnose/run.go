@@ -77,8 +77,10 @@ type RunEvidence struct {
 	SyncsPerStep    float64         `json:"syncs_per_step"`
 	Python          *PythonEvidence `json:"python,omitempty"`
 	// Workers: the DataLoader worker processes' samples (nil: none
-	// sampled, e.g. num_workers=0).
-	Workers *pyprofile.WorkerSummary `json:"workers,omitempty"`
+	// sampled, e.g. num_workers=0); WorkersReadDataFrameRows: as
+	// PythonEvidence.LoaderDataFrameRows, for the workers' busy samples.
+	Workers                  *pyprofile.WorkerSummary `json:"workers,omitempty"`
+	WorkersReadDataFrameRows bool                     `json:"workers_dataframe_rows,omitempty"`
 	Env     *Env                     `json:"env,omitempty"`
 	// Memory and GC: the agent's whole-run per-step record (nil from
 	// agents without it).
@@ -221,6 +223,10 @@ type PythonEvidence struct {
 	IOReadShare   float64 `json:"io_read_share,omitempty"`
 	LoaderShare   float64 `json:"loader_share"`
 	LoaderIOShare float64 `json:"loader_io_share,omitempty"`
+	// LoaderDataFrameRows: the loading reads a DataFrame row by row: half
+	// the DataLoader's samples inside pandas, or the function of its
+	// first line indexes rows (df.iloc[i]; sourceCache.readsDataFrameRows).
+	LoaderDataFrameRows bool `json:"loader_dataframe_rows,omitempty"`
 	// Hot are the user lines with the most self samples outside I/O and
 	// DataLoader code and not blocked (below); IOLines and LoaderLines the
 	// user lines that led into I/O and DataLoader code.
@@ -395,7 +401,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		return nil
 	}
 	type key = lineKey
-	var total, io, ioRead, dl, dlIO, hotN, module, anomaly, mha int
+	var total, io, ioRead, dl, dlIO, dlPandas, hotN, module, anomaly, mha int
 	framework, frameworkFuncs := map[string]int{}, map[string]int{}
 	hot, ioL, dlL, compileL, outside, mhaL := map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}
 	texts := map[key]string{}
@@ -429,12 +435,13 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 			continue
 		}
 		total += c
-		isIO, isDL, compiling := false, false, false
+		isIO, isDL, compiling, inPandas := false, false, false, false
 		for _, fi := range st.Frames {
 			f := p.Frames[fi].File
 			isIO = isIO || matchAny(f, ioFiles)
 			isDL = isDL || matchAny(f, loaderFiles)
 			compiling = compiling || isCompiling(p.Frames[fi])
+			inPandas = inPandas || pyprofile.IsPandas(f)
 		}
 		// the innermost user frame: the program's line that led here
 		leaf := st.Frames[len(st.Frames)-1]
@@ -474,6 +481,9 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 			dlL[k] += c
 			if isIO {
 				dlIO += c
+			}
+			if inPandas {
+				dlPandas += c
 			}
 		case isIO:
 			io += c
@@ -599,6 +609,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	}
 	if dl > 0 {
 		ev.LoaderIOShare = float64(dlIO) / float64(dl)
+		ev.LoaderDataFrameRows = 2*dlPandas >= dl || len(ev.LoaderLines) > 0 && src.readsDataFrameRows(ev.LoaderLines[0].File, ev.LoaderLines[0].Line)
 	}
 	if io > 0 {
 		ev.IOReadShare = float64(ioRead) / float64(io)
@@ -1035,6 +1046,9 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 	}
 	r.Python = FromProfile(pr.Profile)
 	r.Workers = pr.Workers.Summary(5)
+	if w := r.Workers; w != nil {
+		r.WorkersReadDataFrameRows = w.PandasShare >= 0.5 || len(w.Lines) > 0 && newSourceCache().readsDataFrameRows(w.Lines[0].File, w.Lines[0].Line)
+	}
 	return r
 }
 

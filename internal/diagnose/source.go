@@ -29,7 +29,8 @@ var (
 		with: regexp.MustCompile(`^\s*(async\s+)?with\b.*\b(autocast\s*\(\s*(device_type\s*=\s*)?["']cpu["']|cpu\.amp\.autocast\s*\()`),
 		deco: regexp.MustCompile(`^\s*@.*\b(autocast\s*\(\s*(device_type\s*=\s*)?["']cpu["']|cpu\.amp\.autocast\b)`),
 	}
-	defLine = regexp.MustCompile(`^\s*(async\s+)?(def|class)\s`)
+	defLine  = regexp.MustCompile(`^\s*(async\s+)?(def|class)\s`)
+	funcLine = regexp.MustCompile(`^\s*(async\s+)?def\s`)
 )
 
 // maxSourceBytes bounds the source read per file.
@@ -120,6 +121,44 @@ func (c sourceCache) scan(file string, line int, b *block) blockLine {
 		}
 	}
 	return blockLine{}
+}
+
+// dataFrameRows matches a DataFrame read row by row: positional or label
+// indexing, or iteration over rows.
+var dataFrameRows = regexp.MustCompile(`\.(iloc|loc|iat)\[|\.(iterrows|itertuples)\(`)
+
+// readsDataFrameRows reports whether the function that line (1-based) of
+// file sits in reads a DataFrame row by row (dataFrameRows on any line of
+// its body). The sampler rarely sees pandas itself: its Python holds the
+// GIL, so the samples land on the next call that releases it, a
+// torch.tensor a line later.
+func (c sourceCache) readsDataFrameRows(file string, line int) bool {
+	ls := c.lines(file)
+	if line < 1 || line > len(ls) {
+		return false
+	}
+	def := -1
+	for i, indent := line-2, indentOf(ls[line-1]); i >= 0 && indent > 0 && def < 0; i-- {
+		if l := ls[i]; strings.TrimSpace(l) != "" && indentOf(l) < indent {
+			indent = indentOf(l)
+			if funcLine.MatchString(l) {
+				def = i
+			}
+		}
+	}
+	if def < 0 {
+		return false
+	}
+	for i := def + 1; i < len(ls); i++ {
+		l := ls[i]
+		if strings.TrimSpace(l) != "" && indentOf(l) <= indentOf(ls[def]) {
+			break
+		}
+		if dataFrameRows.MatchString(l) {
+			return true
+		}
+	}
+	return false
 }
 
 func indentOf(l string) int { return len(l) - len(strings.TrimLeft(l, " \t")) }

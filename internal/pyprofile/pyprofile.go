@@ -242,6 +242,13 @@ func IsPackageFile(file string) bool {
 	return strings.Contains(f, "/site-packages/") || strings.Contains(f, "/dist-packages/") || strings.Contains(f, "/torchinductor_")
 }
 
+// IsPandas reports whether a file is pandas' own code: a Dataset that
+// reads a DataFrame row by row spends its time there.
+func IsPandas(file string) bool {
+	f := strings.ReplaceAll(file, "\\", "/")
+	return IsPackageFile(f) && strings.Contains(f, "/pandas/")
+}
+
 // Importing reports whether a sampled stack (frame indexes) was taken
 // while a module was being imported: it runs through the import system.
 func (p *Profile) Importing(frames []int) bool {

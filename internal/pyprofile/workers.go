@@ -185,6 +185,8 @@ type WorkerSummary struct {
 	// program's own code), with their share of the busy samples (BusyPct).
 	Lines     []WorkerLine      `json:"lines,omitempty"`
 	PerWorker []WorkerProcShare `json:"per_worker"`
+	// PandasShare: the share of the busy samples inside pandas.
+	PandasShare float64 `json:"busy_pandas_share,omitempty"`
 }
 
 // WorkerLine is one user line of the workers' busy samples.
@@ -212,7 +214,7 @@ func (w *Workers) Summary(nLines int) *WorkerSummary {
 	p := w.Profile
 	perThread := map[int][2]int{} // thread -> samples, busy
 	lines := map[Frame]int{}
-	var total, busy int
+	var total, busy, pandas int
 	var busyCPU, busyWait float64
 	for _, s := range p.Stacks {
 		if p.Threads[s.Thread].Role != "worker" || len(s.Frames) == 0 || s.Count == 0 {
@@ -226,6 +228,9 @@ func (w *Workers) Summary(nLines int) *WorkerSummary {
 			busy += s.Count
 			busyCPU += s.CPUCount
 			busyWait += s.WaitCount
+			if slices.ContainsFunc(in, func(fi int) bool { return IsPandas(p.Frames[fi].File) }) {
+				pandas += s.Count
+			}
 			for i := len(in) - 1; i >= 0; i-- {
 				f := p.Frames[in[i]]
 				if !IsLibraryFile(f.File) {
@@ -239,7 +244,7 @@ func (w *Workers) Summary(nLines int) *WorkerSummary {
 	if total == 0 {
 		return nil
 	}
-	sum := &WorkerSummary{Processes: len(w.Processes), Samples: total, BusyShare: ratio(busy, total), CPUShare: -1}
+	sum := &WorkerSummary{Processes: len(w.Processes), Samples: total, BusyShare: ratio(busy, total), CPUShare: -1, PandasShare: ratio(pandas, busy)}
 	if p.CPUClock && busy > 0 {
 		sum.CPUShare = busyCPU / float64(busy)
 		sum.WaitShare = busyWait / float64(busy)

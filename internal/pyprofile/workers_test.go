@@ -22,7 +22,7 @@ func TestWorkersSummary(t *testing.T) {
 		t.Errorf("errors: %v", w.Errors)
 	}
 	s := w.Summary(5)
-	if s.Processes != 2 || s.Samples != 20 || !near(s.BusyShare, 14.0/20) || !near(s.CPUShare, 1) {
+	if s.Processes != 2 || s.Samples != 20 || !near(s.BusyShare, 14.0/20) || !near(s.CPUShare, 1) || s.PandasShare != 0 {
 		t.Fatalf("summary %+v", s)
 	}
 	if len(s.Lines) != 2 || s.Lines[0].Line != 24 || !near(s.Lines[0].BusyPct, 100*13.0/14) || s.Lines[1].Line != 25 {
@@ -61,5 +61,19 @@ func TestWorkersAbsent(t *testing.T) {
 	var none *Workers
 	if none.Summary(3) != nil {
 		t.Error("nil workers have a summary")
+	}
+}
+
+// pandas' own files are pandas; a user's folder of that name is not.
+func TestIsPandas(t *testing.T) {
+	for file, want := range map[string]bool{
+		"/venv/lib/python3.11/site-packages/pandas/core/indexing.py":          true,
+		`C:\venv\Lib\site-packages\pandas\core\series.py`:                     true,
+		"/home/u/pandas/train.py":                                             false,
+		"/venv/lib/python3.11/site-packages/torch/utils/data/_utils/fetch.py": false,
+	} {
+		if got := IsPandas(file); got != want {
+			t.Errorf("%s: %v, want %v", file, got, want)
+		}
 	}
 }
