@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -258,6 +259,49 @@ func (p *Profile) Importing(frames []int) bool {
 		}
 	}
 	return false
+}
+
+// childWaitFiles are the files a main thread waits in for the processes
+// it started with multiprocessing or torch.multiprocessing.spawn (join,
+// the pipes' wait).
+var childWaitFiles = []string{"/multiprocessing/popen_fork.py", "/multiprocessing/popen_spawn_posix.py", "/multiprocessing/popen_forkserver.py",
+	"/multiprocessing/process.py", "/multiprocessing/connection.py", "/torch/multiprocessing/spawn.py"}
+
+// ChildWait is the share of the main thread's samples after its imports
+// spent waiting for child processes, and the program's line that waited
+// most (zero Frame: none).
+func (p *Profile) ChildWait() (float64, Frame) {
+	var total, waiting int
+	at := map[Frame]int{}
+	for _, s := range p.Stacks {
+		if s.Thread >= len(p.Threads) || p.Threads[s.Thread].Role != "main" || len(s.Frames) == 0 || p.Importing(s.Frames) {
+			continue
+		}
+		total += s.Count
+		if !slices.ContainsFunc(s.Frames, func(fi int) bool {
+			f := strings.ReplaceAll(p.Frames[fi].File, "\\", "/")
+			return slices.ContainsFunc(childWaitFiles, func(w string) bool { return strings.HasSuffix(f, w) })
+		}) {
+			continue
+		}
+		waiting += s.Count
+		for i := len(s.Frames) - 1; i >= 0; i-- {
+			if f := p.Frames[s.Frames[i]]; !IsLibraryFile(f.File) {
+				at[Frame{File: f.File, Func: f.Func, Line: f.Line}] += s.Count
+				break
+			}
+		}
+	}
+	var top Frame
+	for f, c := range at {
+		if c > at[top] || c == at[top] && (f.File < top.File || f.File == top.File && f.Line < top.Line) {
+			top = f
+		}
+	}
+	if total == 0 {
+		return 0, top
+	}
+	return float64(waiting) / float64(total), top
 }
 
 // Attribution says which frame of a sampled stack a sample's self time goes to.

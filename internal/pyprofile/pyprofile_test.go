@@ -217,3 +217,26 @@ func TestSkipImports(t *testing.T) {
 		t.Errorf("loop line: %+v", s)
 	}
 }
+
+// A main thread waiting in the joins of the processes it started gives
+// the share of its samples after its imports and the program's line that
+// waited; one that computes gives none.
+func TestChildWait(t *testing.T) {
+	p := &Profile{Profiler: "sample", IntervalS: 0.01,
+		Frames: []Frame{{File: "/u/train.py", Func: "<module>", Line: 15}, {File: "/venv/lib/python3.11/site-packages/torch/multiprocessing/spawn.py", Func: "join", Line: 200},
+			{File: "/usr/lib/python3.11/multiprocessing/connection.py", Func: "wait", Line: 947}, {File: "/u/train.py", Func: "<module>", Line: 3},
+			{File: "<frozen importlib._bootstrap>", Func: "_find_and_load", Line: 1176}, {File: "/u/train.py", Func: "main", Line: 9}},
+		Threads: []Thread{{Name: "MainThread", Role: "main", Samples: 100}, {Name: "pin", Role: "other", Samples: 100}},
+		Stacks: []Stack{{Thread: 0, Frames: []int{0, 1, 2}, Count: 90},
+			{Thread: 0, Frames: []int{3, 4}, Count: 50}, // importing torch: left out
+			{Thread: 0, Frames: []int{5}, Count: 10},
+			{Thread: 1, Frames: []int{2}, Count: 100}}} // another thread's waits are not the main thread's
+	share, at := p.ChildWait()
+	if !near(share, 0.9) || at.File != "/u/train.py" || at.Line != 15 {
+		t.Errorf("share %v at %+v", share, at)
+	}
+	p.Stacks[0].Frames = []int{0}
+	if share, at := p.ChildWait(); share != 0 || at.File != "" {
+		t.Errorf("no child waits: share %v at %+v", share, at)
+	}
+}

@@ -101,6 +101,9 @@ func FromRun(run *rundir.Run) *Report {
 		case pf.Profile != nil:
 			p.Python = pythonTops(pf.Profile)
 			p.Waiting = waitingThreads(pf.Profile)
+			if m := childWork(pf); m != nil {
+				r.Missing = append(r.Missing, *m)
+			}
 		case !rundir.NotWritten(pf.ProfileErr):
 			r.Warnings = append(r.Warnings, pf.ProfileErr.Error())
 		case p.Evidence != nil && p.Evidence.PythonProfiler == "off":
@@ -126,6 +129,31 @@ func FromRun(run *rundir.Run) *Report {
 		r.Missing = append(r.Missing, rundir.Missing{What: "all agent data", Why: why})
 	}
 	return r
+}
+
+// childWork says where the program's work went when its main process
+// took no step and mostly waited for the child processes it started
+// (torch.multiprocessing.spawn's ranks, a Hogwild trainer's
+// multiprocessing.Process): the run profiles the process it starts and
+// DataLoader workers, not those children, so the report would otherwise
+// say only that no step was seen. nil otherwise.
+func childWork(pf *rundir.ProcessFiles) *rundir.Missing {
+	if pf.Evidence == nil || len(pf.Evidence.StepSeries()) > 0 {
+		return nil
+	}
+	share, at := pf.Profile.ChildWait()
+	if share < 0.5 {
+		return nil
+	}
+	where := ""
+	if at.File != "" {
+		where = fmt.Sprintf(" at %s:%d", filepath.Base(at.File), at.Line)
+	}
+	return &rundir.Missing{Tag: pf.Tag, What: "the program's work",
+		Why: fmt.Sprintf("the main process waited for the child processes it started%s %.0f%% of its time: `bottleneck run` profiles the process it starts "+
+			"and its DataLoader workers, not children started with multiprocessing or torch.multiprocessing.spawn; "+
+			"launch the ranks with torchrun instead (bottleneck run -- torchrun --nproc-per-node=N script.py profiles each rank), "+
+			"or call the training function in the main process to profile one", where, 100*share)}
 }
 
 // topN is how many call sites each list keeps in the report.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/textsafe"
 )
@@ -89,6 +90,22 @@ func TestLengthenedWindowIsSaid(t *testing.T) {
 		line := fmt.Sprintf("  window 1: steps 8-%d -> trace-rank0.pt.trace.json.gz%s\n", 7+active, want)
 		if !strings.Contains(b.String(), line) {
 			t.Errorf("active steps %d:\n%s\nwant the line %q", active, b.String(), line)
+		}
+	}
+}
+
+// A process that took no step while its main thread waited for the
+// children it started (torch.multiprocessing.spawn) says where the work
+// went and how to profile it; one that took steps does not.
+func TestChildWorkIsSaid(t *testing.T) {
+	prof := &pyprofile.Profile{Profiler: "sample", IntervalS: 0.01,
+		Frames:  []pyprofile.Frame{{File: "/u/ddp.py", Func: "<module>", Line: 15}, {File: "/venv/lib/python3.11/site-packages/torch/multiprocessing/spawn.py", Func: "join", Line: 200}},
+		Threads: []pyprofile.Thread{{Name: "MainThread", Role: "main", Samples: 100}},
+		Stacks:  []pyprofile.Stack{{Thread: 0, Frames: []int{0, 1}, Count: 100}}}
+	for _, steps := range [][][]any{nil, {{1.0, 0.0, 0.01, false}}} {
+		m := childWork(&rundir.ProcessFiles{Tag: "rank0", Evidence: &rundir.Evidence{StepTimes: steps}, Profile: prof})
+		if said := m != nil && strings.Contains(m.Why, "child processes it started at ddp.py:15 100% of its time") && strings.Contains(m.Why, "torchrun"); said != (steps == nil) {
+			t.Errorf("steps %v: %+v", steps, m)
 		}
 	}
 }
