@@ -26,6 +26,11 @@ _MAX_ROWS = 20000  # rows kept; beyond, the stride doubles and rows off it are d
 _SITE_PAUSE_S = 0.0002  # collections at least this long record their calling line
 _PROBE_STEPS = (8, 16)  # steps at which the loop frame's variables are measured
 _GRAPH_CAP = 5000  # autograd nodes counted per tensor, at most
+# A graph kept across steps (total += loss, an RNN state never detached)
+# holds every step's nodes: twice as many at the second probe as at the
+# first. A graph built anew each step varies only with the data (an MoE's
+# routing: 253 nodes, then 295), and is no leak.
+_KEPT_GRAPH_GROWTH = 1.5
 _MAX_SITES = 20
 
 
@@ -225,6 +230,8 @@ class StepStats:
         for (scope, name), (kind, size, v) in sizes.items():
             before = self._probe.get((scope, name))
             if before is None or before[0] != kind or size <= before[1]:
+                continue
+            if kind == "autograd graph" and size < _KEPT_GRAPH_GROWTH * before[1]:
                 continue
             holds, nbytes = _holds(v, kind)
             if holds is None:

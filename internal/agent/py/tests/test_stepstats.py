@@ -181,6 +181,28 @@ class ProbeTest(unittest.TestCase):
         finally:
             st.stop()
 
+    def test_kept_graph_is_named_and_a_varying_one_is_not(self):
+        try:
+            import torch
+        except ImportError:
+            self.skipTest("no torch")
+        st = S.StepStats(_internal)
+        try:
+            w = torch.ones(4, requires_grad=True)
+            total = 0
+            for step in range(1, 20):
+                # a loss whose graph varies with the data (an MoE's routing):
+                # 8 to 10 experts' worth of nodes, more at the second probe
+                loss = w.sum()
+                for _ in range(8 + (step >= 12) + (step % 3 == 0)):
+                    loss = loss + (w * step).sum()
+                total = total + loss  # kept across steps
+                st.on_step(step, False)
+            names = [x["name"] for x in st.growth]
+            self.assertEqual(names, ["total"], st.growth)
+        finally:
+            st.stop()
+
 
 if __name__ == "__main__":
     unittest.main()
