@@ -40,15 +40,23 @@ def main():
     ap.add_argument("--n", type=int, default=48)
     ap.add_argument("--delay", type=float, default=0.002)
     ap.add_argument("--pool", action="store_true", help="also run a multiprocessing pool")
+    ap.add_argument("--loader-per-epoch", action="store_true", help="make a new DataLoader for each epoch")
     args = ap.parse_args()
     ctx = mp.get_context(args.start_method)
-    dl = DataLoader(SlowDataset(args.n, args.delay), batch_size=4, num_workers=args.workers,
-                    multiprocessing_context=ctx if args.workers else None,
-                    persistent_workers=args.persistent and args.workers > 0, pin_memory=args.pin_memory)
+    data = SlowDataset(args.n, args.delay)
+
+    def loader():
+        return DataLoader(data, batch_size=4, num_workers=args.workers,
+                          multiprocessing_context=ctx if args.workers else None,
+                          persistent_workers=args.persistent and args.workers > 0, pin_memory=args.pin_memory)
+
+    dl = loader()
     model = torch.nn.Linear(8, 2)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     seen = 0
     for _ in range(args.epochs):
+        if args.loader_per_epoch:
+            dl = loader()
         for x, y in dl:
             opt.zero_grad()
             torch.nn.functional.cross_entropy(model(x), y).backward()

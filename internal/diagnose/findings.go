@@ -196,13 +196,19 @@ const minListTensorPct = 25
 var tensorFromList = regexp.MustCompile(`\btorch\.(tensor|as_tensor|Tensor|FloatTensor|LongTensor|IntTensor|DoubleTensor|BoolTensor)\(`)
 
 // restartsWorkers: the loader's worker processes start again at every
-// epoch (persistent_workers=False), over at least 3 epochs, and starting
-// and stopping them takes at least as long as the wait for the epochs'
-// other batches.
+// epoch (persistent_workers=False, or a DataLoader made anew for each
+// pass), over at least 3 epochs, and starting and stopping them takes at
+// least as long as the wait for the epochs' other batches.
 func (l Loader) restartsWorkers() bool {
-	return l.NumWorkers != nil && *l.NumWorkers > 0 && l.PersistentWorkers != nil && !*l.PersistentWorkers &&
+	return l.NumWorkers != nil && *l.NumWorkers > 0 && (l.madeAnew() || l.PersistentWorkers != nil && !*l.PersistentWorkers) &&
 		l.Iterators >= 3 && l.restart() > 0 && l.restart() >= l.WaitS-l.FirstWaitS
 }
+
+// madeAnew: the program makes a DataLoader for each pass over the
+// dataset (an evaluation's loader made in the loop): at least half the
+// iterators come from loaders of their own, and persistent_workers cannot
+// keep workers that no later pass asks for.
+func (l Loader) madeAnew() bool { return l.Loaders >= 2 && 2*l.Loaders >= l.Iterators }
 
 // restart is what the epochs' starts and ends took: making the
 // iterators, their first batches and the calls that ended them.
@@ -306,8 +312,13 @@ func (s *state) findings() {
 						change = fmt.Sprintf("%s; then the batches load in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s) overlaps what is left with the step", dataFrameRowsChange, n, pinText(s.device))
 					}
 				case l.restartsWorkers():
+					perBatches, perRestart, perWait := float64(l.Batches)/float64(l.Iterators), units.Seconds(l.restart()/float64(l.Iterators)), units.Seconds((l.WaitS-l.FirstWaitS)/float64(l.Iterators))
 					change = fmt.Sprintf("the DataLoader starts and stops its %d worker processes for each of its %d epochs (persistent_workers=False), %.0f batches each: %s an epoch, against %s of wait for its other batches: DataLoader(..., persistent_workers=True)",
-						*l.NumWorkers, l.Iterators, float64(l.Batches)/float64(l.Iterators), units.Seconds(l.restart()/float64(l.Iterators)), units.Seconds((l.WaitS-l.FirstWaitS)/float64(l.Iterators)))
+						*l.NumWorkers, l.Iterators, perBatches, perRestart, perWait)
+					if l.madeAnew() {
+						change = fmt.Sprintf("the program makes a new DataLoader over its %s for each of %d passes (an evaluation's loader made in the loop), and each starts and stops %d worker processes, %.0f batches a pass: %s a pass, against %s of wait for its other batches: make the DataLoader once, before the loop, with persistent_workers=True",
+							l.Dataset, l.Iterators, *l.NumWorkers, perBatches, perRestart, perWait)
+					}
 					if l.Dataset == "TensorDataset" {
 						change += "; or num_workers=0: a TensorDataset's batches are in memory already, and workers only add the hand-over"
 					}

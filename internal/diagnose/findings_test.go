@@ -941,6 +941,28 @@ func TestRestartsWorkers(t *testing.T) {
 	if f := findingOf(s.d, "input.loader"); f == nil || !strings.Contains(f.Change, "40 epochs (persistent_workers=False), 8 batches each: 36.0 ms an epoch, against 6.50 ms of wait for its other batches: DataLoader(..., persistent_workers=True); or num_workers=0") {
 		t.Errorf("change: %+v", f)
 	}
+	// a DataLoader made anew for each pass starts its workers each time,
+	// persistent or not: make it once; one loader over many epochs, and a
+	// persistent one made once, are not that
+	anew := base
+	anew.PersistentWorkers, anew.Loaders = &yes, 40
+	if !anew.restartsWorkers() || !anew.madeAnew() {
+		t.Errorf("a persistent loader made for each of 40 passes: restarts %v, made anew %v", anew.restartsWorkers(), anew.madeAnew())
+	}
+	s = &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{Input: 0.6}, d: &Diagnosis{},
+		in: Analyses{Run: &RunEvidence{HasDataLoader: true, Loaders: []Loader{anew}}}}
+	s.findings()
+	if f := findingOf(s.d, "input.loader"); f == nil || !strings.Contains(f.Change, "the program makes a new DataLoader over its TensorDataset for each of 40 passes") ||
+		!strings.Contains(f.Change, "make the DataLoader once, before the loop, with persistent_workers=True") {
+		t.Errorf("change: %+v", f)
+	}
+	for name, l := range map[string]Loader{"one loader": func() Loader { l := base; l.Loaders = 1; return l }(),
+		"persistent, made once": func() Loader { l := base; l.PersistentWorkers, l.Loaders, l.Iterators = &yes, 1, 1; return l }(),
+		"a few of many":         func() Loader { l := base; l.Loaders = 3; return l }()} {
+		if l.madeAnew() {
+			t.Errorf("%s: made anew", name)
+		}
+	}
 }
 
 // The busy samples outside the model, the backward and the optimizer are

@@ -81,7 +81,7 @@ type RunEvidence struct {
 	// PythonEvidence.LoaderDataFrameRows, for the workers' busy samples.
 	Workers                  *pyprofile.WorkerSummary `json:"workers,omitempty"`
 	WorkersReadDataFrameRows bool                     `json:"workers_dataframe_rows,omitempty"`
-	Env     *Env                     `json:"env,omitempty"`
+	Env                      *Env                     `json:"env,omitempty"`
 	// Memory and GC: the agent's whole-run per-step record (nil from
 	// agents without it).
 	Memory *MemoryTrend `json:"memory,omitempty"`
@@ -148,12 +148,14 @@ type Loader struct {
 	BatchSize         *int   `json:"batch_size"`
 	PrefetchFactor    *int   `json:"prefetch_factor"`
 	// Batches, WaitS: the batches and the wait for them over the run;
-	// Iterators: the iterators made (epochs, without persistent workers);
+	// Iterators: the iterators made (epochs, without persistent workers),
+	// Loaders the DataLoader objects among them;
 	// RestartS and FirstWaitS: making them and ending their epochs, and
 	// the wait for their first batches (rundir.LoaderInfo).
 	Batches    int     `json:"batches"`
 	WaitS      float64 `json:"wait_s"`
 	Iterators  int     `json:"iterators,omitempty"`
+	Loaders    int     `json:"loaders,omitempty"`
 	RestartS   float64 `json:"restart_s,omitempty"`
 	FirstWaitS float64 `json:"first_wait_s,omitempty"`
 }
@@ -972,7 +974,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		for _, l := range ev.DataLoader.Loaders {
 			r.Loaders = append(r.Loaders, Loader{Dataset: l.Dataset, NumWorkers: l.NumWorkers, PinMemory: l.PinMemory, PrefetchFactor: l.PrefetchFactor,
 				PersistentWorkers: l.PersistentWorkers, BatchSize: l.BatchSize, Batches: l.Batches, WaitS: l.WaitS,
-				Iterators: l.Iterators, RestartS: l.RestartS, FirstWaitS: l.FirstWaitS})
+				Iterators: l.Iterators, Loaders: l.Loaders, RestartS: l.RestartS, FirstWaitS: l.FirstWaitS})
 		}
 		var loaderWait, firstWait float64
 		for _, l := range r.Loaders {

@@ -207,7 +207,11 @@ type LoaderInfo struct {
 	// persist); RestartS: making them (the worker processes' start) and
 	// the calls that ended their epochs (the workers' shutdown), outside
 	// WaitS; FirstWaitS: the wait for their first batches, inside it.
+	// Loaders: the DataLoader objects that made them (with workers; 1
+	// from agents before it): one per pass when the program makes its
+	// loader in the loop.
 	Iterators  int     `json:"iterators"`
+	Loaders    int     `json:"loaders"`
 	RestartS   float64 `json:"restart_s"`
 	FirstWaitS float64 `json:"first_wait_s"`
 }

@@ -617,6 +617,13 @@ class Agent(Window, Evidence):
             init(it, *args, **kwargs)
             try:
                 it._bottleneck_start_s = perf() - t0
+                # the first iterator of this DataLoader object (a mark on
+                # it, not its id: a loader made again per pass can reuse
+                # the address of the one it replaced)
+                loader = args[0] if args else kwargs.get("loader")
+                if loader is not None and not getattr(loader, "_bottleneck_iterated", False):
+                    loader._bottleneck_iterated = True
+                    it._bottleneck_new_loader = True
             except Exception:
                 pass
 
@@ -750,6 +757,10 @@ class Agent(Window, Evidence):
             # ended its epoch (their shutdown), outside wait_s; the wait
             # for each one's first batch, inside it
             "iterators": 1,
+            # DataLoader objects among them: a loader made anew for each
+            # pass (an evaluation's, in the loop) starts its workers each
+            # time, whatever persistent_workers says
+            "loaders": 1,
             "restart_s": 0.0,
             "first_wait_s": 0.0,
         }
@@ -768,6 +779,7 @@ class Agent(Window, Evidence):
         for v in self.loaders.values():
             if v.get("_sig") == sig:
                 v["iterators"] += 1
+                v["loaders"] += getattr(it, "_bottleneck_new_loader", False)
                 try:
                     it._bottleneck_loader = v["id"]
                 except Exception:

@@ -198,6 +198,7 @@ type evidence struct {
 			Persistent *bool   `json:"persistent_workers"`
 			Batches    int     `json:"batches"`
 			Iterators  int     `json:"iterators"`
+			Loaders    int     `json:"loaders"`
 			RestartS   float64 `json:"restart_s"`
 			FirstWaitS float64 `json:"first_wait_s"`
 		} `json:"loaders"`
@@ -549,7 +550,7 @@ func TestDataLoaderWorkers(t *testing.T) {
 				t.Errorf("loader: %+v", l)
 			}
 			// two epochs, one iterator: persistent workers start once
-			if l.Iterators != 1 || l.RestartS <= 0 || l.FirstWaitS <= 0 {
+			if l.Iterators != 1 || l.Loaders != 1 || l.RestartS <= 0 || l.FirstWaitS <= 0 {
 				t.Errorf("loader's iterators: %+v", l)
 			}
 			if ev.DataLoader.WaitS <= 0 || ev.DataLoader.Batches != 16 {
@@ -581,6 +582,23 @@ func TestDataLoaderWorkers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A DataLoader made anew for each epoch is counted: three loaders, three
+// iterators (a loader made in the loop starts its workers every pass).
+func TestDataLoaderMadePerEpoch(t *testing.T) {
+	py := torchPython(t)
+	r := bn(t, runOpts{}, append(small(py), ex(t, "dataloader_workers.py"), "--workers", "2", "--loader-per-epoch", "--epochs", "3", "--n", "16")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	ev := loadEvidence(t, r.dir, "rank0")
+	if len(ev.DataLoader.Loaders) != 1 {
+		t.Fatalf("loaders: %+v", ev.DataLoader)
+	}
+	if l := ev.DataLoader.Loaders[0]; l.Iterators != 3 || l.Loaders != 3 || l.Batches != 12 {
+		t.Errorf("loader: %+v", l)
 	}
 }
 
