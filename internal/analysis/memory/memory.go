@@ -22,7 +22,6 @@ package memory
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/bottleneck-dev/bottleneck/internal/stats"
@@ -133,25 +132,8 @@ func Compute(t *trace.Trace) *Result {
 		return r
 	}
 	origin, _ := t.Span()
-	recs := inTimeOrder(t.Memory)
-
-	type devKey struct{ typ, id int8 }
-	byDev := map[devKey][]int{}
-	var keys []devKey
-	for i := range recs.order {
-		m := recs.at(i)
-		k := devKey{m.DeviceType, m.DeviceID}
-		if _, ok := byDev[k]; !ok {
-			keys = append(keys, k)
-		}
-		byDev[k] = append(byDev[k], i)
-	}
-	slices.SortFunc(keys, func(a, b devKey) int {
-		if c := cmp.Compare(a.typ, b.typ); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.id, b.id)
-	})
+	mem := t.Memory
+	order := byDeviceAndTime(mem)
 	stepNum := func(ts int64) int {
 		if t.SyntheticStep {
 			return -1
@@ -163,19 +145,40 @@ func Compute(t *trace.Trace) *Result {
 	}
 	us := func(ts int64) float64 { return float64(ts-origin) / 1e3 }
 
+	// An op's sums are kept in the map by value: a trace with an op name
+	// per call has as many ops as allocations, and an *Op each, with its
+	// strings, cost twice as much.
 	type opKey struct {
 		op  trace.StrID
 		dev devKey
 	}
-	ops := map[opKey]*Op{}
+	type opSums struct {
+		bytes, largest int64
+		allocs         int
+	}
+	ops := map[opKey]opSums{}
 	noOp := trace.StrID(0)
+	opName := func(op trace.StrID) string {
+		if op == noOp {
+			return "(no op)"
+		}
+		return t.Str(op)
+	}
+	labels := map[devKey]string{}
 	ev := &t.Events
-	for _, k := range keys {
-		idx := byDev[k]
-		d := Device{Device: DeviceLabel(int(k.typ), int(k.id)), DeviceType: int(k.typ), DeviceID: int(k.id), Events: len(idx),
+	for len(order) > 0 {
+		k := deviceOf(&mem[order[0]])
+		n := 1
+		for n < len(order) && deviceOf(&mem[order[n]]) == k {
+			n++
+		}
+		idx := order[:n] // the device's records in time order
+		order = order[n:]
+		labels[k] = DeviceLabel(int(k.typ), int(k.id))
+		d := Device{Device: labels[k], DeviceType: int(k.typ), DeviceID: int(k.id), Events: len(idx),
 			PeakAllocatedBytes: -1, PeakReservedBytes: -1}
 		for _, i := range idx {
-			m := recs.at(i)
+			m := &mem[i]
 			if m.Bytes > 0 {
 				d.Allocs++
 				d.AllocBytes += m.Bytes
@@ -188,19 +191,12 @@ func Compute(t *trace.Trace) *Result {
 						}
 					}
 				}
-				ok := opKey{op, k}
-				o := ops[ok]
-				if o == nil {
-					name := "(no op)"
-					if op != noOp {
-						name = t.Str(op)
-					}
-					o = &Op{Name: name, Device: d.Device}
-					ops[ok] = o
-				}
-				o.Allocs++
-				o.AllocBytes += m.Bytes
-				o.LargestBytes = max(o.LargestBytes, m.Bytes)
+				key := opKey{op, k}
+				o := ops[key]
+				o.allocs++
+				o.bytes += m.Bytes
+				o.largest = max(o.largest, m.Bytes)
+				ops[key] = o
 			} else if m.Bytes < 0 {
 				d.Frees++
 			}
@@ -211,7 +207,7 @@ func Compute(t *trace.Trace) *Result {
 				d.PeakReservedBytes, d.PeakReservedUs, d.PeakReservedStep = m.TotalReserved, us(m.Ts), stepNum(m.Ts)
 			}
 		}
-		d.FinalAllocated = recs.at(idx[len(idx)-1]).TotalAllocated
+		d.FinalAllocated = mem[idx[len(idx)-1]].TotalAllocated
 		if k.typ == 1 {
 			if dp := t.Meta.Device(int(k.id)); dp != nil && dp.TotalGlobalMem > 0 {
 				d.TotalBytes = dp.TotalGlobalMem
@@ -219,60 +215,74 @@ func Compute(t *trace.Trace) *Result {
 				d.PeakReservedPct = float64(d.PeakReservedBytes) * 100 / float64(dp.TotalGlobalMem)
 			}
 		}
-		d.Timeline = downsample(recs, idx, origin)
+		d.Timeline = downsample(mem, idx, origin)
 		r.Devices = append(r.Devices, d)
 	}
-	// Only the top found and copied: a trace with an op name per call has
-	// as many ops as allocations.
-	top := stats.Top(maps.Values(ops), TopOps, func(a, b *Op) int {
-		if c := cmp.Compare(b.AllocBytes, a.AllocBytes); c != 0 {
+	// Only the top found and named.
+	type entry struct {
+		key opKey
+		opSums
+	}
+	all := func(yield func(entry) bool) {
+		for k, o := range ops {
+			if !yield(entry{k, o}) {
+				return
+			}
+		}
+	}
+	top := stats.Top(all, TopOps, func(a, b entry) int {
+		if c := cmp.Compare(b.bytes, a.bytes); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(a.Name, b.Name); c != 0 {
+		if c := cmp.Compare(opName(a.key.op), opName(b.key.op)); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.Device, b.Device)
+		return cmp.Compare(labels[a.key.dev], labels[b.key.dev])
 	})
 	for _, o := range top {
-		r.TopOps = append(r.TopOps, *o)
+		r.TopOps = append(r.TopOps, Op{Name: opName(o.key.op), Device: labels[o.key.dev], Allocs: o.allocs,
+			AllocBytes: o.bytes, LargestBytes: o.largest})
 	}
 	return r
 }
 
-// records is a trace's memory records in time order (stable), as
-// positions into them: a sorted copy cost 48 bytes a record.
-type records struct {
-	mem   []trace.MemoryRecord
-	order []int32
-}
+type devKey struct{ typ, id int8 }
 
-func inTimeOrder(mem []trace.MemoryRecord) records {
+func deviceOf(m *trace.MemoryRecord) devKey { return devKey{m.DeviceType, m.DeviceID} }
+
+// byDeviceAndTime returns the positions of the records by device (type,
+// then id), each device's in time order (stable): one list, each
+// device's a stretch of it, not a sorted copy (48 bytes a record) nor a
+// list per device.
+func byDeviceAndTime(mem []trace.MemoryRecord) []int32 {
 	order := make([]int32, len(mem))
 	for i := range order {
 		order[i] = int32(i)
 	}
-	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(mem[a].Ts, mem[b].Ts) })
-	return records{mem, order}
+	slices.SortStableFunc(order, func(a, b int32) int {
+		x, y := &mem[a], &mem[b]
+		return cmp.Or(cmp.Compare(x.DeviceType, y.DeviceType), cmp.Compare(x.DeviceID, y.DeviceID), cmp.Compare(x.Ts, y.Ts))
+	})
+	return order
 }
 
-// at returns the record at position i in time order.
-func (r records) at(i int) *trace.MemoryRecord { return &r.mem[r.order[i]] }
-
-// downsample keeps each bucket's lowest and highest allocated sample.
-func downsample(recs records, idx []int, origin int64) []Point {
-	pt := func(i int) Point {
-		m := recs.at(i)
+// downsample keeps each bucket's lowest and highest allocated sample of
+// one device's records (idx, in time order).
+func downsample(mem []trace.MemoryRecord, idx []int32, origin int64) []Point {
+	at := func(p int) *trace.MemoryRecord { return &mem[idx[p]] }
+	pt := func(p int) Point {
+		m := at(p)
 		return Point{TsUs: float64(m.Ts-origin) / 1e3, AllocatedBytes: m.TotalAllocated, ReservedBytes: m.TotalReserved}
 	}
 	out := make([]Point, 0, min(len(idx), MaxPoints))
 	if len(idx) <= MaxPoints {
-		for _, i := range idx {
-			out = append(out, pt(i))
+		for p := range idx {
+			out = append(out, pt(p))
 		}
 		return out
 	}
 	buckets := MaxPoints / 2
-	first, last := recs.at(idx[0]).Ts, recs.at(idx[len(idx)-1]).Ts
+	first, last := at(0).Ts, at(len(idx)-1).Ts
 	span := max(last-first, 1)
 	lo, hi, cur := -1, -1, -1
 	flush := func() {
@@ -288,19 +298,19 @@ func downsample(recs records, idx []int, origin int64) []Point {
 			out = append(out, pt(b))
 		}
 	}
-	for _, i := range idx {
-		bk := int(float64(recs.at(i).Ts-first) / float64(span) * float64(buckets))
+	for p := range idx {
+		bk := int(float64(at(p).Ts-first) / float64(span) * float64(buckets))
 		bk = min(bk, buckets-1)
 		if bk != cur {
 			flush()
-			cur, lo, hi = bk, i, i
+			cur, lo, hi = bk, p, p
 			continue
 		}
-		if recs.at(i).TotalAllocated < recs.at(lo).TotalAllocated {
-			lo = i
+		if at(p).TotalAllocated < at(lo).TotalAllocated {
+			lo = p
 		}
-		if recs.at(i).TotalAllocated > recs.at(hi).TotalAllocated {
-			hi = i
+		if at(p).TotalAllocated > at(hi).TotalAllocated {
+			hi = p
 		}
 	}
 	flush()
