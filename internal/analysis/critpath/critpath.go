@@ -360,36 +360,49 @@ func compute(t *trace.Trace, opt Options) (*Result, *graph) {
 			k == trace.KindKernel || k == trace.KindMemcpy || k == trace.KindMemset
 	}
 	swe, _ := t.Lookup("Stream Wait Event")
-	var nodeEvents []int32
-	var gpu []int32 // device work and sync events in the clip
-	for i := range n {
+	// inClip reports whether event i is device work or sync in the clip
+	// (onDevice) and whether it is a node.
+	inClip := func(i int) (onDevice, isNode bool) {
 		k := ev.Kind[i]
+		if !k.OnDevice() {
+			return false, isNodeKind(k) && inHost(int32(i))
+		}
+		if k != trace.KindKernel && k != trace.KindMemcpy && k != trace.KindMemset && k != trace.KindDeviceSync {
+			return false, false
+		}
+		l := ev.Launch(i)
+		if l == trace.None {
+			return false, false
+		}
 		switch {
-		case k.OnDevice():
-			if k != trace.KindKernel && k != trace.KindMemcpy && k != trace.KindMemset && k != trace.KindDeviceSync {
-				continue
+		case k == trace.KindDeviceSync && ev.Name[i] == swe && swe != 0:
+			// HTA keeps every Stream Wait Event, in the window or not.
+		case k == trace.KindDeviceSync && t.Tracks[ev.Track[i]].Stream < 0:
+			// Event Sync and Context Sync sit on no stream: HTA clips
+			// them by their own start, as host events.
+			if ev.Start[i] < ws || ev.Start[i] > we || ev.Dur[i] <= 0 {
+				return false, false
 			}
-			l := ev.Launch(i)
-			if l == trace.None {
-				continue
-			}
-			switch {
-			case k == trace.KindDeviceSync && ev.Name[i] == swe && swe != 0:
-				// HTA keeps every Stream Wait Event, in the window or not.
-			case k == trace.KindDeviceSync && t.Tracks[ev.Track[i]].Stream < 0:
-				// Event Sync and Context Sync sit on no stream: HTA clips
-				// them by their own start, as host events.
-				if ev.Start[i] < ws || ev.Start[i] > we || ev.Dur[i] <= 0 {
-					continue
-				}
-			case !inHost(l):
-				continue
-			}
+		case !inHost(l):
+			return false, false
+		}
+		return true, isNodeKind(k)
+	}
+	// Counted first, the lists take one allocation of their size (grown by
+	// appends they allocated five times it).
+	var nGPU, nNodes int
+	for i := range n {
+		d, nd := inClip(i)
+		nGPU, nNodes = nGPU+b2i(d), nNodes+b2i(nd)
+	}
+	nodeEvents := make([]int32, 0, nNodes)
+	gpu := make([]int32, 0, nGPU) // device work and sync events in the clip
+	for i := range n {
+		d, nd := inClip(i)
+		if d {
 			gpu = append(gpu, int32(i))
-			if isNodeKind(k) {
-				nodeEvents = append(nodeEvents, int32(i))
-			}
-		case isNodeKind(k) && inHost(int32(i)):
+		}
+		if nd {
 			nodeEvents = append(nodeEvents, int32(i))
 		}
 	}
@@ -448,6 +461,13 @@ func compute(t *trace.Trace, opt Options) (*Result, *graph) {
 	g.path = path
 	r.summarise(t, g, path, edges)
 	return r, g
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // hostEdges walks each host thread's call stack of node events.
@@ -781,19 +801,32 @@ func queueLengths(t *trace.Trace, clip []int32) queueColumn {
 			lo, hi = min(lo, ev.Start[l]), max(hi, ev.Start[l])
 		}
 	}
-	streams := map[int64]int32{}
-	var pts []point
-	col := queueColumn{first: math.MaxInt32}
-	last := int32(-1)
-	for i, k := range ev.Kind {
+	// pair returns device work i's launch when the pair counts.
+	pair := func(i int, k trace.Kind) (int32, bool) {
 		if k != trace.KindKernel && k != trace.KindMemcpy && k != trace.KindMemset {
-			continue
+			return 0, false
 		}
 		l := ev.Launch(i)
 		if l == trace.None || !isLaunch[ev.Name[l]] {
-			continue
+			return 0, false
 		}
-		if max(ev.Start[l], ev.Start[i]) < lo || min(ev.Start[l], ev.Start[i]) > hi {
+		return l, max(ev.Start[l], ev.Start[i]) >= lo && min(ev.Start[l], ev.Start[i]) <= hi
+	}
+	// Counted first, the points take one allocation of their size (grown
+	// by appends they allocated 2.5 times it).
+	n := 0
+	for i, k := range ev.Kind {
+		if _, ok := pair(i, k); ok {
+			n++
+		}
+	}
+	streams := map[int64]int32{}
+	pts := make([]point, 0, 2*n)
+	col := queueColumn{first: math.MaxInt32}
+	last := int32(-1)
+	for i, k := range ev.Kind {
+		l, ok := pair(i, k)
+		if !ok {
 			continue
 		}
 		stream := t.Tracks[ev.Track[i]].Stream
