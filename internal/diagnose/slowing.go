@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,6 +37,16 @@ func (s *state) slowingFinding() {
 		{"step time added per step", g.SlopeS * 1e6, "us", "evidence"},
 		{"R² of the line through the step times (medians of eight blocks)", g.R2, "", "evidence"}}
 	change := ""
+	if len(g.Stages) > 0 {
+		at := make([]string, len(g.Stages))
+		for i, n := range g.Stages {
+			at[i] = strconv.Itoa(n)
+		}
+		title += fmt.Sprintf(", in %d stages (from steps %s)", len(g.Stages)+1, strings.Join(at, ", "))
+		change = fmt.Sprintf("the step's work rises in stages, not with what the run keeps: a schedule that grows the input (progressive resizing, a sequence-length or batch-size ramp) "+
+			"or the trained part (layers unfrozen) at steps %s; each stage has a steady state of its own, and the window shows an earlier one: "+
+			"record the last stage's (bottleneck run --skip-first %d ...), which the run's end pays most", strings.Join(at, ", "), g.Stages[len(g.Stages)-1]+5)
+	}
 	if in := s.in.Run.InputGrowth; in != nil {
 		title += fmt.Sprintf(": the model's input grows, %s at step %d to %s at step %d", shapeText(in.First), in.FirstStep, shapeText(in.Last), in.LastStep)
 		ms = append(ms, Evidence{"input elements, first step", float64(numel(in.First)), "", "evidence"},
@@ -123,6 +134,9 @@ type StepGrowth struct {
 	// for a CPU (0 where the agent did not measure it).
 	FirstWaitS float64 `json:"first_cpu_wait_s,omitempty"`
 	LastWaitS  float64 `json:"last_cpu_wait_s,omitempty"`
+	// Stages: where the steps jump up when they grow in a few stages, not
+	// step by step (stages): the first step of each stage after the first.
+	Stages []int `json:"stages,omitempty"`
 }
 
 // runGrowth tells a program whose steps get slower (own) from a machine
@@ -145,15 +159,22 @@ func runGrowth(steps []steptimes.Step) (own, busier *StepGrowth) {
 	if stepGrowth(working) == nil {
 		return nil, nil
 	}
-	if g.LastWaitS == 0 {
-		return g, nil
-	}
 	for i := range working {
 		working[i].DurS -= working[i].CPUWaitS
 	}
-	if stepGrowth(working) == nil {
+	if g.LastWaitS > 0 && stepGrowth(working) == nil {
 		return nil, g
 	}
+	// the stages of the work itself: a busy spell's waits make jumps of
+	// their own
+	var ns []int
+	var ys []float64
+	for _, st := range working {
+		if st.N > startupSteps && st.DurS > 0 {
+			ns, ys = append(ns, st.N), append(ys, st.DurS)
+		}
+	}
+	g.Stages = stages(ns, ys)
 	return g, nil
 }
 
@@ -213,4 +234,59 @@ func stepGrowth(steps []steptimes.Step) *StepGrowth {
 	return &StepGrowth{FirstMedianS: meds[0], LastMedianS: meds[3], FirstSteps: [2]int{ns[0], ns[q-1]}, LastSteps: [2]int{ns[3*q], ns[4*q-1]},
 		SlopeS: b, R2: r2, ExcessS: sum/float64(len(ys)) - meds[0],
 		FirstWaitS: median(waits[:q]), LastWaitS: median(waits[3*q : 4*q])}
+}
+
+// Growth in stages: the medians of stageBlocks equal blocks of the steps
+// rise by at most stageFlat from one block to the next except at up to
+// maxStages jumps, and those jumps hold at least stageShare of the rise
+// (in logarithms) from the first block to the last. Work that grows with
+// what the run keeps rises every block (a loop searching a growing bank:
+// 16 blocks, each 1.03-1.2x the one before); a schedule rises at its
+// stages (progressive resizing from 16 to 32 to 48 pixels: 1.0x blocks
+// but two of 2.4x and 1.9x).
+const (
+	stageBlocks = 16
+	stageFlat   = 1.15
+	maxStages   = 3
+	stageShare  = 0.9
+)
+
+// stages finds where steps (numbered ns, lasting ys) jump up when they
+// grow in stages (nil otherwise): the first step of each later stage,
+// the first in the two blocks around a jump over the geometric mean of
+// their medians.
+func stages(ns []int, ys []float64) []int {
+	k := len(ys) / stageBlocks
+	if k < 2 {
+		return nil
+	}
+	meds := make([]float64, stageBlocks)
+	for i := range meds {
+		meds[i] = median(slices.Clone(ys[i*k : (i+1)*k]))
+		if meds[i] <= 0 {
+			return nil
+		}
+	}
+	var jumps []int
+	var jumped float64
+	for i := 1; i < stageBlocks; i++ {
+		if r := meds[i] / meds[i-1]; r > stageFlat {
+			jumps, jumped = append(jumps, i), jumped+math.Log(r)
+		}
+	}
+	total := math.Log(meds[stageBlocks-1] / meds[0])
+	if len(jumps) == 0 || len(jumps) > maxStages || total <= 0 || jumped < stageShare*total {
+		return nil
+	}
+	var at []int
+	for _, b := range jumps {
+		mid := math.Sqrt(meds[b-1] * meds[b])
+		for i := (b - 1) * k; i < (b+1)*k; i++ {
+			if ys[i] > mid {
+				at = append(at, ns[i])
+				break
+			}
+		}
+	}
+	return at
 }

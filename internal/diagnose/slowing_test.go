@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -37,6 +38,42 @@ func TestStepGrowth(t *testing.T) {
 		"noisy, flat": series(400, func(i int) float64 { return 0.010 * (1 + float64(i%7)/3) }),
 	} {
 		if g := stepGrowth(steps); g != nil {
+			t.Errorf("%s: %+v", name, g)
+		}
+	}
+}
+
+// Steps that rise in a few stages (progressive resizing: 16, 24, 32,
+// then 48 pixels) are a schedule, told apart from work that grows every
+// step; growth that keeps rising between its jumps, or rises by more
+// jumps than a schedule makes, is not.
+func TestRunGrowthStages(t *testing.T) {
+	stage := func(i int) float64 {
+		switch {
+		case i < 40:
+			return 0.003
+		case i < 76:
+			return 0.006
+		case i < 112:
+			return 0.012
+		}
+		return 0.024
+	}
+	g, _ := runGrowth(series(150, stage))
+	if g == nil || !slices.Equal(g.Stages, []int{40, 76, 112}) {
+		t.Fatalf("four stages: %+v", g)
+	}
+	d := Compute(cpuTrace(&RunEvidence{Slowing: g}))
+	if f := findingOf(d, "run.slowing"); f == nil || !strings.Contains(f.Title, "in 4 stages (from steps 40, 76, 112)") ||
+		!strings.Contains(f.Change, "rises in stages") || !strings.Contains(f.Change, "--skip-first 117") || strings.Contains(f.Change, "torch.cat") {
+		t.Errorf("finding %+v", f)
+	}
+	for name, f := range map[string]func(i int) float64{
+		"linear":              func(i int) float64 { return 0.010 + 0.0002*float64(i) },
+		"stages, then rising": func(i int) float64 { return stage(i) * (1 + 0.01*float64(max(0, i-76))) },
+		"many steps up":       func(i int) float64 { return 0.003 * math.Pow(1.3, float64(i/15)) },
+	} {
+		if g, _ := runGrowth(series(150, f)); g == nil || g.Stages != nil {
 			t.Errorf("%s: %+v", name, g)
 		}
 	}
