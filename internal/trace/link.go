@@ -350,7 +350,7 @@ type idIndex struct {
 }
 
 // newIDIndex sizes an index for the ids of the events keep accepts.
-func newIDIndex(ids *Sparse[int64], keep func(i int) bool) *idIndex {
+func newIDIndex(ids *IDColumn, keep func(i int) bool) *idIndex {
 	lo, hi, n := int64(math.MaxInt64), int64(math.MinInt64), 0
 	for e, id := range ids.All() {
 		if keep(int(e)) {

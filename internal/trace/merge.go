@@ -138,9 +138,9 @@ func (e *Events) extend(n int) Events {
 func (e *Events) reserveSparse(src *Events) {
 	n, c := e.Len(), cap(e.Kind)
 	e.ArgVals.reserveFor(src.ArgVals.Len(), n, c)
-	e.ExternalID.reserveFor(src.ExternalID.Len(), n, c)
-	e.Correlation.reserveFor(src.Correlation.Len(), n, c)
-	e.SeqNum.reserveFor(src.SeqNum.Len(), n, c)
+	e.ExternalID.reserveFor(&src.ExternalID, n, c)
+	e.Correlation.reserveFor(&src.Correlation, n, c)
+	e.SeqNum.reserveFor(&src.SeqNum, n, c)
 	e.Py.narrow.reserveFor(src.Py.narrow.Len(), n, c)
 	e.Py.wide.reserveFor(src.Py.wide.Len(), n, c)
 }

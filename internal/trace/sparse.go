@@ -116,21 +116,26 @@ func (c *PyColumn) All() iter.Seq2[int32, PyIDs] {
 			}
 			return
 		}
-		n, w := &c.narrow.carry, &c.wide.carry
-		for i := range max(len(n.has), len(w.has)) {
-			var word uint64
-			if i < len(n.has) {
-				word = n.has[i]
-			}
-			if i < len(w.has) {
-				word |= w.has[i]
-			}
-			for ; word != 0; word &= word - 1 {
-				e := int32(i*64 + bits.TrailingZeros64(word))
-				v, _ := c.At(int(e))
-				if !yield(e, v) {
-					return
-				}
+		merged(&c.narrow.carry, &c.wide.carry, c.At, yield)
+	}
+}
+
+// merged yields the events of two disjoint subsets, ascending, with their
+// values as at finds them.
+func merged[V any](a, b *Subset, at func(int) (V, bool), yield func(int32, V) bool) {
+	for i := range max(len(a.has), len(b.has)) {
+		var word uint64
+		if i < len(a.has) {
+			word = a.has[i]
+		}
+		if i < len(b.has) {
+			word |= b.has[i]
+		}
+		for ; word != 0; word &= word - 1 {
+			e := int32(i*64 + bits.TrailingZeros64(word))
+			v, _ := at(int(e))
+			if !yield(e, v) {
+				return
 			}
 		}
 	}
@@ -153,14 +158,84 @@ func (c *PyColumn) appendFrom(src *PyColumn, base int) {
 func (c *PyColumn) clear() { c.narrow.clear(); c.wide.clear() }
 
 // valid reports whether both parts are valid below n and no event is in both.
-func (c *PyColumn) valid(n int) bool {
-	if !c.narrow.valid(n) || !c.wide.valid(n) {
+func (c *PyColumn) valid(n int) bool { return validSplit(&c.narrow, &c.wide, n) }
+
+// validSplit reports whether a column's narrow and wide parts are valid
+// below n and no event is in both.
+func validSplit[N, W any](narrow *Sparse[N], wide *Sparse[W], n int) bool {
+	if !narrow.valid(n) || !wide.valid(n) {
 		return false
 	}
-	for e := range c.wide.All() {
-		if _, ok := c.narrow.At(int(e)); ok {
+	for e := range wide.All() {
+		if _, ok := narrow.At(int(e)); ok {
 			return false
 		}
 	}
 	return true
 }
+
+// IDColumn is a sparse column of ids (External id, correlation, sequence
+// number). Profilers count them from small numbers, so an id that fits 32
+// bits is kept in 4 bytes, not 8 (1 MB less on 100 MB of op events); one
+// that does not is kept whole, apart.
+type IDColumn struct {
+	narrow Sparse[uint32]
+	wide   Sparse[int64]
+}
+
+// At returns event i's id and whether it has one.
+func (c *IDColumn) At(i int) (int64, bool) {
+	if n, ok := c.narrow.At(i); ok {
+		return int64(n), true
+	}
+	return c.wide.At(i)
+}
+
+// Get returns event i's id, 0 when it has none.
+func (c *IDColumn) Get(i int) int64 {
+	v, _ := c.At(i)
+	return v
+}
+
+// Len is the number of events with an id.
+func (c *IDColumn) Len() int { return c.narrow.Len() + c.wide.Len() }
+
+// All yields the events with an id and their ids, ascending.
+func (c *IDColumn) All() iter.Seq2[int32, int64] {
+	return func(yield func(int32, int64) bool) {
+		if c.wide.Len() == 0 { // the usual case: no merge
+			for e, n := range c.narrow.All() {
+				if !yield(e, int64(n)) {
+					return
+				}
+			}
+			return
+		}
+		merged(&c.narrow.carry, &c.wide.carry, c.At, yield)
+	}
+}
+
+// add gives event i, after every event with an id so far, id v.
+func (c *IDColumn) add(i int, v int64) {
+	if n := uint32(v); int64(n) == v {
+		c.narrow.add(i, n)
+	} else {
+		c.wide.add(i, v)
+	}
+}
+
+func (c *IDColumn) appendFrom(src *IDColumn, base int) {
+	c.narrow.appendFrom(&src.narrow, base)
+	c.wide.appendFrom(&src.wide, base)
+}
+
+// reserveFor makes room for src's ids (Sparse.reserveFor).
+func (c *IDColumn) reserveFor(src *IDColumn, n, cp int) {
+	c.narrow.reserveFor(src.narrow.Len(), n, cp)
+	c.wide.reserveFor(src.wide.Len(), n, cp)
+}
+
+func (c *IDColumn) clear() { c.narrow.clear(); c.wide.clear() }
+
+// valid reports whether both parts are valid below n and no event is in both.
+func (c *IDColumn) valid(n int) bool { return validSplit(&c.narrow, &c.wide, n) }

@@ -48,6 +48,38 @@ func TestPyColumnKeepsWideIDs(t *testing.T) {
 	}
 }
 
+// Ids that do not fit 32 bits (negative ones too) are kept whole, apart
+// from the narrow ones, and read back in event order with them.
+func TestIDColumnKeepsWideIDs(t *testing.T) {
+	want := map[int]int64{0: 1, 2: math.MaxUint32, 3: math.MaxUint32 + 1, 5: -4, 8: 5}
+	var c IDColumn
+	for _, i := range []int{0, 2, 3, 5, 8} {
+		c.add(i, want[i])
+	}
+	var all IDColumn
+	all.add(0, 9)
+	all.appendFrom(&c, 10)
+	if !all.valid(20) || all.Len() != 6 || all.wide.Len() != 2 {
+		t.Fatalf("valid %v, len %d, wide %d; want true, 6, 2", all.valid(20), all.Len(), all.wide.Len())
+	}
+	var got []int32
+	for e, v := range all.All() {
+		got = append(got, e)
+		if e > 0 && v != want[int(e)-10] {
+			t.Errorf("All: event %d = %d, want %d", e, v, want[int(e)-10])
+		}
+		if id, ok := all.At(int(e)); !ok || id != v {
+			t.Errorf("At(%d) = %d, %v; want %d", e, id, ok, v)
+		}
+	}
+	if !slices.Equal(got, []int32{0, 10, 12, 13, 15, 18}) {
+		t.Errorf("All yields events %v", got)
+	}
+	if all.Get(11) != 0 {
+		t.Error("Get(11): an event without an id has one")
+	}
+}
+
 // Only events whose argument set lifts per-launch values keep an offset,
 // also when a record's ArgVals is left 0 after other events stored some.
 func TestArgValsOnlyWhereLifted(t *testing.T) {

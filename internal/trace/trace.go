@@ -107,10 +107,10 @@ type Events struct {
 	// Ids lifted out of the args, kept for the events that carry them
 	// (Python frames and memory events carry none; most events no
 	// sequence number; only launches and device work a correlation).
-	ExternalID  Sparse[int64] // "External id" / "external id" (not 0): op <-> runtime call
-	Correlation Sparse[int64] // "correlation" (not 0): runtime call <-> device event
-	SeqNum      Sparse[int64] // "Sequence number" (not -1): forward op <-> backward op
-	Py          PyColumn      // "Python id" and "Python parent id" of python_function events
+	ExternalID  IDColumn // "External id" / "external id" (not 0): op <-> runtime call
+	Correlation IDColumn // "correlation" (not 0): runtime call <-> device event
+	SeqNum      IDColumn // "Sequence number" (not -1): forward op <-> backward op
+	Py          PyColumn // "Python id" and "Python parent id" of python_function events
 
 	// Links, filled by Link. None when there is no such event. Launch
 	// and Op, which only launches and device events have, are kept for
