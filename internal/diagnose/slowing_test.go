@@ -68,6 +68,9 @@ func TestRunGrowthStages(t *testing.T) {
 		!strings.Contains(f.Change, "rises in stages") || !strings.Contains(f.Change, "--skip-first 117") || strings.Contains(f.Change, "torch.cat") {
 		t.Errorf("finding %+v", f)
 	}
+	if w := d.Window; w == nil || w.SteadyState || !strings.Contains(strings.Join(w.Notes, "\n"), "rise in 4 stages") || !strings.Contains(w.Reprofile, "--skip-first 117") {
+		t.Errorf("window %+v", w)
+	}
 	for name, f := range map[string]func(i int) float64{
 		"linear":              func(i int) float64 { return 0.010 + 0.0002*float64(i) },
 		"stages, then rising": func(i int) float64 { return stage(i) * (1 + 0.01*float64(max(0, i-76))) },

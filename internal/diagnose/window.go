@@ -129,8 +129,12 @@ func (s *state) windowNote() {
 	}
 	if g := s.slowing(); g != nil {
 		n.SteadyState = false
-		n.Notes = append(n.Notes, fmt.Sprintf("the run has no steady state: its steps get slower as it goes on, %s at steps %d-%d, %s at steps %d-%d (the first finding)",
-			units.Seconds(g.FirstMedianS), g.FirstSteps[0], g.FirstSteps[1], units.Seconds(g.LastMedianS), g.LastSteps[0], g.LastSteps[1]))
+		what := "the run has no steady state: its steps get slower as it goes on"
+		if len(g.Stages) > 0 {
+			what = fmt.Sprintf("the run's steps rise in %d stages, each with a steady state of its own, and the window is not in the last", len(g.Stages)+1)
+		}
+		n.Notes = append(n.Notes, fmt.Sprintf("%s, %s at steps %d-%d, %s at steps %d-%d (the first finding)",
+			what, units.Seconds(g.FirstMedianS), g.FirstSteps[0], g.FirstSteps[1], units.Seconds(g.LastMedianS), g.LastSteps[0], g.LastSteps[1]))
 	}
 	if r := s.in.Run; r != nil && r.BusierMachine != nil {
 		g := r.BusierMachine
@@ -270,6 +274,9 @@ func (s *state) reprofile(w *window.Result, inflated, slower, prefetched bool) s
 	carry := len(w.ExcludedBy(window.CarryOver)) > 0
 	if s.in.Run != nil {
 		switch {
+		case s.slowing() != nil && len(s.slowing().Stages) > 0:
+			g := s.slowing()
+			return fmt.Sprintf("record the last stage's steps: bottleneck run --skip-first %d ...", g.Stages[len(g.Stages)-1]+5)
 		case s.slowing() != nil:
 			return "no later window would be the steady state either: make the step's cost stop growing first (the first finding)"
 		case startup:
