@@ -133,7 +133,6 @@ func (r *reader) commit() {
 	e := t.AddEvent(&rec)
 	if rec.Kind == trace.KindMemory {
 		f.mem.Event = int32(e)
-		f.mem.Ts = rec.Start
 		t.Memory = append(t.Memory, f.mem)
 	}
 }

@@ -102,7 +102,7 @@ func dump(t *trace.Trace) string {
 	}
 	for _, mr := range t.Memory {
 		fmt.Fprintf(&b, "memory event=%d ts=%d device=%d/%d addr=%d bytes=%d allocated=%d reserved=%d\n",
-			mr.Event, mr.Ts, mr.DeviceType, mr.DeviceID, mr.Addr, mr.Bytes, mr.TotalAllocated, mr.TotalReserved)
+			mr.Event, t.Events.Start[mr.Event], mr.DeviceType, mr.DeviceID, mr.Addr, mr.Bytes, mr.TotalAllocated, mr.TotalReserved)
 	}
 	for _, s := range t.Steps {
 		fmt.Fprintf(&b, "step #%d event=%s start=%d end=%d device_end=%d synthetic=%v\n", s.Num, link(s.Event), s.Start, s.End, s.DeviceEnd, t.SyntheticStep)

@@ -172,16 +172,15 @@ type Flow struct {
 }
 
 // MemoryRecord is one [memory] instant event: an allocation (Bytes > 0) or
-// a free (Bytes < 0) with the allocator totals after it. (Fields largest
-// first: 48 bytes, not 56 with padding.)
+// a free (Bytes < 0) with the allocator totals after it. Its time is its
+// event's start. (Fields largest first: 40 bytes, not 48 with padding.)
 type MemoryRecord struct {
-	Ts             int64
 	Addr           int64
 	Bytes          int64
 	TotalAllocated int64
 	TotalReserved  int64
-	Event          int32
-	DeviceType     int8 // 0 CPU, 1 CUDA, others as Kineto numbers them
+	Event          int32 // the [memory] event
+	DeviceType     int8  // 0 CPU, 1 CUDA, others as Kineto numbers them
 	DeviceID       int8
 }
 

@@ -123,7 +123,7 @@ func (t *Trace) Validate() error {
 		}
 	}
 	for i, m := range t.Memory {
-		if !ref(m.Event) {
+		if m.Event < 0 || int(m.Event) >= n {
 			bad("memory record %d: event %d out of range", i, m.Event)
 		}
 	}

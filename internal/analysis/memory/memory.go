@@ -133,7 +133,7 @@ func Compute(t *trace.Trace) *Result {
 	}
 	origin, _ := t.Span()
 	mem := t.Memory
-	order := byDeviceAndTime(mem)
+	order := byDeviceAndTime(mem, t.Events.Start)
 	stepNum := func(ts int64) int {
 		if t.SyntheticStep {
 			return -1
@@ -183,12 +183,10 @@ func Compute(t *trace.Trace) *Result {
 				d.Allocs++
 				d.AllocBytes += m.Bytes
 				op := noOp
-				if m.Event != trace.None {
-					for p := ev.Parent[m.Event]; p != trace.None; p = ev.Parent[p] {
-						if ev.Kind[p] == trace.KindCPUOp {
-							op = ev.Name[p]
-							break
-						}
+				for p := ev.Parent[m.Event]; p != trace.None; p = ev.Parent[p] {
+					if ev.Kind[p] == trace.KindCPUOp {
+						op = ev.Name[p]
+						break
 					}
 				}
 				key := opKey{op, k}
@@ -200,11 +198,12 @@ func Compute(t *trace.Trace) *Result {
 			} else if m.Bytes < 0 {
 				d.Frees++
 			}
+			ts := ev.Start[m.Event]
 			if m.TotalAllocated > d.PeakAllocatedBytes {
-				d.PeakAllocatedBytes, d.PeakAllocatedUs, d.PeakAllocatedStep = m.TotalAllocated, us(m.Ts), stepNum(m.Ts)
+				d.PeakAllocatedBytes, d.PeakAllocatedUs, d.PeakAllocatedStep = m.TotalAllocated, us(ts), stepNum(ts)
 			}
 			if m.TotalReserved > d.PeakReservedBytes {
-				d.PeakReservedBytes, d.PeakReservedUs, d.PeakReservedStep = m.TotalReserved, us(m.Ts), stepNum(m.Ts)
+				d.PeakReservedBytes, d.PeakReservedUs, d.PeakReservedStep = m.TotalReserved, us(ts), stepNum(ts)
 			}
 		}
 		d.FinalAllocated = mem[idx[len(idx)-1]].TotalAllocated
@@ -215,7 +214,7 @@ func Compute(t *trace.Trace) *Result {
 				d.PeakReservedPct = float64(d.PeakReservedBytes) * 100 / float64(dp.TotalGlobalMem)
 			}
 		}
-		d.Timeline = downsample(mem, idx, origin)
+		d.Timeline = downsample(mem, ev.Start, idx, origin)
 		r.Devices = append(r.Devices, d)
 	}
 	// Only the top found and named.
@@ -254,25 +253,26 @@ func deviceOf(m *trace.MemoryRecord) devKey { return devKey{m.DeviceType, m.Devi
 // then id), each device's in time order (stable): one list, each
 // device's a stretch of it, not a sorted copy (48 bytes a record) nor a
 // list per device.
-func byDeviceAndTime(mem []trace.MemoryRecord) []int32 {
+func byDeviceAndTime(mem []trace.MemoryRecord, start []int64) []int32 {
 	order := make([]int32, len(mem))
 	for i := range order {
 		order[i] = int32(i)
 	}
 	slices.SortStableFunc(order, func(a, b int32) int {
 		x, y := &mem[a], &mem[b]
-		return cmp.Or(cmp.Compare(x.DeviceType, y.DeviceType), cmp.Compare(x.DeviceID, y.DeviceID), cmp.Compare(x.Ts, y.Ts))
+		return cmp.Or(cmp.Compare(x.DeviceType, y.DeviceType), cmp.Compare(x.DeviceID, y.DeviceID), cmp.Compare(start[x.Event], start[y.Event]))
 	})
 	return order
 }
 
 // downsample keeps each bucket's lowest and highest allocated sample of
 // one device's records (idx, in time order).
-func downsample(mem []trace.MemoryRecord, idx []int32, origin int64) []Point {
+func downsample(mem []trace.MemoryRecord, start []int64, idx []int32, origin int64) []Point {
 	at := func(p int) *trace.MemoryRecord { return &mem[idx[p]] }
+	ts := func(p int) int64 { return start[at(p).Event] }
 	pt := func(p int) Point {
 		m := at(p)
-		return Point{TsUs: float64(m.Ts-origin) / 1e3, AllocatedBytes: m.TotalAllocated, ReservedBytes: m.TotalReserved}
+		return Point{TsUs: float64(ts(p)-origin) / 1e3, AllocatedBytes: m.TotalAllocated, ReservedBytes: m.TotalReserved}
 	}
 	out := make([]Point, 0, min(len(idx), MaxPoints))
 	if len(idx) <= MaxPoints {
@@ -282,7 +282,7 @@ func downsample(mem []trace.MemoryRecord, idx []int32, origin int64) []Point {
 		return out
 	}
 	buckets := MaxPoints / 2
-	first, last := at(0).Ts, at(len(idx)-1).Ts
+	first, last := ts(0), ts(len(idx)-1)
 	span := max(last-first, 1)
 	lo, hi, cur := -1, -1, -1
 	flush := func() {
@@ -299,7 +299,7 @@ func downsample(mem []trace.MemoryRecord, idx []int32, origin int64) []Point {
 		}
 	}
 	for p := range idx {
-		bk := int(float64(at(p).Ts-first) / float64(span) * float64(buckets))
+		bk := int(float64(ts(p)-first) / float64(span) * float64(buckets))
 		bk = min(bk, buckets-1)
 		if bk != cur {
 			flush()
