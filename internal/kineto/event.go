@@ -272,6 +272,10 @@ func (r *reader) eventArgs(f *fields) {
 			f.mem.TotalReserved, f.memKeys = r.intArg(), f.memKeys|8
 		default:
 			k := r.intern(key)
+			if r.analysesOnly && unread(k) {
+				r.skip(0)
+				break
+			}
 			isName := string(key) == "name" // key may not survive reading the value
 			var v trace.Value
 			if (k == trace.KeyGrid || k == trace.KeyBlock) && r.peek() == '[' {
@@ -294,6 +298,13 @@ func (r *reader) eventArgs(f *fields) {
 			return
 		}
 	}
+}
+
+// unread reports whether no analysis reads key: per-launch values that
+// only the exports and the HTML report write back (kept, 8 bytes each,
+// they were a third of the live model of 100 MB of per-launch args).
+func unread(key trace.StrID) bool {
+	return key == trace.KeyGrid || key == trace.KeyWarpsPerSM || key == trace.KeyBandwidth
 }
 
 // dim3 reads a grid or block array: as a ValDim3 when it is written the
