@@ -162,12 +162,16 @@ var launchNames = map[string]bool{
 	"hipMemcpyAsync": true, "hipMemsetAsync": true, "hipExtModuleLaunchKernel": true,
 }
 
-// node is an event's start or end: 8 bytes, its time read from the
-// event (stored, it made the node 16 bytes, the graph's largest column).
-type node struct {
-	ev    int32
-	start bool
-}
+// node is an event's start or end: the event and a start bit in 4 bytes,
+// its time read from the event (stored, it made the node 16 bytes, the
+// graph's largest column; a struct of event and bool took 8).
+type node uint32
+
+func startNode(e int32) node { return node(e)<<1 | 1 }
+func endNode(e int32) node   { return node(e) << 1 }
+
+func (n node) ev() int32   { return int32(n >> 1) }
+func (n node) start() bool { return n&1 == 1 }
 
 // edge is 16 bytes: its weight is the time between its nodes, not
 // stored (24 bytes an edge were the graph's largest column).
@@ -191,10 +195,10 @@ func (g *graph) weight(e *edge) int64 {
 func (g *graph) ts(n int32) int64 { return g.nodeTime(g.nodes[n]) }
 
 func (g *graph) nodeTime(nd node) int64 {
-	if nd.start {
-		return g.events.Start[nd.ev]
+	if nd.start() {
+		return g.events.Start[nd.ev()]
 	}
-	return g.events.End(int(nd.ev))
+	return g.events.End(int(nd.ev()))
 }
 
 type graph struct {
@@ -411,10 +415,10 @@ func compute(t *trace.Trace, opt Options) (*Result, *graph) {
 	g := &graph{events: ev}
 	g.nodes = make([]node, 0, 2*len(nodeEvents))
 	for _, e := range nodeEvents {
-		g.nodes = append(g.nodes, node{ev: e, start: true})
+		g.nodes = append(g.nodes, startNode(e))
 	}
 	for _, e := range nodeEvents {
-		g.nodes = append(g.nodes, node{ev: e})
+		g.nodes = append(g.nodes, endNode(e))
 	}
 	slices.SortStableFunc(g.nodes, func(a, b node) int { return cmp.Compare(g.nodeTime(a), g.nodeTime(b)) })
 	if len(nodeEvents) > 0 {
@@ -425,9 +429,9 @@ func compute(t *trace.Trace, opt Options) (*Result, *graph) {
 		}
 	}
 	for i := range g.nodes {
-		nd := &g.nodes[i]
-		p := &g.index[nd.ev-g.first]
-		if nd.start {
+		nd := g.nodes[i]
+		p := &g.index[nd.ev()-g.first]
+		if nd.start() {
 			p.start = int32(i)
 		} else {
 			p.end = int32(i)
@@ -538,13 +542,13 @@ func (g *graph) attribute(i int32, srcParent int32) {
 	src, dst := g.nodes[e.u], g.nodes[e.v]
 	switch {
 	case e.typ == edgeKK:
-		e.attr = src.ev
+		e.attr = src.ev()
 	case e.typ != edgeOp:
 		e.attr = trace.None
-	case src.start:
-		e.attr = src.ev
-	case !dst.start:
-		e.attr = dst.ev
+	case src.start():
+		e.attr = src.ev()
+	case !dst.start():
+		e.attr = dst.ev()
 	default:
 		e.attr = srcParent
 	}
@@ -1017,7 +1021,7 @@ func (r *Result) summarise(t *trace.Trace, g *graph, path, edges []int32) {
 		switch e.typ {
 		case edgeSync:
 			r.SyncEdges++
-			if ev.Kind[g.nodes[e.v].ev].OnDevice() {
+			if ev.Kind[g.nodes[e.v].ev()].OnDevice() {
 				r.GPUWaits++
 			}
 			continue

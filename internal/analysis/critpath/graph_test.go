@@ -46,7 +46,7 @@ func TestMergeUpdatesInPlace(t *testing.T) {
 func timedGraph(ts ...int64) *graph {
 	g := &graph{events: &trace.Events{Start: ts, Dur: make([]int64, len(ts))}, seen: make([]bool, len(ts))}
 	for i := range ts {
-		g.nodes = append(g.nodes, node{ev: int32(i), start: true})
+		g.nodes = append(g.nodes, startNode(int32(i)))
 	}
 	return g
 }

@@ -34,7 +34,7 @@ func edgeCounts(g *graph, onPath bool) map[string]int {
 func findEdge(g *graph, u int32, uStart bool, v int32, vStart bool) (edge, bool) {
 	node := func(e int32, start bool) (int32, bool) { // by a scan: compute drops the index
 		for i, nd := range g.nodes {
-			if nd.ev == e && nd.start == start {
+			if nd.ev() == e && nd.start() == start {
 				return int32(i), true
 			}
 		}
