@@ -214,11 +214,23 @@ type point struct {
 func compute(t *trace.Trace, w interval.Span, def string, tb bool) *Result {
 	ev := &t.Events
 	cl := classify.For(t)
+	// Kernels are counted per device first, so that their spans and
+	// block points take one allocation each (grown by appends they
+	// allocated three times their size).
+	kernelsOn := map[int]int{}
+	for i, k := range ev.Kind {
+		if k != trace.KindKernel {
+			continue
+		}
+		if tr := &t.Tracks[ev.Track[i]]; tr.IsDevice() {
+			kernelsOn[tr.Device]++
+		}
+	}
 	devs := map[int]*devAcc{}
 	get := func(d int) *devAcc {
 		a := devs[d]
 		if a == nil {
-			a = &devAcc{streams: map[int64]bool{}, memcpy: map[[2]uint8]*Memcpy{}}
+			a = &devAcc{streams: map[int64]bool{}, memcpy: map[[2]uint8]*Memcpy{}, kernels: make([]interval.Span, 0, kernelsOn[d])}
 			a.d.Device = d
 			devs[d] = a
 		}
@@ -270,6 +282,9 @@ func compute(t *trace.Trace, w interval.Span, def string, tb bool) *Result {
 			ft.Kernels++
 			ft.TimeUs += dur
 			if b, ok := t.ArgFloat(i, trace.KeyBlocksPerSM); ok && b > 0 {
+				if a.blocks == nil { // two points a kernel: Kineto gives every kernel its blocks
+					a.blocks = make([]point, 0, 2*kernelsOn[tr.Device])
+				}
 				a.blocks = append(a.blocks, point{s, b}, point{e, -b})
 			}
 			if o, ok := t.ArgFloat(i, trace.KeyOccupancy); ok && o >= 0 {
