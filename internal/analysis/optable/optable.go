@@ -377,18 +377,28 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 			DeviceSelfPct: pct(us(r.devSelf), res.DevSelfUs), DeviceTotalPct: pct(us(r.devTotal), res.DevSelfUs),
 		}
 	}
-	for _, ri := range sortOps(t, rows, res.SortBy, o.Top) {
-		res.Rows = append(res.Rows, row(ri))
-	}
 	rankBy := "host_total"
 	if res.DevSelfUs > 0 {
 		rankBy = "device_total"
 	}
-	if res.SortBy != rankBy || o.Top > 0 && o.Top < min(len(rows), RankedRows) {
-		res.ranked = []OpRow{}
+	ranked := func() []OpRow {
+		out := []OpRow{}
 		for _, ri := range sortOps(t, rows, rankBy, RankedRows) {
-			res.ranked = append(res.ranked, row(ri))
+			out = append(out, row(ri))
 		}
+		return out
+	}
+	if res.SortBy == rankBy && o.Top > 0 && o.Top < min(len(rows), RankedRows) {
+		// The rows shown are the first of those ranked: one pass finds both.
+		res.ranked = ranked()
+		res.Rows = slices.Clone(res.ranked[:o.Top])
+		return res
+	}
+	for _, ri := range sortOps(t, rows, res.SortBy, o.Top) {
+		res.Rows = append(res.Rows, row(ri))
+	}
+	if res.SortBy != rankBy {
+		res.ranked = ranked()
 	}
 	return res
 }
