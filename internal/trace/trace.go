@@ -138,6 +138,23 @@ func (e *Events) clear() {
 // Len is the number of events.
 func (e *Events) Len() int { return len(e.Kind) }
 
+// Count is the number of events of the kinds in accepts: what analyses
+// size their per-event lists by (grown by appends, the lists allocated
+// four times their size).
+func (e *Events) Count(in func(Kind) bool) int {
+	var by [256]int
+	for _, k := range e.Kind {
+		by[k]++
+	}
+	n := 0
+	for k, c := range by {
+		if c > 0 && in(Kind(k)) {
+			n += c
+		}
+	}
+	return n
+}
+
 // End is the event's end time in ns.
 func (e *Events) End(i int) int64 { return e.Start[i] + e.Dur[i] }
 

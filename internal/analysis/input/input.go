@@ -82,6 +82,11 @@ func pct(a, b int64) float64 {
 	return float64(a) * 100 / float64(b)
 }
 
+// isWork reports whether events of kind k keep a device busy here.
+func isWork(k trace.Kind) bool {
+	return k == trace.KindKernel || k == trace.KindMemcpy || k == trace.KindMemset
+}
+
 // Compute measures DataLoader waits per step.
 func Compute(t *trace.Trace) *Result {
 	ev := &t.Events
@@ -92,10 +97,10 @@ func Compute(t *trace.Trace) *Result {
 	isDL := make([]uint8, t.NumStrings())
 	perStep := make([][]interval.Span, len(t.Steps))
 	var outside []interval.Span
-	var busy []interval.Span
+	busy := make([]interval.Span, 0, ev.Count(isWork))
 	for i, k := range ev.Kind {
 		switch {
-		case k == trace.KindKernel || k == trace.KindMemcpy || k == trace.KindMemset:
+		case isWork(k):
 			if ev.Dur[i] > 0 {
 				busy = append(busy, interval.Span{Start: ev.Start[i], End: ev.End(i)})
 			}

@@ -123,7 +123,19 @@ func Compute(t *trace.Trace, opts Options) *Result {
 		}
 	}
 	r := &Result{Definition: DefinitionVersion}
-	var delays, calls []int64
+	launched := func(k trace.Kind) bool {
+		return k == trace.KindKernel || k == trace.KindMemcpy || k == trace.KindMemset
+	}
+	// Lists sized by upper bounds: the device work, in all and per track.
+	onTrack := make([]int, len(t.Tracks))
+	n := 0
+	for i, k := range ev.Kind {
+		if launched(k) {
+			onTrack[ev.Track[i]]++
+			n++
+		}
+	}
+	delays, calls := make([]int64, 0, n), make([]int64, 0, n)
 	per := make([]StepCount, len(t.Steps))
 	for i, s := range t.Steps {
 		per[i].Step = strconv.Itoa(s.Num)
@@ -135,7 +147,7 @@ func Compute(t *trace.Trace, opts Options) *Result {
 	// Times within the year 2096 (the reader's bound) fit doubled.
 	queues := map[trace.TrackID][]int64{}
 	for i, k := range ev.Kind {
-		if k != trace.KindKernel && k != trace.KindMemcpy && k != trace.KindMemset {
+		if !launched(k) {
 			continue
 		}
 		l := ev.Launch(i)
@@ -178,6 +190,9 @@ func Compute(t *trace.Trace, opts Options) *Result {
 			}
 		}
 		q := queues[ev.Track[i]]
+		if q == nil {
+			q = make([]int64, 0, 2*onTrack[ev.Track[i]])
+		}
 		queues[ev.Track[i]] = append(q, 2*ev.Start[l]+1, 2*ev.Start[i])
 	}
 	r.LaunchDelay = dist(delays)

@@ -211,7 +211,7 @@ func Compute(t *trace.Trace, opts Options) *Result {
 // deviceBusy is the union of device work on every device.
 func deviceBusy(t *trace.Trace) interval.Set {
 	ev := &t.Events
-	var spans []interval.Span
+	spans := make([]interval.Span, 0, ev.Count(trace.Kind.IsDeviceWork))
 	for i, k := range ev.Kind {
 		if k.IsDeviceWork() {
 			spans = append(spans, interval.Span{Start: ev.Start[i], End: ev.End(i)})
