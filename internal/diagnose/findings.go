@@ -210,6 +210,14 @@ func (l Loader) restartsWorkers() bool {
 // keep workers that no later pass asks for.
 func (l Loader) madeAnew() bool { return l.Loaders >= 2 && 2*l.Loaders >= l.Iterators }
 
+// sampleMethod is the dataset's method that makes a sample.
+func (l Loader) sampleMethod() string {
+	if l.Iterable {
+		return "__iter__"
+	}
+	return "__getitem__"
+}
+
 // restart is what the epochs' starts and ends took: making the
 // iterators, their first batches and the calls that ended them.
 func (l Loader) restart() float64 { return l.RestartS + l.FirstWaitS }
@@ -295,7 +303,7 @@ func (s *state) findings() {
 					if r.Env != nil && r.Env.CPUs > 0 {
 						n = min(max(r.Env.CPUs-1, 1), 8)
 					}
-					cheaper := "or make the dataset's __getitem__ cheaper"
+					cheaper := "or make the dataset's " + l.sampleMethod() + " cheaper"
 					if s.py != nil && len(s.py.LoaderLines) > 0 {
 						// the line that loads: a collate_fn filling a batch
 						// element by element is not __getitem__
@@ -331,9 +339,9 @@ func (s *state) findings() {
 					w := s.in.Run.Workers
 					change = fmt.Sprintf("the %d workers mostly wait rather than compute (%.0f%% of their busy time on a CPU: file or network reads, a sleep, a lock): waiting workers need no CPU, so more of them overlap more of the waits: DataLoader(num_workers=%d, ...) and a larger prefetch_factor; or faster reads (local disk, fewer and larger files)", *l.NumWorkers, 100*w.CPUShare, 2**l.NumWorkers)
 				case l.NumWorkers != nil && s.oversubscribed():
-					change = fmt.Sprintf("%d workers and the main process's threads already want more CPUs than there are: more workers would not help; make __getitem__ cheaper, or leave the workers more cores (torch.set_num_threads(1) in the main process)", *l.NumWorkers)
+					change = fmt.Sprintf("%d workers and the main process's threads already want more CPUs than there are: more workers would not help; make %s cheaper, or leave the workers more cores (torch.set_num_threads(1) in the main process)", *l.NumWorkers, l.sampleMethod())
 				case l.NumWorkers != nil:
-					change = fmt.Sprintf("%d workers cannot keep up: raise num_workers, prefetch_factor, or make __getitem__ cheaper", *l.NumWorkers)
+					change = fmt.Sprintf("%d workers cannot keep up: raise num_workers, prefetch_factor, or make %s cheaper", *l.NumWorkers, l.sampleMethod())
 				}
 				if r.WorkersReadDataFrameRows && l.NumWorkers != nil && *l.NumWorkers > 0 {
 					change = dataFrameRowsChange + "; " + change

@@ -142,6 +142,7 @@ type GCPauses struct {
 // Loader is one DataLoader's settings.
 type Loader struct {
 	Dataset           string `json:"dataset"`
+	Iterable          bool   `json:"iterable,omitempty"`
 	NumWorkers        *int   `json:"num_workers"`
 	PinMemory         *bool  `json:"pin_memory"`
 	PersistentWorkers *bool  `json:"persistent_workers"`
@@ -972,7 +973,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		r.RunMedianStepS = runMedian(steps)
 		r.HasDataLoader = ev.DataLoader.Batches > 0 || len(ev.DataLoader.Loaders) > 0
 		for _, l := range ev.DataLoader.Loaders {
-			r.Loaders = append(r.Loaders, Loader{Dataset: l.Dataset, NumWorkers: l.NumWorkers, PinMemory: l.PinMemory, PrefetchFactor: l.PrefetchFactor,
+			r.Loaders = append(r.Loaders, Loader{Dataset: l.Dataset, Iterable: l.Iterable, NumWorkers: l.NumWorkers, PinMemory: l.PinMemory, PrefetchFactor: l.PrefetchFactor,
 				PersistentWorkers: l.PersistentWorkers, BatchSize: l.BatchSize, Batches: l.Batches, WaitS: l.WaitS,
 				Iterators: l.Iterators, Loaders: l.Loaders, RestartS: l.RestartS, FirstWaitS: l.FirstWaitS})
 		}

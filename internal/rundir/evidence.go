@@ -199,6 +199,7 @@ type LoaderInfo struct {
 	PrefetchFactor     *int    `json:"prefetch_factor"`
 	BatchSize          *int    `json:"batch_size"`
 	Dataset            string  `json:"dataset"`
+	Iterable           bool    `json:"iterable"`
 	MultiprocessingCtx string  `json:"multiprocessing_context"`
 	Batches            int     `json:"batches"`
 	WaitS              float64 `json:"wait_s"`

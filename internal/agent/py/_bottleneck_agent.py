@@ -748,6 +748,8 @@ class Agent(Window, Evidence):
             "prefetch_factor": getattr(it, "_prefetch_factor", None),
             "batch_size": None,
             "dataset": type(getattr(it, "_dataset", None)).__name__,
+            # an IterableDataset yields its samples from __iter__
+            "iterable": safe(lambda: isinstance(it._dataset, self.torch.utils.data.IterableDataset), False),
             "drop_last": getattr(it, "_drop_last", None),
             "batches": 0,
             "wait_s": 0.0,
