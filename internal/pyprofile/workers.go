@@ -127,6 +127,7 @@ func (w *Workers) merge(ps []*Profile) {
 			}
 			m.Stacks[i].Count += s.Count
 			m.Stacks[i].CPUCount += s.CPUCount
+			m.Stacks[i].WaitCount += s.WaitCount
 		}
 	}
 	w.Profile = m

@@ -77,3 +77,24 @@ func TestIsPandas(t *testing.T) {
 		}
 	}
 }
+
+// A worker's samples keep their wait for a CPU through the merge: busy
+// workers starved of CPUs are runnable, not asleep in reads (a Dataset
+// computing in Python on 2 busy CPUs was told its workers "mostly wait"
+// and to add more).
+func TestWorkersSummaryKeepsTheWait(t *testing.T) {
+	worker := func(pid int) *Profile {
+		return &Profile{Profiler: "sample", CPUClock: true, PID: pid,
+			Frames: []Frame{{File: "/venv/lib/python3.11/site-packages/torch/utils/data/_utils/worker.py", Func: "_worker_loop", Line: 375},
+				{File: "/venv/lib/python3.11/site-packages/torch/utils/data/_utils/fetch.py", Func: "fetch", Line: 35},
+				{File: "/home/u/train.py", Func: "Synth.__iter__", Line: 8}},
+			Threads: []Thread{{Name: "MainThread", Role: "main", Samples: 10}},
+			Stacks:  []Stack{{Thread: 0, Frames: []int{0, 1, 2}, Count: 10, CPUCount: 4, WaitCount: 5}}}
+	}
+	w := &Workers{}
+	w.merge([]*Profile{worker(101), worker(102)})
+	s := w.Summary(5)
+	if !near(s.CPUShare, 0.4) || !near(s.WaitShare, 0.5) {
+		t.Errorf("on a CPU %v, waiting for one %v: want 0.4 and 0.5", s.CPUShare, s.WaitShare)
+	}
+}
