@@ -160,6 +160,13 @@ func TestCPUChangeFollowsOps(t *testing.T) {
 		{"compiled, spread", rows(optable.OpRow{Name: "Torch-Compiled Region: 0/0", HostSelfUs: 10}, optable.OpRow{Name: "CompiledFunction", HostSelfUs: 20}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 300}, optable.OpRow{Name: "aten::conv2d", HostSelfUs: 300}, optable.OpRow{Name: "aten::mul", HostSelfUs: 500}),
 			"no op family dominates the native time (largest: aten::mul 44%, aten::addmm 27%, aten::conv2d 27%): the model already runs under torch.compile: look for graph breaks"},
 		{"not compiled, spread", rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 300}, optable.OpRow{Name: "aten::conv2d", HostSelfUs: 300}, optable.OpRow{Name: "aten::mul", HostSelfUs: 500}), "no op family dominates the native time (largest: aten::mul 45%, aten::addmm 27%, aten::conv2d 27%): torch.compile(model) fuses its elementwise, normalization and softmax ops and the many small ones"},
+		// the same LSTM called once per time step in a loop: once on the
+		// whole sequence; two layers called once each are not that
+		{"lstm loop", rows(optable.OpRow{Name: "aten::mkldnn_rnn_layer_backward", HostSelfUs: 500}, optable.OpRow{Name: "aten::lstm", Calls: 50, HostSelfUs: 50}, optable.OpRow{Name: "aten::mkldnn_rnn_layer", HostSelfUs: 200}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 250}),
+			"recurrent layers (LSTM/GRU/RNN) take 75% of the native time, called 50 times a step: a loop that feeds a layer one time step per call"},
+		{"lstm cells", rows(optable.OpRow{Name: "aten::lstm_cell", Calls: 100, HostSelfUs: 800}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 200}), "called 100 times a step"},
+		{"two lstm layers", rows(optable.OpRow{Name: "aten::mkldnn_rnn_layer_backward", HostSelfUs: 500}, optable.OpRow{Name: "aten::lstm", Calls: 2, HostSelfUs: 50}, optable.OpRow{Name: "aten::mkldnn_rnn_layer", HostSelfUs: 200}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 250}),
+			"recurrent layers (LSTM/GRU/RNN) take 75% of the native time and already run as oneDNN's fused RNN"},
 		{"small lstm", rows(optable.OpRow{Name: "aten::lstm", HostSelfUs: 300}, optable.OpRow{Name: "aten::conv2d", HostSelfUs: 300}, optable.OpRow{Name: "aten::mul", HostSelfUs: 500}), "no op family dominates"},
 		// graph message passing: out.index_add_(0, dst, h[src]); the
 		// gather's backward (IndexBackward0's total: index_put_) and the
