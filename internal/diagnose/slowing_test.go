@@ -82,17 +82,24 @@ func TestRunGrowthStages(t *testing.T) {
 	}
 }
 
+// withWaits adds wait(n) to each step n's time and to the wait field
+// names.
+func withWaits(steps []steptimes.Step, wait func(n int) float64, field func(*steptimes.Step) *float64) []steptimes.Step {
+	for i := range steps {
+		w := wait(steps[i].N)
+		*field(&steps[i]) = w
+		steps[i].DurS += w
+	}
+	return steps
+}
+
 // Steps that get slower only by waiting longer for data (a DataLoader's
 // prefetch queue, filled before the loop, drains from step 30 and more
 // and more steps wait for a batch) are input, not run.slowing; steps whose
 // own work grows while they also wait for data still are.
 func TestRunGrowthLeavesDataLoaderWaitToTheInput(t *testing.T) {
 	withLoader := func(steps []steptimes.Step, wait func(i int) float64) []steptimes.Step {
-		for i := range steps {
-			steps[i].LoaderWaitS = wait(steps[i].N)
-			steps[i].DurS += steps[i].LoaderWaitS
-		}
-		return steps
+		return withWaits(steps, wait, func(st *steptimes.Step) *float64 { return &st.LoaderWaitS })
 	}
 	drained := func(i int) float64 { return 0.1 * min(1, max(0, float64(i-30)/60)) } // 0 to 100 ms a step
 	if g := stepGrowth(withLoader(series(100, func(int) float64 { return 0.015 }), drained)); g == nil {
@@ -112,11 +119,7 @@ func TestRunGrowthLeavesDataLoaderWaitToTheInput(t *testing.T) {
 // without waits (an agent that did not measure them) nothing changes.
 func TestRunGrowthTellsABusierMachine(t *testing.T) {
 	withWait := func(steps []steptimes.Step, wait func(i int) float64) []steptimes.Step {
-		for i := range steps {
-			steps[i].CPUWaitS = wait(steps[i].N)
-			steps[i].DurS += steps[i].CPUWaitS
-		}
-		return steps
+		return withWaits(steps, wait, func(st *steptimes.Step) *float64 { return &st.CPUWaitS })
 	}
 	busier := func(i int) float64 { return 0.00005 * float64(i) } // 0.2 ms to 10 ms a step
 	own, b := runGrowth(withWait(series(200, func(int) float64 { return 0.008 }), busier))
