@@ -240,10 +240,9 @@ func stepGrowth(steps []steptimes.Step) *StepGrowth {
 // rise by at most stageFlat from one block to the next except at up to
 // maxStages jumps, and those jumps hold at least stageShare of the rise
 // (in logarithms) from the first block to the last. Work that grows with
-// what the run keeps rises every block (a loop searching a growing bank:
-// 16 blocks, each 1.03-1.2x the one before); a schedule rises at its
-// stages (progressive resizing from 16 to 32 to 48 pixels: 1.0x blocks
-// but two of 2.4x and 1.9x).
+// what the run keeps rises a little every block; a schedule rises at its
+// stages and stays level between them (progressive resizing from 16 to
+// 24, 32 and 48 pixels: three jumps).
 const (
 	stageBlocks = 16
 	stageFlat   = 1.15
