@@ -297,6 +297,12 @@ func (s *state) findings() {
 					nw = fmt.Sprint(*l.NumWorkers)
 				}
 				where = append(where, Location{Kind: "dataloader", Name: l.Dataset, Note: "num_workers=" + nw + " pin_memory=" + ptrStr(l.PinMemory) + " persistent_workers=" + ptrStr(l.PersistentWorkers)})
+				// the workers' line, when named, already says what to make
+				// cheaper
+				cheaperSample := "make " + l.sampleMethod() + " cheaper, or "
+				if costs != "" {
+					cheaperSample = ""
+				}
 				switch {
 				case l.NumWorkers != nil && *l.NumWorkers == 0:
 					n := 4
@@ -339,9 +345,9 @@ func (s *state) findings() {
 					w := s.in.Run.Workers
 					change = fmt.Sprintf("the %d workers mostly wait rather than compute (%.0f%% of their busy time on a CPU: file or network reads, a sleep, a lock): waiting workers need no CPU, so more of them overlap more of the waits: DataLoader(num_workers=%d, ...) and a larger prefetch_factor; or faster reads (local disk, fewer and larger files)", *l.NumWorkers, 100*w.CPUShare, 2**l.NumWorkers)
 				case l.NumWorkers != nil && s.oversubscribed():
-					change = fmt.Sprintf("%d workers and the main process's threads already want more CPUs than there are: more workers would not help; make %s cheaper, or leave the workers more cores (torch.set_num_threads(1) in the main process)", *l.NumWorkers, l.sampleMethod())
+					change = fmt.Sprintf("%d workers and the main process's threads already want more CPUs than there are: more workers would not help; %sleave the workers more cores (torch.set_num_threads(1) in the main process)", *l.NumWorkers, cheaperSample)
 				case l.NumWorkers != nil:
-					change = fmt.Sprintf("%d workers cannot keep up: raise num_workers, prefetch_factor, or make %s cheaper", *l.NumWorkers, l.sampleMethod())
+					change = fmt.Sprintf("%d workers cannot keep up: %sraise num_workers or prefetch_factor", *l.NumWorkers, cheaperSample)
 				}
 				if r.WorkersReadDataFrameRows && l.NumWorkers != nil && *l.NumWorkers > 0 {
 					change = dataFrameRowsChange + "; " + change

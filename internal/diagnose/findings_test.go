@@ -542,9 +542,11 @@ func TestInputNamesTheWorkersLine(t *testing.T) {
 		{"workers read", &pyprofile.WorkerSummary{Processes: 2, Samples: 400, BusyShare: 0.9, CPUShare: 0.12, Lines: lines}, true,
 			"the 2 workers mostly wait rather than compute (12% of their busy time on a CPU: file or network reads, a sleep, a lock): waiting workers need no CPU, so more of them overlap more of the waits: DataLoader(num_workers=4, ...)"},
 		// ... but runnable, waiting for a CPU: not the reads
-		{"workers wait for a CPU", &pyprofile.WorkerSummary{Processes: 2, Samples: 400, BusyShare: 0.9, CPUShare: 0.12, WaitShare: 0.8, Lines: lines}, true, "2 workers cannot keep up: raise num_workers, prefetch_factor, or make __getitem__ cheaper"},
-		// an IterableDataset makes its samples in __iter__
-		{"iterable", &pyprofile.WorkerSummary{Processes: 2, Samples: 400, BusyShare: 0.97, CPUShare: 0.9, Lines: lines}, true, "or make __iter__ cheaper"},
+		{"workers wait for a CPU", &pyprofile.WorkerSummary{Processes: 2, Samples: 400, BusyShare: 0.9, CPUShare: 0.12, WaitShare: 0.8, Lines: lines}, true, "make it cheaper; 2 workers cannot keep up: raise num_workers or prefetch_factor"},
+		// no line named: what to make cheaper; an IterableDataset makes
+		// its samples in __iter__
+		{"no worker samples, map", nil, false, "2 workers cannot keep up: make __getitem__ cheaper, or raise num_workers or prefetch_factor"},
+		{"iterable", nil, false, "2 workers cannot keep up: make __iter__ cheaper, or raise num_workers or prefetch_factor"},
 	} {
 		s := &state{p: Default, step: 1000, share: map[Class]float64{Input: 0.8}, d: &Diagnosis{}, in: Analyses{
 			Run: &RunEvidence{Loaders: []Loader{{Dataset: "SlowDataset", NumWorkers: &two, Iterable: c.name == "iterable"}}, Workers: c.workers}}}
