@@ -1563,8 +1563,8 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		// matmuls (50 steps of a 128-unit LSTM, batch 32, forward and
 		// backward: 19.0 ms looped, 3.96 ms in one call, on this CPU)
 		return fmt.Sprintf("recurrent layers (LSTM/GRU/RNN) take %.0f%% of the native time, called %.0f times a step: a loop that feeds a layer one time step per call (out, h = lstm(x[:, t:t+1], h)) runs each step's input projection and recurrence apart: "+
-			"when the inputs are known up front (the batch's sequence, teacher forcing), call it once on the whole sequence (out, h = lstm(x)), measured 4.8x faster for 50 steps; "+
-			"a loop whose next input is its last output (decoding) must stay, under torch.inference_mode() when nothing is trained%s", pct(rnn/total), s.rnnCallsPerStep(), others(rnn)),
+				"when the inputs are known up front (the batch's sequence, teacher forcing), call it once on the whole sequence (out, h = lstm(x)), measured 4.8x faster for 50 steps; "+
+				"a loop whose next input is its last output (decoding) must stay, under torch.inference_mode() when nothing is trained%s", pct(rnn/total), s.rnnCallsPerStep(), others(rnn)),
 			[]Evidence{{"recurrent ops' share of native op time", pct(rnn / total), "%", "ops"}, {"recurrent layer calls per step", s.rnnCallsPerStep(), "", "ops"}}, dropout, total
 	case rnn/total >= dominant:
 		// the time steps run one after another inside oneDNN's RNN
