@@ -1484,6 +1484,7 @@ const (
 // time, its evidence, and the dropout ops' and all ops' self time.
 func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 	var total, conv, gemm, rnn, random, dropout, index, aggregate, indexBackward, sorts, embeddingBackward float64
+	rnnCalls := 0                 // calls of a recurrent layer or cell (isRNNCall)
 	var rest, all []optable.OpRow // the other ops, and all, for naming the largest
 	if t := s.in.Ops; t != nil {
 		for _, r := range t.Ranked() {
@@ -1500,6 +1501,9 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 				gemm += r.HostSelfUs
 			case classify.ContainsAny(n, cpuRNNOps):
 				rnn += r.HostSelfUs
+				if isRNNCall(n) {
+					rnnCalls += r.Calls
+				}
 			case classify.ContainsAny(n, cpuRandomOps):
 				random += r.HostSelfUs
 			case classify.ContainsAny(n, cpuSortOps):
@@ -1550,6 +1554,7 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		}
 		return fmt.Sprintf("; the other %.0f%% (largest: %s): %s", pct(1-family/total), largest(rest, 2), s.compileChange("elementwise, normalization and softmax ops"))
 	}
+	rnnPerStep := float64(rnnCalls) / float64(max(1, s.recordedSteps()))
 	switch {
 	case conv/total >= dominant:
 		return fmt.Sprintf("convolutions take %.0f%% of the native time: model.to(memory_format=torch.channels_last) and the input likewise (oneDNN's fast path), torch.compile, %sor an accelerator", pct(conv/total), s.bf16Advice()),
@@ -1557,15 +1562,15 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 	case gemm/total >= dominant:
 		return fmt.Sprintf("matmuls take %.0f%% of the native time and already run in oneDNN/MKL: %sfewer or larger matmuls (batching), or an accelerator%s", pct(gemm/total), s.bf16Advice(), others(gemm)),
 			[]Evidence{{"matmul ops' share of native op time", pct(gemm / total), "%", "ops"}}, dropout, total
-	case rnn/total >= dominant && s.rnnCallsPerStep() >= minRNNCalls:
+	case rnn/total >= dominant && rnnPerStep >= minRNNCalls:
 		// a loop feeding the layer one time step per call: each call
 		// projects one step's input and cannot batch the steps' input
 		// matmuls (50 steps of a 128-unit LSTM, batch 32, forward and
 		// backward: 19.0 ms looped, 3.96 ms in one call, on this CPU)
 		return fmt.Sprintf("recurrent layers (LSTM/GRU/RNN) take %.0f%% of the native time, called %.0f times a step: a loop that feeds a layer one time step per call (out, h = lstm(x[:, t:t+1], h)) runs each step's input projection and recurrence apart: "+
 				"when the inputs are known up front (the batch's sequence, teacher forcing), call it once on the whole sequence (out, h = lstm(x)), measured 4.8x faster for 50 steps; "+
-				"a loop whose next input is its last output (decoding) must stay, under torch.inference_mode() when nothing is trained%s", pct(rnn/total), s.rnnCallsPerStep(), others(rnn)),
-			[]Evidence{{"recurrent ops' share of native op time", pct(rnn / total), "%", "ops"}, {"recurrent layer calls per step", s.rnnCallsPerStep(), "", "ops"}}, dropout, total
+				"a loop whose next input is its last output (decoding) must stay, under torch.inference_mode() when nothing is trained%s", pct(rnn/total), rnnPerStep, others(rnn)),
+			[]Evidence{{"recurrent ops' share of native op time", pct(rnn / total), "%", "ops"}, {"recurrent layer calls per step", rnnPerStep, "", "ops"}}, dropout, total
 	case rnn/total >= dominant:
 		// the time steps run one after another inside oneDNN's RNN
 		// primitive; torch.compile leaves nn.LSTM as it is (a 2-layer
@@ -1673,23 +1678,13 @@ var cpuGEMMOps = []string{"::mm", "addmm", "bmm", "matmul", "::linear", "_mkldnn
 // dropout's masks (cpuDropoutOps), which have their own change.
 var cpuRandomOps = []string{"::normal", "::uniform", "::random_", "::randperm", "::multinomial", "::exponential", "::randn", "::rand"}
 
-// rnnCallsPerStep is how many times a step the program calls a recurrent
-// layer or cell (the aten::lstm, gru, rnn_tanh, rnn_relu rows and their
-// _cell forms): a few layers make a few calls, a loop over the time steps
-// one per step.
-func (s *state) rnnCallsPerStep() float64 {
-	t := s.in.Ops
-	if t == nil {
-		return 0
-	}
-	calls := 0
-	for _, r := range t.Ranked() {
-		n := strings.TrimSuffix(strings.ToLower(r.Name), "_cell")
-		if n == "aten::lstm" || n == "aten::gru" || n == "aten::rnn_tanh" || n == "aten::rnn_relu" {
-			calls += r.Calls
-		}
-	}
-	return float64(calls) / float64(max(1, s.recordedSteps()))
+// isRNNCall: an op row (lower case) that is one call of a recurrent layer
+// or cell (aten::lstm, gru, rnn_tanh, rnn_relu and their _cell forms): a
+// few layers make a few calls a step, a loop over the time steps one per
+// time step.
+func isRNNCall(n string) bool {
+	n = strings.TrimSuffix(n, "_cell")
+	return n == "aten::lstm" || n == "aten::gru" || n == "aten::rnn_tanh" || n == "aten::rnn_relu"
 }
 
 // minRNNCalls: the recurrent layer calls per step from which the change
