@@ -64,11 +64,14 @@ func candidateGaps(out []steptimes.Step) []int {
 }
 
 // periodicSteps finds the steps that repeat as outliers (nil: none),
-// each step less its garbage collections' pauses (rows) and its wait for
-// a CPU: the collections of the oldest generation come every so many
-// allocations, and are gc.pauses'; other processes' load comes when it
-// comes. An epoch's first step (DataLoader workers started again)
-// is one such: periodic leaves it to input.loader.
+// each step less its garbage collections' pauses (rows), its wait for a
+// CPU and its wait for a DataLoader: the collections of the oldest
+// generation come every so many allocations, and are gc.pauses'; other
+// processes' load comes when it comes; N workers that cannot keep up
+// make every Nth step wait for the next round of batches, which is
+// input.loader's (2 workers restarted every epoch made every 4th step
+// wait 39 ms, and the verdict was periodic-work). An epoch's first step
+// (DataLoader workers started again) is one such.
 func periodicSteps(steps []steptimes.Step, rows []rundir.StepRow) *PeriodicSteps {
 	gc := map[int]float64{}
 	for _, r := range rows {
@@ -78,7 +81,7 @@ func periodicSteps(steps []steptimes.Step, rows []rundir.StepRow) *PeriodicSteps
 	var durs []float64
 	for _, st := range steps {
 		if st.N > startupSteps && !st.InWindow && st.DurS > 0 {
-			st.DurS = max(st.DurS-gc[st.N]-st.CPUWaitS, 1e-9)
+			st.DurS = max(st.DurS-gc[st.N]-st.CPUWaitS-st.LoaderWaitS, 1e-9)
 			use = append(use, st)
 			durs = append(durs, st.DurS)
 		}

@@ -75,6 +75,17 @@ func TestPeriodicSteps(t *testing.T) {
 	if p := periodicSteps(steps, nil); p == nil || p.Every != 64 || p.Count != 10 {
 		t.Errorf("a busy spell: %+v", p)
 	}
+	// every 4th step waits for the DataLoader's next round of batches:
+	// input, not periodic work
+	steps = stepsWith(300, every(4, 5, 300, 0.06))
+	for i := range steps {
+		if steps[i].DurS > 0.05 {
+			steps[i].LoaderWaitS = 0.045
+		}
+	}
+	if p := periodicSteps(steps, nil); p != nil {
+		t.Errorf("DataLoader rounds: %+v", p)
+	}
 	for name, steps := range map[string][]steptimes.Step{
 		"irregular":          stepsWith(300, map[int]float64{17: 0.2, 61: 0.2, 64: 0.2, 150: 0.2, 233: 0.2}),
 		"two":                stepsWith(300, map[int]float64{41: 0.2, 81: 0.2}),
