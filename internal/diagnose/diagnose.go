@@ -29,6 +29,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/regions"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/syncs"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/whatif"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
@@ -52,6 +53,7 @@ type Analyses struct {
 	Ops       *optable.OpTable
 	Kernels   *optable.KernelTable
 	CritPath  *critpath.Result
+	Replay    *whatif.Model // the steps used, to replay each fix (nil: not replayed)
 	Flops     *flops.Result // achieved FLOP/s and roofline per op (nil: not computed)
 	Run       *RunEvidence
 	Params    *Params // nil: Default
@@ -78,6 +80,8 @@ type Diagnosis struct {
 	Findings []Finding `json:"findings"`
 	// Unknown lists the classes the input cannot measure, and why.
 	Unknown []Unmeasured `json:"not_measurable,omitempty"`
+	// WhatIf is the replay of the steps used, unchanged and with each fix weighed (docs/diagnosis.md, "What a fix saves"); absent without a replay.
+	WhatIf *whatif.Result `json:"what_if,omitempty"`
 }
 
 // Verdict is the primary class and the secondary ones that matter.
@@ -104,8 +108,12 @@ type ClassScore struct {
 	Class Class `json:"class"`
 	// SharePct is the share of the mean step the class explains, in percent.
 	SharePct float64 `json:"share_pct"`
-	// SavingPct is SharePct times the fix factor of the class's main rule: what its usual fix would save, in percent of the step.
+	// SavingPct is what the class's usual fix would save, in percent of the step: the replay of the fix when SavingMethod is "replay", else SharePct times the fix factor of the class's main rule.
 	SavingPct float64 `json:"saving_pct"`
+	// SavingMethod says how SavingPct was found: "replay" (the steps replayed with the fix: docs/diagnosis.md, "What a fix saves") or "share" (share times factor: no replay of this fix).
+	SavingMethod string `json:"saving_method"`
+	// ReachPct is, when replayed, the part of the time the fix takes out that shortens the step, in percent (0: all of it hidden behind other work).
+	ReachPct float64 `json:"reach_pct,omitempty"`
 	// Evidence are the measured numbers behind the share.
 	Evidence []Evidence `json:"evidence"`
 }
@@ -157,10 +165,14 @@ type Finding struct {
 	AtStakeUs float64 `json:"at_stake_us_per_step"`
 	// AtStakePct is AtStakeUs as a percentage of the mean step.
 	AtStakePct float64 `json:"at_stake_pct"`
-	// SavingUs is the estimate of what the change saves per step: AtStakeUs times the rule's factor (0: no estimate).
+	// SavingUs is the estimate of what the change saves per step: when SavingMethod is "replay", the replay of the change (or, for a rule without a transformation of its own, AtStakeUs times the rule's factor times its class's reach); else AtStakeUs times the rule's factor (0: no estimate).
 	SavingUs float64 `json:"saving_us_per_step"`
 	// SavingPct is SavingUs as a percentage of the mean step.
 	SavingPct float64 `json:"saving_pct"`
+	// SavingMethod says how SavingUs was found: "replay" or "share" (as classes[].saving_method).
+	SavingMethod string `json:"saving_method"`
+	// ReachPct is, when replayed, the part of the time the change takes out that shortens the step, in percent.
+	ReachPct float64 `json:"reach_pct,omitempty"`
 	// Confidence is high, medium or low: the verdict's for a finding of the primary class, else medium unless the rule lowers it.
 	Confidence string `json:"confidence"`
 	// OnceS is the time the cause took once in the run rather than in
@@ -223,6 +235,7 @@ func Compute(in Analyses) *Diagnosis {
 		return undetermined("", why)
 	}
 	s.windowNote()
+	s.replay()
 	if detail, why := s.windowBlocks(); why != "" {
 		return undetermined(detail, why)
 	}
@@ -394,12 +407,24 @@ func (s *state) scores() {
 		stall, blocked, perStep := s.syncStall()
 		s.syncPS = perStep
 		sy := 0.0
+		syEv := []Evidence{{"blocking syncs per step", perStep, "", "synchronization"},
+			{"host blocked in syncs", pct(blocked), "% of step", "synchronization"},
+			{"device idle after syncs, until the host issued more work", pct(stall), "% of step", "synchronization"}}
 		if perStep >= s.p.SyncPerStep {
-			sy = min(stall, max(0, (a.RuntimeUs+a.DataLoaderUs+a.CPUExecUs+a.OtherUs)/S-in))
+			hostSide := max(0, (a.RuntimeUs+a.DataLoaderUs+a.CPUExecUs+a.OtherUs)/S-in)
+			sy = min(stall, hostSide)
+			// A sync costs more than the device's idle after it: while
+			// the host waits it prepares no later work, and the two stop
+			// overlapping. The replay without the syncs measures that
+			// (at most the step's host side).
+			if p, ok := s.prediction(string(Sync)); ok {
+				if r := min(s.replayedPct(p)/100, hostSide); r > sy {
+					sy = r
+					syEv = append(syEv, Evidence{"step time the syncs cost (the steps replayed without them)", pct(r), "% of step", "what_if"})
+				}
+			}
 		}
-		s.add(Sync, sy, Evidence{"blocking syncs per step", perStep, "", "synchronization"},
-			Evidence{"host blocked in syncs", pct(blocked), "% of step", "synchronization"},
-			Evidence{"device idle after syncs, until the host issued more work", pct(stall), "% of step", "synchronization"})
+		s.add(Sync, sy, syEv...)
 		pool := max(0, idleShare-in-sy-io)
 		u := unexplained / S
 		pool, u = s.addGC(pool, u)
@@ -695,7 +720,11 @@ var detail = map[Class]string{
 func (s *state) verdict() {
 	cs := make([]ClassScore, 0, len(s.share))
 	for c, v := range s.share {
-		cs = append(cs, ClassScore{Class: c, SharePct: round(pct(v)), SavingPct: round(pct(v * fixFactor(c))), Evidence: s.ev[c]})
+		sc := ClassScore{Class: c, SharePct: round(pct(v)), SavingPct: round(pct(v * fixFactor(c))), SavingMethod: "share", Evidence: s.ev[c]}
+		if p, ok := s.classSaving(c); ok && fixFactor(c) > 0 {
+			sc.SavingPct, sc.SavingMethod, sc.ReachPct = round(min(s.replayedPct(p), pct(v))), "replay", round(p.ReachPct)
+		}
+		cs = append(cs, sc)
 	}
 	order := classOrder()
 	// the limiter is the class whose fix shortens the step most, not the
@@ -772,12 +801,21 @@ func (s *state) verdict() {
 		caveats = append(caveats, fmt.Sprintf("%d of the job's %d ranks in the input: waiting for slower ranks counts as communication", n, w))
 		v.Confidence = lower(v.Confidence)
 	}
-	v.Why = fmt.Sprintf("%s explains %.0f%% of the mean step (%s); its fix would save ~%.0f%%; next: %s", top.Class, top.SharePct, units.Duration(s.step), top.SavingPct, nextText(ranked))
+	v.Why = fmt.Sprintf("%s explains %.0f%% of the mean step (%s); its fix would save ~%.0f%%%s; next: %s", top.Class, top.SharePct, units.Duration(s.step), top.SavingPct, savingNote(top), nextText(ranked))
 	if u := s.share[Unexplained]; u >= s.p.MinFinding {
 		caveats = append(caveats, fmt.Sprintf("%.0f%% of the step is unexplained (nothing recorded on the host, device idle)", pct(u)))
 	}
-	if note := s.critPathNote(top.Class); note != "" {
+	if note := s.together(top.Class, ranked[1:]); note != "" {
 		caveats = append(caveats, note)
+	}
+	if w := s.d.WhatIf; s.device && !w.Trusted(MaxBaselineErrorPct) {
+		// savings are shares: the path may disagree with them
+		if note := s.critPathNote(top.Class); note != "" {
+			caveats = append(caveats, note)
+		}
+		if w != nil {
+			caveats = append(caveats, "savings are shares × factors, not replayed: "+w.Untrusted(MaxBaselineErrorPct))
+		}
 	}
 	if len(caveats) > 0 {
 		v.Why += "; " + strings.Join(caveats, "; ")
@@ -855,11 +893,19 @@ func (s *state) critPathNote(c Class) string {
 	return ""
 }
 
+// savingNote says how a class's saving was found, for the verdict's why.
+func savingNote(c ClassScore) string {
+	if c.SavingMethod == "replay" {
+		return fmt.Sprintf(" (replayed; %.0f%% of the time it takes out shortens the step)", c.ReachPct)
+	}
+	return ""
+}
+
 func nextText(cs []ClassScore) string {
 	if len(cs) < 2 {
 		return "none"
 	}
-	return fmt.Sprintf("%s %.0f%%", cs[1].Class, cs[1].SharePct)
+	return fmt.Sprintf("%s %.0f%% of the step, its fix ~%.0f%%", cs[1].Class, cs[1].SharePct, cs[1].SavingPct)
 }
 
 func lower(c string) string {

@@ -145,10 +145,15 @@ func (s *state) finding(id, title string, atStakeUs float64, measured []Evidence
 		change = r.Change
 	}
 	f := Finding{Rule: id, Class: r.Class, Title: title, Measured: measured, Where: where, Change: change,
-		AtStakeUs: round(atStakeUs), SavingUs: round(atStakeUs * r.Factor), Confidence: "medium"}
+		AtStakeUs: round(atStakeUs), SavingMethod: "share", Confidence: "medium"}
+	saving, reach, replayed := s.ruleSaving(id, atStakeUs)
+	if replayed && r.Factor > 0 {
+		f.SavingMethod, f.ReachPct = "replay", round(reach)
+	}
+	f.SavingUs = round(saving)
 	if s.step > 0 {
 		f.AtStakePct = round(100 * atStakeUs / s.step)
-		f.SavingPct = round(100 * atStakeUs * r.Factor / s.step)
+		f.SavingPct = round(100 * saving / s.step)
 	}
 	if s.d.Verdict.Primary == r.Class {
 		f.Confidence = s.d.Verdict.Confidence

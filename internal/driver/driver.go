@@ -28,6 +28,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/ranks"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/regions"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/syncs"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/whatif"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
 	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
@@ -124,6 +125,7 @@ func Build(res *load.Result, took time.Duration, o Options) *report.Report {
 // much as reading it, and the machine has cores to spare once reading ends.
 func analyzeTrace(t *trace.Trace, o Options, ranksRead int) report.TraceReport {
 	tr := report.TraceReport{Path: t.Path, Rank: t.Rank}
+	var replay *whatif.Model
 	var mu sync.Mutex
 	fail := func(name string, err error) {
 		if err == nil {
@@ -189,6 +191,7 @@ func analyzeTrace(t *trace.Trace, o Options, ranksRead int) report.TraceReport {
 		{anytime, func() { tr.Memory = memory.Compute(t) }},
 		{anytime, func() { tr.Input = input.Compute(t) }},
 		{afterWindow, func() { tr.Kernels = optable.Kernels(t, table) }},
+		{afterWindow, func() { replay = whatif.Build(t, usedSteps(tr.Window)) }},
 		{anytime, func() { tr.Syncs = syncs.Compute(t, syncs.Options{}) }},
 		{anytime, func() { tr.Idle = idle.Compute(t, idleOpts) }},
 	}, checkWindow)
@@ -197,7 +200,7 @@ func analyzeTrace(t *trace.Trace, o Options, ranksRead int) report.TraceReport {
 	}
 	in := diagnose.Analyses{
 		Events: t.Events.Len(), Window: tr.Window, Breakdown: tr.Breakdown, GPU: tr.GPU, Idle: tr.Idle, Launch: tr.Launch,
-		Syncs: tr.Syncs, Input: tr.Input, Memory: tr.Memory, Regions: tr.Regions, Ops: tr.Ops, Kernels: tr.Kernels, CritPath: tr.CritPath,
+		Syncs: tr.Syncs, Input: tr.Input, Memory: tr.Memory, Regions: tr.Regions, Ops: tr.Ops, Kernels: tr.Kernels, CritPath: tr.CritPath, Replay: replay,
 		Flops: tr.Flops, Run: o.RunEvidence[t.Rank], RanksRead: ranksRead,
 	}
 	if d := t.Meta.Distributed; d != nil {
@@ -269,6 +272,15 @@ func runAnalyses(todo []analysis, checkWindow func()) {
 // operator and kernel tables leave them out too.
 func leavesOut(t *trace.Trace, w *window.Result) bool {
 	return !t.SyntheticStep && len(w.Used) > 0 && len(w.Used) < len(w.Steps)
+}
+
+// usedSteps marks the steps the window check kept.
+func usedSteps(w *window.Result) []bool {
+	used := w.Excluded()
+	for i := range used {
+		used[i] = !used[i]
+	}
+	return used
 }
 
 // firstUsedStep is the ProfilerStep instance the critical path is

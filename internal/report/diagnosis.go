@@ -225,7 +225,13 @@ func writeFindings(w io.Writer, fs []diagnose.Finding, stepUs float64, brief boo
 		fmt.Fprintf(w, " %d. %s\n", i+1, f.Title)
 		switch {
 		case f.SavingUs > 0:
-			fmt.Fprintf(w, "    could save ~%s per step (%.0f%%) of %s at stake; confidence %s\n", units.Duration(f.SavingUs), f.SavingPct, units.Duration(f.AtStakeUs), f.Confidence)
+			how := ""
+			if f.SavingMethod == "replay" {
+				how = ", replayed"
+			}
+			fmt.Fprintf(w, "    could save ~%s per step (%.0f%%%s) of %s at stake; confidence %s\n", units.Duration(f.SavingUs), f.SavingPct, how, units.Duration(f.AtStakeUs), f.Confidence)
+		case f.SavingMethod == "replay" && f.AtStakeUs > 0:
+			fmt.Fprintf(w, "    %s per step (%.0f%%) at stake, but replayed the change alone saves nothing: other work hides it (the verdict says what is on the path); confidence %s\n", units.Duration(f.AtStakeUs), f.AtStakePct, f.Confidence)
 		case f.OnceS > 0:
 			fmt.Fprintf(w, "    %s once in this run, not per step; confidence %s\n", units.Seconds(f.OnceS), f.Confidence)
 		case f.AtStakeUs > 0:

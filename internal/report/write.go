@@ -76,6 +76,10 @@ func writeTrace(w io.Writer, tr *TraceReport, several bool) error {
 		func() error {
 			return optionalSection(tr.CritPath != nil, func() error { return WriteCritPath(w, tr.CritPath) })
 		},
+		func() error {
+			d := tr.Diagnosis
+			return optionalSection(d != nil && d.WhatIf != nil, func() error { return WriteWhatIf(w, d.WhatIf) })
+		},
 		func() error { WriteOps(w, tr.Ops); return nil },
 		func() error { WriteKernels(w, tr.Kernels); return nil },
 	}

@@ -1087,3 +1087,46 @@ func (r *Result) summarise(t *trace.Trace, g *graph, path, edges []int32) {
 		r.Top = r.Top[:15]
 	}
 }
+
+// IsBlocking reports whether a runtime call can block the host until
+// device work ends (the calls whose operator edge weighs zero above).
+func IsBlocking(name string) bool { return blocking[name] }
+
+// Waits are the CUDA-event dependencies of the trace, matched as the
+// critical path matches them (eventSyncs): what the what-if replay needs
+// beside stream order and launches.
+type Waits struct {
+	// Stream maps device work to the device work on another stream a
+	// Stream Wait Event made it wait for.
+	Stream map[int32]int32
+	// Host maps a cudaEventSynchronize/cudaEventQuery call to the device
+	// work its Event Sync waited for.
+	Host map[int32]int32
+}
+
+// EventWaits matches every Stream Wait Event and Event Sync of the trace.
+func EventWaits(t *trace.Trace) Waits {
+	w := Waits{Stream: map[int32]int32{}, Host: map[int32]int32{}}
+	es := eventSyncs(t)
+	ev := &t.Events
+	swe, hasSWE := t.Lookup("Stream Wait Event")
+	esync, hasES := t.Lookup("Event Sync")
+	for i, k := range ev.Kind {
+		if k != trace.KindDeviceSync || !((hasSWE && ev.Name[i] == swe) || (hasES && ev.Name[i] == esync)) {
+			continue
+		}
+		src, ok := es.source(t, int32(i))
+		rt := ev.Launch(i)
+		if !ok || rt == trace.None {
+			continue
+		}
+		if hasSWE && ev.Name[i] == swe {
+			if dst, ok := es.nextLaunch[rt]; ok {
+				w.Stream[dst] = src
+			}
+			continue
+		}
+		w.Host[rt] = src
+	}
+	return w
+}

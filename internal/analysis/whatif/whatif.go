@@ -1,0 +1,1024 @@
+// Package whatif predicts what a change to the program would save by
+// replaying the recorded steps' dependency graph with the change applied,
+// as Daydream does (Zhu et al., USENIX ATC 2020): a share of the step is
+// not a saving, because work hidden behind other work leaves the step no
+// shorter when it gets faster.
+//
+// The model (definition "whatif/1"), built from the steps the window check
+// uses (at most MaxSteps of them, in contiguous runs):
+//
+//   - The host is one timeline, the union of its threads (PyTorch's
+//     threads take turns: the autograd thread runs while the main thread
+//     waits in backward()). Each stretch of it has a category, the
+//     highest of those running on any thread: DataLoader fetch (the
+//     enumerate(DataLoader)#...__next__ range), runtime call, CPU op, else
+//     Python (nothing recorded). Stretches inside Optimizer.step are marked.
+//   - Device work (kernels, copies, memsets) launched from the steps, per
+//     stream in order. A task starts at the latest of: its launch call's
+//     start plus the trace's shortest launch latency, the end of the
+//     task before it on its stream, and the end of the task a Stream Wait
+//     Event made it wait for; plus its slack, the rest of the gap the trace
+//     shows (so that the unchanged replay reproduces the trace). Work
+//     launched before the steps keeps its recorded times.
+//   - A blocking call (cudaStreamSynchronize, cudaDeviceSynchronize,
+//     cudaEventSynchronize, a copy to pageable memory, ...) that ended when
+//     the device work it waited for ended is a wait: its blocked stretch is
+//     not host time; in the replay the host resumes when that work ends.
+//     What it waited for: its own copy, the work its Stream/Context/Event
+//     Sync names, else every stream's last launched work.
+//
+// Replaying walks the host timeline (stretches scaled by the change),
+// releases each launch's work at the replayed time of its call, and waits
+// where the host waited. The replayed step is the later of the host's end
+// and the device's. A change is a Fix: scales for host categories and
+// device task classes, waits dropped. The unchanged replay is the
+// baseline; its difference from the measured steps is reported
+// (BaselineErrorPct) so that a model that does not reproduce the trace is
+// not trusted.
+package whatif
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/critpath"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/kernels"
+	"github.com/bottleneck-dev/bottleneck/internal/trace"
+)
+
+// Definition names the version of the model above.
+const Definition = "whatif/1"
+
+// MaxSteps and maxTasks bound the replayed steps (a few steady-state steps
+// predict as well as many, and the model's memory stays small on GB
+// traces).
+const (
+	MaxSteps = 32
+	maxTasks = 1 << 19
+)
+
+// Host categories, lowest priority first.
+const (
+	Python  = iota // nothing recorded on any thread: Python between ops
+	Op             // a CPU op (its own time, the ops it calls)
+	Runtime        // a runtime or driver call (launches, allocations, non-waiting syncs)
+	Loader         // a DataLoader fetch
+	numCats
+	blocked // a thread waiting in a blocking call (a wait, not host time)
+)
+
+// CategoryNames name the host categories in JSON and text.
+var CategoryNames = [numCats]string{"python", "op", "runtime", "dataloader"}
+
+// Fix is one change to replay: host stretches and device tasks scaled
+// (1 unchanged, 0 gone), waits dropped.
+type Fix struct {
+	// ID names the change (a rule id of the diagnosis, or two joined by "+").
+	ID string `json:"id"`
+	// What says the transformation in plain words.
+	What string `json:"what"`
+	// Host scales each host category's stretches (index by Python, Op, ...).
+	Host [numCats]float64 `json:"-"`
+	// Optimizer, when above 0, scales the host stretches inside
+	// Optimizer.step instead of Host.
+	Optimizer float64 `json:"-"`
+	// Compute, Comm and Copy scale computation kernels, communication
+	// kernels, and copies and memsets; FP32Math scales fp32 matmul and
+	// convolution kernels on CUDA cores (after Compute).
+	Compute, Comm, Copy, FP32Math float64 `json:"-"`
+	// Syncs drops the waits of blocking syncs other than host-to-device
+	// copies (the host runs ahead); CopyWaits drops the waits on
+	// host-to-device copies (pinned memory, non_blocking=True).
+	Syncs, CopyWaits bool `json:"-"`
+}
+
+// Identity is the unchanged replay's fix.
+func Identity(id, what string) Fix {
+	return Fix{ID: id, What: what, Host: [numCats]float64{1, 1, 1, 1}, Compute: 1, Comm: 1, Copy: 1, FP32Math: 1}
+}
+
+// Join is the fix that applies a and b together (scales multiply).
+func Join(a, b Fix) Fix {
+	j := Fix{ID: a.ID + "+" + b.ID, What: a.What + "; and " + b.What,
+		Compute: a.Compute * b.Compute, Comm: a.Comm * b.Comm, Copy: a.Copy * b.Copy, FP32Math: a.FP32Math * b.FP32Math,
+		Syncs: a.Syncs || b.Syncs, CopyWaits: a.CopyWaits || b.CopyWaits}
+	for c := range j.Host {
+		j.Host[c] = a.Host[c] * b.Host[c]
+	}
+	j.Optimizer = optScale(a) * optScale(b)
+	if a.Optimizer == 0 && b.Optimizer == 0 {
+		j.Optimizer = 0
+	}
+	return j
+}
+
+// optScale is the scale of host time inside Optimizer.step as one number
+// (Optimizer, else the op category's).
+func optScale(f Fix) float64 {
+	if f.Optimizer > 0 {
+		return f.Optimizer
+	}
+	return f.Host[Op]
+}
+
+// Prediction is one fix's replay.
+type Prediction struct {
+	// Fix names the change (a rule of the diagnosis, "a+b" for two together).
+	Fix string `json:"fix"`
+	// What says the transformation replayed.
+	What string `json:"what"`
+	// StepUs is the replayed mean step with the change.
+	StepUs float64 `json:"step_us"`
+	// SavingPct is what the change saves, in percent of the baseline replay.
+	SavingPct float64 `json:"saving_pct"`
+	// RemovedPct is the time the change took out of the work it touches (host stretches, device tasks, waits), in percent of the baseline replay: what it would save if all of it were on the critical path.
+	RemovedPct float64 `json:"removed_pct"`
+	// ReachPct is SavingPct / RemovedPct in percent: how much of the time taken out shortens the step (100: all of it was on the path; 0: hidden behind other work).
+	ReachPct float64 `json:"reach_pct"`
+}
+
+// Result is the replay of the steps used and each fix's prediction.
+type Result struct {
+	// Definition names the model's version (package doc, docs/metrics.md "What-if replay").
+	Definition string `json:"definition"`
+	// Error says why no replay was made (the predictions then fall back to shares).
+	Error string `json:"error,omitempty"`
+	// Steps are the step numbers replayed.
+	Steps []string `json:"steps"`
+	// MeasuredUs is the mean step as recorded over those steps (host start of the first to the later of the last's host end and its device work's end, over the step count).
+	MeasuredUs float64 `json:"measured_us"`
+	// BaselineUs is the mean step the fixes are replayed against: the unchanged replay, less what Base takes out.
+	BaselineUs float64 `json:"baseline_us"`
+	// Base says what the baseline takes out of the recorded steps (the profiler's own per-op cost), absent when nothing.
+	Base string `json:"base,omitempty"`
+	// BaselineErrorPct is how far the unchanged replay's mean step is from MeasuredUs, in percent: how well the model reproduces the trace.
+	BaselineErrorPct float64 `json:"baseline_error_pct"`
+	// HostUs and DeviceTasks: the host time per step by category, and the device tasks replayed.
+	HostUs      map[string]float64 `json:"host_us_per_step"`
+	DeviceTasks int                `json:"device_tasks"`
+	// Waits is the number of host waits on the device per step.
+	Waits float64 `json:"waits_per_step"`
+	// Predictions are each fix's replay, in the order asked.
+	Predictions []Prediction `json:"predictions"`
+}
+
+// Find returns the prediction of fix id.
+func (r *Result) Find(id string) (Prediction, bool) {
+	if r == nil {
+		return Prediction{}, false
+	}
+	for _, p := range r.Predictions {
+		if p.Fix == id {
+			return p, true
+		}
+	}
+	return Prediction{}, false
+}
+
+// Trusted reports whether the baseline reproduces the measured steps
+// within maxErrPct.
+func (r *Result) Trusted(maxErrPct float64) bool {
+	return r != nil && r.Error == "" && r.BaselineUs > 0 && r.BaselineErrorPct <= maxErrPct
+}
+
+// Untrusted says why the replay is not trusted ("" when it is).
+func (r *Result) Untrusted(maxErrPct float64) string {
+	switch {
+	case r == nil:
+		return "no replay"
+	case r.Error != "":
+		return r.Error
+	case r.BaselineErrorPct > maxErrPct:
+		return fmt.Sprintf("the unchanged replay is %.0f%% off the measured steps", r.BaselineErrorPct)
+	}
+	return ""
+}
+
+// seg is one host stretch, or an item: a launch or a wait.
+type seg struct {
+	dur  float64 // ns (stretches)
+	cat  uint8
+	opt  bool  // inside Optimizer.step
+	item int8  // 0 stretch, 1 launch, 2 wait
+	ref  int32 // launch: first task index in launchTasks; wait: index in waits
+	n    int32 // launch: task count
+}
+
+type task struct {
+	dur, slack float64
+	obsStart   float64 // observed start, from the run's start
+	fixedEnd   float64 // carry-over work: its recorded end (NaN for replayed tasks)
+	launch     int32   // index of the launch that releases it (-1: carry-over)
+	stream     int32   // index in run.streams
+	prev, src  int32   // task before it on its stream, task it waits for (-1: none)
+	comm, copy bool
+	fp32       bool // fp32 matmul/conv on CUDA cores
+	htod       bool // a host-to-device copy
+	opt        bool // launched inside Optimizer.step
+}
+
+type wait struct {
+	on        []int32 // tasks waited for
+	copy      bool    // the call is a host-to-device copy
+	blockedNs float64 // recorded time blocked
+	queue     bool    // a launch that waited for room in a full launch queue
+}
+
+// run is one contiguous run of used steps.
+type run struct {
+	steps       int
+	measured    float64 // ns
+	segs        []seg
+	tasks       []task
+	launchTasks []int32
+	launchObs   []float64 // launch call's observed start, by launch
+	waits       []wait
+	lmin        float64
+	streams     [][]int32 // each stream's tasks, in order
+}
+
+// Model is the replayable graph of the steps used.
+type Model struct {
+	runs  []run
+	steps []string
+	host  [numCats]float64
+	nWait int
+	err   string // why there is nothing to replay
+}
+
+// Build builds the model of the steps used (used[i] reports whether
+// t.Steps[i] is used; nil: all). A model that could not be built says why
+// in its predictions' Result.
+func Build(t *trace.Trace, used []bool) *Model {
+	m := &Model{}
+	var cur []int
+	tasks := 0
+	flush := func() {
+		if len(cur) > 0 {
+			m.runs = append(m.runs, buildRun(t, cur))
+			tasks += len(m.runs[len(m.runs)-1].tasks)
+			cur = nil
+		}
+	}
+	for i := range t.Steps {
+		if used != nil && (i >= len(used) || !used[i]) {
+			flush()
+			continue
+		}
+		if len(m.steps) >= MaxSteps || tasks >= maxTasks {
+			break
+		}
+		cur = append(cur, i)
+		m.steps = append(m.steps, strconv.Itoa(t.Steps[i].Num))
+	}
+	flush()
+	if len(m.runs) == 0 {
+		m.err = "no step to replay"
+		return m
+	}
+	for _, r := range m.runs {
+		for _, s := range r.segs {
+			if s.item == 0 {
+				m.host[s.cat] += s.dur
+			}
+			if s.item == 2 {
+				m.nWait++
+			}
+		}
+	}
+	return m
+}
+
+// HostUs is the host time per step by category (index Python, Op, ...).
+func (m *Model) HostUs(cat int) float64 {
+	if m == nil || len(m.steps) == 0 {
+		return 0
+	}
+	return m.host[cat] / float64(len(m.steps)) / 1e3
+}
+
+// hostInterval is one categorised host interval of one thread.
+type hostInterval struct {
+	start, end int64
+	thread     int32
+	cat        uint8
+	opt        bool
+}
+
+func buildRun(t *trace.Trace, steps []int) run {
+	ev := &t.Events
+	ws, we := t.Steps[steps[0]].Start, t.Steps[steps[len(steps)-1]].End
+	r := run{steps: len(steps)}
+	inHost := func(i int32) bool { return ev.Start[i] >= ws && ev.Start[i] < we }
+
+	// Device work launched from the run, and the work before it on its stream.
+	type devRef struct {
+		e     int32
+		track trace.TrackID
+	}
+	var devs []devRef
+	carry := map[trace.TrackID]int32{} // the last work on each stream before the run
+	for ti := range t.Tracks {
+		tr := &t.Tracks[ti]
+		if !tr.IsDevice() {
+			continue
+		}
+		first := sort.Search(len(tr.Events), func(j int) bool { return ev.Start[tr.Events[j]] >= ws })
+		for j := first - 1; j >= 0 && j >= first-64; j-- {
+			e := tr.Events[j]
+			if isWork(ev.Kind[e]) && ev.End(int(e)) > ws {
+				if c, ok := carry[trace.TrackID(ti)]; !ok || ev.End(int(e)) > ev.End(int(c)) {
+					carry[trace.TrackID(ti)] = e
+				}
+			}
+		}
+		for _, e := range tr.Events[first:] {
+			if !isWork(ev.Kind[e]) {
+				continue
+			}
+			l := ev.Launch(int(e))
+			if l == trace.None {
+				continue
+			}
+			if ev.Start[l] >= we {
+				break // a stream runs its launches in order: the rest came later
+			}
+			// launched from the run, or queued before it and started in it
+			// (a device that lags the host: those tasks are replayed too,
+			// released at the run's start)
+			devs = append(devs, devRef{e, trace.TrackID(ti)})
+		}
+	}
+	slices.SortStableFunc(devs, func(a, b devRef) int { return cmp.Compare(ev.Start[a.e], ev.Start[b.e]) })
+	waits := critpath.EventWaits(t)
+	rel := func(ts int64) float64 { return float64(ts - ws) }
+
+	// carry-over work first: fixed tasks at index 0..
+	taskOf := map[int32]int32{}
+	lastOn := map[trace.TrackID]int32{}
+	type devStream struct {
+		dev    int
+		stream int64
+	}
+	streamOf := map[devStream]int32{}
+	streamIdx := func(tr trace.TrackID) int32 {
+		k := devStream{t.Tracks[tr].Device, t.Tracks[tr].Stream}
+		i, ok := streamOf[k]
+		if !ok {
+			i = int32(len(r.streams))
+			streamOf[k] = i
+			r.streams = append(r.streams, nil)
+		}
+		return i
+	}
+	carried := make([]trace.TrackID, 0, len(carry))
+	for tr := range carry {
+		carried = append(carried, tr)
+	}
+	slices.Sort(carried)
+	for _, tr := range carried {
+		e := carry[tr]
+		i := int32(len(r.tasks))
+		si := streamIdx(tr)
+		r.tasks = append(r.tasks, task{obsStart: rel(ev.Start[e]), fixedEnd: rel(ev.End(int(e))), launch: -1, prev: -1, src: -1, stream: si})
+		r.streams[si] = append(r.streams[si], i)
+		taskOf[e] = i
+		lastOn[tr] = i
+	}
+	// launches: each launching call, in order of its start
+	launchOf := map[int32]int32{}
+	var calls []int32
+	for _, d := range devs {
+		l := ev.Launch(int(d.e))
+		if _, ok := launchOf[l]; !ok {
+			launchOf[l] = -1
+			calls = append(calls, l)
+		}
+	}
+	slices.SortFunc(calls, func(a, b int32) int { return cmp.Compare(ev.Start[a], ev.Start[b]) })
+	for i, l := range calls {
+		launchOf[l] = int32(i)
+	}
+	r.launchObs = make([]float64, len(calls))
+	for i, l := range calls {
+		r.launchObs[i] = rel(ev.Start[l])
+	}
+	// the shortest launch latency: a low percentile of the gap from call
+	// to start over work that found its stream idle
+	var lats []float64
+	prevEnd := map[trace.TrackID]int64{}
+	for tr, e := range carry {
+		prevEnd[tr] = ev.End(int(e))
+	}
+	for _, d := range devs {
+		l := ev.Launch(int(d.e))
+		if pe, ok := prevEnd[d.track]; !ok || pe <= ev.Start[l] {
+			lats = append(lats, float64(ev.Start[d.e]-ev.Start[l]))
+		}
+		prevEnd[d.track] = max(prevEnd[d.track], ev.End(int(d.e)))
+	}
+	if len(lats) > 0 {
+		slices.Sort(lats)
+		r.lmin = max(0, lats[len(lats)/20])
+	}
+	isComm := map[trace.StrID]int8{}
+	for _, d := range devs {
+		e := d.e
+		name := ev.Name[e]
+		if _, ok := isComm[name]; !ok {
+			n := t.Str(name)
+			k := kernels.Classify(n)
+			v := int8(0)
+			if classify.IsCommKernel(n) {
+				v |= 1
+			}
+			if (k.Family == kernels.GEMM || k.Family == kernels.Conv) && k.Unit == kernels.VectorCore && k.Precision == "fp32" && k.Rule != "gemv" {
+				v |= 2
+			}
+			if strings.Contains(n, "HtoD") {
+				v |= 4
+			}
+			isComm[name] = v
+		}
+		flags := isComm[name]
+		i := int32(len(r.tasks))
+		si := streamIdx(d.track)
+		tk := task{dur: float64(ev.Dur[e]), obsStart: rel(ev.Start[e]), fixedEnd: math.NaN(), launch: launchOf[ev.Launch(int(e))], prev: -1, src: -1, stream: si,
+			comm: flags&1 != 0, fp32: flags&2 != 0, copy: ev.Kind[e] != trace.KindKernel, htod: flags&4 != 0 && ev.Kind[e] == trace.KindMemcpy}
+		if p, ok := lastOn[d.track]; ok {
+			tk.prev = p
+		}
+		if s, ok := waits.Stream[e]; ok {
+			if si, ok := taskOf[s]; ok {
+				tk.src = si
+			}
+		}
+		// slack: the recorded start less the latest constraint
+		bound := max(r.launchObs[tk.launch], 0) + r.lmin
+		if tk.prev >= 0 {
+			bound = max(bound, r.obsEnd(tk.prev))
+		}
+		if tk.src >= 0 {
+			bound = max(bound, r.obsEnd(tk.src))
+		}
+		tk.slack = max(0, tk.obsStart-bound)
+		r.tasks = append(r.tasks, tk)
+		r.streams[si] = append(r.streams[si], i)
+		taskOf[e] = i
+		lastOn[d.track] = i
+	}
+	r.launchTasks = make([]int32, 0, len(devs))
+	byLaunch := make([][]int32, len(calls))
+	for i := range r.tasks {
+		if l := r.tasks[i].launch; l >= 0 {
+			byLaunch[l] = append(byLaunch[l], int32(i))
+		}
+	}
+
+	// Host intervals, and the blocking calls that waited.
+	mainTrack := trace.TrackID(math.MaxUint32)
+	if s := t.Steps[steps[0]]; s.Event != trace.None {
+		mainTrack = ev.Track[s.Event]
+	}
+	var ivs []hostInterval
+	syncKind := map[int32][]int32{} // blocking call -> its cuda_sync events
+	for i, k := range ev.Kind {
+		if k == trace.KindDeviceSync {
+			if l := ev.Launch(i); l != trace.None && inHost(l) {
+				syncKind[l] = append(syncKind[l], int32(i))
+			}
+		}
+	}
+	streamIdxOf := func(tr *trace.Track) (int32, bool) {
+		i, ok := streamOf[devStream{tr.Device, tr.Stream}]
+		return i, ok
+	}
+	medLaunch := map[trace.StrID]float64{}
+	byName := map[trace.StrID][]float64{}
+	for _, l := range calls {
+		byName[ev.Name[l]] = append(byName[ev.Name[l]], float64(ev.Dur[l]))
+	}
+	for n, ds := range byName {
+		slices.Sort(ds)
+		medLaunch[n] = ds[len(ds)/2]
+	}
+	q := r.queue()
+	threadOf := map[trace.TrackID]int32{}
+	type waitAt struct {
+		ts int64
+		w  int32
+	}
+	var waitItems []waitAt
+	var optSpans [][2]int64
+	for ti := range t.Tracks {
+		tr := &t.Tracks[ti]
+		if tr.IsDevice() {
+			continue
+		}
+		from := sort.Search(len(tr.Events), func(j int) bool { return ev.Start[tr.Events[j]] >= ws })
+		for _, e := range tr.Events[from:] {
+			if ev.Start[e] >= we {
+				break
+			}
+			k := ev.Kind[e]
+			end := min(ev.End(int(e)), we)
+			var cat uint8
+			switch k {
+			case trace.KindCPUOp:
+				cat = Op
+			case trace.KindRuntime, trace.KindDriver:
+				cat = Runtime
+			case trace.KindUserAnnotation:
+				name := t.Name(int(e))
+				switch {
+				case classify.IsDataLoader(name):
+					cat = Loader
+				case strings.HasPrefix(name, "Optimizer.step#"):
+					optSpans = append(optSpans, [2]int64{ev.Start[e], end})
+					continue
+				default:
+					continue
+				}
+			default:
+				continue
+			}
+			if end <= ev.Start[e] {
+				continue
+			}
+			th, ok := threadOf[trace.TrackID(ti)]
+			if !ok {
+				th = int32(len(threadOf))
+				threadOf[trace.TrackID(ti)] = th
+			}
+			ivs = append(ivs, hostInterval{ev.Start[e], end, th, cat, false})
+			if cat != Runtime {
+				continue
+			}
+			on := r.waitedFor(t, e, launchOf, byLaunch, taskOf, waits, syncKind[e], streamIdxOf, rel)
+			if on == nil {
+				on = r.fullQueue(t, e, launchOf, medLaunch, q, rel)
+			}
+			if len(on) == 0 {
+				continue
+			}
+			awaited := math.Inf(-1)
+			for _, i := range on {
+				awaited = max(awaited, r.obsEnd(i))
+			}
+			// a wait: the call ended when what it waited for ended
+			aw := int64(awaited) + ws
+			if aw <= ev.Start[e] || ev.End(int(e)) < aw-2000 {
+				continue
+			}
+			bend := min(aw, end)
+			ivs = append(ivs, hostInterval{ev.Start[e], bend, th, blocked, false})
+			cp := false
+			if l, ok := launchOf[e]; ok {
+				for _, ti := range byLaunch[l] {
+					cp = cp || r.tasks[ti].htod
+				}
+			}
+			_, isLaunch := launchOf[e]
+			r.waits = append(r.waits, wait{on: on, copy: cp, blockedNs: float64(bend - ev.Start[e]), queue: isLaunch && !critpath.IsBlocking(t.Name(int(e)))})
+			waitItems = append(waitItems, waitAt{bend, int32(len(r.waits) - 1)})
+		}
+	}
+	mainThread := int32(-1)
+	if th, ok := threadOf[mainTrack]; ok {
+		mainThread = th
+	}
+
+	// The sweep: one stretch between consecutive boundaries, its category
+	// the highest running on any thread.
+	type point struct {
+		ts    int64
+		th    int32
+		cat   uint8
+		delta int8
+	}
+	pts := make([]point, 0, 2*len(ivs)+2*len(optSpans))
+	for _, iv := range ivs {
+		pts = append(pts, point{iv.start, iv.thread, iv.cat, 1}, point{iv.end, iv.thread, iv.cat, -1})
+	}
+	const optCat = 255
+	for _, s := range optSpans {
+		pts = append(pts, point{s[0], -1, optCat, 1}, point{s[1], -1, optCat, -1})
+	}
+	slices.SortFunc(pts, func(a, b point) int { return cmp.Compare(a.ts, b.ts) })
+	type launchAt struct {
+		ts int64
+		l  int32
+	}
+	las := make([]launchAt, len(calls))
+	for i, l := range calls {
+		las[i] = launchAt{ev.Start[l], int32(i)}
+	}
+	slices.SortFunc(waitItems, func(a, b waitAt) int { return cmp.Compare(a.ts, b.ts) })
+	nThreads := len(threadOf)
+	counts := make([][blocked + 1]int32, nThreads)
+	optDepth := 0
+	category := func() uint8 {
+		best, anyBlocked, mainBlocked := -1, false, false
+		for th := range counts {
+			c := &counts[th]
+			if c[blocked] > 0 {
+				anyBlocked = true
+				mainBlocked = mainBlocked || int32(th) == mainThread
+				continue
+			}
+			for cat := Loader; cat > Python; cat-- {
+				if c[cat] > 0 {
+					best = max(best, cat)
+					break
+				}
+			}
+		}
+		switch {
+		case best >= 0:
+			return uint8(best)
+		case mainBlocked || (anyBlocked && mainThread < 0):
+			return blocked
+		}
+		return Python
+	}
+	now := ws
+	li, wi := 0, 0
+	emit := func(upTo int64) {
+		// items at or before upTo, in time order with the stretches between
+		for now < upTo {
+			next := upTo
+			if li < len(las) && las[li].ts < next {
+				next = max(las[li].ts, now)
+			}
+			if wi < len(waitItems) && waitItems[wi].ts < next {
+				next = max(waitItems[wi].ts, now)
+			}
+			if next > now {
+				if c := category(); c != blocked {
+					r.segs = append(r.segs, seg{dur: float64(next - now), cat: c, opt: optDepth > 0})
+				}
+				now = next
+			}
+			r.flushItems(&li, &wi, now, len(las), len(waitItems), func(i int) int64 { return las[i].ts }, func(i int) int64 { return waitItems[i].ts },
+				func(i int) { l := las[i].l; r.segs = append(r.segs, seg{item: 1, ref: l}) },
+				func(i int) { r.segs = append(r.segs, seg{item: 2, ref: waitItems[i].w}) })
+			if next == upTo {
+				break
+			}
+		}
+	}
+	for _, p := range pts {
+		if p.ts > we {
+			break
+		}
+		if p.ts > now {
+			emit(p.ts)
+		}
+		if p.cat == optCat {
+			optDepth += int(p.delta)
+			continue
+		}
+		counts[p.th][p.cat] += int32(p.delta)
+	}
+	emit(we)
+	r.flushItems(&li, &wi, math.MaxInt64, len(las), len(waitItems), func(i int) int64 { return las[i].ts }, func(i int) int64 { return waitItems[i].ts },
+		func(i int) { r.segs = append(r.segs, seg{item: 1, ref: las[i].l}) },
+		func(i int) { r.segs = append(r.segs, seg{item: 2, ref: waitItems[i].w}) })
+
+	// launch items point at their tasks
+	for _, l := range byLaunch {
+		r.launchTasks = append(r.launchTasks, l...)
+	}
+	off := int32(0)
+	starts := make([]int32, len(byLaunch))
+	for i, l := range byLaunch {
+		starts[i] = off
+		off += int32(len(l))
+	}
+	for i := range r.segs {
+		if s := &r.segs[i]; s.item == 1 {
+			l := s.ref
+			s.ref, s.n = starts[l], int32(len(byLaunch[l]))
+		}
+	}
+	// tasks launched inside Optimizer.step
+	for _, s := range optSpans {
+		for i, l := range calls {
+			if ev.Start[l] >= s[0] && ev.Start[l] < s[1] {
+				for _, ti := range byLaunch[i] {
+					r.tasks[ti].opt = true
+				}
+			}
+		}
+	}
+	end := float64(we - ws)
+	for i := range r.tasks {
+		end = max(end, r.obsEnd(int32(i)))
+	}
+	r.measured = end
+	return r
+}
+
+// flushItems emits the launches and waits due at or before ts, waits
+// first on equal times (a call returns before the next one starts).
+func (r *run) flushItems(li, wi *int, ts int64, nl, nw int, lts, wts func(int) int64, launch, wait func(int)) {
+	for {
+		l := *li < nl && lts(*li) <= ts
+		w := *wi < nw && wts(*wi) <= ts
+		switch {
+		case w && (!l || wts(*wi) <= lts(*li)):
+			wait(*wi)
+			*wi++
+		case l:
+			launch(*li)
+			*li++
+		default:
+			return
+		}
+	}
+}
+
+func (r *run) obsEnd(i int32) float64 {
+	tk := &r.tasks[i]
+	if !math.IsNaN(tk.fixedEnd) {
+		return tk.fixedEnd
+	}
+	return tk.obsStart + tk.dur
+}
+
+// waitedFor is the device work a blocking call waits for: its own copy,
+// the work its Event Sync, Stream Sync or Context Sync names, else, for a
+// device or stream synchronize with no sync event recorded, every stream's
+// last launched work. nil for a call that cannot block.
+func (r *run) waitedFor(t *trace.Trace, e int32, launchOf map[int32]int32, byLaunch [][]int32, taskOf map[int32]int32,
+	waits critpath.Waits, syncs []int32, streamIdx func(*trace.Track) (int32, bool), rel func(int64) float64) []int32 {
+	name := t.Name(int(e))
+	if !critpath.IsBlocking(name) {
+		return nil
+	}
+	ev := &t.Events
+	on := []int32{}
+	if l, ok := launchOf[e]; ok {
+		on = append(on, byLaunch[l]...)
+	}
+	if src, ok := waits.Host[e]; ok {
+		if i, ok := taskOf[src]; ok {
+			on = append(on, i)
+		}
+	}
+	named := false
+	for _, sy := range syncs {
+		switch t.Name(int(sy)) {
+		case "Stream Sync":
+			named = true
+			if si, ok := streamIdx(&t.Tracks[ev.Track[sy]]); ok {
+				if last := r.lastBefore(si, rel(ev.Start[e])); last >= 0 {
+					on = append(on, last)
+				}
+			}
+		case "Context Sync":
+			named = true
+			on = append(on, r.everyStreamBefore(rel(ev.Start[e]))...)
+		}
+	}
+	if !named && len(on) == 0 && (strings.Contains(name, "DeviceSynchronize") || strings.Contains(name, "StreamSynchronize")) {
+		on = r.everyStreamBefore(rel(ev.Start[e]))
+	}
+	return on
+}
+
+// Launch queue: a launch call blocks while its device's queue of launched
+// work not yet started is full (about 1024 entries; HTA's launch
+// statistics). A launch call that took over fullQueueFactor times its
+// name's median, at least fullQueueNs, with at least fullQueueDepth
+// launches pending when it began, waited for room: it returned when
+// device work ended, the work ending last before it returned.
+const (
+	fullQueueDepth  = 256
+	fullQueueFactor = 10
+	fullQueueNs     = 50e3
+)
+
+// launchQueue holds the tasks' launch times, starts and ends, sorted.
+type launchQueue struct {
+	launches, starts []float64
+	ends             []int32 // tasks by end
+}
+
+func (r *run) queue() launchQueue {
+	var q launchQueue
+	for i := range r.tasks {
+		tk := &r.tasks[i]
+		if tk.launch < 0 {
+			continue
+		}
+		q.launches = append(q.launches, r.launchObs[tk.launch])
+		q.starts = append(q.starts, tk.obsStart)
+		q.ends = append(q.ends, int32(i))
+	}
+	slices.Sort(q.launches)
+	slices.Sort(q.starts)
+	slices.SortFunc(q.ends, func(a, b int32) int { return cmp.Compare(r.obsEnd(a), r.obsEnd(b)) })
+	return q
+}
+
+// fullQueue returns the task a launch call waited for when it blocked on a
+// full launch queue, else nil.
+func (r *run) fullQueue(t *trace.Trace, e int32, launchOf map[int32]int32, med map[trace.StrID]float64, q launchQueue, rel func(int64) float64) []int32 {
+	ev := &t.Events
+	if _, ok := launchOf[e]; !ok {
+		return nil
+	}
+	d := float64(ev.Dur[e])
+	if d < fullQueueNs || d < fullQueueFactor*med[ev.Name[e]] {
+		return nil
+	}
+	start, end := rel(ev.Start[e]), rel(ev.End(int(e)))
+	le := func(s []float64, x float64) int { return sort.Search(len(s), func(i int) bool { return s[i] > x }) }
+	if le(q.launches, start)-le(q.starts, start) < fullQueueDepth {
+		return nil
+	}
+	j := sort.Search(len(q.ends), func(i int) bool { return r.obsEnd(q.ends[i]) > end+2000 })
+	if j == 0 || r.obsEnd(q.ends[j-1]) <= start {
+		return nil
+	}
+	return []int32{q.ends[j-1]}
+}
+
+// lastBefore is the last task on stream si launched before ts (work
+// carried over counts as launched before the run), -1 when none.
+func (r *run) lastBefore(si int32, ts float64) int32 {
+	l := r.streams[si]
+	n := sort.Search(len(l), func(j int) bool {
+		tk := &r.tasks[l[j]]
+		return tk.launch >= 0 && r.launchObs[tk.launch] >= ts
+	})
+	if n == 0 {
+		return -1
+	}
+	return l[n-1]
+}
+
+// everyStreamBefore is each stream's last task launched before ts.
+func (r *run) everyStreamBefore(ts float64) []int32 {
+	var on []int32
+	for si := range r.streams {
+		if i := r.lastBefore(int32(si), ts); i >= 0 {
+			on = append(on, i)
+		}
+	}
+	return on
+}
+
+// Replay replays the model with fix applied and returns the mean step
+// (ns) and the time the fix removed per step (ns).
+func (m *Model) Replay(f Fix) (stepNs, removedNs float64) {
+	var total, removed float64
+	steps := 0
+	for i := range m.runs {
+		e, rm := m.runs[i].replay(f)
+		total += e
+		removed += rm
+		steps += m.runs[i].steps
+	}
+	return total / float64(steps), removed / float64(steps)
+}
+
+func (r *run) replay(f Fix) (end, removed float64) {
+	host := func(s *seg) float64 {
+		if s.opt && f.Optimizer > 0 && s.cat != Loader {
+			return f.Optimizer
+		}
+		return f.Host[s.cat]
+	}
+	devScale := func(tk *task) float64 {
+		x := f.Compute
+		switch {
+		case tk.comm:
+			x = f.Comm
+		case tk.copy:
+			x = f.Copy
+		}
+		if tk.fp32 {
+			x *= f.FP32Math
+		}
+		return x
+	}
+	release := make([]float64, len(r.launchObs))
+	copy(release, r.launchObs)
+	ends := make([]float64, len(r.tasks))
+	done := 0
+	var devEnd float64
+	compute := func(upTo int) {
+		for ; done <= upTo && done < len(r.tasks); done++ {
+			tk := &r.tasks[done]
+			if tk.launch < 0 {
+				ends[done] = tk.fixedEnd
+				continue
+			}
+			start := release[tk.launch] + r.lmin
+			if tk.prev >= 0 {
+				start = max(start, ends[tk.prev])
+			}
+			if tk.src >= 0 {
+				start = max(start, ends[tk.src])
+			}
+			d := tk.dur * devScale(tk)
+			removed += tk.dur - d
+			ends[done] = start + tk.slack + d
+			devEnd = max(devEnd, ends[done])
+		}
+	}
+	now := 0.0
+	for i := range r.segs {
+		s := &r.segs[i]
+		switch s.item {
+		case 0:
+			d := s.dur * host(s)
+			removed += s.dur - d
+			now += d
+		case 1:
+			for _, ti := range r.launchTasks[s.ref : s.ref+s.n] {
+				release[r.tasks[ti].launch] = now
+			}
+		case 2:
+			w := &r.waits[s.ref]
+			if w.copy && f.CopyWaits {
+				continue // the copy's own time is what the fix scales
+			}
+			if !w.copy && !w.queue && f.Syncs {
+				removed += w.blockedNs
+				continue
+			}
+			last := int32(-1)
+			for _, ti := range w.on {
+				last = max(last, ti)
+			}
+			compute(int(last))
+			for _, ti := range w.on {
+				now = max(now, ends[ti])
+			}
+		}
+	}
+	compute(len(r.tasks) - 1)
+	return max(now, devEnd), removed
+}
+
+func isWork(k trace.Kind) bool {
+	return k == trace.KindKernel || k == trace.KindMemcpy || k == trace.KindMemset
+}
+
+// Predict replays the model unchanged, with base applied (the baseline:
+// the identity, or what the recording itself added taken out), and with
+// base and each fix together.
+func (m *Model) Predict(base Fix, fixes []Fix) *Result {
+	res := &Result{Definition: Definition, Steps: []string{}, HostUs: map[string]float64{}, Predictions: []Prediction{}}
+	if m == nil || m.err != "" {
+		res.Error = "no step to replay"
+		if m != nil {
+			res.Error = m.err
+		}
+		return res
+	}
+	n := float64(len(m.steps))
+	res.Steps = m.steps
+	var measured float64
+	for _, r := range m.runs {
+		measured += r.measured
+		res.DeviceTasks += len(r.tasks)
+	}
+	res.MeasuredUs = measured / n / 1e3
+	for c := range m.host {
+		res.HostUs[CategoryNames[c]] = m.HostUs(c)
+	}
+	res.Waits = float64(m.nWait) / n
+	unchanged, _ := m.Replay(Identity("", ""))
+	if res.MeasuredUs > 0 {
+		res.BaselineErrorPct = 100 * math.Abs(unchanged/1e3-res.MeasuredUs) / res.MeasuredUs
+	}
+	b, baseRemoved := m.Replay(base)
+	res.BaselineUs = b / 1e3
+	if base.ID != "" {
+		res.Base = base.What
+	}
+	if b <= 0 {
+		res.Error = "the steps replayed hold no time"
+		return res
+	}
+	for _, f := range fixes {
+		step, removed := m.Replay(Join(base, f))
+		removed -= baseRemoved
+		p := Prediction{Fix: f.ID, What: f.What, StepUs: step / 1e3, SavingPct: 100 * (b - step) / b, RemovedPct: 100 * removed / b}
+		if removed > 0 {
+			p.ReachPct = min(100, max(0, 100*(b-step)/removed))
+		}
+		res.Predictions = append(res.Predictions, p)
+	}
+	return res
+}

@@ -1,0 +1,228 @@
+package diagnose
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/whatif"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
+)
+
+// Predicting a fix (docs/diagnosis.md, "What a fix saves"): each class's
+// usual fix, and the rules with a fix of their own, is a transformation
+// of the replayed steps (internal/analysis/whatif) that takes the rule's
+// Factor of the time it touches. The replay says how much of the time
+// taken out shortens the step. A class's saving is its fix's replayed
+// saving, at most its share (the replay finds how much of the share
+// reaches the step, never more time than the class occupies); a finding's
+// is its rule's fix replayed, or, for a rule without a transformation of
+// its own, its time at stake × Factor × the reach of its class's fix (the
+// part of the time taken out that shortens the step). Work hidden behind
+// other work reaches nothing: kernels made faster under a host that is
+// the step's critical path save nothing, as the path says.
+
+// MaxBaselineErrorPct: a replay whose unchanged run is further than this
+// from the measured steps is not trusted, and savings fall back to shares.
+const MaxBaselineErrorPct = 10
+
+// minRemovedPct: a fix that takes out less of the replayed step than this
+// gives no reach (too little of its time is in the trace: its share came
+// from the run's evidence, not the trace).
+const minRemovedPct = 1
+
+// fixes maps a class, or a rule with a fix of its own, to the rule whose
+// Factor the transformation takes out, and how it applies it.
+var fixes = []struct {
+	id    string // class (verdict classes) or rule id
+	rule  string
+	what  string
+	apply func(f *whatif.Fix, keep float64)
+}{
+	{string(Input), "input.loader", "DataLoader waits cut to KEEP", func(f *whatif.Fix, k float64) { f.Host[whatif.Loader] = k }},
+	{string(Host), "host.python", "host work (Python, ops, runtime calls) cut to KEEP", hostScale},
+	{cpuHost, "host.python", "Python between ops and runtime calls cut to KEEP", func(f *whatif.Fix, k float64) { f.Host[whatif.Python], f.Host[whatif.Runtime] = k, k }},
+	{string(Launch), "host.launch", "host work issuing the kernels (Python, ops, launch calls) cut to KEEP", hostScale},
+	{string(GPUCompute), "gpu.kernels", "computation kernels cut to KEEP of their time", func(f *whatif.Fix, k float64) { f.Compute = k }},
+	{string(Copy), "copy.h2d", "copies and memsets cut to KEEP of their time, the host not waiting on copies to the device", func(f *whatif.Fix, k float64) { f.Copy, f.CopyWaits = k, true }},
+	{string(Sync), "sync.blocking", "blocking syncs removed: the host runs ahead", func(f *whatif.Fix, _ float64) { f.Syncs = true }},
+	{string(Comm), "comm.exposed", "communication kernels cut to KEEP of their time", func(f *whatif.Fix, k float64) { f.Comm = k }},
+	{string(CPUCompute), "cpu.native", "CPU ops cut to KEEP of their time", func(f *whatif.Fix, k float64) { f.Host[whatif.Op] = k }},
+	{string(Overhead), "cpu.tiny-ops", "CPU ops cut to KEEP of their time", func(f *whatif.Fix, k float64) { f.Host[whatif.Op] = k }},
+	{"gpu.precision", "gpu.precision", "fp32 matmul/conv kernels on CUDA cores cut to KEEP of their time", func(f *whatif.Fix, k float64) { f.FP32Math = k }},
+	{"host.optimizer", "host.optimizer", "host work inside Optimizer.step cut to KEEP", func(f *whatif.Fix, k float64) { f.Optimizer = k }},
+}
+
+// cpuHost is the host class's fix on a CPU-only trace: the ops are the
+// computation there (cpu-compute-bound's), the host's share is the time
+// between them.
+const cpuHost = "host-bound (CPU-only)"
+
+func hostScale(f *whatif.Fix, k float64) {
+	f.Host[whatif.Python], f.Host[whatif.Op], f.Host[whatif.Runtime] = k, k, k
+}
+
+// pairClasses are the classes whose fixes are also replayed two at a time
+// (device traces: where overlap makes fixes interact).
+var pairClasses = []Class{Input, Host, GPUCompute, Copy, Sync, Comm}
+
+// Fixes are the transformations the driver replays for the diagnosis:
+// each entry of fixes, and each pair of pairClasses' fixes.
+func Fixes() []whatif.Fix {
+	var out []whatif.Fix
+	byID := map[string]whatif.Fix{}
+	for _, x := range fixes {
+		keep := 1 - rule(x.rule).Factor
+		f := whatif.Identity(x.id, strings.ReplaceAll(x.what, "KEEP", fmt.Sprintf("%.0f%%", 100*keep)))
+		x.apply(&f, keep)
+		out = append(out, f)
+		byID[x.id] = f
+	}
+	for i, a := range pairClasses {
+		for _, b := range pairClasses[i+1:] {
+			out = append(out, whatif.Join(byID[string(a)], byID[string(b)]))
+		}
+	}
+	return out
+}
+
+// replay predicts every fix on the replayed steps. When the profiler's
+// per-op cost lengthened the window's steps (windowNote), the baseline
+// first takes it out of the host's work: the host's stretches are scaled
+// until the replayed step is as much shorter as the steps outside the
+// window are (their median against the window's), so that the fixes are
+// weighed against the program as it runs unprofiled (an H100 at 1.97 ms
+// of kernels a step: 3.15 ms steps in the window, the host the limit;
+// 2.34 ms without the profiler, the device nearly so).
+func (s *state) replay() {
+	m := s.in.Replay
+	if m == nil {
+		return
+	}
+	base := whatif.Identity("", "")
+	if s.profilerUs > 0 && s.unprofiledUs > 0 {
+		unchanged, _ := m.Replay(base)
+		target := unchanged * s.unprofiledUs / (s.unprofiledUs + s.profilerUs)
+		lo, hi := 0.0, 1.0 // the replayed step grows with the host's scale
+		for range 24 {
+			k := (lo + hi) / 2
+			f := whatif.Identity("", "")
+			hostScale(&f, k)
+			if step, _ := m.Replay(f); step > target {
+				hi = k
+			} else {
+				lo = k
+			}
+		}
+		base = whatif.Identity("unprofiled", fmt.Sprintf("the profiler's own cost taken out of the host's work (Python, ops and runtime calls cut to %.0f%%), so that the replayed step is as much shorter as the steps outside the window (median %s against %s)",
+			100*lo, units.Duration(s.unprofiledUs), units.Duration(s.unprofiledUs+s.profilerUs)))
+		hostScale(&base, lo)
+	}
+	s.d.WhatIf = m.Predict(base, Fixes())
+}
+
+// prediction is the replay of the fix named id, when the replay is
+// trusted and the fix takes out enough of the step to measure its reach.
+func (s *state) prediction(id string) (whatif.Prediction, bool) {
+	w := s.d.WhatIf
+	if !w.Trusted(MaxBaselineErrorPct) {
+		return whatif.Prediction{}, false
+	}
+	p, ok := w.Find(id)
+	return p, ok && p.RemovedPct >= minRemovedPct
+}
+
+// fixID is the prediction that stands for class c's usual fix.
+func (s *state) fixID(c Class) string {
+	if c == Host && !s.device {
+		return cpuHost
+	}
+	return string(c)
+}
+
+// classSaving is what class c's usual fix saves in the replay, as a share
+// of the step, when it was replayed and the class's time is the trace's
+// (an input share the agent measured beyond the trace's DataLoader time
+// is weighed by its share: the replay cannot see it).
+func (s *state) classSaving(c Class) (whatif.Prediction, bool) {
+	p, ok := s.prediction(s.fixID(c))
+	if !ok {
+		return p, false
+	}
+	if c == Input {
+		w := s.d.WhatIf
+		if trace := w.HostUs["dataloader"] / w.MeasuredUs; s.share[Input] > trace+s.p.MinFinding {
+			return p, false
+		}
+	}
+	return p, true
+}
+
+// replayedUs is a prediction's saving per step in µs: its share of the
+// replay's baseline, of the recorded mean step less what the baseline
+// took out (the profiler's own cost).
+func (s *state) replayedUs(p whatif.Prediction) float64 {
+	base := s.step
+	if s.d.WhatIf.Base != "" {
+		base *= s.unprofiledUs / (s.unprofiledUs + s.profilerUs)
+	}
+	return p.SavingPct / 100 * base
+}
+
+// replayedPct is replayedUs in percent of the recorded mean step.
+func (s *state) replayedPct(p whatif.Prediction) float64 { return 100 * s.replayedUs(p) / s.step }
+
+// ruleSaving is what rule id's change saves per step, in µs, and its
+// reach: the replay of its own fix (a class's main rule, or a rule with a
+// transformation of its own), else the time at stake × its factor × the
+// reach of its class's fix (the part of that class's time that shortens
+// the step). ok is false when nothing was replayed.
+func (s *state) ruleSaving(id string, atStakeUs float64) (savingUs, reachPct float64, ok bool) {
+	r := rule(id)
+	for _, x := range fixes {
+		if x.rule != id {
+			continue
+		}
+		if x.id == cpuHost && s.device || x.id == string(Host) && !s.device {
+			continue
+		}
+		p, ok := s.prediction(x.id)
+		if x.id == s.fixID(r.Class) {
+			p, ok = s.classSaving(r.Class)
+		}
+		if ok {
+			return min(s.replayedUs(p), atStakeUs), p.ReachPct, true
+		}
+	}
+	if p, ok := s.classSaving(r.Class); ok {
+		return atStakeUs * r.Factor * p.ReachPct / 100, p.ReachPct, true
+	}
+	return atStakeUs * r.Factor, 0, false
+}
+
+// together says, when the top class's fix and another's save clearly
+// more together than either alone (both are near the critical path: the
+// host and the device take turns), what each and both save in the
+// replay; "" otherwise. The other class is the one whose pair saves most.
+func (s *state) together(top Class, others []ClassScore) string {
+	pa, ok := s.prediction(s.fixID(top))
+	if !ok {
+		return ""
+	}
+	var note string
+	bestPair := 0.0
+	for _, o := range others {
+		pb, ok1 := s.prediction(s.fixID(o.Class))
+		pab, ok2 := s.prediction(s.fixID(top) + "+" + s.fixID(o.Class))
+		if !ok2 {
+			pab, ok2 = s.prediction(s.fixID(o.Class) + "+" + s.fixID(top))
+		}
+		a, b, ab := s.replayedPct(pa), s.replayedPct(pb), s.replayedPct(pab)
+		if !ok1 || !ok2 || ab < max(a, b)+5 || ab < 1.25*max(a, b) || ab <= bestPair {
+			continue
+		}
+		bestPair = ab
+		note = fmt.Sprintf("%s and %s are both near the critical path: replayed, %s's fix alone saves %.0f%%, %s's %.0f%%, both together %.0f%%",
+			top, o.Class, top, a, o.Class, b, ab)
+	}
+	return note
+}
