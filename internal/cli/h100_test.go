@@ -19,9 +19,11 @@ func TestH100Runs(t *testing.T) {
 		first                   string // in the first finding's change, or its location
 		absent                  string // a rule that must stay silent
 	}{
-		// the profiler's per-op cost stretched the window's steps: without
-		// it the device's fp32 matmuls fill 84% of the step
-		{"item_sync", "gpu-compute-bound", "gpu.kernels", "run them on tensor cores", ""},
+		// the profiler's per-op cost stretched the window's steps; taken
+		// out, the replay finds the host and the fp32 matmuls both near
+		// the path (each fix alone saves little, both together much) and
+		// the .item() sync second (its finding, and the why, say so)
+		{"item_sync", "host-bound", "host.python", "gpu_item_sync.py:23", ""},
 		{"gpt_fp32", "gpu-compute-bound", "gpu.kernels", "fp32 matmuls and convolutions on CUDA cores take 72%", ""},
 		// 30 s before the first step was torch.compile's work, not the program's
 		{"compile_gpu", "host-bound", "host.python", "", "run.startup"},
@@ -63,6 +65,11 @@ func TestH100Runs(t *testing.T) {
 			d := r.Traces[0].Diagnosis
 			if d.Verdict.Primary != c.verdict || len(d.Findings) == 0 {
 				t.Fatalf("verdict %s (%s), want %s", d.Verdict.Primary, d.Verdict.Why, c.verdict)
+			}
+			if c.run == "item_sync" {
+				if !strings.Contains(d.Verdict.Why, "host-bound and gpu-compute-bound share the path") || len(d.Findings) < 2 || d.Findings[1].Rule != "sync.blocking" {
+					t.Errorf("item_sync: want the host and the kernels named together, then the sync: %s; %+v", d.Verdict.Why, d.Findings)
+				}
 			}
 			f := d.Findings[0]
 			text := f.Change

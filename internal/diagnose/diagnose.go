@@ -210,6 +210,9 @@ type state struct {
 	// inputRun: the share is the run's DataLoader wait (runInput).
 	inputWait string
 	inputRun  bool
+	// hostOnPath: the host's share is its hold on the replayed critical
+	// path, not the device's idle time (scores)
+	hostOnPath float64
 }
 
 // Compute diagnoses one trace.
@@ -325,13 +328,7 @@ func (s *state) scores() {
 	a := b.Average
 	s.avg, s.step, s.steps = a, a.TotalUs, b.AveragedSteps
 	S := a.TotalUs
-	if g := s.in.GPU; g != nil {
-		for _, d := range g.Devices {
-			if d.KernelCount > 0 || d.MemcpyCount > 0 {
-				s.device = true
-			}
-		}
-	}
+	s.device = s.deviceRecorded()
 	s.usesGPU = s.device || a.RuntimeLaunchUs > 0
 	src := "step_breakdown"
 	defer s.scaleToRun() // after addRecompile
@@ -441,6 +438,17 @@ func (s *state) scores() {
 			pool -= cut
 			hostEv = append(hostEv, Evidence{"of which the profiler's own cost, left out", pct(cut), "% of step", "evidence"})
 		}
+		// The breakdown gives the time where the host and the device both
+		// run to the device: a host that runs beside the kernels for most
+		// of the step and holds them up shows little idle. Its share is
+		// then its hold on the critical path: how much shorter the
+		// replayed step gets without its work (without the blocked waits,
+		// which are sync's).
+		if p, ok := s.prediction(hostPath); ok && s.replayedPct(p)/100 > pool+s.p.MinFinding {
+			s.hostOnPath = s.replayedPct(p) / 100
+			hostEv = append(hostEv, Evidence{"host work on the critical path (the steps replayed without it)", pct(s.hostOnPath), "% of step", "what_if"})
+			pool = s.hostOnPath
+		}
 		if s.launchy() {
 			kps, short := s.kernelStats()
 			s.add(Launch, pool, append(hostEv, Evidence{"kernels per step", kps, "", "kernel_launches"},
@@ -487,6 +495,18 @@ func (s *state) scores() {
 	s.add(Host, other, hostEv...)
 	s.add(CPUCompute, cpu, Evidence{"time inside native ops per step", a.CPUExecUs, "us", src})
 	s.addUnexplained(unexplained)
+}
+
+// deviceRecorded reports whether the trace holds device work.
+func (s *state) deviceRecorded() bool {
+	if g := s.in.GPU; g != nil {
+		for _, d := range g.Devices {
+			if d.KernelCount > 0 || d.MemcpyCount > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // addRecompile gives torch.compile's recurring compilations (window
@@ -702,7 +722,7 @@ func (s *state) launchy() bool {
 
 var detail = map[Class]string{
 	Input:      "waiting on data loading",
-	Host:       "the host (Python, framework) leaves the device idle",
+	Host:       "the host (Python, framework) holds up the device",
 	Launch:     "kernel-launch overhead: many tiny kernels leave the device idle",
 	Sync:       "the host blocks on the device every step",
 	GPUCompute: "device kernels fill the step",
@@ -722,7 +742,11 @@ func (s *state) verdict() {
 	for c, v := range s.share {
 		sc := ClassScore{Class: c, SharePct: round(pct(v)), SavingPct: round(pct(v * fixFactor(c))), SavingMethod: "share", Evidence: s.ev[c]}
 		if p, ok := s.classSaving(c); ok && fixFactor(c) > 0 {
-			sc.SavingPct, sc.SavingMethod, sc.ReachPct = round(min(s.replayedPct(p), pct(v))), "replay", round(p.ReachPct)
+			saving := s.replayedPct(p)
+			if !exposedShare(c) {
+				saving = min(saving, pct(v))
+			}
+			sc.SavingPct, sc.SavingMethod, sc.ReachPct = round(saving), "replay", round(p.ReachPct)
 		}
 		cs = append(cs, sc)
 	}
@@ -801,7 +825,7 @@ func (s *state) verdict() {
 		caveats = append(caveats, fmt.Sprintf("%d of the job's %d ranks in the input: waiting for slower ranks counts as communication", n, w))
 		v.Confidence = lower(v.Confidence)
 	}
-	v.Why = fmt.Sprintf("%s explains %.0f%% of the mean step (%s); its fix would save ~%.0f%%%s; next: %s", top.Class, top.SharePct, units.Duration(s.step), top.SavingPct, savingNote(top), nextText(ranked))
+	v.Why = fmt.Sprintf("%s explains %.0f%% of the mean step (%s); %s ~%.0f%%; next: %s", top.Class, top.SharePct, units.Duration(s.step), savingNote(top), top.SavingPct, nextText(ranked))
 	if u := s.share[Unexplained]; u >= s.p.MinFinding {
 		caveats = append(caveats, fmt.Sprintf("%.0f%% of the step is unexplained (nothing recorded on the host, device idle)", pct(u)))
 	}
@@ -896,16 +920,16 @@ func (s *state) critPathNote(c Class) string {
 // savingNote says how a class's saving was found, for the verdict's why.
 func savingNote(c ClassScore) string {
 	if c.SavingMethod == "replay" {
-		return fmt.Sprintf(" (replayed; %.0f%% of the time it takes out shortens the step)", c.ReachPct)
+		return "replayed, its fix saves"
 	}
-	return ""
+	return "its fix would save"
 }
 
 func nextText(cs []ClassScore) string {
 	if len(cs) < 2 {
 		return "none"
 	}
-	return fmt.Sprintf("%s %.0f%% of the step, its fix ~%.0f%%", cs[1].Class, cs[1].SharePct, cs[1].SavingPct)
+	return fmt.Sprintf("%s %.0f%%, fix ~%.0f%%", cs[1].Class, cs[1].SharePct, cs[1].SavingPct)
 }
 
 func lower(c string) string {

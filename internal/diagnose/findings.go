@@ -409,6 +409,9 @@ func (s *state) findings() {
 		} else if busy := s.share[Host] - blockedShare; busy >= p.MinFinding {
 			// the blocked waits are host.blocked's: this is the rest
 			title := fmt.Sprintf("The device idles %.0f%% of the step while the host runs Python and framework code", pct(busy))
+			if s.hostOnPath > 0 {
+				title = fmt.Sprintf("The host's work holds %.0f%% of the step: the device runs beside it, then waits for it", pct(busy))
+			}
 			change := ""
 			if !s.device {
 				title = fmt.Sprintf("Python between ops takes %.0f%% of the step", pct(busy))

@@ -13,13 +13,16 @@ import (
 // of the replayed steps (internal/analysis/whatif) that takes the rule's
 // Factor of the time it touches. The replay says how much of the time
 // taken out shortens the step. A class's saving is its fix's replayed
-// saving, at most its share (the replay finds how much of the share
-// reaches the step, never more time than the class occupies); a finding's
-// is its rule's fix replayed, or, for a rule without a transformation of
-// its own, its time at stake × Factor × the reach of its class's fix (the
-// part of the time taken out that shortens the step). Work hidden behind
-// other work reaches nothing: kernels made faster under a host that is
-// the step's critical path save nothing, as the path says.
+// saving; a finding's is its rule's fix replayed, or, for a rule without
+// a transformation of its own, its time at stake × Factor × the reach of
+// its class's fix (the part of the time taken out that shortens the
+// step). Work hidden behind other work reaches nothing: kernels made
+// faster under a host that is the step's critical path save nothing, as
+// the path says. A saving can exceed the class's share: the share is the
+// time the class has to itself (the step breakdown gives time where the
+// host and the device both run to the device), and a host that runs
+// beside the device for most of the step and is its critical path saves
+// what the replay finds.
 
 // MaxBaselineErrorPct: a replay whose unchanged run is further than this
 // from the measured steps is not trusted, and savings fall back to shares.
@@ -45,9 +48,10 @@ var fixes = []struct {
 	{string(GPUCompute), "gpu.kernels", "computation kernels cut to KEEP of their time", func(f *whatif.Fix, k float64) { f.Compute = k }},
 	{string(Copy), "copy.h2d", "copies and memsets cut to KEEP of their time, the host not waiting on copies to the device", func(f *whatif.Fix, k float64) { f.Copy, f.CopyWaits = k, true }},
 	{string(Sync), "sync.blocking", "blocking syncs removed: the host runs ahead", func(f *whatif.Fix, _ float64) { f.Syncs = true }},
-	{string(Comm), "comm.exposed", "communication kernels cut to KEEP of their time", func(f *whatif.Fix, k float64) { f.Comm = k }},
+	{string(Comm), "comm.exposed", "communication kernels and host-side collectives cut to KEEP of their time", func(f *whatif.Fix, k float64) { f.Comm, f.Host[whatif.Comm] = k, k }},
 	{string(CPUCompute), "cpu.native", "CPU ops cut to KEEP of their time", func(f *whatif.Fix, k float64) { f.Host[whatif.Op] = k }},
 	{string(Overhead), "cpu.tiny-ops", "CPU ops cut to KEEP of their time", func(f *whatif.Fix, k float64) { f.Host[whatif.Op] = k }},
+	{hostPath, "host.python", "host work (Python, ops, runtime calls) removed", func(f *whatif.Fix, _ float64) { hostScale(f, 0) }},
 	{"gpu.precision", "gpu.precision", "fp32 matmul/conv kernels on CUDA cores cut to KEEP of their time", func(f *whatif.Fix, k float64) { f.FP32Math = k }},
 	{"host.optimizer", "host.optimizer", "host work inside Optimizer.step cut to KEEP", func(f *whatif.Fix, k float64) { f.Optimizer = k }},
 }
@@ -57,6 +61,10 @@ var fixes = []struct {
 // between them.
 const cpuHost = "host-bound (CPU-only)"
 
+// hostPath removes the host's work: what the replay saves is the host's
+// hold on the step's critical path (the host's share on a device trace).
+const hostPath = "host-bound (removed)"
+
 func hostScale(f *whatif.Fix, k float64) {
 	f.Host[whatif.Python], f.Host[whatif.Op], f.Host[whatif.Runtime] = k, k, k
 }
@@ -65,15 +73,21 @@ func hostScale(f *whatif.Fix, k float64) {
 // (device traces: where overlap makes fixes interact).
 var pairClasses = []Class{Input, Host, GPUCompute, Copy, Sync, Comm}
 
-// Fixes are the transformations the driver replays for the diagnosis:
-// each entry of fixes, and each pair of pairClasses' fixes.
-func Fixes() []whatif.Fix {
+// Fixes are the transformations replayed for the diagnosis: each entry of
+// fixes, and each pair of pairClasses' fixes. Without a Python profile,
+// the host's stretches where nothing was recorded are not known to be
+// Python (a wait the trace does not show looks the same: the breakdown
+// calls them Other, the diagnosis unexplained), so no fix shortens them.
+func Fixes(pythonKnown bool) []whatif.Fix {
 	var out []whatif.Fix
 	byID := map[string]whatif.Fix{}
 	for _, x := range fixes {
 		keep := 1 - rule(x.rule).Factor
 		f := whatif.Identity(x.id, strings.ReplaceAll(x.what, "KEEP", fmt.Sprintf("%.0f%%", 100*keep)))
 		x.apply(&f, keep)
+		if !pythonKnown {
+			f.Host[whatif.Python], f.UnrecordedWaits = 1, true
+		}
 		out = append(out, f)
 		byID[x.id] = f
 	}
@@ -99,7 +113,7 @@ func (s *state) replay() {
 		return
 	}
 	base := whatif.Identity("", "")
-	if s.profilerUs > 0 && s.unprofiledUs > 0 {
+	if s.deviceRecorded() && s.profilerUs > 0 && s.unprofiledUs > 0 {
 		unchanged, _ := m.Replay(base)
 		target := unchanged * s.unprofiledUs / (s.unprofiledUs + s.profilerUs)
 		lo, hi := 0.0, 1.0 // the replayed step grows with the host's scale
@@ -107,17 +121,20 @@ func (s *state) replay() {
 			k := (lo + hi) / 2
 			f := whatif.Identity("", "")
 			hostScale(&f, k)
+			f.Host[whatif.Python], f.UnrecordedWaits = 1, s.py == nil // the profiler's cost is per op
 			if step, _ := m.Replay(f); step > target {
 				hi = k
 			} else {
 				lo = k
 			}
 		}
-		base = whatif.Identity("unprofiled", fmt.Sprintf("the profiler's own cost taken out of the host's work (Python, ops and runtime calls cut to %.0f%%), so that the replayed step is as much shorter as the steps outside the window (median %s against %s)",
+		base = whatif.Identity("unprofiled", fmt.Sprintf("the profiler's own cost taken out of the host's work (ops and runtime calls cut to %.0f%%), so that the replayed step is as much shorter as the steps outside the window (median %s against %s)",
 			100*lo, units.Duration(s.unprofiledUs), units.Duration(s.unprofiledUs+s.profilerUs)))
 		hostScale(&base, lo)
+		base.Host[whatif.Python] = 1
 	}
-	s.d.WhatIf = m.Predict(base, Fixes())
+	base.UnrecordedWaits = s.py == nil
+	s.d.WhatIf = m.Predict(base, Fixes(s.py != nil))
 }
 
 // prediction is the replay of the fix named id, when the replay is
@@ -171,6 +188,12 @@ func (s *state) replayedUs(p whatif.Prediction) float64 {
 // replayedPct is replayedUs in percent of the recorded mean step.
 func (s *state) replayedPct(p whatif.Prediction) float64 { return 100 * s.replayedUs(p) / s.step }
 
+// exposedShare: the class's share is the time it leaves the device idle
+// (or, for syncs, what the replay without them saves), not all of its
+// work: its fix's replayed saving may exceed it. Every other class's share
+// is all of its time in the step, which no fix saves more of.
+func exposedShare(c Class) bool { return c == Host || c == Launch || c == Sync }
+
 // ruleSaving is what rule id's change saves per step, in µs, and its
 // reach: the replay of its own fix (a class's main rule, or a rule with a
 // transformation of its own), else the time at stake × its factor × the
@@ -182,7 +205,7 @@ func (s *state) ruleSaving(id string, atStakeUs float64) (savingUs, reachPct flo
 		if x.rule != id {
 			continue
 		}
-		if x.id == cpuHost && s.device || x.id == string(Host) && !s.device {
+		if x.id == cpuHost && s.device || x.id == string(Host) && !s.device || x.id == hostPath {
 			continue
 		}
 		p, ok := s.prediction(x.id)
@@ -190,7 +213,11 @@ func (s *state) ruleSaving(id string, atStakeUs float64) (savingUs, reachPct flo
 			p, ok = s.classSaving(r.Class)
 		}
 		if ok {
-			return min(s.replayedUs(p), atStakeUs), p.ReachPct, true
+			us := s.replayedUs(p)
+			if !exposedShare(r.Class) {
+				us = min(us, atStakeUs)
+			}
+			return us, p.ReachPct, true
 		}
 	}
 	if p, ok := s.classSaving(r.Class); ok {
@@ -221,8 +248,8 @@ func (s *state) together(top Class, others []ClassScore) string {
 			continue
 		}
 		bestPair = ab
-		note = fmt.Sprintf("%s and %s are both near the critical path: replayed, %s's fix alone saves %.0f%%, %s's %.0f%%, both together %.0f%%",
-			top, o.Class, top, a, o.Class, b, ab)
+		note = fmt.Sprintf("%s and %s share the path: alone their fixes save %.0f%% and %.0f%%, together %.0f%%",
+			top, o.Class, a, b, ab)
 	}
 	return note
 }

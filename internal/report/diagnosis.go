@@ -229,6 +229,10 @@ func writeFindings(w io.Writer, fs []diagnose.Finding, stepUs float64, brief boo
 			if f.SavingMethod == "replay" {
 				how = ", replayed"
 			}
+			if f.SavingUs > f.AtStakeUs {
+				fmt.Fprintf(w, "    could save ~%s per step (%.0f%%%s: more than the %s it has to itself, as it also holds up work beside it); confidence %s\n", units.Duration(f.SavingUs), f.SavingPct, how, units.Duration(f.AtStakeUs), f.Confidence)
+				break
+			}
 			fmt.Fprintf(w, "    could save ~%s per step (%.0f%%%s) of %s at stake; confidence %s\n", units.Duration(f.SavingUs), f.SavingPct, how, units.Duration(f.AtStakeUs), f.Confidence)
 		case f.SavingMethod == "replay" && f.AtStakeUs > 0:
 			fmt.Fprintf(w, "    %s per step (%.0f%%) at stake, but replayed the change alone saves nothing: other work hides it (the verdict says what is on the path); confidence %s\n", units.Duration(f.AtStakeUs), f.AtStakePct, f.Confidence)

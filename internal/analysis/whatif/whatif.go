@@ -10,9 +10,12 @@
 //   - The host is one timeline, the union of its threads (PyTorch's
 //     threads take turns: the autograd thread runs while the main thread
 //     waits in backward()). Each stretch of it has a category, the
-//     highest of those running on any thread: DataLoader fetch (the
-//     enumerate(DataLoader)#...__next__ range), runtime call, CPU op, else
-//     Python (nothing recorded). Stretches inside Optimizer.step are marked.
+//     highest of those running on any thread, in the step breakdown's
+//     order: a host-side collective, a runtime call, a DataLoader fetch
+//     (the enumerate(DataLoader)#...__next__ range), a CPU op (a cpu_op, a
+//     user annotation or a Python frame: the breakdown's CPU Exec), else
+//     Python (nothing recorded: the breakdown's Other).
+//     Stretches inside Optimizer.step are marked.
 //   - Device work (kernels, copies, memsets) launched from the steps, per
 //     stream in order. A task starts at the latest of: its launch call's
 //     start plus the trace's shortest launch latency, the end of the
@@ -65,16 +68,17 @@ const (
 
 // Host categories, lowest priority first.
 const (
-	Python  = iota // nothing recorded on any thread: Python between ops
-	Op             // a CPU op (its own time, the ops it calls)
-	Runtime        // a runtime or driver call (launches, allocations, non-waiting syncs)
+	Python  = iota // nothing recorded on any thread: Python between ops (the breakdown's Other)
+	Op             // a CPU op, annotation or Python frame (the breakdown's CPU Exec)
 	Loader         // a DataLoader fetch
+	Runtime        // a runtime or driver call (launches, allocations, non-waiting syncs)
+	Comm           // a host-side collective (gloo, nccl:*, c10d ops: the breakdown's Communication)
 	numCats
 	blocked // a thread waiting in a blocking call (a wait, not host time)
 )
 
 // CategoryNames name the host categories in JSON and text.
-var CategoryNames = [numCats]string{"python", "op", "runtime", "dataloader"}
+var CategoryNames = [numCats]string{"python", "op", "dataloader", "runtime", "communication"}
 
 // Fix is one change to replay: host stretches and device tasks scaled
 // (1 unchanged, 0 gone), waits dropped.
@@ -96,18 +100,28 @@ type Fix struct {
 	// copies (the host runs ahead); CopyWaits drops the waits on
 	// host-to-device copies (pinned memory, non_blocking=True).
 	Syncs, CopyWaits bool `json:"-"`
+	// UnrecordedWaits takes the host's unrecorded stretches that ended
+	// with device work for waits on it (nothing says they were Python),
+	// instead of Python stretches scaled by Host[Python].
+	UnrecordedWaits bool `json:"-"`
+	// noGaps drops the device gaps nothing explains (the model's check).
+	noGaps bool
 }
 
 // Identity is the unchanged replay's fix.
 func Identity(id, what string) Fix {
-	return Fix{ID: id, What: what, Host: [numCats]float64{1, 1, 1, 1}, Compute: 1, Comm: 1, Copy: 1, FP32Math: 1}
+	f := Fix{ID: id, What: what, Compute: 1, Comm: 1, Copy: 1, FP32Math: 1}
+	for c := range f.Host {
+		f.Host[c] = 1
+	}
+	return f
 }
 
 // Join is the fix that applies a and b together (scales multiply).
 func Join(a, b Fix) Fix {
 	j := Fix{ID: a.ID + "+" + b.ID, What: a.What + "; and " + b.What,
 		Compute: a.Compute * b.Compute, Comm: a.Comm * b.Comm, Copy: a.Copy * b.Copy, FP32Math: a.FP32Math * b.FP32Math,
-		Syncs: a.Syncs || b.Syncs, CopyWaits: a.CopyWaits || b.CopyWaits}
+		Syncs: a.Syncs || b.Syncs, CopyWaits: a.CopyWaits || b.CopyWaits, UnrecordedWaits: a.UnrecordedWaits || b.UnrecordedWaits}
 	for c := range j.Host {
 		j.Host[c] = a.Host[c] * b.Host[c]
 	}
@@ -157,11 +171,14 @@ type Result struct {
 	BaselineUs float64 `json:"baseline_us"`
 	// Base says what the baseline takes out of the recorded steps (the profiler's own per-op cost), absent when nothing.
 	Base string `json:"base,omitempty"`
+	// GapPct is how much shorter the unchanged replay gets when the device gaps the model cannot explain (a task's start later than its launch, the work before it on its stream and any stream it waits for allow) are closed, in percent: the part of the step the model holds fixed, whatever the fix.
+	GapPct float64 `json:"gap_pct"`
 	// BaselineErrorPct is how far the unchanged replay's mean step is from MeasuredUs, in percent: how well the model reproduces the trace.
 	BaselineErrorPct float64 `json:"baseline_error_pct"`
-	// HostUs and DeviceTasks: the host time per step by category, and the device tasks replayed.
-	HostUs      map[string]float64 `json:"host_us_per_step"`
-	DeviceTasks int                `json:"device_tasks"`
+	// HostUs is the host's time per step by category (python, op, dataloader, runtime, communication), blocked waits left out.
+	HostUs map[string]float64 `json:"host_us_per_step"`
+	// DeviceTasks is the number of kernels, copies and memsets replayed.
+	DeviceTasks int `json:"device_tasks"`
 	// Waits is the number of host waits on the device per step.
 	Waits float64 `json:"waits_per_step"`
 	// Predictions are each fix's replay, in the order asked.
@@ -181,10 +198,15 @@ func (r *Result) Find(id string) (Prediction, bool) {
 	return Prediction{}, false
 }
 
+// MaxGapPct: a replay whose step is held this much by device gaps it
+// cannot explain predicts little from any fix (the gaps stay), so it is
+// not trusted.
+const MaxGapPct = 10
+
 // Trusted reports whether the baseline reproduces the measured steps
-// within maxErrPct.
+// within maxErrPct and the model explains the device's gaps.
 func (r *Result) Trusted(maxErrPct float64) bool {
-	return r != nil && r.Error == "" && r.BaselineUs > 0 && r.BaselineErrorPct <= maxErrPct
+	return r.Untrusted(maxErrPct) == ""
 }
 
 // Untrusted says why the replay is not trusted ("" when it is).
@@ -194,8 +216,12 @@ func (r *Result) Untrusted(maxErrPct float64) string {
 		return "no replay"
 	case r.Error != "":
 		return r.Error
+	case r.BaselineUs <= 0:
+		return "the steps replayed hold no time"
 	case r.BaselineErrorPct > maxErrPct:
 		return fmt.Sprintf("the unchanged replay is %.0f%% off the measured steps", r.BaselineErrorPct)
+	case r.GapPct > MaxGapPct:
+		return fmt.Sprintf("%.0f%% of the replayed step is device gaps nothing in the trace explains (work waiting on something not recorded: another process, another rank, an event the trace does not name)", r.GapPct)
 	}
 	return ""
 }
@@ -203,10 +229,11 @@ func (r *Result) Untrusted(maxErrPct float64) string {
 // seg is one host stretch, or an item: a launch or a wait.
 type seg struct {
 	dur  float64 // ns (stretches)
+	at   float64 // recorded start, from the run's start (stretches)
 	cat  uint8
 	opt  bool  // inside Optimizer.step
-	item int8  // 0 stretch, 1 launch, 2 wait
-	ref  int32 // launch: first task index in launchTasks; wait: index in waits
+	item int8  // 0 stretch, 1 launch, 2 wait, 3 unrecorded stretch that ended with device work
+	ref  int32 // launch: first task index in launchTasks; wait: index in waits; 3: the task
 	n    int32 // launch: task count
 }
 
@@ -241,6 +268,7 @@ type run struct {
 	waits       []wait
 	lmin        float64
 	streams     [][]int32 // each stream's tasks, in order
+	streamDev   []int     // each stream's device
 }
 
 // Model is the replayable graph of the steps used.
@@ -274,6 +302,14 @@ func Build(t *trace.Trace, used []bool) *Model {
 		if len(m.steps) >= MaxSteps || tasks >= maxTasks {
 			break
 		}
+		// host time between two steps belongs to neither (work outside
+		// the profiled steps: the breakdown leaves it out too)
+		if n := len(cur); n > 0 {
+			prev := t.Steps[cur[n-1]]
+			if gap := t.Steps[i].Start - prev.End; gap > max(100_000, (prev.End-prev.Start)/20) {
+				flush()
+			}
+		}
 		cur = append(cur, i)
 		m.steps = append(m.steps, strconv.Itoa(t.Steps[i].Num))
 	}
@@ -284,7 +320,7 @@ func Build(t *trace.Trace, used []bool) *Model {
 	}
 	for _, r := range m.runs {
 		for _, s := range r.segs {
-			if s.item == 0 {
+			if s.item == 0 || s.item == 3 {
 				m.host[s.cat] += s.dur
 			}
 			if s.item == 2 {
@@ -374,6 +410,7 @@ func buildRun(t *trace.Trace, steps []int) run {
 			i = int32(len(r.streams))
 			streamOf[k] = i
 			r.streams = append(r.streams, nil)
+			r.streamDev = append(r.streamDev, k.dev)
 		}
 		return i
 	}
@@ -468,6 +505,15 @@ func buildRun(t *trace.Trace, steps []int) run {
 			bound = max(bound, r.obsEnd(tk.src))
 		}
 		tk.slack = max(0, tk.obsStart-bound)
+		if tk.slack > implicitWaitNs && tk.src < 0 {
+			// started right after work on another stream ended, after a
+			// gap nothing else explains: it waited for that work (an
+			// event wait the trace does not record)
+			if src := r.endedJustBefore(si, tk.obsStart); src >= 0 {
+				tk.src = src
+				tk.slack = max(0, tk.obsStart-max(bound, r.obsEnd(src)))
+			}
+		}
 		r.tasks = append(r.tasks, tk)
 		r.streams[si] = append(r.streams[si], i)
 		taskOf[e] = i
@@ -532,6 +578,9 @@ func buildRun(t *trace.Trace, steps []int) run {
 			switch k {
 			case trace.KindCPUOp:
 				cat = Op
+				if classify.IsCommOp(t.Name(int(e))) {
+					cat = Comm
+				}
 			case trace.KindRuntime, trace.KindDriver:
 				cat = Runtime
 			case trace.KindUserAnnotation:
@@ -539,12 +588,16 @@ func buildRun(t *trace.Trace, steps []int) run {
 				switch {
 				case classify.IsDataLoader(name):
 					cat = Loader
-				case strings.HasPrefix(name, "Optimizer.step#"):
-					optSpans = append(optSpans, [2]int64{ev.Start[e], end})
+				case strings.HasPrefix(name, "ProfilerStep#"):
 					continue
 				default:
-					continue
+					if strings.HasPrefix(name, "Optimizer.step#") {
+						optSpans = append(optSpans, [2]int64{ev.Start[e], end})
+					}
+					cat = Op
 				}
+			case trace.KindPythonFunction:
+				cat = Op
 			default:
 				continue
 			}
@@ -632,7 +685,7 @@ func buildRun(t *trace.Trace, steps []int) run {
 				mainBlocked = mainBlocked || int32(th) == mainThread
 				continue
 			}
-			for cat := Loader; cat > Python; cat-- {
+			for cat := Comm; cat > Python; cat-- {
 				if c[cat] > 0 {
 					best = max(best, cat)
 					break
@@ -661,7 +714,7 @@ func buildRun(t *trace.Trace, steps []int) run {
 			}
 			if next > now {
 				if c := category(); c != blocked {
-					r.segs = append(r.segs, seg{dur: float64(next - now), cat: c, opt: optDepth > 0})
+					r.segs = append(r.segs, seg{dur: float64(next - now), at: rel(now), cat: c, opt: optDepth > 0})
 				}
 				now = next
 			}
@@ -690,6 +743,8 @@ func buildRun(t *trace.Trace, steps []int) run {
 	r.flushItems(&li, &wi, math.MaxInt64, len(las), len(waitItems), func(i int) int64 { return las[i].ts }, func(i int) int64 { return waitItems[i].ts },
 		func(i int) { r.segs = append(r.segs, seg{item: 1, ref: las[i].l}) },
 		func(i int) { r.segs = append(r.segs, seg{item: 2, ref: waitItems[i].w}) })
+
+	r.unrecordedWaits()
 
 	// launch items point at their tasks
 	for _, l := range byLaunch {
@@ -723,6 +778,82 @@ func buildRun(t *trace.Trace, steps []int) run {
 	}
 	r.measured = end
 	return r
+}
+
+// Unrecorded waits: a stretch of at least minUnrecordedNs with nothing
+// recorded on the host, over which the device was busy (at least
+// busyCover of it) until work ended within unrecordedTail (or 5% of the
+// stretch) of its end, is the host waiting for that work in a call the
+// trace does not show, or Python that took as long: which one, only a
+// Python profile tells (Fix.UnrecordedWaits).
+const (
+	minUnrecordedNs = 50e3
+	busyCover       = 0.9
+	unrecordedTail  = 50e3
+)
+
+// unrecordedWaits splits such stretches into the part that ended with the
+// device work (item 3) and the rest.
+func (r *run) unrecordedWaits() {
+	if len(r.tasks) == 0 {
+		return
+	}
+	// the device's busy intervals, merged, with their running total
+	type span struct{ start, end, before float64 }
+	order := make([]int32, len(r.tasks))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(r.tasks[a].obsStart, r.tasks[b].obsStart) })
+	var busy []span
+	total := 0.0
+	for _, i := range order {
+		st, en := r.tasks[i].obsStart, r.obsEnd(i)
+		if n := len(busy); n > 0 && st <= busy[n-1].end {
+			if en > busy[n-1].end {
+				total += en - busy[n-1].end
+				busy[n-1].end = en
+			}
+			continue
+		}
+		busy = append(busy, span{st, en, total})
+		total += en - st
+	}
+	busyUntil := func(x float64) float64 { // device busy time before x
+		j := sort.Search(len(busy), func(j int) bool { return busy[j].start > x })
+		if j == 0 {
+			return 0
+		}
+		b := busy[j-1]
+		return b.before + min(x, b.end) - b.start
+	}
+	ends := make([]int32, len(r.tasks))
+	copy(ends, order)
+	slices.SortFunc(ends, func(a, b int32) int { return cmp.Compare(r.obsEnd(a), r.obsEnd(b)) })
+	out := make([]seg, 0, len(r.segs))
+	for _, sg := range r.segs {
+		if sg.item != 0 || sg.cat != Python || sg.dur < minUnrecordedNs {
+			out = append(out, sg)
+			continue
+		}
+		end := sg.at + sg.dur
+		j := sort.Search(len(ends), func(j int) bool { return r.obsEnd(ends[j]) > end })
+		if j == 0 {
+			out = append(out, sg)
+			continue
+		}
+		task := ends[j-1]
+		te := r.obsEnd(task)
+		if te <= sg.at || end-te > max(unrecordedTail, 0.05*sg.dur) || busyUntil(te)-busyUntil(sg.at) < busyCover*(te-sg.at) {
+			out = append(out, sg)
+			continue
+		}
+		out = append(out, seg{item: 3, dur: te - sg.at, at: sg.at, cat: Python, opt: sg.opt, ref: task})
+		if end > te {
+			out = append(out, seg{dur: end - te, at: te, cat: Python, opt: sg.opt})
+		}
+	}
+	r.segs = out
 }
 
 // flushItems emits the launches and waits due at or before ts, waits
@@ -851,6 +982,32 @@ func (r *run) fullQueue(t *trace.Trace, e int32, launchOf map[int32]int32, med m
 	return []int32{q.ends[j-1]}
 }
 
+// implicitWaitNs and implicitEndNs: a task that started over
+// implicitWaitNs after everything known to hold it back, within
+// implicitEndNs of work on another stream of its device ending, waited for
+// that work (older traces record no Stream Wait Event arguments; NCCL's
+// streams wait on the compute stream so).
+const (
+	implicitWaitNs = 5e3
+	implicitEndNs  = 5e3
+)
+
+// endedJustBefore is the task on another stream of stream si's device
+// that ended last at or before ts, within implicitEndNs; -1 when none.
+func (r *run) endedJustBefore(si int32, ts float64) int32 {
+	best, bestEnd := int32(-1), ts-implicitEndNs
+	for o, l := range r.streams {
+		if int32(o) == si || r.streamDev[o] != r.streamDev[si] || len(l) == 0 {
+			continue
+		}
+		n := sort.Search(len(l), func(j int) bool { return r.obsEnd(l[j]) > ts })
+		if n > 0 && r.obsEnd(l[n-1]) >= bestEnd {
+			best, bestEnd = l[n-1], r.obsEnd(l[n-1])
+		}
+	}
+	return best
+}
+
 // lastBefore is the last task on stream si launched before ts (work
 // carried over counts as launched before the run), -1 when none.
 func (r *run) lastBefore(si int32, ts float64) int32 {
@@ -931,7 +1088,11 @@ func (r *run) replay(f Fix) (end, removed float64) {
 			}
 			d := tk.dur * devScale(tk)
 			removed += tk.dur - d
-			ends[done] = start + tk.slack + d
+			slack := tk.slack
+			if f.noGaps {
+				slack = 0
+			}
+			ends[done] = start + slack + d
 			devEnd = max(devEnd, ends[done])
 		}
 	}
@@ -947,6 +1108,15 @@ func (r *run) replay(f Fix) (end, removed float64) {
 			for _, ti := range r.launchTasks[s.ref : s.ref+s.n] {
 				release[r.tasks[ti].launch] = now
 			}
+		case 3:
+			if !f.UnrecordedWaits {
+				d := s.dur * host(s)
+				removed += s.dur - d
+				now += d
+				continue
+			}
+			compute(int(s.ref))
+			now = max(now, ends[s.ref])
 		case 2:
 			w := &r.waits[s.ref]
 			if w.copy && f.CopyWaits {
@@ -1001,6 +1171,12 @@ func (m *Model) Predict(base Fix, fixes []Fix) *Result {
 	unchanged, _ := m.Replay(Identity("", ""))
 	if res.MeasuredUs > 0 {
 		res.BaselineErrorPct = 100 * math.Abs(unchanged/1e3-res.MeasuredUs) / res.MeasuredUs
+	}
+	if unchanged > 0 {
+		closed := Identity("", "")
+		closed.noGaps = true
+		cl, _ := m.Replay(closed)
+		res.GapPct = 100 * (unchanged - cl) / unchanged
 	}
 	b, baseRemoved := m.Replay(base)
 	res.BaselineUs = b / 1e3
