@@ -4,8 +4,12 @@ program reports its loss to a metrics service and waits for the answer
 main thread sits off the CPU, in a socket read, for most of the step.
 
     bottleneck run examples/diagnose/blocking_call_every_step.py
+
+    --fix applies the change the report advises (scripts/predict-vs-measured
+    compares its predicted saving with the measured one).
 """
 import socket
+import sys
 import threading
 import time
 
@@ -15,11 +19,14 @@ import torch
 def serve(listener):
     """A slow metrics service: answers each line after 30 ms."""
     conn, _ = listener.accept()
-    with conn, conn.makefile("rwb") as f:
-        for _ in f:
-            time.sleep(0.03)
-            f.write(b"ok\n")
-            f.flush()
+    try:
+        with conn, conn.makefile("rwb") as f:
+            for _ in f:
+                time.sleep(0.03)
+                f.write(b"ok\n")
+                f.flush()
+    except OSError:
+        pass  # the client left (--fix never reads the answers)
 
 
 def main():
@@ -38,7 +45,8 @@ def main():
         opt.step()
         service.write(b"loss %f\n" % loss.item())
         service.flush()
-        service.readline()  # PLANTED: waits for the metrics service every step
+        if "--fix" not in sys.argv:
+            service.readline()  # PLANTED: waits for the metrics service every step (--fix: never reads the answer)
 
 
 if __name__ == "__main__":

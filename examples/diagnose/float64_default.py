@@ -3,10 +3,16 @@ whose author set float64 globally "for accuracy": every matmul and tanh
 runs at half float32's speed on a CPU (far less on most GPUs).
 
     bottleneck run examples/diagnose/float64_default.py
+
+    --fix applies the change the report advises (scripts/predict-vs-measured
+    compares its predicted saving with the measured one).
 """
+import sys
+
 import torch
 
-torch.set_default_dtype(torch.float64)  # PLANTED: every tensor and parameter is float64
+if "--fix" not in sys.argv:
+    torch.set_default_dtype(torch.float64)  # PLANTED: every tensor and parameter is float64
 
 
 def main():

@@ -3,8 +3,12 @@ a large vocabulary of Python objects and calls gc.collect() after every
 optimizer step: each full collection walks every live object.
 
     bottleneck run examples/diagnose/gc_collect_every_step.py
+
+    --fix applies the change the report advises (scripts/predict-vs-measured
+    compares its predicted saving with the measured one).
 """
 import gc
+import sys
 
 import torch
 
@@ -20,7 +24,8 @@ def main():
         opt.zero_grad()
         model(x).pow(2).mean().backward()
         opt.step()
-        gc.collect()  # PLANTED: a full collection every step
+        if "--fix" not in sys.argv or step % 10 == 9:
+            gc.collect()  # PLANTED: a full collection every step (--fix: every 10)
     print(len(vocab), "tokens")
 
 

@@ -3,7 +3,12 @@ optimizer loops over 400 small parameter tensors and issues several
 elementwise ops for each, every step.
 
     bottleneck run examples/diagnose/tiny_ops_update.py
+
+    --fix applies the change the report advises (scripts/predict-vs-measured
+    compares its predicted saving with the measured one).
 """
+import sys
+
 import torch
 
 
@@ -14,6 +19,15 @@ class Momentum(torch.optim.Optimizer):
     @torch.no_grad()
     def step(self):
         for group in self.param_groups:
+            if "--fix" in sys.argv:  # one torch._foreach_* op per update for all parameters
+                ps = [p for p in group["params"]]
+                bufs = [self.state[p].setdefault("buf", torch.zeros_like(p)) for p in ps]
+                torch._foreach_mul_(bufs, group["momentum"])
+                torch._foreach_add_(bufs, [p.grad for p in ps])
+                torch._foreach_clamp_min_(bufs, -1)
+                torch._foreach_clamp_max_(bufs, 1)
+                torch._foreach_add_(ps, bufs, alpha=-group["lr"])
+                continue
             for p in group["params"]:
                 buf = self.state[p].setdefault("buf", torch.zeros_like(p))
                 buf.mul_(group["momentum"]).add_(p.grad).clamp_(-1, 1); p.sub_(group["lr"] * buf)  # PLANTED: per-parameter ops

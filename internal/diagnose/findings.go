@@ -310,10 +310,7 @@ func (s *state) findings() {
 				}
 				switch {
 				case l.NumWorkers != nil && *l.NumWorkers == 0:
-					n := 4
-					if r.Env != nil && r.Env.CPUs > 0 {
-						n = min(max(r.Env.CPUs-1, 1), 8)
-					}
+					n := s.advisedWorkers()
 					cheaper := "or make the dataset's " + l.sampleMethod() + " cheaper"
 					if s.py != nil && len(s.py.LoaderLines) > 0 {
 						// the line that loads: a collate_fn filling a batch

@@ -42,6 +42,7 @@ var fixes = []struct {
 	apply func(f *whatif.Fix, keep float64)
 }{
 	{string(Input), "input.loader", "DataLoader waits cut to KEEP", func(f *whatif.Fix, k float64) { f.Host[whatif.Loader] = k }},
+	{inputRemoved, "input.loader", "DataLoader waits removed", func(f *whatif.Fix, _ float64) { f.Host[whatif.Loader] = 0 }},
 	{string(Host), "host.python", "host work (Python, ops, runtime calls) cut to KEEP", hostScale},
 	{cpuHost, "host.python", "Python between ops and runtime calls cut to KEEP", func(f *whatif.Fix, k float64) { f.Host[whatif.Python], f.Host[whatif.Runtime] = k, k }},
 	{string(Launch), "host.launch", "host work issuing the kernels (Python, ops, launch calls) cut to KEEP", hostScale},
@@ -60,6 +61,10 @@ var fixes = []struct {
 // computation there (cpu-compute-bound's), the host's share is the time
 // between them.
 const cpuHost = "host-bound (CPU-only)"
+
+// inputRemoved removes the DataLoader's waits: with workers, the step is
+// the longer of that and a batch's loading time over the workers.
+const inputRemoved = "input-bound (removed)"
 
 // hostPath removes the host's work: what the replay saves is the host's
 // hold on the step's critical path (the host's share on a device trace).
@@ -170,8 +175,61 @@ func (s *state) classSaving(c Class) (whatif.Prediction, bool) {
 		if trace := w.HostUs["dataloader"] / w.MeasuredUs; s.share[Input] > trace+s.p.MinFinding {
 			return p, false
 		}
+		if n, ok := s.loadsInMain(); ok {
+			// The change is N workers: each loads a batch in the time the
+			// main thread took (its wait, less the hand-over), so batches
+			// come at most N per that time. The step is the longer of the
+			// step without waits and a batch's load over N.
+			if r, ok := s.prediction(inputRemoved); ok {
+				load := w.HostUs["dataloader"] * w.BaselineUs / w.MeasuredUs
+				step := max(r.StepUs, load/float64(n))
+				p.StepUs, p.SavingPct = step, 100*(w.BaselineUs-step)/w.BaselineUs
+				p.What = fmt.Sprintf("DataLoader(num_workers=%d): each batch's load (%s) spread over %d workers, the step no shorter than without waits (%s)", n, units.Duration(load), n, units.Duration(r.StepUs))
+				for i := range w.Predictions {
+					if w.Predictions[i].Fix == string(Input) {
+						w.Predictions[i] = p
+					}
+				}
+			}
+		}
 	}
 	return p, true
+}
+
+// workersSaving is the share of the step that loading in advisedWorkers
+// workers saves, from the shares alone (no replay): the step becomes the
+// longer of the rest of it and a batch's load over the workers.
+func (s *state) workersSaving() (float64, bool) {
+	n, ok := s.loadsInMain()
+	if !ok {
+		return 0, false
+	}
+	in := min(1, s.share[Input])
+	return max(0, 1-max(1-in, in/float64(n))), true
+}
+
+// advisedWorkers is the num_workers the input change proposes: the
+// machine's CPUs but one, at most 8 (4 when unknown).
+func (s *state) advisedWorkers() int {
+	if r := s.in.Run; r != nil && r.Env != nil && r.Env.CPUs > 0 {
+		return min(max(r.Env.CPUs-1, 1), 8)
+	}
+	return 4
+}
+
+// loadsInMain: the run's DataLoader loads in the main process
+// (num_workers=0), so the change is advisedWorkers workers.
+func (s *state) loadsInMain() (int, bool) {
+	r := s.in.Run
+	if r == nil || len(r.Loaders) == 0 {
+		return 0, false
+	}
+	for _, l := range r.Loaders {
+		if l.NumWorkers == nil || *l.NumWorkers != 0 {
+			return 0, false
+		}
+	}
+	return s.advisedWorkers(), true
 }
 
 // replayedUs is a prediction's saving per step in µs: its share of the
@@ -205,7 +263,7 @@ func (s *state) ruleSaving(id string, atStakeUs float64) (savingUs, reachPct flo
 		if x.rule != id {
 			continue
 		}
-		if x.id == cpuHost && s.device || x.id == string(Host) && !s.device || x.id == hostPath {
+		if x.id == cpuHost && s.device || x.id == string(Host) && !s.device || x.id == hostPath || x.id == inputRemoved {
 			continue
 		}
 		p, ok := s.prediction(x.id)
@@ -222,6 +280,9 @@ func (s *state) ruleSaving(id string, atStakeUs float64) (savingUs, reachPct flo
 	}
 	if p, ok := s.classSaving(r.Class); ok {
 		return atStakeUs * r.Factor * p.ReachPct / 100, p.ReachPct, true
+	}
+	if w, ok := s.workersSaving(); ok && id == "input.loader" {
+		return min(atStakeUs, w*s.step), 0, false
 	}
 	return atStakeUs * r.Factor, 0, false
 }
