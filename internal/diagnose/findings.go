@@ -552,7 +552,7 @@ func (s *state) findings() {
 			// more threads only where the CPUs are idle: with DataLoader
 			// workers or several ranks, all cores are not torch's, and a
 			// main thread that waits for a CPU shows that others use them
-			if fit := d.fitThreads(); !d.oversubscribed() && fit > d.threads && !s.waitsForCPU() {
+			if fit := d.fitThreads(); !d.oversubscribed() && fit > d.threads && !s.waitsForCPU() && !d.busy() {
 				// the program's own call, named: a CNN trainer's
 				// torch.set_num_threads(1), copied from a cluster job
 				// script, was at the finding's third location only
@@ -1004,6 +1004,13 @@ func (s *state) cpuDemand() (cpuDemand, bool) {
 }
 
 func (d cpuDemand) oversubscribed() bool { return d.want > d.cpus }
+
+// busy: the machine's load average when the program started leaves no CPU
+// free beyond the program's own threads and workers (other processes run
+// there). More threads then take CPUs others use: a machine at load 7-13
+// on 2 cores ran a CPU step 3.5-28x slower with OMP_NUM_THREADS=2. A count
+// of cores is not a free CPU.
+func (d cpuDemand) busy() bool { return d.load >= 0 && d.load > float64(d.cpus-d.want)-0.5 }
 
 // fitThreads is the intra-op thread count that keeps each rank within its
 // share of the CPUs next to its workers.

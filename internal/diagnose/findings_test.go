@@ -408,6 +408,23 @@ func TestOversubscription(t *testing.T) {
 	}
 }
 
+// More threads are never advised on a machine whose load leaves no CPU
+// free, whatever the core count says (silent), and are on an idle one.
+func TestThreadsAdviceNeedsAFreeCPU(t *testing.T) {
+	for _, c := range []struct {
+		load  float64
+		fires bool
+	}{{-1, true}, {0.1, true}, {0.6, false}, {7.5, false}} {
+		run := &RunEvidence{Env: &Env{CPUs: 2, NumThreads: 1, LocalRanks: 1, LoadAverage: c.load}}
+		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{
+			Ops: &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::conv2d", HostSelfUs: 500}}}, Run: run}}
+		s.findings()
+		if got := strings.Contains(s.d.Findings[0].Change, "set_num_threads(2)"); got != c.fires {
+			t.Errorf("load %.1f on 2 CPUs: thread advice %v, want %v: %s", c.load, got, c.fires, s.d.Findings[0].Change)
+		}
+	}
+}
+
 // The advice to use the free CPUs names the program's own
 // torch.set_num_threads call when it made the count.
 func TestThreadsChangeNamesTheCall(t *testing.T) {
