@@ -144,9 +144,14 @@ func (s *state) replay() {
 
 // prediction is the replay of the fix named id, when the replay is
 // trusted and the fix takes out enough of the step to measure its reach.
+//
+// On a CPU-only trace the replay is one timeline, so every fix saves its
+// time × its factor there: the share × factor is the same prediction,
+// with the corrections only the run's evidence knows (garbage collection,
+// the GIL, I/O, the agent's measured waits), so it is used instead.
 func (s *state) prediction(id string) (whatif.Prediction, bool) {
 	w := s.d.WhatIf
-	if !w.Trusted(MaxBaselineErrorPct) {
+	if !w.Trusted(MaxBaselineErrorPct) || !s.deviceRecorded() {
 		return whatif.Prediction{}, false
 	}
 	p, ok := w.Find(id)
@@ -219,9 +224,13 @@ func (s *state) advisedWorkers() int {
 
 // loadsInMain: the run's DataLoader loads in the main process
 // (num_workers=0), so the change is advisedWorkers workers.
+//
+// Not when the change leads with something else: loading that reads a
+// file per sample (packing the samples removes the reads), or a Dataset
+// reading a DataFrame row by row (converting the columns once).
 func (s *state) loadsInMain() (int, bool) {
 	r := s.in.Run
-	if r == nil || len(r.Loaders) == 0 {
+	if r == nil || len(r.Loaders) == 0 || s.py != nil && (s.py.LoaderIOShare >= 0.5 || s.py.LoaderDataFrameRows) {
 		return 0, false
 	}
 	for _, l := range r.Loaders {
