@@ -741,9 +741,6 @@ func (s *state) verdict() {
 	cs := make([]ClassScore, 0, len(s.share))
 	for c, v := range s.share {
 		sc := ClassScore{Class: c, SharePct: round(pct(v)), SavingPct: round(pct(v * fixFactor(c))), SavingMethod: "share", Evidence: s.ev[c]}
-		if w, ok := s.workersSaving(); ok && c == Input {
-			sc.SavingPct = round(pct(min(v, w)))
-		}
 		if p, ok := s.classSaving(c); ok && fixFactor(c) > 0 {
 			saving := s.replayedPct(p)
 			if !exposedShare(c) {

@@ -322,6 +322,14 @@ func (s *state) findings() {
 						cheaper = fmt.Sprintf("loading is file reads (%.0f%% of its samples in torch.load, np.load, pickle and the like): workers overlap them, and the samples packed into one file read or memory-mapped once (one saved tensor, np.memmap) instead of a file per sample remove them", pct(s.py.LoaderIOShare))
 					}
 					change = fmt.Sprintf("the batches load in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s); %s", n, pinText(s.device), cheaper)
+					if w, ok := s.workersSaving(); ok && w < s.share[Input]/2 && s.py != nil && len(s.py.LoaderLines) > 0 {
+						// the workers this machine has cannot keep up:
+						// the loading must get cheaper first
+						l := s.py.LoaderLines[0]
+						in := min(1, s.share[Input])
+						change = fmt.Sprintf("make %s at %s:%d cheaper (%.0f%% of the main thread's samples): a batch takes %s to load against %s for the rest of the step, so %s on this machine could not keep up (the step would still take a batch's load over the workers: ~%.0f%% saved); then DataLoader(num_workers=%d, persistent_workers=True%s) overlaps what is left",
+							l.Func, filepath.Base(l.File), l.Line, l.Pct, units.Duration(in*s.step), units.Duration((1-in)*s.step), units.Things(n, "worker"), pct(w), n, pinText(s.device))
+					}
 					if s.py != nil && s.py.LoaderDataFrameRows {
 						// the first change: workers would only share the
 						// cost out

@@ -42,9 +42,7 @@ var fixes = []struct {
 	apply func(f *whatif.Fix, keep float64)
 }{
 	{string(Input), "input.loader", "DataLoader waits cut to KEEP", func(f *whatif.Fix, k float64) { f.Host[whatif.Loader] = k }},
-	{inputRemoved, "input.loader", "DataLoader waits removed", func(f *whatif.Fix, _ float64) { f.Host[whatif.Loader] = 0 }},
 	{string(Host), "host.python", "host work (Python, ops, runtime calls) cut to KEEP", hostScale},
-	{cpuHost, "host.python", "Python between ops and runtime calls cut to KEEP", func(f *whatif.Fix, k float64) { f.Host[whatif.Python], f.Host[whatif.Runtime] = k, k }},
 	{string(Launch), "host.launch", "host work issuing the kernels (Python, ops, launch calls) cut to KEEP", hostScale},
 	{string(GPUCompute), "gpu.kernels", "computation kernels cut to KEEP of their time", func(f *whatif.Fix, k float64) { f.Compute = k }},
 	{string(Copy), "copy.h2d", "copies and memsets cut to KEEP of their time, the host not waiting on copies to the device", func(f *whatif.Fix, k float64) { f.Copy, f.CopyWaits = k, true }},
@@ -56,15 +54,6 @@ var fixes = []struct {
 	{"gpu.precision", "gpu.precision", "fp32 matmul/conv kernels on CUDA cores cut to KEEP of their time", func(f *whatif.Fix, k float64) { f.FP32Math = k }},
 	{"host.optimizer", "host.optimizer", "host work inside Optimizer.step cut to KEEP", func(f *whatif.Fix, k float64) { f.Optimizer = k }},
 }
-
-// cpuHost is the host class's fix on a CPU-only trace: the ops are the
-// computation there (cpu-compute-bound's), the host's share is the time
-// between them.
-const cpuHost = "host-bound (CPU-only)"
-
-// inputRemoved removes the DataLoader's waits: with workers, the step is
-// the longer of that and a batch's loading time over the workers.
-const inputRemoved = "input-bound (removed)"
 
 // hostPath removes the host's work: what the replay saves is the host's
 // hold on the step's critical path (the host's share on a device trace).
@@ -158,20 +147,12 @@ func (s *state) prediction(id string) (whatif.Prediction, bool) {
 	return p, ok && p.RemovedPct >= minRemovedPct
 }
 
-// fixID is the prediction that stands for class c's usual fix.
-func (s *state) fixID(c Class) string {
-	if c == Host && !s.device {
-		return cpuHost
-	}
-	return string(c)
-}
-
 // classSaving is what class c's usual fix saves in the replay, as a share
 // of the step, when it was replayed and the class's time is the trace's
 // (an input share the agent measured beyond the trace's DataLoader time
 // is weighed by its share: the replay cannot see it).
 func (s *state) classSaving(c Class) (whatif.Prediction, bool) {
-	p, ok := s.prediction(s.fixID(c))
+	p, ok := s.prediction(string(c))
 	if !ok {
 		return p, false
 	}
@@ -179,23 +160,6 @@ func (s *state) classSaving(c Class) (whatif.Prediction, bool) {
 		w := s.d.WhatIf
 		if trace := w.HostUs["dataloader"] / w.MeasuredUs; s.share[Input] > trace+s.p.MinFinding {
 			return p, false
-		}
-		if n, ok := s.loadsInMain(); ok {
-			// The change is N workers: each loads a batch in the time the
-			// main thread took (its wait, less the hand-over), so batches
-			// come at most N per that time. The step is the longer of the
-			// step without waits and a batch's load over N.
-			if r, ok := s.prediction(inputRemoved); ok {
-				load := w.HostUs["dataloader"] * w.BaselineUs / w.MeasuredUs
-				step := max(r.StepUs, load/float64(n))
-				p.StepUs, p.SavingPct = step, 100*(w.BaselineUs-step)/w.BaselineUs
-				p.What = fmt.Sprintf("DataLoader(num_workers=%d): each batch's load (%s) spread over %d workers, the step no shorter than without waits (%s)", n, units.Duration(load), n, units.Duration(r.StepUs))
-				for i := range w.Predictions {
-					if w.Predictions[i].Fix == string(Input) {
-						w.Predictions[i] = p
-					}
-				}
-			}
 		}
 	}
 	return p, true
@@ -272,11 +236,11 @@ func (s *state) ruleSaving(id string, atStakeUs float64) (savingUs, reachPct flo
 		if x.rule != id {
 			continue
 		}
-		if x.id == cpuHost && s.device || x.id == string(Host) && !s.device || x.id == hostPath || x.id == inputRemoved {
+		if x.id == hostPath {
 			continue
 		}
 		p, ok := s.prediction(x.id)
-		if x.id == s.fixID(r.Class) {
+		if x.id == string(r.Class) {
 			p, ok = s.classSaving(r.Class)
 		}
 		if ok {
@@ -290,8 +254,8 @@ func (s *state) ruleSaving(id string, atStakeUs float64) (savingUs, reachPct flo
 	if p, ok := s.classSaving(r.Class); ok {
 		return atStakeUs * r.Factor * p.ReachPct / 100, p.ReachPct, true
 	}
-	if w, ok := s.workersSaving(); ok && id == "input.loader" {
-		return min(atStakeUs, w*s.step), 0, false
+	if w, ok := s.workersSaving(); ok && id == "input.loader" && w >= s.share[Input]/2 {
+		return min(atStakeUs, w*s.step), 0, false // the change leads with the workers
 	}
 	return atStakeUs * r.Factor, 0, false
 }
@@ -301,17 +265,17 @@ func (s *state) ruleSaving(id string, atStakeUs float64) (savingUs, reachPct flo
 // host and the device take turns), what each and both save in the
 // replay; "" otherwise. The other class is the one whose pair saves most.
 func (s *state) together(top Class, others []ClassScore) string {
-	pa, ok := s.prediction(s.fixID(top))
+	pa, ok := s.prediction(string(top))
 	if !ok {
 		return ""
 	}
 	var note string
 	bestPair := 0.0
 	for _, o := range others {
-		pb, ok1 := s.prediction(s.fixID(o.Class))
-		pab, ok2 := s.prediction(s.fixID(top) + "+" + s.fixID(o.Class))
+		pb, ok1 := s.prediction(string(o.Class))
+		pab, ok2 := s.prediction(string(top) + "+" + string(o.Class))
 		if !ok2 {
-			pab, ok2 = s.prediction(s.fixID(o.Class) + "+" + s.fixID(top))
+			pab, ok2 = s.prediction(string(o.Class) + "+" + string(top))
 		}
 		a, b, ab := s.replayedPct(pa), s.replayedPct(pb), s.replayedPct(pab)
 		if !ok1 || !ok2 || ab < max(a, b)+5 || ab < 1.25*max(a, b) || ab <= bestPair {

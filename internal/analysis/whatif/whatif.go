@@ -286,20 +286,28 @@ type Model struct {
 func Build(t *trace.Trace, used []bool) *Model {
 	m := &Model{}
 	var cur []int
-	tasks := 0
+	tasks, tooMany := 0, false
+	g := newGlobal(t)
 	flush := func() {
-		if len(cur) > 0 {
-			m.runs = append(m.runs, buildRun(t, cur))
-			tasks += len(m.runs[len(m.runs)-1].tasks)
-			cur = nil
+		if len(cur) == 0 {
+			return
 		}
+		r, ok := buildRun(t, g, cur)
+		if ok {
+			m.runs = append(m.runs, r)
+			tasks += len(r.tasks)
+		} else {
+			m.steps = m.steps[:len(m.steps)-len(cur)]
+			tooMany = true
+		}
+		cur = nil
 	}
 	for i := range t.Steps {
 		if used != nil && (i >= len(used) || !used[i]) {
 			flush()
 			continue
 		}
-		if len(m.steps) >= MaxSteps || tasks >= maxTasks {
+		if len(m.steps) >= MaxSteps || tasks >= maxTasks || tooMany {
 			break
 		}
 		// host time between two steps belongs to neither (work outside
@@ -316,6 +324,9 @@ func Build(t *trace.Trace, used []bool) *Model {
 	flush()
 	if len(m.runs) == 0 {
 		m.err = "no step to replay"
+		if tooMany {
+			m.err = fmt.Sprintf("a step holds more than %d device tasks, more than the replay keeps", maxTasks)
+		}
 		return m
 	}
 	for _, r := range m.runs {
@@ -347,11 +358,31 @@ type hostInterval struct {
 	opt        bool
 }
 
-func buildRun(t *trace.Trace, steps []int) run {
+// global is what every run reads of the whole trace, found once.
+type global struct {
+	waits critpath.Waits
+	syncs map[int32][]int32 // a blocking call's cuda_sync events
+}
+
+func newGlobal(t *trace.Trace) *global {
+	g := &global{waits: critpath.EventWaits(t), syncs: map[int32][]int32{}}
+	ev := &t.Events
+	for i, k := range ev.Kind {
+		if k == trace.KindDeviceSync {
+			if l := ev.Launch(i); l != trace.None {
+				g.syncs[l] = append(g.syncs[l], int32(i))
+			}
+		}
+	}
+	return g
+}
+
+// buildRun builds one run of consecutive steps; false when it holds more
+// device work than the model keeps (maxTasks).
+func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 	ev := &t.Events
 	ws, we := t.Steps[steps[0]].Start, t.Steps[steps[len(steps)-1]].End
 	r := run{steps: len(steps)}
-	inHost := func(i int32) bool { return ev.Start[i] >= ws && ev.Start[i] < we }
 
 	// Device work launched from the run, and the work before it on its stream.
 	type devRef struct {
@@ -391,8 +422,10 @@ func buildRun(t *trace.Trace, steps []int) run {
 			devs = append(devs, devRef{e, trace.TrackID(ti)})
 		}
 	}
+	if len(devs) > maxTasks {
+		return run{}, false
+	}
 	slices.SortStableFunc(devs, func(a, b devRef) int { return cmp.Compare(ev.Start[a.e], ev.Start[b.e]) })
-	waits := critpath.EventWaits(t)
 	rel := func(ts int64) float64 { return float64(ts - ws) }
 
 	// carry-over work first: fixed tasks at index 0..
@@ -491,7 +524,7 @@ func buildRun(t *trace.Trace, steps []int) run {
 		if p, ok := lastOn[d.track]; ok {
 			tk.prev = p
 		}
-		if s, ok := waits.Stream[e]; ok {
+		if s, ok := g.waits.Stream[e]; ok {
 			if si, ok := taskOf[s]; ok {
 				tk.src = si
 			}
@@ -533,14 +566,6 @@ func buildRun(t *trace.Trace, steps []int) run {
 		mainTrack = ev.Track[s.Event]
 	}
 	var ivs []hostInterval
-	syncKind := map[int32][]int32{} // blocking call -> its cuda_sync events
-	for i, k := range ev.Kind {
-		if k == trace.KindDeviceSync {
-			if l := ev.Launch(i); l != trace.None && inHost(l) {
-				syncKind[l] = append(syncKind[l], int32(i))
-			}
-		}
-	}
 	streamIdxOf := func(tr *trace.Track) (int32, bool) {
 		i, ok := streamOf[devStream{tr.Device, tr.Stream}]
 		return i, ok
@@ -613,7 +638,7 @@ func buildRun(t *trace.Trace, steps []int) run {
 			if cat != Runtime {
 				continue
 			}
-			on := r.waitedFor(t, e, launchOf, byLaunch, taskOf, waits, syncKind[e], streamIdxOf, rel)
+			on := r.waitedFor(t, e, launchOf, byLaunch, taskOf, g.waits, g.syncs[e], streamIdxOf, rel)
 			if on == nil {
 				on = r.fullQueue(t, e, launchOf, medLaunch, q, rel)
 			}
@@ -777,7 +802,7 @@ func buildRun(t *trace.Trace, steps []int) run {
 		end = max(end, r.obsEnd(int32(i)))
 	}
 	r.measured = end
-	return r
+	return r, true
 }
 
 // Unrecorded waits: a stretch of at least minUnrecordedNs with nothing
