@@ -35,7 +35,7 @@ import (
 )
 
 // Definition names the diagnosis method; bump when rules change meaning.
-const Definition = "diagnose/2"
+const Definition = "diagnose/3"
 
 // Analyses is what Compute reads: the analyses of one trace and, optionally,
 // the run evidence of the same process.
