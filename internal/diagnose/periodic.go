@@ -63,6 +63,10 @@ func candidateGaps(out []steptimes.Step) []int {
 	return gaps[:min(20, len(gaps))]
 }
 
+// periodicMinExcess: a slow step is slower than the median (less its
+// waits) by at least this share of the median step as recorded.
+const periodicMinExcess = 0.25
+
 // periodicSteps finds the steps that repeat as outliers (nil: none),
 // each step less its garbage collections' pauses (rows), its wait for a
 // CPU and its wait for a DataLoader: the collections of the oldest
@@ -78,9 +82,10 @@ func periodicSteps(steps []steptimes.Step, rows []rundir.StepRow) *PeriodicSteps
 		gc[r.Step] = r.GCPauseS
 	}
 	var use []steptimes.Step
-	var durs []float64
+	var durs, raw []float64
 	for _, st := range steps {
 		if st.N > startupSteps && !st.InWindow && st.DurS > 0 {
+			raw = append(raw, st.DurS)
 			st.DurS = max(st.DurS-gc[st.N]-st.CPUWaitS-st.LoaderWaitS, 1e-9)
 			use = append(use, st)
 			durs = append(durs, st.DurS)
@@ -90,11 +95,17 @@ func periodicSteps(steps []steptimes.Step, rows []rundir.StepRow) *PeriodicSteps
 	if m <= 0 {
 		return nil
 	}
+	// A slow step must also be slower by periodicMinExcess of a whole
+	// step: steps that are nearly all waiting for a DataLoader leave a
+	// median of microseconds, over twice which every other step comes
+	// (a loader that read a file per sample: every 3rd step "took 191
+	// µs, 190,750x the median", and periodic-work led an input-bound run).
+	minExcess := periodicMinExcess * median(raw)
 	var out []steptimes.Step
 	var total float64
 	for _, st := range use {
 		total += st.DurS
-		if st.DurS > 2*m {
+		if st.DurS > 2*m && st.DurS-m >= minExcess {
 			out = append(out, st)
 		}
 	}
