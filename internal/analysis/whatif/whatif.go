@@ -58,13 +58,35 @@ import (
 // Definition names the version of the model above.
 const Definition = "whatif/1"
 
-// MaxSteps and maxTasks bound the replayed steps (a few steady-state steps
-// predict as well as many, and the model's memory stays small on GB
-// traces).
+// MaxSteps, eventBudget, taskBudget and maxTasks bound the replayed
+// steps: a few steady-state steps predict as well as many, and the model
+// stays small on GB traces (300 MB of the generator's shape, 5 steps of
+// 16k kernels each: replayed whole, the model took peak RSS from 0.25x to
+// 0.58x the file; one step, 0.31x). Steps are added until they hold
+// eventBudget host events, runs until taskBudget device tasks are
+// replayed; a run of more than maxTasks is not replayed.
 const (
-	MaxSteps = 32
-	maxTasks = 1 << 19
+	MaxSteps    = 32
+	taskBudget  = 1 << 15
+	eventBudget = 1 << 15 // host events: steps are added until they hold this many
+	maxTasks    = 1 << 19
 )
+
+// hostEvents counts the host events starting in [from, to).
+func hostEvents(t *trace.Trace, from, to int64) int {
+	n := 0
+	for ti := range t.Tracks {
+		tr := &t.Tracks[ti]
+		if tr.IsDevice() {
+			continue
+		}
+		at := func(ts int64) int {
+			return sort.Search(len(tr.Events), func(j int) bool { return t.Events.Start[tr.Events[j]] >= ts })
+		}
+		n += at(to) - at(from)
+	}
+	return n
+}
 
 // Host categories, lowest priority first.
 const (
@@ -285,47 +307,64 @@ type Model struct {
 // in its predictions' Result.
 func Build(t *trace.Trace, used []bool) *Model {
 	m := &Model{}
+	// the runs: consecutive used steps, at most MaxSteps in all; host time
+	// between two steps belongs to neither (work outside the profiled
+	// steps: the breakdown leaves it out too)
+	var groups [][]int
 	var cur []int
-	tasks, tooMany := 0, false
-	g := newGlobal(t)
-	flush := func() {
-		if len(cur) == 0 {
-			return
-		}
-		r, ok := buildRun(t, g, cur)
-		if ok {
-			m.runs = append(m.runs, r)
-			tasks += len(r.tasks)
-		} else {
-			m.steps = m.steps[:len(m.steps)-len(cur)]
-			tooMany = true
-		}
-		cur = nil
-	}
+	n, events := 0, 0
 	for i := range t.Steps {
 		if used != nil && (i >= len(used) || !used[i]) {
-			flush()
+			if len(cur) > 0 {
+				groups, cur = append(groups, cur), nil
+			}
 			continue
 		}
-		if len(m.steps) >= MaxSteps || tasks >= maxTasks || tooMany {
+		if n >= MaxSteps || n > 0 && events >= eventBudget {
 			break
 		}
-		// host time between two steps belongs to neither (work outside
-		// the profiled steps: the breakdown leaves it out too)
-		if n := len(cur); n > 0 {
-			prev := t.Steps[cur[n-1]]
+		events += hostEvents(t, t.Steps[i].Start, t.Steps[i].End)
+		if k := len(cur); k > 0 {
+			prev := t.Steps[cur[k-1]]
 			if gap := t.Steps[i].Start - prev.End; gap > max(100_000, (prev.End-prev.Start)/20) {
-				flush()
+				groups, cur = append(groups, cur), nil
 			}
 		}
 		cur = append(cur, i)
-		m.steps = append(m.steps, strconv.Itoa(t.Steps[i].Num))
+		n++
 	}
-	flush()
-	if len(m.runs) == 0 {
+	if len(cur) > 0 {
+		groups = append(groups, cur)
+	}
+	if len(groups) == 0 {
 		m.err = "no step to replay"
-		if tooMany {
-			m.err = fmt.Sprintf("a step holds more than %d device tasks, more than the replay keeps", maxTasks)
+		return m
+	}
+	// CUDA events are matched around the steps replayed only: from the
+	// step before the first (a record there can name work the steps wait
+	// for) to the end of the last
+	first, last := groups[0][0], groups[len(groups)-1][len(groups[len(groups)-1])-1]
+	g := newGlobal(t, t.Steps[max(first-1, 0)].Start, t.Steps[last].End)
+	tasks, tooMany := 0, false
+	for _, steps := range groups {
+		if tasks >= taskBudget {
+			break
+		}
+		r, ok := buildRun(t, g, steps)
+		if !ok {
+			tooMany = true
+			break
+		}
+		m.runs = append(m.runs, r)
+		tasks += len(r.tasks)
+		for _, i := range steps {
+			m.steps = append(m.steps, strconv.Itoa(t.Steps[i].Num))
+		}
+	}
+	if len(m.runs) == 0 {
+		m.err = fmt.Sprintf("a step holds more than %d device tasks, more than the replay keeps", maxTasks)
+		if !tooMany {
+			m.err = "no step to replay"
 		}
 		return m
 	}
@@ -364,12 +403,12 @@ type global struct {
 	syncs map[int32][]int32 // a blocking call's cuda_sync events
 }
 
-func newGlobal(t *trace.Trace) *global {
-	g := &global{waits: critpath.EventWaits(t), syncs: map[int32][]int32{}}
+func newGlobal(t *trace.Trace, from, to int64) *global {
+	g := &global{waits: critpath.EventWaits(t, from, to), syncs: map[int32][]int32{}}
 	ev := &t.Events
 	for i, k := range ev.Kind {
 		if k == trace.KindDeviceSync {
-			if l := ev.Launch(i); l != trace.None {
+			if l := ev.Launch(i); l != trace.None && ev.Start[l] >= from && ev.Start[l] <= to {
 				g.syncs[l] = append(g.syncs[l], int32(i))
 			}
 		}
@@ -673,101 +712,90 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 	}
 
 	// The sweep: one stretch between consecutive boundaries, its category
-	// the highest running on any thread.
+	// the highest running on any thread not blocked; the waits and the
+	// launches at their times (waits first: a call returns before the
+	// next one starts).
+	const (
+		kindWait = iota
+		kindLaunch
+		kindDelta
+		kindOpt
+	)
 	type point struct {
 		ts    int64
-		th    int32
+		ref   int32 // thread (deltas), wait or launch index
+		kind  uint8
 		cat   uint8
 		delta int8
 	}
-	pts := make([]point, 0, 2*len(ivs)+2*len(optSpans))
+	pts := make([]point, 0, 2*len(ivs)+2*len(optSpans)+len(calls)+len(waitItems))
 	for _, iv := range ivs {
-		pts = append(pts, point{iv.start, iv.thread, iv.cat, 1}, point{iv.end, iv.thread, iv.cat, -1})
+		pts = append(pts, point{iv.start, iv.thread, kindDelta, iv.cat, 1}, point{iv.end, iv.thread, kindDelta, iv.cat, -1})
 	}
-	const optCat = 255
-	for _, s := range optSpans {
-		pts = append(pts, point{s[0], -1, optCat, 1}, point{s[1], -1, optCat, -1})
+	for _, sp := range optSpans {
+		pts = append(pts, point{sp[0], 0, kindOpt, 0, 1}, point{sp[1], 0, kindOpt, 0, -1})
 	}
-	slices.SortFunc(pts, func(a, b point) int { return cmp.Compare(a.ts, b.ts) })
-	type launchAt struct {
-		ts int64
-		l  int32
-	}
-	las := make([]launchAt, len(calls))
 	for i, l := range calls {
-		las[i] = launchAt{ev.Start[l], int32(i)}
+		pts = append(pts, point{ts: ev.Start[l], ref: int32(i), kind: kindLaunch})
 	}
-	slices.SortFunc(waitItems, func(a, b waitAt) int { return cmp.Compare(a.ts, b.ts) })
-	nThreads := len(threadOf)
-	counts := make([][blocked + 1]int32, nThreads)
-	optDepth := 0
-	category := func() uint8 {
-		best, anyBlocked, mainBlocked := -1, false, false
-		for th := range counts {
-			c := &counts[th]
-			if c[blocked] > 0 {
-				anyBlocked = true
-				mainBlocked = mainBlocked || int32(th) == mainThread
-				continue
+	for _, w := range waitItems {
+		pts = append(pts, point{ts: w.ts, ref: w.w, kind: kindWait})
+	}
+	slices.SortFunc(pts, func(a, b point) int { return cmp.Or(cmp.Compare(a.ts, b.ts), cmp.Compare(a.kind, b.kind)) })
+	counts := make([][blocked + 1]int32, len(threadOf))
+	var active [numCats]int32 // threads not blocked running each category
+	blockedThreads, mainBlocked := 0, false
+	contribute := func(th int32, sign int32) {
+		c := &counts[th]
+		if c[blocked] > 0 {
+			blockedThreads += int(sign)
+			if th == mainThread {
+				mainBlocked = sign > 0
 			}
-			for cat := Comm; cat > Python; cat-- {
-				if c[cat] > 0 {
-					best = max(best, cat)
-					break
-				}
+			return
+		}
+		for cat := Op; cat <= Comm; cat++ {
+			if c[cat] > 0 {
+				active[cat] += sign
 			}
 		}
-		switch {
-		case best >= 0:
-			return uint8(best)
-		case mainBlocked || (anyBlocked && mainThread < 0):
+	}
+	category := func() uint8 {
+		for cat := Comm; cat > Python; cat-- {
+			if active[cat] > 0 {
+				return uint8(cat)
+			}
+		}
+		if mainBlocked || blockedThreads > 0 && mainThread < 0 {
 			return blocked
 		}
 		return Python
 	}
-	now := ws
-	li, wi := 0, 0
-	emit := func(upTo int64) {
-		// items at or before upTo, in time order with the stretches between
-		for now < upTo {
-			next := upTo
-			if li < len(las) && las[li].ts < next {
-				next = max(las[li].ts, now)
+	now, optDepth := ws, 0
+	stretch := func(to int64) {
+		if to > now {
+			if c := category(); c != blocked {
+				r.segs = append(r.segs, seg{dur: float64(to - now), at: rel(now), cat: c, opt: optDepth > 0})
 			}
-			if wi < len(waitItems) && waitItems[wi].ts < next {
-				next = max(waitItems[wi].ts, now)
-			}
-			if next > now {
-				if c := category(); c != blocked {
-					r.segs = append(r.segs, seg{dur: float64(next - now), at: rel(now), cat: c, opt: optDepth > 0})
-				}
-				now = next
-			}
-			r.flushItems(&li, &wi, now, len(las), len(waitItems), func(i int) int64 { return las[i].ts }, func(i int) int64 { return waitItems[i].ts },
-				func(i int) { l := las[i].l; r.segs = append(r.segs, seg{item: 1, ref: l}) },
-				func(i int) { r.segs = append(r.segs, seg{item: 2, ref: waitItems[i].w}) })
-			if next == upTo {
-				break
-			}
+			now = to
 		}
 	}
 	for _, p := range pts {
-		if p.ts > we {
-			break
-		}
-		if p.ts > now {
-			emit(p.ts)
-		}
-		if p.cat == optCat {
+		stretch(min(p.ts, we))
+		switch p.kind {
+		case kindWait:
+			r.segs = append(r.segs, seg{item: 2, ref: p.ref})
+		case kindLaunch:
+			r.segs = append(r.segs, seg{item: 1, ref: p.ref})
+		case kindOpt:
 			optDepth += int(p.delta)
-			continue
+		case kindDelta:
+			contribute(p.ref, -1)
+			counts[p.ref][p.cat] += int32(p.delta)
+			contribute(p.ref, 1)
 		}
-		counts[p.th][p.cat] += int32(p.delta)
 	}
-	emit(we)
-	r.flushItems(&li, &wi, math.MaxInt64, len(las), len(waitItems), func(i int) int64 { return las[i].ts }, func(i int) int64 { return waitItems[i].ts },
-		func(i int) { r.segs = append(r.segs, seg{item: 1, ref: las[i].l}) },
-		func(i int) { r.segs = append(r.segs, seg{item: 2, ref: waitItems[i].w}) })
+	stretch(we)
 
 	r.unrecordedWaits()
 
@@ -879,25 +907,6 @@ func (r *run) unrecordedWaits() {
 		}
 	}
 	r.segs = out
-}
-
-// flushItems emits the launches and waits due at or before ts, waits
-// first on equal times (a call returns before the next one starts).
-func (r *run) flushItems(li, wi *int, ts int64, nl, nw int, lts, wts func(int) int64, launch, wait func(int)) {
-	for {
-		l := *li < nl && lts(*li) <= ts
-		w := *wi < nw && wts(*wi) <= ts
-		switch {
-		case w && (!l || wts(*wi) <= lts(*li)):
-			wait(*wi)
-			*wi++
-		case l:
-			launch(*li)
-			*li++
-		default:
-			return
-		}
-	}
 }
 
 func (r *run) obsEnd(i int32) float64 {
