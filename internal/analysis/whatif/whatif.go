@@ -269,7 +269,6 @@ type task struct {
 	comm, copy bool
 	fp32       bool // fp32 matmul/conv on CUDA cores
 	htod       bool // a host-to-device copy
-	opt        bool // launched inside Optimizer.step
 }
 
 type wait struct {
@@ -394,7 +393,6 @@ type hostInterval struct {
 	start, end int64
 	thread     int32
 	cat        uint8
-	opt        bool
 }
 
 // global is what every run reads of the whole trace, found once.
@@ -673,7 +671,7 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 				th = int32(len(threadOf))
 				threadOf[trace.TrackID(ti)] = th
 			}
-			ivs = append(ivs, hostInterval{ev.Start[e], end, th, cat, false})
+			ivs = append(ivs, hostInterval{ev.Start[e], end, th, cat})
 			if cat != Runtime {
 				continue
 			}
@@ -694,7 +692,7 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 				continue
 			}
 			bend := min(aw, end)
-			ivs = append(ivs, hostInterval{ev.Start[e], bend, th, blocked, false})
+			ivs = append(ivs, hostInterval{ev.Start[e], bend, th, blocked})
 			cp := false
 			if l, ok := launchOf[e]; ok {
 				for _, ti := range byLaunch[l] {
@@ -813,16 +811,6 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 		if s := &r.segs[i]; s.item == 1 {
 			l := s.ref
 			s.ref, s.n = starts[l], int32(len(byLaunch[l]))
-		}
-	}
-	// tasks launched inside Optimizer.step
-	for _, s := range optSpans {
-		for i, l := range calls {
-			if ev.Start[l] >= s[0] && ev.Start[l] < s[1] {
-				for _, ti := range byLaunch[i] {
-					r.tasks[ti].opt = true
-				}
-			}
 		}
 	}
 	end := float64(we - ws)
