@@ -16,19 +16,24 @@
 //     user annotation or a Python frame: the breakdown's CPU Exec), else
 //     Python (nothing recorded: the breakdown's Other).
 //     Stretches inside Optimizer.step are marked.
-//   - Device work (kernels, copies, memsets) launched from the steps, per
-//     stream in order. A task starts at the latest of: its launch call's
-//     start plus the trace's shortest launch latency, the end of the
-//     task before it on its stream, and the end of the task a Stream Wait
-//     Event made it wait for; plus its slack, the rest of the gap the trace
-//     shows (so that the unchanged replay reproduces the trace). Work
-//     launched before the steps keeps its recorded times.
+//   - Device work (kernels, copies, memsets) launched from the steps, or
+//     queued before them and started in them, per stream in order. A task
+//     starts at the latest of: its launch call's start plus the trace's
+//     shortest launch latency, the end of the task before it on its
+//     stream, and the end of the task it waits for on another stream (a
+//     Stream Wait Event; without those arguments, work that ended just
+//     before it after a gap nothing else explains); plus its slack, the
+//     rest of the gap the trace shows (so that the unchanged replay
+//     reproduces the trace). Work running when the steps begin keeps its
+//     recorded times.
 //   - A blocking call (cudaStreamSynchronize, cudaDeviceSynchronize,
 //     cudaEventSynchronize, a copy to pageable memory, ...) that ended when
 //     the device work it waited for ended is a wait: its blocked stretch is
 //     not host time; in the replay the host resumes when that work ends.
 //     What it waited for: its own copy, the work its Stream/Context/Event
-//     Sync names, else every stream's last launched work.
+//     Sync names, else every stream's last launched work. So is a launch
+//     held by a full launch queue, and (Fix.UnrecordedWaits) a stretch
+//     with nothing recorded that ended when the busy device finished.
 //
 // Replaying walks the host timeline (stretches scaled by the change),
 // releases each launch's work at the replayed time of its call, and waits
@@ -36,8 +41,9 @@
 // and the device's. A change is a Fix: scales for host categories and
 // device task classes, waits dropped. The unchanged replay is the
 // baseline; its difference from the measured steps is reported
-// (BaselineErrorPct) so that a model that does not reproduce the trace is
-// not trusted.
+// (BaselineErrorPct), and so is how much of the step the slack holds
+// (GapPct): a model that does not reproduce the trace, or whose step is
+// mostly gaps it cannot explain, is not trusted.
 package whatif
 
 import (
