@@ -67,12 +67,12 @@ func hostScale(f *whatif.Fix, k float64) {
 // (device traces: where overlap makes fixes interact).
 var pairClasses = []Class{Input, Host, GPUCompute, Copy, Sync, Comm}
 
-// Fixes are the transformations replayed for the diagnosis: each entry of
+// replayedFixes are the transformations replayed for the diagnosis: each entry of
 // fixes, and each pair of pairClasses' fixes. Without a Python profile,
 // the host's stretches where nothing was recorded are not known to be
 // Python (a wait the trace does not show looks the same: the breakdown
 // calls them Other, the diagnosis unexplained), so no fix shortens them.
-func Fixes(pythonKnown bool) []whatif.Fix {
+func replayedFixes(pythonKnown bool) []whatif.Fix {
 	var out []whatif.Fix
 	byID := map[string]whatif.Fix{}
 	for _, x := range fixes {
@@ -128,7 +128,7 @@ func (s *state) replay() {
 		base.Host[whatif.Python] = 1
 	}
 	base.UnrecordedWaits = s.py == nil
-	s.d.WhatIf = m.Predict(base, Fixes(s.py != nil))
+	s.d.WhatIf = m.Predict(base, replayedFixes(s.py != nil))
 }
 
 // prediction is the replay of the fix named id, when the replay is
