@@ -832,13 +832,13 @@ func (s *state) verdict() {
 	if note := s.together(top.Class, ranked[1:]); note != "" {
 		caveats = append(caveats, note)
 	}
-	if w := s.d.WhatIf; s.device && !w.Trusted(MaxBaselineErrorPct) {
+	if w := s.d.WhatIf; s.device && !w.Trusted(maxBaselineErrorPct) {
 		// savings are shares: the path may disagree with them
 		if note := s.critPathNote(top.Class); note != "" {
 			caveats = append(caveats, note)
 		}
 		if w != nil {
-			caveats = append(caveats, "savings are shares × factors, not replayed: "+w.Untrusted(MaxBaselineErrorPct))
+			caveats = append(caveats, "savings are shares × factors, not replayed: "+w.Untrusted(maxBaselineErrorPct))
 		}
 	}
 	if len(caveats) > 0 {

@@ -18,17 +18,6 @@ import (
 
 type rowT = optable.OpRow
 
-// precisionCandidate reports whether a kernel is GEMM/convolution maths
-// that TF32 or bf16/fp16 would move onto tensor cores: FP32 kernels on CUDA
-// cores by the kernel table. Matrix-vector kernels are left out (memory
-// bound: cuBLAS runs them on CUDA cores whatever the precision), and so are
-// kernels whose math unit the table does not know, and FP8/FP4/bf16/fp16
-// kernels, which already have the fast path.
-func precisionCandidate(k kernels.Kind) bool {
-	return (k.Family == kernels.GEMM || k.Family == kernels.Conv) && k.Unit == kernels.VectorCore &&
-		k.Precision == "fp32" && k.Rule != "gemv"
-}
-
 // kernelNote describes a kernel for a finding's location: family, math
 // unit and precision as far as the kernel table knows them.
 // kernelsChange fits the GPU-bound change to the kernels that take the
@@ -54,7 +43,7 @@ func (s *state) kernelsChange() (string, []Evidence) {
 			if k.Unit == kernels.TensorCore {
 				mathTC += r.TotalUs
 			}
-			if precisionCandidate(k) {
+			if k.FP32OnVectorCores() {
 				mathFP32 += r.TotalUs
 			}
 		case kernels.Attention:
@@ -2090,7 +2079,7 @@ func (s *state) gpuFindings() {
 			k := kernels.Classify(r.Name)
 			if k.Family == kernels.GEMM || k.Family == kernels.Conv {
 				gemmUs += r.TotalUs
-				if precisionCandidate(k) {
+				if k.FP32OnVectorCores() {
 					nonTC += r.TotalUs
 					if len(nonTCRows) < 3 {
 						nonTCRows = append(nonTCRows, Location{Kind: "kernel", Name: r.Name, SharePct: round(r.TotalPct), Note: kernelNote(k) + "; launched by " + cmp.Or(r.TopOp, "?")})

@@ -24,9 +24,9 @@ import (
 // beside the device for most of the step and is its critical path saves
 // what the replay finds.
 
-// MaxBaselineErrorPct: a replay whose unchanged run is further than this
+// maxBaselineErrorPct: a replay whose unchanged run is further than this
 // from the measured steps is not trusted, and savings fall back to shares.
-const MaxBaselineErrorPct = 10
+const maxBaselineErrorPct = 10
 
 // minRemovedPct: a fix that takes out less of the replayed step than this
 // gives no reach (too little of its time is in the trace: its share came
@@ -140,7 +140,7 @@ func (s *state) replay() {
 // the GIL, I/O, the agent's measured waits), so it is used instead.
 func (s *state) prediction(id string) (whatif.Prediction, bool) {
 	w := s.d.WhatIf
-	if !w.Trusted(MaxBaselineErrorPct) || !s.deviceRecorded() {
+	if !w.Trusted(maxBaselineErrorPct) || !s.deviceRecorded() {
 		return whatif.Prediction{}, false
 	}
 	p, ok := w.Find(id)
@@ -158,7 +158,7 @@ func (s *state) classSaving(c Class) (whatif.Prediction, bool) {
 	}
 	if c == Input {
 		w := s.d.WhatIf
-		if trace := w.HostUs["dataloader"] / w.MeasuredUs; s.share[Input] > trace+s.p.MinFinding {
+		if trace := w.HostUs[whatif.CategoryNames[whatif.Loader]] / w.MeasuredUs; s.share[Input] > trace+s.p.MinFinding {
 			return p, false
 		}
 	}

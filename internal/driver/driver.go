@@ -191,7 +191,7 @@ func analyzeTrace(t *trace.Trace, o Options, ranksRead int) report.TraceReport {
 		{anytime, func() { tr.Memory = memory.Compute(t) }},
 		{anytime, func() { tr.Input = input.Compute(t) }},
 		{afterWindow, func() { tr.Kernels = optable.Kernels(t, table) }},
-		{afterWindow, func() { replay = whatif.Build(t, usedSteps(tr.Window)) }},
+		{afterWindow, func() { replay = whatif.Build(t, tr.Window.Kept()) }},
 		{anytime, func() { tr.Syncs = syncs.Compute(t, syncs.Options{}) }},
 		{anytime, func() { tr.Idle = idle.Compute(t, idleOpts) }},
 	}, checkWindow)
@@ -272,15 +272,6 @@ func runAnalyses(todo []analysis, checkWindow func()) {
 // operator and kernel tables leave them out too.
 func leavesOut(t *trace.Trace, w *window.Result) bool {
 	return !t.SyntheticStep && len(w.Used) > 0 && len(w.Used) < len(w.Steps)
-}
-
-// usedSteps marks the steps the window check kept.
-func usedSteps(w *window.Result) []bool {
-	used := w.Excluded()
-	for i := range used {
-		used[i] = !used[i]
-	}
-	return used
 }
 
 // firstUsedStep is the ProfilerStep instance the critical path is

@@ -43,6 +43,16 @@ const (
 // matter.
 func (f Family) IsMath() bool { return f == GEMM || f == Conv || f == Attention }
 
+// FP32OnVectorCores reports whether a kernel is GEMM/convolution maths
+// that TF32 or bf16/fp16 would move onto tensor cores: FP32 kernels on CUDA
+// cores by the kernel table. Matrix-vector kernels are left out (memory
+// bound: cuBLAS runs them on CUDA cores whatever the precision), and so are
+// kernels whose math unit the table does not know, and FP8/FP4/bf16/fp16
+// kernels, which already have the fast path.
+func (k Kind) FP32OnVectorCores() bool {
+	return (k.Family == GEMM || k.Family == Conv) && k.Unit == VectorCore && k.Precision == "fp32" && k.Rule != "gemv"
+}
+
 // Unit is the math unit a kernel's main loop runs on.
 type Unit string
 

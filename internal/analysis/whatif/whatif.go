@@ -112,26 +112,26 @@ var CategoryNames = [numCats]string{"python", "op", "dataloader", "runtime", "co
 // (1 unchanged, 0 gone), waits dropped.
 type Fix struct {
 	// ID names the change (a rule id of the diagnosis, or two joined by "+").
-	ID string `json:"id"`
+	ID string
 	// What says the transformation in plain words.
-	What string `json:"what"`
+	What string
 	// Host scales each host category's stretches (index by Python, Op, ...).
-	Host [numCats]float64 `json:"-"`
+	Host [numCats]float64
 	// Optimizer, when above 0, scales the host stretches inside
 	// Optimizer.step instead of Host.
-	Optimizer float64 `json:"-"`
+	Optimizer float64
 	// Compute, Comm and Copy scale computation kernels, communication
 	// kernels, and copies and memsets; FP32Math scales fp32 matmul and
 	// convolution kernels on CUDA cores (after Compute).
-	Compute, Comm, Copy, FP32Math float64 `json:"-"`
+	Compute, Comm, Copy, FP32Math float64
 	// Syncs drops the waits of blocking syncs other than host-to-device
 	// copies (the host runs ahead); CopyWaits drops the waits on
 	// host-to-device copies (pinned memory, non_blocking=True).
-	Syncs, CopyWaits bool `json:"-"`
+	Syncs, CopyWaits bool
 	// UnrecordedWaits takes the host's unrecorded stretches that ended
 	// with device work for waits on it (nothing says they were Python),
 	// instead of Python stretches scaled by Host[Python].
-	UnrecordedWaits bool `json:"-"`
+	UnrecordedWaits bool
 	// noGaps drops the device gaps nothing explains (the model's check).
 	noGaps bool
 }
@@ -259,11 +259,20 @@ type seg struct {
 	dur  float64 // ns (stretches)
 	at   float64 // recorded start, from the run's start (stretches)
 	cat  uint8
-	opt  bool  // inside Optimizer.step
-	item int8  // 0 stretch, 1 launch, 2 wait, 3 unrecorded stretch that ended with device work
-	ref  int32 // launch: first task index in launchTasks; wait: index in waits; 3: the task
-	n    int32 // launch: task count
+	opt  bool // inside Optimizer.step
+	item item
+	ref  int32 // itemLaunch: the launch; itemWait: index in waits; itemUnrecorded: the task
 }
+
+// item says what a seg is.
+type item int8
+
+const (
+	itemStretch    item = iota // host time of its category
+	itemLaunch                 // a launch call: its work is released
+	itemWait                   // the host waits for device work
+	itemUnrecorded             // a stretch with nothing recorded that ended with device work
+)
 
 type task struct {
 	dur, slack float64
@@ -286,16 +295,15 @@ type wait struct {
 
 // run is one contiguous run of used steps.
 type run struct {
-	steps       int
-	measured    float64 // ns
-	segs        []seg
-	tasks       []task
-	launchTasks []int32
-	launchObs   []float64 // launch call's observed start, by launch
-	waits       []wait
-	lmin        float64
-	streams     [][]int32 // each stream's tasks, in order
-	streamDev   []int     // each stream's device
+	steps     int
+	measured  float64 // ns
+	segs      []seg
+	tasks     []task
+	launchObs []float64 // launch call's observed start, by launch
+	waits     []wait
+	lmin      float64
+	streams   [][]int32 // each stream's tasks, in order
+	streamDev []int     // each stream's device
 }
 
 // Model is the replayable graph of the steps used.
@@ -375,10 +383,10 @@ func Build(t *trace.Trace, used []bool) *Model {
 	}
 	for _, r := range m.runs {
 		for _, s := range r.segs {
-			if s.item == 0 || s.item == 3 {
+			switch s.item {
+			case itemStretch, itemUnrecorded:
 				m.host[s.cat] += s.dur
-			}
-			if s.item == 2 {
+			case itemWait:
 				m.nWait++
 			}
 		}
@@ -473,7 +481,6 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 
 	// carry-over work first: fixed tasks at index 0..
 	taskOf := map[int32]int32{}
-	lastOn := map[trace.TrackID]int32{}
 	type devStream struct {
 		dev    int
 		stream int64
@@ -502,7 +509,6 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 		r.tasks = append(r.tasks, task{obsStart: rel(ev.Start[e]), fixedEnd: rel(ev.End(int(e))), launch: -1, prev: -1, src: -1, stream: si})
 		r.streams[si] = append(r.streams[si], i)
 		taskOf[e] = i
-		lastOn[tr] = i
 	}
 	// launches: each launching call, in order of its start
 	launchOf := map[int32]int32{}
@@ -540,32 +546,24 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 		slices.Sort(lats)
 		r.lmin = max(0, lats[len(lats)/20])
 	}
-	isComm := map[trace.StrID]int8{}
+	// what each kernel name is, classified once
+	type nameFlags struct{ comm, fp32, htod bool }
+	flagsOf := map[trace.StrID]nameFlags{}
 	for _, d := range devs {
 		e := d.e
 		name := ev.Name[e]
-		if _, ok := isComm[name]; !ok {
+		flags, ok := flagsOf[name]
+		if !ok {
 			n := t.Str(name)
-			k := kernels.Classify(n)
-			v := int8(0)
-			if classify.IsCommKernel(n) {
-				v |= 1
-			}
-			if (k.Family == kernels.GEMM || k.Family == kernels.Conv) && k.Unit == kernels.VectorCore && k.Precision == "fp32" && k.Rule != "gemv" {
-				v |= 2
-			}
-			if strings.Contains(n, "HtoD") {
-				v |= 4
-			}
-			isComm[name] = v
+			flags = nameFlags{comm: classify.IsCommKernel(n), fp32: kernels.Classify(n).FP32OnVectorCores(), htod: strings.Contains(n, "HtoD")}
+			flagsOf[name] = flags
 		}
-		flags := isComm[name]
 		i := int32(len(r.tasks))
 		si := streamIdx(d.track)
 		tk := task{dur: float64(ev.Dur[e]), obsStart: rel(ev.Start[e]), fixedEnd: math.NaN(), launch: launchOf[ev.Launch(int(e))], prev: -1, src: -1, stream: si,
-			comm: flags&1 != 0, fp32: flags&2 != 0, copy: ev.Kind[e] != trace.KindKernel, htod: flags&4 != 0 && ev.Kind[e] == trace.KindMemcpy}
-		if p, ok := lastOn[d.track]; ok {
-			tk.prev = p
+			comm: flags.comm, fp32: flags.fp32, copy: ev.Kind[e] != trace.KindKernel, htod: flags.htod && ev.Kind[e] == trace.KindMemcpy}
+		if on := r.streams[si]; len(on) > 0 {
+			tk.prev = on[len(on)-1]
 		}
 		if s, ok := g.waits.Stream[e]; ok {
 			if si, ok := taskOf[s]; ok {
@@ -593,9 +591,7 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 		r.tasks = append(r.tasks, tk)
 		r.streams[si] = append(r.streams[si], i)
 		taskOf[e] = i
-		lastOn[d.track] = i
 	}
-	r.launchTasks = make([]int32, 0, len(devs))
 	byLaunch := make([][]int32, len(calls))
 	for i := range r.tasks {
 		if l := r.tasks[i].launch; l >= 0 {
@@ -700,12 +696,12 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 			bend := min(aw, end)
 			ivs = append(ivs, hostInterval{ev.Start[e], bend, th, blocked})
 			cp := false
-			if l, ok := launchOf[e]; ok {
+			l, isLaunch := launchOf[e]
+			if isLaunch {
 				for _, ti := range byLaunch[l] {
 					cp = cp || r.tasks[ti].htod
 				}
 			}
-			_, isLaunch := launchOf[e]
 			r.waits = append(r.waits, wait{on: on, copy: cp, blockedNs: float64(bend - ev.Start[e]), queue: isLaunch && !critpath.IsBlocking(t.Name(int(e)))})
 			waitItems = append(waitItems, waitAt{bend, int32(len(r.waits) - 1)})
 		}
@@ -788,9 +784,9 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 		stretch(min(p.ts, we))
 		switch p.kind {
 		case kindWait:
-			r.segs = append(r.segs, seg{item: 2, ref: p.ref})
+			r.segs = append(r.segs, seg{item: itemWait, ref: p.ref})
 		case kindLaunch:
-			r.segs = append(r.segs, seg{item: 1, ref: p.ref})
+			r.segs = append(r.segs, seg{item: itemLaunch, ref: p.ref})
 		case kindOpt:
 			optDepth += int(p.delta)
 		case kindDelta:
@@ -803,22 +799,6 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 
 	r.unrecordedWaits()
 
-	// launch items point at their tasks
-	for _, l := range byLaunch {
-		r.launchTasks = append(r.launchTasks, l...)
-	}
-	off := int32(0)
-	starts := make([]int32, len(byLaunch))
-	for i, l := range byLaunch {
-		starts[i] = off
-		off += int32(len(l))
-	}
-	for i := range r.segs {
-		if s := &r.segs[i]; s.item == 1 {
-			l := s.ref
-			s.ref, s.n = starts[l], int32(len(byLaunch[l]))
-		}
-	}
 	end := float64(we - ws)
 	for i := range r.tasks {
 		end = max(end, r.obsEnd(int32(i)))
@@ -840,7 +820,7 @@ const (
 )
 
 // unrecordedWaits splits such stretches into the part that ended with the
-// device work (item 3) and the rest.
+// device work (itemUnrecorded) and the rest.
 func (r *run) unrecordedWaits() {
 	if len(r.tasks) == 0 {
 		return
@@ -879,7 +859,7 @@ func (r *run) unrecordedWaits() {
 	slices.SortFunc(ends, func(a, b int32) int { return cmp.Compare(r.obsEnd(a), r.obsEnd(b)) })
 	out := make([]seg, 0, len(r.segs))
 	for _, sg := range r.segs {
-		if sg.item != 0 || sg.cat != Python || sg.dur < minUnrecordedNs {
+		if sg.item != itemStretch || sg.cat != Python || sg.dur < minUnrecordedNs {
 			out = append(out, sg)
 			continue
 		}
@@ -895,7 +875,7 @@ func (r *run) unrecordedWaits() {
 			out = append(out, sg)
 			continue
 		}
-		out = append(out, seg{item: 3, dur: te - sg.at, at: sg.at, cat: Python, opt: sg.opt, ref: task})
+		out = append(out, seg{item: itemUnrecorded, dur: te - sg.at, at: sg.at, cat: Python, opt: sg.opt, ref: task})
 		if end > te {
 			out = append(out, seg{dur: end - te, at: te, cat: Python, opt: sg.opt})
 		}
@@ -1128,24 +1108,20 @@ func (r *run) replay(f Fix) (end, removed float64) {
 	for i := range r.segs {
 		s := &r.segs[i]
 		switch s.item {
-		case 0:
+		case itemUnrecorded:
+			if f.UnrecordedWaits {
+				compute(int(s.ref))
+				now = max(now, ends[s.ref])
+				continue
+			}
+			fallthrough // a Python stretch
+		case itemStretch:
 			d := s.dur * host(s)
 			removed += s.dur - d
 			now += d
-		case 1:
-			for _, ti := range r.launchTasks[s.ref : s.ref+s.n] {
-				release[r.tasks[ti].launch] = now
-			}
-		case 3:
-			if !f.UnrecordedWaits {
-				d := s.dur * host(s)
-				removed += s.dur - d
-				now += d
-				continue
-			}
-			compute(int(s.ref))
-			now = max(now, ends[s.ref])
-		case 2:
+		case itemLaunch:
+			release[s.ref] = now
+		case itemWait:
 			w := &r.waits[s.ref]
 			if w.copy && f.CopyWaits {
 				continue // the copy's own time is what the fix scales

@@ -208,7 +208,7 @@ func TestRealTraces(t *testing.T) {
 			continue
 		}
 		rel, _ := filepath.Rel(testutil.RepoRoot(), p)
-		r := whatif.Build(tr, used(window.Check(tr, window.Options{}))).Predict(whatif.Identity("", ""), fixes)
+		r := whatif.Build(tr, window.Check(tr, window.Options{}).Kept()).Predict(whatif.Identity("", ""), fixes)
 		if r.Error != "" {
 			continue
 		}
@@ -231,14 +231,6 @@ func TestRealTraces(t *testing.T) {
 	if replayed < 30 {
 		t.Errorf("only %d real traces replayed", replayed)
 	}
-}
-
-func used(w *window.Result) []bool {
-	ex := w.Excluded()
-	for i := range ex {
-		ex[i] = !ex[i]
-	}
-	return ex
 }
 
 // A trace without steps to use gives an error, not a prediction.

@@ -221,6 +221,15 @@ func (r *Result) Excluded() []bool {
 	return out
 }
 
+// Kept is Excluded's complement: which steps the figures use.
+func (r *Result) Kept() []bool {
+	kept := r.Excluded()
+	for i := range kept {
+		kept[i] = !kept[i]
+	}
+	return kept
+}
+
 // Uses reports whether step name is among the steps used.
 func (r *Result) Uses(step string) bool { return r == nil || slices.Contains(r.Used, step) }
 
