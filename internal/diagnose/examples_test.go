@@ -293,9 +293,12 @@ func TestPlantedCauses(t *testing.T) {
 			if c.file == "tiny_ops_layers.py" && !strings.Contains(f.Change, "the model's own ops are the small ones") {
 				t.Errorf("the change does not name the model's ops: %s", f.Change)
 			}
+			// x.index_select is advised only where x[idx]'s backward is slow
+			// on this CPU (it was not on CI's); the sparse matmul always
 			if g := strings.Contains(f.Change, "gathers and scatters by a tensor of indices"); g != (c.file == "message_passing.py") ||
-				g && !(strings.Contains(f.Change, "x.index_select(0, idx)") && strings.Contains(f.Change, "sparse matmul")) {
-				t.Errorf("gathers and scatters named: %v, want them (with index_select and the sparse matmul) for message passing only: %s", g, f.Change)
+				g && !strings.Contains(f.Change, "sparse matmul") ||
+				strings.Contains(f.Change, "x.index_select(0, idx)") != slices.ContainsFunc(f.Measured, func(e diagnose.Evidence) bool { return strings.HasPrefix(e.What, "x[idx] backward") }) {
+				t.Errorf("gathers and scatters named: %v, want them (with the sparse matmul, and index_select where x[idx]'s backward is measured slow) for message passing only: %s", g, f.Change)
 			}
 			if gil := slices.ContainsFunc(d.Findings, func(f diagnose.Finding) bool { return f.Rule == "host.gil" }); gil != (c.file == "gil_thread.py") {
 				t.Errorf("host.gil found: %v, want it for the thread holding the GIL only\n%s", gil, outline(d))
