@@ -615,7 +615,7 @@ func (s *state) tinyOps() tinyOpStats {
 	calls, self := float64(t.Calls), t.HostSelfUs
 	var rowsSelf, smallSelf float64
 	for _, r := range t.Ranked() {
-		if isAnnotation(r.Name) {
+		if isAnnotation(r) {
 			calls -= float64(r.Calls)
 			self -= r.HostSelfUs
 			continue

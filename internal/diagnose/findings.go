@@ -603,7 +603,7 @@ func (s *state) tinyOpsFinding() {
 		where = s.pyLines(s.py.Hot, 3)
 	}
 	if ops := s.in.Ops; ops != nil {
-		rows := slices.DeleteFunc(slices.Clone(ops.Ranked()), func(r rowT) bool { return isAnnotation(r.Name) || r.Calls == 0 })
+		rows := slices.DeleteFunc(slices.Clone(ops.Ranked()), func(r rowT) bool { return isAnnotation(r) || r.Calls == 0 })
 		slices.SortStableFunc(rows, func(a, b rowT) int { return cmp.Compare(b.Calls, a.Calls) })
 		for _, r := range rows[:min(3, len(rows))] {
 			where = append(where, Location{Kind: "op", Name: r.Name, Note: fmt.Sprintf("%d calls, host self %s per call", r.Calls, units.Duration(r.HostSelfUs/float64(r.Calls)))})
@@ -1274,7 +1274,7 @@ func (s *state) topOps(n int, selfTime bool, filter ...string) []Location {
 		if len(out) == n {
 			break
 		}
-		if isAnnotation(r.Name) && len(filter) == 0 {
+		if isAnnotation(r) && len(filter) == 0 {
 			continue
 		}
 		if len(filter) > 0 && !classify.ContainsAny(strings.ToLower(r.Name), filter) {
@@ -1497,7 +1497,7 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 	var rest, all []optable.OpRow // the other ops, and all, for naming the largest
 	if t := s.in.Ops; t != nil {
 		for _, r := range t.Ranked() {
-			if isAnnotation(r.Name) {
+			if isAnnotation(r) {
 				continue
 			}
 			n := strings.ToLower(r.Name)
@@ -1713,8 +1713,13 @@ var (
 	cpuAggregateOps = []string{"index_add", "scatter_add", "scatter_reduce", "index_reduce", "::scatter_"}
 )
 
-func isAnnotation(name string) bool {
-	return strings.HasPrefix(name, "ProfilerStep") || strings.HasPrefix(name, "enumerate(DataLoader)") ||
+// isAnnotation: the row is a record_function range (the program's own, a
+// step's, the DataLoader's, the optimizer's), not an op: its self time is
+// the Python between the ops inside it. Names tell them apart in traces
+// that file such ranges as ops.
+func isAnnotation(r rowT) bool {
+	name := r.Name
+	return r.Annotation || strings.HasPrefix(name, "ProfilerStep") || strings.HasPrefix(name, "enumerate(DataLoader)") ||
 		strings.HasPrefix(name, "Optimizer.") || strings.HasPrefix(name, "##") || strings.Contains(name, "#") && !strings.HasPrefix(name, "aten::")
 }
 

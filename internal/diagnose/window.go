@@ -21,6 +21,8 @@ type WindowNote struct {
 	// WholeTrace: the trace has no ProfilerStep marks; its one step "0"
 	// is the whole trace.
 	WholeTrace bool `json:"whole_trace,omitempty"`
+	// StepMarks: the trace has no ProfilerStep marks and its steps are the iterations between repeats of this event.
+	StepMarks string `json:"step_marks,omitempty"`
 	// Excluded lists the steps left out of every figure the verdict uses,
 	// with the reason.
 	Excluded []ExcludedStep `json:"excluded_steps,omitempty"`
@@ -51,7 +53,7 @@ func (s *state) windowNote() {
 	if w == nil {
 		return
 	}
-	n := &WindowNote{SteadyState: w.SteadyState, UsedSteps: []string{}, WholeTrace: w.Synthetic}
+	n := &WindowNote{SteadyState: w.SteadyState, UsedSteps: []string{}, WholeTrace: w.Synthetic, StepMarks: w.StepMarks}
 	if b != nil {
 		for _, st := range b.Steps {
 			switch {

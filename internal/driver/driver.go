@@ -370,7 +370,7 @@ func describe(t *trace.Trace) report.Input {
 	in := report.Input{
 		Path: t.Path, Rank: t.Rank, RankSource: t.RankSource, Compressed: t.Compressed,
 		Bytes: t.BytesRead, Events: t.Events.Len(), Flows: t.NumFlows(), MemoryEvents: len(t.Memory),
-		BaseTimeNs: t.Meta.BaseTimeNs, SyntheticStep: t.SyntheticStep, Devices: t.Meta.Devices,
+		BaseTimeNs: t.Meta.BaseTimeNs, SyntheticStep: t.SyntheticStep, StepMarks: t.StepMarks, Devices: t.Meta.Devices,
 		Distributed: t.Meta.Distributed, Legacy: t.Meta.Legacy, EventsByKind: map[string]int{},
 		Steps: []int{},
 	}

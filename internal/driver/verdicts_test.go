@@ -36,6 +36,9 @@ type verdictCase struct {
 	// excluded: {step, reason}: the one step the window check must leave
 	// out for that reason.
 	excluded []string
+	// marks: what the steps of a trace without ProfilerStep marks must
+	// be found from ("" : ProfilerStep's, or the whole trace).
+	marks string
 }
 
 func realTrace(rel string) func(t *testing.T) string {
@@ -101,6 +104,14 @@ var verdictCases = []verdictCase{
 		excluded: []string{"5", window.Outlier}},
 	{name: "run_recompile_shapes", trace: corpus("run_recompile_shapes.json.gz"), primary: diagnose.Recompile, steady: true,
 		first: "compile.recompile", change: "mark the varying dimension dynamic"},
+	// profiled without a schedule or prof.step(): no ProfilerStep marks
+	{name: "unmarked_train_loop", trace: corpus("unmarked_train_loop.json.gz"), primary: diagnose.Input, steady: true,
+		first: "input.loader", marks: "Optimizer.step#Adam.step"},
+	{name: "unmarked_decode_annotated", trace: corpus("unmarked_decode_annotated.json.gz"), primary: diagnose.Overhead, steady: true,
+		marks: "decode_step", silent: []string{"input.loader", "cpu.native"}},
+	{name: "unmarked_forward_with_stack", trace: corpus("unmarked_forward_with_stack.json.gz"), primary: diagnose.CPUCompute, steady: true,
+		first: "cpu.native", change: "channels_last", marks: "nn.Module: Net_0"},
+	{name: "unmarked_one_iteration", trace: corpus("unmarked_one_iteration.json.gz"), primary: diagnose.Input, first: "input.loader"},
 
 	// synthetic device-side cases
 	{name: "synthetic_mid_flight", primary: diagnose.Undetermined, detail: "mid-flight",
@@ -308,6 +319,9 @@ func TestVerdictCorpus(t *testing.T) {
 			}
 			if c.steady && (d.Window == nil || !d.Window.SteadyState) {
 				t.Errorf("window judged not steady state")
+			}
+			if d.Window != nil && (d.Window.StepMarks != c.marks || c.marks != "" && len(d.Window.UsedSteps) < 3) {
+				t.Errorf("steps found from %q, %d used; want %q", d.Window.StepMarks, len(d.Window.UsedSteps), c.marks)
 			}
 			if w := r.Traces[0].Window; c.excluded != nil && !slices.Equal(w.ExcludedBy(c.excluded[1]), []string{c.excluded[0]}) {
 				t.Errorf("steps left out as %s: %v, want [%s]", c.excluded[1], w.ExcludedBy(c.excluded[1]), c.excluded[0])

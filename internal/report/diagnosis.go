@@ -113,6 +113,9 @@ func writeWindow(w io.Writer, n *diagnose.WindowNote, brief bool) {
 	case len(n.UsedSteps) > 0:
 		used = "steps " + stepList(n.UsedSteps) + " used"
 	}
+	if n.StepMarks != "" {
+		used += " (no ProfilerStep marks: a step is an iteration from one " + n.StepMarks + " to the next)"
+	}
 	if len(n.Excluded) > 0 && !n.WholeTrace {
 		used += "; left out: " + excludedList(n.Excluded)
 	}

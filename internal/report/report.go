@@ -82,10 +82,12 @@ type Input struct {
 	StartUs float64 `json:"start_us"`
 	// BaseTimeNs is the trace's baseTimeNanoseconds, the origin of its timestamps (absent: the trace has none).
 	BaseTimeNs int64 `json:"base_time_ns,omitempty"`
-	// Steps are the ProfilerStep#N numbers in time order (empty when the trace has none).
+	// Steps are the ProfilerStep#N numbers in time order, or the iterations found from StepMarks numbered from 0 (empty when the trace has neither).
 	Steps []int `json:"steps"`
 	// SyntheticStep: the trace has no ProfilerStep#N marks, so the analyses treat the whole trace as one step "0".
 	SyntheticStep bool `json:"whole_trace_is_one_step"`
+	// StepMarks: the trace has no ProfilerStep#N marks and its steps are the iterations between repeats of this event (absent otherwise).
+	StepMarks string `json:"step_marks,omitempty"`
 	// Devices is the trace's deviceProperties, one entry per GPU, with Kineto's key names.
 	Devices []trace.Device `json:"devices"`
 	// Distributed is the trace's distributedInfo block (absent when it has none).

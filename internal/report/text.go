@@ -33,9 +33,12 @@ func WriteInputs(w io.Writer, r *Report) {
 		}
 		fmt.Fprintf(w, "\n%s  %s\n", rank, textsafe.String(in.Path))
 		fmt.Fprintf(w, "  %s events, span %s", units.Count(in.Events), units.Duration(in.SpanUs))
-		if in.SyntheticStep {
+		switch {
+		case in.SyntheticStep:
 			fmt.Fprintf(w, ", no ProfilerStep: the whole trace is one step")
-		} else {
+		case in.StepMarks != "":
+			fmt.Fprintf(w, ", no ProfilerStep: %d iteration(s) %s, each from one %s to the next", len(in.Steps), stepRange(in.Steps), textsafe.String(in.StepMarks))
+		default:
 			fmt.Fprintf(w, ", %d step(s) %s", len(in.Steps), stepRange(in.Steps))
 		}
 		if in.Legacy {

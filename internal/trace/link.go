@@ -40,6 +40,7 @@ func (t *Trace) Link() {
 	t.linkLaunches()
 	t.findSteps()
 	wg.Wait()
+	t.inferSteps() // reads the nesting
 	wg.Go(t.bindFlows)
 	t.linkOps()
 	wg.Wait()

@@ -201,10 +201,11 @@ type MemoryRecord struct {
 	DeviceID       int8
 }
 
-// Step is one ProfilerStep#N (or the whole trace when it has none).
+// Step is one ProfilerStep#N, one iteration found from what repeats
+// (Trace.StepMarks), or the whole trace when neither is there.
 type Step struct {
 	Num        int
-	Event      int32 // the ProfilerStep annotation; None for the synthetic whole-trace step
+	Event      int32 // the ProfilerStep annotation; None for an inferred step and the synthetic whole-trace step
 	Start, End int64 // host-side span
 	// DeviceEnd is the later of End and the end of the last device work
 	// launched inside the step: the step's end moved to device time.
@@ -232,6 +233,12 @@ type Trace struct {
 	// SyntheticStep is true when the trace has no ProfilerStep#N events and
 	// Steps holds one step spanning the whole trace.
 	SyntheticStep bool
+	// StepMarks names what the steps were found from in a trace without
+	// ProfilerStep#N marks: the repeated event that marks an iteration
+	// (Optimizer.step#SGD.step, a DataLoader's __next__, the user's
+	// record_function; see inferSteps). "" when the steps are ProfilerStep's
+	// or the trace is one synthetic step.
+	StepMarks string
 
 	// Reading statistics.
 	BytesRead  int64 // uncompressed bytes consumed

@@ -41,6 +41,8 @@ type OpRow struct {
 	InputDims string `json:"input_dims,omitempty"`
 	// Stack is the innermost Python frames of the calls, innermost first, joined by " <- " (with --group-by-stack; absent otherwise).
 	Stack string `json:"stack,omitempty"`
+	// Annotation: the row is a record_function range (user_annotation), the program's or torch's, not an op.
+	Annotation bool `json:"annotation,omitempty"`
 	// Calls is the number of calls.
 	Calls int `json:"calls"`
 	// HostSelfUs is the calls' summed duration minus that of the table rows called directly inside them (Python frames in between skipped).
@@ -311,6 +313,7 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 		d := dur(i)
 		self := d - childSum[j]
 		s.calls++
+		s.annotation = k == trace.KindUserAnnotation
 		s.hostTotal += us(d)
 		s.hostSelf += us(max(self, 0))
 	}
@@ -372,7 +375,7 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 		}
 		return OpRow{
 			Name: t.Str(r.name), InputDims: t.Str(key.dims), Stack: stacks.text(int(key.stack)),
-			Calls: int(r.calls), HostSelfUs: r.hostSelf, HostTotalUs: r.hostTotal, DeviceSelfUs: us(r.devSelf), DeviceTotalUs: us(r.devTotal),
+			Annotation: r.annotation, Calls: int(r.calls), HostSelfUs: r.hostSelf, HostTotalUs: r.hostTotal, DeviceSelfUs: us(r.devSelf), DeviceTotalUs: us(r.devTotal),
 			HostSelfPct: pct(r.hostSelf, res.HostSelfUs), HostTotalPct: pct(r.hostTotal, res.HostSelfUs),
 			DeviceSelfPct: pct(us(r.devSelf), res.DevSelfUs), DeviceTotalPct: pct(us(r.devTotal), res.DevSelfUs),
 		}
@@ -497,6 +500,7 @@ func (t *OpTable) Ranked() []OpRow {
 type opSums struct {
 	name                trace.StrID
 	calls               int32
+	annotation          bool    // a record_function range's row
 	hostSelf, hostTotal float64 // µs
 	devSelf, devTotal   int64   // ns
 }

@@ -191,6 +191,8 @@ type Result struct {
 	MedianUs float64 `json:"median_step_us"`
 	// Synthetic: the trace has no ProfilerStep marks (one whole-trace step).
 	Synthetic bool `json:"synthetic_step"`
+	// StepMarks: the trace has no ProfilerStep marks and its steps are the iterations between repeats of this event (Optimizer.step, a DataLoader's __next__, a record_function range, the outermost module); absent otherwise.
+	StepMarks string `json:"step_marks,omitempty"`
 	// Carry is the inherited device work (absent when there is none of at least 500 µs).
 	Carry *Carry `json:"carry_over,omitempty"`
 	// Startup are the start-up costs, largest first, at most 10.
@@ -256,7 +258,7 @@ type checker struct {
 // Check runs every check on t.
 func Check(t *trace.Trace, o Options) *Result {
 	o.defaults()
-	c := &checker{t: t, o: o, cl: classify.For(t), r: &Result{Definition: DefinitionVersion, Synthetic: t.SyntheticStep, Used: []string{}}}
+	c := &checker{t: t, o: o, cl: classify.For(t), r: &Result{Definition: DefinitionVersion, Synthetic: t.SyntheticStep, StepMarks: t.StepMarks, Used: []string{}}}
 	c.t0, _ = t.Span()
 	for _, s := range t.Steps {
 		sp := interval.Span{Start: s.Start, End: max(s.End, s.DeviceEnd)}
