@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -403,5 +404,47 @@ func TestTinyOpsLessCPUWait(t *testing.T) {
 		if f := findingOf(d, "cpu.tiny-ops"); (f != nil) != c.tiny || c.tiny && !strings.Contains(f.Title, "one per 12.0 µs") {
 			t.Errorf("%s: tiny-ops %+v, want it: %v", c.name, f, c.tiny)
 		}
+	}
+}
+
+// The window's own outlier steps are periodic work when two or more of
+// them, at least 3 steps apart, hold MinFinding of the recorded time: not
+// a busy spell (steps in a row), not every other step, not a one-off,
+// not their recompilations.
+func TestWindowPeriodic(t *testing.T) {
+	work := &window.OutlierWork{Steps: 2, ExcessUs: 200e3, RecordedUs: 190e3, Top: []window.WorkName{{Name: "aten::linear", Us: 180e3}}}
+	for _, c := range []struct {
+		name     string
+		outliers []int
+		recomp   float64
+		every    int // 0: silent
+	}{
+		{"every 4", []int{2, 6}, 0, 4},
+		{"busy spell", []int{3, 4}, 0, 0},
+		{"every other step", []int{2, 4, 6}, 0, 0},
+		{"one-off", []int{5}, 0, 0},
+		{"recompilations", []int{2, 6}, 290e3, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := cpuTrace(nil)
+			w := a.Window
+			w.OutlierWork = work
+			w.Steps = nil
+			for i := range 10 {
+				st := window.Step{Step: fmt.Sprint(i + 10), Us: 100e3}
+				if slices.Contains(c.outliers, i) {
+					st.Us, st.Excluded, st.RecompileUs = 300e3, window.Outlier, c.recomp
+				}
+				w.Steps = append(w.Steps, st)
+			}
+			d := Compute(a)
+			f := findingOf(d, "steps.periodic")
+			if (f != nil) != (c.every > 0) {
+				t.Fatalf("finding %v, want %v: %+v", f != nil, c.every > 0, d.Findings)
+			}
+			if f != nil && (!strings.HasPrefix(f.Title, fmt.Sprintf("Every %d steps a step takes 300 ms", c.every)) || !strings.Contains(f.Change, "an evaluation pass")) {
+				t.Errorf("%s / %s", f.Title, f.Change)
+			}
+		})
 	}
 }

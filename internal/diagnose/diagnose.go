@@ -862,13 +862,17 @@ func (s *state) verdict() {
 		// the rest of the run): a PPO loop's rollout every 32 updates was
 		// 67% of the run, its updates' per-op overhead 73% of the rest.
 		v.Secondary = append([]Class{top.Class}, slices.DeleteFunc(v.Secondary, func(c Class) bool { return c == top.Class })...)
-		v.Why = fmt.Sprintf("periodic-work explains %.0f%% of the run's step time (its finding); between those steps, %s", pct(p.Share), v.Why)
+		v.Why = fmt.Sprintf("periodic-work explains %.0f%% of %s (its finding); between those steps, %s", pct(p.Share), p.of(), v.Why)
 		v.Primary, v.SharePct = Periodic, 0
-		v.Detail = fmt.Sprintf("every %d steps a step takes %s, %.0fx the median: %.0f%% of the run's step time", p.Every, units.Seconds(p.MeanS), p.MeanS/p.MedianS, pct(p.Share))
+		v.Detail = fmt.Sprintf("%s %s, %.0fx the median: %.0f%% of %s", p.when(), units.Seconds(p.MeanS), p.MeanS/p.MedianS, pct(p.Share), p.of())
 		v.Confidence = "medium"
 	} else if p != nil {
 		v.Secondary = append(v.Secondary, Periodic)
-		v.Why += fmt.Sprintf("; every %d steps a step takes %s (%.0f%% of the run's step time), which the window does not show (its finding)", p.Every, units.Seconds(p.MeanS), pct(p.Share))
+		v.Why += fmt.Sprintf("; %s %s (%.0f%% of %s)", p.when(), units.Seconds(p.MeanS), pct(p.Share), p.of())
+		if !p.InWindow {
+			v.Why += ", which the window does not show"
+		}
+		v.Why += " (its finding)"
 	}
 	if own, ok := s.startup(); ok {
 		v.Why += fmt.Sprintf("; before its first step the program worked %s in its own code, more than all its steps (%s): the second finding", units.Seconds(own), units.Seconds(s.in.Run.StepsS))

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
@@ -34,6 +35,32 @@ type PeriodicSteps struct {
 	// the steps' time.
 	ExcessS float64 `json:"excess_s"`
 	Share   float64 `json:"share"`
+	// InWindow: the steps are the recorded window's outliers (what they
+	// do: Work), not the run's steps outside it; Every is 0 when they
+	// are not evenly spaced.
+	InWindow bool                `json:"in_window,omitempty"`
+	Work     *window.OutlierWork `json:"-"`
+}
+
+// when says when the slow steps come: "every 5 steps a step takes" or
+// "steps 4, 9 take".
+func (p *PeriodicSteps) when() string {
+	if p.Every > 0 {
+		return fmt.Sprintf("every %d steps a step takes", p.Every)
+	}
+	steps := make([]string, len(p.Steps))
+	for i, n := range p.Steps {
+		steps[i] = fmt.Sprint(n)
+	}
+	return "steps " + strings.Join(steps, ", ") + " take"
+}
+
+// of names what Share is a share of.
+func (p *PeriodicSteps) of() string {
+	if p.InWindow {
+		return "the recorded steps' time"
+	}
+	return "the run's step time"
 }
 
 // Outliers repeat when at least minPeriodic of them, holding half of
@@ -181,6 +208,10 @@ func (s *state) periodicFinding() {
 	if p == nil {
 		return
 	}
+	if p.InWindow {
+		s.windowPeriodicFinding(p)
+		return
+	}
 	r := s.in.Run
 	steps := make([]string, len(p.Steps))
 	for i, n := range p.Steps {
@@ -257,7 +288,7 @@ func namedLines(lines []Line, n int, note string) ([]Location, string) {
 func (s *state) periodic() *PeriodicSteps {
 	r := s.in.Run
 	if r == nil || r.Periodic == nil || r.Periodic.Share < s.p.MinFinding {
-		return nil
+		return s.windowPeriodic()
 	}
 	p := r.Periodic
 	if py := r.Python; py != nil && py.SlowSamples >= minSlowSamples && py.SlowLoaderShare >= 0.5 {
@@ -292,4 +323,94 @@ func (s *state) periodic() *PeriodicSteps {
 		}
 	}
 	return p
+}
+
+// windowPeriodic is the recorded window's own outlier steps as periodic
+// work, when two or more of them, at least 3 steps apart (a busy spell
+// slows steps in a row; every other step slow is two kinds of step),
+// take MinFinding of the recorded steps' time (those used and those
+// outliers) above the median, their recompilations left out (those are
+// compile.recompile's): the trace alone
+// tells what they do (window.OutlierWork). A trainer that evaluated
+// every N steps, 35-43% of its loop, was told only that its steps N and
+// 2N were outliers.
+func (s *state) windowPeriodic() *PeriodicSteps {
+	w := s.in.Window
+	if w == nil || w.OutlierWork == nil || w.MedianUs <= 0 {
+		return nil
+	}
+	p := &PeriodicSteps{InWindow: true, Work: w.OutlierWork, MedianS: w.MedianUs / 1e6}
+	var totalUs, slowUs float64
+	gaps := map[int]bool{}
+	for i, st := range w.Steps {
+		switch st.Excluded {
+		case window.Outlier:
+			if len(p.Steps) > 0 {
+				gaps[i-p.Steps[len(p.Steps)-1]] = true
+			}
+			p.Steps = append(p.Steps, i)
+			slowUs += st.Us - st.RecompileUs // compile.recompile's
+		case "":
+		default:
+			continue
+		}
+		totalUs += st.Us
+	}
+	if gaps[1] || gaps[2] || len(p.Steps) < 2 || totalUs <= 0 {
+		return nil // every other step slow: two kinds of step (run.periodic's N >= 3)
+	}
+	p.Count = len(p.Steps)
+	p.MeanS = slowUs / float64(p.Count) / 1e6
+	p.ExcessS = (slowUs - float64(p.Count)*w.MedianUs) / 1e6
+	p.Share = p.ExcessS * 1e6 / totalUs
+	if p.Share < s.p.MinFinding {
+		return nil
+	}
+	if len(gaps) == 1 {
+		for g := range gaps {
+			p.Every = g
+		}
+	}
+	// the step numbers, not their indices
+	for k, i := range p.Steps {
+		fmt.Sscan(w.Steps[i].Step, &p.Steps[k])
+	}
+	return p
+}
+
+// windowPeriodicFinding names what the window's outlier steps do beyond
+// an ordinary step: forward ops with no backward beside them are an
+// evaluation; extra time with nothing recorded is Python, file I/O or
+// sleeping (a checkpoint's write records no op).
+func (s *state) windowPeriodicFinding(p *PeriodicSteps) {
+	wk := p.Work
+	each := units.Seconds(p.MeanS - p.MedianS)
+	ms := []Evidence{{"outlier steps in the window", float64(p.Count), "", "window"},
+		{"mean duration of those steps", p.MeanS * 1e6, "us", "window"},
+		{"median step", p.MedianS * 1e6, "us", "window"},
+		{"their time above the median, share of the recorded steps' time", pct(p.Share), "%", "window"},
+		{"of that, in recorded ops and ranges", pct(wk.RecordedUs / wk.ExcessUs), "%", "window"}}
+	var where []Location
+	var names []string
+	for _, n := range wk.Top[:min(3, len(wk.Top))] {
+		where = append(where, Location{Kind: "op", Name: n.Name, Note: units.Duration(n.Us) + " more per slow step than per ordinary step"})
+		names = append(names, fmt.Sprintf("%s %s", n.Name, units.Duration(n.Us)))
+	}
+	what, change := "", ""
+	switch {
+	case wk.RecordedUs < wk.ExcessUs/2:
+		what = "work the profiler does not record"
+		change = fmt.Sprintf("%.0f%% of the slow steps' extra %s ran with no op recorded: Python, file I/O (a checkpoint's write records no op) or sleeping; bottleneck run samples the program's lines there and names them. Then run that work less often, or in the background (torch.distributed.checkpoint.async_save for a checkpoint)", pct(1-wk.RecordedUs/wk.ExcessUs), each)
+	case wk.BackwardUs < wk.RecordedUs/10 && len(names) > 0:
+		what = "an evaluation"
+		change = fmt.Sprintf("the slow steps run forward ops with no backward beside them (%s): an evaluation pass, %s each time. Evaluate less often or on fewer batches (a subset of the validation set), under torch.inference_mode(), or in another process on a copy of the weights", strings.Join(names, ", "), each)
+	case len(names) > 0:
+		change = fmt.Sprintf("the slow steps' extra %s goes to %s: make that work cheaper, run it less often, or overlap it with the steps (a background thread or process)", each, strings.Join(names, ", "))
+	}
+	when := p.when()
+	title := fmt.Sprintf("%s %s, %.1fx the median: %.0f%% of %s", strings.ToUpper(when[:1])+when[1:], units.Seconds(p.MeanS), p.MeanS/p.MedianS, pct(p.Share), p.of())
+	if what != "" {
+		title += ", in " + what
+	}
+	s.emit(s.finding("steps.periodic", title, p.Share*s.step, ms, where, change))
 }

@@ -101,7 +101,9 @@ var verdictCases = []verdictCase{
 	{name: "run_cold_compile", trace: corpus("run_cold_compile.json.gz"), primary: diagnose.CPUCompute, first: "cpu.native",
 		excluded: []string{"0", window.StartUp}},
 	{name: "run_checkpoint_outlier", trace: corpus("run_checkpoint_outlier.json.gz"), primary: diagnose.CPUCompute, steady: true,
-		excluded: []string{"5", window.Outlier}},
+		excluded: []string{"5", window.Outlier}, silent: []string{"steps.periodic"}},
+	{name: "eval_every_5", trace: corpus("eval_every_5.json.gz"), primary: diagnose.Periodic, steady: true,
+		first: "steps.periodic", change: "forward ops with no backward beside them"},
 	{name: "run_recompile_shapes", trace: corpus("run_recompile_shapes.json.gz"), primary: diagnose.Recompile, steady: true,
 		first: "compile.recompile", change: "mark the varying dimension dynamic"},
 	// profiled without a schedule or prof.step(): no ProfilerStep marks

@@ -209,6 +209,8 @@ type Result struct {
 	Capture *GraphCapture `json:"graph_capture,omitempty"`
 	// Overhead is the profiler's overhead in the steps (absent when it recorded none).
 	Overhead *Overhead `json:"profiler_overhead,omitempty"`
+	// OutlierWork is what the outlier steps do beyond an ordinary step (absent with fewer than 2 outliers).
+	OutlierWork *OutlierWork `json:"outlier_work,omitempty"`
 }
 
 // Excluded returns, per step index, whether the step is left out.
@@ -283,6 +285,7 @@ func Check(t *trace.Trace, o Options) *Result {
 		}
 	}
 	c.outliers()
+	c.r.OutlierWork = c.outlierWork()
 	c.r.SteadyState = true
 	for _, s := range c.r.Steps {
 		if s.Excluded == "" {
