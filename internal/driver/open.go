@@ -97,6 +97,7 @@ func Open(ios *iostreams.IOStreams, paths []string, o Options) (*Data, error) {
 	if err != nil {
 		return nil, err
 	}
+	agentStepNumbers(d.Runs, res.Traces)
 	d.Report = Build(res, took, o)
 	d.Traces = res.Traces
 	d.Status = StatusOf(d.Report)
@@ -109,4 +110,25 @@ func title(paths []string) string {
 		t += fmt.Sprintf(" and %d more", len(paths)-1)
 	}
 	return t
+}
+
+// agentStepNumbers numbers the steps of each run directory's traces as
+// the agent numbered them (rundir.Run.FirstWindowStep), so the verdict's
+// "steps 8-12 used" and the run's "window 1: steps 8-12" are the same
+// steps.
+func agentStepNumbers(runs []*rundir.Run, traces []*trace.Trace) {
+	for _, t := range traces {
+		if t.SyntheticStep || t.StepMarks != "" || len(t.Steps) == 0 {
+			continue
+		}
+		for _, run := range runs {
+			if first, ok := run.FirstWindowStep(t.Path); ok {
+				off := first - t.Steps[0].Num
+				for i := range t.Steps {
+					t.Steps[i].Num += off
+				}
+				break
+			}
+		}
+	}
 }

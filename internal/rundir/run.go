@@ -137,3 +137,23 @@ func Traces(dir string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// FirstWindowStep is the agent's number of the first step recorded in
+// the trace file path (one of r.Traces), when the evidence names its
+// window. torch numbers ProfilerStep#N from the profiler's creation, the
+// agent from the program's first step (ProfilerStep#7 was the agent's
+// step 8 in every run directory here); the report uses the agent's, so a
+// step has one number in every view.
+func (r *Run) FirstWindowStep(path string) (int, bool) {
+	for _, pf := range r.Processes {
+		if pf.Evidence == nil {
+			continue
+		}
+		for _, w := range pf.Evidence.Profiler.Windows {
+			if len(w.Steps) > 0 && w.File != "" && filepath.Join(r.Dir, w.File) == filepath.Clean(path) {
+				return w.Steps[0], true
+			}
+		}
+	}
+	return 0, false
+}

@@ -401,13 +401,21 @@ func writeSeries(w io.Writer, s *steptimes.Summary) {
 	}
 }
 
-func writeSteps(w io.Writer, ev *rundir.Evidence) {
-	src := "none detected"
-	if ev.StepSource != nil {
-		src = map[string]string{"optimizer": "optimizer.step() calls", "dataloader": "DataLoader batches",
-			"forward": "outermost nn.Module forward calls"}[*ev.StepSource]
+// StepSource says what the agent counted as a step, in words ("none
+// detected" without a source), and how many the program made: the
+// source's calls, one more than the steps timed (the first has no start).
+func StepSource(ev *rundir.Evidence) (string, int) {
+	if ev.StepSource == nil {
+		return "none detected", ev.Steps
 	}
-	fmt.Fprintf(w, "Steps: %d (%s)", ev.Steps, src)
+	src := map[string]string{"optimizer": "optimizer.step() calls", "dataloader": "DataLoader batches",
+		"forward": "outermost nn.Module forward calls"}[*ev.StepSource]
+	return src, max(ev.Steps, ev.StepCounts[*ev.StepSource])
+}
+
+func writeSteps(w io.Writer, ev *rundir.Evidence) {
+	src, n := StepSource(ev)
+	fmt.Fprintf(w, "Steps: %d %s, %d timed", n, src, ev.Steps)
 	if ev.StepStats.MeanS != nil {
 		fmt.Fprintf(w, ", mean %s, min %s, max %s", units.Seconds(*ev.StepStats.MeanS), units.Seconds(*ev.StepStats.MinS), units.Seconds(*ev.StepStats.MaxS))
 	}

@@ -386,8 +386,9 @@ func writeRunSummary(w io.Writer, rr *runreport.Report) {
 		parts = append(parts, fmt.Sprintf("%s after %s", how, units.Seconds(rr.DurationS)))
 	}
 	for _, p := range rr.Processes {
-		if s := p.StepSeries; s != nil {
-			parts = append(parts, fmt.Sprintf("%s: %d steps, median %s", p.Tag, s.Steps, units.Duration(s.MedianS*1e6)))
+		if s := p.StepSeries; s != nil && p.Evidence != nil {
+			src, n := runreport.StepSource(p.Evidence)
+			parts = append(parts, fmt.Sprintf("%s: %d %s, median step %s", p.Tag, n, src, units.Duration(s.MedianS*1e6)))
 		}
 	}
 	fmt.Fprintf(w, "  %s\n\n", strings.Join(parts, "; "))
