@@ -126,10 +126,10 @@ func TestCPUChangeFollowsOps(t *testing.T) {
 		want string
 	}{
 		{"conv", rows(optable.OpRow{Name: "aten::mkldnn_convolution", HostSelfUs: 600}, optable.OpRow{Name: "aten::add_", HostSelfUs: 400}), "channels_last"},
-		{"gemm", rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 800}, optable.OpRow{Name: "aten::relu", HostSelfUs: 200}), "matmuls take 80% of the native time and already run in oneDNN/MKL: bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16)) on CPUs with AVX512-BF16/AMX, fewer or larger matmuls (batching), or an accelerator"},
+		{"gemm", rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 800}, optable.OpRow{Name: "aten::relu", HostSelfUs: 200}), "matmuls take 80% of the native time and already run in oneDNN/MKL: bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16)) on CPUs with AVX512-BF16/AMX (try it: small layers can get slower), fewer or larger matmuls (batching), or an accelerator"},
 		// half the time elsewhere: what fusion could save is named too
 		{"gemm and the rest", rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 500}, optable.OpRow{Name: "aten::mul", HostSelfUs: 100}, optable.OpRow{Name: "aten::native_layer_norm", HostSelfUs: 250}, optable.OpRow{Name: "aten::relu", HostSelfUs: 150}),
-			"matmuls take 50% of the native time and already run in oneDNN/MKL: bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16)) on CPUs with AVX512-BF16/AMX, fewer or larger matmuls (batching), or an accelerator; the other 50% (largest: aten::native_layer_norm 25%, aten::relu 15%): torch.compile(model) fuses elementwise, normalization and softmax ops"},
+			"matmuls take 50% of the native time and already run in oneDNN/MKL: bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16)) on CPUs with AVX512-BF16/AMX (try it: small layers can get slower), fewer or larger matmuls (batching), or an accelerator; the other 50% (largest: aten::native_layer_norm 25%, aten::relu 15%): torch.compile(model) fuses elementwise, normalization and softmax ops (try it: compiling costs seconds to minutes before the first step, and the gain depends on the model; bottleneck diff compares the two runs)"},
 		// dropout's masks at 25%: named after the matmul change; at 10% not
 		{"gemm and dropout", rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 500}, optable.OpRow{Name: "aten::bernoulli_", HostSelfUs: 250}, optable.OpRow{Name: "aten::relu", HostSelfUs: 250}),
 			"; dropout's random masks (aten::bernoulli_, native_dropout) take 25% of the native time"},
@@ -138,7 +138,7 @@ func TestCPUChangeFollowsOps(t *testing.T) {
 		{"inference with dropout", inference(rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 500}, optable.OpRow{Name: "aten::bernoulli_", HostSelfUs: 250}, optable.OpRow{Name: "aten::relu", HostSelfUs: 250})),
 			"dropout draws random masks (aten::bernoulli_, native_dropout: 25% of the native time) though no backward runs in these steps: the model is in training mode: call model.eval()"},
 		{"inference, dropout off", inference(rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 800}, optable.OpRow{Name: "aten::dropout", HostSelfUs: 5}, optable.OpRow{Name: "aten::relu", HostSelfUs: 195})),
-			"matmuls take 80% of the native time and already run in oneDNN/MKL: bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16)) on CPUs with AVX512-BF16/AMX, fewer or larger matmuls (batching), or an accelerator"},
+			"matmuls take 80% of the native time and already run in oneDNN/MKL: bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16)) on CPUs with AVX512-BF16/AMX (try it: small layers can get slower), fewer or larger matmuls (batching), or an accelerator"},
 		// attention by hand: softmax (its backward row only, the forward's
 		// fell out of the top rows) and bmm; not with a fused op, not a
 		// classifier's softmax without bmm
@@ -159,7 +159,7 @@ func TestCPUChangeFollowsOps(t *testing.T) {
 		// already compiled: no advice to compile
 		{"compiled, spread", rows(optable.OpRow{Name: "Torch-Compiled Region: 0/0", HostSelfUs: 10}, optable.OpRow{Name: "CompiledFunction", HostSelfUs: 20}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 300}, optable.OpRow{Name: "aten::conv2d", HostSelfUs: 300}, optable.OpRow{Name: "aten::mul", HostSelfUs: 500}),
 			"no op family dominates the native time (largest: aten::mul 44%, aten::addmm 27%, aten::conv2d 27%): the model already runs under torch.compile: look for graph breaks"},
-		{"not compiled, spread", rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 300}, optable.OpRow{Name: "aten::conv2d", HostSelfUs: 300}, optable.OpRow{Name: "aten::mul", HostSelfUs: 500}), "no op family dominates the native time (largest: aten::mul 45%, aten::addmm 27%, aten::conv2d 27%): torch.compile(model) fuses its elementwise, normalization and softmax ops and the many small ones"},
+		{"not compiled, spread", rows(optable.OpRow{Name: "aten::addmm", HostSelfUs: 300}, optable.OpRow{Name: "aten::conv2d", HostSelfUs: 300}, optable.OpRow{Name: "aten::mul", HostSelfUs: 500}), "no op family dominates the native time (largest: aten::mul 45%, aten::addmm 27%, aten::conv2d 27%): torch.compile(model) fuses its elementwise, normalization and softmax ops and the many small ones (try it: compiling costs seconds to minutes before the first step, and the gain depends on the model; bottleneck diff compares the two runs)"},
 		// the same LSTM called once per time step in a loop: once on the
 		// whole sequence; two layers called once each are not that
 		{"lstm loop", rows(optable.OpRow{Name: "aten::mkldnn_rnn_layer_backward", HostSelfUs: 500}, optable.OpRow{Name: "aten::lstm", Calls: 50, HostSelfUs: 50}, optable.OpRow{Name: "aten::mkldnn_rnn_layer", HostSelfUs: 200}, optable.OpRow{Name: "aten::addmm", HostSelfUs: 250}),
