@@ -251,6 +251,10 @@ type checker struct {
 	r     *Result
 	t0    int64
 	spans []interval.Span // step spans (host start .. device end)
+	// latestEnd[i] is the latest end of spans[0..i], for stepOf's binary
+	// search; nil when the spans are not in start order.
+	latestEnd []int64
+	workOf    map[int]int // launch -> its first device event (queueFull)
 }
 
 // Check runs every check on t.
@@ -263,6 +267,7 @@ func Check(t *trace.Trace, o Options) *Result {
 		c.spans = append(c.spans, sp)
 		c.r.Steps = append(c.r.Steps, Step{Step: fmt.Sprint(s.Num), Us: us(sp.Len())})
 	}
+	c.indexSteps()
 	carry := c.carryOver()
 	capture := c.graphCapture()
 	c.startup()
@@ -299,8 +304,46 @@ func us(ns int64) float64 { return float64(ns) / 1e3 }
 
 func (c *checker) rel(ns int64) float64 { return us(ns - c.t0) }
 
-// stepOf returns the index of the step whose span holds ts, or -1.
+// indexSteps prepares stepOf's search: trace.Trace keeps its steps in
+// start order, and the running latest end makes "the first step that
+// ends after ts" a binary search.
+func (c *checker) indexSteps() {
+	c.latestEnd = make([]int64, len(c.spans))
+	for i, sp := range c.spans {
+		if i > 0 && sp.Start < c.spans[i-1].Start {
+			c.latestEnd = nil
+			return
+		}
+		c.latestEnd[i] = sp.End
+		if i > 0 {
+			c.latestEnd[i] = max(sp.End, c.latestEnd[i-1])
+		}
+	}
+}
+
+// stepOf returns the index of the first step whose span holds ts, or -1,
+// in log steps: it runs for start-up costs and overhead events, one or
+// more a step (a scan of the steps each was steps²).
 func (c *checker) stepOf(ts int64) int {
+	if c.latestEnd == nil {
+		return c.stepOfScan(ts)
+	}
+	// steps before i all end by ts; step i ends after it, and holds ts
+	// unless it starts after ts, and then so do all later ones
+	i, _ := slices.BinarySearchFunc(c.latestEnd, ts, func(end, ts int64) int {
+		if end > ts {
+			return 1
+		}
+		return -1
+	})
+	if i < len(c.spans) && c.spans[i].Start <= ts {
+		return i
+	}
+	return -1
+}
+
+// stepOfScan is stepOf by definition.
+func (c *checker) stepOfScan(ts int64) int {
 	for i, sp := range c.spans {
 		if ts >= sp.Start && ts < sp.End {
 			return i
@@ -545,7 +588,7 @@ func (c *checker) startup() {
 		case k.IsLaunch() && c.cl.Has(ev.Name[i], classify.Launch):
 			// lazy module loading: the first launch of a kernel, slow
 			// although the device took the kernel at once
-			if firstKernel[i] && ev.Dur[i] >= 50*medLaunch && !c.queueFull(i) {
+			if firstKernel[i] && ev.Dur[i] >= 50*medLaunch && !c.queueFull(i, firstKernel) {
 				add(i, "module-load", "first launch of this kernel (lazy module loading)")
 			}
 		case k.IsLaunch() && c.cl.Flags(ev.Name[i]) == 0 && classify.ContainsAny(name, startupCalls):
@@ -637,16 +680,24 @@ func (c *checker) firstLaunchOfKernel() map[int]bool {
 	return out
 }
 
-// queueFull reports whether launch call i was held up by a full launch
-// queue: its device work started long after the call returned.
-func (c *checker) queueFull(i int) bool {
+// queueFull reports whether launch call i, one of launches, was held up by
+// a full launch queue: its (first) device work started long after the call
+// returned. The first call finds every launch's device work in one pass
+// (a pass per call was kernels × events).
+func (c *checker) queueFull(i int, launches map[int]bool) bool {
 	ev := &c.t.Events
-	for j, k := range ev.Kind {
-		if k.IsDeviceWork() && ev.Launch(j) == int32(i) {
-			return ev.Start[j]-ev.End(i) > ev.Dur[i]/10
+	if c.workOf == nil {
+		c.workOf = map[int]int{}
+		for j, k := range ev.Kind {
+			if l := int(ev.Launch(j)); k.IsDeviceWork() && launches[l] {
+				if _, ok := c.workOf[l]; !ok {
+					c.workOf[l] = j
+				}
+			}
 		}
 	}
-	return false
+	j, ok := c.workOf[i]
+	return ok && ev.Start[j]-ev.End(i) > ev.Dur[i]/10
 }
 
 // firstCalls finds ops whose first call costs FirstCallRatio times their
