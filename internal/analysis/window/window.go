@@ -742,9 +742,13 @@ func (c *checker) firstCalls() []Cost {
 			rest = append(rest, ev.Dur[j])
 		}
 		med := median(rest)
+		slow := func(ns int64) bool { return ns >= minNs && float64(ns) >= c.o.FirstCallRatio*float64(max(med, 1)) }
+		if !slow(ev.Dur[first]) {
+			continue // nor its own time, less: no scan of what it holds (a name's first call can hold most of the trace)
+		}
 		// time blocked on the device is the device's, not a one-time cost
 		own := ev.Dur[first] - c.blockedIn(first)
-		if own >= minNs && float64(own) >= c.o.FirstCallRatio*float64(max(med, 1)) {
+		if slow(own) {
 			x := Cost{Kind: "first-call", Name: c.t.Name(first), StartUs: c.rel(ev.Start[first]), Us: us(own - med),
 				span: interval.Span{Start: ev.Start[first], End: ev.End(first)},
 				Note: fmt.Sprintf("first call %s, median of %d later calls %s (handle creation, autotuning or lazy initialisation)", units.Duration(us(ev.Dur[first])), len(rest), units.Duration(us(med)))}
