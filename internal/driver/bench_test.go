@@ -2,6 +2,7 @@ package driver
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -40,7 +41,8 @@ func BenchmarkAnalyze(b *testing.B) {
 	}
 }
 
-// BenchmarkAnalyzeSteps runs analyze's pipeline on generated traces of
+// BenchmarkAnalyzeSteps runs analyze's pipeline (read, analyses and
+// diagnosis, the text and JSON reports) on generated traces of
 // about the same size (40,000 ops, 70-100 MB) cut into 17, 1,000 and
 // 10,000 steps (tracegen's OpsPerStep loop), to find work that grows
 // with the steps rather than the events: analysis time should stay flat
@@ -73,7 +75,7 @@ func BenchmarkAnalyzeSteps(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Run(fmt.Sprintf("steps=%d", steps), func(b *testing.B) {
-			var build time.Duration
+			var build, render time.Duration
 			for b.Loop() {
 				res, _, err := Load(ios, []string{path}, true)
 				if err != nil || len(res.Traces) == 0 {
@@ -82,10 +84,18 @@ func BenchmarkAnalyzeSteps(b *testing.B) {
 				start := time.Now()
 				r := Build(res, 0, DefaultOptions())
 				build += time.Since(start)
+				start = time.Now()
+				for _, asJSON := range []bool{false, true} { // analyze --full, --json
+					if err := Write(io.Discard, r, asJSON); err != nil {
+						b.Fatal(err)
+					}
+				}
+				render += time.Since(start)
 				b.SetBytes(r.BytesRead)
 			}
 			b.ReportMetric(build.Seconds()/float64(b.N), "analyses-s/op")
 			b.ReportMetric(float64(build.Nanoseconds())/float64(b.N)/float64(steps), "analyses-ns/step")
+			b.ReportMetric(render.Seconds()/float64(b.N), "render-s/op")
 		})
 	}
 }
