@@ -245,16 +245,15 @@ func (r *Result) ExcludedBy(reason string) []string {
 }
 
 type checker struct {
-	t     *trace.Trace
-	o     Options
-	cl    *classify.Table
-	r     *Result
-	t0    int64
-	spans []interval.Span // step spans (host start .. device end)
-	// latestEnd[i] is the latest end of spans[0..i], for stepOf's binary
-	// search; nil when the spans are not in start order.
-	latestEnd []int64
-	workOf    map[int]int // launch -> its first device event (queueFull)
+	t       *trace.Trace
+	o       Options
+	cl      *classify.Table
+	r       *Result
+	t0      int64
+	spans   []interval.Span // step spans (host start .. device end)
+	steps   interval.Index  // stepOf's search
+	indexed bool            // false: the spans are not in start order
+	workOf  map[int]int     // launch -> its first device event (queueFull)
 }
 
 // Check runs every check on t.
@@ -304,42 +303,18 @@ func us(ns int64) float64 { return float64(ns) / 1e3 }
 
 func (c *checker) rel(ns int64) float64 { return us(ns - c.t0) }
 
-// indexSteps prepares stepOf's search: trace.Trace keeps its steps in
-// start order, and the running latest end makes "the first step that
-// ends after ts" a binary search.
-func (c *checker) indexSteps() {
-	c.latestEnd = make([]int64, len(c.spans))
-	for i, sp := range c.spans {
-		if i > 0 && sp.Start < c.spans[i-1].Start {
-			c.latestEnd = nil
-			return
-		}
-		c.latestEnd[i] = sp.End
-		if i > 0 {
-			c.latestEnd[i] = max(sp.End, c.latestEnd[i-1])
-		}
-	}
-}
+// indexSteps prepares stepOf's search (trace.Trace keeps its steps in
+// start order).
+func (c *checker) indexSteps() { c.steps, c.indexed = interval.NewIndex(c.spans) }
 
 // stepOf returns the index of the first step whose span holds ts, or -1,
 // in log steps: it runs for start-up costs and overhead events, one or
 // more a step (a scan of the steps each was steps²).
 func (c *checker) stepOf(ts int64) int {
-	if c.latestEnd == nil {
+	if !c.indexed {
 		return c.stepOfScan(ts)
 	}
-	// steps before i all end by ts; step i ends after it, and holds ts
-	// unless it starts after ts, and then so do all later ones
-	i, _ := slices.BinarySearchFunc(c.latestEnd, ts, func(end, ts int64) int {
-		if end > ts {
-			return 1
-		}
-		return -1
-	})
-	if i < len(c.spans) && c.spans[i].Start <= ts {
-		return i
-	}
-	return -1
+	return c.steps.First(ts)
 }
 
 // stepOfScan is stepOf by definition.
