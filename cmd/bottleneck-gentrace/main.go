@@ -46,6 +46,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	perLaunch := fs.Bool("per-launch-args", false, "give every kernel launch its own grid, blocks/warps per SM and occupancy (as on real GPUs)")
 	distinct := fs.Bool("distinct-names", false, "give every CPU op a name of its own (many distinct strings)")
 	tiny := fs.Bool("tiny-events", false, "put small Python frames before every leaf op (many events per MB)")
+	opsPerStep := fs.Int("ops-per-step", 0, "make every step a short loop of this many ops, a few KB a step (-size is then ignored; set -steps)")
 	layout := fs.String("layout", "", "JSON layout: compact (one line, no spaces) or indent (one member per line, as json.dump(indent=2)); default Kineto's")
 	gz := fs.Bool("gzip", false, "gzip the output")
 	level := fs.Int("gzip-level", 0, "gzip level 1-9 (0: default)")
@@ -68,7 +69,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	opt := tracegen.Options{
 		TargetBytes: target, Seed: *seed, Steps: *steps, Devices: *devices,
 		WorldSize: *world, Gzip: *gz, GzipLevel: *level, PerLaunchArgs: *perLaunch, DistinctNames: *distinct,
-		TinyEvents: *tiny, Layout: tracegen.Layout(*layout),
+		TinyEvents: *tiny, Layout: tracegen.Layout(*layout), OpsPerStep: *opsPerStep,
 	}
 
 	if err := opt.Check(); err != nil {

@@ -1,12 +1,18 @@
 package driver
 
 import (
+	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/memlimit"
+	"github.com/bottleneck-dev/bottleneck/internal/tracegen"
 )
 
 // BenchmarkAnalyze loads $BOTTLENECK_BENCH_TRACE and runs every analysis,
@@ -32,5 +38,64 @@ func BenchmarkAnalyze(b *testing.B) {
 		r := Build(res, read, DefaultOptions())
 		b.SetBytes(r.BytesRead)
 		b.ReportMetric(read.Seconds(), "read-s/op")
+	}
+}
+
+// BenchmarkAnalyzeSteps runs analyze's pipeline (read, analyses and
+// diagnosis, the text and JSON reports) on generated traces of
+// about the same size (40,000 ops, 70-100 MB) cut into 17, 1,000 and
+// 10,000 steps (tracegen's OpsPerStep loop), to find work that grows
+// with the steps rather than the events: analysis time should stay flat
+// from left to right. Set BOTTLENECK_BENCH_STEPS (comma-separated) for
+// other counts. README, Performance, has the figures and the command.
+func BenchmarkAnalyzeSteps(b *testing.B) {
+	counts := []int{17, 1000, 10000}
+	if s := os.Getenv("BOTTLENECK_BENCH_STEPS"); s != "" {
+		counts = counts[:0]
+		for f := range strings.SplitSeq(s, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				b.Fatalf("BOTTLENECK_BENCH_STEPS: bad count %q", f)
+			}
+			counts = append(counts, n)
+		}
+	}
+	const ops = 40000
+	ios, _, _, _ := iostreams.Test()
+	for _, steps := range counts {
+		path := filepath.Join(b.TempDir(), "steps.json")
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tracegen.Generate(f, tracegen.Options{Seed: 1, Steps: steps, OpsPerStep: max(1, ops/steps), WorldSize: 1}); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("steps=%d", steps), func(b *testing.B) {
+			var build, render time.Duration
+			for b.Loop() {
+				res, _, err := Load(ios, []string{path}, true)
+				if err != nil || len(res.Traces) == 0 {
+					b.Fatal(err, res.Failures)
+				}
+				start := time.Now()
+				r := Build(res, 0, DefaultOptions())
+				build += time.Since(start)
+				start = time.Now()
+				for _, asJSON := range []bool{false, true} { // analyze --full, --json
+					if err := Write(io.Discard, r, asJSON); err != nil {
+						b.Fatal(err)
+					}
+				}
+				render += time.Since(start)
+				b.SetBytes(r.BytesRead)
+			}
+			b.ReportMetric(build.Seconds()/float64(b.N), "analyses-s/op")
+			b.ReportMetric(float64(build.Nanoseconds())/float64(b.N)/float64(steps), "analyses-ns/step")
+			b.ReportMetric(render.Seconds()/float64(b.N), "render-s/op")
+		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/interval"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
@@ -229,9 +230,21 @@ func WriteChrome(w io.Writer, in *Input, o Options) (*ChromeSummary, error) {
 	// The window the kept steps cover, for the analysis tracks.
 	inWindow := func(ts int64) bool { return true }
 	if len(sum.DroppedSteps) > 0 {
+		var kept []interval.Span
+		for i, s := range t.Steps {
+			if keptStep[i] {
+				kept = append(kept, interval.Span{Start: s.Start, End: max(s.DeviceEnd, s.End)})
+			}
+		}
+		// by binary search: it runs for every blocking sync (a scan of
+		// the steps each was steps²)
+		index, ok := interval.NewIndex(kept)
 		inWindow = func(ts int64) bool {
-			for i, s := range t.Steps {
-				if keptStep[i] && ts >= s.Start && ts < max(s.DeviceEnd, s.End) {
+			if ok {
+				return index.First(ts) >= 0
+			}
+			for _, sp := range kept {
+				if ts >= sp.Start && ts < sp.End {
 					return true
 				}
 			}

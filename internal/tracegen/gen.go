@@ -82,6 +82,13 @@ type Options struct {
 	TinyEvents bool
 	// Layout is the JSON layout (default Kineto's; see Layout).
 	Layout Layout
+	// OpsPerStep, when set, makes every step a short loop instead of the
+	// model's training step: a DataLoader fetch, OpsPerStep aten::add ops
+	// of one kernel each and a loss.item() sync. A few KB a step, so that
+	// thousands of steps fit a small trace (the shape of real traces with
+	// one step per 100 KB or less); TargetBytes, Layers and MicroBatches
+	// are then ignored.
+	OpsPerStep int
 }
 
 // tinyFrames is how many Python frames TinyEvents adds per leaf op.
@@ -170,7 +177,7 @@ func (o Options) Check() error {
 }
 
 func normalize(opt Options) (Options, error) {
-	if opt.TargetBytes < 0 || opt.Steps < 0 || opt.Layers < 0 || opt.MicroBatches < 0 {
+	if opt.TargetBytes < 0 || opt.Steps < 0 || opt.Layers < 0 || opt.MicroBatches < 0 || opt.OpsPerStep < 0 {
 		return opt, errors.New("tracegen: negative size option")
 	}
 	if opt.TargetBytes == 0 {
@@ -205,6 +212,9 @@ func normalize(opt Options) (Options, error) {
 	}
 	if opt.Layers > 0 && opt.Layers < opt.Devices {
 		opt.Layers = opt.Devices
+	}
+	if opt.OpsPerStep > 0 { // no model to size: the header's figures only
+		opt.Layers, opt.MicroBatches = max(opt.Layers, opt.Devices), max(opt.MicroBatches, 1)
 	}
 	return opt, nil
 }

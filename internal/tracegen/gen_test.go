@@ -828,3 +828,27 @@ func TestDistinctNames(t *testing.T) {
 		t.Errorf("%d distinct cpu_op names with DistinctNames, %d without", distinct, plain)
 	}
 }
+
+// OpsPerStep makes thousands of steps fit a small trace: each step a few
+// KB, with OpsPerStep kernels, still a valid trace.
+func TestShortSteps(t *testing.T) {
+	opt := Options{Steps: 300, OpsPerStep: 3, Seed: 5, WorldSize: 1}
+	data, st := generate(t, opt)
+	p := parse(t, data)
+	checkTopLevel(t, p, st)
+	checkLinks(t, p)
+	checkGPUStreams(t, p)
+	checkPython(t, p)
+	checkSteps(t, p, st)
+	if len(st.Steps) != opt.Steps {
+		t.Fatalf("%d steps, asked %d", len(st.Steps), opt.Steps)
+	}
+	for _, s := range st.Steps {
+		if s.Kernels != int64(opt.OpsPerStep) {
+			t.Fatalf("step %d: %d kernels, want %d", s.Num, s.Kernels, opt.OpsPerStep)
+		}
+	}
+	if per := st.Bytes / int64(opt.Steps); per > 12<<10 {
+		t.Errorf("%d bytes a step, want a few KB", per)
+	}
+}

@@ -186,14 +186,18 @@ func (g *gen) step(num int) {
 	g.stepKern, g.stepGPU = 0, 0
 	g.gpuLo, g.gpuHi = [2]int64{}, [2]int64{}
 
-	g.zeroGrad()
-	for mb := range g.opt.MicroBatches {
-		if g.stop {
-			break
+	if g.opt.OpsPerStep > 0 {
+		g.shortLoop()
+	} else {
+		g.zeroGrad()
+		for mb := range g.opt.MicroBatches {
+			if g.stop {
+				break
+			}
+			g.microBatch(mb == g.opt.MicroBatches-1)
 		}
-		g.microBatch(mb == g.opt.MicroBatches-1)
+		g.optimizerStep()
 	}
-	g.optimizerStep()
 	g.lossItem()
 	g.end(st)
 	g.steps = append(g.steps, Step{Num: num, StartNs: start, EndNs: g.cur[thMain], Kernels: g.stepKern, GPUEvents: g.stepGPU})
@@ -207,6 +211,21 @@ func (g *gen) step(num int) {
 	g.cur[thMain] += g.jit(2000)
 	g.end(p)
 	g.cur[thMain] += g.jit(25000)
+}
+
+// shortLoop is the body of a step of Options.OpsPerStep: a DataLoader
+// fetch and OpsPerStep element-wise ops of one kernel each.
+func (g *gen) shortLoop() {
+	p := g.py(pyDLNext, -1)
+	a := g.ann(thMain, nDataLoader, -1)
+	g.cur[thMain] += g.jit(20_000)
+	g.end(a)
+	g.end(p)
+	for range g.opt.OpsPerStep {
+		o := g.op(thMain, nAdd, g.m.frag.add)
+		g.launch(thMain, kAdd, 0, 0)
+		g.end(o)
+	}
 }
 
 func (g *gen) zeroGrad() {

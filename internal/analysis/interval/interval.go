@@ -80,3 +80,44 @@ func (s Set) OverlapLen(w Span) int64 {
 	}
 	return total
 }
+
+// Index finds which of a list of spans holds a time, in log n: spans in
+// start order that may overlap (steps whose device work runs into the
+// next step). A scan of the steps per event was steps × events.
+type Index struct {
+	spans     []Span
+	latestEnd []int64 // latestEnd[i]: the latest end of spans[0..i]
+}
+
+// NewIndex indexes spans (not copied), which must be in start order; ok
+// is false when they are not.
+func NewIndex(spans []Span) (x Index, ok bool) {
+	x = Index{spans: spans, latestEnd: make([]int64, len(spans))}
+	for i, sp := range spans {
+		x.latestEnd[i] = sp.End
+		if i > 0 {
+			if sp.Start < spans[i-1].Start {
+				return Index{}, false
+			}
+			x.latestEnd[i] = max(sp.End, x.latestEnd[i-1])
+		}
+	}
+	return x, true
+}
+
+// First returns the index of the first span holding ts (Start <= ts <
+// End), or -1.
+func (x Index) First(ts int64) int {
+	// spans before i all end by ts; span i ends after it, and holds it
+	// unless it starts after ts, and then so do all later ones
+	i, _ := slices.BinarySearchFunc(x.latestEnd, ts, func(end, ts int64) int {
+		if end > ts {
+			return 1
+		}
+		return -1
+	})
+	if i < len(x.spans) && x.spans[i].Start <= ts {
+		return i
+	}
+	return -1
+}

@@ -104,6 +104,7 @@ func gradSync(t *trace.Trace) *GradSync {
 			syncs = st.allReduces
 		}
 		slices.Sort(st.forwards)
+		slices.Sort(syncs)
 		g.Steps++
 		g.Forwards += len(st.forwards)
 		g.Updates += st.updates
@@ -112,7 +113,9 @@ func gradSync(t *trace.Trace) *GradSync {
 			if i+1 < len(st.forwards) {
 				to = st.forwards[i+1]
 			}
-			if slices.ContainsFunc(syncs, func(at int64) bool { return at >= from && at < to }) {
+			// the first sync at or after from (a scan of them all per
+			// forward was forwards × syncs in a step of many micro-batches)
+			if k, _ := slices.BinarySearch(syncs, from); k < len(syncs) && syncs[k] < to {
 				g.Synced++
 			}
 		}
