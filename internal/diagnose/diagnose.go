@@ -213,6 +213,7 @@ type state struct {
 	// hostOnPath: the host's share is its hold on the replayed critical
 	// path, not the device's idle time (scores)
 	hostOnPath float64
+	used       map[string]bool // the window's used steps, as a set (uses)
 }
 
 // Compute diagnoses one trace.
@@ -688,11 +689,19 @@ func (s *state) syncStall() (stall, blocked, perStep float64) {
 }
 
 // uses reports whether the step named step is one the diagnosis uses.
+// It is asked once per step of every per-step table: a set, not a scan
+// (steps² was 2.9 s of 4.0 s at 30k steps).
 func (s *state) uses(step string) bool {
 	if s.d.Window == nil {
 		return true
 	}
-	return slices.Contains(s.d.Window.UsedSteps, step)
+	if s.used == nil {
+		s.used = make(map[string]bool, len(s.d.Window.UsedSteps))
+		for _, u := range s.d.Window.UsedSteps {
+			s.used[u] = true
+		}
+	}
+	return s.used[step]
 }
 
 func (s *state) kernelStats() (perStep, shortFrac float64) {
