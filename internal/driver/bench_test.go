@@ -47,7 +47,7 @@ func BenchmarkAnalyze(b *testing.B) {
 // 10,000 steps (tracegen's OpsPerStep loop), to find work that grows
 // with the steps rather than the events: analysis time should stay flat
 // from left to right. Set BOTTLENECK_BENCH_STEPS (comma-separated) for
-// other counts. README, Performance, has the figures and the command.
+// other counts. docs/performance.md, "Many steps", has the figures and the command.
 func BenchmarkAnalyzeSteps(b *testing.B) {
 	counts := []int{17, 1000, 10000}
 	if s := os.Getenv("BOTTLENECK_BENCH_STEPS"); s != "" {

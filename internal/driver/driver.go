@@ -64,7 +64,7 @@ type Options struct {
 }
 
 // Load reads paths with a progress line on a terminal, steering the soft
-// memory limit as it goes (memlimit.Pacer: README, Performance). With
+// memory limit as it goes (memlimit.Pacer: docs/performance.md). With
 // analysesOnly it keeps only what the analyses read
 // (load.Options.AnalysesOnly).
 func Load(ios *iostreams.IOStreams, paths []string, analysesOnly bool) (*load.Result, time.Duration, error) {

@@ -1,5 +1,5 @@
 // Package exitcode defines bottleneck's process exit statuses. They are part
-// of the documented interface (README, "Exit status"): scripts and CI rely
+// of the documented interface (README, "Commands"): scripts and CI rely
 // on them.
 package exitcode
 
