@@ -2,7 +2,9 @@
 // test` without -v would (package results, and the output of failing
 // tests), and ends with how many tests were skipped and
 // why (the skip message, without its file:line), so a run on a machine
-// without torch, a browser or a GPU says what it did not check.
+// without torch, a browser or a GPU says what it did not check, and last
+// with the failed tests by package and name, where a reader of a long log
+// looks first.
 package main
 
 import (
@@ -30,6 +32,7 @@ func main() {
 	last := map[string]string{}     // package/test -> its last logged line
 	buffered := map[string]string{} // package/test -> its output, printed if it fails
 	reasons := map[string]int{}
+	var failed []string // package and test, in the order they failed
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 16<<20)
 	for in.Scan() {
@@ -54,6 +57,9 @@ func main() {
 		case "fail":
 			fmt.Print(buffered[key])
 			delete(buffered, key)
+			if e.Test != "" {
+				failed = append(failed, e.Package+" "+e.Test)
+			}
 		case "skip", "pass":
 			if e.Action == "skip" && e.Test != "" {
 				reasons[cmp.Or(last[key], "(no message)")]++
@@ -61,6 +67,18 @@ func main() {
 			delete(buffered, key)
 		}
 	}
+	writeSkips(reasons)
+	if len(failed) == 0 {
+		return
+	}
+	fmt.Printf("==> %d tests failed:\n", len(failed))
+	for _, f := range failed {
+		fmt.Printf("  %s\n", f)
+	}
+	os.Exit(1)
+}
+
+func writeSkips(reasons map[string]int) {
 	if len(reasons) == 0 {
 		fmt.Println("==> no test skipped")
 		return
