@@ -272,6 +272,9 @@ func (s *state) degenerate() string {
 	}
 	a := b.Average
 	act := a.TotalUs - a.OtherUs
+	if s.py == nil && act*float64(b.AveragedSteps) < s.p.MinRecordedUs {
+		return fmt.Sprintf("too little recorded to judge: %s of activity over %d step(s); record several steps of the real work (torch.profiler.schedule(wait=1, warmup=2, active=5) with prof.step() after each, or bottleneck run)", units.Duration(act*float64(b.AveragedSteps)), b.AveragedSteps)
+	}
 	if s.py == nil && act < s.p.MinActivity*a.TotalUs {
 		return fmt.Sprintf("recorded activity covers %.1f%% of the %s window: the profiler saw almost nothing the program did (a Python profile from `bottleneck run` would show the rest)", 100*act/a.TotalUs, units.Duration(a.TotalUs))
 	}

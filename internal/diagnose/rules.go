@@ -36,6 +36,10 @@ type Params struct {
 	// MinEvents: a trace with fewer events is a degenerate capture and
 	// gets no verdict.
 	MinEvents int
+	// MinRecordedUs: steps whose recorded activity adds up to less than
+	// this (a 3 µs "step" of 24 events) are too little to judge: a share
+	// of a few µs says nothing about the program.
+	MinRecordedUs float64
 	// MinActivity: below this share of the window covered by recorded
 	// activity (ops, runtime calls, device work, DataLoader), the trace
 	// shows nothing the program did, and gets no verdict.
@@ -179,6 +183,7 @@ type Params struct {
 // Default are the thresholds the tool uses.
 var Default = Params{
 	MinEvents:             15,
+	MinRecordedUs:         100,
 	MinActivity:           0.05,
 	UnexplainedShare:      0.5,
 	Secondary:             0.15,

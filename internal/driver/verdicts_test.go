@@ -126,6 +126,14 @@ var verdictCases = []verdictCase{
 			s.Runtime("cudaDeviceSynchronize", 100, 29900)
 			s.GPUStep(1, 50, 30000, 40, 1000)
 		})},
+	{name: "synthetic_three_microseconds", primary: diagnose.Undetermined, detail: "",
+		trace: synth(func(s *scenario.Trace) {
+			// one 3 µs step of 24 tiny ops: nothing to judge a program by
+			for i := range 24 {
+				s.Op("aten::add", 0.1*float64(i), 0.1)
+			}
+			s.Step(0, 0, 3)
+		})},
 	{name: "synthetic_mid_flight_first_step", primary: diagnose.GPUCompute,
 		trace: synth(func(s *scenario.Trace) {
 			// carry-over covers step 1 only: it is left out, steps 2-4 are GPU-bound
