@@ -9,6 +9,20 @@ const (
 	EnvSummaryFormat = "bottleneck.env-summary"
 )
 
+// Change is one run-time change the agent made (or could not make).
+type Change struct {
+	// Name and Value are as asked (AgentConfig.Set).
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	// Applied: the change took effect at least once; Sites say where,
+	// one line each ("DataLoader at train.py:40: num_workers 0 -> 4",
+	// "torch.set_num_threads(8) at train.py:12 kept at 2").
+	Applied bool     `json:"applied"`
+	Sites   []string `json:"sites,omitempty"`
+	// Error says why it could not be applied ("" when it was).
+	Error string `json:"error,omitempty"`
+}
+
 // Missing is something the run could not record, and why.
 type Missing struct {
 	Tag  string `json:"tag,omitempty"`
@@ -128,6 +142,10 @@ type Evidence struct {
 	Missing        []Missing `json:"missing"`
 	Errors         []string  `json:"errors"`
 	Notes          []string  `json:"notes"`
+	// Changes are the run-time changes the agent was asked to make
+	// (AgentConfig.Set: bottleneck try, run --verify), each with where it
+	// took effect; empty in an ordinary run.
+	Changes []Change `json:"changes,omitempty"`
 }
 
 // CPUWait is the main thread's scheduling (Linux schedstat) over the

@@ -139,4 +139,9 @@ type AgentConfig struct {
 	StopAfterProfile   bool           `json:"stop_after_profile"`
 	SyncDebug          bool           `json:"sync_debug"`
 	CheckpointInterval float64        `json:"checkpoint_interval"` // seconds; 0 disables
+	// Set are run-time changes the agent makes to the program (bottleneck
+	// try, run --verify), by name (ChangeNames): DataLoader settings,
+	// thread counts, backend flags, the optimizer's implementation, the
+	// garbage collector. Absent in an ordinary run.
+	Set map[string]string `json:"set,omitempty"`
 }

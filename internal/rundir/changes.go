@@ -1,0 +1,78 @@
+package rundir
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ChangeKind is a change the agent can make to a program at run time,
+// without editing it (AgentConfig.Set; bottleneck try, run --verify). The
+// agent applies each in one place (internal/agent/py/_bottleneck_changes.py)
+// and records where it took effect (Evidence.Changes).
+type ChangeKind struct {
+	Name string
+	// Value says what the value is: "N" (a positive integer) or "bool".
+	Value string
+	// Numerics: the change alters the program's numbers (TF32 matmuls):
+	// tried only when asked for by name, never by run --verify alone.
+	Numerics bool
+	// What says what it does, for help and docs.
+	What string
+}
+
+// ChangeKinds are the changes the agent supports, in help order.
+var ChangeKinds = []ChangeKind{
+	{"num_workers", "N", false, "every DataLoader's num_workers (worker processes loading batches)"},
+	{"pin_memory", "bool", false, "every DataLoader's pin_memory"},
+	{"persistent_workers", "bool", false, "every DataLoader's persistent_workers (with workers)"},
+	{"prefetch_factor", "N", false, "every DataLoader's prefetch_factor (with workers)"},
+	{"threads", "N", false, "torch.set_num_threads(N) at start; the program's own calls are held at N"},
+	{"interop_threads", "N", false, "torch.set_num_interop_threads(N) at start"},
+	{"cudnn_benchmark", "bool", false, "torch.backends.cudnn.benchmark, held against the program's own setting"},
+	{"tf32", "bool", true, "TF32 matmuls and convolutions (torch.backends.cuda.matmul.allow_tf32, cudnn.allow_tf32)"},
+	{"fused_optimizer", "bool", false, "fused=True for the optimizers that have it (Adam, AdamW, SGD, Adagrad)"},
+	{"foreach_optimizer", "bool", false, "foreach=True for the optimizers that have it"},
+	{"gc_freeze", "bool", false, "gc.freeze() after the first step: the set-up's objects leave the collector's scans"},
+	{"gc_threshold", "N", false, "gc.set_threshold(N): generation 0 collected every N allocations"},
+}
+
+// ParseChange reads one NAME=VALUE change and checks the name and value
+// against ChangeKinds.
+func ParseChange(s string) (name, value string, err error) {
+	name, value, ok := strings.Cut(s, "=")
+	if !ok || name == "" || value == "" {
+		return "", "", fmt.Errorf("%q: want NAME=VALUE", s)
+	}
+	k, ok := ChangeKindOf(name)
+	if !ok {
+		names := make([]string, len(ChangeKinds))
+		for i, k := range ChangeKinds {
+			names[i] = k.Name
+		}
+		return "", "", fmt.Errorf("%q: no such change (one of %s)", name, strings.Join(names, ", "))
+	}
+	switch k.Value {
+	case "N":
+		if n, err := strconv.Atoi(value); err != nil || n < 0 || k.Name != "num_workers" && n == 0 {
+			return "", "", fmt.Errorf("%s=%s: want a count", name, value)
+		}
+	case "bool":
+		b, err := strconv.ParseBool(value)
+		if err != nil {
+			return "", "", fmt.Errorf("%s=%s: want true or false", name, value)
+		}
+		value = strconv.FormatBool(b)
+	}
+	return name, value, nil
+}
+
+// ChangeKindOf finds a change by name.
+func ChangeKindOf(name string) (ChangeKind, bool) {
+	for _, k := range ChangeKinds {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return ChangeKind{}, false
+}
