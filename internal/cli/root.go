@@ -17,6 +17,7 @@ import (
 	reportcmd "github.com/bottleneck-dev/bottleneck/internal/cli/report"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/run"
 	servecmd "github.com/bottleneck-dev/bottleneck/internal/cli/serve"
+	trycmd "github.com/bottleneck-dev/bottleneck/internal/cli/try"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/memlimit"
 	"github.com/bottleneck-dev/bottleneck/internal/textsafe"
@@ -52,6 +53,7 @@ func NewRoot(ios *iostreams.IOStreams) *cobra.Command {
 		analyze.NewCmd(ios),
 		run.NewCmd(ios),
 		run.NewCollectCmd(ios),
+		trycmd.NewCmd(ios),
 		diffcmd.NewCmd(ios),
 		check.NewCmd(ios),
 		export.NewCmd(ios),

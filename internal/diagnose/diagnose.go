@@ -171,6 +171,10 @@ type Finding struct {
 	SavingPct float64 `json:"saving_pct"`
 	// SavingMethod says how SavingUs was found: "replay" or "share" (as classes[].saving_method).
 	SavingMethod string `json:"saving_method"`
+	// Try is the change bottleneck can make to the program at run time
+	// for this finding (rundir.ChangeKinds by name), which run --verify
+	// tries; absent when the change needs an edit.
+	Try map[string]string `json:"try,omitempty"`
 	// ReachPct is, when replayed, the part of the time the change takes out that shortens the step, in percent.
 	ReachPct float64 `json:"reach_pct,omitempty"`
 	// Confidence is high, medium or low: the verdict's for a finding of the primary class, else medium unless the rule lowers it.

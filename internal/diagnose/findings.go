@@ -277,6 +277,7 @@ func (s *state) findings() {
 	if big(Input) {
 		var where []Location
 		change := ""
+		var try map[string]string // the run-time change for run --verify
 		if s.py != nil {
 			where = s.pyLines(s.py.LoaderLines, 2)
 		}
@@ -311,6 +312,7 @@ func (s *state) findings() {
 						cheaper = fmt.Sprintf("loading is file reads (%.0f%% of its samples in torch.load, np.load, pickle and the like): workers overlap them, and the samples packed into one file read or memory-mapped once (one saved tensor, np.memmap) instead of a file per sample remove them", pct(s.py.LoaderIOShare))
 					}
 					change = fmt.Sprintf("the batches load in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s); %s", n, pinText(s.device), cheaper)
+					try = map[string]string{"num_workers": fmt.Sprint(n), "persistent_workers": "true"}
 					if w, ok := s.workersSaving(); ok && w < s.share[Input]/2 && s.py != nil && len(s.py.LoaderLines) > 0 {
 						// the workers this machine has cannot keep up:
 						// the loading must get cheaper first
@@ -328,6 +330,7 @@ func (s *state) findings() {
 					perBatches, perRestart, perWait := float64(l.Batches)/float64(l.Iterators), units.Seconds(l.restart()/float64(l.Iterators)), units.Seconds((l.WaitS-l.FirstWaitS)/float64(l.Iterators))
 					change = fmt.Sprintf("the DataLoader starts and stops its %d worker processes for each of its %d epochs (persistent_workers=False), %.0f batches each: %s an epoch, against %s of wait for its other batches: DataLoader(..., persistent_workers=True)",
 						*l.NumWorkers, l.Iterators, perBatches, perRestart, perWait)
+					try = map[string]string{"persistent_workers": "true"}
 					if l.madeAnew() {
 						change = fmt.Sprintf("the program makes a new DataLoader over its %s for each of %d passes (an evaluation's loader made in the loop), and each starts and stops %d worker processes, %.0f batches a pass: %s a pass, against %s of wait for its other batches: make the DataLoader once, before the loop, with persistent_workers=True",
 							l.Dataset, l.Iterators, *l.NumWorkers, perBatches, perRestart, perWait)
@@ -343,6 +346,7 @@ func (s *state) findings() {
 					// would not help)
 					w := s.in.Run.Workers
 					change = fmt.Sprintf("the %d workers mostly wait rather than compute (%.0f%% of their busy time on a CPU: file or network reads, a sleep, a lock): waiting workers need no CPU, so more of them overlap more of the waits: DataLoader(num_workers=%d, ...) and a larger prefetch_factor; or faster reads (local disk, fewer and larger files)", *l.NumWorkers, 100*w.CPUShare, 2**l.NumWorkers)
+					try = map[string]string{"num_workers": fmt.Sprint(2 * *l.NumWorkers)}
 				case l.NumWorkers != nil && s.oversubscribed():
 					change = fmt.Sprintf("%d workers and the main process's threads already want more CPUs than there are: more workers would not help; %sleave the workers more cores (torch.set_num_threads(1) in the main process)", *l.NumWorkers, cheaperSample)
 				case l.NumWorkers != nil:
@@ -370,7 +374,9 @@ func (s *state) findings() {
 		if run, win, _ := s.runInput(); s.inputRun {
 			title = fmt.Sprintf("The step waits for data %.0f%% of the run's step time (%.0f%% in the recorded window, whose steps took batches loaded before it)", pct(run), pct(win))
 		}
-		s.emit(s.finding("input.loader", title, at(Input), ms, where, change))
+		f := s.finding("input.loader", title, at(Input), ms, where, change)
+		f.Try = try
+		s.emit(f)
 	}
 	if big(IO) && s.py != nil {
 		change := ""
@@ -521,6 +527,7 @@ func (s *state) findings() {
 	}
 	if big(CPUCompute) {
 		var where []Location
+		var try map[string]string // the run-time change for run --verify
 		if s.py != nil {
 			where = s.pyLines(s.py.Hot, 2)
 		}
@@ -558,6 +565,7 @@ func (s *state) findings() {
 					held = fmt.Sprintf(" (torch.set_num_threads(%s) at %s:%d)", callValue(c.Value), filepath.Base(c.File), c.Line)
 				}
 				change = fmt.Sprintf("torch uses %s%s and %s free: %s; then %s", units.Things(d.threads, "thread"), held, cpusFree(d.cpus-d.want), s.threadKnob(fit), change)
+				try = map[string]string{"threads": fmt.Sprint(fit)}
 				where = slices.Insert(where, nPy, s.threadSetting()...) // before the ops: the report shows the first few
 			}
 		}
@@ -575,7 +583,9 @@ func (s *state) findings() {
 		if lead != "" {
 			change = lead + "; then " + change
 		}
-		s.emit(s.finding("cpu.native", fmt.Sprintf("Native ops take %.0f%% of the step on the CPU", pct(s.share[CPUCompute])), at(CPUCompute), ms, where, change))
+		f := s.finding("cpu.native", fmt.Sprintf("Native ops take %.0f%% of the step on the CPU", pct(s.share[CPUCompute])), at(CPUCompute), ms, where, change)
+		f.Try = try
+		s.emit(f)
 	}
 	s.oversubscriptionFinding()
 	s.recomputeFinding()
@@ -918,7 +928,11 @@ func (s *state) gcFinding() {
 		change = "full collections over many live Python objects: gc.freeze() after start-up (model and data built), fewer small Python objects per step (tensors instead of lists of Python numbers), or gc.set_threshold with a larger first threshold"
 	}
 	title := fmt.Sprintf("Garbage collection pauses the step %s per step (%.0f%% of the step)", units.Duration(r.GC.PausePerStepS*1e6), pct(r.GC.Share))
-	s.emit(s.finding("gc.pauses", title, s.share[GC]*s.step, s.ev[GC], where, change))
+	f := s.finding("gc.pauses", title, s.share[GC]*s.step, s.ev[GC], where, change)
+	if explicit == nil {
+		f.Try = map[string]string{"gc_freeze": "true"}
+	}
+	s.emit(f)
 }
 
 // memoryGrowth returns the run's memory trend when it shows a leak: the
@@ -2123,8 +2137,10 @@ func (s *state) gpuFindings() {
 	}
 	if r := s.in.Run; r != nil && r.Env != nil && kernelUs > 0 && convUs/kernelUs >= s.p.ConvShare {
 		if v, ok := r.Env.Flags["cudnn_benchmark"].(bool); ok && !v {
-			s.emit(s.finding("gpu.cudnn-benchmark", fmt.Sprintf("Convolutions (%.0f%% of kernel time) with cudnn.benchmark off", 100*convUs/kernelUs), perStep(convUs),
-				[]Evidence{{"convolution kernel time", 100 * convUs / kernelUs, "% of kernel time", "kernels"}}, nil, ""))
+			f := s.finding("gpu.cudnn-benchmark", fmt.Sprintf("Convolutions (%.0f%% of kernel time) with cudnn.benchmark off", 100*convUs/kernelUs), perStep(convUs),
+				[]Evidence{{"convolution kernel time", 100 * convUs / kernelUs, "% of kernel time", "kernels"}}, nil, "")
+			f.Try = map[string]string{"cudnn_benchmark": "true"}
+			s.emit(f)
 		}
 	}
 	var where []Location

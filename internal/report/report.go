@@ -152,3 +152,15 @@ type TraceReport struct {
 	// Errors lists analyses that could not run on this trace, and why.
 	Errors map[string]string `json:"analysis_errors,omitempty"`
 }
+
+// Findings are the report's findings: the run's across ranks when there
+// are several, else the first trace's (nil: none diagnosed).
+func (r *Report) Findings() []diagnose.Finding {
+	if r.Diagnosis != nil {
+		return r.Diagnosis.Findings
+	}
+	if len(r.Traces) > 0 && r.Traces[0].Diagnosis != nil {
+		return r.Traces[0].Diagnosis.Findings
+	}
+	return nil
+}

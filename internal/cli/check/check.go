@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/bottleneck-dev/bottleneck/internal/cli/diff"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	diffmodel "github.com/bottleneck-dev/bottleneck/internal/diff"
+	"github.com/bottleneck-dev/bottleneck/internal/driver"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
@@ -61,7 +61,7 @@ func Run(o *Options) error {
 	if err != nil {
 		return exitcode.New(exitcode.Usage, err)
 	}
-	side, status, err := diff.Load(o.IO, o.Path)
+	side, status, err := diffmodel.Load(o.IO, o.Path)
 	if err != nil {
 		return exitcode.New(exitcode.Failed, err)
 	}
@@ -88,8 +88,8 @@ func Run(o *Options) error {
 		return exitcode.New(exitcode.Failed, err)
 	case c.Failed:
 		return exitcode.New(exitcode.Regression, nil)
-	case status != exitcode.OK:
-		return exitcode.New(status, nil)
+	case status != driver.Complete:
+		return exitcode.New(exitcode.Code(status), nil)
 	}
 	return nil
 }

@@ -10,12 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/diff"
 	"github.com/bottleneck-dev/bottleneck/internal/driver"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
-	"github.com/bottleneck-dev/bottleneck/internal/runreport"
 )
 
 // Options are the command's flags and arguments.
@@ -79,11 +77,11 @@ func Run(o *Options) error {
 		}
 		rules = append(rules, r)
 	}
-	base, bstatus, err := Load(o.IO, o.Base)
+	base, bstatus, err := diff.Load(o.IO, o.Base)
 	if err != nil {
 		return exitcode.New(exitcode.Failed, err)
 	}
-	next, nstatus, err := Load(o.IO, o.New)
+	next, nstatus, err := diff.Load(o.IO, o.New)
 	if err != nil {
 		return exitcode.New(exitcode.Failed, err)
 	}
@@ -100,8 +98,8 @@ func Run(o *Options) error {
 	switch {
 	case failed:
 		return exitcode.New(exitcode.Regression, nil)
-	case bstatus != exitcode.OK || nstatus != exitcode.OK:
-		return exitcode.New(max(bstatus, nstatus), nil)
+	case bstatus != driver.Complete || nstatus != driver.Complete:
+		return exitcode.New(max(exitcode.Code(bstatus), exitcode.Code(nstatus)), nil)
 	}
 	return nil
 }
@@ -147,33 +145,4 @@ func writeFile(path string, res *diff.Result, render func(io.Writer, *diff.Resul
 		return err
 	}
 	return f.Close()
-}
-
-// Load reads one side: a run directory (its traces, and the agent's step
-// times, environment and Python profile) or traces. It is the one place
-// diff and check read input. It returns the side and its read status
-// (driver.Status).
-func Load(ios *iostreams.IOStreams, path string) (*diff.Side, int, error) {
-	side := &diff.Side{Label: path}
-	// Every row, split by input shapes: the comparison matches rows itself.
-	o := driver.DefaultOptions()
-	o.Table = optable.Options{Top: 0, GroupByShape: true}
-	d, err := driver.Open(ios, []string{path}, o)
-	if err != nil {
-		return nil, exitcode.Failed, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(d.Runs) == 1 {
-		if len(d.Runs[0].Traces) == 0 {
-			return nil, exitcode.Failed, fmt.Errorf("%s: the run directory has no trace (run without --no-trace)", path)
-		}
-		side.Run = runreport.FromRun(d.Runs[0])
-	}
-	side.Report = d.Report
-	side.OpStacks, side.OpWeight = diff.OpStacks(d.Traces)
-	side.PyStacks = diff.PyStacks(d.Runs)
-	side.Lines = diff.PyLines(d.Runs)
-	if d.Status == driver.Unreadable {
-		return nil, exitcode.Failed, fmt.Errorf("%s: no trace could be read", path)
-	}
-	return side, exitcode.Code(d.Status), nil
 }

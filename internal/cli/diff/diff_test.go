@@ -423,11 +423,11 @@ func TestTwoRankRunDirectories(t *testing.T) {
 func flames(t *testing.T, base, next string) map[string]*diff.FlameDiff {
 	t.Helper()
 	ios, _, _, _ := iostreams.Test()
-	b, _, err := Load(ios, base)
+	b, _, err := diff.Load(ios, base)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, _, err := Load(ios, next)
+	n, _, err := diff.Load(ios, next)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func NewCollectCmd(ios *iostreams.IOStreams) *cobra.Command {
 			if _, err := runner.Finish(context.Background(), args[0]); err != nil {
 				return exitcode.New(exitcode.Failed, fmt.Errorf("collect: %w", err))
 			}
-			text, _, err := writeReports(ios, args[0]) // the full text: the caller asked for this run's report
+			text, _, _, err := writeReports(ios, args[0]) // the full text: the caller asked for this run's report
 			if err != nil {
 				fmt.Fprintf(ios.ErrOut, "bottleneck: report: %v\n", err)
 			}

@@ -19,7 +19,7 @@ import (
 func TestReportsMatchAnalyze(t *testing.T) {
 	dir := testutil.RunDir(t, "slow_dataset")
 	ios, _, _, _ := iostreams.Test()
-	text, _, err := writeReports(ios, dir)
+	text, _, _, err := writeReports(ios, dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,8 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/atomicfile"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/cmdutil"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
+	"github.com/bottleneck-dev/bottleneck/internal/cli/try"
+	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/driver"
 	"github.com/bottleneck-dev/bottleneck/internal/htmlreport"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
@@ -67,6 +69,10 @@ type Options struct {
 	WithModules      bool
 	StopAfterProfile bool
 	NoSyncDebug      bool
+	// Verify: after the report, try the top findings' run-time changes
+	// in one more short run each (try.Verify), VerifySteps steps timed.
+	Verify      bool
+	VerifySteps int
 
 	// Signals, Env and Dir are for tests (see runner.Config).
 	Signals <-chan os.Signal
@@ -140,6 +146,8 @@ Files go to --output (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`
 	f.BoolVar(&o.WithModules, "with-modules", false, "record the nn.Module hierarchy of operators")
 	f.BoolVar(&o.StopAfterProfile, "stop-after-profile", false, "end the program (exit 0) once the last window is written")
 	f.BoolVar(&o.NoSyncDebug, "no-sync-debug", false, "do not record CUDA implicit-sync call sites in the window")
+	f.BoolVar(&o.Verify, "verify", false, "then try each top finding's change the agent can make at run time, in one more short run, and report measured against predicted")
+	f.IntVar(&o.VerifySteps, "verify-steps", 20, "steps each --verify run times before its short window ends it")
 	cmdutil.RenamedFlags(cmd, map[string]string{"out": "output"})
 	return cmd
 }
@@ -147,6 +155,9 @@ Files go to --output (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`
 func (o *Options) validate() error {
 	if o.SkipFirst < 0 || o.Wait < 0 || o.Warmup < 0 || o.Repeat < 0 {
 		return errors.New("--skip-first, --wait, --warmup and --repeat must be >= 0")
+	}
+	if o.Verify && (o.VerifySteps < 3 || o.Launcher) {
+		return errors.New("--verify needs --verify-steps >= 3 and one process (not a launcher)")
 	}
 	if o.Active < 1 || o.MinWindow < 0 {
 		return errors.New("--active must be >= 1 and --min-window >= 0")
@@ -253,7 +264,7 @@ func runRun(o *Options) error {
 	if prog != nil {
 		prog.Update("bottleneck: analyzing")
 	}
-	text, brief, rerr := writeReports(o.IO, res.RunDir)
+	text, brief, findings, rerr := writeReports(o.IO, res.RunDir)
 	prog.Done()
 	if rerr != nil {
 		fmt.Fprintf(o.IO.ErrOut, "bottleneck: report: %v\n", rerr)
@@ -271,11 +282,23 @@ func runRun(o *Options) error {
 	case "stdout":
 		fmt.Fprintf(o.IO.Out, "%s\n%s\n", text, paths)
 	}
+	if o.Verify && res.ExitCode == 0 {
+		// second runs of the program: after its report, never in place of it
+		t := &try.Options{IO: o.IO, Args: o.Args, Module: o.Module, Python: o.Python, Steps: o.VerifySteps, Timeout: o.Timeout, Env: o.Env, Dir: o.Dir}
+		w := o.IO.ErrOut
+		if o.Report == "stdout" {
+			w = o.IO.Out
+		}
+		try.Verify(t, w, res.RunDir, findings, maxVerified)
+	}
 	if res.ExitCode != 0 {
 		return exitcode.New(res.ExitCode, nil)
 	}
 	return nil
 }
+
+// maxVerified is how many findings --verify tries, one run each.
+const maxVerified = 2
 
 // writeReports renders report.txt, report.json and report.html into the
 // run directory, updates the manifest's file list, and returns the text and
@@ -300,7 +323,7 @@ func flushOnSignal(o *Options, sigs <-chan os.Signal, written <-chan struct{}, c
 	}
 }
 
-func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief string, err error) {
+func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief string, findings []diagnose.Finding, err error) {
 	// The run section alone first: an interrupted analysis still leaves a
 	// report.txt.
 	if run, err := rundir.Read(dir); err == nil && len(run.Traces) > 0 {
@@ -308,13 +331,14 @@ func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief stri
 		runreport.WriteText(&early, runreport.FromRun(run))
 		early.WriteString("\nTrace analysis not finished (interrupted).\n")
 		if err := atomicfile.Write(filepath.Join(dir, rundir.ReportText), early.Bytes()); err != nil {
-			return "", "", err
+			return "", "", nil, err
 		}
 	}
 	d, err := driver.Open(ios, []string{dir}, driver.DefaultOptions())
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
+	findings = d.Report.Findings()
 	run := d.Runs[0]
 	rr := runreport.FromRun(run)
 	var full bytes.Buffer
@@ -329,11 +353,11 @@ func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief stri
 		runreport.WriteText(&full, rr)
 		fmt.Fprintf(&full, "\nTrace analysis (%s):\n", units.Things(len(run.Traces), "trace"))
 		if err := report.WriteDetails(&full, d.Report); err != nil {
-			return full.String(), "", err
+			return full.String(), "", findings, err
 		}
 		var js bytes.Buffer
 		if err := driver.Write(&js, d.Report, true); err != nil {
-			return full.String(), "", err
+			return full.String(), "", findings, err
 		}
 		out.TraceReport = bytes.TrimSpace(js.Bytes())
 		var b bytes.Buffer
@@ -348,7 +372,7 @@ func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief stri
 	enc := json.NewEncoder(&js)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(out); err != nil {
-		return full.String(), brief, err
+		return full.String(), brief, findings, err
 	}
 	var firstErr error
 	for _, f := range []struct {
@@ -370,7 +394,7 @@ func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief stri
 	if m := run.Manifest; m.ScanFiles(dir) == nil {
 		_ = rundir.WriteManifest(dir, m)
 	}
-	return full.String(), brief, firstErr
+	return full.String(), brief, findings, firstErr
 }
 
 // writeRunSummary is the brief's first lines: what ran, how it ended, and

@@ -1,0 +1,459 @@
+// Package try implements `bottleneck try`: run a program as it is and
+// again with changes the agent makes at run time (rundir.ChangeKinds:
+// DataLoader workers, threads, backend flags, the optimizer's
+// implementation, the garbage collector), without editing it, and report
+// the measured difference with its 95% interval beside what the first
+// run's diagnosis predicted (docs/run.md, "Run-time changes").
+package try
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
+	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
+	"github.com/bottleneck-dev/bottleneck/internal/diff"
+	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/runner"
+	"github.com/bottleneck-dev/bottleneck/internal/textsafe"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
+	"github.com/bottleneck-dev/bottleneck/internal/version"
+)
+
+// Options are the command's flags and arguments.
+type Options struct {
+	IO       *iostreams.IOStreams
+	Args     []string
+	Module   bool
+	Launcher bool
+	Python   string
+	Out      string
+	Set      map[string]string
+	// Compare runs the program as it is and changed twice, interleaved
+	// (A B A B), so drift of the machine shows as disagreeing pairs.
+	Compare bool
+	// Steps is how many steps each run times before its short recorded
+	// window ends it: the comparison's samples.
+	Steps   int
+	Timeout time.Duration
+	JSON    bool
+	// Env and Dir are for tests (runner.Config).
+	Env []string
+	Dir string
+}
+
+// NewCmd returns the try command.
+func NewCmd(ios *iostreams.IOStreams) *cobra.Command {
+	return newCmd(&Options{IO: ios, Set: map[string]string{}}, Run)
+}
+
+func newCmd(o *Options, runF func(*Options) error) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "try --set NAME=VALUE [--set ...] [flags] script.py [args...] | -m module [args...]",
+		Short: "Measure a change: run the program as it is and changed, and compare",
+		Long: `Run a Python program twice under bottleneck's agent: as it is, then with
+the changes given by --set, which the agent makes at run time without
+editing the program. Each run times --steps steps, records a short window
+and ends; the report compares the two (median step, 95% interval from the
+steps' spread) and sets the first run's predicted saving beside the
+measured one.
+
+  bottleneck try --set num_workers=4 train.py
+  bottleneck try --set threads=2 --set gc_freeze=true --compare train.py
+
+Changes (NAME=VALUE):
+` + changeHelp() + `
+The program's output goes to a log beside each run directory, not to the
+terminal; it runs with no stdin. Both runs do the program's side effects
+(files it writes, services it calls): see docs/run.md.
+
+Exit status: 0 both runs measured; the program's status when a run of it
+failed; 2 bad usage.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Args = args
+			o.Launcher = cmd.ArgsLenAtDash() == 0
+			if len(args) == 0 {
+				return exitcode.New(exitcode.Usage, errors.New("try: missing program: script.py or -m module"))
+			}
+			if len(o.Set) == 0 {
+				return exitcode.New(exitcode.Usage, errors.New("try: nothing to try: give at least one --set NAME=VALUE"))
+			}
+			if o.Launcher {
+				return exitcode.New(exitcode.Usage, errors.New("try: launchers (-- torchrun ...) are not supported yet: try one process"))
+			}
+			if o.Steps < 3 {
+				return exitcode.New(exitcode.Usage, errors.New("try: --steps must be at least 3 (an interval needs 3 steps a side)"))
+			}
+			return runF(o)
+		},
+	}
+	f := cmd.Flags()
+	f.SetInterspersed(false)
+	f.Var(&changesValue{o.Set}, "set", "a change to try, NAME=VALUE (repeat for several at once)")
+	f.BoolVarP(&o.Module, "module", "m", false, "run a module as `python -m` does")
+	f.StringVar(&o.Python, "python", "", "Python interpreter (default: the active virtualenv's, else python3 on PATH)")
+	f.StringVarP(&o.Out, "output", "o", "", "folder for the runs (default ./bottleneck-runs/<timestamp>-try)")
+	f.BoolVar(&o.Compare, "compare", false, "run as-is and changed twice each, interleaved (A B A B)")
+	f.IntVar(&o.Steps, "steps", 20, "steps each run times before its window (the comparison's samples)")
+	f.DurationVar(&o.Timeout, "timeout", 0, "stop each run gracefully after this long (0: no limit)")
+	f.BoolVar(&o.JSON, "json", false, "print the result as JSON (the same as try.json)")
+	return cmd
+}
+
+// changesValue is --set: each NAME=VALUE checked when it is parsed.
+type changesValue struct{ m map[string]string }
+
+func (v *changesValue) Set(s string) error {
+	name, value, err := rundir.ParseChange(s)
+	if err != nil {
+		return err
+	}
+	v.m[name] = value
+	return nil
+}
+
+func (v *changesValue) String() string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(v.m)) {
+		parts = append(parts, k+"="+v.m[k])
+	}
+	return strings.Join(parts, ",")
+}
+
+func (v *changesValue) Type() string { return "NAME=VALUE" }
+
+func changeHelp() string {
+	var b strings.Builder
+	for _, k := range rundir.ChangeKinds {
+		note := ""
+		if k.Numerics {
+			note = " (changes numerics)"
+		}
+		fmt.Fprintf(&b, "  %-19s %-5s %s%s\n", k.Name, k.Value, k.What, note)
+	}
+	return b.String()
+}
+
+// Result is try.json: the runs and what the comparison measured.
+type Result struct {
+	Schema  string            `json:"schema"`
+	Command []string          `json:"command"`
+	Set     map[string]string `json:"set"`
+	// Numerics: a change alters the program's numbers (rundir.ChangeKind.Numerics).
+	Numerics bool `json:"changes_numerics"`
+	// Pairs are the comparisons, one per round (two with --compare).
+	Pairs []Pair `json:"pairs"`
+	// Applied are the change run's records of where each change took effect.
+	Applied []rundir.Change `json:"applied"`
+	// Predicted is the first run's predicted saving for the changed cause (absent: its diagnosis names none).
+	Predicted *Prediction `json:"predicted,omitempty"`
+}
+
+// Pair is one run as it is against one run changed.
+type Pair struct {
+	BaseDir   string        `json:"base_dir"`
+	ChangeDir string        `json:"change_dir"`
+	Headline  diff.Headline `json:"headline"`
+	// Speedup is the base's median step over the changed one's; SpeedupLow..SpeedupHigh its 95% interval (0 when unknown).
+	Speedup     float64 `json:"speedup"`
+	SpeedupLow  float64 `json:"speedup_low"`
+	SpeedupHigh float64 `json:"speedup_high"`
+	BaseVerdict string  `json:"base_verdict"`
+	NewVerdict  string  `json:"change_verdict"`
+}
+
+// Prediction is what the first run's diagnosis said the change's cause
+// would save.
+type Prediction struct {
+	Rule      string  `json:"rule"`
+	SavingPct float64 `json:"saving_pct"`
+	Speedup   float64 `json:"speedup"`
+	Method    string  `json:"method"`
+}
+
+// Schema names try.json's format.
+const Schema = "bottleneck.try/v1"
+
+// Run executes try with o.
+func Run(o *Options) error {
+	dir, err := outDir(o.Out)
+	if err != nil {
+		return exitcode.New(exitcode.Failed, fmt.Errorf("try: %w", err))
+	}
+	res := &Result{Schema: Schema, Command: o.Args, Set: o.Set, Numerics: numerics(o.Set), Applied: []rundir.Change{}}
+	rounds := 1
+	if o.Compare {
+		rounds = 2
+	}
+	for r := 1; r <= rounds; r++ {
+		base, err := o.runOnce(filepath.Join(dir, fmt.Sprintf("base-%d", r)), nil, fmt.Sprintf("run %d of %d: as it is", 2*r-1, 2*rounds))
+		if err != nil {
+			return err
+		}
+		changed, err := o.runOnce(filepath.Join(dir, fmt.Sprintf("change-%d", r)), o.Set, fmt.Sprintf("run %d of %d: with %s", 2*r, 2*rounds, (&changesValue{o.Set}).String()))
+		if err != nil {
+			return err
+		}
+		p, err := compare(o.IO, base, changed)
+		if err != nil {
+			return exitcode.New(exitcode.Failed, fmt.Errorf("try: %w", err))
+		}
+		res.Pairs = append(res.Pairs, *p)
+		if r == 1 {
+			res.Applied = applied(changed)
+			res.Predicted = predicted(o.IO, base, o.Set)
+		}
+	}
+	if err := writeJSON(filepath.Join(dir, "try.json"), res); err != nil {
+		return exitcode.New(exitcode.Failed, fmt.Errorf("try: %w", err))
+	}
+	if o.JSON {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		_, err := o.IO.Out.Write(append(b, '\n'))
+		return err
+	}
+	Write(o.IO.Out, res)
+	fmt.Fprintf(o.IO.Out, "runs: %s (bottleneck diff %s %s compares them in full)\n", dir, res.Pairs[0].BaseDir, res.Pairs[0].ChangeDir)
+	return nil
+}
+
+// Verify tries the run-time changes of the first findings that have one
+// (diagnose.Finding.Try, at most max, none that changes numerics), each
+// in one more run of the program into base-tried-N, compared with the
+// run already made in base; the results are written to w and to each
+// tried run's try.json.
+func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, max int) {
+	n := 0
+	for _, f := range findings {
+		if len(f.Try) == 0 || n == max || numerics(f.Try) {
+			continue
+		}
+		n++
+		dir := fmt.Sprintf("%s-tried-%d", strings.TrimRight(base, string(filepath.Separator)), n)
+		res := &Result{Schema: Schema, Command: o.Args, Set: f.Try, Applied: []rundir.Change{},
+			Predicted: &Prediction{Rule: f.Rule, SavingPct: f.SavingPct, Speedup: 1 / (1 - min(f.SavingPct, 99)/100), Method: f.SavingMethod}}
+		changed, err := o.runOnce(dir, f.Try, fmt.Sprintf("verifying %s: one more run with %s", f.Rule, (&changesValue{f.Try}).String()))
+		if err == nil {
+			var p *Pair
+			if p, err = compare(o.IO, base, changed); err == nil {
+				res.Pairs = append(res.Pairs, *p)
+				res.Applied = applied(changed)
+				err = writeJSON(filepath.Join(changed, "try.json"), res)
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(w, "%s: not verified: %v\n", f.Rule, err)
+			continue
+		}
+		Write(w, res)
+	}
+}
+
+func numerics(set map[string]string) bool {
+	for name := range set {
+		if k, _ := rundir.ChangeKindOf(name); k.Numerics {
+			return true
+		}
+	}
+	return false
+}
+
+func writeJSON(path string, res *Result) error {
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// outDir makes the folder of the runs: dir (new or empty) or a fresh
+// ./bottleneck-runs/<timestamp>-try.
+func outDir(dir string) (string, error) {
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", err
+		}
+		if ents, err := os.ReadDir(dir); err != nil || len(ents) > 0 {
+			return "", fmt.Errorf("%s must be a new or empty folder", dir)
+		}
+		return filepath.Abs(dir)
+	}
+	base := filepath.Join("bottleneck-runs", time.Now().Format("20060102-150405")+"-try")
+	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
+		return "", err
+	}
+	for i := 1; ; i++ {
+		d := base
+		if i > 1 {
+			d = fmt.Sprintf("%s-%d", base, i)
+		}
+		err := os.Mkdir(d, 0o755)
+		if err == nil {
+			return filepath.Abs(d)
+		}
+		if !os.IsExist(err) {
+			return "", err
+		}
+	}
+}
+
+// runOnce runs the program into dir with the changes set (nil: as it
+// is), its output into dir.log, and returns the run directory. A run
+// whose program failed ends try with the program's status.
+func (o *Options) runOnce(dir string, set map[string]string, what string) (string, error) {
+	fmt.Fprintf(o.IO.ErrOut, "bottleneck try: %s\n", what)
+	log, err := os.Create(dir + ".log")
+	if err != nil {
+		return "", exitcode.New(exitcode.Failed, fmt.Errorf("try: %w", err))
+	}
+	defer log.Close()
+	ac := runner.DefaultAgentConfig()
+	// time the steps before the window, record a short one, and end: the
+	// same steps in every run, never the whole training
+	ac.Profiler.SkipFirst = o.Steps
+	ac.StopAfterProfile = true
+	ac.Set = set
+	cfg := runner.Config{
+		RunDir: dir, Timeout: o.Timeout, KillAfter: 30 * time.Second, Agent: ac, Version: version.Version,
+		Stdin: strings.NewReader(""), Stdout: log, Stderr: log, Env: o.Env, Dir: o.Dir,
+	}
+	cfg.Mode, cfg.Target, cfg.Args = runner.Script, o.Args[0], o.Args[1:]
+	if o.Module {
+		cfg.Mode = runner.Module
+	}
+	if cfg.Python, err = runner.FindPython(o.Python); err != nil {
+		return "", exitcode.New(exitcode.Failed, fmt.Errorf("try: %w", err))
+	}
+	res, err := runner.Run(context.Background(), cfg)
+	if res == nil {
+		return "", exitcode.New(exitcode.Failed, fmt.Errorf("try: %w", err))
+	}
+	if res.ExitCode != 0 {
+		return "", exitcode.New(res.ExitCode, fmt.Errorf("try: the program exited with status %d (%s); its output: %s", res.ExitCode, what, log.Name()))
+	}
+	return res.RunDir, nil
+}
+
+// compare measures one pair through the diff engine's noise model.
+func compare(ios *iostreams.IOStreams, base, changed string) (*Pair, error) {
+	b, _, err := diff.Load(ios, base)
+	if err != nil {
+		return nil, err
+	}
+	n, _, err := diff.Load(ios, changed)
+	if err != nil {
+		return nil, err
+	}
+	r := diff.Compare(b, n, diff.Options{})
+	h := r.Headline
+	p := &Pair{BaseDir: base, ChangeDir: changed, Headline: h, BaseVerdict: r.Base.Verdict, NewVerdict: r.New.Verdict}
+	if h.NewUs > 0 {
+		p.Speedup = h.BaseUs / h.NewUs
+	}
+	if h.NoiseKnown && h.HighPct > -100 && h.LowPct > -100 {
+		p.SpeedupLow, p.SpeedupHigh = 1/(1+h.HighPct/100), 1/(1+h.LowPct/100)
+	}
+	return p, nil
+}
+
+// applied are the changed run's records of where each change took effect.
+func applied(dir string) []rundir.Change {
+	out := []rundir.Change{}
+	run, err := rundir.Read(dir)
+	if err != nil {
+		return out
+	}
+	for _, p := range run.Processes {
+		if p.Evidence != nil {
+			out = append(out, p.Evidence.Changes...)
+		}
+	}
+	return out
+}
+
+// changedRules are the rules whose cause each change addresses.
+var changedRules = map[string][]string{
+	"num_workers": {"input.loader"}, "persistent_workers": {"input.loader"}, "prefetch_factor": {"input.loader"},
+	"pin_memory":      {"copy.h2d", "input.loader"},
+	"threads":         {"cpu.oversubscribed", "cpu.native"},
+	"interop_threads": {"cpu.oversubscribed"},
+	"cudnn_benchmark": {"gpu.cudnn-benchmark"},
+	"tf32":            {"gpu.precision"},
+	"fused_optimizer": {"host.optimizer"}, "foreach_optimizer": {"host.optimizer"},
+	"gc_freeze": {"gc.pauses"}, "gc_threshold": {"gc.pauses"},
+}
+
+// predicted is the first run's saving for the first finding whose cause
+// a change addresses (nil: none of them was found).
+func predicted(ios *iostreams.IOStreams, base string, set map[string]string) *Prediction {
+	side, _, err := diff.Load(ios, base)
+	if err != nil || side.Report == nil {
+		return nil
+	}
+	for _, f := range side.Report.Findings() {
+		for name := range set {
+			if slices.Contains(changedRules[name], f.Rule) && f.SavingPct < 100 {
+				return &Prediction{Rule: f.Rule, SavingPct: f.SavingPct, Speedup: 1 / (1 - f.SavingPct/100), Method: f.SavingMethod}
+			}
+		}
+	}
+	return nil
+}
+
+// Write prints the result: each pair's measured change, where the
+// changes took effect, and the prediction beside it.
+func Write(w io.Writer, r *Result) {
+	set := (&changesValue{r.Set}).String()
+	numerics := ""
+	if r.Numerics {
+		numerics = " (changes numerics)"
+	}
+	for i, p := range r.Pairs {
+		h := p.Headline
+		label := set + numerics
+		if len(r.Pairs) > 1 {
+			label += fmt.Sprintf(", pair %d", i+1)
+		}
+		fmt.Fprintf(w, "%s (tried): %s -> %s per step", textsafe.String(label), units.Duration(h.BaseUs), units.Duration(h.NewUs))
+		switch {
+		case !h.NoiseKnown:
+			fmt.Fprintf(w, ", %.2fx (too few steps for an interval)\n", p.Speedup)
+		case !h.Significant:
+			fmt.Fprintf(w, ": no significant change (95%% interval %.2fx to %.2fx)\n", p.SpeedupLow, p.SpeedupHigh)
+		case p.Speedup >= 1:
+			fmt.Fprintf(w, ", %.2fx faster (95%% interval %.2fx to %.2fx)\n", p.Speedup, p.SpeedupLow, p.SpeedupHigh)
+		default:
+			fmt.Fprintf(w, ", %.2fx slower (95%% interval %.2fx to %.2fx)\n", 1/p.Speedup, 1/p.SpeedupHigh, 1/p.SpeedupLow)
+		}
+		fmt.Fprintf(w, "  verdict: %s as it is, %s changed\n", p.BaseVerdict, p.NewVerdict)
+	}
+	if pr := r.Predicted; pr != nil {
+		fmt.Fprintf(w, "  predicted by the first run (%s, %s): %.0f%% of the step saved, %.2fx\n", pr.Rule, cmp.Or(pr.Method, "-"), pr.SavingPct, pr.Speedup)
+	} else {
+		fmt.Fprintln(w, "  predicted: the first run's diagnosis named no cause these changes address")
+	}
+	for _, c := range r.Applied {
+		switch {
+		case !c.Applied:
+			fmt.Fprintf(w, "  %s=%s not applied: %s\n", c.Name, textsafe.String(c.Value), textsafe.String(cmp.Or(c.Error, "no record of it")))
+		default:
+			for _, s := range c.Sites {
+				fmt.Fprintf(w, "  %s=%s: %s\n", c.Name, textsafe.String(c.Value), textsafe.String(s))
+			}
+		}
+	}
+}
