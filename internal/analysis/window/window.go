@@ -150,6 +150,9 @@ type Carry struct {
 	// BusyAfterPct: device busy share from UntilUs to the end of the
 	// trace, the part of the window that is the program's own.
 	BusyAfterPct float64 `json:"busy_after_pct"`
+	// UntilNs is UntilUs on the trace's clock (ns): blocking calls that
+	// start before it wait on the inherited work (syncs.Options).
+	UntilNs int64 `json:"-"`
 }
 
 // GraphCapture is the time spent capturing CUDA/HIP graphs.
@@ -372,7 +375,7 @@ func (c *checker) carryOver() interval.Set {
 	for _, sp := range set {
 		until = max(until, sp.End)
 	}
-	cr := &Carry{UntilUs: c.rel(until), Events: events, DelayedUs: us(delayed)}
+	cr := &Carry{UntilUs: c.rel(until), UntilNs: until, Events: events, DelayedUs: us(delayed)}
 	// host syncs issued before the window's first launch waited on it
 	firstLaunch := int64(-1)
 	for i, k := range ev.Kind {
