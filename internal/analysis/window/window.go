@@ -7,10 +7,10 @@
 // The checks (DefinitionVersion; thresholds in Options, docs/metrics.md):
 //
 //   - Carry-over: device work running at the start of the window that was
-//     launched before it (no launch call in the trace), or a first launched
-//     device event that starts long after its launch with nothing recorded
-//     ahead of it on its device (the device was busy with unrecorded
-//     work). Steps whose span overlaps the carry-over by at least
+//     launched before it (no launch call in the trace), or a stream's
+//     first launched device event that starts long after its launch with
+//     nothing recorded ahead of it on its device (the device, or the event
+//     the stream waits for, was busy with unrecorded work). Steps whose span overlaps the carry-over by at least
 //     CarryStepShare are excluded: their idle and sync figures describe
 //     work the window did not see being issued.
 //   - Start-up: one-time costs: context creation and other runtime calls
@@ -317,7 +317,8 @@ func (c *checker) stepOf(ts int64) int {
 func (c *checker) carryOver() interval.Set {
 	ev := &c.t.Events
 	var work, linked int
-	firstLinked := map[int]int32{} // device -> earliest linked device event
+	firstLinked := map[int]int32{}              // device -> earliest linked device event
+	firstOnStream := map[trace.TrackID]int32{} // stream -> its earliest linked device event
 	for i, k := range ev.Kind {
 		if !k.IsDeviceWork() {
 			continue
@@ -330,6 +331,9 @@ func (c *checker) carryOver() interval.Set {
 		d := c.t.Tracks[ev.Track[i]].Device
 		if j, ok := firstLinked[d]; !ok || ev.Start[i] < ev.Start[j] {
 			firstLinked[d] = int32(i)
+		}
+		if j, ok := firstOnStream[ev.Track[i]]; !ok || ev.Start[i] < ev.Start[j] {
+			firstOnStream[ev.Track[i]] = int32(i)
 		}
 	}
 	// Without launch links (GPU-only traces, old formats) nothing can be
@@ -352,7 +356,10 @@ func (c *checker) carryOver() interval.Set {
 		until = max(until, ev.End(i))
 	}
 	var waits []interval.Span
-	for _, f := range firstLinked {
+	// Each stream's first launched work, not only the device's: a stream
+	// held behind a wait on an event the trace never recorded starts late
+	// while other streams run (a capture started mid-flight).
+	for _, f := range firstOnStream {
 		l := ev.Launch(int(f))
 		if d := ev.Start[f] - ev.End(int(l)); ev.Start[f] > until && float64(d) >= c.o.MinCarryUs*1e3 {
 			// nothing recorded ran ahead of it: the device was busy with
