@@ -317,7 +317,7 @@ func (c *checker) stepOf(ts int64) int {
 func (c *checker) carryOver() interval.Set {
 	ev := &c.t.Events
 	var work, linked int
-	firstLinked := map[int]int32{}              // device -> earliest linked device event
+	firstLinked := map[int]int32{}             // device -> earliest linked device event
 	firstOnStream := map[trace.TrackID]int32{} // stream -> its earliest linked device event
 	for i, k := range ev.Kind {
 		if !k.IsDeviceWork() {
