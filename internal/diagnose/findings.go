@@ -64,8 +64,9 @@ func (s *state) kernelsChange() (string, []Evidence) {
 	case share(mathFP32) >= dominant:
 		// tensor cores run them several times faster: the first thing to
 		// change, before fusing or a larger device
-		change := s.halfPrecisionChange(s.hardware())
-		return fmt.Sprintf("fp32 matmuls and convolutions on CUDA cores take %.0f%% of kernel time: run them on tensor cores, several times faster: %s", 100*share(mathFP32), change),
+		d := s.hardware()
+		vector, matrix := d.units()
+		return fmt.Sprintf("fp32 matmuls and convolutions on %s take %.0f%% of kernel time: run them on %s, several times faster: %s", vector, 100*share(mathFP32), matrix, s.halfPrecisionChange(d)),
 			slices.Concat([]Evidence{{"fp32 matmul/conv kernels on CUDA cores", 100 * share(mathFP32), "% of kernel time", "kernels"}}, roofEv)
 	case share(mem) >= dominant:
 		return fmt.Sprintf("memory-bound kernels (elementwise, normalisation, softmax, copies: %.0f%% of kernel time) each read and write their tensors through device memory: torch.compile(model) fuses chains of them into one kernel; then a larger batch if SM efficiency is low", 100*share(mem)),
@@ -77,7 +78,8 @@ func (s *state) kernelsChange() (string, []Evidence) {
 		return fmt.Sprintf("matmuls, convolutions and attention take %.0f%% of kernel time but reach only %.0f%% of their roofline at these shapes: the device is not filled; a larger batch or larger matrices (dimensions multiples of 64), fusing the small ops between them (torch.compile), or CUDA graphs if launches leave gaps", 100*share(math+attn), roof),
 			slices.Concat([]Evidence{{"matmul/conv/attention kernels", 100 * share(math+attn), "% of kernel time", "kernels"}}, roofEv)
 	case share(math) >= dominant && mathTC >= math/2:
-		return fmt.Sprintf("matmuls and convolutions on tensor cores take %.0f%% of kernel time: this is the model's own work; %sa larger batch if SM efficiency is low, fewer FLOPs (a smaller model or sequence), or a larger device", 100*share(math), s.fewerBitsAdvice()),
+		_, matrix := s.hardware().units()
+		return fmt.Sprintf("matmuls and convolutions on %s take %.0f%% of kernel time: this is the model's own work; %sa larger batch if SM efficiency is low, fewer FLOPs (a smaller model or sequence), or a larger device", matrix, 100*share(math), s.fewerBitsAdvice()),
 			slices.Concat([]Evidence{{"matmul/conv kernels on tensor cores", 100 * share(mathTC), "% of kernel time", "kernels"}}, roofEv)
 	case share(attn) >= dominant:
 		return fmt.Sprintf("fused attention kernels take %.0f%% of kernel time and are already fused: shorter sequences or a KV cache (decoding), or a faster backend (%s)", 100*share(attn), s.attentionBackend()),
@@ -2096,7 +2098,9 @@ func (s *state) gpuFindings() {
 	}
 	if kernelUs > 0 && nonTC/kernelUs >= s.p.NonTensorCoreGEMM {
 		change := ""
-		switch d := s.hardware(); {
+		d := s.hardware()
+		vector, matrix := d.units()
+		switch {
 		case d.vendor == "amd":
 			change = "run matmuls and convolutions on the matrix cores: " + s.halfPrecisionChange(d)
 		case d.major >= 0 && !d.atLeast(8, 0):
@@ -2109,7 +2113,7 @@ func (s *state) gpuFindings() {
 				ms = append(ms, Evidence{"float32_matmul_precision=" + fmt.Sprint(v), 0, "", "env"})
 			}
 		}
-		s.emit(s.finding("gpu.precision", fmt.Sprintf("FP32 matmuls/convolutions run on CUDA cores, not tensor cores (%.0f%% of kernel time)", 100*nonTC/kernelUs), perStep(nonTC), ms, nonTCRows, change))
+		s.emit(s.finding("gpu.precision", fmt.Sprintf("FP32 matmuls/convolutions run on %s, not %s (%.0f%% of kernel time)", vector, matrix, 100*nonTC/kernelUs), perStep(nonTC), ms, nonTCRows, change))
 	}
 	if r := s.in.Run; r != nil && r.Env != nil && kernelUs > 0 && convUs/kernelUs >= s.p.ConvShare {
 		if v, ok := r.Env.Flags["cudnn_benchmark"].(bool); ok && !v {

@@ -151,6 +151,14 @@ func parseCapability(cc string) (major, minor int) {
 	return major, minor
 }
 
+// units names the device's vector and matrix units as its vendor does.
+func (d deviceFacts) units() (vector, matrix string) {
+	if d.vendor == "amd" {
+		return "vector ALUs", "matrix cores"
+	}
+	return "CUDA cores", "tensor cores"
+}
+
 // atLeast reports whether the capability is known and at least major.minor.
 func (d deviceFacts) atLeast(major, minor int) bool {
 	return d.major > major || (d.major == major && d.minor >= minor)

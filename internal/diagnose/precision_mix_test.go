@@ -111,6 +111,9 @@ func TestROCmAdviceNamesROCm(t *testing.T) {
 			t.Errorf("MI300 fp32 GEMMs: %s", c)
 		}
 	}
+	if !strings.Contains(change, "on vector ALUs") || strings.Contains(change, "CUDA cores") {
+		t.Errorf("MI300 fp32 GEMMs named by NVIDIA's units: %s", change)
+	}
 	attn := "void ck_tile::kentry<ck_tile::FmhaFwdKernel<ck_tile::BlockFmhaPipelineQRKSVSAsync<ck_tile::bf16_t> > >()"
 	change, _ = kernelsChangeOn(t, mi300, "9.4", optable.KernelRow{Name: attn, TotalUs: 900}, optable.KernelRow{Name: "triton_poi_fused_add_0", TotalUs: 100})
 	if !strings.Contains(change, "ROCm") || strings.Contains(change, "FlashAttention-3") || strings.Contains(change, "cuDNN") {
