@@ -12,8 +12,8 @@ var Rules = []Rule{
 	// Communication first: NCCL kernel names carry data types and "Reduce"
 	// that later rules would take for maths.
 	{ID: "nccl", Pattern: `^(void )?(nccl|rccl|msccl)[^:]|ncclKernel|ncclDevKernel`, Family: Communication,
-		Evidence: "NCCL/RCCL device kernels are ncclKernel_<Coll>_<Algo>_<Proto>_<Op>_<type> (older) or ncclDevKernel_* (NCCL >= 2.19); RCCL and MSCCL keep the prefixes",
-		Examples: []string{"ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"}},
+		Evidence: "NCCL/RCCL device kernels are ncclKernel_<Coll>_<Algo>_<Proto>_<Op>_<type> (older) or ncclDevKernel_* (NCCL >= 2.19); RCCL and MSCCL keep the prefixes; NCCL EP's expert-parallel dispatch/combine kernels live in namespace nccl_ep",
+		Examples: []string{"ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "void nccl_ep::internode_ll::dispatch<(bool)0,(bool)0,(int)7168,(ncclEpLayout_t)1,(bool)1>(void*)"}},
 	{ID: "deepep", Pattern: `deep_ep::|_ZN7deep_ep`, Family: Communication,
 		Evidence: "DeepEP's expert-parallel dispatch/combine kernels live in namespace deep_ep (intranode::, internode::, internode_ll::)",
 		Examples: []string{"void deep_ep::intranode::dispatch<8, 768, 6144>(int4*, float*, int*, long*, float*, int*, int*, int4 const*, float const*, long const*, float const*, bool const*, int const*, int, int, int, int, int, int, void**, int, int, int)"}},
