@@ -64,26 +64,25 @@ func (s *state) kernelsChange() (string, []Evidence) {
 	case share(mathFP32) >= dominant:
 		// tensor cores run them several times faster: the first thing to
 		// change, before fusing or a larger device
-		change := "torch.autocast(\"cuda\", dtype=torch.bfloat16), or TF32: torch.set_float32_matmul_precision(\"high\")"
-		if cc := s.capability(); cc != "" && cc < "8" {
-			change = "torch.autocast(\"cuda\", dtype=torch.float16) with torch.amp.GradScaler"
-		}
-		return fmt.Sprintf("fp32 matmuls and convolutions on CUDA cores take %.0f%% of kernel time: run them on tensor cores, several times faster: %s", 100*share(mathFP32), change),
+		d := s.hardware()
+		vector, matrix := d.units()
+		return fmt.Sprintf("fp32 matmuls and convolutions on %s take %.0f%% of kernel time: run them on %s, several times faster: %s", vector, 100*share(mathFP32), matrix, s.halfPrecisionChange(d)),
 			slices.Concat([]Evidence{{"fp32 matmul/conv kernels on CUDA cores", 100 * share(mathFP32), "% of kernel time", "kernels"}}, roofEv)
 	case share(mem) >= dominant:
 		return fmt.Sprintf("memory-bound kernels (elementwise, normalisation, softmax, copies: %.0f%% of kernel time) each read and write their tensors through device memory: torch.compile(model) fuses chains of them into one kernel; then a larger batch if SM efficiency is low", 100*share(mem)),
 			slices.Concat([]Evidence{{"memory-bound kernel families", 100 * share(mem), "% of kernel time", "kernels"}}, roofEv)
 	case heavy && roof >= s.p.RoofNear:
-		return fmt.Sprintf("matmuls, convolutions and attention take %.0f%% of kernel time and run at %.0f%% of their roofline: they are near this device's limit, so only fewer FLOPs (a smaller model or sequence), lower precision (FP8 on Hopper and later: torchao float8, Transformer Engine) or a larger device make them faster", 100*share(math+attn), roof),
+		return fmt.Sprintf("matmuls, convolutions and attention take %.0f%% of kernel time and run at %.0f%% of their roofline: they are near this device's limit, so only fewer FLOPs (a smaller model or sequence), %sor a larger device make them faster", 100*share(math+attn), roof, s.fewerBitsAdvice()),
 			slices.Concat([]Evidence{{"matmul/conv/attention kernels", 100 * share(math+attn), "% of kernel time", "kernels"}}, roofEv)
 	case heavy && roof <= s.p.RoofFar:
 		return fmt.Sprintf("matmuls, convolutions and attention take %.0f%% of kernel time but reach only %.0f%% of their roofline at these shapes: the device is not filled; a larger batch or larger matrices (dimensions multiples of 64), fusing the small ops between them (torch.compile), or CUDA graphs if launches leave gaps", 100*share(math+attn), roof),
 			slices.Concat([]Evidence{{"matmul/conv/attention kernels", 100 * share(math+attn), "% of kernel time", "kernels"}}, roofEv)
 	case share(math) >= dominant && mathTC >= math/2:
-		return fmt.Sprintf("matmuls and convolutions on tensor cores take %.0f%% of kernel time: this is the model's own work; lower precision (FP8 on Hopper and later: torchao float8, Transformer Engine), a larger batch if SM efficiency is low, fewer FLOPs (a smaller model or sequence), or a larger device", 100*share(math)),
+		_, matrix := s.hardware().units()
+		return fmt.Sprintf("matmuls and convolutions on %s take %.0f%% of kernel time: this is the model's own work; %sa larger batch if SM efficiency is low, fewer FLOPs (a smaller model or sequence), or a larger device", matrix, 100*share(math), s.fewerBitsAdvice()),
 			slices.Concat([]Evidence{{"matmul/conv kernels on tensor cores", 100 * share(mathTC), "% of kernel time", "kernels"}}, roofEv)
 	case share(attn) >= dominant:
-		return fmt.Sprintf("fused attention kernels take %.0f%% of kernel time and are already fused: shorter sequences or a KV cache (decoding), or a faster backend (FlashAttention-3 / cuDNN attention on Hopper)", 100*share(attn)),
+		return fmt.Sprintf("fused attention kernels take %.0f%% of kernel time and are already fused: shorter sequences or a KV cache (decoding), or a faster backend (%s)", 100*share(attn), s.attentionBackend()),
 			slices.Concat([]Evidence{{"fused attention kernels", 100 * share(attn), "% of kernel time", "kernels"}}, roofEv)
 	}
 	return "", roofEv
@@ -2123,8 +2122,13 @@ func (s *state) gpuFindings() {
 	}
 	if kernelUs > 0 && nonTC/kernelUs >= s.p.NonTensorCoreGEMM {
 		change := ""
-		if cc := s.capability(); cc != "" && cc < "8" {
-			change = fmt.Sprintf("compute capability %s has no bf16/TF32 tensor cores: torch.autocast(\"cuda\", dtype=torch.float16) with torch.amp.GradScaler", cc)
+		d := s.hardware()
+		vector, matrix := d.units()
+		switch {
+		case d.vendor == "amd":
+			change = "run matmuls and convolutions on the matrix cores: " + s.halfPrecisionChange(d)
+		case d.major >= 0 && !d.atLeast(8, 0):
+			change = fmt.Sprintf("compute capability %d.%d has no bf16/TF32 tensor cores: %s", d.major, d.minor, s.halfPrecisionChange(d))
 		}
 		ms := []Evidence{{"fp32 matmul/conv kernel time on CUDA cores", 100 * nonTC / kernelUs, "% of kernel time", "kernels"},
 			{"matmul/conv kernel time", 100 * gemmUs / kernelUs, "% of kernel time", "kernels"}}
@@ -2133,7 +2137,7 @@ func (s *state) gpuFindings() {
 				ms = append(ms, Evidence{"float32_matmul_precision=" + fmt.Sprint(v), 0, "", "env"})
 			}
 		}
-		s.emit(s.finding("gpu.precision", fmt.Sprintf("FP32 matmuls/convolutions run on CUDA cores, not tensor cores (%.0f%% of kernel time)", 100*nonTC/kernelUs), perStep(nonTC), ms, nonTCRows, change))
+		s.emit(s.finding("gpu.precision", fmt.Sprintf("FP32 matmuls/convolutions run on %s, not %s (%.0f%% of kernel time)", vector, matrix, 100*nonTC/kernelUs), perStep(nonTC), ms, nonTCRows, change))
 	}
 	if r := s.in.Run; r != nil && r.Env != nil && kernelUs > 0 && convUs/kernelUs >= s.p.ConvShare {
 		if v, ok := r.Env.Flags["cudnn_benchmark"].(bool); ok && !v {
@@ -2156,6 +2160,9 @@ func (s *state) gpuFindings() {
 		}
 	}
 	change, fam := s.kernelsChange()
+	if change == "" {
+		change = s.generalKernelsChange()
+	}
 	if c, ev, loc := s.float64Change(true); c != "" {
 		change, fam, where = c, append(fam, ev...), append(loc, where...)
 	}
@@ -2250,20 +2257,6 @@ func (s *state) layoutFinding(kernelUs, convUs float64, perStep func(float64) fl
 	s.emit(s.finding("gpu.channels-last", fmt.Sprintf("Layout conversions around convolutions take %.0f%% of kernel time", 100*conv/kernelUs), perStep(conv),
 		[]Evidence{{"NCHW<->NHWC conversion kernels", 100 * conv / kernelUs, "% of kernel time", "kernels"},
 			{"convolution kernels", 100 * convUs / kernelUs, "% of kernel time", "kernels"}}, where, ""))
-}
-
-func (s *state) capability() string {
-	if g := s.in.GPU; g != nil {
-		for _, d := range g.Devices {
-			if d.ComputeCapability != "" {
-				return d.ComputeCapability
-			}
-		}
-	}
-	if r := s.in.Run; r != nil && r.Env != nil && len(r.Env.Devices) > 0 {
-		return r.Env.Devices[0].Capability
-	}
-	return ""
 }
 
 // copies lists memcpy directions and whether pageable host memory is used.

@@ -192,7 +192,14 @@ func analyzeTrace(t *trace.Trace, o Options, ranksRead int) report.TraceReport {
 		{anytime, func() { tr.Input = input.Compute(t) }},
 		{afterWindow, func() { tr.Kernels = optable.Kernels(t, table) }},
 		{afterWindow, func() { replay = whatif.Build(t, tr.Window.Kept()) }},
-		{anytime, func() { tr.Syncs = syncs.Compute(t, syncs.Options{}) }},
+		{afterWindow, func() {
+			// a capture started mid-flight opens with waits on work it did not record
+			var so syncs.Options
+			if c := tr.Window.Carry; c != nil {
+				so.InheritedUntilNs = c.UntilNs
+			}
+			tr.Syncs = syncs.Compute(t, so)
+		}},
 		{anytime, func() { tr.Idle = idle.Compute(t, idleOpts) }},
 	}, checkWindow)
 	if tr.Flops != nil {

@@ -31,8 +31,10 @@ type verdictCase struct {
 	first  string
 	rules  []string
 	silent []string
-	// change: substring of the top finding's change.
+	// change: substring of the top finding's change; avoid: substrings
+	// no finding's change may hold.
 	change string
+	avoid  []string
 	// excluded: {step, reason}: the one step the window check must leave
 	// out for that reason.
 	excluded []string
@@ -65,6 +67,7 @@ const (
 	flash      = "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t>, false, false, false, false, true, true, false>(pytorch_flash::Flash_fwd_params)"
 	fprop      = "sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize128x128x64_warpgroupsize1x1x1_g1_execute_segment_k_off_kernel__5x_cudnn"
 	nchwToNhwc = "void cudnn::ops::nchwToNhwcKernel<__nv_bfloat16, __nv_bfloat16, float, false, true, (cudnnKernelDataType_t)0>(cudnn::ops::nchw2nhwc_params_t<float>, __nv_bfloat16 const*, __nv_bfloat16*)"
+	add        = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)"
 	nhwcToNchw = "void cudnn::ops::nhwcToNchwKernel<__nv_bfloat16, __nv_bfloat16, float, true, false, (cudnnKernelDataType_t)0>(cudnn::ops::nhwc2nchw_params_t<float>, __nv_bfloat16 const*, __nv_bfloat16*)"
 )
 
@@ -295,6 +298,36 @@ var verdictCases = []verdictCase{
 				s.Step(n, ts, 99000)
 			}
 		})},
+	// GEMM-bound steps on an H100 (the scenario's deviceProperties): FP8
+	// GEMMs (torch._scaled_mm's cuBLASLt kernel) are never told to lower
+	// their precision; the bf16 control is offered FP8, as an experiment
+	{name: "synthetic_fp8_gemm_bound", primary: diagnose.GPUCompute, first: "gpu.kernels", change: "the model's own work",
+		avoid: []string{"lower precision", "FP8", "autocast"}, silent: []string{"gpu.precision"},
+		trace: synth(func(s *scenario.Trace) {
+			s.Rounds(3, 30, scenario.Of("aten::_scaled_mm", "nvjet_qqtst_128x256_128x6_2x1_2cta_v_bz_TNT", 900), scenario.Of("aten::add", add, 100))
+		})},
+	{name: "synthetic_bf16_gemm_bound", primary: diagnose.GPUCompute, first: "gpu.kernels", change: "FP8 as an experiment",
+		silent: []string{"gpu.precision"},
+		trace: synth(func(s *scenario.Trace) {
+			s.Rounds(3, 30, scenario.Of("aten::mm", mm, 900), scenario.Of("aten::add", add, 100))
+		})},
+	// a capture started mid-flight: step 1's first kernel, launched at
+	// once, starts 300 ms later (held behind a stream wait on an event the
+	// trace never records) and the .item() after it waits for all of it;
+	// steps 2-4 are GPU-bound: the wait is never called the program's sync
+	{name: "synthetic_mid_flight_stream_wait", primary: diagnose.GPUCompute, silent: []string{"sync.blocking"},
+		trace: synth(func(s *scenario.Trace) {
+			s.Runtime("cudaStreamWaitEvent", 5, 3)
+			s.Op("aten::mm", 9, 8)
+			s.Kernel(mm, 10, 300000, 1000)
+			s.Op("aten::_local_scalar_dense", 30, 300990)
+			s.Runtime("cudaStreamSynchronize", 40, 300970)
+			s.Step(1, 0, 301020)
+			end := 301020.0
+			for n := 2; n <= 4; n++ {
+				end = s.GPUStep(n, end, end, 40, 1000)
+			}
+		})},
 }
 
 // TestVerdictCorpus checks the verdict an expert reading signs on every
@@ -355,6 +388,16 @@ func TestVerdictCorpus(t *testing.T) {
 			}
 			if c.change != "" && (len(d.Findings) == 0 || !strings.Contains(d.Findings[0].Change, c.change)) {
 				t.Errorf("top finding's change does not name %q", c.change)
+			}
+			if sy := r.Traces[0].Syncs; c.name == "synthetic_mid_flight_stream_wait" && (sy.Inherited == nil || sy.Inherited.Count != 1 || sy.Count != 0) {
+				t.Errorf("the wait on unrecorded work: inherited %+v, counted %d, want it set apart", sy.Inherited, sy.Count)
+			}
+			for _, f := range d.Findings {
+				for _, a := range c.avoid {
+					if strings.Contains(f.Change, a) {
+						t.Errorf("%s's change says %q: %s", f.Rule, a, f.Change)
+					}
+				}
 			}
 			for _, r := range c.rules {
 				if !fired[r] {

@@ -13,6 +13,9 @@ import (
 // their call stacks.
 func WriteSyncs(w io.Writer, r *syncs.Result) error {
 	fmt.Fprintf(w, "Blocking syncs (%s): %d, host blocked %s, device stalled by them %s\n", r.Definition, r.Count, units.Duration(r.BlockedUs), units.Duration(r.StallUs))
+	if in := r.Inherited; in != nil {
+		fmt.Fprintf(w, "  not counted: %d blocking call(s), %s, waited on device work launched before the capture (it ran until +%s)\n", in.Count, units.Duration(in.BlockedUs), units.Duration(in.UntilUs))
+	}
 	if r.Count == 0 {
 		return nil
 	}

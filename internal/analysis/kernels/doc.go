@@ -18,7 +18,13 @@ func Markdown() string {
 	b.WriteString("the tensor-core share or the precision advice.\n\n")
 	b.WriteString("The tensor-core share (GPU section) is the kernel time of kernels with unit `tensor`. The precision advice\n")
 	b.WriteString("(`gpu.precision`) counts GEMM/convolution kernels with unit `simt` and precision fp32 only: FP8/FP4/bf16\n")
-	b.WriteString("kernels are never told to use bf16.\n\n")
+	b.WriteString("kernels are never told to use bf16. The precision step in `gpu.kernels`' change follows the precision\n")
+	b.WriteString("holding half or more of the GEMM/convolution kernel time: FP8/FP4/int8 kernels get none (never \"lower\n")
+	b.WriteString("precision\"); bf16/fp16 kernels get FP8 as an experiment only on devices with FP8 units (NVIDIA compute\n")
+	b.WriteString("capability 8.9 and later, AMD MI300 and later, through ROCm's libraries on AMD); TF32 kernels get bf16\n")
+	b.WriteString("autocast (docs/diagnosis.md).\n\n")
+	b.WriteString("Communication kernels (NCCL/RCCL, DeepEP and NCCL EP dispatch/combine, NVSHMEM, symmetric memory, gloo)\n")
+	b.WriteString("count as communication, never as the maths or copies their names also suggest.\n\n")
 	b.WriteString("## Rules\n\n| # | rule | pattern (Go regexp) | family | unit | precision | evidence | example |\n|---|---|---|---|---|---|---|---|\n")
 	for i, r := range Rules {
 		prec := r.Precision

@@ -165,9 +165,9 @@ var Precisions = []struct {
 	Evidence  string
 }{
 	{"fp4", `(?i)mxfp4|nvfp4|e2m1|fp4`, "OCP MX / NVIDIA FP4 type names (mxfp4, nvfp4, float_e2m1_t)"},
-	{"fp8", `(?i)e4m3|e5m2|fp8|float8|f8f6f4`, "FP8 type names (float_e4m3_t, e5m2, fp8, Float8_e4m3fn)"},
+	{"fp8", `(?i)e4m3|e5m2|fp8|float8|f8f6f4|nvjet_(sm\d+_)?qq`, "FP8 type names (float_e4m3_t, e5m2, fp8, Float8_e4m3fn); cuBLASLt nvjet kernels whose type letters start qq (nvjet_qqtst_*: e4m3 A and B, the kernels of torch._scaled_mm)"},
 	{"int8", `(?i)int8|i8816|i16832|imma|_s8_|s8s8|u8s8`, "integer MMA tiles (i8816, i16832, IMMA) and int8/s8 type names"},
-	{"bf16", `(?i)bf16|bfloat16`, "bf16 type names (bf16, cutlass::bfloat16_t, c10::BFloat16, __nv_bfloat16)"},
+	{"bf16", `(?i)bf16|bfloat16|nvjet_(sm\d+_)?t`, "bf16 type names (bf16, cutlass::bfloat16_t, c10::BFloat16, __nv_bfloat16); cuBLASLt nvjet kernels whose type letters start t (nvjet_sm90_tst_*: the bf16-autocast GEMMs of testdata/rundir/h100/compile_gpu)"},
 	{"fp16", `(?i)f16|half|h884|h1688|h16816|hmma|hgemm|hcudnn`, "fp16 type names (f16, fp16, __half, c10::Half, half_t) and cuBLAS/cuDNN h-prefixed tiles (h884, h1688, h16816)"},
 	{"tf32", `(?i)tf32|tfloat32|s1688|s16816`, "TF32 names (tf32, tfloat32_t) and the s1688/s16816 tiles of fp32-data tensor-core kernels (checked after fp16/bf16, which use the same tiles with fp32 accumulation)"},
 	{"fp64", `(?i)f64|double|dgemm|dmma`, "fp64 names (f64, double, dgemm, DMMA)"},

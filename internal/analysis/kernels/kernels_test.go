@@ -171,3 +171,50 @@ func TestDocs(t *testing.T) {
 		t.Errorf("docs/kernels.md is not the generated table: BOTTLENECK_UPDATE=1 go test ./internal/analysis/kernels/")
 	}
 }
+
+// Expert-parallel communication and low-precision GEMMs as their libraries
+// name them (issue 32), each beside a near miss that must not be taken
+// for it.
+func TestExpertParallelAndLowPrecision(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		family    kernels.Family
+		unit      kernels.Unit
+		precision string
+	}{
+		// DeepEP dispatch/combine (normal, low-latency, legacy), NCCL EP, NVSHMEM.
+		{"void deep_ep::internode_ll::combine<(bool)0, (int)6144, (int)11, (int)4>(void *, void *, int *, void *, void const*, long const*, float const*, int const*, long const*, int*, int, int*, int, int, int, int, int, int, int, int, bool)", kernels.Communication, "", ""},
+		{"void deep_ep::intranode::combine<__nv_bfloat16, 8, 768>(__nv_bfloat16*, float*, int*, int*, int*, int*, int, int, int, int, int)", kernels.Communication, "", ""},
+		{"void deep_ep::legacy::internode_ll::dispatch<(bool)1, (bool)1, (int)7168>(void*, void*)", kernels.Communication, "", ""},
+		{"void nccl_ep::internode_ll::combine<(bool)0,(int)7168,(int)9,(int)4,(ncclEpLayout_t)1>(void*)", kernels.Communication, "", ""},
+		{"nvshmemi_init_array_kernel<int>(int*, int, int)", kernels.Communication, "", ""},
+		// near misses: an MoE routing kernel and a GEMM that feeds the
+		// dispatch are not communication
+		{"void vllm::moe::topkGatingSoftmax<8, 256, 4, 16, int>(float const*, bool const*, float*, int, int*, int*, int, int, int)", kernels.Softmax, "", ""},
+		// FP8 / FP4 GEMMs: cuBLASLt (nvjet qq, xmma e4m3), CUTLASS 3.x,
+		// DeepGEMM, Triton (vLLM w8a8, triton_kernels MXFP4).
+		{"nvjet_qqtst_128x256_128x6_2x1_2cta_v_bz_TNT", kernels.GEMM, kernels.TensorCore, "fp8"},
+		{"nvjet_qqtst_128x256_128x6_2x2_2cta_h_bz_Avec32UE8M0_Bvec32UE8M0_TNT", kernels.GEMM, kernels.TensorCore, "fp8"},
+		{"cutlass3x_sm100_tensorop_gemm_e4m3_e4m3_f32_bf16_bf16_64x120x128_1x1x1_0_tnn_align8_cpasync_1sm_epi_nosmem", kernels.GEMM, kernels.TensorCore, "fp8"},
+		{"void deep_gemm::fp8_gemm_kernel<4096u, 7168u, 128u, 160u, 128u, 0u, 64u, 9u, 4u, 128u, 128u, 1u, true, (deep_gemm::GemmType)1>(__nv_bfloat16*, float*, int*, unsigned int, CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap)", kernels.GEMM, kernels.TensorCore, "fp8"},
+		{"void deep_gemm::sm100_fp8_fp4_gemm_1d1d_impl<(cute::UMMA::Major)0, (cute::UMMA::Major)0, (unsigned int)128>()", kernels.GEMM, kernels.TensorCore, "fp4"},
+		{"_w8a8_block_fp8_matmul", kernels.GEMM, kernels.TensorCore, "fp8"},
+		{"_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1_swiglu", kernels.GEMM, kernels.TensorCore, "fp4"},
+		// near misses: the same libraries' bf16 GEMMs are bf16, their
+		// quantisation kernels are element-wise
+		{"nvjet_sm90_tst_128x64_64x8_1x2_h_bz_bias_TNT", kernels.GEMM, kernels.TensorCore, "bf16"},
+		{"nvjet_tst_192x192_64x4_2x1_v_bz_coopB_TNN", kernels.GEMM, kernels.TensorCore, "bf16"},
+		{"void tensorrt_llm::kernels::fp8_blockscale_gemm::scale_1x128_kernel<__nv_bfloat16>(__nv_fp8_e4m3*, float*, __nv_bfloat16 const*, int, int)", kernels.Elementwise, "", "bf16"},
+		// AMD: hipBLASLt FP8 (Tensile F8) and bf16 on the matrix cores
+		{"Cijk_Alik_Bljk_F8BS_BH_Bias_HA_S_SAV_UserArgs_MT256x256x128_MI16x16x1_SN_LDSB1_AFC1", kernels.GEMM, kernels.TensorCore, "fp8"},
+		{"Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x192x64_MI16x16x1_SN_LDSB1_AFC1", kernels.GEMM, kernels.TensorCore, "bf16"},
+	} {
+		got := kernels.Classify(c.name)
+		if got.Family != c.family || got.Unit != c.unit || got.Precision != c.precision {
+			t.Errorf("%.90s: got %s/%q/%q (rule %s), want %s/%q/%q", c.name, got.Family, got.Unit, got.Precision, got.Rule, c.family, c.unit, c.precision)
+		}
+		if k := kernels.Classify(c.name); k.FP32OnVectorCores() {
+			t.Errorf("%.90s: counted as fp32 on CUDA cores", c.name)
+		}
+	}
+}

@@ -12,8 +12,8 @@ var Rules = []Rule{
 	// Communication first: NCCL kernel names carry data types and "Reduce"
 	// that later rules would take for maths.
 	{ID: "nccl", Pattern: `^(void )?(nccl|rccl|msccl)[^:]|ncclKernel|ncclDevKernel`, Family: Communication,
-		Evidence: "NCCL/RCCL device kernels are ncclKernel_<Coll>_<Algo>_<Proto>_<Op>_<type> (older) or ncclDevKernel_* (NCCL >= 2.19); RCCL and MSCCL keep the prefixes",
-		Examples: []string{"ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"}},
+		Evidence: "NCCL/RCCL device kernels are ncclKernel_<Coll>_<Algo>_<Proto>_<Op>_<type> (older) or ncclDevKernel_* (NCCL >= 2.19); RCCL and MSCCL keep the prefixes; NCCL EP's expert-parallel dispatch/combine kernels live in namespace nccl_ep",
+		Examples: []string{"ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "void nccl_ep::internode_ll::dispatch<(bool)0,(bool)0,(int)7168,(ncclEpLayout_t)1,(bool)1>(void*)"}},
 	{ID: "deepep", Pattern: `deep_ep::|_ZN7deep_ep`, Family: Communication,
 		Evidence: "DeepEP's expert-parallel dispatch/combine kernels live in namespace deep_ep (intranode::, internode::, internode_ll::)",
 		Examples: []string{"void deep_ep::intranode::dispatch<8, 768, 6144>(int4*, float*, int*, long*, float*, int*, int*, int4 const*, float const*, long const*, float const*, bool const*, int const*, int, int, int, int, int, int, void**, int, int, int)"}},
@@ -79,6 +79,19 @@ var Rules = []Rule{
 		Evidence: "cuBLAS/cuBLASLt split-K reductions, separate epilogues and scaling kernels that finish a GEMM: memory-bound, no main-loop maths",
 		Examples: []string{"void splitKreduce_kernel<32, 16, int, float, float, float, float, true, false, false>(cublasSplitKParams<float>, float const*, float const*, float*, float const*, float const*, float const*, float const*, float*, void*, long, float*, int*)"}},
 
+	// Low-precision GEMM libraries: named before the generic tables so that
+	// their kernels get a math unit, and their quantisation helpers are not
+	// taken for GEMMs.
+	{ID: "gemm-quantize", Pattern: `fp8_blockscale_gemm::scale_|per_token_group_quant|scaled_fp8_quant`, Family: Elementwise,
+		Evidence: "FP8 GEMMs' activation-quantisation kernels (TensorRT-LLM's fp8_blockscale_gemm::scale_1x128_kernel, vLLM/SGLang per_token_group_quant and scaled_fp8_quant): element-wise casts, no matrix maths",
+		Examples: []string{"void tensorrt_llm::kernels::fp8_blockscale_gemm::scale_1x128_kernel<__nv_bfloat16>(__nv_fp8_e4m3*, float*, __nv_bfloat16 const*, int, int)"}},
+	{ID: "deepgemm", Pattern: `deep_gemm::`, Family: GEMM, Unit: TensorCore,
+		Evidence: "DeepGEMM's JIT-compiled GEMMs (deep_gemm::fp8_gemm_kernel on Hopper wgmma; sm90_/sm100_*_gemm_*_impl on UMMA/tcgen05) are FP8 (or FP8xFP4, bf16) tensor-core GEMMs; the name gives the precision",
+		Examples: []string{"void deep_gemm::fp8_gemm_kernel<4096u, 7168u, 128u, 160u, 128u, 0u, 64u, 9u, 4u, 128u, 128u, 1u, true, (deep_gemm::GemmType)1>(__nv_bfloat16*, float*, int*, unsigned int, CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap)", "void deep_gemm::sm100_fp8_fp4_gemm_1d1d_impl<(cute::UMMA::Major)0, (cute::UMMA::Major)0, (unsigned int)128>()"}},
+	{ID: "cutlass-3x", Pattern: `cutlass_3x_gemm|cutlass3x_sm\d+`, Family: GEMM, Unit: TensorCore,
+		Evidence: "CUTLASS 3.x GEMMs (vLLM's cutlass_3x_gemm_* wrappers, the CUTLASS library's cutlass3x_sm90/sm100_* kernels) are Hopper/Blackwell wgmma/tcgen05 tensor-core kernels; the types in the name give the precision (e4m3: FP8)",
+		Examples: []string{"void cutlass::device_kernel<vllm::cutlass_3x_gemm<cutlass::float_e4m3_t, cutlass::bfloat16_t>::GemmKernel>(vllm::cutlass_3x_gemm<cutlass::float_e4m3_t, cutlass::bfloat16_t>::GemmKernel::Params)", "cutlass3x_sm100_tensorop_gemm_e4m3_e4m3_f32_bf16_bf16_128x160x128_1x1x1_0_tnn_align8_cpasync_1sm_epi_nosmem"}},
+
 	// Tensor/matrix-core maths.
 	{ID: "tensile-mfma", Pattern: `^Cijk_.*_MI\d+x\d+x\d+`, Family: GEMM, Unit: TensorCore,
 		Evidence: "Tensile (rocBLAS/hipBLASLt) solution names: MI<M>x<N>x<K> is the MFMA matrix instruction the kernel uses; the fourth field is the data type (B bf16, H fp16, S fp32, F8 fp8)",
@@ -110,9 +123,9 @@ var Rules = []Rule{
 	{ID: "moe-finalize", Pattern: `_finalize_matmul`, Family: Reduction,
 		Evidence: "triton_kernels' _finalize_matmul_* scatter-adds the expert outputs of a grouped matmul: a reduction, no matrix maths",
 		Examples: []string{"_finalize_matmul_scatter_bf16"}},
-	{ID: "triton-matmul", Pattern: `_matmul_ogs_|matmul_kernel|(^|_)mm_kernel|triton_tem_fused_\w*(mm|addmm|bmm)`, Family: GEMM, Unit: TensorCore,
-		Evidence: "Triton matmuls (triton_kernels' _matmul_ogs_* incl. MXFP4 weights, the tutorial's matmul_kernel, Inductor mm/addmm/bmm templates) use tl.dot: MMA/wgmma on NVIDIA (fp32 inputs as tf32 by default), MFMA on AMD",
-		Examples: []string{"_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1", "_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1_swiglu"}},
+	{ID: "triton-matmul", Pattern: `_matmul_ogs_|matmul_kernel|(^|_)mm_kernel|triton_tem_fused_\w*(mm|addmm|bmm)|_w8a8_\w*matmul`, Family: GEMM, Unit: TensorCore,
+		Evidence: "Triton matmuls (triton_kernels' _matmul_ogs_* incl. MXFP4 weights, the tutorial's matmul_kernel, Inductor mm/addmm/bmm templates, vLLM's FP8 _w8a8_block_fp8_matmul) use tl.dot: MMA/wgmma on NVIDIA (fp32 inputs as tf32 by default), MFMA on AMD",
+		Examples: []string{"_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1", "_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1_swiglu", "_w8a8_block_fp8_matmul"}},
 	{ID: "triton-conv", Pattern: `triton_tem_fused_\w*convolution`, Family: Conv, Unit: TensorCore,
 		Evidence: "Inductor's convolution template computes with tl.dot",
 		Examples: []string{"triton_tem_fused_convolution_0"}},

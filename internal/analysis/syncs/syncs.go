@@ -24,6 +24,14 @@
 // CPU, a wait on another process) is lost outright and counts in full. A
 // sync at the end of the work (a final cudaDeviceSynchronize) costs
 // nothing.
+//
+// A capture that started mid-flight (window.Carry: device work launched
+// before the trace, or the first launched kernels held hundreds of ms
+// behind a stream wait on work the trace did not record) opens with host
+// waits on that unrecorded work. Given the carry-over's end
+// (Options.InheritedUntilNs), blocking calls that start before it are set
+// apart (Result.Inherited): they are not syncs the program's loop makes,
+// and count in no total, step or cause.
 package syncs
 
 import (
@@ -44,6 +52,21 @@ const DefinitionVersion = "syncs/2"
 type Options struct {
 	// TopCauses is how many causes to list (default 10).
 	TopCauses int
+	// InheritedUntilNs: device work the trace did not record ran until
+	// this time (window.Carry.UntilNs; 0: none). Blocking calls that start
+	// before it waited on that work.
+	InheritedUntilNs int64
+}
+
+// Inherited counts the blocking calls that waited on device work launched
+// before the capture (a capture started mid-flight).
+type Inherited struct {
+	// Count is the number of such calls.
+	Count int `json:"count"`
+	// BlockedUs is their summed duration.
+	BlockedUs float64 `json:"blocked_us"`
+	// UntilUs is when the inherited device work ended, from the trace's start.
+	UntilUs float64 `json:"until_us"`
 }
 
 // Cause is one op that synchronized, aggregated by (call, op, stack).
@@ -101,6 +124,8 @@ type Result struct {
 	PerStep []Step `json:"per_step"`
 	// Causes are the ops that synchronized, by the device stall they cost, then by host time blocked, at most 10.
 	Causes []Cause `json:"causes"`
+	// Inherited: blocking calls at the start of a capture that began mid-flight, waiting on device work the trace did not record; counted in none of the above (absent when none).
+	Inherited *Inherited `json:"inherited,omitempty"`
 }
 
 // Compute finds t's blocking syncs.
@@ -147,8 +172,17 @@ func Compute(t *trace.Trace, opts Options) *Result {
 		if !blocking {
 			continue
 		}
-		r.Count++
 		d := ev.Dur[i]
+		if ev.Start[i] < opts.InheritedUntilNs {
+			if r.Inherited == nil {
+				t0, _ := t.Span()
+				r.Inherited = &Inherited{UntilUs: float64(opts.InheritedUntilNs-t0) / 1000}
+			}
+			r.Inherited.Count++
+			r.Inherited.BlockedUs += float64(d) / 1000
+			continue
+		}
+		r.Count++
 		stall := stallOf(busy, ev.Start[i], ev.End(i))
 		r.BlockedUs += float64(d) / 1000
 		r.StallUs += stall

@@ -1,8 +1,12 @@
 package syncs
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
 	"github.com/bottleneck-dev/bottleneck/internal/testutil/tracetest"
 )
 
@@ -72,5 +76,46 @@ func TestTiedCausesInOneOrder(t *testing.T) {
 		if len(r.Causes) != 2 || r.Causes[0].TopOp != "aten::index" || r.Causes[1].TopOp != "aten::to" {
 			t.Fatalf("causes %+v, want aten::index's then aten::to's", r.Causes)
 		}
+	}
+}
+
+// A capture that began mid-flight (testdata/README.md): the first kernel,
+// launched at 110 µs, starts 300 ms later behind a stream wait on work
+// the trace did not record, and the .item() after it waits for all of
+// that. The window check finds the carry-over; given its end, that wait
+// is set apart, and only the program's own sync is counted. The control,
+// the same trace with the first kernel starting at once, counts both.
+func TestMidFlightCapture(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "midflight.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tracetest.ReadString(t, string(raw))
+	w := window.Check(tr, window.Options{})
+	if w.Carry == nil || w.Carry.UntilNs == 0 {
+		t.Fatalf("the window check finds no carry-over: %+v", w.Carry)
+	}
+	r := Compute(tr, Options{InheritedUntilNs: w.Carry.UntilNs})
+	if r.Inherited == nil || r.Inherited.Count != 1 || r.Inherited.BlockedUs != 300800 {
+		t.Fatalf("inherited %+v, want the first sync's 300.8 ms", r.Inherited)
+	}
+	if r.Count != 1 || r.BlockedUs != 4930 || len(r.Causes) != 1 || r.Causes[0].Op != "aten::nonzero" {
+		t.Errorf("count %d, blocked %.0f µs, causes %+v: want aten::nonzero's sync alone", r.Count, r.BlockedUs, r.Causes)
+	}
+	if r.StallUs >= 300000 {
+		t.Errorf("stall %.0f µs counts the wait on unrecorded work", r.StallUs)
+	}
+
+	// the silent control: nothing inherited, both syncs are the program's
+	control := strings.Replace(string(raw), `"ts":300000`, `"ts":130`, 1)
+	tr = tracetest.ReadString(t, control)
+	w = window.Check(tr, window.Options{})
+	var o Options
+	if w.Carry != nil {
+		o.InheritedUntilNs = w.Carry.UntilNs
+	}
+	r = Compute(tr, o)
+	if r.Inherited != nil || r.Count != 2 {
+		t.Errorf("control: inherited %+v, count %d, want none and 2 (carry %+v)", r.Inherited, r.Count, w.Carry)
 	}
 }

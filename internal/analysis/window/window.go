@@ -7,10 +7,10 @@
 // The checks (DefinitionVersion; thresholds in Options, docs/metrics.md):
 //
 //   - Carry-over: device work running at the start of the window that was
-//     launched before it (no launch call in the trace), or a first launched
-//     device event that starts long after its launch with nothing recorded
-//     ahead of it on its device (the device was busy with unrecorded
-//     work). Steps whose span overlaps the carry-over by at least
+//     launched before it (no launch call in the trace), or a stream's
+//     first launched device event that starts long after its launch with
+//     nothing recorded ahead of it on its device (the device, or the event
+//     the stream waits for, was busy with unrecorded work). Steps whose span overlaps the carry-over by at least
 //     CarryStepShare are excluded: their idle and sync figures describe
 //     work the window did not see being issued.
 //   - Start-up: one-time costs: context creation and other runtime calls
@@ -150,6 +150,9 @@ type Carry struct {
 	// BusyAfterPct: device busy share from UntilUs to the end of the
 	// trace, the part of the window that is the program's own.
 	BusyAfterPct float64 `json:"busy_after_pct"`
+	// UntilNs is UntilUs on the trace's clock (ns): blocking calls that
+	// start before it wait on the inherited work (syncs.Options).
+	UntilNs int64 `json:"-"`
 }
 
 // GraphCapture is the time spent capturing CUDA/HIP graphs.
@@ -337,7 +340,8 @@ func (c *checker) stepOfScan(ts int64) int {
 func (c *checker) carryOver() interval.Set {
 	ev := &c.t.Events
 	var work, linked int
-	firstLinked := map[int]int32{} // device -> earliest linked device event
+	firstLinked := map[int]int32{}             // device -> earliest linked device event
+	firstOnStream := map[trace.TrackID]int32{} // stream -> its earliest linked device event
 	for i, k := range ev.Kind {
 		if !k.IsDeviceWork() {
 			continue
@@ -350,6 +354,9 @@ func (c *checker) carryOver() interval.Set {
 		d := c.t.Tracks[ev.Track[i]].Device
 		if j, ok := firstLinked[d]; !ok || ev.Start[i] < ev.Start[j] {
 			firstLinked[d] = int32(i)
+		}
+		if j, ok := firstOnStream[ev.Track[i]]; !ok || ev.Start[i] < ev.Start[j] {
+			firstOnStream[ev.Track[i]] = int32(i)
 		}
 	}
 	// Without launch links (GPU-only traces, old formats) nothing can be
@@ -372,7 +379,10 @@ func (c *checker) carryOver() interval.Set {
 		until = max(until, ev.End(i))
 	}
 	var waits []interval.Span
-	for _, f := range firstLinked {
+	// Each stream's first launched work, not only the device's: a stream
+	// held behind a wait on an event the trace never recorded starts late
+	// while other streams run (a capture started mid-flight).
+	for _, f := range firstOnStream {
 		l := ev.Launch(int(f))
 		if d := ev.Start[f] - ev.End(int(l)); ev.Start[f] > until && float64(d) >= c.o.MinCarryUs*1e3 {
 			// nothing recorded ran ahead of it: the device was busy with
@@ -395,7 +405,7 @@ func (c *checker) carryOver() interval.Set {
 	for _, sp := range set {
 		until = max(until, sp.End)
 	}
-	cr := &Carry{UntilUs: c.rel(until), Events: events, DelayedUs: us(delayed)}
+	cr := &Carry{UntilUs: c.rel(until), UntilNs: until, Events: events, DelayedUs: us(delayed)}
 	// host syncs issued before the window's first launch waited on it
 	firstLaunch := int64(-1)
 	for i, k := range ev.Kind {
