@@ -228,6 +228,16 @@ func runRun(o *Options) error {
 	if err != nil {
 		return exitcode.New(exitcode.Failed, fmt.Errorf("run: %w", err))
 	}
+	if msg := runner.MissingScript(cfg); msg != "" {
+		// as plain Python says it and exits, with no run directory
+		fmt.Fprintln(o.IO.ErrOut, msg)
+		return exitcode.New(2, nil)
+	}
+	noTorch := false
+	if cfg.Mode != runner.Launcher {
+		has, err := runner.HasTorch(cfg.Python)
+		noTorch = err == nil && !has
+	}
 	if o.exit == nil {
 		o.exit = os.Exit
 	}
@@ -253,6 +263,14 @@ func runRun(o *Options) error {
 	}
 	if err != nil {
 		fmt.Fprintf(o.IO.ErrOut, "bottleneck: %v\n", err)
+	}
+	if noTorch && res.ExitCode != 0 {
+		// the program failed without torch (its traceback says how):
+		// one line, not a report of a run that profiled nothing
+		prog.Done()
+		fmt.Fprintf(o.IO.ErrOut, "bottleneck: %s has no torch, so nothing was profiled (the program exited with status %d): %s\n", cfg.Python, res.ExitCode, torchHint(cfg.Dir))
+		_ = os.RemoveAll(res.RunDir)
+		return exitcode.New(res.ExitCode, nil)
 	}
 	// A reader that went away (`| head -c1`) must not turn the program's
 	// status into SIGPIPE's: writes to a closed stdout/stderr then fail
@@ -421,4 +439,16 @@ func writeRunSummary(w io.Writer, rr *runreport.Report) {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// torchHint points at an interpreter that has torch: one found near the
+// user, else how to choose or get one.
+func torchHint(dir string) string {
+	if dir == "" {
+		dir = "."
+	}
+	if ps := runner.TorchPythons(dir); len(ps) > 0 {
+		return "run it with --python " + ps[0]
+	}
+	return "pass --python with the interpreter of the environment that has torch, or install torch into this one (python -m pip install torch)"
 }

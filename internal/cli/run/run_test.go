@@ -929,6 +929,31 @@ func TestWithoutTorch(t *testing.T) {
 	}
 }
 
+// A program that cannot start says so in one line, as plain Python does,
+// with Python's exit status and no run directory; one that fails for want
+// of torch gets the interpreter named and where to find one with torch.
+func TestRunsThatCannotStart(t *testing.T) {
+	r := bn(t, runOpts{}, "--python", testutil.TorchPython(t), filepath.Join(t.TempDir(), "missing.py"))
+	if r.code != 2 || !strings.Contains(r.stderr, "can't open file") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Errorf("missing script: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(r.dir); !os.IsNotExist(err) {
+		t.Errorf("a run directory was left for a script that does not exist: %v", err)
+	}
+	py, err := exec.LookPath("python3")
+	if err != nil || exec.Command(py, "-c", "import torch").Run() == nil {
+		t.Skip("no Python without torch")
+	}
+	r = bn(t, runOpts{}, "--python", py, ex(t, "train_cnn.py"))
+	if r.code != 1 || !strings.Contains(r.stderr, "No module named 'torch'") || !strings.Contains(r.stderr, py+" has no torch, so nothing was profiled") ||
+		strings.Contains(r.stderr, "Environment:") {
+		t.Errorf("without torch: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(r.dir); !os.IsNotExist(err) {
+		t.Errorf("a run directory was left for a run that profiled nothing: %v", err)
+	}
+}
+
 // TestCProfile also checks that stdout stays the program's when stderr is
 // a terminal (the status line is tested under script(1) in
 // TestProgressNeverTearsTheProgramsOutput).
