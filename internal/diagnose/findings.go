@@ -647,8 +647,17 @@ func (s *state) tinyOpsFinding() {
 	if lead, ok := s.oneSampleSteps(); ok {
 		change = lead + "; then " + cmp.Or(change, rule("cpu.tiny-ops").Change)
 	}
+	ms := s.ev[Overhead]
+	if c, ev, loc := s.float64Change(false); c != "" {
+		// float32 first: the small ops' fixes can lose in float64 (an
+		// LSTMCell loop fit with LBFGS: nn.LSTM in its place ran no faster
+		// in float64, and 3x faster in float32; docs/diagnosis.md)
+		change = c + "; then, in float32: " + cmp.Or(change, rule("cpu.tiny-ops").Change)
+		ms = append(slices.Clone(ms), ev...)
+		where = slices.Insert(where, 0, loc...)
+	}
 	title := fmt.Sprintf("%.0f ops per step, one per %s of step: the %.0f%% of the step in native ops is per-op framework overhead", t.perStep, units.Duration(t.stepUsPerOp), pct(s.share[Overhead]))
-	s.emit(s.finding("cpu.tiny-ops", title, s.share[Overhead]*s.step, s.ev[Overhead], where, change))
+	s.emit(s.finding("cpu.tiny-ops", title, s.share[Overhead]*s.step, ms, where, change))
 }
 
 // tinyOpsSource says which code issues the tiny ops, from the Python
