@@ -1416,3 +1416,22 @@ func TestInferenceGradFinding(t *testing.T) {
 		}
 	}
 }
+
+// host.launch under a serving engine names the engine's graph mode (vLLM
+// run with enforce_eager, SGLang with --disable-cuda-graph); other
+// programs keep CUDA graphs through torch.compile.
+func TestLaunchChangeNamesTheServingEngine(t *testing.T) {
+	for _, c := range []struct{ op, want string }{
+		{"vllm::unified_attention_with_output", "drop enforce_eager=True"},
+		{"sgl_kernel::rmsnorm", "drop --disable-cuda-graph"},
+		{"aten::mm", "torch.compile(model)"},
+	} {
+		s := &state{p: Default, step: 1000, steps: 1, device: true, share: map[Class]float64{Launch: 0.7}, d: &Diagnosis{},
+			in: Analyses{Ops: &optable.OpTable{Rows: []optable.OpRow{{Name: c.op, Calls: 100, HostSelfUs: 500}}}}}
+		s.findings()
+		f := findingOf(s.d, "host.launch")
+		if f == nil || !strings.Contains(f.Change, c.want) {
+			t.Errorf("%s: %+v, want the change to name %q", c.op, f, c.want)
+		}
+	}
+}
