@@ -928,7 +928,8 @@ func (s *state) servingEngineChange() string {
 
 // servingEngine names the serving engine whose ops or kernels the trace
 // holds ("" for none): vLLM's custom ops (vllm::, _C:: names) and kernels
-// (vllm:: in the kernel name), SGLang's (sglang, sgl_kernel).
+// (vllm:: in the kernel name), SGLang's (sglang, sgl_kernel); "" too
+// when the trace launches CUDA graphs (the engine's graph mode is on).
 func (s *state) servingEngine() string {
 	var names []string
 	if t := s.in.Ops; t != nil {
@@ -941,16 +942,20 @@ func (s *state) servingEngine() string {
 			names = append(names, r.Name)
 		}
 	}
+	engine := ""
 	for _, n := range names {
 		l := strings.ToLower(n)
 		switch {
+		case n == "cudaGraphLaunch" || n == "hipGraphLaunch":
+			return "" // its graphs already run: eager is not the cause
+		case engine != "":
 		case strings.Contains(l, "vllm"):
-			return "vLLM"
+			engine = "vLLM"
 		case strings.Contains(l, "sglang") || strings.Contains(l, "sgl_kernel"):
-			return "SGLang"
+			engine = "SGLang"
 		}
 	}
-	return ""
+	return engine
 }
 
 // compiled reports whether the operator table holds torch.compile's

@@ -1421,17 +1421,23 @@ func TestInferenceGradFinding(t *testing.T) {
 // run with enforce_eager, SGLang with --disable-cuda-graph); other
 // programs keep CUDA graphs through torch.compile.
 func TestLaunchChangeNamesTheServingEngine(t *testing.T) {
-	for _, c := range []struct{ op, want string }{
-		{"vllm::unified_attention_with_output", "drop enforce_eager=True"},
-		{"sgl_kernel::rmsnorm", "drop --disable-cuda-graph"},
-		{"aten::mm", "torch.compile(model)"},
+	for _, c := range []struct{ op, graphs, want string }{
+		{"vllm::unified_attention_with_output", "", "drop enforce_eager=True"},
+		{"sgl_kernel::rmsnorm", "", "drop --disable-cuda-graph"},
+		{"aten::mm", "", "torch.compile(model)"},
+		// the engine's graphs already launch: its eager mode is not the cause
+		{"vllm::unified_attention_with_output", "cudaGraphLaunch", "torch.compile(model)"},
 	} {
+		rows := []optable.OpRow{{Name: c.op, Calls: 100, HostSelfUs: 500}}
+		if c.graphs != "" {
+			rows = append(rows, optable.OpRow{Name: c.graphs, Calls: 1, HostSelfUs: 10})
+		}
 		s := &state{p: Default, step: 1000, steps: 1, device: true, share: map[Class]float64{Launch: 0.7}, d: &Diagnosis{},
-			in: Analyses{Ops: &optable.OpTable{Rows: []optable.OpRow{{Name: c.op, Calls: 100, HostSelfUs: 500}}}}}
+			in: Analyses{Ops: &optable.OpTable{Rows: rows}}}
 		s.findings()
 		f := findingOf(s.d, "host.launch")
-		if f == nil || !strings.Contains(f.Change, c.want) {
-			t.Errorf("%s: %+v, want the change to name %q", c.op, f, c.want)
+		if f == nil || !strings.Contains(f.Change, c.want) || c.want != "drop enforce_eager=True" && strings.Contains(f.Change, "enforce_eager") {
+			t.Errorf("%s %s: %+v, want the change to name %q", c.op, c.graphs, f, c.want)
 		}
 	}
 }
