@@ -198,6 +198,56 @@ func (l Loader) restartsWorkers() bool {
 		l.Iterators >= 3 && l.restart() > 0 && l.restart() >= l.WaitS-l.FirstWaitS
 }
 
+// hostPythonNoLoader is host.python's general change for a program with
+// no DataLoader in its trace or run: the rule's own names the DataLoader,
+// which a decode loop or a server has no reason to have.
+const hostPythonNoLoader = "take Python work out of the step (vectorise it with tensor ops, precompute what does not change between steps); on GPU a larger batch or torch.compile makes each host step do more device work"
+
+// hasDataLoader: the trace or the run shows a torch DataLoader (its
+// __next__ annotations, or the agent's record of one).
+func (s *state) hasDataLoader() bool {
+	if r := s.in.Run; r != nil && (r.HasDataLoader || len(r.Loaders) > 0) {
+		return true
+	}
+	if in := s.in.Input; in != nil && in.Calls > 0 {
+		return true
+	}
+	if t := s.in.Ops; t != nil {
+		return slices.ContainsFunc(t.Ranked(), func(r rowT) bool { return strings.HasPrefix(r.Name, "enumerate(DataLoader)") })
+	}
+	return false
+}
+
+// waitedLoader is the index of the run's DataLoader the step waited for
+// most (the most wait over the run, then the most batches): the one the
+// input finding judges. A program with a training loader and an
+// evaluation loader was told num_workers=0 of its 4-worker training
+// loader: the evaluation's, listed last, had written the change. -1
+// without loaders.
+func (s *state) waitedLoader() int {
+	r := s.in.Run
+	if r == nil || len(r.Loaders) == 0 {
+		return -1
+	}
+	best := 0
+	for i, l := range r.Loaders {
+		b := r.Loaders[best]
+		if l.WaitS > b.WaitS || l.WaitS == b.WaitS && l.Batches > b.Batches {
+			best = i
+		}
+	}
+	return best
+}
+
+// loaderWaitS is the run's DataLoader wait, all loaders.
+func (s *state) loaderWaitS() float64 {
+	var w float64
+	for _, l := range s.in.Run.Loaders {
+		w += l.WaitS
+	}
+	return w
+}
+
 // madeAnew: the program makes a DataLoader for each pass over the
 // dataset (an evaluation's loader made in the loop): at least half the
 // iterators come from loaders of their own, and persistent_workers cannot
@@ -285,12 +335,22 @@ func (s *state) findings() {
 		// the dataset line that costs the time is in the workers
 		where = append(workerLines, where...)
 		if r := s.in.Run; r != nil {
-			for _, l := range r.Loaders {
+			for i, l := range r.Loaders {
 				nw := "?"
 				if l.NumWorkers != nil {
 					nw = fmt.Sprint(*l.NumWorkers)
 				}
-				where = append(where, Location{Kind: "dataloader", Name: l.Dataset, Note: "num_workers=" + nw + " pin_memory=" + ptrStr(l.PinMemory) + " persistent_workers=" + ptrStr(l.PersistentWorkers)})
+				loc := Location{Kind: "dataloader", Name: l.Dataset, Note: "num_workers=" + nw + " pin_memory=" + ptrStr(l.PinMemory) + " persistent_workers=" + ptrStr(l.PersistentWorkers)}
+				if i != s.waitedLoader() {
+					// another loader (an evaluation's): named, not judged
+					loc.Note += fmt.Sprintf("; not the loader waited for (%s of wait over %d batches)", units.Seconds(l.WaitS), l.Batches)
+					where = append(where, loc)
+					continue
+				}
+				if len(r.Loaders) > 1 {
+					loc.Note += fmt.Sprintf("; the loader waited for (%s of wait over %d batches)", units.Seconds(l.WaitS), l.Batches)
+				}
+				where = append(where, loc)
 				// the workers' line, when named, already says what to make
 				// cheaper
 				cheaperSample := "make " + l.sampleMethod() + " cheaper, or "
@@ -354,6 +414,16 @@ func (s *state) findings() {
 				if costs != "" && l.NumWorkers != nil && *l.NumWorkers > 0 {
 					change = costs + "; " + change
 				}
+				if len(r.Loaders) > 1 && change != "" {
+					change = fmt.Sprintf("the step waits for the DataLoader over %s (%s of the run's %s of DataLoader wait; the program has %d loaders): %s",
+						cmp.Or(l.Dataset, "its dataset"), units.Seconds(l.WaitS), units.Seconds(s.loaderWaitS()), len(r.Loaders), change)
+				}
+			}
+			// the loader waited for first: the report shows the first few
+			if i := s.waitedLoader(); i >= 0 && len(r.Loaders) > 1 {
+				k := slices.IndexFunc(where, func(l Location) bool { return l.Kind == "dataloader" })
+				j := k + i
+				where[k], where[j] = where[j], where[k]
 			}
 		}
 		if len(where) == 0 {
@@ -440,6 +510,9 @@ func (s *state) findings() {
 			}
 			if change == "" {
 				change = s.denseKernelsChange(busy)
+			}
+			if change == "" && !s.hasDataLoader() {
+				change = hostPythonNoLoader
 			}
 			if _, ok := s.oneSampleSteps(); ok {
 				change = "inference on one sample per step (DataLoader batch_size=1): batch the samples, which pays this Python once per batch; then " + cmp.Or(change, rule("host.python").Change)
