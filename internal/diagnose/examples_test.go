@@ -221,6 +221,7 @@ func TestPlantedCauses(t *testing.T) {
 		{"file_per_sample.py", "input.loader", diagnose.Input, false},
 		{"dataframe_rows.py", "input.loader", diagnose.Input, false},
 		{"prefetched_loader.py", "input.loader", diagnose.Input, false},
+		{"two_loaders.py", "input.loader", diagnose.Input, false},
 		{"gil_thread.py", "host.gil", diagnose.Host, false},
 		{"one_sample_infer.py", "cpu.native", "", true},
 		{"growing_bank.py", "run.slowing", "", false},
@@ -288,6 +289,11 @@ func TestPlantedCauses(t *testing.T) {
 			// (docs/diagnosis.md): advised after float32 only
 			if i := strings.Index(f.Change, "nn.LSTM"); c.file == "lbfgs_float64.py" && i >= 0 && !strings.Contains(f.Change[:i], "then, in float32") {
 				t.Errorf("nn.LSTM advised in float64: %s", f.Change)
+			}
+			// the training loader (4 workers) is judged, not the evaluation
+			// loader beside it (num_workers=0)
+			if c.file == "two_loaders.py" && (!strings.Contains(f.Change, "the step waits for the DataLoader over RemoteShards") || strings.Contains(f.Change, "num_workers=0")) {
+				t.Errorf("the change does not judge the training loader: %s", f.Change)
 			}
 			if c.file == "inline_augment.py" && !strings.Contains(f.Change, "outside the model's forward, the backward and the optimizer") {
 				t.Errorf("the change does not name the work outside the model: %s", f.Change)
