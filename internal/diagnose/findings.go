@@ -197,6 +197,56 @@ func (l Loader) restartsWorkers() bool {
 		l.Iterators >= 3 && l.restart() > 0 && l.restart() >= l.WaitS-l.FirstWaitS
 }
 
+// hostPythonNoLoader is host.python's general change for a program with
+// no DataLoader in its trace or run: the rule's own names the DataLoader,
+// which a decode loop or a server has no reason to have.
+const hostPythonNoLoader = "take Python work out of the step (vectorise it with tensor ops, precompute what does not change between steps); on GPU a larger batch or torch.compile makes each host step do more device work"
+
+// hasDataLoader: the trace or the run shows a torch DataLoader (its
+// __next__ annotations, or the agent's record of one).
+func (s *state) hasDataLoader() bool {
+	if r := s.in.Run; r != nil && (r.HasDataLoader || len(r.Loaders) > 0) {
+		return true
+	}
+	if in := s.in.Input; in != nil && in.Calls > 0 {
+		return true
+	}
+	if t := s.in.Ops; t != nil {
+		return slices.ContainsFunc(t.Ranked(), func(r rowT) bool { return strings.HasPrefix(r.Name, "enumerate(DataLoader)") })
+	}
+	return false
+}
+
+// waitedLoader is the index of the run's DataLoader the step waited for
+// most (the most wait over the run, then the most batches): the one the
+// input finding judges. A program with a training loader and an
+// evaluation loader was told num_workers=0 of its 4-worker training
+// loader: the evaluation's, listed last, had written the change. -1
+// without loaders.
+func (s *state) waitedLoader() int {
+	r := s.in.Run
+	if r == nil || len(r.Loaders) == 0 {
+		return -1
+	}
+	best := 0
+	for i, l := range r.Loaders {
+		b := r.Loaders[best]
+		if l.WaitS > b.WaitS || l.WaitS == b.WaitS && l.Batches > b.Batches {
+			best = i
+		}
+	}
+	return best
+}
+
+// loaderWaitS is the run's DataLoader wait, all loaders.
+func (s *state) loaderWaitS() float64 {
+	var w float64
+	for _, l := range s.in.Run.Loaders {
+		w += l.WaitS
+	}
+	return w
+}
+
 // madeAnew: the program makes a DataLoader for each pass over the
 // dataset (an evaluation's loader made in the loop): at least half the
 // iterators come from loaders of their own, and persistent_workers cannot
@@ -285,12 +335,22 @@ func (s *state) findings() {
 		// the dataset line that costs the time is in the workers
 		where = append(workerLines, where...)
 		if r := s.in.Run; r != nil {
-			for _, l := range r.Loaders {
+			for i, l := range r.Loaders {
 				nw := "?"
 				if l.NumWorkers != nil {
 					nw = fmt.Sprint(*l.NumWorkers)
 				}
-				where = append(where, Location{Kind: "dataloader", Name: l.Dataset, Note: "num_workers=" + nw + " pin_memory=" + ptrStr(l.PinMemory) + " persistent_workers=" + ptrStr(l.PersistentWorkers)})
+				loc := Location{Kind: "dataloader", Name: l.Dataset, Note: "num_workers=" + nw + " pin_memory=" + ptrStr(l.PinMemory) + " persistent_workers=" + ptrStr(l.PersistentWorkers)}
+				if i != s.waitedLoader() {
+					// another loader (an evaluation's): named, not judged
+					loc.Note += fmt.Sprintf("; not the loader waited for (%s of wait over %d batches)", units.Seconds(l.WaitS), l.Batches)
+					where = append(where, loc)
+					continue
+				}
+				if len(r.Loaders) > 1 {
+					loc.Note += fmt.Sprintf("; the loader waited for (%s of wait over %d batches)", units.Seconds(l.WaitS), l.Batches)
+				}
+				where = append(where, loc)
 				// the workers' line, when named, already says what to make
 				// cheaper
 				cheaperSample := "make " + l.sampleMethod() + " cheaper, or "
@@ -357,6 +417,16 @@ func (s *state) findings() {
 				if costs != "" && l.NumWorkers != nil && *l.NumWorkers > 0 {
 					change = costs + "; " + change
 				}
+				if len(r.Loaders) > 1 && change != "" {
+					change = fmt.Sprintf("the step waits for the DataLoader over %s (%s of the run's %s of DataLoader wait; the program has %d loaders): %s",
+						cmp.Or(l.Dataset, "its dataset"), units.Seconds(l.WaitS), units.Seconds(s.loaderWaitS()), len(r.Loaders), change)
+				}
+			}
+			// the loader waited for first: the report shows the first few
+			if i := s.waitedLoader(); i >= 0 && len(r.Loaders) > 1 {
+				k := slices.IndexFunc(where, func(l Location) bool { return l.Kind == "dataloader" })
+				j := k + i
+				where[k], where[j] = where[j], where[k]
 			}
 		}
 		if len(where) == 0 {
@@ -400,9 +470,9 @@ func (s *state) findings() {
 		where = append(where, s.hostWaitFrames()...)
 		if hostClass == Launch {
 			where = append(where, s.topOps(3, true)...)
-			change := ""
+			change := s.servingEngineChange()
 			if lead, ok := s.oneSampleSteps(); ok {
-				change = lead + "; then " + rule("host.launch").Change
+				change = lead + "; then " + cmp.Or(change, rule("host.launch").Change)
 			}
 			s.emit(s.finding("host.launch", fmt.Sprintf("Tiny kernels: the device idles %.0f%% of the step waiting for launches", pct(s.share[Launch])), at(Launch), s.ev[Launch], where, change))
 		} else if busy := s.share[Host] - blockedShare; busy >= p.MinFinding {
@@ -442,6 +512,12 @@ func (s *state) findings() {
 			}
 			if change == "" {
 				change = s.stepOverheadChange()
+			}
+			if change == "" {
+				change = s.denseKernelsChange(busy)
+			}
+			if change == "" && !s.hasDataLoader() {
+				change = hostPythonNoLoader
 			}
 			if _, ok := s.oneSampleSteps(); ok {
 				change = "inference on one sample per step (DataLoader batch_size=1): batch the samples, which pays this Python once per batch; then " + cmp.Or(change, rule("host.python").Change)
@@ -656,8 +732,17 @@ func (s *state) tinyOpsFinding() {
 	if lead, ok := s.oneSampleSteps(); ok {
 		change = lead + "; then " + cmp.Or(change, rule("cpu.tiny-ops").Change)
 	}
+	ms := s.ev[Overhead]
+	if c, ev, loc := s.float64Change(false); c != "" {
+		// float32 first: the small ops' fixes can lose in float64 (an
+		// LSTMCell loop fit with LBFGS: nn.LSTM in its place ran no faster
+		// in float64, and 3x faster in float32; docs/diagnosis.md)
+		change = c + "; then, in float32: " + cmp.Or(change, rule("cpu.tiny-ops").Change)
+		ms = append(slices.Clone(ms), ev...)
+		where = slices.Insert(where, 0, loc...)
+	}
 	title := fmt.Sprintf("%.0f ops per step, one per %s of step: the %.0f%% of the step in native ops is per-op framework overhead", t.perStep, units.Duration(t.stepUsPerOp), pct(s.share[Overhead]))
-	s.emit(s.finding("cpu.tiny-ops", title, s.share[Overhead]*s.step, s.ev[Overhead], where, change))
+	s.emit(s.finding("cpu.tiny-ops", title, s.share[Overhead]*s.step, ms, where, change))
 }
 
 // tinyOpsSource says which code issues the tiny ops, from the Python
@@ -857,6 +942,104 @@ func (s *state) stepOverheadChange() string {
 	}
 	return fmt.Sprintf("the host's time is the step's own forward, backward and optimizer calls (%.0f%% of the window's main-thread samples), each issuing kernels the device finishes at once (kernels fill %.0f%% of the step): give each kernel more work (a larger batch), and %s; a fused optimizer (fused=True) issues fewer kernels",
 		pct(1-py.OutsideModelShare), pct(s.share[GPUCompute]), graphs)
+}
+
+// denseKernelsChange: a device step that issues LaunchKernelsPerStep
+// kernels or more while the device idles, the kernels either dense (one
+// per LaunchStepUsPerKernel µs of step or less) or mostly tiny
+// (LaunchShortFrac of them shorter than their launch call), yet not
+// launch-bound by the launch rule: the host's time is what it spends
+// issuing the step's kernels (Python, the ops, the launch calls), which
+// a CUDA graph replays in one launch. Seen: token-by-token decode at
+// batch 1, GEMVs of 10-20 µs, each after 30 µs of host time (the kernels
+// outlast their launch calls); greedy generation with a 6-layer GPT-2 on
+// an H100, 153 kernels a token, 99% shorter than their launch, one per
+// 90 µs of step (generate's Python between them). Both got "move
+// preprocessing into a DataLoader with workers" when the trace came
+// alone. "" when the kernels are neither dense nor tiny.
+func (s *state) denseKernelsChange(idle float64) string {
+	kps, short := s.kernelStats()
+	// the device must wait more than it works: kernels back to back for
+	// most of the step are not held up by their launches (an MI210 trace,
+	// 562 kernels a step, 89% busy, its host 9% of the step)
+	if !s.device || kps < s.p.LaunchKernelsPerStep || idle < s.share[GPUCompute] {
+		return ""
+	}
+	// not dense: nearly every kernel tiny and the device nearly idle, or
+	// the host's time may be large ops of its own (HTA's nccl_data: 55%
+	// of 900 kernels a step tiny, kernels 17% of the step, 60 ms a step
+	// in unflatten_dense_tensors and narrow on the host)
+	dense := s.step/kps <= s.p.LaunchStepUsPerKernel
+	if !dense && (short < tinyKernelsFrac || s.share[GPUCompute] > tinyKernelsDevice) {
+		return ""
+	}
+	if c := s.servingEngineChange(); c != "" {
+		return c
+	}
+	graphs := "replay the step's kernels from a CUDA graph, one launch for all (torch.compile(model, mode=\"reduce-overhead\"), or torch.cuda.CUDAGraph capture of a step with fixed shapes; decoding: a static KV cache, e.g. Hugging Face's cache_implementation=\"static\"; a serving engine, vLLM or SGLang, runs its decode steps as CUDA graphs unless told not to)"
+	if s.compiled() {
+		graphs = "the model runs under torch.compile: mode=\"reduce-overhead\" replays its kernels from a CUDA graph, one launch for all"
+	}
+	if dense {
+		return fmt.Sprintf("the host issues %.0f kernels a step, one per %s of step, and the device waits for each: the time is eager dispatch (Python, the op, the launch call) per kernel, not Python work to move out of the step: %s; fewer kernels (torch.compile's fusion) and more work per kernel (a larger batch) help too",
+			kps, units.Duration(s.step/kps), graphs)
+	}
+	return fmt.Sprintf("the step's %.0f kernels are tiny (%.0f%% of them shorter than their launch call, kernels %.0f%% of the step) and the device waits for the host between them: %s, which also leaves out the model's Python between them; more work per kernel (a larger batch, more sequences per call) costs the host nothing more; where the Python between the ops is the program's own data work, not the model's (a Python profile, bottleneck run, tells), vectorise it or move it into DataLoader workers",
+		kps, pct(short), pct(s.share[GPUCompute]), graphs)
+}
+
+// tinyKernelsFrac and tinyKernelsDevice: a step whose kernels are not
+// dense gets the CUDA-graph change when this share of them or more ran
+// shorter than their launch call and they fill this share of the step or
+// less (greedy generation on an H100: 99% and 3%).
+const (
+	tinyKernelsFrac   = 0.9
+	tinyKernelsDevice = 0.1
+)
+
+// servingEngineChange: the kernels run under a serving engine whose graph
+// mode is off (its ops or kernels in the trace: vLLM's, SGLang's): the
+// change is its own switch; "" for other programs.
+func (s *state) servingEngineChange() string {
+	switch s.servingEngine() {
+	case "vLLM":
+		return "vLLM launches each decode step's kernels one by one in eager mode: drop enforce_eager=True (LLM(..., enforce_eager=False), no --enforce-eager) so that it captures CUDA graphs for its decode batch sizes (compilation_config's cudagraph_capture_sizes covers the batch sizes served)"
+	case "SGLang":
+		return "SGLang launches each decode step's kernels one by one: drop --disable-cuda-graph so that it replays CUDA graphs, and raise --cuda-graph-max-bs to the batch sizes served"
+	}
+	return ""
+}
+
+// servingEngine names the serving engine whose ops or kernels the trace
+// holds ("" for none): vLLM's custom ops (vllm::, _C:: names) and kernels
+// (vllm:: in the kernel name), SGLang's (sglang, sgl_kernel); "" too
+// when the trace launches CUDA graphs (the engine's graph mode is on).
+func (s *state) servingEngine() string {
+	var names []string
+	if t := s.in.Ops; t != nil {
+		for _, r := range t.Ranked() {
+			names = append(names, r.Name)
+		}
+	}
+	if kt := s.in.Kernels; kt != nil {
+		for _, r := range kt.Ranked() {
+			names = append(names, r.Name)
+		}
+	}
+	engine := ""
+	for _, n := range names {
+		l := strings.ToLower(n)
+		switch {
+		case n == "cudaGraphLaunch" || n == "hipGraphLaunch":
+			return "" // its graphs already run: eager is not the cause
+		case engine != "":
+		case strings.Contains(l, "vllm"):
+			engine = "vLLM"
+		case strings.Contains(l, "sglang") || strings.Contains(l, "sgl_kernel"):
+			engine = "SGLang"
+		}
+	}
+	return engine
 }
 
 // compiled reports whether the operator table holds torch.compile's

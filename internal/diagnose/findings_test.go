@@ -1416,3 +1416,92 @@ func TestInferenceGradFinding(t *testing.T) {
 		}
 	}
 }
+
+// host.launch under a serving engine names the engine's graph mode (vLLM
+// run with enforce_eager, SGLang with --disable-cuda-graph); other
+// programs keep CUDA graphs through torch.compile.
+func TestLaunchChangeNamesTheServingEngine(t *testing.T) {
+	for _, c := range []struct{ op, graphs, want string }{
+		{"vllm::unified_attention_with_output", "", "drop enforce_eager=True"},
+		{"sgl_kernel::rmsnorm", "", "drop --disable-cuda-graph"},
+		{"aten::mm", "", "torch.compile(model)"},
+		// the engine's graphs already launch: its eager mode is not the cause
+		{"vllm::unified_attention_with_output", "cudaGraphLaunch", "torch.compile(model)"},
+	} {
+		rows := []optable.OpRow{{Name: c.op, Calls: 100, HostSelfUs: 500}}
+		if c.graphs != "" {
+			rows = append(rows, optable.OpRow{Name: c.graphs, Calls: 1, HostSelfUs: 10})
+		}
+		s := &state{p: Default, step: 1000, steps: 1, device: true, share: map[Class]float64{Launch: 0.7}, d: &Diagnosis{},
+			in: Analyses{Ops: &optable.OpTable{Rows: rows}}}
+		s.findings()
+		f := findingOf(s.d, "host.launch")
+		if f == nil || !strings.Contains(f.Change, c.want) || c.want != "drop enforce_eager=True" && strings.Contains(f.Change, "enforce_eager") {
+			t.Errorf("%s %s: %+v, want the change to name %q", c.op, c.graphs, f, c.want)
+		}
+	}
+}
+
+// With a training loader and an evaluation loader, the input finding
+// judges the one the step waited for, names it and lists it first,
+// whatever the order the run lists them in: a training loader with 4
+// workers was once told num_workers=0, the evaluation loader's. One
+// loader keeps the change as it was.
+func TestInputJudgesTheLoaderWaitedFor(t *testing.T) {
+	zero, four := 0, 4
+	train := Loader{Dataset: "TrainImages", NumWorkers: &four, Batches: 400, WaitS: 12}
+	eval := Loader{Dataset: "EvalImages", NumWorkers: &zero, Batches: 50, WaitS: 2}
+	for _, c := range []struct {
+		name    string
+		loaders []Loader
+		want    string
+		nowant  string
+		first   string
+	}{
+		{"training first", []Loader{train, eval}, "the step waits for the DataLoader over TrainImages (12.0 s of the run's 14.0 s of DataLoader wait; the program has 2 loaders): 4 workers cannot keep up", "num_workers=0", "TrainImages"},
+		{"evaluation first", []Loader{eval, train}, "the step waits for the DataLoader over TrainImages", "num_workers=0", "TrainImages"},
+		// the evaluation's loader waited for most: it is the one judged
+		{"evaluation waited for", []Loader{train, {Dataset: "EvalImages", NumWorkers: &zero, Batches: 50, WaitS: 20}}, "DataLoader over EvalImages (20.0 s of the run's 32.0 s", "4 workers", "EvalImages"},
+		{"one loader", []Loader{eval}, "the batches load in the main thread (num_workers=0)", "the program has", "EvalImages"},
+	} {
+		s := &state{p: Default, step: 1000, share: map[Class]float64{Input: 0.8}, d: &Diagnosis{}, in: Analyses{Run: &RunEvidence{Loaders: c.loaders}}}
+		s.findings()
+		f := findingOf(s.d, "input.loader")
+		if f == nil {
+			t.Fatalf("%s: no input finding", c.name)
+		}
+		if !strings.Contains(f.Change, c.want) || strings.Contains(f.Change, c.nowant) {
+			t.Errorf("%s: change %q, want %q and not %q", c.name, f.Change, c.want, c.nowant)
+		}
+		if i := slices.IndexFunc(f.Where, func(l Location) bool { return l.Kind == "dataloader" }); i < 0 || f.Where[i].Name != c.first {
+			t.Errorf("%s: where %+v, want %s first", c.name, f.Where, c.first)
+		}
+	}
+}
+
+// host.python's general change names the DataLoader only where the trace
+// or the run shows one.
+func TestHostPythonNamesTheDataLoaderOnlyWhereOneRuns(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		ops    []optable.OpRow
+		run    *RunEvidence
+		loader bool
+	}{
+		{"no loader", []optable.OpRow{{Name: "aten::mm", Calls: 10, HostSelfUs: 100}}, nil, false},
+		{"no loader in the run", []optable.OpRow{{Name: "aten::mm", Calls: 10, HostSelfUs: 100}}, &RunEvidence{}, false},
+		{"loader in the trace", []optable.OpRow{{Name: "aten::mm", Calls: 10, HostSelfUs: 100}, {Name: "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", Calls: 3, HostSelfUs: 30}}, nil, true},
+		{"loader in the run", []optable.OpRow{{Name: "aten::mm", Calls: 10, HostSelfUs: 100}}, &RunEvidence{HasDataLoader: true}, true},
+	} {
+		s := &state{p: Default, step: 1000, steps: 1, device: true, share: map[Class]float64{Host: 0.6, GPUCompute: 0.4}, d: &Diagnosis{},
+			in: Analyses{Ops: &optable.OpTable{Rows: c.ops}, Run: c.run}}
+		s.findings()
+		f := findingOf(s.d, "host.python")
+		if f == nil {
+			t.Fatalf("%s: no host.python finding", c.name)
+		}
+		if got := strings.Contains(f.Change, "DataLoader"); got != c.loader {
+			t.Errorf("%s: DataLoader named: %v, want %v: %s", c.name, got, c.loader, f.Change)
+		}
+	}
+}

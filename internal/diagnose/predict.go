@@ -186,8 +186,8 @@ func (s *state) advisedWorkers() int {
 	return 4
 }
 
-// loadsInMain: the run's DataLoader loads in the main process
-// (num_workers=0), so the change is advisedWorkers workers.
+// loadsInMain: the run's DataLoader the step waits for most loads in the
+// main process (num_workers=0), so the change is advisedWorkers workers.
 //
 // Not when the change leads with something else: loading that reads a
 // file per sample (packing the samples removes the reads), or a Dataset
@@ -197,10 +197,9 @@ func (s *state) loadsInMain() (int, bool) {
 	if r == nil || len(r.Loaders) == 0 || s.py != nil && (s.py.LoaderIOShare >= 0.5 || s.py.LoaderDataFrameRows) {
 		return 0, false
 	}
-	for _, l := range r.Loaders {
-		if l.NumWorkers == nil || *l.NumWorkers != 0 {
-			return 0, false
-		}
+	// the loader the step waits for, as the input finding judges it
+	if l := r.Loaders[s.waitedLoader()]; l.NumWorkers == nil || *l.NumWorkers != 0 {
+		return 0, false
 	}
 	return s.advisedWorkers(), true
 }

@@ -61,16 +61,28 @@ func (s *state) float64Share(device bool) (share float64, measured bool) {
 
 // float64Change: the compute runs in float64, by the trace's input types
 // (minFloat64 of the op time) or, where the trace has none, by the default
-// dtype in the window. It returns the change, its evidence and what set
-// float64 ("" when the compute is not float64).
+// dtype in the window or by the parameters the optimizers update (the
+// largest ones the agent recorded, float64: model.double(), or a model
+// built from NumPy's float64 arrays). It returns the change, its evidence
+// and what set float64 ("" when the compute is not float64). Whatever the
+// optimizer or the step source: an LSTM cell loop in float64 fit with
+// LBFGS and a closure once got "nn.LSTM instead of the cell loop", slower
+// in float64, and no word of float64.
 func (s *state) float64Change(device bool) (string, []Evidence, []Location) {
 	share, measured := s.float64Share(device)
 	v, _ := s.env().flag("default_dtype")
 	byDefault := v == "torch.float64"
-	if measured && share < minFloat64 || !measured && !byDefault {
+	params, numel, known := s.float64Params()
+	if known && params == 0 {
+		byDefault = false // float64 by default, yet the model was cast to float32
+	}
+	if measured && share < minFloat64 || !measured && !byDefault && params == 0 {
 		return "", nil, nil
 	}
 	what, base := "the ops compute in float64 (the default dtype is torch.float64 in the recorded window)", "native op time"
+	if !byDefault {
+		what = fmt.Sprintf("the model computes in float64 (the parameters the optimizer updates are float64: its largest %s, %s elements)", units.Things(params, "tensor"), units.Count(int(numel)))
+	}
 	if device {
 		base = "device time of ops"
 	}
@@ -78,6 +90,9 @@ func (s *state) float64Change(device bool) (string, []Evidence, []Location) {
 	if measured {
 		what = fmt.Sprintf("ops holding %.0f%% of the %s compute in float64", pct(share), base)
 		ev = []Evidence{{"ops computing in float64", pct(share), "% of " + base, "operators"}}
+	}
+	if params > 0 {
+		ev = append(ev, Evidence{"float64 parameter elements the optimizer updates", float64(numel), "", "run"})
 	}
 	var where []Location
 	how := "model.float() and float32 inputs (NumPy arrays are float64: torch.from_numpy(a).float(), or build them as float32)"
@@ -87,12 +102,56 @@ func (s *state) float64Change(device bool) (string, []Evidence, []Location) {
 	} else if byDefault {
 		where = []Location{{Kind: "env", Name: "default dtype", Note: "torch.get_default_dtype() is torch.float64 in the recorded window"}}
 		how = "set the default dtype back to torch.float32 (torch.set_default_dtype), or model.float() and float32 inputs"
+	} else if site := s.float64StepSite(); site != nil {
+		where = []Location{*site}
 	}
 	speed := "float32 runs them about twice as fast on a CPU (half the bytes, twice the SIMD lanes), and bf16 autocast leaves float64 ops alone"
 	if device {
 		speed = "GPUs run float64 at 1/2 (A100, H100) to 1/64 (consumer and most workstation cards) of float32's rate, and float32 matmuls can use TF32 tensor cores, which float64 cannot"
 	}
 	return fmt.Sprintf("%s: %s; unless the model needs float64's precision: %s", what, speed, how), ev, where
+}
+
+// float64Params counts the float64 tensors and elements among the
+// largest parameters the program's optimizers update (the run evidence
+// keeps the largest three of each); 0 without run evidence. known: some
+// optimizer's parameters were recorded.
+func (s *state) float64Params() (tensors int, numel int64, known bool) {
+	if s.in.Run == nil {
+		return 0, 0, false
+	}
+	for _, o := range s.in.Run.Optimizers {
+		known = known || len(o.Largest) > 0
+		var n int
+		var f64, all int64
+		for _, p := range o.Largest {
+			all += p.Numel
+			if p.DType == "float64" {
+				f64 += p.Numel
+				n++
+			}
+		}
+		// its largest parameters mostly float64: the model computes in it
+		if f64 > 0 && float64(f64) >= minFloat64*float64(all) {
+			tensors, numel = tensors+n, numel+f64
+		}
+	}
+	return tensors, numel, known
+}
+
+// float64StepSite is the step() call of an optimizer updating float64
+// parameters, where the run evidence has it.
+func (s *state) float64StepSite() *Location {
+	if s.in.Run == nil {
+		return nil
+	}
+	for _, o := range s.in.Run.Optimizers {
+		if o.StepSite == nil || !slices.ContainsFunc(o.Largest, func(p rundir.OptimizerParam) bool { return p.DType == "float64" }) {
+			continue
+		}
+		return &Location{Kind: "python", Name: o.StepSite.Func, File: o.StepSite.File, Line: o.StepSite.Line, Note: "calls " + o.Class + ".step() on float64 parameters"}
+	}
+	return nil
 }
 
 func (s *state) runDefaultDtype() *rundir.SettingCall {

@@ -64,6 +64,83 @@ func TestFloat64Change(t *testing.T) {
 	}
 }
 
+// Without input types or a float64 default dtype, float64 parameters in
+// the optimizer (model.double(), a model built on NumPy's float64 arrays)
+// say the model computes in float64, whatever the optimizer; the change
+// points at its step() call. float32 parameters keep the ops' change, and
+// overrule a float64 default dtype (the model cast back to float32).
+func TestFloat64FromParameters(t *testing.T) {
+	opt := func(dtype string, class string) rundir.Optimizer {
+		o := rundir.Optimizer{Class: class, Params: 6, Numel: 25_000, Largest: []rundir.OptimizerParam{
+			{Shape: []int64{128, 32}, Numel: 4096, DType: dtype}, {Shape: []int64{128, 8}, Numel: 1024, DType: dtype}, {Shape: []int64{128}, Numel: 128, DType: dtype}}}
+		o.StepSite = &struct {
+			File string `json:"file"`
+			Line int    `json:"line"`
+			Func string `json:"func"`
+		}{"/home/u/fit.py", 41, "main"}
+		return o
+	}
+	noTypes := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::addmm", Calls: 10, HostSelfUs: 900}}}
+	f64Default := &Env{Flags: map[string]any{"default_dtype": "torch.float64"}}
+	for _, c := range []struct {
+		name string
+		run  *RunEvidence
+		want string // "" : no float64 change
+	}{
+		{"LBFGS on float64 parameters", &RunEvidence{Optimizers: []rundir.Optimizer{opt("float64", "LBFGS")}}, "the model computes in float64 (the parameters the optimizer updates are float64: its largest 3 tensors, 5,248 elements)"},
+		{"Adam on float64 parameters", &RunEvidence{Optimizers: []rundir.Optimizer{opt("float64", "Adam")}}, "model.float() and float32 inputs"},
+		{"LBFGS on float32 parameters", &RunEvidence{Optimizers: []rundir.Optimizer{opt("float32", "LBFGS")}}, ""},
+		{"float64 default, float32 parameters", &RunEvidence{Env: f64Default, Optimizers: []rundir.Optimizer{opt("float32", "LBFGS")}}, ""},
+		{"float64 default, parameters not recorded", &RunEvidence{Env: f64Default, Optimizers: []rundir.Optimizer{{Class: "LBFGS", Params: 6}}}, "the default dtype is torch.float64"},
+	} {
+		s := &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{Ops: noTypes, Run: c.run}}
+		s.findings()
+		f := findingOf(s.d, "cpu.native")
+		if f == nil {
+			t.Fatalf("%s: no cpu.native finding", c.name)
+		}
+		if got := strings.Contains(f.Change, "float64"); got != (c.want != "") || !strings.Contains(f.Change, c.want) {
+			t.Errorf("%s: change %q, want %q", c.name, f.Change, c.want)
+		}
+		if c.want != "" && !c.run.Env.isFloat64Default() && (len(f.Where) == 0 || f.Where[0].Line != 41) {
+			t.Errorf("%s: where %+v, want the step() call first", c.name, f.Where)
+		}
+	}
+}
+
+// cpu.tiny-ops in float64 (an LSTMCell loop fit with LBFGS) leads with
+// float32 and gives its own change for float32 only ("nn.LSTM instead of
+// the cell loop" ran no faster in float64); in float32 it says nothing of
+// float64.
+func TestTinyOpsInFloat64(t *testing.T) {
+	set := &rundir.SettingCall{Call: "set_default_dtype", Arg: "torch.float64", File: "/home/u/fit.py", Line: 3, Func: "<module>"}
+	for _, dtype := range []string{"torch.float64", "torch.float32"} {
+		run := &RunEvidence{RunMedianStepS: 0.02, Env: &Env{Flags: map[string]any{"default_dtype": dtype}}}
+		if dtype == "torch.float64" {
+			run.DefaultDtype = set
+		}
+		in := cpuTrace(run)
+		in.Ops = &optable.OpTable{Calls: 3*4000 + 3, HostSelfUs: 3*50e3 + 30, StepsFirst: 4, StepsLast: 6, Rows: []optable.OpRow{
+			{Name: "aten::add_", Calls: 3 * 2000, HostSelfUs: 3 * 25e3}, {Name: "aten::mul_", Calls: 3 * 2000, HostSelfUs: 3 * 25e3},
+			{Name: "ProfilerStep#4", Calls: 3, HostSelfUs: 30}}}
+		d := Compute(in)
+		f := findingOf(d, "cpu.tiny-ops")
+		if f == nil {
+			t.Fatalf("%s: no tiny-ops finding: %s", dtype, d.Verdict.Why)
+		}
+		f64 := dtype == "torch.float64"
+		if got := strings.HasPrefix(f.Change, "the ops compute in float64"); got != f64 || f64 && !strings.Contains(f.Change, "; then, in float32: ") {
+			t.Errorf("%s: float32 leads: %v, want %v: %s", dtype, got, f64, f.Change)
+		}
+		if f64 && (len(f.Where) == 0 || f.Where[0].Line != 3) {
+			t.Errorf("%s: where %+v, want the set_default_dtype call first", dtype, f.Where)
+		}
+		if !f64 && strings.Contains(f.Change, "float64") {
+			t.Errorf("%s: %s", dtype, f.Change)
+		}
+	}
+}
+
 // autograd.anomaly: on in the window, it goes first with its cost and the
 // line that turned it on; off, or on but cheap, it is silent.
 func TestAnomalyFinding(t *testing.T) {
@@ -161,3 +238,5 @@ func TestRecompileShare(t *testing.T) {
 		t.Errorf("verdict %s, first finding %s", d.Verdict.Primary, d.Findings[0].Rule)
 	}
 }
+
+func (e *Env) isFloat64Default() bool { v, _ := e.flag("default_dtype"); return v == "torch.float64" }

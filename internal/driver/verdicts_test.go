@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -68,6 +69,7 @@ const (
 	fprop      = "sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize128x128x64_warpgroupsize1x1x1_g1_execute_segment_k_off_kernel__5x_cudnn"
 	nchwToNhwc = "void cudnn::ops::nchwToNhwcKernel<__nv_bfloat16, __nv_bfloat16, float, false, true, (cudnnKernelDataType_t)0>(cudnn::ops::nchw2nhwc_params_t<float>, __nv_bfloat16 const*, __nv_bfloat16*)"
 	add        = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)"
+	gemv       = "void gemv2T_kernel_val<int, int, __nv_bfloat16, __nv_bfloat16, float, 128, 16, 4, 4, false, false, cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<__nv_bfloat16 const>, cublasGemvTensorStridedBatched<__nv_bfloat16 const>, cublasGemvTensorStridedBatched<__nv_bfloat16>, float> >(cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<__nv_bfloat16 const>, cublasGemvTensorStridedBatched<__nv_bfloat16 const>, cublasGemvTensorStridedBatched<__nv_bfloat16>, float>, float, float)"
 	nhwcToNchw = "void cudnn::ops::nhwcToNchwKernel<__nv_bfloat16, __nv_bfloat16, float, true, false, (cudnnKernelDataType_t)0>(cudnn::ops::nhwc2nchw_params_t<float>, __nv_bfloat16 const*, __nv_bfloat16*)"
 )
 
@@ -286,6 +288,18 @@ var verdictCases = []verdictCase{
 				s.Step(n, start, ts-start)
 			}
 		})},
+	{name: "synthetic_launch_bound_decode", primary: diagnose.Host, first: "host.python", change: "CUDA graph",
+		trace: synth(func(s *scenario.Trace) { decodeSteps(s, "aten::mm", gemv, "aten::add", add) })},
+	{name: "synthetic_launch_bound_vllm", primary: diagnose.Host, first: "host.python", change: "drop enforce_eager=True",
+		trace: synth(func(s *scenario.Trace) {
+			decodeSteps(s, "vllm::unified_attention_with_output", gemv, "_C::fused_add_rms_norm", "void vllm::fused_add_rms_norm_kernel<c10::BFloat16, 8>(c10::BFloat16*, c10::BFloat16*, c10::BFloat16 const*, float, int, int)")
+		})},
+	// the trace alone, without the run's Python profile: 145 kernels a
+	// token, 99% shorter than their launch call, kernels 3% of the step
+	{name: "hf_generate_trace", primary: diagnose.Host, first: "host.python", change: "CUDA graph",
+		trace: func(t *testing.T) string {
+			return filepath.Join(testutil.RepoRoot(), "testdata", "rundir", "h100", "hf_generate", "trace-rank0.pt.trace.json.gz")
+		}},
 	{name: "synthetic_unexplained", primary: diagnose.Undetermined, detail: "no recorded activity",
 		trace: synth(func(s *scenario.Trace) {
 			// a few kernels per 100 ms step and nothing else recorded
@@ -328,6 +342,56 @@ var verdictCases = []verdictCase{
 				end = s.GPUStep(n, end, end, 40, 1000)
 			}
 		})},
+}
+
+// decodeSteps writes 4 steps of token-by-token decode at batch 1: each
+// token's forward issues 320 kernels (op1's of 12 µs, op2's of 7 µs),
+// each after 30 µs of host time (the op's dispatch and a 6 µs launch
+// call): the kernels outlast their launch calls, yet the device idles
+// two thirds of the step waiting for the next launch.
+func decodeSteps(s *scenario.Trace, op1, kernel1, op2, kernel2 string) {
+	ts := 0.0
+	for n := 1; n <= 4; n++ {
+		start := ts
+		for i := range 320 {
+			lt := ts + float64(i)*30
+			op, kernel, kdur := op1, kernel1, 12.0
+			if i%2 == 1 {
+				op, kernel, kdur = op2, kernel2, 7.0
+			}
+			s.Op(op, lt, 28)
+			s.Launch("cudaLaunchKernel", "kernel", kernel, lt+20, 6, lt+28, kdur)
+		}
+		ts += 320*30 + 40
+		s.Step(n, start, ts-start)
+	}
+}
+
+// The replay of the decode steps predicts what a CUDA graph saves: the
+// host's issuing work cut, the kernels then back to back: at most the step
+// less its kernels (a graph does not make them faster), and the report's
+// verdict and finding quote the same saving.
+func TestLaunchBoundDecodePrediction(t *testing.T) {
+	var s scenario.Trace
+	decodeSteps(&s, "aten::mm", gemv, "aten::add", add)
+	res, err := load.Load([]string{s.Write(t)}, load.Options{})
+	if err != nil || len(res.Traces) != 1 {
+		t.Fatalf("load: %v", err)
+	}
+	d := Build(res, 0, Options{Rank: -1}).Traces[0].Diagnosis
+	if len(d.Findings) == 0 || d.Findings[0].Rule != "host.python" {
+		t.Fatalf("findings %+v", d.Findings)
+	}
+	f := d.Findings[0]
+	// 160 x 12 + 160 x 7 µs of kernels in a step of 320 x 30 + 40 µs
+	kernels, step := 160*12.0+160*7.0, 320*30.0+40
+	ceiling := 100 * (1 - kernels/step)
+	if f.SavingPct < 0.8*ceiling || f.SavingPct > ceiling+0.5 {
+		t.Errorf("predicted saving %.1f%%, want near the host's hold on the step, at most %.1f%%", f.SavingPct, ceiling)
+	}
+	if want := fmt.Sprintf("its fix saves ~%.0f%%", f.SavingPct); !strings.Contains(d.Verdict.Why, want) {
+		t.Errorf("the verdict %q does not quote the finding's %s", d.Verdict.Why, want)
+	}
 }
 
 // TestVerdictCorpus checks the verdict an expert reading signs on every
