@@ -295,9 +295,17 @@ func pollProgress(dir string, pc rundir.ProfilerConfig, report func(string), don
 			case "recording":
 				s = fmt.Sprintf("recording step %d of %d", p.ActiveStep, p.Active)
 			case "waiting":
-				s = fmt.Sprintf("waiting for step %d (at step %d)", pc.SkipFirst+pc.Wait, p.Step)
+				// the first recorded step, in the agent's numbers (those
+				// of the report's window)
+				s = fmt.Sprintf("waiting for step %d, the first recorded (at step %d)", pc.SkipFirst+pc.Wait+pc.Warmup+1, p.Step)
 			case "warming up", "writing trace", "recorded":
 				s = fmt.Sprintf("%s (window %d)", p.Phase, p.Window)
+			case "saving":
+				s = "the program ended: saving its files"
+			case "done":
+				// the agent is done, the process may not be (its exit
+				// handlers, worker processes, other ranks)
+				s = "saved; the process is exiting"
 			}
 			parts = append(parts, p.Tag+": "+s)
 		}

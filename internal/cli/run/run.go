@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -255,6 +256,8 @@ func runRun(o *Options) error {
 	if o.IO.IsStderrTTY() {
 		prog = o.IO.StartStatusLine()
 		cfg.Progress = func(s string) { prog.Update("bottleneck: " + s) }
+	} else {
+		cfg.Progress = phaseLines(o.IO.ErrOut)
 	}
 	res, err := runner.Run(context.Background(), cfg)
 	if res == nil {
@@ -281,6 +284,8 @@ func runRun(o *Options) error {
 	go flushOnSignal(o, cfg.Signals, written, res.ExitCode)
 	if prog != nil {
 		prog.Update("bottleneck: analyzing")
+	} else {
+		cfg.Progress("analyzing")
 	}
 	text, brief, findings, rerr := writeReports(o.IO, res.RunDir)
 	prog.Done()
@@ -451,4 +456,17 @@ func torchHint(dir string) string {
 		return "run it with --python " + ps[0]
 	}
 	return "pass --python with the interpreter of the environment that has torch, or install torch into this one (python -m pip install torch)"
+}
+
+// phaseLines is the progress for a stderr that is not a terminal (a log,
+// CI): one plain line when the phase changes, not one per step.
+func phaseLines(w io.Writer) func(string) {
+	last := ""
+	digits := regexp.MustCompile(`[0-9]+`)
+	return func(s string) {
+		if phase := digits.ReplaceAllString(s, "#"); phase != last {
+			last = phase
+			fmt.Fprintf(w, "bottleneck: %s\n", s)
+		}
+	}
 }
