@@ -3,6 +3,7 @@ package diagnose
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -20,11 +21,16 @@ func TestRulesDocumented(t *testing.T) {
 			t.Errorf("rule %s twice", r.ID)
 		}
 		seen[r.ID] = true
-		if !strings.Contains(doc, "`"+r.ID+"`") {
-			t.Errorf("rule %s is not documented in docs/diagnosis.md", r.ID)
+		if !strings.Contains(doc, "\n### `"+r.ID+"` ("+string(r.Class)+")\n") {
+			t.Errorf("rule %s has no section \"### `%s` (%s)\" in docs/diagnosis.md", r.ID, r.ID, r.Class)
 		}
 		if r.Factor < 0 || r.Factor > 1 || r.Change == "" {
 			t.Errorf("rule %s: factor %v, change %q", r.ID, r.Factor, r.Change)
+		}
+	}
+	for _, m := range regexp.MustCompile("(?m)^### `([^`]+)` \\(").FindAllStringSubmatch(doc, -1) {
+		if !seen[m[1]] {
+			t.Errorf("docs/diagnosis.md has a section for %s, which is no rule", m[1])
 		}
 	}
 	for _, c := range []Class{Input, Host, Launch, Sync, GPUCompute, Copy, Comm, Straggler, Memory, CPUCompute, IO} {
