@@ -251,6 +251,7 @@ class Agent(Window, Evidence):
         self._init_window()
         self.stepstats = None  # _bottleneck_stepstats.StepStats: memory and GC per step
         self.frameworks = None  # _bottleneck_frameworks.Frameworks: Lightning / HF Trainer phases
+        self.changes = None  # _bottleneck_changes.Changes: the run-time changes asked for (cfg "set")
         self.compile_used = False  # the program called torch.compile (see _watch_torch_compile)
         self.program_profiler = None  # "file:line" where the program started its own profiler
         self.child_exit = None  # in a forked child: how its code ended
@@ -363,6 +364,8 @@ class Agent(Window, Evidence):
             os.register_at_fork(after_in_child=self._after_fork_child)
             default_sigterm_in_children(self._on_sigterm)
         self.stepstats = _load_stepstats(self.errors)
+        if self.cfg.get("set"):
+            self.changes = _load_changes(self.cfg["set"], self.errors)
         if self.stepstats is not None:
             self.stepstats.agent_busy = lambda: getattr(self._own, "depth", 0) > 0
         try:
@@ -429,6 +432,9 @@ class Agent(Window, Evidence):
         if os.getpid() != self.pid:
             return
         self.torch = torch
+        if self.changes is not None:
+            # first: the environment read below and the program see the changed settings
+            self.changes.on_torch(torch)
         try:
             self.env["torch"] = torch_env(torch, with_devices=False)
             self._read_packages()
@@ -679,6 +685,13 @@ class Agent(Window, Evidence):
         self._fwd_handles = []
 
     # -- step detection -------------------------------------------------------
+    def _step(self):
+        try:
+            Window._step(self)
+        finally:
+            if self.changes is not None and threading.get_ident() == self.step_thread:
+                self.changes.on_step(self.steps)  # gc_freeze after the first step
+
     def _lock(self, source):
         with self.own_work():
             return self._lock_in_own_work(source)
@@ -1021,6 +1034,18 @@ def _load_sibling(name):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def _load_changes(wanted, errors):
+    """The run-time changes (_bottleneck_changes.py beside this file),
+    started: the ones made at start are made now."""
+    try:
+        ch = _load_sibling("_bottleneck_changes").Changes(wanted, lambda fn: is_agent_file(fn) or is_library_file(fn))
+        ch.start()
+        return ch
+    except Exception as e:
+        errors.append("run-time changes: %s: %s" % (type(e).__name__, e))
+        return None
 
 
 def _load_stepstats(errors):

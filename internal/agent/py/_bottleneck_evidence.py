@@ -140,6 +140,7 @@ class Evidence(object):
             "missing": missing,
             "errors": self.errors + (fw.errors if fw is not None else []),
             "notes": self.notes,
+            "changes": self.changes.evidence() if getattr(self, "changes", None) is not None else [],
         }
 
     def _counts_text(self):
