@@ -424,9 +424,15 @@ func TestWindowPeriodic(t *testing.T) {
 		{"every other step", []int{2, 4, 6}, 0, 0},
 		{"one-off", []int{5}, 0, 0},
 		{"recompilations", []int{2, 6}, 290e3, 0},
+		{"garbage collections", []int{2, 6}, -1, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := cpuTrace(nil)
+			if c.recomp < 0 {
+				// the run's full collections fill the slow steps (gc.pauses')
+				a.Run = &RunEvidence{NotOwnS: map[int]float64{12: 0.2, 16: 0.2}}
+				c.recomp = 0
+			}
 			w := a.Window
 			w.OutlierWork = work
 			w.Steps = nil

@@ -175,6 +175,8 @@ type Finding struct {
 	// for this finding (rundir.ChangeKinds by name), which run --verify
 	// tries; absent when the change needs an edit.
 	Try map[string]string `json:"try,omitempty"`
+	// TrySavingPct is the predicted saving of Try, in percent of the mean step, when it is not SavingPct (the finding leads with another change: workers that cannot keep up with a Dataset to make cheaper first); absent otherwise.
+	TrySavingPct *float64 `json:"try_saving_pct,omitempty"`
 	// ReachPct is, when replayed, the part of the time the change takes out that shortens the step, in percent.
 	ReachPct float64 `json:"reach_pct,omitempty"`
 	// Confidence is high, medium or low: the verdict's for a finding of the primary class, else medium unless the rule lowers it.

@@ -327,6 +327,7 @@ func (s *state) findings() {
 		var where []Location
 		change := ""
 		var try map[string]string // the run-time change for run --verify
+		tryPct := -1.0            // its own predicted saving, when not the finding's
 		if s.py != nil {
 			where = s.pyLines(s.py.LoaderLines, 2)
 		}
@@ -379,6 +380,7 @@ func (s *state) findings() {
 						in := min(1, s.share[Input])
 						change = fmt.Sprintf("make %s at %s:%d cheaper (%.0f%% of the main thread's samples): a batch takes %s to load against %s for the rest of the step, so %s on this machine could not keep up (the step would still take a batch's load over the workers: ~%.0f%% saved); then DataLoader(num_workers=%d, persistent_workers=True%s) overlaps what is left",
 							l.Func, filepath.Base(l.File), l.Line, l.Pct, units.Duration(in*s.step), units.Duration((1-in)*s.step), units.Things(n, "worker"), pct(w), n, pinText(s.device))
+						tryPct = pct(w)
 					}
 					if s.py != nil && s.py.LoaderDataFrameRows {
 						// the first change: workers would only share the
@@ -445,6 +447,9 @@ func (s *state) findings() {
 		}
 		f := s.finding("input.loader", title, at(Input), ms, where, change)
 		f.Try = try
+		if try != nil && tryPct >= 0 {
+			f.TrySavingPct = &tryPct
+		}
 		s.emit(f)
 	}
 	if big(IO) && s.py != nil {

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"path/filepath"
+	"strconv"
 	"slices"
 	"strings"
 
@@ -330,7 +331,10 @@ func (s *state) periodic() *PeriodicSteps {
 // slows steps in a row; every other step slow is two kinds of step),
 // take MinFinding of the recorded steps' time (those used and those
 // outliers) above the median, their recompilations left out (those are
-// compile.recompile's): the trace alone
+// compile.recompile's), and with run evidence their garbage collections
+// and waits for a CPU (gc.pauses' and the machine's: a churning loop's
+// full collection every 9 steps, 400 ms each, was called periodic work
+// nothing recorded): the trace alone
 // tells what they do (window.OutlierWork). A trainer that evaluated
 // every N steps, 35-43% of its loop, was told only that its steps N and
 // 2N were outliers.
@@ -340,6 +344,10 @@ func (s *state) windowPeriodic() *PeriodicSteps {
 		return nil
 	}
 	p := &PeriodicSteps{InWindow: true, Work: w.OutlierWork, MedianS: w.MedianUs / 1e6}
+	var notOwn map[int]float64
+	if r := s.in.Run; r != nil {
+		notOwn = r.NotOwnS
+	}
 	var totalUs, slowUs float64
 	gaps := map[int]bool{}
 	for i, st := range w.Steps {
@@ -349,7 +357,9 @@ func (s *state) windowPeriodic() *PeriodicSteps {
 				gaps[i-p.Steps[len(p.Steps)-1]] = true
 			}
 			p.Steps = append(p.Steps, i)
-			slowUs += st.Us - st.RecompileUs // compile.recompile's
+			n, _ := strconv.Atoi(st.Step)
+			// compile.recompile's, gc.pauses' and the machine's load
+			slowUs += st.Us - st.RecompileUs - 1e6*notOwn[n]
 		case "":
 		default:
 			continue
@@ -373,7 +383,7 @@ func (s *state) windowPeriodic() *PeriodicSteps {
 	}
 	// the step numbers, not their indices
 	for k, i := range p.Steps {
-		fmt.Sscan(w.Steps[i].Step, &p.Steps[k])
+		p.Steps[k], _ = strconv.Atoi(w.Steps[i].Step)
 	}
 	return p
 }

@@ -16,6 +16,11 @@ import (
 // RunEvidence is what `bottleneck run`'s agent recorded for one process,
 // reduced to what the diagnosis uses (docs/run.md describes the files).
 type RunEvidence struct {
+	// NotOwnS is, by step number, what each step spent in garbage
+	// collection and waiting for a CPU: time that comes every so many
+	// allocations or when other processes run, not work the step does
+	// every N steps (steps.periodic leaves it out).
+	NotOwnS map[int]float64 `json:"-"`
 	Tag  string `json:"tag"`
 	Rank int    `json:"rank"`
 	// WindowStepS is the mean step of the recorded window (seconds);
@@ -966,6 +971,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 			rows = ev.PerStep.Rows()
 		}
 		r.Periodic = periodicSteps(steps, rows)
+		r.NotOwnS = notOwn(steps, rows)
 		r.StepsS = ev.StepStats.SumS
 		if len(steps) > 0 {
 			r.FirstStepS = steps[0].StartS
@@ -1329,4 +1335,16 @@ func ownWork(p *pyprofile.Profile, frames []int) bool {
 		}
 	}
 	return false
+}
+
+// notOwn is RunEvidence.NotOwnS.
+func notOwn(steps []steptimes.Step, rows []rundir.StepRow) map[int]float64 {
+	out := map[int]float64{}
+	for _, st := range steps {
+		out[st.N] += st.CPUWaitS
+	}
+	for _, r := range rows {
+		out[r.Step] += r.GCPauseS
+	}
+	return out
 }

@@ -13,6 +13,17 @@ import (
 // times, environment and Python profile) or traces. It is the one place
 // diff and check read input. It returns the side and its read status.
 func Load(ios *iostreams.IOStreams, path string) (*Side, driver.Status, error) {
+	return load(ios, path, true)
+}
+
+// LoadSteps is Load for a run directory that may hold no trace (a short
+// run that ended before its window): its side is the agent's step times
+// (bottleneck try compares those).
+func LoadSteps(ios *iostreams.IOStreams, path string) (*Side, driver.Status, error) {
+	return load(ios, path, false)
+}
+
+func load(ios *iostreams.IOStreams, path string, needTrace bool) (*Side, driver.Status, error) {
 	side := &Side{Label: path}
 	// Every row, split by input shapes: the comparison matches rows itself.
 	o := driver.DefaultOptions()
@@ -22,7 +33,7 @@ func Load(ios *iostreams.IOStreams, path string) (*Side, driver.Status, error) {
 		return nil, driver.Unreadable, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(d.Runs) == 1 {
-		if len(d.Runs[0].Traces) == 0 {
+		if needTrace && len(d.Runs[0].Traces) == 0 {
 			return nil, driver.Unreadable, fmt.Errorf("%s: the run directory has no trace (run without --no-trace)", path)
 		}
 		side.Run = runreport.FromRun(d.Runs[0])
@@ -31,7 +42,7 @@ func Load(ios *iostreams.IOStreams, path string) (*Side, driver.Status, error) {
 	side.OpStacks, side.OpWeight = OpStacks(d.Traces)
 	side.PyStacks = PyStacks(d.Runs)
 	side.Lines = PyLines(d.Runs)
-	if d.Status == driver.Unreadable {
+	if d.Status == driver.Unreadable && (needTrace || len(d.Runs) == 0) {
 		return nil, driver.Unreadable, fmt.Errorf("%s: no trace could be read", path)
 	}
 	return side, d.Status, nil

@@ -148,7 +148,7 @@ Files go to --output (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`
 	f.BoolVar(&o.StopAfterProfile, "stop-after-profile", false, "end the program (exit 0) once the last window is written")
 	f.BoolVar(&o.NoSyncDebug, "no-sync-debug", false, "do not record CUDA implicit-sync call sites in the window")
 	f.BoolVar(&o.Verify, "verify", false, "then try each top finding's change the agent can make at run time, in one more short run, and report measured against predicted")
-	f.IntVar(&o.VerifySteps, "verify-steps", 20, "steps each --verify run times before its short window ends it")
+	f.IntVar(&o.VerifySteps, "verify-steps", 10, "steps each --verify run times before its short window ends it")
 	cmdutil.RenamedFlags(cmd, map[string]string{"out": "output"})
 	return cmd
 }

@@ -108,7 +108,7 @@ failed; 2 bad usage.`,
 	f.StringVar(&o.Python, "python", "", "Python interpreter (default: the active virtualenv's, else python3 on PATH)")
 	f.StringVarP(&o.Out, "output", "o", "", "folder for the runs (default ./bottleneck-runs/<timestamp>-try)")
 	f.BoolVar(&o.Compare, "compare", false, "run as-is and changed twice each, interleaved (A B A B)")
-	f.IntVar(&o.Steps, "steps", 20, "steps each run times before its window (the comparison's samples)")
+	f.IntVar(&o.Steps, "steps", 10, "steps each run times before its window (the comparison's samples)")
 	f.DurationVar(&o.Timeout, "timeout", 0, "stop each run gracefully after this long (0: no limit)")
 	f.BoolVar(&o.JSON, "json", false, "print the result as JSON (the same as try.json)")
 	return cmd
@@ -244,8 +244,12 @@ func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, m
 		}
 		n++
 		dir := fmt.Sprintf("%s-tried-%d", strings.TrimRight(base, string(filepath.Separator)), n)
+		saving := f.SavingPct
+		if f.TrySavingPct != nil {
+			saving = *f.TrySavingPct
+		}
 		res := &Result{Schema: Schema, Command: o.Args, Set: f.Try, Applied: []rundir.Change{},
-			Predicted: &Prediction{Rule: f.Rule, SavingPct: f.SavingPct, Speedup: 1 / (1 - min(f.SavingPct, 99)/100), Method: f.SavingMethod}}
+			Predicted: &Prediction{Rule: f.Rule, SavingPct: saving, Speedup: 1 / (1 - min(saving, 99)/100), Method: f.SavingMethod}}
 		changed, err := o.runOnce(dir, f.Try, fmt.Sprintf("verifying %s: one more run with %s", f.Rule, (&changesValue{f.Try}).String()))
 		if err == nil {
 			var p *Pair
@@ -350,11 +354,11 @@ func (o *Options) runOnce(dir string, set map[string]string, what string) (strin
 
 // compare measures one pair through the diff engine's noise model.
 func compare(ios *iostreams.IOStreams, base, changed string) (*Pair, error) {
-	b, _, err := diff.Load(ios, base)
+	b, _, err := diff.LoadSteps(ios, base)
 	if err != nil {
 		return nil, err
 	}
-	n, _, err := diff.Load(ios, changed)
+	n, _, err := diff.LoadSteps(ios, changed)
 	if err != nil {
 		return nil, err
 	}
@@ -400,14 +404,18 @@ var changedRules = map[string][]string{
 // predicted is the first run's saving for the first finding whose cause
 // a change addresses (nil: none of them was found).
 func predicted(ios *iostreams.IOStreams, base string, set map[string]string) *Prediction {
-	side, _, err := diff.Load(ios, base)
+	side, _, err := diff.LoadSteps(ios, base)
 	if err != nil || side.Report == nil {
 		return nil
 	}
 	for _, f := range side.Report.Findings() {
 		for name := range set {
-			if slices.Contains(changedRules[name], f.Rule) && f.SavingPct < 100 {
-				return &Prediction{Rule: f.Rule, SavingPct: f.SavingPct, Speedup: 1 / (1 - f.SavingPct/100), Method: f.SavingMethod}
+			if slices.Contains(changedRules[name], f.Rule) {
+				saving := f.SavingPct
+				if _, ok := f.Try[name]; ok && f.TrySavingPct != nil {
+					saving = *f.TrySavingPct // the change tried is the finding's second
+				}
+				return &Prediction{Rule: f.Rule, SavingPct: saving, Speedup: 1 / (1 - min(saving, 99)/100), Method: f.SavingMethod}
 			}
 		}
 	}
@@ -439,10 +447,14 @@ func Write(w io.Writer, r *Result) {
 		default:
 			fmt.Fprintf(w, ", %.2fx slower (95%% interval %.2fx to %.2fx)\n", 1/p.Speedup, 1/p.SpeedupHigh, 1/p.SpeedupLow)
 		}
-		fmt.Fprintf(w, "  verdict: %s as it is, %s changed\n", p.BaseVerdict, p.NewVerdict)
+		if p.BaseVerdict != "" || p.NewVerdict != "" {
+			fmt.Fprintf(w, "  verdict: %s as it is, %s changed\n", cmp.Or(p.BaseVerdict, "none"), cmp.Or(p.NewVerdict, "none"))
+		}
 	}
 	if pr := r.Predicted; pr != nil {
 		fmt.Fprintf(w, "  predicted by the first run (%s, %s): %.0f%% of the step saved, %.2fx\n", pr.Rule, cmp.Or(pr.Method, "-"), pr.SavingPct, pr.Speedup)
+	} else if len(r.Pairs) > 0 && r.Pairs[0].BaseVerdict == "" {
+		fmt.Fprintln(w, "  predicted: nothing: the first run ended before its window recorded a step (fewer steps than --steps and the window), so it has no diagnosis")
 	} else {
 		fmt.Fprintln(w, "  predicted: the first run's diagnosis named no cause these changes address")
 	}
