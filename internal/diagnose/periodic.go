@@ -6,8 +6,8 @@ import (
 	"maps"
 	"math"
 	"path/filepath"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"

@@ -21,8 +21,8 @@ type RunEvidence struct {
 	// allocations or when other processes run, not work the step does
 	// every N steps (steps.periodic leaves it out).
 	NotOwnS map[int]float64 `json:"-"`
-	Tag  string `json:"tag"`
-	Rank int    `json:"rank"`
+	Tag     string          `json:"tag"`
+	Rank    int             `json:"rank"`
 	// WindowStepS is the mean step of the recorded window (seconds);
 	// DataLoaderWaitS the mean DataLoader wait per window step; both
 	// leave out the window's steps over twice its median, as the trace's
