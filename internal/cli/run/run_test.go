@@ -937,6 +937,24 @@ func TestWithoutTorch(t *testing.T) {
 	}
 }
 
+// --verify tries the top finding's run-time change in one more short run
+// after the report and prints measured against predicted; the program's
+// status stays the first run's.
+func TestVerify(t *testing.T) {
+	r := bn(t, runOpts{}, "--python", testutil.TorchPython(t), "--verify", "--verify-steps", "5", filepath.Join(testutil.RepoRoot(), "examples", "diagnose", "slow_dataset.py"))
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{"verifying input.loader: one more run with num_workers=", " (tried): ", "predicted by the first run (input.loader", "slow_dataset.py:33: num_workers 0 -> "} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("no %q in stderr:\n%s", want, r.stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(r.dir+"-tried-1", "try.json")); err != nil {
+		t.Error(err)
+	}
+}
+
 // A program that cannot start says so in one line, as plain Python does,
 // with Python's exit status and no run directory; one that fails for want
 // of torch gets the interpreter named and where to find one with torch.

@@ -1,12 +1,17 @@
 package try
 
 import (
+	"encoding/json"
 	"errors"
 	"maps"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
 )
 
 // The command's parsing, without running anything: changes are checked
@@ -41,5 +46,40 @@ func TestParse(t *testing.T) {
 		case c.set != nil && (err != nil || got == nil || !maps.Equal(got.Set, c.set)):
 			t.Errorf("%v: %v, set %v; want %v", c.args, err, got, c.set)
 		}
+	}
+}
+
+// A real try: the planted input-bound program as it is and with two
+// DataLoader workers. What load cannot change is asserted: both runs were
+// made and compared, the change took effect at the program's DataLoader
+// line, and the first run's prediction is input.loader's.
+func TestTryWorkers(t *testing.T) {
+	py := testutil.TorchPython(t)
+	ios, _, stdout, _ := iostreams.Test()
+	out := filepath.Join(t.TempDir(), "try")
+	o := &Options{IO: ios, Python: py, Out: out, Steps: 6, Set: map[string]string{"num_workers": "2"},
+		Args: []string{filepath.Join(testutil.RepoRoot(), "examples", "diagnose", "slow_dataset.py")}}
+	if err := Run(o); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "try.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Pairs) != 1 || res.Pairs[0].Speedup <= 0 || !res.Pairs[0].Headline.NoiseKnown {
+		t.Errorf("pairs %+v", res.Pairs)
+	}
+	if len(res.Applied) != 1 || !res.Applied[0].Applied || len(res.Applied[0].Sites) == 0 || !strings.Contains(res.Applied[0].Sites[0], "slow_dataset.py:33: num_workers 0 -> 2") {
+		t.Errorf("applied %+v", res.Applied)
+	}
+	if res.Predicted == nil || res.Predicted.Rule != "input.loader" {
+		t.Errorf("predicted %+v", res.Predicted)
+	}
+	if !strings.Contains(stdout.String(), "num_workers=2 (tried): ") {
+		t.Errorf("stdout:\n%s", stdout)
 	}
 }
