@@ -165,15 +165,26 @@ type Result struct {
 
 // Pair is one run as it is against one run changed.
 type Pair struct {
-	BaseDir   string        `json:"base_dir"`
-	ChangeDir string        `json:"change_dir"`
-	Headline  diff.Headline `json:"headline"`
+	BaseDir   string `json:"base_dir"`
+	ChangeDir string `json:"change_dir"`
+	// Headline is the diff engine's comparison of the median steps.
+	Headline diff.Headline `json:"headline"`
 	// Speedup is the base's median step over the changed one's; SpeedupLow..SpeedupHigh its 95% interval (0 when unknown).
 	Speedup     float64 `json:"speedup"`
 	SpeedupLow  float64 `json:"speedup_low"`
 	SpeedupHigh float64 `json:"speedup_high"`
-	BaseVerdict string  `json:"base_verdict"`
-	NewVerdict  string  `json:"change_verdict"`
+	// MeanBaseUs and MeanNewUs are the mean steps, slow ones included:
+	// what the run takes (a collection every 9 steps moves the mean, not
+	// the median); MeanSpeedup their ratio, MeanLow..MeanHigh its 95%
+	// interval (0 when unknown), MeanSignificant when it excludes 1x.
+	MeanBaseUs      float64 `json:"mean_base_us"`
+	MeanNewUs       float64 `json:"mean_change_us"`
+	MeanSpeedup     float64 `json:"mean_speedup"`
+	MeanLow         float64 `json:"mean_speedup_low"`
+	MeanHigh        float64 `json:"mean_speedup_high"`
+	MeanSignificant bool    `json:"mean_significant"`
+	BaseVerdict     string  `json:"base_verdict"`
+	NewVerdict      string  `json:"change_verdict"`
 }
 
 // Prediction is what the first run's diagnosis said the change's cause
@@ -371,6 +382,23 @@ func compare(ios *iostreams.IOStreams, base, changed string) (*Pair, error) {
 	if h.NoiseKnown && h.HighPct > -100 && h.LowPct > -100 {
 		p.SpeedupLow, p.SpeedupHigh = 1/(1+h.HighPct/100), 1/(1+h.LowPct/100)
 	}
+	bs, ns := r.Base.StepTimesUs, r.New.StepTimesUs
+	for _, x := range bs {
+		p.MeanBaseUs += x / float64(len(bs))
+	}
+	for _, x := range ns {
+		p.MeanNewUs += x / float64(len(ns))
+	}
+	if p.MeanNewUs > 0 {
+		p.MeanSpeedup = p.MeanBaseUs / p.MeanNewUs
+	}
+	if h.NoiseKnown {
+		low, high := diff.MeanRatioInterval(bs, ns)
+		if low > -100 && high > -100 {
+			p.MeanLow, p.MeanHigh = 1/(1+high/100), 1/(1+low/100)
+			p.MeanSignificant = p.MeanLow > 1 || p.MeanHigh < 1
+		}
+	}
 	return p, nil
 }
 
@@ -412,7 +440,7 @@ func predicted(ios *iostreams.IOStreams, base string, set map[string]string) *Pr
 		for name := range set {
 			if slices.Contains(changedRules[name], f.Rule) {
 				saving := f.SavingPct
-				if _, ok := f.Try[name]; ok && f.TrySavingPct != nil {
+				if v, ok := f.Try[name]; ok && v == set[name] && f.TrySavingPct != nil {
 					saving = *f.TrySavingPct // the change tried is the finding's second
 				}
 				return &Prediction{Rule: f.Rule, SavingPct: saving, Speedup: 1 / (1 - min(saving, 99)/100), Method: f.SavingMethod}
@@ -436,16 +464,25 @@ func Write(w io.Writer, r *Result) {
 		if len(r.Pairs) > 1 {
 			label += fmt.Sprintf(", pair %d", i+1)
 		}
-		fmt.Fprintf(w, "%s (tried): %s -> %s per step", textsafe.String(label), units.Duration(h.BaseUs), units.Duration(h.NewUs))
+		// the mean first: what the run takes, slow steps included; then
+		// the median, the usual step
+		fmt.Fprintf(w, "%s (tried): %s -> %s a step on average", textsafe.String(label), units.Duration(p.MeanBaseUs), units.Duration(p.MeanNewUs))
 		switch {
 		case !h.NoiseKnown:
-			fmt.Fprintf(w, ", %.2fx (too few steps for an interval)\n", p.Speedup)
-		case !h.Significant:
-			fmt.Fprintf(w, ": no significant change (95%% interval %.2fx to %.2fx)\n", p.SpeedupLow, p.SpeedupHigh)
-		case p.Speedup >= 1:
-			fmt.Fprintf(w, ", %.2fx faster (95%% interval %.2fx to %.2fx)\n", p.Speedup, p.SpeedupLow, p.SpeedupHigh)
+			fmt.Fprintf(w, ", %.2fx (too few steps for an interval)", p.MeanSpeedup)
+		case !p.MeanSignificant:
+			fmt.Fprintf(w, ": no significant change (95%% interval %.2fx to %.2fx)", p.MeanLow, p.MeanHigh)
+		case p.MeanSpeedup >= 1:
+			fmt.Fprintf(w, ", %.2fx faster (95%% interval %.2fx to %.2fx)", p.MeanSpeedup, p.MeanLow, p.MeanHigh)
 		default:
-			fmt.Fprintf(w, ", %.2fx slower (95%% interval %.2fx to %.2fx)\n", 1/p.Speedup, 1/p.SpeedupHigh, 1/p.SpeedupLow)
+			fmt.Fprintf(w, ", %.2fx slower (95%% interval %.2fx to %.2fx)", 1/p.MeanSpeedup, 1/p.MeanHigh, 1/p.MeanLow)
+		}
+		fmt.Fprintf(w, "; median %s -> %s", units.Duration(h.BaseUs), units.Duration(h.NewUs))
+		switch {
+		case h.NoiseKnown && !h.Significant:
+			fmt.Fprintf(w, ", no significant change\n")
+		default:
+			fmt.Fprintf(w, ", %.2fx\n", p.Speedup)
 		}
 		if p.BaseVerdict != "" || p.NewVerdict != "" {
 			fmt.Fprintf(w, "  verdict: %s as it is, %s changed\n", cmp.Or(p.BaseVerdict, "none"), cmp.Or(p.NewVerdict, "none"))
