@@ -1152,6 +1152,9 @@ def run_main(cfg_path, mode, target, args):
     except BaseException as e:
         if os.getpid() != _agent.pid:
             _agent.child_exit = e  # a forked child ending (see _exit_forked_child)
+            if not isinstance(e, SystemExit):
+                # its traceback without the agent's frames, as the parent's
+                _install_trimming_excepthook()
             raise
         if isinstance(e, StopAfterProfile):
             _agent.finish("stopped-after-profile", 0)

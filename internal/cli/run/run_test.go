@@ -937,6 +937,23 @@ func TestWithoutTorch(t *testing.T) {
 	}
 }
 
+// A forked child that raises prints its traceback as under plain Python:
+// the agent's frames (the boot module, run_main) are cut, as in the parent.
+func TestForkedChildTracebackIsTheProgramsOwn(t *testing.T) {
+	prog := filepath.Join(t.TempDir(), "fork_raises.py")
+	src := "import os\npid = os.fork()\nif pid == 0:\n    raise ValueError('child fails')\nos.waitpid(pid, 0)\nprint('parent ok')\n"
+	if err := os.WriteFile(prog, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := bn(t, runOpts{}, "--python", testutil.TorchPython(t), "--no-trace", prog)
+	if r.code != 0 || r.stdout != "parent ok\n" {
+		t.Fatalf("exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "ValueError: child fails") || strings.Contains(r.stderr, "_bottleneck") || strings.Contains(r.stderr, "run_main") {
+		t.Errorf("the child's traceback:\n%s", r.stderr)
+	}
+}
+
 // --verify tries the top finding's run-time change in one more short run
 // after the report and prints measured against predicted; the program's
 // status stays the first run's.
