@@ -1279,15 +1279,6 @@ func median(xs []float64) float64 {
 	return xs[len(xs)/2]
 }
 
-// LoadRun reads a run directory's evidence, keyed by rank (see FromRun).
-func LoadRun(dir string) (map[int]*RunEvidence, error) {
-	run, err := rundir.Read(dir)
-	if err != nil {
-		return nil, err
-	}
-	return FromRun(run), nil
-}
-
 // FromRun is the evidence of a run directory's processes, keyed by rank
 // (a process without a rank tag gets rank 0 when it is the only one).
 func FromRun(run *rundir.Run) map[int]*RunEvidence {

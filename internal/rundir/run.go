@@ -125,19 +125,6 @@ func readJSON(path, want string, v any, format *string, version *int) error {
 // NotWritten reports whether err says a file does not exist.
 func NotWritten(err error) bool { return errors.Is(err, fs.ErrNotExist) }
 
-// Traces returns the trace files of the run directory dir, sorted.
-func Traces(dir string) []string {
-	ents, _ := os.ReadDir(dir)
-	var out []string
-	for _, e := range ents {
-		if k, _ := FileKind(e.Name()); k == "trace" && !e.IsDir() {
-			out = append(out, filepath.Join(dir, e.Name()))
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
 // FirstWindowStep is the agent's number of the first step recorded in
 // the trace file path (one of r.Traces), when the evidence names its
 // window. torch numbers ProfilerStep#N from the profiler's creation, the

@@ -64,15 +64,6 @@ type ProcessReport struct {
 	StepSeries *steptimes.Summary `json:"step_series,omitempty"`
 }
 
-// Build reads the run directory dir and builds its run section.
-func Build(dir string) (*Report, error) {
-	run, err := rundir.Read(dir)
-	if err != nil {
-		return nil, err
-	}
-	return FromRun(run), nil
-}
-
 // FromRun builds the run section of a run directory already read.
 func FromRun(run *rundir.Run) *Report {
 	m := run.Manifest

@@ -25,10 +25,11 @@ func TestInterruptedRunIsSaid(t *testing.T) {
 		if err := rundir.WriteManifest(dir, m); err != nil {
 			t.Fatal(err)
 		}
-		r, err := Build(dir)
+		run, err := rundir.Read(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
+		r := FromRun(run)
 		var text bytes.Buffer
 		WriteText(&text, r)
 		if got := strings.Contains(text.String(), "interrupted: bottleneck ended before the run did"); got != want {
