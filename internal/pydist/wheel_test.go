@@ -232,3 +232,39 @@ func readJSON(t *testing.T, path string, v any) {
 		t.Fatalf("%s: %v", path, err)
 	}
 }
+
+// `pip wheel .` (pyproject.toml's in-tree backend) gives the very wheel
+// the project's builder gives: one package, two routes.
+func TestPipBuildsTheSameWheel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a wheel through pip (-short)")
+	}
+	plat, ok := HostPlatform()
+	if !ok {
+		t.Skip("no wheel platform for this machine")
+	}
+	py := testutil.TorchPython(t)
+	if err := exec.Command(py, "-m", "pip", "--version").Run(); err != nil {
+		t.Skipf("%s has no pip: %v", py, err)
+	}
+	root := testutil.RepoRoot()
+	want, err := Build(Options{Root: root, OutDir: t.TempDir(), Platform: plat, Time: time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	cmd := exec.Command(py, "-m", "pip", "wheel", root, "--no-deps", "--no-index", "-w", out)
+	cmd.Env = append(os.Environ(), "PIP_DISABLE_PIP_VERSION_CHECK=1", "SOURCE_DATE_EPOCH=")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("pip wheel: %v\n%s", err, b)
+	}
+	got := filepath.Join(out, filepath.Base(want))
+	b1, err := os.ReadFile(got)
+	if err != nil {
+		t.Fatalf("pip wrote no %s: %v", filepath.Base(want), err)
+	}
+	b2, _ := os.ReadFile(want)
+	if !bytes.Equal(b1, b2) {
+		t.Errorf("pip's wheel differs from the builder's (%d and %d bytes)", len(b1), len(b2))
+	}
+}
