@@ -48,25 +48,35 @@ func TestSourceVersionIsTheBinarysVersion(t *testing.T) {
 // a second build gives the same bytes, installs it into a fresh venv (torch
 // from the test venv through a .pth file, no download) and runs the
 // `bottleneck` command and the Python API from there.
-func TestWheel(t *testing.T) {
+// hostWheel builds this machine's wheel as scripts/build-wheel does and
+// returns it with a Python that has torch and pip (skipping without one).
+func hostWheel(t *testing.T) (py, whl string, plat Platform) {
+	t.Helper()
 	if testing.Short() {
-		t.Skip("builds and installs a wheel (-short)")
+		t.Skip("builds a wheel (-short)")
 	}
 	plat, ok := HostPlatform()
 	if !ok {
 		t.Skip("no wheel platform for this machine")
 	}
-	py := testutil.TorchPython(t)
+	py = testutil.TorchPython(t)
 	if err := exec.Command(py, "-m", "pip", "--version").Run(); err != nil {
 		t.Skipf("%s has no pip: %v", py, err)
 	}
-	root := testutil.RepoRoot()
-	stamp := time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
-	whl, err := Build(Options{Root: root, OutDir: t.TempDir(), Platform: plat, Time: stamp})
+	whl, err := Build(Options{Root: testutil.RepoRoot(), OutDir: t.TempDir(), Platform: plat, Time: wheelStamp})
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := Build(Options{Root: root, OutDir: t.TempDir(), Platform: plat, Time: stamp})
+	return py, whl, plat
+}
+
+// wheelStamp is the builder's time without SOURCE_DATE_EPOCH.
+var wheelStamp = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func TestWheel(t *testing.T) {
+	py, whl, plat := hostWheel(t)
+	root := testutil.RepoRoot()
+	again, err := Build(Options{Root: root, OutDir: t.TempDir(), Platform: plat, Time: wheelStamp})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,24 +246,9 @@ func readJSON(t *testing.T, path string, v any) {
 // `pip wheel .` (pyproject.toml's in-tree backend) gives the very wheel
 // the project's builder gives: one package, two routes.
 func TestPipBuildsTheSameWheel(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a wheel through pip (-short)")
-	}
-	plat, ok := HostPlatform()
-	if !ok {
-		t.Skip("no wheel platform for this machine")
-	}
-	py := testutil.TorchPython(t)
-	if err := exec.Command(py, "-m", "pip", "--version").Run(); err != nil {
-		t.Skipf("%s has no pip: %v", py, err)
-	}
-	root := testutil.RepoRoot()
-	want, err := Build(Options{Root: root, OutDir: t.TempDir(), Platform: plat, Time: time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	py, want, _ := hostWheel(t)
 	out := t.TempDir()
-	cmd := exec.Command(py, "-m", "pip", "wheel", root, "--no-deps", "--no-index", "-w", out)
+	cmd := exec.Command(py, "-m", "pip", "wheel", testutil.RepoRoot(), "--no-deps", "--no-index", "-w", out)
 	cmd.Env = append(os.Environ(), "PIP_DISABLE_PIP_VERSION_CHECK=1", "SOURCE_DATE_EPOCH=")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("pip wheel: %v\n%s", err, b)
