@@ -17,6 +17,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/syncs"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/textsafe"
 )
 
 // csv: one table per file (WriteCSVTables) or one table to a writer
@@ -192,7 +193,9 @@ func WriteCSV(w io.Writer, r *report.Report, name string) error {
 
 // csvSafe defuses spreadsheet formulas: a cell from an untrusted trace
 // that starts with = + - @ (and is not a number) gets a leading quote.
+// Control characters become '?' and invalid UTF-8 U+FFFD.
 func csvSafe(s string) string {
+	s = textsafe.Text(s) // no control byte or invalid UTF-8 in the file
 	if s == "" || !strings.ContainsRune("=+-@\t\r", rune(s[0])) {
 		return s
 	}

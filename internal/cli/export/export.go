@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,11 +80,11 @@ Exit status: 0 ok, 3 some input was damaged, 1 failure, 2 bad usage.`,
 	cmdutil.StringEnumFlag(cmd, &o.Format, "format", "f", "", export.Formats, "output format")
 	f.StringVarP(&o.Output, "output", "o", "", "write to `FILE` (a directory for csv without --table)")
 	cmdutil.StringEnumFlag(cmd, &o.Stacks, "stacks", "", "", export.StackSources, "stacks for pprof, speedscope, folded, svg: ops (host time), device, python (default ops when a trace was read, else python)")
-	f.IntVar(&o.Rank, "rank", -1, "the trace of this rank (default the first)")
-	f.IntVar(&o.MaxNodes, "max-nodes", 0, "cap flame graphs (folded, svg) at `N` nodes, merging the smallest into (other)")
-	f.IntVar(&o.MaxEvents, "max-events", export.DefaultMaxEvents, "chrome/perfetto: at most `N` events")
-	f.Float64Var(&o.MinDurationUs, "min-duration", 0, "chrome/perfetto: drop events shorter than `US` microseconds")
-	f.IntVar(&o.Top, "top", driver.DefaultTop, "rows per operator and kernel table: csv, markdown (0: all)")
+	cmdutil.IntRangeFlag(cmd, &o.Rank, "rank", -1, 0, math.MaxInt, "the trace of this rank (default the first)")
+	cmdutil.NonNegativeIntFlag(cmd, &o.MaxNodes, "max-nodes", 0, "cap flame graphs (folded, svg) at `N` nodes, merging the smallest into (other)")
+	cmdutil.NonNegativeIntFlag(cmd, &o.MaxEvents, "max-events", export.DefaultMaxEvents, "chrome/perfetto: at most `N` events")
+	cmdutil.NonNegativeFloatFlag(cmd, &o.MinDurationUs, "min-duration", 0, "chrome/perfetto: drop events shorter than `US` microseconds")
+	cmdutil.NonNegativeIntFlag(cmd, &o.Top, "top", driver.DefaultTop, "rows per operator and kernel table: csv, markdown (0: all)")
 	cmdutil.StringEnumFlag(cmd, &o.Table, "table", "", "", export.Tables, "csv: the table to write")
 	f.StringVar(&o.Role, "role", "", "python stacks: only threads of this role (main, pin_memory, other)")
 	_ = cmd.MarkFlagRequired("format")

@@ -58,7 +58,7 @@ be read; 2 bad usage.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.HTML, "output", "o", "", "write the report to `FILE` (\"-\": standard output; default PATH/report.html for a run directory)")
-	f.IntVar(&o.Top, "top", driver.DefaultTop, "rows per operator and kernel table (0: all)")
+	cmdutil.NonNegativeIntFlag(cmd, &o.Top, "top", driver.DefaultTop, "rows per operator and kernel table (0: all)")
 	f.StringVar(&o.Title, "title", "", "page title")
 	f.BoolVar(&o.Force, "force", false, "replace the run directory's report.html")
 	cmdutil.RenamedFlags(cmd, map[string]string{"html": "output"})

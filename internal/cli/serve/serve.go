@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bottleneck-dev/bottleneck/internal/cli/cmdutil"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/driver"
 	"github.com/bottleneck-dev/bottleneck/internal/htmlreport"
@@ -47,9 +48,9 @@ outside it can be read through the server.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Host, "host", "127.0.0.1", "address to bind (0.0.0.0: every interface)")
-	f.IntVar(&o.Port, "port", 8080, "port to bind (busy: the next ones are tried; 0: any free port)")
-	f.IntVar(&o.Tries, "port-tries", 20, "how many ports to try")
-	f.IntVar(&o.Top, "top", driver.DefaultTop, "rows per operator and kernel table (0: all)")
+	cmdutil.IntRangeFlag(cmd, &o.Port, "port", 8080, 0, 65535, "port to bind (busy: the next ones are tried; 0: any free port)")
+	cmdutil.IntRangeFlag(cmd, &o.Tries, "port-tries", 20, 1, 1000, "how many ports to try")
+	cmdutil.NonNegativeIntFlag(cmd, &o.Top, "top", driver.DefaultTop, "rows per operator and kernel table (0: all)")
 	return cmd
 }
 
