@@ -338,6 +338,9 @@ func Analyze(w io.Writer, ios *iostreams.IOStreams, paths []string, o Options) (
 	} else {
 		report.WriteSummary(w, d.Report)
 	}
+	if d.Status == Partial { // stderr too: a script keeping only stdout still sees it
+		report.WriteProblems(ios.ErrOut, d.Report)
+	}
 	return d.Status, nil
 }
 

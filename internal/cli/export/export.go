@@ -25,6 +25,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/export"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
+	"github.com/bottleneck-dev/bottleneck/internal/report"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
 
@@ -134,9 +135,7 @@ func Run(o *Options) error {
 		if len(d.Traces) > 0 || len(d.Report.Failures) > 0 {
 			in.Traces, in.Report = d.Traces, d.Report
 		}
-		for _, f := range d.Report.Failures {
-			fmt.Fprintf(o.IO.ErrOut, "bottleneck: %s: %s\n", f.Path, f.Error)
-		}
+		report.WriteProblems(o.IO.ErrOut, d.Report) // the damaged files and places
 		if d.Status != driver.Complete {
 			if len(in.Traces) == 0 && in.Python == nil {
 				return exitcode.New(exitcode.Failed, errors.New("no trace could be read"))
