@@ -12,6 +12,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/driver"
 	"github.com/bottleneck-dev/bottleneck/internal/htmlreport"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	textreport "github.com/bottleneck-dev/bottleneck/internal/report"
 	"github.com/bottleneck-dev/bottleneck/internal/serve"
 )
 
@@ -64,6 +65,12 @@ func Run(o *Options) error {
 	d, err := driver.Open(o.IO, o.Paths, dopts)
 	if err != nil {
 		return exitcode.New(exitcode.Failed, fmt.Errorf("serve: %w", err))
+	}
+	if len(d.Traces) == 0 && len(d.Report.Failures) > 0 { // nothing to serve, as analyze
+		return exitcode.New(exitcode.Failed, driver.NothingRead(d.Report.Failures))
+	}
+	if d.Status != driver.Complete { // served anyway, with what was wrong said here too
+		textreport.WriteProblems(o.IO.ErrOut, d.Report)
 	}
 	p := serve.NewPage(d, htmlreport.Options{})
 	loop := serve.IsLoopback(o.Host)
