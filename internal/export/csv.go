@@ -145,7 +145,7 @@ func cell(v reflect.Value) string {
 // WriteCSV writes table name of r to w.
 func WriteCSV(w io.Writer, r *report.Report, name string) error {
 	if !slices.Contains(Tables, name) {
-		return fmt.Errorf("unknown table %q (want one of %s)", name, strings.Join(Tables, ", "))
+		return fmt.Errorf("%w: unknown table %q (want one of %s)", ErrUsage, name, strings.Join(Tables, ", "))
 	}
 	cw := csv.NewWriter(w)
 	multi := len(r.Traces) > 1
@@ -221,7 +221,7 @@ func writeCSVTable(w io.Writer, in *Input, o *Options) error {
 		return fmt.Errorf("%w: no trace was read", ErrNoInput)
 	}
 	if o.Table == "" {
-		return fmt.Errorf("csv: name a table (--table %s) or write all of them into a directory (-o DIR)", strings.Join(Tables, "|"))
+		return fmt.Errorf("%w: csv: name a table (--table %s) or write all of them into a directory (-o DIR)", ErrUsage, strings.Join(Tables, "|"))
 	}
 	return WriteCSV(w, in.Report, o.Table)
 }

@@ -171,10 +171,10 @@ func Run(o *Options) error {
 	// Render into memory first so a failed export leaves no partial file.
 	var buf bytes.Buffer
 	if err := export.Generate(&buf, in, eo); err != nil {
-		if errors.Is(err, export.ErrNoInput) {
-			return exitcode.New(exitcode.Failed, err)
+		if errors.Is(err, export.ErrUsage) {
+			return exitcode.New(exitcode.Usage, err)
 		}
-		return exitcode.New(exitcode.Usage, err)
+		return exitcode.New(exitcode.Failed, err) // nothing to export, or rendering failed
 	}
 	if err := writeOut(o, buf.Bytes()); err != nil {
 		return exitcode.New(exitcode.Failed, err)
