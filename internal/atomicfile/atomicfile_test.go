@@ -1,6 +1,8 @@
 package atomicfile
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -25,5 +27,22 @@ func TestWriteReplacesAndLeavesNoTemporary(t *testing.T) {
 func TestWriteIntoMissingDirectoryFails(t *testing.T) {
 	if err := Write(filepath.Join(t.TempDir(), "no", "f.txt"), []byte("x")); err == nil {
 		t.Fatal("want an error")
+	}
+}
+
+func TestWriteNewNeverReplaces(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "r.html")
+	if err := WriteNew(p, []byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteNew(p, []byte("second")); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("second write: %v, want fs.ErrExist", err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "first" {
+		t.Errorf("content %q", b)
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 1 {
+		t.Errorf("files left: %v", names)
 	}
 }

@@ -333,7 +333,7 @@ func Analyze(w io.Writer, ios *iostreams.IOStreams, paths []string, o Options) (
 		return Unreadable, err
 	}
 	if len(d.Traces) == 0 && len(d.Report.Failures) > 0 { // no report: stdout carries only reports
-		return Unreadable, nothingRead(d.Report.Failures)
+		return Unreadable, NothingRead(d.Report.Failures)
 	}
 	if o.Rank >= 0 && len(d.Report.Traces) == 0 && len(d.Report.Inputs) > 0 {
 		return Unreadable, fmt.Errorf("--rank %d: %w", o.Rank, ErrNoSuchRank)
@@ -345,11 +345,15 @@ func Analyze(w io.Writer, ios *iostreams.IOStreams, paths []string, o Options) (
 	} else {
 		report.WriteSummary(w, d.Report)
 	}
+	if d.Status == Partial { // stderr too: a script keeping only stdout still sees it
+		report.WriteProblems(ios.ErrOut, d.Report)
+	}
 	return d.Status, nil
 }
 
-// nothingRead says why no input could be read.
-func nothingRead(failures []report.FileProblem) error {
+// NothingRead says why no input could be read (the error of a command
+// that has nothing to show: analyze, serve).
+func NothingRead(failures []report.FileProblem) error {
 	msgs := make([]string, len(failures))
 	for i, f := range failures {
 		msgs[i] = f.Error

@@ -17,6 +17,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/syncs"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/textsafe"
 )
 
 // csv: one table per file (WriteCSVTables) or one table to a writer
@@ -144,7 +145,7 @@ func cell(v reflect.Value) string {
 // WriteCSV writes table name of r to w.
 func WriteCSV(w io.Writer, r *report.Report, name string) error {
 	if !slices.Contains(Tables, name) {
-		return fmt.Errorf("unknown table %q (want one of %s)", name, strings.Join(Tables, ", "))
+		return fmt.Errorf("%w: unknown table %q (want one of %s)", ErrUsage, name, strings.Join(Tables, ", "))
 	}
 	cw := csv.NewWriter(w)
 	multi := len(r.Traces) > 1
@@ -192,7 +193,9 @@ func WriteCSV(w io.Writer, r *report.Report, name string) error {
 
 // csvSafe defuses spreadsheet formulas: a cell from an untrusted trace
 // that starts with = + - @ (and is not a number) gets a leading quote.
+// Control characters become '?' and invalid UTF-8 U+FFFD.
 func csvSafe(s string) string {
+	s = textsafe.Text(s) // no control byte or invalid UTF-8 in the file
 	if s == "" || !strings.ContainsRune("=+-@\t\r", rune(s[0])) {
 		return s
 	}
@@ -218,7 +221,7 @@ func writeCSVTable(w io.Writer, in *Input, o *Options) error {
 		return fmt.Errorf("%w: no trace was read", ErrNoInput)
 	}
 	if o.Table == "" {
-		return fmt.Errorf("csv: name a table (--table %s) or write all of them into a directory (-o DIR)", strings.Join(Tables, "|"))
+		return fmt.Errorf("%w: csv: name a table (--table %s) or write all of them into a directory (-o DIR)", ErrUsage, strings.Join(Tables, "|"))
 	}
 	return WriteCSV(w, in.Report, o.Table)
 }

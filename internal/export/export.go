@@ -99,6 +99,10 @@ type Options struct {
 // ErrNoInput is returned when the inputs lack what the format needs.
 var ErrNoInput = errors.New("nothing to export")
 
+// ErrUsage is returned for options that name no format, table or stack
+// source there is (bad usage); any other error is a failure to render.
+var ErrUsage = errors.New("bad usage")
+
 func (o *Options) note(format string, args ...any) {
 	if o.Notes != nil {
 		o.Notes(fmt.Sprintf(format, args...))
@@ -125,7 +129,7 @@ func Generate(w io.Writer, in *Input, o Options) error {
 	case Markdown:
 		return writeMarkdown(w, in, &o)
 	}
-	return fmt.Errorf("unknown format %q (want one of %s)", o.Format, strings.Join(Formats, ", "))
+	return fmt.Errorf("%w: unknown format %q (want one of %s)", ErrUsage, o.Format, strings.Join(Formats, ", "))
 }
 
 // pickTrace returns the trace single-trace formats use.
@@ -159,7 +163,7 @@ func stacksSource(in *Input, o *Options) (string, error) {
 		return "", fmt.Errorf("%w: no trace or Python profile", ErrNoInput)
 	}
 	if !slices.Contains(StackSources, s) {
-		return "", fmt.Errorf("unknown stacks %q (want one of %s)", s, strings.Join(StackSources, ", "))
+		return "", fmt.Errorf("%w: unknown stacks %q (want one of %s)", ErrUsage, s, strings.Join(StackSources, ", "))
 	}
 	if s == StacksPython && in.Python == nil {
 		return "", fmt.Errorf("%w: no Python profile (pyprofile-*.json in a run directory)", ErrNoInput)

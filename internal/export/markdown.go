@@ -41,7 +41,7 @@ func MarkdownEscape(s string) string {
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		default:
-			if r < 0x20 || r == 0x7f {
+			if r < 0x20 || (r >= 0x7f && r < 0xa0) {
 				b.WriteByte(' ')
 				continue
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bottleneck-dev/bottleneck/internal/flame"
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
+	"github.com/bottleneck-dev/bottleneck/internal/textsafe"
 )
 
 // pprof: a gzipped profile.proto.
@@ -109,6 +110,7 @@ func writePprof(w io.Writer, in *Input, o *Options) error {
 	if err := p.CheckValid(); err != nil {
 		return err
 	}
+	cleanStrings(p)
 	return p.Write(w)
 }
 
@@ -160,4 +162,26 @@ func pythonPprof(py *pyprofile.Profile, role string) *profile.Profile {
 		p.Sample = append(p.Sample, sm)
 	}
 	return p
+}
+
+// cleanStrings makes every name in p printable valid UTF-8
+// (textsafe.Text): pprof prints them on terminals as they are.
+func cleanStrings(p *profile.Profile) {
+	for _, f := range p.Function {
+		f.Name, f.SystemName, f.Filename = textsafe.Text(f.Name), textsafe.Text(f.SystemName), textsafe.Text(f.Filename)
+	}
+	for _, s := range p.Sample {
+		for k, vs := range s.Label {
+			for i, v := range vs {
+				vs[i] = textsafe.Text(v)
+			}
+			if c := textsafe.Text(k); c != k {
+				delete(s.Label, k)
+				s.Label[c] = vs
+			}
+		}
+	}
+	for i, c := range p.Comments {
+		p.Comments[i] = textsafe.Text(c)
+	}
 }

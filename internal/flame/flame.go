@@ -51,6 +51,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/bottleneck-dev/bottleneck/internal/textsafe"
 )
 
 // Other is the name of the node that holds merged small subtrees.
@@ -308,12 +310,14 @@ func (t *Tree) Walk(fn func(stack []string, self int64)) {
 }
 
 // FoldedName makes a frame name safe for folded stacks: ';' separates
-// frames and a line ends a record, so they are replaced.
+// frames and a line ends a record, so they are replaced; other control
+// characters become '?' and invalid UTF-8 U+FFFD (textsafe.Text), so an
+// untrusted name cannot drive the terminal the stacks are printed on.
 func FoldedName(s string) string {
-	if !strings.ContainsAny(s, ";\n\r") {
-		return s
+	if strings.ContainsAny(s, ";\n\r") {
+		s = strings.NewReplacer(";", ":", "\n", " ", "\r", " ").Replace(s)
 	}
-	return strings.NewReplacer(";", ":", "\n", " ", "\r", " ").Replace(s)
+	return textsafe.Text(s)
 }
 
 // WriteFolded writes the tree as folded stacks ("a;b;c 123" per line), the

@@ -371,7 +371,15 @@ func (r *reader) object() (sawEvents bool) {
 			err = r.unit(func() {
 				start := r.pos
 				r.lock = start + maxMetadata // what is kept must stay
+				r.wentDeep = false
 				r.skip(0)
+				if r.wentDeep { // valid JSON, but no metadata nests this deep: left out, the events read
+					end := r.pos
+					r.pos = start // the problem names where the value starts
+					r.problem("metadata nested too deeply", strconv.Quote(key)+" nests deeper than "+strconv.Itoa(maxDepth)+" levels; left out")
+					r.pos = end
+					return
+				}
 				if end := r.pos; r.offsetAt(end)-r.offsetAt(start) > int64(maxMetadata) {
 					r.pos = start // the problem names where the value starts
 					r.problem("metadata too large", strconv.Quote(key)+" is longer than "+sizeText(maxMetadata)+"; left out")

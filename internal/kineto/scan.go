@@ -45,9 +45,14 @@ type syntaxError struct {
 
 func (e *syntaxError) Error() string { return e.msg }
 
-// maxDepth bounds nesting inside values so hostile input cannot exhaust the
-// stack.
+// maxDepth bounds the recursion of skip so hostile input cannot exhaust
+// the stack; deeper levels are passed over by skipDeep, which does not
+// recurse, so valid JSON of any depth is read.
 const maxDepth = 512
+
+// maxDeepDepth bounds skipDeep's stack (24 bytes a level): deeper input is
+// damage. encoding/json stops at 10,000.
+const maxDeepDepth = 100_000
 
 // maxString is the most of a string kept in the model (decoded bytes; a
 // longer one is truncated at a character boundary and reported), and the
@@ -302,6 +307,9 @@ type scanner struct {
 	calls   int // problems reported by this attempt at the unit
 	replay  int // of which the first replay were recorded by earlier attempts
 	cache   internCache
+	// wentDeep says skip passed over a value nested beyond maxDepth
+	// (skipDeep) since it was last cleared.
+	wentDeep bool
 }
 
 // internCache is a direct-mapped cache in front of the trace's string
@@ -883,7 +891,11 @@ func (s *scanner) skipSimpleArray() bool {
 // scanner is where it was after the first.
 func (s *scanner) skip(depth int) {
 	if depth > maxDepth {
-		s.fail("values nested too deeply")
+		if c := s.peek(); c == '{' || c == '[' {
+			s.wentDeep = true
+			s.skipDeep()
+			return
+		}
 	}
 	switch s.peek() {
 	case '"':
@@ -929,6 +941,56 @@ func (s *scanner) skip(depth int) {
 		}
 		if _, ok := number(w); !ok {
 			s.problem("bare word value", string(truncate(w, 40)))
+		}
+	}
+}
+
+// skipDeep passes over the array or object at pos, nested to any depth,
+// without recursion: one byte of closer per level, as skip marking what
+// follows each level's first comma removable. Keys and values are not
+// checked beyond their brackets, strings and words: the value is left out.
+func (s *scanner) skipDeep() {
+	type level struct {
+		closer      byte
+		from, calls int
+	}
+	var stack []level
+	for {
+		s.ws()
+		switch c := s.peek(); c {
+		case '{', '[':
+			closer := byte('}')
+			if c == '[' {
+				closer = ']'
+			}
+			if len(stack)+maxDepth >= maxDeepDepth {
+				s.fail("values nested too deeply")
+			}
+			stack = append(stack, level{closer, -1, 0})
+			s.pos++
+		case '}', ']':
+			if len(stack) == 0 || stack[len(stack)-1].closer != c {
+				s.fail("unbalanced " + describe(c) + " in a deeply nested value")
+			}
+			stack = stack[:len(stack)-1]
+			s.pos++
+			if len(stack) == 0 {
+				return
+			}
+		case ',':
+			s.pos++
+			l := &stack[len(stack)-1]
+			if l.from < 0 && s.pos >= s.lock {
+				l.from, l.calls = s.pos, s.calls
+			} else if l.from >= 0 {
+				s.removable(l.from, s.pos, s.calls-l.calls)
+			}
+		case ':':
+			s.pos++
+		case '"':
+			s.skipStr()
+		default:
+			s.word()
 		}
 	}
 }

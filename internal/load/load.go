@@ -68,9 +68,10 @@ func Expand(paths []string) (files []string, skipped, failed []Failure) {
 			files = append(files, p)
 			continue
 		}
-		found, skip := walk(p)
+		found, skip, fail := walk(p)
 		skipped = append(skipped, skip...)
-		if len(found) == 0 {
+		failed = append(failed, fail...)
+		if len(found) == 0 && len(fail) == 0 {
 			failed = append(failed, Failure{p, errors.New("no trace files (*.json, *.json.gz) in this directory")})
 			continue
 		}
@@ -81,11 +82,13 @@ func Expand(paths []string) (files []string, skipped, failed []Failure) {
 
 // walk lists the trace files under dir in order. Entries that are not
 // regular files (a FIFO would block the read forever) are skipped with a
-// note, as are profiler traces in a format not read.
-func walk(dir string) (found []string, skipped []Failure) {
+// note, as are profiler traces in a format not read. A subdirectory that
+// cannot be listed, or a trace name that cannot be opened (a dangling
+// link), is a failure: it may hold traces, so the input is incomplete.
+func walk(dir string) (found []string, skipped, failed []Failure) {
 	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
-			skipped = append(skipped, Failure{path, err})
+			failed = append(failed, Failure{path, err})
 			return nil
 		}
 		if d.IsDir() {
@@ -95,7 +98,7 @@ func walk(dir string) (found []string, skipped []Failure) {
 		switch {
 		case strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".json.gz"):
 			if st, err := os.Stat(path); err != nil {
-				skipped = append(skipped, Failure{path, err})
+				failed = append(failed, Failure{path, err})
 			} else if !st.Mode().IsRegular() {
 				skipped = append(skipped, Failure{path, fmt.Errorf("not a regular file (%s)", st.Mode().Type())})
 			} else {
@@ -107,7 +110,7 @@ func walk(dir string) (found []string, skipped []Failure) {
 		return nil
 	})
 	slices.Sort(found)
-	return found, skipped
+	return found, skipped, failed
 }
 
 // Load expands paths and reads every trace. Paths that cannot be read are

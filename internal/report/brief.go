@@ -113,3 +113,20 @@ func elideMiddle(s string, n int) string {
 	head := (n - 1) / 2
 	return string(r[:head]) + "…" + string(r[len(r)-(n-1-head):])
 }
+
+// WriteProblems writes every problem with the input, one per line
+// prefixed "bottleneck: ", naming the file and the place: the damage
+// found in each input, then the files that could not be read. Commands
+// print it on stderr when they exit 3, so a script that keeps only stdout
+// (or a written file) still sees what was wrong.
+func WriteProblems(w io.Writer, r *Report) {
+	w = textsafe.Writer(w)
+	for _, in := range r.Inputs {
+		for _, p := range in.Problems {
+			fmt.Fprintf(w, "bottleneck: %s: problem: %s\n", Printable(in.Path), problemText(p))
+		}
+	}
+	for _, f := range r.Failures {
+		fmt.Fprintf(w, "bottleneck: could not read %s: %s\n", Printable(f.Path), Printable(f.Error))
+	}
+}

@@ -19,10 +19,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/net/netutil"
 
 	"github.com/bottleneck-dev/bottleneck/internal/driver"
 	"github.com/bottleneck-dev/bottleneck/internal/htmlreport"
@@ -196,9 +195,12 @@ func URL(l net.Listener, host string) string {
 }
 
 // Limits bound what clients can hold: a slow or idle client is dropped
-// after its timeout, and at most MaxConns connections are open at once
-// (more wait to be accepted), so no client can exhaust the process's file
-// descriptors.
+// after its timeout, and at most MaxConns connections are open at once,
+// so no client can exhaust the process's file descriptors. At the cap a
+// new connection closes the longest-idle keep-alive connection (a browser
+// reopens one when it needs it) and waits only while every connection is
+// busy with a request, so idle clients cannot lock new ones out for the
+// idle timeout.
 type Limits struct {
 	ReadHeader, Read, Write, Idle time.Duration
 	MaxConns                      int
@@ -214,6 +216,90 @@ func Serve(l net.Listener, h http.Handler, log io.Writer) error {
 }
 
 func serveWith(l net.Listener, h http.Handler, lim Limits) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: lim.ReadHeader, ReadTimeout: lim.Read, WriteTimeout: lim.Write, IdleTimeout: lim.Idle}
-	return srv.Serve(netutil.LimitListener(l, lim.MaxConns))
+	cl := newCapListener(l, lim.MaxConns)
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: lim.ReadHeader, ReadTimeout: lim.Read, WriteTimeout: lim.Write, IdleTimeout: lim.Idle,
+		ConnState: cl.state}
+	return srv.Serve(cl)
+}
+
+// capListener holds at most max connections open. When a new one arrives
+// at the cap, the connection idle the longest (between keep-alive
+// requests) is closed to make room; with none idle, the new connection
+// waits until one closes.
+type capListener struct {
+	net.Listener
+	max  int
+	mu   sync.Mutex
+	free *sync.Cond
+	open int
+	idle map[net.Conn]time.Time // since when each idle connection is idle
+}
+
+func newCapListener(l net.Listener, max int) *capListener {
+	c := &capListener{Listener: l, max: max, idle: map[net.Conn]time.Time{}}
+	c.free = sync.NewCond(&c.mu)
+	return c
+}
+
+func (c *capListener) Accept() (net.Conn, error) {
+	conn, err := c.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.open >= c.max {
+		if oldest := c.longestIdle(); oldest != nil {
+			delete(c.idle, oldest)
+			c.mu.Unlock()
+			oldest.Close() // counted down by capConn.Close
+			c.mu.Lock()
+			continue
+		}
+		c.free.Wait() // every connection is busy: wait for one to end
+	}
+	c.open++
+	return &capConn{Conn: conn, l: c}, nil
+}
+
+func (c *capListener) longestIdle() net.Conn {
+	var oldest net.Conn
+	var since time.Time
+	for conn, t := range c.idle {
+		if oldest == nil || t.Before(since) {
+			oldest, since = conn, t
+		}
+	}
+	return oldest
+}
+
+// state follows the server's connections (http.Server.ConnState).
+func (c *capListener) state(conn net.Conn, s http.ConnState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s == http.StateIdle {
+		c.idle[conn] = time.Now()
+		c.free.Broadcast() // an Accept at the cap can evict it
+		return
+	}
+	delete(c.idle, conn)
+}
+
+// capConn gives its place back once, when closed.
+type capConn struct {
+	net.Conn
+	l    *capListener
+	once sync.Once
+}
+
+func (c *capConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() {
+		c.l.mu.Lock()
+		c.l.open--
+		delete(c.l.idle, c)
+		c.l.free.Broadcast()
+		c.l.mu.Unlock()
+	})
+	return err
 }

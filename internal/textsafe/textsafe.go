@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // String replaces control characters so a name cannot move the cursor
@@ -27,6 +28,16 @@ func String(s string) string {
 		}
 		return c
 	}, s)
+}
+
+// Text is String for files other tools parse (folded stacks, CSV,
+// pprof): control characters become '?' and invalid UTF-8 becomes U+FFFD,
+// so the result is valid UTF-8 without a control byte.
+func Text(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return String(s)
 }
 
 // Writer returns a writer that replaces control characters (all

@@ -2,10 +2,12 @@ package trace
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"hash/maphash"
 	"math"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 )
 
 // ArgSetID names a deduplicated set of arguments; 0 is the empty set.
@@ -103,22 +105,34 @@ func (v Value) StrID() (StrID, bool) {
 	return 0, false
 }
 
-// Format renders the value as JSON text.
+// Format renders the value as valid JSON text, whatever the trace held:
+// strings are JSON-quoted (control characters escaped, invalid UTF-8 as
+// U+FFFD), and a raw array, object or big number that the lenient reader
+// kept but that is not valid JSON (bad escapes, raw control bytes, NaN)
+// becomes a JSON string of its text.
 func (t *Trace) Format(v Value) string {
 	switch v.Kind {
 	case ValInt:
 		return strconv.FormatInt(int64(v.Bits), 10)
 	case ValFloat:
-		return strconv.FormatFloat(math.Float64frombits(v.Bits), 'g', -1, 64)
+		f := math.Float64frombits(v.Bits)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return QuoteJSON(strconv.FormatFloat(f, 'g', -1, 64))
+		}
+		return strconv.FormatFloat(f, 'g', -1, 64)
 	case ValString:
-		return strconv.Quote(t.Str(StrID(v.Bits)))
+		return QuoteJSON(t.Str(StrID(v.Bits)))
 	case ValBool:
 		if v.Bits != 0 {
 			return "true"
 		}
 		return "false"
 	case ValRaw, ValBigInt:
-		return t.Str(StrID(v.Bits))
+		raw := t.Str(StrID(v.Bits))
+		if utf8.ValidString(raw) && json.Valid([]byte(raw)) {
+			return raw
+		}
+		return QuoteJSON(raw)
 	case ValDim3:
 		b := make([]byte, 0, 24)
 		b = append(strconv.AppendUint(append(b, '['), v.Bits&math.MaxUint32, 10), ", "...)
@@ -293,3 +307,32 @@ func (t *Trace) internSet(args []Arg) ArgSetID {
 }
 
 var argSeed = maphash.MakeSeed()
+
+// QuoteJSON is s as a JSON string: quotes, backslashes and control
+// characters (C0, DEL, C1) escaped, invalid UTF-8 replaced by U+FFFD.
+func QuoteJSON(s string) string {
+	const hex = "0123456789abcdef"
+	b := make([]byte, 0, len(s)+2)
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == '"' || r == '\\':
+			b = append(b, '\\', byte(r))
+		case r == '\n':
+			b = append(b, `\n`...)
+		case r == '\t':
+			b = append(b, `\t`...)
+		case r == '\r':
+			b = append(b, `\r`...)
+		case r == utf8.RuneError && size == 1:
+			b = append(b, `\ufffd`...)
+		case r < 0x20 || (r >= 0x7f && r < 0xa0) || r == 0x2028 || r == 0x2029:
+			b = append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
+		default:
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return string(append(b, '"'))
+}

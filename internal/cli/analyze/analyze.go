@@ -5,6 +5,7 @@ package analyze
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -72,12 +73,12 @@ wrong and where); 1 nothing could be read; 2 bad usage.`,
 	f := cmd.Flags()
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON (schema: docs/json.md)")
 	f.BoolVar(&o.Full, "full", false, "print the whole text report (default: the verdict, the top findings, what was read and every problem with it)")
-	f.IntVar(&o.Top, "top", driver.DefaultTop, "rows per operator and kernel table (0: all)")
+	cmdutil.NonNegativeIntFlag(cmd, &o.Top, "top", driver.DefaultTop, "rows per operator and kernel table (0: all)")
 	cmdutil.StringEnumFlag(cmd, &o.SortBy, "sort", "", "", optable.SortKeys, "operator sort key (default device_total with GPU time, else host_total)")
 	f.BoolVar(&o.Shapes, "group-by-shape", false, "split operator rows by input shapes (Input Dims)")
-	f.IntVar(&o.Stack, "group-by-stack", 0, "split operator rows by the innermost `N` Python frames (traces with stacks)")
+	cmdutil.NonNegativeIntFlag(cmd, &o.Stack, "group-by-stack", 0, "split operator rows by the innermost `N` Python frames (traces with stacks)")
 	f.StringVar(&o.Steps, "steps", "", "only these ProfilerSteps: `N` or N-M")
-	f.IntVar(&o.Rank, "rank", -1, "only this rank")
+	cmdutil.IntRangeFlag(cmd, &o.Rank, "rank", -1, 0, math.MaxInt, "only this rank")
 	cmdutil.StringEnumFlag(cmd, &o.Def, "definition", "", "default", []string{"default", "tb", "hta"},
 		"metric definitions: default; tb to reproduce the TensorBoard profiler plugin's numbers; hta for Holistic Trace Analysis's idle-time arithmetic (docs/metrics.md)")
 	return cmd

@@ -3,8 +3,11 @@
 package cmdutil
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -50,4 +53,63 @@ func RenamedFlags(cmd *cobra.Command, old map[string]string) {
 		}
 		return pflag.NormalizedName(name)
 	})
+}
+
+// intRange is an int flag that accepts only min..max.
+type intRange struct {
+	p        *int
+	min, max int
+}
+
+func (v *intRange) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("want an integer")
+	}
+	if n < v.min || n > v.max {
+		if v.max == math.MaxInt {
+			return fmt.Errorf("want %d or more", v.min)
+		}
+		return fmt.Errorf("want %d to %d", v.min, v.max)
+	}
+	*v.p = n
+	return nil
+}
+
+func (v *intRange) String() string { return strconv.Itoa(*v.p) }
+func (v *intRange) Type() string   { return "int" }
+
+// IntRangeFlag defines an int flag that accepts only min..max: a value
+// out of range is a usage error when the flags are parsed (exit 2), as
+// StringEnumFlag's. def need not be in range (-1: "not given").
+func IntRangeFlag(cmd *cobra.Command, p *int, name string, def, min, max int, usage string) {
+	*p = def
+	cmd.Flags().Var(&intRange{p: p, min: min, max: max}, name, usage)
+}
+
+// NonNegativeIntFlag is IntRangeFlag for 0 or more.
+func NonNegativeIntFlag(cmd *cobra.Command, p *int, name string, def int, usage string) {
+	IntRangeFlag(cmd, p, name, def, 0, math.MaxInt, usage)
+}
+
+// nonNegativeFloat is a float flag that accepts only finite values >= 0.
+type nonNegativeFloat struct{ p *float64 }
+
+func (v *nonNegativeFloat) Set(s string) error {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return errors.New("want a number, 0 or more")
+	}
+	*v.p = f
+	return nil
+}
+
+func (v *nonNegativeFloat) String() string { return strconv.FormatFloat(*v.p, 'g', -1, 64) }
+func (v *nonNegativeFloat) Type() string   { return "float" }
+
+// NonNegativeFloatFlag defines a float flag that accepts only finite
+// values >= 0, checked when the flags are parsed.
+func NonNegativeFloatFlag(cmd *cobra.Command, p *float64, name string, def float64, usage string) {
+	*p = def
+	cmd.Flags().Var(&nonNegativeFloat{p: p}, name, usage)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bottleneck-dev/bottleneck/internal/cli/cmdutil"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/diff"
 	"github.com/bottleneck-dev/bottleneck/internal/driver"
@@ -63,7 +64,7 @@ read; 2 bad usage.`,
 	f.StringVar(&o.Markdown, "markdown", "", "also write a Markdown summary for a pull-request comment to `FILE` (\"-\": standard output, instead of the text)")
 	f.StringVar(&o.HTML, "html", "", "also write a side-by-side HTML page (step charts, breakdown, kernel and operator tables, diff flame graphs) to `FILE`")
 	f.StringArrayVar(&o.FailIf, "fail-if", nil, "exit with status 4 when `EXPR` holds: 'verdict changed' or 'METRIC OP VALUE' (e.g. 'step_time > +5%', 'peak_memory > 20GiB'); repeatable")
-	f.IntVar(&o.Top, "top", 10, "kernels and operators listed")
+	cmdutil.NonNegativeIntFlag(cmd, &o.Top, "top", 10, "kernels and operators listed")
 	return cmd
 }
 

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,6 +25,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/export"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
+	"github.com/bottleneck-dev/bottleneck/internal/report"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
 
@@ -79,11 +81,11 @@ Exit status: 0 ok, 3 some input was damaged, 1 failure, 2 bad usage.`,
 	cmdutil.StringEnumFlag(cmd, &o.Format, "format", "f", "", export.Formats, "output format")
 	f.StringVarP(&o.Output, "output", "o", "", "write to `FILE` (a directory for csv without --table)")
 	cmdutil.StringEnumFlag(cmd, &o.Stacks, "stacks", "", "", export.StackSources, "stacks for pprof, speedscope, folded, svg: ops (host time), device, python (default ops when a trace was read, else python)")
-	f.IntVar(&o.Rank, "rank", -1, "the trace of this rank (default the first)")
-	f.IntVar(&o.MaxNodes, "max-nodes", 0, "cap flame graphs (folded, svg) at `N` nodes, merging the smallest into (other)")
-	f.IntVar(&o.MaxEvents, "max-events", export.DefaultMaxEvents, "chrome/perfetto: at most `N` events")
-	f.Float64Var(&o.MinDurationUs, "min-duration", 0, "chrome/perfetto: drop events shorter than `US` microseconds")
-	f.IntVar(&o.Top, "top", driver.DefaultTop, "rows per operator and kernel table: csv, markdown (0: all)")
+	cmdutil.IntRangeFlag(cmd, &o.Rank, "rank", -1, 0, math.MaxInt, "the trace of this rank (default the first)")
+	cmdutil.NonNegativeIntFlag(cmd, &o.MaxNodes, "max-nodes", 0, "cap flame graphs (folded, svg) at `N` nodes, merging the smallest into (other)")
+	cmdutil.NonNegativeIntFlag(cmd, &o.MaxEvents, "max-events", export.DefaultMaxEvents, "chrome/perfetto: at most `N` events")
+	cmdutil.NonNegativeFloatFlag(cmd, &o.MinDurationUs, "min-duration", 0, "chrome/perfetto: drop events shorter than `US` microseconds")
+	cmdutil.NonNegativeIntFlag(cmd, &o.Top, "top", driver.DefaultTop, "rows per operator and kernel table: csv, markdown (0: all)")
 	cmdutil.StringEnumFlag(cmd, &o.Table, "table", "", "", export.Tables, "csv: the table to write")
 	f.StringVar(&o.Role, "role", "", "python stacks: only threads of this role (main, pin_memory, other)")
 	_ = cmd.MarkFlagRequired("format")
@@ -133,9 +135,7 @@ func Run(o *Options) error {
 		if len(d.Traces) > 0 || len(d.Report.Failures) > 0 {
 			in.Traces, in.Report = d.Traces, d.Report
 		}
-		for _, f := range d.Report.Failures {
-			fmt.Fprintf(o.IO.ErrOut, "bottleneck: %s: %s\n", f.Path, f.Error)
-		}
+		report.WriteProblems(o.IO.ErrOut, d.Report) // the damaged files and places
 		if d.Status != driver.Complete {
 			if len(in.Traces) == 0 && in.Python == nil {
 				return exitcode.New(exitcode.Failed, errors.New("no trace could be read"))
@@ -171,10 +171,10 @@ func Run(o *Options) error {
 	// Render into memory first so a failed export leaves no partial file.
 	var buf bytes.Buffer
 	if err := export.Generate(&buf, in, eo); err != nil {
-		if errors.Is(err, export.ErrNoInput) {
-			return exitcode.New(exitcode.Failed, err)
+		if errors.Is(err, export.ErrUsage) {
+			return exitcode.New(exitcode.Usage, err)
 		}
-		return exitcode.New(exitcode.Usage, err)
+		return exitcode.New(exitcode.Failed, err) // nothing to export, or rendering failed
 	}
 	if err := writeOut(o, buf.Bytes()); err != nil {
 		return exitcode.New(exitcode.Failed, err)

@@ -3,14 +3,15 @@
 package report
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/bottleneck-dev/bottleneck/internal/atomicfile"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/cmdutil"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/driver"
@@ -58,7 +59,7 @@ be read; 2 bad usage.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.HTML, "output", "o", "", "write the report to `FILE` (\"-\": standard output; default PATH/report.html for a run directory)")
-	f.IntVar(&o.Top, "top", driver.DefaultTop, "rows per operator and kernel table (0: all)")
+	cmdutil.NonNegativeIntFlag(cmd, &o.Top, "top", driver.DefaultTop, "rows per operator and kernel table (0: all)")
 	f.StringVar(&o.Title, "title", "", "page title")
 	f.BoolVar(&o.Force, "force", false, "replace the run directory's report.html")
 	cmdutil.RenamedFlags(cmd, map[string]string{"html": "output"})
@@ -73,11 +74,8 @@ func Run(o *Options) error {
 		}
 	}
 	out := o.HTML
-	if out == "" {
-		if len(o.Paths) != 1 || !rundir.Is(o.Paths[0]) {
-			return exitcode.New(exitcode.Usage, fmt.Errorf("report: -o FILE is required unless PATH is one run directory"))
-		}
-		out = runDirOutput(o.Paths[0], o.Force)
+	if out == "" && (len(o.Paths) != 1 || !rundir.Is(o.Paths[0])) {
+		return exitcode.New(exitcode.Usage, fmt.Errorf("report: -o FILE is required unless PATH is one run directory"))
 	}
 	dopts := driver.DefaultOptions()
 	dopts.Table.Top = o.Top
@@ -91,30 +89,44 @@ func Run(o *Options) error {
 	}
 	page := htmlreport.Build(htmlreport.Input{Report: d.Report, Traces: d.Traces, Profiles: d.Profiles, Env: d.Env, Runs: d.Runs},
 		htmlreport.Options{Title: title})
-	if out == "-" {
+	switch out {
+	case "-":
 		err = htmlreport.Write(o.IO.Out, page)
-	} else {
-		err = htmlreport.WriteFile(out, page)
-		if err == nil {
-			fmt.Fprintf(o.IO.ErrOut, "wrote %s\n", out)
+	case "":
+		var b bytes.Buffer
+		if err = htmlreport.Write(&b, page); err == nil {
+			out, err = writeRunDirReport(o.Paths[0], b.Bytes(), o.Force)
 		}
+	default:
+		err = htmlreport.WriteFile(out, page)
+	}
+	if err == nil && out != "-" {
+		fmt.Fprintf(o.IO.ErrOut, "wrote %s\n", out)
 	}
 	if err != nil {
 		return exitcode.New(exitcode.Failed, fmt.Errorf("report: %w", err))
 	}
+	if d.Status != driver.Complete {
+		textreport.WriteProblems(o.IO.ErrOut, d.Report)
+	}
 	return exitcode.ForStatus(d.Status)
 }
 
-// runDirOutput is where the report of run directory dir goes: its
-// report.html when absent or force, else the first free report-N.html, so
-// the report `bottleneck run` wrote is never silently replaced.
-func runDirOutput(dir string, force bool) string {
+// writeRunDirReport writes the report of run directory dir and returns
+// its path: report.html when absent (replaced with force), else the first
+// free report-N.html, so the report `bottleneck run` wrote is never
+// replaced. Each name is taken exclusively (atomicfile.WriteNew), so
+// concurrent reports of one directory each get a file of their own.
+func writeRunDirReport(dir string, page []byte, force bool) (string, error) {
 	out := filepath.Join(dir, rundir.ReportHTML)
-	for n := 2; !force; n++ {
-		if _, err := os.Lstat(out); errors.Is(err, fs.ErrNotExist) {
-			break
+	if force {
+		return out, atomicfile.Write(out, page)
+	}
+	for n := 2; ; n++ {
+		err := atomicfile.WriteNew(out, page)
+		if !errors.Is(err, fs.ErrExist) {
+			return out, err
 		}
 		out = filepath.Join(dir, fmt.Sprintf("report-%d.html", n))
 	}
-	return out
 }

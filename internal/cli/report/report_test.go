@@ -3,9 +3,11 @@ package report
 import (
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
@@ -60,6 +62,44 @@ func TestReportRunDir(t *testing.T) {
 	for _, want := range []string{`"python":[{"tag":"rank0"`, `"env":{"format":"bottleneck.env-summary"`, `"gpu_utilization"`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("report.html lacks %s", want)
+		}
+	}
+}
+
+// Reports of one run directory written at once each get a file of their
+// own: none replaces another's, nor the report.html already there.
+func TestConcurrentReportsNeverReplace(t *testing.T) {
+	dir := t.TempDir()
+	src, _ := os.ReadFile("../../htmlreport/testdata/xss.json")
+	os.WriteFile(filepath.Join(dir, "trace-rank0.pt.trace.json"), src, 0o644)
+	os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(`{"format":"bottleneck.run","version":1}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "report.html"), []byte("the run's report"), 0o644)
+	const n = 4
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			ios, _, _, _ := iostreams.Test()
+			errs[i] = Run(&Options{IO: ios, Paths: []string{dir}, Top: 10})
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "report.html")); string(b) != "the run's report" {
+		t.Error("report.html was replaced")
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "report*"))
+	if len(names) != n+1 {
+		t.Fatalf("%d reports for %d writers: %v", len(names)-1, n, names)
+	}
+	for i := 2; i < n+2; i++ {
+		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("report-%d.html", i)))
+		if err != nil || !strings.Contains(string(b), `id="bottleneck-data"`) {
+			t.Errorf("report-%d.html: %v (%d bytes)", i, err, len(b))
 		}
 	}
 }

@@ -7,10 +7,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bottleneck-dev/bottleneck/internal/cli/cmdutil"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/driver"
 	"github.com/bottleneck-dev/bottleneck/internal/htmlreport"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	textreport "github.com/bottleneck-dev/bottleneck/internal/report"
 	"github.com/bottleneck-dev/bottleneck/internal/serve"
 )
 
@@ -47,9 +49,9 @@ outside it can be read through the server.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Host, "host", "127.0.0.1", "address to bind (0.0.0.0: every interface)")
-	f.IntVar(&o.Port, "port", 8080, "port to bind (busy: the next ones are tried; 0: any free port)")
-	f.IntVar(&o.Tries, "port-tries", 20, "how many ports to try")
-	f.IntVar(&o.Top, "top", driver.DefaultTop, "rows per operator and kernel table (0: all)")
+	cmdutil.IntRangeFlag(cmd, &o.Port, "port", 8080, 0, 65535, "port to bind (busy: the next ones are tried; 0: any free port)")
+	cmdutil.IntRangeFlag(cmd, &o.Tries, "port-tries", 20, 1, 1000, "how many ports to try")
+	cmdutil.NonNegativeIntFlag(cmd, &o.Top, "top", driver.DefaultTop, "rows per operator and kernel table (0: all)")
 	return cmd
 }
 
@@ -63,6 +65,12 @@ func Run(o *Options) error {
 	d, err := driver.Open(o.IO, o.Paths, dopts)
 	if err != nil {
 		return exitcode.New(exitcode.Failed, fmt.Errorf("serve: %w", err))
+	}
+	if len(d.Traces) == 0 && len(d.Report.Failures) > 0 { // nothing to serve, as analyze
+		return exitcode.New(exitcode.Failed, driver.NothingRead(d.Report.Failures))
+	}
+	if d.Status != driver.Complete { // served anyway, with what was wrong said here too
+		textreport.WriteProblems(o.IO.ErrOut, d.Report)
 	}
 	p := serve.NewPage(d, htmlreport.Options{})
 	loop := serve.IsLoopback(o.Host)
