@@ -4,6 +4,7 @@ package run
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -387,10 +388,32 @@ func writeRunSummary(w io.Writer, rr *runreport.Report) {
 	}
 	for _, p := range rr.Processes {
 		if s := p.StepSeries; s != nil {
-			parts = append(parts, fmt.Sprintf("%s: %d steps, median %s", p.Tag, s.Steps, units.Duration(s.MedianS*1e6)))
+			parts = append(parts, fmt.Sprintf("%s: %d steps (%s), median %s", p.Tag, s.Steps, stepSourceOf(p.Evidence), units.Duration(s.MedianS*1e6)))
+		}
+		if ev := p.Evidence; ev != nil {
+			for _, win := range ev.Profiler.Windows {
+				if win.ClosedBy != "" {
+					why := map[string]string{"idle": "steps stopped coming", "wall": "open for too long",
+						"events": "too many events recorded"}[win.ClosedBy]
+					parts = append(parts, fmt.Sprintf("%s: profiler window %d closed after %d steps (%s)", p.Tag, win.Index, len(win.Steps), cmp.Or(why, win.ClosedBy)))
+				}
+			}
 		}
 	}
 	fmt.Fprintf(w, "  %s\n\n", strings.Join(parts, "; "))
+}
+
+// stepSourceOf names the steps the agent counted, and the source it left
+// when an optimizer stepped after the steps locked on another.
+func stepSourceOf(ev *rundir.Evidence) string {
+	if ev == nil || ev.StepSource == nil {
+		return "no step source"
+	}
+	s := runreport.StepSourceName(*ev.StepSource)
+	if sw := ev.StepSourceSwitch; sw != nil {
+		s += fmt.Sprintf("; the first %d %s before them ran before training and are not steps", sw.AfterSteps, runreport.StepSourceName(sw.From))
+	}
+	return s
 }
 
 func fileExists(p string) bool {
