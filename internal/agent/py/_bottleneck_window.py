@@ -121,6 +121,7 @@ class Window(object):
         # process's RSS then, the median step before it, the bound a
         # poll found passed, and how the window closed, if a bound did it
         self._window_opened_at, self._window_rss0, self._window_median = None, None, None
+        self._idle_s = None  # the idle bound now (_idle_limit)
         self._close_request = None  # (by, detail), set by the poll thread
         self._close_hooks = []
         self._window_gen = 0
@@ -365,6 +366,7 @@ class Window(object):
         self._window_rss0 = _rss_bytes()
         durs = sorted(t[2] for t in self.step_times[-64:])
         self._window_median = durs[len(durs) // 2] if durs else None
+        self._idle_s = None
         gen = self._window_gen
         try:
             # a bare _thread, like the sampler's: the program's
@@ -386,7 +388,12 @@ class Window(object):
             return None
         if now - opened >= MAX_WINDOW_S:
             return ("wall", "open %.1f s (the most is %.0f s)" % (now - opened, MAX_WINDOW_S))
-        last, limit = self.step_start, self._idle_limit()
+        last, limit = self.step_start, self._idle_s
+        if limit is None or threading.get_ident() != self.step_thread:
+            # the poll thread: the window's steps so far (the steps'
+            # thread reads what the poll left, a scan of 500 steps at
+            # every forward of a 0.4 ms step would slow it)
+            limit = self._idle_s = self._idle_limit()
         if last is not None and now - last >= limit:
             return ("idle", "no step for %.1f s (the limit: %d times the median step, at least %.0f s: %.1f s)"
                     % (now - last, WINDOW_IDLE_STEPS, WINDOW_IDLE_FLOOR_S, limit))

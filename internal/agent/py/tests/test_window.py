@@ -149,7 +149,7 @@ class BoundsTest(unittest.TestCase):
 
     def bounded(self, median_s, opened_ago, last_step_ago, recorded_s=()):
         w = window(median_s)
-        w.window_index = 0
+        w.window_index, w.step_thread, w._idle_s = 0, None, None
         w._window_median = median_s
         w.window_steps = [{"window": 1, "duration_s": d} for d in recorded_s]
         now = 1000.0
@@ -175,13 +175,23 @@ class BoundsTest(unittest.TestCase):
         self.assertIsNone(self.bounded(0.5, 9.5, 9.5, [1.0, 1.0, 1.0]))
         self.assertEqual(self.bounded(0.5, 10.5, 10.5, [1.0, 1.0, 1.0])[0], "idle")
 
+    def test_the_steps_thread_reads_the_polled_limit(self):
+        import threading
+        w = window(0.001)
+        w.window_index, w.step_thread, w._idle_s = 0, threading.get_ident(), 30.0
+        w._window_median, w.window_steps = 0.001, []
+        w._window_opened_at, w.step_start = 990.0, 990.0
+        self.assertIsNone(w._time_bound(1000.0))  # 10 s idle, the polled limit 30 s
+        w.step_thread = None  # the poll thread computes it anew: 2 s
+        self.assertEqual(w._time_bound(1000.0)[0], "idle")
+
     def test_wall(self):
         by, _ = self.bounded(25.0, W.MAX_WINDOW_S + 1, 1.0, [25.0, 25.0])
         self.assertEqual(by, "wall")
 
     def test_not_open(self):
         w = window(0.01)
-        w._window_opened_at = None
+        w._window_opened_at, w.step_thread, w._idle_s = None, None, None
         self.assertIsNone(w._time_bound(1000.0))
 
     def test_rss(self):
