@@ -545,9 +545,10 @@ func TestWindowClosesWhenStepsStopComing(t *testing.T) {
 			continue
 		}
 		w := ev.Profiler.Windows[0]
-		// (a new optimizer's steps may come before any step is recorded:
-		// the window then closes with none)
-		if w.ClosedBy != "idle" || w.Partial || (c.mode == "eval") != (len(w.Steps) > 0) || len(w.Steps) > 0 && w.Steps[len(w.Steps)-1] > 30 {
+		// (new optimizers' steps may stop before any step is recorded, or
+		// after a few, as the machine's speed has it: the window then
+		// closes with none or those)
+		if w.ClosedBy != "idle" || w.Partial || c.mode == "eval" && len(w.Steps) == 0 || len(w.Steps) > 0 && w.Steps[len(w.Steps)-1] > 30 {
 			t.Errorf("%s: window %+v: want one closed by the idle bound before the program ended", c.mode, w)
 		}
 		// the steps it recorded, and the one it closed in
