@@ -413,8 +413,8 @@ func writeSteps(w io.Writer, ev *rundir.Evidence) {
 	}
 	fmt.Fprintln(w)
 	if sw := ev.StepSourceSwitch; sw != nil {
-		fmt.Fprintf(w, "  steps were %s until an optimizer stepped %s into the run (%d of them, not counted): they ran before training; "+
-			"the steps and the window are optimizer.step() calls from then on\n", StepSourceName(sw.From), units.Seconds(sw.AtS), sw.AfterSteps)
+		fmt.Fprintf(w, "  steps were %s until an optimizer stepped %s into the run (%d of them, not counted): they were not training iterations "+
+			"(an evaluation before training, a long first batch, gradient accumulation's micro-batches); the steps and the window are optimizer.step() calls from then on\n", StepSourceName(sw.From), units.Seconds(sw.AtS), sw.AfterSteps)
 	}
 	for _, win := range ev.Profiler.Windows {
 		first, last := 0, 0

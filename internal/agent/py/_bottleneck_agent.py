@@ -749,9 +749,10 @@ class Agent(Window, Evidence):
         self.step_source_switch = {
             "from": old, "to": "optimizer", "after_steps": n, "at_s": round(now - self._t0, 6),
             "windows_dropped": len(self.windows) + (1 if self.in_window else 0),
-            "why": "an optimizer stepped after %d %s were taken for steps; those ran before training "
-                   "(an evaluation, a long first batch)" % (n, {"forward": "module forwards",
-                                                                  "dataloader": "DataLoader batches"}[old]),
+            "why": "an optimizer stepped after %d %s were taken for steps; those were not training "
+                   "iterations (an evaluation before training, a long first batch, micro-batches of "
+                   "gradient accumulation)" % (n, {"forward": "module forwards",
+                                                   "dataloader": "DataLoader batches"}[old]),
         }
         prof = self.prof
         self.prof = None

@@ -411,7 +411,7 @@ func stepSourceOf(ev *rundir.Evidence) string {
 	}
 	s := runreport.StepSourceName(*ev.StepSource)
 	if sw := ev.StepSourceSwitch; sw != nil {
-		s += fmt.Sprintf("; the first %d %s before them ran before training and are not steps", sw.AfterSteps, runreport.StepSourceName(sw.From))
+		s += fmt.Sprintf("; the first %d %s before them were not training iterations and are not steps", sw.AfterSteps, runreport.StepSourceName(sw.From))
 	}
 	return s
 }

@@ -520,6 +520,22 @@ func TestEvaluationBeforeTrainingMovesStepsToTheOptimizer(t *testing.T) {
 	}
 }
 
+// Gradient accumulation over 16 DataLoader batches: the steps lock on
+// the batches first and move to the optimizer's 32 steps.
+func TestAccumulatedBatchesMoveStepsToTheOptimizer(t *testing.T) {
+	py := torchPython(t)
+	r, ev := stepsOf(t, "optimizer", append(small(py), ex(t, "grad_accum.py"), "32")...)
+	if r.stdout != "updates 32\n" {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	if sw := ev.StepSourceSwitch; sw == nil || sw.From != "dataloader" || sw.AfterSteps < 1 || sw.AfterSteps > 15 {
+		t.Fatalf("step source switch %+v: want one from the first batches", sw)
+	}
+	if ev.StepCounts["optimizer"] != 32 || lastStep(ev) != 31 || len(ev.Profiler.Windows) != 1 {
+		t.Errorf("step counts %v, last step %d, windows %+v: want 31 optimizer steps timed and one window", ev.StepCounts, lastStep(ev), ev.Profiler.Windows)
+	}
+}
+
 // A training whose steps stop coming while the window records (30 short
 // steps, then a long evaluation; a new optimizer every iteration, which
 // the window's optimizer never steps again): the window closes when the
