@@ -83,9 +83,14 @@ type Evidence struct {
 	EndUnix    float64        `json:"end_unix"`
 	Exit       map[string]any `json:"exit"`
 	StepSource *string        `json:"step_source"`
-	StepCounts map[string]int `json:"step_counts"`
-	Steps      int            `json:"steps"`
-	StepStats  struct {
+	// StepSourceSwitch is set when the steps first locked on module
+	// forwards or DataLoader batches and moved to optimizer steps when an
+	// optimizer stepped later (the steps, window and trace before it were
+	// dropped).
+	StepSourceSwitch *StepSourceSwitch `json:"step_source_switch"`
+	StepCounts       map[string]int    `json:"step_counts"`
+	Steps            int               `json:"steps"`
+	StepStats        struct {
 		Count int      `json:"count"`
 		SumS  float64  `json:"sum_s"`
 		MinS  *float64 `json:"min_s"`
@@ -429,4 +434,20 @@ type ProfilerWindow struct {
 	Bytes   int64   `json:"bytes"`
 	ExportS float64 `json:"export_s"`
 	Error   string  `json:"error"`
+	// ClosedBy is the bound that closed the window before its last step
+	// ("idle": steps stopped coming, "wall": open too long, "events": too
+	// many recorded), ClosedDetail its measure; empty when it ran its
+	// steps (docs/run.md, "Window bounds").
+	ClosedBy     string `json:"closed_by"`
+	ClosedDetail string `json:"closed_detail"`
+}
+
+// StepSourceSwitch records the step source's move to optimizer steps.
+type StepSourceSwitch struct {
+	From       string  `json:"from"`
+	To         string  `json:"to"`
+	AfterSteps int     `json:"after_steps"`
+	AtS        float64 `json:"at_s"`
+	Dropped    int     `json:"windows_dropped"`
+	Why        string  `json:"why"`
 }

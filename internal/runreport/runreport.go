@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
@@ -399,9 +400,7 @@ func StepSource(ev *rundir.Evidence) (string, int) {
 	if ev.StepSource == nil {
 		return "none detected", ev.Steps
 	}
-	src := map[string]string{"optimizer": "optimizer.step() calls", "dataloader": "DataLoader batches",
-		"forward": "outermost nn.Module forward calls"}[*ev.StepSource]
-	return src, max(ev.Steps, ev.StepCounts[*ev.StepSource])
+	return StepSourceName(*ev.StepSource), max(ev.Steps, ev.StepCounts[*ev.StepSource])
 }
 
 func writeSteps(w io.Writer, ev *rundir.Evidence) {
@@ -411,6 +410,10 @@ func writeSteps(w io.Writer, ev *rundir.Evidence) {
 		fmt.Fprintf(w, ", mean %s, min %s, max %s", units.Seconds(*ev.StepStats.MeanS), units.Seconds(*ev.StepStats.MinS), units.Seconds(*ev.StepStats.MaxS))
 	}
 	fmt.Fprintln(w)
+	if sw := ev.StepSourceSwitch; sw != nil {
+		fmt.Fprintf(w, "  steps were %s until an optimizer stepped %s into the run (%d of them, not counted): they were not training iterations "+
+			"(an evaluation before training, a long first batch, gradient accumulation's micro-batches); the steps and the window are optimizer.step() calls from then on\n", StepSourceName(sw.From), units.Seconds(sw.AtS), sw.AfterSteps)
+	}
 	for _, win := range ev.Profiler.Windows {
 		first, last := 0, 0
 		if len(win.Steps) > 0 {
@@ -423,6 +426,9 @@ func writeSteps(w io.Writer, ev *rundir.Evidence) {
 		if win.Partial {
 			fmt.Fprint(w, " [partial: the program ended during the window]")
 		}
+		if win.ClosedBy != "" {
+			fmt.Fprintf(w, " [closed after %d steps by the %s bound: %s]", len(win.Steps), win.ClosedBy, win.ClosedDetail)
+		}
 		if n, a := ev.Profiler.ActiveSteps, ev.Profiler.Schedule["active"]; win.Index == 1 && a > 0 && n > a {
 			fmt.Fprintf(w, " [%d steps, not %d: %d took under --min-window]", n, a, a)
 		}
@@ -431,6 +437,16 @@ func writeSteps(w io.Writer, ev *rundir.Evidence) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// StepSourceName says what a step source's steps are ("optimizer":
+// "optimizer.step() calls"); unknown names come back quoted.
+func StepSourceName(source string) string {
+	if n, ok := map[string]string{"optimizer": "optimizer.step() calls", "dataloader": "DataLoader batches",
+		"forward": "outermost nn.Module forward calls"}[source]; ok {
+		return n
+	}
+	return strconv.Quote(source)
 }
 
 func writeDataLoader(w io.Writer, ev *rundir.Evidence) {

@@ -242,6 +242,10 @@ class Agent(Window, Evidence):
         self.pcfg = pcfg
         self.step_source_req = cfg.get("step_source", "auto")
         self.step_source = None
+        # the step source auto detection locked first (module forwards, a
+        # DataLoader's batches) when an optimizer stepped later: see
+        # _switch_to_optimizer
+        self.step_source_switch = None
         self.step_counts = {"optimizer": 0, "dataloader": 0, "forward": 0}
         self.first_optimizer = None
         self._stepped_optimizers = set()  # ids of the optimizers seen stepping
@@ -253,6 +257,7 @@ class Agent(Window, Evidence):
         self.frameworks = None  # _bottleneck_frameworks.Frameworks: Lightning / HF Trainer phases
         self.changes = None  # _bottleneck_changes.Changes: the run-time changes asked for (cfg "set")
         self.compile_used = False  # the program called torch.compile (see _watch_torch_compile)
+        self.compile_called = False  # ... at any time, whatever the step source
         self.program_profiler = None  # "file:line" where the program started its own profiler
         self.child_exit = None  # in a forked child: how its code ended
         self.child_exiting = False
@@ -512,6 +517,7 @@ class Agent(Window, Evidence):
         agent = self
 
         def compile(*args, **kwargs):
+            agent.compile_called = True
             # hooks that stay for the whole run (forward steps) guard nothing away
             if os.getpid() == agent.pid and not agent.compile_used and agent.step_source_req == "auto" \
                     and agent.step_source is None:
@@ -707,6 +713,8 @@ class Agent(Window, Evidence):
         if os.getpid() != self.pid:
             return
         self.step_counts["optimizer"] += 1
+        if self.in_window:
+            self.check_window_bounds()  # another optimizer's steps: not this window's
         if id(opt) not in self.optimizers and len(self.optimizers) < 8:
             with self.own_work():  # grad_rows reads a table's gradient once
                 self.optimizers[id(opt)] = info = _optimizer_params(opt)
@@ -721,6 +729,12 @@ class Agent(Window, Evidence):
             self._lock("optimizer")
             self.step_start = time.perf_counter()
             return
+        if self.step_source in ("forward", "dataloader") and self.step_source_req == "auto" \
+                and self.step_source_switch is None and threading.get_ident() == self.step_thread \
+                and self.program_profiler is None:
+            with self.own_work():
+                self._switch_to_optimizer(opt)
+            return
         if self.step_source == "optimizer" and id(opt) != self.first_optimizer and not self.in_window \
                 and self.window_index == 0 and not self.window_steps and self.steps >= 2 \
                 and id(opt) not in self._stepped_optimizers:
@@ -734,11 +748,73 @@ class Agent(Window, Evidence):
         if self.step_source == "optimizer" and id(opt) == self.first_optimizer:
             self._step()
 
+    def _switch_to_optimizer(self, opt):
+        """An optimizer stepped after the steps locked on module forwards or
+        DataLoader batches: those were not the steps (an evaluation before
+        training, a slow first batch, a busy machine that made the wait for
+        the first optimizer.step() run out). The steps become this
+        optimizer's from now on: the steps so far, their profiler window and
+        its trace are dropped, and the window starts again on optimizer
+        steps. Once, in the thread of the steps (the profiler can only be
+        stopped there)."""
+        old, n = self.step_source, self.steps
+        now = time.perf_counter()
+        self.step_source_switch = {
+            "from": old, "to": "optimizer", "after_steps": n, "at_s": round(now - self._t0, 6),
+            "windows_dropped": len(self.windows) + (1 if self.in_window else 0),
+            "why": "an optimizer stepped after %d %s were taken for steps; those were not training "
+                   "iterations (an evaluation before training, a long first batch, micro-batches of "
+                   "gradient accumulation)" % (n, {"forward": "module forwards",
+                                                   "dataloader": "DataLoader batches"}[old]),
+        }
+        prof = self.prof
+        self.prof = None
+        self._remove_close_hooks()
+        if prof is not None:
+            try:
+                prof.on_trace_ready = None
+                prof.stop()
+            except Exception as e:
+                self.errors.append("stopping torch.profiler for the optimizer's steps: %s: %s" % (type(e).__name__, e))
+        self._set_window(False)
+        for w in self.windows:
+            safe(lambda: os.remove(self.path(w["file"])))
+        if self.sampler is not None:
+            self.sampler.drop_window()
+        if self.stepstats is not None:
+            safe(self.stepstats.restart)
+        gen = self._window_gen
+        self._init_window()
+        self._window_gen = gen + 1  # the old window's bounds thread ends
+        self.dl_window_wait, self.dl_window_batches = 0.0, 0
+        self.step_module, self.step_inputs = None, {"first": None, "last": None}
+        self.notes.append("steps: %s, then optimizer.step() calls from step %d on: %s; the window and step "
+                          "times are the optimizer's steps" % (old, n, self.step_source_switch["why"]))
+        self.first_optimizer = id(opt)
+        self._stepped_optimizers.add(id(opt))
+        missing = list(self.missing)
+        if self.compile_called and self._fwd_handles:
+            # removing global hooks would recompile the program's compiled
+            # model: they stay, counting forwards only
+            self._lock_keeping_hooks("optimizer")
+        else:
+            self._lock_in_own_work("optimizer")
+        # a trace not recorded (--no-trace, no Kineto) is said once
+        self.missing = missing + [m for m in self.missing[len(missing):] if m not in missing]
+        self.step_start = time.perf_counter()
+
+    def _lock_keeping_hooks(self, source):
+        self.step_source = source
+        self.step_thread = threading.get_ident()
+        self._start_profiler()
+
     def _on_dl_enter(self, it):
         loader = getattr(it, "_bottleneck_loader", None)
         if loader is None:
             loader = self._register_loader(it)
         self.step_counts["dataloader"] += 1
+        if self.in_window:
+            self.check_window_bounds()
         if self.step_source is None and self.step_source_req in ("auto", "dataloader"):
             if self.first_loader is None:
                 self.first_loader = loader
@@ -840,6 +916,8 @@ class Agent(Window, Evidence):
 
     def _on_forward(self, module, args):
         self.step_counts["forward"] += 1
+        if self.in_window:
+            self.check_window_bounds()
         if self.step_source is None and self.step_source_req in ("auto", "forward"):
             calls = self._forward_calls
             if len(calls) < 64 or id(module) in calls:

@@ -103,6 +103,7 @@ class Evidence(object):
             "end_unix": time.time(),
             "exit": self.exit,
             "step_source": self.step_source,
+            "step_source_switch": self.step_source_switch,
             "step_source_requested": self.step_source_req,
             "step_counts": dict(self.step_counts),
             "steps": self.steps,

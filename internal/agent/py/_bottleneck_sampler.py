@@ -254,6 +254,18 @@ class Sampler(object):
             self.window_samples -= self._since_step_n
             self._since_step, self._since_step_th, self._since_step_n = {}, {}, 0
 
+    def drop_window(self):
+        """The window's samples so far were not of steps (the steps became
+        another source's): they leave the window counts."""
+        with self.lock:
+            for c in self.stacks.values():
+                c[1] = c[3] = c[5] = 0
+            for t in self.threads:
+                t["window_samples"] = 0
+            self.window_samples = 0
+            self.windows = []
+            self._since_step, self._since_step_th, self._since_step_n = {}, {}, 0
+
     def set_window(self, on):
         if on and not self.in_window:
             self.windows.append([self.rel(), None])

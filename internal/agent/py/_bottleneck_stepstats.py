@@ -107,6 +107,13 @@ class StepStats:
         wrapper._bottleneck_wrapped = True
         return wrapper
 
+    def restart(self):
+        """The steps so far were not steps (the step source switched to the
+        optimizer): their rows, loop probe and window CPU wait go."""
+        self.rows, self.stride = [], 1
+        self._probe, self.growth = {}, []
+        self.sched.window, self.sched._window_load = None, None
+
     def stop(self):
         """Stop timing collections (forked children, program end)."""
         self.sched.stop()

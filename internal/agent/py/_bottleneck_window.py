@@ -35,6 +35,37 @@ def quiet_agent_warnings():
         for m in _AGENT_WARNINGS:
             warnings.filterwarnings("ignore", message=m)
 MAX_WINDOW_STEPS = 500  # a lengthened window's most steps (trace size)
+# Bounds on a window whatever the step source does next (a program that
+# trains 30 steps and then evaluates for minutes, a loop that makes a new
+# optimizer every iteration: the steps a window waits for never come, and
+# torch.profiler records everything meanwhile; 20 s of a no_grad
+# evaluation grew a program from 689 MiB to 3.4 GiB). A window closes,
+# with what it recorded, at the first of:
+#   idle    no step for WINDOW_IDLE_STEPS times the median step so far, and
+#           at least WINDOW_IDLE_FLOOR_S (a step 10x its median is an
+#           outlier worth recording; a pause 10x longer, and 2 s at
+#           least, is other work). A program's next step may always come
+#           later: the window is short, not wrong.
+#   wall    MAX_WINDOW_S seconds since it opened: 5 steps of 10 s (a large
+#           model's step) fit; a window longer than that is not needed to
+#           judge a step, and its trace would be too large to read.
+#   events  about MAX_WINDOW_EVENTS events recorded, estimated from the
+#           process's resident memory grown since the window opened at
+#           BYTES_PER_EVENT (Kineto keeps ~226 bytes a CPU event until the
+#           export, measured with torch 2.15 on small ops; the exported
+#           JSON takes ~250 bytes an event, 500k events ~125 MB before
+#           gzip). A real training step is 1k-100k events: 5 of them fit.
+# The checks run in the training thread (the profiler can only be stopped
+# there: torch.profiler.stop() from another thread crashes the process) at
+# every step, optimizer step, DataLoader batch and, once a bound is
+# passed, the next outermost module forward; a thread polls the bounds
+# every WINDOW_POLL_S while a window records.
+WINDOW_IDLE_STEPS = 10
+WINDOW_IDLE_FLOOR_S = 2.0
+MAX_WINDOW_S = 60.0
+MAX_WINDOW_EVENTS = 500000
+BYTES_PER_EVENT = 226
+WINDOW_POLL_S = 0.1
 
 
 class StopAfterProfile(SystemExit):
@@ -86,6 +117,15 @@ class Window(object):
         self._sync_prev_mode = None
         self._sched = None  # the profiler's schedule function
         self._orig_showwarning = None
+        # bounds (see MAX_WINDOW_S): when the recording window opened, the
+        # process's RSS then, the median step before it, the bound a
+        # poll found passed, and how the window closed, if a bound did it
+        self._window_opened_at, self._window_rss0, self._window_median = None, None, None
+        self._idle_s = None  # the idle bound now (_idle_limit)
+        self._close_request = None  # (by, detail), set by the poll thread
+        self._close_hooks = []
+        self._window_gen = 0
+        self.window_closed = None  # {"window", "by", "after_steps", "detail"}
 
     def _step(self):
         """One step ended (and the next begins) at this instant."""
@@ -119,6 +159,8 @@ class Window(object):
         self.step_dl_wait = 0.0
         self.step_dl_batches = 0
         self._step_syncs = 0
+        if self.in_window and self.check_window_bounds():
+            return  # the window closed at this step's end
         prof = self.prof
         if prof is not None and self.prof_state == "waiting":
             with self.own_work():
@@ -303,6 +345,7 @@ class Window(object):
         rel = time.perf_counter() - self._t0
         if on:
             self.window_spans.append([rel, None])
+            self._open_window_bounds()
         elif self.window_spans:
             self.window_spans[-1][1] = rel
         if self.sampler is not None:
@@ -315,6 +358,134 @@ class Window(object):
                 self.write_env()
         else:
             self._sync_off()
+
+    # -- window bounds (see MAX_WINDOW_S) ---------------------------------------
+    def _open_window_bounds(self):
+        self._window_gen += 1
+        self._window_opened_at = time.perf_counter()
+        self._window_rss0 = _rss_bytes()
+        durs = sorted(t[2] for t in self.step_times[-64:])
+        self._window_median = durs[len(durs) // 2] if durs else None
+        self._idle_s = None
+        gen = self._window_gen
+        try:
+            # a bare _thread, like the sampler's: the program's
+            # threading.enumerate() stays as without bottleneck
+            import _thread
+            _thread.start_new_thread(self._poll_window_bounds, (gen,))
+        except Exception as e:
+            self.errors.append("window bounds thread: %s: %s" % (type(e).__name__, e))
+
+    def _idle_limit(self):
+        durs = [s["duration_s"] for s in self.window_steps if s["window"] == self.window_index + 1]
+        median = sorted(durs)[len(durs) // 2] if durs else 0.0
+        return max(WINDOW_IDLE_FLOOR_S, WINDOW_IDLE_STEPS * max(median, self._window_median or 0.0))
+
+    def _time_bound(self, now):
+        """The wall or idle bound this window passed at `now`, or None."""
+        opened = self._window_opened_at
+        if opened is None:
+            return None
+        if now - opened >= MAX_WINDOW_S:
+            return ("wall", "open %.1f s (the most is %.0f s)" % (now - opened, MAX_WINDOW_S))
+        last, limit = self.step_start, self._idle_s
+        if limit is None or threading.get_ident() != self.step_thread:
+            # the poll thread: the window's steps so far (the steps'
+            # thread reads what the poll left, a scan of 500 steps at
+            # every forward of a 0.4 ms step would slow it)
+            limit = self._idle_s = self._idle_limit()
+        if last is not None and now - last >= limit:
+            return ("idle", "no step for %.1f s (the limit: %d times the median step, at least %.0f s: %.1f s)"
+                    % (now - last, WINDOW_IDLE_STEPS, WINDOW_IDLE_FLOOR_S, limit))
+        return None
+
+    def _poll_window_bounds(self, gen):
+        """The poll thread: finds a passed bound; the training thread closes
+        the window at its next step, optimizer step, DataLoader batch or
+        module forward (the close hooks)."""
+        try:
+            while not self.finished and self.in_window and self._window_gen == gen:
+                time.sleep(WINDOW_POLL_S)
+                if self.finished or not self.in_window or self._window_gen != gen:
+                    return
+                why = self._time_bound(time.perf_counter())
+                rss0 = self._window_rss0
+                if why is None and rss0 is not None:
+                    grown = (_rss_bytes() or rss0) - rss0
+                    if grown >= MAX_WINDOW_EVENTS * BYTES_PER_EVENT:
+                        why = ("events", "about %d events: the process grew %.0f MiB since the window opened "
+                                         "(the most is %d events, ~%.0f MiB at %d bytes an event)"
+                               % (grown // BYTES_PER_EVENT, grown / 2.0 ** 20, MAX_WINDOW_EVENTS,
+                                  MAX_WINDOW_EVENTS * BYTES_PER_EVENT / 2.0 ** 20, BYTES_PER_EVENT))
+                if why is not None:
+                    self._close_request = why
+                    self._install_close_hooks()
+                    return
+        except Exception as e:
+            self.errors.append("window bounds: %s: %s" % (type(e).__name__, e))
+
+    def _install_close_hooks(self):
+        """A global module forward pre-hook that closes the window at the
+        training thread's next forward (an evaluation runs forwards, no
+        steps). Not after torch.compile (Dynamo guards on global hooks: a
+        new one recompiles the program's model) nor beside other global
+        hooks (added from this thread while the training thread iterates
+        them, they would fail its forward)."""
+        torch = self.torch
+        if torch is None or self.compile_used or self._close_hooks or self.step_source == "forward":
+            return
+        try:
+            from torch.nn.modules import module as nn_module
+            if getattr(nn_module, "_global_forward_pre_hooks", None):
+                return
+            agent = self
+
+            def pre(module, args):
+                if threading.get_ident() == agent.step_thread:
+                    agent.check_window_bounds()
+            self._close_hooks.append(nn_module.register_module_forward_pre_hook(pre))
+        except Exception as e:
+            self.errors.append("window close hook: %s: %s" % (type(e).__name__, e))
+
+    def _remove_close_hooks(self):
+        for h in self._close_hooks:
+            safe(h.remove)
+        self._close_hooks = []
+
+    def check_window_bounds(self):
+        """In the training thread: close the recording window if it passed
+        a bound. True when it closed."""
+        if not self.in_window or self.prof is None or threading.get_ident() != self.step_thread \
+                or getattr(self._own, "depth", 0) > 0:
+            return False
+        why = self._close_request or self._time_bound(time.perf_counter())
+        if why is None:
+            return False
+        with self.own_work():
+            self._close_window(*why)
+        return True
+
+    def _close_window(self, by, detail):
+        prof, idx = self.prof, self.window_index + 1
+        n = len([s for s in self.window_steps if s["window"] == idx])
+        self.window_closed = {"window": idx, "by": by, "after_steps": n, "detail": detail}
+        self._close_request = None
+        self._remove_close_hooks()
+        if self.sampler is not None:
+            # what ran after the window's last step (an evaluation) was in no step
+            self.sampler.drop_since_step()
+        self.prof = None
+        try:
+            prof.stop()  # writes the trace (_on_trace_ready)
+        except Exception as e:
+            self.errors.append("closing the profiler window: %s: %s" % (type(e).__name__, e))
+        self._set_window(False)
+        self.prof_state = "done"
+        self.notes.append("the profiler window %d closed after %d recorded steps, before the %d it was to record: %s; "
+                          "the trace holds those steps and the start of what ran next"
+                          % (idx, n, self.active or int(self.pcfg.get("active", 5)), detail))
+        self.write_evidence(final=False)
+        self.progress("window closed", window=idx, by=by, steps=n)
 
     def _on_trace_ready(self, prof):
         with self.own_work():
@@ -331,6 +502,9 @@ class Window(object):
         t0 = time.perf_counter()
         rec = {"index": idx, "file": name, "partial": bool(partial),
                "steps": [s["step"] for s in self.window_steps if s["window"] == idx]}
+        closed = self.window_closed
+        if closed is not None and closed["window"] == idx:
+            rec["closed_by"], rec["closed_detail"] = closed["by"], closed["detail"]
         try:
             try:
                 prof.add_metadata_json("bottleneck", json.dumps({"tag": self.tag, "window": idx,
@@ -452,3 +626,18 @@ class Window(object):
         rec["count"] += 1
         self.sync_total += 1
         self._step_syncs += 1
+
+
+def _rss_bytes():
+    """The process's resident memory in bytes (None where unknown)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except Exception:
+        pass
+    try:
+        import resource
+        r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # the peak: grows with the current
+        return r if sys.platform == "darwin" else r * 1024
+    except Exception:
+        return None

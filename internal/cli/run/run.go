@@ -4,6 +4,7 @@ package run
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -435,7 +436,19 @@ func writeRunSummary(w io.Writer, rr *runreport.Report) {
 	for _, p := range rr.Processes {
 		if s := p.StepSeries; s != nil && p.Evidence != nil {
 			src, n := runreport.StepSource(p.Evidence)
+			if sw := p.Evidence.StepSourceSwitch; sw != nil {
+				src += fmt.Sprintf("; the first %d %s before them were not training iterations and are not steps", sw.AfterSteps, runreport.StepSourceName(sw.From))
+			}
 			parts = append(parts, fmt.Sprintf("%s: %d %s, median step %s", p.Tag, n, src, units.Duration(s.MedianS*1e6)))
+		}
+		if ev := p.Evidence; ev != nil {
+			for _, win := range ev.Profiler.Windows {
+				if win.ClosedBy != "" {
+					why := map[string]string{"idle": "steps stopped coming", "wall": "open for too long",
+						"events": "too many events recorded"}[win.ClosedBy]
+					parts = append(parts, fmt.Sprintf("%s: profiler window %d closed after %d steps (%s)", p.Tag, win.Index, len(win.Steps), cmp.Or(why, win.ClosedBy)))
+				}
+			}
 		}
 	}
 	fmt.Fprintf(w, "  %s\n\n", strings.Join(parts, "; "))

@@ -166,9 +166,13 @@ func readJSON(t *testing.T, path string, v any) {
 }
 
 type evidence struct {
-	PID        int            `json:"pid"`
-	Final      bool           `json:"final"`
-	StepSource *string        `json:"step_source"`
+	PID              int     `json:"pid"`
+	Final            bool    `json:"final"`
+	StepSource       *string `json:"step_source"`
+	StepSourceSwitch *struct {
+		From       string `json:"from"`
+		AfterSteps int    `json:"after_steps"`
+	} `json:"step_source_switch"`
 	StepCounts map[string]int `json:"step_counts"`
 	StepTimes  [][]any        `json:"step_times"`
 	Exit       struct {
@@ -179,10 +183,12 @@ type evidence struct {
 		State       string `json:"state"`
 		ActiveSteps int    `json:"active_steps"`
 		Windows     []struct {
-			File    string  `json:"file"`
-			Partial bool    `json:"partial"`
-			Steps   []int   `json:"steps"`
-			ExportS float64 `json:"export_s"`
+			File     string  `json:"file"`
+			Partial  bool    `json:"partial"`
+			Steps    []int   `json:"steps"`
+			ExportS  float64 `json:"export_s"`
+			Bytes    int64   `json:"bytes"`
+			ClosedBy string  `json:"closed_by"`
 		} `json:"windows"`
 	} `json:"profiler"`
 	WindowSteps []struct {
@@ -484,6 +490,123 @@ func TestForwardsBeforeTheFirstUpdateAreNotSteps(t *testing.T) {
 			t.Errorf("%s: step counts %v: want the optimizer's %d steps", mode, ev.StepCounts, updates)
 		}
 	}
+}
+
+// An evaluation of many batches under no_grad before the first
+// optimizer.step() (the optimizer made after it): the steps lock on its
+// forwards at once, and move to the optimizer's steps when training
+// begins. The window records optimizer steps, and the summary says so.
+func TestEvaluationBeforeTrainingMovesStepsToTheOptimizer(t *testing.T) {
+	py := torchPython(t)
+	r, ev := stepsOf(t, "optimizer", "--python", py, ex(t, "gpt_eval_first.py"), "30", "120")
+	if want := "initial loss near log(vocab): True\ntrained 30 steps\n"; r.stdout != want {
+		t.Errorf("stdout %q, want %q", r.stdout, want)
+	}
+	sw := ev.StepSourceSwitch
+	if sw == nil || sw.From != "forward" || sw.AfterSteps < 1 || sw.AfterSteps > 120 {
+		t.Fatalf("step source switch %+v: want one from the evaluation's forwards", sw)
+	}
+	// the steps are the 30 optimizer steps: their first starts at the
+	// second optimizer.step() (29 timed), none of the evaluation's
+	if ev.StepCounts["optimizer"] != 30 || lastStep(ev) != 29 || len(ev.StepTimes) != 29 {
+		t.Errorf("step counts %v, last step %d, %d timed: want 29 optimizer steps", ev.StepCounts, lastStep(ev), len(ev.StepTimes))
+	}
+	if len(ev.Profiler.Windows) != 1 || len(ev.Profiler.Windows[0].Steps) == 0 || ev.Profiler.Windows[0].Steps[len(ev.Profiler.Windows[0].Steps)-1] > 29 {
+		t.Fatalf("windows %+v: want one of optimizer steps", ev.Profiler.Windows)
+	}
+	checkTrace(t, filepath.Join(r.dir, ev.Profiler.Windows[0].File), len(ev.Profiler.Windows[0].Steps))
+	if !strings.Contains(r.stderr, "30 optimizer.step() calls; the first ") {
+		t.Errorf("the summary does not name the step source and the switch:\n%s", r.stderr)
+	}
+}
+
+// Gradient accumulation over 16 DataLoader batches: the steps lock on
+// the batches first and move to the optimizer's 32 steps.
+func TestAccumulatedBatchesMoveStepsToTheOptimizer(t *testing.T) {
+	py := torchPython(t)
+	r, ev := stepsOf(t, "optimizer", append(small(py), ex(t, "grad_accum.py"), "32")...)
+	if r.stdout != "updates 32\n" {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	if sw := ev.StepSourceSwitch; sw == nil || sw.From != "dataloader" || sw.AfterSteps < 1 || sw.AfterSteps > 15 {
+		t.Fatalf("step source switch %+v: want one from the first batches", sw)
+	}
+	if ev.StepCounts["optimizer"] != 32 || lastStep(ev) != 31 || len(ev.Profiler.Windows) != 1 {
+		t.Errorf("step counts %v, last step %d, windows %+v: want 31 optimizer steps timed and one window", ev.StepCounts, lastStep(ev), ev.Profiler.Windows)
+	}
+}
+
+// A training whose steps stop coming while the window records (30 short
+// steps, then a long evaluation; a new optimizer every iteration, which
+// the window's optimizer never steps again): the window closes when the
+// steps stop, with the steps it recorded, and the program's output and
+// exit status are its own. Without the bound the window recorded the
+// whole evaluation (a 30 MB trace for 4 s, the process at 2.9 GB).
+func TestWindowClosesWhenStepsStopComing(t *testing.T) {
+	py := torchPython(t)
+	for _, c := range []struct{ mode, stdout string }{
+		{"eval", "trained 30 steps, evaluated yes\n"},
+		{"new-optim", "new optimizer every iteration: ran\n"},
+	} {
+		// --min-window 60s: the window wants more steps than the 30 that come
+		r := bn(t, runOpts{}, "--python", py, "--skip-first", "1", "--warmup", "1", "--min-window", "60s",
+			ex(t, "train_then_eval.py"), c.mode, "6")
+		if r.code != 4 || r.stdout != c.stdout {
+			t.Errorf("%s: exit %d, stdout %q: want 4 and %q\n%s", c.mode, r.code, r.stdout, c.stdout, r.stderr)
+			continue
+		}
+		ev := loadEvidence(t, r.dir, "rank0")
+		if len(ev.Profiler.Windows) != 1 {
+			t.Errorf("%s: windows %+v: want one", c.mode, ev.Profiler.Windows)
+			continue
+		}
+		w := ev.Profiler.Windows[0]
+		// (new optimizers' steps may stop before any step is recorded, or
+		// after a few, as the machine's speed has it: the window then
+		// closes with none or those)
+		if w.ClosedBy != "idle" || w.Partial || c.mode == "eval" && len(w.Steps) == 0 || len(w.Steps) > 0 && w.Steps[len(w.Steps)-1] > 30 {
+			t.Errorf("%s: window %+v: want one closed by the idle bound before the program ended", c.mode, w)
+		}
+		// the steps it recorded, and the one it closed in
+		checkTrace(t, filepath.Join(r.dir, w.File), len(w.Steps)+1)
+		if w.Bytes <= 0 || w.Bytes > 20<<20 {
+			t.Errorf("%s: trace of %d bytes", c.mode, w.Bytes)
+		}
+		if !strings.Contains(r.stderr, "profiler window 1 closed after") {
+			t.Errorf("%s: the summary does not say the window closed early:\n%s", c.mode, r.stderr)
+		}
+	}
+}
+
+// The loop that makes a new optimizer every iteration, stopped by a
+// SIGTERM once its window closed: nothing records then, so the signal
+// ends it as without the tool (the window's recording took 10-18 s to
+// save before), with the window's trace as it was when it closed.
+func TestSignalAfterTheWindowClosed(t *testing.T) {
+	py := torchPython(t)
+	sig := make(chan os.Signal, 2)
+	done := make(chan result, 1)
+	dir := filepath.Join(t.TempDir(), "run")
+	go func() {
+		done <- bn(t, runOpts{signals: sig}, "-o", dir, "--python", py, "--skip-first", "1", "--warmup", "1", "--min-window", "60s",
+			ex(t, "train_then_eval.py"), "new-optim", "300")
+	}()
+	closed := func() bool {
+		b, err := os.ReadFile(filepath.Join(dir, "evidence-rank0.json"))
+		return err == nil && bytes.Contains(b, []byte(`"closed_by":"idle"`))
+	}
+	waitFor(t, "the window to close", 120*time.Second, closed)
+	sig <- syscall.SIGTERM
+	r := <-done
+	if r.code != 128+int(syscall.SIGTERM) {
+		t.Fatalf("exit %d, want 143\n%s", r.code, r.stderr)
+	}
+	ev := loadEvidence(t, dir, "rank0")
+	if ev.Exit.Reason != "terminated" || !ev.Final || len(ev.Profiler.Windows) != 1 ||
+		ev.Profiler.Windows[0].ClosedBy != "idle" || ev.Profiler.Windows[0].Partial {
+		t.Fatalf("evidence: exit %+v, windows %+v", ev.Exit, ev.Profiler.Windows)
+	}
+	checkTrace(t, filepath.Join(dir, ev.Profiler.Windows[0].File), len(ev.Profiler.Windows[0].Steps)+1)
 }
 
 // A GAN with 5 critic steps per generator step: the generator's step,

@@ -142,3 +142,59 @@ class AgentWarningsTest(unittest.TestCase):
         finally:
             warnings.filters[:] = saved
             del W._agent_warnings_quiet[:]
+
+
+class BoundsTest(unittest.TestCase):
+    """The window's bounds (MAX_WINDOW_S and the rest)."""
+
+    def bounded(self, median_s, opened_ago, last_step_ago, recorded_s=()):
+        w = window(median_s)
+        w.window_index, w.step_thread, w._idle_s = 0, None, None
+        w._window_median = median_s
+        w.window_steps = [{"window": 1, "duration_s": d} for d in recorded_s]
+        now = 1000.0
+        w._window_opened_at = now - opened_ago
+        w.step_start = now - last_step_ago
+        return w._time_bound(now)
+
+    def test_silent_while_steps_come(self):
+        # steps of 50 ms, the last one 0.3 s ago, window open 20 s
+        self.assertIsNone(self.bounded(0.05, 20.0, 0.3, [0.05] * 10))
+        # a long step among long steps: 25 s steps, 40 s into one
+        self.assertIsNone(self.bounded(25.0, 45.0, 40.0, [25.0]))
+
+    def test_idle_floor(self):
+        # 1 ms steps: 10x is 10 ms, the floor 2 s holds
+        self.assertIsNone(self.bounded(0.001, 1.9, 1.9))
+        by, detail = self.bounded(0.001, 2.1, 2.05)
+        self.assertEqual(by, "idle")
+        self.assertIn("no step for 2.0 s", detail)
+
+    def test_idle_relative_to_the_recorded_steps(self):
+        # 0.5 s steps before, 1 s recorded (the profiler's cost): 10 s
+        self.assertIsNone(self.bounded(0.5, 9.5, 9.5, [1.0, 1.0, 1.0]))
+        self.assertEqual(self.bounded(0.5, 10.5, 10.5, [1.0, 1.0, 1.0])[0], "idle")
+
+    def test_the_steps_thread_reads_the_polled_limit(self):
+        import threading
+        w = window(0.001)
+        w.window_index, w.step_thread, w._idle_s = 0, threading.get_ident(), 30.0
+        w._window_median, w.window_steps = 0.001, []
+        w._window_opened_at, w.step_start = 990.0, 990.0
+        self.assertIsNone(w._time_bound(1000.0))  # 10 s idle, the polled limit 30 s
+        w.step_thread = None  # the poll thread computes it anew: 2 s
+        self.assertEqual(w._time_bound(1000.0)[0], "idle")
+
+    def test_wall(self):
+        by, _ = self.bounded(25.0, W.MAX_WINDOW_S + 1, 1.0, [25.0, 25.0])
+        self.assertEqual(by, "wall")
+
+    def test_not_open(self):
+        w = window(0.01)
+        w._window_opened_at, w.step_thread, w._idle_s = None, None, None
+        self.assertIsNone(w._time_bound(1000.0))
+
+    def test_rss(self):
+        r = W._rss_bytes()
+        if r is not None:
+            self.assertGreater(r, 1 << 20)
