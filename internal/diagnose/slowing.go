@@ -148,6 +148,7 @@ type StepGrowth struct {
 // run's DataLoader share says (input.loader), not growing work. Both
 // nil: no growth of the program's own.
 func runGrowth(steps []steptimes.Step) (own, busier *StepGrowth) {
+	steps = deflateWindow(steps)
 	g := stepGrowth(steps)
 	if g == nil {
 		return nil, nil
@@ -192,6 +193,46 @@ const (
 	growSteps   = 24
 )
 
+// deflateWindow scales the recorded window's steps down by the
+// profiler's inflation, when they are slower: the median of the window's
+// first steps against that of the steps just before it (neighbours, so a
+// real growth through the window is kept). A window lengthened over short
+// steps can hold the run's later three quarters: a 30-step loop of tiny
+// ops recorded at steps 8-29, 2-5x slower under the profiler, read as
+// steps that "get slower as the run goes on".
+func deflateWindow(steps []steptimes.Step) []steptimes.Step {
+	const k = 3
+	first := slices.IndexFunc(steps, func(st steptimes.Step) bool { return st.InWindow })
+	if first < 0 {
+		return steps
+	}
+	var before, in []float64
+	for _, st := range steps[:first] {
+		if st.N > startupSteps && st.DurS > 0 {
+			before = append(before, st.DurS)
+		}
+	}
+	for _, st := range steps[first:] {
+		if st.InWindow && st.DurS > 0 && len(in) < k {
+			in = append(in, st.DurS)
+		}
+	}
+	if len(before) > k {
+		before = before[len(before)-k:]
+	}
+	mb, mi := median(before), median(in)
+	if mi <= mb || mb <= 0 {
+		return steps
+	}
+	steps = slices.Clone(steps)
+	for i := range steps {
+		if steps[i].InWindow {
+			steps[i].DurS *= mb / mi
+		}
+	}
+	return steps
+}
+
 // stepGrowth finds a run whose steps keep getting slower (nil when they
 // do not): work that grows with what the run has kept (torch.cat onto a
 // kept tensor, a list searched whole every step).
@@ -199,9 +240,8 @@ func stepGrowth(steps []steptimes.Step) *StepGrowth {
 	var xs, ys, waits []float64
 	var ns []int
 	for _, st := range steps {
-		// the window's steps too: a window lengthened over short steps can
-		// hold half the run (the profiler's cost only raises the early
-		// steps, which hides a growth rather than making one)
+		// the window's steps too, deflated (deflateWindow): a window
+		// lengthened over short steps can hold half the run
 		if st.N > startupSteps && st.DurS > 0 {
 			xs, ys, ns = append(xs, float64(st.N)), append(ys, st.DurS), append(ns, st.N)
 			waits = append(waits, st.CPUWaitS)

@@ -206,3 +206,28 @@ func TestInputGrowth(t *testing.T) {
 		t.Errorf("without a growing input: %+v", f)
 	}
 }
+
+// A window lengthened over a short run's later steps, slower only for the
+// profiler's cost, is no growth; a growth inside and outside it still is.
+func TestWindowInflationIsNoGrowth(t *testing.T) {
+	var flat, growing []steptimes.Step
+	for n := 1; n <= 40; n++ {
+		in := n >= 10
+		d := 0.010
+		if in {
+			d *= 3 // the profiler's cost
+		}
+		flat = append(flat, steptimes.Step{N: n, DurS: d, InWindow: in})
+		g := 0.010 * (1 + 0.1*float64(n))
+		if in {
+			g *= 3
+		}
+		growing = append(growing, steptimes.Step{N: n, DurS: g, InWindow: in})
+	}
+	if own, busier := runGrowth(flat); own != nil || busier != nil {
+		t.Errorf("the window's inflation read as growth: %+v %+v", own, busier)
+	}
+	if own, _ := runGrowth(growing); own == nil {
+		t.Error("a growth through the window not found")
+	}
+}
