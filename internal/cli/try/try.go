@@ -219,14 +219,14 @@ func Run(o *Options) error {
 		if err != nil {
 			return err
 		}
-		p, err := compare(o.IO, base, changed)
+		p, findings, err := compare(o.IO, base, changed)
 		if err != nil {
 			return exitcode.New(exitcode.Failed, fmt.Errorf("try: %w", err))
 		}
 		res.Pairs = append(res.Pairs, *p)
 		if r == 1 {
 			res.Applied = applied(changed)
-			res.Predicted = predicted(o.IO, base, o.Set)
+			res.Predicted = predicted(findings, o.Set)
 		}
 	}
 	if err := writeJSON(filepath.Join(dir, "try.json"), res); err != nil {
@@ -264,7 +264,7 @@ func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, m
 		changed, err := o.runOnce(dir, f.Try, fmt.Sprintf("verifying %s: one more run with %s", f.Rule, (&changesValue{f.Try}).String()))
 		if err == nil {
 			var p *Pair
-			if p, err = compare(o.IO, base, changed); err == nil {
+			if p, _, err = compare(o.IO, base, changed); err == nil {
 				res.Pairs = append(res.Pairs, *p)
 				res.Applied = applied(changed)
 				err = writeJSON(filepath.Join(changed, "try.json"), res)
@@ -363,15 +363,16 @@ func (o *Options) runOnce(dir string, set map[string]string, what string) (strin
 	return res.RunDir, nil
 }
 
-// compare measures one pair through the diff engine's noise model.
-func compare(ios *iostreams.IOStreams, base, changed string) (*Pair, error) {
+// compare measures one pair through the diff engine's noise model, and
+// returns the base run's findings with it.
+func compare(ios *iostreams.IOStreams, base, changed string) (*Pair, []diagnose.Finding, error) {
 	b, _, err := diff.LoadSteps(ios, base)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	n, _, err := diff.LoadSteps(ios, changed)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r := diff.Compare(b, n, diff.Options{})
 	h := r.Headline
@@ -399,7 +400,7 @@ func compare(ios *iostreams.IOStreams, base, changed string) (*Pair, error) {
 			p.MeanSignificant = p.MeanLow > 1 || p.MeanHigh < 1
 		}
 	}
-	return p, nil
+	return p, b.Report.Findings(), nil
 }
 
 // applied are the changed run's records of where each change took effect.
@@ -429,14 +430,10 @@ var changedRules = map[string][]string{
 	"gc_freeze": {"gc.pauses"}, "gc_threshold": {"gc.pauses"},
 }
 
-// predicted is the first run's saving for the first finding whose cause
-// a change addresses (nil: none of them was found).
-func predicted(ios *iostreams.IOStreams, base string, set map[string]string) *Prediction {
-	side, _, err := diff.LoadSteps(ios, base)
-	if err != nil || side.Report == nil {
-		return nil
-	}
-	for _, f := range side.Report.Findings() {
+// predicted is the first run's saving for the first of its findings
+// whose cause a change addresses (nil: none of them was found).
+func predicted(findings []diagnose.Finding, set map[string]string) *Prediction {
+	for _, f := range findings {
 		for name := range set {
 			if slices.Contains(changedRules[name], f.Rule) {
 				saving := f.SavingPct
