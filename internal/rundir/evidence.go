@@ -435,8 +435,8 @@ type ProfilerWindow struct {
 	ExportS float64 `json:"export_s"`
 	Error   string  `json:"error"`
 	// ClosedBy is the bound that closed the window before its last step
-	// ("idle": steps stopped coming, "wall": open too long, "events": too
-	// many recorded), ClosedDetail its measure; empty when it ran its
+	// ("idle": steps stopped coming, "wall": open too long, "memory": the
+	// process grew too much while recording), ClosedDetail its measure; empty when it ran its
 	// steps (docs/run.md, "Window bounds").
 	ClosedBy     string `json:"closed_by"`
 	ClosedDetail string `json:"closed_detail"`

@@ -49,12 +49,14 @@ MAX_WINDOW_STEPS = 500  # a lengthened window's most steps (trace size)
 #   wall    MAX_WINDOW_S seconds since it opened: 5 steps of 10 s (a large
 #           model's step) fit; a window longer than that is not needed to
 #           judge a step, and its trace would be too large to read.
-#   events  about MAX_WINDOW_EVENTS events recorded, estimated from the
-#           process's resident memory grown since the window opened at
-#           BYTES_PER_EVENT (Kineto keeps ~226 bytes a CPU event until the
-#           export, measured with torch 2.15 on small ops; the exported
-#           JSON takes ~250 bytes an event, 500k events ~125 MB before
-#           gzip). A real training step is 1k-100k events: 5 of them fit.
+#   memory  the process's resident memory grew, since the window opened,
+#           by MAX_WINDOW_GROWTH or by half of what it held then, whichever
+#           is more: a backstop against a recording that runs away (Kineto
+#           keeps ~226 bytes a CPU event until the export, so 1 GiB is ~4.7M
+#           events). Memory is no count of events: the program's own
+#           allocations grow it too (a message-passing step's first steps
+#           took 133 MiB, and a bound at 108 MiB cut its window to one step),
+#           so the bound sits far above a program's warm-up.
 # The checks run in the training thread (the profiler can only be stopped
 # there: torch.profiler.stop() from another thread crashes the process) at
 # every step, optimizer step, DataLoader batch and, once a bound is
@@ -63,9 +65,20 @@ MAX_WINDOW_STEPS = 500  # a lengthened window's most steps (trace size)
 WINDOW_IDLE_STEPS = 10
 WINDOW_IDLE_FLOOR_S = 2.0
 MAX_WINDOW_S = 60.0
-MAX_WINDOW_EVENTS = 500000
-BYTES_PER_EVENT = 226
+MAX_WINDOW_GROWTH = 1 << 30
 WINDOW_POLL_S = 0.1
+
+
+def memory_bound(rss0, rss):
+    """The memory bound passed, as (name, measure), or None: the process
+    grew from rss0 bytes when the window opened to rss, by MAX_WINDOW_GROWTH
+    or half of rss0, whichever is more."""
+    grown, most = rss - rss0, max(MAX_WINDOW_GROWTH, rss0 // 2)
+    if grown < most:
+        return None
+    return ("memory", "the process grew %.0f MiB since the window opened (the most: %.0f MiB, "
+                      "the larger of 1 GiB and half of the %.0f MiB it held then)"
+            % (grown / 2.0 ** 20, most / 2.0 ** 20, rss0 / 2.0 ** 20))
 
 
 class StopAfterProfile(SystemExit):
@@ -411,12 +424,7 @@ class Window(object):
                 why = self._time_bound(time.perf_counter())
                 rss0 = self._window_rss0
                 if why is None and rss0 is not None:
-                    grown = (_rss_bytes() or rss0) - rss0
-                    if grown >= MAX_WINDOW_EVENTS * BYTES_PER_EVENT:
-                        why = ("events", "about %d events: the process grew %.0f MiB since the window opened "
-                                         "(the most is %d events, ~%.0f MiB at %d bytes an event)"
-                               % (grown // BYTES_PER_EVENT, grown / 2.0 ** 20, MAX_WINDOW_EVENTS,
-                                  MAX_WINDOW_EVENTS * BYTES_PER_EVENT / 2.0 ** 20, BYTES_PER_EVENT))
+                    why = memory_bound(rss0, _rss_bytes() or rss0)
                 if why is not None:
                     self._close_request = why
                     self._install_close_hooks()

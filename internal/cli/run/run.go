@@ -445,7 +445,7 @@ func writeRunSummary(w io.Writer, rr *runreport.Report) {
 			for _, win := range ev.Profiler.Windows {
 				if win.ClosedBy != "" {
 					why := map[string]string{"idle": "steps stopped coming", "wall": "open for too long",
-						"events": "too many events recorded"}[win.ClosedBy]
+						"memory": "its memory grew too much while recording"}[win.ClosedBy]
 					parts = append(parts, fmt.Sprintf("%s: profiler window %d closed after %d steps (%s)", p.Tag, win.Index, len(win.Steps), cmp.Or(why, win.ClosedBy)))
 				}
 			}

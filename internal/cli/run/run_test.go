@@ -569,7 +569,10 @@ func TestWindowClosesWhenStepsStopComing(t *testing.T) {
 		}
 		// the steps it recorded, and the one it closed in
 		checkTrace(t, filepath.Join(r.dir, w.File), len(w.Steps)+1)
-		if w.Bytes <= 0 || w.Bytes > 20<<20 {
+		// how much 2 s of evaluation records depends on the machine's
+		// speed (0.5 MB busy, 22 MB quiet here): that the window closed
+		// by the idle bound before the program ended is the bound
+		if w.Bytes <= 0 {
 			t.Errorf("%s: trace of %d bytes", c.mode, w.Bytes)
 		}
 		if !strings.Contains(r.stderr, "profiler window 1 closed after") {

@@ -194,6 +194,19 @@ class BoundsTest(unittest.TestCase):
         w._window_opened_at, w.step_thread, w._idle_s = None, None, None
         self.assertIsNone(w._time_bound(1000.0))
 
+    def test_memory_bound(self):
+        MiB = 1 << 20
+        # a program's own warm-up (133 MiB in a message-passing program's
+        # first recorded steps) is no runaway recording
+        self.assertIsNone(W.memory_bound(600 * MiB, 733 * MiB))
+        self.assertIsNone(W.memory_bound(600 * MiB, 1600 * MiB))
+        name, why = W.memory_bound(689 * MiB, 1800 * MiB)
+        self.assertEqual(name, "memory")
+        self.assertIn("grew 1111 MiB", why)
+        # a large process: half of what it held
+        self.assertIsNone(W.memory_bound(8192 * MiB, 11000 * MiB))
+        self.assertIsNotNone(W.memory_bound(8192 * MiB, 12400 * MiB))
+
     def test_rss(self):
         r = W._rss_bytes()
         if r is not None:
