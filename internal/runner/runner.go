@@ -99,6 +99,25 @@ type Result struct {
 	ExitCode int
 }
 
+// Program sets what c runs: a launcher's whole command, or a module or
+// script with its arguments and, for those, the interpreter
+// (FindPython(python)).
+func (c *Config) Program(launcher, module bool, args []string, python string) error {
+	switch {
+	case launcher:
+		c.Mode, c.Args = Launcher, args
+		return nil
+	case module:
+		c.Mode = Module
+	default:
+		c.Mode = Script
+	}
+	c.Target, c.Args = args[0], args[1:]
+	py, err := FindPython(python)
+	c.Python = py
+	return err
+}
+
 // FindPython returns the interpreter to use: explicit when set, else
 // $BOTTLENECK_PYTHON (the pip-installed `bottleneck` command sets it to the
 // interpreter it is installed in), else the active virtualenv's, else

@@ -197,25 +197,8 @@ func (o *Options) config() (runner.Config, error) {
 		RunDir: o.Out, Timeout: o.Timeout, KillAfter: o.KillAfter, Agent: ac, Version: version.Version,
 		Stdin: o.IO.In, Stdout: o.IO.Out, Stderr: o.IO.ErrOut, Signals: o.Signals, Env: o.Env, Dir: o.Dir,
 	}
-	switch {
-	case o.Launcher:
-		cfg.Mode = runner.Launcher
-		cfg.Args = o.Args
-	case o.Module:
-		cfg.Mode = runner.Module
-		cfg.Target, cfg.Args = o.Args[0], o.Args[1:]
-	default:
-		cfg.Mode = runner.Script
-		cfg.Target, cfg.Args = o.Args[0], o.Args[1:]
-	}
-	if cfg.Mode != runner.Launcher {
-		py, err := runner.FindPython(o.Python)
-		if err != nil {
-			return cfg, err
-		}
-		cfg.Python = py
-	}
-	return cfg, nil
+	err := cfg.Program(o.Launcher, o.Module, o.Args, o.Python)
+	return cfg, err
 }
 
 // reportFlush bounds how long a signal that arrives while the reports are

@@ -346,11 +346,7 @@ func (o *Options) runOnce(dir string, set map[string]string, what string) (strin
 		RunDir: dir, Timeout: o.Timeout, KillAfter: 30 * time.Second, Agent: ac, Version: version.Version,
 		Stdin: strings.NewReader(""), Stdout: log, Stderr: log, Env: o.Env, Dir: o.Dir,
 	}
-	cfg.Mode, cfg.Target, cfg.Args = runner.Script, o.Args[0], o.Args[1:]
-	if o.Module {
-		cfg.Mode = runner.Module
-	}
-	if cfg.Python, err = runner.FindPython(o.Python); err != nil {
+	if err := cfg.Program(false, o.Module, o.Args, o.Python); err != nil {
 		return "", exitcode.New(exitcode.Failed, fmt.Errorf("try: %w", err))
 	}
 	res, err := runner.Run(context.Background(), cfg)
