@@ -94,6 +94,7 @@ func (t *Trace) inferSteps() {
 	best, bestKind := key{}, markNone
 	for _, kk := range order {
 		m := marks[kk]
+		slices.SortFunc(m, func(a, b int32) int { return cmp.Compare(ev.Start[a], ev.Start[b]) })
 		if len(m) < minStepMarks || threads[kk.name] > 1 || overlapping(ev, m) {
 			continue
 		}
@@ -105,8 +106,7 @@ func (t *Trace) inferSteps() {
 	if bestKind == markNone {
 		return
 	}
-	m := marks[best]
-	slices.SortFunc(m, func(a, b int32) int { return cmp.Compare(ev.Start[a], ev.Start[b]) })
+	m := marks[best] // in start order (sorted above)
 	bound := func(e int32) int64 {
 		if bestKind.atEnd() {
 			return ev.End(int(e))
@@ -154,12 +154,11 @@ func (t *Trace) heldBySame(i int32, k markKind, kindOf func(int) markKind) bool 
 	return false
 }
 
-// overlapping: two of the events (one name on one thread) overlap in time.
+// overlapping: two of the events (one name on one thread, in start
+// order) overlap in time.
 func overlapping(ev *Events, m []int32) bool {
-	s := slices.Clone(m)
-	slices.SortFunc(s, func(a, b int32) int { return cmp.Compare(ev.Start[a], ev.Start[b]) })
-	for j := 1; j < len(s); j++ {
-		if ev.Start[s[j]] < ev.End(int(s[j-1])) {
+	for j := 1; j < len(m); j++ {
+		if ev.Start[m[j]] < ev.End(int(m[j-1])) {
 			return true
 		}
 	}
