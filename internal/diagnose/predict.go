@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/flops"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/whatif"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
@@ -72,13 +73,28 @@ var pairClasses = []Class{Input, Host, GPUCompute, Copy, Sync, Comm}
 // the host's stretches where nothing was recorded are not known to be
 // Python (a wait the trace does not show looks the same: the breakdown
 // calls them Other, the diagnosis unexplained), so no fix shortens them.
-func replayedFixes(pythonKnown bool) []whatif.Fix {
+// Two fixes take what they keep from the device rather than the rule's
+// Factor: precision from its peaks, pinned copies from its host link.
+func (s *state) replayedFixes(pythonKnown bool) []whatif.Fix {
 	var out []whatif.Fix
 	byID := map[string]whatif.Fix{}
 	for _, x := range fixes {
 		keep := 1 - rule(x.rule).Factor
-		f := whatif.Identity(x.id, strings.ReplaceAll(x.what, "KEEP", fmt.Sprintf("%.0f%%", 100*keep)))
+		what, pageable := x.what, 1.0
+		switch x.id {
+		case "gpu.precision":
+			if k, unit, ok := s.precisionKeep(); ok {
+				keep, what = k, strings.Replace(what, "cut to", "on "+unit+" cut to", 1)
+			}
+		case string(Copy):
+			if k, from, to, ok := s.pageableKeep(); ok {
+				pageable = k
+				what = fmt.Sprintf("copies from pageable memory at the pinned rate (%.1f -> %.1f GB/s), other %s", from, to, what)
+			}
+		}
+		f := whatif.Identity(x.id, strings.ReplaceAll(what, "KEEP", fmt.Sprintf("%.0f%%", 100*keep)))
 		x.apply(&f, keep)
+		f.Pageable = pageable
 		if !pythonKnown {
 			f.Host[whatif.Python], f.UnrecordedWaits = 1, true
 		}
@@ -128,7 +144,78 @@ func (s *state) replay() {
 		base.Host[whatif.Python] = 1
 	}
 	base.UnrecordedWaits = s.py == nil
-	s.d.WhatIf = m.Predict(base, replayedFixes(s.py != nil))
+	s.d.WhatIf = m.Predict(base, s.replayedFixes(s.py != nil))
+}
+
+// tensorEfficiency: matmuls on tensor cores reach a smaller part of their
+// peak than on CUDA cores: on an H200, a GPT's fp32 GEMMs ran 5.3x faster
+// under TF32 (scripts/gpu-check) against a 7.4x ratio of the peaks.
+const tensorEfficiency = 0.6
+
+// precisionKeep is the part of their time fp32 matmuls and convolutions on
+// CUDA cores keep on tensor cores: TF32 where the device has it at twice
+// its fp32 rate or more (the least change: no autocast), else fp16/bf16;
+// the ratio of the peaks × tensorEfficiency, at most 8x faster, never
+// slower. ok is false for a device not in the peak table.
+func (s *state) precisionKeep() (keep float64, unit string, ok bool) {
+	p, ok := s.devicePeak()
+	if !ok || p.FP32 <= 0 {
+		return 0, "", false
+	}
+	tensor, unit := p.TF32, "TF32 tensor cores"
+	if tensor < 2*p.FP32 {
+		tensor, unit = max(p.FP16, p.BF16), "fp16/bf16 tensor cores"
+	}
+	return min(1, max(1.0/8, p.FP32/(tensorEfficiency*tensor))), unit, tensor > 0
+}
+
+// pinnedLinkShare is the part of the host link a copy from pinned memory
+// reaches: 256 MiB copies ran at 53.7 GB/s on an H200's PCIe Gen5 x16
+// (63 GB/s).
+const pinnedLinkShare = 0.8
+
+// pageableKeep is the part of their time copies to or from pageable host
+// memory keep when the memory is pinned: their measured rate over the
+// pinned rate, the faster of the trace's fastest pinned copy (1 MB or
+// more) and pinnedLinkShare of the device's host link. ok is false when
+// the trace has no pageable copy or no pinned rate is known.
+func (s *state) pageableKeep() (keep, pageableGBs, pinnedGBs float64, ok bool) {
+	g := s.in.GPU
+	if g == nil {
+		return 0, 0, 0, false
+	}
+	var bytes int64
+	var us float64
+	for _, d := range g.Devices {
+		for _, m := range d.Memcpy {
+			switch {
+			case m.HostMemory == "pageable":
+				bytes, us = bytes+m.Bytes, us+m.TimeUs
+			case m.HostMemory == "pinned" && m.Bytes >= 1e6:
+				pinnedGBs = max(pinnedGBs, m.BandwidthGBps)
+			}
+		}
+	}
+	if p, ok := s.devicePeak(); ok {
+		pinnedGBs = max(pinnedGBs, pinnedLinkShare*p.HostLinkGBs)
+	}
+	if bytes <= 0 || us <= 0 || pinnedGBs <= 0 {
+		return 0, 0, 0, false
+	}
+	pageableGBs = float64(bytes) / (us * 1000)
+	return min(1, pageableGBs/pinnedGBs), pageableGBs, max(pinnedGBs, pageableGBs), true
+}
+
+// devicePeak is the peak table's entry for the trace's first named device.
+func (s *state) devicePeak() (flops.Peak, bool) {
+	if g := s.in.GPU; g != nil {
+		for _, d := range g.Devices {
+			if d.Name != "" {
+				return flops.PeakFor(d.Name)
+			}
+		}
+	}
+	return flops.Peak{}, false
 }
 
 // prediction is the replay of the fix named id, when the replay is

@@ -28,7 +28,9 @@
 //     recorded times.
 //   - A blocking call (cudaStreamSynchronize, cudaDeviceSynchronize,
 //     cudaEventSynchronize, a copy to pageable memory, ...) that ended when
-//     the device work it waited for ended is a wait: its blocked stretch is
+//     the device work it waited for ended (its own copy: in the copy's
+//     last 2%, as a pageable copy returns once its last chunk is staged)
+//     is a wait: its blocked stretch is
 //     not host time; in the replay the host resumes when that work ends.
 //     What it waited for: its own copy, the work its Stream/Context/Event
 //     Sync names, else every stream's last launched work. So is a launch
@@ -122,8 +124,9 @@ type Fix struct {
 	Optimizer float64
 	// Compute, Comm and Copy scale computation kernels, communication
 	// kernels, and copies and memsets; FP32Math scales fp32 matmul and
-	// convolution kernels on CUDA cores (after Compute).
-	Compute, Comm, Copy, FP32Math float64
+	// convolution kernels on CUDA cores (after Compute); Pageable scales
+	// copies to or from pageable host memory (instead of Copy).
+	Compute, Comm, Copy, FP32Math, Pageable float64
 	// Syncs drops the waits of blocking syncs other than host-to-device
 	// copies (the host runs ahead); CopyWaits drops the waits on
 	// host-to-device copies (pinned memory, non_blocking=True).
@@ -138,7 +141,7 @@ type Fix struct {
 
 // Identity is the unchanged replay's fix.
 func Identity(id, what string) Fix {
-	f := Fix{ID: id, What: what, Compute: 1, Comm: 1, Copy: 1, FP32Math: 1}
+	f := Fix{ID: id, What: what, Compute: 1, Comm: 1, Copy: 1, FP32Math: 1, Pageable: 1}
 	for c := range f.Host {
 		f.Host[c] = 1
 	}
@@ -148,7 +151,7 @@ func Identity(id, what string) Fix {
 // Join is the fix that applies a and b together (scales multiply).
 func Join(a, b Fix) Fix {
 	j := Fix{ID: a.ID + "+" + b.ID, What: a.What + "; and " + b.What,
-		Compute: a.Compute * b.Compute, Comm: a.Comm * b.Comm, Copy: a.Copy * b.Copy, FP32Math: a.FP32Math * b.FP32Math,
+		Compute: a.Compute * b.Compute, Comm: a.Comm * b.Comm, Copy: a.Copy * b.Copy, FP32Math: a.FP32Math * b.FP32Math, Pageable: a.Pageable * b.Pageable,
 		Syncs: a.Syncs || b.Syncs, CopyWaits: a.CopyWaits || b.CopyWaits, UnrecordedWaits: a.UnrecordedWaits || b.UnrecordedWaits}
 	for c := range j.Host {
 		j.Host[c] = a.Host[c] * b.Host[c]
@@ -284,6 +287,7 @@ type task struct {
 	comm, copy bool
 	fp32       bool // fp32 matmul/conv on CUDA cores
 	htod       bool // a host-to-device copy
+	pageable   bool // a copy to or from pageable host memory
 }
 
 type wait struct {
@@ -547,7 +551,7 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 		r.lmin = max(0, lats[len(lats)/20])
 	}
 	// what each kernel name is, classified once
-	type nameFlags struct{ comm, fp32, htod bool }
+	type nameFlags struct{ comm, fp32, htod, pageable bool }
 	flagsOf := map[trace.StrID]nameFlags{}
 	for _, d := range devs {
 		e := d.e
@@ -555,13 +559,15 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 		flags, ok := flagsOf[name]
 		if !ok {
 			n := t.Str(name)
-			flags = nameFlags{comm: classify.IsCommKernel(n), fp32: kernels.Classify(n).FP32OnVectorCores(), htod: strings.Contains(n, "HtoD")}
+			_, host := classify.Memcpy(n)
+			flags = nameFlags{comm: classify.IsCommKernel(n), fp32: kernels.Classify(n).FP32OnVectorCores(), htod: strings.Contains(n, "HtoD"), pageable: host == classify.HostPageable}
 			flagsOf[name] = flags
 		}
 		i := int32(len(r.tasks))
 		si := streamIdx(d.track)
 		tk := task{dur: float64(ev.Dur[e]), obsStart: rel(ev.Start[e]), fixedEnd: math.NaN(), launch: launchOf[ev.Launch(int(e))], prev: -1, src: -1, stream: si,
-			comm: flags.comm, fp32: flags.fp32, copy: ev.Kind[e] != trace.KindKernel, htod: flags.htod && ev.Kind[e] == trace.KindMemcpy}
+			comm: flags.comm, fp32: flags.fp32, copy: ev.Kind[e] != trace.KindKernel, htod: flags.htod && ev.Kind[e] == trace.KindMemcpy,
+			pageable: flags.pageable && ev.Kind[e] == trace.KindMemcpy}
 		if on := r.streams[si]; len(on) > 0 {
 			tk.prev = on[len(on)-1]
 		}
@@ -688,9 +694,19 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 			for _, i := range on {
 				awaited = max(awaited, r.obsEnd(i))
 			}
-			// a wait: the call ended when what it waited for ended
+			// a wait: the call ended when what it waited for ended, or, for
+			// its own copy, in the copy's last 2%: a copy from pageable
+			// memory returns once its last chunk is staged, before that
+			// chunk's transfer ends (an H200: 9 µs before the end of a
+			// 30 ms copy)
 			aw := int64(awaited) + ws
-			if aw <= ev.Start[e] || ev.End(int(e)) < aw-2000 {
+			early := int64(2000)
+			if l, ok := launchOf[e]; ok {
+				for _, ti := range byLaunch[l] {
+					early = max(early, int64(r.tasks[ti].dur/50))
+				}
+			}
+			if aw <= ev.Start[e] || ev.End(int(e)) < aw-early {
 				continue
 			}
 			bend := min(aw, end)
@@ -1067,6 +1083,8 @@ func (r *run) replay(f Fix) (end, removed float64) {
 		switch {
 		case tk.comm:
 			x = f.Comm
+		case tk.pageable:
+			x = f.Pageable
 		case tk.copy:
 			x = f.Copy
 		}
@@ -1124,7 +1142,8 @@ func (r *run) replay(f Fix) (end, removed float64) {
 		case itemWait:
 			w := &r.waits[s.ref]
 			if w.copy && f.CopyWaits {
-				continue // the copy's own time is what the fix scales
+				removed += w.blockedNs // the host no longer waits; the copy's own time is what Copy and Pageable scale
+				continue
 			}
 			if !w.copy && !w.queue && f.Syncs {
 				removed += w.blockedNs

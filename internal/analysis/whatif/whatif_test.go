@@ -197,7 +197,7 @@ func realTraces() []string {
 // saves nothing.
 func TestRealTraces(t *testing.T) {
 	fixes := []whatif.Fix{kernels2x, host2x, noSync, noLoader,
-		fix("copy", func(f *whatif.Fix) { f.Copy, f.CopyWaits = 0.5, true }),
+		fix("copy", func(f *whatif.Fix) { f.Copy, f.Pageable, f.CopyWaits = 0.5, 0.2, true }),
 		fix("comm", func(f *whatif.Fix) { f.Comm = 0.5 }),
 		fix("fp32", func(f *whatif.Fix) { f.FP32Math = 0.5 }),
 		fix("opt", func(f *whatif.Fix) { f.Optimizer = 0.5 })}
