@@ -117,6 +117,16 @@ type Evidence struct {
 	// 20000; older agents wrote four or five columns); StepSeries decodes
 	// them.
 	StepTimes [][]any `json:"step_times"`
+	// DeviceBehindS is how long the agent waited, at the end of the last
+	// step before each window, for the device work the host had queued
+	// ahead (CUDA only): that step's time in StepTimes holds the wait, so
+	// the steps before a window sum to the device's time, not the host's.
+	// A wait that is a large part of those steps says the host ran ahead
+	// of the device, and their median is the host's step. Nil without a
+	// wait, and from agents before it. DeviceBehind: each wait, with the
+	// step it was charged to.
+	DeviceBehindS *float64     `json:"device_behind_s"`
+	DeviceBehind  []DeviceWait `json:"device_behind"`
 	// StepInputs: the tensor shapes the step's forward got at the first
 	// and the latest step, with forward steps (nil otherwise, and from
 	// agents before it).
@@ -252,6 +262,12 @@ type SyncSite struct {
 type StepInputs struct {
 	First *StepInput `json:"first"`
 	Last  *StepInput `json:"last"`
+}
+
+// DeviceWait is one wait for the device at the end of a step (Evidence.DeviceBehind).
+type DeviceWait struct {
+	Step int     `json:"step"`
+	S    float64 `json:"s"`
 }
 
 // StepInput is the shapes of the first (up to four) tensor arguments of

@@ -110,6 +110,8 @@ class Evidence(object):
             "step_stats": {"count": s["count"], "sum_s": s["sum_s"], "min_s": s["min_s"], "max_s": s["max_s"],
                            "mean_s": (s["sum_s"] / s["count"]) if s["count"] else None},
             "step_times": self.step_times,
+            "device_behind_s": sum(d["s"] for d in self.device_behind) if self.device_behind else None,
+            "device_behind": self.device_behind,
             "step_inputs": getattr(self, "step_inputs", None),
             "per_step": self.stepstats.evidence() if self.stepstats is not None else None,
             "cpu_wait": self.stepstats.sched.evidence() if self.stepstats is not None else None,

@@ -129,6 +129,9 @@ class Window(object):
         self.sync_state = "not-attempted"
         self._sync_prev_mode = None
         self._sched = None  # the profiler's schedule function
+        # [{"step", "s"}]: the wait for the device charged to the last
+        # step before each window (_wait_for_device)
+        self.device_behind = []
         self._orig_showwarning = None
         # bounds (see MAX_WINDOW_S): when the recording window opened, the
         # process's RSS then, the median step before it, the bound a
@@ -144,9 +147,12 @@ class Window(object):
         """One step ended (and the next begins) at this instant."""
         if threading.get_ident() != self.step_thread:
             return
+        behind = self._wait_for_device()
         now = time.perf_counter()
         dur = now - self.step_start if self.step_start is not None else None
         self.steps += 1
+        if behind is not None:
+            self.device_behind.append({"step": self.steps, "s": round(behind, 6)})
         wait = self.stepstats.on_step(self.steps, self.in_window) if self.stepstats is not None else None
         if self.sampler is not None:
             self.sampler.end_step(dur is not None and self._slow_step(dur))
@@ -199,15 +205,48 @@ class Window(object):
         work already queued: a host that runs steps ahead of the device (92
         ms of kernels a step, a few ms of launches) would otherwise open the
         window with earlier steps' kernels, which the trace cannot assign
-        to its steps. Once per window; only when the program uses CUDA."""
+        to its steps. Once per window; only when the program uses CUDA.
+        The agent's work: in no step (the warm-up steps' kernels)."""
+        if self._schedule_turns(prof, ("WARMUP",), ("RECORD", "RECORD_AND_SAVE")):
+            self._synchronize()
+
+    def _wait_for_device(self):
+        """At the end of the last step before a window (the schedule turns
+        from no action to the warm-up, or to recording without one), wait
+        for the device to finish the work the host queued: the seconds it
+        took, charged to that step, or None when there was no wait (another
+        step, no CUDA). Steps are timed on the host; a program that does
+        not synchronize runs steps ahead of the device (an H200 ran the
+        pinned-copy example's steps in ~1 ms on the host, ~5 ms on the
+        device), so the steps before the window, the ones `bottleneck try`
+        compares, end when their device work is done: their sum is the
+        device's time, not the host's."""
+        prof = self.prof
+        if prof is None or self.prof_state != "waiting" or self.in_window:
+            return None
+        if not self._schedule_turns(prof, ("NONE",), ("WARMUP", "RECORD", "RECORD_AND_SAVE")):
+            return None
+        with self.own_work():  # not the program's code: out of its Python profile
+            return self._synchronize()
+
+    def _schedule_turns(self, prof, now, to):
+        """Whether the profiler's action is one of `now` and the schedule's
+        next, at the coming prof.step(), one of `to` (action names)."""
         sched = self._sched
-        if sched is None or not str(getattr(prof, "current_action", "")).endswith("WARMUP"):
-            return
-        if not str(sched(getattr(prof, "step_num", 0) + 1)).endswith(("RECORD", "RECORD_AND_SAVE")):
-            return
+        if sched is None or not str(getattr(prof, "current_action", "")).endswith(now):
+            return False
+        return str(safe(lambda: sched(getattr(prof, "step_num", 0) + 1), "")).endswith(to)
+
+    def _synchronize(self):
+        """cuda.synchronize() when the program uses CUDA: the seconds it
+        took, or None (no CUDA, or it failed)."""
         cuda = getattr(self.torch, "cuda", None)
-        if cuda is not None and safe(lambda: cuda.is_initialized(), False):
-            safe(lambda: cuda.synchronize(), None)
+        if cuda is None or not safe(lambda: cuda.is_initialized(), False):
+            return None
+        t0 = time.perf_counter()
+        if not safe(lambda: cuda.synchronize() or True, False):
+            return None  # a failed kernel's error: the program's next sync raises it
+        return time.perf_counter() - t0
 
     def _slow_step(self, dur):
         """Whether a step took over twice the median of the last 31 (the

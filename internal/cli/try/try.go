@@ -28,6 +28,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/runner"
+	"github.com/bottleneck-dev/bottleneck/internal/runreport"
 	"github.com/bottleneck-dev/bottleneck/internal/textsafe"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 	"github.com/bottleneck-dev/bottleneck/internal/version"
@@ -185,7 +186,21 @@ type Pair struct {
 	MeanSignificant bool    `json:"mean_significant"`
 	BaseVerdict     string  `json:"base_verdict"`
 	NewVerdict      string  `json:"change_verdict"`
+	// DeviceBehindBaseUs and DeviceBehindNewUs are how long each run's
+	// device still worked when its timed steps ended (rundir.Evidence's
+	// DeviceBehindS): the agent waited for it in the last timed step.
+	// HostAhead: in either run that wait is over hostAheadShare of its
+	// timed steps' sum, so the host ran ahead of the device: the median
+	// (Headline, Speedup) is the host's step, which understates the step;
+	// the mean holds the wait.
+	DeviceBehindBaseUs float64 `json:"device_behind_base_us"`
+	DeviceBehindNewUs  float64 `json:"device_behind_change_us"`
+	HostAhead          bool    `json:"host_ahead"`
 }
+
+// hostAheadShare is the share of a run's timed steps above which the wait
+// for the device at their end says the host ran ahead of it (Pair.HostAhead).
+const hostAheadShare = 0.10
 
 // Prediction is what the first run's diagnosis said the change's cause
 // would save.
@@ -389,6 +404,8 @@ func compare(ios *iostreams.IOStreams, base, changed string) (*Pair, []diagnose.
 	if p.MeanNewUs > 0 {
 		p.MeanSpeedup = p.MeanBaseUs / p.MeanNewUs
 	}
+	p.DeviceBehindBaseUs, p.DeviceBehindNewUs = deviceBehindUs(b.Run), deviceBehindUs(n.Run)
+	p.HostAhead = hostAhead(p.DeviceBehindBaseUs, bs) || hostAhead(p.DeviceBehindNewUs, ns)
 	if h.NoiseKnown {
 		low, high := diff.MeanRatioInterval(bs, ns)
 		if low > -100 && high > -100 {
@@ -397,6 +414,32 @@ func compare(ios *iostreams.IOStreams, base, changed string) (*Pair, []diagnose.
 		}
 	}
 	return p, b.Report.Findings(), nil
+}
+
+// deviceBehindUs is the run's wait for the device at the end of its
+// timed steps, in microseconds: its slowest process's, as the compared
+// steps are (0: none, or an agent before it).
+func deviceBehindUs(run *runreport.Report) float64 {
+	most := 0.0
+	if run == nil {
+		return most
+	}
+	for _, p := range run.Processes {
+		if p.Evidence != nil && p.Evidence.DeviceBehindS != nil {
+			most = max(most, *p.Evidence.DeviceBehindS*1e6)
+		}
+	}
+	return most
+}
+
+// hostAhead says whether a wait for the device of behindUs is over
+// hostAheadShare of the timed steps.
+func hostAhead(behindUs float64, stepsUs []float64) bool {
+	sum := 0.0
+	for _, x := range stepsUs {
+		sum += x
+	}
+	return behindUs > 0 && behindUs > hostAheadShare*sum
 }
 
 // applied are the changed run's records of where each change took effect.
@@ -472,6 +515,11 @@ func Write(w io.Writer, r *Result) {
 		}
 		fmt.Fprintf(w, "; median %s -> %s", units.Duration(h.BaseUs), units.Duration(h.NewUs))
 		switch {
+		case p.HostAhead:
+			// the steps were timed on the host, which queued the device's
+			// work ahead: only the wait at their end holds what is left
+			fmt.Fprintf(w, ", host-side only: the device was behind by %s as it is, %s changed, at the end of the timed steps\n",
+				units.Duration(p.DeviceBehindBaseUs), units.Duration(p.DeviceBehindNewUs))
 		case h.NoiseKnown && !h.Significant:
 			fmt.Fprintf(w, ", no significant change\n")
 		default:

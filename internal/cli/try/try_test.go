@@ -10,7 +10,10 @@ import (
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
+	"github.com/bottleneck-dev/bottleneck/internal/diff"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/runreport"
 	"github.com/bottleneck-dev/bottleneck/internal/testutil"
 )
 
@@ -81,5 +84,70 @@ func TestTryWorkers(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "num_workers=2 (tried): ") {
 		t.Errorf("stdout:\n%s", stdout)
+	}
+}
+
+// A change that let the host run ahead of the device (the pageable-copy
+// example with --fix on an H200: pinned memory and non_blocking copies,
+// ~1 ms host steps against ~5 ms on the device): the line leads with the
+// mean, which holds the wait for the device, and the median says it is
+// the host's. Without such a wait the line says nothing of the device.
+func TestWriteHostAhead(t *testing.T) {
+	pair := Pair{
+		Headline:   diff.Headline{BaseUs: 5600, NewUs: 1000, NoiseKnown: true, Significant: true},
+		Speedup:    5.6,
+		MeanBaseUs: 5700, MeanNewUs: 4400, MeanSpeedup: 1.3, MeanLow: 1.1, MeanHigh: 1.6, MeanSignificant: true,
+		DeviceBehindBaseUs: 100, DeviceBehindNewUs: 41000, HostAhead: true,
+	}
+	res := &Result{Set: map[string]string{"pin_memory": "true"}, Pairs: []Pair{pair}}
+	var b strings.Builder
+	Write(&b, res)
+	line, _, _ := strings.Cut(b.String(), "\n")
+	want := "pin_memory=true (tried): 5.70 ms -> 4.40 ms a step on average, 1.30x faster (95% interval 1.10x to 1.60x); " +
+		"median 5.60 ms -> 1.00 ms, host-side only: the device was behind by 100 µs as it is, 41.0 ms changed, at the end of the timed steps"
+	if line != want {
+		t.Errorf("host ahead:\n got %q\nwant %q", line, want)
+	}
+	pair.HostAhead = false
+	b.Reset()
+	Write(&b, &Result{Set: res.Set, Pairs: []Pair{pair}})
+	if line, _, _ := strings.Cut(b.String(), "\n"); strings.Contains(line, "host-side") || !strings.HasSuffix(line, "median 5.60 ms -> 1.00 ms, 5.60x") {
+		t.Errorf("host not ahead: %q", line)
+	}
+	js, err := json.Marshal(Pair{DeviceBehindNewUs: 41000, HostAhead: true})
+	if err != nil || !strings.Contains(string(js), `"device_behind_change_us":41000`) || !strings.Contains(string(js), `"host_ahead":true`) {
+		t.Errorf("json %s, %v", js, err)
+	}
+}
+
+// HostAhead from the runs' evidence: a wait over a tenth of the timed
+// steps' sum, the slowest process's; silent for a small wait, none, and
+// agents before it.
+func TestHostAhead(t *testing.T) {
+	run := func(waits ...float64) *runreport.Report {
+		r := &runreport.Report{}
+		for _, s := range waits {
+			ev := &rundir.Evidence{}
+			if s >= 0 {
+				ev.DeviceBehindS = &s
+			}
+			r.Processes = append(r.Processes, runreport.ProcessReport{Evidence: ev})
+		}
+		return r
+	}
+	hostSteps := []float64{1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 41000, 1000, 1000} // µs: 52 ms
+	for _, c := range []struct {
+		run  *runreport.Report
+		want bool
+	}{
+		{run(0.040), true},
+		{run(0.001, 0.040), true}, // two ranks: the slowest's
+		{run(0.005), false},       // 5 ms of 52: under a tenth
+		{run(-1), false},          // an agent before device_behind_s
+		{nil, false},
+	} {
+		if got := hostAhead(deviceBehindUs(c.run), hostSteps); got != c.want {
+			t.Errorf("%v: host ahead %v, want %v", c.run, got, c.want)
+		}
 	}
 }

@@ -127,6 +127,96 @@ class DrainTest(unittest.TestCase):
         self.assertEqual(self.run_steps(False), [])
 
 
+class Clock(object):
+    """time for the window module: perf_counter reads a clock the test moves."""
+
+    def __init__(self):
+        self.now = 100.0
+
+    def perf_counter(self):
+        return self.now
+
+    def sleep(self, s):
+        pass
+
+
+class QueuedCuda(FakeCuda):
+    """A device `behind_s` behind the host whenever it is synchronized."""
+
+    def __init__(self, initialized, clock, behind_s):
+        FakeCuda.__init__(self, initialized)
+        self.clock, self.behind_s = clock, behind_s
+
+    def synchronize(self):
+        FakeCuda.synchronize(self)
+        self.clock.now += self.behind_s
+
+
+class DeviceBehindTest(unittest.TestCase):
+    """The last step before the window ends when its device work is done."""
+
+    def setUp(self):
+        import tempfile
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_steps(self, initialized, steps=9, **pcfg):
+        import _bottleneck_agent as A
+        clock = Clock()
+        cuda = QueuedCuda(initialized, clock, 0.04)
+        w = A.Agent({"run_dir": self.dir, "python_profiler": "off", "sync_debug": False, "profiler": pcfg}, "script")
+        w.torch = type("T", (), {"cuda": cuda})()
+        w.finished, w.step_thread = True, W.threading.get_ident()  # finished: no bounds thread
+        w._sched = w._schedule(Action)
+        w.prof, w.prof_state = FakeProf(w._sched), "waiting"
+        synced_at = []
+        # the window module the Agent runs (other tests may import the
+        # agent's modules anew)
+        mod = A.Window._step.__globals__
+        orig, mod["time"] = mod["time"], clock
+        try:
+            w.step_start = clock.now
+            for _ in range(steps):
+                clock.now += 0.001  # the host's 1 ms step
+                n = cuda.syncs
+                w._step()
+                if cuda.syncs > n:
+                    synced_at.append(w.steps)
+        finally:
+            mod["time"] = orig
+        return w, cuda, synced_at
+
+    def test_the_wait_is_the_last_timed_steps(self):
+        # skip_first=5: steps 1-5 are timed (the profiler's step_num 0-4),
+        # 6-7 warm up, 8 on record; the wait at the end of step 5
+        w, cuda, synced_at = self.run_steps(True, skip_first=5, warmup=2, active=5)
+        # and the drain before the first recorded step, the agent's, in no step
+        self.assertEqual(synced_at, [5, 7])
+        self.assertEqual([round(t[2], 6) for t in w.step_times], [0.001] * 4 + [0.041] + [0.001] * 4)
+        self.assertEqual([t[3] for t in w.step_times], [False] * 7 + [True] * 2)
+        self.assertEqual(w.device_behind, [{"step": 5, "s": 0.04}])
+        ev = w.evidence(final=False)
+        self.assertEqual((ev["device_behind_s"], ev["device_behind"]), (0.04, [{"step": 5, "s": 0.04}]))
+
+    def test_no_warm_up(self):
+        # warmup=0: the timed steps end where recording begins; that
+        # step's wait is the one drain
+        w, cuda, synced_at = self.run_steps(True, steps=5, skip_first=3, warmup=0, active=5)
+        self.assertEqual(synced_at, [3])
+        self.assertEqual(w.device_behind, [{"step": 3, "s": 0.04}])
+        self.assertEqual(round(w.step_times[2][2], 6), 0.041)
+
+    def test_no_cuda_no_wait(self):
+        w, cuda, synced_at = self.run_steps(False, skip_first=5, warmup=2, active=5)
+        self.assertEqual((cuda.syncs, synced_at, w.device_behind), (0, [], []))
+        self.assertEqual([round(t[2], 6) for t in w.step_times], [0.001] * 9)
+        ev = w.evidence(final=False)
+        self.assertEqual((ev["device_behind_s"], ev["device_behind"]), (None, []))
+
+
 class AgentWarningsTest(unittest.TestCase):
     def test_torch_warnings_the_agent_causes_are_not_printed(self):
         import warnings
