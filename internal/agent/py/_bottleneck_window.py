@@ -122,6 +122,9 @@ class Window(object):
         self.stop_pending = False
         self.stopped_after_profile = False
         self.in_window = False
+        # the profiler warms up (it traces, then discards): those steps are
+        # profiled too, so step_times marks them with the window's
+        self.warming = False
         self.window_spans = []  # [[start_rel, end_rel], ...] seconds since agent start
         # syncs
         self.sync_sites = {}
@@ -164,7 +167,7 @@ class Window(object):
             s["max_s"] = dur if s["max_s"] is None else max(s["max_s"], dur)
             if len(self.step_times) < 20000:
                 rel = self.step_start - self._t0
-                self.step_times.append([self.steps, round(rel, 6), round(dur, 6), self.in_window, wait, round(self.step_dl_wait, 6)])
+                self.step_times.append([self.steps, round(rel, 6), round(dur, 6), self.in_window or self.warming, wait, round(self.step_dl_wait, 6)])
             if self.in_window:
                 self.window_steps.append({
                     "window": self.window_index + 1,
@@ -377,6 +380,7 @@ class Window(object):
         action = str(getattr(prof, "current_action", ""))
         recording = action.endswith("RECORD") or action.endswith("RECORD_AND_SAVE")
         warm = action.endswith("WARMUP")
+        self.warming = warm
         if self.sampler is not None:
             self.sampler.mark_step()
         self._set_window(recording)
