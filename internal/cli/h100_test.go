@@ -21,8 +21,7 @@ func TestH100Runs(t *testing.T) {
 	}{
 		// the profiler's per-op cost stretched the window's steps; taken
 		// out, the replay finds the host and the fp32 matmuls both near
-		// the path (each fix alone saves little, both together much) and
-		// the .item() sync second (its finding, and the why, say so)
+		// the path (each fix alone saves little, both together much)
 		{"item_sync", "host-bound", "host.python", "gpu_item_sync.py:23", ""},
 		{"gpt_fp32", "gpu-compute-bound", "gpu.kernels", "fp32 matmuls and convolutions on CUDA cores take 72%", ""},
 		// 30 s before the first step was torch.compile's work, not the program's
@@ -66,10 +65,10 @@ func TestH100Runs(t *testing.T) {
 			if d.Verdict.Primary != c.verdict || len(d.Findings) == 0 {
 				t.Fatalf("verdict %s (%s), want %s", d.Verdict.Primary, d.Verdict.Why, c.verdict)
 			}
-			if c.run == "item_sync" {
-				if !strings.Contains(d.Verdict.Why, "host-bound and gpu-compute-bound share the path") || len(d.Findings) < 2 || d.Findings[1].Rule != "sync.blocking" {
-					t.Errorf("item_sync: want the host and the kernels named together, then the sync: %s; %+v", d.Verdict.Why, d.Findings)
-				}
+			// the .item() sync waited ~1 µs a step: the device had finished
+			// (its pinned device-to-host copy is asynchronous, not a wait)
+			if c.run == "item_sync" && !strings.Contains(d.Verdict.Why, "host-bound and gpu-compute-bound share the path") {
+				t.Errorf("item_sync: want the host and the kernels named together: %s", d.Verdict.Why)
 			}
 			f := d.Findings[0]
 			text := f.Change

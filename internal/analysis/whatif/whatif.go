@@ -632,6 +632,10 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 	}
 	var waitItems []waitAt
 	var optSpans [][2]int64
+	// ops that copied to the device: a blocking copy syncs its stream in
+	// the same aten::copy_ (pageable, non_blocking=False); pinned and
+	// non_blocking, it does not, so the copy's fix drops that wait too
+	copyOps := map[int32]bool{}
 	for ti := range t.Tracks {
 		tr := &t.Tracks[ti]
 		if tr.IsDevice() {
@@ -683,6 +687,19 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 			if cat != Runtime {
 				continue
 			}
+			l, isLaunch := launchOf[e]
+			cp := false // the call copies to the device, or syncs for such a copy in the op that made it
+			if isLaunch {
+				for _, ti := range byLaunch[l] {
+					cp = cp || r.tasks[ti].htod
+				}
+			}
+			if p := ev.Parent[e]; p != trace.None {
+				if cp {
+					copyOps[p] = true
+				}
+				cp = cp || copyOps[p]
+			}
 			on := r.waitedFor(t, e, launchOf, byLaunch, taskOf, g.waits, g.syncs[e], streamIdxOf, rel)
 			if on == nil {
 				on = r.fullQueue(t, e, launchOf, medLaunch, q, rel)
@@ -706,17 +723,14 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 					early = max(early, int64(r.tasks[ti].dur/50))
 				}
 			}
-			if aw <= ev.Start[e] || ev.End(int(e)) < aw-early {
-				continue
+			if ev.End(int(e)) < aw-early {
+				continue // it returned before that work ended
 			}
-			bend := min(aw, end)
-			ivs = append(ivs, hostInterval{ev.Start[e], bend, th, blocked})
-			cp := false
-			l, isLaunch := launchOf[e]
-			if isLaunch {
-				for _, ti := range byLaunch[l] {
-					cp = cp || r.tasks[ti].htod
-				}
+			// work that ended before the call began is an edge all the same:
+			// the call waits for it wherever the replay makes the host faster
+			bend := max(ev.Start[e], min(aw, end))
+			if bend > ev.Start[e] {
+				ivs = append(ivs, hostInterval{ev.Start[e], bend, th, blocked})
 			}
 			r.waits = append(r.waits, wait{on: on, copy: cp, blockedNs: float64(bend - ev.Start[e]), queue: isLaunch && !critpath.IsBlocking(t.Name(int(e)))})
 			waitItems = append(waitItems, waitAt{bend, int32(len(r.waits) - 1)})
@@ -907,7 +921,8 @@ func (r *run) obsEnd(i int32) float64 {
 	return tk.obsStart + tk.dur
 }
 
-// waitedFor is the device work a blocking call waits for: its own copy,
+// waitedFor is the device work a blocking call waits for: its own copy
+// (an asynchronous one only from or to pageable memory),
 // the work its Event Sync, Stream Sync or Context Sync names, else, for a
 // device or stream synchronize with no sync event recorded, every stream's
 // last launched work. nil for a call that cannot block.
@@ -920,7 +935,14 @@ func (r *run) waitedFor(t *trace.Trace, e int32, launchOf map[int32]int32, byLau
 	ev := &t.Events
 	on := []int32{}
 	if l, ok := launchOf[e]; ok {
-		on = append(on, byLaunch[l]...)
+		// an asynchronous copy waits only when host memory is pageable (the
+		// driver stages it): device-to-device and pinned copies return at once
+		async := strings.Contains(name, "Async")
+		for _, ti := range byLaunch[l] {
+			if !async || r.tasks[ti].pageable {
+				on = append(on, ti)
+			}
+		}
 	}
 	if src, ok := waits.Host[e]; ok {
 		if i, ok := taskOf[src]; ok {
