@@ -55,6 +55,9 @@ type Data struct {
 	// Steps holds every step of each process of a run directory (not only
 	// the window's), with the series' summary.
 	Steps []StepsView `json:"steps,omitempty"`
+	// Tried are the changes `run --verify` tried (tried.json), measured
+	// against predicted, with both runs' compared steps.
+	Tried []rundir.TriedChange `json:"tried,omitempty"`
 	// Live is set by `bottleneck serve`: the page may ask the server for
 	// finer timeline windows.
 	Live bool `json:"live,omitempty"`
@@ -151,6 +154,9 @@ func Build(in Input, o Options) *Data {
 		d.Env = in.Env
 	}
 	for _, run := range in.Runs {
+		if run.Tried != nil {
+			d.Tried = append(d.Tried, run.Tried.Changes...)
+		}
 		for _, pf := range run.Processes {
 			if v, ok := stepsView(pf); ok {
 				d.Steps = append(d.Steps, v)

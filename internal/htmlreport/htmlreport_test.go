@@ -304,6 +304,13 @@ func TestRunSteps(t *testing.T) {
 	if in == 0 || in == len(d.Steps[0].Steps) {
 		t.Errorf("%d of %d steps in the window", in, len(d.Steps[0].Steps))
 	}
+	if d.Tried != nil {
+		t.Errorf("tried without --verify: %+v", d.Tried)
+	}
+	run.Tried = &rundir.Tried{Changes: []rundir.TriedChange{{Rule: "input.loader", BaseStepsUs: []float64{40, 41}, NewStepsUs: []float64{20, 19}}}}
+	if d := Build(Input{Runs: []*rundir.Run{run}}, Options{}); len(d.Tried) != 1 || d.Tried[0].NewStepsUs[1] != 19 {
+		t.Errorf("tried: %+v", d.Tried)
+	}
 	// traces alone (no run directory) have no run step times
 	if d := Build(Input{}, Options{}); d.Steps != nil {
 		t.Errorf("steps without a run: %+v", d.Steps)

@@ -2,6 +2,8 @@ package rundir
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -75,4 +77,14 @@ func ChangeKindOf(name string) (ChangeKind, bool) {
 		}
 	}
 	return ChangeKind{}, false
+}
+
+// FormatChanges writes changes as NAME=VALUE,... in name order (as --set
+// takes them).
+func FormatChanges(set map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(set)) {
+		parts = append(parts, k+"="+set[k])
+	}
+	return strings.Join(parts, ",")
 }

@@ -97,6 +97,8 @@ func FileKind(name string) (kind, tag string) {
 		return "report-html", ""
 	case ManifestName:
 		return "manifest", ""
+	case TriedName:
+		return "tried", ""
 	}
 	t, ok := cut("trace-", ".pt.trace.json.gz")
 	if !ok {

@@ -25,6 +25,10 @@ type Run struct {
 	Processes []*ProcessFiles
 	// Traces are the trace files, sorted.
 	Traces []string
+	// Tried is what `run --verify` measured (nil: not verified, or
+	// TriedErr says why it could not be read).
+	Tried    *Tried
+	TriedErr error
 }
 
 // ProcessFiles is what one profiled process (one rank) left in the run
@@ -77,6 +81,9 @@ func Read(dir string) (*Run, error) {
 		}
 	}
 	sort.Strings(r.Traces)
+	if r.Tried, r.TriedErr = ReadTried(dir); NotWritten(r.TriedErr) {
+		r.TriedErr = nil
+	}
 	order := make([]string, 0, len(tags))
 	for t := range tags {
 		order = append(order, t)

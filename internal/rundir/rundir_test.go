@@ -80,6 +80,29 @@ func TestReadRefusesNewerOrForeignFiles(t *testing.T) {
 	}
 }
 
+// tried.json (run --verify) is read with the run; a damaged one is an
+// error naming it, the rest of the run still read.
+func TestTried(t *testing.T) {
+	dir := testutil.RunDir(t, "slow_dataset")
+	if run, err := rundir.Read(dir); err != nil || run.Tried != nil || run.TriedErr != nil {
+		t.Fatalf("not verified: %v %+v %v", err, run.Tried, run.TriedErr)
+	}
+	want := []rundir.TriedChange{{Rule: "input.loader", Set: map[string]string{"num_workers": "2"}, Dir: dir + "-tried-1", MeanBaseUs: 42400, MeanNewUs: 19800, MeanSpeedup: 2.14}}
+	if err := rundir.WriteTried(dir, want); err != nil {
+		t.Fatal(err)
+	}
+	run, err := rundir.Read(dir)
+	if err != nil || run.Tried == nil || len(run.Tried.Changes) != 1 || run.Tried.Changes[0].MeanNewUs != 19800 || run.Tried.Changes[0].Set["num_workers"] != "2" {
+		t.Fatalf("read back: %v %+v", err, run.Tried)
+	}
+	if err := os.WriteFile(filepath.Join(dir, rundir.TriedName), []byte(`{"format":"bottleneck.tried","version":7}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if run, err := rundir.Read(dir); err != nil || run.Tried != nil || run.TriedErr == nil || !strings.Contains(run.TriedErr.Error(), "tried.json") || len(run.Processes) == 0 {
+		t.Errorf("a newer tried.json: %v, %v", err, run.TriedErr)
+	}
+}
+
 func TestNotARunDirectory(t *testing.T) {
 	if rundir.Is(t.TempDir()) || rundir.Is(testutil.Traces(t)) {
 		t.Error("a directory without manifest.json taken for a run directory")
@@ -98,6 +121,7 @@ func TestFileKind(t *testing.T) {
 		"env.json":                        "env ",
 		"report.html":                     "report-html ",
 		"manifest.json":                   "manifest ",
+		"tried.json":                      "tried ",
 		"model.pt":                        "other ",
 		"trace-.pt.trace.json.gz":         "other ",
 	} {

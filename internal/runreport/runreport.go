@@ -44,6 +44,9 @@ type Report struct {
 	// Interrupted says why a manifest still reads "running" (bottleneck
 	// itself was killed, or the run is still going); empty once it ended.
 	Interrupted string `json:"interrupted,omitempty"`
+	// Tried are the changes `run --verify` tried, measured against
+	// predicted (tried.json).
+	Tried []rundir.TriedChange `json:"tried,omitempty"`
 }
 
 // ProcessReport is one profiled process (one rank).
@@ -71,6 +74,11 @@ func FromRun(run *rundir.Run) *Report {
 	r := &Report{Schema: Schema, RunDir: run.Dir, Command: m.Command.Argv, Exit: m.Exit, DurationS: m.DurationS, Manifest: m, Host: run.Host}
 	if m.State == "running" {
 		r.Interrupted = rundir.Interrupted(run.Dir, m)
+	}
+	if run.Tried != nil {
+		r.Tried = run.Tried.Changes
+	} else if run.TriedErr != nil {
+		r.Warnings = append(r.Warnings, run.TriedErr.Error())
 	}
 	for _, pf := range run.Processes {
 		tag := pf.Tag
@@ -243,6 +251,7 @@ func WriteText(w io.Writer, r *Report) {
 	if r.Interrupted != "" {
 		fmt.Fprintf(w, "  %s\n", r.Interrupted)
 	}
+	writeTried(w, r.Tried)
 	for _, p := range r.Processes {
 		fmt.Fprintln(w)
 		if len(r.Processes) > 1 {
@@ -272,6 +281,36 @@ func WriteText(w io.Writer, r *Report) {
 	}
 	for _, s := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", s)
+	}
+}
+
+// writeTried writes each change `run --verify` tried: measured against
+// predicted (docs/try.md).
+func writeTried(w io.Writer, tried []rundir.TriedChange) {
+	if len(tried) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Tried (run --verify), measured against predicted:")
+	for _, c := range tried {
+		what := rundir.FormatChanges(c.Set)
+		if c.Error != "" {
+			fmt.Fprintf(w, "  %s (%s): not measured: %s\n", what, c.Rule, c.Error)
+			continue
+		}
+		measured := fmt.Sprintf("%s -> %s a step on average", units.Duration(c.MeanBaseUs), units.Duration(c.MeanNewUs))
+		switch {
+		case c.MeanLow <= 0:
+			measured += fmt.Sprintf(", %.2fx", c.MeanSpeedup)
+		case !c.Significant:
+			measured += fmt.Sprintf(": no significant change (95%% interval %.2fx to %.2fx)", c.MeanLow, c.MeanHigh)
+		default:
+			measured += fmt.Sprintf(", %.2fx (95%% interval %.2fx to %.2fx)", c.MeanSpeedup, c.MeanLow, c.MeanHigh)
+		}
+		fmt.Fprintf(w, "  %s (%s): %s; predicted %.2fx (%.0f%% of the step, %s)\n", what, c.Rule, measured, c.PredictedSpeedup, c.PredictedSavingPct, cmp.Or(c.PredictedMethod, "share"))
+		if c.NewVerdict != "" && c.NewVerdict != c.BaseVerdict {
+			fmt.Fprintf(w, "    verdict %s -> %s\n", c.BaseVerdict, c.NewVerdict)
+		}
+		fmt.Fprintf(w, "    run: %s\n", c.Dir)
 	}
 }
 

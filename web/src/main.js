@@ -61,6 +61,7 @@ function buildSections(data, report, views, cur) {
     out.push(kernelsSection(tr));
     out.push(flopsSection(tr));
   }
+  if (data.tried && data.tried.length) out.push(triedSection(data.tried));
   const steps = pickByRank(data.steps || [], view.rank);
   if (steps) out.push(runStepsSection(steps));
   const py = pickByRank(data.python || [], view.rank);
@@ -84,6 +85,32 @@ function runStepsSection(st) {
   const sum = st.summary || {};
   s.appendChild(el('p', { class: 'muted', text: `${st.tag}: median step ${fmtUs((sum.median_s || 0) * 1e6)}` }));
   if (st.notes && st.notes.length) s.appendChild(el('ul', null, st.notes.map((n) => el('li', { text: n }))));
+  return s;
+}
+
+// What `run --verify` tried: each change's measured speed-up (mean step,
+// 95% interval) beside the first run's prediction, and both runs' steps.
+function triedSection(tried) {
+  const s = section('tried', 'Tried: measured against predicted');
+  const x = (v) => (v > 0 ? v.toFixed(2) + 'x' : '—');
+  const rows = tried.map((c) => {
+    const set = Object.keys(c.set || {}).sort().map((k) => k + '=' + c.set[k]).join(', ');
+    let measured = c.error ? 'not measured: ' + c.error : `${fmtUs(c.mean_base_us)} → ${fmtUs(c.mean_new_us)}, ${x(c.mean_speedup)}`;
+    if (!c.error && c.mean_low > 0) measured += c.significant ? ` (95% ${x(c.mean_low)} to ${x(c.mean_high)})` : ` — no significant change (95% ${x(c.mean_low)} to ${x(c.mean_high)})`;
+    return el('tr', null, el('td', { text: set }), el('td', { text: c.rule }), el('td', { text: measured }),
+      el('td', { text: `${x(c.predicted_speedup)} (${Math.round(c.predicted_saving_pct)}%, ${c.predicted_method || 'share'})` }),
+      el('td', { text: c.base_verdict === c.new_verdict ? c.base_verdict || '' : `${c.base_verdict} → ${c.new_verdict}` }));
+  });
+  s.appendChild(el('table', { class: 'data' },
+    el('thead', null, el('tr', null, ['change', 'finding', 'measured (mean step)', 'predicted', 'verdict'].map((h) => el('th', { text: h })))),
+    el('tbody', null, rows)));
+  for (const c of tried) {
+    if (!c.base_steps_us || !c.new_steps_us) continue;
+    const line = (label, ys, i) => ({ label, color: COLORS[i], xs: ys.map((_, j) => j + 1), ys });
+    s.appendChild(lineChart([line('as it is', c.base_steps_us, 0), line('changed', c.new_steps_us, 1)],
+      (v) => 'step ' + Math.round(v), fmtUs, { label: 'steps compared' }));
+  }
+  if (tried.some((c) => c.host_ahead)) s.appendChild(el('p', { class: 'muted', text: 'The host ran ahead of the device: the last timed step of each run holds the wait for it, so only the mean step is the device\'s.' }));
   return s;
 }
 

@@ -297,6 +297,10 @@ func runRun(o *Options) error {
 			w = o.IO.Out
 		}
 		try.Verify(t, w, res.RunDir, findings, maxVerified)
+		// the reports again, with what was tried (tried.json)
+		if _, _, _, err := writeReports(o.IO, res.RunDir); err != nil {
+			fmt.Fprintf(o.IO.ErrOut, "bottleneck: report: %v\n", err)
+		}
 	}
 	if res.ExitCode != 0 {
 		return exitcode.New(res.ExitCode, nil)

@@ -1096,6 +1096,20 @@ func TestVerify(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(r.dir+"-tried-1", "try.json")); err != nil {
 		t.Error(err)
 	}
+	// the run's reports, written again, carry measured against predicted
+	txt, _ := os.ReadFile(filepath.Join(r.dir, "report.txt"))
+	if !strings.Contains(string(txt), "Tried (run --verify), measured against predicted:\n  num_workers=") || !strings.Contains(string(txt), "(input.loader): ") {
+		t.Errorf("report.txt has no tried section:\n%s", txt)
+	}
+	var rep struct {
+		Run struct {
+			Tried []rundir.TriedChange `json:"tried"`
+		} `json:"run"`
+	}
+	b, _ := os.ReadFile(filepath.Join(r.dir, "report.json"))
+	if err := json.Unmarshal(b, &rep); err != nil || len(rep.Run.Tried) != 1 || rep.Run.Tried[0].Rule != "input.loader" || rep.Run.Tried[0].MeanNewUs <= 0 || len(rep.Run.Tried[0].NewStepsUs) == 0 {
+		t.Errorf("report.json's run.tried: %v %+v", err, rep.Run.Tried)
+	}
 }
 
 // A program that cannot start says so in one line, as plain Python does,

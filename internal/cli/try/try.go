@@ -13,7 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -127,13 +127,7 @@ func (v *changesValue) Set(s string) error {
 	return nil
 }
 
-func (v *changesValue) String() string {
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(v.m)) {
-		parts = append(parts, k+"="+v.m[k])
-	}
-	return strings.Join(parts, ",")
-}
+func (v *changesValue) String() string { return rundir.FormatChanges(v.m) }
 
 func (v *changesValue) Type() string { return "NAME=VALUE" }
 
@@ -196,6 +190,9 @@ type Pair struct {
 	DeviceBehindBaseUs float64 `json:"device_behind_base_us"`
 	DeviceBehindNewUs  float64 `json:"device_behind_change_us"`
 	HostAhead          bool    `json:"host_ahead"`
+	// BaseStepsUs and NewStepsUs are the compared steps, in order.
+	BaseStepsUs []float64 `json:"base_steps_us"`
+	NewStepsUs  []float64 `json:"new_steps_us"`
 }
 
 // hostAheadShare is the share of a run's timed steps above which the wait
@@ -230,7 +227,7 @@ func Run(o *Options) error {
 		if err != nil {
 			return err
 		}
-		changed, err := o.runOnce(filepath.Join(dir, fmt.Sprintf("change-%d", r)), o.Set, fmt.Sprintf("run %d of %d: with %s", 2*r, 2*rounds, (&changesValue{o.Set}).String()))
+		changed, err := o.runOnce(filepath.Join(dir, fmt.Sprintf("change-%d", r)), o.Set, fmt.Sprintf("run %d of %d: with %s", 2*r, 2*rounds, rundir.FormatChanges(o.Set)))
 		if err != nil {
 			return err
 		}
@@ -260,9 +257,18 @@ func Run(o *Options) error {
 // Verify tries the run-time changes of the first findings that have one
 // (diagnose.Finding.Try, at most max, none that changes numerics), each
 // in one more run of the program into base-tried-N, compared with the
-// run already made in base; the results are written to w and to each
-// tried run's try.json.
+// run already made in base; the results are written to w, to each tried
+// run's try.json, and, measured against predicted, to base's tried.json
+// (its reports show them).
 func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, max int) {
+	var tried []rundir.TriedChange
+	defer func() {
+		if len(tried) > 0 {
+			if err := rundir.WriteTried(base, tried); err != nil {
+				fmt.Fprintf(w, "bottleneck: %v\n", err)
+			}
+		}
+	}()
 	n := 0
 	for _, f := range findings {
 		if len(f.Try) == 0 || n == max || numerics(f.Try) {
@@ -276,7 +282,7 @@ func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, m
 		}
 		res := &Result{Schema: Schema, Command: o.Args, Set: f.Try, Applied: []rundir.Change{},
 			Predicted: &Prediction{Rule: f.Rule, SavingPct: saving, Speedup: 1 / (1 - min(saving, 99)/100), Method: f.SavingMethod}}
-		changed, err := o.runOnce(dir, f.Try, fmt.Sprintf("verifying %s: one more run with %s", f.Rule, (&changesValue{f.Try}).String()))
+		changed, err := o.runOnce(dir, f.Try, fmt.Sprintf("verifying %s: one more run with %s", f.Rule, rundir.FormatChanges(f.Try)))
 		if err == nil {
 			var p *Pair
 			if p, _, err = compare(o.IO, base, changed); err == nil {
@@ -285,12 +291,30 @@ func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, m
 				err = writeJSON(filepath.Join(changed, "try.json"), res)
 			}
 		}
+		tc := rundir.TriedChange{Rule: f.Rule, Set: f.Try, Dir: dir,
+			PredictedSavingPct: saving, PredictedSpeedup: res.Predicted.Speedup, PredictedMethod: f.SavingMethod}
 		if err != nil {
 			fmt.Fprintf(w, "%s: not verified: %v\n", f.Rule, err)
+			tc.Error = err.Error()
+			tried = append(tried, tc)
 			continue
 		}
 		Write(w, res)
+		p := res.Pairs[0]
+		tc.MeanBaseUs, tc.MeanNewUs, tc.MeanSpeedup, tc.MeanLow, tc.MeanHigh, tc.Significant = p.MeanBaseUs, p.MeanNewUs, p.MeanSpeedup, p.MeanLow, p.MeanHigh, p.MeanSignificant
+		tc.MedianSpeedup, tc.HostAhead, tc.BaseVerdict, tc.NewVerdict = p.Speedup, p.HostAhead, p.BaseVerdict, p.NewVerdict
+		tc.BaseStepsUs, tc.NewStepsUs = roundUs(p.BaseStepsUs), roundUs(p.NewStepsUs)
+		tried = append(tried, tc)
 	}
+}
+
+// roundUs rounds step times to 0.1 µs (tried.json's precision).
+func roundUs(xs []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = math.Round(10*x) / 10
+	}
+	return out
 }
 
 func numerics(set map[string]string) bool {
@@ -404,6 +428,7 @@ func compare(ios *iostreams.IOStreams, base, changed string) (*Pair, []diagnose.
 	if p.MeanNewUs > 0 {
 		p.MeanSpeedup = p.MeanBaseUs / p.MeanNewUs
 	}
+	p.BaseStepsUs, p.NewStepsUs = bs, ns
 	p.DeviceBehindBaseUs, p.DeviceBehindNewUs = deviceBehindUs(b.Run), deviceBehindUs(n.Run)
 	p.HostAhead = hostAhead(p.DeviceBehindBaseUs, bs) || hostAhead(p.DeviceBehindNewUs, ns)
 	if h.NoiseKnown {
@@ -489,7 +514,7 @@ func predicted(findings []diagnose.Finding, set map[string]string) *Prediction {
 // Write prints the result: each pair's measured change, where the
 // changes took effect, and the prediction beside it.
 func Write(w io.Writer, r *Result) {
-	set := (&changesValue{r.Set}).String()
+	set := rundir.FormatChanges(r.Set)
 	numerics := ""
 	if r.Numerics {
 		numerics = " (changes numerics)"

@@ -1,0 +1,78 @@
+package rundir
+
+import (
+	"encoding/json"
+	"path/filepath"
+
+	"github.com/bottleneck-dev/bottleneck/internal/atomicfile"
+)
+
+// TriedName is what `run --verify` measured of the changes it tried, each
+// in one more run of the program (`<run>-tried-N/`): written into the
+// first run's directory, so that its reports show measured beside
+// predicted.
+const (
+	TriedName   = "tried.json"
+	TriedFormat = "bottleneck.tried"
+)
+
+// Tried is tried.json.
+type Tried struct {
+	Format  string        `json:"format"`
+	Version int           `json:"version"`
+	Changes []TriedChange `json:"changes"`
+}
+
+// TriedChange is one change tried against the run.
+type TriedChange struct {
+	// Rule is the finding whose change was tried; Set the change (NAME=VALUE, docs/try.md).
+	Rule string            `json:"rule"`
+	Set  map[string]string `json:"set"`
+	// Dir is the tried run's directory.
+	Dir string `json:"dir"`
+	// Error says why the change was not measured (its run failed); the rest is then empty.
+	Error string `json:"error,omitempty"`
+	// PredictedSavingPct is the finding's predicted saving, PredictedSpeedup
+	// the same as a speed-up, PredictedMethod how it was found (replay or share).
+	PredictedSavingPct float64 `json:"predicted_saving_pct"`
+	PredictedSpeedup   float64 `json:"predicted_speedup"`
+	PredictedMethod    string  `json:"predicted_method,omitempty"`
+	// MeanBaseUs and MeanNewUs are the compared steps' means; MeanSpeedup
+	// their ratio, MeanLow..MeanHigh its 95% interval (0: not known);
+	// Significant: the interval excludes 1x.
+	MeanBaseUs  float64 `json:"mean_base_us"`
+	MeanNewUs   float64 `json:"mean_new_us"`
+	MeanSpeedup float64 `json:"mean_speedup"`
+	MeanLow     float64 `json:"mean_low"`
+	MeanHigh    float64 `json:"mean_high"`
+	Significant bool    `json:"significant"`
+	// MedianSpeedup is the ratio of the median steps; HostAhead says the
+	// host ran ahead of the device, so the medians are the host's alone.
+	MedianSpeedup float64 `json:"median_speedup"`
+	HostAhead     bool    `json:"host_ahead,omitempty"`
+	// BaseVerdict and NewVerdict are each run's verdict class.
+	BaseVerdict string `json:"base_verdict,omitempty"`
+	NewVerdict  string `json:"new_verdict,omitempty"`
+	// BaseStepsUs and NewStepsUs are the compared steps, in order.
+	BaseStepsUs []float64 `json:"base_steps_us,omitempty"`
+	NewStepsUs  []float64 `json:"new_steps_us,omitempty"`
+}
+
+// WriteTried writes tried.json into the run directory dir.
+func WriteTried(dir string, changes []TriedChange) error {
+	b, err := json.MarshalIndent(Tried{Format: TriedFormat, Version: FormatVersion, Changes: changes}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(filepath.Join(dir, TriedName), append(b, '\n'))
+}
+
+// ReadTried reads dir's tried.json (an error satisfying NotWritten when
+// the run was not verified).
+func ReadTried(dir string) (*Tried, error) {
+	var t Tried
+	if err := readJSON(filepath.Join(dir, TriedName), TriedFormat, &t, &t.Format, &t.Version); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
