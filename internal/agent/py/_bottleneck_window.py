@@ -6,6 +6,7 @@ CUDA implicit sync call sites recorded inside a window.
 
 Documented in docs/run.md ("Steps: detection and fallback", "Run directory").
 """
+import contextlib
 import gzip
 import json
 import math
@@ -25,15 +26,24 @@ _SYNC_MESSAGE = "called a synchronizing CUDA operation"
 # 2.11 printed both into a program's stderr on an H100).
 _AGENT_WARNINGS = ("Warning: Profiler clears events at the end of each cycle",
                    "Synchronization debug mode is a prototype feature")
-_agent_warnings_quiet = []
 
 
-def quiet_agent_warnings():
-    """Ignore _AGENT_WARNINGS (once per process: each call adds filters)."""
-    if not _agent_warnings_quiet:
-        _agent_warnings_quiet.append(True)
-        for m in _AGENT_WARNINGS:
-            warnings.filterwarnings("ignore", message=m)
+@contextlib.contextmanager
+def agent_warnings(torch=None):
+    """Around the agent's own calls that make torch warn (_AGENT_WARNINGS):
+    those warnings are ignored there alone, never process-wide, and the
+    profiler's record of warnings already shown once loses them again, so
+    that a program's own profiler prints them as without the tool."""
+    shown = getattr(getattr(getattr(torch, "profiler", None), "profiler", None), "_WARNINGS_SHOWN", None)
+    before = set(shown) if isinstance(shown, set) else None
+    try:
+        with warnings.catch_warnings():
+            for m in _AGENT_WARNINGS:
+                warnings.filterwarnings("ignore", message=m)
+            yield
+    finally:
+        if before is not None:
+            shown.difference_update([m for m in shown - before if m.startswith(_AGENT_WARNINGS)])
 MAX_WINDOW_STEPS = 500  # a lengthened window's most steps (trace size)
 # Bounds on a window whatever the step source does next (a program that
 # trains 30 steps and then evaluates for minutes, a loop that makes a new
@@ -188,7 +198,8 @@ class Window(object):
             with self.own_work():
                 try:
                     self._drain_device(prof)
-                    prof.step()
+                    with agent_warnings(self.torch):
+                        prof.step()
                 except Exception as e:
                     self._profiler_failed("profiler step", e)
                     return
@@ -300,7 +311,6 @@ class Window(object):
                 if a is not None and a in supported:
                     acts.append(a)
             self.activities = [str(a).split(".")[-1] for a in acts]
-            quiet_agent_warnings()
             self._sched = self._schedule(tp.ProfilerAction)
             opts = dict(activities=acts, schedule=self._sched, on_trace_ready=self._on_trace_ready,
                         record_shapes=bool(p.get("record_shapes")), profile_memory=bool(p.get("profile_memory")),
@@ -308,7 +318,8 @@ class Window(object):
                         with_modules=bool(p.get("with_modules")))
             self.prof = tp.profile(**opts)
             self.kineto_started = True
-            self.prof.start()
+            with agent_warnings(torch):
+                self.prof.start()
             self.prof_state = "waiting"
             self._after_profiler_step()
         except Exception as e:
@@ -623,11 +634,11 @@ class Window(object):
             if self._sync_prev_mode != 0:
                 self.sync_state = "user-set"
                 return
-            quiet_agent_warnings()
             warnings.filterwarnings("always", message=_SYNC_MESSAGE)
             self._orig_showwarning = warnings.showwarning
             warnings.showwarning = self._showwarning
-            torch.cuda.set_sync_debug_mode(1)
+            with agent_warnings():
+                torch.cuda.set_sync_debug_mode(1)
             self.sync_state = "on"
         except Exception as e:
             self.sync_state = "failed: %s" % e

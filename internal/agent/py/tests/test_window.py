@@ -1,5 +1,6 @@
 """Tests of the profiler window's schedule (_bottleneck_window)."""
 import os
+import types
 import sys
 import unittest
 
@@ -220,20 +221,25 @@ class DeviceBehindTest(unittest.TestCase):
 
 
 class AgentWarningsTest(unittest.TestCase):
+    PROFILER = "Warning: Profiler clears events at the end of each cycle.Only events from the current cycle will be reported."
+
     def test_torch_warnings_the_agent_causes_are_not_printed(self):
         import warnings
         saved = warnings.filters[:]
-        try:
-            W.quiet_agent_warnings()
-            W.quiet_agent_warnings()  # once: no second set of filters
-            with warnings.catch_warnings(record=True) as got:
-                warnings.warn("Warning: Profiler clears events at the end of each cycle.Only events from the current cycle will be reported.")
+        shown = set()
+        fake = types.SimpleNamespace(profiler=types.SimpleNamespace(profiler=types.SimpleNamespace(_WARNINGS_SHOWN=shown)))
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            with W.agent_warnings(fake):
+                shown.add(self.PROFILER)  # torch's once-only record, as _warn_once keeps it
+                warnings.warn(self.PROFILER)
                 warnings.warn("Synchronization debug mode is a prototype feature and does not yet detect all synchronizing operations")
                 warnings.warn("the program's own warning")
-            self.assertEqual([str(w.message) for w in got], ["the program's own warning"])
-        finally:
-            warnings.filters[:] = saved
-            del W._agent_warnings_quiet[:]
+            # outside the agent's call, the same warning is the program's
+            warnings.warn(self.PROFILER)
+        self.assertEqual([str(w.message) for w in got], ["the program's own warning", self.PROFILER])
+        self.assertEqual(shown, set())  # the program's own profiler will warn once, as without the tool
+        self.assertEqual(warnings.filters, saved)  # nothing left process-wide
 
 
 class BoundsTest(unittest.TestCase):
