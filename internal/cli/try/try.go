@@ -156,6 +156,54 @@ type Result struct {
 	Applied []rundir.Change `json:"applied"`
 	// Predicted is the first run's predicted saving for the changed cause (absent: its diagnosis names none).
 	Predicted *Prediction `json:"predicted,omitempty"`
+	// Pooled sums up the pairs of --compare (absent with one pair).
+	Pooled *Pooled `json:"pooled,omitempty"`
+}
+
+// smallChange: a significant change of one pair smaller than this may be
+// the machine's drift between runs (a change that did nothing measured
+// 1.18x slower, 95% interval 1.03x to 1.35x, on the project's busy 2-core
+// machine: cudnn.benchmark on a CPU-only program).
+const smallChange = 0.25
+
+// Pooled is the pairs of --compare taken together, against the machine's
+// drift: the same runs repeated (as it is twice, changed twice) differ by
+// what the machine adds, which no interval of one pair's steps holds.
+type Pooled struct {
+	// Speedup is the geometric mean of the pairs' mean speed-ups; Low and
+	// High the lowest and the highest of them.
+	Speedup float64 `json:"speedup"`
+	Low     float64 `json:"low"`
+	High    float64 `json:"high"`
+	// DriftPct is how much the repeated runs' mean steps differ, the larger
+	// of the two configurations', in percent.
+	DriftPct float64 `json:"drift_pct"`
+	// BeyondDrift: every pair moved the same way, by more than the drift.
+	BeyondDrift bool `json:"beyond_drift"`
+}
+
+// pool sums up two or more pairs (nil for fewer).
+func pool(pairs []Pair) *Pooled {
+	if len(pairs) < 2 {
+		return nil
+	}
+	p := &Pooled{Low: math.Inf(1), High: math.Inf(-1)}
+	logSum := 0.0
+	baseLo, baseHi, newLo, newHi := math.Inf(1), 0.0, math.Inf(1), 0.0
+	for _, x := range pairs {
+		if x.MeanSpeedup <= 0 || x.MeanBaseUs <= 0 || x.MeanNewUs <= 0 {
+			return nil
+		}
+		logSum += math.Log(x.MeanSpeedup)
+		p.Low, p.High = min(p.Low, x.MeanSpeedup), max(p.High, x.MeanSpeedup)
+		baseLo, baseHi = min(baseLo, x.MeanBaseUs), max(baseHi, x.MeanBaseUs)
+		newLo, newHi = min(newLo, x.MeanNewUs), max(newHi, x.MeanNewUs)
+	}
+	p.Speedup = math.Exp(logSum / float64(len(pairs)))
+	p.DriftPct = 100 * max(baseHi/baseLo-1, newHi/newLo-1)
+	drift := 1 + p.DriftPct/100
+	p.BeyondDrift = p.Low > drift || p.High < 1/drift
+	return p
 }
 
 // Pair is one run as it is against one run changed.
@@ -241,6 +289,7 @@ func Run(o *Options) error {
 			res.Predicted = predicted(findings, o.Set)
 		}
 	}
+	res.Pooled = pool(res.Pairs)
 	if err := writeJSON(filepath.Join(dir, "try.json"), res); err != nil {
 		return exitcode.New(exitcode.Failed, fmt.Errorf("try: %w", err))
 	}
@@ -553,6 +602,17 @@ func Write(w io.Writer, r *Result) {
 		if p.BaseVerdict != "" || p.NewVerdict != "" {
 			fmt.Fprintf(w, "  verdict: %s as it is, %s changed\n", cmp.Or(p.BaseVerdict, "none"), cmp.Or(p.NewVerdict, "none"))
 		}
+	}
+	switch p := r.Pooled; {
+	case p != nil:
+		fmt.Fprintf(w, "  over %d pairs: %.2fx (pairs %.2fx to %.2fx); the same runs repeated differ by up to %.0f%% (the machine's drift): ", len(r.Pairs), p.Speedup, p.Low, p.High, p.DriftPct)
+		if p.BeyondDrift {
+			fmt.Fprintln(w, "the change is beyond it")
+		} else {
+			fmt.Fprintln(w, "the change is within it, no change this machine can show")
+		}
+	case len(r.Pairs) == 1 && r.Pairs[0].MeanSignificant && math.Abs(math.Log(r.Pairs[0].MeanSpeedup)) < math.Log(1+smallChange):
+		fmt.Fprintf(w, "  one pair: a change under %.0f%% may be the machine's drift between two runs, which one pair cannot measure (--compare measures it)\n", 100*smallChange)
 	}
 	if pr := r.Predicted; pr != nil {
 		fmt.Fprintf(w, "  predicted by the first run (%s, %s): %.0f%% of the step saved, %.2fx\n", pr.Rule, cmp.Or(pr.Method, "-"), pr.SavingPct, pr.Speedup)

@@ -151,3 +151,38 @@ func TestHostAhead(t *testing.T) {
 		}
 	}
 }
+
+// --compare's pairs against the machine's drift: a change beyond what the
+// same runs repeated differ by is shown as such, one within it is not a
+// change; one pair with a small significant change says it cannot tell.
+func TestPooledAgainstDrift(t *testing.T) {
+	pair := func(base, changed float64) Pair {
+		return Pair{MeanBaseUs: base, MeanNewUs: changed, MeanSpeedup: base / changed, MeanLow: 0.9 * base / changed, MeanHigh: 1.1 * base / changed, MeanSignificant: true,
+			Headline: diff.Headline{NoiseKnown: true}}
+	}
+	for _, c := range []struct {
+		name  string
+		pairs []Pair
+		want  string
+	}{
+		{"beyond", []Pair{pair(42000, 20000), pair(44000, 19000)}, "over 2 pairs: 2.21x (pairs 2.10x to 2.32x); the same runs repeated differ by up to 5% (the machine's drift): the change is beyond it"},
+		{"within", []Pair{pair(3600, 4250), pair(4300, 3700)}, "over 2 pairs: 0.99x (pairs 0.85x to 1.16x); the same runs repeated differ by up to 19% (the machine's drift): the change is within it, no change this machine can show"},
+		{"one small", []Pair{pair(3600, 4250)}, "one pair: a change under 25% may be the machine's drift between two runs, which one pair cannot measure (--compare measures it)"},
+	} {
+		res := &Result{Set: map[string]string{"threads": "2"}, Pairs: c.pairs, Pooled: pool(c.pairs)}
+		var b strings.Builder
+		Write(&b, res)
+		if !strings.Contains(b.String(), "  "+c.want+"\n") {
+			t.Errorf("%s:\n%s\nwant the line %q", c.name, b.String(), c.want)
+		}
+	}
+	if p := pool([]Pair{pair(42000, 20000)}); p != nil {
+		t.Errorf("one pair pooled: %+v", p)
+	}
+	// a large change of one pair needs no such note
+	var b strings.Builder
+	Write(&b, &Result{Set: map[string]string{"threads": "2"}, Pairs: []Pair{pair(42000, 20000)}})
+	if strings.Contains(b.String(), "one pair:") {
+		t.Errorf("a 2.1x change noted as drift:\n%s", b.String())
+	}
+}
