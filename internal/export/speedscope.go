@@ -197,6 +197,7 @@ func eventedThreads(f *ssFrames, t *trace.Trace, o *Options) []SpeedscopeProfile
 		o.note("speedscope: %d op events exceed the budget of %d: no per-thread timelines (only the sampled profiles)", n, budget)
 		return nil
 	}
+	agent := flame.AgentFrames(t)
 	var out []SpeedscopeProfile
 	for ti := range t.Tracks {
 		tr := &t.Tracks[ti]
@@ -217,13 +218,16 @@ func eventedThreads(f *ssFrames, t *trace.Trace, o *Options) []SpeedscopeProfile
 			p.Events = append(p.Events, SpeedscopeEvent{Type: "C", Frame: top.frame, At: last})
 		}
 		for _, e := range tr.Events {
-			if !isStackKind(ev.Kind[e]) || ev.Dur[e] <= 0 {
+			if !isStackKind(ev.Kind[e]) || ev.Dur[e] <= 0 || agent[e] != flame.Program {
 				continue
 			}
 			if len(p.Events) == 0 {
 				p.StartValue = ev.Start[e]
 			}
 			parent := stackParent(t, e)
+			if parent != trace.None && agent[parent] != flame.Program {
+				parent = trace.None // under the agent's entry: the program's frames start the stack
+			}
 			for len(stack) > 0 && stack[len(stack)-1].e != parent {
 				closeTop()
 			}

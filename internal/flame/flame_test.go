@@ -254,6 +254,37 @@ func TestFromTraceHost(t *testing.T) {
 	}
 }
 
+// A --with-stack trace of `bottleneck run`: the agent's entry frames
+// (boot module, run_main) are left out so the program's frames start each
+// stack, and the agent's own work at the top of a stack (its finish, its
+// sampler thread) is left out with everything under it; its hook inside
+// the program's optimizer step stays, where it cost the program.
+func TestAgentFramesCut(t *testing.T) {
+	tr := tracetest.ReadString(t, `{"traceEvents":[
+{"ph":"X","cat":"python_function","name":"/r/.agent/_bottleneck_boot.py(22): <module>","pid":1,"tid":1,"ts":0,"dur":1000},
+{"ph":"X","cat":"python_function","name":"/r/.agent/_bottleneck_agent.py(1229): run_main","pid":1,"tid":1,"ts":1,"dur":998},
+{"ph":"X","cat":"python_function","name":"train.py(61): <module>","pid":1,"tid":1,"ts":2,"dur":800},
+{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":100},
+{"ph":"X","cat":"python_function","name":"torch/optim/optimizer.py(575): wrapper","pid":1,"tid":1,"ts":200,"dur":300},
+{"ph":"X","cat":"python_function","name":"/r/.agent/_bottleneck_agent.py(749): _on_optimizer_step","pid":1,"tid":1,"ts":210,"dur":50},
+{"ph":"X","cat":"python_function","name":"/r/.agent/_bottleneck_agent.py(1024): finish","pid":1,"tid":1,"ts":810,"dur":180},
+{"ph":"X","cat":"python_function","name":"torch/profiler/profiler.py(9): stop","pid":1,"tid":1,"ts":820,"dur":100},
+{"ph":"X","cat":"python_function","name":"/r/.agent/_bottleneck_sampler.py(197): _run_until_stopped","pid":1,"tid":2,"ts":0,"dur":900},
+{"ph":"X","cat":"python_function","name":"threading.py(629): wait","pid":1,"tid":2,"ts":5,"dur":800}
+]}`)
+	want := "train.py(61): <module> 400000\n" +
+		"train.py(61): <module>;aten::mm 100000\n" +
+		"train.py(61): <module>;torch/optim/optimizer.py(575): wrapper 250000\n" +
+		"train.py(61): <module>;torch/optim/optimizer.py(575): wrapper;/r/.agent/_bottleneck_agent.py(749): _on_optimizer_step 50000\n"
+	if got := folded(t, FromTrace(tr, TraceOptions{})); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	if HostTotal(tr) != 800_000 {
+		t.Errorf("host total %d, want the program's 800000", HostTotal(tr))
+	}
+	// a trace without the agent is left as it is (TestFromTraceHost)
+}
+
 func TestFromTraceDevice(t *testing.T) {
 	tr := FromTrace(readFixture(t), TraceOptions{Weight: DeviceTime})
 	check(t, tr)

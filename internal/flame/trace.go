@@ -61,6 +61,79 @@ type traceStacks struct {
 	memo    []*Node
 	names   map[trace.StrID]string
 	threads map[trace.TrackID]*Node
+	agent   []Agent
+}
+
+// Agent says how a stack frame of bottleneck's own agent (a trace
+// recorded by `bottleneck run --with-stack`) is shown.
+type Agent uint8
+
+const (
+	// Program: not the agent's, or the agent's work inside the program's
+	// (a hook in its optimizer step): shown.
+	Program Agent = iota
+	// Entry: the agent's frames that run the program (_bottleneck_boot.py's
+	// module, run_main): left out, the program's frames start the stack,
+	// as the Python profile's do.
+	Entry
+	// Own: the agent's own work at the top of a stack (its sampler thread,
+	// its finish), with everything under it: left out.
+	Own
+)
+
+// AgentFrames classifies each event as Program, Entry or Own (docs/export.md).
+func AgentFrames(t *trace.Trace) []Agent {
+	ev := &t.Events
+	out := make([]Agent, ev.Len())
+	known := make([]bool, ev.Len())
+	var of func(e int32) Agent
+	of = func(e int32) Agent {
+		if known[e] {
+			return out[e]
+		}
+		a := Program
+		p := FrameParent(t, e)
+		top := p == trace.None
+		if !top {
+			switch of(p) {
+			case Own:
+				a = Own
+			case Entry:
+				top = true
+			}
+		}
+		if top && ev.Kind[e] == trace.KindPythonFunction {
+			switch file, fn := pyFrame(t.Name(int(e))); {
+			case !isAgentFile(file):
+			case strings.HasSuffix(file, "_bottleneck_boot.py") || fn == "run_main":
+				a = Entry
+			default:
+				a = Own
+			}
+		}
+		out[e], known[e] = a, true
+		return a
+	}
+	for i := range out {
+		of(int32(i))
+	}
+	return out
+}
+
+// pyFrame splits a python_function name, "path/file.py(12): func".
+func pyFrame(name string) (file, fn string) {
+	head, fn, _ := strings.Cut(name, ": ")
+	if i := strings.LastIndexByte(head, '('); i > 0 {
+		head = head[:i]
+	}
+	return head, fn
+}
+
+// isAgentFile: the agent's modules, _bottleneck_*.py, copied into the run
+// directory's .agent/ or the package's agent directory.
+func isAgentFile(file string) bool {
+	base := file[strings.LastIndexAny(file, `/\`)+1:]
+	return strings.HasPrefix(base, "_bottleneck_") && strings.HasSuffix(base, ".py")
 }
 
 // FrameParent is the nearest enclosing event that is a stack frame, or
@@ -127,10 +200,14 @@ func (s *traceStacks) node(e int32) *Node {
 		return n
 	}
 	var parent *Node
-	if p := FrameParent(s.t, e); p != trace.None {
+	if p := FrameParent(s.t, e); p != trace.None && s.agent[p] == Program {
 		parent = s.node(p)
 	} else {
 		parent = s.root(e)
+	}
+	if s.agent[e] != Program { // an Entry: its frames hang from the root
+		s.memo[e] = parent
+		return parent
 	}
 	n := child(s.tree, parent, s.name(e))
 	s.memo[e] = n
@@ -147,10 +224,11 @@ func FromTrace(t *trace.Trace, o TraceOptions) *Tree {
 	s := &traceStacks{
 		t: t, tree: New(UnitNanoseconds, 1), o: o,
 		memo: make([]*Node, ev.Len()), names: map[trace.StrID]string{}, threads: map[trace.TrackID]*Node{},
+		agent: AgentFrames(t),
 	}
 	switch o.Weight {
 	case HostTime:
-		for i, v := range hostSelf(t) {
+		for i, v := range hostSelf(t, s.agent) {
 			if v > 0 {
 				s.node(int32(i)).Self += v
 			}
@@ -161,7 +239,7 @@ func FromTrace(t *trace.Trace, o TraceOptions) *Tree {
 				continue
 			}
 			var n *Node
-			if op := ev.Op(i); op != trace.None {
+			if op := ev.Op(i); op != trace.None && s.agent[op] != Own {
 				n = s.node(op)
 			} else {
 				n = child(s.tree, s.tree.Root, NoHostOp)
@@ -191,7 +269,7 @@ func (t *Tree) fixTotals() {
 // negative self times: the total a HostTime tree of t has.
 func HostTotal(t *trace.Trace) int64 {
 	var sum int64
-	for _, v := range hostSelf(t) {
+	for _, v := range hostSelf(t, AgentFrames(t)) {
 		sum += max(v, 0)
 	}
 	return sum
@@ -199,12 +277,13 @@ func HostTotal(t *trace.Trace) int64 {
 
 // hostSelf is each host stack event's self time: its duration less its
 // frame children's (negative where children overlap beyond it; callers
-// clamp at zero). Device events and those without a duration have none.
-func hostSelf(t *trace.Trace) []int64 {
+// clamp at zero). Device events, those without a duration and the agent's
+// (AgentFrames: its entry and its own work) have none.
+func hostSelf(t *trace.Trace, agent []Agent) []int64 {
 	ev := &t.Events
 	self := make([]int64, ev.Len())
 	for i, k := range ev.Kind {
-		if !stackKind(k) || ev.Dur[i] <= 0 || t.Tracks[ev.Track[i]].IsDevice() {
+		if !stackKind(k) || ev.Dur[i] <= 0 || t.Tracks[ev.Track[i]].IsDevice() || agent[i] != Program {
 			continue
 		}
 		self[i] += ev.Dur[i]

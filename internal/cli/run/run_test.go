@@ -27,7 +27,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
+	"github.com/bottleneck-dev/bottleneck/internal/flame"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	"github.com/bottleneck-dev/bottleneck/internal/kineto"
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
@@ -1320,6 +1322,30 @@ func TestAgentWorkIsNotTheProgramsTime(t *testing.T) {
 		if strings.HasPrefix(th.Name, "bottleneck-") {
 			t.Errorf("the agent's thread in the profile: %+v", th)
 		}
+	}
+	// the trace's op stacks (export --format folded, the flame graphs) start
+	// at the program's frames too: no stack begins with the agent's
+	traces, _ := filepath.Glob(filepath.Join(r.dir, "trace-*.json.gz"))
+	if len(traces) != 1 {
+		t.Fatalf("traces %v", traces)
+	}
+	tr, err := kineto.ReadFile(traces[0], kineto.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var folded strings.Builder
+	if err := flame.FromTrace(tr, flame.TraceOptions{}).WriteFolded(&folded); err != nil {
+		t.Fatal(err)
+	}
+	program := 0
+	for _, line := range strings.Split(strings.TrimSpace(folded.String()), "\n") {
+		if strings.Contains(strings.SplitN(line, ";", 2)[0], "_bottleneck_") {
+			t.Errorf("a stack starts with the agent's frame: %.200s", line)
+		}
+		program += strings.Count(line, "train_cnn.py")
+	}
+	if program == 0 {
+		t.Errorf("no stack of the program's frames:\n%.2000s", folded.String())
 	}
 }
 
