@@ -40,6 +40,19 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/version"
 )
 
+// Definition selects the metric definitions (Options.Definition).
+type Definition string
+
+// The definitions, as analyze --definition names them.
+const (
+	DefaultDefinition Definition = "default" // the project's ("" too)
+	TBDefinition      Definition = "tb"      // the TensorBoard plugin's step breakdown and GPU panel
+	HTADefinition     Definition = "hta"     // Holistic Trace Analysis's idle time and launch statistics: last step dropped, its µs rounding
+)
+
+// Definitions lists them in the flag's order.
+var Definitions = []string{string(DefaultDefinition), string(TBDefinition), string(HTADefinition)}
+
 // Options choose what to compute and how to print it.
 type Options struct {
 	JSON bool
@@ -47,11 +60,9 @@ type Options struct {
 	// findings, what was read and what went wrong).
 	Full  bool
 	Table optable.Options
-	// Definition selects metric definitions: "" or "default" (the project's), "tb"
-	// (the TensorBoard plugin's) or "hta" (Holistic Trace Analysis's idle
-	// time and launch statistics: last step dropped, its µs rounding), for
-	// comparison with them.
-	Definition string
+	// Definition selects metric definitions, for comparison with other
+	// tools (analyze --definition).
+	Definition Definition
 	// Rank restricts the analyses to one rank (-1: all).
 	Rank int
 	// RunEvidence is what `bottleneck run` recorded per rank (nil for
@@ -138,9 +149,11 @@ func analyzeTrace(t *trace.Trace, o Options, ranksRead int) report.TraceReport {
 		}
 		tr.Errors[name] = err.Error()
 	}
-	def, idleOpts, launchOpts := o.Definition, idle.Options{}, launch.Options{}
-	if def == "hta" { // HTA's definitions differ from ours in idle time and launch statistics
-		def = ""
+	def, idleOpts, launchOpts := breakdown.Default, idle.Options{}, launch.Options{}
+	switch o.Definition {
+	case TBDefinition:
+		def = breakdown.TB
+	case HTADefinition: // HTA's definitions differ from ours in idle time and launch statistics
 		idleOpts = idle.Options{DropLastStep: true, HTARounding: true}
 		launchOpts = launch.Options{DropLastStep: true, HTARounding: true}
 	}
@@ -153,7 +166,7 @@ func analyzeTrace(t *trace.Trace, o Options, ranksRead int) report.TraceReport {
 		tr.Window = window.Check(t, window.Options{})
 		bopts = breakdown.Options{Definition: def}
 		gopts = gpu.Options{Definition: def}
-		if def != "tb" {
+		if def != breakdown.TB {
 			bopts.Exclude = tr.Window.Excluded()
 			gopts.Exclude = bopts.Exclude
 			if !table.StepFilter && leavesOut(t, tr.Window) {

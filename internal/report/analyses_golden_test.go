@@ -19,17 +19,17 @@ func TestAnalysesGolden(t *testing.T) {
 	for name, rel := range tracetest.Golden {
 		t.Run(name, func(t *testing.T) {
 			tr := tracetest.Load(t, rel)
-			for _, def := range []string{"default", "tb"} {
+			for _, def := range []breakdown.Def{"default", breakdown.TB} {
 				br, err := breakdown.Compute(tr, breakdown.Options{Definition: def})
 				if err != nil {
 					t.Fatal(err)
 				}
-				testutil.CompareResult(t, "breakdown/"+name+"."+def, br, WriteBreakdown)
+				testutil.CompareResult(t, "breakdown/"+name+"."+string(def), br, WriteBreakdown)
 				g, err := gpu.Compute(tr, gpu.Options{Definition: def})
 				if err != nil {
 					t.Fatal(err)
 				}
-				testutil.CompareResult(t, "gpu/"+name+"."+def, g, WriteGPU)
+				testutil.CompareResult(t, "gpu/"+name+"."+string(def), g, WriteGPU)
 			}
 			testutil.CompareResult(t, "idle/"+name, idle.Compute(tr, idle.Options{}), WriteIdle)
 			testutil.CompareResult(t, "launch/"+name, launch.Compute(tr, launch.Options{}), WriteLaunch)

@@ -53,11 +53,20 @@ const DefinitionVersion = "default/1"
 // TBVersion names the compatibility definition.
 const TBVersion = "tb/0.4.3"
 
+// Def selects a definition of the metrics: the project's (Default) or
+// the TensorBoard plugin's (TB). The gpu analysis takes the same.
+type Def string
+
+// The definitions; "default" reads as Default (the flag's name for it).
+const (
+	Default Def = ""
+	TB      Def = "tb"
+)
+
 // Options select the definition.
 type Options struct {
-	// Definition is "" or "default" for the project's definition, "tb" for
-	// the TensorBoard plugin's.
-	Definition string
+	// Definition is Default or TB.
+	Definition Def
 	// Exclude, indexed like trace.Steps, leaves steps out of the average
 	// (the window check's start-up, carry-over and outlier steps); they
 	// are still listed, marked Excluded. Ignored by "tb".
@@ -197,9 +206,9 @@ func (r *Result) Pct(c Category) float64 {
 // Compute breaks t's steps down.
 func Compute(t *trace.Trace, opts Options) (*Result, error) {
 	switch opts.Definition {
-	case "", "default":
+	case Default, "default":
 		return computeDefault(t, opts.Exclude), nil
-	case "tb":
+	case TB:
 		return computeTB(t), nil
 	}
 	return nil, fmt.Errorf("breakdown: unknown definition %q (want default or tb)", opts.Definition)

@@ -9,7 +9,7 @@ import (
 func TestSumsToStep(t *testing.T) {
 	for _, f := range []string{"ns_resolution", "negative_queue", "nccl_data", "h100_qwen", "cpu_only", "amd"} {
 		tr := tracetest.Load(t, tracetest.Golden[f])
-		for _, def := range []string{"default", "tb"} {
+		for _, def := range []Def{Default, TB} {
 			r, err := Compute(tr, Options{Definition: def})
 			if err != nil {
 				t.Fatal(err)
@@ -81,7 +81,7 @@ func TestFixtureTwoDevices(t *testing.T) {
 		t.Errorf("step 3 incomplete=%v averaged %d", r.Steps[2].Incomplete, r.AveragedSteps)
 	}
 	// TB mode: SendRecv is a Kernel there.
-	tb, _ := Compute(tr, Options{Definition: "tb"})
+	tb, _ := Compute(tr, Options{Definition: TB})
 	if tb.Steps[1].CommunicationUs != 0 {
 		t.Errorf("tb communication %v, want 0 (all_to_all not on the TB list)", tb.Steps[1].CommunicationUs)
 	}

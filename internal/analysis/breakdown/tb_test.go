@@ -110,7 +110,7 @@ func TestTBConformance(t *testing.T) {
 	for _, ref := range tbRefs {
 		t.Run(ref.file, func(t *testing.T) {
 			tr := tracetest.Load(t, ref.file)
-			r, err := Compute(tr, Options{Definition: "tb"})
+			r, err := Compute(tr, Options{Definition: TB})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,7 +13,7 @@ import (
 func TestComputeFromBreakdown(t *testing.T) {
 	for _, name := range []string{"alexnet", "h100_qwen"} {
 		tr := tracetest.Load(t, tracetest.Golden[name])
-		for _, o := range []Options{{}, {Definition: "tb"}, {Exclude: []bool{true}}} {
+		for _, o := range []Options{{}, {Definition: breakdown.TB}, {Exclude: []bool{true}}} {
 			want, err := Compute(tr, o)
 			if err != nil {
 				t.Fatal(err)

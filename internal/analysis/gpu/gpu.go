@@ -50,7 +50,7 @@ const DefinitionVersion = "gpu/1"
 
 // Options select the definition of the window.
 type Options struct {
-	Definition string // "" / "default" or "tb"
+	Definition breakdown.Def
 	// Exclude, indexed like trace.Steps, leaves steps out of the window
 	// (breakdown.Options.Exclude); ignored by "tb".
 	Exclude []bool
@@ -159,11 +159,11 @@ func Compute(t *trace.Trace, opts Options) (*Result, error) {
 	def := DefinitionVersion
 	bopts := breakdown.Options{}
 	switch opts.Definition {
-	case "", "default":
+	case breakdown.Default, "default":
 		bopts.Exclude = opts.Exclude
-	case "tb":
+	case breakdown.TB:
 		def = "gpu/" + breakdown.TBVersion
-		bopts.Definition = "tb"
+		bopts.Definition = breakdown.TB
 	default:
 		return nil, fmt.Errorf("gpu: unknown definition %q (want default or tb)", opts.Definition)
 	}
@@ -191,7 +191,7 @@ func Compute(t *trace.Trace, opts Options) (*Result, error) {
 	if first >= 0 {
 		w = interval.Span{Start: usToNs(br.Steps[first].StartUs), End: usToNs(br.Steps[last].EndUs)}
 	}
-	return compute(t, w, def, bopts.Definition == "tb"), nil
+	return compute(t, w, def, bopts.Definition == breakdown.TB), nil
 }
 
 func usToNs(us float64) int64 { return int64(math.Round(us * 1000)) }

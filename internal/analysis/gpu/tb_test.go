@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
 	"github.com/bottleneck-dev/bottleneck/internal/testutil/tracetest"
 )
 
@@ -31,7 +32,7 @@ func round2(v float64) float64 { return math.RoundToEven(v*100) / 100 }
 func TestTBConformance(t *testing.T) {
 	for _, ref := range tbGPU {
 		t.Run(ref.file, func(t *testing.T) {
-			r, err := Compute(tracetest.Load(t, ref.file), Options{Definition: "tb"})
+			r, err := Compute(tracetest.Load(t, ref.file), Options{Definition: breakdown.TB})
 			if err != nil {
 				t.Fatal(err)
 			}

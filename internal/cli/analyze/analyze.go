@@ -79,7 +79,7 @@ wrong and where); 1 nothing could be read; 2 bad usage.`,
 	cmdutil.NonNegativeIntFlag(cmd, &o.Stack, "group-by-stack", 0, "split operator rows by the innermost `N` Python frames (traces with stacks)")
 	f.StringVar(&o.Steps, "steps", "", "only these ProfilerSteps: `N` or N-M")
 	cmdutil.IntRangeFlag(cmd, &o.Rank, "rank", -1, 0, math.MaxInt, "only this rank")
-	cmdutil.StringEnumFlag(cmd, &o.Def, "definition", "", "default", []string{"default", "tb", "hta"},
+	cmdutil.StringEnumFlag(cmd, &o.Def, "definition", "", string(driver.DefaultDefinition), driver.Definitions,
 		"metric definitions: default; tb to reproduce the TensorBoard profiler plugin's numbers; hta for Holistic Trace Analysis's idle-time arithmetic (docs/metrics.md)")
 	return cmd
 }
@@ -92,7 +92,7 @@ func Run(o *Options) error {
 		}
 	}
 	dopts := driver.DefaultOptions()
-	dopts.JSON, dopts.Full, dopts.Rank, dopts.Definition = o.JSON, o.Full, o.Rank, o.Def
+	dopts.JSON, dopts.Full, dopts.Rank, dopts.Definition = o.JSON, o.Full, o.Rank, driver.Definition(o.Def)
 	dopts.Table = optable.Options{GroupByShape: o.Shapes, StackDepth: o.Stack, SortBy: o.SortBy, Top: o.Top}
 	if o.Steps != "" {
 		first, last, err := parseSteps(o.Steps)
