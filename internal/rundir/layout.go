@@ -77,9 +77,31 @@ func Rank(tag string) (int, bool) {
 	return r, true
 }
 
+// FileKindName is what a run directory's file is (manifest.json's
+// files[].kind; docs/run.md lists them).
+type FileKindName string
+
+// The file kinds.
+const (
+	KindEnv        FileKindName = "env"
+	KindProcessEnv FileKindName = "process-env"
+	KindManifest   FileKindName = "manifest"
+	KindTrace      FileKindName = "trace"
+	KindPyProfile  FileKindName = "pyprofile"
+	KindPStats     FileKindName = "pstats"
+	KindPyWorkers  FileKindName = "pyworkers"
+	KindEvidence   FileKindName = "evidence"
+	KindCrash      FileKindName = "crash"
+	KindReportText FileKindName = "report-text"
+	KindReportJSON FileKindName = "report-json"
+	KindReportHTML FileKindName = "report-html"
+	KindTried      FileKindName = "tried"
+	KindOther      FileKindName = "other"
+)
+
 // FileKind classifies a run-directory file name; tag is the process tag
 // for per-process files.
-func FileKind(name string) (kind, tag string) {
+func FileKind(name string) (kind FileKindName, tag string) {
 	cut := func(prefix, suffix string) (string, bool) {
 		if strings.HasPrefix(name, prefix) && strings.HasSuffix(name, suffix) && len(name) > len(prefix)+len(suffix) {
 			return name[len(prefix) : len(name)-len(suffix)], true
@@ -88,17 +110,17 @@ func FileKind(name string) (kind, tag string) {
 	}
 	switch name {
 	case EnvName:
-		return "env", ""
+		return KindEnv, ""
 	case ReportText:
-		return "report-text", ""
+		return KindReportText, ""
 	case ReportJSON:
-		return "report-json", ""
+		return KindReportJSON, ""
 	case ReportHTML:
-		return "report-html", ""
+		return KindReportHTML, ""
 	case ManifestName:
-		return "manifest", ""
+		return KindManifest, ""
 	case TriedName:
-		return "tried", ""
+		return KindTried, ""
 	}
 	t, ok := cut("trace-", ".pt.trace.json.gz")
 	if !ok {
@@ -108,24 +130,24 @@ func FileKind(name string) (kind, tag string) {
 		if i := strings.Index(t, ".w"); i > 0 {
 			t = t[:i]
 		}
-		return "trace", t
+		return KindTrace, t
 	}
 	if t, ok := cut("pyprofile-", ".json"); ok {
-		return "pyprofile", t
+		return KindPyProfile, t
 	}
 	if t, ok := cut("pyprofile-", ".pstats"); ok {
-		return "pstats", t
+		return KindPStats, t
 	}
 	if t, ok := cut("evidence-", ".json"); ok {
-		return "evidence", t
+		return KindEvidence, t
 	}
 	if t, ok := cut("env-", ".json"); ok {
-		return "process-env", t
+		return KindProcessEnv, t
 	}
 	if t, ok := cut("crash-", ".txt"); ok {
-		return "crash", t
+		return KindCrash, t
 	}
-	return "other", ""
+	return KindOther, ""
 }
 
 // ScanFiles lists the run directory's files (not the manifest) into m.Files.
@@ -171,7 +193,7 @@ func (m *Manifest) scanWorkers(dir, sub string) {
 			continue
 		}
 		if info, err := e.Info(); err == nil {
-			m.Files = append(m.Files, File{Path: sub + "/" + e.Name(), Kind: "pyworkers", Bytes: info.Size(), Tag: tag})
+			m.Files = append(m.Files, File{Path: sub + "/" + e.Name(), Kind: KindPyWorkers, Bytes: info.Size(), Tag: tag})
 		}
 	}
 }

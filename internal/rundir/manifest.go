@@ -78,10 +78,10 @@ type Process struct {
 
 // File is one file of the run directory.
 type File struct {
-	Path  string `json:"path"`
-	Kind  string `json:"kind"`
-	Bytes int64  `json:"bytes"`
-	Tag   string `json:"tag,omitempty"`
+	Path  string       `json:"path"`
+	Kind  FileKindName `json:"kind"`
+	Bytes int64        `json:"bytes"`
+	Tag   string       `json:"tag,omitempty"`
 }
 
 // WriteManifest writes dir/manifest.json atomically.

@@ -74,9 +74,9 @@ func Read(dir string) (*Run, error) {
 			continue
 		}
 		switch kind, tag := FileKind(e.Name()); kind {
-		case "evidence", "pyprofile", "process-env":
+		case KindEvidence, KindPyProfile, KindProcessEnv:
 			tags[tag] = true
-		case "trace":
+		case KindTrace:
 			r.Traces = append(r.Traces, filepath.Join(dir, e.Name()))
 		}
 	}

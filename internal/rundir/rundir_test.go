@@ -126,7 +126,7 @@ func TestFileKind(t *testing.T) {
 		"trace-.pt.trace.json.gz":         "other ",
 	} {
 		kind, tag := rundir.FileKind(name)
-		if got := kind + " " + tag; got != want {
+		if got := string(kind) + " " + tag; got != want {
 			t.Errorf("%s: %q, want %q", name, got, want)
 		}
 	}

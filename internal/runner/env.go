@@ -56,7 +56,7 @@ func writeEnvSummary(dir string, host map[string]any) error {
 	var tags []string
 	for _, e := range ents {
 		kind, tag := rundir.FileKind(e.Name())
-		if kind != "process-env" {
+		if kind != rundir.KindProcessEnv {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(dir, e.Name()))

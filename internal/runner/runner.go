@@ -349,7 +349,7 @@ func processSummaries(dir string) []rundir.Process {
 	var out []rundir.Process
 	for _, e := range ents {
 		kind, tag := rundir.FileKind(e.Name())
-		if kind != "evidence" {
+		if kind != rundir.KindEvidence {
 			continue
 		}
 		ev, err := rundir.ReadEvidence(dir, tag)

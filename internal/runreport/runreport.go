@@ -243,7 +243,7 @@ func WriteText(w io.Writer, r *Report) {
 	}
 	if m := r.Manifest; m != nil {
 		for _, f := range m.Files {
-			if f.Kind == "crash" && f.Bytes > 0 {
+			if f.Kind == rundir.KindCrash && f.Bytes > 0 {
 				fmt.Fprintf(w, "  %s crashed: every thread's Python stack at the crash is in %s\n", f.Tag, filepath.Join(r.RunDir, f.Path))
 			}
 		}

@@ -263,7 +263,7 @@ func Inputs(path string) (traces []string, pyPath string, err error) {
 // are not traces (manifest, environment, evidence, reports).
 func nonTrace(name string) bool {
 	kind, _ := rundir.FileKind(name)
-	return kind != "trace" && kind != "other"
+	return kind != rundir.KindTrace && kind != rundir.KindOther
 }
 
 // isPyProfile reports whether a file is a bottleneck Python profile: by

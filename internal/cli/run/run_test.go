@@ -307,11 +307,11 @@ func TestTrainCNN(t *testing.T) {
 	if m.Command.Mode != "script" || m.Command.Argv[1] != ex(t, "train_cnn.py") || m.Command.Argv[3] != "10" {
 		t.Errorf("manifest command: %+v", m.Command)
 	}
-	kinds := map[string]bool{}
+	kinds := map[rundir.FileKindName]bool{}
 	for _, f := range m.Files {
 		kinds[f.Kind] = true
 	}
-	for _, k := range []string{"trace", "pyprofile", "evidence", "env", "report-text", "report-json"} {
+	for _, k := range []rundir.FileKindName{rundir.KindTrace, rundir.KindPyProfile, rundir.KindEvidence, rundir.KindEnv, rundir.KindReportText, rundir.KindReportJSON} {
 		if !kinds[k] {
 			t.Errorf("manifest files lack %s: %+v", k, m.Files)
 		}
