@@ -94,9 +94,27 @@ func TestScriptsReproduceTheTrace(t *testing.T) {
 					loadedSkips++
 					t.Skipf("load average over %d CPUs: the time (%.0f µs, trace %.0f µs) is not compared", runtime.NumCPU(), median, s.TraceUs)
 				}
-				if r := median / s.TraceUs; r < 0.5 || r > 2 {
-					t.Errorf("median %.0f µs is %.2fx the trace's %.0f µs, want within 2x", median, r, s.TraceUs)
+				// A run's median moves for reasons outside the op: other work
+				// slows it, and on a CPU an op with a large output takes page
+				// faults or not by the allocator's state (aten::gelu of 4 MB:
+				// 0.28 ms in one run of its script, 3.1 ms in the next two).
+				// So up to 3 runs: one within 2x of the trace passes.
+				var got []float64
+				for try := 0; ; try++ {
+					if r := median / s.TraceUs; r >= 0.5 && r <= 2 {
+						return
+					}
+					got = append(got, median)
+					if try == 2 {
+						break
+					}
+					b, err := exec.Command(py, script, "--min-time", "0.5").CombinedOutput()
+					if err != nil {
+						t.Fatalf("%s: %v\n%s", script, err, b)
+					}
+					median = result(t, string(b)).MedianUs["as recorded"]
 				}
+				t.Errorf("medians %.0f µs in 3 runs, none within 2x of the trace's %.0f µs", got, s.TraceUs)
 			})
 		})
 	}

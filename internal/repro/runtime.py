@@ -128,7 +128,7 @@ def variant(name, args, device):
         if first.is_contiguous(memory_format=fmt) and not first.is_contiguous():
             return None, "the input is channels_last already"
         changed = list(args)
-        for i in (0, 1):  # input and weight
+        for i in (0, 1):  # input and weight, converted once before timing, as a model converted with .to(memory_format=...) would be
             if isinstance(changed[i], torch.Tensor) and changed[i].dim() == first.dim():
                 changed[i] = changed[i].contiguous(memory_format=fmt)
         call = bind(PACKET, changed)
@@ -189,7 +189,7 @@ def rates(seconds, peak_key, recorded_dtype=True):
     if BYTES and recorded_dtype:
         gbs = BYTES / seconds / 1e9
         out.append("%.3g GB/s" % gbs + (" (%.1f%% of %s bandwidth)" % (100 * gbs / BANDWIDTH_GBS, PEAK_DEVICE) if BANDWIDTH_GBS else ""))
-    return ", ".join(out)
+    return ", ".join(out) or "-"
 
 
 def main():
@@ -215,6 +215,10 @@ def main():
     results = {"as recorded": base}
     print("%-14s %12s  %8s  %s" % ("variant", "median", "vs trace", "achieved"))
     print("%-14s %12s  %7.2fx  %s" % ("as recorded", fmt_time(base), base * 1e6 / TRACE_US, rates(base, peak_key)))
+    if not FLOPS:
+        print("(achieved: bottleneck counts FLOPs and bytes of matmul, convolution and attention only)")
+    if not VARIANTS:
+        print("(no variants for this op: channels_last, TF32 and autocast are for convolution, matmul and attention)")
     for name in VARIANTS:
         fn, why = variant(name, args, opts.device)
         if fn is None:
