@@ -138,8 +138,8 @@ def variant(name, args, device):
     if name == "tf32":
         if not floating32:
             return None, "the inputs are not float32"
-        if torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32:
-            return None, "TF32 is on already (the recorded run's settings)"
+        if tf32_on():
+            return None, "TF32 is on already for this op (the recorded run's settings)"
         call = bind(PACKET, args)
 
         def tf32():
@@ -169,6 +169,14 @@ def variant(name, args, device):
 
         return autocast, None
     return None, "unknown variant"
+
+
+def tf32_on():
+    """Whether this op runs in TF32 now: cuDNN's flag for convolutions,
+    cuBLAS's for the rest."""
+    if "conv" in OP_NAME:
+        return torch.backends.cudnn.allow_tf32
+    return torch.backends.cuda.matmul.allow_tf32
 
 
 def fmt_time(s):
@@ -210,7 +218,7 @@ def main():
     print("trace: %s per call (%s time, mean of %d calls)" % (fmt_time(TRACE_US / 1e6), TRACE_TIME_KIND, CALLS))
     base = median_seconds(lambda: call(args), opts.device, opts.min_time)
     peak_key = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16", torch.float64: "fp64"}.get(dtype, "")
-    if peak_key == "fp32" and opts.device.startswith("cuda") and torch.backends.cuda.matmul.allow_tf32:
+    if peak_key == "fp32" and opts.device.startswith("cuda") and FLOPS and tf32_on():
         peak_key = "tf32"
     results = {"as recorded": base}
     print("%-14s %12s  %8s  %s" % ("variant", "median", "vs trace", "achieved"))
