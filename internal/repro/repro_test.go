@@ -230,7 +230,7 @@ print(repr(ast.literal_eval(sys.argv[2])))`
 		t.Fatalf("%v\n%s", err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if lines[0] != "OP OP_NAMESPACE OP_NAME DEVICE TRACE_US TRACE_TIME_KIND CALLS FLOPS BYTES PEAK_DEVICE PEAK_TFLOPS BANDWIDTH_GBS" {
+	if lines[0] != "OP OP_NAMESPACE OP_NAME CONVOLUTION DEVICE TRACE_US TRACE_TIME_KIND CALLS FLOPS BYTES PEAK_DEVICE PEAK_TFLOPS" {
 		t.Errorf("script statements: %s", lines[0])
 	}
 	// pyStr round-trips through Python's parser.
@@ -299,5 +299,39 @@ func TestPyScalar(t *testing.T) {
 	}
 	if _, ok := pyScalarList("[1, os.system('x')]"); ok {
 		t.Error("pyScalarList took code")
+	}
+}
+
+func TestInputsWithTheMostTime(t *testing.T) {
+	// aten::mm with two shapes: 3 short calls of one, 1 long call of the
+	// other; the script rebuilds the long one's and says 1 of 4 calls.
+	small := op{dims: [][]int{{8, 8}, {8, 8}}, types: []string{"float", "float"}, strides: [][]int{{8, 1}, {8, 1}}, concrete: []string{"", ""}}
+	p := writeTrace(t, t.TempDir(), "shapes.json", "", []op{
+		with(small, "aten::mm", 0, 100), with(small, "aten::mm", 200, 100), with(small, "aten::mm", 400, 100),
+		with(mmShapes, "aten::mm", 600, 1000),
+	})
+	got, err := Generate(load(t, p), Settings{}, Options{Op: "aten::mm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := got[0]
+	if s.Calls != 1 || s.AllCalls != 4 || s.TraceUs != 1000 || !strings.Contains(string(s.Source), "tensor([64, 32], [32, 1], 'float', device)") {
+		t.Errorf("picked %d of %d calls, %.0f µs:\n%s", s.Calls, s.AllCalls, s.TraceUs, s.Source)
+	}
+	if !strings.Contains(string(s.Source), "# calls:  1 with these inputs, of 4 calls of the op in the trace") {
+		t.Error("the header does not give the calls")
+	}
+}
+
+func TestVariants(t *testing.T) {
+	for op, want := range map[string]string{
+		"aten::conv2d": "channels_last tf32 autocast_bf16 autocast_fp16", "aten::convolution": "channels_last tf32 autocast_bf16 autocast_fp16",
+		"aten::mm": "tf32 autocast_bf16 autocast_fp16", "aten::scaled_dot_product_attention": "tf32 autocast_bf16 autocast_fp16",
+		"aten::cudnn_convolution": "channels_last tf32 autocast_bf16 autocast_fp16", "aten::conv_transpose2d": "channels_last tf32 autocast_bf16 autocast_fp16",
+		"aten::gelu": "", "aten::add": "", "aten::convert_element_type": "", "aten::conv_tbc": "",
+	} {
+		if got := strings.Join(variants(op), " "); got != want {
+			t.Errorf("variants(%s) = %q, want %q", op, got, want)
+		}
 	}
 }

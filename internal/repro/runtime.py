@@ -174,7 +174,7 @@ def variant(name, args, device):
 def tf32_on():
     """Whether this op runs in TF32 now: cuDNN's flag for convolutions,
     cuBLAS's for the rest."""
-    if "conv" in OP_NAME:
+    if CONVOLUTION:
         return torch.backends.cudnn.allow_tf32
     return torch.backends.cuda.matmul.allow_tf32
 

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -106,13 +107,21 @@ func variants(op string) []string {
 	_, name, _ := strings.Cut(op, "::")
 	fast := []string{"tf32", "autocast_bf16", "autocast_fp16"}
 	switch {
-	case strings.HasPrefix(name, "conv") || strings.HasSuffix(name, "_convolution") || name == "convolution":
+	case isConvolution(op):
 		return append([]string{"channels_last"}, fast...)
 	case slices.Contains([]string{"mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "einsum"}, name),
 		strings.Contains(name, "scaled_dot_product"):
 		return fast
 	}
 	return nil
+}
+
+var convRE = regexp.MustCompile(`^(conv(_transpose)?[123]d|_?convolution|[a-z_]+_convolution(_transpose)?)$`)
+
+// isConvolution: aten::conv2d, aten::convolution, aten::cudnn_convolution...
+func isConvolution(op string) bool {
+	_, name, _ := strings.Cut(op, "::")
+	return convRE.MatchString(name)
 }
 
 func (g *gen) source(sc Script, args, notes []string, cost flops.Cost, hasCost bool) []byte {
@@ -141,6 +150,7 @@ func (g *gen) source(sc Script, args, notes []string, cost flops.Cost, hasCost b
 	w("import argparse\nimport json\nimport statistics\n\nimport torch\nimport torch.utils.benchmark as benchmark\n\n")
 	w("OP = %s\n", pyStr(sc.Op))
 	w("OP_NAMESPACE, OP_NAME = %s, %s  # called as torch.ops.<namespace>.<name>\n", pyStr(ns), pyStr(name))
+	w("CONVOLUTION = %s  # TF32 for it is cuDNN's flag, else cuBLAS's\n", pyBool(isConvolution(sc.Op)))
 	w("DEVICE = %s\n", pyStr(sc.Device))
 	w("TRACE_US = %s  # mean per call in the trace, µs\n", pyFloat(sc.TraceUs))
 	w("TRACE_TIME_KIND = %s\n", pyStr(sc.TimeKind))
