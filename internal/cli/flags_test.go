@@ -33,6 +33,7 @@ func TestBadFlagValuesAreUsageErrors(t *testing.T) {
 		{"serve", tr, "--port", "70000"},
 		{"serve", tr, "--port-tries", "0"},
 		{"diff", tr, tr, "--top", "-1"},
+		{"repro", tr, "--top", "0"},
 	} {
 		code, _, stderr := runMain(t, args...)
 		flag := ""

@@ -15,6 +15,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/export"
 	reportcmd "github.com/bottleneck-dev/bottleneck/internal/cli/report"
+	reprocmd "github.com/bottleneck-dev/bottleneck/internal/cli/repro"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/run"
 	servecmd "github.com/bottleneck-dev/bottleneck/internal/cli/serve"
 	trycmd "github.com/bottleneck-dev/bottleneck/internal/cli/try"
@@ -57,6 +58,7 @@ func NewRoot(ios *iostreams.IOStreams) *cobra.Command {
 		diffcmd.NewCmd(ios),
 		check.NewCmd(ios),
 		export.NewCmd(ios),
+		reprocmd.NewCmd(ios),
 		reportcmd.NewCmd(ios),
 		servecmd.NewCmd(ios),
 	)
