@@ -29,8 +29,8 @@ func Frame(v View, width int) []string {
 			break
 		}
 		lines = append(lines,
-			fmt.Sprintf("step now %s · median %s · p90 %s (last %d steps)", units.Seconds(r.NowS), units.Seconds(r.MedianS), units.Seconds(r.P90S), r.Steps),
-			fmt.Sprintf("last %d steps: %s", len(r.Recent), Sparkline(r.Recent)),
+			fmt.Sprintf("step now %s · median %s · p90 %s (last %s)", units.Seconds(r.NowS), units.Seconds(r.MedianS), units.Seconds(r.P90S), units.Things(r.Steps, "step")),
+			fmt.Sprintf("last %s: %s", units.Things(len(r.Recent), "step"), Sparkline(r.Recent)),
 			breakdown(r),
 			memory(r))
 	default:
@@ -46,7 +46,7 @@ func Frame(v View, width int) []string {
 		}
 		for _, r := range v.Ranks {
 			if r.Slowest {
-				lines = append(lines, fmt.Sprintf("slowest, %s, last %d steps: %s", textsafe.Text(r.Tag), len(r.Recent), Sparkline(r.Recent)))
+				lines = append(lines, fmt.Sprintf("slowest, %s, last %s: %s", textsafe.Text(r.Tag), units.Things(len(r.Recent), "step"), Sparkline(r.Recent)))
 			}
 		}
 	}
@@ -66,11 +66,14 @@ func Line(v View) string {
 	for _, r := range v.Ranks {
 		s := fmt.Sprintf("%s step %d", textsafe.Text(r.Tag), r.Step)
 		if r.Steps > 0 {
-			s += fmt.Sprintf(" (%s), now %s, median %s, p90 %s; last %d steps: data wait %.1f%%, GC %.1f%%, rest %.1f%%",
+			s += fmt.Sprintf(" (%s), now %s, median %s, p90 %s; last %s: data wait %.1f%%, GC %.1f%%, rest %.1f%%",
 				rate(r), units.Seconds(r.NowS), units.Seconds(r.MedianS), units.Seconds(r.P90S),
-				r.BreakdownN, 100*r.DataWait, 100*r.GC, 100*r.Rest)
+				units.Things(r.BreakdownN, "step"), 100*r.DataWait, 100*r.GC, 100*r.Rest)
 		}
-		s += "; " + memory(r) + "; " + state(r)
+		if r.RSS != nil {
+			s += "; " + memory(r)
+		}
+		s += "; " + state(r)
 		if r.Slowest {
 			s += " (slowest)"
 		}
@@ -137,7 +140,7 @@ func breakdown(r Rank) string {
 	if r.BreakdownN == 0 {
 		return "breakdown: no step time yet"
 	}
-	return fmt.Sprintf("last %d steps: data wait %.1f%% · GC %.1f%% · the rest %.1f%%", r.BreakdownN, 100*r.DataWait, 100*r.GC, 100*r.Rest)
+	return fmt.Sprintf("last %s: data wait %.1f%% · GC %.1f%% · the rest %.1f%%", units.Things(r.BreakdownN, "step"), 100*r.DataWait, 100*r.GC, 100*r.Rest)
 }
 
 func memory(r Rank) string {

@@ -373,6 +373,7 @@ class Agent(Window, Evidence):
         if self.cfg.get("live"):
             try:
                 self.live = _load_sibling("_bottleneck_live").Live(self.run_dir, self.tag, self._t0)
+                self.live.start_thread()
             except Exception as e:
                 self.errors.append("live view: %s: %s" % (type(e).__name__, e))
         if self.cfg.get("set"):
@@ -1043,7 +1044,7 @@ class Agent(Window, Evidence):
                          "exception": exc, "stopped_after_profile": self.stopped_after_profile}
             self.progress("saving")
             if self.live is not None:
-                safe(lambda: self.live.write(self.steps, "ended", self.window_index, ended=True))
+                safe(lambda: self.live.finish(self.steps, "ended"))
             try:
                 self._stop_profiler()
             except Exception as e:
