@@ -165,7 +165,7 @@ Files go to --output (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`
 	cmdutil.StringEnumFlag(cmd, &o.Live, "live", "", "", []string{"term", "web"},
 		"show the steps live while the program runs: --live (the terminal) or --live=web (a page, see --live-port)")
 	f.Lookup("live").NoOptDefVal = "term"
-	f.IntVar(&o.LivePort, "live-port", 0, "port of --live=web (0: a free one)")
+	cmdutil.IntRangeFlag(cmd, &o.LivePort, "live-port", 0, 0, 65535, "port of --live=web (0: a free one)")
 	f.StringVar(&o.LiveHost, "host", "127.0.0.1", "address --live=web binds (0.0.0.0: every interface)")
 	cmdutil.RenamedFlags(cmd, map[string]string{"out": "output"})
 	return cmd
