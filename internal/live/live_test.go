@@ -3,6 +3,7 @@ package live
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -76,6 +77,27 @@ func TestFrameRanks(t *testing.T) {
 	testutil.Compare(t, "frame-ranks.txt", []byte(strings.Join(Frame(v, 200), "\n")+"\n"))
 	if l := Line(v); !strings.Contains(l, "rank1 step 40") || !strings.HasSuffix(l, "(slowest)") {
 		t.Errorf("line %q", l)
+	}
+}
+
+// More ranks than fit: the slowest rows, in tag order, and a count of
+// the others.
+func TestFrameManyRanks(t *testing.T) {
+	var snaps []*Snapshot
+	for i := range 12 {
+		snaps = append(snaps, snap(t, fmt.Sprintf("rank%02d", i), 10, 0.001*float64(1+i%6), false, false))
+	}
+	lines := Frame(Build("", snaps), 200)
+	var tags []string
+	for _, l := range lines[1 : 1+MaxRankRows] {
+		tags = append(tags, strings.Fields(strings.TrimPrefix(l, "▶"))[0])
+	}
+	// medians 1..6 ms by i%6: the two 1 ms and two 2 ms ranks are left out
+	if got := strings.Join(tags, " "); got != "rank02 rank03 rank04 rank05 rank08 rank09 rank10 rank11" {
+		t.Errorf("rows %s", got)
+	}
+	if lines[1+MaxRankRows] != "  … and 4 more ranks with a lower median" || !strings.HasPrefix(lines[len(lines)-1], "slowest, rank05,") {
+		t.Errorf("frame:\n%s", strings.Join(lines, "\n"))
 	}
 }
 

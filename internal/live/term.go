@@ -3,6 +3,7 @@ package live
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/textsafe"
@@ -34,7 +35,8 @@ func Frame(v View, width int) []string {
 			breakdown(r),
 			memory(r))
 	default:
-		for _, r := range v.Ranks {
+		shown, more := rankRows(v.Ranks)
+		for _, r := range shown {
 			mark := "  "
 			if r.Slowest {
 				mark = "▶ "
@@ -43,6 +45,9 @@ func Frame(v View, width int) []string {
 				mark, textsafe.Text(r.Tag), r.Step, units.Seconds(r.NowS), units.Seconds(r.MedianS), units.Seconds(r.P90S),
 				100*r.DataWait, 100*r.GC, bytesOr(r.RSS), trendText(r.RSSPerStep, r.Steps), state(r))
 			lines = append(lines, s)
+		}
+		if more > 0 {
+			lines = append(lines, fmt.Sprintf("  … and %s with a lower median", units.Things(more, "more rank")))
 		}
 		for _, r := range v.Ranks {
 			if r.Slowest {
@@ -54,6 +59,29 @@ func Frame(v View, width int) []string {
 		lines[i] = clip(l, width-1)
 	}
 	return lines
+}
+
+// MaxRankRows bounds the frame's rank rows: the slowest ranks are shown.
+const MaxRankRows = 8
+
+// rankRows returns the ranks the frame shows, in tag order: all of them,
+// or the MaxRankRows with the highest medians; and how many are left out.
+func rankRows(ranks []Rank) ([]Rank, int) {
+	if len(ranks) <= MaxRankRows {
+		return ranks, 0
+	}
+	idx := make([]int, len(ranks))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return ranks[idx[a]].MedianS > ranks[idx[b]].MedianS })
+	idx = idx[:MaxRankRows]
+	sort.Ints(idx)
+	shown := make([]Rank, 0, MaxRankRows)
+	for _, i := range idx {
+		shown = append(shown, ranks[i])
+	}
+	return shown, len(ranks) - MaxRankRows
 }
 
 // Line is the view as one plain line, for a stderr that is not a

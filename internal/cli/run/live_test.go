@@ -343,3 +343,29 @@ func TestLiveTmux(t *testing.T) {
 		}
 	}
 }
+
+// Under torchrun each rank has its part of the plain line, the slowest
+// named, and the ranks' output and exit status are kept.
+func TestLiveTorchrun(t *testing.T) {
+	py := torchPython(t)
+	torchrun := filepath.Join(filepath.Dir(py), "torchrun")
+	if _, err := os.Stat(torchrun); err != nil {
+		t.Skipf("no torchrun next to %s", py)
+	}
+	r := bnLive(t, nil, func(o *Options) { o.livePlainEvery = 200 * time.Millisecond },
+		"--skip-first", "1", "--warmup", "1", "--active", "2", "--live", "--",
+		torchrun, "--nproc_per_node", "2", "--master_port", "29563", ex(t, "ddp_gloo.py"), "--steps", "8")
+	if r.code != 0 || !strings.Contains(r.stdout, "rank 0 of 2 done (RANK=0)") || !strings.Contains(r.stdout, "rank 1 of 2 done (RANK=1)") {
+		t.Fatalf("exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	last := ""
+	for _, l := range strings.Split(r.stderr, "\n") {
+		if strings.HasPrefix(l, "bottleneck live: ") {
+			last = l
+		}
+	}
+	if !strings.Contains(last, "rank0 step ") || !strings.Contains(last, " | rank1 step ") ||
+		strings.Count(last, "(slowest)") != 1 || strings.Count(last, "program ended") != 2 {
+		t.Errorf("last live line %q", last)
+	}
+}
