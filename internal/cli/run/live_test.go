@@ -69,8 +69,9 @@ func bnLive(t *testing.T, sigs chan os.Signal, set func(*Options), args ...strin
 	runDir := filepath.Join(t.TempDir(), "run")
 	o := &Options{IO: ios, Signals: sigs}
 	if set != nil {
-		set(o)
+		set(o) // may replace ios.Out to read it while the program runs
 	}
+	out, _ = ios.Out.(*syncBuf)
 	cmd := newCmd(o)
 	cmd.SetArgs(append([]string{"-o", runDir}, args...))
 	cmd.SetOut(io.Discard)
@@ -261,6 +262,45 @@ func TestLiveWeb(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "the report is on "+url) {
 		t.Errorf("stderr does not say where the report is:\n%s", r.stderr)
+	}
+}
+
+// Ctrl-C with --live=web is Ctrl-C without it: the program gets
+// KeyboardInterrupt and its status is kept; the report is then served
+// until the next one.
+func TestLiveWebInterrupt(t *testing.T) {
+	py := torchPython(t)
+	prog := writeLiveProg(t)
+	sigs := make(chan os.Signal, 2)
+	out := &syncBuf{}
+	urls := make(chan string, 1)
+	done := make(chan result, 1)
+	go func() {
+		done <- bnLive(t, sigs, func(o *Options) {
+			o.IO.Out = out
+			o.liveGrace = 5 * time.Minute
+			o.liveReady = func(u string) { urls <- u }
+		}, append(small(py), "--live=web", prog, "100000", "0.01", "0")...)
+	}()
+	url := strings.TrimSuffix(<-urls, "/")
+	waitFor(t, "steps", 120*time.Second, func() bool { return strings.Contains(out.String(), "step 3 ") })
+	sigs <- os.Interrupt
+	waitFor(t, "the report", 120*time.Second, func() bool {
+		res, err := http.Get(url + "/")
+		if err != nil {
+			return false
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		return !strings.Contains(string(b), "EventSource")
+	})
+	sigs <- os.Interrupt
+	r := <-done
+	if r.code != 130 || !strings.Contains(r.stderr, "KeyboardInterrupt") {
+		t.Fatalf("exit %d, want 130 and the program's KeyboardInterrupt\n%s", r.code, r.stderr)
+	}
+	if m, _ := rundir.ReadManifest(r.dir); m == nil || !m.Interrupted || m.Exit.Reason != "interrupted" {
+		t.Errorf("manifest: %+v", m)
 	}
 }
 
