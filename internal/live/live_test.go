@@ -113,6 +113,11 @@ func TestNoSlowestAlone(t *testing.T) {
 	if got := Sparkline([]float64{1, 2, 3}); got != "▁▅█" {
 		t.Errorf("sparkline %q", got)
 	}
+	for per, want := range map[float64]string{0: "- steps/s", 9.731: "9.73 steps/s", 2345.6: "2346 steps/s"} {
+		if got := rate(Rank{Rate: per}); got != want {
+			t.Errorf("rate %v: %q, want %q", per, got, want)
+		}
+	}
 	// memory that moved less than 1 MiB over the steps is steady
 	if s := memory(v.Ranks[0]); !strings.Contains(s, "steady") || strings.Contains(s, "CUDA") {
 		t.Errorf("memory %q", s)

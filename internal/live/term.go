@@ -138,6 +138,9 @@ func rate(r Rank) string {
 	if r.Rate == 0 {
 		return "- steps/s"
 	}
+	if r.Rate >= 100 {
+		return fmt.Sprintf("%.0f steps/s", r.Rate) // not 2.35e+03
+	}
 	return fmt.Sprintf("%.3g steps/s", r.Rate)
 }
 
