@@ -32,6 +32,7 @@ func TestBadFlagValuesAreUsageErrors(t *testing.T) {
 		{"serve", tr, "--top", "-1"},
 		{"serve", tr, "--port", "70000"},
 		{"serve", tr, "--port-tries", "0"},
+		{"run", "--live-port", "70000", "x.py"},
 		{"diff", tr, tr, "--top", "-1"},
 		{"repro", tr, "--top", "0"},
 	} {

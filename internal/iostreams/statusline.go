@@ -28,6 +28,7 @@ type StatusLine struct {
 
 	mu         sync.Mutex
 	rows, cols int // of the active scroll region; 0 when none is set
+	n          int // status rows below it
 	drawn      time.Time
 }
 
@@ -49,8 +50,13 @@ const (
 
 // Update redraws the status with msg once Delay has passed, at most every
 // redrawEvery; msg is cut to the terminal's width.
-func (l *StatusLine) Update(msg string) {
-	if l == nil || !l.ios.errTTY || l.size == nil || time.Since(l.start) < l.Delay {
+func (l *StatusLine) Update(msg string) { l.UpdateLines(msg) }
+
+// UpdateLines is Update for a status of several lines (`run --live`): the
+// bottom len(lines) rows, each cut to the terminal's width. A status that
+// would leave the program fewer than 3 rows is not drawn.
+func (l *StatusLine) UpdateLines(lines ...string) {
+	if l == nil || !l.ios.errTTY || l.size == nil || time.Since(l.start) < l.Delay || len(lines) == 0 {
 		return
 	}
 	l.mu.Lock()
@@ -59,31 +65,41 @@ func (l *StatusLine) Update(msg string) {
 		return
 	}
 	cols, rows, err := l.size()
-	if err != nil || rows < 4 || cols < 10 {
+	n := len(lines)
+	if err != nil || rows < n+3 || cols < 10 {
 		return
 	}
 	l.drawn = time.Now()
 	var b strings.Builder
-	if rows != l.rows || cols != l.cols {
+	if rows != l.rows || cols != l.cols || n != l.n {
 		if l.rows > 0 {
-			// resized: clear the old status row before the new region
-			fmt.Fprintf(&b, "%s\x1b[%d;1H%s%s", saveCursor, l.rows, clearLine, restoreCursor)
+			// resized, or another number of lines: clear the old status
+			// rows and give the whole screen back before the new region
+			b.WriteString(saveCursor + resetRegion)
+			for r := l.rows - l.n + 1; r <= l.rows; r++ {
+				fmt.Fprintf(&b, "\x1b[%d;1H%s", r, clearLine)
+			}
+			b.WriteString(restoreCursor)
 		}
 		// Make room: an index (ESC D, unlike a newline it keeps the column
 		// of a half-written line) scrolls when the cursor is on the last
 		// row, then the cursor goes back up; setting the region homes the
 		// cursor, so it is saved around that.
-		fmt.Fprintf(&b, "\x1bD\x1b[1A%s\x1b[1;%dr%s", saveCursor, rows-1, restoreCursor)
-		l.rows, l.cols = rows, cols
+		fmt.Fprintf(&b, "%s\x1b[%dA%s\x1b[1;%dr%s", strings.Repeat("\x1bD", n), n, saveCursor, rows-n, restoreCursor)
+		l.rows, l.cols, l.n = rows, cols, n
 	}
-	if r := []rune(msg); len(r) > cols-1 {
-		msg = string(r[:cols-2]) + "…"
+	b.WriteString(saveCursor)
+	for i, msg := range lines {
+		if r := []rune(msg); len(r) > cols-1 {
+			msg = string(r[:cols-2]) + "…"
+		}
+		fmt.Fprintf(&b, "\x1b[%d;1H%s%s", rows-n+1+i, clearLine, msg)
 	}
-	fmt.Fprintf(&b, "%s\x1b[%d;1H%s%s%s", saveCursor, rows, clearLine, msg, restoreCursor)
+	b.WriteString(restoreCursor)
 	_, _ = writeWhole(l.ios, b.String())
 }
 
-// Done clears the status row and gives the whole terminal back.
+// Done clears the status rows and gives the whole terminal back.
 func (l *StatusLine) Done() {
 	if l == nil {
 		return
@@ -93,8 +109,14 @@ func (l *StatusLine) Done() {
 	if l.rows == 0 {
 		return
 	}
-	_, _ = writeWhole(l.ios, fmt.Sprintf("%s%s\x1b[%d;1H%s%s", saveCursor, resetRegion, l.rows, clearLine, restoreCursor))
-	l.rows, l.cols = 0, 0
+	var b strings.Builder
+	b.WriteString(saveCursor + resetRegion)
+	for r := l.rows - l.n + 1; r <= l.rows; r++ {
+		fmt.Fprintf(&b, "\x1b[%d;1H%s", r, clearLine)
+	}
+	b.WriteString(restoreCursor)
+	_, _ = writeWhole(l.ios, b.String())
+	l.rows, l.cols, l.n = 0, 0, 0
 }
 
 // writeWhole writes s to stderr in one write, so the terminal gets the

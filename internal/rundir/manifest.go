@@ -144,4 +144,6 @@ type AgentConfig struct {
 	// thread counts, backend flags, the optimizer's implementation, the
 	// garbage collector. Absent in an ordinary run.
 	Set map[string]string `json:"set,omitempty"`
+	// Live: the agent feeds `run --live`'s view (.live/<tag>.json).
+	Live bool `json:"live,omitempty"`
 }

@@ -163,6 +163,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			pollProgress(runDir, cfg.Agent.Profiler, cfg.Progress, progressDone)
 		}()
 	}
+	if cfg.Live != nil {
+		progressWG.Add(1)
+		go func() {
+			defer progressWG.Done()
+			pollLive(runDir, cfg.Live, progressDone)
+		}()
+	}
 
 	var timeoutC <-chan time.Time
 	if cfg.Timeout > 0 {

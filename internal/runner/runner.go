@@ -82,6 +82,10 @@ type Config struct {
 	Dir string
 	// Progress, when set, receives one-line phase descriptions.
 	Progress func(string)
+	// Live, when set, receives the agent's live-view snapshots (the
+	// files .live/<tag>.json, by tag) every LivePoll while the program
+	// runs and once more after it ended; set Agent.Live with it.
+	Live func(map[string][]byte)
 	// Signals, when set, replaces the process's own SIGINT/SIGTERM/SIGHUP
 	// notifications (tests inject signals through it).
 	Signals <-chan os.Signal
@@ -265,6 +269,7 @@ func claim(dir string) error {
 func cleanRunDir(dir string) {
 	_ = os.RemoveAll(filepath.Join(dir, ".claims"))
 	_ = os.RemoveAll(filepath.Join(dir, ".progress"))
+	_ = os.RemoveAll(filepath.Join(dir, ".live"))
 	_ = os.RemoveAll(filepath.Join(dir, AgentDirName))
 	_ = os.Remove(filepath.Join(dir, rundir.LockName))
 	ents, _ := os.ReadDir(dir)
@@ -338,6 +343,41 @@ func pollProgress(dir string, pc rundir.ProfilerConfig, report func(string), don
 		if msg != last || time.Since(lastAt) > time.Second {
 			last, lastAt = msg, time.Now()
 			report(msg)
+		}
+	}
+}
+
+// LivePoll is how often the runner reads the live-view snapshots (the
+// agent rewrites each at most every 0.5 s).
+const LivePoll = 500 * time.Millisecond
+
+// pollLive hands the agent's .live/<tag>.json files to report every
+// LivePoll until done is closed, then once more (the snapshot the agent
+// wrote as the program ended).
+func pollLive(dir string, report func(map[string][]byte), done <-chan struct{}) {
+	t := time.NewTicker(LivePoll)
+	defer t.Stop()
+	for {
+		stop := false
+		select {
+		case <-done:
+			stop = true
+		case <-t.C:
+		}
+		ents, _ := os.ReadDir(filepath.Join(dir, ".live"))
+		files := map[string][]byte{}
+		for _, e := range ents {
+			tag, ok := strings.CutSuffix(e.Name(), ".json")
+			if !ok {
+				continue // a temporary file the agent is writing
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, ".live", e.Name())); err == nil {
+				files[tag] = b
+			}
+		}
+		report(files)
+		if stop {
+			return
 		}
 	}
 }

@@ -256,6 +256,7 @@ class Agent(Window, Evidence):
         self.stepstats = None  # _bottleneck_stepstats.StepStats: memory and GC per step
         self.frameworks = None  # _bottleneck_frameworks.Frameworks: Lightning / HF Trainer phases
         self.changes = None  # _bottleneck_changes.Changes: the run-time changes asked for (cfg "set")
+        self.live = None  # _bottleneck_live.Live: the --live view's feed (cfg "live")
         self.compile_used = False  # the program called torch.compile (see _watch_torch_compile)
         self.compile_called = False  # ... at any time, whatever the step source
         self.program_profiler = None  # "file:line" where the program started its own profiler
@@ -369,6 +370,12 @@ class Agent(Window, Evidence):
             os.register_at_fork(after_in_child=self._after_fork_child)
             default_sigterm_in_children(self._on_sigterm)
         self.stepstats = _load_stepstats(self.errors)
+        if self.cfg.get("live"):
+            try:
+                self.live = _load_sibling("_bottleneck_live").Live(self.run_dir, self.tag, self._t0)
+                self.live.start_thread()
+            except Exception as e:
+                self.errors.append("live view: %s: %s" % (type(e).__name__, e))
         if self.cfg.get("set"):
             self.changes = _load_changes(self.cfg["set"], self.errors)
         if self.stepstats is not None:
@@ -1036,6 +1043,8 @@ class Agent(Window, Evidence):
             self.exit = {"reason": reason, "code": exit_code, "signal": signal_name,
                          "exception": exc, "stopped_after_profile": self.stopped_after_profile}
             self.progress("saving")
+            if self.live is not None:
+                safe(lambda: self.live.finish(self.steps, "ended"))
             try:
                 self._stop_profiler()
             except Exception as e:

@@ -42,6 +42,7 @@ class StepStats:
         self.pid = os.getpid()
         self.rows = []  # [step, rss bytes, cuda allocated bytes or None, gc s, collections, in window]
         self.stride = 1
+        self.last_row, self.last_gc_s = None, 0.0  # the latest row and step's GC pause
         self.errors = []
         self.gc_total_s = 0.0
         self.gc_by_gen = {}  # generation -> [collections, seconds]
@@ -195,8 +196,10 @@ class StepStats:
         """One step ended; called from the step's thread. Returns the step
         thread's time waiting for a CPU over that step (None: unknown)."""
         wait = self.sched.on_step(in_window)
+        self.last_gc_s = self._gc_step_s  # the --live view's (_bottleneck_live)
         if step % self.stride == 0:
-            self.rows.append([step, self._rss(), self._cuda(), round(self._gc_step_s, 6), self._gc_step_n, bool(in_window)])
+            self.last_row = [step, self._rss(), self._cuda(), round(self._gc_step_s, 6), self._gc_step_n, bool(in_window)]
+            self.rows.append(self.last_row)
             if len(self.rows) >= _MAX_ROWS:
                 self.stride *= 2
                 self.rows = [r for r in self.rows if r[0] % self.stride == 0]

@@ -109,6 +109,8 @@ class Window(object):
     write_evidence. The Agent's step detection calls _start_profiler when
     a step source locks and _step at every step after that."""
 
+    live = None  # the Agent sets it with --live (_bottleneck_live.Live)
+
     def _init_window(self):
         p = self.pcfg
         # steps
@@ -187,6 +189,8 @@ class Window(object):
                     "dataloader_batches": self.step_dl_batches,
                     "syncs": self._step_syncs,
                 })
+            if self.live is not None:
+                self._live_step(now, dur)
         self.step_start = now
         self.step_dl_wait = 0.0
         self.step_dl_batches = 0
@@ -213,6 +217,18 @@ class Window(object):
             self.stopped_after_profile = True
             self.progress("stopping")
             raise StopAfterProfile()
+
+    def _live_step(self, now, dur):
+        """Feeds the --live view (_bottleneck_live): O(1) but for a small
+        file rewritten at most twice a second."""
+        st = self.stepstats
+        row = st.last_row if st is not None else None
+        if self.in_window or self.warming:
+            state = "recording"
+        else:
+            state = self.prof_state  # waiting | done | off | failed | yielded
+        self.live.on_step(self.steps, now, dur, self.step_dl_wait, st.last_gc_s if st is not None else 0.0,
+                          row[1] if row else None, row[2] if row else None, state, self.window_index)
 
     def _drain_device(self, prof):
         """Before the first recorded step, wait for the device to finish the

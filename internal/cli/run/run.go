@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -75,6 +76,17 @@ type Options struct {
 	// in one more short run each (try.Verify), VerifySteps steps timed.
 	Verify      bool
 	VerifySteps int
+
+	// Live: "" (off), "term" (a region of the terminal, or plain lines
+	// when stderr is not one) or "web" (a page on LiveHost:LivePort).
+	Live     string
+	LivePort int
+	LiveHost string
+	// tests: the plain lines' period, the web report's grace period, and
+	// the web view's address once bound
+	livePlainEvery time.Duration
+	liveGrace      time.Duration
+	liveReady      func(url string)
 
 	// Signals, Env and Dir are for tests (see runner.Config).
 	Signals <-chan os.Signal
@@ -150,6 +162,11 @@ Files go to --output (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`
 	f.BoolVar(&o.NoSyncDebug, "no-sync-debug", false, "do not record CUDA implicit-sync call sites in the window")
 	f.BoolVar(&o.Verify, "verify", false, "then try each top finding's change the agent can make at run time, in one more short run, and report measured against predicted")
 	f.IntVar(&o.VerifySteps, "verify-steps", 10, "steps each --verify run times before its short window ends it")
+	cmdutil.StringEnumFlag(cmd, &o.Live, "live", "", "", []string{"term", "web"},
+		"show the steps live while the program runs: --live (the terminal) or --live=web (a page, see --live-port)")
+	f.Lookup("live").NoOptDefVal = "term"
+	cmdutil.IntRangeFlag(cmd, &o.LivePort, "live-port", 0, 0, 65535, "port of --live=web (0: a free one)")
+	f.StringVar(&o.LiveHost, "host", "127.0.0.1", "address --live=web binds (0.0.0.0: every interface)")
 	cmdutil.RenamedFlags(cmd, map[string]string{"out": "output"})
 	return cmd
 }
@@ -187,6 +204,7 @@ func (o *Options) config() (runner.Config, error) {
 	ac.StepSource = o.StepSource
 	ac.StopAfterProfile = o.StopAfterProfile
 	ac.SyncDebug = !o.NoSyncDebug
+	ac.Live = o.Live != ""
 	ac.Profiler = rundir.ProfilerConfig{
 		Enabled: !o.NoTrace, SkipFirst: o.SkipFirst, Wait: o.Wait, Warmup: o.Warmup, Active: o.Active,
 		MinWindowS: o.MinWindow.Seconds(),
@@ -243,6 +261,27 @@ func runRun(o *Options) error {
 	} else {
 		cfg.Progress = phaseLines(o.IO.ErrOut)
 	}
+	var lv *liveView
+	var liveURL string
+	if o.Live != "" {
+		lv = &liveView{title: strings.Join(o.Args, " "), errOut: o.IO.ErrOut}
+		switch {
+		case o.Live == "web":
+			stop, url, err := startLiveWeb(o, lv)
+			if err != nil {
+				return exitcode.New(exitcode.Failed, fmt.Errorf("run: %w", err))
+			}
+			defer stop()
+			liveURL = url
+		case prog != nil:
+			// the frame and the phase share the bottom region
+			lv.status = prog
+			cfg.Progress = lv.setPhase
+		default:
+			lv.plain, lv.every = o.IO.ErrOut, cmp.Or(o.livePlainEvery, livePlainEvery)
+		}
+		cfg.Live = lv.update
+	}
 	res, err := runner.Run(context.Background(), cfg)
 	if res == nil {
 		prog.Done()
@@ -264,7 +303,8 @@ func runRun(o *Options) error {
 	// with EPIPE, which is ignored. Handlers are reset in exec'd children.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	written := make(chan struct{})
-	defer close(written)
+	closeWritten := sync.OnceFunc(func() { close(written) })
+	defer closeWritten()
 	go flushOnSignal(o, cfg.Signals, written, res.ExitCode)
 	if prog != nil {
 		prog.Update("bottleneck: analyzing")
@@ -301,6 +341,10 @@ func runRun(o *Options) error {
 		if _, _, _, err := writeReports(o.IO, res.RunDir); err != nil {
 			fmt.Fprintf(o.IO.ErrOut, "bottleneck: report: %v\n", err)
 		}
+	}
+	if liveURL != "" {
+		closeWritten() // the signal ends the grace period now
+		finishLiveWeb(o, lv, liveURL, res.RunDir, cfg.Signals)
 	}
 	if res.ExitCode != 0 {
 		return exitcode.New(res.ExitCode, nil)

@@ -1,0 +1,228 @@
+// Package live is `bottleneck run --live`'s view (docs/run.md, "Live
+// view"): it reads the snapshots the agent rewrites while the program runs
+// (.live/<tag>.json, one per process: its last steps and counters), sums
+// them up per rank (Build), and draws the result as a terminal frame
+// (Frame), a plain log line (Line) or a web page fed by server-sent events
+// (Server). It knows nothing of how the program is run.
+package live
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/bottleneck-dev/bottleneck/internal/stats"
+)
+
+// Snapshot is one process's .live/<tag>.json as the agent writes it
+// (internal/agent/py/_bottleneck_live.py).
+type Snapshot struct {
+	Format  int     `json:"format"`
+	Tag     string  `json:"tag"`
+	PID     int     `json:"pid"`
+	Time    float64 `json:"time"`     // Unix seconds when written
+	UptimeS float64 `json:"uptime_s"` // since the agent started
+	Step    int     `json:"step"`
+	// State is the profiler window's: waiting, recording, done, off,
+	// failed, yielded; "ended" once the program ended.
+	State  string `json:"state"`
+	Window int    `json:"window"` // windows recorded so far
+	Ended  bool   `json:"ended"`
+	// Steps are the last steps, oldest first: step, end (s since the
+	// agent started), duration s, DataLoader wait s, GC pause s, RSS
+	// bytes, CUDA allocated bytes (null: not measured).
+	Steps [][]*float64 `json:"steps"`
+}
+
+// Columns of Snapshot.Steps.
+const (
+	colStep = iota
+	colEnd
+	colDur
+	colDataWait
+	colGC
+	colRSS
+	colCUDA
+	nCols
+)
+
+// Parse reads one snapshot; name (its file) is in every error.
+func Parse(name string, b []byte) (*Snapshot, error) {
+	var s Snapshot
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if s.Format != 1 {
+		return nil, fmt.Errorf("%s: live snapshot format %d, want 1", name, s.Format)
+	}
+	for i, r := range s.Steps {
+		if len(r) != nCols {
+			return nil, fmt.Errorf("%s: steps[%d]: %d columns, want %d", name, i, len(r), nCols)
+		}
+		for j := colStep; j <= colGC; j++ {
+			if r[j] == nil || math.IsNaN(*r[j]) || math.IsInf(*r[j], 0) || *r[j] < 0 {
+				return nil, fmt.Errorf("%s: steps[%d][%d]: want a number >= 0", name, i, j)
+			}
+		}
+	}
+	return &s, nil
+}
+
+// Step counts of the summaries below.
+const (
+	// SparkSteps: the sparkline's steps.
+	SparkSteps = 48
+	// BreakdownSteps: the steps the breakdown sums.
+	BreakdownSteps = 20
+)
+
+// Rank is one process's summary.
+type Rank struct {
+	Tag    string `json:"tag"`
+	Step   int    `json:"step"`
+	State  string `json:"state"`
+	Window int    `json:"window"`
+	Ended  bool   `json:"ended"`
+	// NowS is the last step's duration; MedianS and P90S are over the
+	// last Steps steps (the agent keeps 256).
+	NowS    float64 `json:"now_s"`
+	MedianS float64 `json:"median_s"`
+	P90S    float64 `json:"p90_s"`
+	Steps   int     `json:"steps"`
+	// Rate: steps a second over those steps (0: fewer than 2).
+	Rate float64 `json:"rate"`
+	// Recent: the last SparkSteps durations (s), oldest first.
+	Recent []float64 `json:"recent"`
+	// DataWait, GC and Rest share the last BreakdownN steps' time (they
+	// add up to 1 when BreakdownN > 0).
+	DataWait   float64 `json:"data_wait"`
+	GC         float64 `json:"gc"`
+	Rest       float64 `json:"rest"`
+	BreakdownN int     `json:"breakdown_steps"`
+	// RSS and CUDA: the latest readings in bytes (nil: not measured, CUDA
+	// not used); their PerStep trend is over the steps that have both
+	// ends (0: steady or unknown).
+	RSS         *float64 `json:"rss_bytes"`
+	CUDA        *float64 `json:"cuda_allocated_bytes"`
+	RSSPerStep  float64  `json:"rss_per_step"`
+	CUDAPerStep float64  `json:"cuda_per_step"`
+	// Slowest: the highest median of several ranks.
+	Slowest bool `json:"slowest"`
+}
+
+// View is what every renderer draws.
+type View struct {
+	Title string `json:"title"` // the program, as given (escape it)
+	Ranks []Rank `json:"ranks"`
+	// Ended: the program ended (every snapshot said so, or the runner
+	// said so).
+	Ended bool `json:"ended"`
+}
+
+// Build sums the snapshots up, one rank per snapshot in tag order.
+func Build(title string, snaps []*Snapshot) View {
+	v := View{Title: title}
+	for _, s := range snaps {
+		v.Ranks = append(v.Ranks, summarize(s))
+	}
+	sort.Slice(v.Ranks, func(i, j int) bool { return v.Ranks[i].Tag < v.Ranks[j].Tag })
+	if len(v.Ranks) > 1 {
+		slow := -1
+		for i, r := range v.Ranks {
+			if r.Steps > 0 && (slow < 0 || r.MedianS > v.Ranks[slow].MedianS) {
+				slow = i
+			}
+		}
+		if slow >= 0 {
+			v.Ranks[slow].Slowest = true
+		}
+	}
+	v.Ended = len(snaps) > 0
+	for _, s := range snaps {
+		v.Ended = v.Ended && s.Ended
+	}
+	return v
+}
+
+func summarize(s *Snapshot) Rank {
+	r := Rank{Tag: s.Tag, Step: s.Step, State: s.State, Window: s.Window, Ended: s.Ended}
+	rows := s.Steps
+	// a step source that switched (docs/run.md) numbers steps from 1
+	// again: only the rows since then are this run's steps
+	for i := len(rows) - 1; i > 0; i-- {
+		if *rows[i][colStep] <= *rows[i-1][colStep] {
+			rows = rows[i:]
+			break
+		}
+	}
+	if len(rows) == 0 {
+		return r
+	}
+	durs := make([]float64, len(rows))
+	for i, row := range rows {
+		durs[i] = *row[colDur]
+	}
+	r.Steps = len(rows)
+	r.NowS = durs[len(durs)-1]
+	r.MedianS = stats.Median(durs)
+	r.P90S = percentile(durs, 0.9)
+	if n := len(rows); n >= 2 {
+		if span := *rows[n-1][colEnd] - *rows[0][colEnd]; span > 0 {
+			r.Rate = float64(n-1) / span
+		}
+	}
+	r.Recent = slices.Clone(durs[max(0, len(durs)-SparkSteps):])
+	last := rows[max(0, len(rows)-BreakdownSteps):]
+	var total, wait, gc float64
+	for _, row := range last {
+		d := *row[colDur]
+		total += d
+		// each part is within its step: a clock's rounding cannot make the
+		// parts more than the whole
+		w := min(*row[colDataWait], d)
+		wait += w
+		gc += min(*row[colGC], d-w)
+	}
+	if total > 0 {
+		r.BreakdownN = len(last)
+		r.DataWait, r.GC = wait/total, gc/total
+		r.Rest = 1 - r.DataWait - r.GC
+	}
+	r.RSS, r.RSSPerStep = trend(rows, colRSS)
+	r.CUDA, r.CUDAPerStep = trend(rows, colCUDA)
+	return r
+}
+
+// trend returns the latest reading of column c and its change per step
+// from the first row that has one.
+func trend(rows [][]*float64, c int) (*float64, float64) {
+	var first, last []*float64
+	for _, row := range rows {
+		if row[c] == nil {
+			continue
+		}
+		if first == nil {
+			first = row
+		}
+		last = row
+	}
+	if last == nil {
+		return nil, 0
+	}
+	v := *last[c]
+	steps := *last[colStep] - *first[colStep]
+	if steps <= 0 {
+		return &v, 0
+	}
+	return &v, (v - *first[c]) / steps
+}
+
+// percentile is the nearest-rank percentile p (0..1] of xs.
+func percentile(xs []float64, p float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	k := int(math.Ceil(p*float64(len(s)))) - 1
+	return s[max(0, min(k, len(s)-1))]
+}
