@@ -256,6 +256,7 @@ class Agent(Window, Evidence):
         self.stepstats = None  # _bottleneck_stepstats.StepStats: memory and GC per step
         self.frameworks = None  # _bottleneck_frameworks.Frameworks: Lightning / HF Trainer phases
         self.changes = None  # _bottleneck_changes.Changes: the run-time changes asked for (cfg "set")
+        self.nvtx = None  # _bottleneck_nvtx.Ranges: NVTX ranges (--nvtx), loaded only then
         self.compile_used = False  # the program called torch.compile (see _watch_torch_compile)
         self.compile_called = False  # ... at any time, whatever the step source
         self.program_profiler = None  # "file:line" where the program started its own profiler
@@ -371,11 +372,13 @@ class Agent(Window, Evidence):
         self.stepstats = _load_stepstats(self.errors)
         if self.cfg.get("set"):
             self.changes = _load_changes(self.cfg["set"], self.errors)
+        if self.cfg.get("nvtx"):
+            self.nvtx = _load_nvtx(self.cfg["nvtx"], self.errors)
         if self.stepstats is not None:
             self.stepstats.agent_busy = lambda: getattr(self._own, "depth", 0) > 0
         try:
             self.frameworks = _load_sibling("_bottleneck_frameworks").Frameworks(
-                lambda name, fn: sys.meta_path.insert(0, _TorchImportWatcher(fn, name)))
+                lambda name, fn: sys.meta_path.insert(0, _TorchImportWatcher(fn, name)), ranges=self.nvtx)
         except Exception as e:
             self.errors.append("framework phases: %s: %s" % (type(e).__name__, e))
         if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL and threading.current_thread() is threading.main_thread():
@@ -451,6 +454,11 @@ class Agent(Window, Evidence):
                 self.stepstats.on_torch(torch)
             except Exception as e:
                 self.errors.append("thread settings hook: %s" % e)
+        if self.nvtx is not None:
+            try:
+                self.nvtx.on_torch(torch)  # its optimizer hook before the agent's: see Ranges.on_torch
+            except Exception as e:
+                self.errors.append("nvtx hooks: %s: %s" % (type(e).__name__, e))
         try:
             self._install_dataloader_hook(torch)
         except Exception as e:
@@ -470,9 +478,10 @@ class Agent(Window, Evidence):
             self.errors.append("profiler hook: %s" % e)
         if self.step_source_req == "forward":
             self._install_forward_hooks()
-        elif self.step_source_req == "auto":
+        elif self.step_source_req == "auto" or self.nvtx is not None:
             # outermost nn.Module forward calls are the last fallback; they
-            # are removed as soon as another source locks
+            # are removed as soon as another source locks (unless --nvtx
+            # keeps them for its "forward" ranges: _nvtx_forwards)
             self._install_forward_hooks()
 
     def _install_optimizer_hook(self, torch):
@@ -519,8 +528,9 @@ class Agent(Window, Evidence):
         def compile(*args, **kwargs):
             agent.compile_called = True
             # hooks that stay for the whole run (forward steps) guard nothing away
-            if os.getpid() == agent.pid and not agent.compile_used and agent.step_source_req == "auto" \
-                    and agent.step_source is None:
+            if os.getpid() == agent.pid and not agent.compile_used and (
+                    (agent.step_source_req == "auto" and agent.step_source is None)
+                    or (agent._nvtx_forwards() and "forward" not in (agent.step_source, agent.step_source_req))):
                 agent.compile_used = True
                 agent._remove_forward_hooks()
             return orig(*args, **kwargs)
@@ -599,11 +609,14 @@ class Agent(Window, Evidence):
             return
         agent = self
         perf = time.perf_counter
+        ranges = self.nvtx
 
         def __next__(it):
             if os.getpid() != agent.pid:
                 return orig(it)
             agent._on_dl_enter(it)
+            if ranges is not None:
+                ranges.begin("DataLoader wait")
             t0 = perf()
             ok = False
             try:
@@ -612,6 +625,8 @@ class Agent(Window, Evidence):
                 return r
             finally:
                 agent._on_dl_batch(it, perf() - t0, ok)
+                if ranges is not None:
+                    ranges.end("DataLoader wait")
 
         __next__._bottleneck_wrapped = True
         __next__.__wrapped__ = orig
@@ -670,15 +685,20 @@ class Agent(Window, Evidence):
             return
         agent = self
         depth = self._fwd_depth
+        ranges = self.nvtx
 
         def pre(module, args):
             d = getattr(depth, "d", 0)
             depth.d = d + 1
             if d == 0 and os.getpid() == agent.pid:
                 agent._on_forward(module, args)
+                if ranges is not None:
+                    ranges.begin("forward")
 
         def post(module, args, out):
-            depth.d = max(0, getattr(depth, "d", 1) - 1)
+            d = depth.d = max(0, getattr(depth, "d", 1) - 1)
+            if d == 0 and ranges is not None:
+                ranges.end("forward")
 
         self._fwd_handles = [register_module_forward_pre_hook(pre), register_module_forward_hook(post)]
 
@@ -692,11 +712,16 @@ class Agent(Window, Evidence):
 
     # -- step detection -------------------------------------------------------
     def _step(self):
+        ranges = self.nvtx
+        if ranges is not None:
+            ranges.end_step()
         try:
             Window._step(self)
         finally:
             if self.changes is not None and threading.get_ident() == self.step_thread:
                 self.changes.on_step(self.steps)  # gc_freeze after the first step
+            if ranges is not None:
+                ranges.begin_step(self.steps + 1)
 
     def _lock(self, source):
         with self.own_work():
@@ -704,10 +729,18 @@ class Agent(Window, Evidence):
 
     def _lock_in_own_work(self, source):
         self.step_source = source
-        if source != "forward":
-            self._remove_forward_hooks()
         self.step_thread = threading.get_ident()
+        if source != "forward" and not self._nvtx_forwards():
+            self._remove_forward_hooks()
+        if self.nvtx is not None:
+            self.nvtx.begin_step(self.steps + 1)
         self._start_profiler()
+
+    def _nvtx_forwards(self):
+        """Whether the forward hooks stay after the steps locked on another
+        source: --nvtx's "forward" ranges come from them. Not once the
+        program uses torch.compile (see _watch_torch_compile)."""
+        return self.nvtx is not None and bool(self._fwd_handles) and not self.compile_used
 
     def _on_optimizer_step(self, opt, args, kwargs):
         if os.getpid() != self.pid:
@@ -806,6 +839,8 @@ class Agent(Window, Evidence):
     def _lock_keeping_hooks(self, source):
         self.step_source = source
         self.step_thread = threading.get_ident()
+        if self.nvtx is not None:
+            self.nvtx.begin_step(self.steps + 1)
         self._start_profiler()
 
     def _on_dl_enter(self, it):
@@ -1036,6 +1071,8 @@ class Agent(Window, Evidence):
             self.exit = {"reason": reason, "code": exit_code, "signal": signal_name,
                          "exception": exc, "stopped_after_profile": self.stopped_after_profile}
             self.progress("saving")
+            if self.nvtx is not None:
+                safe(self.nvtx.close)  # the ranges still open (the program ended mid-step)
             try:
                 self._stop_profiler()
             except Exception as e:
@@ -1123,6 +1160,16 @@ def _load_changes(wanted, errors):
         return ch
     except Exception as e:
         errors.append("run-time changes: %s: %s" % (type(e).__name__, e))
+        return None
+
+
+def _load_nvtx(mode, errors):
+    """The NVTX ranges (_bottleneck_nvtx.py beside this file) for --nvtx
+    mode ("steps" or "ops"), or None when they cannot start."""
+    try:
+        return _load_sibling("_bottleneck_nvtx").Ranges(mode)
+    except Exception as e:
+        errors.append("nvtx: %s: %s" % (type(e).__name__, e))
         return None
 
 
