@@ -730,16 +730,55 @@ class Agent(Window, Evidence):
     def _lock_in_own_work(self, source):
         self.step_source = source
         self.step_thread = threading.get_ident()
-        if source != "forward" and not self._nvtx_forwards():
-            self._remove_forward_hooks()
+        if source != "forward":
+            if self.nvtx is not None and not self.compile_used:
+                self._nvtx_forward_hooks()
+            else:
+                self._remove_forward_hooks()
         if self.nvtx is not None:
             self.nvtx.begin_step(self.steps + 1)
         self._start_profiler()
 
+    def _nvtx_forward_hooks(self):
+        """--nvtx's "forward" ranges once the steps locked on another
+        source than forwards: the global module hooks give way to hooks on
+        the modules called outermost so far (the model, a loss module).
+        Global hooks send every module call through torch's slow path (3
+        us a module call, 50 us a forward of 17 modules, on this
+        project's CPU machine); these cost a few us a step. Modules first
+        called after the lock get no range."""
+        mods = [r() for r in self._forward_modules.values() if r is not None]
+        self._remove_forward_hooks()
+        ranges, depth = self.nvtx, self._fwd_depth
+
+        def pre(module, args):
+            d = getattr(depth, "d", 0)
+            depth.d = d + 1
+            if d == 0:
+                ranges.begin("forward")
+
+        def post(module, args, out):
+            d = depth.d = max(0, getattr(depth, "d", 1) - 1)
+            if d == 0:
+                ranges.end("forward")
+
+        for m in mods:
+            if m is None:
+                continue
+            try:
+                self._fwd_handles.append(m.register_forward_pre_hook(pre))
+                try:  # the range ends when the forward raises too (torch >= 2.1)
+                    self._fwd_handles.append(m.register_forward_hook(post, always_call=True))
+                except TypeError:
+                    self._fwd_handles.append(m.register_forward_hook(post))
+            except Exception as e:
+                self.errors.append("nvtx forward hooks: %s: %s" % (type(e).__name__, e))
+                return
+
     def _nvtx_forwards(self):
-        """Whether the forward hooks stay after the steps locked on another
-        source: --nvtx's "forward" ranges come from them. Not once the
-        program uses torch.compile (see _watch_torch_compile)."""
+        """Whether forward hooks stay after the steps locked on another
+        source, for --nvtx's "forward" ranges (_nvtx_forward_hooks). Not
+        once the program uses torch.compile (see _watch_torch_compile)."""
         return self.nvtx is not None and bool(self._fwd_handles) and not self.compile_used
 
     def _on_optimizer_step(self, opt, args, kwargs):
@@ -953,6 +992,9 @@ class Agent(Window, Evidence):
         self.step_counts["forward"] += 1
         if self.in_window:
             self.check_window_bounds()
+        if self.step_source is None and self.nvtx is not None and self.step_source_req not in ("auto", "forward") \
+                and len(self._forward_modules) < 64 and id(module) not in self._forward_modules:
+            self._forward_modules[id(module)] = safe(lambda: weakref.ref(module), None)  # _nvtx_forward_hooks
         if self.step_source is None and self.step_source_req in ("auto", "forward"):
             calls = self._forward_calls
             if len(calls) < 64 or id(module) in calls:

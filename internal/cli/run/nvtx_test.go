@@ -116,3 +116,54 @@ func TestNVTXFlagParsing(t *testing.T) {
 		t.Errorf("default nvtx %q (%v), want off", o.NVTX, err)
 	}
 }
+
+// compileLater trains 3 eager steps, then compiles the model and forbids
+// recompiling: the hooks --nvtx put on the model must go before Dynamo
+// sees it.
+const compileLater = `import torch
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+x = torch.randn(16, 32)
+run = model
+for step in range(12):
+    if step == 3:
+        run = torch.compile(model, backend="eager")
+    opt.zero_grad()
+    run(x).sum().backward()
+    opt.step()
+    if step == 3:
+        torch.compiler.set_stance("fail_on_recompile")
+print("unique graphs %d" % torch._dynamo.utils.counters["stats"]["unique_graphs"])
+print("module hooks %d" % (len(model._forward_pre_hooks) + len(model._forward_hooks)))
+`
+
+// --nvtx adds no module hook that torch.compile would see, whether the
+// program compiles before its first step or after a few.
+func TestNVTXWithTorchCompile(t *testing.T) {
+	py := torchPython(t)
+	later := filepath.Join(t.TempDir(), "compile_later.py")
+	if err := os.WriteFile(later, []byte(compileLater), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for prog, want := range map[string]string{
+		ex(t, "compiled_strict.py"): "unique graphs 1\n",
+		// the hooks on the model were removed when it was compiled
+		later: "unique graphs 1\nmodule hooks 0\n",
+	} {
+		t.Run(filepath.Base(prog), func(t *testing.T) {
+			r := bn(t, runOpts{}, append(small(py), "--report", "none", "--nvtx", prog)...)
+			if r.code != 0 || r.stdout != want {
+				t.Fatalf("exit %d stdout %q, want 0 and %q\n%s", r.code, r.stdout, want, r.stderr)
+			}
+			if strings.Contains(r.stderr, "global hooks") || strings.Contains(r.stderr, "recompile") {
+				t.Errorf("stderr:\n%s", r.stderr)
+			}
+			var ev rundir.Evidence
+			readJSON(t, filepath.Join(r.dir, "evidence-rank0.json"), &ev)
+			if nv := ev.NVTX; nv == nil || nv.Pushed == 0 || nv.Pushed != nv.Popped || nv.StepRanges != ev.Steps+1 {
+				t.Errorf("nvtx %+v, %d steps", nv, ev.Steps)
+			}
+		})
+	}
+}

@@ -159,6 +159,24 @@ class RangesTest(unittest.TestCase):
         self.assertIn("no step was detected", r.missing()[0]["why"])
 
 
+class FrameworkPhasesTest(unittest.TestCase):
+    def test_actions_are_ranges_too(self):
+        import _bottleneck_frameworks as F
+        r, rec = ranges()
+        fw = F.Frameworks(lambda name, fn: None, ranges=r)
+        p = fw._recorder("lightning")
+        p.start("run_training_batch")  # before the first step: timed, no range
+        r.begin_step(1)
+        p.start("optimizer_step")
+        p.start("training_step")
+        p.stop("optimizer_step")  # training_step left open inside it
+        p.stop("run_training_batch")
+        r.close()
+        self.assertEqual(rec.calls, [("push", "step 1"), ("push", "optimizer_step"), ("push", "training_step"),
+                                     ("pop",), ("pop",), ("pop",)])
+        self.assertEqual(p.evidence()["phases"][0]["calls"], 1)
+
+
 class FakeEmit(object):
     log = []
 
@@ -260,8 +278,10 @@ nv.range_push, nv.range_pop = push, pop
 agent = sys._bottleneck_agent.get_agent()
 hooks = len(sys.modules["torch.optim.optimizer"]._global_optimizer_pre_hooks)
 wrapped = getattr(torch.autograd.backward, "_bottleneck_nvtx", False)
+from torch.nn.modules import module as nn_module
 atexit.register(lambda: json.dump({"calls": calls, "nvtx": agent.nvtx is not None, "pre_hooks": hooks,
-                                   "backward_wrapped": wrapped}, open(os.environ["NVTX_CALLS"], "w")))
+                                   "backward_wrapped": wrapped, "global_hooks": len(nn_module._global_forward_hooks)},
+                                  open(os.environ["NVTX_CALLS"], "w")))
 
 class Net(torch.nn.Module):
     def __init__(self):
@@ -332,6 +352,8 @@ class AgentRunTest(unittest.TestCase):
         self.assertEqual(ev["nvtx"]["step_ranges"], 16)
         self.assertEqual(ev["steps"], 15)
         self.assertTrue(ev["profiler"]["windows"], "the trace is still recorded")
+        # the forward ranges come from hooks on the model once the steps locked, not global ones
+        self.assertEqual(out["global_hooks"], 0)
 
     def test_a_step_that_raises_leaves_nothing_open(self):
         for env in ({"RAISE_AT": "6"}, {"INTERRUPT_AT": "6"}):
@@ -345,7 +367,7 @@ class AgentRunTest(unittest.TestCase):
     def test_off_makes_no_call(self):
         p, out, ev = self.run_prog(None)
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertEqual(out, {"calls": [], "nvtx": False, "pre_hooks": 0, "backward_wrapped": False})
+        self.assertEqual(out, {"calls": [], "nvtx": False, "pre_hooks": 0, "backward_wrapped": False, "global_hooks": 0})
         self.assertIsNone(ev["nvtx"])
 
     def test_unavailable_is_recorded_and_the_run_goes_on(self):
