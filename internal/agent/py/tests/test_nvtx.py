@@ -275,12 +275,16 @@ def pop():
     return depth[0]
 
 nv.range_push, nv.range_pop = push, pop
+if os.environ.get("FAKE_CUDA"):  # a program that uses CUDA, for emit_nvtx (it synchronizes)
+    torch.cuda.is_initialized = lambda: True
+    torch.cuda.synchronize = lambda *a, **k: None
 agent = sys._bottleneck_agent.get_agent()
 hooks = len(sys.modules["torch.optim.optimizer"]._global_optimizer_pre_hooks)
 wrapped = getattr(torch.autograd.backward, "_bottleneck_nvtx", False)
 from torch.nn.modules import module as nn_module
 atexit.register(lambda: json.dump({"calls": calls, "nvtx": agent.nvtx is not None, "pre_hooks": hooks,
-                                   "backward_wrapped": wrapped, "global_hooks": len(nn_module._global_forward_hooks)},
+                                   "backward_wrapped": wrapped, "global_hooks": len(nn_module._global_forward_hooks),
+                                   "profiler_on": torch.autograd._profiler_enabled()},
                                   open(os.environ["NVTX_CALLS"], "w")))
 
 class Net(torch.nn.Module):
@@ -355,6 +359,20 @@ class AgentRunTest(unittest.TestCase):
         # the forward ranges come from hooks on the model once the steps locked, not global ones
         self.assertEqual(out["global_hooks"], 0)
 
+    def test_ops_runs_emit_nvtx_in_place_of_the_trace(self):
+        # torch's real emit_nvtx (CPU torch, CUDA stood in for): entered at
+        # the first step, left at the finish; the agent's window gives way
+        p, out, ev = self.run_prog("ops", FAKE_CUDA="1")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, "done 16\n")
+        self.assertEqual(ev["nvtx"]["ops"], "entered")
+        self.assertFalse(out["profiler_on"], "emit_nvtx was left")
+        self.assertTrue(balanced(out["calls"]))
+        self.assertEqual(ev["profiler"]["state"], "off")
+        self.assertEqual(ev["profiler"]["windows"], [])
+        self.assertIn(N._trace_missing(), ev["missing"])
+        self.assertNotIn("per-op NVTX ranges (--nvtx=ops)", [m["what"] for m in ev["missing"]])
+
     def test_a_step_that_raises_leaves_nothing_open(self):
         for env in ({"RAISE_AT": "6"}, {"INTERRUPT_AT": "6"}):
             p, out, ev = self.run_prog("steps", **env)
@@ -367,7 +385,8 @@ class AgentRunTest(unittest.TestCase):
     def test_off_makes_no_call(self):
         p, out, ev = self.run_prog(None)
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertEqual(out, {"calls": [], "nvtx": False, "pre_hooks": 0, "backward_wrapped": False, "global_hooks": 0})
+        self.assertEqual(out, {"calls": [], "nvtx": False, "pre_hooks": 0, "backward_wrapped": False, "global_hooks": 0,
+                               "profiler_on": False})
         self.assertIsNone(ev["nvtx"])
 
     def test_unavailable_is_recorded_and_the_run_goes_on(self):
