@@ -30,7 +30,8 @@ are the agent's), _bottleneck_env (environment summary), _bottleneck_window
 (steps, torch.profiler window, sync call sites), _bottleneck_evidence
 (evidence and Python profile files), _bottleneck_files (format version,
 atomic writes), and, loaded once the agent runs, _bottleneck_stepstats,
-_bottleneck_workers and _bottleneck_frameworks.
+_bottleneck_workers and _bottleneck_frameworks (and _bottleneck_changes and
+_bottleneck_nvtx when asked for).
 
 Documented in docs/run.md.
 """
