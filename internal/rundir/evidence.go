@@ -153,10 +153,12 @@ type Evidence struct {
 		Total int        `json:"total"`
 		Sites []SyncSite `json:"sites"`
 	} `json:"syncs"`
-	PythonProfiler string    `json:"python_profiler"`
-	Missing        []Missing `json:"missing"`
-	Errors         []string  `json:"errors"`
-	Notes          []string  `json:"notes"`
+	PythonProfiler string `json:"python_profiler"`
+	// NVTX: the ranges --nvtx emitted (nil without it).
+	NVTX    *NVTXRanges `json:"nvtx,omitempty"`
+	Missing []Missing   `json:"missing"`
+	Errors  []string    `json:"errors"`
+	Notes   []string    `json:"notes"`
 	// Changes are the run-time changes the agent was asked to make
 	// (AgentConfig.Set: bottleneck try, run --verify), each with where it
 	// took effect; empty in an ordinary run.
@@ -466,4 +468,23 @@ type StepSourceSwitch struct {
 	AtS        float64 `json:"at_s"`
 	Dropped    int     `json:"windows_dropped"`
 	Why        string  `json:"why"`
+}
+
+// NVTXRanges are the NVTX ranges `bottleneck run --nvtx` emitted for
+// Nsight Systems (docs/run.md, "NVTX ranges for Nsight Systems").
+type NVTXRanges struct {
+	Mode  string `json:"mode"`  // steps | ops
+	State string `json:"state"` // waiting | on | unavailable | closed | forked
+	Why   string `json:"why"`   // why unavailable
+	// StepRanges are the "step N" ranges; Pushed and Popped every range
+	// (equal once the run ended in the steps' thread).
+	StepRanges int `json:"step_ranges"`
+	Pushed     int `json:"pushed"`
+	Popped     int `json:"popped"`
+	// FirstDepth is what the first range_push returned: the range's depth
+	// when a tool (nsys) collects them, -2 when none was attached.
+	FirstDepth   *int   `json:"first_depth"`
+	ClosedAtExit int    `json:"closed_at_exit"` // ranges the program left open, popped by the agent's finish
+	LeftOpen     int    `json:"left_open"`      // ... that it could not pop (it finished in another thread)
+	Ops          string `json:"ops"`            // --nvtx=ops: entered | skipped: ... | failed: ...
 }

@@ -139,6 +139,9 @@ type AgentConfig struct {
 	StopAfterProfile   bool           `json:"stop_after_profile"`
 	SyncDebug          bool           `json:"sync_debug"`
 	CheckpointInterval float64        `json:"checkpoint_interval"` // seconds; 0 disables
+	// NVTX: "" (off), "steps" (a range per step and its phases) or "ops"
+	// (also torch.autograd.profiler.emit_nvtx); see docs/run.md.
+	NVTX string `json:"nvtx,omitempty"`
 	// Set are run-time changes the agent makes to the program (bottleneck
 	// try, run --verify), by name (ChangeNames): DataLoader settings,
 	// thread counts, backend flags, the optimizer's implementation, the

@@ -30,7 +30,8 @@ are the agent's), _bottleneck_env (environment summary), _bottleneck_window
 (steps, torch.profiler window, sync call sites), _bottleneck_evidence
 (evidence and Python profile files), _bottleneck_files (format version,
 atomic writes), and, loaded once the agent runs, _bottleneck_stepstats,
-_bottleneck_workers and _bottleneck_frameworks.
+_bottleneck_workers and _bottleneck_frameworks (and _bottleneck_changes and
+_bottleneck_nvtx when asked for).
 
 Documented in docs/run.md.
 """
@@ -257,6 +258,7 @@ class Agent(Window, Evidence):
         self.frameworks = None  # _bottleneck_frameworks.Frameworks: Lightning / HF Trainer phases
         self.changes = None  # _bottleneck_changes.Changes: the run-time changes asked for (cfg "set")
         self.live = None  # _bottleneck_live.Live: the --live view's feed (cfg "live")
+        self.nvtx = None  # _bottleneck_nvtx.Ranges: NVTX ranges (--nvtx), loaded only then
         self.compile_used = False  # the program called torch.compile (see _watch_torch_compile)
         self.compile_called = False  # ... at any time, whatever the step source
         self.program_profiler = None  # "file:line" where the program started its own profiler
@@ -378,11 +380,13 @@ class Agent(Window, Evidence):
                 self.errors.append("live view: %s: %s" % (type(e).__name__, e))
         if self.cfg.get("set"):
             self.changes = _load_changes(self.cfg["set"], self.errors)
+        if self.cfg.get("nvtx"):
+            self.nvtx = _load_nvtx(self.cfg["nvtx"], self.errors)
         if self.stepstats is not None:
             self.stepstats.agent_busy = lambda: getattr(self._own, "depth", 0) > 0
         try:
             self.frameworks = _load_sibling("_bottleneck_frameworks").Frameworks(
-                lambda name, fn: sys.meta_path.insert(0, _TorchImportWatcher(fn, name)))
+                lambda name, fn: sys.meta_path.insert(0, _TorchImportWatcher(fn, name)), ranges=self.nvtx)
         except Exception as e:
             self.errors.append("framework phases: %s: %s" % (type(e).__name__, e))
         if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL and threading.current_thread() is threading.main_thread():
@@ -458,6 +462,11 @@ class Agent(Window, Evidence):
                 self.stepstats.on_torch(torch)
             except Exception as e:
                 self.errors.append("thread settings hook: %s" % e)
+        if self.nvtx is not None:
+            try:
+                self.nvtx.on_torch(torch)  # its optimizer hook before the agent's: see Ranges.on_torch
+            except Exception as e:
+                self.errors.append("nvtx hooks: %s: %s" % (type(e).__name__, e))
         try:
             self._install_dataloader_hook(torch)
         except Exception as e:
@@ -477,9 +486,10 @@ class Agent(Window, Evidence):
             self.errors.append("profiler hook: %s" % e)
         if self.step_source_req == "forward":
             self._install_forward_hooks()
-        elif self.step_source_req == "auto":
+        elif self.step_source_req == "auto" or self.nvtx is not None:
             # outermost nn.Module forward calls are the last fallback; they
-            # are removed as soon as another source locks
+            # are removed as soon as another source locks (unless --nvtx
+            # keeps them for its "forward" ranges: _nvtx_forwards)
             self._install_forward_hooks()
 
     def _install_optimizer_hook(self, torch):
@@ -526,8 +536,9 @@ class Agent(Window, Evidence):
         def compile(*args, **kwargs):
             agent.compile_called = True
             # hooks that stay for the whole run (forward steps) guard nothing away
-            if os.getpid() == agent.pid and not agent.compile_used and agent.step_source_req == "auto" \
-                    and agent.step_source is None:
+            if os.getpid() == agent.pid and not agent.compile_used and (
+                    (agent.step_source_req == "auto" and agent.step_source is None)
+                    or (agent._nvtx_forwards() and "forward" not in (agent.step_source, agent.step_source_req))):
                 agent.compile_used = True
                 agent._remove_forward_hooks()
             return orig(*args, **kwargs)
@@ -606,11 +617,14 @@ class Agent(Window, Evidence):
             return
         agent = self
         perf = time.perf_counter
+        ranges = self.nvtx
 
         def __next__(it):
             if os.getpid() != agent.pid:
                 return orig(it)
             agent._on_dl_enter(it)
+            if ranges is not None:
+                ranges.begin("DataLoader wait")
             t0 = perf()
             ok = False
             try:
@@ -619,6 +633,8 @@ class Agent(Window, Evidence):
                 return r
             finally:
                 agent._on_dl_batch(it, perf() - t0, ok)
+                if ranges is not None:
+                    ranges.end("DataLoader wait")
 
         __next__._bottleneck_wrapped = True
         __next__.__wrapped__ = orig
@@ -677,15 +693,20 @@ class Agent(Window, Evidence):
             return
         agent = self
         depth = self._fwd_depth
+        ranges = self.nvtx
 
         def pre(module, args):
             d = getattr(depth, "d", 0)
             depth.d = d + 1
             if d == 0 and os.getpid() == agent.pid:
                 agent._on_forward(module, args)
+                if ranges is not None:
+                    ranges.begin("forward")
 
         def post(module, args, out):
-            depth.d = max(0, getattr(depth, "d", 1) - 1)
+            d = depth.d = max(0, getattr(depth, "d", 1) - 1)
+            if d == 0 and ranges is not None:
+                ranges.end("forward")
 
         self._fwd_handles = [register_module_forward_pre_hook(pre), register_module_forward_hook(post)]
 
@@ -699,11 +720,16 @@ class Agent(Window, Evidence):
 
     # -- step detection -------------------------------------------------------
     def _step(self):
+        ranges = self.nvtx
+        if ranges is not None:
+            ranges.end_step()
         try:
             Window._step(self)
         finally:
             if self.changes is not None and threading.get_ident() == self.step_thread:
                 self.changes.on_step(self.steps)  # gc_freeze after the first step
+            if ranges is not None:
+                ranges.begin_step(self.steps + 1)
 
     def _lock(self, source):
         with self.own_work():
@@ -711,10 +737,57 @@ class Agent(Window, Evidence):
 
     def _lock_in_own_work(self, source):
         self.step_source = source
-        if source != "forward":
-            self._remove_forward_hooks()
         self.step_thread = threading.get_ident()
+        if source != "forward":
+            if self.nvtx is not None and not self.compile_used:
+                self._nvtx_forward_hooks()
+            else:
+                self._remove_forward_hooks()
+        if self.nvtx is not None:
+            self.nvtx.begin_step(self.steps + 1)
         self._start_profiler()
+
+    def _nvtx_forward_hooks(self):
+        """--nvtx's "forward" ranges once the steps locked on another
+        source than forwards: the global module hooks give way to hooks on
+        the modules called outermost so far (the model, a loss module).
+        Global hooks send every module call through torch's slow path (3
+        us a module call, 50 us a forward of 17 modules, on this
+        project's CPU machine); these cost a few us a step. Modules first
+        called after the lock get no range."""
+        mods = [r() for r in self._forward_modules.values() if r is not None]
+        self._remove_forward_hooks()
+        ranges, depth = self.nvtx, self._fwd_depth
+
+        def pre(module, args):
+            d = getattr(depth, "d", 0)
+            depth.d = d + 1
+            if d == 0:
+                ranges.begin("forward")
+
+        def post(module, args, out):
+            d = depth.d = max(0, getattr(depth, "d", 1) - 1)
+            if d == 0:
+                ranges.end("forward")
+
+        for m in mods:
+            if m is None:
+                continue
+            try:
+                self._fwd_handles.append(m.register_forward_pre_hook(pre))
+                try:  # the range ends when the forward raises too (torch >= 2.1)
+                    self._fwd_handles.append(m.register_forward_hook(post, always_call=True))
+                except TypeError:
+                    self._fwd_handles.append(m.register_forward_hook(post))
+            except Exception as e:
+                self.errors.append("nvtx forward hooks: %s: %s" % (type(e).__name__, e))
+                return
+
+    def _nvtx_forwards(self):
+        """Whether forward hooks stay after the steps locked on another
+        source, for --nvtx's "forward" ranges (_nvtx_forward_hooks). Not
+        once the program uses torch.compile (see _watch_torch_compile)."""
+        return self.nvtx is not None and bool(self._fwd_handles) and not self.compile_used
 
     def _on_optimizer_step(self, opt, args, kwargs):
         if os.getpid() != self.pid:
@@ -813,6 +886,8 @@ class Agent(Window, Evidence):
     def _lock_keeping_hooks(self, source):
         self.step_source = source
         self.step_thread = threading.get_ident()
+        if self.nvtx is not None:
+            self.nvtx.begin_step(self.steps + 1)
         self._start_profiler()
 
     def _on_dl_enter(self, it):
@@ -925,6 +1000,9 @@ class Agent(Window, Evidence):
         self.step_counts["forward"] += 1
         if self.in_window:
             self.check_window_bounds()
+        if self.step_source is None and self.nvtx is not None and self.step_source_req not in ("auto", "forward") \
+                and len(self._forward_modules) < 64 and id(module) not in self._forward_modules:
+            self._forward_modules[id(module)] = safe(lambda: weakref.ref(module), None)  # _nvtx_forward_hooks
         if self.step_source is None and self.step_source_req in ("auto", "forward"):
             calls = self._forward_calls
             if len(calls) < 64 or id(module) in calls:
@@ -1045,6 +1123,8 @@ class Agent(Window, Evidence):
             self.progress("saving")
             if self.live is not None:
                 safe(lambda: self.live.finish(self.steps, "ended"))
+            if self.nvtx is not None:
+                safe(self.nvtx.close)  # the ranges still open (the program ended mid-step)
             try:
                 self._stop_profiler()
             except Exception as e:
@@ -1132,6 +1212,16 @@ def _load_changes(wanted, errors):
         return ch
     except Exception as e:
         errors.append("run-time changes: %s: %s" % (type(e).__name__, e))
+        return None
+
+
+def _load_nvtx(mode, errors):
+    """The NVTX ranges (_bottleneck_nvtx.py beside this file) for --nvtx
+    mode ("steps" or "ops"), or None when they cannot start."""
+    try:
+        return _load_sibling("_bottleneck_nvtx").Ranges(mode)
+    except Exception as e:
+        errors.append("nvtx: %s: %s" % (type(e).__name__, e))
         return None
 
 

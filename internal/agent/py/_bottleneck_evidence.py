@@ -80,7 +80,12 @@ class Evidence(object):
             if m:
                 sync_missing.append(m)
         fw = self.frameworks
-        for m in self.missing + torch_missing + sync_missing + (fw.missing if fw is not None else []):
+        nv = getattr(self, "nvtx", None)
+        nvtx_missing = []
+        if nv is not None and final:
+            cuda = getattr(self.torch, "cuda", None)
+            nvtx_missing = nv.missing(safe(lambda: bool(cuda.is_available()), None) if cuda is not None else None)
+        for m in self.missing + torch_missing + sync_missing + (fw.missing if fw is not None else []) + nvtx_missing:
             k = (m["what"], m["why"])
             if k not in seen:
                 seen.add(k)
@@ -141,7 +146,8 @@ class Evidence(object):
             },
             "python_profiler": self.cfg.get("python_profiler", "sample"),
             "missing": missing,
-            "errors": self.errors + (fw.errors if fw is not None else []),
+            "errors": self.errors + (fw.errors if fw is not None else []) + (nv.errors if nv is not None else []),
+            "nvtx": nv.evidence() if nv is not None else None,
             "notes": self.notes,
             "changes": self.changes.evidence() if getattr(self, "changes", None) is not None else [],
         }

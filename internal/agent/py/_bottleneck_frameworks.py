@@ -56,9 +56,10 @@ class Phases(object):
     time per name, and the span from the first action's start to the last
     one's end."""
 
-    def __init__(self, framework, clock=time.perf_counter):
+    def __init__(self, framework, clock=time.perf_counter, ranges=None):
         self.framework = framework
         self.clock = clock
+        self.ranges = ranges  # _bottleneck_nvtx.Ranges (--nvtx): each action an NVTX range too
         self.rows = {}  # name -> [calls, total s, self s]
         self.first = None
         self.last = None
@@ -84,6 +85,8 @@ class Phases(object):
         if self.first is None:
             self.first = t
         self._stack().append([name, t, 0.0])  # name, start, time of the actions nested in it
+        if self.ranges is not None:
+            self.ranges.begin(name)
 
     def stop(self, name, t=None):
         """Ends the innermost open action called name, and the actions
@@ -95,6 +98,8 @@ class Phases(object):
             i -= 1
         if i < 0:
             return False
+        if self.ranges is not None:
+            self.ranges.end(name)
         t = self.clock() if t is None else t
         while len(stack) > i:
             n, t0, nested = stack.pop()
@@ -139,8 +144,9 @@ class Frameworks(object):
     keeps their phases. watch(module_name, callback) must call
     callback(module) once that module finished importing."""
 
-    def __init__(self, watch):
+    def __init__(self, watch, ranges=None):
         self.pid = os.getpid()
+        self.ranges = ranges  # NVTX ranges for the actions (--nvtx), or None
         self._forked = False  # in a forked child (a DataLoader worker) nothing is recorded
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=self._after_fork)
@@ -172,7 +178,10 @@ class Frameworks(object):
             self.errors.append("framework phases: %s: %s: %s" % (what, type(e).__name__, e))
 
     def _recorder(self, framework):
-        return self.recorders.setdefault(framework, Phases(framework))
+        r = self.recorders.get(framework)
+        if r is None:
+            r = self.recorders[framework] = Phases(framework, ranges=self.ranges)
+        return r
 
     @property
     def phases(self):

@@ -302,6 +302,11 @@ class Window(object):
             self.prof_state = "off"
             self.missing.append({"what": "torch.profiler trace", "why": "disabled (--no-trace)"})
             return
+        nvtx = getattr(self, "nvtx", None)
+        if nvtx is not None and nvtx.ops == "entered":
+            self.prof_state = "off"  # emit_nvtx() holds the autograd profiler
+            self.missing.append(nvtx.trace_missing())
+            return
         if torch is None:
             return
         if not safe(lambda: bool(torch.autograd.kineto_available()), False):

@@ -72,6 +72,7 @@ type Options struct {
 	WithModules      bool
 	StopAfterProfile bool
 	NoSyncDebug      bool
+	NVTX             string // "" | steps | ops
 	// Verify: after the report, try the top findings' run-time changes
 	// in one more short run each (try.Verify), VerifySteps steps timed.
 	Verify      bool
@@ -160,6 +161,9 @@ Files go to --output (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`
 	f.BoolVar(&o.WithModules, "with-modules", false, "record the nn.Module hierarchy of operators")
 	f.BoolVar(&o.StopAfterProfile, "stop-after-profile", false, "end the program (exit 0) once the last window is written")
 	f.BoolVar(&o.NoSyncDebug, "no-sync-debug", false, "do not record CUDA implicit-sync call sites in the window")
+	cmdutil.StringEnumFlag(cmd, &o.NVTX, "nvtx", "", "", []string{"steps", "ops"},
+		"emit NVTX ranges for Nsight Systems (nsys profile bottleneck run --nvtx ...): steps and their phases; ops adds every op (costly, no trace)")
+	f.Lookup("nvtx").NoOptDefVal = "steps"
 	f.BoolVar(&o.Verify, "verify", false, "then try each top finding's change the agent can make at run time, in one more short run, and report measured against predicted")
 	f.IntVar(&o.VerifySteps, "verify-steps", 10, "steps each --verify run times before its short window ends it")
 	cmdutil.StringEnumFlag(cmd, &o.Live, "live", "", "", []string{"term", "web"},
@@ -205,6 +209,7 @@ func (o *Options) config() (runner.Config, error) {
 	ac.StopAfterProfile = o.StopAfterProfile
 	ac.SyncDebug = !o.NoSyncDebug
 	ac.Live = o.Live != ""
+	ac.NVTX = o.NVTX
 	ac.Profiler = rundir.ProfilerConfig{
 		Enabled: !o.NoTrace, SkipFirst: o.SkipFirst, Wait: o.Wait, Warmup: o.Warmup, Active: o.Active,
 		MinWindowS: o.MinWindow.Seconds(),
