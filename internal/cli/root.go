@@ -14,9 +14,11 @@ import (
 	diffcmd "github.com/bottleneck-dev/bottleneck/internal/cli/diff"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/export"
+	mergecmd "github.com/bottleneck-dev/bottleneck/internal/cli/merge"
 	reportcmd "github.com/bottleneck-dev/bottleneck/internal/cli/report"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/run"
 	servecmd "github.com/bottleneck-dev/bottleneck/internal/cli/serve"
+	summarizecmd "github.com/bottleneck-dev/bottleneck/internal/cli/summarize"
 	trycmd "github.com/bottleneck-dev/bottleneck/internal/cli/try"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/memlimit"
@@ -59,6 +61,8 @@ func NewRoot(ios *iostreams.IOStreams) *cobra.Command {
 		export.NewCmd(ios),
 		reportcmd.NewCmd(ios),
 		servecmd.NewCmd(ios),
+		summarizecmd.NewCmd(ios),
+		mergecmd.NewCmd(ios),
 	)
 	return root
 }

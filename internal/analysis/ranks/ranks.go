@@ -331,3 +331,26 @@ func one(t *trace.Trace, opt Options) (Rank, rankData) {
 	}
 	return r, d
 }
+
+// StepCollectives is one step of one rank as Compute matches it across
+// ranks: its time and its collective kernels' durations in start order.
+type StepCollectives struct {
+	// Num is the ProfilerStep number (0 for a trace without steps).
+	Num int
+	// StepNs is the step time: host start to its end moved to device time.
+	StepNs int64
+	// CollNs are the durations of the step's collectives (kernels, or the
+	// outermost host communication ops on CPU-only traces), in start order.
+	CollNs []int64
+}
+
+// PerRank measures one rank as Compute does: its figures (the fields
+// that need other ranks left zero) and its steps in order.
+func PerRank(t *trace.Trace, opt Options) (Rank, []StepCollectives) {
+	r, d := one(t, opt)
+	out := make([]StepCollectives, len(d.order))
+	for i, n := range d.order {
+		out[i] = StepCollectives{Num: n, StepNs: d.steps[n], CollNs: d.comm[n]}
+	}
+	return r, out
+}

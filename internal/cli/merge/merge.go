@@ -1,0 +1,101 @@
+// Package merge implements `bottleneck merge SUMMARY...`: the reduce step
+// of a large job's analysis, the job report from rank summaries
+// (docs/distributed.md).
+package merge
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
+	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	"github.com/bottleneck-dev/bottleneck/internal/summary"
+	"github.com/bottleneck-dev/bottleneck/internal/textsafe"
+)
+
+// Options are the command's flags and arguments.
+type Options struct {
+	IO        *iostreams.IOStreams
+	Paths     []string
+	JSON      bool
+	WorldSize int
+	Workers   int
+}
+
+// NewCmd returns the merge command.
+func NewCmd(ios *iostreams.IOStreams) *cobra.Command {
+	return newCmd(&Options{IO: ios}, Run)
+}
+
+func newCmd(o *Options, runF func(*Options) error) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "merge SUMMARY...",
+		Short: "Merge rank summaries into the job's report: stragglers, their causes, missing ranks",
+		Long: `Merge the rank summaries written by 'bottleneck summarize' (files of one
+or more summaries, in any order and grouping: the report depends only on
+the set of ranks) and print the job's report: the ranks' step times, the
+stragglers and for each its cause (its own compute, its data, its host or
+its link), the hosts they run on, the job's verdict and the ranks of the
+world that sent no summary (docs/distributed.md).
+
+Exit status: 0 merged; 3 a file could not be read or ranks of the world
+are missing (the rest was merged); 1 nothing could be merged, or a rank
+appears twice; 2 bad usage.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Paths = args
+			if o.WorldSize < 0 || o.Workers < 0 {
+				return exitcode.New(exitcode.Usage, errors.New("merge: --world-size and --workers must be 0 or more"))
+			}
+			return runF(o)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.JSON, "json", false, "print the report as JSON (format bottleneck.job-report/1), every rank and step included")
+	f.IntVar(&o.WorldSize, "world-size", 0, "the number of ranks the job ran (default: the largest world size a summary gives)")
+	f.IntVar(&o.Workers, "workers", 0, "files read at once (0: the CPUs)")
+	return cmd
+}
+
+// Run executes merge with o.
+func Run(o *Options) error {
+	workers := o.Workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	job, failures, err := summary.MergeFiles(o.Paths, workers)
+	if err != nil {
+		return exitcode.New(exitcode.Failed, fmt.Errorf("merge: %w", err))
+	}
+	errOut := textsafe.Writer(o.IO.ErrOut)
+	for _, f := range failures {
+		msg := f.Err.Error()
+		if !strings.Contains(msg, f.Path) {
+			msg = f.Path + ": " + msg
+		}
+		fmt.Fprintln(errOut, "bottleneck: merge:", msg)
+	}
+	if job.Ranks() == 0 {
+		return exitcode.New(exitcode.Failed, errors.New("merge: no summary could be read"))
+	}
+	rep := job.Report(o.WorldSize)
+	if o.JSON {
+		enc := json.NewEncoder(o.IO.Out)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(rep)
+	} else {
+		err = summary.WriteText(o.IO.Out, rep)
+	}
+	if err != nil {
+		return exitcode.New(exitcode.Failed, err)
+	}
+	if len(failures) > 0 || len(rep.Missing) > 0 {
+		return exitcode.New(exitcode.Partial, nil)
+	}
+	return nil
+}
