@@ -33,6 +33,9 @@ func TestBadFlagValuesAreUsageErrors(t *testing.T) {
 		{"serve", tr, "--port", "70000"},
 		{"serve", tr, "--port-tries", "0"},
 		{"diff", tr, tr, "--top", "-1"},
+		{"summarize", tr, "--workers", "-1"},
+		{"merge", tr, "--workers", "-1"},
+		{"merge", tr, "--world-size", "-8"},
 	} {
 		code, _, stderr := runMain(t, args...)
 		flag := ""

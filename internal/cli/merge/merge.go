@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bottleneck-dev/bottleneck/internal/cli/cmdutil"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/summary"
@@ -49,16 +50,13 @@ appears twice; 2 bad usage.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
-			if o.WorldSize < 0 || o.Workers < 0 {
-				return exitcode.New(exitcode.Usage, errors.New("merge: --world-size and --workers must be 0 or more"))
-			}
 			return runF(o)
 		},
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON (format bottleneck.job-report/1), every rank and step included")
-	f.IntVar(&o.WorldSize, "world-size", 0, "the number of ranks the job ran (default: the largest world size a summary gives)")
-	f.IntVar(&o.Workers, "workers", 0, "files read at once (0: the CPUs)")
+	cmdutil.NonNegativeIntFlag(cmd, &o.WorldSize, "world-size", 0, "the number of ranks the job ran (0: the largest world size a summary gives)")
+	cmdutil.NonNegativeIntFlag(cmd, &o.Workers, "workers", 0, "files read at once (0: the CPUs)")
 	return cmd
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bottleneck-dev/bottleneck/internal/atomicfile"
+	"github.com/bottleneck-dev/bottleneck/internal/cli/cmdutil"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/driver"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
@@ -59,16 +60,13 @@ others were); 1 none could; 2 bad usage.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
-			if o.Workers < 0 {
-				return exitcode.New(exitcode.Usage, errors.New("summarize: --workers must be 0 or more"))
-			}
 			return runF(o)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.Out, "output", "o", "", "write the summaries to `FILE`, or one per rank into DIR/ (default: standard output)")
 	f.StringVar(&o.Host, "host", "", "the machine's name in every summary (default: the trace's hostname, when it has one); merge groups ranks by it")
-	f.IntVar(&o.Workers, "workers", 0, "traces read at once (0: half the CPUs)")
+	cmdutil.NonNegativeIntFlag(cmd, &o.Workers, "workers", 0, "traces read at once (0: half the CPUs)")
 	return cmd
 }
 
