@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 
@@ -35,11 +37,11 @@ func NewCmd(ios *iostreams.IOStreams) *cobra.Command {
 
 func newCmd(o *Options, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "merge SUMMARY...",
+		Use:   "merge SUMMARY... | DIR",
 		Short: "Merge rank summaries into the job's report: stragglers, their causes, missing ranks",
 		Long: `Merge the rank summaries written by 'bottleneck summarize' (files of one
 or more summaries, in any order and grouping: the report depends only on
-the set of ranks) and print the job's report: the ranks' step times, the
+the set of ranks; a directory stands for its *.summary.json files) and print the job's report: the ranks' step times, the
 stragglers and for each its cause (its own compute, its data, its host or
 its link), the hosts they run on, the job's verdict and the ranks of the
 world that sent no summary (docs/distributed.md).
@@ -66,7 +68,11 @@ func Run(o *Options) error {
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	job, failures, err := summary.MergeFiles(o.Paths, workers)
+	paths, err := expand(o.Paths)
+	if err != nil {
+		return exitcode.New(exitcode.Failed, fmt.Errorf("merge: %w", err))
+	}
+	job, failures, err := summary.MergeFiles(paths, workers)
 	if err != nil {
 		return exitcode.New(exitcode.Failed, fmt.Errorf("merge: %w", err))
 	}
@@ -96,4 +102,26 @@ func Run(o *Options) error {
 		return exitcode.New(exitcode.Partial, nil)
 	}
 	return nil
+}
+
+// expand replaces each directory by its *.summary.json files (a job of
+// 10,000 ranks overflows a shell's argument list).
+func expand(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil || !st.IsDir() {
+			out = append(out, p) // a missing file is the merge's failure to report
+			continue
+		}
+		found, err := filepath.Glob(filepath.Join(p, "*.summary.json"))
+		if err != nil {
+			return nil, err
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("%s: no *.summary.json in this directory", p)
+		}
+		out = append(out, found...)
+	}
+	return out, nil
 }

@@ -34,7 +34,7 @@ func TestSummarizeThenMerge(t *testing.T) {
 	if strings.Contains(out, "\x1b") {
 		t.Errorf("a host name's control bytes reached the report:\n%q", out)
 	}
-	code, out, _ = clitest.Run(merge.NewCmd, append(files, "--json")...)
+	code, out, _ = clitest.Run(merge.NewCmd, dir, "--json")
 	var rep summary.Report
 	if code != exitcode.OK || json.Unmarshal([]byte(out), &rep) != nil || rep.Format != summary.ReportFormat || rep.Ranks != 8 {
 		t.Errorf("merge --json: exit %d, %d ranks", code, rep.Ranks)
