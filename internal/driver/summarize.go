@@ -3,11 +3,14 @@ package driver
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 
+	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/load"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/summary"
 	"github.com/bottleneck-dev/bottleneck/internal/version"
 )
@@ -28,7 +31,26 @@ type Summaries struct {
 // position among the files, as analyze numbers it. host, when not empty,
 // names the machine in every summary.
 func Summarize(ios *iostreams.IOStreams, paths []string, host string, workers int) (*Summaries, error) {
-	files, skipped, failed := load.Expand(paths)
+	// a run directory contributes its traces, with the run's evidence and
+	// step numbers, as analyze reads it
+	var files []string
+	var skipped, failed []load.Failure
+	runOf := map[string]*rundir.Run{}
+	for _, p := range paths {
+		if !rundir.Is(p) {
+			f, s, e := load.Expand([]string{p})
+			files, skipped, failed = append(files, f...), append(skipped, s...), append(failed, e...)
+			continue
+		}
+		run, err := rundir.Read(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range run.Traces {
+			runOf[t] = run
+		}
+		files = append(files, run.Traces...)
+	}
 	out := &Summaries{Summaries: make([]*summary.Summary, len(files))}
 	for _, f := range skipped {
 		out.Skipped = append(out.Skipped, report.FileProblem{Path: f.Path, Error: f.Err.Error()})
@@ -45,7 +67,7 @@ func Summarize(ios *iostreams.IOStreams, paths []string, host string, workers in
 	for range min(workers, len(files)) {
 		wg.Go(func() {
 			for i := range next {
-				s, err := summarizeOne(files[i], i, len(files), host)
+				s, err := summarizeOne(files[i], runOf[files[i]], i, len(files), host)
 				if err != nil {
 					problems[i] = &report.FileProblem{Path: files[i], Error: err.Error()}
 					continue
@@ -75,27 +97,35 @@ func Summarize(ios *iostreams.IOStreams, paths []string, host string, workers in
 	return out, nil
 }
 
-// summarizeOne reads, analyses and summarises one trace, then drops it.
-func summarizeOne(path string, position, files int, host string) (*summary.Summary, error) {
+// summarizeOne reads, analyses and summarises one trace (of run, when
+// not nil), then drops it.
+func summarizeOne(path string, run *rundir.Run, position, files int, host string) (*summary.Summary, error) {
 	res, err := load.Load([]string{path}, load.Options{AnalysesOnly: true, Parallel: 1})
 	if err != nil {
 		return nil, err
 	}
 	if len(res.Failures) > 0 {
-		return nil, fmt.Errorf("%s", res.Failures[0].Err)
+		err := res.Failures[0].Err
+		if !strings.Contains(err.Error(), path) {
+			err = fmt.Errorf("%s: %w", path, err)
+		}
+		return nil, err
 	}
 	if len(res.Traces) != 1 {
 		return nil, fmt.Errorf("%s: no trace read", path)
 	}
 	t := res.Traces[0]
-	if len(t.Problems.List) > 0 {
-		for _, p := range t.Problems.List {
-			if p.Fatal {
-				return nil, fmt.Errorf("%s: at byte %d: %s", path, p.Offset, p.What)
-			}
+	for _, p := range t.Problems.List {
+		if p.Fatal { // a summary of part of a rank would compare it unfairly with the others
+			return nil, fmt.Errorf("%s: at byte %d: %s: the trace is cut short", path, p.Offset, p.What)
 		}
 	}
-	tr := analyzeTrace(t, DefaultOptions(), files)
+	o := DefaultOptions()
+	if run != nil {
+		agentStepNumbers([]*rundir.Run{run}, res.Traces)
+		o.RunEvidence = diagnose.FromRun(run)
+	}
+	tr := analyzeTrace(t, o, files)
 	s := summary.FromAnalyses(t, tr.Breakdown, tr.Diagnosis, host)
 	if s.Rank < 0 {
 		s.Rank = position

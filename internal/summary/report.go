@@ -506,21 +506,23 @@ func slowHosts(rep *Report) []HostRow {
 	return out
 }
 
+// missing are the ranks below world no record has, as ranges; it walks
+// the gaps between the records (sorted by rank), not every rank of a
+// world size a summary may exaggerate.
 func missing(recs []*rankRec, world int) []Range {
 	var out []Range
-	have := make(map[int]bool, len(recs))
+	next := 0 // the lowest rank not yet accounted for
 	for _, r := range recs {
-		have[r.rank] = true
+		if r.rank >= world {
+			break
+		}
+		if r.rank > next {
+			out = append(out, Range{next, r.rank - 1})
+		}
+		next = max(next, r.rank+1)
 	}
-	for r := 0; r < world; r++ {
-		if have[r] {
-			continue
-		}
-		if k := len(out); k > 0 && out[k-1].To == r-1 {
-			out[k-1].To = r
-		} else {
-			out = append(out, Range{r, r})
-		}
+	if next < world {
+		out = append(out, Range{next, world - 1})
 	}
 	return out
 }

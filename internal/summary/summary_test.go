@@ -162,3 +162,17 @@ func TestRealTracesAgreeWithAnalyze(t *testing.T) {
 		})
 	}
 }
+
+// TestRunDirectory: a run directory is summarised as analyze reads it:
+// the agent's step numbers and the run's evidence in the rank's verdict.
+func TestRunDirectory(t *testing.T) {
+	ios, _, _, _ := iostreams.Test()
+	res, err := driver.Summarize(ios, []string{testutil.RunDir(t, "slow_dataset")}, "", 1)
+	if err != nil || len(res.Failures) > 0 || len(res.Summaries) != 1 {
+		t.Fatalf("summarize: %v %v", err, res)
+	}
+	s := res.Summaries[0]
+	if s.Steps.Num[0] != 8 || s.Diagnosis == nil || s.Diagnosis.Primary != "input-bound" {
+		t.Errorf("steps %v, diagnosis %+v; want steps from 8, input-bound", s.Steps.Num, s.Diagnosis)
+	}
+}
