@@ -67,7 +67,8 @@ type Report struct {
 	// PerStep are the job's steps by number.
 	PerStep []StepRow `json:"per_step"`
 
-	medians []float64 // of each cause's part over the ranks (cause)
+	medians []float64              // of each cause's part over the ranks (cause)
+	diag    map[int]*RankDiagnosis // the ranks' own verdicts (detectorVerdict)
 }
 
 // Range is a run of ranks, From..To inclusive.
@@ -339,7 +340,14 @@ func (j *Job) Report(worldSize int) *Report {
 				ExcessPct: round1(100 * excess / max(stats.Median(ownOf(rep.PerRank)), 1)), By: "rule"})
 		}
 	} else if len(rep.Stragglers) > 0 {
+		rep.diag = map[int]*RankDiagnosis{}
+		for _, r := range recs {
+			rep.diag[r.rank] = r.diag
+		}
 		rep.Diagnosis = detectorVerdict(rep)
+	}
+	if f := rep.Diagnosis.Findings; len(f) > MaxReportFindings {
+		rep.Diagnosis.Findings = f[:MaxReportFindings]
 	}
 	rep.SlowHosts = slowHosts(rep)
 	return rep
@@ -448,7 +456,33 @@ func detectorVerdict(rep *Report) *diagnose.RunDiagnosis {
 	if top.Z >= 2*Z && top.ExcessPct >= 2*FloorPct {
 		d.Verdict.Confidence = "high"
 	}
+	// the findings: each straggler, with its own top finding's change
+	// when its summary has one
+	d.Findings = []diagnose.Finding{}
+	for _, s := range rep.Stragglers[:min(len(rep.Stragglers), MaxReportFindings)] {
+		f := diagnose.Finding{Rule: "ranks.straggler", Class: diagnose.Straggler,
+			Title:  fmt.Sprintf("Rank %d is a straggler (%s): %.1f%% of a step over the median rank", s.Rank, s.Cause, s.ExcessPct),
+			Where:  []diagnose.Location{{Kind: "rank", Name: fmt.Sprint(s.Rank)}},
+			Change: causeChange[s.Cause], AtStakeUs: s.ExcessUs, AtStakePct: s.ExcessPct, SavingUs: s.ExcessUs, SavingPct: s.ExcessPct,
+			Confidence: d.Verdict.Confidence}
+		if rd := rep.diag[s.Rank]; rd != nil && len(rd.Findings) > 0 {
+			f.Change = fmt.Sprintf("rank %d: %s — %s", s.Rank, rd.Findings[0].Title, rd.Findings[0].Change)
+		}
+		d.Findings = append(d.Findings, f)
+	}
 	return d
+}
+
+// MaxReportFindings caps the job verdict's findings: with thousands of
+// ranks, every rank's findings would bury the report (--json lists every
+// rank's figures).
+const MaxReportFindings = 20
+
+var causeChange = map[string]string{
+	CauseCompute: "look at this rank's GPU (clocks, temperature, ECC errors, a different model) and at uneven work (its shard, sequence lengths)",
+	CauseData:    "look at this rank's input: its storage or network share, DataLoader workers, CPU affinity of its node",
+	CauseHost:    "look at this rank's host: other processes on its CPUs, CPU affinity, Python work only it does (logging, evaluation on rank 0)",
+	CauseLink:    "look at this rank's links: NIC or NVLink errors and speed, its switch port, the NCCL topology it chose",
 }
 
 func ownOf(rows []RankRow) []float64 {
