@@ -18,7 +18,11 @@ func WriteText(out io.Writer, rep *Report) error {
 	if rep.Hosts > 0 {
 		w.printf(" on %d hosts", rep.Hosts)
 	}
-	w.printf(": %s (%s; confidence %s)\n", strings.ToUpper(string(d.Verdict.Primary)), textsafe.String(d.Verdict.Detail), d.Verdict.Confidence)
+	share := ""
+	if d.Verdict.SharePct > 0 {
+		share = fmt.Sprintf(", %.0f%% of the step", d.Verdict.SharePct)
+	}
+	w.printf(": %s (%s%s; confidence %s)\n", strings.ToUpper(string(d.Verdict.Primary)), textsafe.String(d.Verdict.Detail), share, d.Verdict.Confidence)
 	if d.Verdict.Why != "" {
 		w.printf("  %s\n", textsafe.String(d.Verdict.Why))
 	}
