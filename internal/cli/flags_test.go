@@ -35,6 +35,9 @@ func TestBadFlagValuesAreUsageErrors(t *testing.T) {
 		{"run", "--live-port", "70000", "x.py"},
 		{"diff", tr, tr, "--top", "-1"},
 		{"repro", tr, "--top", "0"},
+		{"summarize", tr, "--workers", "-1"},
+		{"merge", tr, "--workers", "-1"},
+		{"merge", tr, "--world-size", "-8"},
 	} {
 		code, _, stderr := runMain(t, args...)
 		flag := ""

@@ -14,10 +14,12 @@ import (
 	diffcmd "github.com/bottleneck-dev/bottleneck/internal/cli/diff"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/export"
+	mergecmd "github.com/bottleneck-dev/bottleneck/internal/cli/merge"
 	reportcmd "github.com/bottleneck-dev/bottleneck/internal/cli/report"
 	reprocmd "github.com/bottleneck-dev/bottleneck/internal/cli/repro"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/run"
 	servecmd "github.com/bottleneck-dev/bottleneck/internal/cli/serve"
+	summarizecmd "github.com/bottleneck-dev/bottleneck/internal/cli/summarize"
 	trycmd "github.com/bottleneck-dev/bottleneck/internal/cli/try"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/memlimit"
@@ -61,6 +63,8 @@ func NewRoot(ios *iostreams.IOStreams) *cobra.Command {
 		reprocmd.NewCmd(ios),
 		reportcmd.NewCmd(ios),
 		servecmd.NewCmd(ios),
+		summarizecmd.NewCmd(ios),
+		mergecmd.NewCmd(ios),
 	)
 	return root
 }

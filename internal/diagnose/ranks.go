@@ -44,35 +44,63 @@ type RankInput struct {
 	Diagnosis *Diagnosis
 }
 
+// Spread is what the straggler rule reads of the comparison across
+// ranks. ranks.Result fills it for analyze (SpreadOf); the merge of rank
+// summaries (internal/summary) fills it from summaries, so that both say
+// the same of the same ranks.
+type Spread struct {
+	// SlowestRank is the rank with the longest mean step time; -1 with no rank.
+	SlowestRank int
+	// Straggler is the rank the others wait for in collectives, -1 when none is found.
+	Straggler int
+	// MedianStepUs is the median of the ranks' mean step times.
+	MedianStepUs float64
+	// ImbalancePct is SlowestRank's mean step time minus MedianStepUs, in % of MedianStepUs.
+	ImbalancePct float64
+	// Steps is the number of step numbers any rank has.
+	Steps int
+	// SlowestSteps is how many of them SlowestRank is the slowest in.
+	SlowestSteps int
+	// StepsCompared is the number of steps every rank has.
+	StepsCompared int
+}
+
+// SpreadOf reads the straggler rule's inputs from the cross-rank analysis
+// (nil: none).
+func SpreadOf(rr *ranks.Result) *Spread {
+	if rr == nil {
+		return nil
+	}
+	sp := &Spread{SlowestRank: rr.SlowestRank, Straggler: rr.Straggler, MedianStepUs: rr.MedianStepUs,
+		ImbalancePct: rr.ImbalancePct, Steps: len(rr.Steps)}
+	for _, st := range rr.Steps {
+		if st.SlowestRank == rr.SlowestRank {
+			sp.SlowestSteps++
+		}
+		if !slices.Contains(st.Us, -1) {
+			sp.StepsCompared++
+		}
+	}
+	return sp
+}
+
 // consistentlySlowest reports whether the slowest rank is the slowest in
 // at least two thirds of the steps (any answer with fewer than 3 steps:
 // the confidence then says so): with short steps the slowest rank of the
 // mean can be noise.
-func consistentlySlowest(rr *ranks.Result) bool {
-	if len(rr.Steps) < 3 {
+func consistentlySlowest(sp *Spread) bool {
+	if sp.Steps < 3 {
 		return true
 	}
-	n := 0
-	for _, st := range rr.Steps {
-		if st.SlowestRank == rr.SlowestRank {
-			n++
-		}
-	}
-	return 3*n >= 2*len(rr.Steps)
+	return 3*sp.SlowestSteps >= 2*sp.Steps
 }
 
 // stepsCompared is the number of steps every rank has.
-func stepsCompared(rr *ranks.Result) int {
-	if rr == nil {
+func stepsCompared(sp *Spread) int {
+	if sp == nil {
 		return 0
 	}
-	n := 0
-	for _, st := range rr.Steps {
-		if !slices.Contains(st.Us, -1) {
-			n++
-		}
-	}
-	return n
+	return sp.StepsCompared
 }
 
 // ComputeRanks diagnoses a multi-rank run from the cross-rank analysis and
@@ -81,6 +109,12 @@ func stepsCompared(rr *ranks.Result) int {
 // CommSpread points (collectives equalise step times, so the rank the others
 // wait for is the one that waits least).
 func ComputeRanks(rr *ranks.Result, per []RankInput, params *Params) *RunDiagnosis {
+	return ComputeSpread(SpreadOf(rr), per, params)
+}
+
+// ComputeSpread is ComputeRanks on the straggler rule's inputs alone (nil:
+// no comparison across ranks).
+func ComputeSpread(rr *Spread, per []RankInput, params *Params) *RunDiagnosis {
 	p := Default
 	if params != nil {
 		p = *params

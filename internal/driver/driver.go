@@ -79,6 +79,12 @@ type Options struct {
 // analysesOnly it keeps only what the analyses read
 // (load.Options.AnalysesOnly).
 func Load(ios *iostreams.IOStreams, paths []string, analysesOnly bool) (*load.Result, time.Duration, error) {
+	return loadWith(ios, paths, analysesOnly, nil)
+}
+
+// loadWith is Load; each, when set, is given every trace as it is read
+// and the traces are not kept (load.Options.Each).
+func loadWith(ios *iostreams.IOStreams, paths []string, analysesOnly bool, each func(*trace.Trace)) (*load.Result, time.Duration, error) {
 	prog := ios.StartProgress()
 	start := time.Now()
 	var pacer memlimit.Pacer
@@ -88,7 +94,7 @@ func Load(ios *iostreams.IOStreams, paths []string, analysesOnly bool) (*load.Re
 		pacer.Expect(n)
 	}, Parsed: func(t *trace.Trace) {
 		classify.For(t) // the name classes, which the analyses start with, built while the trace is linked
-	}, AnalysesOnly: analysesOnly, Progress: func(total int64) {
+	}, AnalysesOnly: analysesOnly, Each: each, Progress: func(total int64) {
 		if b := budget.Load(); total > b && budget.CompareAndSwap(b, total*5/4) {
 			pacer.Expect(total * 5 / 4)
 		}
@@ -103,6 +109,37 @@ func Load(ios *iostreams.IOStreams, paths []string, analysesOnly bool) (*load.Re
 
 // Build computes the report of loaded traces.
 func Build(res *load.Result, took time.Duration, o Options) *report.Report {
+	items := make([]traceItem, len(res.Traces))
+	for i, t := range res.Traces {
+		items[i] = itemOf(t, o, len(res.Traces))
+	}
+	return assemble(items, res, took, o)
+}
+
+// traceItem is what a report keeps of one trace: the trace itself can be
+// dropped once it is made.
+type traceItem struct {
+	input report.Input
+	// tr is its analyses, nil when --rank leaves it out.
+	tr       *report.TraceReport
+	measured ranks.Measured
+}
+
+// itemOf analyses one trace; ranksRead is the number of traces the input holds.
+func itemOf(t *trace.Trace, o Options, ranksRead int) traceItem {
+	it := traceItem{input: describe(t)}
+	if o.Rank >= 0 && t.Rank != o.Rank {
+		return it
+	}
+	tr := analyzeTrace(t, o, ranksRead)
+	it.tr = &tr
+	it.measured = ranks.Measure(t, ranks.Options{})
+	return it
+}
+
+// assemble builds the report of the traces' items, in the order of the
+// traces (load's: by rank, then path).
+func assemble(items []traceItem, res *load.Result, took time.Duration, o Options) *report.Report {
 	r := &report.Report{Schema: report.Schema, Tool: version.Version, ReadSeconds: took.Seconds()}
 	for _, f := range res.Failures {
 		r.Failures = append(r.Failures, report.FileProblem{Path: f.Path, Error: f.Err.Error()})
@@ -110,18 +147,18 @@ func Build(res *load.Result, took time.Duration, o Options) *report.Report {
 	for _, f := range res.Skipped {
 		r.Skipped = append(r.Skipped, report.FileProblem{Path: f.Path, Error: f.Err.Error()})
 	}
-	var selected []*trace.Trace
-	for _, t := range res.Traces {
-		r.BytesRead += t.BytesRead
-		r.Inputs = append(r.Inputs, describe(t))
-		if o.Rank >= 0 && t.Rank != o.Rank {
+	var measured []ranks.Measured
+	for _, it := range items {
+		r.BytesRead += it.input.Bytes
+		r.Inputs = append(r.Inputs, it.input)
+		if it.tr == nil {
 			continue
 		}
-		r.Traces = append(r.Traces, analyzeTrace(t, o, len(res.Traces)))
-		selected = append(selected, t)
+		r.Traces = append(r.Traces, *it.tr)
+		measured = append(measured, it.measured)
 	}
-	if len(selected) > 1 {
-		r.Ranks = ranks.Compute(selected, ranks.Options{})
+	if len(measured) > 1 {
+		r.Ranks = ranks.Compare(measured)
 		per := make([]diagnose.RankInput, len(r.Traces))
 		for i := range r.Traces {
 			per[i] = diagnose.RankInput{Rank: r.Traces[i].Rank, Diagnosis: r.Traces[i].Diagnosis}
@@ -129,6 +166,37 @@ func Build(res *load.Result, took time.Duration, o Options) *report.Report {
 		r.Diagnosis = diagnose.ComputeRanks(r.Ranks, per, nil)
 	}
 	return r
+}
+
+// StreamRanks is the number of traces from which analyze reads, analyses
+// and drops each trace in turn instead of reading them all first: memory
+// then holds the traces being read (two) and the reports of the others.
+// Below it the report is built as it always was.
+const StreamRanks = 16
+
+// buildStreaming reads and analyses the traces of paths two at a time,
+// keeping only what the report needs of each. The report is Build's,
+// except that a trace's diagnosis counts the input's traces before
+// reading them (a file that then fails to read is counted).
+func buildStreaming(ios *iostreams.IOStreams, paths []string, files int, o Options) (*report.Report, error) {
+	var mu sync.Mutex
+	var items []traceItem
+	res, took, err := loadWith(ios, paths, true, func(t *trace.Trace) {
+		it := itemOf(t, o, files)
+		mu.Lock()
+		items = append(items, it)
+		mu.Unlock()
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(items, func(a, b traceItem) int { // load's order
+		if a.input.Rank != b.input.Rank {
+			return a.input.Rank - b.input.Rank
+		}
+		return strings.Compare(a.input.Path, b.input.Path)
+	})
+	return assemble(items, res, took, o), nil
 }
 
 // analyzeTrace runs every single-trace analysis. The analyses only read
@@ -345,7 +413,7 @@ func Analyze(w io.Writer, ios *iostreams.IOStreams, paths []string, o Options) (
 	if err != nil {
 		return Unreadable, err
 	}
-	if len(d.Traces) == 0 && len(d.Report.Failures) > 0 { // no report: stdout carries only reports
+	if len(d.Report.Inputs) == 0 && len(d.Report.Failures) > 0 { // no report: stdout carries only reports
 		return Unreadable, NothingRead(d.Report.Failures)
 	}
 	if o.Rank >= 0 && len(d.Report.Traces) == 0 && len(d.Report.Inputs) > 0 {

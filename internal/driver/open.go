@@ -8,6 +8,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
 	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	"github.com/bottleneck-dev/bottleneck/internal/load"
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
@@ -91,6 +92,15 @@ func Open(ios *iostreams.IOStreams, paths []string, o Options) (*Data, error) {
 	if len(tracePaths) == 0 { // run directories without traces (--no-trace, a crash before the window)
 		d.Report = &report.Report{Schema: report.Schema, Tool: version.Version, Inputs: []report.Input{}, Traces: []report.TraceReport{}}
 		d.Status = Complete
+		return d, nil
+	}
+	if files, _, _ := load.Expand(tracePaths); o.analysesOnly && len(d.Runs) == 0 && len(files) >= StreamRanks {
+		// many ranks: each read, analysed and dropped (d.Traces stays empty)
+		var err error
+		if d.Report, err = buildStreaming(ios, tracePaths, len(files), o); err != nil {
+			return nil, err
+		}
+		d.Status = StatusOf(d.Report)
 		return d, nil
 	}
 	res, took, err := Load(ios, tracePaths, o.analysesOnly)

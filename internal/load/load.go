@@ -46,6 +46,11 @@ type Options struct {
 	Parsed func(*trace.Trace)
 	// AnalysesOnly is passed to every read (kineto.Options.AnalysesOnly).
 	AnalysesOnly bool
+	// Each, when set, is given every trace read (its rank assigned) as
+	// soon as it is read, on the reading goroutine, and the trace is not
+	// kept: Result.Traces stays empty, and at most Parallel traces are
+	// in memory at once.
+	Each func(*trace.Trace)
 }
 
 // Expand resolves paths to trace files: files (and pipes, and "-" for
@@ -148,12 +153,20 @@ func Load(paths []string, opts Options) (*Result, error) {
 				}
 			}
 			traces[i], errs[i] = kineto.ReadFile(f, ko)
+			if opts.Each != nil && errs[i] == nil {
+				assignRank(traces[i])
+				opts.Each(traces[i])
+				traces[i] = nil
+			}
 		}()
 	}
 	wg.Wait()
 	for i, t := range traces {
 		if errs[i] != nil {
 			res.Failures = append(res.Failures, Failure{files[i], errs[i]})
+			continue
+		}
+		if t == nil { // given to Each
 			continue
 		}
 		assignRank(t)

@@ -119,18 +119,50 @@ type rankData struct {
 
 // Compute compares traces, one per rank, ordered by rank.
 func Compute(traces []*trace.Trace, opt Options) *Result {
+	ms := make([]Measured, len(traces))
+	for i, t := range traces {
+		ms[i] = Measure(t, opt)
+	}
+	return Compare(ms)
+}
+
+// Measured is one rank's half of the comparison: what Compare needs of
+// its trace, so that the trace can be dropped before the others are read.
+type Measured struct {
+	Rank  Rank
+	Steps []StepCollectives
+}
+
+// Measure measures one rank for Compare.
+func Measure(t *trace.Trace, opt Options) Measured {
+	r, steps := PerRank(t, opt)
+	return Measured{Rank: r, Steps: steps}
+}
+
+// Compare compares measured ranks as Compute compares their traces: in
+// the order of their ranks (stable; a rank of -1 takes its position).
+func Compare(measured []Measured) *Result {
 	res := &Result{Definition: Definition, Ranks: []Rank{}, Steps: []StepRow{}, SlowestRank: -1, Straggler: -1}
-	ts := slices.Clone(traces)
-	slices.SortStableFunc(ts, func(a, b *trace.Trace) int { return cmp.Compare(RankOf(a), RankOf(b)) })
-	data := make([]rankData, len(ts))
-	for ri, t := range ts {
-		rk, d := one(t, opt)
+	ms := slices.Clone(measured)
+	slices.SortStableFunc(ms, func(a, b Measured) int { return cmp.Compare(a.Rank.Rank, b.Rank.Rank) })
+	data := make([]rankData, len(ms))
+	for ri, m := range ms {
+		rk := m.Rank
 		if rk.Rank < 0 {
 			rk.Rank = ri
 		}
 		res.Ranks = append(res.Ranks, rk)
+		d := rankData{steps: make(map[int]int64, len(m.Steps)), comm: map[int][]int64{}, order: make([]int, len(m.Steps))}
+		for i, st := range m.Steps {
+			d.steps[st.Num] = st.StepNs
+			d.order[i] = st.Num
+			if st.CollNs != nil {
+				d.comm[st.Num] = st.CollNs
+			}
+		}
 		data[ri] = d
 	}
+	ts := ms
 	if len(ts) == 0 {
 		return res
 	}
@@ -330,4 +362,27 @@ func one(t *trace.Trace, opt Options) (Rank, rankData) {
 		r.OverlapPct = float64(o) * 100 / float64(c)
 	}
 	return r, d
+}
+
+// StepCollectives is one step of one rank as Compute matches it across
+// ranks: its time and its collective kernels' durations in start order.
+type StepCollectives struct {
+	// Num is the ProfilerStep number (0 for a trace without steps).
+	Num int
+	// StepNs is the step time: host start to its end moved to device time.
+	StepNs int64
+	// CollNs are the durations of the step's collectives (kernels, or the
+	// outermost host communication ops on CPU-only traces), in start order.
+	CollNs []int64
+}
+
+// PerRank measures one rank as Compute does: its figures (the fields
+// that need other ranks left zero) and its steps in order.
+func PerRank(t *trace.Trace, opt Options) (Rank, []StepCollectives) {
+	r, d := one(t, opt)
+	out := make([]StepCollectives, len(d.order))
+	for i, n := range d.order {
+		out[i] = StepCollectives{Num: n, StepNs: d.steps[n], CollNs: d.comm[n]}
+	}
+	return r, out
 }
