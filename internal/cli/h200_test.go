@@ -57,6 +57,9 @@ func TestH200PredictedAgainstMeasured(t *testing.T) {
 		{"pageable", "pageable_fixed", "copy-bound", "copy.h2d", ""},
 		// fp32 GEMMs on CUDA cores, then TF32 (bottleneck try --set tf32=true)
 		{"gpt_fp32", "gpt_tf32", "gpu-compute-bound", "gpu.precision", "host.optimizer"},
+		// loss.item() every step, then the loss summed on the device: the
+		// host's own work overlaps the device's
+		{"item_sync", "item_sync_fixed", "host-bound", "sync.blocking", ""},
 		// num_workers=0, then 8 (bottleneck try --set num_workers=8)
 		{"loader_gpu", "loader_workers8", "input-bound", "input.loader", ""},
 	} {
