@@ -30,9 +30,11 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/htmlreport"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/repro"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/runner"
 	"github.com/bottleneck-dev/bottleneck/internal/runreport"
+	"github.com/bottleneck-dev/bottleneck/internal/textsafe"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 	"github.com/bottleneck-dev/bottleneck/internal/version"
 )
@@ -76,6 +78,9 @@ type Options struct {
 	// Verify: after the report, try the top findings' run-time changes
 	// in one more short run each (try.Verify), VerifySteps steps timed.
 	Verify      bool
+	// Repro: then write a repro script for the top ops into RUN/repro
+	// (bottleneck repro), the shapes recorded for it.
+	Repro bool
 	VerifySteps int
 
 	// Live: "" (off), "term" (a region of the terminal, or plain lines
@@ -164,6 +169,7 @@ Files go to --output (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`
 	cmdutil.StringEnumFlag(cmd, &o.NVTX, "nvtx", "", "", []string{"steps", "ops"},
 		"emit NVTX ranges for Nsight Systems (nsys profile bottleneck run --nvtx ...): steps and their phases; ops adds every op (costly, no trace)")
 	f.Lookup("nvtx").NoOptDefVal = "steps"
+	f.BoolVar(&o.Repro, "repro", false, "then write a standalone script for each of the top ops into the run directory's repro/ (bottleneck repro; records operator shapes)")
 	f.BoolVar(&o.Verify, "verify", false, "then try each top finding's change the agent can make at run time, in one more short run, and report measured against predicted")
 	f.IntVar(&o.VerifySteps, "verify-steps", 10, "steps each --verify run times before its short window ends it")
 	cmdutil.StringEnumFlag(cmd, &o.Live, "live", "", "", []string{"term", "web"},
@@ -213,7 +219,7 @@ func (o *Options) config() (runner.Config, error) {
 	ac.Profiler = rundir.ProfilerConfig{
 		Enabled: !o.NoTrace, SkipFirst: o.SkipFirst, Wait: o.Wait, Warmup: o.Warmup, Active: o.Active,
 		MinWindowS: o.MinWindow.Seconds(),
-		Repeat:     o.Repeat, RecordShapes: o.RecordShapes, ProfileMemory: o.ProfileMemory,
+		Repeat:     o.Repeat, RecordShapes: o.RecordShapes || o.Repro, ProfileMemory: o.ProfileMemory,
 		WithStack: o.WithStack, WithFlops: o.WithFlops, WithModules: o.WithModules,
 	}
 	cfg := runner.Config{
@@ -334,6 +340,9 @@ func runRun(o *Options) error {
 	case "stdout":
 		fmt.Fprintf(o.IO.Out, "%s\n%s\n", text, paths)
 	}
+	if o.Repro {
+		writeRepro(o, res.RunDir)
+	}
 	if o.Verify && res.ExitCode == 0 {
 		// second runs of the program: after its report, never in place of it
 		t := &try.Options{IO: o.IO, Args: o.Args, Module: o.Module, Python: o.Python, Steps: o.VerifySteps, Timeout: o.Timeout, Env: o.Env, Dir: o.Dir}
@@ -355,6 +364,30 @@ func runRun(o *Options) error {
 		return exitcode.New(res.ExitCode, nil)
 	}
 	return nil
+}
+
+// reproTop is how many of the hottest ops --repro writes a script for.
+const reproTop = 3
+
+// writeRepro writes the top ops' repro scripts into the run directory
+// (docs/repro.md) and lists them where the report went.
+func writeRepro(o *Options, dir string) {
+	w := textsafe.Writer(o.IO.ErrOut) // op names come from the trace
+	if o.Report == "stdout" {
+		w = textsafe.Writer(o.IO.Out)
+	}
+	res, err := repro.WriteDir(o.IO, dir, "", repro.Options{Top: reproTop})
+	if err != nil {
+		fmt.Fprintf(w, "bottleneck: repro: %v\n", err)
+		return
+	}
+	for _, s := range res.Scripts {
+		if s.Err != nil {
+			fmt.Fprintf(w, "bottleneck: repro: %v\n", s.Err)
+			continue
+		}
+		fmt.Fprintf(w, "repro: %s (%s, %d calls in the trace; python3 it to time it and its variants)\n", filepath.Join(res.Dir, s.FileName), s.Op, s.AllCalls)
+	}
 }
 
 // maxVerified is how many findings --verify tries, one run each.

@@ -1572,3 +1572,22 @@ func TestProgressNeverTearsTheProgramsOutput(t *testing.T) {
 		t.Errorf("control sequences outside the status blocks:\n%q", clean)
 	}
 }
+
+// --repro records the shapes and writes the top ops' scripts into the run
+// directory, listed after the report; the program's output and status
+// stay its own.
+func TestRepro(t *testing.T) {
+	r := bn(t, runOpts{}, "--python", testutil.TorchPython(t), "--repro", ex(t, "repro_ops.py"))
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	scripts, _ := filepath.Glob(filepath.Join(r.dir, "repro", "*.py"))
+	if len(scripts) != reproTop {
+		t.Fatalf("scripts %v, want %d\n%s", scripts, reproTop, r.stderr)
+	}
+	for _, s := range scripts {
+		if !strings.Contains(r.stderr, "repro: "+s+" (aten::") {
+			t.Errorf("%s not listed:\n%s", s, r.stderr)
+		}
+	}
+}
