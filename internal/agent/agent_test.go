@@ -6,8 +6,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
 
 // testPythons returns the interpreters to run the agent's unit tests with:
@@ -126,5 +129,41 @@ func TestNamesListEveryModule(t *testing.T) {
 	}
 	for n := range listed {
 		t.Errorf("agent.Names lists %s, which py/ does not hold", n)
+	}
+}
+
+// The names the agent writes into the run directory are the ones
+// internal/rundir reads: each process's files, by tag and window, its
+// working directories, and the format version.
+func TestAgentFileNames(t *testing.T) {
+	py := testPythons(t)[0]
+	cmd := exec.Command(py, "-c", `
+import _bottleneck_files as f, _bottleneck_live as l, _bottleneck_workers as w
+print("\n".join([str(f.FORMAT_VERSION), f.env_name("rank3"), f.evidence_name("rank3"), f.pyprofile_name("rank3"),
+    f.pstats_name("rank3"), f.crash_name("rank3"), f.trace_name("rank3"), f.trace_name("rank3", 2),
+    w.WORKERS_DIR % "rank3", f.PROGRESS_DIR, l.LIVE_DIR]))`)
+	cmd.Dir = filepath.Join("py")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v", py, err)
+	}
+	got := strings.Split(strings.TrimSpace(string(out)), "\n")
+	want := []string{strconv.Itoa(rundir.FormatVersion), rundir.ProcessEnvName("rank3"), rundir.EvidenceName("rank3"), rundir.PyProfileName("rank3"),
+		"pyprofile-rank3.pstats", "crash-rank3.txt", "trace-rank3.pt.trace.json.gz", "trace-rank3.w2.pt.trace.json.gz",
+		rundir.WorkersDirName("rank3"), rundir.ProgressDirName, rundir.LiveDirName}
+	if len(got) != len(want) {
+		t.Fatalf("got %q", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("agent name %q, rundir's %q", got[i], want[i])
+		}
+	}
+	// the names rundir recognises by their kind and tag
+	kinds := map[string]rundir.FileKindName{got[4]: rundir.KindPStats, got[5]: rundir.KindCrash, got[6]: rundir.KindTrace, got[7]: rundir.KindTrace}
+	for name, kind := range kinds {
+		if k, tag := rundir.FileKind(name); k != kind || tag != "rank3" {
+			t.Errorf("%s: rundir reads kind %s, tag %q", name, k, tag)
+		}
 	}
 }

@@ -27,6 +27,14 @@ func EvidenceName(tag string) string   { return "evidence-" + tag + ".json" }
 func ProcessEnvName(tag string) string { return "env-" + tag + ".json" }
 func PyProfileName(tag string) string  { return "pyprofile-" + tag + ".json" }
 
+// The agent's working directories in a run directory, removed when the
+// run ends: ProgressDirName holds each process's phase (<tag>.json, for
+// the progress line), LiveDirName its --live feed.
+const (
+	ProgressDirName = ".progress"
+	LiveDirName     = ".live"
+)
+
 // WorkersDirName names the directory of a process's DataLoader worker
 // profiles: one pyprofile file per worker process, <pid>.json (the agent's
 // _bottleneck_workers.WORKERS_DIR).

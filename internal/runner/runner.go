@@ -268,8 +268,8 @@ func claim(dir string) error {
 // into place, so a *.tmp-* file is never a complete one).
 func cleanRunDir(dir string) {
 	_ = os.RemoveAll(filepath.Join(dir, ".claims"))
-	_ = os.RemoveAll(filepath.Join(dir, ".progress"))
-	_ = os.RemoveAll(filepath.Join(dir, ".live"))
+	_ = os.RemoveAll(filepath.Join(dir, rundir.ProgressDirName))
+	_ = os.RemoveAll(filepath.Join(dir, rundir.LiveDirName))
 	_ = os.RemoveAll(filepath.Join(dir, AgentDirName))
 	_ = os.Remove(filepath.Join(dir, rundir.LockName))
 	ents, _ := os.ReadDir(dir)
@@ -293,13 +293,13 @@ func pollProgress(dir string, pc rundir.ProfilerConfig, report func(string), don
 			return
 		case <-t.C:
 		}
-		ents, _ := os.ReadDir(filepath.Join(dir, ".progress"))
+		ents, _ := os.ReadDir(filepath.Join(dir, rundir.ProgressDirName))
 		var parts []string
 		for _, e := range ents {
 			if !strings.HasSuffix(e.Name(), ".json") {
 				continue
 			}
-			b, err := os.ReadFile(filepath.Join(dir, ".progress", e.Name()))
+			b, err := os.ReadFile(filepath.Join(dir, rundir.ProgressDirName, e.Name()))
 			if err != nil {
 				continue
 			}
@@ -364,14 +364,14 @@ func pollLive(dir string, report func(map[string][]byte), done <-chan struct{}) 
 			stop = true
 		case <-t.C:
 		}
-		ents, _ := os.ReadDir(filepath.Join(dir, ".live"))
+		ents, _ := os.ReadDir(filepath.Join(dir, rundir.LiveDirName))
 		files := map[string][]byte{}
 		for _, e := range ents {
 			tag, ok := strings.CutSuffix(e.Name(), ".json")
 			if !ok {
 				continue // a temporary file the agent is writing
 			}
-			if b, err := os.ReadFile(filepath.Join(dir, ".live", e.Name())); err == nil {
+			if b, err := os.ReadFile(filepath.Join(dir, rundir.LiveDirName, e.Name())); err == nil {
 				files[tag] = b
 			}
 		}

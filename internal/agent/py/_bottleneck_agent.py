@@ -83,6 +83,7 @@ with _Siblings():
     from _bottleneck_env import base_env, package_versions, safe, torch_env
     from _bottleneck_evidence import Evidence
     from _bottleneck_files import atomic_write_json
+    import _bottleneck_files as files
     from _bottleneck_sampler import SAMPLING_PAUSED, Sampler, is_agent_file, is_library_file
     from _bottleneck_window import StopAfterProfile, Window
 
@@ -346,8 +347,8 @@ class Agent(Window, Evidence):
         os.makedirs(self.run_dir, exist_ok=True)
         self.tag = self.claim_tag()
         try:
-            os.makedirs(self.path(".progress"), exist_ok=True)
-            self.progress_path = self.path(os.path.join(".progress", self.tag + ".json"))
+            os.makedirs(self.path(files.PROGRESS_DIR), exist_ok=True)
+            self.progress_path = self.path(os.path.join(files.PROGRESS_DIR, self.tag + ".json"))
         except OSError:
             self.progress_path = None
         self.env = base_env()
@@ -408,7 +409,7 @@ class Agent(Window, Evidence):
             import faulthandler
             if faulthandler.is_enabled() or self.mode == "in-process":
                 return
-            self._crash_path = self.path("crash-%s.txt" % self.tag)
+            self._crash_path = self.path(files.crash_name(self.tag))
             self._crash_file = open(self._crash_path, "w")
             faulthandler.enable(file=self._crash_file, all_threads=True)
         except Exception as e:
@@ -426,7 +427,7 @@ class Agent(Window, Evidence):
         if os.getpid() != self.pid:
             return
         try:
-            atomic_write_json(self.path("env-%s.json" % self.tag), self.env)
+            atomic_write_json(self.path(files.env_name(self.tag)), self.env)
         except Exception as e:
             self.errors.append("writing env: %s" % e)
 

@@ -11,6 +11,7 @@ import sys
 import time
 
 from _bottleneck_env import safe
+import _bottleneck_files as files
 from _bottleneck_files import FORMAT_VERSION, atomic_write_json
 from _bottleneck_sampler import pstats_to_json
 
@@ -27,17 +28,17 @@ class Evidence(object):
             return
         try:
             if self.sampler is not None:
-                atomic_write_json(self.path("pyprofile-%s.json" % self.tag), self.sampler.to_json())
+                atomic_write_json(self.path(files.pyprofile_name(self.tag)), self.sampler.to_json())
             elif self.cprof is not None and self.finished:
                 import pstats
                 self.cprof.disable()
-                ps = self.path("pyprofile-%s.pstats" % self.tag)
+                ps = self.path(files.pstats_name(self.tag))
                 tmp = ps + ".tmp-%d" % os.getpid()
                 self.cprof.dump_stats(tmp)
                 os.replace(tmp, ps)
                 st = pstats.Stats(self.cprof)
                 windows = [[w[0], w[1] if w[1] is not None else w[0]] for w in self.window_spans]
-                atomic_write_json(self.path("pyprofile-%s.json" % self.tag),
+                atomic_write_json(self.path(files.pyprofile_name(self.tag)),
                                   pstats_to_json(st.stats, self.t_start, time.time() - self.t_start, windows))
         except Exception as e:
             self.errors.append("writing python profile: %s: %s" % (type(e).__name__, e))
@@ -165,7 +166,7 @@ class Evidence(object):
         # and a failed checkpoint is not an error (the next write replaces it).
         for attempt in range(3):
             try:
-                atomic_write_json(self.path("evidence-%s.json" % self.tag), self.evidence(final))
+                atomic_write_json(self.path(files.evidence_name(self.tag)), self.evidence(final))
                 return
             except Exception as e:
                 if attempt == 2 and final:

@@ -11,6 +11,39 @@ import threading
 
 FORMAT_VERSION = 1
 
+# The names of the files a process writes into the run directory, per
+# process tag (rank0, ...). internal/rundir owns them; TestAgentFileNames
+# checks these against it. (_bottleneck_workers keeps WORKERS_DIR and
+# _bottleneck_live LIVE_DIR themselves: each is loaded alone.)
+PROGRESS_DIR = ".progress"  # <tag>.json: the phase, for bottleneck's progress line
+
+
+def env_name(tag):
+    return "env-%s.json" % tag
+
+
+def evidence_name(tag):
+    return "evidence-%s.json" % tag
+
+
+def pyprofile_name(tag):
+    return "pyprofile-%s.json" % tag
+
+
+def pstats_name(tag):
+    return "pyprofile-%s.pstats" % tag
+
+
+def crash_name(tag):
+    return "crash-%s.txt" % tag
+
+
+def trace_name(tag, window=1):
+    """The trace of the process's window-th profiler window."""
+    if window == 1:
+        return "trace-%s.pt.trace.json.gz" % tag
+    return "trace-%s.w%d.pt.trace.json.gz" % (tag, window)
+
 
 def atomic_write(path, data):
     """Write bytes or str to path through a temporary file and a rename."""

@@ -21,6 +21,8 @@ import os
 import threading
 import time
 
+LIVE_DIR = ".live"  # in the run directory: <tag>.json (internal/rundir.LiveDirName)
+
 _RING = 256  # steps kept (the view's median, p90, sparkline and breakdown)
 _EVERY_S = 0.5  # the snapshot is rewritten at most this often
 FORMAT = 1
@@ -29,7 +31,7 @@ COLUMNS = ["step", "end_s", "duration_s", "data_wait_s", "gc_s", "rss_bytes", "c
 
 class Live:
     def __init__(self, run_dir, tag, t0, every_s=_EVERY_S, ring=_RING):
-        self.dir = os.path.join(run_dir, ".live")
+        self.dir = os.path.join(run_dir, LIVE_DIR)
         os.makedirs(self.dir, exist_ok=True)
         self.path = os.path.join(self.dir, tag + ".json")
         self.tmp = "%s.tmp-%d" % (self.path, os.getpid())

@@ -17,6 +17,7 @@ import threading
 import time
 import warnings
 
+import _bottleneck_files as files
 from _bottleneck_env import safe, torch_env
 from _bottleneck_sampler import is_agent_file, is_library_file
 
@@ -580,7 +581,7 @@ class Window(object):
         idx = self.window_index
         partial = self.finished or self._finishing
         self.progress("writing trace", window=idx)
-        name = "trace-%s.pt.trace.json.gz" % self.tag if idx == 1 else "trace-%s.w%d.pt.trace.json.gz" % (self.tag, idx)
+        name = files.trace_name(self.tag, idx)
         final = self.path(name)
         t0 = time.perf_counter()
         rec = {"index": idx, "file": name, "partial": bool(partial),

@@ -55,7 +55,7 @@ func (lv *liveView) update(files map[string][]byte) {
 	sort.Strings(tags)
 	var snaps []*live.Snapshot
 	for _, t := range tags {
-		s, err := live.Parse(filepath.Join(".live", t+".json"), files[t])
+		s, err := live.Parse(filepath.Join(rundir.LiveDirName, t+".json"), files[t])
 		if err != nil {
 			lv.warnOnce(err)
 			continue
