@@ -77,11 +77,11 @@ type Options struct {
 	NVTX             string // "" | steps | ops
 	// Verify: after the report, try the top findings' run-time changes
 	// in one more short run each (try.Verify), VerifySteps steps timed.
-	Verify bool
+	Verify      bool
+	VerifySteps int
 	// Repro: then write a repro script for the top ops into RUN/repro
 	// (bottleneck repro), the shapes recorded for it.
-	Repro       bool
-	VerifySteps int
+	Repro bool
 
 	// Live: "" (off), "term" (a region of the terminal, or plain lines
 	// when stderr is not one) or "web" (a page on LiveHost:LivePort).
