@@ -58,6 +58,9 @@ type Data struct {
 	// Tried are the changes `run --verify` tried (tried.json), measured
 	// against predicted, with both runs' compared steps.
 	Tried []rundir.TriedChange `json:"tried,omitempty"`
+	// Repro are the run directory's repro scripts, relative to it (where
+	// report.html is).
+	Repro []string `json:"repro,omitempty"`
 	// Live is set by `bottleneck serve`: the page may ask the server for
 	// finer timeline windows.
 	Live bool `json:"live,omitempty"`
@@ -157,6 +160,7 @@ func Build(in Input, o Options) *Data {
 		if run.Tried != nil {
 			d.Tried = append(d.Tried, run.Tried.Changes...)
 		}
+		d.Repro = append(d.Repro, run.Repro...)
 		for _, pf := range run.Processes {
 			if v, ok := stepsView(pf); ok {
 				d.Steps = append(d.Steps, v)

@@ -38,7 +38,7 @@ func (w *Written) Failed() int {
 // else bottleneck-repro/ in the working directory.
 func DefaultDir(path string) string {
 	if rundir.Is(path) {
-		return filepath.Join(path, "repro")
+		return filepath.Join(path, rundir.ReproDirName)
 	}
 	return "bottleneck-repro"
 }

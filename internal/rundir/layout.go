@@ -35,6 +35,10 @@ const (
 	LiveDirName     = ".live"
 )
 
+// ReproDirName is where `run --repro` (and `bottleneck repro RUN`) write
+// the hot ops' scripts.
+const ReproDirName = "repro"
+
 // WorkersDirName names the directory of a process's DataLoader worker
 // profiles: one pyprofile file per worker process, <pid>.json (the agent's
 // _bottleneck_workers.WORKERS_DIR).

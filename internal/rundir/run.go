@@ -29,6 +29,8 @@ type Run struct {
 	// TriedErr says why it could not be read).
 	Tried    *Tried
 	TriedErr error
+	// Repro are the scripts in ReproDirName, sorted (bottleneck repro).
+	Repro []string
 }
 
 // ProcessFiles is what one profiled process (one rank) left in the run
@@ -81,6 +83,10 @@ func Read(dir string) (*Run, error) {
 		}
 	}
 	sort.Strings(r.Traces)
+	r.Repro, _ = filepath.Glob(filepath.Join(dir, ReproDirName, "*.py"))
+	for i, p := range r.Repro {
+		r.Repro[i] = ReproDirName + "/" + filepath.Base(p) // a link from report.html too
+	}
 	if r.Tried, r.TriedErr = ReadTried(dir); NotWritten(r.TriedErr) {
 		r.TriedErr = nil
 	}

@@ -47,6 +47,9 @@ type Report struct {
 	// Tried are the changes `run --verify` tried, measured against
 	// predicted (tried.json).
 	Tried []rundir.TriedChange `json:"tried,omitempty"`
+	// Repro are the hot ops' scripts in the run directory (run --repro),
+	// relative to it.
+	Repro []string `json:"repro,omitempty"`
 }
 
 // ProcessReport is one profiled process (one rank).
@@ -75,6 +78,7 @@ func FromRun(run *rundir.Run) *Report {
 	if m.State == "running" {
 		r.Interrupted = rundir.Interrupted(run.Dir, m)
 	}
+	r.Repro = run.Repro
 	if run.Tried != nil {
 		r.Tried = run.Tried.Changes
 	} else if run.TriedErr != nil {
@@ -252,6 +256,12 @@ func WriteText(w io.Writer, r *Report) {
 		fmt.Fprintf(w, "  %s\n", r.Interrupted)
 	}
 	writeTried(w, r.Tried)
+	if len(r.Repro) > 0 {
+		fmt.Fprintln(w, "Repro scripts of the hot ops (python3 SCRIPT times the op as recorded and its variants; docs/repro.md):")
+		for _, p := range r.Repro {
+			fmt.Fprintf(w, "  %s\n", filepath.Join(r.RunDir, p))
+		}
+	}
 	for _, p := range r.Processes {
 		fmt.Fprintln(w)
 		if len(r.Processes) > 1 {

@@ -62,6 +62,11 @@ function buildSections(data, report, views, cur) {
     out.push(flopsSection(tr));
   }
   if (data.tried && data.tried.length) out.push(triedSection(data.tried));
+  if (data.repro && data.repro.length) {
+    out.push(section('repro', 'Repro scripts',
+      el('p', { class: 'muted', text: 'Each script rebuilds one hot op from its recorded shapes; python3 SCRIPT times it as recorded and under its variants (docs/repro.md).' }),
+      el('ul', null, data.repro.map((p) => el('li', null, el('a', { href: p, text: p }))))));
+  }
   const steps = pickByRank(data.steps || [], view.rank);
   if (steps) out.push(runStepsSection(steps));
   const py = pickByRank(data.python || [], view.rank);

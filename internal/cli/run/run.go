@@ -322,6 +322,11 @@ func runRun(o *Options) error {
 	} else {
 		cfg.Progress("analyzing")
 	}
+	var scripts *repro.Written
+	var reproErr error
+	if o.Repro { // before the reports, which link the scripts
+		scripts, reproErr = repro.WriteDir(o.IO, res.RunDir, "", repro.Options{Top: reproTop})
+	}
 	text, brief, findings, rerr := writeReports(o.IO, res.RunDir)
 	prog.Done()
 	if rerr != nil {
@@ -341,7 +346,11 @@ func runRun(o *Options) error {
 		fmt.Fprintf(o.IO.Out, "%s\n%s\n", text, paths)
 	}
 	if o.Repro {
-		writeRepro(o, res.RunDir)
+		w := o.IO.ErrOut
+		if o.Report == "stdout" {
+			w = o.IO.Out
+		}
+		listRepro(textsafe.Writer(w), scripts, reproErr) // op names come from the trace
 	}
 	if o.Verify && res.ExitCode == 0 {
 		// second runs of the program: after its report, never in place of it
@@ -369,14 +378,8 @@ func runRun(o *Options) error {
 // reproTop is how many of the hottest ops --repro writes a script for.
 const reproTop = 3
 
-// writeRepro writes the top ops' repro scripts into the run directory
-// (docs/repro.md) and lists them where the report went.
-func writeRepro(o *Options, dir string) {
-	w := textsafe.Writer(o.IO.ErrOut) // op names come from the trace
-	if o.Report == "stdout" {
-		w = textsafe.Writer(o.IO.Out)
-	}
-	res, err := repro.WriteDir(o.IO, dir, "", repro.Options{Top: reproTop})
+// listRepro lists the repro scripts --repro wrote (docs/repro.md).
+func listRepro(w io.Writer, res *repro.Written, err error) {
 	if err != nil {
 		fmt.Fprintf(w, "bottleneck: repro: %v\n", err)
 		return

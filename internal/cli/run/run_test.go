@@ -1590,4 +1590,13 @@ func TestRepro(t *testing.T) {
 			t.Errorf("%s not listed:\n%s", s, r.stderr)
 		}
 	}
+	// the reports link them
+	txt, _ := os.ReadFile(filepath.Join(r.dir, "report.txt"))
+	if !strings.Contains(string(txt), "Repro scripts of the hot ops") || !strings.Contains(string(txt), scripts[0]) {
+		t.Errorf("report.txt does not list the scripts:\n%.3000s", txt)
+	}
+	html, _ := os.ReadFile(filepath.Join(r.dir, "report.html"))
+	if !strings.Contains(string(html), `"repro/`+filepath.Base(scripts[0])+`"`) {
+		t.Errorf("report.html's data does not name %s", filepath.Base(scripts[0]))
+	}
 }
