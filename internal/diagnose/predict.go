@@ -256,36 +256,41 @@ func (s *state) classSaving(c Class) (whatif.Prediction, bool) {
 	return p, true
 }
 
-// loaderKeep is the part of the DataLoader's waits left when the loader
-// the step waits for loads in advisedWorkers workers instead of the main
-// process: a batch's load over the workers (no more workers than CPUs),
-// less the rest of the step, which runs meanwhile. An H200 fed by 8
-// workers waited for none of its batches (a fixed 10% kept predicted
-// 4.8x; measured 8.5x).
-func (s *state) loaderKeep() (keep float64, workers int, ok bool) {
+// waitWithWorkers is the DataLoader wait left, of in in a step of step, when
+// the loader the step waits for loads in advisedWorkers workers instead
+// of the main process: a batch's load over the workers, less the rest of
+// the step, which runs meanwhile (the step becomes the longer of the two).
+// An H200 fed by 8 workers waited for none of its batches (a fixed 10% of
+// the wait kept predicted 4.8x; measured 8.5x).
+func (s *state) waitWithWorkers(in, step float64) (wait float64, workers int, ok bool) {
 	n, ok := s.loadsInMain()
-	b := s.in.Breakdown
-	if !ok || b == nil || b.Average.DataLoaderUs <= 0 {
+	if !ok || in <= 0 {
 		return 0, 0, false
 	}
-	in, step := b.Average.DataLoaderUs, b.Average.TotalUs
-	eff := float64(n)
-	if r := s.in.Run; r != nil && r.Env != nil && r.Env.CPUs > 0 {
-		eff = min(eff, float64(r.Env.CPUs))
+	return max(0, in/float64(n)-(step-in)), n, true
+}
+
+// loaderKeep is the part of the trace's DataLoader waits waitWithWorkers
+// leaves (the input fix's replay).
+func (s *state) loaderKeep() (keep float64, workers int, ok bool) {
+	b := s.in.Breakdown
+	if b == nil {
+		return 0, 0, false
 	}
-	return min(1, max(0, in/eff-(step-in))/in), n, true
+	in := b.Average.DataLoaderUs
+	wait, n, ok := s.waitWithWorkers(in, b.Average.TotalUs)
+	if !ok {
+		return 0, 0, false
+	}
+	return min(1, wait/in), n, true
 }
 
 // workersSaving is the share of the step that loading in advisedWorkers
-// workers saves, from the shares alone (no replay): the step becomes the
-// longer of the rest of it and a batch's load over the workers.
+// workers saves, from the shares alone (no replay).
 func (s *state) workersSaving() (float64, bool) {
-	n, ok := s.loadsInMain()
-	if !ok {
-		return 0, false
-	}
 	in := min(1, s.share[Input])
-	return max(0, 1-max(1-in, in/float64(n))), true
+	wait, _, ok := s.waitWithWorkers(in, 1)
+	return max(0, in-wait), ok
 }
 
 // advisedWorkers is the num_workers the input change proposes: the
