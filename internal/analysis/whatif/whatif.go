@@ -30,8 +30,8 @@
 //     cudaEventSynchronize, a copy to pageable memory, ...) that ended when
 //     the device work it waited for ended (its own copy: in the copy's
 //     last 2%, as a pageable copy returns once its last chunk is staged)
-//     is a wait: its blocked stretch is
-//     not host time; in the replay the host resumes when that work ends.
+//     is a wait: its blocked stretch is not host time; in the replay the
+//     host resumes when that work ends.
 //     What it waited for: its own copy, the work its Stream/Context/Event
 //     Sync names, else every stream's last launched work. So is a launch
 //     held by a full launch queue, and (Fix.UnrecordedWaits) a stretch
@@ -718,7 +718,7 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 			// 30 ms copy)
 			aw := int64(awaited) + ws
 			early := int64(2000)
-			if l, ok := launchOf[e]; ok {
+			if isLaunch {
 				for _, ti := range byLaunch[l] {
 					early = max(early, int64(r.tasks[ti].dur/50))
 				}
