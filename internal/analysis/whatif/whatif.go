@@ -32,8 +32,10 @@
 //     last 2%, as a pageable copy returns once its last chunk is staged)
 //     is a wait: its blocked stretch is not host time; in the replay the
 //     host resumes when that work ends.
-//     What it waited for: its own copy, the work its Stream/Context/Event
-//     Sync names, else every stream's last launched work. So is a launch
+//     What it waited for: its own copy (an asynchronous one only from or
+//     to pageable memory), the work its Stream/Context/Event Sync names,
+//     else every stream's last launched work. A call whose work had ended
+//     before it began is kept as an edge that did not wait. So is a launch
 //     held by a full launch queue, and (Fix.UnrecordedWaits) a stretch
 //     with nothing recorded that ended when the busy device finished.
 //
