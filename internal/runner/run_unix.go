@@ -18,6 +18,7 @@ import (
 
 	"github.com/bottleneck-dev/bottleneck/internal/agent"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // Run runs the program once and returns when it has ended and the run
@@ -235,6 +236,9 @@ loop:
 	m.Exit.Reason = exitReason(m, code, sig)
 
 	cleanRunDir(runDir)
+	if w := diskFull(runDir); w != "" {
+		m.Warnings = append(m.Warnings, w)
+	}
 	var host map[string]any
 	select {
 	case host = <-hostInfo:
@@ -251,6 +255,30 @@ loop:
 		return &Result{RunDir: runDir, Manifest: m, ExitCode: code}, err
 	}
 	return &Result{RunDir: runDir, Manifest: m, ExitCode: code}, nil
+}
+
+// diskFullBytes: a run directory whose disk has less than this available
+// after the run probably lost files the agent wrote (a full disk under
+// --out: the report said only "no pyprofile file was written").
+const diskFullBytes = 1 << 20
+
+// freeBytes is the space available to this user on dir's filesystem (a
+// variable for tests).
+var freeBytes = func(dir string) (uint64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return st.Bavail * uint64(st.Bsize), nil
+}
+
+// diskFull says, when dir's disk is full, why files may be missing.
+func diskFull(dir string) string {
+	free, err := freeBytes(dir)
+	if err != nil || free >= diskFullBytes {
+		return ""
+	}
+	return fmt.Sprintf("the disk holding %s is full (%s available: no space left on device): files the agent wrote may be missing or cut short", dir, units.Bytes(int64(free)))
 }
 
 func exitStatus(ps *os.ProcessState, waitErr error) (code int, sig string) {

@@ -78,6 +78,7 @@ func FromRun(run *rundir.Run) *Report {
 	if m.State == "running" {
 		r.Interrupted = rundir.Interrupted(run.Dir, m)
 	}
+	r.Warnings = append(r.Warnings, m.Warnings...) // the runner's: a full disk, env.json, the file list
 	r.Repro = run.Repro
 	if run.Tried != nil {
 		r.Tried = run.Tried.Changes

@@ -41,6 +41,26 @@ func TestInterruptedRunIsSaid(t *testing.T) {
 	}
 }
 
+// The runner's warnings (a full disk) are the report's.
+func TestManifestWarningsAreSaid(t *testing.T) {
+	dir := t.TempDir()
+	m := &rundir.Manifest{Format: rundir.ManifestFormat, Version: 1, State: "ended", Started: time.Now(),
+		Command: rundir.Command{Argv: []string{"python", "train.py"}}, Exit: &rundir.Exit{Reason: "exited"},
+		Warnings: []string{"the disk holding /runs/x is full (4.00 KiB available: no space left on device): files the agent wrote may be missing or cut short"}}
+	if err := rundir.WriteManifest(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	run, err := rundir.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	WriteText(&text, FromRun(run))
+	if !strings.Contains(text.String(), "warning: the disk holding /runs/x is full") {
+		t.Errorf("no full-disk warning:\n%s", text.String())
+	}
+}
+
 // The phases table lists the 10 largest by self time, the rest in one
 // line and the time outside: its lines add up to the wall time; long
 // names are elided in the middle and control bytes escaped.
