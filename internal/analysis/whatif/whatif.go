@@ -804,6 +804,8 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 		return Python
 	}
 	now, optDepth := ws, 0
+	// at most a stretch before each point, and a wait or launch at it
+	r.segs = make([]seg, 0, len(pts)+len(calls)+len(waitItems)+1)
 	stretch := func(to int64) {
 		if to > now {
 			if c := category(); c != blocked {
