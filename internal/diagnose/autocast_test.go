@@ -70,7 +70,7 @@ func TestEmulatedAutocast(t *testing.T) {
 		var change string
 		for _, f := range s.d.Findings {
 			if f.Rule == "cpu.native" {
-				change = f.Change
+				change = f.AllChanges()
 			}
 		}
 		if !strings.Contains(change, c.want) || strings.Contains(change, c.not) {

@@ -129,8 +129,8 @@ func TestGCFinding(t *testing.T) {
 	if f == nil {
 		t.Fatalf("no gc finding: %+v", d.Findings)
 	}
-	if len(f.Where) == 0 || f.Where[0].Line != 12 || !strings.Contains(f.Change, "train.py:12") {
-		t.Errorf("gc finding does not point at the gc.collect line: %+v %s", f.Where, f.Change)
+	if len(f.Where) == 0 || f.Where[0].Line != 12 || !strings.Contains(f.AllChanges(), "train.py:12") {
+		t.Errorf("gc finding does not point at the gc.collect line: %+v %s", f.Where, f.AllChanges())
 	}
 	var unexplained, gc float64
 	for _, c := range d.Classes {
@@ -147,7 +147,7 @@ func TestGCFinding(t *testing.T) {
 	// automatic collections: the change is not about gc.collect
 	site.Explicit = false
 	d = Compute(cpuTrace(&RunEvidence{GC: &GCPauses{Steps: 30, PausePerStepS: 0.03, StepS: 0.1, Share: 0.3, Sites: []rundir.GCSite{site}}}))
-	if f := findingOf(d, "gc.pauses"); f == nil || strings.Contains(f.Change, "gc.collect() runs") {
+	if f := findingOf(d, "gc.pauses"); f == nil || strings.Contains(f.AllChanges(), "gc.collect() runs") {
 		t.Errorf("automatic collections: %+v", f)
 	}
 	// silent: 1% of the step
@@ -172,7 +172,7 @@ func TestMemoryGrowthFinding(t *testing.T) {
 		t.Fatalf("memory.growth not first: %+v", d.Findings)
 	}
 	f := d.Findings[0]
-	if len(f.Where) != 1 || f.Where[0].Line != 20 || !strings.Contains(f.Title, "preds") || !strings.Contains(f.Change, "detach") {
+	if len(f.Where) != 1 || f.Where[0].Line != 20 || !strings.Contains(f.Title, "preds") || !strings.Contains(f.AllChanges(), "detach") {
 		t.Errorf("finding %+v", f)
 	}
 	if !strings.Contains(d.Verdict.Why, "memory grows") || d.Verdict.Secondary[len(d.Verdict.Secondary)-1] != MemoryGrowth {
@@ -226,8 +226,8 @@ func TestTinyOps(t *testing.T) {
 	if findingOf(d, "cpu.native") != nil {
 		t.Error("cpu.native fired next to cpu.tiny-ops")
 	}
-	if strings.Contains(f.Change, "optimizer's update") {
-		t.Errorf("no optimizer region, change %q", f.Change)
+	if strings.Contains(f.AllChanges(), "optimizer's update") {
+		t.Errorf("no optimizer region, change %q", f.AllChanges())
 	}
 	// An unfused optimizer holding a third of the overhead or more leads
 	// the change; a small one, or one already on foreach ops, does not.
@@ -244,7 +244,7 @@ func TestTinyOps(t *testing.T) {
 		in.Ops = ops(3*4000, 3*50e3)
 		in.Regions = &regions.Result{Regions: []regions.Region{c.region}}
 		f := findingOf(Compute(in), "cpu.tiny-ops")
-		if f == nil || !strings.HasPrefix(f.Change, c.want) && !strings.Contains(f.Change, c.want) {
+		if f == nil || !strings.HasPrefix(f.AllChanges(), c.want) && !strings.Contains(f.AllChanges(), c.want) {
 			t.Errorf("%s: %+v, want %q", name, f, c.want)
 		}
 	}
@@ -329,7 +329,7 @@ func TestTinyOpsSource(t *testing.T) {
 			in.Regions = &regions.Result{Regions: []regions.Region{*c.region}}
 		}
 		f := findingOf(Compute(in), "cpu.tiny-ops")
-		if f == nil || !strings.Contains(f.Change, c.want) || c.not != "" && strings.Contains(f.Change, c.not) {
+		if f == nil || !strings.Contains(f.AllChanges(), c.want) || c.not != "" && strings.Contains(f.AllChanges(), c.not) {
 			t.Errorf("%s: %+v, want %q and not %q", c.name, f, c.want, c.not)
 			continue
 		}
@@ -370,9 +370,9 @@ func TestRepeatedForward(t *testing.T) {
 		if f == nil {
 			t.Fatalf("%s: no tiny-ops finding", c.name)
 		}
-		if got := strings.HasPrefix(f.Change, "aten::linear and convolutions run "); got != c.want ||
-			got && !strings.HasPrefix(f.Change, "aten::linear and convolutions run 128 times a step for the model's 4 parameter tensors") {
-			t.Errorf("%s: the loop named: %v, want %v: %s", c.name, got, c.want, f.Change)
+		if got := strings.HasPrefix(f.AllChanges(), "aten::linear and convolutions run "); got != c.want ||
+			got && !strings.HasPrefix(f.AllChanges(), "aten::linear and convolutions run 128 times a step for the model's 4 parameter tensors") {
+			t.Errorf("%s: the loop named: %v, want %v: %s", c.name, got, c.want, f.AllChanges())
 		}
 	}
 }
@@ -448,8 +448,8 @@ func TestWindowPeriodic(t *testing.T) {
 			if (f != nil) != (c.every > 0) {
 				t.Fatalf("finding %v, want %v: %+v", f != nil, c.every > 0, d.Findings)
 			}
-			if f != nil && (!strings.HasPrefix(f.Title, fmt.Sprintf("Every %d steps a step takes 300 ms", c.every)) || !strings.Contains(f.Change, "an evaluation pass")) {
-				t.Errorf("%s / %s", f.Title, f.Change)
+			if f != nil && (!strings.HasPrefix(f.Title, fmt.Sprintf("Every %d steps a step takes 300 ms", c.every)) || !strings.Contains(f.AllChanges(), "an evaluation pass")) {
+				t.Errorf("%s / %s", f.Title, f.AllChanges())
 			}
 		})
 	}

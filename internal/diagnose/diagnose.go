@@ -159,8 +159,11 @@ type Finding struct {
 	Measured []Evidence `json:"measured"`
 	// Where are the places to change, most important first.
 	Where []Location `json:"where,omitempty"`
-	// Change is what to change, in plain words.
+	// Change is the one change the evidence supports first, in plain words.
 	Change string `json:"change"`
+	// Alternatives are the further changes, each on its own line: what
+	// to do once the first is done, or what to try instead.
+	Alternatives []Alternative `json:"alternatives,omitempty"`
 	// AtStakeUs is the time per step the cause occupies.
 	AtStakeUs float64 `json:"at_stake_us_per_step"`
 	// AtStakePct is AtStakeUs as a percentage of the mean step.

@@ -246,11 +246,11 @@ func TestPlantedCauses(t *testing.T) {
 					if f.Rule == "host.gil" || f.Rule == "memory.growth" || f.Rule == "gc.pauses" || f.Rule == "cpu.tiny-ops" || f.Rule == "host.off-step" || f.Rule == "host.dense-embedding" || f.Rule == "host.blocked" || f.Rule == "autograd.anomaly" || f.Rule == "run.slowing" || f.Rule == "run.periodic" {
 						t.Errorf("%s found: %s\n%s", f.Rule, f.Title, txt)
 					}
-					if strings.Contains(f.Change, "float64") {
-						t.Errorf("%s advises float32: %s", f.Rule, f.Change)
+					if strings.Contains(f.AllChanges(), "float64") {
+						t.Errorf("%s advises float32: %s", f.Rule, f.AllChanges())
 					}
-					if strings.Contains(f.Change, "outside the model's forward") {
-						t.Errorf("%s names work outside the model: %s", f.Rule, f.Change)
+					if strings.Contains(f.AllChanges(), "outside the model's forward") {
+						t.Errorf("%s names work outside the model: %s", f.Rule, f.AllChanges())
 					}
 				}
 				if d.Verdict.Primary == diagnose.GC || d.Verdict.Primary == diagnose.Overhead || slices.Contains(d.Verdict.Secondary, diagnose.MemoryGrowth) {
@@ -279,72 +279,72 @@ func TestPlantedCauses(t *testing.T) {
 			if !pointsAt(f.Where, path, line) {
 				t.Errorf("finding %s does not point at %s:%d: %+v", f.Rule, c.file, line, f.Where)
 			}
-			if len(f.Measured) == 0 || f.Change == "" {
+			if len(f.Measured) == 0 || f.AllChanges() == "" {
 				t.Errorf("finding %s without numbers or change: %+v", f.Rule, f)
 			}
 			if c.file == "prefetched_loader.py" && (d.Window == nil || d.Window.SteadyState || !strings.Contains(strings.Join(d.Window.Notes, "\n"), "the run waited for its DataLoader") ||
-				!strings.Contains(f.Change, "waiting workers need no CPU")) {
-				t.Errorf("the window is not called unrepresentative of the run's input, or the change does not ask for more workers: %+v\n%s", d.Window, f.Change)
+				!strings.Contains(f.AllChanges(), "waiting workers need no CPU")) {
+				t.Errorf("the window is not called unrepresentative of the run's input, or the change does not ask for more workers: %+v\n%s", d.Window, f.AllChanges())
 			}
-			if (c.file == "float64_default.py" || c.file == "lbfgs_float64.py") && !strings.HasPrefix(f.Change, "the ops compute in float64") && !strings.Contains(f.Change, "drop torch.set_default_dtype(torch.float64)") {
-				t.Errorf("the change is not float32: %s", f.Change)
+			if (c.file == "float64_default.py" || c.file == "lbfgs_float64.py") && !strings.HasPrefix(f.Change, "drop torch.set_default_dtype(torch.float64)") {
+				t.Errorf("the change is not float32: %s", f.AllChanges())
 			}
 			// in float64, nn.LSTM in place of the cell loop ran no faster
 			// (docs/diagnosis.md): advised after float32 only
-			if i := strings.Index(f.Change, "nn.LSTM"); c.file == "lbfgs_float64.py" && i >= 0 && !strings.Contains(f.Change[:i], "then, in float32") {
-				t.Errorf("nn.LSTM advised in float64: %s", f.Change)
+			if i := strings.Index(f.AllChanges(), "nn.LSTM"); c.file == "lbfgs_float64.py" && i >= 0 && !strings.Contains(f.AllChanges()[:i], "then in float32") {
+				t.Errorf("nn.LSTM advised in float64: %s", f.AllChanges())
 			}
 			// the training loader (4 workers) is judged, not the evaluation
 			// loader beside it (num_workers=0)
-			if c.file == "two_loaders.py" && (!strings.Contains(f.Change, "the step waits for the DataLoader over RemoteShards") || strings.Contains(f.Change, "num_workers=0")) {
-				t.Errorf("the change does not judge the training loader: %s", f.Change)
+			if c.file == "two_loaders.py" && (!strings.Contains(f.AllChanges(), "the step waits for the DataLoader over RemoteShards") || strings.Contains(f.AllChanges(), "num_workers=0")) {
+				t.Errorf("the change does not judge the training loader: %s", f.AllChanges())
 			}
-			if c.file == "inline_augment.py" && !strings.Contains(f.Change, "outside the model's forward, the backward and the optimizer") {
-				t.Errorf("the change does not name the work outside the model: %s", f.Change)
+			if c.file == "inline_augment.py" && !strings.Contains(f.AllChanges(), "outside the model's forward, the backward and the optimizer") {
+				t.Errorf("the change does not name the work outside the model: %s", f.AllChanges())
 			}
-			if c.file == "eval_train_mode.py" && !strings.HasPrefix(f.Change, "dropout draws random masks") {
-				t.Errorf("the change does not lead with model.eval(): %s", f.Change)
+			if c.file == "eval_train_mode.py" && !strings.HasPrefix(f.AllChanges(), "dropout draws random masks") {
+				t.Errorf("the change does not lead with model.eval(): %s", f.AllChanges())
 			}
-			if c.file == "per_sample_loss.py" && !strings.Contains(f.Change, "the program's own tensor code outside the model issues them") {
-				t.Errorf("the change does not name the program's own code: %s", f.Change)
+			if c.file == "per_sample_loss.py" && !strings.Contains(f.AllChanges(), "the program's own tensor code outside the model issues them") {
+				t.Errorf("the change does not name the program's own code: %s", f.AllChanges())
 			}
-			if c.file == "tiny_ops_layers.py" && !strings.Contains(f.Change, "the model's own ops are the small ones") {
-				t.Errorf("the change does not name the model's ops: %s", f.Change)
+			if c.file == "tiny_ops_layers.py" && !strings.Contains(f.AllChanges(), "the model's own ops are the small ones") {
+				t.Errorf("the change does not name the model's ops: %s", f.AllChanges())
 			}
 			// x.index_select is advised only where x[idx]'s backward is slow
 			// on this CPU (it was not on CI's); the sparse matmul always
-			if g := strings.Contains(f.Change, "gathers and scatters by a tensor of indices"); g != (c.file == "message_passing.py") ||
-				g && !strings.Contains(f.Change, "sparse matmul") ||
-				strings.Contains(f.Change, "x.index_select(0, idx)") != slices.ContainsFunc(f.Measured, func(e diagnose.Evidence) bool { return strings.HasPrefix(e.What, "x[idx] backward") }) {
-				t.Errorf("gathers and scatters named: %v, want them (with the sparse matmul, and index_select where x[idx]'s backward is measured slow) for message passing only: %s", g, f.Change)
+			if g := strings.Contains(f.AllChanges(), "gathers and scatters by a tensor of indices"); g != (c.file == "message_passing.py") ||
+				g && !strings.Contains(f.AllChanges(), "sparse matmul") ||
+				strings.Contains(f.AllChanges(), "x.index_select(0, idx)") != slices.ContainsFunc(f.Measured, func(e diagnose.Evidence) bool { return strings.HasPrefix(e.What, "x[idx] backward") }) {
+				t.Errorf("gathers and scatters named: %v, want them (with the sparse matmul, and index_select where x[idx]'s backward is measured slow) for message passing only: %s", g, f.AllChanges())
 			}
 			if gil := slices.ContainsFunc(d.Findings, func(f diagnose.Finding) bool { return f.Rule == "host.gil" }); gil != (c.file == "gil_thread.py") {
 				t.Errorf("host.gil found: %v, want it for the thread holding the GIL only\n%s", gil, outline(d))
 			}
-			if mha := strings.Contains(f.Change, "need_weights=False"); mha != (c.file == "mha_weights.py") {
-				t.Errorf("need_weights=False advised: %v, want it for the nn.MultiheadAttention model only: %s", mha, f.Change)
+			if mha := strings.Contains(f.AllChanges(), "need_weights=False"); mha != (c.file == "mha_weights.py") {
+				t.Errorf("need_weights=False advised: %v, want it for the nn.MultiheadAttention model only: %s", mha, f.AllChanges())
 			}
-			if reads := strings.Contains(f.Change, "file per sample"); reads != (c.file == "file_per_sample.py") ||
+			if reads := strings.Contains(f.AllChanges(), "file per sample"); reads != (c.file == "file_per_sample.py") ||
 				reads && slices.ContainsFunc(d.Findings, func(f diagnose.Finding) bool { return f.Rule == "io.in-step" }) {
-				t.Errorf("file reads named: %v, want them (and no io.in-step) for the file-per-sample dataset only: %s\n%s", reads, f.Change, outline(d))
+				t.Errorf("file reads named: %v, want them (and no io.in-step) for the file-per-sample dataset only: %s\n%s", reads, f.AllChanges(), outline(d))
 			}
-			if rows := strings.HasPrefix(f.Change, "the Dataset reads a DataFrame row by row"); rows != (c.file == "dataframe_rows.py") {
-				t.Errorf("the DataFrame's rows named first: %v, want them for the DataFrame dataset only: %s", rows, f.Change)
+			if rows := strings.HasPrefix(f.AllChanges(), "the Dataset reads a DataFrame row by row"); rows != (c.file == "dataframe_rows.py") {
+				t.Errorf("the DataFrame's rows named first: %v, want them for the DataFrame dataset only: %s", rows, f.AllChanges())
 			}
-			if one := strings.HasPrefix(f.Change, "inference on one sample per step"); one != (c.file == "one_sample_infer.py") {
-				t.Errorf("batching the samples leads: %v, want it for the batch_size=1 inference only: %s", one, f.Change)
+			if one := strings.HasPrefix(f.AllChanges(), "inference on one sample per step"); one != (c.file == "one_sample_infer.py") {
+				t.Errorf("batching the samples leads: %v, want it for the batch_size=1 inference only: %s", one, f.AllChanges())
 			}
-			if kv := strings.Contains(f.Change, "KV cache"); kv != (c.file == "generate_no_cache.py") {
-				t.Errorf("KV cache advised: %v, want it for the generation loop only: %s / %s", kv, f.Title, f.Change)
+			if kv := strings.Contains(f.AllChanges(), "KV cache"); kv != (c.file == "generate_no_cache.py") {
+				t.Errorf("KV cache advised: %v, want it for the generation loop only: %s / %s", kv, f.Title, f.AllChanges())
 			}
-			if c.file == "epoch_workers.py" && !strings.Contains(f.Change, "persistent_workers=True") {
-				t.Errorf("the change is not persistent workers: %s", f.Change)
+			if c.file == "epoch_workers.py" && !strings.Contains(f.AllChanges(), "persistent_workers=True") {
+				t.Errorf("the change is not persistent workers: %s", f.AllChanges())
 			}
 			if c.file == "epoch_workers.py" && slices.ContainsFunc(d.Findings, func(f diagnose.Finding) bool { return f.Rule == "run.periodic" }) {
 				t.Errorf("an epoch's restart of the workers taken for periodic work:\n%s", outline(d))
 			}
-			if c.file == "checkpoint_every_n.py" && (!strings.Contains(f.Title, "Every 10 steps") || !strings.Contains(f.Change, "write asynchronously") || d.Verdict.Primary == diagnose.IO) {
-				t.Errorf("checkpoints every 10 steps: %s / %s / verdict %s", f.Title, f.Change, d.Verdict.Primary)
+			if c.file == "checkpoint_every_n.py" && (!strings.Contains(f.Title, "Every 10 steps") || !strings.Contains(f.AllChanges(), "write asynchronously") || d.Verdict.Primary == diagnose.IO) {
+				t.Errorf("checkpoints every 10 steps: %s / %s / verdict %s", f.Title, f.AllChanges(), d.Verdict.Primary)
 			}
 			if want := fmt.Sprintf("%s:%d", c.file, line); !strings.Contains(txt, want) {
 				t.Errorf("report.txt does not name %s", want)
@@ -370,8 +370,8 @@ func TestPlantedFloat32LBFGS(t *testing.T) {
 		t.Fatalf("no finding\n%s", txt)
 	}
 	for _, f := range d.Findings {
-		if strings.Contains(f.Change, "float64") {
-			t.Errorf("%s advises float32 to a float32 model: %s", f.Rule, f.Change)
+		if strings.Contains(f.AllChanges(), "float64") {
+			t.Errorf("%s advises float32 to a float32 model: %s", f.Rule, f.AllChanges())
 		}
 	}
 }
@@ -394,13 +394,13 @@ func TestPlantedOversubscription(t *testing.T) {
 	line := plantedLine(t, path)
 	for _, f := range r.TraceReport.Traces[0].Diagnosis.Findings {
 		if f.Rule == "cpu.oversubscribed" {
-			found = strings.Contains(f.Change, "OMP_NUM_THREADS=")
+			found = strings.Contains(f.AllChanges(), "OMP_NUM_THREADS=")
 			if !pointsAt(f.Where, path, line) {
 				t.Errorf("the finding does not point at the torch.set_num_threads call (line %d): %+v", line, f.Where)
 			}
 		}
-		if strings.Contains(f.Change, "raise num_workers") || strings.Contains(f.Change, " free: ") {
-			t.Errorf("%s advises more threads or workers: %s", f.Rule, f.Change)
+		if strings.Contains(f.AllChanges(), "raise num_workers") || strings.Contains(f.AllChanges(), " free: ") {
+			t.Errorf("%s advises more threads or workers: %s", f.Rule, f.AllChanges())
 		}
 	}
 	if !found {

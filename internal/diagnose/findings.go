@@ -69,20 +69,22 @@ func (s *state) kernelsChange() (string, []Evidence) {
 		return fmt.Sprintf("fp32 matmuls and convolutions on %s take %.0f%% of kernel time: run them on %s, several times faster: %s", vector, 100*share(mathFP32), matrix, s.halfPrecisionChange(d)),
 			slices.Concat([]Evidence{{"fp32 matmul/conv kernels on CUDA cores", 100 * share(mathFP32), "% of kernel time", "kernels"}}, roofEv)
 	case share(mem) >= dominant:
-		return fmt.Sprintf("memory-bound kernels (elementwise, normalisation, softmax, copies: %.0f%% of kernel time) each read and write their tensors through device memory: torch.compile(model) fuses chains of them into one kernel; then a larger batch if SM efficiency is low", 100*share(mem)),
+		return thenDo(fmt.Sprintf("memory-bound kernels (elementwise, normalisation, softmax, copies: %.0f%% of kernel time) each read and write their tensors through device memory: torch.compile(model) fuses chains of them into one kernel", 100*share(mem)), "a larger batch if SM efficiency is low"),
 			slices.Concat([]Evidence{{"memory-bound kernel families", 100 * share(mem), "% of kernel time", "kernels"}}, roofEv)
 	case heavy && roof >= s.p.RoofNear:
-		return fmt.Sprintf("matmuls, convolutions and attention take %.0f%% of kernel time and run at %.0f%% of their roofline: they are near this device's limit, so only fewer FLOPs (a smaller model or sequence), %sor a larger device make them faster", 100*share(math+attn), roof, s.fewerBitsAdvice()),
+		return orTry(orTry(fmt.Sprintf("matmuls, convolutions and attention take %.0f%% of kernel time and run at %.0f%% of their roofline: they are near this device's limit, so fewer FLOPs make them faster (a smaller model or sequence)", 100*share(math+attn), roof), s.fewerBitsAdvice()), "a larger device"),
 			slices.Concat([]Evidence{{"matmul/conv/attention kernels", 100 * share(math+attn), "% of kernel time", "kernels"}}, roofEv)
 	case heavy && roof <= s.p.RoofFar:
-		return fmt.Sprintf("matmuls, convolutions and attention take %.0f%% of kernel time but reach only %.0f%% of their roofline at these shapes: the device is not filled; a larger batch or larger matrices (dimensions multiples of 64), fusing the small ops between them (torch.compile), or CUDA graphs if launches leave gaps", 100*share(math+attn), roof),
+		return orTry(orTry(fmt.Sprintf("matmuls, convolutions and attention take %.0f%% of kernel time but reach only %.0f%% of their roofline at these shapes: the device is not filled: a larger batch or larger matrices (dimensions multiples of 64)", 100*share(math+attn), roof),
+				"fuse the small ops between them (torch.compile)"), "CUDA graphs if launches leave gaps"),
 			slices.Concat([]Evidence{{"matmul/conv/attention kernels", 100 * share(math+attn), "% of kernel time", "kernels"}}, roofEv)
 	case share(math) >= dominant && mathTC >= math/2:
 		_, matrix := s.hardware().units()
-		return fmt.Sprintf("matmuls and convolutions on %s take %.0f%% of kernel time: this is the model's own work; %sa larger batch if SM efficiency is low, fewer FLOPs (a smaller model or sequence), or a larger device", matrix, 100*share(math), s.fewerBitsAdvice()),
+		return orTry(orTry(orTry(fmt.Sprintf("matmuls and convolutions on %s take %.0f%% of kernel time: this is the model's own work: fewer FLOPs (a smaller model or sequence)", matrix, 100*share(math)), s.fewerBitsAdvice()),
+				"a larger batch if SM efficiency is low"), "a larger device"),
 			slices.Concat([]Evidence{{"matmul/conv kernels on tensor cores", 100 * share(mathTC), "% of kernel time", "kernels"}}, roofEv)
 	case share(attn) >= dominant:
-		return fmt.Sprintf("fused attention kernels take %.0f%% of kernel time and are already fused: shorter sequences or a KV cache (decoding), or a faster backend (%s)", 100*share(attn), s.attentionBackend()),
+		return orTry(fmt.Sprintf("fused attention kernels take %.0f%% of kernel time and are already fused: shorter sequences or a KV cache (decoding)", 100*share(attn)), "a faster backend: "+s.attentionBackend()),
 			slices.Concat([]Evidence{{"fused attention kernels", 100 * share(attn), "% of kernel time", "kernels"}}, roofEv)
 	}
 	return "", roofEv
@@ -313,8 +315,8 @@ func (s *state) workerLines() ([]Location, string) {
 // column) and each conversion copies it again, where a tensor indexed by
 // the row is a view.
 const dataFrameRowsChange = "the Dataset reads a DataFrame row by row (df.iloc[i], df.loc, iterrows), which builds a pandas Series for every row: " +
-	"convert the columns to tensors once, in its __init__ (torch.from_numpy(df[features].to_numpy(np.float32))), and index those in __getitem__; " +
-	"or hand __getitem__ a whole batch of indices (DataLoader(sampler=BatchSampler(RandomSampler(ds), batch_size, False), batch_size=None)) and index the tensors once a batch"
+	"convert the columns to tensors once, in its __init__ (torch.from_numpy(df[features].to_numpy(np.float32))), and index those in __getitem__" + altMark + "or" + altMark +
+	"hand __getitem__ a whole batch of indices (DataLoader(sampler=BatchSampler(RandomSampler(ds), batch_size, False), batch_size=None)) and index the tensors once a batch"
 
 // findings applies every rule and ranks the results.
 func (s *state) findings() {
@@ -354,38 +356,44 @@ func (s *state) findings() {
 				where = append(where, loc)
 				// the workers' line, when named, already says what to make
 				// cheaper
-				cheaperSample := "make " + l.sampleMethod() + " cheaper, or "
+				cheaperSample := "make " + l.sampleMethod() + " cheaper"
 				if costs != "" {
 					cheaperSample = ""
 				}
 				switch {
 				case l.NumWorkers != nil && *l.NumWorkers == 0:
 					n := s.advisedWorkers()
-					cheaper := "or make the dataset's " + l.sampleMethod() + " cheaper"
+					cheaper := func(c string) string { return orTry(c, "make the dataset's "+l.sampleMethod()+" cheaper") }
 					if s.py != nil && len(s.py.LoaderLines) > 0 {
 						// the line that loads: a collate_fn filling a batch
 						// element by element is not __getitem__
 						l := s.py.LoaderLines[0]
-						cheaper = fmt.Sprintf("or make %s at %s:%d cheaper (%.0f%% of the main thread's samples)", l.Func, filepath.Base(l.File), l.Line, l.Pct)
+						cheaper = func(c string) string {
+							return orTry(c, fmt.Sprintf("make %s at %s:%d cheaper (%.0f%% of the main thread's samples): a batch that loads faster leaves the workers less to hide", l.Func, filepath.Base(l.File), l.Line, l.Pct))
+						}
 					}
 					if s.py != nil && s.py.LoaderIOShare >= 0.5 {
-						cheaper = fmt.Sprintf("loading is file reads (%.0f%% of its samples in torch.load, np.load, pickle and the like): workers overlap them, and the samples packed into one file read or memory-mapped once (one saved tensor, np.memmap) instead of a file per sample remove them", pct(s.py.LoaderIOShare))
+						cheaper = func(c string) string {
+							return thenDo(c, fmt.Sprintf("pack the samples into one file read or memory-mapped once (one saved tensor, np.memmap) instead of a file per sample: loading is file reads (%.0f%% of its samples in torch.load, np.load, pickle and the like), which workers only overlap", pct(s.py.LoaderIOShare)))
+						}
 					}
-					change = fmt.Sprintf("the batches load in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s); %s", n, pinText(s.device), cheaper)
+					change = fmt.Sprintf("the DataLoader over %s loads its batches in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s) loads them in background workers while the step runs", cmp.Or(l.Dataset, "its dataset"), n, pinText(s.device))
+					change = cheaper(change)
 					try = map[string]string{"num_workers": fmt.Sprint(n), "persistent_workers": "true"}
 					if w, ok := s.workersSaving(); ok && w < s.share[Input]/2 && s.py != nil && len(s.py.LoaderLines) > 0 {
 						// the workers this machine has cannot keep up:
 						// the loading must get cheaper first
 						l := s.py.LoaderLines[0]
 						in := min(1, s.share[Input])
-						change = fmt.Sprintf("make %s at %s:%d cheaper (%.0f%% of the main thread's samples): a batch takes %s to load against %s for the rest of the step, so %s on this machine could not keep up (the step would still take a batch's load over the workers: ~%.0f%% saved); then DataLoader(num_workers=%d, persistent_workers=True%s) overlaps what is left",
-							l.Func, filepath.Base(l.File), l.Line, l.Pct, units.Duration(in*s.step), units.Duration((1-in)*s.step), units.Things(n, "worker"), pct(w), n, pinText(s.device))
+						change = fmt.Sprintf("make %s at %s:%d cheaper (%.0f%% of the main thread's samples): a batch takes %s to load against %s for the rest of the step, so %s on this machine could not keep up (the step would still take a batch's load over the workers: ~%.0f%% saved)",
+							l.Func, filepath.Base(l.File), l.Line, l.Pct, units.Duration(in*s.step), units.Duration((1-in)*s.step), units.Things(n, "worker"), pct(w))
+						change = thenDo(change, fmt.Sprintf("DataLoader(num_workers=%d, persistent_workers=True%s): overlaps what is left with the step", n, pinText(s.device)))
 						tryPct = pct(w)
 					}
 					if s.py != nil && s.py.LoaderDataFrameRows {
 						// the first change: workers would only share the
 						// cost out
-						change = fmt.Sprintf("%s; then the batches load in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s) overlaps what is left with the step", dataFrameRowsChange, n, pinText(s.device))
+						change = thenDo(dataFrameRowsChange, fmt.Sprintf("the batches load in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s) overlaps what is left with the step", n, pinText(s.device)))
 					}
 				case l.restartsWorkers():
 					perBatches, perRestart, perWait := float64(l.Batches)/float64(l.Iterators), units.Seconds(l.restart()/float64(l.Iterators)), units.Seconds((l.WaitS-l.FirstWaitS)/float64(l.Iterators))
@@ -397,7 +405,7 @@ func (s *state) findings() {
 							l.Dataset, l.Iterators, *l.NumWorkers, perBatches, perRestart, perWait)
 					}
 					if l.Dataset == "TensorDataset" {
-						change += "; or num_workers=0: a TensorDataset's batches are in memory already, and workers only add the hand-over"
+						change = orTry(change, "num_workers=0: a TensorDataset's batches are in memory already, and workers only add the hand-over")
 					}
 				case l.NumWorkers != nil && *l.NumWorkers > 0 && s.workersWait():
 					// workers asleep in reads need no CPU: more of them
@@ -406,18 +414,22 @@ func (s *state) findings() {
 					// their busy time on a CPU, were told more workers
 					// would not help)
 					w := s.in.Run.Workers
-					change = fmt.Sprintf("the %d workers mostly wait rather than compute (%.0f%% of their busy time on a CPU: file or network reads, a sleep, a lock): waiting workers need no CPU, so more of them overlap more of the waits: DataLoader(num_workers=%d, ...) and a larger prefetch_factor; or faster reads (local disk, fewer and larger files)", *l.NumWorkers, 100*w.CPUShare, 2**l.NumWorkers)
+					change = fmt.Sprintf("the %d workers mostly wait rather than compute (%.0f%% of their busy time on a CPU: file or network reads, a sleep, a lock): waiting workers need no CPU, so more of them overlap more of the waits: DataLoader(num_workers=%d, ...) and a larger prefetch_factor", *l.NumWorkers, 100*w.CPUShare, 2**l.NumWorkers)
+					change = orTry(change, "faster reads (local disk, fewer and larger files): less for the workers to wait on")
 					try = map[string]string{"num_workers": fmt.Sprint(2 * *l.NumWorkers)}
 				case l.NumWorkers != nil && s.oversubscribed():
-					change = fmt.Sprintf("%d workers and the main process's threads already want more CPUs than there are: more workers would not help; %sleave the workers more cores (torch.set_num_threads(1) in the main process)", *l.NumWorkers, cheaperSample)
+					change = orTry(fmt.Sprintf("%d workers and the main process's threads already want more CPUs than there are, so more workers would not help: leave the workers more cores (torch.set_num_threads(1) in the main process)", *l.NumWorkers), cheaperSample)
 				case l.NumWorkers != nil:
-					change = fmt.Sprintf("%d workers cannot keep up: %sraise num_workers or prefetch_factor", *l.NumWorkers, cheaperSample)
+					change = fmt.Sprintf("%d workers cannot keep up: raise num_workers or prefetch_factor", *l.NumWorkers)
+					if cheaperSample != "" {
+						change = orTry(fmt.Sprintf("%d workers cannot keep up: %s", *l.NumWorkers, cheaperSample), "raise num_workers or prefetch_factor")
+					}
 				}
 				if r.WorkersReadDataFrameRows && l.NumWorkers != nil && *l.NumWorkers > 0 {
-					change = dataFrameRowsChange + "; " + change
+					change = thenDo(dataFrameRowsChange, change)
 				}
 				if costs != "" && l.NumWorkers != nil && *l.NumWorkers > 0 {
-					change = costs + "; " + change
+					change = thenDo(costs, change)
 				}
 				if len(r.Loaders) > 1 && change != "" {
 					change = fmt.Sprintf("the step waits for the DataLoader over %s (%s of the run's %s of DataLoader wait; the program has %d loaders): %s",
@@ -458,7 +470,9 @@ func (s *state) findings() {
 			// reads in the loop are input, not checkpoints or logs (a
 			// loop that np.load-ed a shard per step got "move checkpoint
 			// saves and logging off the hot loop")
-			change = fmt.Sprintf("the step reads files (%.0f%% of its I/O samples load or read: torch.load, np.load, pickle): read them once before the loop where they fit in memory, memory-map them (np.load(path, mmap_mode=\"r\"), torch.load(path, mmap=True)), or read them in a Dataset loaded by DataLoader workers, which overlap the reads with the steps", pct(s.py.IOReadShare))
+			change = fmt.Sprintf("the step reads files (%.0f%% of its I/O samples load or read: torch.load, np.load, pickle): read them once before the loop where they fit in memory", pct(s.py.IOReadShare))
+			change = orTry(orTry(change, "memory-map them (np.load(path, mmap_mode=\"r\"), torch.load(path, mmap=True)): only the pages used are read"),
+				"read them in a Dataset loaded by DataLoader workers, which overlap the reads with the steps")
 		}
 		s.emit(s.finding("io.in-step", fmt.Sprintf("File I/O in the step takes %.0f%% of the main thread", pct(s.py.IOShare)), at(IO), s.ev[IO], s.pyLines(s.py.IOLines, 3), change))
 	}
@@ -477,7 +491,7 @@ func (s *state) findings() {
 			where = append(where, s.topOps(3, true)...)
 			change := s.servingEngineChange()
 			if lead, ok := s.oneSampleSteps(); ok {
-				change = lead + "; then " + cmp.Or(change, rule("host.launch").Change)
+				change = thenDo(lead, cmp.Or(change, rule("host.launch").Change))
 			}
 			s.emit(s.finding("host.launch", fmt.Sprintf("Tiny kernels: the device idles %.0f%% of the step waiting for launches", pct(s.share[Launch])), at(Launch), s.ev[Launch], where, change))
 		} else if busy := s.share[Host] - blockedShare; busy >= p.MinFinding {
@@ -489,7 +503,7 @@ func (s *state) findings() {
 			change := ""
 			if !s.device {
 				title = fmt.Sprintf("Python between ops takes %.0f%% of the step", pct(busy))
-				change = "take the Python work out of the step: vectorise it with tensor ops, precompute it, or move it into a Dataset loaded by DataLoader workers"
+				change = orTry("take the Python work out of the step: vectorise it with tensor ops, or precompute it", "move it into a Dataset loaded by DataLoader workers, which run it beside the step")
 			}
 			if l, ok := s.tensorFromLists(); ok {
 				if change == "" {
@@ -507,13 +521,15 @@ func (s *state) findings() {
 			case busy >= s.share[CPUCompute]:
 				// the Python is torch's own, calling modules whose ops
 				// take less time than it
-				change = fmt.Sprintf("most of this Python time (~%.0f%% of the step) is inside nn.Module calls (__call__, hooks, Sequential's loop, each layer's forward), the modules' ops too small to pay for it: %s; or give each call more work (a larger batch, fewer and wider layers)", pct(in), s.compileChange("them into one graph"))
+				change = fmt.Sprintf("most of this Python time (~%.0f%% of the step) is inside nn.Module calls (__call__, hooks, Sequential's loop, each layer's forward), the modules' ops too small to pay for it: %s", pct(in), s.compileChange("them into one graph"))
+				change = orTry(change, "give each call more work (a larger batch, fewer and wider layers): the same Python then pays for more")
 			default:
 				// the modules' own Python beside larger ops: no DataLoader
 				// or vectorising of the program's code touches it (batch-1
 				// inference of a small transformer: 36% Python, 64% ops,
 				// got "move it into a Dataset loaded by DataLoader workers")
-				change = fmt.Sprintf("most of this Python time (~%.0f%% of the step) runs inside nn.Module calls (__call__, hooks, each layer's forward code), beside the ops it calls: %s; a larger batch makes it a smaller share of the step", pct(in), s.compileChange("them into one graph"))
+				change = fmt.Sprintf("most of this Python time (~%.0f%% of the step) runs inside nn.Module calls (__call__, hooks, each layer's forward code), beside the ops it calls: %s", pct(in), s.compileChange("them into one graph"))
+				change = orTry(change, "a larger batch: the same Python is then a smaller share of the step")
 			}
 			if change == "" {
 				change = s.stepOverheadChange()
@@ -525,7 +541,7 @@ func (s *state) findings() {
 				change = hostPythonNoLoader
 			}
 			if _, ok := s.oneSampleSteps(); ok {
-				change = "inference on one sample per step (DataLoader batch_size=1): batch the samples, which pays this Python once per batch; then " + cmp.Or(change, rule("host.python").Change)
+				change = thenDo("inference on one sample per step (DataLoader batch_size=1): batch the samples, which pays this Python once per batch", cmp.Or(change, rule("host.python").Change))
 			}
 			s.emit(s.finding("host.python", title, busy*S, s.ev[Host], where, change))
 		}
@@ -577,7 +593,7 @@ func (s *state) findings() {
 			change = "the copies stay on the device: find the ops that issue them (copy_, contiguous, clone, cat, index_put) and avoid them with views, in-place ops or the layout the next op wants; torch.compile removes many"
 			where = append(where, s.topOps(2, false, "aten::copy_", "contiguous", "clone", "aten::cat")...)
 		case !pageable:
-			change = "the copies already come from pinned memory: overlap them with compute on a side stream (non_blocking=True), or keep the data on the device"
+			change = orTry("the copies already come from pinned memory: overlap them with compute on a side stream (non_blocking=True)", "keep the data on the device: it is then copied once")
 		case s.py != nil:
 			// a copy from pageable memory holds the host until it is done:
 			// the line that issues it is where the window's samples sit
@@ -595,7 +611,7 @@ func (s *state) findings() {
 		f := s.finding("comm.exposed", fmt.Sprintf("Communication not overlapped with compute takes %.0f%% of the step", pct(s.share[Comm])), at(Comm), s.ev[Comm], s.topOps(3, false, "nccl", "gloo", "all_reduce", "allreduce", "all_gather", "broadcast", "reduce_scatter", "all_to_all"), change)
 		if n, w, partial := s.partialRanks(); partial {
 			f.Measured = append(f.Measured, Evidence{fmt.Sprintf("ranks in the input: %d of %d", n, w), 0, "", "distributedInfo"})
-			f.Change = fmt.Sprintf("a collective waits for the slowest rank and this input holds %d of %d ranks: analyze all ranks together (bottleneck analyze DIR) to tell a straggler from the network; then: %s", n, w, f.Change)
+			f.Change = thenDo(fmt.Sprintf("a collective waits for the slowest rank and this input holds %d of %d ranks: analyze all ranks together (bottleneck analyze DIR) to tell a straggler from the network", n, w), f.Change)
 			if s.d.Verdict.Primary != Comm { // else the verdict's confidence, already lowered
 				f.Confidence = lower(f.Confidence)
 			}
@@ -618,7 +634,7 @@ func (s *state) findings() {
 		where = slices.Insert(where, 0, attention...)
 		nPy += len(attention)
 		if c, ev, loc, ok := s.outsideModelChange(fam); ok {
-			change, ms = c+"; then "+change, append(ms, ev)
+			change, ms = thenDo(c, change), append(ms, ev)
 			where = slices.Concat(loc, where[nPy:])
 			nPy = len(loc)
 		}
@@ -644,7 +660,7 @@ func (s *state) findings() {
 				if c := s.in.Run.SetThreads; c != nil {
 					held = fmt.Sprintf(" (torch.set_num_threads(%s) at %s:%d)", callValue(c.Value), filepath.Base(c.File), c.Line)
 				}
-				change = fmt.Sprintf("torch uses %s%s and %s free: %s; then %s", units.Things(d.threads, "thread"), held, cpusFree(d.cpus-d.want), s.threadKnob(fit), change)
+				change = thenDo(fmt.Sprintf("torch uses %s%s and %s free: %s", units.Things(d.threads, "thread"), held, cpusFree(d.cpus-d.want), s.threadKnob(fit)), change)
 				try = map[string]string{"threads": fmt.Sprint(fit)}
 				where = slices.Insert(where, nPy, s.threadSetting()...) // before the ops: the report shows the first few
 			}
@@ -654,15 +670,13 @@ func (s *state) findings() {
 			// family or torch.compile(model) reaches them (AdamW over 6M
 			// parameters after a bf16 forward: 57% of the native time;
 			// 27-36 ms a step, 18-22 ms with fused=True)
-			change = fmt.Sprintf("the optimizer's update (%s) takes %.0f%% of the native time and runs one parameter at a time: %s; then %s", r.Name, pct(per/(s.share[CPUCompute]*s.step)), cpuUpdateFix(r), change)
+			change = thenDo(fmt.Sprintf("the optimizer's update (%s) takes %.0f%% of the native time and runs one parameter at a time: %s", r.Name, pct(per/(s.share[CPUCompute]*s.step)), cpuUpdateFix(r)), change)
 			if o := s.runOptimizer(r.Name); o != nil && o.StepSite != nil {
 				site := Location{Kind: "python", Name: o.StepSite.Func, File: o.StepSite.File, Line: o.StepSite.Line, Note: "calls " + o.Class + ".step()"}
 				where = slices.Insert(slices.DeleteFunc(where, func(l Location) bool { return l.Kind == "python" && l.File == site.File && l.Line == site.Line }), 0, site)
 			}
 		}
-		if lead != "" {
-			change = lead + "; then " + change
-		}
+		change = thenDo(lead, change)
 		f := s.finding("cpu.native", fmt.Sprintf("Native ops take %.0f%% of the step on the CPU", pct(s.share[CPUCompute])), at(CPUCompute), ms, where, change)
 		f.Try = try
 		s.emit(f)
@@ -679,6 +693,9 @@ func (s *state) findings() {
 	s.memoryGrowthFinding()
 	s.startupFinding()
 	s.rank()
+	for i := range s.d.Findings {
+		splitAlternatives(&s.d.Findings[i])
+	}
 }
 
 // tinyOpsFinding names the lines that issue the tiny ops (the Python
@@ -735,14 +752,14 @@ func (s *state) tinyOpsFinding() {
 		}
 	}
 	if lead, ok := s.oneSampleSteps(); ok {
-		change = lead + "; then " + cmp.Or(change, rule("cpu.tiny-ops").Change)
+		change = thenDo(lead, cmp.Or(change, rule("cpu.tiny-ops").Change))
 	}
 	ms := s.ev[Overhead]
 	if c, ev, loc := s.float64Change(false); c != "" {
 		// float32 first: the small ops' fixes can lose in float64 (an
 		// LSTMCell loop fit with LBFGS: nn.LSTM in its place ran no faster
 		// in float64, and 3x faster in float32; docs/diagnosis.md)
-		change = c + "; then, in float32: " + cmp.Or(change, rule("cpu.tiny-ops").Change)
+		change = thenDo(c, "in float32: "+cmp.Or(change, rule("cpu.tiny-ops").Change))
 		ms = append(slices.Clone(ms), ev...)
 		where = slices.Insert(where, 0, loc...)
 	}
@@ -800,11 +817,11 @@ func (s *state) tinyOpsSource() (string, []Location) {
 		// replaces.
 		for _, l := range py.Hot[:min(3, len(py.Hot))] {
 			if l.Pct >= minForwardLinePct && (l.Func == "forward" || strings.HasSuffix(l.Func, ".forward")) {
-				change += fmt.Sprintf("; where a loop in %s (%s:%d) runs independent layers one at a time (heads, ensemble members, experts), stack them into one batched op (torch.bmm, or torch.func.stack_module_state with torch.vmap)", l.Func, filepath.Base(l.File), l.Line)
+				change = orTry(change, fmt.Sprintf("where a loop in %s (%s:%d) runs independent layers one at a time (heads, ensemble members, experts), stack them into one batched op (torch.bmm, or torch.func.stack_module_state with torch.vmap)", l.Func, filepath.Base(l.File), l.Line))
 				break
 			}
 		}
-		return change + "; " + s.compileChange("its small elementwise ops"), nil
+		return orTry(change, s.compileChange("its small elementwise ops")), nil
 	}
 	return "", nil
 }
@@ -878,7 +895,7 @@ func (s *state) frameworkChange() string {
 	change := fmt.Sprintf("%s's own code is the innermost frame of %.0f%% of the busy main-thread samples (%s): its per-step work (moving the batch, running the closure, logging, hooks) costs the same whatever the step does, so a larger batch makes it a smaller share of the step",
 		py.Framework, pct(py.FrameworkShare), strings.Join(py.FrameworkFuncs, ", "))
 	if py.Framework == "Lightning" {
-		change += "; log less per step (self.log(..., on_step=False), Trainer(log_every_n_steps=...)) and do not move a batch that is already on its device"
+		change = thenDo(change, "log less per step (self.log(..., on_step=False), Trainer(log_every_n_steps=...)) and do not move a batch that is already on its device")
 	}
 	return change
 }
@@ -1110,9 +1127,12 @@ func (s *state) gcFinding() {
 	}
 	change := ""
 	if explicit != nil {
-		change = fmt.Sprintf("gc.collect() runs in the loop (%s:%d): call it every N steps or at the end of an epoch, or drop it; gc.freeze() after start-up keeps long-lived objects out of later collections", explicit.File, explicit.Line)
+		change = fmt.Sprintf("gc.collect() runs in the loop (%s:%d): call it every N steps or at the end of an epoch, or drop it", explicit.File, explicit.Line)
+		change = thenDo(change, "gc.freeze() after start-up: long-lived objects then stay out of later collections")
 	} else {
-		change = "full collections over many live Python objects: gc.freeze() after start-up (model and data built), fewer small Python objects per step (tensors instead of lists of Python numbers), or gc.set_threshold with a larger first threshold"
+		change = orTry(orTry("full collections over many live Python objects: gc.freeze() after start-up (model and data built), which keeps them out of later collections",
+			"fewer small Python objects per step (tensors instead of lists of Python numbers): less for each collection to walk"),
+			"gc.set_threshold with a larger first threshold: fewer collections")
 	}
 	title := fmt.Sprintf("Garbage collection pauses the step %s per step (%.0f%% of the step)", units.Duration(r.GC.PausePerStepS*1e6), pct(r.GC.Share))
 	f := s.finding("gc.pauses", title, s.share[GC]*s.step, s.ev[GC], where, change)
@@ -1348,8 +1368,8 @@ var syncFixes = []struct {
 }{
 	{[]string{"_local_scalar_dense", "aten::item", "aten::is_nonzero"}, "`.item()` / float(t) / `if t:` / print(t) reads a device value on the host each step: accumulate on the device (e.g. a running loss tensor) and read it every N steps"},
 	{[]string{"nonzero", "masked_select", "unique", "aten::index", "boolean"}, "data-dependent shapes (nonzero, boolean-mask indexing, unique) wait for the device to size their output: use torch.where or fixed-size masks"},
-	{[]string{"cudafree", "hipfree", "empty_cache"}, "the caching allocator returns memory every step (torch.cuda.empty_cache() in the loop, or allocation retries near capacity): remove empty_cache() from the loop, or make room (smaller batch, expandable_segments)"},
-	{[]string{"cudadevicesynchronize", "hipdevicesynchronize"}, "torch.cuda.synchronize() in the loop (often timing code): remove it, or time with torch.cuda.Event(enable_timing=True) read after the loop"},
+	{[]string{"cudafree", "hipfree", "empty_cache"}, "the caching allocator returns memory every step (torch.cuda.empty_cache() in the loop, or allocation retries near capacity): remove empty_cache() from the loop" + altMark + "or" + altMark + "make room (smaller batch, expandable_segments): no retries near capacity"},
+	{[]string{"cudadevicesynchronize", "hipdevicesynchronize"}, "torch.cuda.synchronize() in the loop (often timing code): remove it" + altMark + "or" + altMark + "time with torch.cuda.Event(enable_timing=True), read after the loop: no wait in the step"},
 }
 
 // syncChange names what actually synchronises, from the sync causes and
@@ -1370,7 +1390,7 @@ func (s *state) syncChange() string {
 	case top.Copy == classify.HtoD.String():
 		return "host-to-device copies from pageable memory block the host: DataLoader(pin_memory=True) or tensor.pin_memory(), then .to(device, non_blocking=True)"
 	case top.Copy != "" || classify.ContainsAny(what, []string{"copy_", "_to_copy", "aten::to"}):
-		return "tensor.cpu() / .to(\"cpu\") / .numpy() / .tolist() in the loop copies to the host and waits: keep the values on the device, or copy into a pinned buffer with non_blocking=True and read it a step later"
+		return "tensor.cpu() / .to(\"cpu\") / .numpy() / .tolist() in the loop copies to the host and waits: keep the values on the device" + altMark + "or" + altMark + "copy into a pinned buffer with non_blocking=True and read it a step later: the copy then overlaps the next step"
 	}
 	return ""
 }
@@ -1499,12 +1519,12 @@ func (s *state) cpuOpsChange() (change string, ev []Evidence, lead string, atten
 	if att, _ := s.unfusedAttention(true); total > 0 && att/total >= s.p.AttentionShare {
 		var fix string
 		fix, attention = s.attentionFix(true)
-		change = fmt.Sprintf("attention runs unfused (softmax and batched matmuls: %.0f%% of the native time): %s; then %s",
-			pct(att/total), fix, change)
+		change = thenDo(fmt.Sprintf("attention runs unfused (softmax and batched matmuls: %.0f%% of the native time): %s",
+			pct(att/total), fix), change)
 		ev = append(ev, Evidence{"softmax + bmm ops' share of native op time", pct(att / total), "%", "ops"})
 	}
 	if c, e, ok := s.sliceBackwardChange(total); ok {
-		change, ev = c+"; then "+change, append(ev, e)
+		change, ev = thenDo(c, change), append(ev, e)
 	}
 	// dropout's masks are a cost of their own on a CPU, whatever leads;
 	// with no backward in the steps, dropout that draws masks is a model
@@ -1515,11 +1535,11 @@ func (s *state) cpuOpsChange() (change string, ev []Evidence, lead string, atten
 		lead = fmt.Sprintf("dropout draws random masks (aten::bernoulli_, native_dropout: %.0f%% of the native time) though no backward runs in these steps: the model is in training mode: call model.eval() before inference (dropout then passes its input through, and BatchNorm uses its running statistics, which the outputs need too) and run it under torch.inference_mode()", pct(dropout/total))
 		ev = append(ev, Evidence{"dropout ops' share of native op time", pct(dropout / total), "%", "ops"}, Evidence{"backward op calls", 0, "", "ops"})
 	case heavy:
-		change += fmt.Sprintf("; dropout's random masks (aten::bernoulli_, native_dropout) take %.0f%% of the native time: drawing random numbers is slow on a CPU; a lower p, dropout only where the model overfits, or torch.compile, which fuses the mask with its neighbours", pct(dropout/total))
+		change = thenDo(change, fmt.Sprintf("dropout's random masks (aten::bernoulli_, native_dropout) take %.0f%% of the native time, and drawing random numbers is slow on a CPU: a lower p, dropout only where the model overfits, or torch.compile, which fuses the mask with its neighbours", pct(dropout/total)))
 		ev = append(ev, Evidence{"dropout ops' share of native op time", pct(dropout / total), "%", "ops"})
 	}
 	if one, ok := s.oneSampleSteps(); ok {
-		lead = strings.TrimPrefix(lead+"; then "+one, "; then ")
+		lead = thenDo(lead, one)
 	}
 	return change, ev, lead, attention
 }
@@ -1764,24 +1784,26 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		if family/total >= alone || len(rest) == 0 {
 			return ""
 		}
-		return fmt.Sprintf("; the other %.0f%% (largest: %s): %s", pct(1-family/total), largest(rest, 2), s.compileChange("elementwise, normalization and softmax ops"))
+		return fmt.Sprintf("the other %.0f%% (largest: %s): %s", pct(1-family/total), largest(rest, 2), s.compileChange("elementwise, normalization and softmax ops"))
 	}
 	rnnPerStep := float64(rnnCalls) / float64(max(1, s.recordedSteps()))
 	switch {
 	case conv/total >= dominant:
-		return fmt.Sprintf("convolutions take %.0f%% of the native time: model.to(memory_format=torch.channels_last) and the input likewise (oneDNN's fast path), torch.compile, %sor an accelerator", pct(conv/total), s.bf16Advice()),
+		return orTry(orTry(orTry(fmt.Sprintf("convolutions take %.0f%% of the native time: put the model and its input in channels_last (model.to(memory_format=torch.channels_last), input.to(memory_format=torch.channels_last)), oneDNN's fast path for convolutions", pct(conv/total)),
+				s.bf16Advice()), "torch.compile(model), which fuses the convolutions' neighbours into them"), "an accelerator"),
 			[]Evidence{{"convolution ops' share of native op time", pct(conv / total), "%", "ops"}}, dropout, total
 	case gemm/total >= dominant:
-		return fmt.Sprintf("matmuls take %.0f%% of the native time and already run in oneDNN/MKL: %sfewer or larger matmuls (batching), or an accelerator%s", pct(gemm/total), s.bf16Advice(), others(gemm)),
+		return thenDo(orTry(orTry(fmt.Sprintf("matmuls take %.0f%% of the native time and already run in oneDNN/MKL: fewer or larger matmuls (batching)", pct(gemm/total)),
+				s.bf16Advice()), "an accelerator"), others(gemm)),
 			[]Evidence{{"matmul ops' share of native op time", pct(gemm / total), "%", "ops"}}, dropout, total
 	case rnn/total >= dominant && rnnPerStep >= minRNNCalls:
 		// a loop feeding the layer one time step per call: each call
 		// projects one step's input and cannot batch the steps' input
 		// matmuls (50 steps of a 128-unit LSTM, batch 32, forward and
 		// backward: 19.0 ms looped, 3.96 ms in one call, on this CPU)
-		return fmt.Sprintf("recurrent layers (LSTM/GRU/RNN) take %.0f%% of the native time, called %.0f times a step: a loop that feeds a layer one time step per call (out, h = lstm(x[:, t:t+1], h)) runs each step's input projection and recurrence apart: "+
+		return thenDo(fmt.Sprintf("recurrent layers (LSTM/GRU/RNN) take %.0f%% of the native time, called %.0f times a step: a loop that feeds a layer one time step per call (out, h = lstm(x[:, t:t+1], h)) runs each step's input projection and recurrence apart: "+
 				"when the inputs are known up front (the batch's sequence, teacher forcing), call it once on the whole sequence (out, h = lstm(x)), measured 4.8x faster for 50 steps; "+
-				"a loop whose next input is its last output (decoding) must stay, under torch.inference_mode() when nothing is trained%s", pct(rnn/total), rnnPerStep, others(rnn)),
+				"a loop whose next input is its last output (decoding) must stay, under torch.inference_mode() when nothing is trained", pct(rnn/total), rnnPerStep), others(rnn)),
 			[]Evidence{{"recurrent ops' share of native op time", pct(rnn / total), "%", "ops"}, {"recurrent layer calls per step", rnnPerStep, "", "ops"}}, dropout, total
 	case rnn/total >= dominant:
 		// the time steps run one after another inside oneDNN's RNN
@@ -1789,28 +1811,30 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		// LSTM, 256 hidden, 32 x 100 steps, on this AMX CPU: 105 ms a
 		// step, 46 ms under bf16 autocast, 80 ms compiled; a batch twice
 		// as wide took twice as long, so no per-sample gain there)
-		return fmt.Sprintf("recurrent layers (LSTM/GRU/RNN) take %.0f%% of the native time and already run as oneDNN's fused RNN, one time step after another: %sshorter sequences (truncated backpropagation through time), or an accelerator (cuDNN's RNN)%s", pct(rnn/total), s.bf16Advice(), others(rnn)),
+		return thenDo(orTry(orTry(fmt.Sprintf("recurrent layers (LSTM/GRU/RNN) take %.0f%% of the native time and already run as oneDNN's fused RNN, one time step after another: shorter sequences (truncated backpropagation through time)", pct(rnn/total)),
+				s.bf16Advice()), "an accelerator (cuDNN's RNN)"), others(rnn)),
 			[]Evidence{{"recurrent ops' share of native op time", pct(rnn / total), "%", "ops"}}, dropout, total
 	case random/total >= dominant:
 		// synthetic inputs or noise drawn every step: a CPU draws random
 		// numbers slowly (a 4096 x 1024 torch.randn: 11-15 ms here, more
 		// than the two-layer MLP it fed), and torch.compile does not
 		// touch the draws made outside the model
-		return fmt.Sprintf("drawing random numbers (torch.randn/rand/randint/randn_like: aten::normal_, uniform_, random_) takes %.0f%% of the native time: make synthetic inputs once before the loop and reuse them, or draw fresh noise in DataLoader workers (overlapped with the step) or on the accelerator", pct(random/total)),
+		return orTry(fmt.Sprintf("drawing random numbers (torch.randn/rand/randint/randn_like: aten::normal_, uniform_, random_) takes %.0f%% of the native time: make synthetic inputs once before the loop and reuse them", pct(random/total)),
+				"draw fresh noise in DataLoader workers (overlapped with the step) or on the accelerator"),
 			[]Evidence{{randomShareLabel, pct(random / total), "%", "ops"}}, dropout, total
 	case index/total >= dominant:
 		change, ev := indexChange(index/total, aggregate/total, indexBackward/total)
-		return change + others(index), ev, dropout, total
+		return thenDo(change, others(index)), ev, dropout, total
 	case sorts/total >= dominant:
 		// a full sort to take the first k of each row (retrieval, top-k
 		// sampling, hard-negative mining): the top 10 of 32 rows of 200k
 		// scores took 690 ms through argsort here, 20 ms through topk
-		return fmt.Sprintf("sorting (aten::sort: torch.sort, argsort, msort) takes %.0f%% of the native time: where only the first k of each sorted row are used (argsort(...)[:, :k]), torch.topk(x, k) selects them without sorting the rest (the top 10 of 32 rows of 200k scores here: 690 ms through argsort, 20 ms through topk); for one rank or quantile, torch.kthvalue or torch.quantile%s", pct(sorts/total), others(sorts)),
+		return thenDo(fmt.Sprintf("sorting (aten::sort: torch.sort, argsort, msort) takes %.0f%% of the native time: where only the first k of each sorted row are used (argsort(...)[:, :k]), torch.topk(x, k) selects them without sorting the rest (the top 10 of 32 rows of 200k scores here: 690 ms through argsort, 20 ms through topk); for one rank or quantile, torch.kthvalue or torch.quantile", pct(sorts/total)), others(sorts)),
 			[]Evidence{{sortShareLabel, pct(sorts / total), "%", "ops"}}, dropout, total
 	}
 	// the largest ops say what the time is in: a 32k-token output layer's
 	// matmuls and log_softmax, or many small ops
-	return fmt.Sprintf("no op family dominates the native time (largest: %s): %s, or an accelerator", largest(all, 3), s.compileChange("its elementwise, normalization and softmax ops and the many small ones")), nil, dropout, total
+	return orTry(fmt.Sprintf("no op family dominates the native time (largest: %s): %s", largest(all, 3), s.compileChange("its elementwise, normalization and softmax ops and the many small ones")), "an accelerator"), nil, dropout, total
 }
 
 // indexChange: gathers and scatters by a tensor of indices (graph message
@@ -1825,11 +1849,12 @@ func indexChange(share, aggregate, backward float64) (string, []Evidence) {
 	change := fmt.Sprintf("gathers and scatters by a tensor of indices (aten::index, index_select, index_add_, scatter_add_, index_put_) take %.0f%% of the native time: they move memory more than they compute, and torch.compile does little for them", pct(share))
 	ev := []Evidence{{"gather and scatter ops' share of native op time", pct(share), "%", "ops"}}
 	if backward >= minIndexBackward {
-		change += fmt.Sprintf("; the backward of x[idx] (IndexBackward0: index_put_ with accumulate, %.0f%% of the native time) is the slowest of them: x.index_select(0, idx) gives the same values with an index_add_ backward (a 200k-row gather here: 1.5x faster forward and backward, 2.2x with the scatter after it)", pct(backward))
+		change = thenDo(change, fmt.Sprintf("the backward of x[idx] (IndexBackward0: index_put_ with accumulate, %.0f%% of the native time) is the slowest of them: x.index_select(0, idx) gives the same values with an index_add_ backward (a 200k-row gather here: 1.5x faster forward and backward, 2.2x with the scatter after it)", pct(backward)))
 		ev = append(ev, Evidence{"x[idx] backward's share of native op time", pct(backward), "%", "ops"})
 	}
 	if aggregate >= minAggregate {
-		change += "; a gather followed by a sum into rows (out.index_add_(0, dst, x[src]), scatter_add_: message passing over a graph) is one sparse matmul: build A = torch.sparse_coo_tensor(torch.stack([dst, src]), weights, (n, n)).to_sparse_csr() once and compute A @ x (a 200k-edge graph here: 5.7x faster forward and backward), or use PyTorch Geometric's fused SparseTensor/CSR message passing"
+		change = thenDo(change, "a gather followed by a sum into rows (out.index_add_(0, dst, x[src]), scatter_add_: message passing over a graph) is one sparse matmul: build A = torch.sparse_coo_tensor(torch.stack([dst, src]), weights, (n, n)).to_sparse_csr() once and compute A @ x (a 200k-edge graph here: 5.7x faster forward and backward)")
+		change = orTry(change, "PyTorch Geometric's fused SparseTensor/CSR message passing")
 	}
 	return change, ev
 }
@@ -1852,9 +1877,9 @@ func (s *state) bf16Advice() string {
 	// it (its backward lost more than its forward gained) where a CNN's
 	// halved (this AVX512-BF16 CPU: 0.53x)
 	case !known:
-		return "bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16)) on CPUs with AVX512-BF16/AMX (try it: small layers can get slower), "
+		return "bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16)) on CPUs with AVX512-BF16/AMX: half the bytes per value (try it: small layers can get slower)"
 	case native:
-		return "bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16): this CPU has bfloat16 instructions; try it: small layers can get slower), "
+		return "bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16)): this CPU has bfloat16 instructions (try it: small layers can get slower)"
 	}
 	return ""
 }
@@ -1966,7 +1991,7 @@ func (s *state) optimizerFinding() {
 		change := ""
 		switch {
 		case r.MultiTensor:
-			change = "the update already runs as foreach/fused ops: compile the step (torch.compile(optimizer.step)) to fuse it further, or update fewer, larger parameter tensors"
+			change = orTry("the update already runs as foreach/fused ops: compile the step (torch.compile(optimizer.step)) to fuse it further", "update fewer, larger parameter tensors")
 		case !s.device:
 			change = "the update runs one parameter at a time: " + cpuUpdateFix(r)
 		}
@@ -2110,11 +2135,11 @@ func blockedChange(l Line) string {
 	at := fmt.Sprintf("%s:%d", filepath.Base(l.File), l.Line)
 	switch in := strings.ToLower(l.In); {
 	case classify.ContainsAny(in, []string{"condition.wait", "event.wait", "queue.get", "thread.join", "wait_for_tstate_lock", "semaphore.acquire", "barrier.wait"}):
-		return fmt.Sprintf("the step waits at %s for another thread (%s): that thread is the limit (see its line in the threads table); give it more workers or less to do, or let the step go on while it works", at, l.In)
+		return fmt.Sprintf("the step waits at %s for another thread (%s): that thread is the limit (see its line in the threads table): give it more workers or less to do", at, l.In) + altMark + "or" + altMark + "let the step go on while it works"
 	case classify.ContainsAny(in, []string{"socket", "recv", "readinto", "ssl", "connect", "getaddrinfo", "urlopen", "request"}):
-		return fmt.Sprintf("the step waits at %s for the network (%s): send from a background thread through a queue (most logging clients have an asynchronous mode), or every N steps", at, l.In)
+		return fmt.Sprintf("the step waits at %s for the network (%s): send from a background thread through a queue (most logging clients have an asynchronous mode)", at, l.In) + altMark + "or" + altMark + "send every N steps"
 	case classify.ContainsAny(in, []string{"popen", "communicate", "subprocess"}):
-		return fmt.Sprintf("the step waits at %s for a subprocess (%s): start it without waiting (Popen, and poll() later), or run it every N steps", at, l.In)
+		return fmt.Sprintf("the step waits at %s for a subprocess (%s): start it without waiting (Popen, and poll() later)", at, l.In) + altMark + "or" + altMark + "run it every N steps"
 	}
 	return ""
 }
@@ -2194,7 +2219,7 @@ func (s *state) validationFinding() {
 	if fp.Framework == "lightning" {
 		change = "validate less often (Trainer(val_check_interval=..., check_val_every_n_epoch=...)) or on fewer batches (limit_val_batches)"
 		if loadS >= valS/2 {
-			change += fmt.Sprintf("; loading its batches is %.0f%% of it (val_next): give the validation DataLoader workers too", 100*loadS/valS)
+			change = thenDo(change, fmt.Sprintf("give the validation DataLoader workers too: loading its batches is %.0f%% of it (val_next)", 100*loadS/valS))
 		}
 	} else {
 		change = "evaluate less often (TrainingArguments(eval_steps=..., or eval_strategy=\"epoch\")) or on a subset (eval_dataset.select(range(n))), with a larger per_device_eval_batch_size"
@@ -2227,7 +2252,9 @@ func (s *state) checkpointFinding() {
 		{fmt.Sprintf("save time per training step (%d steps)", steps), perStepUs, "us", "framework phases"}}
 	change := "save less often (TrainingArguments(save_steps=... larger, or save_strategy=\"epoch\")), and save_only_model=True when the optimizer's state is not needed to resume"
 	if fp.Framework == "lightning" {
-		change = "save less often (ModelCheckpoint(every_n_train_steps=... larger, or every_n_epochs=1)), save_weights_only=True when the optimizer's state is not needed to resume, or write in the background: Trainer(plugins=[AsyncCheckpointIO()]) (lightning.pytorch.plugins.io)"
+		change = orTry(orTry("save less often (ModelCheckpoint(every_n_train_steps=... larger, or every_n_epochs=1))",
+			"save_weights_only=True when the optimizer's state is not needed to resume: a smaller file"),
+			"write in the background: Trainer(plugins=[AsyncCheckpointIO()]) (lightning.pytorch.plugins.io)")
 	}
 	s.emit(s.finding("run.checkpoint", fmt.Sprintf("Saving checkpoints takes %.0f%% of the run's wall time (%d saves, %s each)", 100*share, saves, units.Seconds(saveS/float64(saves))),
 		perStepUs, ms, []Location{{Kind: "phase", Name: "save_checkpoint", Note: fp.Framework + " phases"}}, change))
@@ -2570,5 +2597,5 @@ func (s *state) gilFinding() {
 		{"thread " + g.Thread + " on a CPU, share of the run", pct(g.CPUShare), "%", "pyprofile"}}
 	s.emit(s.finding("host.gil", fmt.Sprintf("The main thread waits for the GIL and a CPU %.0f%% of the run: thread %s runs Python on a CPU %.0f%% of it", pct(g.MainOffCPU), g.Thread, pct(min(g.CPUShare, 1))),
 		g.MainOffCPU*s.step, ms, where,
-		fmt.Sprintf("Python runs one thread at a time, and thread %s%s holds the GIL while the main thread waits between its ops: move that work to another process (multiprocessing, a DataLoader worker), do it in calls that release the GIL (torch or NumPy ops over whole arrays, I/O), or let the thread sleep between batches of it", g.Thread, at)))
+		fmt.Sprintf("Python runs one thread at a time, and thread %s%s holds the GIL while the main thread waits between its ops: move that work to another process (multiprocessing, a DataLoader worker)", g.Thread, at)+altMark+"or"+altMark+"do it in calls that release the GIL (torch or NumPy ops over whole arrays, I/O), or let the thread sleep between batches of it"))
 }

@@ -53,8 +53,8 @@ func TestPlantedOffStep(t *testing.T) {
 			if !pointsAt(f.Where, path, line) {
 				t.Errorf("finding does not point at %s:%d: %+v", c.file, line, f.Where)
 			}
-			if want := fmt.Sprintf("%s:%d", c.file, line); !strings.Contains(f.Change, want) {
-				t.Errorf("the change does not name %s: %s", want, f.Change)
+			if want := fmt.Sprintf("%s:%d", c.file, line); !strings.Contains(f.AllChanges(), want) {
+				t.Errorf("the change does not name %s: %s", want, f.AllChanges())
 			}
 			if len(f.Measured) == 0 || f.AtStakeUs <= 0 {
 				t.Errorf("finding without numbers: %+v", f)

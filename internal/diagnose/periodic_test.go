@@ -181,8 +181,8 @@ func TestPeriodicFinding(t *testing.T) {
 			if f == nil {
 				t.Fatalf("no finding: %+v", d.Findings)
 			}
-			if !strings.Contains(f.Title, c.title) || !strings.Contains(f.Change, c.change) {
-				t.Errorf("title %q\nchange %q", f.Title, f.Change)
+			if !strings.Contains(f.Title, c.title) || !strings.Contains(f.AllChanges(), c.change) {
+				t.Errorf("title %q\nchange %q", f.Title, f.AllChanges())
 			}
 			if !strings.Contains(d.Verdict.Why, "every 40 steps a step takes 400 ms") || d.Verdict.Secondary[len(d.Verdict.Secondary)-1] != Periodic {
 				t.Errorf("verdict %+v", d.Verdict)

@@ -213,26 +213,26 @@ func (s *state) fewerBitsAdvice() string {
 		case known && !has:
 			return ""
 		case d.vendor == "amd":
-			return "FP8 as an experiment (torchao float8 training or FP8 hipBLASLt GEMMs on MI300 and later; measure the step time and the loss), "
+			return "FP8 as an experiment (torchao float8 training or FP8 hipBLASLt GEMMs on MI300 and later; measure the step time and the loss)"
 		case known:
-			return "FP8 as an experiment (torchao float8 or Transformer Engine; measure the step time and the loss), "
+			return "FP8 as an experiment (torchao float8 or Transformer Engine; measure the step time and the loss)"
 		}
-		return "FP8 as an experiment where the device has FP8 units (NVIDIA Ada/Hopper/Blackwell, AMD MI300; measure the step time and the loss), "
+		return "FP8 as an experiment where the device has FP8 units (NVIDIA Ada/Hopper/Blackwell, AMD MI300; measure the step time and the loss)"
 	case "tf32":
-		return "bf16 autocast (the matmuls run in TF32 now), "
+		return "bf16 autocast (the matmuls run in TF32 now)"
 	case "full":
 		switch {
 		case d.vendor == "amd":
-			return "bf16 autocast (the matmuls run in fp32 now), "
+			return "bf16 autocast (the matmuls run in fp32 now)"
 		case d.major >= 0 && !d.atLeast(8, 0):
-			return "fp16 autocast with GradScaler (the matmuls run in fp32 now), "
+			return "fp16 autocast with GradScaler (the matmuls run in fp32 now)"
 		}
-		return "bf16 autocast or TF32 (the matmuls run in fp32 now), "
+		return "bf16 autocast or TF32 (the matmuls run in fp32 now)"
 	}
 	if d.vendor == "amd" {
-		return "lower precision (bf16 autocast; FP8 via torchao float8 on MI300 and later), "
+		return "lower precision (bf16 autocast; FP8 via torchao float8 on MI300 and later)"
 	}
-	return "lower precision, "
+	return "lower precision"
 }
 
 // halfPrecisionChange is how fp32 matmuls get onto tensor/matrix cores on
@@ -267,5 +267,6 @@ func (s *state) attentionBackend() string {
 // generalKernelsChange is gpu.kernels' general change (rules.go) with its
 // precision clause fitted to the measured kernels and device.
 func (s *state) generalKernelsChange() string {
-	return "the device is the limit: reduce or fuse the top kernels (torch.compile), " + s.fewerBitsAdvice() + "or a larger device; with low SM efficiency, a larger batch"
+	return orTry(orTry(orTry("the device is the limit: reduce or fuse the top kernels (torch.compile)", s.fewerBitsAdvice()),
+		"with low SM efficiency, a larger batch"), "a larger device")
 }

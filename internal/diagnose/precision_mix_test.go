@@ -28,12 +28,12 @@ func kernelsChangeOn(t *testing.T, device, cc string, rows ...optable.KernelRow)
 		d: &Diagnosis{Findings: []Finding{}}}
 	s.gpuFindings()
 	if f := findRule(s.d.Findings, "gpu.kernels"); f != nil {
-		kernelsChange = f.Change
+		kernelsChange = f.AllChanges()
 	} else {
 		t.Fatalf("no gpu.kernels finding: %+v", s.d.Findings)
 	}
 	if f := findRule(s.d.Findings, "gpu.precision"); f != nil {
-		precisionChange = f.Change
+		precisionChange = f.AllChanges()
 	}
 	return kernelsChange, precisionChange
 }

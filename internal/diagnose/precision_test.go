@@ -53,8 +53,8 @@ func TestPrecisionFiresForFP32OnCUDACores(t *testing.T) {
 		if len(f.Where) != 1 || f.Where[0].Name != name || !strings.Contains(f.Where[0].Note, "on CUDA cores (fp32)") {
 			t.Errorf("%.60s: where %+v", name, f.Where)
 		}
-		if !strings.Contains(f.Change, "bfloat16") || !strings.Contains(f.Change, "set_float32_matmul_precision") {
-			t.Errorf("%.60s: change %q", name, f.Change)
+		if !strings.Contains(f.AllChanges(), "bfloat16") || !strings.Contains(f.AllChanges(), "set_float32_matmul_precision") {
+			t.Errorf("%.60s: change %q", name, f.AllChanges())
 		}
 	}
 }

@@ -209,13 +209,14 @@ func ComputeSpread(rr *Spread, per []RankInput, params *Params) *RunDiagnosis {
 		}
 		v := Verdict{Primary: Straggler, Detail: fmt.Sprintf("rank %d holds the others back", slow), SharePct: round(100 * share), Confidence: conf, Why: why}
 		where := []Location{{Kind: "rank", Name: fmt.Sprint(slow)}}
-		change := rule("ranks.straggler").Change
+		change, alts := rule("ranks.straggler").Change, []Alternative(nil)
 		if sd := byRank[slow]; sd != nil {
 			v.Why += fmt.Sprintf("; rank %d itself is %s (%.0f%%)", slow, sd.Verdict.Primary, sd.Verdict.SharePct)
 			if len(sd.Findings) > 0 {
 				top := sd.Findings[0]
 				where = append(where, top.Where...)
 				change = fmt.Sprintf("rank %d: %s — %s", slow, top.Title, top.Change)
+				alts = top.Alternatives
 			}
 			if common := everyRankFindings(per, sd.Findings, 100*p.MinFinding); len(common) > 0 {
 				// what every rank needs stays visible behind the slow one
@@ -225,7 +226,7 @@ func ComputeSpread(rr *Spread, per []RankInput, params *Params) *RunDiagnosis {
 			}
 		}
 		f := Finding{Rule: "ranks.straggler", Class: Straggler, Title: fmt.Sprintf("Rank %d is the straggler: the others lose %s per step waiting", slow, units.Duration(lostUs)),
-			Measured: ms, Where: where, Change: change, AtStakeUs: round(lostUs), AtStakePct: round(100 * share),
+			Measured: ms, Where: where, Change: change, Alternatives: alts, AtStakeUs: round(lostUs), AtStakePct: round(100 * share),
 			SavingUs: round(lostUs * rule("ranks.straggler").Factor), SavingPct: round(100 * share * rule("ranks.straggler").Factor), Confidence: conf}
 		d.Findings = append(d.Findings, f)
 		d.Verdict = v

@@ -109,7 +109,9 @@ func (s *state) float64Change(device bool) (string, []Evidence, []Location) {
 	if device {
 		speed = "GPUs run float64 at 1/2 (A100, H100) to 1/64 (consumer and most workstation cards) of float32's rate, and float32 matmuls can use TF32 tensor cores, which float64 cannot"
 	}
-	return fmt.Sprintf("%s: %s; unless the model needs float64's precision: %s", what, speed, how), ev, where
+	// the action first, then the evidence for it: the reader acts on the
+	// first words
+	return fmt.Sprintf("%s, unless the model needs float64's precision: %s, and %s", how, what, speed), ev, where
 }
 
 // float64Params counts the float64 tensors and elements among the

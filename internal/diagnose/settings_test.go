@@ -31,7 +31,7 @@ func TestFloat64Change(t *testing.T) {
 		want string // "" : no float64 change
 		at   int    // the line the finding points at first (0: none)
 	}{
-		{"default dtype, no types", f64, noTypes, "the ops compute in float64 (the default dtype is torch.float64 in the recorded window): float32 runs them about twice as fast on a CPU", 3},
+		{"default dtype, no types", f64, noTypes, "drop torch.set_default_dtype(torch.float64) at pinn.py:3 (float32 is the default), unless the model needs float64's precision: the ops compute in float64 (the default dtype is torch.float64 in the recorded window), and float32 runs them about twice as fast on a CPU", 3},
 		{"types", nil, dtypes(800, 100), "ops holding 88% of the native op time compute in float64", 0},
 		{"types and the call", f64, dtypes(800, 100), "drop torch.set_default_dtype(torch.float64) at pinn.py:3", 3},
 		{"default dtype set outside the program's lines", &RunEvidence{Env: f64.Env}, noTypes, "set the default dtype back to torch.float32", 0},
@@ -48,8 +48,8 @@ func TestFloat64Change(t *testing.T) {
 		if f == nil {
 			t.Fatalf("%s: no cpu.native finding", c.name)
 		}
-		if got := strings.Contains(f.Change, "float64"); got != (c.want != "") || !strings.Contains(f.Change, c.want) {
-			t.Errorf("%s: change %q, want %q", c.name, f.Change, c.want)
+		if got := strings.Contains(f.AllChanges(), "float64"); got != (c.want != "") || !strings.Contains(f.AllChanges(), c.want) {
+			t.Errorf("%s: change %q, want %q", c.name, f.AllChanges(), c.want)
 		}
 		if c.at > 0 && (len(f.Where) == 0 || f.Where[0].Line != c.at) {
 			t.Errorf("%s: where %+v, want line %d first", c.name, f.Where, c.at)
@@ -59,7 +59,7 @@ func TestFloat64Change(t *testing.T) {
 	gpu := &optable.OpTable{Dtypes: []optable.DtypeTime{{Dtype: "fp64", DeviceSelfUs: 700, HostSelfUs: 10}, {Dtype: "fp32", DeviceSelfUs: 100, HostSelfUs: 900}}}
 	s := &state{p: Default, step: 1000, steps: 3, device: true, share: map[Class]float64{GPUCompute: 0.8}, d: &Diagnosis{}, in: Analyses{Ops: gpu}}
 	s.findings()
-	if f := findingOf(s.d, "gpu.kernels"); f == nil || !strings.HasPrefix(f.Change, "ops holding 88% of the device time of ops compute in float64: GPUs run float64 at 1/2") {
+	if f := findingOf(s.d, "gpu.kernels"); f == nil || !strings.HasPrefix(f.Change, "model.float() and float32 inputs") || !strings.Contains(f.Change, "ops holding 88% of the device time of ops compute in float64, and GPUs run float64 at 1/2") {
 		t.Errorf("gpu: %+v", f)
 	}
 }
@@ -99,8 +99,8 @@ func TestFloat64FromParameters(t *testing.T) {
 		if f == nil {
 			t.Fatalf("%s: no cpu.native finding", c.name)
 		}
-		if got := strings.Contains(f.Change, "float64"); got != (c.want != "") || !strings.Contains(f.Change, c.want) {
-			t.Errorf("%s: change %q, want %q", c.name, f.Change, c.want)
+		if got := strings.Contains(f.AllChanges(), "float64"); got != (c.want != "") || !strings.Contains(f.AllChanges(), c.want) {
+			t.Errorf("%s: change %q, want %q", c.name, f.AllChanges(), c.want)
 		}
 		if c.want != "" && !c.run.Env.isFloat64Default() && (len(f.Where) == 0 || f.Where[0].Line != 41) {
 			t.Errorf("%s: where %+v, want the step() call first", c.name, f.Where)
@@ -129,14 +129,14 @@ func TestTinyOpsInFloat64(t *testing.T) {
 			t.Fatalf("%s: no tiny-ops finding: %s", dtype, d.Verdict.Why)
 		}
 		f64 := dtype == "torch.float64"
-		if got := strings.HasPrefix(f.Change, "the ops compute in float64"); got != f64 || f64 && !strings.Contains(f.Change, "; then, in float32: ") {
-			t.Errorf("%s: float32 leads: %v, want %v: %s", dtype, got, f64, f.Change)
+		if got := strings.HasPrefix(f.Change, "drop torch.set_default_dtype(torch.float64)"); got != f64 || f64 && !strings.Contains(f.AllChanges(), "; then in float32: ") {
+			t.Errorf("%s: float32 leads: %v, want %v: %s", dtype, got, f64, f.AllChanges())
 		}
 		if f64 && (len(f.Where) == 0 || f.Where[0].Line != 3) {
 			t.Errorf("%s: where %+v, want the set_default_dtype call first", dtype, f.Where)
 		}
-		if !f64 && strings.Contains(f.Change, "float64") {
-			t.Errorf("%s: %s", dtype, f.Change)
+		if !f64 && strings.Contains(f.AllChanges(), "float64") {
+			t.Errorf("%s: %s", dtype, f.AllChanges())
 		}
 	}
 }
@@ -183,8 +183,8 @@ func TestAnomalyFinding(t *testing.T) {
 		if c.atStake >= 1 && (f.AtStakeUs < c.atStake-1 || f.AtStakeUs > c.atStake+1) {
 			t.Errorf("%s: at stake %v, want %v", c.name, f.AtStakeUs, c.atStake)
 		}
-		if c.run.Anomaly != nil && (len(f.Where) == 0 || f.Where[0].Line != 7 || !strings.Contains(f.Change, "train.py:7")) {
-			t.Errorf("%s: where %+v, change %s", c.name, f.Where, f.Change)
+		if c.run.Anomaly != nil && (len(f.Where) == 0 || f.Where[0].Line != 7 || !strings.Contains(f.AllChanges(), "train.py:7")) {
+			t.Errorf("%s: where %+v, change %s", c.name, f.Where, f.AllChanges())
 		}
 	}
 }

@@ -65,7 +65,7 @@ func TestRunGrowthStages(t *testing.T) {
 	}
 	d := Compute(cpuTrace(&RunEvidence{Slowing: g}))
 	if f := findingOf(d, "run.slowing"); f == nil || !strings.Contains(f.Title, "in 4 stages (from steps 40, 76, 112)") ||
-		!strings.Contains(f.Change, "rises in stages") || !strings.Contains(f.Change, "--skip-first 117") || strings.Contains(f.Change, "torch.cat") {
+		!strings.Contains(f.AllChanges(), "rises in stages") || !strings.Contains(f.AllChanges(), "--skip-first 117") || strings.Contains(f.AllChanges(), "torch.cat") {
 		t.Errorf("finding %+v", f)
 	}
 	if w := d.Window; w == nil || w.SteadyState || !strings.Contains(strings.Join(w.Notes, "\n"), "rise in 4 stages") || !strings.Contains(w.Reprofile, "--skip-first 117") {
@@ -198,11 +198,11 @@ func TestInputGrowth(t *testing.T) {
 	grow := &StepGrowth{FirstMedianS: 0.017, LastMedianS: 0.063, FirstSteps: [2]int{4, 60}, LastSteps: [2]int{175, 231}, SlopeS: 0.0002, R2: 0.98, ExcessS: 0.03}
 	d := Compute(cpuTrace(&RunEvidence{Slowing: grow, InputGrowth: g, Python: &PythonEvidence{Samples: 100, RunHot: hot}}))
 	f := findingOf(d, "run.slowing")
-	if f == nil || !strings.Contains(f.Title, "the model's input grows, [1, 15] at step 1 to [1, 247] at step 230") || !strings.Contains(f.Change, "KV cache") {
+	if f == nil || !strings.Contains(f.Title, "the model's input grows, [1, 15] at step 1 to [1, 247] at step 230") || !strings.Contains(f.AllChanges(), "KV cache") {
 		t.Fatalf("finding %+v", f)
 	}
 	d = Compute(cpuTrace(&RunEvidence{Slowing: grow, Python: &PythonEvidence{Samples: 100, RunHot: hot}}))
-	if f := findingOf(d, "run.slowing"); f == nil || strings.Contains(f.Change, "KV cache") || strings.Contains(f.Title, "input grows") {
+	if f := findingOf(d, "run.slowing"); f == nil || strings.Contains(f.AllChanges(), "KV cache") || strings.Contains(f.Title, "input grows") {
 		t.Errorf("without a growing input: %+v", f)
 	}
 }

@@ -59,8 +59,8 @@ func TestInputNamesTheDataFrameRows(t *testing.T) {
 		if f == nil {
 			t.Fatal("no input finding")
 		}
-		if got := strings.Contains(f.Change, "the Dataset reads a DataFrame row by row"); got != rows || !strings.Contains(f.Change, "2 workers cannot keep up") {
-			t.Errorf("rows %v: change %q", rows, f.Change)
+		if got := strings.Contains(f.AllChanges(), "the Dataset reads a DataFrame row by row"); got != rows || !strings.Contains(f.AllChanges(), "2 workers cannot keep up") {
+			t.Errorf("rows %v: change %q", rows, f.AllChanges())
 		}
 	}
 }

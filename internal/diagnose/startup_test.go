@@ -71,7 +71,7 @@ func TestStartupFinding(t *testing.T) {
 			verb, change = "waits", "it waits rather than computes (98% of it off the CPU)"
 		}
 		if d.Findings[1].Rule != "run.startup" || math.Abs(f.OnceS-2.46) > 1e-9 || f.AtStakeUs != 0 || f.Where[0].Line != 7 ||
-			!strings.Contains(f.Title, verb+" 2.46 s in its own code, more than all its steps take (120 ms)") || !strings.Contains(f.Change, change) {
+			!strings.Contains(f.Title, verb+" 2.46 s in its own code, more than all its steps take (120 ms)") || !strings.Contains(f.AllChanges(), change) {
 			t.Errorf("%s: %+v (findings %v)", c.name, f, d.Findings)
 		}
 	}

@@ -61,11 +61,11 @@ func TestThreadSource(t *testing.T) {
 		if c.where == "" && len(where) > 0 || c.where != "" && !strings.Contains(strings.Join(where, "|"), c.where) {
 			t.Errorf("%s: where %v, want %q", c.name, where, c.where)
 		}
-		if c.change != "" && !strings.Contains(f.Change, c.change) {
-			t.Errorf("%s: change %q, want %q", c.name, f.Change, c.change)
+		if c.change != "" && !strings.Contains(f.AllChanges(), c.change) {
+			t.Errorf("%s: change %q, want %q", c.name, f.AllChanges(), c.change)
 		}
-		if c.change == "" && strings.Contains(f.Change, "come from") {
-			t.Errorf("%s: names a source: %q", c.name, f.Change)
+		if c.change == "" && strings.Contains(f.AllChanges(), "come from") {
+			t.Errorf("%s: names a source: %q", c.name, f.AllChanges())
 		}
 	}
 }

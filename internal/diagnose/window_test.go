@@ -99,8 +99,8 @@ func TestCPUWait(t *testing.T) {
 		if fired := strings.Contains(text, "waited for a CPU"); fired != c.note || (d.Window.CPUWaitPct > 0) != c.note || !strings.Contains(text, c.want) || d.Window.SteadyState != c.steady {
 			t.Errorf("%s: steady %v, notes %q; want note %v (%q), steady %v", c.name, d.Window.SteadyState, text, c.note, c.want, c.steady)
 		}
-		if f := findingOf(d, "cpu.native"); f != nil && c.note && strings.Contains(f.Change, " free: ") {
-			t.Errorf("%s: advises more threads while the main thread waits for a CPU: %q", c.name, f.Change)
+		if f := findingOf(d, "cpu.native"); f != nil && c.note && strings.Contains(f.AllChanges(), " free: ") {
+			t.Errorf("%s: advises more threads while the main thread waits for a CPU: %q", c.name, f.AllChanges())
 		}
 	}
 	// a window slower than the steps around it while the machine was busy
@@ -115,7 +115,7 @@ func TestCPUWait(t *testing.T) {
 	}
 	// the same program on a quiet machine is told to use the free CPUs
 	d = Compute(cpuTrace(&RunEvidence{Env: &e, CPUWait: &rundir.CPUWait{Run: sched(10, 0.1, 9), Window: sched(1, 0.01, 0.9)}}))
-	if f := findingOf(d, "cpu.native"); f == nil || !strings.Contains(f.Change, " free: ") {
+	if f := findingOf(d, "cpu.native"); f == nil || !strings.Contains(f.AllChanges(), " free: ") {
 		t.Errorf("quiet machine: cpu.native %+v, want the free-CPU advice", f)
 	}
 }

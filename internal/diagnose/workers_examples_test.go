@@ -52,8 +52,8 @@ func TestWorkersNameTheDatasetLine(t *testing.T) {
 				!strings.Contains(w.Note, "DataLoader worker samples") || w.SharePct < 40 {
 				t.Errorf("the finding does not name the workers' __getitem__ line first: %+v\n%s", f.Where, txt)
 			}
-			if !strings.Contains(f.Change, "__getitem__ at slow_dataset_workers.py:") || !strings.Contains(f.Change, "of the workers' busy time") {
-				t.Errorf("change %q", f.Change)
+			if !strings.Contains(f.AllChanges(), "__getitem__ at slow_dataset_workers.py:") || !strings.Contains(f.AllChanges(), "of the workers' busy time") {
+				t.Errorf("change %q", f.AllChanges())
 			}
 			if !strings.Contains(txt, "DataLoader workers: 2 worker processes") {
 				t.Errorf("report.txt lacks the workers section\n%s", txt)
@@ -90,8 +90,8 @@ func TestFastWorkersStaySilent(t *testing.T) {
 				t.Errorf("input finding names a worker line: %+v\n%s", w, txt)
 			}
 		}
-		if strings.Contains(f.Change, "busy time") {
-			t.Errorf("input finding claims a worker cost: %s", f.Change)
+		if strings.Contains(f.AllChanges(), "busy time") {
+			t.Errorf("input finding claims a worker cost: %s", f.AllChanges())
 		}
 	}
 	if !strings.Contains(txt, "DataLoader workers: 2 worker processes") {

@@ -450,7 +450,7 @@ func TestVerdictCorpus(t *testing.T) {
 			if v := d.Verdict.Primary; v != diagnose.Undetermined && len(d.Findings) > 0 && d.Findings[0].Class != v {
 				t.Errorf("verdict %s but the top finding %s is of class %s", v, d.Findings[0].Rule, d.Findings[0].Class)
 			}
-			if c.change != "" && (len(d.Findings) == 0 || !strings.Contains(d.Findings[0].Change, c.change)) {
+			if c.change != "" && (len(d.Findings) == 0 || !strings.Contains(d.Findings[0].AllChanges(), c.change)) {
 				t.Errorf("top finding's change does not name %q", c.change)
 			}
 			if sy := r.Traces[0].Syncs; c.name == "synthetic_mid_flight_stream_wait" && (sy.Inherited == nil || sy.Inherited.Count != 1 || sy.Count != 0) {
@@ -458,8 +458,8 @@ func TestVerdictCorpus(t *testing.T) {
 			}
 			for _, f := range d.Findings {
 				for _, a := range c.avoid {
-					if strings.Contains(f.Change, a) {
-						t.Errorf("%s's change says %q: %s", f.Rule, a, f.Change)
+					if strings.Contains(f.AllChanges(), a) {
+						t.Errorf("%s's change says %q: %s", f.Rule, a, f.AllChanges())
 					}
 				}
 			}

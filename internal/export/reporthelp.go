@@ -47,9 +47,9 @@ func FromDiagnosis(r *report.Report, ti int) (string, []Finding) {
 	}
 	var out []Finding
 	for _, f := range d.Findings {
-		detail := f.Change
+		detail := f.AllChanges()
 		if f.SavingPct > 0 {
-			detail = fmt.Sprintf("%s (could save ~%.0f%% of the step)", f.Change, f.SavingPct)
+			detail = fmt.Sprintf("%s (could save ~%.0f%% of the step)", detail, f.SavingPct)
 		}
 		out = append(out, Finding{Severity: f.Confidence, Title: f.Title, Detail: detail, StartNs: -1})
 	}

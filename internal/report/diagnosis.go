@@ -267,6 +267,9 @@ func writeFindings(w io.Writer, fs []diagnose.Finding, stepUs float64, brief boo
 			fmt.Fprintf(w, "    where: %s\n", strings.Join(where, "; "))
 		}
 		fmt.Fprintf(w, "    change: %s\n", f.Change)
+		for _, a := range f.Alternatives {
+			fmt.Fprintf(w, "    %s: %s\n", a.Kind, a.Change)
+		}
 	}
 }
 

@@ -467,6 +467,7 @@ func detectorVerdict(rep *Report) *diagnose.RunDiagnosis {
 			Confidence: d.Verdict.Confidence}
 		if rd := rep.diag[s.Rank]; rd != nil && len(rd.Findings) > 0 {
 			f.Change = fmt.Sprintf("rank %d: %s — %s", s.Rank, rd.Findings[0].Title, rd.Findings[0].Change)
+			f.Alternatives = rd.Findings[0].Alternatives
 		}
 		d.Findings = append(d.Findings, f)
 	}

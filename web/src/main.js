@@ -167,6 +167,7 @@ function diagnosis(d, label) {
     box.appendChild(el('ol', { class: 'findings' }, findings.map((f) => el('li', { class: 'finding' },
       el('div', null, el('strong', { text: f.title || f.rule }), f.class ? el('span', { class: 'tag', text: f.class }) : null),
       f.change ? el('p', { class: 'change' }, el('b', { text: 'Change: ' }), f.change) : null,
+      (f.alternatives || []).map((a) => el('p', { class: 'change alternative' }, el('b', { text: a.kind === 'then' ? 'Then: ' : 'Or: ' }), a.change)),
       (f.saving_us_per_step || f.at_stake_us_per_step) ? el('p', { class: 'muted', text:
         `At stake ${fmtUs(f.at_stake_us_per_step)} per step (${fmtPct(f.at_stake_pct)}); expected saving ${fmtUs(f.saving_us_per_step)} per step (${fmtPct(f.saving_pct)})` +
         (f.confidence ? `, ${f.confidence} confidence` : '') }) : null,
