@@ -202,7 +202,8 @@ func (l Loader) restartsWorkers() bool {
 // hostPythonNoLoader is host.python's general change for a program with
 // no DataLoader in its trace or run: the rule's own names the DataLoader,
 // which a decode loop or a server has no reason to have.
-const hostPythonNoLoader = "take Python work out of the step (vectorise it with tensor ops, precompute what does not change between steps); on GPU a larger batch or torch.compile makes each host step do more device work"
+const hostPythonNoLoader = "take Python work out of the step: vectorise it with tensor ops, precompute what does not change between steps" +
+	altMark + "or" + altMark + "on a GPU, a larger batch or torch.compile: each host step then does more device work"
 
 // hasDataLoader: the trace or the run shows a torch DataLoader (its
 // __next__ annotations, or the agent's record of one).
@@ -941,8 +942,9 @@ func (s *state) decoding() *Line {
 func decodeChange(l *Line, kernels float64) string {
 	return fmt.Sprintf("%s:%d generates token by token: each token is one forward of the whole model, whose kernels fill %.0f%% of its step, the rest the host issuing them: "+
 		"a static KV cache with CUDA graphs replays each token's step in one launch (Hugging Face: model.generation_config.cache_implementation = \"static\" and model.forward = torch.compile(model.forward, mode=\"reduce-overhead\"); "+
-		"a decoding loop of your own: preallocate the cache and torch.compile the step with mode=\"reduce-overhead\"), and more sequences per call cost the host nothing more per token; a serving engine (vLLM, SGLang) does both",
-		filepath.Base(l.File), l.Line, pct(kernels))
+		"a decoding loop of your own: preallocate the cache and torch.compile the step with mode=\"reduce-overhead\")",
+		filepath.Base(l.File), l.Line, pct(kernels)) + altMark + "or" + altMark + "more sequences per call: they cost the host nothing more per token" +
+		altMark + "or" + altMark + "a serving engine (vLLM, SGLang), which does both"
 }
 
 // stepOverheadChange: on a device, when most of the host's samples are
@@ -962,8 +964,9 @@ func (s *state) stepOverheadChange() string {
 	if s.compiled() {
 		graphs = "the model runs under torch.compile: mode=\"reduce-overhead\" adds CUDA graphs, launched in one call, and torch.compile(optimizer.step) brings the update in"
 	}
-	return fmt.Sprintf("the host's time is the step's own forward, backward and optimizer calls (%.0f%% of the window's main-thread samples), each issuing kernels the device finishes at once (kernels fill %.0f%% of the step): give each kernel more work (a larger batch), and %s; a fused optimizer (fused=True) issues fewer kernels",
-		pct(1-py.OutsideModelShare), pct(s.share[GPUCompute]), graphs)
+	change := fmt.Sprintf("the host's time is the step's own forward, backward and optimizer calls (%.0f%% of the window's main-thread samples), each issuing kernels the device finishes at once (kernels fill %.0f%% of the step): give each kernel more work (a larger batch)",
+		pct(1-py.OutsideModelShare), pct(s.share[GPUCompute]))
+	return orTry(orTry(change, graphs), "a fused optimizer (fused=True): it issues fewer kernels")
 }
 
 // denseKernelsChange: a device step that issues LaunchKernelsPerStep
@@ -1003,11 +1006,13 @@ func (s *state) denseKernelsChange(idle float64) string {
 		graphs = "the model runs under torch.compile: mode=\"reduce-overhead\" replays its kernels from a CUDA graph, one launch for all"
 	}
 	if dense {
-		return fmt.Sprintf("the host issues %.0f kernels a step, one per %s of step, and the device waits for each: the time is eager dispatch (Python, the op, the launch call) per kernel, not Python work to move out of the step: %s; fewer kernels (torch.compile's fusion) and more work per kernel (a larger batch) help too",
-			kps, units.Duration(s.step/kps), graphs)
+		return orTry(fmt.Sprintf("the host issues %.0f kernels a step, one per %s of step, and the device waits for each: the time is eager dispatch (Python, the op, the launch call) per kernel, not Python work to move out of the step: %s",
+			kps, units.Duration(s.step/kps), graphs), "fewer kernels (torch.compile's fusion) and more work per kernel (a larger batch): less to dispatch for the same work")
 	}
-	return fmt.Sprintf("the step's %.0f kernels are tiny (%.0f%% of them shorter than their launch call, kernels %.0f%% of the step) and the device waits for the host between them: %s, which also leaves out the model's Python between them; more work per kernel (a larger batch, more sequences per call) costs the host nothing more; where the Python between the ops is the program's own data work, not the model's (a Python profile, bottleneck run, tells), vectorise it or move it into DataLoader workers",
+	change := fmt.Sprintf("the step's %.0f kernels are tiny (%.0f%% of them shorter than their launch call, kernels %.0f%% of the step) and the device waits for the host between them: %s, which also leaves out the model's Python between them",
 		kps, pct(short), pct(s.share[GPUCompute]), graphs)
+	return orTry(orTry(change, "more work per kernel (a larger batch, more sequences per call): it costs the host nothing more"),
+		"where the Python between the ops is the program's own data work, not the model's (a Python profile, bottleneck run, tells), vectorise it or move it into DataLoader workers")
 }
 
 // tinyKernelsFrac and tinyKernelsDevice: a step whose kernels are not

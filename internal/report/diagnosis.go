@@ -267,8 +267,17 @@ func writeFindings(w io.Writer, fs []diagnose.Finding, stepUs float64, brief boo
 			fmt.Fprintf(w, "    where: %s\n", strings.Join(where, "; "))
 		}
 		fmt.Fprintf(w, "    change: %s\n", f.Change)
-		for _, a := range f.Alternatives {
+		// the brief keeps one screen: the first finding's next change, and
+		// how many more the full report has
+		alts := f.Alternatives
+		if brief {
+			alts = alts[:min(len(alts), 1-min(i, 1))]
+		}
+		for _, a := range alts {
 			fmt.Fprintf(w, "    %s: %s\n", a.Kind, a.Change)
+		}
+		if n := len(f.Alternatives) - len(alts); n > 0 && i == 0 {
+			fmt.Fprintf(w, "    (%s in the full report)\n", units.Things(n, "other change"))
 		}
 	}
 }
