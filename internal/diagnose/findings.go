@@ -510,7 +510,7 @@ func (s *state) findings() {
 				if change == "" {
 					change = rule("host.python").Change
 				}
-				change = fmt.Sprintf("the hottest line, %s:%d (%.0f%% of the main thread's samples), builds a tensor from Python lists, which torch.tensor converts one element at a time (a 64 x 256 batch of floats: 1.8 ms here, 0.24 ms through NumPy): build a NumPy array (np.asarray(rows, dtype=np.float32)) and torch.from_numpy it, or build the batches in DataLoader workers; ",
+				change = fmt.Sprintf("the hottest line, %s:%d (%.0f%% of the main thread's samples), builds a tensor from Python lists, which torch.tensor converts one element at a time (a 64 x 256 batch of floats: 1.8 ms on the project's test CPU, 0.24 ms through NumPy): build a NumPy array (np.asarray(rows, dtype=np.float32)) and torch.from_numpy it, or build the batches in DataLoader workers; ",
 					filepath.Base(l.File), l.Line, l.Pct) + strings.TrimPrefix(strings.TrimPrefix(change, "take the Python work out of the step: "), "take Python work out of the step ")
 			}
 			switch in, fw := s.pythonInModules(), s.frameworkChange(); {
@@ -671,7 +671,7 @@ func (s *state) findings() {
 			// family or torch.compile(model) reaches them (AdamW over 6M
 			// parameters after a bf16 forward: 57% of the native time;
 			// 27-36 ms a step, 18-22 ms with fused=True)
-			change = thenDo(fmt.Sprintf("the optimizer's update (%s) takes %.0f%% of the native time and runs one parameter at a time: %s", r.Name, pct(per/(s.share[CPUCompute]*s.step)), cpuUpdateFix(r)), change)
+			change = thenDo(fmt.Sprintf("the optimizer's update (%s%s) takes %.0f%% of the native time and runs one parameter at a time: %s", r.Name, s.stepSiteRef(r.Name), pct(per/(s.share[CPUCompute]*s.step)), cpuUpdateFix(r)), change)
 			if o := s.runOptimizer(r.Name); o != nil && o.StepSite != nil {
 				site := Location{Kind: "python", Name: o.StepSite.Func, File: o.StepSite.File, Line: o.StepSite.Line, Note: "calls " + o.Class + ".step()"}
 				where = slices.Insert(slices.DeleteFunc(where, func(l Location) bool { return l.Kind == "python" && l.File == site.File && l.Line == site.Line }), 0, site)
@@ -727,7 +727,8 @@ func (s *state) tinyOpsFinding() {
 		if fusedOnCPU[optimizerClass(r.Name)] {
 			fix = "fused=True makes it a few ops in all (torch 2.4 and later)"
 		}
-		change = fmt.Sprintf("the optimizer's update (%s, %.0f%% of the step) runs several ops per parameter: %s; for the model's own small ops: %s, and a larger batch gives each op more work", r.Name, pct(per/s.step), fix, s.compileChange("them"))
+		change = thenDo(fmt.Sprintf("the optimizer's update (%s%s, %.0f%% of the step) runs several ops per parameter: %s", r.Name, s.stepSiteRef(r.Name), pct(per/s.step), fix),
+			fmt.Sprintf("for the model's own small ops: %s, and a larger batch gives each op more work", s.compileChange("them")))
 		if o := s.runOptimizer(r.Name); o != nil && o.StepSite != nil {
 			site := Location{Kind: "python", Name: o.StepSite.Func, File: o.StepSite.File, Line: o.StepSite.Line, Note: "calls " + o.Class + ".step()"}
 			where = slices.DeleteFunc(where, func(l Location) bool {
@@ -849,10 +850,14 @@ func (s *state) repeatedForward() (string, bool) {
 		return "", false
 	}
 	var calls, batches int
+	var names []string // the layer ops that ran: an LSTM cell's are linear, not convolutions
 	for _, row := range t.Ranked() {
 		switch {
 		case slices.Contains(layerOps, row.Name):
 			calls += row.Calls
+			if !slices.Contains(names, row.Name) {
+				names = append(names, row.Name)
+			}
 		case strings.HasPrefix(row.Name, "enumerate(DataLoader)"):
 			batches += row.Calls
 		}
@@ -862,8 +867,13 @@ func (s *state) repeatedForward() (string, bool) {
 	if perBatch := perStep / max(1, float64(batches)/float64(steps)); perBatch < minLayerRepeats*float64(params) {
 		return "", false
 	}
-	return fmt.Sprintf("aten::linear and convolutions run %.0f times a step for the model's %d parameter tensors (a model called once runs about one per tensor or fewer): a loop calls the model on one sample, or one time step, at a time: call it once on the whole batch (torch.stack the samples; pad those of different lengths, with a mask) and take the loss over the batch (64 one-sample calls of a 2-layer MLP took 6.2 ms a step here, one batched call 0.32 ms); for time steps, nn.LSTM/GRU over the sequence instead of a cell in a loop",
-		perStep, params), true
+	slices.Sort(names)
+	loop := "a loop calls the model on one sample, or one time step, at a time"
+	if m := s.modelRef(); m != "" {
+		loop = "a loop calls the model (" + m + ") on one sample, or one time step, at a time"
+	}
+	return orTry(fmt.Sprintf("%s run %.0f times a step for the model's %d parameter tensors (a model called once runs about one per tensor or fewer): %s: call it once on the whole batch (torch.stack the samples; pad those of different lengths, with a mask) and take the loss over the batch (64 one-sample calls of a 2-layer MLP took 6.2 ms a step on the project's test CPU, one batched call 0.32 ms)",
+		strings.Join(names, ", "), perStep, params, loop), "for time steps, nn.LSTM/GRU over the sequence instead of a cell in a loop: one call runs every step's input projection at once"), true
 }
 
 // layerOps are the ops a layer's forward enters by, called once per layer
@@ -919,7 +929,31 @@ func (s *state) compileChange(what string) string {
 	}
 	// an experiment, not a promise: a tiny-op model gained nothing
 	// measurable after a 50 s compile
-	return "torch.compile(model) fuses " + what + " (try it: compiling costs seconds to minutes before the first step, and the gain depends on the model; bottleneck diff compares the two runs)"
+	compile := "torch.compile(model)"
+	if m := s.modelRef(); m != "" {
+		compile = "torch.compile on the model (" + m + ")"
+	}
+	return compile + " fuses " + what + " (try it: compiling costs seconds to minutes before the first step, and the gain depends on the model; bottleneck diff compares the two runs)"
+}
+
+// modelRef names the model the program calls, by the run's evidence:
+// its class and the program's line that calls it ("Net, called at
+// train.py:46"); "" without that evidence.
+func (s *state) modelRef() string {
+	if r := s.in.Run; r != nil && len(r.Models) > 0 {
+		m := r.Models[0]
+		return fmt.Sprintf("%s, called at %s:%d", m.Class, filepath.Base(m.File), m.Line)
+	}
+	return ""
+}
+
+// stepSiteRef is ", stepped at FILE:LINE": the program's line that calls
+// the named optimizer region's step(), when the run recorded it.
+func (s *state) stepSiteRef(region string) string {
+	if o := s.runOptimizer(region); o != nil && o.StepSite != nil {
+		return fmt.Sprintf(", stepped at %s:%d", filepath.Base(o.StepSite.File), o.StepSite.Line)
+	}
+	return ""
 }
 
 // decoding returns the window's hottest line when it generates text
@@ -1690,7 +1724,7 @@ func (s *state) attentionFix(cpu bool) (fix string, where []Location) {
 	if s.py == nil || s.py.MHAShare < minMHA {
 		fix := sdpaChange
 		if cpu {
-			fix += ", which has a fused kernel on the CPU too (a 512-token causal attention here: 3-10x faster forward and backward)"
+			fix += ", which has a fused kernel on the CPU too (a 512-token causal attention on the project's test CPU: 3-10x faster forward and backward)"
 		}
 		return fix, nil
 	}
@@ -1699,7 +1733,7 @@ func (s *state) attentionFix(cpu bool) (fix string, where []Location) {
 		at = fmt.Sprintf(" (%s:%d)", filepath.Base(where[0].File), where[0].Line)
 	}
 	if cpu && s.in.Ops != nil && slices.ContainsFunc(s.in.Ops.Rows, func(r optable.OpRow) bool { return r.Name == "aten::_native_multi_head_attention" }) {
-		return fmt.Sprintf("nn.MultiheadAttention's inference fast path (aten::_native_multi_head_attention) computes attention unfused on a CPU: torch.backends.mha.set_fastpath_enabled(False) and need_weights=False in its calls%s run scaled_dot_product_attention's fused kernel instead (8 x 256 tokens here: 41 -> 28 ms a forward)", at), where
+		return fmt.Sprintf("nn.MultiheadAttention's inference fast path (aten::_native_multi_head_attention) computes attention unfused on a CPU: torch.backends.mha.set_fastpath_enabled(False) and need_weights=False in its calls%s run scaled_dot_product_attention's fused kernel instead (8 x 256 tokens on the project's test CPU: 41 -> 28 ms a forward)", at), where
 	}
 	return fmt.Sprintf("nn.MultiheadAttention computes the attention weights it returns (need_weights=True, its default) with softmax and bmm: call it with need_weights=False where they are not used%s, and it runs scaled_dot_product_attention's fused kernel", at), where
 }
@@ -1794,7 +1828,11 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 	rnnPerStep := float64(rnnCalls) / float64(max(1, s.recordedSteps()))
 	switch {
 	case conv/total >= dominant:
-		return orTry(orTry(orTry(fmt.Sprintf("convolutions take %.0f%% of the native time: put the model and its input in channels_last (model.to(memory_format=torch.channels_last), input.to(memory_format=torch.channels_last)), oneDNN's fast path for convolutions", pct(conv/total)),
+		model := "the model"
+		if m := s.modelRef(); m != "" {
+			model += " (" + m + ")"
+		}
+		return orTry(orTry(orTry(fmt.Sprintf("convolutions take %.0f%% of the native time: put %s and its input in channels_last (model.to(memory_format=torch.channels_last), input.to(memory_format=torch.channels_last)), oneDNN's fast path for convolutions", pct(conv/total), model),
 				s.bf16Advice()), "torch.compile(model), which fuses the convolutions' neighbours into them"), "an accelerator"),
 			[]Evidence{{"convolution ops' share of native op time", pct(conv / total), "%", "ops"}}, dropout, total
 	case gemm/total >= dominant:
@@ -1834,7 +1872,7 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		// a full sort to take the first k of each row (retrieval, top-k
 		// sampling, hard-negative mining): the top 10 of 32 rows of 200k
 		// scores took 690 ms through argsort here, 20 ms through topk
-		return thenDo(fmt.Sprintf("sorting (aten::sort: torch.sort, argsort, msort) takes %.0f%% of the native time: where only the first k of each sorted row are used (argsort(...)[:, :k]), torch.topk(x, k) selects them without sorting the rest (the top 10 of 32 rows of 200k scores here: 690 ms through argsort, 20 ms through topk); for one rank or quantile, torch.kthvalue or torch.quantile", pct(sorts/total)), others(sorts)),
+		return thenDo(fmt.Sprintf("sorting (aten::sort: torch.sort, argsort, msort) takes %.0f%% of the native time: where only the first k of each sorted row are used (argsort(...)[:, :k]), torch.topk(x, k) selects them without sorting the rest (the top 10 of 32 rows of 200k scores on the project's test CPU: 690 ms through argsort, 20 ms through topk); for one rank or quantile, torch.kthvalue or torch.quantile", pct(sorts/total)), others(sorts)),
 			[]Evidence{{sortShareLabel, pct(sorts / total), "%", "ops"}}, dropout, total
 	}
 	// the largest ops say what the time is in: a 32k-token output layer's
@@ -1854,11 +1892,11 @@ func indexChange(share, aggregate, backward float64) (string, []Evidence) {
 	change := fmt.Sprintf("gathers and scatters by a tensor of indices (aten::index, index_select, index_add_, scatter_add_, index_put_) take %.0f%% of the native time: they move memory more than they compute, and torch.compile does little for them", pct(share))
 	ev := []Evidence{{"gather and scatter ops' share of native op time", pct(share), "%", "ops"}}
 	if backward >= minIndexBackward {
-		change = thenDo(change, fmt.Sprintf("the backward of x[idx] (IndexBackward0: index_put_ with accumulate, %.0f%% of the native time) is the slowest of them: x.index_select(0, idx) gives the same values with an index_add_ backward (a 200k-row gather here: 1.5x faster forward and backward, 2.2x with the scatter after it)", pct(backward)))
+		change = thenDo(change, fmt.Sprintf("the backward of x[idx] (IndexBackward0: index_put_ with accumulate, %.0f%% of the native time) is the slowest of them: x.index_select(0, idx) gives the same values with an index_add_ backward (a 200k-row gather on the project's test CPU: 1.5x faster forward and backward, 2.2x with the scatter after it)", pct(backward)))
 		ev = append(ev, Evidence{"x[idx] backward's share of native op time", pct(backward), "%", "ops"})
 	}
 	if aggregate >= minAggregate {
-		change = thenDo(change, "a gather followed by a sum into rows (out.index_add_(0, dst, x[src]), scatter_add_: message passing over a graph) is one sparse matmul: build A = torch.sparse_coo_tensor(torch.stack([dst, src]), weights, (n, n)).to_sparse_csr() once and compute A @ x (a 200k-edge graph here: 5.7x faster forward and backward)")
+		change = thenDo(change, "a gather followed by a sum into rows (out.index_add_(0, dst, x[src]), scatter_add_: message passing over a graph) is one sparse matmul: build A = torch.sparse_coo_tensor(torch.stack([dst, src]), weights, (n, n)).to_sparse_csr() once and compute A @ x (a 200k-edge graph on the project's test CPU: 5.7x faster forward and backward)")
 		change = orTry(change, "PyTorch Geometric's fused SparseTensor/CSR message passing")
 	}
 	return change, ev

@@ -93,6 +93,8 @@ type RunEvidence struct {
 	GC     *GCPauses    `json:"gc,omitempty"`
 	// Optimizers: what each optimizer updates (at its first step).
 	Optimizers []rundir.Optimizer `json:"optimizers,omitempty"`
+	// Models: the outermost modules the program called, most calls first.
+	Models []rundir.ModelCall `json:"models,omitempty"`
 	// Phases: Lightning's or the Hugging Face Trainer's phases over the
 	// whole run (nil without either).
 	Phases *rundir.FrameworkPhases `json:"framework_phases,omitempty"`
@@ -1015,6 +1017,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 			}
 		}
 		r.Optimizers = ev.Optimizers
+		r.Models = ev.Models
 		r.CPUWait = ev.CPUWait
 		r.Phases = ev.FrameworkPhases
 		r.SyncState = ev.Syncs.State

@@ -112,6 +112,10 @@ type Evidence struct {
 	// Optimizers: what each optimizer updates, read at its first step
 	// (agents before it leave this empty).
 	Optimizers []Optimizer `json:"optimizers"`
+	// Models: the outermost modules the program called in its first
+	// module calls, by class and the program's line that called them,
+	// most calls first (agents before it leave this empty).
+	Models []ModelCall `json:"models"`
 	// StepTimes: [step, start s, duration s, in window, CPU wait s or
 	// null, DataLoader wait s] of every step (the agent keeps the first
 	// 20000; older agents wrote four or five columns); StepSeries decodes
@@ -429,6 +433,16 @@ type Optimizer struct {
 		Func string `json:"func"`
 	} `json:"step_site"`
 	Error string `json:"error"`
+}
+
+// ModelCall is an outermost nn.Module the program calls, and where.
+type ModelCall struct {
+	Class  string `json:"class"`
+	Module string `json:"module"`
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Func   string `json:"func"`
+	Calls  int    `json:"calls"`
 }
 
 // OptimizerParam is one of an optimizer's largest parameters.

@@ -252,6 +252,8 @@ class Agent(Window, Evidence):
         self.first_optimizer = None
         self._stepped_optimizers = set()  # ids of the optimizers seen stepping
         self.optimizers = {}  # id -> _optimizer_params, at the first step of each
+        self.models = {}  # (class, file, line) -> the outermost modules the program calls, and where
+        self._model_calls = 0  # outermost forwards looked at for self.models (the first _MODEL_CALLS)
         self.first_loader = None
         self.step_thread = None
         self._init_window()
@@ -799,12 +801,9 @@ class Agent(Window, Evidence):
         if id(opt) not in self.optimizers and len(self.optimizers) < 8:
             with self.own_work():  # grad_rows reads a table's gradient once
                 self.optimizers[id(opt)] = info = _optimizer_params(opt)
-            f = sys._getframe(1)
-            while f is not None and (is_agent_file(f.f_code.co_filename) or is_library_file(f.f_code.co_filename)):
-                f = f.f_back
-            if f is not None:  # the program's line that called step()
-                info["step_site"] = {"file": f.f_code.co_filename, "line": f.f_lineno or 0,
-                                     "func": getattr(f.f_code, "co_qualname", f.f_code.co_name)}
+            site = _program_site(sys._getframe(1))
+            if site is not None:  # the program's line that called step()
+                info["step_site"] = site
         if self.step_source is None and self.step_source_req in ("auto", "optimizer"):
             self.first_optimizer = id(opt)
             self._lock("optimizer")
@@ -999,6 +998,8 @@ class Agent(Window, Evidence):
 
     def _on_forward(self, module, args):
         self.step_counts["forward"] += 1
+        if self._model_calls < _MODEL_CALLS:
+            self._note_model(module)
         if self.in_window:
             self.check_window_bounds()
         if self.step_source is None and self.nvtx is not None and self.step_source_req not in ("auto", "forward") \
@@ -1033,6 +1034,22 @@ class Agent(Window, Evidence):
         if self.step_source == "forward" and id(module) == self.step_module:
             self._step()
             self._note_step_input(args)
+
+    def _note_model(self, module):
+        """Count an outermost module call by the module's class and the
+        program's line that made it: the change texts name the model so."""
+        self._model_calls += 1
+        site = _program_site(sys._getframe(2))
+        if site is None:
+            return
+        cls = type(module)
+        key = (cls.__qualname__, site["file"], site["line"])
+        rec = self.models.get(key)
+        if rec is None:
+            if len(self.models) >= _MAX_MODELS:
+                return
+            rec = self.models[key] = dict(site, **{"class": cls.__qualname__, "module": cls.__module__, "calls": 0})
+        rec["calls"] += 1
 
     def _forwards_to_lock(self):
         """How many forwards lock them as the step source by now (none:
@@ -1374,6 +1391,26 @@ def _has_autograd_history(args, tensor):
     except Exception:
         pass
     return False
+
+
+# outermost module calls looked at for the models the program calls (the
+# first ones: the model is called from the start; later calls cost the
+# walk up to the program's frame for nothing new), and the (class, line)
+# pairs kept
+_MODEL_CALLS = 64
+_MAX_MODELS = 8
+
+
+def _program_site(f):
+    """The program's own frame at f or above it (past the agent's and the
+    libraries' frames), as file, line and function; None when there is
+    none."""
+    while f is not None and (is_agent_file(f.f_code.co_filename) or is_library_file(f.f_code.co_filename)):
+        f = f.f_back
+    if f is None:
+        return None
+    return {"file": f.f_code.co_filename, "line": f.f_lineno or 0,
+            "func": getattr(f.f_code, "co_qualname", f.f_code.co_name)}
 
 
 def _tensor_shapes(args, tensor, limit=4):

@@ -140,6 +140,7 @@ class Evidence(object):
                 "loaders": loaders,
             },
             "optimizers": list(self.optimizers.values()),
+            "models": sorted(self.models.values(), key=lambda r: -r["calls"]),
             "syncs": {
                 "state": self.sync_state,
                 "total": self.sync_total,
