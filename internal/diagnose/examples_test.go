@@ -43,8 +43,6 @@ type runReport struct {
 	} `json:"trace_report"`
 }
 
-// bottleneckRun runs `bottleneck run` through the command and returns
-// report.json and report.txt.
 // cpuWaitInWindow is the share of the profiled window, in percent, the
 // main thread waited for a CPU (the window note), and whether that makes
 // the machine too busy for a planted verdict to test its rule (the
@@ -67,6 +65,8 @@ func cpuWaitInWindow(d *diagnose.Diagnosis) (float64, bool) {
 // planted verdict is not asserted.
 const busyWindowWaitPct = 25
 
+// bottleneckRun runs `bottleneck run` through the command and returns
+// report.json and report.txt.
 func bottleneckRun(t *testing.T, env []string, args ...string) (*runReport, string) {
 	t.Helper()
 	out := t.TempDir()
@@ -528,4 +528,64 @@ func firstRule(d *diagnose.Diagnosis) string {
 		return "none"
 	}
 	return d.Findings[0].Rule
+}
+
+// The first change of a program's top finding is written for that
+// program: it names the program's own line or its model (class and the
+// line that calls it), and the further changes stand on lines of their
+// own. Five programs of different kinds (issue 40): a CNN, an LSTM cell
+// loop, a transformer block, a slow Dataset, float64 compute.
+func TestFirstChangeNamesTheProgram(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Python programs")
+	}
+	py := testutil.TorchPython(t)
+	root := testutil.RepoRoot()
+	for _, c := range []struct {
+		name  string
+		args  []string
+		rules []string // the top finding's rule (a busy machine may shift it: then skipped)
+		names string   // what the first change must name
+	}{
+		{"cnn", []string{"examples/run/train_cnn.py", "--steps", "30", "--batch-size", "32"}, []string{"cpu.native"}, "Net, called at train_cnn.py:"},
+		{"lstm", []string{"examples/diagnose/lbfgs_float64.py", "--fix"}, []string{"cpu.tiny-ops", "cpu.native"}, "Regressor, called at lbfgs_float64.py:"},
+		{"transformer", []string{"examples/diagnose/mha_weights.py"}, []string{"cpu.native"}, "mha_weights.py:"},
+		{"input", []string{"examples/diagnose/slow_dataset.py"}, []string{"input.loader"}, "slow_dataset.py:"},
+		{"float64", []string{"examples/diagnose/float64_default.py"}, []string{"cpu.native"}, "float64_default.py:"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := slices.Clone(c.args)
+			args[0] = filepath.Join(root, args[0])
+			r, txt := bottleneckRun(t, nil, append([]string{"--python", py}, args...)...)
+			if len(r.TraceReport.Traces) != 1 || r.TraceReport.Traces[0].Diagnosis == nil {
+				t.Fatalf("want one diagnosed trace, got %+v", r.TraceReport)
+			}
+			d := r.TraceReport.Traces[0].Diagnosis
+			if len(d.Findings) == 0 || !slices.Contains(c.rules, d.Findings[0].Rule) {
+				if w, busy := cpuWaitInWindow(d); busy {
+					t.Skipf("machine busy: the main thread waited for a CPU %.0f%% of the window (first finding %s)", w, firstRule(d))
+				}
+				t.Fatalf("first finding is not one of %v\n%s", c.rules, outline(d))
+			}
+			f := d.Findings[0]
+			if !strings.Contains(f.Change, c.names) {
+				t.Errorf("the first change does not name %q: %s", c.names, f.Change)
+			}
+			// one change first; the others each on a line of their own
+			if strings.Contains(f.Change, "; or ") || strings.Contains(f.Change, "; then ") {
+				t.Errorf("the first change chains others: %s", f.Change)
+			}
+			for _, a := range f.Alternatives {
+				if (a.Kind != "or" && a.Kind != "then") || !strings.Contains(txt, "\n    "+a.Kind+": "+a.Change[:min(len(a.Change), 40)]) {
+					t.Errorf("alternative %+v is not a line of its own in report.txt:\n%s", a, txt)
+				}
+			}
+			// an LSTM's changes say nothing of convolutions
+			for _, f := range d.Findings {
+				if c.name == "lstm" && strings.Contains(strings.ToLower(f.AllChanges()), "convolution") {
+					t.Errorf("%s speaks of convolutions to an LSTM: %s", f.Rule, f.AllChanges())
+				}
+			}
+		})
+	}
 }
