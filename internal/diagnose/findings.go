@@ -379,6 +379,9 @@ func (s *state) findings() {
 						}
 					}
 					change = fmt.Sprintf("the DataLoader over %s loads its batches in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s) loads them in background workers while the step runs", cmp.Or(l.Dataset, "its dataset"), n, pinText(s.device))
+					if s.loadingWaits() {
+						change += fmt.Sprintf(" (the loading waits rather than computes, %.0f%% of its samples off the CPU: waiting workers need no CPU, so more of them than CPUs still overlap)", pct(s.py.LoaderOffCPU))
+					}
 					change = cheaper(change)
 					try = map[string]string{"num_workers": fmt.Sprint(n), "persistent_workers": "true"}
 					if w, ok := s.workersSaving(); ok && w < s.share[Input]/2 && s.py != nil && len(s.py.LoaderLines) > 0 {

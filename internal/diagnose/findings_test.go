@@ -4,6 +4,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -1502,6 +1503,35 @@ func TestHostPythonNamesTheDataLoaderOnlyWhereOneRuns(t *testing.T) {
 		}
 		if got := strings.Contains(f.AllChanges(), "DataLoader"); got != c.loader {
 			t.Errorf("%s: DataLoader named: %v, want %v: %s", c.name, got, c.loader, f.AllChanges())
+		}
+	}
+}
+
+// Loading in the main process that waits (a Dataset that sleeps or
+// reads) gets as many workers as hide a batch behind the rest of the
+// step, beyond the CPUs; loading that computes gets the CPUs but one.
+func TestWorkersForLoadingThatWaits(t *testing.T) {
+	zero := 0
+	for _, c := range []struct {
+		name    string
+		offCPU  float64
+		workers int
+	}{
+		{"sleeps", 0.95, 8},  // 90% input: 9 batches' worth, capped at 8
+		{"computes", 0.1, 1}, // 2 CPUs: one worker
+		{"half waits", 0.5, 1},
+	} {
+		run := &RunEvidence{Env: &Env{CPUs: 2}, Loaders: []Loader{{Dataset: "Slow", NumWorkers: &zero, Batches: 20}}}
+		s := &state{p: Default, step: 1000, share: map[Class]float64{Input: 0.9}, d: &Diagnosis{}, in: Analyses{Run: run},
+			py: &PythonEvidence{LoaderOffCPU: c.offCPU}}
+		if n := s.advisedWorkers(); n != c.workers {
+			t.Errorf("%s: %d workers, want %d", c.name, n, c.workers)
+		}
+		s.findings()
+		f := findingOf(s.d, "input.loader")
+		if f == nil || !strings.Contains(f.Change, "DataLoader(num_workers="+strconv.Itoa(c.workers)+",") ||
+			strings.Contains(f.Change, "waiting workers need no CPU") != (c.workers > 1) {
+			t.Errorf("%s: %+v", c.name, f)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/flops"
@@ -294,13 +295,36 @@ func (s *state) workersSaving() (float64, bool) {
 }
 
 // advisedWorkers is the num_workers the input change proposes: the
-// machine's CPUs but one, at most 8 (4 when unknown).
+// machine's CPUs but one, at most maxWorkers (4 when unknown). Loading
+// that waits (its line off the CPU: a sleep, a read) needs no CPU, so
+// then as many as hide a batch's load behind the rest of the step, up to
+// maxWorkers, whatever the CPUs (a Dataset sleeping 5 ms a sample on 2
+// CPUs got one worker and measured 1.02x).
 func (s *state) advisedWorkers() int {
+	n := 4
 	if r := s.in.Run; r != nil && r.Env != nil && r.Env.CPUs > 0 {
-		return min(max(r.Env.CPUs-1, 1), 8)
+		n = min(max(r.Env.CPUs-1, 1), maxWorkers)
 	}
-	return 4
+	if in := s.share[Input]; s.loadingWaits() && in > 0 {
+		n = max(n, min(maxWorkers, int(math.Ceil(in/max(1-in, 1.0/maxWorkers)))))
+	}
+	return n
 }
+
+// maxWorkers: each worker is a process with its own copy of the Dataset.
+const maxWorkers = 8
+
+// loadingWaits: the main thread's samples in DataLoader code were off
+// the CPU (neither on one nor waiting for one) in at least
+// loaderWaitsShare of them.
+func (s *state) loadingWaits() bool {
+	return s.py != nil && s.py.LoaderOffCPU >= loaderWaitsShare
+}
+
+// loaderWaitsShare: loading that waits this share of its samples or more
+// (slow_dataset.py's 5 ms sleep a sample: ~95%) is overlapped by more
+// workers than CPUs; a Dataset that computes is not.
+const loaderWaitsShare = 0.8
 
 // loadsInMain: the run's DataLoader the step waits for most loads in the
 // main process (num_workers=0), so the change is advisedWorkers workers.

@@ -312,6 +312,10 @@ type PythonEvidence struct {
 	// whole run; 0 without a CPU clock): a start-up that waits (a
 	// download, a sleep, a subprocess) is no Python to vectorise.
 	StartupOffCPU float64 `json:"startup_off_cpu,omitempty"`
+	// LoaderOffCPU: of the main thread's samples in DataLoader code over
+	// the run, the share neither on a CPU nor waiting for one (a Dataset
+	// that sleeps or reads); 0 without CPU clocks.
+	LoaderOffCPU float64 `json:"loader_off_cpu,omitempty"`
 	// OffStepShare: the share of the main thread's samples over the whole
 	// run in work that does not belong in the step (offstep.go), and its
 	// user lines; OffStepWindowShare the share within the recorded window
@@ -426,6 +430,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	runIOL, slowL, startL := map[key]int{}, map[key]int{}, map[key]int{}
 	slowN, slowDL, startN, startAll := 0, 0, 0, 0
 	startOff := 0.0
+	loaderN, loaderOff := 0, 0.0 // DataLoader samples over the run, and those off the CPU
 	run := map[key]*lineSamples{}
 	waitKnown := false // the agent recorded the main thread's run-queue wait
 	blockedIn := map[key]string{}
@@ -489,6 +494,10 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		case isDL: // a Dataset that reads files is input work, not checkpointing or logging
 			dl += c
 			dlL[k] += c
+			if !importing && p.CPUClock {
+				loaderN += st.Count
+				loaderOff += max(0, float64(st.Count)-st.CPUCount-st.WaitCount)
+			}
 			if isIO {
 				dlIO += c
 			}
@@ -610,6 +619,9 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 		StartupLines: topLines(startL, max(startN, 1))}
 	if startAll += p.ImportPausedSamples; startAll > 0 { // torch's import: before the steps, unsampled
 		ev.StartupShare = float64(startN) / float64(startAll)
+	}
+	if loaderN > 0 {
+		ev.LoaderOffCPU = loaderOff / float64(loaderN)
 	}
 	if startN > 0 {
 		ev.StartupOffCPU = startOff / float64(startN)
