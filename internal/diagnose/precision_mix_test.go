@@ -14,6 +14,21 @@ import (
 // and gpu.precision's changes ("" when the rule stayed silent).
 func kernelsChangeOn(t *testing.T, device, cc string, rows ...optable.KernelRow) (kernelsChange, precisionChange string) {
 	t.Helper()
+	s := gpuFindingsOn(device, cc, rows...)
+	if f := findRule(s.d.Findings, "gpu.kernels"); f != nil {
+		kernelsChange = f.AllChanges()
+	} else {
+		t.Fatalf("no gpu.kernels finding: %+v", s.d.Findings)
+	}
+	if f := findRule(s.d.Findings, "gpu.precision"); f != nil {
+		precisionChange = f.AllChanges()
+	}
+	return kernelsChange, precisionChange
+}
+
+// gpuFindingsOn runs the GPU rules on a step that is all kernels, on a
+// device as its trace's deviceProperties name it.
+func gpuFindingsOn(device, cc string, rows ...optable.KernelRow) *state {
 	var total float64
 	for _, r := range rows {
 		total += r.TotalUs
@@ -27,15 +42,7 @@ func kernelsChangeOn(t *testing.T, device, cc string, rows ...optable.KernelRow)
 			GPU: &gpu.Result{Devices: []gpu.Device{{Name: device, ComputeCapability: cc, KernelCount: len(rows)}}}},
 		d: &Diagnosis{Findings: []Finding{}}}
 	s.gpuFindings()
-	if f := findRule(s.d.Findings, "gpu.kernels"); f != nil {
-		kernelsChange = f.AllChanges()
-	} else {
-		t.Fatalf("no gpu.kernels finding: %+v", s.d.Findings)
-	}
-	if f := findRule(s.d.Findings, "gpu.precision"); f != nil {
-		precisionChange = f.AllChanges()
-	}
-	return kernelsChange, precisionChange
+	return s
 }
 
 // Device names and capabilities as the traces of testdata/traces record
@@ -141,5 +148,31 @@ func TestDeviceFacts(t *testing.T) {
 	}
 	if has, known := (deviceFacts{vendor: "nvidia", major: 8, minor: 6}).fp8(); has || !known {
 		t.Errorf("sm86: fp8 %v/%v", has, known)
+	}
+}
+
+// FP32 GEMMs on CUDA cores of an NVIDIA device with TF32 tensor cores
+// (8.0 and later): TF32 leads, a change run --verify=numerics can try;
+// not on a V100 (no TF32) or an AMD device, nor with the device unknown.
+func TestPrecisionLeadsWithTF32(t *testing.T) {
+	for _, c := range []struct {
+		name, device, cc string
+		tf32             bool
+	}{
+		{"h100", h100, "9.0", true},
+		{"a100", a100, "8.0", true},
+		{"v100", "Tesla V100-SXM2-16GB", "7.0", false},
+		{"mi210", mi210, "9.0", false},
+		{"unknown", "", "", false},
+	} {
+		s := gpuFindingsOn(c.device, c.cc, optable.KernelRow{Name: "volta_sgemm_128x64_nn", TotalUs: 600}, optable.KernelRow{Name: "triton_poi_fused_add_0", TotalUs: 400})
+		f := findRule(s.d.Findings, "gpu.precision")
+		if f == nil {
+			t.Fatalf("%s: no gpu.precision finding", c.name)
+		}
+		lead := strings.HasPrefix(f.Change, "run the fp32 matmuls and convolutions on tensor cores in TF32")
+		if lead != c.tf32 || (f.Try["tf32"] == "true") != c.tf32 {
+			t.Errorf("%s: TF32 leads %v, try %v: want %v: %s", c.name, lead, f.Try, c.tf32, f.AllChanges())
+		}
 	}
 }
