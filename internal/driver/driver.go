@@ -413,6 +413,9 @@ func Analyze(w io.Writer, ios *iostreams.IOStreams, paths []string, o Options) (
 	if err != nil {
 		return Unreadable, err
 	}
+	for _, note := range d.InterruptedNotes() {
+		fmt.Fprintf(ios.ErrOut, "bottleneck: %s\n", report.Printable(note))
+	}
 	if len(d.Report.Inputs) == 0 && len(d.Report.Failures) > 0 { // no report: stdout carries only reports
 		return Unreadable, NothingRead(d.Report.Failures)
 	}

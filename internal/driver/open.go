@@ -114,6 +114,18 @@ func Open(ios *iostreams.IOStreams, paths []string, o Options) (*Data, error) {
 	return d, nil
 }
 
+// InterruptedNotes are the notes of the run directories read whose
+// bottleneck ended before the run did (rundir.Run.InterruptedNote).
+func (d *Data) InterruptedNotes() []string {
+	var notes []string
+	for _, run := range d.Runs {
+		if n := run.InterruptedNote(); n != "" {
+			notes = append(notes, n)
+		}
+	}
+	return notes
+}
+
 func title(paths []string) string {
 	t := "bottleneck: " + filepath.Base(filepath.Clean(paths[0]))
 	if len(paths) > 1 {

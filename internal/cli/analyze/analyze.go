@@ -16,8 +16,6 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/driver"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
-	"github.com/bottleneck-dev/bottleneck/internal/report"
-	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
 
 // Options are the command's flags and arguments.
@@ -86,11 +84,6 @@ wrong and where); 1 nothing could be read; 2 bad usage.`,
 
 // Run executes analyze with o.
 func Run(o *Options) error {
-	for _, p := range o.Paths {
-		if note := rundir.InterruptedNote(p); note != "" {
-			fmt.Fprintf(o.IO.ErrOut, "bottleneck: %s\n", report.Printable(note))
-		}
-	}
 	dopts := driver.DefaultOptions()
 	dopts.JSON, dopts.Full, dopts.Rank, dopts.Definition = o.JSON, o.Full, o.Rank, driver.Definition(o.Def)
 	dopts.Table = optable.Options{GroupByShape: o.Shapes, StackDepth: o.Stack, SortBy: o.SortBy, Top: o.Top}

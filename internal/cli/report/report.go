@@ -68,11 +68,6 @@ be read; 2 bad usage.`,
 
 // Run executes report with o.
 func Run(o *Options) error {
-	for _, p := range o.Paths {
-		if note := rundir.InterruptedNote(p); note != "" {
-			fmt.Fprintf(o.IO.ErrOut, "bottleneck: %s\n", textreport.Printable(note))
-		}
-	}
 	out := o.HTML
 	if out == "" && (len(o.Paths) != 1 || !rundir.Is(o.Paths[0])) {
 		return exitcode.New(exitcode.Usage, fmt.Errorf("report: -o FILE is required unless PATH is one run directory"))
@@ -82,6 +77,9 @@ func Run(o *Options) error {
 	d, err := driver.Open(o.IO, o.Paths, dopts)
 	if err != nil {
 		return exitcode.New(exitcode.Failed, fmt.Errorf("report: %w", err))
+	}
+	for _, note := range d.InterruptedNotes() {
+		fmt.Fprintf(o.IO.ErrOut, "bottleneck: %s\n", textreport.Printable(note))
 	}
 	title := o.Title
 	if title == "" {
