@@ -77,12 +77,18 @@ type Frame struct {
 	Text string `json:"text,omitempty"`
 }
 
+// ThreadRoles are the roles the agent's sampler gives a thread
+// (_bottleneck_sampler.thread_role): the main thread, PyTorch's
+// pin-memory thread, any other. Merged DataLoader worker profiles add
+// "worker" (Workers).
+var ThreadRoles = []string{"main", "pin_memory", "other"}
+
 // Thread is one Python thread seen by the sampler.
 type Thread struct {
 	ID            uint64 `json:"id"`
 	NativeID      *int64 `json:"native_id"`
 	Name          string `json:"name"`
-	Role          string `json:"role"` // main, pin_memory, other
+	Role          string `json:"role"` // one of ThreadRoles
 	Samples       int    `json:"samples"`
 	WindowSamples int    `json:"window_samples"`
 	// CPUSamples are its samples weighted by how much of the time since

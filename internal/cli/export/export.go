@@ -47,7 +47,13 @@ type Options struct {
 
 // NewCmd returns the export command.
 func NewCmd(ios *iostreams.IOStreams) *cobra.Command {
-	o := &Options{IO: ios}
+	return newCmd(&Options{IO: ios}, Run)
+}
+
+// newCmd parses the command line into o and hands it to runF: Run, or a
+// test's recorder, so that parsing is tested without running the command.
+// Usage errors are found here, before runF (exit 2).
+func newCmd(o *Options, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export PATH --format FORMAT [-o FILE]",
 		Short: "Write traces and profiles for pprof, speedscope, Perfetto, flame graphs, CSV or Markdown",
@@ -74,7 +80,13 @@ Exit status: 0 ok, 3 some input was damaged, 1 failure, 2 bad usage.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Path = args[0]
-			return Run(o)
+			if o.Format == export.CSV && o.Table == "" && o.Output == "" {
+				return exitcode.New(exitcode.Usage, fmt.Errorf("csv: name a table (--table %s) or a directory for all of them (-o DIR)", strings.Join(export.Tables, "|")))
+			}
+			if o.Format == export.Pprof && o.Output == "" && o.IO.IsStdoutTTY() {
+				return exitcode.New(exitcode.Usage, errors.New("pprof output is binary: give -o FILE or redirect stdout"))
+			}
+			return runF(o)
 		},
 	}
 	f := cmd.Flags()
@@ -87,7 +99,7 @@ Exit status: 0 ok, 3 some input was damaged, 1 failure, 2 bad usage.`,
 	cmdutil.NonNegativeFloatFlag(cmd, &o.MinDurationUs, "min-duration", 0, "chrome/perfetto: drop events shorter than `US` microseconds")
 	cmdutil.NonNegativeIntFlag(cmd, &o.Top, "top", driver.DefaultTop, "rows per operator and kernel table: csv, markdown (0: all)")
 	cmdutil.StringEnumFlag(cmd, &o.Table, "table", "", "", export.Tables, "csv: the table to write")
-	f.StringVar(&o.Role, "role", "", "python stacks: only threads of this role (main, pin_memory, other)")
+	cmdutil.StringEnumFlag(cmd, &o.Role, "role", "", "", pyprofile.ThreadRoles, "python stacks: only threads of this role")
 	_ = cmd.MarkFlagRequired("format")
 	return cmd
 }
@@ -95,12 +107,6 @@ Exit status: 0 ok, 3 some input was damaged, 1 failure, 2 bad usage.`,
 // Run executes export with o.
 func Run(o *Options) error {
 	format := o.Format
-	if format == export.CSV && o.Table == "" && o.Output == "" {
-		return exitcode.New(exitcode.Usage, fmt.Errorf("csv: name a table (--table %s) or a directory for all of them (-o DIR)", strings.Join(export.Tables, "|")))
-	}
-	if format == export.Pprof && o.Output == "" && o.IO.IsStdoutTTY() {
-		return exitcode.New(exitcode.Usage, errors.New("pprof output is binary: give -o FILE or redirect stdout"))
-	}
 
 	// A run directory is opened as every command opens it; otherwise the
 	// path's traces and Python profile are found here.

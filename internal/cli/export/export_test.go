@@ -111,16 +111,7 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%v: %v, want a flag parse error", args, err)
 		}
 	}
-	for _, o := range []Options{
-		{Format: "csv"},
-	} {
-		ios, _, _, _ := iostreams.Test()
-		o.IO, o.Path, o.Rank = ios, dir, -1
-		var ee *exitcode.Error
-		if err := Run(&o); !errors.As(err, &ee) || ee.Code != exitcode.Usage {
-			t.Errorf("%+v: %v", o, err)
-		}
-	}
+	// csv with neither a table nor a directory: TestParse.
 	ios, _, _, _ := iostreams.Test()
 	var ee *exitcode.Error
 	if err := Run(&Options{IO: ios, Path: filepath.Join(dir, "missing"), Format: "folded", Rank: -1}); !errors.As(err, &ee) || ee.Code != exitcode.Failed {

@@ -34,7 +34,13 @@ type Options struct {
 
 // NewCmd returns the report command.
 func NewCmd(ios *iostreams.IOStreams) *cobra.Command {
-	o := &Options{IO: ios}
+	return newCmd(&Options{IO: ios}, Run)
+}
+
+// newCmd parses the command line into o and hands it to runF: Run, or a
+// test's recorder, so that parsing is tested without running the command.
+// Usage errors are found here, before runF (exit 2).
+func newCmd(o *Options, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report PATH...",
 		Short: "Write the HTML report of a run directory or of traces",
@@ -54,7 +60,7 @@ be read; 2 bad usage.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
-			return Run(o)
+			return runF(o)
 		},
 	}
 	f := cmd.Flags()
