@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -217,6 +218,26 @@ func ReadFile(path string) (*Profile, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return p, nil
+}
+
+// IsFile reports whether the file at path is a Python profile rather
+// than a trace: by its name (pyprofile-<tag>.json, as a run directory
+// holds it), else by the format key in its first bytes.
+func IsFile(path string) bool {
+	if name := filepath.Base(path); strings.HasPrefix(name, "pyprofile-") && strings.HasSuffix(name, ".json") {
+		return true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return false // a pipe or stdin is read once, as a trace
+	}
+	head := make([]byte, 256)
+	n, _ := io.ReadFull(f, head)
+	return strings.Contains(string(head[:n]), `"format": "`+Format+`"`) || strings.Contains(string(head[:n]), `"format":"`+Format+`"`)
 }
 
 // IsLibraryFile reports whether a file belongs to Python's standard

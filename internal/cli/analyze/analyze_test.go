@@ -306,3 +306,26 @@ func TestUnreadableDirectoryEntries(t *testing.T) {
 		}
 	})
 }
+
+// A run directory copied without its manifest is a directory of traces:
+// its own files (environment, evidence, Python profile, report) are not
+// read as traces, so it reads fully (exit 0). A Python profile alone is
+// no trace: exit 1, saying which command draws it.
+func TestRunFilesWithoutManifest(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"trace-rank0.pt.trace.json": good, "env.json": `{}`, "evidence-rank0.json": `{}`, "report.json": `{}`,
+		"pyprofile-rank0.json": `{"format":"bottleneck.pyprofile","version":1,"profiler":"sample","frames":[],"threads":[],"stacks":[]}`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, out, stderr := run(t, dir); code != exitcode.OK || !strings.Contains(out, "Read 1 trace file(s)") || stderr != "" {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s", code, stderr, out)
+	}
+	py := filepath.Join(dir, "pyprofile-rank0.json")
+	if code, out, stderr := run(t, py); code != exitcode.Failed || out != "" || !strings.Contains(stderr, "no trace, only Python profiles") {
+		t.Errorf("a Python profile: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+}
