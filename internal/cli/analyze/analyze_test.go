@@ -121,6 +121,11 @@ func TestExitCodes(t *testing.T) {
 		if code != c.want {
 			t.Errorf("%s: exit %d, want %d\n%s%s", c.name, code, c.want, out, errOut)
 		}
+		// exit 3 names the damaged or unreadable input (the last path of
+		// each case) on stderr too, not only in the report on stdout
+		if bad := c.paths[len(c.paths)-1]; code == exitcode.Partial && !strings.Contains(errOut, "bottleneck: could not read "+bad) && !strings.Contains(errOut, "bottleneck: "+bad+": problem: ") {
+			t.Errorf("%s: exit 3 with stderr %q: want %s named", c.name, errOut, bad)
+		}
 		// stdout carries only a report: none when nothing was read (the
 		// error goes to stderr), else the readable part.
 		if hasReport := strings.Contains(out, "Read 1 trace file(s)"); hasReport != (code != exitcode.Failed) || code == exitcode.Failed && out != "" {
