@@ -147,6 +147,9 @@ func (d *Data) readProfiles(paths []string) {
 		}
 		d.Profiles[key], d.ProfileFiles[key] = p, path
 	}
+	if len(d.Report.Inputs) == 0 && len(d.Runs) == 0 && len(d.Profiles) == 0 && len(d.Report.Failures) > 0 {
+		d.Status = Unreadable // nothing at all could be read
+	}
 }
 
 // InterruptedNotes are the notes of the run directories read whose

@@ -104,7 +104,6 @@ Exit status: 0 ok, 3 some input was damaged, 1 failure, 2 bad usage.`,
 // Run executes export with o.
 func Run(o *Options) error {
 	format := o.Format
-
 	// The path is opened as every command opens it: a run directory, a
 	// trace, a Python profile, or a directory of traces and profiles.
 	dopts := driver.DefaultOptions()

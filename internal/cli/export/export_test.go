@@ -62,6 +62,8 @@ func TestPathKinds(t *testing.T) {
 	}
 	sniffed := filepath.Join(t.TempDir(), "prof.json")
 	os.WriteFile(sniffed, []byte(other), 0o644)
+	damaged := filepath.Join(t.TempDir(), "pyprofile-main.json")
+	os.WriteFile(damaged, []byte(pyprof[:40]), 0o644)
 	pyOnly := t.TempDir()
 	os.WriteFile(filepath.Join(pyOnly, "pyprofile-rank2.json"), []byte(pyprof), 0o644)
 	os.WriteFile(filepath.Join(pyOnly, "pyprofile-rank1.json"), []byte(other), 0o644)
@@ -80,13 +82,14 @@ func TestPathKinds(t *testing.T) {
 		{[]string{sniffed, "-f", "folded"}, 0, "loader (/u/t.py:3) 5\n"},
 		{[]string{pyOnly, "-f", "folded"}, 0, "loader (/u/t.py:3) 5\n"},
 		{[]string{filepath.Join(bare, "missing"), "-f", "folded"}, 1, ""},
+		{[]string{damaged, "-f", "folded"}, 1, ""},
 	} {
 		code, stdout, stderr := clitest.Run(NewCmd, tc.args...)
 		if code != tc.code || stdout != tc.stdout {
 			t.Errorf("%q: exit %d, stdout %q; want %d, %q (stderr %q)", tc.args, code, stdout, tc.code, tc.stdout, stderr)
 		}
-		if code == 0 && stderr != "" {
-			t.Errorf("%q: stderr %q", tc.args, stderr)
+		if code == 0 && stderr != "" || code != 0 && !strings.Contains(stderr, tc.args[0]) {
+			t.Errorf("%q: exit %d, stderr %q", tc.args, code, stderr)
 		}
 	}
 	// the Python profile's file names speedscope's profile
