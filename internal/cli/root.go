@@ -1,6 +1,10 @@
 // Package cli assembles the bottleneck command tree. Each command lives in a
 // package of its own under internal/cli/ with an Options struct, a NewCmd
-// function that only parses flags, and a plain run function tests call.
+// that only parses flags (through newCmd(o, runF), so a test gets the
+// parsed Options without running the command) and a plain Run function
+// tests call. Commands return errors; Main turns them into the exit
+// status (exitcode) that cmd/bottleneck exits with (the one exception:
+// run exits at once when a signal cuts its report writing short).
 package cli
 
 import (

@@ -413,8 +413,14 @@ func Analyze(w io.Writer, ios *iostreams.IOStreams, paths []string, o Options) (
 	if err != nil {
 		return Unreadable, err
 	}
+	for _, note := range d.InterruptedNotes() {
+		fmt.Fprintf(ios.ErrOut, "bottleneck: %s\n", report.Printable(note))
+	}
 	if len(d.Report.Inputs) == 0 && len(d.Report.Failures) > 0 { // no report: stdout carries only reports
 		return Unreadable, NothingRead(d.Report.Failures)
+	}
+	if len(d.Report.Inputs) == 0 && len(d.Runs) == 0 && len(d.Profiles) > 0 {
+		return Unreadable, fmt.Errorf("%s: no trace, only Python profiles (bottleneck export --stacks python draws them)", strings.Join(paths, ", "))
 	}
 	if o.Rank >= 0 && len(d.Report.Traces) == 0 && len(d.Report.Inputs) > 0 {
 		return Unreadable, fmt.Errorf("--rank %d: %w", o.Rank, ErrNoSuchRank)

@@ -33,8 +33,11 @@ type Data struct {
 	// Runs are the run directories among the paths.
 	Runs []*rundir.Run
 	// Profiles are the runs' Python profiles by process tag (prefixed by
-	// the run directory's name when several runs were given).
-	Profiles map[string]*pyprofile.Profile
+	// the run directory's name when several runs were given), and those
+	// given as files or found in directories of traces (by tag, else by
+	// path); ProfileFiles are their files, by the same keys.
+	Profiles     map[string]*pyprofile.Profile
+	ProfileFiles map[string]string
 	// Env is the environment summary (env.json) of a single run.
 	Env json.RawMessage
 	// Title names the input: the run directory, or the first path.
@@ -44,18 +47,23 @@ type Data struct {
 }
 
 // Open reads paths, any mix of run directories (written by `bottleneck
-// run`), trace files and directories of traces, and builds the report:
-// for a run directory its traces, with the run's evidence and Python
-// profiles feeding the diagnosis. Every command calls it, so the same
-// input gives the same verdict in every output. o.RunEvidence, when set,
-// replaces the evidence read from the run directories.
+// run`), trace files, Python profiles (pyprofile.IsFile) and directories
+// of traces (with their Python profiles, load.Expand), and builds the
+// report: for a run directory its traces, with the run's evidence and
+// Python profiles feeding the diagnosis. Every command calls it, so the
+// same input gives the same verdict in every output. o.RunEvidence, when
+// set, replaces the evidence read from the run directories.
 func Open(ios *iostreams.IOStreams, paths []string, o Options) (*Data, error) {
-	d := &Data{Profiles: map[string]*pyprofile.Profile{}}
-	var tracePaths []string
+	d := &Data{Profiles: map[string]*pyprofile.Profile{}, ProfileFiles: map[string]string{}}
+	var tracePaths, pyPaths []string
 	evidence := map[int]*diagnose.RunEvidence{}
 	for _, p := range paths {
 		if !rundir.Is(p) {
-			tracePaths = append(tracePaths, p)
+			if pyprofile.IsFile(p) {
+				pyPaths = append(pyPaths, p)
+			} else {
+				tracePaths = append(tracePaths, p)
+			}
 			continue
 		}
 		run, err := rundir.Read(p)
@@ -80,6 +88,7 @@ func Open(ios *iostreams.IOStreams, paths []string, o Options) (*Data, error) {
 				tag = filepath.Base(filepath.Clean(run.Dir)) + "/" + tag
 			}
 			d.Profiles[tag] = pf.Profile
+			d.ProfileFiles[tag] = filepath.Join(run.Dir, rundir.PyProfileName(pf.Tag))
 		}
 	}
 	if len(d.Runs) == 1 {
@@ -89,29 +98,70 @@ func Open(ios *iostreams.IOStreams, paths []string, o Options) (*Data, error) {
 		o.RunEvidence = evidence
 	}
 	d.Title = title(paths)
-	if len(tracePaths) == 0 { // run directories without traces (--no-trace, a crash before the window)
+	files, dirProfiles, _, failed := load.Expand(tracePaths)
+	switch {
+	case len(files) == 0 && len(failed) == 0:
+		// run directories without traces (--no-trace, a crash before the
+		// window), Python profiles alone
 		d.Report = &report.Report{Schema: report.Schema, Tool: version.Version, Inputs: []report.Input{}, Traces: []report.TraceReport{}}
 		d.Status = Complete
-		return d, nil
-	}
-	if files, _, _ := load.Expand(tracePaths); o.analysesOnly && len(d.Runs) == 0 && len(files) >= StreamRanks {
+	case o.analysesOnly && len(d.Runs) == 0 && len(files) >= StreamRanks:
 		// many ranks: each read, analysed and dropped (d.Traces stays empty)
 		var err error
 		if d.Report, err = buildStreaming(ios, tracePaths, len(files), o); err != nil {
 			return nil, err
 		}
 		d.Status = StatusOf(d.Report)
-		return d, nil
+	default:
+		res, took, err := Load(ios, tracePaths, o.analysesOnly)
+		if err != nil {
+			return nil, err
+		}
+		agentStepNumbers(d.Runs, res.Traces)
+		d.Report = Build(res, took, o)
+		d.Traces = res.Traces
+		d.Status = StatusOf(d.Report)
 	}
-	res, took, err := Load(ios, tracePaths, o.analysesOnly)
-	if err != nil {
-		return nil, err
-	}
-	agentStepNumbers(d.Runs, res.Traces)
-	d.Report = Build(res, took, o)
-	d.Traces = res.Traces
-	d.Status = StatusOf(d.Report)
+	d.readProfiles(append(pyPaths, dirProfiles...))
 	return d, nil
+}
+
+// readProfiles reads Python profiles given as files or found among
+// traces into d.Profiles, keyed by their tag (pyprofile-<tag>.json), else
+// their path; one that cannot be read is a failure of the report.
+func (d *Data) readProfiles(paths []string) {
+	for _, path := range paths {
+		p, err := pyprofile.ReadFile(path)
+		if err != nil {
+			d.Report.Failures = append(d.Report.Failures, report.FileProblem{Path: path, Error: err.Error()})
+			if d.Status == Complete {
+				d.Status = Partial
+			}
+			continue
+		}
+		key := path
+		if kind, tag := rundir.FileKind(filepath.Base(path)); kind == rundir.KindPyProfile {
+			if _, taken := d.Profiles[tag]; !taken {
+				key = tag
+			}
+		}
+		d.Profiles[key], d.ProfileFiles[key] = p, path
+	}
+	if len(d.Report.Inputs) == 0 && len(d.Runs) == 0 && len(d.Profiles) == 0 && len(d.Report.Failures) > 0 {
+		d.Status = Unreadable // nothing at all could be read
+	}
+}
+
+// InterruptedNotes are the notes of the run directories read whose
+// bottleneck ended before the run did (rundir.Run.InterruptedNote).
+func (d *Data) InterruptedNotes() []string {
+	var notes []string
+	for _, run := range d.Runs {
+		if n := run.InterruptedNote(); n != "" {
+			notes = append(notes, n)
+		}
+	}
+	return notes
 }
 
 func title(paths []string) string {

@@ -38,7 +38,7 @@ func Summarize(ios *iostreams.IOStreams, paths []string, host string, workers in
 	runOf := map[string]*rundir.Run{}
 	for _, p := range paths {
 		if !rundir.Is(p) {
-			f, s, e := load.Expand([]string{p})
+			f, _, s, e := load.Expand([]string{p})
 			files, skipped, failed = append(files, f...), append(skipped, s...), append(failed, e...)
 			continue
 		}

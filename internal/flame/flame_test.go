@@ -77,7 +77,7 @@ func TestWireRoundTrip(t *testing.T) {
 	if string(js) != want {
 		t.Errorf("wire:\n%s\nwant:\n%s", js, want)
 	}
-	back, err := FromWire(w)
+	back, err := fromWire(w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,11 +88,11 @@ func TestWireRoundTrip(t *testing.T) {
 	// Damaged wire data is refused.
 	bad := *w
 	bad.Levels = [][]int64{{0, 10, 0, 0}, {0, 11, 0, 1}}
-	if _, err := FromWire(&bad); err == nil {
+	if _, err := fromWire(&bad); err == nil {
 		t.Error("child wider than its parent accepted")
 	}
 	bad.Levels = [][]int64{{0, 10, 0, 9}}
-	if _, err := FromWire(&bad); err == nil {
+	if _, err := fromWire(&bad); err == nil {
 		t.Error("name index out of range accepted")
 	}
 }
@@ -154,7 +154,7 @@ func TestLimit(t *testing.T) {
 	if tr.Nodes() > 50 || tr.Total() != total {
 		t.Errorf("second limit: %d nodes total %d", tr.Nodes(), tr.Total())
 	}
-	if _, err := FromWire(tr.ToWire()); err != nil {
+	if _, err := fromWire(tr.ToWire()); err != nil {
 		t.Error(err)
 	}
 }
@@ -335,7 +335,7 @@ func TestRealTraces(t *testing.T) {
 			if host.Nodes() > 500 || host.Total() != total {
 				t.Errorf("limited: %d nodes, total %d", host.Nodes(), host.Total())
 			}
-			if _, err := FromWire(host.ToWire()); err != nil {
+			if _, err := fromWire(host.ToWire()); err != nil {
 				t.Error(err)
 			}
 		})

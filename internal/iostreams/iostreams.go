@@ -1,5 +1,5 @@
-// Package iostreams owns the program's standard streams: whether each one is
-// a terminal, whether colour is allowed, and the one-line progress display.
+// Package iostreams owns the program's standard streams and whether each one
+// is a terminal.
 // Commands never look at os.Stdout directly, so tests can run them against
 // buffers (see Test).
 package iostreams
@@ -19,19 +19,16 @@ type IOStreams struct {
 	ErrOut io.Writer
 
 	outTTY, errTTY bool
-	noColor        bool
 }
 
-// System returns the process's real streams. Colour is off when stdout is
-// not a terminal, when NO_COLOR is set, or when TERM is "dumb".
+// System returns the process's real streams.
 func System() *IOStreams {
 	return &IOStreams{
-		In:      os.Stdin,
-		Out:     os.Stdout,
-		ErrOut:  os.Stderr,
-		outTTY:  isTerminal(os.Stdout),
-		errTTY:  isTerminal(os.Stderr),
-		noColor: os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb",
+		In:     os.Stdin,
+		Out:    os.Stdout,
+		ErrOut: os.Stderr,
+		outTTY: isTerminal(os.Stdout),
+		errTTY: isTerminal(os.Stderr),
 	}
 }
 
@@ -50,8 +47,5 @@ func (s *IOStreams) IsStdoutTTY() bool { return s.outTTY }
 // IsStderrTTY reports whether stderr is a terminal: progress displays are
 // shown only then.
 func (s *IOStreams) IsStderrTTY() bool { return s.errTTY }
-
-// ColorEnabled reports whether stdout may carry ANSI colour codes.
-func (s *IOStreams) ColorEnabled() bool { return s.outTTY && !s.noColor }
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

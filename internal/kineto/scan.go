@@ -619,19 +619,6 @@ func (s *scanner) hex4() (rune, bool) {
 	return r, true
 }
 
-func appendValidUTF8(dst, b []byte) []byte {
-	for len(b) > 0 {
-		r, size := utf8.DecodeRune(b)
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, "\uFFFD"...)
-		} else {
-			dst = append(dst, b[:size]...)
-		}
-		b = b[size:]
-	}
-	return dst
-}
-
 // word reads a bare token (number, literal, or damage such as N/A) up to
 // the next delimiter. One longer than maxString is damage.
 func (s *scanner) word() []byte {

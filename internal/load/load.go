@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 
 	"github.com/bottleneck-dev/bottleneck/internal/kineto"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
@@ -55,10 +56,14 @@ type Options struct {
 
 // Expand resolves paths to trace files: files (and pipes, and "-" for
 // stdin) are taken as given (any name; content decides), directories
-// contribute their *.json and *.json.gz regular files (recursively). A
-// path that does not exist, or a directory without traces, is a failure;
-// the other paths are still expanded.
-func Expand(paths []string) (files []string, skipped, failed []Failure) {
+// contribute their *.json and *.json.gz regular files (recursively) but
+// for the files a run directory holds beside its traces (rundir.FileKind):
+// its Python profiles (pyprofile-<tag>.json) are listed in profiles, the
+// others (manifest, environment, evidence, reports, DataLoader worker
+// profiles) left out. A path that does not exist, or a directory with
+// neither traces nor Python profiles, is a failure; the other paths are
+// still expanded.
+func Expand(paths []string) (files, profiles []string, skipped, failed []Failure) {
 	for _, p := range paths {
 		if p == kineto.Stdin {
 			files = append(files, p)
@@ -73,16 +78,17 @@ func Expand(paths []string) (files []string, skipped, failed []Failure) {
 			files = append(files, p)
 			continue
 		}
-		found, skip, fail := walk(p)
+		found, pys, skip, fail := walk(p)
 		skipped = append(skipped, skip...)
 		failed = append(failed, fail...)
-		if len(found) == 0 && len(fail) == 0 {
+		profiles = append(profiles, pys...)
+		if len(found) == 0 && len(pys) == 0 && len(fail) == 0 {
 			failed = append(failed, Failure{p, errors.New("no trace files (*.json, *.json.gz) in this directory")})
 			continue
 		}
 		files = append(files, found...)
 	}
-	return files, skipped, failed
+	return files, profiles, skipped, failed
 }
 
 // walk lists the trace files under dir in order. Entries that are not
@@ -90,17 +96,25 @@ func Expand(paths []string) (files []string, skipped, failed []Failure) {
 // note, as are profiler traces in a format not read. A subdirectory that
 // cannot be listed, or a trace name that cannot be opened (a dangling
 // link), is a failure: it may hold traces, so the input is incomplete.
-func walk(dir string) (found []string, skipped, failed []Failure) {
+func walk(dir string) (found, profiles []string, skipped, failed []Failure) {
 	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			failed = append(failed, Failure{path, err})
 			return nil
 		}
+		name := d.Name()
 		if d.IsDir() {
+			if path != dir && strings.HasPrefix(name, rundir.WorkersDirName("")) {
+				return filepath.SkipDir // DataLoader workers' profiles, no traces
+			}
 			return nil
 		}
-		name := d.Name()
+		kind, _ := rundir.FileKind(name)
 		switch {
+		case kind == rundir.KindPyProfile:
+			profiles = append(profiles, path)
+		case kind != rundir.KindTrace && kind != rundir.KindOther:
+			// the run directory's manifest, environment, evidence, reports
 		case strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".json.gz"):
 			if st, err := os.Stat(path); err != nil {
 				failed = append(failed, Failure{path, err})
@@ -115,13 +129,14 @@ func walk(dir string) (found []string, skipped, failed []Failure) {
 		return nil
 	})
 	slices.Sort(found)
-	return found, skipped, failed
+	slices.Sort(profiles)
+	return found, profiles, skipped, failed
 }
 
 // Load expands paths and reads every trace. Paths that cannot be read are
 // listed in the result's Failures.
 func Load(paths []string, opts Options) (*Result, error) {
-	files, skipped, failed := Expand(paths)
+	files, _, skipped, failed := Expand(paths)
 	res := &Result{Skipped: skipped, Failures: failed}
 	if opts.Budget != nil {
 		var total int64

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -77,12 +78,18 @@ type Frame struct {
 	Text string `json:"text,omitempty"`
 }
 
+// ThreadRoles are the roles the agent's sampler gives a thread
+// (_bottleneck_sampler.thread_role): the main thread, PyTorch's
+// pin-memory thread, any other. Merged DataLoader worker profiles add
+// "worker" (Workers).
+var ThreadRoles = []string{"main", "pin_memory", "other"}
+
 // Thread is one Python thread seen by the sampler.
 type Thread struct {
 	ID            uint64 `json:"id"`
 	NativeID      *int64 `json:"native_id"`
 	Name          string `json:"name"`
-	Role          string `json:"role"` // main, pin_memory, other
+	Role          string `json:"role"` // one of ThreadRoles
 	Samples       int    `json:"samples"`
 	WindowSamples int    `json:"window_samples"`
 	// CPUSamples are its samples weighted by how much of the time since
@@ -211,6 +218,26 @@ func ReadFile(path string) (*Profile, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return p, nil
+}
+
+// IsFile reports whether the file at path is a Python profile rather
+// than a trace: by its name (pyprofile-<tag>.json, as a run directory
+// holds it), else by the format key in its first bytes.
+func IsFile(path string) bool {
+	if name := filepath.Base(path); strings.HasPrefix(name, "pyprofile-") && strings.HasSuffix(name, ".json") {
+		return true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return false // a pipe or stdin is read once, as a trace
+	}
+	head := make([]byte, 256)
+	n, _ := io.ReadFull(f, head)
+	return strings.Contains(string(head[:n]), `"format": "`+Format+`"`) || strings.Contains(string(head[:n]), `"format":"`+Format+`"`)
 }
 
 // IsLibraryFile reports whether a file belongs to Python's standard

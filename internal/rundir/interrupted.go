@@ -31,14 +31,13 @@ func Interrupted(dir string, m *Manifest) string {
 		"the files hold what the agent saved until then", m.Started.Format(time.RFC3339))
 }
 
-// InterruptedNote returns a one-line note for path when it is a run
-// directory whose manifest still reads "running" (see Interrupted), else "".
-func InterruptedNote(path string) string {
-	m, err := ReadManifest(path)
-	if err != nil || m.State != "running" {
+// InterruptedNote returns a one-line note naming the run directory when
+// its manifest still reads "running" (see Interrupted), else "".
+func (r *Run) InterruptedNote() string {
+	if r.Manifest == nil || r.Manifest.State != "running" {
 		return ""
 	}
-	return path + ": " + Interrupted(path, m)
+	return r.Dir + ": " + Interrupted(r.Dir, r.Manifest)
 }
 
 // processAlive reports whether a process with this pid exists (signal 0;

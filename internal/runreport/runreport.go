@@ -8,7 +8,6 @@ package runreport
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -217,13 +216,6 @@ func waitingThreads(p *pyprofile.Profile) []WaitingThread {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].WallS > out[j].WallS })
 	return out
-}
-
-// WriteJSON writes the run section as JSON.
-func WriteJSON(w io.Writer, r *Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
 }
 
 // WriteText writes the run section as text.

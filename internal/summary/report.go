@@ -275,7 +275,7 @@ func (j *Job) Report(worldSize int) *Report {
 		}
 	}
 
-	// the cross-rank rule's inputs, as ranks.Compute gives them (the
+	// the cross-rank rule's inputs, as ranks.Compare gives them (the
 	// others' wait per step rather than per collective)
 	spread := &diagnose.Spread{SlowestRank: -1, Straggler: -1, Steps: len(nums), StepsCompared: rep.StepsCompared}
 	var means []float64

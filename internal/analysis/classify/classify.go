@@ -37,7 +37,11 @@ const (
 	// communication (nccl:/gloo: broadcast, reduce, all_reduce,
 	// all_gather, reduce_scatter).
 	TBComm
-	// TensorCore: a kernel that runs on tensor cores (see UsesTensorCores).
+	// TensorCore: a kernel that runs on tensor (or AMD matrix) cores by the
+	// kernel-semantics table (internal/analysis/kernels, rendered in
+	// docs/kernels.md). Kernels whose math unit the table does not know
+	// (unknown kernels, generic "gemm" names) count as not using tensor
+	// cores, so the share is a lower bound.
 	TensorCore
 	// TBTensorCore: a kernel on the TensorBoard plugin's tensor-core
 	// allow-list (see TBUsesTensorCores).
@@ -129,9 +133,6 @@ func (tb *Table) Flags(id trace.StrID) Flag {
 
 // Has reports whether name id has any of the classes in f.
 func (tb *Table) Has(id trace.StrID, f Flag) bool { return tb.Flags(id)&f != 0 }
-
-// Of computes the classes of one name.
-func Of(name string) Flag { return of(name, true) }
 
 // of computes the classes of name, the kernel classes (CommKernel,
 // TensorCore, TBTensorCore) only when kernel is set.
@@ -231,9 +232,6 @@ func IsCommOp(name string) bool {
 // kernels and are never matched.
 func IsCommKernel(name string) bool { return kernels.Classify(name).Family == kernels.Communication }
 
-// IsCommunication reports whether a name is communication, op or kernel.
-func IsCommunication(name string) bool { return IsCommOp(name) || IsCommKernel(name) }
-
 var tbComm = []string{
 	"nccl:broadcast", "nccl:reduce", "nccl:all_reduce", "nccl:all_gather", "nccl:reduce_scatter",
 	"gloo:broadcast", "gloo:reduce", "gloo:all_reduce", "gloo:all_gather", "gloo:reduce_scatter",
@@ -262,13 +260,6 @@ var tbTensorCore = []string{
 // TBUsesTensorCores is the TensorBoard plugin's test: the kernel name
 // contains one of its 18 allow-listed substrings.
 func TBUsesTensorCores(name string) bool { return ContainsAny(name, tbTensorCore) }
-
-// UsesTensorCores reports whether a kernel runs on tensor (or AMD matrix)
-// cores by the kernel-semantics table (internal/analysis/kernels, rendered
-// in docs/kernels.md). Kernels whose math unit the table does not know
-// (unknown kernels, generic "gemm" names) count as not using tensor
-// cores, so the share is a lower bound.
-func UsesTensorCores(name string) bool { return kernels.Classify(name).Unit == kernels.TensorCore }
 
 // IsBackward reports whether an op name is autograd's: the engine's
 // evaluate_function or a backward node (AddmmBackward0; without the
@@ -390,9 +381,6 @@ func (d Direction) String() string {
 	}
 	return "invalid"
 }
-
-// Directions lists the directions in display order.
-func Directions() []Direction { return []Direction{HtoD, DtoH, DtoD, HtoH, PtoP, DirUnknown} }
 
 // HostMem is the kind of host memory a copy touches.
 type HostMem uint8

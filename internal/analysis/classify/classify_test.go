@@ -62,13 +62,13 @@ func TestTensorCores(t *testing.T) {
 		"sm90_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_aligna4_alignc4_execute_kernel__51_cublas",
 		"cudnn_infer_volta_scudnn_128x64_relu_small_nn_v1"}
 	for _, n := range yes {
-		if !UsesTensorCores(n) {
-			t.Errorf("UsesTensorCores(%q) = false", n)
+		if of(n, true)&TensorCore == 0 {
+			t.Errorf("%q: no TensorCore class", n)
 		}
 	}
 	for _, n := range no {
-		if UsesTensorCores(n) {
-			t.Errorf("UsesTensorCores(%q) = true", n)
+		if of(n, true)&TensorCore != 0 {
+			t.Errorf("%q: TensorCore class", n)
 		}
 	}
 	if TBUsesTensorCores("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTT") {

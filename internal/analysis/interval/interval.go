@@ -43,13 +43,6 @@ func (s Set) Total() int64 {
 	return t
 }
 
-// Union returns s ∪ o.
-func (s Set) Union(o Set) Set {
-	all := make([]Span, 0, len(s)+len(o))
-	all = append(append(all, s...), o...)
-	return Of(all)
-}
-
 // Intersect returns s ∩ o.
 func (s Set) Intersect(o Set) Set {
 	var out Set
@@ -67,9 +60,6 @@ func (s Set) Intersect(o Set) Set {
 	}
 	return out
 }
-
-// Clip returns the part of s inside w.
-func (s Set) Clip(w Span) Set { return s.Intersect(Set{w}) }
 
 // OverlapLen is the length of s inside w, without allocating.
 func (s Set) OverlapLen(w Span) int64 {

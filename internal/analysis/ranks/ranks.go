@@ -117,15 +117,6 @@ type rankData struct {
 	order []int           // step nums in order
 }
 
-// Compute compares traces, one per rank, ordered by rank.
-func Compute(traces []*trace.Trace, opt Options) *Result {
-	ms := make([]Measured, len(traces))
-	for i, t := range traces {
-		ms[i] = Measure(t, opt)
-	}
-	return Compare(ms)
-}
-
 // Measured is one rank's half of the comparison: what Compare needs of
 // its trace, so that the trace can be dropped before the others are read.
 type Measured struct {
@@ -139,7 +130,7 @@ func Measure(t *trace.Trace, opt Options) Measured {
 	return Measured{Rank: r, Steps: steps}
 }
 
-// Compare compares measured ranks as Compute compares their traces: in
+// Compare compares measured ranks (Measure of one trace per rank): in
 // the order of their ranks (stable; a rank of -1 takes its position).
 func Compare(measured []Measured) *Result {
 	res := &Result{Definition: Definition, Ranks: []Rank{}, Steps: []StepRow{}, SlowestRank: -1, Straggler: -1}

@@ -14,6 +14,16 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
+// compute compares traces, one per rank, as the driver does: each
+// measured, then the measures compared.
+func compute(traces []*trace.Trace, opt ranks.Options) *ranks.Result {
+	ms := make([]ranks.Measured, len(traces))
+	for i, t := range traces {
+		ms[i] = ranks.Measure(t, opt)
+	}
+	return ranks.Compare(ms)
+}
+
 func loadDir(t *testing.T, rel string) []*trace.Trace {
 	t.Helper()
 	dir := testutil.Traces(t)
@@ -30,7 +40,7 @@ func TestDLRM(t *testing.T) {
 	if len(ts) != 8 {
 		t.Fatalf("%d traces", len(ts))
 	}
-	r := ranks.Compute(ts, ranks.Options{})
+	r := compute(ts, ranks.Options{})
 	for i, k := range r.Ranks {
 		if k.Rank != i || k.Steps != 1 {
 			t.Errorf("rank %d: %+v", i, k)
@@ -46,14 +56,14 @@ func TestDLRM(t *testing.T) {
 // last step dropped): rank 0 11.81 %, rank 1 20.05 %.
 func TestTraceFilterHTA(t *testing.T) {
 	ts := loadDir(t, "hta/trace_filter")
-	r := ranks.Compute(ts, ranks.Options{DropLastStep: true})
+	r := compute(ts, ranks.Options{DropLastStep: true})
 	want := []float64{11.81, 20.05}
 	for i, k := range r.Ranks {
 		if d := k.OverlapPct - want[i]; d > 0.01 || d < -0.01 {
 			t.Errorf("rank %d overlap %.4f%%, HTA %.2f%%", k.Rank, k.OverlapPct, want[i])
 		}
 	}
-	testutil.CompareResult(t, "trace_filter", ranks.Compute(ts, ranks.Options{}), report.WriteRanks)
+	testutil.CompareResult(t, "trace_filter", compute(ts, ranks.Options{}), report.WriteRanks)
 }
 
 // Two ranks of two steps; rank 1 is slow (its compute takes 300 us longer),
@@ -70,7 +80,7 @@ func rankFixture(rank int, compute, comm int) string {
 }
 
 func TestTwoRanksOneSlow(t *testing.T) {
-	r := ranks.Compute([]*trace.Trace{tracetest.ReadString(t, rankFixture(1, 400, 100)), tracetest.ReadString(t, rankFixture(0, 100, 400))}, ranks.Options{})
+	r := compute([]*trace.Trace{tracetest.ReadString(t, rankFixture(1, 400, 100)), tracetest.ReadString(t, rankFixture(0, 100, 400))}, ranks.Options{})
 	if len(r.Ranks) != 2 || r.Ranks[0].Rank != 0 || r.Ranks[1].Rank != 1 {
 		t.Fatalf("%+v", r.Ranks)
 	}
@@ -93,7 +103,7 @@ func TestTwoRanksOneSlow(t *testing.T) {
 }
 
 func TestOneRankNoSteps(t *testing.T) {
-	r := ranks.Compute([]*trace.Trace{tracetest.ReadString(t, `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":0,"dur":10}]}`)}, ranks.Options{})
+	r := compute([]*trace.Trace{tracetest.ReadString(t, `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":0,"dur":10}]}`)}, ranks.Options{})
 	if r.Straggler != -1 || len(r.Ranks) != 1 || r.Ranks[0].Rank != 0 || r.Ranks[0].Steps != 1 {
 		t.Errorf("%+v", r)
 	}
@@ -109,7 +119,7 @@ func TestGlooCollectivesAreCommunication(t *testing.T) {
 {"ph":"X","cat":"cpu_op","name":"c10d::allreduce_","pid":1,"tid":1,"ts":600,"dur":%d},
 {"ph":"X","cat":"user_annotation","name":"gloo:all_reduce","pid":1,"tid":1,"ts":610,"dur":%d}]}`, rank, wait, wait-20)
 	}
-	r := ranks.Compute([]*trace.Trace{tracetest.ReadString(t, fixture(0, 300)), tracetest.ReadString(t, fixture(1, 100))}, ranks.Options{})
+	r := compute([]*trace.Trace{tracetest.ReadString(t, fixture(0, 300)), tracetest.ReadString(t, fixture(1, 100))}, ranks.Options{})
 	for _, rk := range r.Ranks {
 		want := map[int]float64{0: 300, 1: 100}[rk.Rank]
 		if rk.CommUs != want || rk.Collectives != 1 {

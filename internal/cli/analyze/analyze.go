@@ -16,8 +16,6 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/driver"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
-	"github.com/bottleneck-dev/bottleneck/internal/report"
-	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
 
 // Options are the command's flags and arguments.
@@ -37,7 +35,13 @@ type Options struct {
 
 // NewCmd returns the analyze command.
 func NewCmd(ios *iostreams.IOStreams) *cobra.Command {
-	o := &Options{IO: ios}
+	return newCmd(&Options{IO: ios}, Run)
+}
+
+// newCmd parses the command line into o and hands it to runF: Run, or a
+// test's recorder, so that parsing is tested without running the command.
+// Usage errors are found here, before runF (exit 2).
+func newCmd(o *Options, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "analyze PATH...",
 		Short: "Explain traces that torch.profiler already wrote",
@@ -67,7 +71,12 @@ wrong and where); 1 nothing could be read; 2 bad usage.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
-			return Run(o)
+			if o.Steps != "" {
+				if _, _, err := parseSteps(o.Steps); err != nil {
+					return exitcode.New(exitcode.Usage, err)
+				}
+			}
+			return runF(o)
 		},
 	}
 	f := cmd.Flags()
@@ -86,11 +95,6 @@ wrong and where); 1 nothing could be read; 2 bad usage.`,
 
 // Run executes analyze with o.
 func Run(o *Options) error {
-	for _, p := range o.Paths {
-		if note := rundir.InterruptedNote(p); note != "" {
-			fmt.Fprintf(o.IO.ErrOut, "bottleneck: %s\n", report.Printable(note))
-		}
-	}
 	dopts := driver.DefaultOptions()
 	dopts.JSON, dopts.Full, dopts.Rank, dopts.Definition = o.JSON, o.Full, o.Rank, driver.Definition(o.Def)
 	dopts.Table = optable.Options{GroupByShape: o.Shapes, StackDepth: o.Stack, SortBy: o.SortBy, Top: o.Top}

@@ -121,6 +121,11 @@ func TestExitCodes(t *testing.T) {
 		if code != c.want {
 			t.Errorf("%s: exit %d, want %d\n%s%s", c.name, code, c.want, out, errOut)
 		}
+		// exit 3 names the damaged or unreadable input (the last path of
+		// each case) on stderr too, not only in the report on stdout
+		if bad := c.paths[len(c.paths)-1]; code == exitcode.Partial && !strings.Contains(errOut, "bottleneck: could not read "+bad) && !strings.Contains(errOut, "bottleneck: "+bad+": problem: ") {
+			t.Errorf("%s: exit 3 with stderr %q: want %s named", c.name, errOut, bad)
+		}
 		// stdout carries only a report: none when nothing was read (the
 		// error goes to stderr), else the readable part.
 		if hasReport := strings.Contains(out, "Read 1 trace file(s)"); hasReport != (code != exitcode.Failed) || code == exitcode.Failed && out != "" {
@@ -305,4 +310,27 @@ func TestUnreadableDirectoryEntries(t *testing.T) {
 			t.Errorf("exit %d, stderr %q", code, stderr)
 		}
 	})
+}
+
+// A run directory copied without its manifest is a directory of traces:
+// its own files (environment, evidence, Python profile, report) are not
+// read as traces, so it reads fully (exit 0). A Python profile alone is
+// no trace: exit 1, saying which command draws it.
+func TestRunFilesWithoutManifest(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"trace-rank0.pt.trace.json": good, "env.json": `{}`, "evidence-rank0.json": `{}`, "report.json": `{}`,
+		"pyprofile-rank0.json": `{"format":"bottleneck.pyprofile","version":1,"profiler":"sample","frames":[],"threads":[],"stacks":[]}`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, out, stderr := run(t, dir); code != exitcode.OK || !strings.Contains(out, "Read 1 trace file(s)") || stderr != "" {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s", code, stderr, out)
+	}
+	py := filepath.Join(dir, "pyprofile-rank0.json")
+	if code, out, stderr := run(t, py); code != exitcode.Failed || out != "" || !strings.Contains(stderr, "no trace, only Python profiles") {
+		t.Errorf("a Python profile: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
 }

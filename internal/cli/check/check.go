@@ -26,7 +26,13 @@ type Options struct {
 
 // NewCmd returns the check command.
 func NewCmd(ios *iostreams.IOStreams) *cobra.Command {
-	o := &Options{IO: ios}
+	return newCmd(&Options{IO: ios}, Run)
+}
+
+// newCmd parses the command line into o and hands it to runF: Run, or a
+// test's recorder, so that parsing is tested without running the command.
+// Usage errors are found here, before runF (exit 2).
+func newCmd(o *Options, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check RUN --budget budget.toml",
 		Short: "Hold one run against absolute budgets (CI)",
@@ -43,7 +49,10 @@ with problems; 1 it could not be read; 2 bad usage or a bad budget file.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Path = args[0]
-			return Run(o)
+			if o.Budget == "" {
+				return exitcode.New(exitcode.Usage, fmt.Errorf("check: --budget FILE is required"))
+			}
+			return runF(o)
 		},
 	}
 	f := cmd.Flags()
@@ -54,9 +63,6 @@ with problems; 1 it could not be read; 2 bad usage or a bad budget file.`,
 
 // Run executes check with o.
 func Run(o *Options) error {
-	if o.Budget == "" {
-		return exitcode.New(exitcode.Usage, fmt.Errorf("check: --budget FILE is required"))
-	}
 	b, err := diffmodel.ReadBudget(o.Budget)
 	if err != nil {
 		return exitcode.New(exitcode.Usage, err)

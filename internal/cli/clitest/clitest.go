@@ -37,3 +37,15 @@ func Run(newCmd func(*iostreams.IOStreams) *cobra.Command, args ...string) (code
 	}
 	return code, out.String(), errOut.String()
 }
+
+// Parse builds a command as its package's newCmd(o, runF) does, with
+// newOptions(ios) for o and a runF that only keeps the options it is
+// given, runs it with args, and returns the exit status, those options
+// (nil when parsing stopped first) and stderr: a command's flags and
+// usage checks are tested without running it.
+func Parse[O any](newCmd func(*O, func(*O) error) *cobra.Command, newOptions func(*iostreams.IOStreams) *O, args ...string) (code int, got *O, stderr string) {
+	code, _, stderr = Run(func(ios *iostreams.IOStreams) *cobra.Command {
+		return newCmd(newOptions(ios), func(o *O) error { got = o; return nil })
+	}, args...)
+	return code, got, stderr
+}

@@ -31,7 +31,13 @@ type Options struct {
 
 // NewCmd returns the diff command.
 func NewCmd(ios *iostreams.IOStreams) *cobra.Command {
-	o := &Options{IO: ios}
+	return newCmd(&Options{IO: ios}, Run)
+}
+
+// newCmd parses the command line into o and hands it to runF: Run, or a
+// test's recorder, so that parsing is tested without running the command.
+// Usage errors are found here, before runF (exit 2).
+func newCmd(o *Options, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diff BASE NEW",
 		Short: "Compare two runs: did the step time change, beyond the noise, and why",
@@ -56,7 +62,12 @@ read; 2 bad usage.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Base, o.New = args[0], args[1]
-			return Run(o)
+			for _, s := range o.FailIf {
+				if _, err := diff.ParseRule(s); err != nil {
+					return exitcode.New(exitcode.Usage, err)
+				}
+			}
+			return runF(o)
 		},
 	}
 	f := cmd.Flags()

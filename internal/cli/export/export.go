@@ -9,10 +9,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
+	"maps"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -26,7 +24,6 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
-	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
 
 // Options are the command's flags and arguments.
@@ -47,7 +44,13 @@ type Options struct {
 
 // NewCmd returns the export command.
 func NewCmd(ios *iostreams.IOStreams) *cobra.Command {
-	o := &Options{IO: ios}
+	return newCmd(&Options{IO: ios}, Run)
+}
+
+// newCmd parses the command line into o and hands it to runF: Run, or a
+// test's recorder, so that parsing is tested without running the command.
+// Usage errors are found here, before runF (exit 2).
+func newCmd(o *Options, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export PATH --format FORMAT [-o FILE]",
 		Short: "Write traces and profiles for pprof, speedscope, Perfetto, flame graphs, CSV or Markdown",
@@ -74,7 +77,13 @@ Exit status: 0 ok, 3 some input was damaged, 1 failure, 2 bad usage.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Path = args[0]
-			return Run(o)
+			if o.Format == export.CSV && o.Table == "" && o.Output == "" {
+				return exitcode.New(exitcode.Usage, fmt.Errorf("csv: name a table (--table %s) or a directory for all of them (-o DIR)", strings.Join(export.Tables, "|")))
+			}
+			if o.Format == export.Pprof && o.Output == "" && o.IO.IsStdoutTTY() {
+				return exitcode.New(exitcode.Usage, errors.New("pprof output is binary: give -o FILE or redirect stdout"))
+			}
+			return runF(o)
 		},
 	}
 	f := cmd.Flags()
@@ -87,7 +96,7 @@ Exit status: 0 ok, 3 some input was damaged, 1 failure, 2 bad usage.`,
 	cmdutil.NonNegativeFloatFlag(cmd, &o.MinDurationUs, "min-duration", 0, "chrome/perfetto: drop events shorter than `US` microseconds")
 	cmdutil.NonNegativeIntFlag(cmd, &o.Top, "top", driver.DefaultTop, "rows per operator and kernel table: csv, markdown (0: all)")
 	cmdutil.StringEnumFlag(cmd, &o.Table, "table", "", "", export.Tables, "csv: the table to write")
-	f.StringVar(&o.Role, "role", "", "python stacks: only threads of this role (main, pin_memory, other)")
+	cmdutil.StringEnumFlag(cmd, &o.Role, "role", "", "", pyprofile.ThreadRoles, "python stacks: only threads of this role")
 	_ = cmd.MarkFlagRequired("format")
 	return cmd
 }
@@ -95,53 +104,26 @@ Exit status: 0 ok, 3 some input was damaged, 1 failure, 2 bad usage.`,
 // Run executes export with o.
 func Run(o *Options) error {
 	format := o.Format
-	if format == export.CSV && o.Table == "" && o.Output == "" {
-		return exitcode.New(exitcode.Usage, fmt.Errorf("csv: name a table (--table %s) or a directory for all of them (-o DIR)", strings.Join(export.Tables, "|")))
+	// The path is opened as every command opens it: a run directory, a
+	// trace, a Python profile, or a directory of traces and profiles.
+	dopts := driver.DefaultOptions()
+	dopts.Table.Top = o.Top
+	d, err := driver.Open(o.IO, []string{o.Path}, dopts)
+	if err != nil {
+		return exitcode.New(exitcode.Failed, err)
 	}
-	if format == export.Pprof && o.Output == "" && o.IO.IsStdoutTTY() {
-		return exitcode.New(exitcode.Usage, errors.New("pprof output is binary: give -o FILE or redirect stdout"))
-	}
-
-	// A run directory is opened as every command opens it; otherwise the
-	// path's traces and Python profile are found here.
 	in := &export.Input{}
-	status := driver.Complete
-	tracePaths, pyPath := []string{o.Path}, ""
-	if !rundir.Is(o.Path) {
-		var err error
-		if tracePaths, pyPath, err = Inputs(o.Path); err != nil {
-			return exitcode.New(exitcode.Failed, err)
-		}
+	in.Python, in.PythonPath = pythonProfile(d)
+	if len(d.Traces) > 0 || len(d.Report.Failures) > 0 {
+		in.Traces, in.Report = d.Traces, d.Report
 	}
-	if pyPath != "" {
-		p, err := pyprofile.ReadFile(pyPath)
-		if err != nil {
-			fmt.Fprintf(o.IO.ErrOut, "bottleneck: skipping the Python profile: %v\n", err)
-			status = driver.Partial
-		} else {
-			in.Python, in.PythonPath = p, pyPath
+	report.WriteProblems(o.IO.ErrOut, d.Report) // the damaged files and places
+	status := d.Status
+	if status != driver.Complete {
+		if len(in.Traces) == 0 && in.Python == nil {
+			return exitcode.New(exitcode.Failed, errors.New("no trace could be read"))
 		}
-	}
-	if len(tracePaths) > 0 {
-		dopts := driver.DefaultOptions()
-		dopts.Table.Top = o.Top
-		d, err := driver.Open(o.IO, tracePaths, dopts)
-		if err != nil {
-			return exitcode.New(exitcode.Failed, err)
-		}
-		if len(d.Runs) == 1 {
-			in.Python, in.PythonPath = runProfile(d.Runs[0])
-		}
-		if len(d.Traces) > 0 || len(d.Report.Failures) > 0 {
-			in.Traces, in.Report = d.Traces, d.Report
-		}
-		report.WriteProblems(o.IO.ErrOut, d.Report) // the damaged files and places
-		if d.Status != driver.Complete {
-			if len(in.Traces) == 0 && in.Python == nil {
-				return exitcode.New(exitcode.Failed, errors.New("no trace could be read"))
-			}
-			status = driver.Partial // something was exported
-		}
+		status = driver.Partial // something was exported
 	}
 	if in.Report != nil {
 		ti := 0
@@ -194,90 +176,26 @@ func writeOut(o *Options, b []byte) error {
 	return nil
 }
 
-// runProfile is the Python profile export uses from a run directory: the
-// main process's, else the first process's by tag.
-func runProfile(run *rundir.Run) (*pyprofile.Profile, string) {
-	var best *rundir.ProcessFiles
-	for _, pf := range run.Processes {
-		if pf.Profile != nil && (best == nil || pf.Tag == "main") {
-			best = pf
+// pythonProfile is the Python profile export draws: the main process's,
+// else the first process's by tag (of a run directory, or of the profiles
+// given or found beside traces).
+func pythonProfile(d *driver.Data) (*pyprofile.Profile, string) {
+	var tags []string
+	if len(d.Runs) == 1 {
+		for _, pf := range d.Runs[0].Processes { // in rundir.TagLess order
+			if pf.Profile != nil {
+				tags = append(tags, pf.Tag)
+			}
 		}
+	} else {
+		tags = slices.Sorted(maps.Keys(d.Profiles))
 	}
-	if best == nil {
+	if len(tags) == 0 {
 		return nil, ""
 	}
-	return best.Profile, filepath.Join(run.Dir, rundir.PyProfileName(best.Tag))
-}
-
-// Inputs resolves a PATH that is not a run directory: a trace file, a Python profile file, a directory
-// of traces, or a run directory (traces beside pyprofile-<tag>.json;
-// manifest.json, env.json, report.json and other non-trace files are
-// skipped). With several Python profiles the one tagged "main", else the
-// first by name, is used.
-func Inputs(path string) (traces []string, pyPath string, err error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, "", err
+	best := tags[0]
+	if slices.Contains(tags, "main") {
+		best = "main"
 	}
-	if !st.IsDir() {
-		if isPyProfile(path) {
-			return nil, path, nil
-		}
-		return []string{path}, "", nil
-	}
-	var pys []string
-	err = filepath.WalkDir(path, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		name := d.Name()
-		switch {
-		case strings.HasPrefix(name, "pyprofile-") && strings.HasSuffix(name, ".json"):
-			pys = append(pys, p)
-		case nonTrace(name):
-		case strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".json.gz"):
-			traces = append(traces, p)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, "", err
-	}
-	slices.Sort(pys)
-	slices.Sort(traces)
-	for _, p := range pys {
-		if filepath.Base(p) == "pyprofile-main.json" {
-			pyPath = p
-		}
-	}
-	if pyPath == "" && len(pys) > 0 {
-		pyPath = pys[0]
-	}
-	if len(traces) == 0 && pyPath == "" {
-		return nil, "", fmt.Errorf("%s: no traces (*.json, *.json.gz) or Python profile (pyprofile-*.json)", path)
-	}
-	return traces, pyPath, nil
-}
-
-// nonTrace reports whether name is one of a run directory's files that
-// are not traces (manifest, environment, evidence, reports).
-func nonTrace(name string) bool {
-	kind, _ := rundir.FileKind(name)
-	return kind != rundir.KindTrace && kind != rundir.KindOther
-}
-
-// isPyProfile reports whether a file is a bottleneck Python profile: by
-// name, else by its first bytes.
-func isPyProfile(path string) bool {
-	if strings.HasPrefix(filepath.Base(path), "pyprofile-") && strings.HasSuffix(path, ".json") {
-		return true
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, 256)
-	n, _ := io.ReadFull(f, head)
-	return bytes.Contains(head[:n], []byte(`"format": "`+pyprofile.Format+`"`)) || bytes.Contains(head[:n], []byte(`"format":"`+pyprofile.Format+`"`))
+	return d.Profiles[best], d.ProfileFiles[best]
 }

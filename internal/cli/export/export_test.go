@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/bottleneck-dev/bottleneck/internal/cli/clitest"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 )
@@ -42,14 +43,58 @@ func runDir(t *testing.T) string {
 	return dir
 }
 
-func TestInputs(t *testing.T) {
-	dir := runDir(t)
-	traces, py, err := Inputs(dir)
-	if err != nil || len(traces) != 1 || filepath.Base(traces[0]) != "trace-main.pt.trace.json" || filepath.Base(py) != "pyprofile-main.json" {
-		t.Fatalf("Inputs: %v %q %v", traces, py, err)
+// TestPathKinds: export opens its path as every command does
+// (driver.Open): a directory of traces holding a run directory's other
+// files (no manifest) gives its traces and its main Python profile, the
+// other files left out; a Python profile is taken by its name or by its
+// content; a directory of profiles alone gives the first by name.
+func TestPathKinds(t *testing.T) {
+	other := strings.Replace(pyprof, `"func":"main"`, `"func":"loader"`, 1)
+	bare := t.TempDir()
+	for name, body := range map[string]string{
+		"trace-main.pt.trace.json": fixture, "pyprofile-main.json": pyprof, "pyprofile-rank1.json": other,
+		"env.json": `{}`, "evidence-main.json": `{}`, "report.json": `{}`, "pyworkers-main/123.json": `{}`,
+	} {
+		os.MkdirAll(filepath.Join(bare, filepath.Dir(name)), 0o755)
+		if err := os.WriteFile(filepath.Join(bare, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, py, _ := Inputs(filepath.Join(dir, "pyprofile-main.json")); py == "" {
-		t.Error("a profile file is not taken as a profile")
+	sniffed := filepath.Join(t.TempDir(), "prof.json")
+	os.WriteFile(sniffed, []byte(other), 0o644)
+	damaged := filepath.Join(t.TempDir(), "pyprofile-main.json")
+	os.WriteFile(damaged, []byte(pyprof[:40]), 0o644)
+	pyOnly := t.TempDir()
+	os.WriteFile(filepath.Join(pyOnly, "pyprofile-rank2.json"), []byte(pyprof), 0o644)
+	os.WriteFile(filepath.Join(pyOnly, "pyprofile-rank1.json"), []byte(other), 0o644)
+	_, opsFolded, _ := clitest.Run(NewCmd, filepath.Join(bare, "trace-main.pt.trace.json"), "-f", "folded")
+	if !strings.Contains(opsFolded, "aten::mm") {
+		t.Fatalf("folded ops of the trace: %q", opsFolded)
+	}
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stdout string
+	}{
+		{[]string{bare, "-f", "folded"}, 0, opsFolded},
+		{[]string{bare, "-f", "folded", "--stacks", "python"}, 0, "main (/u/t.py:3) 5\n"},
+		{[]string{filepath.Join(bare, "pyprofile-rank1.json"), "-f", "folded"}, 0, "loader (/u/t.py:3) 5\n"},
+		{[]string{sniffed, "-f", "folded"}, 0, "loader (/u/t.py:3) 5\n"},
+		{[]string{pyOnly, "-f", "folded"}, 0, "loader (/u/t.py:3) 5\n"},
+		{[]string{filepath.Join(bare, "missing"), "-f", "folded"}, 1, ""},
+		{[]string{damaged, "-f", "folded"}, 1, ""},
+	} {
+		code, stdout, stderr := clitest.Run(NewCmd, tc.args...)
+		if code != tc.code || stdout != tc.stdout {
+			t.Errorf("%q: exit %d, stdout %q; want %d, %q (stderr %q)", tc.args, code, stdout, tc.code, tc.stdout, stderr)
+		}
+		if code == 0 && stderr != "" || code != 0 && !strings.Contains(stderr, tc.args[0]) {
+			t.Errorf("%q: exit %d, stderr %q", tc.args, code, stderr)
+		}
+	}
+	// the Python profile's file names speedscope's profile
+	if _, stdout, _ := clitest.Run(NewCmd, bare, "-f", "speedscope", "--stacks", "python"); !strings.Contains(stdout, `"pyprofile-main.json`) {
+		t.Errorf("speedscope does not name the profile's file: %.300s", stdout)
 	}
 }
 
@@ -111,16 +156,7 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%v: %v, want a flag parse error", args, err)
 		}
 	}
-	for _, o := range []Options{
-		{Format: "csv"},
-	} {
-		ios, _, _, _ := iostreams.Test()
-		o.IO, o.Path, o.Rank = ios, dir, -1
-		var ee *exitcode.Error
-		if err := Run(&o); !errors.As(err, &ee) || ee.Code != exitcode.Usage {
-			t.Errorf("%+v: %v", o, err)
-		}
-	}
+	// csv with neither a table nor a directory: TestParse.
 	ios, _, _, _ := iostreams.Test()
 	var ee *exitcode.Error
 	if err := Run(&Options{IO: ios, Path: filepath.Join(dir, "missing"), Format: "folded", Rank: -1}); !errors.As(err, &ee) || ee.Code != exitcode.Failed {

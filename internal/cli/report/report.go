@@ -34,7 +34,13 @@ type Options struct {
 
 // NewCmd returns the report command.
 func NewCmd(ios *iostreams.IOStreams) *cobra.Command {
-	o := &Options{IO: ios}
+	return newCmd(&Options{IO: ios}, Run)
+}
+
+// newCmd parses the command line into o and hands it to runF: Run, or a
+// test's recorder, so that parsing is tested without running the command.
+// Usage errors are found here, before runF (exit 2).
+func newCmd(o *Options, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report PATH...",
 		Short: "Write the HTML report of a run directory or of traces",
@@ -54,7 +60,7 @@ be read; 2 bad usage.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
-			return Run(o)
+			return runF(o)
 		},
 	}
 	f := cmd.Flags()
@@ -68,11 +74,6 @@ be read; 2 bad usage.`,
 
 // Run executes report with o.
 func Run(o *Options) error {
-	for _, p := range o.Paths {
-		if note := rundir.InterruptedNote(p); note != "" {
-			fmt.Fprintf(o.IO.ErrOut, "bottleneck: %s\n", textreport.Printable(note))
-		}
-	}
 	out := o.HTML
 	if out == "" && (len(o.Paths) != 1 || !rundir.Is(o.Paths[0])) {
 		return exitcode.New(exitcode.Usage, fmt.Errorf("report: -o FILE is required unless PATH is one run directory"))
@@ -82,6 +83,9 @@ func Run(o *Options) error {
 	d, err := driver.Open(o.IO, o.Paths, dopts)
 	if err != nil {
 		return exitcode.New(exitcode.Failed, fmt.Errorf("report: %w", err))
+	}
+	for _, note := range d.InterruptedNotes() {
+		fmt.Fprintf(o.IO.ErrOut, "bottleneck: %s\n", textreport.Printable(note))
 	}
 	title := o.Title
 	if title == "" {

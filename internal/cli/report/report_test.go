@@ -103,3 +103,29 @@ func TestConcurrentReportsNeverReplace(t *testing.T) {
 		}
 	}
 }
+
+// A run directory whose bottleneck was killed (manifest still "running")
+// gets its report, with a note on stderr naming the directory; a run that
+// ended gets no note. The note comes from the manifest driver.Open read.
+func TestInterruptedRunDirIsSaid(t *testing.T) {
+	src, err := os.ReadFile("../../htmlreport/testdata/xss.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for state, want := range map[string]bool{"running": true, "ended": false} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "trace-rank0.pt.trace.json"), src, 0o644)
+		os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(`{"format":"bottleneck.run","version":1,"state":"`+state+`","started":"2026-01-02T03:04:05Z"}`), 0o644)
+		ios, _, _, errOut := iostreams.Test()
+		if err := Run(&Options{IO: ios, Paths: []string{dir}}); err != nil {
+			t.Fatalf("state %s: %v", state, err)
+		}
+		note := dir + ": interrupted: bottleneck ended before the run did"
+		if got := strings.Contains(errOut.String(), note); got != want {
+			t.Errorf("state %s: note = %v, want %v; stderr:\n%s", state, got, want, errOut)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "report.html")); err != nil {
+			t.Errorf("state %s: %v", state, err)
+		}
+	}
+}

@@ -31,7 +31,13 @@ type Options struct {
 
 // NewCmd returns the serve command.
 func NewCmd(ios *iostreams.IOStreams) *cobra.Command {
-	o := &Options{IO: ios}
+	return newCmd(&Options{IO: ios}, Run)
+}
+
+// newCmd parses the command line into o and hands it to runF: Run, or a
+// test's recorder, so that parsing is tested without running the command.
+// Usage errors are found here, before runF (exit 2).
+func newCmd(o *Options, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve PATH...",
 		Short: "Show the report in a browser from a local web server",
@@ -44,7 +50,7 @@ outside it can be read through the server.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
-			return Run(o)
+			return runF(o)
 		},
 	}
 	f := cmd.Flags()
@@ -57,9 +63,6 @@ outside it can be read through the server.`,
 
 // Run executes serve with o; it returns when the server fails.
 func Run(o *Options) error {
-	if o.Port < 0 || o.Port > 65535 {
-		return exitcode.New(exitcode.Usage, fmt.Errorf("serve: --port %d out of range", o.Port))
-	}
 	dopts := driver.DefaultOptions()
 	dopts.Table.Top = o.Top
 	d, err := driver.Open(o.IO, o.Paths, dopts)

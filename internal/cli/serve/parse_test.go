@@ -1,0 +1,45 @@
+package serve
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/bottleneck-dev/bottleneck/internal/cli/clitest"
+	"github.com/bottleneck-dev/bottleneck/internal/driver"
+	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+)
+
+// TestParse: flags become Options; bad values, enum flags included, are
+// usage errors (exit 2) before the command runs.
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want *Options
+	}{
+		{[]string{"t.json"}, &Options{Paths: []string{"t.json"}, Host: "127.0.0.1", Port: 8080, Tries: 20, Top: driver.DefaultTop}},
+		{[]string{"a", "b", "--host", "0.0.0.0", "--port", "0", "--port-tries", "3", "--top", "0"},
+			&Options{Paths: []string{"a", "b"}, Host: "0.0.0.0", Port: 0, Tries: 3, Top: 0}},
+		{[]string{"t.json", "--port", "70000"}, nil},
+		{[]string{"t.json", "--port", "-1"}, nil},
+		{[]string{"t.json", "--port-tries", "0"}, nil},
+		{[]string{}, nil},
+	} {
+		code, got, stderr := clitest.Parse(newCmd, newOptions, tc.args...)
+		if tc.want == nil {
+			if code != 2 || got != nil {
+				t.Errorf("%q: exit %d, ran %v; want 2 before running (%s)", tc.args, code, got != nil, stderr)
+			}
+			continue
+		}
+		if code != 0 || got == nil {
+			t.Errorf("%q: exit %d: %s", tc.args, code, stderr)
+			continue
+		}
+		got.IO = nil
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%q: options\n %+v, want\n %+v", tc.args, *got, *tc.want)
+		}
+	}
+}
+
+func newOptions(ios *iostreams.IOStreams) *Options { return &Options{IO: ios} }
