@@ -28,6 +28,9 @@ type TriedChange struct {
 	// Rule is the finding whose change was tried; Set the change (NAME=VALUE, docs/try.md).
 	Rule string            `json:"rule"`
 	Set  map[string]string `json:"set"`
+	// Numerics: the change alters the program's numbers (ChangeKind.Numerics),
+	// tried because run --verify=numerics asked for it.
+	Numerics bool `json:"changes_numerics,omitempty"`
 	// Dir is the tried run's directory.
 	Dir string `json:"dir"`
 	// Error says why the change was not measured (its run failed); the rest is then empty.

@@ -304,6 +304,9 @@ func writeTried(w io.Writer, tried []rundir.TriedChange) {
 	fmt.Fprintln(w, "Tried (run --verify), measured against predicted:")
 	for _, c := range tried {
 		what := rundir.FormatChanges(c.Set)
+		if c.Numerics {
+			what += " (changes numerics)"
+		}
 		if c.Error != "" {
 			fmt.Fprintf(w, "  %s (%s): not measured: %s\n", what, c.Rule, c.Error)
 			continue

@@ -304,12 +304,13 @@ func Run(o *Options) error {
 }
 
 // Verify tries the run-time changes of the first findings that have one
-// (diagnose.Finding.Try, at most max, none that changes numerics), each
-// in one more run of the program into base-tried-N, compared with the
-// run already made in base; the results are written to w, to each tried
-// run's try.json, and, measured against predicted, to base's tried.json
-// (its reports show them).
-func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, max int) {
+// (diagnose.Finding.Try, at most max; one that changes numerics only
+// withNumerics, run --verify=numerics), each in one more run of the
+// program into base-tried-N, compared with the run already made in base;
+// the results are written to w, to each tried run's try.json, and,
+// measured against predicted, to base's tried.json (its reports show
+// them).
+func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, max int, withNumerics bool) {
 	var tried []rundir.TriedChange
 	defer func() {
 		if len(tried) > 0 {
@@ -318,18 +319,17 @@ func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, m
 			}
 		}
 	}()
-	n := 0
-	for _, f := range findings {
-		if len(f.Try) == 0 || n == max || numerics(f.Try) {
-			continue
-		}
-		n++
-		dir := fmt.Sprintf("%s-tried-%d", strings.TrimRight(base, string(filepath.Separator)), n)
+	chosen, held := toVerify(findings, max, withNumerics)
+	for _, f := range held {
+		fmt.Fprintf(w, "%s: %s changes numerics: not tried (run --verify=numerics tries it, or bottleneck try --set %s)\n", f.Rule, textsafe.String(rundir.FormatChanges(f.Try)), textsafe.String(rundir.FormatChanges(f.Try)))
+	}
+	for i, f := range chosen {
+		dir := fmt.Sprintf("%s-tried-%d", strings.TrimRight(base, string(filepath.Separator)), i+1)
 		saving := f.SavingPct
 		if f.TrySavingPct != nil {
 			saving = *f.TrySavingPct
 		}
-		res := &Result{Schema: Schema, Command: o.Args, Set: f.Try, Applied: []rundir.Change{},
+		res := &Result{Schema: Schema, Command: o.Args, Set: f.Try, Numerics: numerics(f.Try), Applied: []rundir.Change{},
 			Predicted: &Prediction{Rule: f.Rule, SavingPct: saving, Speedup: 1 / (1 - min(saving, 99)/100), Method: f.SavingMethod}}
 		changed, err := o.runOnce(dir, f.Try, fmt.Sprintf("verifying %s: one more run with %s", f.Rule, rundir.FormatChanges(f.Try)))
 		if err == nil {
@@ -340,7 +340,7 @@ func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, m
 				err = writeJSON(filepath.Join(changed, "try.json"), res)
 			}
 		}
-		tc := rundir.TriedChange{Rule: f.Rule, Set: f.Try, Dir: dir,
+		tc := rundir.TriedChange{Rule: f.Rule, Set: f.Try, Numerics: res.Numerics, Dir: dir,
 			PredictedSavingPct: saving, PredictedSpeedup: res.Predicted.Speedup, PredictedMethod: f.SavingMethod}
 		if err != nil {
 			fmt.Fprintf(w, "%s: not verified: %v\n", f.Rule, err)
@@ -355,6 +355,25 @@ func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, m
 		tc.BaseStepsUs, tc.NewStepsUs = roundUs(p.BaseStepsUs), roundUs(p.NewStepsUs)
 		tried = append(tried, tc)
 	}
+}
+
+// toVerify picks the findings whose change --verify tries: the first max
+// with a run-time change, none that changes numerics unless withNumerics;
+// held are those passed over for changing numerics (before the max was
+// reached), which the user is told of.
+func toVerify(findings []diagnose.Finding, max int, withNumerics bool) (chosen, held []diagnose.Finding) {
+	for _, f := range findings {
+		switch {
+		case len(chosen) == max:
+			return chosen, held
+		case len(f.Try) == 0:
+		case numerics(f.Try) && !withNumerics:
+			held = append(held, f)
+		default:
+			chosen = append(chosen, f)
+		}
+	}
+	return chosen, held
 }
 
 // roundUs rounds step times to 0.1 µs (tried.json's precision).

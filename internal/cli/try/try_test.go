@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
+	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/diff"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
@@ -281,5 +282,44 @@ func TestTryMeasuresTheFix(t *testing.T) {
 	})
 	if len(skips) > 0 {
 		t.Skipf("%d of 2 premises not checked: %s", len(skips), strings.Join(skips, "; "))
+	}
+}
+
+// --verify tries the first findings with a run-time change; one that
+// changes numerics (TF32) only under --verify=numerics, and without it
+// the user is told it was passed over.
+func TestToVerify(t *testing.T) {
+	fs := []diagnose.Finding{
+		{Rule: "gpu.precision", Try: map[string]string{"tf32": "true"}},
+		{Rule: "sync.blocking"}, // needs an edit
+		{Rule: "input.loader", Try: map[string]string{"num_workers": "1", "persistent_workers": "true"}},
+		{Rule: "gc.pauses", Try: map[string]string{"gc_freeze": "true"}},
+		{Rule: "cpu.native", Try: map[string]string{"threads": "2"}},
+	}
+	rules := func(fs []diagnose.Finding) string {
+		var r []string
+		for _, f := range fs {
+			r = append(r, f.Rule)
+		}
+		return strings.Join(r, " ")
+	}
+	for _, c := range []struct {
+		numerics     bool
+		chosen, held string
+	}{
+		{false, "input.loader gc.pauses", "gpu.precision"},
+		{true, "gpu.precision input.loader", ""},
+	} {
+		chosen, held := toVerify(fs, 2, c.numerics)
+		if rules(chosen) != c.chosen || rules(held) != c.held {
+			t.Errorf("numerics %v: chosen %q, held %q; want %q, %q", c.numerics, rules(chosen), rules(held), c.chosen, c.held)
+		}
+	}
+	// a numerics change after the last one tried is not mentioned
+	if _, held := toVerify(fs[2:], 2, false); len(held) != 0 {
+		t.Errorf("held %v", rules(held))
+	}
+	if _, held := toVerify(append(fs[2:4:4], fs[0]), 2, false); len(held) != 0 {
+		t.Errorf("a numerics change past the two tried held: %v", rules(held))
 	}
 }
