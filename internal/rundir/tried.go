@@ -53,6 +53,9 @@ type TriedChange struct {
 	// host ran ahead of the device, so the medians are the host's alone.
 	MedianSpeedup float64 `json:"median_speedup"`
 	HostAhead     bool    `json:"host_ahead,omitempty"`
+	// Caveat says when the two runs' compared steps are different parts of
+	// the program (the first run's reach far past the tried run's).
+	Caveat string `json:"caveat,omitempty"`
 	// BaseVerdict and NewVerdict are each run's verdict class.
 	BaseVerdict string `json:"base_verdict,omitempty"`
 	NewVerdict  string `json:"new_verdict,omitempty"`

@@ -324,6 +324,9 @@ func writeTried(w io.Writer, tried []rundir.TriedChange) {
 		if c.NewVerdict != "" && c.NewVerdict != c.BaseVerdict {
 			fmt.Fprintf(w, "    verdict %s -> %s\n", c.BaseVerdict, c.NewVerdict)
 		}
+		if c.Caveat != "" {
+			fmt.Fprintf(w, "    %s\n", c.Caveat)
+		}
 		fmt.Fprintf(w, "    run: %s\n", c.Dir)
 	}
 }

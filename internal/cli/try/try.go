@@ -241,6 +241,10 @@ type Pair struct {
 	// BaseStepsUs and NewStepsUs are the compared steps, in order.
 	BaseStepsUs []float64 `json:"base_steps_us"`
 	NewStepsUs  []float64 `json:"new_steps_us"`
+	// BaseSteps and NewSteps are the first and the last number of the
+	// compared steps in each run ([0, 0]: not the agent's steps).
+	BaseSteps [2]int `json:"base_step_range"`
+	NewSteps  [2]int `json:"change_step_range"`
 }
 
 // hostAheadShare is the share of a run's timed steps above which the wait
@@ -350,6 +354,10 @@ func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, m
 		}
 		Write(w, res)
 		p := res.Pairs[0]
+		if c := wholeRunCaveat(p); c != "" {
+			fmt.Fprintf(w, "  %s\n", c)
+			tc.Caveat = c
+		}
 		tc.MeanBaseUs, tc.MeanNewUs, tc.MeanSpeedup, tc.MeanLow, tc.MeanHigh, tc.Significant = p.MeanBaseUs, p.MeanNewUs, p.MeanSpeedup, p.MeanLow, p.MeanHigh, p.MeanSignificant
 		tc.MedianSpeedup, tc.HostAhead, tc.BaseVerdict, tc.NewVerdict = p.Speedup, p.HostAhead, p.BaseVerdict, p.NewVerdict
 		tc.BaseStepsUs, tc.NewStepsUs = roundUs(p.BaseStepsUs), roundUs(p.NewStepsUs)
@@ -497,6 +505,7 @@ func compare(ios *iostreams.IOStreams, base, changed string) (*Pair, []diagnose.
 		p.MeanSpeedup = p.MeanBaseUs / p.MeanNewUs
 	}
 	p.BaseStepsUs, p.NewStepsUs = bs, ns
+	p.BaseSteps, p.NewSteps = stepRange(b.Run, len(bs)), stepRange(n.Run, len(ns))
 	p.DeviceBehindBaseUs, p.DeviceBehindNewUs = deviceBehindUs(b.Run), deviceBehindUs(n.Run)
 	p.HostAhead = hostAhead(p.DeviceBehindBaseUs, bs) || hostAhead(p.DeviceBehindNewUs, ns)
 	if h.NoiseKnown {
@@ -507,6 +516,55 @@ func compare(ios *iostreams.IOStreams, base, changed string) (*Pair, []diagnose.
 		}
 	}
 	return p, b.Report.Findings(), nil
+}
+
+// stepRange is the first and the last number of the run's steps that the
+// diff engine compares (diff's agentSteps: outside the window and the
+// warm-up), when there are count of them; [0, 0] when they are not the
+// agent's (too few: the trace's steps are compared).
+func stepRange(run *runreport.Report, count int) [2]int {
+	var r [2]int
+	if run == nil {
+		return r
+	}
+	seen := map[int]bool{}
+	for _, p := range run.Processes {
+		if p.Evidence == nil {
+			continue
+		}
+		var warmup []int
+		if p.StepSeries != nil {
+			warmup = p.StepSeries.Warmup
+		}
+		for _, st := range p.Evidence.StepSeries() {
+			if st.InWindow || st.DurS <= 0 || slices.Contains(warmup, st.N) || seen[st.N] {
+				continue
+			}
+			seen[st.N] = true
+			if len(seen) == 1 || st.N < r[0] {
+				r[0] = st.N
+			}
+			r[1] = max(r[1], st.N)
+		}
+	}
+	if len(seen) != count {
+		return [2]int{}
+	}
+	return r
+}
+
+// wholeRunCaveat says, for a pair of run --verify, when the first run's
+// compared steps reach past the tried run's by more than the tried run's
+// span: a cost that recurs less often (an epoch's start, a checkpoint)
+// can be in the first run's steps and never come in the tried run's, so
+// the two measure different parts of the program ("" when they do not).
+func wholeRunCaveat(p Pair) string {
+	b, n := p.BaseSteps, p.NewSteps
+	if b[1] == 0 || n[1] == 0 || b[1] <= n[1]+(n[1]-n[0]+1) {
+		return ""
+	}
+	return fmt.Sprintf("compared: the first run's steps %d-%d (%d) with the tried run's %d-%d (%d): a cost that comes less often than every %d steps (an epoch's start, a checkpoint) would show in the first run's only; bottleneck try --steps N times the same steps in both runs",
+		b[0], b[1], len(p.BaseStepsUs), n[0], n[1], len(p.NewStepsUs), n[1]-n[0]+1)
 }
 
 // deviceBehindUs is the run's wait for the device at the end of its

@@ -323,3 +323,46 @@ func TestToVerify(t *testing.T) {
 		t.Errorf("a numerics change past the two tried held: %v", rules(held))
 	}
 }
+
+// run --verify compares the first run's steps, the whole run's outside
+// its window, with the tried run's few: when the first reach far past the
+// second (examples/diagnose/epoch_workers.py: workers restarted every 8
+// steps, steps 5-319 against 2-8), the line says the two are different
+// parts of the program. try's runs time the same steps: silent.
+func TestWholeRunCaveat(t *testing.T) {
+	run := func(steps ...int) *runreport.Report {
+		ev := &rundir.Evidence{}
+		for _, n := range steps {
+			ev.StepTimes = append(ev.StepTimes, []any{float64(n), 0.0, 0.01, n >= 6 && n <= 17})
+		}
+		return &runreport.Report{Processes: []runreport.ProcessReport{{Evidence: ev}}}
+	}
+	var long, short []int
+	for n := 1; n <= 40; n++ {
+		long = append(long, n)
+	}
+	for n := 2; n <= 5; n++ {
+		short = append(short, n)
+	}
+	base, tried := stepRange(run(long...), 28), stepRange(run(short...), 4)
+	if base != [2]int{1, 40} || tried != [2]int{2, 5} {
+		t.Fatalf("ranges %v %v", base, tried)
+	}
+	if got := stepRange(run(long...), 10); got != [2]int{} {
+		t.Errorf("a count that is not the agent's steps: %v", got)
+	}
+	p := Pair{BaseSteps: base, NewSteps: tried, BaseStepsUs: make([]float64, 28), NewStepsUs: make([]float64, 4)}
+	want := "compared: the first run's steps 1-40 (28) with the tried run's 2-5 (4): a cost that comes less often than every 4 steps (an epoch's start, a checkpoint) would show in the first run's only; bottleneck try --steps N times the same steps in both runs"
+	if got := wholeRunCaveat(p); got != want {
+		t.Errorf("caveat:\n got %q\nwant %q", got, want)
+	}
+	for _, p := range []Pair{
+		{BaseSteps: [2]int{2, 10}, NewSteps: [2]int{2, 10}}, // try: the same steps
+		{BaseSteps: [2]int{2, 18}, NewSteps: [2]int{2, 10}}, // within one span of the tried run's
+		{BaseSteps: [2]int{}, NewSteps: [2]int{2, 10}},      // trace steps
+	} {
+		if c := wholeRunCaveat(p); c != "" {
+			t.Errorf("%v against %v: %q", p.BaseSteps, p.NewSteps, c)
+		}
+	}
+}
