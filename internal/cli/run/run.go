@@ -189,8 +189,8 @@ func (o *Options) validate() error {
 	if o.SkipFirst < 0 || o.Wait < 0 || o.Warmup < 0 || o.Repeat < 0 {
 		return errors.New("--skip-first, --wait, --warmup and --repeat must be >= 0")
 	}
-	if o.Verify != "" && (o.VerifySteps < 3 || o.Launcher) {
-		return errors.New("--verify needs --verify-steps >= 3 and one process (not a launcher)")
+	if o.Verify != "" && o.VerifySteps < 3 {
+		return errors.New("--verify needs --verify-steps >= 3")
 	}
 	if o.Active < 1 || o.MinWindow < 0 {
 		return errors.New("--active must be >= 1 and --min-window >= 0")
@@ -358,7 +358,7 @@ func runRun(o *Options) error {
 	}
 	if o.Verify != "" && res.ExitCode == 0 {
 		// second runs of the program: after its report, never in place of it
-		t := &try.Options{IO: o.IO, Args: o.Args, Module: o.Module, Python: o.Python, Steps: o.VerifySteps, Timeout: o.Timeout, Env: o.Env, Dir: o.Dir}
+		t := &try.Options{IO: o.IO, Args: o.Args, Module: o.Module, Launcher: o.Launcher, Python: o.Python, Steps: o.VerifySteps, Timeout: o.Timeout, Env: o.Env, Dir: o.Dir}
 		w := o.IO.ErrOut
 		if o.Report == "stdout" {
 			w = o.IO.Out

@@ -63,7 +63,7 @@ func NewCmd(ios *iostreams.IOStreams) *cobra.Command {
 
 func newCmd(o *Options, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "try --set NAME=VALUE [--set ...] [flags] script.py [args...] | -m module [args...]",
+		Use:   "try --set NAME=VALUE [--set ...] [flags] script.py [args...] | -m module [args...] | -- launcher [args...]",
 		Short: "Measure a change: run the program as it is and changed, and compare",
 		Long: `Run a Python program twice under bottleneck's agent: as it is, then with
 the changes given by --set, which the agent makes at run time without
@@ -74,6 +74,10 @@ measured one.
 
   bottleneck try --set num_workers=4 train.py
   bottleneck try --set threads=2 --set gc_freeze=true --compare train.py
+  bottleneck try --set num_workers=4 -- torchrun --nproc-per-node 2 train.py
+
+With a launcher (-- torchrun ...) every rank is changed, and a step's time
+is its slowest rank's.
 
 Changes (NAME=VALUE):
 ` + changeHelp() + `
@@ -93,8 +97,8 @@ failed; 2 bad usage.`,
 			if len(o.Set) == 0 {
 				return exitcode.New(exitcode.Usage, errors.New("try: nothing to try: give at least one --set NAME=VALUE"))
 			}
-			if o.Launcher {
-				return exitcode.New(exitcode.Usage, errors.New("try: launchers (-- torchrun ...) are not supported yet: try one process"))
+			if o.Launcher && o.Module {
+				return exitcode.New(exitcode.Usage, errors.New("try: -m and -- cannot be combined: use -- python -m module"))
 			}
 			if o.Steps < 3 {
 				return exitcode.New(exitcode.Usage, errors.New("try: --steps must be at least 3 (an interval needs 3 steps a side)"))
@@ -456,12 +460,19 @@ func (o *Options) runOnce(dir string, set map[string]string, what string) (strin
 	// same steps in every run, never the whole training
 	ac.Profiler.SkipFirst = o.Steps
 	ac.StopAfterProfile = true
+	if o.Launcher {
+		// every rank's window the same steps, not lengthened to a minimum
+		// time that each rank reaches at its own step: a rank that stopped
+		// a step before the others leaves them in a collective with no
+		// peer (gloo: "Connection closed by peer")
+		ac.Profiler.MinWindowS = 0
+	}
 	ac.Set = set
 	cfg := runner.Config{
 		RunDir: dir, Timeout: o.Timeout, KillAfter: 30 * time.Second, Agent: ac, Version: version.Version,
 		Stdin: strings.NewReader(""), Stdout: log, Stderr: log, Env: o.Env, Dir: o.Dir,
 	}
-	if err := cfg.Program(false, o.Module, o.Args, o.Python); err != nil {
+	if err := cfg.Program(o.Launcher, o.Module, o.Args, o.Python); err != nil {
 		return "", exitcode.New(exitcode.Failed, fmt.Errorf("try: %w", err))
 	}
 	res, err := runner.Run(context.Background(), cfg)
@@ -593,7 +604,8 @@ func hostAhead(behindUs float64, stepsUs []float64) bool {
 	return behindUs > 0 && behindUs > hostAheadShare*sum
 }
 
-// applied are the changed run's records of where each change took effect.
+// applied are the changed run's records of where each change took effect,
+// each once (the ranks of a launcher record the same).
 func applied(dir string) []rundir.Change {
 	out := []rundir.Change{}
 	run, err := rundir.Read(dir)
@@ -601,8 +613,15 @@ func applied(dir string) []rundir.Change {
 		return out
 	}
 	for _, p := range run.Processes {
-		if p.Evidence != nil {
-			out = append(out, p.Evidence.Changes...)
+		if p.Evidence == nil {
+			continue
+		}
+		for _, c := range p.Evidence.Changes {
+			if !slices.ContainsFunc(out, func(o rundir.Change) bool {
+				return o.Name == c.Name && o.Value == c.Value && o.Applied == c.Applied && o.Error == c.Error && slices.Equal(o.Sites, c.Sites)
+			}) {
+				out = append(out, c)
+			}
 		}
 	}
 	return out

@@ -33,7 +33,8 @@ func TestParse(t *testing.T) {
 		{[]string{"train.py"}, nil},
 		{[]string{"--set", "num_workers=4"}, nil},
 		{[]string{"--set", "num_workers=4", "--steps", "2", "train.py"}, nil},
-		{[]string{"--set", "num_workers=4", "--", "torchrun", "train.py"}, nil},
+		{[]string{"--set", "num_workers=4", "--", "torchrun", "train.py"}, map[string]string{"num_workers": "4"}},
+		{[]string{"--set", "num_workers=4", "-m", "--", "torchrun", "train.py"}, nil},
 	} {
 		ios, _, _, _ := iostreams.Test()
 		o := &Options{IO: ios, Set: map[string]string{}}
@@ -364,5 +365,41 @@ func TestWholeRunCaveat(t *testing.T) {
 		if c := wholeRunCaveat(p); c != "" {
 			t.Errorf("%v against %v: %q", p.BaseSteps, p.NewSteps, c)
 		}
+	}
+}
+
+// A launcher: torchrun's two gloo ranks, each changed, each stopped after
+// the same steps (a rank that stopped a step early left the other in an
+// allreduce with no peer), a step's time its slowest rank's, and the
+// change's record once, not once a rank.
+func TestTryTorchrun(t *testing.T) {
+	py := testutil.TorchPython(t)
+	torchrun := filepath.Join(filepath.Dir(py), "torchrun")
+	if _, err := os.Stat(torchrun); err != nil {
+		t.Skipf("no torchrun next to %s", py)
+	}
+	ios, _, stdout, _ := iostreams.Test()
+	o := &Options{IO: ios, Python: py, Out: filepath.Join(t.TempDir(), "try"), Steps: 4, Launcher: true,
+		Set:  map[string]string{"gc_threshold": "50000"},
+		Args: []string{torchrun, "--nproc_per_node", "2", "--master_port", "29573", filepath.Join(testutil.RepoRoot(), "examples", "run", "ddp_gloo.py"), "--steps", "60"}}
+	res := tryResult(t, o)
+	if len(res.Pairs) != 1 || !res.Pairs[0].Headline.NoiseKnown || res.Pairs[0].MeanSpeedup <= 0 {
+		t.Errorf("pairs %+v", res.Pairs)
+	}
+	for _, dir := range []string{"base-1", "change-1"} {
+		for _, rank := range []string{"rank0", "rank1"} {
+			if _, err := os.Stat(filepath.Join(o.Out, dir, "evidence-"+rank+".json")); err != nil {
+				t.Errorf("%s: %v", dir, err)
+			}
+		}
+		if log, _ := os.ReadFile(filepath.Join(o.Out, dir+".log")); strings.Contains(string(log), "done (RANK=") {
+			t.Errorf("%s ran all its 60 steps: the ranks did not stop after the window\n%s", dir, log)
+		}
+	}
+	if len(res.Applied) != 1 || !res.Applied[0].Applied || res.Applied[0].Name != "gc_threshold" {
+		t.Errorf("applied %+v", res.Applied)
+	}
+	if strings.Count(stdout.String(), "gc_threshold=50000: ") != 1 {
+		t.Errorf("the change's sites not once:\n%s", stdout)
 	}
 }
