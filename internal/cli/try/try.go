@@ -22,6 +22,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/diff"
@@ -249,6 +250,14 @@ type Pair struct {
 	// compared steps in each run ([0, 0]: not the agent's steps).
 	BaseSteps [2]int `json:"base_step_range"`
 	NewSteps  [2]int `json:"change_step_range"`
+	// CPUWaitBaseUs and CPUWaitNewUs are the compared steps' mean wait
+	// for a CPU (the main thread runnable, not running: the machine's
+	// load, or the program's own threads), when CPUWaitKnown; LoadDiffers:
+	// that wait makes up most of the difference (loadDiffers).
+	CPUWaitBaseUs float64 `json:"cpu_wait_base_us"`
+	CPUWaitNewUs  float64 `json:"cpu_wait_change_us"`
+	CPUWaitKnown  bool    `json:"cpu_wait_known"`
+	LoadDiffers   bool    `json:"load_differs"`
 }
 
 // hostAheadShare is the share of a run's timed steps above which the wait
@@ -361,6 +370,9 @@ func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, m
 		if c := wholeRunCaveat(p); c != "" {
 			fmt.Fprintf(w, "  %s\n", c)
 			tc.Caveat = c
+		}
+		if p.LoadDiffers {
+			tc.Caveat = strings.TrimPrefix(tc.Caveat+"; "+loadNote(p), "; ")
 		}
 		tc.MeanBaseUs, tc.MeanNewUs, tc.MeanSpeedup, tc.MeanLow, tc.MeanHigh, tc.Significant = p.MeanBaseUs, p.MeanNewUs, p.MeanSpeedup, p.MeanLow, p.MeanHigh, p.MeanSignificant
 		tc.MedianSpeedup, tc.HostAhead, tc.BaseVerdict, tc.NewVerdict = p.Speedup, p.HostAhead, p.BaseVerdict, p.NewVerdict
@@ -516,7 +528,12 @@ func compare(ios *iostreams.IOStreams, base, changed string) (*Pair, []diagnose.
 		p.MeanSpeedup = p.MeanBaseUs / p.MeanNewUs
 	}
 	p.BaseStepsUs, p.NewStepsUs = bs, ns
-	p.BaseSteps, p.NewSteps = stepRange(b.Run, len(bs)), stepRange(n.Run, len(ns))
+	bsteps, bwaits := comparedSteps(b.Run)
+	nsteps, nwaits := comparedSteps(n.Run)
+	p.BaseSteps, p.NewSteps = stepRange(bsteps, len(bs)), stepRange(nsteps, len(ns))
+	if p.CPUWaitKnown = bwaits && nwaits && p.BaseSteps[1] > 0 && p.NewSteps[1] > 0; p.CPUWaitKnown {
+		p.CPUWaitBaseUs, p.CPUWaitNewUs = meanWaitUs(bsteps), meanWaitUs(nsteps)
+	}
 	p.DeviceBehindBaseUs, p.DeviceBehindNewUs = deviceBehindUs(b.Run), deviceBehindUs(n.Run)
 	p.HostAhead = hostAhead(p.DeviceBehindBaseUs, bs) || hostAhead(p.DeviceBehindNewUs, ns)
 	if h.NoiseKnown {
@@ -526,42 +543,85 @@ func compare(ios *iostreams.IOStreams, base, changed string) (*Pair, []diagnose.
 			p.MeanSignificant = p.MeanLow > 1 || p.MeanHigh < 1
 		}
 	}
+	p.LoadDiffers = loadDiffers(*p)
 	return p, b.Report.Findings(), nil
 }
 
-// stepRange is the first and the last number of the run's steps that the
-// diff engine compares (diff's agentSteps: outside the window and the
-// warm-up), when there are count of them; [0, 0] when they are not the
-// agent's (too few: the trace's steps are compared).
-func stepRange(run *runreport.Report, count int) [2]int {
-	var r [2]int
+// comparedSteps are the run's steps that the diff engine compares
+// (diff's agentSteps: outside the window and the warm-up), by number;
+// across processes a step is its slowest process's. waits: every
+// process measured its main thread's wait for a CPU (Evidence.CPUWait).
+func comparedSteps(run *runreport.Report) (steps map[int]steptimes.Step, waits bool) {
+	steps = map[int]steptimes.Step{}
 	if run == nil {
-		return r
+		return steps, false
 	}
-	seen := map[int]bool{}
+	waits = len(run.Processes) > 0
 	for _, p := range run.Processes {
 		if p.Evidence == nil {
 			continue
 		}
+		waits = waits && p.Evidence.CPUWait != nil
 		var warmup []int
 		if p.StepSeries != nil {
 			warmup = p.StepSeries.Warmup
 		}
 		for _, st := range p.Evidence.StepSeries() {
-			if st.InWindow || st.DurS <= 0 || slices.Contains(warmup, st.N) || seen[st.N] {
+			if st.InWindow || st.DurS <= 0 || slices.Contains(warmup, st.N) {
 				continue
 			}
-			seen[st.N] = true
-			if len(seen) == 1 || st.N < r[0] {
-				r[0] = st.N
+			if old, ok := steps[st.N]; !ok || st.DurS > old.DurS {
+				steps[st.N] = st
 			}
-			r[1] = max(r[1], st.N)
 		}
 	}
-	if len(seen) != count {
+	return steps, waits
+}
+
+// stepRange is the first and the last number of the compared steps, when
+// there are count of them; [0, 0] when they are not the agent's (too few:
+// the trace's steps are compared).
+func stepRange(steps map[int]steptimes.Step, count int) [2]int {
+	if len(steps) == 0 || len(steps) != count {
 		return [2]int{}
 	}
+	r := [2]int{math.MaxInt, 0}
+	for n := range steps {
+		r[0], r[1] = min(r[0], n), max(r[1], n)
+	}
 	return r
+}
+
+// meanWaitUs is the compared steps' mean wait for a CPU, in µs.
+func meanWaitUs(steps map[int]steptimes.Step) float64 {
+	sum := 0.0
+	for _, st := range steps {
+		sum += st.CPUWaitS * 1e6
+	}
+	return sum / float64(max(len(steps), 1))
+}
+
+// loadShare: a pair's difference of which the steps' wait for a CPU
+// makes up this share or more is the machine's load as much as the
+// change (Pair.LoadDiffers).
+const loadShare = 0.5
+
+// loadDiffers says whether the difference between the two runs' mean
+// steps is, for loadShare or more, the difference of their waits for a
+// CPU, in the same direction: other processes took the CPUs in one run
+// more than in the other (epoch_workers.py with a change that changed
+// nothing, at a load average of 14 on 2 cores: 209 -> 76.6 ms a step,
+// called 2.73x faster, while the steps waited 140 -> 31 ms a step).
+func loadDiffers(p Pair) bool {
+	d, w := p.MeanBaseUs-p.MeanNewUs, p.CPUWaitBaseUs-p.CPUWaitNewUs
+	return p.CPUWaitKnown && p.MeanSignificant && d != 0 && w/d >= loadShare
+}
+
+// loadNote says that a pair's difference is mostly its runs' different
+// waits for a CPU.
+func loadNote(p Pair) string {
+	return fmt.Sprintf("the steps waited for a CPU %s a step as it is, %s changed (other processes, or the program's own threads): most of the difference; --compare measures the machine's drift",
+		units.Duration(p.CPUWaitBaseUs), units.Duration(p.CPUWaitNewUs))
 }
 
 // wholeRunCaveat says, for a pair of run --verify, when the first run's
@@ -697,6 +757,9 @@ func Write(w io.Writer, r *Result) {
 		}
 		if p.BaseVerdict != "" || p.NewVerdict != "" {
 			fmt.Fprintf(w, "  verdict: %s as it is, %s changed\n", cmp.Or(p.BaseVerdict, "none"), cmp.Or(p.NewVerdict, "none"))
+		}
+		if p.LoadDiffers {
+			fmt.Fprintf(w, "  %s\n", loadNote(p))
 		}
 	}
 	switch p := r.Pooled; {

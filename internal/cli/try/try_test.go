@@ -345,11 +345,15 @@ func TestWholeRunCaveat(t *testing.T) {
 	for n := 2; n <= 5; n++ {
 		short = append(short, n)
 	}
-	base, tried := stepRange(run(long...), 28), stepRange(run(short...), 4)
+	rng := func(r *runreport.Report, count int) [2]int {
+		steps, _ := comparedSteps(r)
+		return stepRange(steps, count)
+	}
+	base, tried := rng(run(long...), 28), rng(run(short...), 4)
 	if base != [2]int{1, 40} || tried != [2]int{2, 5} {
 		t.Fatalf("ranges %v %v", base, tried)
 	}
-	if got := stepRange(run(long...), 10); got != [2]int{} {
+	if got := rng(run(long...), 10); got != [2]int{} {
 		t.Errorf("a count that is not the agent's steps: %v", got)
 	}
 	p := Pair{BaseSteps: base, NewSteps: tried, BaseStepsUs: make([]float64, 28), NewStepsUs: make([]float64, 4)}
@@ -401,5 +405,46 @@ func TestTryTorchrun(t *testing.T) {
 	}
 	if strings.Count(stdout.String(), "gc_threshold=50000: ") != 1 {
 		t.Errorf("the change's sites not once:\n%s", stdout)
+	}
+}
+
+// A pair whose difference is mostly the two runs' different waits for a
+// CPU says so (epoch_workers.py, a change that changed nothing, at a load
+// average of 14 on 2 cores); a fix that made the steps shorter while its
+// workers made the main thread wait more (slow_dataset.py, 4 workers) and
+// a pair not significant say nothing; nor does a pair whose waits were
+// not measured.
+func TestLoadDiffers(t *testing.T) {
+	pair := func(base, changed, waitBase, waitChanged float64, significant bool) Pair {
+		return Pair{MeanBaseUs: base, MeanNewUs: changed, MeanSpeedup: base / changed, MeanLow: base / changed * 0.8, MeanHigh: base / changed * 1.2,
+			MeanSignificant: significant, CPUWaitBaseUs: waitBase, CPUWaitNewUs: waitChanged, CPUWaitKnown: true, Headline: diff.Headline{NoiseKnown: true}}
+	}
+	for _, c := range []struct {
+		name string
+		p    Pair
+		want bool
+	}{
+		{"load fell", pair(209000, 76600, 140000, 31000, true), true},
+		{"load rose", pair(43300, 58900, 100, 13200, true), true},
+		{"fix", pair(47500, 7780, 200, 1500, true), false},
+		{"fix under steady load", pair(47500, 7780, 10000, 9000, true), false},
+		{"not significant", pair(43300, 44000, 100, 13200, false), false},
+	} {
+		if got := loadDiffers(c.p); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	p := pair(209000, 76600, 140000, 31000, true)
+	p.CPUWaitKnown = false
+	if loadDiffers(p) {
+		t.Error("waits not measured: load differs")
+	}
+	p = pair(209000, 76600, 140000, 31000, true)
+	p.LoadDiffers = true
+	var b strings.Builder
+	Write(&b, &Result{Set: map[string]string{"persistent_workers": "false"}, Pairs: []Pair{p}})
+	want := "  the steps waited for a CPU 140 ms a step as it is, 31.0 ms changed (other processes, or the program's own threads): most of the difference; --compare measures the machine's drift\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("line missing:\n%s", b.String())
 	}
 }
