@@ -176,3 +176,13 @@ func TestTrackers(t *testing.T) {
 		t.Errorf("tracker check did not finish:\n%s", out)
 	}
 }
+
+// try_change() from the source package: the program as it is and with
+// DataLoader workers, through the binary's `try` (testdata/try_change_check.py).
+func TestTryChange(t *testing.T) {
+	s := newSourcePackage(t)
+	check, _ := filepath.Abs(filepath.Join("testdata", "try_change_check.py"))
+	if out := run(t, t.TempDir(), s.env, s.py, check, s.root); !strings.Contains(out, "try_change ok") {
+		t.Errorf("try_change check did not finish:\n%s", out)
+	}
+}

@@ -28,6 +28,9 @@ type TriedChange struct {
 	// Rule is the finding whose change was tried; Set the change (NAME=VALUE, docs/try.md).
 	Rule string            `json:"rule"`
 	Set  map[string]string `json:"set"`
+	// Numerics: the change alters the program's numbers (ChangeKind.Numerics),
+	// tried because run --verify=numerics asked for it.
+	Numerics bool `json:"changes_numerics,omitempty"`
 	// Dir is the tried run's directory.
 	Dir string `json:"dir"`
 	// Error says why the change was not measured (its run failed); the rest is then empty.
@@ -50,6 +53,9 @@ type TriedChange struct {
 	// host ran ahead of the device, so the medians are the host's alone.
 	MedianSpeedup float64 `json:"median_speedup"`
 	HostAhead     bool    `json:"host_ahead,omitempty"`
+	// Caveat says when the two runs' compared steps are different parts of
+	// the program (the first run's reach far past the tried run's).
+	Caveat string `json:"caveat,omitempty"`
 	// BaseVerdict and NewVerdict are each run's verdict class.
 	BaseVerdict string `json:"base_verdict,omitempty"`
 	NewVerdict  string `json:"new_verdict,omitempty"`

@@ -296,6 +296,9 @@ func writeTried(w io.Writer, tried []rundir.TriedChange) {
 	fmt.Fprintln(w, "Tried (run --verify), measured against predicted:")
 	for _, c := range tried {
 		what := rundir.FormatChanges(c.Set)
+		if c.Numerics {
+			what += " (changes numerics)"
+		}
 		if c.Error != "" {
 			fmt.Fprintf(w, "  %s (%s): not measured: %s\n", what, c.Rule, c.Error)
 			continue
@@ -312,6 +315,9 @@ func writeTried(w io.Writer, tried []rundir.TriedChange) {
 		fmt.Fprintf(w, "  %s (%s): %s; predicted %.2fx (%.0f%% of the step, %s)\n", what, c.Rule, measured, c.PredictedSpeedup, c.PredictedSavingPct, cmp.Or(c.PredictedMethod, "share"))
 		if c.NewVerdict != "" && c.NewVerdict != c.BaseVerdict {
 			fmt.Fprintf(w, "    verdict %s -> %s\n", c.BaseVerdict, c.NewVerdict)
+		}
+		if c.Caveat != "" {
+			fmt.Fprintf(w, "    %s\n", c.Caveat)
 		}
 		fmt.Fprintf(w, "    run: %s\n", c.Dir)
 	}

@@ -130,3 +130,18 @@ func TestChildWorkIsSaid(t *testing.T) {
 		}
 	}
 }
+
+// A change tried by run --verify=numerics says it changes numerics in
+// report.txt; one that keeps them says nothing of it.
+func TestTriedNumericsLabel(t *testing.T) {
+	tried := []rundir.TriedChange{
+		{Rule: "gpu.precision", Set: map[string]string{"tf32": "true"}, Numerics: true, MeanBaseUs: 9000, MeanNewUs: 4000, MeanSpeedup: 2.25, MeanLow: 2, MeanHigh: 2.5, Significant: true, PredictedSpeedup: 2.18, PredictedSavingPct: 54},
+		{Rule: "gc.pauses", Set: map[string]string{"gc_freeze": "true"}, MeanBaseUs: 50000, MeanNewUs: 25000, MeanSpeedup: 2, MeanLow: 1.5, MeanHigh: 2.6, Significant: true, PredictedSpeedup: 2.65, PredictedSavingPct: 62},
+	}
+	var b bytes.Buffer
+	writeTried(&b, tried)
+	lines := strings.Split(b.String(), "\n")
+	if len(lines) < 5 || !strings.HasPrefix(lines[1], "  tf32=true (changes numerics) (gpu.precision): 9.00 ms -> 4.00 ms") || !strings.HasPrefix(lines[3], "  gc_freeze=true (gc.pauses): ") {
+		t.Errorf("tried:\n%s", b.String())
+	}
+}

@@ -1,12 +1,14 @@
 """The Python API: profile() around a block of an already running program,
-analyze() of trace files. Both call the bottleneck binary for everything but
-the recording itself, so reports are the ones `bottleneck run` writes."""
+analyze() of trace files, try_change() of a program run as it is and
+changed. All call the bottleneck binary for everything but the recording
+itself, so reports are the ones `bottleneck run` writes."""
 import html
 import importlib.util
 import json
 import os
 import subprocess
 import sys
+import time
 
 from . import _trackers
 from ._binary import binary_path
@@ -228,3 +230,86 @@ def analyze(*paths, **options):
     if code not in (0, 3) or not out.strip():
         raise BottleneckError("bottleneck analyze: exit status %d\n%s" % (code, err.strip()))
     return json.loads(out)
+
+
+class Tried(object):
+    """What try_change() measured: str() is `bottleneck try`'s text (the
+    measured speed-up with its 95% interval beside the prediction), json
+    its try.json as Python objects, run_dir the folder of the runs."""
+
+    def __init__(self, run_dir, text):
+        self.run_dir = run_dir
+        self.text = text
+        with open(os.path.join(run_dir, "try.json"), encoding="utf-8") as f:
+            self.json = json.load(f)
+
+    def __str__(self):
+        return self.text
+
+    def __repr__(self):
+        return self.text
+
+
+def _change_value(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def _new_try_dir():
+    # the binary's default folder (./bottleneck-runs/<timestamp>-try),
+    # named here so that its try.json can be read back
+    base = os.path.join("bottleneck-runs", time.strftime("%Y%m%d-%H%M%S") + "-try")
+    d, i = base, 1
+    while os.path.exists(d):
+        i += 1
+        d = "%s-%d" % (base, i)
+    return d
+
+
+def try_change(program, *args, **options):
+    """`bottleneck try`: run a program as it is and again with changes the
+    agent makes at run time, without editing it, and compare the two (the
+    mean step's speed-up with its 95% interval, beside what the first run's
+    diagnosis predicted). Returns a Tried.
+
+        r = bottleneck_profiler.try_change("train.py", "--epochs", "1", num_workers=4)
+        print(r)                       # the measured line, the prediction
+        r.json["pairs"][0]["mean_speedup"]
+
+    program is a script (or a module with module=True), args its
+    arguments. The changes are keywords (`bottleneck try --help` lists
+    them: num_workers, pin_memory, threads, gc_freeze, tf32, ...); the
+    other keywords are try's flags: compare=True (as-is and changed twice,
+    interleaved), steps (timed a run, default 10), module, python (default
+    this interpreter), out (the runs' folder, new or empty; default
+    ./bottleneck-runs/<timestamp>-try), timeout (seconds a run). The
+    program runs twice (four times with compare), with its side effects
+    each time. BottleneckError when a run of it failed or a change is not
+    one the agent can make."""
+    flags = {"compare": None, "steps": None, "module": None, "python": None, "out": None, "timeout": None}
+    changes = {}
+    for k, v in options.items():
+        if k in flags:
+            flags[k] = v
+        else:
+            changes[k] = v
+    if not changes:
+        raise TypeError("try_change() needs at least one change, e.g. num_workers=4")
+    out = os.fspath(flags["out"]) if flags["out"] is not None else _new_try_dir()
+    argv = ["try", "-o", out, "--python", flags["python"] or sys.executable]
+    for k in sorted(changes):
+        argv += ["--set", "%s=%s" % (k, _change_value(changes[k]))]
+    if flags["compare"]:
+        argv.append("--compare")
+    if flags["steps"] is not None:
+        argv += ["--steps", str(int(flags["steps"]))]
+    if flags["timeout"] is not None:
+        argv += ["--timeout", "%gs" % float(flags["timeout"])]
+    if flags["module"]:
+        argv.append("-m")
+    argv += [os.fspath(program)] + [str(a) for a in args]
+    code, text, err = _call(argv, check=False)
+    if code != 0:
+        raise BottleneckError("bottleneck try: exit status %d\n%s" % (code, err.strip()))
+    return Tried(out, text)

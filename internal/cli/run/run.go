@@ -76,8 +76,10 @@ type Options struct {
 	NoSyncDebug      bool
 	NVTX             string // "" | steps | ops
 	// Verify: after the report, try the top findings' run-time changes
-	// in one more short run each (try.Verify), VerifySteps steps timed.
-	Verify      bool
+	// in one more short run each (try.Verify), VerifySteps steps timed:
+	// "" (off), "on" (those that keep the program's numerics) or
+	// "numerics" (TF32 and the like too).
+	Verify      string
 	VerifySteps int
 	// Repro: then write a repro script for the top ops into RUN/repro
 	// (bottleneck repro), the shapes recorded for it.
@@ -170,7 +172,9 @@ Files go to --output (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`
 		"emit NVTX ranges for Nsight Systems (nsys profile bottleneck run --nvtx ...): steps and their phases; ops adds every op (costly, no trace)")
 	f.Lookup("nvtx").NoOptDefVal = "steps"
 	f.BoolVar(&o.Repro, "repro", false, "then write a standalone script for each of the top ops into the run directory's repro/ (bottleneck repro; records operator shapes)")
-	f.BoolVar(&o.Verify, "verify", false, "then try each top finding's change the agent can make at run time, in one more short run, and report measured against predicted")
+	cmdutil.StringEnumFlag(cmd, &o.Verify, "verify", "", "", []string{"on", "numerics"},
+		"then try each top finding's change the agent can make at run time, in one more short run, and report measured against predicted: --verify (changes that keep the numerics) or --verify=numerics (TF32 too)")
+	f.Lookup("verify").NoOptDefVal = "on"
 	f.IntVar(&o.VerifySteps, "verify-steps", 10, "steps each --verify run times before its short window ends it")
 	cmdutil.StringEnumFlag(cmd, &o.Live, "live", "", "", []string{"term", "web"},
 		"show the steps live while the program runs: --live (the terminal) or --live=web (a page, see --live-port)")
@@ -185,8 +189,8 @@ func (o *Options) validate() error {
 	if o.SkipFirst < 0 || o.Wait < 0 || o.Warmup < 0 || o.Repeat < 0 {
 		return errors.New("--skip-first, --wait, --warmup and --repeat must be >= 0")
 	}
-	if o.Verify && (o.VerifySteps < 3 || o.Launcher) {
-		return errors.New("--verify needs --verify-steps >= 3 and one process (not a launcher)")
+	if o.Verify != "" && o.VerifySteps < 3 {
+		return errors.New("--verify needs --verify-steps >= 3")
 	}
 	if o.Active < 1 || o.MinWindow < 0 {
 		return errors.New("--active must be >= 1 and --min-window >= 0")
@@ -352,14 +356,14 @@ func runRun(o *Options) error {
 		}
 		listRepro(textsafe.Writer(w), scripts, reproErr) // op names come from the trace
 	}
-	if o.Verify && res.ExitCode == 0 {
+	if o.Verify != "" && res.ExitCode == 0 {
 		// second runs of the program: after its report, never in place of it
-		t := &try.Options{IO: o.IO, Args: o.Args, Module: o.Module, Python: o.Python, Steps: o.VerifySteps, Timeout: o.Timeout, Env: o.Env, Dir: o.Dir}
+		t := &try.Options{IO: o.IO, Args: o.Args, Module: o.Module, Launcher: o.Launcher, Python: o.Python, Steps: o.VerifySteps, Timeout: o.Timeout, Env: o.Env, Dir: o.Dir}
 		w := o.IO.ErrOut
 		if o.Report == "stdout" {
 			w = o.IO.Out
 		}
-		try.Verify(t, w, res.RunDir, findings, maxVerified)
+		try.Verify(t, w, res.RunDir, findings, maxVerified, o.Verify == "numerics")
 		// the reports again, with what was tried (tried.json)
 		if _, _, _, err := writeReports(o.IO, res.RunDir); err != nil {
 			fmt.Fprintf(o.IO.ErrOut, "bottleneck: report: %v\n", err)

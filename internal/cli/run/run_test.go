@@ -1197,10 +1197,40 @@ func TestUsageErrors(t *testing.T) {
 		{"--python-profiler", "perf", "x.py"},
 		{"--step-source", "epoch", "x.py"},
 		{"--report", "file", "x.py"},
+		{"--verify=all", "x.py"},
 	} {
 		if r := bn(t, runOpts{}, args...); r.err == nil || !strings.Contains(r.err.Error(), "want one of") {
 			t.Errorf("%v: %v, want a flag parse error", args, r.err)
 		}
+	}
+}
+
+// --verify alone tries the changes that keep the program's numerics,
+// --verify=numerics TF32 and the like too; the choice is checked while
+// parsing, and a bare --verify leaves the script an argument.
+func TestVerifyFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string // "-": a parse error
+	}{
+		{[]string{"x.py"}, ""},
+		{[]string{"--verify", "x.py"}, "on"},
+		{[]string{"--verify=numerics", "x.py"}, "numerics"},
+		{[]string{"--verify=on", "x.py"}, "on"},
+		{[]string{"--verify=fast", "x.py"}, "-"},
+	} {
+		o := &Options{}
+		cmd := newCmd(o)
+		err := cmd.ParseFlags(c.args)
+		switch {
+		case c.want == "-" && (err == nil || !strings.Contains(err.Error(), "want one of")):
+			t.Errorf("%v: %v, want a parse error", c.args, err)
+		case c.want != "-" && (err != nil || o.Verify != c.want || cmd.Flags().Arg(0) != "x.py"):
+			t.Errorf("%v: verify %q, args %v, %v; want %q", c.args, o.Verify, cmd.Flags().Args(), err, c.want)
+		}
+	}
+	if r := bn(t, runOpts{}, "--verify=numerics", "--verify-steps", "2", "x.py"); r.code != exitcode.Usage {
+		t.Errorf("--verify-steps 2: exit %d (%v), want usage", r.code, r.err)
 	}
 }
 

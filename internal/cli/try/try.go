@@ -22,6 +22,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/diff"
@@ -63,7 +64,7 @@ func NewCmd(ios *iostreams.IOStreams) *cobra.Command {
 
 func newCmd(o *Options, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "try --set NAME=VALUE [--set ...] [flags] script.py [args...] | -m module [args...]",
+		Use:   "try --set NAME=VALUE [--set ...] [flags] script.py [args...] | -m module [args...] | -- launcher [args...]",
 		Short: "Measure a change: run the program as it is and changed, and compare",
 		Long: `Run a Python program twice under bottleneck's agent: as it is, then with
 the changes given by --set, which the agent makes at run time without
@@ -74,6 +75,10 @@ measured one.
 
   bottleneck try --set num_workers=4 train.py
   bottleneck try --set threads=2 --set gc_freeze=true --compare train.py
+  bottleneck try --set num_workers=4 -- torchrun --nproc-per-node 2 train.py
+
+With a launcher (-- torchrun ...) every rank is changed, and a step's time
+is its slowest rank's.
 
 Changes (NAME=VALUE):
 ` + changeHelp() + `
@@ -93,8 +98,8 @@ failed; 2 bad usage.`,
 			if len(o.Set) == 0 {
 				return exitcode.New(exitcode.Usage, errors.New("try: nothing to try: give at least one --set NAME=VALUE"))
 			}
-			if o.Launcher {
-				return exitcode.New(exitcode.Usage, errors.New("try: launchers (-- torchrun ...) are not supported yet: try one process"))
+			if o.Launcher && o.Module {
+				return exitcode.New(exitcode.Usage, errors.New("try: -m and -- cannot be combined: use -- python -m module"))
 			}
 			if o.Steps < 3 {
 				return exitcode.New(exitcode.Usage, errors.New("try: --steps must be at least 3 (an interval needs 3 steps a side)"))
@@ -241,6 +246,18 @@ type Pair struct {
 	// BaseStepsUs and NewStepsUs are the compared steps, in order.
 	BaseStepsUs []float64 `json:"base_steps_us"`
 	NewStepsUs  []float64 `json:"new_steps_us"`
+	// BaseSteps and NewSteps are the first and the last number of the
+	// compared steps in each run ([0, 0]: not the agent's steps).
+	BaseSteps [2]int `json:"base_step_range"`
+	NewSteps  [2]int `json:"change_step_range"`
+	// CPUWaitBaseUs and CPUWaitNewUs are the compared steps' mean wait
+	// for a CPU (the main thread runnable, not running: the machine's
+	// load, or the program's own threads), when CPUWaitKnown; LoadDiffers:
+	// that wait makes up most of the difference (loadDiffers).
+	CPUWaitBaseUs float64 `json:"cpu_wait_base_us"`
+	CPUWaitNewUs  float64 `json:"cpu_wait_change_us"`
+	CPUWaitKnown  bool    `json:"cpu_wait_known"`
+	LoadDiffers   bool    `json:"load_differs"`
 }
 
 // hostAheadShare is the share of a run's timed steps above which the wait
@@ -304,12 +321,13 @@ func Run(o *Options) error {
 }
 
 // Verify tries the run-time changes of the first findings that have one
-// (diagnose.Finding.Try, at most max, none that changes numerics), each
-// in one more run of the program into base-tried-N, compared with the
-// run already made in base; the results are written to w, to each tried
-// run's try.json, and, measured against predicted, to base's tried.json
-// (its reports show them).
-func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, max int) {
+// (diagnose.Finding.Try, at most max; one that changes numerics only
+// withNumerics, run --verify=numerics), each in one more run of the
+// program into base-tried-N, compared with the run already made in base;
+// the results are written to w, to each tried run's try.json, and,
+// measured against predicted, to base's tried.json (its reports show
+// them).
+func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, max int, withNumerics bool) {
 	var tried []rundir.TriedChange
 	defer func() {
 		if len(tried) > 0 {
@@ -318,18 +336,17 @@ func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, m
 			}
 		}
 	}()
-	n := 0
-	for _, f := range findings {
-		if len(f.Try) == 0 || n == max || numerics(f.Try) {
-			continue
-		}
-		n++
-		dir := fmt.Sprintf("%s-tried-%d", strings.TrimRight(base, string(filepath.Separator)), n)
+	chosen, held := toVerify(findings, max, withNumerics)
+	for _, f := range held {
+		fmt.Fprintf(w, "%s: %s changes numerics: not tried (run --verify=numerics tries it, or bottleneck try --set %s)\n", f.Rule, textsafe.String(rundir.FormatChanges(f.Try)), textsafe.String(rundir.FormatChanges(f.Try)))
+	}
+	for i, f := range chosen {
+		dir := fmt.Sprintf("%s-tried-%d", strings.TrimRight(base, string(filepath.Separator)), i+1)
 		saving := f.SavingPct
 		if f.TrySavingPct != nil {
 			saving = *f.TrySavingPct
 		}
-		res := &Result{Schema: Schema, Command: o.Args, Set: f.Try, Applied: []rundir.Change{},
+		res := &Result{Schema: Schema, Command: o.Args, Set: f.Try, Numerics: numerics(f.Try), Applied: []rundir.Change{},
 			Predicted: &Prediction{Rule: f.Rule, SavingPct: saving, Speedup: 1 / (1 - min(saving, 99)/100), Method: f.SavingMethod}}
 		changed, err := o.runOnce(dir, f.Try, fmt.Sprintf("verifying %s: one more run with %s", f.Rule, rundir.FormatChanges(f.Try)))
 		if err == nil {
@@ -340,7 +357,7 @@ func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, m
 				err = writeJSON(filepath.Join(changed, "try.json"), res)
 			}
 		}
-		tc := rundir.TriedChange{Rule: f.Rule, Set: f.Try, Dir: dir,
+		tc := rundir.TriedChange{Rule: f.Rule, Set: f.Try, Numerics: res.Numerics, Dir: dir,
 			PredictedSavingPct: saving, PredictedSpeedup: res.Predicted.Speedup, PredictedMethod: f.SavingMethod}
 		if err != nil {
 			fmt.Fprintf(w, "%s: not verified: %v\n", f.Rule, err)
@@ -350,11 +367,37 @@ func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, m
 		}
 		Write(w, res)
 		p := res.Pairs[0]
+		if c := wholeRunCaveat(p); c != "" {
+			fmt.Fprintf(w, "  %s\n", c)
+			tc.Caveat = c
+		}
+		if p.LoadDiffers {
+			tc.Caveat = strings.TrimPrefix(tc.Caveat+"; "+loadNote(p), "; ")
+		}
 		tc.MeanBaseUs, tc.MeanNewUs, tc.MeanSpeedup, tc.MeanLow, tc.MeanHigh, tc.Significant = p.MeanBaseUs, p.MeanNewUs, p.MeanSpeedup, p.MeanLow, p.MeanHigh, p.MeanSignificant
 		tc.MedianSpeedup, tc.HostAhead, tc.BaseVerdict, tc.NewVerdict = p.Speedup, p.HostAhead, p.BaseVerdict, p.NewVerdict
 		tc.BaseStepsUs, tc.NewStepsUs = roundUs(p.BaseStepsUs), roundUs(p.NewStepsUs)
 		tried = append(tried, tc)
 	}
+}
+
+// toVerify picks the findings whose change --verify tries: the first max
+// with a run-time change, none that changes numerics unless withNumerics;
+// held are those passed over for changing numerics (before the max was
+// reached), which the user is told of.
+func toVerify(findings []diagnose.Finding, max int, withNumerics bool) (chosen, held []diagnose.Finding) {
+	for _, f := range findings {
+		switch {
+		case len(chosen) == max:
+			return chosen, held
+		case len(f.Try) == 0:
+		case numerics(f.Try) && !withNumerics:
+			held = append(held, f)
+		default:
+			chosen = append(chosen, f)
+		}
+	}
+	return chosen, held
 }
 
 // roundUs rounds step times to 0.1 µs (tried.json's precision).
@@ -429,12 +472,19 @@ func (o *Options) runOnce(dir string, set map[string]string, what string) (strin
 	// same steps in every run, never the whole training
 	ac.Profiler.SkipFirst = o.Steps
 	ac.StopAfterProfile = true
+	if o.Launcher {
+		// every rank's window the same steps, not lengthened to a minimum
+		// time that each rank reaches at its own step: a rank that stopped
+		// a step before the others leaves them in a collective with no
+		// peer (gloo: "Connection closed by peer")
+		ac.Profiler.MinWindowS = 0
+	}
 	ac.Set = set
 	cfg := runner.Config{
 		RunDir: dir, Timeout: o.Timeout, KillAfter: 30 * time.Second, Agent: ac, Version: version.Version,
 		Stdin: strings.NewReader(""), Stdout: log, Stderr: log, Env: o.Env, Dir: o.Dir,
 	}
-	if err := cfg.Program(false, o.Module, o.Args, o.Python); err != nil {
+	if err := cfg.Program(o.Launcher, o.Module, o.Args, o.Python); err != nil {
 		return "", exitcode.New(exitcode.Failed, fmt.Errorf("try: %w", err))
 	}
 	res, err := runner.Run(context.Background(), cfg)
@@ -478,6 +528,12 @@ func compare(ios *iostreams.IOStreams, base, changed string) (*Pair, []diagnose.
 		p.MeanSpeedup = p.MeanBaseUs / p.MeanNewUs
 	}
 	p.BaseStepsUs, p.NewStepsUs = bs, ns
+	bsteps, bwaits := comparedSteps(b.Run)
+	nsteps, nwaits := comparedSteps(n.Run)
+	p.BaseSteps, p.NewSteps = stepRange(bsteps, len(bs)), stepRange(nsteps, len(ns))
+	if p.CPUWaitKnown = bwaits && nwaits && p.BaseSteps[1] > 0 && p.NewSteps[1] > 0; p.CPUWaitKnown {
+		p.CPUWaitBaseUs, p.CPUWaitNewUs = meanWaitUs(bsteps), meanWaitUs(nsteps)
+	}
 	p.DeviceBehindBaseUs, p.DeviceBehindNewUs = deviceBehindUs(b.Run), deviceBehindUs(n.Run)
 	p.HostAhead = hostAhead(p.DeviceBehindBaseUs, bs) || hostAhead(p.DeviceBehindNewUs, ns)
 	if h.NoiseKnown {
@@ -487,7 +543,99 @@ func compare(ios *iostreams.IOStreams, base, changed string) (*Pair, []diagnose.
 			p.MeanSignificant = p.MeanLow > 1 || p.MeanHigh < 1
 		}
 	}
+	p.LoadDiffers = loadDiffers(*p)
 	return p, b.Report.Findings(), nil
+}
+
+// comparedSteps are the run's steps that the diff engine compares
+// (diff's agentSteps: outside the window and the warm-up), by number;
+// across processes a step is its slowest process's. waits: every
+// process measured its main thread's wait for a CPU (Evidence.CPUWait).
+func comparedSteps(run *runreport.Report) (steps map[int]steptimes.Step, waits bool) {
+	steps = map[int]steptimes.Step{}
+	if run == nil {
+		return steps, false
+	}
+	waits = len(run.Processes) > 0
+	for _, p := range run.Processes {
+		if p.Evidence == nil {
+			continue
+		}
+		waits = waits && p.Evidence.CPUWait != nil
+		var warmup []int
+		if p.StepSeries != nil {
+			warmup = p.StepSeries.Warmup
+		}
+		for _, st := range p.Evidence.StepSeries() {
+			if st.InWindow || st.DurS <= 0 || slices.Contains(warmup, st.N) {
+				continue
+			}
+			if old, ok := steps[st.N]; !ok || st.DurS > old.DurS {
+				steps[st.N] = st
+			}
+		}
+	}
+	return steps, waits
+}
+
+// stepRange is the first and the last number of the compared steps, when
+// there are count of them; [0, 0] when they are not the agent's (too few:
+// the trace's steps are compared).
+func stepRange(steps map[int]steptimes.Step, count int) [2]int {
+	if len(steps) == 0 || len(steps) != count {
+		return [2]int{}
+	}
+	r := [2]int{math.MaxInt, 0}
+	for n := range steps {
+		r[0], r[1] = min(r[0], n), max(r[1], n)
+	}
+	return r
+}
+
+// meanWaitUs is the compared steps' mean wait for a CPU, in µs.
+func meanWaitUs(steps map[int]steptimes.Step) float64 {
+	sum := 0.0
+	for _, st := range steps {
+		sum += st.CPUWaitS * 1e6
+	}
+	return sum / float64(max(len(steps), 1))
+}
+
+// loadShare: a pair's difference of which the steps' wait for a CPU
+// makes up this share or more is the machine's load as much as the
+// change (Pair.LoadDiffers).
+const loadShare = 0.5
+
+// loadDiffers says whether the difference between the two runs' mean
+// steps is, for loadShare or more, the difference of their waits for a
+// CPU, in the same direction: other processes took the CPUs in one run
+// more than in the other (epoch_workers.py with a change that changed
+// nothing, at a load average of 14 on 2 cores: 209 -> 76.6 ms a step,
+// called 2.73x faster, while the steps waited 140 -> 31 ms a step).
+func loadDiffers(p Pair) bool {
+	d, w := p.MeanBaseUs-p.MeanNewUs, p.CPUWaitBaseUs-p.CPUWaitNewUs
+	return p.CPUWaitKnown && p.MeanSignificant && d != 0 && w/d >= loadShare
+}
+
+// loadNote says that a pair's difference is mostly its runs' different
+// waits for a CPU.
+func loadNote(p Pair) string {
+	return fmt.Sprintf("the steps waited for a CPU %s a step as it is, %s changed (other processes, or the program's own threads): most of the difference; --compare measures the machine's drift",
+		units.Duration(p.CPUWaitBaseUs), units.Duration(p.CPUWaitNewUs))
+}
+
+// wholeRunCaveat says, for a pair of run --verify, when the first run's
+// compared steps reach past the tried run's by more than the tried run's
+// span: a cost that recurs less often (an epoch's start, a checkpoint)
+// can be in the first run's steps and never come in the tried run's, so
+// the two measure different parts of the program ("" when they do not).
+func wholeRunCaveat(p Pair) string {
+	b, n := p.BaseSteps, p.NewSteps
+	if b[1] == 0 || n[1] == 0 || b[1] <= n[1]+(n[1]-n[0]+1) {
+		return ""
+	}
+	return fmt.Sprintf("compared: the first run's steps %d-%d (%d) with the tried run's %d-%d (%d): a cost that comes less often than every %d steps (an epoch's start, a checkpoint) would show in the first run's only; bottleneck try --steps N times the same steps in both runs",
+		b[0], b[1], len(p.BaseStepsUs), n[0], n[1], len(p.NewStepsUs), n[1]-n[0]+1)
 }
 
 // deviceBehindUs is the run's wait for the device at the end of its
@@ -516,7 +664,8 @@ func hostAhead(behindUs float64, stepsUs []float64) bool {
 	return behindUs > 0 && behindUs > hostAheadShare*sum
 }
 
-// applied are the changed run's records of where each change took effect.
+// applied are the changed run's records of where each change took effect,
+// each once (the ranks of a launcher record the same).
 func applied(dir string) []rundir.Change {
 	out := []rundir.Change{}
 	run, err := rundir.Read(dir)
@@ -524,8 +673,15 @@ func applied(dir string) []rundir.Change {
 		return out
 	}
 	for _, p := range run.Processes {
-		if p.Evidence != nil {
-			out = append(out, p.Evidence.Changes...)
+		if p.Evidence == nil {
+			continue
+		}
+		for _, c := range p.Evidence.Changes {
+			if !slices.ContainsFunc(out, func(o rundir.Change) bool {
+				return o.Name == c.Name && o.Value == c.Value && o.Applied == c.Applied && o.Error == c.Error && slices.Equal(o.Sites, c.Sites)
+			}) {
+				out = append(out, c)
+			}
 		}
 	}
 	return out
@@ -601,6 +757,9 @@ func Write(w io.Writer, r *Result) {
 		}
 		if p.BaseVerdict != "" || p.NewVerdict != "" {
 			fmt.Fprintf(w, "  verdict: %s as it is, %s changed\n", cmp.Or(p.BaseVerdict, "none"), cmp.Or(p.NewVerdict, "none"))
+		}
+		if p.LoadDiffers {
+			fmt.Fprintf(w, "  %s\n", loadNote(p))
 		}
 	}
 	switch p := r.Pooled; {
