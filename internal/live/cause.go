@@ -107,7 +107,7 @@ func Diagnose(r Rank) *Cause {
 		top.name, pct(top.share), pct(top.saving), pct(second))
 	if r.CPUWaitAll >= p.CPUWaitNote {
 		c.Confidence = lower(c.Confidence)
-		c.Why += fmt.Sprintf("; the machine is busy (CPU wait %.0f%%)", pct(r.CPUWaitAll))
+		c.Why += fmt.Sprintf("; the machine is busy: the thread waited for a CPU %.0f%% of the steps, data wait included", pct(r.CPUWaitAll))
 	}
 	return c
 }
