@@ -120,3 +120,27 @@ func TestCauseThresholds(t *testing.T) {
 		})
 	}
 }
+
+// Without the scheduler's counters (not Linux) the rest is one part, and
+// the cause needs only the data wait and GC.
+func TestBreakdownWithoutSchedstat(t *testing.T) {
+	var rows [][]any
+	for i := 1; i <= 30; i++ {
+		rows = append(rows, []any{i, float64(i) * 0.01, 0.01, 0.008, 0.0, nil, nil, nil, nil, nil})
+	}
+	b, _ := json.Marshal(map[string]any{"format": Format, "tag": "rank0", "step": 30, "state": "off", "steps": rows})
+	s, err := Parse("rank0.json", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Build("", []*Snapshot{s}).Ranks[0]
+	if r.Split != 0 || math.Abs(r.Rest-0.2) > 1e-9 || r.Running != 0 || r.Blocked != 0 || r.CPUWait != 0 {
+		t.Errorf("breakdown %+v", r)
+	}
+	if got := breakdown(r); got != "last 20 steps: data wait 80.0% · GC 0.0% · rest 20.0%" {
+		t.Errorf("breakdown line %q", got)
+	}
+	if r.Cause == nil || r.Cause.Class != diagnose.Input || r.Cause.Confidence != "high" {
+		t.Errorf("cause %+v", r.Cause)
+	}
+}
