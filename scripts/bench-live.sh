@@ -36,7 +36,7 @@ n, t0 = 0, pc()
 while pc() - t0 < 2.0:
     for _ in range(1000):
         n += 1
-        live.on_step(n, pc(), 0.001, 0.0001, 0.0, 700 << 20, None, "waiting", 0)
+        live.on_step(n, pc(), 0.001, 0.0001, 0.0, 700 << 20, None, "waiting", 0, 0.0008, 0.00001, 32)
 per = (pc() - t0) / n
 # the clock reads of the loop itself, to subtract
 m, t1 = 0, pc()

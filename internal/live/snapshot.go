@@ -32,7 +32,9 @@ type Snapshot struct {
 	Ended  bool   `json:"ended"`
 	// Steps are the last steps, oldest first: step, end (s since the
 	// agent started), duration s, DataLoader wait s, GC pause s, RSS
-	// bytes, CUDA allocated bytes (null: not measured).
+	// bytes, CUDA allocated bytes, the step thread's time on a CPU s and
+	// runnable waiting for one s, samples (DataLoader batch_size x
+	// batches); null: not measured.
 	Steps [][]*float64 `json:"steps"`
 }
 
@@ -45,8 +47,14 @@ const (
 	colGC
 	colRSS
 	colCUDA
+	colCPU
+	colCPUWait
+	colSamples
 	nCols
 )
+
+// Format is the snapshot format this package reads (the agent's FORMAT).
+const Format = 2
 
 // Parse reads one snapshot; name (its file) is in every error.
 func Parse(name string, b []byte) (*Snapshot, error) {
@@ -54,15 +62,16 @@ func Parse(name string, b []byte) (*Snapshot, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if s.Format != 1 {
-		return nil, fmt.Errorf("%s: live snapshot format %d, want 1", name, s.Format)
+	if s.Format != Format {
+		return nil, fmt.Errorf("%s: live snapshot format %d, want %d", name, s.Format, Format)
 	}
 	for i, r := range s.Steps {
 		if len(r) != nCols {
 			return nil, fmt.Errorf("%s: steps[%d]: %d columns, want %d", name, i, len(r), nCols)
 		}
-		for j := colStep; j <= colGC; j++ {
-			if r[j] == nil || math.IsNaN(*r[j]) || math.IsInf(*r[j], 0) || *r[j] < 0 {
+		for j := range nCols {
+			required := j <= colGC
+			if (required && r[j] == nil) || (r[j] != nil && (math.IsNaN(*r[j]) || math.IsInf(*r[j], 0) || *r[j] < 0)) {
 				return nil, fmt.Errorf("%s: steps[%d][%d]: want a number >= 0", name, i, j)
 			}
 		}
@@ -95,12 +104,34 @@ type Rank struct {
 	Rate float64 `json:"rate"`
 	// Recent: the last SparkSteps durations (s), oldest first.
 	Recent []float64 `json:"recent"`
-	// DataWait, GC and Rest share the last BreakdownN steps' time (they
-	// add up to 1 when BreakdownN > 0).
+	// The last BreakdownN steps' time, as shares that add up to 1 when
+	// BreakdownN > 0 (split): the DataLoader's wait, GC pauses, and, of
+	// the steps whose thread's scheduling was measured, the rest of the
+	// time on a CPU (Running: Python and native ops), off it (Blocked:
+	// waiting for the device, other ranks' collectives, I/O, a sleep)
+	// and runnable waiting for a CPU (CPUWait: the machine busy); Rest is
+	// the rest of the steps whose scheduling was not measured.
 	DataWait   float64 `json:"data_wait"`
 	GC         float64 `json:"gc"`
+	Running    float64 `json:"running"`
+	Blocked    float64 `json:"blocked"`
+	CPUWait    float64 `json:"cpu_wait"`
 	Rest       float64 `json:"rest"`
 	BreakdownN int     `json:"breakdown_steps"`
+	// Split: how many of those steps had their scheduling measured.
+	Split int `json:"split_steps"`
+	// CPUWaitAll: the thread's whole wait for a CPU in those steps (in
+	// the DataLoader's wait too), a share of their time.
+	CPUWaitAll float64 `json:"cpu_wait_all"`
+	// FirstBreakdownStep: the step number of the breakdown's first step.
+	FirstBreakdownStep int `json:"first_breakdown_step"`
+	// SamplesPerS: samples a second over the Steps steps, like Rate, when
+	// each of them took DataLoader batches of a known batch_size (0: not
+	// known). The loader's batch_size: a smaller last batch counts full.
+	SamplesPerS float64 `json:"samples_per_s"`
+	// Cause is what the diagnosis would name now from the breakdown
+	// (nil: no steps yet); provisional, see Diagnose.
+	Cause *Cause `json:"cause"`
 	// RSS and CUDA: the latest readings in bytes (nil: not measured, CUDA
 	// not used); their PerStep trend is over the steps that have both
 	// ends (0: steady or unknown).
@@ -171,28 +202,74 @@ func summarize(s *Snapshot) Rank {
 	if n := len(rows); n >= 2 {
 		if span := *rows[n-1][colEnd] - *rows[0][colEnd]; span > 0 {
 			r.Rate = float64(n-1) / span
+			r.SamplesPerS = samplesPerS(rows[1:], span)
 		}
 	}
 	r.Recent = slices.Clone(durs[max(0, len(durs)-SparkSteps):])
-	last := rows[max(0, len(rows)-BreakdownSteps):]
-	var total, wait, gc float64
+	splitSteps(&r, rows[max(0, len(rows)-BreakdownSteps):])
+	r.Cause = Diagnose(r)
+	r.RSS, r.RSSPerStep = trend(rows, colRSS)
+	r.CUDA, r.CUDAPerStep = trend(rows, colCUDA)
+	return r
+}
+
+// samplesPerS is the samples of rows over span seconds, when every row
+// has them (0: not known).
+func samplesPerS(rows [][]*float64, span float64) float64 {
+	n := 0.0
+	for _, row := range rows {
+		if row[colSamples] == nil {
+			return 0
+		}
+		n += *row[colSamples]
+	}
+	return n / span
+}
+
+// splitSteps fills r's breakdown from the steps last.
+func splitSteps(r *Rank, last [][]*float64) {
+	var total, wait, gc, running, blocked, cpuWait, cpuWaitAll, rest float64
 	for _, row := range last {
 		d := *row[colDur]
 		total += d
 		// each part is within its step: a clock's rounding cannot make the
 		// parts more than the whole
 		w := min(*row[colDataWait], d)
+		g := min(*row[colGC], d-w)
 		wait += w
-		gc += min(*row[colGC], d-w)
+		gc += g
+		left := d - w - g
+		if row[colCPU] == nil || row[colCPUWait] == nil {
+			rest += left
+		} else {
+			r.Split++
+			// The DataLoader's wait and GC are counted whole above; where
+			// in the step the thread waited for a CPU or was blocked is
+			// not known. The wait for a CPU is taken to be spread evenly
+			// over the step; the blocked time (off the CPU, not runnable)
+			// to be the DataLoader's wait first: its workers' batches are
+			// waited for off the CPU (a loader without workers loads on
+			// it, and its step's blocked time then shows as on the CPU).
+			q := 0.0
+			if d > 0 {
+				q = min(*row[colCPUWait]*left/d, left)
+			}
+			cpuWaitAll += min(*row[colCPUWait], d)
+			off := max(0, d-*row[colCPU]-*row[colCPUWait])
+			b := min(max(0, off-w), left-q)
+			cpuWait += q
+			blocked += b
+			running += left - q - b
+		}
 	}
-	if total > 0 {
-		r.BreakdownN = len(last)
-		r.DataWait, r.GC = wait/total, gc/total
-		r.Rest = 1 - r.DataWait - r.GC
+	if total <= 0 {
+		return
 	}
-	r.RSS, r.RSSPerStep = trend(rows, colRSS)
-	r.CUDA, r.CUDAPerStep = trend(rows, colCUDA)
-	return r
+	r.BreakdownN = len(last)
+	r.FirstBreakdownStep = int(*last[0][colStep])
+	r.DataWait, r.GC = wait/total, gc/total
+	r.Running, r.Blocked, r.CPUWait, r.CPUWaitAll = running/total, blocked/total, cpuWait/total, cpuWaitAll/total
+	r.Rest = rest / total
 }
 
 // trend returns the latest reading of column c and its change per step

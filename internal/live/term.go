@@ -33,7 +33,8 @@ func Frame(v View, width int) []string {
 			fmt.Sprintf("step now %s · median %s · p90 %s (last %s)", units.Seconds(r.NowS), units.Seconds(r.MedianS), units.Seconds(r.P90S), units.Things(r.Steps, "step")),
 			fmt.Sprintf("last %s: %s", units.Things(len(r.Recent), "step"), Sparkline(r.Recent)),
 			breakdown(r),
-			memory(r))
+			memory(r),
+			causeText(r.Cause))
 	default:
 		shown, more := rankRows(v.Ranks)
 		for _, r := range shown {
@@ -41,9 +42,13 @@ func Frame(v View, width int) []string {
 			if r.Slowest {
 				mark = "▶ "
 			}
-			s := fmt.Sprintf("%s%-6s step %-6d now %-8s median %-8s p90 %-8s data %4.1f%%  GC %4.1f%%  RSS %s %s  %s",
+			blocked := "    -"
+			if r.Split > 0 {
+				blocked = fmt.Sprintf("%4.1f%%", 100*r.Blocked)
+			}
+			s := fmt.Sprintf("%s%-6s step %-6d now %-8s median %-8s p90 %-8s data %4.1f%%  GC %4.1f%%  blocked %s  RSS %s %s  %s",
 				mark, textsafe.Text(r.Tag), r.Step, units.Seconds(r.NowS), units.Seconds(r.MedianS), units.Seconds(r.P90S),
-				100*r.DataWait, 100*r.GC, bytesOr(r.RSS), trendText(r.RSSPerStep, r.Steps), state(r))
+				100*r.DataWait, 100*r.GC, blocked, bytesOr(r.RSS), trendText(r.RSSPerStep, r.Steps), state(r))
 			lines = append(lines, s)
 		}
 		if more > 0 {
@@ -51,7 +56,9 @@ func Frame(v View, width int) []string {
 		}
 		for _, r := range v.Ranks {
 			if r.Slowest {
-				lines = append(lines, fmt.Sprintf("slowest, %s, last %s: %s", textsafe.Text(r.Tag), units.Things(len(r.Recent), "step"), Sparkline(r.Recent)))
+				lines = append(lines, fmt.Sprintf("slowest, %s, last %s: %s", textsafe.Text(r.Tag), units.Things(len(r.Recent), "step"), Sparkline(r.Recent)),
+					textsafe.Text(r.Tag)+": "+breakdownParts(r, " · "),
+					textsafe.Text(r.Tag)+": "+causeText(r.Cause))
 			}
 		}
 	}
@@ -94,12 +101,15 @@ func Line(v View) string {
 	for _, r := range v.Ranks {
 		s := fmt.Sprintf("%s step %d", textsafe.Text(r.Tag), r.Step)
 		if r.Steps > 0 {
-			s += fmt.Sprintf(" (%s), now %s, median %s, p90 %s; last %s: data wait %.1f%%, GC %.1f%%, rest %.1f%%",
+			s += fmt.Sprintf(" (%s), now %s, median %s, p90 %s; %s",
 				rate(r), units.Seconds(r.NowS), units.Seconds(r.MedianS), units.Seconds(r.P90S),
-				units.Things(r.BreakdownN, "step"), 100*r.DataWait, 100*r.GC, 100*r.Rest)
+				breakdownParts(r, ", "))
 		}
 		if r.RSS != nil {
 			s += "; " + memory(r)
+		}
+		if r.Cause != nil {
+			s += "; " + causeText(r.Cause)
 		}
 		s += "; " + state(r)
 		if r.Slowest {
@@ -135,13 +145,21 @@ func Sparkline(xs []float64) string {
 }
 
 func rate(r Rank) string {
-	if r.Rate == 0 {
-		return "- steps/s"
+	s := perSecond(r.Rate, "steps/s")
+	if r.SamplesPerS > 0 {
+		s += " · " + perSecond(r.SamplesPerS, "samples/s")
 	}
-	if r.Rate >= 100 {
-		return fmt.Sprintf("%.0f steps/s", r.Rate) // not 2.35e+03
+	return s
+}
+
+func perSecond(x float64, unit string) string {
+	switch {
+	case x == 0:
+		return "- " + unit
+	case x >= 100:
+		return fmt.Sprintf("%.0f %s", x, unit) // not 2.35e+03
 	}
-	return fmt.Sprintf("%.3g steps/s", r.Rate)
+	return fmt.Sprintf("%.3g %s", x, unit)
 }
 
 func state(r Rank) string {
@@ -171,7 +189,24 @@ func breakdown(r Rank) string {
 	if r.BreakdownN == 0 {
 		return "breakdown: no step time yet"
 	}
-	return fmt.Sprintf("last %s: data wait %.1f%% · GC %.1f%% · the rest %.1f%%", units.Things(r.BreakdownN, "step"), 100*r.DataWait, 100*r.GC, 100*r.Rest)
+	return breakdownParts(r, " · ")
+}
+
+// breakdownParts: the last steps' time, the parts joined by sep; the
+// scheduler's parts only when some steps had them.
+func breakdownParts(r Rank, sep string) string {
+	if r.BreakdownN == 0 {
+		return "no step time yet"
+	}
+	parts := []string{fmt.Sprintf("data wait %.1f%%", 100*r.DataWait), fmt.Sprintf("GC %.1f%%", 100*r.GC)}
+	if r.Split > 0 {
+		parts = append(parts, fmt.Sprintf("on CPU %.1f%%", 100*r.Running), fmt.Sprintf("blocked %.1f%%", 100*r.Blocked),
+			fmt.Sprintf("CPU wait %.1f%%", 100*r.CPUWait))
+	}
+	if r.Split < r.BreakdownN {
+		parts = append(parts, fmt.Sprintf("rest %.1f%%", 100*r.Rest))
+	}
+	return fmt.Sprintf("last %s: %s", units.Things(r.BreakdownN, "step"), strings.Join(parts, sep))
 }
 
 func memory(r Rank) string {

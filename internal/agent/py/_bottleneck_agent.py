@@ -992,6 +992,8 @@ class Agent(Window, Evidence):
         self.dl_total_batches += 1
         self.step_dl_wait += dt
         self.step_dl_batches += 1
+        if loader is not None and loader.get("batch_size"):
+            self.step_dl_samples += loader["batch_size"]
         if self.in_window:
             self.dl_window_wait += dt
             self.dl_window_batches += 1

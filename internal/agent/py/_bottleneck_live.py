@@ -25,8 +25,13 @@ LIVE_DIR = ".live"  # in the run directory: <tag>.json (internal/rundir.LiveDirN
 
 _RING = 256  # steps kept (the view's median, p90, sparkline and breakdown)
 _EVERY_S = 0.5  # the snapshot is rewritten at most this often
-FORMAT = 1
-COLUMNS = ["step", "end_s", "duration_s", "data_wait_s", "gc_s", "rss_bytes", "cuda_allocated_bytes"]
+FORMAT = 2
+# cpu_s and cpu_wait_s: the step thread's time on a CPU and runnable but
+# waiting for one over the step (Linux schedstat, read at every step
+# boundary anyway); samples: the DataLoader batch_size times the batches
+# the step took (null: no batch of a known size)
+COLUMNS = ["step", "end_s", "duration_s", "data_wait_s", "gc_s", "rss_bytes", "cuda_allocated_bytes",
+           "cpu_s", "cpu_wait_s", "samples"]
 
 
 class Live:
@@ -40,7 +45,8 @@ class Live:
         self.t0 = t0
         self.every = every_s
         # (step, end s since the agent started, duration s, DataLoader wait
-        # s, GC pause s, RSS bytes or None, CUDA allocated bytes or None)
+        # s, GC pause s, RSS bytes or None, CUDA allocated bytes or None,
+        # CPU s or None, CPU wait s or None, samples or None)
         self.ring = collections.deque(maxlen=ring)
         self.step, self.state, self.window = 0, "starting", 0
         self._written = None  # (step, state) of the last snapshot
@@ -55,9 +61,10 @@ class Live:
         t.start()
         self._thread = t
 
-    def on_step(self, step, now, dur, data_wait, gc_s, rss, cuda, state, window):
+    def on_step(self, step, now, dur, data_wait, gc_s, rss, cuda, state, window, cpu=None, cpu_wait=None,
+                samples=None):
         """A step ended at perf_counter() now; called from the step hook."""
-        self.ring.append((step, now - self.t0, dur, data_wait, gc_s, rss, cuda))
+        self.ring.append((step, now - self.t0, dur, data_wait, gc_s, rss, cuda, cpu, cpu_wait, samples))
         self.step, self.state, self.window = step, state, window
 
     def _run(self):
@@ -83,9 +90,10 @@ class Live:
                                "uptime_s": round(time.perf_counter() - self.t0, 6), "step": step,
                                "state": state, "window": self.window, "ended": ended, "columns": COLUMNS},
                               separators=(",", ":"))
-            body = ",".join("[%d,%.6f,%.6f,%.6f,%.6f,%s,%s]" % (
+            body = ",".join("[%d,%.6f,%.6f,%.6f,%.6f,%s,%s,%s,%s,%s]" % (
                 r[0], r[1], r[2], r[3], r[4], "null" if r[5] is None else "%d" % r[5],
-                "null" if r[6] is None else "%d" % r[6]) for r in rows)
+                "null" if r[6] is None else "%d" % r[6], "null" if r[7] is None else "%.6f" % r[7],
+                "null" if r[8] is None else "%.6f" % r[8], "null" if r[9] is None else "%d" % r[9]) for r in rows)
             try:
                 with open(self.tmp, "w") as f:
                     f.write(meta[:-1] + ',"steps":[' + body + "]}")

@@ -369,6 +369,7 @@ class SchedMeter:
         self._last = None  # reading at the previous step boundary
         self.window = None  # summed over the window's steps
         self._window_load = None
+        self.last_cpu = None  # the step thread's CPU time over the last step (the --live view's)
         self._off = not os.path.isdir("/proc/self/task")
 
     def _read(self):
@@ -400,6 +401,7 @@ class SchedMeter:
             self._first = cur
         else:
             wait = round(cur[2] - self._last[2], 6)
+            self.last_cpu = cur[1] - self._last[1]
             if in_window:  # the step that just ended was recorded
                 self.window = _span(self._last, cur, self.window)
                 self._window_load = _loadavg()

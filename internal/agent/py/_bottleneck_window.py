@@ -119,7 +119,9 @@ class Window(object):
         self.step_start = None
         self.step_dl_wait = 0.0
         self.step_dl_batches = 0
+        self.step_dl_samples = 0  # batches x their loader's batch_size (the --live view's throughput)
         self._step_syncs = 0
+        self._step_cpu_wait = None
         self.window_steps = []
         self.step_stats = {"count": 0, "sum_s": 0.0, "min_s": None, "max_s": None}
         self.step_times = []  # [step, start_rel, dur, in_window, cpu wait or None, DataLoader wait] per step, capped
@@ -170,6 +172,7 @@ class Window(object):
         if behind is not None:
             self.device_behind.append({"step": self.steps, "s": round(behind, 6)})
         wait = self.stepstats.on_step(self.steps, self.in_window) if self.stepstats is not None else None
+        self._step_cpu_wait = wait
         if self.sampler is not None:
             self.sampler.end_step(dur is not None and self._slow_step(dur))
         if dur is not None:
@@ -195,6 +198,7 @@ class Window(object):
         self.step_start = now
         self.step_dl_wait = 0.0
         self.step_dl_batches = 0
+        self.step_dl_samples = 0
         self._step_syncs = 0
         if self.in_window and self.check_window_bounds():
             return  # the window closed at this step's end
@@ -228,8 +232,10 @@ class Window(object):
             state = "recording"
         else:
             state = self.prof_state  # waiting | done | off | failed | yielded
+        cpu = st.sched.last_cpu if st is not None and self._step_cpu_wait is not None else None
         self.live.on_step(self.steps, now, dur, self.step_dl_wait, st.last_gc_s if st is not None else 0.0,
-                          row[1] if row else None, row[2] if row else None, state, self.window_index)
+                          row[1] if row else None, row[2] if row else None, state, self.window_index,
+                          cpu, self._step_cpu_wait, self.step_dl_samples or None)
 
     def _drain_device(self, prof):
         """Before the first recorded step, wait for the device to finish the

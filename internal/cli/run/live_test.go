@@ -351,7 +351,8 @@ func TestLiveTmux(t *testing.T) {
 	var screen string
 	waitFor(t, "the live frame", 120*time.Second, func() bool {
 		screen = tmux("capture-pane", "-p")
-		return strings.Contains(screen, "steps/s") && strings.Contains(screen, "step now")
+		return strings.Contains(screen, "steps/s") && strings.Contains(screen, "step now") &&
+			strings.Contains(screen, "cause so far (provisional): ")
 	})
 	rows := strings.Split(strings.TrimRight(screen, "\n"), "\n")
 	frame := -1

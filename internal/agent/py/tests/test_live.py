@@ -28,7 +28,8 @@ class LiveTest(unittest.TestCase):
     def test_steps_write_nothing_the_thread_writes_the_ring(self):
         live = L.Live(self.dir, "rank0", 100.0, every_s=0.05, ring=4)
         for i in range(1, 11):
-            live.on_step(i, 100.0 + 0.1 * i, 0.1, 0.01, 0.0, 1000 + i, None, "waiting", 0)
+            live.on_step(i, 100.0 + 0.1 * i, 0.1, 0.01, 0.0, 1000 + i, None, "waiting", 0,
+                         0.08 if i % 2 else None, 0.005 if i % 2 else None, 32 if i % 2 else None)
         # the step hook does no I/O
         self.assertEqual(os.listdir(os.path.join(self.dir, ".live")), [])
         live.start_thread()
@@ -37,14 +38,15 @@ class LiveTest(unittest.TestCase):
             self.assertLess(time.time(), deadline, "no snapshot in 30 s")
             time.sleep(0.01)
         d = self.read()
-        self.assertEqual((d["step"], d["state"], d["ended"], d["format"]), (10, "waiting", False, 1))
+        self.assertEqual((d["step"], d["state"], d["ended"], d["format"]), (10, "waiting", False, 2))
         self.assertEqual([r[0] for r in d["steps"]], [7, 8, 9, 10])  # the ring keeps the last 4
         live.finish(11, "ended")
         live._thread.join(5)
         self.assertFalse(live._thread.is_alive())
         d = self.read()
         self.assertEqual((d["step"], d["state"], d["ended"]), (11, "ended", True))
-        self.assertEqual(d["steps"][-1], [10, 1.0, 0.1, 0.01, 0.0, 1010, None])
+        self.assertEqual(d["steps"][-2], [9, 0.9, 0.1, 0.01, 0.0, 1009, None, 0.08, 0.005, 32])
+        self.assertEqual(d["steps"][-1], [10, 1.0, 0.1, 0.01, 0.0, 1010, None, None, None, None])
         self.assertEqual(len(d["steps"][0]), len(d["columns"]))
         self.assertEqual(os.listdir(os.path.join(self.dir, ".live")), ["rank0.json"])  # no temporary file left
 

@@ -1,0 +1,99 @@
+package run
+
+// --live=web in Debian's headless Chromium, driven by web/test/live.mjs
+// (playwright-core): the page's step count grows while a short program
+// runs, and the page becomes the run's report when it ends. It skips,
+// saying why, when Chromium, Node or web/node_modules are missing
+// (scripts/setup-browser installs them), and with -short.
+
+import (
+	"html"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
+)
+
+type liveBrowserResult struct {
+	ConsoleErrors, PageErrors, Dialogs []string
+	Steps                              []int
+	Causes                             []string
+	Report                             bool
+	Title                              string
+	XSS                                any
+}
+
+func TestLiveWebBrowser(t *testing.T) {
+	node, script := testutil.Browser(t, "live.mjs")
+	py := torchPython(t)
+	// a hostile program name: the page sets it as text
+	prog := filepath.Join(t.TempDir(), `<img src=x onerror="window.__xss=1">.py`)
+	if err := os.WriteFile(prog, []byte(liveProg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sigs := make(chan os.Signal, 2)
+	urls := make(chan string, 1)
+	done := make(chan result, 1)
+	go func() {
+		done <- bnLive(t, sigs, func(o *Options) {
+			o.liveGrace = 5 * time.Minute // ended by the signal below
+			o.liveReady = func(u string) { urls <- u }
+		}, append(small(py), "--live=web", prog, "200", "0.03", "0")...)
+	}()
+	var url string
+	select {
+	case url = <-urls:
+	case r := <-done:
+		t.Fatalf("ended before serving: exit %d\n%s", r.code, r.stderr)
+	}
+	var res liveBrowserResult
+	testutil.RunBrowser(t, node, script, url, filepath.Join(t.TempDir(), "live.png"), &res)
+	sigs <- os.Interrupt // ends the grace period
+	r := <-done
+	t.Logf("step counts on the page %v; last cause %q; report title %q", res.Steps, last(res.Causes), res.Title)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if len(res.ConsoleErrors) > 0 || len(res.PageErrors) > 0 {
+		t.Errorf("console errors %q, page errors %q", res.ConsoleErrors, res.PageErrors)
+	}
+	if res.XSS != nil || len(res.Dialogs) > 0 {
+		t.Errorf("the program's name ran as script: __xss=%v dialogs %q", res.XSS, res.Dialogs)
+	}
+	// 200 steps of 30 ms or more, a snapshot every 0.5 s: the page showed
+	// several step counts while the program ran, each larger
+	if len(res.Steps) < 2 {
+		t.Fatalf("step counts seen on the page %v, want at least 2", res.Steps)
+	}
+	for i := 1; i < len(res.Steps); i++ {
+		if res.Steps[i] <= res.Steps[i-1] {
+			t.Errorf("the step count did not grow: %v", res.Steps)
+		}
+	}
+	causeLine := regexp.MustCompile(`^cause so far \(provisional\): `)
+	if len(res.Causes) == 0 || !causeLine.MatchString(res.Causes[len(res.Causes)-1]) {
+		t.Errorf("cause lines %q", res.Causes)
+	}
+	if !res.Report {
+		t.Fatal("the page did not become the report")
+	}
+	page, err := os.ReadFile(filepath.Join(r.dir, rundir.ReportHTML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`<title>([^<]*)</title>`).FindSubmatch(page)
+	if m == nil || res.Title == "" || html.UnescapeString(string(m[1])) != res.Title {
+		t.Errorf("the page's title %q, report.html's %q", res.Title, m)
+	}
+}
+
+func last(xs []string) string {
+	if len(xs) == 0 {
+		return ""
+	}
+	return xs[len(xs)-1]
+}
