@@ -1,5 +1,6 @@
-"""DDP training on gloo where one rank's input is slow: its Dataset sleeps
-in __getitem__ (the data path), so it reaches every all-reduce late and the
+"""DDP training on gloo where one rank is slow: its Dataset sleeps in
+__getitem__ (the data path), or with --slow-compute it runs extra matmuls
+each step (its compute path), so it reaches every all-reduce late and the
 other ranks wait for it. For a multi-node run on one machine:
 
     bottleneck run --job-dir /tmp/job -- torchrun --nnodes 2 --node-rank 0 \
@@ -34,11 +35,16 @@ def main():
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--slow-rank", type=int, default=-1)
     ap.add_argument("--slow-ms", type=float, default=40)
+    ap.add_argument("--slow-compute", type=int, default=0,
+                    help="instead: the slow rank runs this many extra 256x256 matmuls per step (its compute path)")
     args = ap.parse_args()
     dist.init_process_group("gloo")
     rank = dist.get_rank()
     torch.manual_seed(rank)
-    delay = args.slow_ms / 1000 if rank == args.slow_rank else 0
+    slow = rank == args.slow_rank
+    delay = args.slow_ms / 1000 if slow and not args.slow_compute else 0
+    extra = args.slow_compute if slow else 0
+    w = torch.randn(256, 256)
     # one sample per batch: the delay is paid once per step
     loader = DataLoader(Batches(args.steps, delay), batch_size=1)
     model = DDP(torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4)))
@@ -46,6 +52,8 @@ def main():
     for x, y in loader:
         opt.zero_grad()
         torch.nn.functional.mse_loss(model(x), y).backward()
+        for _ in range(extra):
+            w = torch.tanh(w @ w)  # the slow rank's extra compute
         opt.step()
     dist.barrier()
     print("rank %d of %d done" % (rank, dist.get_world_size()))

@@ -80,7 +80,7 @@ func TestJobReportNamesStragglerAndItsNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(txt, "node 1 on hostb: ranks 8-15, mean step") || strings.Count(txt, "STRAGGLERS") != 1 || !strings.Contains(txt, "STRAGGLERS: rank 13 (data)") {
+	if !strings.Contains(txt, "node 1 on hostb: ranks 8-15, mean step") || strings.Count(txt, "STRAGGLERS") != 1 || !strings.Contains(txt, "STRAGGLERS: rank 13, data\n") {
 		t.Errorf("text:\n%s", txt)
 	}
 	for _, f := range []string{ReportText, ReportJSON} {

@@ -35,7 +35,7 @@ func WriteText(out io.Writer, rep *Report) error {
 	stragglerCause := map[int]string{}
 	if rep.Job != nil {
 		for _, s := range rep.Job.Stragglers {
-			stragglerCause[s.Rank] = s.Cause
+			stragglerCause[s.Rank] = StragglerCause(rep.Job, s)
 		}
 	}
 	w.printf("Nodes:\n")
@@ -58,7 +58,7 @@ func WriteText(out io.Writer, rep *Report) error {
 		if len(n.Stragglers) > 0 {
 			var parts []string
 			for _, r := range n.Stragglers {
-				parts = append(parts, fmt.Sprintf("rank %d (%s)", r, stragglerCause[r]))
+				parts = append(parts, fmt.Sprintf("rank %d, %s", r, stragglerCause[r]))
 			}
 			w.printf("; STRAGGLERS: %s", strings.Join(parts, ", "))
 		}
@@ -103,6 +103,19 @@ func WriteText(out io.Writer, rep *Report) error {
 		}
 	}
 	return w.err
+}
+
+// StragglerCause is a straggler's cause with the rank's own verdict when
+// it has one: on a CPU-only trace there are no kernels, so a slower
+// compute path is host time, and the rank's own verdict (cpu-compute-bound)
+// tells which host time.
+func StragglerCause(rep *summary.Report, s summary.Straggler) string {
+	for _, r := range rep.PerRank {
+		if r.Rank == s.Rank && r.Verdict != "" {
+			return fmt.Sprintf("%s (its own verdict: %s)", s.Cause, r.Verdict)
+		}
+	}
+	return s.Cause
 }
 
 // Ranges writes sorted ranks as ranges: 0-3, 8, 10-11.

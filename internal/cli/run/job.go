@@ -152,8 +152,8 @@ func writeJobBrief(w io.Writer, rep *jobdir.Report) {
 			}
 		}
 		for _, s := range j.Stragglers {
-			fmt.Fprintf(w, "  straggler: rank %d on node %d, cause %s: %s (%.0f%%) per step over the median rank\n",
-				s.Rank, nodeOf[s.Rank], s.Cause, units.Duration(s.ExcessUs), s.ExcessPct)
+			fmt.Fprintf(w, "  straggler: rank %d on node %d, cause %s, %s (%.0f%%) per step over the median rank\n",
+				s.Rank, nodeOf[s.Rank], jobdir.StragglerCause(j, s), units.Duration(s.ExcessUs), s.ExcessPct)
 		}
 	} else {
 		fmt.Fprintf(w, ": no rank summary arrived\n")

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/jobdir"
 	"github.com/bottleneck-dev/bottleneck/internal/summary"
 )
@@ -35,28 +36,48 @@ func readJobReport(t *testing.T, dir string) *jobdir.Report {
 	return &rep
 }
 
-// Two torchrun "nodes" of two gloo ranks each on this machine, rank 3's
-// Dataset sleeping 60 ms per batch: node 0's job report names rank 3 on
-// node 1, cause data, and no other rank or node; each node keeps its
-// program's stdout and exit status.
+// Two torchrun "nodes" of two gloo ranks each on this machine, one rank
+// slowed on purpose: its Dataset sleeps 60 ms per batch (data), or it
+// runs 30 more 256x256 matmuls a step (compute: on a CPU-only trace that
+// is host time, and the rank's own verdict is cpu-compute-bound). Node
+// 0's job report names that rank, its node and the cause, and no other
+// rank or node; each node keeps its program's stdout and exit status.
 func TestJobTwoNodesNamesTheSlowRank(t *testing.T) {
 	py := torchPython(t)
 	torchrun := filepath.Join(filepath.Dir(py), "torchrun")
 	if _, err := os.Stat(torchrun); err != nil {
 		t.Skipf("no torchrun next to %s", py)
 	}
-	jobDir := filepath.Join(t.TempDir(), "job")
-	port := freePort(t)
-	var res [2]result
-	var wg sync.WaitGroup
-	for n := range 2 {
-		wg.Go(func() {
-			res[n] = bn(t, runOpts{}, "--job-dir", jobDir, "--job-wait", "5m", "--skip-first", "2", "--warmup", "1", "--active", "4", "--",
-				torchrun, "--nnodes", "2", "--node-rank", fmt.Sprint(n), "--nproc-per-node", "2", "--master-addr", "127.0.0.1", "--master-port", port,
-				ex(t, "ddp_slow_data.py"), "--steps", "10", "--slow-rank", "3", "--slow-ms", "60")
+	for _, c := range []struct {
+		name    string
+		slow    []string
+		rank    int
+		cause   string
+		verdict diagnose.Class
+	}{
+		{"data", []string{"--slow-rank", "3", "--slow-ms", "60"}, 3, summary.CauseData, diagnose.Input},
+		{"compute", []string{"--slow-rank", "2", "--slow-compute", "30"}, 2, summary.CauseHost, diagnose.CPUCompute},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			jobDir := filepath.Join(t.TempDir(), "job")
+			port := freePort(t)
+			var res [2]result
+			var wg sync.WaitGroup
+			for n := range 2 {
+				wg.Go(func() {
+					res[n] = bn(t, runOpts{}, append([]string{"--job-dir", jobDir, "--job-wait", "5m", "--skip-first", "2", "--warmup", "1", "--active", "4", "--",
+						torchrun, "--nnodes", "2", "--node-rank", fmt.Sprint(n), "--nproc-per-node", "2", "--master-addr", "127.0.0.1", "--master-port", port,
+						ex(t, "ddp_slow_data.py"), "--steps", "10"}, c.slow...)...)
+				})
+			}
+			wg.Wait()
+			checkTwoNodes(t, jobDir, res, c.rank, c.cause, c.verdict)
 		})
 	}
-	wg.Wait()
+}
+
+func checkTwoNodes(t *testing.T, jobDir string, res [2]result, slow int, cause string, verdict diagnose.Class) {
+	t.Helper()
 	own := regexp.MustCompile(`^(rank [0-3] of 4 done\n)*$`)
 	for n, r := range res {
 		if r.code != 0 {
@@ -73,13 +94,18 @@ func TestJobTwoNodesNamesTheSlowRank(t *testing.T) {
 	if rep.Job == nil || len(rep.Job.Missing) > 0 || rep.Job.Ranks != 4 {
 		t.Fatalf("ranks: %+v", rep.Job)
 	}
-	if s := rep.Job.Stragglers; len(s) != 1 || s[0].Rank != 3 || s[0].Cause != summary.CauseData {
-		t.Errorf("stragglers %+v, want rank 3 (data) alone\n%s", s, res[0].stderr)
+	if s := rep.Job.Stragglers; len(s) != 1 || s[0].Rank != slow || s[0].Cause != cause {
+		t.Errorf("stragglers %+v, want rank %d (%s) alone\n%s", s, slow, cause, res[0].stderr)
+	}
+	for _, r := range rep.Job.PerRank {
+		if r.Rank == slow && r.Verdict != verdict {
+			t.Errorf("rank %d's own verdict %s, want %s", slow, r.Verdict, verdict)
+		}
 	}
 	for _, node := range rep.Nodes {
 		want := []int(nil)
-		if node.Node == 1 {
-			want = []int{3}
+		if node.Node == slow/2 {
+			want = []int{slow}
 		}
 		if !slices.Equal(node.Stragglers, want) || !slices.Equal(node.Summarised, []int{2 * node.Node, 2*node.Node + 1}) {
 			t.Errorf("node %d: stragglers %v (want %v), summarised %v", node.Node, node.Stragglers, want, node.Summarised)
@@ -91,8 +117,8 @@ func TestJobTwoNodesNamesTheSlowRank(t *testing.T) {
 	if s := rep.Series; s == nil || len(s.Ranks) != 4 || len(s.Steps) == 0 {
 		t.Errorf("series %+v", s)
 	}
-	if !strings.Contains(res[0].stderr, "straggler: rank 3 on node 1, cause data") {
-		t.Errorf("node 0's stderr lacks the job's straggler:\n%s", res[0].stderr)
+	if want := fmt.Sprintf("straggler: rank %d on node %d, cause %s", slow, slow/2, cause); !strings.Contains(res[0].stderr, want) {
+		t.Errorf("node 0's stderr lacks %q:\n%s", want, res[0].stderr)
 	}
 	if strings.Contains(res[1].stderr, "\nJob: ") {
 		t.Errorf("node 1 printed a job report:\n%s", res[1].stderr)
