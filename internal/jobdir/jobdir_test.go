@@ -230,3 +230,19 @@ func TestRanges(t *testing.T) {
 		t.Error(got)
 	}
 }
+
+// A signal during node 0's wait ends it: the report is of the nodes
+// present (the hour-long wait would hang the test otherwise).
+func TestStopEndsTheWait(t *testing.T) {
+	dir := t.TempDir()
+	writeNodes(t, dir, job(), time.Now(), 1, 2, 3)
+	stop := make(chan struct{})
+	close(stop)
+	rep, err := Collect(CollectOptions{Dir: dir, Self: Identity{Node: 0, Key: key}, Wait: time.Hour, Stop: stop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Complete || !slices.Equal(rep.MissingNodes, []int{1, 2, 3}) || rep.Job.Ranks != 8 {
+		t.Errorf("complete %v, missing %v", rep.Complete, rep.MissingNodes)
+	}
+}
