@@ -90,6 +90,13 @@ type Options struct {
 	Live     string
 	LivePort int
 	LiveHost string
+
+	// JobDir: a directory every node of a multi-node job mounts; each
+	// node leaves its ranks' summaries there and node 0, after waiting at
+	// most JobWait for the others, writes the job's report (job.go).
+	JobDir  string
+	JobWait time.Duration
+	jobPoll time.Duration // tests
 	// tests: the plain lines' period, the web report's grace period, and
 	// the web view's address once bound
 	livePlainEvery time.Duration
@@ -181,6 +188,8 @@ Files go to --output (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`
 	f.Lookup("live").NoOptDefVal = "term"
 	cmdutil.IntRangeFlag(cmd, &o.LivePort, "live-port", 0, 0, 65535, "port of --live=web (0: a free one)")
 	f.StringVar(&o.LiveHost, "host", "127.0.0.1", "address --live=web binds (0.0.0.0: every interface)")
+	f.StringVar(&o.JobDir, "job-dir", "", "multi-node job: a `DIR` on a filesystem every node mounts; each node writes its ranks' summaries there and node 0 the job's report (docs/distributed.md)")
+	f.DurationVar(&o.JobWait, "job-wait", defaultJobWait, "with --job-dir: how long node 0 waits for the other nodes' summaries before writing the job report without them")
 	cmdutil.RenamedFlags(cmd, map[string]string{"out": "output"})
 	return cmd
 }
@@ -200,6 +209,9 @@ func (o *Options) validate() error {
 	}
 	if o.SampleInterval < 100*time.Microsecond || o.WindowInterval < 100*time.Microsecond {
 		return errors.New("--sample-interval and --window-sample-interval must be at least 100µs")
+	}
+	if o.JobWait < 0 {
+		return errors.New("--job-wait must be >= 0")
 	}
 	if o.Module && o.Launcher {
 		return errors.New("-m and -- cannot be combined: use -- python -m module")
@@ -355,6 +367,9 @@ func runRun(o *Options) error {
 			w = o.IO.Out
 		}
 		listRepro(textsafe.Writer(w), scripts, reproErr) // op names come from the trace
+	}
+	if o.JobDir != "" { // after this node's report, which stands without the job's
+		writeJob(o, res)
 	}
 	if o.Verify != "" && res.ExitCode == 0 {
 		// second runs of the program: after its report, never in place of it

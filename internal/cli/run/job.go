@@ -1,0 +1,165 @@
+package run
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/bottleneck-dev/bottleneck/internal/driver"
+	"github.com/bottleneck-dev/bottleneck/internal/jobdir"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/runner"
+	"github.com/bottleneck-dev/bottleneck/internal/summary"
+	"github.com/bottleneck-dev/bottleneck/internal/textsafe"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
+	"github.com/bottleneck-dev/bottleneck/internal/version"
+)
+
+// defaultJobWait bounds how long node 0 waits for the other nodes'
+// summaries (docs/distributed.md): they end their programs together
+// (the job's last collective) and each analyses only its own ranks, so
+// a node later than this has died or hangs.
+const defaultJobWait = 2 * time.Minute
+
+// writeJob is the end of a run with --job-dir, after the node's own
+// report: the node's ranks' summaries and its record go into the job
+// directory and, on node 0, the job's report is written once the other
+// nodes have reported or the wait is over. The program has ended: this
+// never changes its exit status, and a failure is a warning on w.
+func writeJob(o *Options, res *runner.Result) {
+	warn := func(format string, args ...any) {
+		fmt.Fprintf(textsafe.Writer(o.IO.ErrOut), "bottleneck: job: "+format+"\n", args...)
+	}
+	host, _ := os.Hostname()
+	run, err := rundir.Read(res.RunDir)
+	if err != nil {
+		warn("%v", err)
+		run = nil
+	}
+	var launcher []string
+	if o.Launcher && len(o.Args) > 1 {
+		launcher = o.Args[1:]
+	}
+	id := jobdir.Identify(run, launcher, host)
+	runDir, _ := filepath.Abs(res.RunDir)
+	rec := &jobdir.NodeRecord{Tool: version.Version, Node: id.Node, Host: host, Key: id.Key, RunDir: runDir, ExitCode: res.ExitCode}
+	started := time.Now()
+	if res.Manifest != nil && !res.Manifest.Started.IsZero() {
+		started = res.Manifest.Started
+	}
+	rec.Started = started
+	var sums []*summary.Summary
+	if run != nil {
+		rec.Ranks = jobdir.ProfiledRanks(run)
+		if len(run.Traces) > 0 {
+			s, err := driver.Summarize(o.IO, []string{res.RunDir}, host, 0)
+			if err != nil {
+				rec.Problems = append(rec.Problems, err.Error())
+			} else {
+				for _, f := range s.Failures {
+					rec.Problems = append(rec.Problems, f.Path+": "+f.Error)
+				}
+				var dropped []string
+				sums, dropped = jobdir.OneSummaryPerRank(s.Summaries)
+				rec.Problems = append(rec.Problems, dropped...)
+			}
+		}
+		have := map[int]bool{}
+		for _, s := range sums {
+			have[s.Rank] = true
+		}
+		for _, r := range rec.Ranks {
+			if !have[r] {
+				rec.Problems = append(rec.Problems, fmt.Sprintf("rank %d: no trace summarised (see its run directory's report)", r))
+			}
+		}
+	}
+	if id.Node < 0 {
+		warn("this node's rank is unknown (no GROUP_RANK from torchrun, no --node-rank): its summaries go to the job directory, but no node here writes the job report")
+	}
+	rec.Written = time.Now()
+	nodeDir, err := jobdir.WriteNode(o.JobDir, rec, sums)
+	if err != nil {
+		warn("could not write this node's summaries into %s: %v", o.JobDir, err)
+		return
+	}
+	if id.Node != 0 {
+		if id.Node > 0 && o.Report != "none" {
+			warn("node %d: the summaries of ranks %s are in %s; node 0 writes the job report, %s", id.Node,
+				jobdir.Ranges(rec.Summarised), nodeDir, filepath.Join(o.JobDir, jobdir.ReportText))
+		}
+		return
+	}
+	// a signal during the wait ends it: the report is written with the
+	// nodes present (flushOnSignal gives it reportFlush)
+	stop := make(chan struct{})
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sig)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-sig:
+			close(stop)
+		case <-done:
+		}
+	}()
+	rep, err := jobdir.Collect(jobdir.CollectOptions{Dir: o.JobDir, Self: id, Started: started, Wait: o.JobWait, Poll: o.jobPoll, Stop: stop})
+	if err != nil {
+		warn("%v", err)
+		return
+	}
+	if _, err := jobdir.Write(rep); err != nil {
+		warn("could not write the job report: %v", err)
+		return
+	}
+	switch o.Report {
+	case "stderr":
+		writeJobBrief(textsafe.Writer(o.IO.ErrOut), rep)
+	case "stdout":
+		writeJobBrief(textsafe.Writer(o.IO.Out), rep)
+	}
+}
+
+// writeJobBrief is the job report's verdict for the terminal.
+func writeJobBrief(w io.Writer, rep *jobdir.Report) {
+	ranks := 0
+	for _, n := range rep.Nodes {
+		ranks += len(n.Summarised)
+	}
+	nodes := fmt.Sprint(len(rep.Nodes))
+	if rep.Key.Nodes > 0 {
+		nodes += fmt.Sprintf(" of %d", rep.Key.Nodes)
+	}
+	world := ""
+	if rep.Key.WorldSize > 0 {
+		world = fmt.Sprintf(" of %d", rep.Key.WorldSize)
+	}
+	fmt.Fprintf(w, "\nJob: %s nodes, %d%s ranks reported", nodes, ranks, world)
+	if j := rep.Job; j != nil {
+		v := j.Diagnosis.Verdict
+		fmt.Fprintf(w, ": %s (%s; confidence %s)\n", strings.ToUpper(string(v.Primary)), v.Detail, v.Confidence)
+		nodeOf := map[int]int{}
+		for _, n := range rep.Nodes {
+			for _, r := range n.Summarised {
+				nodeOf[r] = n.Node
+			}
+		}
+		for _, s := range j.Stragglers {
+			fmt.Fprintf(w, "  straggler: rank %d on node %d, cause %s, %s (%.0f%%) per step over the median rank\n",
+				s.Rank, nodeOf[s.Rank], jobdir.StragglerCause(j, s), units.Duration(s.ExcessUs), s.ExcessPct)
+		}
+	} else {
+		fmt.Fprintf(w, ": no rank summary arrived\n")
+	}
+	for _, n := range rep.MissingNodes {
+		fmt.Fprintf(w, "  node %d NEVER REPORTED (waited %s)\n", n, units.Seconds(rep.WaitedS))
+	}
+	fmt.Fprintf(w, "job report: %s\n", filepath.Join(rep.Dir, jobdir.ReportText))
+}
