@@ -71,7 +71,7 @@ func TestH100Runs(t *testing.T) {
 				t.Errorf("item_sync: want the host and the kernels named together: %s", d.Verdict.Why)
 			}
 			f := d.Findings[0]
-			text := f.Change
+			text := f.AllChanges()
 			for _, w := range f.Where {
 				text += " " + filepath.Base(w.File) + ":" + strconv.Itoa(w.Line)
 			}
