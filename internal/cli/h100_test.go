@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/testutil"
 )
 
@@ -47,14 +48,7 @@ func TestH100Runs(t *testing.T) {
 							Primary string `json:"primary"`
 							Why     string `json:"why"`
 						} `json:"verdict"`
-						Findings []struct {
-							Rule   string `json:"rule"`
-							Change string `json:"change"`
-							Where  []struct {
-								File string `json:"file"`
-								Line int    `json:"line"`
-							} `json:"where"`
-						} `json:"findings"`
+						Findings []diagnose.Finding `json:"findings"`
 					} `json:"diagnosis"`
 				} `json:"traces"`
 			}
