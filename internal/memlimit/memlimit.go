@@ -229,6 +229,11 @@ const (
 	smallHeadroom = 12 << 20
 )
 
+// Small reports whether inputBytes of input is analysed at Go's pace
+// under a soft limit (smallInput), where the heap stays small enough
+// that forcing a collection only costs time.
+func Small(inputBytes int64) bool { return inputBytes < smallInput }
+
 // Expect sets the soft limit for inputBytes of input (raising it only).
 func (p *Pacer) Expect(inputBytes int64) {
 	p.mu.Lock()
