@@ -38,6 +38,7 @@ func TestRequiredLiterals(t *testing.T) {
 // The filter never hides a match: every name a rule's pattern matches
 // (its examples, in any case) holds one of the rule's literals.
 func TestFilterKeepsMatches(t *testing.T) {
+	compileRules()
 	for _, r := range Rules {
 		if r.needs == nil {
 			continue
