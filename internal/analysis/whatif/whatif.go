@@ -509,6 +509,7 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 		carried = append(carried, tr)
 	}
 	slices.Sort(carried)
+	r.tasks = make([]task, 0, len(carried)+len(devs)) // a task per carried and per launched work
 	for _, tr := range carried {
 		e := carry[tr]
 		i := int32(len(r.tasks))
@@ -613,7 +614,10 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 	if s := t.Steps[steps[0]]; s.Event != trace.None {
 		mainTrack = ev.Track[s.Event]
 	}
-	var ivs []hostInterval
+	// at most an interval per host event of the run, and a blocked one
+	// per call that waited: sized once, growing it was a third of the
+	// bytes Build allocates (4.8 MB of a 15 MB trace's 10)
+	ivs := make([]hostInterval, 0, hostEvents(t, ws, we)+len(calls))
 	streamIdxOf := func(tr *trace.Track) (int32, bool) {
 		i, ok := streamOf[devStream{tr.Device, tr.Stream}]
 		return i, ok
