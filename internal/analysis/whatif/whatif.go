@@ -643,6 +643,7 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 	// the same aten::copy_ (pageable, non_blocking=False); pinned and
 	// non_blocking, it does not, so the copy's fix drops that wait too
 	copyOps := map[int32]bool{}
+	names := classify.For(t)
 	for ti := range t.Tracks {
 		tr := &t.Tracks[ti]
 		if tr.IsDevice() {
@@ -659,7 +660,7 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 			switch k {
 			case trace.KindCPUOp:
 				cat = Op
-				if classify.IsCommOp(t.Name(int(e))) {
+				if names.Has(ev.Name[e], classify.CommOp) { // IsCommOp, looked up once per name
 					cat = Comm
 				}
 			case trace.KindRuntime, trace.KindDriver:
