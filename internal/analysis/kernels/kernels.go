@@ -215,6 +215,19 @@ var precisionRes = func() []*regexp.Regexp {
 	return res
 }()
 
+// precisionNeeds are the literals one of which each of Precisions'
+// patterns needs (requiredLiterals): the patterns are case-insensitive,
+// which Go's regexps run slowly, and most cannot match a given name.
+var precisionNeeds = func() [][]string {
+	needs := make([][]string, len(Precisions))
+	for i, p := range Precisions {
+		if re, err := syntax.Parse(p.Pattern, syntax.Perl); err == nil {
+			needs[i] = requiredLiterals(re)
+		}
+	}
+	return needs
+}()
+
 func precisionOf(name string, math bool) string {
 	if !math {
 		if m := templateTypes.FindStringSubmatch(noParams(name)); m != nil {
@@ -226,7 +239,11 @@ func precisionOf(name string, math bool) string {
 		return p
 	}
 	name = notAType.ReplaceAllString(name, "")
+	lower, filter := strings.ToLower(name), isASCII(name) // as in classify
 	for i, re := range precisionRes {
+		if filter && precisionNeeds[i] != nil && !containsAny(lower, precisionNeeds[i]) {
+			continue
+		}
 		if re.MatchString(name) {
 			return Precisions[i].Precision
 		}

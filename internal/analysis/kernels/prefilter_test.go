@@ -54,3 +54,22 @@ func TestFilterKeepsMatches(t *testing.T) {
 		}
 	}
 }
+
+// The same for the precision patterns: every example name one matches
+// holds one of its literals.
+func TestPrecisionFilterKeepsMatches(t *testing.T) {
+	for i, p := range Precisions {
+		if precisionNeeds[i] == nil {
+			continue
+		}
+		for _, ex := range Rules {
+			for _, name := range ex.Examples {
+				for _, n := range []string{name, strings.ToUpper(name), strings.ToLower(name)} {
+					if precisionRes[i].MatchString(n) && !containsAny(strings.ToLower(n), precisionNeeds[i]) {
+						t.Errorf("precision %s matches %.80q but the filter %q would skip it", p.Precision, n, precisionNeeds[i])
+					}
+				}
+			}
+		}
+	}
+}
