@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"compress/gzip"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/memlimit"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
 	"github.com/bottleneck-dev/bottleneck/internal/tracegen"
 )
 
@@ -97,5 +99,65 @@ func BenchmarkAnalyzeSteps(b *testing.B) {
 			b.ReportMetric(float64(build.Nanoseconds())/float64(b.N)/float64(steps), "analyses-ns/step")
 			b.ReportMetric(render.Seconds()/float64(b.N), "render-s/op")
 		})
+	}
+}
+
+// smallTraces are real traces of the sizes most users analyze, each a
+// different shape (testdata/traces/README.md): a GPU-bound DDP ResNet
+// (15 MB, 105k events, launch queue up to 1022), a CPU-bound NCCL job
+// (9.8 MB) and a CPU-only rank (1 MB, no GPU events at all).
+var smallTraces = []struct{ name, path string }{
+	{"gpu-ddp-15MB", "hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"},
+	{"gpu-nccl-10MB", "hta/nccl_parser_config/nccl_data.json.gz"},
+	{"cpu-only-1MB", "hta/rank_non_gpu/rank_non_gpu.json.gz"},
+}
+
+// BenchmarkAnalyzeSmall runs what `bottleneck analyze TRACE` runs (Analyze:
+// read, every analysis, the diagnosis and the terminal's summary) on small
+// real traces, uncompressed first so the figure is the analysis's, not
+// gzip's. Issue 35's target for such traces: <= 30 ms and peak RSS <= 25
+// MB plus the file (scripts/bench-small.sh measures the binary's RSS).
+// -benchmem's B/op is the bytes allocated per analysis.
+func BenchmarkAnalyzeSmall(b *testing.B) {
+	dir := testutil.Traces(b)
+	ios, _, _, _ := iostreams.Test()
+	for _, tc := range smallTraces {
+		path := filepath.Join(b.TempDir(), "trace.json")
+		gunzip(b, filepath.Join(dir, tc.path), path)
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				st, err := Analyze(io.Discard, ios, []string{path}, DefaultOptions())
+				if err != nil || st != Complete {
+					b.Fatal(st, err)
+				}
+			}
+			if fi, err := os.Stat(path); err == nil {
+				b.SetBytes(fi.Size())
+			}
+		})
+	}
+}
+
+func gunzip(b *testing.B, src, dst string) {
+	b.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer in.Close()
+	zr, err := gzip.NewReader(in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := os.Create(dst)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.Copy(out, zr); err != nil {
+		b.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		b.Fatal(err)
 	}
 }

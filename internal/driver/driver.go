@@ -249,15 +249,36 @@ func analyzeTrace(t *trace.Trace, o Options, ranksRead int) report.TraceReport {
 	// by side they raised peak RSS 5-10%. Those that need no window run
 	// beside the window check, those that need no name classes first (the
 	// check builds them).
-	runAnalyses([]analysis{
+	// The what-if model is the costliest analysis of small real traces
+	// (a 15 MB GPU trace: 16 of 37 ms); started ninth it ran alone for
+	// the last 14 ms, so there it starts second, beside the critical
+	// path (the analyses' wall, median of 10 interleaved: 28.5 -> 21.1
+	// ms; 10 MB NCCL trace 20.4 -> 17.7). On large inputs its work is
+	// bounded (whatif.MaxSteps, eventBudget) and its scratch beside the
+	// critical path's may raise the peak (100 MB of distinct op names, 5
+	// interleaved runs: median RSS 0.49x -> 0.54x, highest 0.51x ->
+	// 0.63x), so there it stays ninth.
+	var none analysis
+	whatIf := analysis{afterWindow, func() { replay = whatif.Build(t, tr.Window.Kept()) }}
+	early, late := whatIf, none
+	if !memlimit.Small(t.BytesRead) {
+		early, late = none, whatIf
+	}
+	runAnalyses(slices.DeleteFunc([]analysis{
 		{afterWindow, func() {
 			tr.CritPath = critpath.Compute(t, critpath.Options{Instance: firstUsedStep(t, tr.Window)})
 			// The table allocates its rows at once: before the graph
 			// just dropped was collected, the two made the peak (100 MB
 			// of distinct op names: highest of 40 runs 0.515x -> 0.485x).
-			runtime.GC()
+			// A small input's heap is bounded by its soft limit instead:
+			// there the forced cycle, and runtime.GC's wait for the sweep
+			// to end, were a tenth of a 1 MB trace's CPU.
+			if !memlimit.Small(t.BytesRead) {
+				runtime.GC()
+			}
 			tr.Ops = optable.Ops(t, table)
 		}},
+		early,
 		{afterWindow, func() {
 			var err error
 			tr.Breakdown, err = breakdown.Compute(t, bopts)
@@ -272,7 +293,7 @@ func analyzeTrace(t *trace.Trace, o Options, ranksRead int) report.TraceReport {
 		{anytime, func() { tr.Memory = memory.Compute(t) }},
 		{anytime, func() { tr.Input = input.Compute(t) }},
 		{afterWindow, func() { tr.Kernels = optable.Kernels(t, table) }},
-		{afterWindow, func() { replay = whatif.Build(t, tr.Window.Kept()) }},
+		late,
 		{afterWindow, func() {
 			// a capture started mid-flight opens with waits on work it did not record
 			var so syncs.Options
@@ -282,7 +303,7 @@ func analyzeTrace(t *trace.Trace, o Options, ranksRead int) report.TraceReport {
 			tr.Syncs = syncs.Compute(t, so)
 		}},
 		{anytime, func() { tr.Idle = idle.Compute(t, idleOpts) }},
-	}, checkWindow)
+	}, func(a analysis) bool { return a.run == nil }), checkWindow)
 	if tr.Flops != nil {
 		tr.Flops.SetStep(tr.Breakdown) // MFU needs the averaged steps
 	}

@@ -81,12 +81,13 @@ func TestPacerStaysAboveTheLiveHeap(t *testing.T) {
 }
 
 // Settle sets the analyses' pace, with a soft limit or without, unless
-// the user chose one with GOGC.
+// the user chose one with GOGC; a small input keeps Go's pace under a
+// soft limit of the input plus smallHeadroom.
 func TestSettleSetsTheAnalysesPace(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	t.Setenv("GOGC", "")
 	var p Pacer
-	p.Expect(1 << 20) // too small for a first limit
+	p.Expect(40 << 20) // too small for a first limit, too large to be small
 	p.Settle()
 	if got := debug.SetGCPercent(100); got != analysisGCPercent {
 		t.Errorf("GC percent %d after Settle without a limit, want %d", got, analysisGCPercent)
@@ -98,6 +99,17 @@ func TestSettleSetsTheAnalysesPace(t *testing.T) {
 		limited.Settle()
 		if got := debug.SetGCPercent(100); got != analysisGCPercent {
 			t.Errorf("GC percent %d after Settle with a limit, want %d", got, analysisGCPercent)
+		}
+		debug.SetGCPercent(analysisGCPercent)
+		debug.SetMemoryLimit(math.MaxInt64)
+		var small Pacer
+		small.Expect(smallInput - 1)
+		small.Settle()
+		if got := debug.SetGCPercent(100); got != 100 {
+			t.Errorf("GC percent %d after Settle on a small input, want Go's 100", got)
+		}
+		if got, want := debug.SetMemoryLimit(-1), int64(smallInput-1+smallHeadroom); got < want {
+			t.Errorf("soft limit %d MiB on a small input, want at least %d MiB", got>>20, want>>20)
 		}
 	}
 	t.Setenv("GOGC", "80")

@@ -132,6 +132,7 @@ var known = struct {
 }{kinds: map[string]Kind{}}
 
 func classify(name string) Kind {
+	compileRules()
 	// Go's regexps cost ~30 µs each on a 250-byte templated name, and most
 	// rules cannot match it: a rule runs only when the name holds one of
 	// the literals its pattern requires (10-40x less time per name).
@@ -214,6 +215,19 @@ var precisionRes = func() []*regexp.Regexp {
 	return res
 }()
 
+// precisionNeeds are the literals one of which each of Precisions'
+// patterns needs (requiredLiterals): the patterns are case-insensitive,
+// which Go's regexps run slowly, and most cannot match a given name.
+var precisionNeeds = func() [][]string {
+	needs := make([][]string, len(Precisions))
+	for i, p := range Precisions {
+		if re, err := syntax.Parse(p.Pattern, syntax.Perl); err == nil {
+			needs[i] = requiredLiterals(re)
+		}
+	}
+	return needs
+}()
+
 func precisionOf(name string, math bool) string {
 	if !math {
 		if m := templateTypes.FindStringSubmatch(noParams(name)); m != nil {
@@ -225,7 +239,11 @@ func precisionOf(name string, math bool) string {
 		return p
 	}
 	name = notAType.ReplaceAllString(name, "")
+	lower, filter := strings.ToLower(name), isASCII(name) // as in classify
 	for i, re := range precisionRes {
+		if filter && precisionNeeds[i] != nil && !containsAny(lower, precisionNeeds[i]) {
+			continue
+		}
 		if re.MatchString(name) {
 			return Precisions[i].Precision
 		}
@@ -262,14 +280,17 @@ func tensilePrecision(name string) (string, bool) {
 	return "", true
 }
 
-func init() {
+// compileRules compiles the rules once, on the first name classified: a
+// trace without kernels (CPU-only) never needs them, and compiling them
+// at start-up was a twentieth of analysing a 1 MB trace.
+var compileRules = sync.OnceFunc(func() {
 	for i := range Rules {
 		Rules[i].re = regexp.MustCompile(Rules[i].Pattern)
 		if re, err := syntax.Parse(Rules[i].Pattern, syntax.Perl); err == nil {
 			Rules[i].needs = requiredLiterals(re)
 		}
 	}
-}
+})
 
 // requiredLiterals returns lowercased strings one of which every match of
 // re contains, or nil when it knows none (a pattern that can match

@@ -38,6 +38,7 @@ func TestRequiredLiterals(t *testing.T) {
 // The filter never hides a match: every name a rule's pattern matches
 // (its examples, in any case) holds one of the rule's literals.
 func TestFilterKeepsMatches(t *testing.T) {
+	compileRules()
 	for _, r := range Rules {
 		if r.needs == nil {
 			continue
@@ -47,6 +48,25 @@ func TestFilterKeepsMatches(t *testing.T) {
 				for _, n := range []string{name, strings.ToUpper(name), strings.ToLower(name)} {
 					if r.re.MatchString(n) && !containsAny(strings.ToLower(n), r.needs) {
 						t.Errorf("rule %s matches %.80q but the filter %q would skip it", r.ID, n, r.needs)
+					}
+				}
+			}
+		}
+	}
+}
+
+// The same for the precision patterns: every example name one matches
+// holds one of its literals.
+func TestPrecisionFilterKeepsMatches(t *testing.T) {
+	for i, p := range Precisions {
+		if precisionNeeds[i] == nil {
+			continue
+		}
+		for _, ex := range Rules {
+			for _, name := range ex.Examples {
+				for _, n := range []string{name, strings.ToUpper(name), strings.ToLower(name)} {
+					if precisionRes[i].MatchString(n) && !containsAny(strings.ToLower(n), precisionNeeds[i]) {
+						t.Errorf("precision %s matches %.80q but the filter %q would skip it", p.Precision, n, precisionNeeds[i])
 					}
 				}
 			}
