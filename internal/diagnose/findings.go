@@ -257,6 +257,15 @@ func (s *state) loaderWaitS() float64 {
 func (l Loader) madeAnew() bool { return l.Loaders >= 2 && 2*l.Loaders >= l.Iterators }
 
 // sampleMethod is the dataset's method that makes a sample.
+// siteRef is " (looped over at FILE:LINE)" when the run recorded the
+// program's loop over the loader, else "".
+func (l Loader) siteRef() string {
+	if l.Site == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (looped over at %s:%d)", filepath.Base(l.Site.File), l.Site.Line)
+}
+
 func (l Loader) sampleMethod() string {
 	if l.Iterable {
 		return "__iter__"
@@ -378,7 +387,7 @@ func (s *state) findings() {
 							return thenDo(c, fmt.Sprintf("pack the samples into one file read or memory-mapped once (one saved tensor, np.memmap) instead of a file per sample: loading is file reads (%.0f%% of its samples in torch.load, np.load, pickle and the like), which workers only overlap", pct(s.py.LoaderIOShare)))
 						}
 					}
-					change = fmt.Sprintf("the DataLoader over %s loads its batches in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s) loads them in background workers while the step runs", cmp.Or(l.Dataset, "its dataset"), n, pinText(s.device))
+					change = fmt.Sprintf("the DataLoader over %s%s loads its batches in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s) loads them in background workers while the step runs", cmp.Or(l.Dataset, "its dataset"), l.siteRef(), n, pinText(s.device))
 					if s.loadingWaits() {
 						change += fmt.Sprintf(" (the loading waits rather than computes, %.0f%% of its samples off the CPU: waiting workers need no CPU, so more of them than CPUs still overlap)", pct(s.py.LoaderOffCPU))
 					}

@@ -73,11 +73,7 @@ func TestFloat64FromParameters(t *testing.T) {
 	opt := func(dtype string, class string) rundir.Optimizer {
 		o := rundir.Optimizer{Class: class, Params: 6, Numel: 25_000, Largest: []rundir.OptimizerParam{
 			{Shape: []int64{128, 32}, Numel: 4096, DType: dtype}, {Shape: []int64{128, 8}, Numel: 1024, DType: dtype}, {Shape: []int64{128}, Numel: 128, DType: dtype}}}
-		o.StepSite = &struct {
-			File string `json:"file"`
-			Line int    `json:"line"`
-			Func string `json:"func"`
-		}{"/home/u/fit.py", 41, "main"}
+		o.StepSite = &rundir.Site{File: "/home/u/fit.py", Line: 41, Func: "main"}
 		return o
 	}
 	noTypes := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::addmm", Calls: 10, HostSelfUs: 900}}}

@@ -254,6 +254,16 @@ type LoaderInfo struct {
 	Loaders    int     `json:"loaders"`
 	RestartS   float64 `json:"restart_s"`
 	FirstWaitS float64 `json:"first_wait_s"`
+	// Site is the program's line that took its first batch (the loop
+	// over it); nil from agents before it.
+	Site *Site `json:"site"`
+}
+
+// Site is a line of the program's own code.
+type Site struct {
+	File string `json:"file"`
+	Line int    `json:"line"`
+	Func string `json:"func"`
 }
 
 // SyncSite is the user call site of implicit host-device syncs.
@@ -427,11 +437,7 @@ type Optimizer struct {
 	Numel   int64            `json:"numel"`
 	Largest []OptimizerParam `json:"largest"`
 	// StepSite is the program's line that called step() first.
-	StepSite *struct {
-		File string `json:"file"`
-		Line int    `json:"line"`
-		Func string `json:"func"`
-	} `json:"step_site"`
+	StepSite *Site `json:"step_site"`
 	Error string `json:"error"`
 }
 

