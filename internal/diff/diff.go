@@ -34,6 +34,9 @@ type Side struct {
 	// Lines is the main-thread time per Python line of a run directory
 	// (PyLines; nil for traces).
 	Lines *LineTimes
+	// OnlySteps, when set, are the agent's steps compared (by number):
+	// the same steps as the other side's, where one run timed more.
+	OnlySteps map[int]bool
 }
 
 // Options tune what is listed.

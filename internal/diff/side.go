@@ -76,7 +76,7 @@ func summarise(s *Side) *sideData {
 		d.summary.TraceStepUs /= n
 	}
 	d.summary.Verdict, d.summary.VerdictDetail = verdictOf(r)
-	if d.samples = agentSteps(s.Run); len(d.samples) >= 3 {
+	if d.samples = agentSteps(s.Run, s.OnlySteps); len(d.samples) >= 3 {
 		d.summary.StepSource = "agent (every step of the run outside the profiled window and the warm-up)"
 	} else {
 		d.samples = traceSteps(d.traces)
@@ -158,15 +158,15 @@ func verdictOf(r *report.Report) (class, detail string) {
 	return "", ""
 }
 
-// agentSteps are the step durations the agent timed outside the profiled
-// window (the profiler inflates the steps it records) and after the
-// warm-up `run` reports (steptimes.Summary.Warmup); with several
-// processes, a step's time is its slowest rank's.
-func agentSteps(run *runreport.Report) []float64 {
+// AgentSteps are the steps the agent timed outside the profiled window
+// (the profiler inflates the steps it records) and after the warm-up
+// `run` reports (steptimes.Summary.Warmup), by number; with several
+// processes, a step is its slowest rank's.
+func AgentSteps(run *runreport.Report) map[int]steptimes.Step {
+	steps := map[int]steptimes.Step{}
 	if run == nil {
-		return nil
+		return steps
 	}
-	byStep := map[int]float64{}
 	for _, p := range run.Processes {
 		if p.Evidence == nil {
 			continue
@@ -179,7 +179,21 @@ func agentSteps(run *runreport.Report) []float64 {
 			if st.InWindow || st.DurS <= 0 || slices.Contains(warmup, st.N) {
 				continue
 			}
-			byStep[st.N] = max(byStep[st.N], st.DurS*1e6)
+			if old, ok := steps[st.N]; !ok || st.DurS > old.DurS {
+				steps[st.N] = st
+			}
+		}
+	}
+	return steps
+}
+
+// agentSteps are AgentSteps' durations in µs, in step order: those in
+// only when it is set.
+func agentSteps(run *runreport.Report, only map[int]bool) []float64 {
+	byStep := map[int]float64{}
+	for n, st := range AgentSteps(run) {
+		if only == nil || only[n] {
+			byStep[n] = st.DurS * 1e6
 		}
 	}
 	return sortedValues(byStep)

@@ -13,10 +13,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -371,6 +373,10 @@ func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, m
 			fmt.Fprintf(w, "  %s\n", c)
 			tc.Caveat = c
 		}
+		if c := prefetchCaveat(f.Try, len(p.NewStepsUs)); c != "" {
+			fmt.Fprintf(w, "  %s\n", c)
+			tc.Caveat = strings.TrimPrefix(tc.Caveat+"; "+c, "; ")
+		}
 		if p.LoadDiffers {
 			tc.Caveat = strings.TrimPrefix(tc.Caveat+"; "+loadNote(p), "; ")
 		}
@@ -508,6 +514,15 @@ func compare(ios *iostreams.IOStreams, base, changed string) (*Pair, []diagnose.
 	if err != nil {
 		return nil, nil, err
 	}
+	// the same steps in both: the first run of run --verify timed the
+	// whole program, the tried one its first steps, and a cost that comes
+	// every few steps (an epoch's start) was the first run's alone
+	// (epoch_workers.py: 8.06x measured over steps 1-319 against 1-8)
+	bsteps, nsteps := diff.AgentSteps(b.Run), diff.AgentSteps(n.Run)
+	if same := sameSteps(bsteps, nsteps); len(same) >= minSameSteps && len(same) < len(bsteps) {
+		b.OnlySteps = same
+		maps.DeleteFunc(bsteps, func(k int, _ steptimes.Step) bool { return !same[k] })
+	}
 	r := diff.Compare(b, n, diff.Options{})
 	h := r.Headline
 	p := &Pair{BaseDir: base, ChangeDir: changed, Headline: h, BaseVerdict: r.Base.Verdict, NewVerdict: r.New.Verdict}
@@ -528,10 +543,8 @@ func compare(ios *iostreams.IOStreams, base, changed string) (*Pair, []diagnose.
 		p.MeanSpeedup = p.MeanBaseUs / p.MeanNewUs
 	}
 	p.BaseStepsUs, p.NewStepsUs = bs, ns
-	bsteps, bwaits := comparedSteps(b.Run)
-	nsteps, nwaits := comparedSteps(n.Run)
 	p.BaseSteps, p.NewSteps = stepRange(bsteps, len(bs)), stepRange(nsteps, len(ns))
-	if p.CPUWaitKnown = bwaits && nwaits && p.BaseSteps[1] > 0 && p.NewSteps[1] > 0; p.CPUWaitKnown {
+	if p.CPUWaitKnown = cpuWaitsKnown(b.Run) && cpuWaitsKnown(n.Run) && p.BaseSteps[1] > 0 && p.NewSteps[1] > 0; p.CPUWaitKnown {
 		p.CPUWaitBaseUs, p.CPUWaitNewUs = meanWaitUs(bsteps), meanWaitUs(nsteps)
 	}
 	p.DeviceBehindBaseUs, p.DeviceBehindNewUs = deviceBehindUs(b.Run), deviceBehindUs(n.Run)
@@ -547,35 +560,33 @@ func compare(ios *iostreams.IOStreams, base, changed string) (*Pair, []diagnose.
 	return p, b.Report.Findings(), nil
 }
 
-// comparedSteps are the run's steps that the diff engine compares
-// (diff's agentSteps: outside the window and the warm-up), by number;
-// across processes a step is its slowest process's. waits: every
-// process measured its main thread's wait for a CPU (Evidence.CPUWait).
-func comparedSteps(run *runreport.Report) (steps map[int]steptimes.Step, waits bool) {
-	steps = map[int]steptimes.Step{}
-	if run == nil {
-		return steps, false
+// minSameSteps: a pair is compared over the steps both runs timed when
+// there are this many; else over each run's own (wholeRunCaveat says so).
+const minSameSteps = 3
+
+// sameSteps are the step numbers both runs timed.
+func sameSteps(a, b map[int]steptimes.Step) map[int]bool {
+	out := map[int]bool{}
+	for n := range a {
+		if _, ok := b[n]; ok {
+			out[n] = true
+		}
 	}
-	waits = len(run.Processes) > 0
+	return out
+}
+
+// cpuWaitsKnown: every process of the run measured its main thread's
+// wait for a CPU (Evidence.CPUWait).
+func cpuWaitsKnown(run *runreport.Report) bool {
+	if run == nil || len(run.Processes) == 0 {
+		return false
+	}
 	for _, p := range run.Processes {
-		if p.Evidence == nil {
-			continue
-		}
-		waits = waits && p.Evidence.CPUWait != nil
-		var warmup []int
-		if p.StepSeries != nil {
-			warmup = p.StepSeries.Warmup
-		}
-		for _, st := range p.Evidence.StepSeries() {
-			if st.InWindow || st.DurS <= 0 || slices.Contains(warmup, st.N) {
-				continue
-			}
-			if old, ok := steps[st.N]; !ok || st.DurS > old.DurS {
-				steps[st.N] = st
-			}
+		if p.Evidence != nil && p.Evidence.CPUWait == nil {
+			return false
 		}
 	}
-	return steps, waits
+	return true
 }
 
 // stepRange is the first and the last number of the compared steps, when
@@ -622,6 +633,26 @@ func loadDiffers(p Pair) bool {
 func loadNote(p Pair) string {
 	return fmt.Sprintf("the steps waited for a CPU %s a step as it is, %s changed (other processes, or the program's own threads): most of the difference; --compare measures the machine's drift",
 		units.Duration(p.CPUWaitBaseUs), units.Duration(p.CPUWaitNewUs))
+}
+
+// prefetchCaveat says when a change to num_workers was timed over no
+// more steps than its workers load ahead (num_workers × prefetch_factor,
+// 2 by default): those steps may have taken batches loaded during
+// start-up and waited less than the steady state does (slow_dataset.py,
+// 8 workers, 5 steps: 20x measured, 8x predicted). "" otherwise.
+func prefetchCaveat(set map[string]string, steps int) string {
+	w, err := strconv.Atoi(set["num_workers"])
+	if err != nil || w <= 0 {
+		return ""
+	}
+	per := 2
+	if p, err := strconv.Atoi(set["prefetch_factor"]); err == nil && p > 0 {
+		per = p
+	}
+	if ahead := w * per; steps <= ahead {
+		return fmt.Sprintf("the tried run's %d steps are no more than the %d batches its %d workers load ahead: they may have waited less than the steady state would; --verify-steps %d measures it", steps, ahead, w, 2*ahead)
+	}
+	return ""
 }
 
 // wholeRunCaveat says, for a pair of run --verify, when the first run's

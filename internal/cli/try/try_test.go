@@ -346,8 +346,11 @@ func TestWholeRunCaveat(t *testing.T) {
 		short = append(short, n)
 	}
 	rng := func(r *runreport.Report, count int) [2]int {
-		steps, _ := comparedSteps(r)
-		return stepRange(steps, count)
+		return stepRange(diff.AgentSteps(r), count)
+	}
+	// the pair is compared over the steps both timed: the tried run's
+	if same := sameSteps(diff.AgentSteps(run(long...)), diff.AgentSteps(run(short...))); len(same) != 4 || !same[2] || !same[5] {
+		t.Errorf("the steps both runs timed: %v, want 2-5", same)
 	}
 	base, tried := rng(run(long...), 28), rng(run(short...), 4)
 	if base != [2]int{1, 40} || tried != [2]int{2, 5} {
@@ -446,5 +449,26 @@ func TestLoadDiffers(t *testing.T) {
 	want := "  the steps waited for a CPU 140 ms a step as it is, 31.0 ms changed (other processes, or the program's own threads): most of the difference; --compare measures the machine's drift\n"
 	if !strings.Contains(b.String(), want) {
 		t.Errorf("line missing:\n%s", b.String())
+	}
+}
+
+// A num_workers change timed over no more steps than its workers load
+// ahead is said to be short of the steady state; more steps, or another
+// change, are not.
+func TestPrefetchCaveat(t *testing.T) {
+	for _, c := range []struct {
+		set   map[string]string
+		steps int
+		want  bool
+	}{
+		{map[string]string{"num_workers": "8", "persistent_workers": "true"}, 5, true},
+		{map[string]string{"num_workers": "8"}, 16, true},
+		{map[string]string{"num_workers": "8"}, 17, false},
+		{map[string]string{"num_workers": "2", "prefetch_factor": "4"}, 10, false},
+		{map[string]string{"threads": "2"}, 5, false},
+	} {
+		if got := prefetchCaveat(c.set, c.steps) != ""; got != c.want {
+			t.Errorf("%v over %d steps: caveat %v, want %v", c.set, c.steps, got, c.want)
+		}
 	}
 }
