@@ -373,8 +373,7 @@ func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, m
 			fmt.Fprintf(w, "  %s\n", c)
 			tc.Caveat = c
 		}
-		if c := prefetchCaveat(f.Try, len(p.NewStepsUs)); c != "" {
-			fmt.Fprintf(w, "  %s\n", c)
+		if c := prefetchCaveat(f.Try, len(p.NewStepsUs)); c != "" { // (Write printed it)
 			tc.Caveat = strings.TrimPrefix(tc.Caveat+"; "+c, "; ")
 		}
 		if p.LoadDiffers {
@@ -791,6 +790,9 @@ func Write(w io.Writer, r *Result) {
 		}
 		if p.LoadDiffers {
 			fmt.Fprintf(w, "  %s\n", loadNote(p))
+		}
+		if c := prefetchCaveat(r.Set, len(p.NewStepsUs)); c != "" {
+			fmt.Fprintf(w, "  %s\n", c)
 		}
 	}
 	switch p := r.Pooled; {
