@@ -14,6 +14,7 @@ import (
 	"sort"
 
 	"github.com/bottleneck-dev/bottleneck/internal/stats"
+	"github.com/bottleneck-dev/bottleneck/internal/textsafe"
 )
 
 // Snapshot is one process's .live/<tag>.json as the agent writes it
@@ -150,6 +151,33 @@ type View struct {
 	// Ended: the program ended (every snapshot said so, or the runner
 	// said so).
 	Ended bool `json:"ended"`
+	// Window is the diagnosis of the first profiler window's trace, once
+	// written (nil before, and when it could not be read).
+	Window *WindowVerdict `json:"window,omitempty"`
+}
+
+// WindowVerdict is what the diagnosis makes of a recorded window's trace
+// alone, while the program goes on: the same engine as the report's,
+// without the run's evidence and Python profile, which come at its end.
+type WindowVerdict struct {
+	Tag        string  `json:"tag"`   // the process whose trace it is (escape it)
+	Steps      string  `json:"steps"` // the steps it recorded, e.g. "8-12"
+	Class      string  `json:"class"`
+	SharePct   float64 `json:"share_pct"`
+	Confidence string  `json:"confidence"`
+	// Change is the top finding's first change (escape it), SavingPct
+	// what it could save of the step; "" and 0 without a finding.
+	Change    string  `json:"change,omitempty"`
+	SavingPct float64 `json:"saving_pct,omitempty"`
+}
+
+// Text is the window's verdict in one line.
+func (w *WindowVerdict) Text() string {
+	s := fmt.Sprintf("%s's recorded window (steps %s): %s %.0f%%, confidence %s", textsafe.Text(w.Tag), textsafe.Text(w.Steps), w.Class, w.SharePct, w.Confidence)
+	if w.Change != "" {
+		s += fmt.Sprintf("; could save ~%.0f%%: %s", w.SavingPct, textsafe.Text(w.Change))
+	}
+	return s
 }
 
 // Build sums the snapshots up, one rank per snapshot in tag order.

@@ -62,6 +62,9 @@ func Frame(v View, width int) []string {
 			}
 		}
 	}
+	if v.Window != nil {
+		lines = append(lines, v.Window.Text())
+	}
 	for i, l := range lines {
 		lines[i] = clip(l, width-1)
 	}
@@ -117,7 +120,11 @@ func Line(v View) string {
 		}
 		parts = append(parts, s)
 	}
-	return "bottleneck live: " + strings.Join(parts, " | ")
+	s := "bottleneck live: " + strings.Join(parts, " | ")
+	if v.Window != nil {
+		s += " | " + v.Window.Text()
+	}
+	return s
 }
 
 // Sparkline draws durations as bars from the fastest (▁) to the slowest

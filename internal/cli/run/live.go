@@ -10,9 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/bottleneck-dev/bottleneck/internal/driver"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/live"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
@@ -44,6 +46,12 @@ type liveView struct {
 	web    *live.Server
 	warned bool
 	errOut io.Writer
+
+	// dir is the run directory, where the first window's trace is
+	// diagnosed once written (analysing: under way; window: the result)
+	dir       string
+	analysing bool
+	window    *live.WindowVerdict
 }
 
 // update is runner.Config.Live.
@@ -65,6 +73,8 @@ func (lv *liveView) update(files map[string][]byte) {
 	v := live.Build(lv.title, snaps)
 	lv.mu.Lock()
 	defer lv.mu.Unlock()
+	lv.diagnoseWindow()
+	v.Window = lv.window
 	switch {
 	case lv.web != nil:
 		lv.web.Publish(v)
@@ -82,6 +92,61 @@ func (lv *liveView) update(files map[string][]byte) {
 			}
 		}
 	}
+}
+
+// diagnoseWindow starts, once, the diagnosis of the first window trace
+// the run directory holds: the report's engine on the window alone, in
+// the background while the program goes on (an analysis of a small
+// trace, once: a fraction of a second of one CPU). lv.mu is held.
+func (lv *liveView) diagnoseWindow() {
+	if lv.dir == "" || lv.analysing {
+		return
+	}
+	entries, _ := os.ReadDir(lv.dir)
+	for _, e := range entries {
+		kind, tag := rundir.FileKind(e.Name())
+		if kind != rundir.KindTrace || strings.Contains(e.Name(), ".tmp") {
+			continue
+		}
+		lv.analysing = true
+		go func() {
+			w, err := windowVerdict(lv.dir, filepath.Join(lv.dir, e.Name()), tag)
+			if err != nil {
+				lv.warnOnce(fmt.Errorf("the window's diagnosis: %w", err))
+				return
+			}
+			lv.mu.Lock()
+			lv.window = w
+			lv.mu.Unlock()
+		}()
+		return
+	}
+}
+
+// windowVerdict diagnoses one window's trace: with the run's evidence so
+// far (the agent writes it when a window closes: its loaders, settings
+// and step times) when the run directory reads as one with this trace
+// alone, else the trace by itself.
+func windowVerdict(dir, path, tag string) (*live.WindowVerdict, error) {
+	quiet := &iostreams.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}
+	d, err := driver.Open(quiet, []string{dir}, driver.DefaultOptions())
+	if err != nil || len(d.Report.Traces) != 1 || d.Report.Traces[0].Diagnosis == nil {
+		if d, err = driver.Open(quiet, []string{path}, driver.DefaultOptions()); err != nil {
+			return nil, err
+		}
+	}
+	if len(d.Report.Traces) != 1 || d.Report.Traces[0].Diagnosis == nil {
+		return nil, fmt.Errorf("%s: no diagnosis", filepath.Base(path))
+	}
+	dg := d.Report.Traces[0].Diagnosis
+	w := &live.WindowVerdict{Tag: tag, Class: string(dg.Verdict.Primary), SharePct: dg.Verdict.SharePct, Confidence: dg.Verdict.Confidence}
+	if n := dg.Window; n != nil && len(n.UsedSteps) > 0 {
+		w.Steps = n.UsedSteps[0] + "-" + n.UsedSteps[len(n.UsedSteps)-1]
+	}
+	if len(dg.Findings) > 0 {
+		w.Change, w.SavingPct = dg.Findings[0].Change, dg.Findings[0].SavingPct
+	}
+	return w, nil
 }
 
 // setPhase is runner.Config.Progress on a terminal: the phase is the

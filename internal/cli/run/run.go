@@ -291,7 +291,7 @@ func runRun(o *Options) error {
 	var lv *liveView
 	var liveURL string
 	if o.Live != "" {
-		lv = &liveView{title: strings.Join(o.Args, " "), errOut: o.IO.ErrOut}
+		lv = &liveView{title: strings.Join(o.Args, " "), errOut: o.IO.ErrOut, dir: cfg.RunDir}
 		switch {
 		case o.Live == "web":
 			stop, url, err := startLiveWeb(o, lv)
