@@ -437,8 +437,8 @@ type Optimizer struct {
 	Numel   int64            `json:"numel"`
 	Largest []OptimizerParam `json:"largest"`
 	// StepSite is the program's line that called step() first.
-	StepSite *Site `json:"step_site"`
-	Error string `json:"error"`
+	StepSite *Site  `json:"step_site"`
+	Error    string `json:"error"`
 }
 
 // ModelCall is an outermost nn.Module the program calls, and where.
