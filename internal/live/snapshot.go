@@ -169,11 +169,18 @@ type WindowVerdict struct {
 	// what it could save of the step; "" and 0 without a finding.
 	Change    string  `json:"change,omitempty"`
 	SavingPct float64 `json:"saving_pct,omitempty"`
+	// Why is, when the window supports no verdict (too little recorded),
+	// why (escape it); "" otherwise.
+	Why string `json:"why,omitempty"`
 }
 
 // Text is the window's verdict in one line.
 func (w *WindowVerdict) Text() string {
-	s := fmt.Sprintf("%s's recorded window (steps %s): %s %.0f%%, confidence %s", textsafe.Text(w.Tag), textsafe.Text(w.Steps), w.Class, w.SharePct, w.Confidence)
+	s := fmt.Sprintf("%s's recorded window (steps %s): ", textsafe.Text(w.Tag), textsafe.Text(w.Steps))
+	if w.Why != "" {
+		return s + "no verdict: " + textsafe.Text(w.Why)
+	}
+	s += fmt.Sprintf("%s %.0f%%, confidence %s", w.Class, w.SharePct, w.Confidence)
 	if w.Change != "" {
 		s += fmt.Sprintf("; could save ~%.0f%%: %s", w.SavingPct, textsafe.Text(w.Change))
 	}

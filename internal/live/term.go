@@ -120,11 +120,7 @@ func Line(v View) string {
 		}
 		parts = append(parts, s)
 	}
-	s := "bottleneck live: " + strings.Join(parts, " | ")
-	if v.Window != nil {
-		s += " | " + v.Window.Text()
-	}
-	return s
+	return "bottleneck live: " + strings.Join(parts, " | ")
 }
 
 // Sparkline draws durations as bars from the fastest (▁) to the slowest

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/driver"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/live"
@@ -49,9 +50,10 @@ type liveView struct {
 
 	// dir is the run directory, where the first window's trace is
 	// diagnosed once written (analysing: under way; window: the result)
-	dir       string
-	analysing bool
-	window    *live.WindowVerdict
+	dir         string
+	analysing   bool
+	window      *live.WindowVerdict
+	windowShown bool // the plain line of it was written
 }
 
 // update is runner.Config.Live.
@@ -85,6 +87,10 @@ func (lv *liveView) update(files map[string][]byte) {
 		}
 		lv.status.UpdateLines(lines...)
 	case lv.plain != nil && len(v.Ranks) > 0:
+		if v.Window != nil && !lv.windowShown { // once: a log gets it in a line of its own
+			lv.windowShown = true
+			fmt.Fprintln(lv.plain, "bottleneck live: "+v.Window.Text())
+		}
 		if now := time.Now(); now.After(lv.next) || v.Ended {
 			if l := live.Line(v); l != lv.last {
 				lv.next, lv.last = now.Add(lv.every), l
@@ -142,6 +148,9 @@ func windowVerdict(dir, path, tag string) (*live.WindowVerdict, error) {
 	w := &live.WindowVerdict{Tag: tag, Class: string(dg.Verdict.Primary), SharePct: dg.Verdict.SharePct, Confidence: dg.Verdict.Confidence}
 	if n := dg.Window; n != nil && len(n.UsedSteps) > 0 {
 		w.Steps = n.UsedSteps[0] + "-" + n.UsedSteps[len(n.UsedSteps)-1]
+	}
+	if dg.Verdict.Primary == diagnose.Undetermined {
+		w.Why = dg.Verdict.Why
 	}
 	if len(dg.Findings) > 0 {
 		w.Change, w.SavingPct = dg.Findings[0].Change, dg.Findings[0].SavingPct

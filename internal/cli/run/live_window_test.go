@@ -61,8 +61,12 @@ func TestLiveViewDiagnosesTheWindow(t *testing.T) {
 	if w.Tag != "rank0" || w.Class != "input-bound" || w.Steps == "" || !strings.Contains(w.Change, "SlowDataset") {
 		t.Errorf("window verdict %+v", w)
 	}
-	line := live.Line(live.View{Ranks: []live.Rank{{Tag: "rank0", Step: 20}}, Window: w})
-	if !strings.Contains(line, "rank0's recorded window (steps "+w.Steps+"): input-bound") {
-		t.Errorf("plain line: %s", line)
+	if line := w.Text(); !strings.HasPrefix(line, "rank0's recorded window (steps "+w.Steps+"): input-bound") {
+		t.Errorf("window line: %s", line)
+	}
+	// too little recorded: no verdict, and why
+	none := &live.WindowVerdict{Tag: "rank0", Steps: "3-4", Class: "undetermined", Why: "too few events\x1b[31m"}
+	if line := none.Text(); line != "rank0's recorded window (steps 3-4): no verdict: too few events?[31m" {
+		t.Errorf("undetermined window line: %q", line)
 	}
 }
