@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"reflect"
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/cli/clitest"
@@ -33,20 +32,6 @@ func TestParse(t *testing.T) {
 		{[]string{"--no-such-flag", "t.json"}, nil},
 		{[]string{}, nil},
 	} {
-		code, got, stderr := clitest.Parse(newCmd, func(ios *iostreams.IOStreams) *Options { return &Options{IO: ios} }, tc.args...)
-		if tc.want == nil {
-			if code != 2 || got != nil {
-				t.Errorf("%q: exit %d, ran %v; want 2 before running (%s)", tc.args, code, got != nil, stderr)
-			}
-			continue
-		}
-		if code != 0 || got == nil {
-			t.Errorf("%q: exit %d: %s", tc.args, code, stderr)
-			continue
-		}
-		got.IO = nil
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%q: options\n %+v, want\n %+v", tc.args, *got, *tc.want)
-		}
+		clitest.CheckParse(t, newCmd, func(ios *iostreams.IOStreams) *Options { return &Options{IO: ios} }, func(o *Options) { o.IO = nil }, tc.args, tc.want)
 	}
 }

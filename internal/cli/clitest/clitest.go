@@ -5,6 +5,8 @@ package clitest
 
 import (
 	"errors"
+	"reflect"
+	"testing"
 
 	"github.com/spf13/cobra"
 
@@ -48,4 +50,27 @@ func Parse[O any](newCmd func(*O, func(*O) error) *cobra.Command, newOptions fun
 		return newCmd(newOptions(ios), func(o *O) error { got = o; return nil })
 	}, args...)
 	return code, got, stderr
+}
+
+// CheckParse parses args as Parse does and checks the outcome: want nil,
+// an exit status 2 before the command ran; else exit 0 with options
+// equal to want once clear has emptied what the test does not compare
+// (the streams).
+func CheckParse[O any](t testing.TB, newCmd func(*O, func(*O) error) *cobra.Command, newOptions func(*iostreams.IOStreams) *O, clear func(*O), args []string, want *O) {
+	t.Helper()
+	code, got, stderr := Parse(newCmd, newOptions, args...)
+	if want == nil {
+		if code != 2 || got != nil {
+			t.Errorf("%q: exit %d, ran %v; want 2 before running (%s)", args, code, got != nil, stderr)
+		}
+		return
+	}
+	if code != 0 || got == nil {
+		t.Errorf("%q: exit %d: %s", args, code, stderr)
+		return
+	}
+	clear(got)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%q: options\n %+v, want\n %+v", args, *got, *want)
+	}
 }

@@ -1,7 +1,6 @@
 package diff
 
 import (
-	"reflect"
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/cli/clitest"
@@ -23,21 +22,7 @@ func TestParse(t *testing.T) {
 		{[]string{"a", "b", "--top", "-1"}, nil},
 		{[]string{"a"}, nil},
 	} {
-		code, got, stderr := clitest.Parse(newCmd, newOptions, tc.args...)
-		if tc.want == nil {
-			if code != 2 || got != nil {
-				t.Errorf("%q: exit %d, ran %v; want 2 before running (%s)", tc.args, code, got != nil, stderr)
-			}
-			continue
-		}
-		if code != 0 || got == nil {
-			t.Errorf("%q: exit %d: %s", tc.args, code, stderr)
-			continue
-		}
-		got.IO = nil
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%q: options\n %+v, want\n %+v", tc.args, *got, *tc.want)
-		}
+		clitest.CheckParse(t, newCmd, newOptions, func(o *Options) { o.IO = nil }, tc.args, tc.want)
 	}
 }
 

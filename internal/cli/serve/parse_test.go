@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"reflect"
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/cli/clitest"
@@ -24,21 +23,7 @@ func TestParse(t *testing.T) {
 		{[]string{"t.json", "--port-tries", "0"}, nil},
 		{[]string{}, nil},
 	} {
-		code, got, stderr := clitest.Parse(newCmd, newOptions, tc.args...)
-		if tc.want == nil {
-			if code != 2 || got != nil {
-				t.Errorf("%q: exit %d, ran %v; want 2 before running (%s)", tc.args, code, got != nil, stderr)
-			}
-			continue
-		}
-		if code != 0 || got == nil {
-			t.Errorf("%q: exit %d: %s", tc.args, code, stderr)
-			continue
-		}
-		got.IO = nil
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%q: options\n %+v, want\n %+v", tc.args, *got, *tc.want)
-		}
+		clitest.CheckParse(t, newCmd, newOptions, func(o *Options) { o.IO = nil }, tc.args, tc.want)
 	}
 }
 
