@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
-	"time"
 
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/testutil"
@@ -35,21 +34,7 @@ func TestLiveWebBrowser(t *testing.T) {
 	if err := os.WriteFile(prog, []byte(liveProg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sigs := make(chan os.Signal, 2)
-	urls := make(chan string, 1)
-	done := make(chan result, 1)
-	go func() {
-		done <- bnLive(t, sigs, func(o *Options) {
-			o.liveGrace = 5 * time.Minute // ended by the signal below
-			o.liveReady = func(u string) { urls <- u }
-		}, append(small(py), "--live=web", prog, "200", "0.03", "0")...)
-	}()
-	var url string
-	select {
-	case url = <-urls:
-	case r := <-done:
-		t.Fatalf("ended before serving: exit %d\n%s", r.code, r.stderr)
-	}
+	url, sigs, done := liveWebRun(t, py, prog, "200", "0.03")
 	var res liveBrowserResult
 	testutil.RunBrowser(t, node, script, url, filepath.Join(t.TempDir(), "live.png"), &res)
 	sigs <- os.Interrupt // ends the grace period
