@@ -986,11 +986,11 @@ func (s *state) decoding() *Line {
 // GPT-2 on an H100, batch 1: the device busy 3% of each token's step).
 // A static KV cache lets CUDA graphs replay the step in one launch.
 func decodeChange(l *Line, kernels float64) string {
-	return fmt.Sprintf("%s:%d generates token by token: each token is one forward of the whole model, whose kernels fill %.0f%% of its step, the rest the host issuing them: "+
+	change := fmt.Sprintf("%s:%d generates token by token: each token is one forward of the whole model, whose kernels fill %.0f%% of its step, the rest the host issuing them: "+
 		"a static KV cache with CUDA graphs replays each token's step in one launch (Hugging Face: model.generation_config.cache_implementation = \"static\" and model.forward = torch.compile(model.forward, mode=\"reduce-overhead\"); "+
 		"a decoding loop of your own: preallocate the cache and torch.compile the step with mode=\"reduce-overhead\")",
-		filepath.Base(l.File), l.Line, pct(kernels)) + altMark + "or" + altMark + "more sequences per call: they cost the host nothing more per token" +
-		altMark + "or" + altMark + "a serving engine (vLLM, SGLang), which does both"
+		filepath.Base(l.File), l.Line, pct(kernels))
+	return orTry(orTry(change, "more sequences per call: they cost the host nothing more per token"), "a serving engine (vLLM, SGLang), which does both")
 }
 
 // stepOverheadChange: on a device, when most of the host's samples are
@@ -1419,8 +1419,8 @@ var syncFixes = []struct {
 }{
 	{[]string{"_local_scalar_dense", "aten::item", "aten::is_nonzero"}, "`.item()` / float(t) / `if t:` / print(t) reads a device value on the host each step: accumulate on the device (e.g. a running loss tensor) and read it every N steps"},
 	{[]string{"nonzero", "masked_select", "unique", "aten::index", "boolean"}, "data-dependent shapes (nonzero, boolean-mask indexing, unique) wait for the device to size their output: use torch.where or fixed-size masks"},
-	{[]string{"cudafree", "hipfree", "empty_cache"}, "the caching allocator returns memory every step (torch.cuda.empty_cache() in the loop, or allocation retries near capacity): remove empty_cache() from the loop" + altMark + "or" + altMark + "make room (smaller batch, expandable_segments): no retries near capacity"},
-	{[]string{"cudadevicesynchronize", "hipdevicesynchronize"}, "torch.cuda.synchronize() in the loop (often timing code): remove it" + altMark + "or" + altMark + "time with torch.cuda.Event(enable_timing=True), read after the loop: no wait in the step"},
+	{[]string{"cudafree", "hipfree", "empty_cache"}, orTry("the caching allocator returns memory every step (torch.cuda.empty_cache() in the loop, or allocation retries near capacity): remove empty_cache() from the loop", "make room (smaller batch, expandable_segments): no retries near capacity")},
+	{[]string{"cudadevicesynchronize", "hipdevicesynchronize"}, orTry("torch.cuda.synchronize() in the loop (often timing code): remove it", "time with torch.cuda.Event(enable_timing=True), read after the loop: no wait in the step")},
 }
 
 // syncChange names what actually synchronises, from the sync causes and
@@ -1441,7 +1441,7 @@ func (s *state) syncChange() string {
 	case top.Copy == classify.HtoD.String():
 		return "host-to-device copies from pageable memory block the host: DataLoader(pin_memory=True) or tensor.pin_memory(), then .to(device, non_blocking=True)"
 	case top.Copy != "" || classify.ContainsAny(what, []string{"copy_", "_to_copy", "aten::to"}):
-		return "tensor.cpu() / .to(\"cpu\") / .numpy() / .tolist() in the loop copies to the host and waits: keep the values on the device" + altMark + "or" + altMark + "copy into a pinned buffer with non_blocking=True and read it a step later: the copy then overlaps the next step"
+		return orTry("tensor.cpu() / .to(\"cpu\") / .numpy() / .tolist() in the loop copies to the host and waits: keep the values on the device", "copy into a pinned buffer with non_blocking=True and read it a step later: the copy then overlaps the next step")
 	}
 	return ""
 }
@@ -2190,11 +2190,11 @@ func blockedChange(l Line) string {
 	at := fmt.Sprintf("%s:%d", filepath.Base(l.File), l.Line)
 	switch in := strings.ToLower(l.In); {
 	case classify.ContainsAny(in, []string{"condition.wait", "event.wait", "queue.get", "thread.join", "wait_for_tstate_lock", "semaphore.acquire", "barrier.wait"}):
-		return fmt.Sprintf("the step waits at %s for another thread (%s): that thread is the limit (see its line in the threads table): give it more workers or less to do", at, l.In) + altMark + "or" + altMark + "let the step go on while it works"
+		return orTry(fmt.Sprintf("the step waits at %s for another thread (%s): that thread is the limit (see its line in the threads table): give it more workers or less to do", at, l.In), "let the step go on while it works")
 	case classify.ContainsAny(in, []string{"socket", "recv", "readinto", "ssl", "connect", "getaddrinfo", "urlopen", "request"}):
-		return fmt.Sprintf("the step waits at %s for the network (%s): send from a background thread through a queue (most logging clients have an asynchronous mode)", at, l.In) + altMark + "or" + altMark + "send every N steps"
+		return orTry(fmt.Sprintf("the step waits at %s for the network (%s): send from a background thread through a queue (most logging clients have an asynchronous mode)", at, l.In), "send every N steps")
 	case classify.ContainsAny(in, []string{"popen", "communicate", "subprocess"}):
-		return fmt.Sprintf("the step waits at %s for a subprocess (%s): start it without waiting (Popen, and poll() later)", at, l.In) + altMark + "or" + altMark + "run it every N steps"
+		return orTry(fmt.Sprintf("the step waits at %s for a subprocess (%s): start it without waiting (Popen, and poll() later)", at, l.In), "run it every N steps")
 	}
 	return ""
 }
