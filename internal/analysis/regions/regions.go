@@ -229,7 +229,7 @@ func Compute(t *trace.Trace) *Result {
 		}
 		self := max(total[i]-child[i], 0)
 		if strings.HasPrefix(row.Name, "Optimizer.step#") {
-			in := optimizerInside(t, i)
+			in := optimizerInside(t, i, wall)
 			row.Closure = row.Closure || in.closure
 			row.MultiTensor = row.MultiTensor || in.multiTensor
 			row.UpdateUs += float64(in.updateNs) / 1e3
@@ -238,7 +238,9 @@ func Compute(t *trace.Trace) *Result {
 			if in.closure {
 				inst = max(in.updateNs, 0)
 			}
-			row.instances = append(row.instances, inst)
+			if total[i] > 0 { // a call outside the recorded steps is not an instance of them
+				row.instances = append(row.instances, inst)
+			}
 		}
 		row.Calls++
 		row.TotalUs += float64(total[i]) / 1e3
@@ -323,8 +325,11 @@ type inside struct {
 // optimizerInside looks at the ops that optimizer region a ran on its
 // thread: forward or backward ops mean a closure ran inside it (its
 // update follows them: torch's optimizers call the closure first);
-// foreach or fused ops mean the update is already multi-tensor.
-func optimizerInside(t *trace.Trace, a int32) inside {
+// foreach or fused ops mean the update is already multi-tensor. The
+// update is clipped to wall, the recorded steps, as the region's total
+// is: a call before the first step (Adam's first, which builds its state)
+// must not count in one and not the other.
+func optimizerInside(t *trace.Trace, a int32, wall interval.Set) inside {
 	ev := &t.Events
 	evs := t.Tracks[ev.Track[a]].Events
 	end := annEnd(t, a)
@@ -352,7 +357,7 @@ func optimizerInside(t *trace.Trace, a int32) inside {
 	if in.closure {
 		in.updateNs = -1
 		if backward {
-			in.updateNs = opsSpan(t, evs, closureEnd, end)
+			in.updateNs = wall.OverlapLen(opsSpan(t, evs, closureEnd, end))
 		}
 	}
 	return in
@@ -364,7 +369,7 @@ func optimizerInside(t *trace.Trace, a int32) inside {
 // before the update (Lightning's closure result) and the step hooks after
 // it are not the optimizer's, and they took 0.5-2 ms beside an SGD update
 // of 0.2 ms of ops.
-func opsSpan(t *trace.Trace, evs []int32, from, to int64) int64 {
+func opsSpan(t *trace.Trace, evs []int32, from, to int64) interval.Span {
 	ev := &t.Events
 	first, last := int64(-1), int64(0)
 	j, _ := slices.BinarySearchFunc(evs, from, func(x int32, ts int64) int { return cmp.Compare(ev.Start[x], ts) })
@@ -377,9 +382,9 @@ func opsSpan(t *trace.Trace, evs []int32, from, to int64) int64 {
 		}
 	}
 	if first < 0 {
-		return 0
+		return interval.Span{}
 	}
-	return max(last-first, 0)
+	return interval.Span{Start: first, End: max(last, first)}
 }
 
 // forwardOps are ops of a model's forward that an optimizer's own update
