@@ -2,7 +2,6 @@ package diagnose
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -10,13 +9,13 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/regions"
-	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
 
 // cpuTrace is a CPU-only window: 60% native ops, 40% between ops.
-func cpuTrace(run *RunEvidence) Analyses {
+func cpuTrace(run *runevidence.RunEvidence) Analyses {
 	br := &breakdown.Result{AveragedSteps: 3, Average: breakdown.Costs{CPUExecUs: 60e3, RuntimeUs: 0, OtherUs: 40e3, TotalUs: 100e3},
 		Steps: []breakdown.Step{{Name: "4"}, {Name: "5"}, {Name: "6"}}}
 	w := &window.Result{SteadyState: true, Used: []string{"4", "5", "6"}, MedianUs: 100e3}
@@ -32,99 +31,12 @@ func findingOf(d *Diagnosis, rule string) *Finding {
 	return nil
 }
 
-func TestFitLine(t *testing.T) {
-	a, b, r2 := fitLine([]float64{1, 2, 3, 4}, []float64{3, 5, 7, 9})
-	if math.Abs(a-1) > 1e-9 || math.Abs(b-2) > 1e-9 || math.Abs(r2-1) > 1e-9 {
-		t.Errorf("fit %v %v %v, want 1 2 1", a, b, r2)
-	}
-	if _, b, r2 := fitLine([]float64{1, 2, 3, 4}, []float64{5, 5, 5, 5}); b != 0 || r2 != 0 {
-		t.Errorf("flat: slope %v r2 %v", b, r2)
-	}
-	if _, b, _ := fitLine([]float64{2, 2}, []float64{1, 3}); b != 0 {
-		t.Errorf("one x: slope %v", b)
-	}
-}
-
-func rows(n int, mem func(step int) float64, cuda bool) []rundir.StepRow {
-	var out []rundir.StepRow
-	for i := 1; i <= n; i++ {
-		r := rundir.StepRow{Step: i, RSS: 1 << 30, CUDA: -1}
-		if cuda {
-			r.CUDA = mem(i)
-		} else {
-			r.RSS = mem(i)
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
-// The trend skips start-up steps, prefers CUDA memory when the program
-// used CUDA, and needs 8 steps.
-func TestMemoryTrend(t *testing.T) {
-	grow := func(s int) float64 { return 1e9 + 4e6*float64(s) }
-	m := memoryTrend(rows(30, func(s int) float64 {
-		if s <= startupSteps {
-			return 5e9 // start-up spike, left out
-		}
-		return grow(s)
-	}, false), nil)
-	if m == nil || m.Source != "rss" || math.Abs(m.SlopeBytes-4e6) > 1 || m.Steps != 27 {
-		t.Fatalf("rss trend %+v", m)
-	}
-	if m := memoryTrend(rows(30, grow, true), nil); m == nil || m.Source != "cuda_allocated" {
-		t.Errorf("cuda trend %+v", m)
-	}
-	if m := memoryTrend(rows(startupSteps+7, grow, false), nil); m != nil {
-		t.Errorf("7 steps gave a trend: %+v", m)
-	}
-	// A 12-step window (8-19) of a 39-step leak raises the RSS by 300 MB
-	// once: the steps after it alone give the leak's slope, and its later
-	// half grows as fast (CI: the line through all of them made the later
-	// half look flat).
-	windowed := rows(39, func(s int) float64 {
-		switch {
-		case s >= 8 && s <= 19:
-			return grow(s) + 25e6*float64(s-7)
-		case s > 19:
-			return grow(s) + 300e6
-		}
-		return grow(s)
-	}, false)
-	for i := range windowed {
-		windowed[i].InWindow = windowed[i].Step >= 8 && windowed[i].Step <= 19
-	}
-	if m := memoryTrend(windowed, nil); m == nil || m.Steps != 20 || math.Abs(m.SlopeBytes-4e6) > 1 || math.Abs(m.LateSlopeBytes-4e6) > 1 {
-		t.Errorf("windowed trend %+v", m)
-	}
-}
-
-func TestGCPauses(t *testing.T) {
-	var st []steptimes.Step
-	var rs []rundir.StepRow
-	for i := 1; i <= 10; i++ {
-		st = append(st, steptimes.Step{N: i, DurS: 0.1})
-		p := 0.02
-		if i <= startupSteps {
-			p = 5 // imports: not the step's
-		}
-		rs = append(rs, rundir.StepRow{Step: i, GCPauseS: p, GCCount: 2, CUDA: -1})
-	}
-	g := gcPauses(rs, st, nil)
-	if g == nil || g.Steps != 7 || math.Abs(g.Share-0.2) > 1e-9 || g.CollectionsPerStep != 2 {
-		t.Fatalf("gc %+v", g)
-	}
-	if gcPauses(rs, nil, nil) != nil {
-		t.Error("no step times gave GC pauses")
-	}
-}
-
 // gc.pauses takes its share out of the time where no op ran (unexplained
 // without a Python profile) and names the gc.collect line; a small pause
 // per step stays silent.
 func TestGCFinding(t *testing.T) {
 	site := rundir.GCSite{File: "train.py", Line: 12, Func: "main", Count: 30, PauseS: 3, Explicit: true}
-	d := Compute(cpuTrace(&RunEvidence{GC: &GCPauses{Steps: 30, PausePerStepS: 0.03, StepS: 0.1, Share: 0.3, CollectionsPerStep: 1, Sites: []rundir.GCSite{site}}}))
+	d := Compute(cpuTrace(&runevidence.RunEvidence{GC: &runevidence.GCPauses{Steps: 30, PausePerStepS: 0.03, StepS: 0.1, Share: 0.3, CollectionsPerStep: 1, Sites: []rundir.GCSite{site}}}))
 	f := findingOf(d, "gc.pauses")
 	if f == nil {
 		t.Fatalf("no gc finding: %+v", d.Findings)
@@ -146,12 +58,12 @@ func TestGCFinding(t *testing.T) {
 	}
 	// automatic collections: the change is not about gc.collect
 	site.Explicit = false
-	d = Compute(cpuTrace(&RunEvidence{GC: &GCPauses{Steps: 30, PausePerStepS: 0.03, StepS: 0.1, Share: 0.3, Sites: []rundir.GCSite{site}}}))
+	d = Compute(cpuTrace(&runevidence.RunEvidence{GC: &runevidence.GCPauses{Steps: 30, PausePerStepS: 0.03, StepS: 0.1, Share: 0.3, Sites: []rundir.GCSite{site}}}))
 	if f := findingOf(d, "gc.pauses"); f == nil || strings.Contains(f.AllChanges(), "gc.collect() runs") {
 		t.Errorf("automatic collections: %+v", f)
 	}
 	// silent: 1% of the step
-	d = Compute(cpuTrace(&RunEvidence{GC: &GCPauses{Steps: 30, PausePerStepS: 0.001, StepS: 0.1, Share: 0.01, Sites: []rundir.GCSite{site}}}))
+	d = Compute(cpuTrace(&runevidence.RunEvidence{GC: &runevidence.GCPauses{Steps: 30, PausePerStepS: 0.001, StepS: 0.1, Share: 0.01, Sites: []rundir.GCSite{site}}}))
 	if f := findingOf(d, "gc.pauses"); f != nil {
 		t.Errorf("1%% GC gave a finding: %s", f.Title)
 	}
@@ -164,10 +76,10 @@ func TestGCFinding(t *testing.T) {
 func TestMemoryGrowthFinding(t *testing.T) {
 	leak := rundir.Growth{Name: "preds", Scope: "local", Kind: "list", PerStep: 1, Holds: "tensor with autograd graph", File: "train.py", Line: 20, Func: "main"}
 	small := rundir.Growth{Name: "outs", Scope: "local", Kind: "list", PerStep: 1, Holds: "tensor", ItemBytes: 1024, File: "train.py", Line: 21}
-	growing := func(g ...rundir.Growth) *MemoryTrend {
-		return &MemoryTrend{Source: "rss", Steps: 30, FirstBytes: 1e9, LastBytes: 1e9 + 30*4e6, SlopeBytes: 4e6, LateSlopeBytes: 4e6, R2: 0.97, Growing: g}
+	growing := func(g ...rundir.Growth) *runevidence.MemoryTrend {
+		return &runevidence.MemoryTrend{Source: "rss", Steps: 30, FirstBytes: 1e9, LastBytes: 1e9 + 30*4e6, SlopeBytes: 4e6, LateSlopeBytes: 4e6, R2: 0.97, Growing: g}
 	}
-	d := Compute(cpuTrace(&RunEvidence{Memory: growing(small, leak)}))
+	d := Compute(cpuTrace(&runevidence.RunEvidence{Memory: growing(small, leak)}))
 	if len(d.Findings) == 0 || d.Findings[0].Rule != "memory.growth" {
 		t.Fatalf("memory.growth not first: %+v", d.Findings)
 	}
@@ -186,14 +98,14 @@ func TestMemoryGrowthFinding(t *testing.T) {
 	// probes saw it grow within one)
 	once := growing(leak)
 	once.LateSlopeBytes = 0.1e6
-	for name, m := range map[string]*MemoryTrend{
+	for name, m := range map[string]*runevidence.MemoryTrend{
 		"stable footprint":       stable,
 		"rose once":              once,
 		"no culprit":             growing(),
 		"small detached tensors": growing(small),
 		"slow growth":            {Source: "rss", Steps: 30, FirstBytes: 1e9, LastBytes: 1e9 + 8<<20, SlopeBytes: 8 << 20 / 30, Growing: []rundir.Growth{leak}},
 	} {
-		d := Compute(cpuTrace(&RunEvidence{Memory: m}))
+		d := Compute(cpuTrace(&runevidence.RunEvidence{Memory: m}))
 		if f := findingOf(d, "memory.growth"); f != nil {
 			t.Errorf("%s: %s", name, f.Title)
 		}
@@ -212,7 +124,7 @@ func TestTinyOps(t *testing.T) {
 			{Name: "aten::add_", Calls: calls / 2, HostSelfUs: selfUs / 2}, {Name: "aten::mul_", Calls: calls / 2, HostSelfUs: selfUs / 2},
 			{Name: "ProfilerStep#4", Calls: 3, HostSelfUs: 30}}}
 	}
-	run := &RunEvidence{RunMedianStepS: 0.02} // 20 ms outside the window
+	run := &runevidence.RunEvidence{RunMedianStepS: 0.02} // 20 ms outside the window
 	in := cpuTrace(run)
 	in.Ops = ops(3*4000, 3*50e3) // 4000 ops per step: 5 µs of step per op
 	d := Compute(in)
@@ -249,12 +161,12 @@ func TestTinyOps(t *testing.T) {
 		}
 	}
 	for name, c := range map[string]struct {
-		run *RunEvidence
+		run *runevidence.RunEvidence
 		ops *optable.OpTable
 	}{
-		"large ops":           {&RunEvidence{RunMedianStepS: 2}, ops(3*4000, 3*50e3)},  // 500 µs of step per op
-		"few ops":             {&RunEvidence{RunMedianStepS: 0.001}, ops(3*90, 3*450)}, // 90 ops of 5 µs in a 1 ms step
-		"no run, window step": {nil, ops(3*4000, 3*50e3)},                              // 100 ms window step: 25 µs per op
+		"large ops":           {&runevidence.RunEvidence{RunMedianStepS: 2}, ops(3*4000, 3*50e3)},  // 500 µs of step per op
+		"few ops":             {&runevidence.RunEvidence{RunMedianStepS: 0.001}, ops(3*90, 3*450)}, // 90 ops of 5 µs in a 1 ms step
+		"no run, window step": {nil, ops(3*4000, 3*50e3)},                                          // 100 ms window step: 25 µs per op
 		// a fast CPU: 4000 ops per step at 5 µs of step each, but the time
 		// is in 100 large calls of 1 ms (matmuls) next to 3900 small ones
 		"large calls": {run, &optable.OpTable{Calls: 3 * 4000, HostSelfUs: 3 * 50e3, StepsFirst: 4, StepsLast: 6, Rows: []optable.OpRow{
@@ -272,7 +184,7 @@ func TestTinyOps(t *testing.T) {
 // A batch of one: an MLP trained one sample a step runs ~300 ops of a
 // few µs each in a 1.5 ms step; every op is mostly dispatcher cost.
 func TestTinyOpsBatchOfOne(t *testing.T) {
-	in := cpuTrace(&RunEvidence{RunMedianStepS: 0.0015})
+	in := cpuTrace(&runevidence.RunEvidence{RunMedianStepS: 0.0015})
 	in.Ops = &optable.OpTable{Calls: 3 * 314, HostSelfUs: 3 * 314 * 4, Steps: 3, Rows: []optable.OpRow{
 		{Name: "aten::addmm", Calls: 3 * 100, HostSelfUs: 3 * 100 * 6}, {Name: "aten::add_", Calls: 3 * 214, HostSelfUs: 3 * 214 * 3}}}
 	if f := findingOf(Compute(in), "cpu.tiny-ops"); f == nil || !strings.HasPrefix(f.Title, "314 ops per step, one per 4.78 µs") {
@@ -288,32 +200,32 @@ func TestTinyOpsBatchOfOne(t *testing.T) {
 func TestTinyOpsSource(t *testing.T) {
 	const model, loop, own = "the model's own ops are the small ones (its forward holds 50% of the busy main-thread samples, the program's own tensor code 7%)",
 		"where a loop in", "the program's own tensor code outside the model issues them (loss.py:9 28%, loss.py:8 6%: 36% of the busy main-thread samples, against 3% in the model's forward)"
-	inModel := &PythonEvidence{HotSamples: 61, ModuleShare: 0.5, OutsideModelShare: 0.07, Hot: []Line{{File: "train.py", Line: 15, Func: "<module>", Pct: 39}}}
-	outside := []Line{{File: "/src/loss.py", Line: 9, Func: "focal_loss", Pct: 28}, {File: "/src/loss.py", Line: 8, Func: "focal_loss", Pct: 6}}
-	metric := func(share, forward float64) *PythonEvidence {
-		return &PythonEvidence{HotSamples: 61, ModuleShare: forward, OutsideModelShare: 0.04, OffStepShare: share, OffStepWindowShare: share,
-			OffStep: []OffStepLine{{Line{File: "/src/train.py", Line: 20, Func: "<module>", Pct: 100 * share}, OffStepMetrics}},
-			Hot:     []Line{{File: "train.py", Line: 15, Func: "<module>", Pct: 39}}}
+	inModel := &runevidence.PythonEvidence{HotSamples: 61, ModuleShare: 0.5, OutsideModelShare: 0.07, Hot: []runevidence.Line{{File: "train.py", Line: 15, Func: "<module>", Pct: 39}}}
+	outside := []runevidence.Line{{File: "/src/loss.py", Line: 9, Func: "focal_loss", Pct: 28}, {File: "/src/loss.py", Line: 8, Func: "focal_loss", Pct: 6}}
+	metric := func(share, forward float64) *runevidence.PythonEvidence {
+		return &runevidence.PythonEvidence{HotSamples: 61, ModuleShare: forward, OutsideModelShare: 0.04, OffStepShare: share, OffStepWindowShare: share,
+			OffStep: []runevidence.OffStepLine{{Line: runevidence.Line{File: "/src/train.py", Line: 20, Func: "<module>", Pct: 100 * share}, Kind: runevidence.OffStepMetrics}},
+			Hot:     []runevidence.Line{{File: "train.py", Line: 15, Func: "<module>", Pct: 39}}}
 	}
-	perSample := &PythonEvidence{HotSamples: 133, ModuleShare: 0.03, OutsideModelShare: 0.36, OutsideModel: outside,
-		Hot: append([]Line{{File: "/src/train.py", Line: 14, Func: "<module>", Pct: 61}}, outside...)}
+	perSample := &runevidence.PythonEvidence{HotSamples: 133, ModuleShare: 0.03, OutsideModelShare: 0.36, OutsideModel: outside,
+		Hot: append([]runevidence.Line{{File: "/src/train.py", Line: 14, Func: "<module>", Pct: 61}}, outside...)}
 	for _, c := range []struct {
 		name      string
-		py        *PythonEvidence
+		py        *runevidence.PythonEvidence
 		region    *regions.Region
 		rows      []optable.OpRow
 		want, not string
 		first     string // the finding's first location, file:line
 	}{
 		{"in the model", inModel, nil, nil, model, loop, "train.py:15"},
-		{"a loop in the program's forward", &PythonEvidence{HotSamples: 61, ModuleShare: 0.8, OutsideModelShare: 0.07, Hot: []Line{{File: "/src/tower.py", Line: 17, Func: "Tower.forward", Pct: 48}}},
+		{"a loop in the program's forward", &runevidence.PythonEvidence{HotSamples: 61, ModuleShare: 0.8, OutsideModelShare: 0.07, Hot: []runevidence.Line{{File: "/src/tower.py", Line: 17, Func: "Tower.forward", Pct: 48}}},
 			nil, nil, "where a loop in Tower.forward (tower.py:17) runs independent layers one at a time", "", "/src/tower.py:17"},
 		{"foreach optimizer", inModel, &regions.Region{Name: "Optimizer.step#AdamW.step", Calls: 3, TotalUs: 3 * 45e3, MultiTensor: true}, nil, model, loop, "train.py:15"},
 		{"per-sample loss", perSample, nil, nil, own, model, "/src/loss.py:9"},
 		{"unfused optimizer", inModel, &regions.Region{Name: "Optimizer.step#AdamW.step", Calls: 3, TotalUs: 3 * 45e3}, nil, "the optimizer's update", model, ""},
-		{"neither ahead", &PythonEvidence{HotSamples: 61, ModuleShare: 0.4, OutsideModelShare: 0.3}, nil, nil, "issue fewer, larger ops", "program's own", ""},
-		{"backward only", &PythonEvidence{HotSamples: 61, ModuleShare: 0, OutsideModelShare: 0.1}, nil, nil, "issue fewer, larger ops", "program's own", ""},
-		{"few samples", &PythonEvidence{HotSamples: 12, ModuleShare: 0.9}, nil, nil, "issue fewer, larger ops", model, ""},
+		{"neither ahead", &runevidence.PythonEvidence{HotSamples: 61, ModuleShare: 0.4, OutsideModelShare: 0.3}, nil, nil, "issue fewer, larger ops", "program's own", ""},
+		{"backward only", &runevidence.PythonEvidence{HotSamples: 61, ModuleShare: 0, OutsideModelShare: 0.1}, nil, nil, "issue fewer, larger ops", "program's own", ""},
+		{"few samples", &runevidence.PythonEvidence{HotSamples: 12, ModuleShare: 0.9}, nil, nil, "issue fewer, larger ops", model, ""},
 		{"no Python profile", nil, nil, nil, "issue fewer, larger ops", model, ""},
 		{"compiled", inModel, nil, []optable.OpRow{{Name: "Torch-Compiled Region: 0/0", Calls: 3, HostSelfUs: 30}}, "the model already runs under torch.compile", model, ""},
 		// a metric in every step (an AUROC: 31% of the samples, 8% in the
@@ -322,7 +234,7 @@ func TestTinyOpsSource(t *testing.T) {
 		{"a metric every step", metric(0.31, 0.08), nil, nil, "work that does not belong in the step issues many of them (metric computation at train.py:20: 31% of the main thread, against 8% in the model's forward)", model, "/src/train.py:20"},
 		{"a small metric", metric(0.1, 0.5), nil, nil, "the model's own ops are the small ones (its forward holds 50%", "does not belong", "train.py:15"},
 	} {
-		in := cpuTrace(&RunEvidence{RunMedianStepS: 0.02, Python: c.py})
+		in := cpuTrace(&runevidence.RunEvidence{RunMedianStepS: 0.02, Python: c.py})
 		in.Ops = &optable.OpTable{Calls: 3*4000 + 3, HostSelfUs: 3*50e3 + 30, Steps: 3, Rows: append([]optable.OpRow{
 			{Name: "aten::add_", Calls: 3 * 2000, HostSelfUs: 3 * 25e3}, {Name: "aten::mul_", Calls: 3 * 2000, HostSelfUs: 3 * 25e3}}, c.rows...)}
 		if c.region != nil {
@@ -358,7 +270,7 @@ func TestRepeatedForward(t *testing.T) {
 		{"inference", 128, 4, 0, 1, 0, false},
 		{"two optimizers", 128, 4, 100, 2, 0, false},
 	} {
-		run := &RunEvidence{RunMedianStepS: 0.02}
+		run := &runevidence.RunEvidence{RunMedianStepS: 0.02}
 		for range c.nOptim {
 			run.Optimizers = append(run.Optimizers, rundir.Optimizer{Class: "SGD", Params: c.params})
 		}
@@ -399,7 +311,7 @@ func TestTinyOpsLessCPUWait(t *testing.T) {
 		{"quiet machine", nil, 24, false},
 		{"busy machine, large ops", busy, 100, false},
 	} {
-		in := cpuTrace(&RunEvidence{RunMedianStepS: 0.03, CPUWait: c.wait})
+		in := cpuTrace(&runevidence.RunEvidence{RunMedianStepS: 0.03, CPUWait: c.wait})
 		in.Ops = ops(c.perCallUs)
 		d := Compute(in)
 		if f := findingOf(d, "cpu.tiny-ops"); (f != nil) != c.tiny || c.tiny && !strings.Contains(f.Title, "one per 12.0 µs") {
@@ -431,7 +343,7 @@ func TestWindowPeriodic(t *testing.T) {
 			a := cpuTrace(nil)
 			if c.recomp < 0 {
 				// the run's full collections fill the slow steps (gc.pauses')
-				a.Run = &RunEvidence{NotOwnS: map[int]float64{12: 0.2, 16: 0.2}}
+				a.Run = &runevidence.RunEvidence{NotOwnS: map[int]float64{12: 0.2, 16: 0.2}}
 				c.recomp = 0
 			}
 			w := a.Window

@@ -28,9 +28,11 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/memory"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/regions"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/syncs"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/whatif"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
+	"github.com/bottleneck-dev/bottleneck/internal/stats"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
@@ -55,7 +57,7 @@ type Analyses struct {
 	CritPath  *critpath.Result
 	Replay    *whatif.Model // the steps used, to replay each fix (nil: not replayed)
 	Flops     *flops.Result // achieved FLOP/s and roofline per op (nil: not computed)
-	Run       *RunEvidence
+	Run       *runevidence.RunEvidence
 	Params    *Params // nil: Default
 	// WorldSize is the job's rank count (distributedInfo, 0 unknown);
 	// RanksRead how many ranks' traces the input holds.
@@ -208,7 +210,7 @@ type state struct {
 	usesGPU bool // the program launched device work (recorded or not)
 	share   map[Class]float64
 	ev      map[Class][]Evidence
-	py      *PythonEvidence
+	py      *runevidence.PythonEvidence
 	syncPS  float64 // blocking syncs per step
 	// profilerUs: how much longer the window's median step is than the
 	// steps without the profiler (unprofiledUs), when the profiler's
@@ -761,13 +763,13 @@ var detail = map[Class]string{
 func (s *state) verdict() {
 	cs := make([]ClassScore, 0, len(s.share))
 	for c, v := range s.share {
-		sc := ClassScore{Class: c, SharePct: round(pct(v)), SavingPct: round(pct(v * fixFactor(c))), SavingMethod: "share", Evidence: s.ev[c]}
+		sc := ClassScore{Class: c, SharePct: stats.Round1(pct(v)), SavingPct: stats.Round1(pct(v * fixFactor(c))), SavingMethod: "share", Evidence: s.ev[c]}
 		if p, ok := s.classSaving(c); ok && fixFactor(c) > 0 {
 			saving := s.replayedPct(p)
 			if !exposedShare(c) {
 				saving = min(saving, pct(v))
 			}
-			sc.SavingPct, sc.SavingMethod, sc.ReachPct = round(saving), "replay", round(p.ReachPct)
+			sc.SavingPct, sc.SavingMethod, sc.ReachPct = stats.Round1(saving), "replay", stats.Round1(p.ReachPct)
 		}
 		cs = append(cs, sc)
 	}
@@ -883,13 +885,13 @@ func (s *state) verdict() {
 		// the rest of the run): a PPO loop's rollout every 32 updates was
 		// 67% of the run, its updates' per-op overhead 73% of the rest.
 		v.Secondary = append([]Class{top.Class}, slices.DeleteFunc(v.Secondary, func(c Class) bool { return c == top.Class })...)
-		v.Why = fmt.Sprintf("periodic-work explains %.0f%% of %s (its finding); between those steps, %s", pct(p.Share), p.of(), v.Why)
+		v.Why = fmt.Sprintf("periodic-work explains %.0f%% of %s (its finding); between those steps, %s", pct(p.Share), p.ShareOf(), v.Why)
 		v.Primary, v.SharePct = Periodic, 0
-		v.Detail = fmt.Sprintf("%s %s, %.0fx the median: %.0f%% of %s", p.when(), units.Seconds(p.MeanS), p.MeanS/p.MedianS, pct(p.Share), p.of())
+		v.Detail = fmt.Sprintf("%s %s, %.0fx the median: %.0f%% of %s", p.When(), units.Seconds(p.MeanS), p.MeanS/p.MedianS, pct(p.Share), p.ShareOf())
 		v.Confidence = "medium"
 	} else if p != nil {
 		v.Secondary = append(v.Secondary, Periodic)
-		v.Why += fmt.Sprintf("; %s %s (%.0f%% of %s)", p.when(), units.Seconds(p.MeanS), pct(p.Share), p.of())
+		v.Why += fmt.Sprintf("; %s %s (%.0f%% of %s)", p.When(), units.Seconds(p.MeanS), pct(p.Share), p.ShareOf())
 		if !p.InWindow {
 			v.Why += ", which the window does not show"
 		}
@@ -1011,13 +1013,6 @@ func (s *state) unmeasured() {
 		u(Memory, "no [memory] events (record with profile_memory=True)")
 	}
 	u(Straggler, "needs several ranks")
-}
-
-func round(x float64) float64 {
-	if x < 0 {
-		return -round(-x)
-	}
-	return float64(int64(x*10+0.5)) / 10
 }
 
 func isConv(name string) bool {

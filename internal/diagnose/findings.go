@@ -12,7 +12,9 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/kernels"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/regions"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/stats"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
@@ -108,7 +110,7 @@ func (s *state) roofPct() (float64, bool) {
 	if us == 0 {
 		return 0, false
 	}
-	return round(weighted / us), true
+	return stats.Round1(weighted / us), true
 }
 
 func kernelNote(k kernels.Kind) string {
@@ -135,15 +137,15 @@ func (s *state) finding(id, title string, atStakeUs float64, measured []Evidence
 		change = r.Change
 	}
 	f := Finding{Rule: id, Class: r.Class, Title: title, Measured: measured, Where: where, Change: change,
-		AtStakeUs: round(atStakeUs), SavingMethod: "share", Confidence: "medium"}
+		AtStakeUs: stats.Round1(atStakeUs), SavingMethod: "share", Confidence: "medium"}
 	saving, reach, replayed := s.ruleSaving(id, atStakeUs)
 	if replayed && r.Factor > 0 {
-		f.SavingMethod, f.ReachPct = "replay", round(reach)
+		f.SavingMethod, f.ReachPct = "replay", stats.Round1(reach)
 	}
-	f.SavingUs = round(saving)
+	f.SavingUs = stats.Round1(saving)
 	if s.step > 0 {
-		f.AtStakePct = round(100 * atStakeUs / s.step)
-		f.SavingPct = round(100 * saving / s.step)
+		f.AtStakePct = stats.Round1(100 * atStakeUs / s.step)
+		f.SavingPct = stats.Round1(100 * saving / s.step)
 	}
 	if s.d.Verdict.Primary == r.Class {
 		f.Confidence = s.d.Verdict.Confidence
@@ -156,7 +158,7 @@ func (s *state) finding(id, title string, atStakeUs float64, measured []Evidence
 
 func (s *state) emit(f Finding) { s.d.Findings = append(s.d.Findings, f) }
 
-func (s *state) pyLines(lines []Line, n int) []Location {
+func (s *state) pyLines(lines []runevidence.Line, n int) []Location {
 	var out []Location
 	for i, l := range lines {
 		if i == n {
@@ -175,9 +177,9 @@ func (s *state) pyLines(lines []Line, n int) []Location {
 // tensor from Python objects (torch.tensor / as_tensor / the legacy
 // constructors over lists) and holds at least minListTensorPct of the
 // main thread's samples.
-func (s *state) tensorFromLists() (Line, bool) {
+func (s *state) tensorFromLists() (runevidence.Line, bool) {
 	if s.py == nil || len(s.py.Hot) == 0 {
-		return Line{}, false
+		return runevidence.Line{}, false
 	}
 	l := s.py.Hot[0]
 	return l, l.Pct >= minListTensorPct && tensorFromList.MatchString(l.Text)
@@ -189,15 +191,6 @@ const minListTensorPct = 25
 
 // tensorFromList matches a call that makes a tensor from Python data.
 var tensorFromList = regexp.MustCompile(`\btorch\.(tensor|as_tensor|Tensor|FloatTensor|LongTensor|IntTensor|DoubleTensor|BoolTensor)\(`)
-
-// restartsWorkers: the loader's worker processes start again at every
-// epoch (persistent_workers=False, or a DataLoader made anew for each
-// pass), over at least 3 epochs, and starting and stopping them takes at
-// least as long as the wait for the epochs' other batches.
-func (l Loader) restartsWorkers() bool {
-	return l.NumWorkers != nil && *l.NumWorkers > 0 && (l.madeAnew() || l.PersistentWorkers != nil && !*l.PersistentWorkers) &&
-		l.Iterators >= 3 && l.restart() > 0 && l.restart() >= l.WaitS-l.FirstWaitS
-}
 
 // hostPythonNoLoader is host.python's general change for a program with
 // no DataLoader in its trace or run: the rule's own names the DataLoader,
@@ -250,33 +243,6 @@ func (s *state) loaderWaitS() float64 {
 	return w
 }
 
-// madeAnew: the program makes a DataLoader for each pass over the
-// dataset (an evaluation's loader made in the loop): at least half the
-// iterators come from loaders of their own, and persistent_workers cannot
-// keep workers that no later pass asks for.
-func (l Loader) madeAnew() bool { return l.Loaders >= 2 && 2*l.Loaders >= l.Iterators }
-
-// sampleMethod is the dataset's method that makes a sample.
-// siteRef is " (looped over at FILE:LINE)" when the run recorded the
-// program's loop over the loader, else "".
-func (l Loader) siteRef() string {
-	if l.Site == nil {
-		return ""
-	}
-	return fmt.Sprintf(" (looped over at %s:%d)", filepath.Base(l.Site.File), l.Site.Line)
-}
-
-func (l Loader) sampleMethod() string {
-	if l.Iterable {
-		return "__iter__"
-	}
-	return "__getitem__"
-}
-
-// restart is what the epochs' starts and ends took: making the
-// iterators, their first batches and the calls that ended them.
-func (l Loader) restart() float64 { return l.RestartS + l.FirstWaitS }
-
 // minWorkerBusy is the share of their samples the DataLoader workers must
 // spend producing batches before the input finding names their lines;
 // maxWorkerCPU the share of that busy time on a CPU under which they wait
@@ -309,7 +275,7 @@ func (s *state) workerLines() ([]Location, string) {
 		if i == 2 || (i > 0 && l.BusyPct < 10) {
 			break
 		}
-		out = append(out, Location{Kind: "python", Name: l.Func, File: l.File, Line: l.Line, SharePct: round(l.BusyPct), Note: note})
+		out = append(out, Location{Kind: "python", Name: l.Func, File: l.File, Line: l.Line, SharePct: stats.Round1(l.BusyPct), Note: note})
 	}
 	l := w.Lines[0]
 	costs := fmt.Sprintf("%s at %s:%d takes %.0f%% of the workers' busy time (the workers produce batches %.0f%% of their time",
@@ -366,14 +332,14 @@ func (s *state) findings() {
 				where = append(where, loc)
 				// the workers' line, when named, already says what to make
 				// cheaper
-				cheaperSample := "make " + l.sampleMethod() + " cheaper"
+				cheaperSample := "make " + l.SampleMethod() + " cheaper"
 				if costs != "" {
 					cheaperSample = ""
 				}
 				switch {
 				case l.NumWorkers != nil && *l.NumWorkers == 0:
 					n := s.advisedWorkers()
-					cheaper := func(c string) string { return orTry(c, "make the dataset's "+l.sampleMethod()+" cheaper") }
+					cheaper := func(c string) string { return orTry(c, "make the dataset's "+l.SampleMethod()+" cheaper") }
 					if s.py != nil && len(s.py.LoaderLines) > 0 {
 						// the line that loads: a collate_fn filling a batch
 						// element by element is not __getitem__
@@ -387,7 +353,7 @@ func (s *state) findings() {
 							return thenDo(c, fmt.Sprintf("pack the samples into one file read or memory-mapped once (one saved tensor, np.memmap) instead of a file per sample: loading is file reads (%.0f%% of its samples in torch.load, np.load, pickle and the like), which workers only overlap", pct(s.py.LoaderIOShare)))
 						}
 					}
-					change = fmt.Sprintf("the DataLoader over %s%s loads its batches in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s) loads them in background workers while the step runs", cmp.Or(l.Dataset, "its dataset"), l.siteRef(), n, pinText(s.device))
+					change = fmt.Sprintf("the DataLoader over %s%s loads its batches in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s) loads them in background workers while the step runs", cmp.Or(l.Dataset, "its dataset"), l.SiteRef(), n, pinText(s.device))
 					if s.loadingWaits() {
 						change += fmt.Sprintf(" (the loading waits rather than computes, %.0f%% of its samples off the CPU: waiting workers need no CPU, so more of them than CPUs still overlap)", pct(s.py.LoaderOffCPU))
 					}
@@ -408,12 +374,12 @@ func (s *state) findings() {
 						// cost out
 						change = thenDo(dataFrameRowsChange, fmt.Sprintf("the batches load in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s) overlaps what is left with the step", n, pinText(s.device)))
 					}
-				case l.restartsWorkers():
-					perBatches, perRestart, perWait := float64(l.Batches)/float64(l.Iterators), units.Seconds(l.restart()/float64(l.Iterators)), units.Seconds((l.WaitS-l.FirstWaitS)/float64(l.Iterators))
+				case l.RestartsWorkers():
+					perBatches, perRestart, perWait := float64(l.Batches)/float64(l.Iterators), units.Seconds(l.Restart()/float64(l.Iterators)), units.Seconds((l.WaitS-l.FirstWaitS)/float64(l.Iterators))
 					change = fmt.Sprintf("the DataLoader starts and stops its %d worker processes for each of its %d epochs (persistent_workers=False), %.0f batches each: %s an epoch, against %s of wait for its other batches: DataLoader(..., persistent_workers=True)",
 						*l.NumWorkers, l.Iterators, perBatches, perRestart, perWait)
 					try = map[string]string{"persistent_workers": "true"}
-					if l.madeAnew() {
+					if l.MadeAnew() {
 						change = fmt.Sprintf("the program makes a new DataLoader over its %s for each of %d passes (an evaluation's loader made in the loop), and each starts and stops %d worker processes, %.0f batches a pass: %s a pass, against %s of wait for its other batches: make the DataLoader once, before the loop, with persistent_workers=True",
 							l.Dataset, l.Iterators, *l.NumWorkers, perBatches, perRestart, perWait)
 					}
@@ -610,7 +576,7 @@ func (s *state) findings() {
 		case s.py != nil:
 			// a copy from pageable memory holds the host until it is done:
 			// the line that issues it is where the window's samples sit
-			where = append(s.pyLines(slices.DeleteFunc(slices.Clone(s.py.Hot), func(l Line) bool { return l.Pct < 25 }), 2), where...)
+			where = append(s.pyLines(slices.DeleteFunc(slices.Clone(s.py.Hot), func(l runevidence.Line) bool { return l.Pct < 25 }), 2), where...)
 		}
 		s.emit(s.finding("copy.h2d", title, at(Copy), s.ev[Copy], where, change))
 	}
@@ -971,7 +937,7 @@ func (s *state) stepSiteRef(region string) string {
 // decoding returns the window's hottest line when it generates text
 // (a generate( call with at least half of the main thread's samples) on a
 // device, where each new token is one forward of the whole model.
-func (s *state) decoding() *Line {
+func (s *state) decoding() *runevidence.Line {
 	if !s.device || s.py == nil || len(s.py.Hot) == 0 {
 		return nil
 	}
@@ -985,7 +951,7 @@ func (s *state) decoding() *Line {
 // token, each too small for the host's cost of issuing it (a 6-layer
 // GPT-2 on an H100, batch 1: the device busy 3% of each token's step).
 // A static KV cache lets CUDA graphs replay the step in one launch.
-func decodeChange(l *Line, kernels float64) string {
+func decodeChange(l *runevidence.Line, kernels float64) string {
 	change := fmt.Sprintf("%s:%d generates token by token: each token is one forward of the whole model, whose kernels fill %.0f%% of its step, the rest the host issuing them: "+
 		"a static KV cache with CUDA graphs replays each token's step in one launch (Hugging Face: model.generation_config.cache_implementation = \"static\" and model.forward = torch.compile(model.forward, mode=\"reduce-overhead\"); "+
 		"a decoding loop of your own: preallocate the cache and torch.compile the step with mode=\"reduce-overhead\")",
@@ -1198,7 +1164,7 @@ func (s *state) gcFinding() {
 // start-up and a loop variable grew every step holding tensors (their
 // autograd graph, or enough bytes). A large but stable footprint, or a
 // growing list of Python floats, is not a leak.
-func (s *state) memoryGrowth() *MemoryTrend {
+func (s *state) memoryGrowth() *runevidence.MemoryTrend {
 	r := s.in.Run
 	if r == nil || r.Memory == nil {
 		return nil
@@ -1604,7 +1570,7 @@ func (s *state) oneSampleSteps() (string, bool) {
 	if r == nil || s.in.Ops == nil || s.in.Ops.BackwardCalls != 0 || len(r.Loaders) == 0 {
 		return "", false
 	}
-	l := slices.MaxFunc(r.Loaders, func(a, b Loader) int { return cmp.Compare(a.Batches, b.Batches) })
+	l := slices.MaxFunc(r.Loaders, func(a, b runevidence.Loader) int { return cmp.Compare(a.Batches, b.Batches) })
 	if l.BatchSize == nil || *l.BatchSize != 1 || l.Batches < minOneSampleBatches {
 		return "", false
 	}
@@ -1923,11 +1889,11 @@ const minIndexBackward, minAggregate = 0.15, 0.05
 // bf16Advice suggests bf16 autocast where the CPU runs bfloat16 in
 // hardware or may (unknown), never where it would be emulated.
 func (s *state) bf16Advice() string {
-	var env *Env
+	var env *runevidence.Env
 	if s.in.Run != nil {
 		env = s.in.Run.Env
 	}
-	switch native, known := env.reducedPrecision("bfloat16"); {
+	switch native, known := env.ReducedPrecision("bfloat16"); {
 	// an experiment: a small CPU transformer's step got ~20% slower under
 	// it (its backward lost more than its forward gained) where a CNN's
 	// halved (this AVX512-BF16 CPU: 0.53x)
@@ -1953,7 +1919,7 @@ func (s *state) emulatedAutocast() (string, []Evidence) {
 		return "", nil
 	}
 	a := s.py.CPUAutocast
-	native, known := s.in.Run.Env.reducedPrecision(a.DType)
+	native, known := s.in.Run.Env.ReducedPrecision(a.DType)
 	if !known || native {
 		return "", nil
 	}
@@ -2164,7 +2130,7 @@ func (s *state) pythonInModules() float64 {
 // lines, outside torch (a sleep, a network call, a lock or queue wait):
 // time the trace shows as a gap between ops (share, blocked and all as
 // state.blocked returns them).
-func (s *state) blockedFinding(share float64, blocked []Line, all float64) {
+func (s *state) blockedFinding(share float64, blocked []runevidence.Line, all float64) {
 	if share < s.p.MinFinding {
 		return
 	}
@@ -2186,7 +2152,7 @@ func (s *state) blockedFinding(share float64, blocked []Line, all float64) {
 
 // blockedChange fits the change to what the line waited in ("" : the
 // rule's own, for a sleep or another C call).
-func blockedChange(l Line) string {
+func blockedChange(l runevidence.Line) string {
 	at := fmt.Sprintf("%s:%d", filepath.Base(l.File), l.Line)
 	switch in := strings.ToLower(l.In); {
 	case classify.ContainsAny(in, []string{"condition.wait", "event.wait", "queue.get", "thread.join", "wait_for_tstate_lock", "semaphore.acquire", "barrier.wait"}):
@@ -2204,7 +2170,7 @@ func blockedChange(l Line) string {
 // the step's time between ops; 0 below MinFinding or without a profile),
 // the blocked lines that are not CUDA sync sites (a .item() waiting for
 // the device is sync.blocking's), and the share of the samples they hold.
-func (s *state) blocked() (float64, []Line, float64) {
+func (s *state) blocked() (float64, []runevidence.Line, float64) {
 	lines, all := s.blockedLines()
 	if all < s.p.MinFinding || len(lines) == 0 {
 		return 0, lines, all
@@ -2212,14 +2178,14 @@ func (s *state) blocked() (float64, []Line, float64) {
 	return min(all, s.share[Host]+s.share[Launch]+s.share[Unexplained]), lines, all
 }
 
-func (s *state) blockedLines() ([]Line, float64) {
+func (s *state) blockedLines() ([]runevidence.Line, float64) {
 	if s.py == nil {
 		return nil, 0
 	}
 	lines, share := s.py.Blocked, s.py.BlockedShare
 	if r := s.in.Run; r != nil && len(r.SyncSites) > 0 {
-		lines = slices.DeleteFunc(slices.Clone(lines), func(l Line) bool {
-			sync := slices.ContainsFunc(r.SyncSites, func(ss SyncSite) bool { return ss.File == l.File && ss.Line == l.Line })
+		lines = slices.DeleteFunc(slices.Clone(lines), func(l runevidence.Line) bool {
+			sync := slices.ContainsFunc(r.SyncSites, func(ss runevidence.SyncSite) bool { return ss.File == l.File && ss.Line == l.Line })
 			if sync {
 				share -= l.Pct / 100
 			}
@@ -2375,7 +2341,7 @@ func (s *state) gpuFindings() {
 				if k.FP32OnVectorCores() {
 					nonTC += r.TotalUs
 					if len(nonTCRows) < 3 {
-						nonTCRows = append(nonTCRows, Location{Kind: "kernel", Name: r.Name, SharePct: round(r.TotalPct), Note: kernelNote(k) + "; launched by " + cmp.Or(r.TopOp, "?")})
+						nonTCRows = append(nonTCRows, Location{Kind: "kernel", Name: r.Name, SharePct: stats.Round1(r.TotalPct), Note: kernelNote(k) + "; launched by " + cmp.Or(r.TopOp, "?")})
 					}
 				}
 			}
@@ -2435,7 +2401,7 @@ func (s *state) gpuFindings() {
 			if !isDeviceWork(r.Name) {
 				continue
 			}
-			where = append(where, Location{Kind: "kernel", Name: r.Name, SharePct: round(r.TotalPct), Note: kernelNote(kernels.Classify(r.Name)) + "; launched by " + cmp.Or(r.TopOp, "?")})
+			where = append(where, Location{Kind: "kernel", Name: r.Name, SharePct: stats.Round1(r.TotalPct), Note: kernelNote(kernels.Classify(r.Name)) + "; launched by " + cmp.Or(r.TopOp, "?")})
 		}
 	}
 	change, fam := s.kernelsChange()
@@ -2526,7 +2492,7 @@ func (s *state) layoutFinding(kernelUs, convUs float64, perStep func(float64) fl
 		if classify.ContainsAny(strings.ToLower(r.Name), layoutConversions) {
 			conv += r.TotalUs
 			if len(where) < 3 {
-				where = append(where, Location{Kind: "kernel", Name: r.Name, SharePct: round(r.TotalPct), Note: "launched by " + cmp.Or(r.TopOp, "?")})
+				where = append(where, Location{Kind: "kernel", Name: r.Name, SharePct: stats.Round1(r.TotalPct), Note: "launched by " + cmp.Or(r.TopOp, "?")})
 			}
 		}
 	}
@@ -2605,7 +2571,7 @@ func (s *state) gradSyncFinding(comm float64) bool {
 		{"DDP forwards per optimizer update", float64(g.Forwards) / float64(g.Updates), "", "regions"}}
 	where := s.topOps(2, false, "DistributedDataParallel.forward", "all_reduce", "allreduce")
 	if s.py != nil { // the micro-batch's backward, when the profile caught it
-		if i := slices.IndexFunc(slices.Concat(s.py.Hot, s.py.RunHot), func(l Line) bool { return strings.Contains(l.Text, "backward(") }); i >= 0 {
+		if i := slices.IndexFunc(slices.Concat(s.py.Hot, s.py.RunHot), func(l runevidence.Line) bool { return strings.Contains(l.Text, "backward(") }); i >= 0 {
 			where = slices.Insert(where, 0, s.pyLines(slices.Concat(s.py.Hot, s.py.RunHot)[i:], 1)...)
 		}
 	}
@@ -2616,7 +2582,7 @@ func (s *state) gradSyncFinding(comm float64) bool {
 }
 
 // gil is the GIL evidence when host.gil's conditions hold (nil: not).
-func (s *state) gil() *GILEvidence {
+func (s *state) gil() *runevidence.GILEvidence {
 	if s.py == nil || s.py.GIL == nil || s.device {
 		return nil
 	}

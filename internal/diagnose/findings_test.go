@@ -13,6 +13,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/idle"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/regions"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/syncs"
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
@@ -31,13 +32,13 @@ func TestInputTitleQuotesItsMeasurement(t *testing.T) {
 	w := &window.Result{SteadyState: true, Used: []string{"4", "5", "6"}, MedianUs: 1e6}
 	for _, c := range []struct {
 		name string
-		run  *RunEvidence
+		run  *runevidence.RunEvidence
 		want string
 	}{
 		{"trace", nil, "100 ms per step (10% of the step)"},
-		{"agent", &RunEvidence{WindowStepS: 1.5, DataLoaderWaitS: 0.635, HasDataLoader: true}, "635 ms per step (42% of the step)"},
+		{"agent", &runevidence.RunEvidence{WindowStepS: 1.5, DataLoaderWaitS: 0.635, HasDataLoader: true}, "635 ms per step (42% of the step)"},
 		// the agent measured less than the trace: the trace's figure stands
-		{"agent below trace", &RunEvidence{WindowStepS: 1.5, DataLoaderWaitS: 0.03, HasDataLoader: true}, "100 ms per step (10% of the step)"},
+		{"agent below trace", &runevidence.RunEvidence{WindowStepS: 1.5, DataLoaderWaitS: 0.03, HasDataLoader: true}, "100 ms per step (10% of the step)"},
 	} {
 		d := Compute(Analyses{Events: 1000, Window: w, Breakdown: br, Run: c.run})
 		var title string
@@ -218,15 +219,15 @@ func TestOneSampleInference(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		ops    *optable.OpTable
-		loader Loader
+		loader runevidence.Loader
 		want   bool
 	}{
-		{"inference, batch_size=1", ops(0), Loader{Dataset: "TensorDataset", BatchSize: &one, Batches: 300}, true},
-		{"training, batch_size=1", ops(100), Loader{Dataset: "TensorDataset", BatchSize: &one, Batches: 300}, false},
-		{"inference, batch_size=8", ops(0), Loader{Dataset: "TensorDataset", BatchSize: &eight, Batches: 300}, false},
-		{"a probe", ops(0), Loader{Dataset: "TensorDataset", BatchSize: &one, Batches: 1}, false},
+		{"inference, batch_size=1", ops(0), runevidence.Loader{Dataset: "TensorDataset", BatchSize: &one, Batches: 300}, true},
+		{"training, batch_size=1", ops(100), runevidence.Loader{Dataset: "TensorDataset", BatchSize: &one, Batches: 300}, false},
+		{"inference, batch_size=8", ops(0), runevidence.Loader{Dataset: "TensorDataset", BatchSize: &eight, Batches: 300}, false},
+		{"a probe", ops(0), runevidence.Loader{Dataset: "TensorDataset", BatchSize: &one, Batches: 1}, false},
 	} {
-		run := &RunEvidence{Loaders: []Loader{c.loader}}
+		run := &runevidence.RunEvidence{Loaders: []runevidence.Loader{c.loader}}
 		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.6, Host: 0.3}, d: &Diagnosis{}, in: Analyses{Ops: c.ops, Run: run}}
 		s.findings()
 		for _, rule := range []string{"cpu.native", "host.python"} {
@@ -261,12 +262,12 @@ func TestOptimizerFinding(t *testing.T) {
 	}
 	// the run's evidence: the largest parameter of the Adam optimizer and
 	// its share of the elements
-	table := func(shape []int64, numel, of int64, sparse bool) *RunEvidence {
-		return &RunEvidence{Optimizers: []rundir.Optimizer{{Class: "Adam", Numel: of,
+	table := func(shape []int64, numel, of int64, sparse bool) *runevidence.RunEvidence {
+		return &runevidence.RunEvidence{Optimizers: []rundir.Optimizer{{Class: "Adam", Numel: of,
 			Largest: []rundir.OptimizerParam{{Shape: shape, Numel: numel, SparseGrad: sparse}}}}}
 	}
 	// ... and the rows of it the first step's batch touched
-	touched := func(rows int64) *RunEvidence {
+	touched := func(rows int64) *runevidence.RunEvidence {
 		e := table([]int64{500000, 64}, 32e6, 32.01e6, false)
 		e.Optimizers[0].Largest[0].GradRows = &rows
 		return e
@@ -276,7 +277,7 @@ func TestOptimizerFinding(t *testing.T) {
 		region     regions.Region
 		device     bool
 		ops        *optable.OpTable
-		run        *RunEvidence
+		run        *runevidence.RunEvidence
 		rule, want string // "" silent
 	}{
 		{"per-parameter", adam, true, nil, nil, "host.optimizer", "foreach=True"},
@@ -359,11 +360,11 @@ func TestOptimizerLeadsCPUChange(t *testing.T) {
 // thread's wait for a CPU was measured, it is what is at stake, and a
 // thread that hardly waited (the workers idle) keeps the rule silent.
 func TestOversubscription(t *testing.T) {
-	workers := func(n int) []Loader { return []Loader{{Dataset: "D", NumWorkers: &n}} }
+	workers := func(n int) []runevidence.Loader { return []runevidence.Loader{{Dataset: "D", NumWorkers: &n}} }
 	for _, c := range []struct {
 		name                 string
 		cpus, threads, ranks int
-		loaders              []Loader
+		loaders              []runevidence.Loader
 		share                map[Class]float64
 		wait                 float64 // the step thread's share of the window waiting for a CPU; -1 not measured
 		fires                bool
@@ -377,7 +378,7 @@ func TestOversubscription(t *testing.T) {
 		{"workers busy: the step thread waited", 2, 2, 1, workers(2), map[Class]float64{CPUCompute: 0.6, Input: 0.3}, 0.26, true, "OMP_NUM_THREADS=1", ""},
 		{"workers idle: the step thread hardly waited", 2, 2, 1, workers(2), map[Class]float64{CPUCompute: 0.95}, 0.04, false, "", ""},
 	} {
-		run := &RunEvidence{Loaders: c.loaders, Env: &Env{CPUs: c.cpus, NumThreads: c.threads, LocalRanks: c.ranks, LoadAverage: -1}}
+		run := &runevidence.RunEvidence{Loaders: c.loaders, Env: &runevidence.Env{CPUs: c.cpus, NumThreads: c.threads, LocalRanks: c.ranks, LoadAverage: -1}}
 		if c.wait >= 0 {
 			th := &rundir.ThreadSched{WallS: 1, CPUS: 1 - c.wait, WaitS: c.wait, ProcessCPUS: 1.5}
 			run.CPUWait = &rundir.CPUWait{Run: th, Window: th}
@@ -416,7 +417,7 @@ func TestThreadsAdviceNeedsAFreeCPU(t *testing.T) {
 		load  float64
 		fires bool
 	}{{-1, true}, {0.1, true}, {0.6, false}, {7.5, false}} {
-		run := &RunEvidence{Env: &Env{CPUs: 2, NumThreads: 1, LocalRanks: 1, LoadAverage: c.load}}
+		run := &runevidence.RunEvidence{Env: &runevidence.Env{CPUs: 2, NumThreads: 1, LocalRanks: 1, LoadAverage: c.load}}
 		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{
 			Ops: &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::conv2d", HostSelfUs: 500}}}, Run: run}}
 		s.findings()
@@ -431,7 +432,7 @@ func TestThreadsAdviceNeedsAFreeCPU(t *testing.T) {
 func TestThreadsChangeNamesTheCall(t *testing.T) {
 	one := 1
 	for _, set := range []*rundir.ThreadCall{nil, {Call: "set_num_threads", Value: &one, File: "/home/u/train.py", Line: 3, Func: "<module>"}} {
-		run := &RunEvidence{SetThreads: set, Env: &Env{CPUs: 2, NumThreads: 1, LocalRanks: 1, LoadAverage: -1}}
+		run := &runevidence.RunEvidence{SetThreads: set, Env: &runevidence.Env{CPUs: 2, NumThreads: 1, LocalRanks: 1, LoadAverage: -1}}
 		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{
 			Ops: &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::conv2d", HostSelfUs: 500}}}, Run: run}}
 		s.findings()
@@ -567,7 +568,7 @@ func TestInputNamesTheWorkersLine(t *testing.T) {
 		{"iterable", nil, false, "2 workers cannot keep up: make __iter__ cheaper; or raise num_workers or prefetch_factor"},
 	} {
 		s := &state{p: Default, step: 1000, share: map[Class]float64{Input: 0.8}, d: &Diagnosis{}, in: Analyses{
-			Run: &RunEvidence{Loaders: []Loader{{Dataset: "SlowDataset", NumWorkers: &two, Iterable: c.name == "iterable"}}, Workers: c.workers}}}
+			Run: &runevidence.RunEvidence{Loaders: []runevidence.Loader{{Dataset: "SlowDataset", NumWorkers: &two, Iterable: c.name == "iterable"}}, Workers: c.workers}}}
 		s.findings()
 		var f *Finding
 		for i := range s.d.Findings {
@@ -631,7 +632,7 @@ func TestBlocked(t *testing.T) {
 		return stack(10, 0, user(31), lib("/torch/autograd/__init__.py", "backward"))
 	}
 
-	ev := FromProfile(profile(true, sleep, socketWait, compute, python, torchWait))
+	ev := runevidence.FromProfile(profile(true, sleep, socketWait, compute, python, torchWait))
 	if want := 50.0 / 110; ev.BlockedShare != want || len(ev.Blocked) != 2 || ev.Blocked[0].Line != 40 || ev.Blocked[1].Line != 41 || ev.Blocked[1].In != "SocketIO.readinto" {
 		t.Errorf("blocked share %v lines %+v, want %v at lines 40, 41 (in SocketIO.readinto)", ev.BlockedShare, ev.Blocked, want)
 	}
@@ -648,13 +649,13 @@ func TestBlocked(t *testing.T) {
 	backwardCompile := func() (pyprofile.Stack, []pyprofile.Frame) {
 		return stack(20, 0.2, user(51), lib("/torch/_functorch/_aot_autograd/runtime_wrappers.py", "_AutogradBackwardCompiler.get_or_compile"), lib("/../threading.py", "Condition.wait"))
 	}
-	if ev := FromProfile(profile(true, compute, python, compileWait, backwardCompile)); ev.BlockedShare != 0 || len(ev.CompileLines) != 2 {
+	if ev := runevidence.FromProfile(profile(true, compute, python, compileWait, backwardCompile)); ev.BlockedShare != 0 || len(ev.CompileLines) != 2 {
 		t.Errorf("compilation taken for blocking: %v %+v, compile lines %+v", ev.BlockedShare, ev.Blocked, ev.CompileLines)
 	}
-	if ev := FromProfile(profile(false, sleep, socketWait, compute)); ev.BlockedShare != 0 || ev.Blocked != nil {
+	if ev := runevidence.FromProfile(profile(false, sleep, socketWait, compute)); ev.BlockedShare != 0 || ev.Blocked != nil {
 		t.Errorf("without CPU clocks: %+v", ev.Blocked)
 	}
-	if ev := FromProfile(profile(true, compute, python, torchWait)); ev.BlockedShare != 0 {
+	if ev := runevidence.FromProfile(profile(true, compute, python, torchWait)); ev.BlockedShare != 0 {
 		t.Errorf("busy and torch lines: blocked %+v", ev.Blocked)
 	}
 	// a machine so busy that the thread runs 30% of the time: a line at
@@ -662,7 +663,7 @@ func TestBlocked(t *testing.T) {
 	busyLoop := func() (pyprofile.Stack, []pyprofile.Frame) { return stack(40, 12, user(18)) }
 	contended := func() (pyprofile.Stack, []pyprofile.Frame) { return stack(20, 3, user(19)) }
 	asleep := func() (pyprofile.Stack, []pyprofile.Frame) { return stack(20, 0.1, user(40)) }
-	if ev := FromProfile(profile(true, busyLoop, contended, asleep)); len(ev.Blocked) != 1 || ev.Blocked[0].Line != 40 {
+	if ev := runevidence.FromProfile(profile(true, busyLoop, contended, asleep)); len(ev.Blocked) != 1 || ev.Blocked[0].Line != 40 {
 		t.Errorf("loaded machine: blocked %+v, want line 40 only", ev.Blocked)
 	}
 	// with the run-queue wait: a computing line stays runnable however
@@ -675,7 +676,7 @@ func TestBlocked(t *testing.T) {
 			return st, fr
 		}
 	}
-	if ev := FromProfile(profile(true, waiting(40, 8, 30, 18), waiting(20, 3, 16, 19), waiting(20, 1, 6, 40))); len(ev.Blocked) != 1 || ev.Blocked[0].Line != 40 {
+	if ev := runevidence.FromProfile(profile(true, waiting(40, 8, 30, 18), waiting(20, 3, 16, 19), waiting(20, 1, 6, 40))); len(ev.Blocked) != 1 || ev.Blocked[0].Line != 40 {
 		t.Errorf("loaded machine, run-queue wait known: blocked %+v, want line 40 only", ev.Blocked)
 	}
 
@@ -701,12 +702,12 @@ func TestBlocked(t *testing.T) {
 	for line := 30; line < 43; line++ { // 13 short lines, each sampled once, runnable 28%
 		dominant = append(dominant, repeats(1, 0.1, 0.18, 0, 0, 0, line))
 	}
-	if ev := FromProfile(withRepeats(dominant...)); len(ev.Blocked) != 1 || ev.Blocked[0].Line != 41 {
+	if ev := runevidence.FromProfile(withRepeats(dominant...)); len(ev.Blocked) != 1 || ev.Blocked[0].Line != 41 {
 		t.Errorf("a wait that fills the step: blocked %+v, want line 41", ev.Blocked)
 	}
 	afterSleep := repeats(10, 1.5, 0, 6, 5.4, 0, 35)
 	busyPython := repeats(30, 4, 12, 20, 3, 16, 36)
-	if ev := FromProfile(withRepeats(repeats(40, 0.5, 0, 30, 0.2, 0, 40), afterSleep, busyPython)); len(ev.Blocked) != 1 || ev.Blocked[0].Line != 40 {
+	if ev := runevidence.FromProfile(withRepeats(repeats(40, 0.5, 0, 30, 0.2, 0, 40), afterSleep, busyPython)); len(ev.Blocked) != 1 || ev.Blocked[0].Line != 40 {
 		t.Errorf("with repeats: blocked %+v, want line 40 only (not the line after the sleep, not the busy one)", ev.Blocked)
 	}
 
@@ -716,7 +717,7 @@ func TestBlocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ev := FromProfile(real); len(ev.Blocked) != 1 || ev.Blocked[0].Line != 41 || ev.Blocked[0].In != "SocketIO.readinto" || ev.BlockedShare < 0.5 {
+	if ev := runevidence.FromProfile(real); len(ev.Blocked) != 1 || ev.Blocked[0].Line != 41 || ev.Blocked[0].In != "SocketIO.readinto" || ev.BlockedShare < 0.5 {
 		t.Errorf("real loaded run: blocked %+v (share %.2f), want line 41 in SocketIO.readinto, over half the samples", ev.Blocked, ev.BlockedShare)
 	}
 
@@ -733,9 +734,9 @@ func TestBlocked(t *testing.T) {
 		{0.45, 0.55, []string{"host.python"}, true},
 	} {
 		s := &state{p: Default, step: 1000, steps: 1, share: map[Class]float64{Host: c.host, CPUCompute: 1 - c.host}, d: &Diagnosis{},
-			py: &PythonEvidence{BlockedShare: c.blocked, Blocked: []Line{{File: "/home/u/train.py", Line: 40, Pct: 100 * c.blocked}}}}
+			py: &runevidence.PythonEvidence{BlockedShare: c.blocked, Blocked: []runevidence.Line{{File: "/home/u/train.py", Line: 40, Pct: 100 * c.blocked}}}}
 		if c.syncSite {
-			s.in.Run = &RunEvidence{SyncSites: []SyncSite{{File: "/home/u/train.py", Line: 40, Count: 5}}}
+			s.in.Run = &runevidence.RunEvidence{SyncSites: []runevidence.SyncSite{{File: "/home/u/train.py", Line: 40, Count: 5}}}
 		}
 		s.findings()
 		var got []string
@@ -758,16 +759,16 @@ func TestFrameworkPython(t *testing.T) {
 	funcs := []string{"move_data_to_device.<locals>.batch_to", "_ResultCollection._get_cache"}
 	for _, c := range []struct {
 		name string
-		py   *PythonEvidence
+		py   *runevidence.PythonEvidence
 		want string // "": not the framework's change
 	}{
-		{"Lightning's loop", &PythonEvidence{HotSamples: 52, Framework: "Lightning", FrameworkShare: 0.38, FrameworkFuncs: funcs},
+		{"Lightning's loop", &runevidence.PythonEvidence{HotSamples: 52, Framework: "Lightning", FrameworkShare: 0.38, FrameworkFuncs: funcs},
 			"Lightning's own code is the innermost frame of 38% of the busy main-thread samples (move_data_to_device.<locals>.batch_to, _ResultCollection._get_cache)"},
-		{"the Trainer's loop", &PythonEvidence{HotSamples: 52, Framework: "the Hugging Face Trainer", FrameworkShare: 0.3, FrameworkFuncs: funcs},
+		{"the Trainer's loop", &runevidence.PythonEvidence{HotSamples: 52, Framework: "the Hugging Face Trainer", FrameworkShare: 0.3, FrameworkFuncs: funcs},
 			"the Hugging Face Trainer's own code is the innermost frame of 30%"},
-		{"a small share", &PythonEvidence{HotSamples: 52, Framework: "Lightning", FrameworkShare: 0.15, FrameworkFuncs: funcs}, ""},
-		{"few samples", &PythonEvidence{HotSamples: 10, Framework: "Lightning", FrameworkShare: 0.5, FrameworkFuncs: funcs}, ""},
-		{"no framework", &PythonEvidence{HotSamples: 52}, ""},
+		{"a small share", &runevidence.PythonEvidence{HotSamples: 52, Framework: "Lightning", FrameworkShare: 0.15, FrameworkFuncs: funcs}, ""},
+		{"few samples", &runevidence.PythonEvidence{HotSamples: 10, Framework: "Lightning", FrameworkShare: 0.5, FrameworkFuncs: funcs}, ""},
+		{"no framework", &runevidence.PythonEvidence{HotSamples: 52}, ""},
 	} {
 		s := &state{p: Default, step: 1000, steps: 1, share: map[Class]float64{Host: 0.3, CPUCompute: 0.7}, d: &Diagnosis{}, py: c.py}
 		s.findings()
@@ -790,7 +791,7 @@ func TestFrameworkPython(t *testing.T) {
 			{Frames: []int{0, 1, 3}, Count: 30},    // a model's forward under the loop
 			{Frames: []int{0, 1, 3, 4}, Count: 40}, // its layers
 		}}
-	if ev := FromWholeRun(p); ev.Framework != "Lightning" || ev.FrameworkShare != 0.3 || !slices.Equal(ev.FrameworkFuncs, []string{"batch_to"}) {
+	if ev := runevidence.FromWholeRun(p); ev.Framework != "Lightning" || ev.FrameworkShare != 0.3 || !slices.Equal(ev.FrameworkFuncs, []string{"batch_to"}) {
 		t.Errorf("from a profile: %q %.2f %v, want Lightning, 0.30, [batch_to]", ev.Framework, ev.FrameworkShare, ev.FrameworkFuncs)
 	}
 }
@@ -817,7 +818,7 @@ func TestModuleOverhead(t *testing.T) {
 		{"batch-1 transformer inference", 0.36, 0.64, 0.97, "beside the ops it calls"},
 	} {
 		s := &state{p: Default, step: 1000, steps: 1, share: map[Class]float64{Host: c.host, CPUCompute: c.native}, d: &Diagnosis{},
-			py: &PythonEvidence{ModuleShare: c.inMod, Hot: []Line{{File: "/home/u/infer.py", Line: 6, Pct: 90}}}}
+			py: &runevidence.PythonEvidence{ModuleShare: c.inMod, Hot: []runevidence.Line{{File: "/home/u/infer.py", Line: 6, Pct: 90}}}}
 		ch := hostPythonChange(t, s, c.name)
 		if c.want == "" && (strings.Contains(ch, "nn.Module calls") || !strings.Contains(ch, "DataLoader")) || c.want != "" && (!strings.Contains(ch, c.want) || strings.Contains(ch, "DataLoader")) {
 			t.Errorf("%s: %s, want %q", c.name, ch, c.want)
@@ -843,17 +844,17 @@ func hostPythonChange(t *testing.T, s *state, name string) string {
 func TestTensorFromLists(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		hot  []Line
+		hot  []runevidence.Line
 		want bool
 	}{
-		{"torch.tensor of a list of features", []Line{{File: "/home/u/prep.py", Line: 13, Pct: 51, Text: "x = torch.tensor(feats)"}, {File: "/home/u/prep.py", Line: 14, Pct: 21, Text: "y = torch.randint(0, 10, (64,))"}}, true},
-		{"legacy constructor", []Line{{File: "/home/u/prep.py", Line: 13, Pct: 40, Text: "batch = torch.FloatTensor(rows)"}}, true},
-		{"torch.randn", []Line{{File: "/home/u/prep.py", Line: 13, Pct: 51, Text: "x = torch.randn(64, 256)"}}, false},
-		{"not the hottest", []Line{{File: "/home/u/prep.py", Line: 9, Pct: 60, Text: "v = featurize(t)"}, {File: "/home/u/prep.py", Line: 13, Pct: 30, Text: "x = torch.tensor(feats)"}}, false},
-		{"a small share", []Line{{File: "/home/u/prep.py", Line: 13, Pct: 15, Text: "x = torch.tensor(feats)"}}, false},
-		{"no source text (older agent)", []Line{{File: "/home/u/prep.py", Line: 13, Pct: 51}}, false},
+		{"torch.tensor of a list of features", []runevidence.Line{{File: "/home/u/prep.py", Line: 13, Pct: 51, Text: "x = torch.tensor(feats)"}, {File: "/home/u/prep.py", Line: 14, Pct: 21, Text: "y = torch.randint(0, 10, (64,))"}}, true},
+		{"legacy constructor", []runevidence.Line{{File: "/home/u/prep.py", Line: 13, Pct: 40, Text: "batch = torch.FloatTensor(rows)"}}, true},
+		{"torch.randn", []runevidence.Line{{File: "/home/u/prep.py", Line: 13, Pct: 51, Text: "x = torch.randn(64, 256)"}}, false},
+		{"not the hottest", []runevidence.Line{{File: "/home/u/prep.py", Line: 9, Pct: 60, Text: "v = featurize(t)"}, {File: "/home/u/prep.py", Line: 13, Pct: 30, Text: "x = torch.tensor(feats)"}}, false},
+		{"a small share", []runevidence.Line{{File: "/home/u/prep.py", Line: 13, Pct: 15, Text: "x = torch.tensor(feats)"}}, false},
+		{"no source text (older agent)", []runevidence.Line{{File: "/home/u/prep.py", Line: 13, Pct: 51}}, false},
 	} {
-		s := &state{p: Default, step: 1000, steps: 1, share: map[Class]float64{Host: 0.6, CPUCompute: 0.4}, d: &Diagnosis{}, py: &PythonEvidence{Hot: c.hot}}
+		s := &state{p: Default, step: 1000, steps: 1, share: map[Class]float64{Host: 0.6, CPUCompute: 0.4}, d: &Diagnosis{}, py: &runevidence.PythonEvidence{Hot: c.hot}}
 		ch := hostPythonChange(t, s, c.name)
 		if got := strings.HasPrefix(ch, "the hottest line, prep.py:13"); got != c.want || c.want && !strings.Contains(ch, "torch.from_numpy") {
 			t.Errorf("%s: %s", c.name, ch)
@@ -870,7 +871,7 @@ func TestBlockedChange(t *testing.T) {
 		"Popen.communicate": "for a subprocess",
 		"":                  "", // a builtin such as time.sleep at the line: the rule's change
 	} {
-		got := blockedChange(Line{File: "/home/u/train.py", Line: 7, In: in})
+		got := blockedChange(runevidence.Line{File: "/home/u/train.py", Line: 7, In: in})
 		if want == "" && got != "" || !strings.Contains(got, want) || want != "" && !strings.Contains(got, "train.py:7") {
 			t.Errorf("in %q: %q, want %q", in, got, want)
 		}
@@ -882,8 +883,8 @@ func TestBlockedChange(t *testing.T) {
 // a small share, a run without training steps and a run without phases
 // stay silent.
 // phases is run evidence with a framework's phases over wall seconds.
-func phases(fw string, wall float64, ph ...rundir.Phase) *RunEvidence {
-	return &RunEvidence{Phases: &rundir.FrameworkPhases{Framework: fw, WallS: wall, Phases: ph}}
+func phases(fw string, wall float64, ph ...rundir.Phase) *runevidence.RunEvidence {
+	return &runevidence.RunEvidence{Phases: &rundir.FrameworkPhases{Framework: fw, WallS: wall, Phases: ph}}
 }
 
 func TestValidationFinding(t *testing.T) {
@@ -893,14 +894,14 @@ func TestValidationFinding(t *testing.T) {
 	valStep := rundir.Phase{Name: "[Strategy]SingleDeviceStrategy.validation_step", Calls: 8, SelfS: 0.04}
 	for _, c := range []struct {
 		name string
-		run  *RunEvidence
+		run  *runevidence.RunEvidence
 		want string // "" silent
 	}{
 		{"lightning, validation a third of the run", phases("lightning", 1.6, loader, valNext, valStep, train), "give the validation DataLoader workers too"},
 		{"hugging face", phases("transformers", 1.5, rundir.Phase{Name: "training_step", Calls: 16, SelfS: 0.2}, rundir.Phase{Name: "evaluate", Calls: 2, SelfS: 0.4}), "eval_steps"},
 		{"validation in proportion", phases("lightning", 10, loader, valNext, valStep, train), ""},
 		{"no training steps", phases("lightning", 1.6, valNext, valStep), ""},
-		{"no phases", &RunEvidence{}, ""},
+		{"no phases", &runevidence.RunEvidence{}, ""},
 	} {
 		s := &state{p: Default, step: 60e3, steps: 4, share: map[Class]float64{}, d: &Diagnosis{}, in: Analyses{Run: c.run}}
 		s.validationFinding()
@@ -922,7 +923,7 @@ func TestCheckpointFinding(t *testing.T) {
 	hook := rundir.Phase{Name: "[LightningModule]M.on_save_checkpoint", Calls: 10, SelfS: 0.01}
 	for _, c := range []struct {
 		name, title, want string // "" silent
-		run               *RunEvidence
+		run               *runevidence.RunEvidence
 	}{
 		{"lightning, every 20 steps", "Saving checkpoints takes 39% of the run's wall time (10 saves, 384 ms each)", "AsyncCheckpointIO", phases("lightning", 9.78, train, save, hook)},
 		{"hugging face", "(2 saves, 1.00 s each)", "save_only_model=True", phases("transformers", 20, rundir.Phase{Name: "training_step", Calls: 100, SelfS: 10}, rundir.Phase{Name: "save_checkpoint", Calls: 2, SelfS: 2})},
@@ -946,26 +947,26 @@ func TestCheckpointFinding(t *testing.T) {
 // 3 epochs, without persistent workers.
 func TestRestartsWorkers(t *testing.T) {
 	two, zero, no, yes := 2, 0, false, true
-	base := Loader{Dataset: "TensorDataset", NumWorkers: &two, PersistentWorkers: &no, Batches: 320, WaitS: 0.55, Iterators: 40, RestartS: 1.15, FirstWaitS: 0.29}
-	if !base.restartsWorkers() {
+	base := runevidence.Loader{Dataset: "TensorDataset", NumWorkers: &two, PersistentWorkers: &no, Batches: 320, WaitS: 0.55, Iterators: 40, RestartS: 1.15, FirstWaitS: 0.29}
+	if !base.RestartsWorkers() {
 		t.Fatalf("40 epochs of 8 batches with restarts: not found")
 	}
-	for name, mod := range map[string]func(l *Loader){
-		"persistent":      func(l *Loader) { l.PersistentWorkers = &yes },
-		"no workers":      func(l *Loader) { l.NumWorkers = &zero },
-		"two epochs":      func(l *Loader) { l.Iterators = 2 },
-		"slow batches":    func(l *Loader) { l.WaitS = 20 }, // the batches' own wait dwarfs the restarts
-		"old agent":       func(l *Loader) { l.RestartS, l.FirstWaitS, l.Iterators = 0, 0, 0 },
-		"unknown setting": func(l *Loader) { l.PersistentWorkers = nil },
+	for name, mod := range map[string]func(l *runevidence.Loader){
+		"persistent":      func(l *runevidence.Loader) { l.PersistentWorkers = &yes },
+		"no workers":      func(l *runevidence.Loader) { l.NumWorkers = &zero },
+		"two epochs":      func(l *runevidence.Loader) { l.Iterators = 2 },
+		"slow batches":    func(l *runevidence.Loader) { l.WaitS = 20 }, // the batches' own wait dwarfs the restarts
+		"old agent":       func(l *runevidence.Loader) { l.RestartS, l.FirstWaitS, l.Iterators = 0, 0, 0 },
+		"unknown setting": func(l *runevidence.Loader) { l.PersistentWorkers = nil },
 	} {
 		l := base
 		mod(&l)
-		if l.restartsWorkers() {
+		if l.RestartsWorkers() {
 			t.Errorf("%s: restarts found", name)
 		}
 	}
 	s := &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{Input: 0.6}, d: &Diagnosis{},
-		in: Analyses{Run: &RunEvidence{HasDataLoader: true, Loaders: []Loader{base}}}}
+		in: Analyses{Run: &runevidence.RunEvidence{HasDataLoader: true, Loaders: []runevidence.Loader{base}}}}
 	s.findings()
 	if f := findingOf(s.d, "input.loader"); f == nil || !strings.Contains(f.AllChanges(), "40 epochs (persistent_workers=False), 8 batches each: 36.0 ms an epoch, against 6.50 ms of wait for its other batches: DataLoader(..., persistent_workers=True); or num_workers=0") {
 		t.Errorf("change: %+v", f)
@@ -975,20 +976,24 @@ func TestRestartsWorkers(t *testing.T) {
 	// persistent one made once, are not that
 	anew := base
 	anew.PersistentWorkers, anew.Loaders = &yes, 40
-	if !anew.restartsWorkers() || !anew.madeAnew() {
-		t.Errorf("a persistent loader made for each of 40 passes: restarts %v, made anew %v", anew.restartsWorkers(), anew.madeAnew())
+	if !anew.RestartsWorkers() || !anew.MadeAnew() {
+		t.Errorf("a persistent loader made for each of 40 passes: restarts %v, made anew %v", anew.RestartsWorkers(), anew.MadeAnew())
 	}
 	s = &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{Input: 0.6}, d: &Diagnosis{},
-		in: Analyses{Run: &RunEvidence{HasDataLoader: true, Loaders: []Loader{anew}}}}
+		in: Analyses{Run: &runevidence.RunEvidence{HasDataLoader: true, Loaders: []runevidence.Loader{anew}}}}
 	s.findings()
 	if f := findingOf(s.d, "input.loader"); f == nil || !strings.Contains(f.AllChanges(), "the program makes a new DataLoader over its TensorDataset for each of 40 passes") ||
 		!strings.Contains(f.AllChanges(), "make the DataLoader once, before the loop, with persistent_workers=True") {
 		t.Errorf("change: %+v", f)
 	}
-	for name, l := range map[string]Loader{"one loader": func() Loader { l := base; l.Loaders = 1; return l }(),
-		"persistent, made once": func() Loader { l := base; l.PersistentWorkers, l.Loaders, l.Iterators = &yes, 1, 1; return l }(),
-		"a few of many":         func() Loader { l := base; l.Loaders = 3; return l }()} {
-		if l.madeAnew() {
+	for name, l := range map[string]runevidence.Loader{"one loader": func() runevidence.Loader { l := base; l.Loaders = 1; return l }(),
+		"persistent, made once": func() runevidence.Loader {
+			l := base
+			l.PersistentWorkers, l.Loaders, l.Iterators = &yes, 1, 1
+			return l
+		}(),
+		"a few of many": func() runevidence.Loader { l := base; l.Loaders = 3; return l }()} {
+		if l.MadeAnew() {
 			t.Errorf("%s: made anew", name)
 		}
 	}
@@ -1022,7 +1027,7 @@ func TestOutsideModelEvidence(t *testing.T) {
 	add(10, user(20, "opt.step()"), lib("/torch/optim/optimizer.py", "wrapper"))
 	add(10, user(21, "h = torch.relu(x @ w1)"))                                                                            // a model written without nn.Module
 	add(20, user(22, "auc = binary_auroc(p, y)"), lib("/torchmetrics/functional/classification/auroc.py", "binary_auroc")) // host.off-step's
-	ev := FromProfile(p)
+	ev := runevidence.FromProfile(p)
 	if ev.HotSamples != 120 || math.Abs(ev.OutsideModelShare-40.0/120) > 1e-9 || len(ev.OutsideModel) != 2 || ev.OutsideModel[0].Line != 8 || ev.OutsideModel[1].Line != 16 {
 		t.Errorf("hot %d, outside %.2f %+v; want 120, 0.33 at lines 8 and 16", ev.HotSamples, ev.OutsideModelShare, ev.OutsideModel)
 	}
@@ -1036,7 +1041,7 @@ func TestOutsideModelChange(t *testing.T) {
 	spread := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::copy_", HostSelfUs: 300}, {Name: "aten::mkldnn_convolution", HostSelfUs: 300}, {Name: "aten::div", HostSelfUs: 400}}}
 	random := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::random_", HostSelfUs: 600}, {Name: "aten::relu", HostSelfUs: 400}}}
 	sorting := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::sort", HostSelfUs: 890}, {Name: "aten::mm", HostSelfUs: 110}}}
-	lines := []Line{{File: "/home/u/infer.py", Line: 8, Func: "preprocess", Pct: 30}, {File: "/home/u/infer.py", Line: 16, Func: "main", Pct: 10}}
+	lines := []runevidence.Line{{File: "/home/u/infer.py", Line: 8, Func: "preprocess", Pct: 30}, {File: "/home/u/infer.py", Line: 16, Func: "main", Pct: 10}}
 	for _, c := range []struct {
 		name    string
 		ops     *optable.OpTable
@@ -1051,8 +1056,8 @@ func TestOutsideModelChange(t *testing.T) {
 		{"random numbers lead", random, 0.65, 262, false},
 		{"sorting leads", sorting, 0.65, 262, false},
 	} {
-		py := &PythonEvidence{Window: true, Samples: c.samples, HotSamples: c.samples, OutsideModelShare: c.share, OutsideModel: lines,
-			Hot: []Line{{File: "/home/u/infer.py", Line: 18, Func: "main", Pct: 35}}}
+		py := &runevidence.PythonEvidence{Window: true, Samples: c.samples, HotSamples: c.samples, OutsideModelShare: c.share, OutsideModel: lines,
+			Hot: []runevidence.Line{{File: "/home/u/infer.py", Line: 18, Func: "main", Pct: 35}}}
 		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{Ops: c.ops}, py: py}
 		s.findings()
 		f := findingOf(s.d, "cpu.native")
@@ -1127,7 +1132,7 @@ func TestLoaderFileReads(t *testing.T) {
 	collate := []pyprofile.Frame{user(40, "<module>"), next, lib("/torch/utils/data/_utils/fetch.py", "fetch"), user(20, "pad_batch")}
 	save := []pyprofile.Frame{user(45, "<module>"), lib("/torch/serialization.py", "save")}
 
-	ev := FromProfile(profile(read, read, read, compute, save))
+	ev := runevidence.FromProfile(profile(read, read, read, compute, save))
 	if ev.LoaderShare != 0.8 || ev.LoaderIOShare != 0.75 || ev.IOShare != 0.2 || len(ev.IOLines) != 1 || ev.IOLines[0].Line != 45 || ev.IOReadShare != 0 {
 		t.Errorf("loader %.2f (file reads %.2f), I/O %.2f at %+v; want 0.80 (0.75), 0.20 at line 45", ev.LoaderShare, ev.LoaderIOShare, ev.IOShare, ev.IOLines)
 	}
@@ -1137,9 +1142,9 @@ func TestLoaderFileReads(t *testing.T) {
 	// follows
 	loopRead := []pyprofile.Frame{user(50, "<module>"), lib("/numpy/lib/_npyio_impl.py", "load")}
 	for _, c := range []struct {
-		py    *PythonEvidence
+		py    *runevidence.PythonEvidence
 		reads bool
-	}{{FromProfile(profile(loopRead, loopRead, compute)), true}, {FromProfile(profile(save, save, compute)), false}} {
+	}{{runevidence.FromProfile(profile(loopRead, loopRead, compute)), true}, {runevidence.FromProfile(profile(save, save, compute)), false}} {
 		s := &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{IO: 0.6}, d: &Diagnosis{}, py: c.py, in: Analyses{Breakdown: &breakdown.Result{AveragedSteps: 3}}}
 		s.findings()
 		if f := findingOf(s.d, "io.in-step"); f == nil || strings.HasPrefix(f.AllChanges(), "the step reads files (100% of its I/O samples") != c.reads ||
@@ -1155,17 +1160,17 @@ func TestLoaderFileReads(t *testing.T) {
 	zero := 0
 	for _, c := range []struct {
 		name    string
-		py      *PythonEvidence
+		py      *runevidence.PythonEvidence
 		reads   bool
 		cheaper string // the loading line named when not file reads
 	}{
 		{"file per sample", ev, true, ""},
-		{"computed samples", FromProfile(profile(compute, compute, read, save)), false, "or make Files.__getitem__ at train.py:11 cheaper (50% of the main thread's samples)"},
+		{"computed samples", runevidence.FromProfile(profile(compute, compute, read, save)), false, "or make Files.__getitem__ at train.py:11 cheaper (50% of the main thread's samples)"},
 		// a collate_fn, not __getitem__, builds the batches
-		{"collate", FromProfile(profile(collate, collate, collate, compute, save)), false, "or make pad_batch at train.py:20 cheaper (60% of the main thread's samples)"},
+		{"collate", runevidence.FromProfile(profile(collate, collate, collate, compute, save)), false, "or make pad_batch at train.py:20 cheaper (60% of the main thread's samples)"},
 	} {
 		s := &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{Input: 0.6}, d: &Diagnosis{}, py: c.py,
-			in: Analyses{Run: &RunEvidence{HasDataLoader: true, Loaders: []Loader{{Dataset: "Files", NumWorkers: &zero}}}}}
+			in: Analyses{Run: &runevidence.RunEvidence{HasDataLoader: true, Loaders: []runevidence.Loader{{Dataset: "Files", NumWorkers: &zero}}}}}
 		s.findings()
 		f := findingOf(s.d, "input.loader")
 		if f == nil {
@@ -1188,7 +1193,7 @@ func TestMultiheadAttentionChange(t *testing.T) {
 	lib := func(file, fn string) pyprofile.Frame {
 		return pyprofile.Frame{File: sitePkgs + file, Line: 1, Func: fn}
 	}
-	profile := func(stacks map[int][]pyprofile.Frame) *PythonEvidence {
+	profile := func(stacks map[int][]pyprofile.Frame) *runevidence.PythonEvidence {
 		p := &pyprofile.Profile{Profiler: "sample", WindowSamples: 1, Threads: []pyprofile.Thread{{Role: "main"}}}
 		for n, frames := range stacks {
 			st := pyprofile.Stack{Count: n, WindowCount: n, CPUCount: float64(n), WindowCPUCount: float64(n)}
@@ -1198,7 +1203,7 @@ func TestMultiheadAttentionChange(t *testing.T) {
 			}
 			p.Stacks = append(p.Stacks, st)
 		}
-		return FromProfile(p)
+		return runevidence.FromProfile(p)
 	}
 	module := lib("/torch/nn/modules/module.py", "Module._call_impl")
 	mha := profile(map[int][]pyprofile.Frame{
@@ -1220,7 +1225,7 @@ func TestMultiheadAttentionChange(t *testing.T) {
 	native := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::_native_multi_head_attention"}, {Name: "aten::bmm"}}}
 	for _, c := range []struct {
 		name string
-		py   *PythonEvidence
+		py   *runevidence.PythonEvidence
 		ops  *optable.OpTable
 		cpu  bool
 		want string
@@ -1294,7 +1299,7 @@ func TestGILFinding(t *testing.T) {
 		frames   []pyprofile.Frame
 		mainWait float64
 	}
-	profile := func(stacks ...stack) *PythonEvidence {
+	profile := func(stacks ...stack) *runevidence.PythonEvidence {
 		p := &pyprofile.Profile{Profiler: "sample", CPUClock: true, WindowSamples: 1,
 			Threads: []pyprofile.Thread{{Role: "main", Name: "MainThread", Samples: 100}, {Role: "other", Name: "Thread-1 (parser)", Samples: 100}}}
 		for _, s := range stacks {
@@ -1305,7 +1310,7 @@ func TestGILFinding(t *testing.T) {
 			}
 			p.Stacks = append(p.Stacks, st)
 		}
-		return FromProfile(p)
+		return runevidence.FromProfile(p)
 	}
 	backward := []pyprofile.Frame{user(14, "<module>", "loss.backward()"), lib("/torch/autograd/__init__.py", "backward")}
 	blockedMain := stack{0, 100, 20, backward, 20} // 60 of 100 off the CPU, not waiting for one
@@ -1315,7 +1320,7 @@ func TestGILFinding(t *testing.T) {
 	waiting := stack{1, 100, 1, []pyprofile.Frame{user(9, "parser", "d = json.loads(line)"), lib("/../threading.py", "Condition.wait")}, 0}
 	for _, c := range []struct {
 		name   string
-		py     *PythonEvidence
+		py     *runevidence.PythonEvidence
 		device bool
 		fires  bool
 	}{
@@ -1357,7 +1362,7 @@ func TestStepOverheadChange(t *testing.T) {
 		{"CPU-only", false, 0.05, 40, false},
 	} {
 		s := &state{p: Default, step: 3300, steps: 30, device: c.device, share: map[Class]float64{Host: 0.9, GPUCompute: 0.04}, d: &Diagnosis{},
-			py: &PythonEvidence{HotSamples: c.samples, OutsideModelShare: c.outside, Hot: []Line{{File: "/home/u/train.py", Line: 47, Pct: 52}}}}
+			py: &runevidence.PythonEvidence{HotSamples: c.samples, OutsideModelShare: c.outside, Hot: []runevidence.Line{{File: "/home/u/train.py", Line: 47, Pct: 52}}}}
 		if ch := hostPythonChange(t, s, c.name); strings.Contains(ch, `mode="reduce-overhead"`) != c.want {
 			t.Errorf("%s: %s", c.name, ch)
 		}
@@ -1371,16 +1376,16 @@ func TestDecodeChange(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		device bool
-		line   Line
+		line   runevidence.Line
 		want   bool
 	}{
-		{"generate on a GPU", true, Line{File: "/home/u/gen.py", Line: 12, Pct: 100, Text: "out = model.generate(prompt, max_new_tokens=96)"}, true},
-		{"a training line", true, Line{File: "/home/u/train.py", Line: 12, Pct: 100, Text: "loss.backward()"}, false},
-		{"generate a minor share", true, Line{File: "/home/u/gen.py", Line: 12, Pct: 30, Text: "out = model.generate(prompt)"}, false},
-		{"generate on a CPU", false, Line{File: "/home/u/gen.py", Line: 12, Pct: 100, Text: "out = model.generate(prompt)"}, false},
+		{"generate on a GPU", true, runevidence.Line{File: "/home/u/gen.py", Line: 12, Pct: 100, Text: "out = model.generate(prompt, max_new_tokens=96)"}, true},
+		{"a training line", true, runevidence.Line{File: "/home/u/train.py", Line: 12, Pct: 100, Text: "loss.backward()"}, false},
+		{"generate a minor share", true, runevidence.Line{File: "/home/u/gen.py", Line: 12, Pct: 30, Text: "out = model.generate(prompt)"}, false},
+		{"generate on a CPU", false, runevidence.Line{File: "/home/u/gen.py", Line: 12, Pct: 100, Text: "out = model.generate(prompt)"}, false},
 	} {
 		s := &state{p: Default, step: 9000, steps: 30, device: c.device, share: map[Class]float64{Host: 0.9, GPUCompute: 0.03}, d: &Diagnosis{},
-			py: &PythonEvidence{HotSamples: 60, ModuleShare: 0.84, Hot: []Line{c.line}}}
+			py: &runevidence.PythonEvidence{HotSamples: 60, ModuleShare: 0.84, Hot: []runevidence.Line{c.line}}}
 		if ch := hostPythonChange(t, s, c.name); strings.Contains(ch, "static KV cache") != c.want {
 			t.Errorf("%s: %s", c.name, ch)
 		}
@@ -1406,7 +1411,7 @@ func TestInferenceGradFinding(t *testing.T) {
 		{"DataLoader steps", "dataloader", true, 164 * 20, 0, false},
 		{"a few large matmuls", "forward", true, 12 * 20, 0, false},
 	} {
-		run := &RunEvidence{StepSource: c.source, Env: &Env{Flags: map[string]any{"grad_enabled": c.grad}}}
+		run := &runevidence.RunEvidence{StepSource: c.source, Env: &runevidence.Env{Flags: map[string]any{"grad_enabled": c.grad}}}
 		s := &state{p: Default, step: 2670, steps: 20, share: map[Class]float64{Host: 0.48, CPUCompute: 0.52}, d: &Diagnosis{},
 			in: Analyses{Run: run, Ops: &optable.OpTable{Calls: c.calls, Steps: 20, BackwardCalls: c.backwd}}}
 		s.findings()
@@ -1450,22 +1455,22 @@ func TestLaunchChangeNamesTheServingEngine(t *testing.T) {
 // loader keeps the change as it was.
 func TestInputJudgesTheLoaderWaitedFor(t *testing.T) {
 	zero, four := 0, 4
-	train := Loader{Dataset: "TrainImages", NumWorkers: &four, Batches: 400, WaitS: 12}
-	eval := Loader{Dataset: "EvalImages", NumWorkers: &zero, Batches: 50, WaitS: 2}
+	train := runevidence.Loader{Dataset: "TrainImages", NumWorkers: &four, Batches: 400, WaitS: 12}
+	eval := runevidence.Loader{Dataset: "EvalImages", NumWorkers: &zero, Batches: 50, WaitS: 2}
 	for _, c := range []struct {
 		name    string
-		loaders []Loader
+		loaders []runevidence.Loader
 		want    string
 		nowant  string
 		first   string
 	}{
-		{"training first", []Loader{train, eval}, "the step waits for the DataLoader over TrainImages (12.0 s of the run's 14.0 s of DataLoader wait; the program has 2 loaders): 4 workers cannot keep up", "num_workers=0", "TrainImages"},
-		{"evaluation first", []Loader{eval, train}, "the step waits for the DataLoader over TrainImages", "num_workers=0", "TrainImages"},
+		{"training first", []runevidence.Loader{train, eval}, "the step waits for the DataLoader over TrainImages (12.0 s of the run's 14.0 s of DataLoader wait; the program has 2 loaders): 4 workers cannot keep up", "num_workers=0", "TrainImages"},
+		{"evaluation first", []runevidence.Loader{eval, train}, "the step waits for the DataLoader over TrainImages", "num_workers=0", "TrainImages"},
 		// the evaluation's loader waited for most: it is the one judged
-		{"evaluation waited for", []Loader{train, {Dataset: "EvalImages", NumWorkers: &zero, Batches: 50, WaitS: 20}}, "DataLoader over EvalImages (20.0 s of the run's 32.0 s", "4 workers", "EvalImages"},
-		{"one loader", []Loader{eval}, "the DataLoader over EvalImages loads its batches in the main thread (num_workers=0)", "the program has", "EvalImages"},
+		{"evaluation waited for", []runevidence.Loader{train, {Dataset: "EvalImages", NumWorkers: &zero, Batches: 50, WaitS: 20}}, "DataLoader over EvalImages (20.0 s of the run's 32.0 s", "4 workers", "EvalImages"},
+		{"one loader", []runevidence.Loader{eval}, "the DataLoader over EvalImages loads its batches in the main thread (num_workers=0)", "the program has", "EvalImages"},
 	} {
-		s := &state{p: Default, step: 1000, share: map[Class]float64{Input: 0.8}, d: &Diagnosis{}, in: Analyses{Run: &RunEvidence{Loaders: c.loaders}}}
+		s := &state{p: Default, step: 1000, share: map[Class]float64{Input: 0.8}, d: &Diagnosis{}, in: Analyses{Run: &runevidence.RunEvidence{Loaders: c.loaders}}}
 		s.findings()
 		f := findingOf(s.d, "input.loader")
 		if f == nil {
@@ -1486,13 +1491,13 @@ func TestHostPythonNamesTheDataLoaderOnlyWhereOneRuns(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		ops    []optable.OpRow
-		run    *RunEvidence
+		run    *runevidence.RunEvidence
 		loader bool
 	}{
 		{"no loader", []optable.OpRow{{Name: "aten::mm", Calls: 10, HostSelfUs: 100}}, nil, false},
-		{"no loader in the run", []optable.OpRow{{Name: "aten::mm", Calls: 10, HostSelfUs: 100}}, &RunEvidence{}, false},
+		{"no loader in the run", []optable.OpRow{{Name: "aten::mm", Calls: 10, HostSelfUs: 100}}, &runevidence.RunEvidence{}, false},
 		{"loader in the trace", []optable.OpRow{{Name: "aten::mm", Calls: 10, HostSelfUs: 100}, {Name: "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", Calls: 3, HostSelfUs: 30}}, nil, true},
-		{"loader in the run", []optable.OpRow{{Name: "aten::mm", Calls: 10, HostSelfUs: 100}}, &RunEvidence{HasDataLoader: true}, true},
+		{"loader in the run", []optable.OpRow{{Name: "aten::mm", Calls: 10, HostSelfUs: 100}}, &runevidence.RunEvidence{HasDataLoader: true}, true},
 	} {
 		s := &state{p: Default, step: 1000, steps: 1, device: true, share: map[Class]float64{Host: 0.6, GPUCompute: 0.4}, d: &Diagnosis{},
 			in: Analyses{Ops: &optable.OpTable{Rows: c.ops}, Run: c.run}}
@@ -1521,9 +1526,9 @@ func TestWorkersForLoadingThatWaits(t *testing.T) {
 		{"computes", 0.1, 1}, // 2 CPUs: one worker
 		{"half waits", 0.5, 1},
 	} {
-		run := &RunEvidence{Env: &Env{CPUs: 2}, Loaders: []Loader{{Dataset: "Slow", NumWorkers: &zero, Batches: 20}}}
+		run := &runevidence.RunEvidence{Env: &runevidence.Env{CPUs: 2}, Loaders: []runevidence.Loader{{Dataset: "Slow", NumWorkers: &zero, Batches: 20}}}
 		s := &state{p: Default, step: 1000, share: map[Class]float64{Input: 0.9}, d: &Diagnosis{}, in: Analyses{Run: run},
-			py: &PythonEvidence{LoaderOffCPU: c.offCPU}}
+			py: &runevidence.PythonEvidence{LoaderOffCPU: c.offCPU}}
 		if n := s.advisedWorkers(); n != c.workers {
 			t.Errorf("%s: %d workers, want %d", c.name, n, c.workers)
 		}
@@ -1532,6 +1537,26 @@ func TestWorkersForLoadingThatWaits(t *testing.T) {
 		if f == nil || !strings.Contains(f.Change, "DataLoader(num_workers="+strconv.Itoa(c.workers)+",") ||
 			strings.Contains(f.Change, "waiting workers need no CPU") != (c.workers > 1) {
 			t.Errorf("%s: %+v", c.name, f)
+		}
+	}
+}
+
+// With workers that read a DataFrame row by row, the input change leads
+// with converting it once; without, it does not name it.
+func TestInputNamesTheDataFrameRows(t *testing.T) {
+	two := 2
+	for _, rows := range []bool{true, false} {
+		s := &state{p: Default, step: 1000, share: map[Class]float64{Input: 0.8}, d: &Diagnosis{}, in: Analyses{
+			Run: &runevidence.RunEvidence{Loaders: []runevidence.Loader{{Dataset: "Rows", NumWorkers: &two}}, WorkersReadDataFrameRows: rows,
+				Workers: &pyprofile.WorkerSummary{Processes: 2, Samples: 400, BusyShare: 0.97, CPUShare: 0.9,
+					Lines: []pyprofile.WorkerLine{{File: "/p/data.py", Line: 6, Func: "Rows.__getitem__", BusyPct: 93}}}}}}
+		s.findings()
+		f := findingOf(s.d, "input.loader")
+		if f == nil {
+			t.Fatal("no input finding")
+		}
+		if got := strings.Contains(f.AllChanges(), "the Dataset reads a DataFrame row by row"); got != rows || !strings.Contains(f.AllChanges(), "2 workers cannot keep up") {
+			t.Errorf("rows %v: change %q", rows, f.AllChanges())
 		}
 	}
 }

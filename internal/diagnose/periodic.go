@@ -1,18 +1,14 @@
 package diagnose
 
 import (
-	"cmp"
 	"fmt"
-	"maps"
 	"math"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
-	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
@@ -20,183 +16,6 @@ import (
 // every Nth step an outlier. A recorded window of a few steps rarely
 // holds one, so the window's verdict is blind to it, and host.off-step
 // (work in every step) is silent by design; the run's step times show it.
-
-// PeriodicSteps are the steps after start-up, outside the recorded
-// window, that take over twice their median at a regular interval.
-type PeriodicSteps struct {
-	// Every: the interval, in steps; Steps: the first few such steps.
-	Every int   `json:"every"`
-	Steps []int `json:"steps"`
-	Count int   `json:"count"`
-	// MeanS: their mean duration; MedianS: the median step of the steps
-	// considered.
-	MeanS   float64 `json:"mean_s"`
-	MedianS float64 `json:"median_s"`
-	// ExcessS: the time they spend above the median; Share: its share of
-	// the steps' time.
-	ExcessS float64 `json:"excess_s"`
-	Share   float64 `json:"share"`
-	// InWindow: the steps are the recorded window's outliers (what they
-	// do: Work), not the run's steps outside it; Every is 0 when they
-	// are not evenly spaced.
-	InWindow bool                `json:"in_window,omitempty"`
-	Work     *window.OutlierWork `json:"-"`
-}
-
-// when says when the slow steps come: "every 5 steps a step takes" or
-// "steps 4, 9 take".
-func (p *PeriodicSteps) when() string {
-	if p.Every > 0 {
-		return fmt.Sprintf("every %d steps a step takes", p.Every)
-	}
-	steps := make([]string, len(p.Steps))
-	for i, n := range p.Steps {
-		steps[i] = fmt.Sprint(n)
-	}
-	return "steps " + strings.Join(steps, ", ") + " take"
-}
-
-// of names what Share is a share of.
-func (p *PeriodicSteps) of() string {
-	if p.InWindow {
-		return "the recorded steps' time"
-	}
-	return "the run's step time"
-}
-
-// Outliers repeat when at least minPeriodic of them, holding half of
-// the time all of them spend above the median, fall every N steps (N >=
-// 3: every other step slow is not a step's work "every N steps" but two
-// kinds of step) from one of them on, and they are at least periodicHits
-// of the steps at those places. Half the time, not half the count: a
-// busy spell on a loaded machine makes dozens of short outliers of 1 ms
-// steps (an RL loop's rollout every 64 updates, 8 steps of ~110 ms, went
-// unseen beside 29 steps of 2-40 ms).
-const (
-	minPeriodic  = 3
-	periodicHits = 2.0 / 3
-)
-
-// candidateGaps are the gaps of at least 3 steps between consecutive
-// outliers, the 20 most common (a long run's noise makes many).
-func candidateGaps(out []steptimes.Step) []int {
-	count := map[int]int{}
-	for i := 1; i < len(out); i++ {
-		if g := out[i].N - out[i-1].N; g >= 3 {
-			count[g]++
-		}
-	}
-	gaps := slices.Collect(maps.Keys(count))
-	slices.SortFunc(gaps, func(a, b int) int { return cmp.Or(cmp.Compare(count[b], count[a]), cmp.Compare(a, b)) })
-	return gaps[:min(20, len(gaps))]
-}
-
-// periodicMinExcess: a slow step is slower than the median (less its
-// waits) by at least this share of the median step as recorded.
-const periodicMinExcess = 0.25
-
-// periodicSteps finds the steps that repeat as outliers (nil: none),
-// each step less its garbage collections' pauses (rows), its wait for a
-// CPU and its wait for a DataLoader: the collections of the oldest
-// generation come every so many allocations, and are gc.pauses'; other
-// processes' load comes when it comes; N workers that cannot keep up
-// make every Nth step wait for the next round of batches, which is
-// input.loader's (2 workers restarted every epoch made every 4th step
-// wait 39 ms, and the verdict was periodic-work). An epoch's first step
-// (DataLoader workers started again) is one such.
-func periodicSteps(steps []steptimes.Step, rows []rundir.StepRow) *PeriodicSteps {
-	gc := map[int]float64{}
-	for _, r := range rows {
-		gc[r.Step] = r.GCPauseS
-	}
-	var use []steptimes.Step
-	var durs, raw []float64
-	for _, st := range steps {
-		if st.N > startupSteps && !st.InWindow && st.DurS > 0 {
-			raw = append(raw, st.DurS)
-			st.DurS = max(st.DurS-gc[st.N]-st.CPUWaitS-st.LoaderWaitS, 1e-9)
-			use = append(use, st)
-			durs = append(durs, st.DurS)
-		}
-	}
-	m := median(durs)
-	if m <= 0 {
-		return nil
-	}
-	// A slow step must also be slower by periodicMinExcess of a whole
-	// step: steps that are nearly all waiting for a DataLoader leave a
-	// median of microseconds, over twice which every other step comes
-	// (a loader that read a file per sample: every 3rd step "took 191
-	// µs, 190,750x the median", and periodic-work led an input-bound run).
-	minExcess := periodicMinExcess * median(raw)
-	var out []steptimes.Step
-	var total float64
-	for _, st := range use {
-		total += st.DurS
-		if st.DurS > 2*m && st.DurS-m >= minExcess {
-			out = append(out, st)
-		}
-	}
-	if len(out) < minPeriodic {
-		return nil
-	}
-	slow := map[int]float64{}
-	var outExcess float64
-	for _, st := range out {
-		slow[st.N] = st.DurS
-		outExcess += st.DurS - m
-	}
-	considered := map[int]bool{}
-	for _, st := range use {
-		considered[st.N] = true
-	}
-	last := use[len(use)-1].N
-	// A period and a first step: the slow steps that fall on it (hits),
-	// over the steps it expects (those considered, from the first on).
-	// Slow steps off it (a collection, the machine's load) are noise,
-	// tolerated up to half of them.
-	type fit struct{ every, first, hits int }
-	var best fit
-	for _, g := range candidateGaps(out) {
-		for _, a := range out[:min(5, len(out))] {
-			f := fit{every: g, first: a.N}
-			expected := 0
-			var excess float64
-			for n := a.N; n <= last; n += g {
-				if considered[n] {
-					expected++
-					if d, ok := slow[n]; ok {
-						f.hits++
-						excess += d - m
-					}
-				}
-			}
-			if f.hits >= minPeriodic && float64(f.hits) >= periodicHits*float64(expected) && 2*excess >= outExcess &&
-				(f.hits > best.hits || f.hits == best.hits && g > best.every) {
-				best = f
-			}
-		}
-	}
-	if best.hits == 0 {
-		return nil
-	}
-	p := &PeriodicSteps{Every: best.every, Count: best.hits, MedianS: m}
-	var sum, above float64
-	for n := best.first; n <= last; n += best.every {
-		d, ok := slow[n]
-		if !ok {
-			continue
-		}
-		if len(p.Steps) < 4 {
-			p.Steps = append(p.Steps, n)
-		}
-		sum += d
-		above += d - m
-	}
-	p.MeanS = sum / float64(best.hits)
-	p.ExcessS, p.Share = above, above/total
-	return p
-}
 
 // periodicFinding: the run's steps every N steps spend at least
 // MinFinding of the run's step time above the median. What they do comes
@@ -270,7 +89,7 @@ func lineName(l Location) string { return fmt.Sprintf("%s:%d", filepath.Base(l.F
 
 // namedLines are the first n lines as locations with the note, and as
 // text for a change: "train.py:30 60%, train.py:12 25%".
-func namedLines(lines []Line, n int, note string) ([]Location, string) {
+func namedLines(lines []runevidence.Line, n int, note string) ([]Location, string) {
 	var where []Location
 	var names []string
 	for _, l := range lines[:min(n, len(lines))] {
@@ -286,7 +105,7 @@ func namedLines(lines []Line, n int, note string) ([]Location, string) {
 // DataLoader's workers, a framework's validation or checkpoint phases
 // (run.validation's and run.checkpoint's) nor a second optimizer explain
 // them.
-func (s *state) periodic() *PeriodicSteps {
+func (s *state) periodic() *runevidence.PeriodicSteps {
 	r := s.in.Run
 	if r == nil || r.Periodic == nil || r.Periodic.Share < s.p.MinFinding {
 		return s.windowPeriodic()
@@ -338,12 +157,12 @@ func (s *state) periodic() *PeriodicSteps {
 // tells what they do (window.OutlierWork). A trainer that evaluated
 // every N steps, 35-43% of its loop, was told only that its steps N and
 // 2N were outliers.
-func (s *state) windowPeriodic() *PeriodicSteps {
+func (s *state) windowPeriodic() *runevidence.PeriodicSteps {
 	w := s.in.Window
 	if w == nil || w.OutlierWork == nil || w.MedianUs <= 0 {
 		return nil
 	}
-	p := &PeriodicSteps{InWindow: true, Work: w.OutlierWork, MedianS: w.MedianUs / 1e6}
+	p := &runevidence.PeriodicSteps{InWindow: true, Work: w.OutlierWork, MedianS: w.MedianUs / 1e6}
 	var notOwn map[int]float64
 	if r := s.in.Run; r != nil {
 		notOwn = r.NotOwnS
@@ -392,7 +211,7 @@ func (s *state) windowPeriodic() *PeriodicSteps {
 // an ordinary step: forward ops with no backward beside them are an
 // evaluation; extra time with nothing recorded is Python, file I/O or
 // sleeping (a checkpoint's write records no op).
-func (s *state) windowPeriodicFinding(p *PeriodicSteps) {
+func (s *state) windowPeriodicFinding(p *runevidence.PeriodicSteps) {
 	wk := p.Work
 	each := units.Seconds(p.MeanS - p.MedianS)
 	ms := []Evidence{{"outlier steps in the window", float64(p.Count), "", "window"},
@@ -417,8 +236,8 @@ func (s *state) windowPeriodicFinding(p *PeriodicSteps) {
 	case len(names) > 0:
 		change = fmt.Sprintf("the slow steps' extra %s goes to %s: make that work cheaper, run it less often, or overlap it with the steps (a background thread or process)", each, strings.Join(names, ", "))
 	}
-	when := p.when()
-	title := fmt.Sprintf("%s %s, %.1fx the median: %.0f%% of %s", strings.ToUpper(when[:1])+when[1:], units.Seconds(p.MeanS), p.MeanS/p.MedianS, pct(p.Share), p.of())
+	when := p.When()
+	title := fmt.Sprintf("%s %s, %.1fx the median: %.0f%% of %s", strings.ToUpper(when[:1])+when[1:], units.Seconds(p.MeanS), p.MeanS/p.MedianS, pct(p.Share), p.ShareOf())
 	if what != "" {
 		title += ", in " + what
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
@@ -36,7 +37,7 @@ func every(k, first, n int, d float64) map[int]float64 {
 
 func TestPeriodicSteps(t *testing.T) {
 	// a 200 ms checkpoint every 40 steps of 20 ms
-	p := periodicSteps(stepsWith(300, every(40, 41, 300, 0.2)), nil)
+	p := runevidence.Periodic(stepsWith(300, every(40, 41, 300, 0.2)), nil)
 	if p == nil || p.Every != 40 || p.Count != 7 || p.Steps[0] != 41 || len(p.Steps) != 4 {
 		t.Fatalf("periodic %+v", p)
 	}
@@ -48,7 +49,7 @@ func TestPeriodicSteps(t *testing.T) {
 	slow := every(40, 41, 300, 0.2)
 	delete(slow, 161)
 	slow[162] = 0.2
-	if p := periodicSteps(stepsWith(300, slow), nil); p == nil || p.Every != 40 {
+	if p := runevidence.Periodic(stepsWith(300, slow), nil); p == nil || p.Every != 40 {
 		t.Errorf("one step off: %+v", p)
 	}
 	// slow steps off the period (a collection, the machine's load) are
@@ -56,7 +57,7 @@ func TestPeriodicSteps(t *testing.T) {
 	// 3, 20, 40, 50, 60, 80, 100, 103...)
 	slow = every(40, 41, 300, 0.2)
 	slow[17], slow[95], slow[230] = 0.1, 0.1, 0.1
-	if p := periodicSteps(stepsWith(300, slow), nil); p == nil || p.Every != 40 || p.Count != 7 || math.Abs(p.MeanS-0.2) > 1e-9 {
+	if p := runevidence.Periodic(stepsWith(300, slow), nil); p == nil || p.Every != 40 || p.Count != 7 || math.Abs(p.MeanS-0.2) > 1e-9 {
 		t.Errorf("with noise: %+v", p)
 	}
 	// a busy spell: dozens of short outliers beside the period's few
@@ -72,7 +73,7 @@ func TestPeriodicSteps(t *testing.T) {
 			steps[i].DurS, steps[i].CPUWaitS = 0.3, 0.28
 		}
 	}
-	if p := periodicSteps(steps, nil); p == nil || p.Every != 64 || p.Count != 10 {
+	if p := runevidence.Periodic(steps, nil); p == nil || p.Every != 64 || p.Count != 10 {
 		t.Errorf("a busy spell: %+v", p)
 	}
 	// every 4th step waits for the DataLoader's next round of batches:
@@ -83,7 +84,7 @@ func TestPeriodicSteps(t *testing.T) {
 			steps[i].LoaderWaitS = 0.045
 		}
 	}
-	if p := periodicSteps(steps, nil); p != nil {
+	if p := runevidence.Periodic(steps, nil); p != nil {
 		t.Errorf("DataLoader rounds: %+v", p)
 	}
 	// steps that are all DataLoader wait leave microseconds: every 3rd
@@ -95,7 +96,7 @@ func TestPeriodicSteps(t *testing.T) {
 			steps[i].DurS += 0.00015
 		}
 	}
-	if p := periodicSteps(steps, nil); p != nil {
+	if p := runevidence.Periodic(steps, nil); p != nil {
 		t.Errorf("steps all waiting: %+v", p)
 	}
 	for name, steps := range map[string][]steptimes.Step{
@@ -109,7 +110,7 @@ func TestPeriodicSteps(t *testing.T) {
 		// slow steps are off it
 		"sparse": stepsWith(300, map[int]float64{41: 0.2, 81: 0.2, 121: 0.2, 17: 0.2, 33: 0.2, 59: 0.2, 97: 0.2, 150: 0.2, 212: 0.2}),
 	} {
-		if p := periodicSteps(steps, nil); p != nil {
+		if p := runevidence.Periodic(steps, nil); p != nil {
 			t.Errorf("%s: %+v", name, p)
 		}
 	}
@@ -118,55 +119,55 @@ func TestPeriodicSteps(t *testing.T) {
 	for n := range every(40, 41, 300, 0.2) {
 		rows = append(rows, rundir.StepRow{Step: n, GCPauseS: 0.18})
 	}
-	if p := periodicSteps(stepsWith(300, every(40, 41, 300, 0.2)), rows); p != nil {
+	if p := runevidence.Periodic(stepsWith(300, every(40, 41, 300, 0.2)), rows); p != nil {
 		t.Errorf("collections: %+v", p)
 	}
 }
 
 func TestPeriodicFinding(t *testing.T) {
-	periodic := periodicSteps(stepsWith(300, every(40, 41, 300, 0.4)), nil)
-	ioLines := []Line{{File: "/w/train.py", Line: 13, Func: "<module>", Pct: 20}}
-	evalLines := []OffStepLine{{Line{File: "/w/train.py", Line: 20, Func: "<module>", Pct: 18}, OffStepEval}}
-	slowLines := []Line{{File: "/w/train.py", Line: 30, Func: "<module>", Pct: 60}, {File: "/w/train.py", Line: 12, Func: "Env.step", Pct: 25}}
+	periodic := runevidence.Periodic(stepsWith(300, every(40, 41, 300, 0.4)), nil)
+	ioLines := []runevidence.Line{{File: "/w/train.py", Line: 13, Func: "<module>", Pct: 20}}
+	evalLines := []runevidence.OffStepLine{{Line: runevidence.Line{File: "/w/train.py", Line: 20, Func: "<module>", Pct: 18}, Kind: runevidence.OffStepEval}}
+	slowLines := []runevidence.Line{{File: "/w/train.py", Line: 30, Func: "<module>", Pct: 60}, {File: "/w/train.py", Line: 12, Func: "Env.step", Pct: 25}}
 	two, zero, no := 2, 0, false
 	for _, c := range []struct {
 		name            string
-		run             RunEvidence
+		run             runevidence.RunEvidence
 		title           string // "" : no finding
 		change, verdict string
 	}{
-		{"checkpoint", RunEvidence{Periodic: periodic, Python: &PythonEvidence{RunIOShare: 0.2, RunIOLines: ioLines}},
+		{"checkpoint", runevidence.RunEvidence{Periodic: periodic, Python: &runevidence.PythonEvidence{RunIOShare: 0.2, RunIOLines: ioLines}},
 			"Every 40 steps a step takes 400 ms, 20.0x the median (steps 41, 81, 121, 161, ...): ",
 			"the write every 40 steps at train.py:13 blocks training for 380 ms each time: write asynchronously", "every 40 steps a step takes 400 ms"},
-		{"evaluation", RunEvidence{Periodic: periodic, Python: &PythonEvidence{OffStepShare: 0.18, OffStep: evalLines}},
-			"in " + OffStepEval, "the " + OffStepEval + " every 40 steps at train.py:20 takes 380 ms each time", ""},
-		{"unknown", RunEvidence{Periodic: periodic, Python: &PythonEvidence{RunIOShare: 0.01, RunIOLines: ioLines}},
+		{"evaluation", runevidence.RunEvidence{Periodic: periodic, Python: &runevidence.PythonEvidence{OffStepShare: 0.18, OffStep: evalLines}},
+			"in " + runevidence.OffStepEval, "the " + runevidence.OffStepEval + " every 40 steps at train.py:20 takes 380 ms each time", ""},
+		{"unknown", runevidence.RunEvidence{Periodic: periodic, Python: &runevidence.PythonEvidence{RunIOShare: 0.01, RunIOLines: ioLines}},
 			"(steps 41, 81, 121, 161, ...)", "record one with bottleneck run --skip-first 38 --warmup 1 --active 2 (steps 40-41)", ""},
 		// the slow steps' own samples name their lines (a rollout)
-		{"slow steps' lines", RunEvidence{Periodic: periodic, Python: &PythonEvidence{SlowSamples: 40, SlowLines: slowLines}},
+		{"slow steps' lines", runevidence.RunEvidence{Periodic: periodic, Python: &runevidence.PythonEvidence{SlowSamples: 40, SlowLines: slowLines}},
 			"(steps 41, 81, 121, 161, ...)", "the slow steps' time goes to train.py:30 60%, train.py:12 25% (their main-thread samples): that work every 40 steps takes 380 ms", ""},
 		// ... not from a few samples: record one
-		{"few slow samples", RunEvidence{Periodic: periodic, Python: &PythonEvidence{SlowSamples: 3, SlowLines: slowLines}},
+		{"few slow samples", runevidence.RunEvidence{Periodic: periodic, Python: &runevidence.PythonEvidence{SlowSamples: 3, SlowLines: slowLines}},
 			"(steps 41, 81, 121, 161, ...)", "record one with bottleneck run", ""},
 		// silent: the slow steps wait for the DataLoader (its workers
 		// deliver a round of batches at once): input, not work every N steps
-		{"loader rounds", RunEvidence{Periodic: periodic, Python: &PythonEvidence{SlowSamples: 40, SlowLines: slowLines, SlowLoaderShare: 0.9}}, "", "", ""},
+		{"loader rounds", runevidence.RunEvidence{Periodic: periodic, Python: &runevidence.PythonEvidence{SlowSamples: 40, SlowLines: slowLines, SlowLoaderShare: 0.9}}, "", "", ""},
 		// silent: a DataLoader's epochs of 40 batches restart its workers
-		{"epochs", RunEvidence{Periodic: periodic, Loaders: []Loader{{Batches: 280, Iterators: 7, NumWorkers: &two, PersistentWorkers: &no}}}, "", "", ""},
+		{"epochs", runevidence.RunEvidence{Periodic: periodic, Loaders: []runevidence.Loader{{Batches: 280, Iterators: 7, NumWorkers: &two, PersistentWorkers: &no}}}, "", "", ""},
 		// but not without workers: the epoch's end (an evaluation) is the work
-		{"epochs without workers", RunEvidence{Periodic: periodic, Loaders: []Loader{{Batches: 280, Iterators: 7, NumWorkers: &zero}},
-			Python: &PythonEvidence{OffStepShare: 0.18, OffStep: evalLines}}, "in " + OffStepEval, "every 40 steps at train.py:20", ""},
+		{"epochs without workers", runevidence.RunEvidence{Periodic: periodic, Loaders: []runevidence.Loader{{Batches: 280, Iterators: 7, NumWorkers: &zero}},
+			Python: &runevidence.PythonEvidence{OffStepShare: 0.18, OffStep: evalLines}}, "in " + runevidence.OffStepEval, "every 40 steps at train.py:20", ""},
 		// silent: Lightning's validation phases hold the time
-		{"validation", RunEvidence{Periodic: periodic, Phases: &rundir.FrameworkPhases{Framework: "lightning", WallS: 10,
+		{"validation", runevidence.RunEvidence{Periodic: periodic, Phases: &rundir.FrameworkPhases{Framework: "lightning", WallS: 10,
 			Phases: []rundir.Phase{{Name: "validation_step", SelfS: 2.5}}}}, "", "", ""},
 		// silent: Lightning's save_checkpoint phases hold the time
-		{"framework checkpoints", RunEvidence{Periodic: periodic, Phases: &rundir.FrameworkPhases{Framework: "lightning", WallS: 10,
-			Phases: []rundir.Phase{{Name: "save_checkpoint", Calls: 7, SelfS: 2.6}}}, Python: &PythonEvidence{RunIOShare: 0.2, RunIOLines: ioLines}}, "", "", ""},
+		{"framework checkpoints", runevidence.RunEvidence{Periodic: periodic, Phases: &rundir.FrameworkPhases{Framework: "lightning", WallS: 10,
+			Phases: []rundir.Phase{{Name: "save_checkpoint", Calls: 7, SelfS: 2.6}}}, Python: &runevidence.PythonEvidence{RunIOShare: 0.2, RunIOLines: ioLines}}, "", "", ""},
 		// silent: a GAN's generator stepped after every 5 critic steps
-		{"two optimizers", RunEvidence{Periodic: periodic, Optimizers: []rundir.Optimizer{{Class: "Adam"}, {Class: "Adam"}},
-			Python: &PythonEvidence{RunIOShare: 0.2, RunIOLines: ioLines}}, "", "", ""},
+		{"two optimizers", runevidence.RunEvidence{Periodic: periodic, Optimizers: []rundir.Optimizer{{Class: "Adam"}, {Class: "Adam"}},
+			Python: &runevidence.PythonEvidence{RunIOShare: 0.2, RunIOLines: ioLines}}, "", "", ""},
 		// silent: under MinFinding of the run
-		{"small", RunEvidence{Periodic: periodicSteps(stepsWith(300, every(40, 41, 300, 0.05)), nil)}, "", "", ""},
+		{"small", runevidence.RunEvidence{Periodic: runevidence.Periodic(stepsWith(300, every(40, 41, 300, 0.05)), nil)}, "", "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			in := cpuTrace(&c.run)
@@ -204,7 +205,7 @@ func TestPeriodicVerdict(t *testing.T) {
 		leads bool
 	}{{"rollout", 2.0, true}, {"checkpoint", 0.4, false}} {
 		t.Run(c.name, func(t *testing.T) {
-			run := RunEvidence{Periodic: periodicSteps(stepsWith(300, every(40, 41, 300, c.slowS)), nil)}
+			run := runevidence.RunEvidence{Periodic: runevidence.Periodic(stepsWith(300, every(40, 41, 300, c.slowS)), nil)}
 			d := Compute(cpuTrace(&run))
 			v := d.Verdict
 			if leads := v.Primary == Periodic; leads != c.leads || len(v.Secondary) == 0 {
@@ -258,7 +259,7 @@ func TestWindowMeansLeaveOutOutliers(t *testing.T) {
 			ev.WindowSteps = append(ev.WindowSteps, rundir.WindowStep{Step: i, DurationS: d, DataLoaderWaitS: wait, Syncs: 1})
 		}
 	}
-	r := FromProcess(&rundir.ProcessFiles{Tag: "rank0", Evidence: ev})
+	r := runevidence.FromProcess(&rundir.ProcessFiles{Tag: "rank0", Evidence: ev})
 	if math.Abs(r.WindowStepS-0.002) > 1e-12 || math.Abs(r.DataLoaderWaitS-0.0005) > 1e-12 || r.SyncsPerStep != 1 {
 		t.Errorf("window step %v, wait %v, syncs %v: want 2 ms, 0.5 ms, 1", r.WindowStepS, r.DataLoaderWaitS, r.SyncsPerStep)
 	}
@@ -282,7 +283,7 @@ func TestWindowMeansLeaveOutOutliers(t *testing.T) {
 				ev.WindowSteps = append(ev.WindowSteps, rundir.WindowStep{Step: i, DurationS: d, DataLoaderWaitS: wait})
 			}
 		}
-		if r := FromProcess(&rundir.ProcessFiles{Tag: "rank0", Evidence: ev}); math.Abs(r.DataLoaderWaitS-c.want) > 1e-12 {
+		if r := runevidence.FromProcess(&rundir.ProcessFiles{Tag: "rank0", Evidence: ev}); math.Abs(r.DataLoaderWaitS-c.want) > 1e-12 {
 			t.Errorf("%s: window wait %v, want %v", c.name, r.DataLoaderWaitS, c.want)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/ranks"
+	"github.com/bottleneck-dev/bottleneck/internal/stats"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
@@ -127,7 +128,7 @@ func ComputeSpread(rr *Spread, per []RankInput, params *Params) *RunDiagnosis {
 		}
 		byRank[r.Rank] = r.Diagnosis
 		rv := RankVerdict{Rank: r.Rank, Primary: r.Diagnosis.Verdict.Primary, SharePct: r.Diagnosis.Verdict.SharePct,
-			Confidence: r.Diagnosis.Verdict.Confidence, StepUs: round(r.Diagnosis.StepUs)}
+			Confidence: r.Diagnosis.Verdict.Confidence, StepUs: stats.Round1(r.Diagnosis.StepUs)}
 		for _, c := range r.Diagnosis.Classes {
 			if c.Class == Comm {
 				rv.CommPct = c.SharePct
@@ -207,7 +208,7 @@ func ComputeSpread(rr *Spread, per []RankInput, params *Params) *RunDiagnosis {
 			conf = "low"
 			why += fmt.Sprintf("; only %d step(s) compared, so the difference may be noise", steps)
 		}
-		v := Verdict{Primary: Straggler, Detail: fmt.Sprintf("rank %d holds the others back", slow), SharePct: round(100 * share), Confidence: conf, Why: why}
+		v := Verdict{Primary: Straggler, Detail: fmt.Sprintf("rank %d holds the others back", slow), SharePct: stats.Round1(100 * share), Confidence: conf, Why: why}
 		where := []Location{{Kind: "rank", Name: fmt.Sprint(slow)}}
 		change, alts := rule("ranks.straggler").Change, []Alternative(nil)
 		if sd := byRank[slow]; sd != nil {
@@ -226,8 +227,8 @@ func ComputeSpread(rr *Spread, per []RankInput, params *Params) *RunDiagnosis {
 			}
 		}
 		f := Finding{Rule: "ranks.straggler", Class: Straggler, Title: fmt.Sprintf("Rank %d is the straggler: the others lose %s per step waiting", slow, units.Duration(lostUs)),
-			Measured: ms, Where: where, Change: change, Alternatives: alts, AtStakeUs: round(lostUs), AtStakePct: round(100 * share),
-			SavingUs: round(lostUs * rule("ranks.straggler").Factor), SavingPct: round(100 * share * rule("ranks.straggler").Factor), Confidence: conf}
+			Measured: ms, Where: where, Change: change, Alternatives: alts, AtStakeUs: stats.Round1(lostUs), AtStakePct: stats.Round1(100 * share),
+			SavingUs: stats.Round1(lostUs * rule("ranks.straggler").Factor), SavingPct: stats.Round1(100 * share * rule("ranks.straggler").Factor), Confidence: conf}
 		d.Findings = append(d.Findings, f)
 		d.Verdict = v
 		return d

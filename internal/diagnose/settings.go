@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
@@ -19,16 +20,7 @@ import (
 // replaces the class's general one.
 const minFloat64 = 0.4
 
-// flag returns one of torch's flags as the agent read them in the window.
-func (e *Env) flag(name string) (any, bool) {
-	if e == nil {
-		return nil, false
-	}
-	v, ok := e.Flags[name]
-	return v, ok
-}
-
-func (s *state) env() *Env {
+func (s *state) env() *runevidence.Env {
 	if s.in.Run == nil {
 		return nil
 	}
@@ -70,7 +62,7 @@ func (s *state) float64Share(device bool) (share float64, measured bool) {
 // in float64, and no word of float64.
 func (s *state) float64Change(device bool) (string, []Evidence, []Location) {
 	share, measured := s.float64Share(device)
-	v, _ := s.env().flag("default_dtype")
+	v, _ := s.env().Flag("default_dtype")
 	byDefault := v == "torch.float64"
 	params, numel, known := s.float64Params()
 	if known && params == 0 {
@@ -171,7 +163,7 @@ var anomalyChecks = []string{"aten::isnan", "aten::_is_any_true", "aten::item"}
 // (under MinFinding); its time at stake per step (0: not measured) and
 // the evidence.
 func (s *state) anomaly() (atStake float64, ms []Evidence, on bool) {
-	if v, _ := s.env().flag("anomaly_enabled"); v != true {
+	if v, _ := s.env().Flag("anomaly_enabled"); v != true {
 		return 0, nil, false
 	}
 	var capture, checks float64
@@ -181,7 +173,7 @@ func (s *state) anomaly() (atStake float64, ms []Evidence, on bool) {
 		capture = s.py.AnomalyShare * busy * s.step
 		ms = append(ms, Evidence{"main-thread samples capturing Python stacks for anomaly detection", pct(s.py.AnomalyShare), "%", "pyprofile"})
 	}
-	if chk, _ := s.env().flag("anomaly_check_nan"); chk != false && s.in.Ops != nil {
+	if chk, _ := s.env().Flag("anomaly_check_nan"); chk != false && s.in.Ops != nil {
 		calls := 0
 		for _, r := range s.in.Ops.Ranked() {
 			if slices.Contains(anomalyChecks, r.Name) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
@@ -17,8 +18,8 @@ import (
 // change.
 func TestFloat64Change(t *testing.T) {
 	set := &rundir.SettingCall{Call: "set_default_dtype", Arg: "torch.float64", File: "/home/u/pinn.py", Line: 3, Func: "<module>"}
-	f64 := &RunEvidence{Env: &Env{Flags: map[string]any{"default_dtype": "torch.float64"}}, DefaultDtype: set}
-	f32 := &RunEvidence{Env: &Env{Flags: map[string]any{"default_dtype": "torch.float32"}}}
+	f64 := &runevidence.RunEvidence{Env: &runevidence.Env{Flags: map[string]any{"default_dtype": "torch.float64"}}, DefaultDtype: set}
+	f32 := &runevidence.RunEvidence{Env: &runevidence.Env{Flags: map[string]any{"default_dtype": "torch.float32"}}}
 	dtypes := func(fp64, fp32 float64) *optable.OpTable {
 		return &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::addmm", Calls: 10, HostSelfUs: fp64 + fp32}},
 			Dtypes: []optable.DtypeTime{{Dtype: "fp64", HostSelfUs: fp64}, {Dtype: "fp32", HostSelfUs: fp32}, {Dtype: "none", HostSelfUs: 5}}}
@@ -26,7 +27,7 @@ func TestFloat64Change(t *testing.T) {
 	noTypes := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::addmm", Calls: 10, HostSelfUs: 900}}}
 	for _, c := range []struct {
 		name string
-		run  *RunEvidence
+		run  *runevidence.RunEvidence
 		ops  *optable.OpTable
 		want string // "" : no float64 change
 		at   int    // the line the finding points at first (0: none)
@@ -34,7 +35,7 @@ func TestFloat64Change(t *testing.T) {
 		{"default dtype, no types", f64, noTypes, "drop torch.set_default_dtype(torch.float64) at pinn.py:3 (float32 is the default), unless the model needs float64's precision: the ops compute in float64 (the default dtype is torch.float64 in the recorded window), and float32 runs them about twice as fast on a CPU", 3},
 		{"types", nil, dtypes(800, 100), "ops holding 88% of the native op time compute in float64", 0},
 		{"types and the call", f64, dtypes(800, 100), "drop torch.set_default_dtype(torch.float64) at pinn.py:3", 3},
-		{"default dtype set outside the program's lines", &RunEvidence{Env: f64.Env}, noTypes, "set the default dtype back to torch.float32", 0},
+		{"default dtype set outside the program's lines", &runevidence.RunEvidence{Env: f64.Env}, noTypes, "set the default dtype back to torch.float32", 0},
 		// silent: a float64 loss, the rest float32; float32 default; the
 		// types win over the default dtype (the model was cast to float32)
 		{"float64 loss", nil, dtypes(100, 800), "", 0},
@@ -77,17 +78,17 @@ func TestFloat64FromParameters(t *testing.T) {
 		return o
 	}
 	noTypes := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::addmm", Calls: 10, HostSelfUs: 900}}}
-	f64Default := &Env{Flags: map[string]any{"default_dtype": "torch.float64"}}
+	f64Default := &runevidence.Env{Flags: map[string]any{"default_dtype": "torch.float64"}}
 	for _, c := range []struct {
 		name string
-		run  *RunEvidence
+		run  *runevidence.RunEvidence
 		want string // "" : no float64 change
 	}{
-		{"LBFGS on float64 parameters", &RunEvidence{Optimizers: []rundir.Optimizer{opt("float64", "LBFGS")}}, "the model computes in float64 (the parameters the optimizer updates are float64: its largest 3 tensors, 5,248 elements)"},
-		{"Adam on float64 parameters", &RunEvidence{Optimizers: []rundir.Optimizer{opt("float64", "Adam")}}, "model.float() and float32 inputs"},
-		{"LBFGS on float32 parameters", &RunEvidence{Optimizers: []rundir.Optimizer{opt("float32", "LBFGS")}}, ""},
-		{"float64 default, float32 parameters", &RunEvidence{Env: f64Default, Optimizers: []rundir.Optimizer{opt("float32", "LBFGS")}}, ""},
-		{"float64 default, parameters not recorded", &RunEvidence{Env: f64Default, Optimizers: []rundir.Optimizer{{Class: "LBFGS", Params: 6}}}, "the default dtype is torch.float64"},
+		{"LBFGS on float64 parameters", &runevidence.RunEvidence{Optimizers: []rundir.Optimizer{opt("float64", "LBFGS")}}, "the model computes in float64 (the parameters the optimizer updates are float64: its largest 3 tensors, 5,248 elements)"},
+		{"Adam on float64 parameters", &runevidence.RunEvidence{Optimizers: []rundir.Optimizer{opt("float64", "Adam")}}, "model.float() and float32 inputs"},
+		{"LBFGS on float32 parameters", &runevidence.RunEvidence{Optimizers: []rundir.Optimizer{opt("float32", "LBFGS")}}, ""},
+		{"float64 default, float32 parameters", &runevidence.RunEvidence{Env: f64Default, Optimizers: []rundir.Optimizer{opt("float32", "LBFGS")}}, ""},
+		{"float64 default, parameters not recorded", &runevidence.RunEvidence{Env: f64Default, Optimizers: []rundir.Optimizer{{Class: "LBFGS", Params: 6}}}, "the default dtype is torch.float64"},
 	} {
 		s := &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{Ops: noTypes, Run: c.run}}
 		s.findings()
@@ -98,7 +99,7 @@ func TestFloat64FromParameters(t *testing.T) {
 		if got := strings.Contains(f.AllChanges(), "float64"); got != (c.want != "") || !strings.Contains(f.AllChanges(), c.want) {
 			t.Errorf("%s: change %q, want %q", c.name, f.AllChanges(), c.want)
 		}
-		if c.want != "" && !c.run.Env.isFloat64Default() && (len(f.Where) == 0 || f.Where[0].Line != 41) {
+		if c.want != "" && !isFloat64Default(c.run.Env) && (len(f.Where) == 0 || f.Where[0].Line != 41) {
 			t.Errorf("%s: where %+v, want the step() call first", c.name, f.Where)
 		}
 	}
@@ -111,7 +112,7 @@ func TestFloat64FromParameters(t *testing.T) {
 func TestTinyOpsInFloat64(t *testing.T) {
 	set := &rundir.SettingCall{Call: "set_default_dtype", Arg: "torch.float64", File: "/home/u/fit.py", Line: 3, Func: "<module>"}
 	for _, dtype := range []string{"torch.float64", "torch.float32"} {
-		run := &RunEvidence{RunMedianStepS: 0.02, Env: &Env{Flags: map[string]any{"default_dtype": dtype}}}
+		run := &runevidence.RunEvidence{RunMedianStepS: 0.02, Env: &runevidence.Env{Flags: map[string]any{"default_dtype": dtype}}}
 		if dtype == "torch.float64" {
 			run.DefaultDtype = set
 		}
@@ -141,25 +142,25 @@ func TestTinyOpsInFloat64(t *testing.T) {
 // line that turned it on; off, or on but cheap, it is silent.
 func TestAnomalyFinding(t *testing.T) {
 	call := &rundir.SettingCall{Call: "set_anomaly_enabled", Arg: "True", File: "/home/u/train.py", Line: 7, Func: "<module>"}
-	on := &Env{Flags: map[string]any{"anomaly_enabled": true, "anomaly_check_nan": true}}
+	on := &runevidence.Env{Flags: map[string]any{"anomaly_enabled": true, "anomaly_check_nan": true}}
 	checks := &optable.OpTable{Rows: []optable.OpRow{
 		{Name: "aten::addmm", Calls: 30, HostSelfUs: 1500, HostTotalUs: 1500},
 		{Name: "aten::isnan", Calls: 90, HostTotalUs: 450}, {Name: "aten::_is_any_true", Calls: 90, HostTotalUs: 300},
 		{Name: "aten::item", Calls: 90, HostTotalUs: 150}}}
-	py := &PythonEvidence{Samples: 100, AnomalyShare: 0.2}
+	py := &runevidence.PythonEvidence{Samples: 100, AnomalyShare: 0.2}
 	for _, c := range []struct {
 		name    string
-		run     *RunEvidence
+		run     *runevidence.RunEvidence
 		ops     *optable.OpTable
 		atStake float64 // 0: silent
 	}{
 		// 3 steps of 100 ms: checks 900 µs over the window, 300 per step;
 		// stack capture 20% of the busy samples: 20 ms per step
-		{"on", &RunEvidence{Env: on, Anomaly: call, Python: py}, checks, 20300},
-		{"on, no checks", &RunEvidence{Env: &Env{Flags: map[string]any{"anomaly_enabled": true, "anomaly_check_nan": false}}, Python: py}, checks, 20000},
-		{"on, not measured", &RunEvidence{Env: on}, &optable.OpTable{}, 0.001},
-		{"off", &RunEvidence{Env: &Env{Flags: map[string]any{"anomaly_enabled": false}}, Python: py}, checks, 0},
-		{"on, cheap", &RunEvidence{Env: on, Python: &PythonEvidence{Samples: 100, AnomalyShare: 0.01}}, &optable.OpTable{}, 0},
+		{"on", &runevidence.RunEvidence{Env: on, Anomaly: call, Python: py}, checks, 20300},
+		{"on, no checks", &runevidence.RunEvidence{Env: &runevidence.Env{Flags: map[string]any{"anomaly_enabled": true, "anomaly_check_nan": false}}, Python: py}, checks, 20000},
+		{"on, not measured", &runevidence.RunEvidence{Env: on}, &optable.OpTable{}, 0.001},
+		{"off", &runevidence.RunEvidence{Env: &runevidence.Env{Flags: map[string]any{"anomaly_enabled": false}}, Python: py}, checks, 0},
+		{"on, cheap", &runevidence.RunEvidence{Env: on, Python: &runevidence.PythonEvidence{Samples: 100, AnomalyShare: 0.01}}, &optable.OpTable{}, 0},
 		{"no run", nil, checks, 0},
 	} {
 		in := cpuTrace(c.run)
@@ -199,7 +200,7 @@ func TestRecompileFinding(t *testing.T) {
 		{"none", 0, 0, 0},
 		{"a small one", 10e3, 1, 0}, // 2 ms per step: under 5%
 	} {
-		in := cpuTrace(&RunEvidence{Python: &PythonEvidence{Samples: 10, CompileLines: []Line{{File: "/home/u/train.py", Line: 21, Func: "main", Pct: 40}}}})
+		in := cpuTrace(&runevidence.RunEvidence{Python: &runevidence.PythonEvidence{Samples: 10, CompileLines: []runevidence.Line{{File: "/home/u/train.py", Line: 21, Func: "main", Pct: 40}}}})
 		in.Window.Steps = make([]window.Step, 5)
 		in.Window.RecompileUs, in.Window.RecompileSteps = c.us, c.steps
 		if c.steps > 0 {
@@ -235,4 +236,8 @@ func TestRecompileShare(t *testing.T) {
 	}
 }
 
-func (e *Env) isFloat64Default() bool { v, _ := e.flag("default_dtype"); return v == "torch.float64" }
+// isFloat64Default: the program set torch's default dtype to float64.
+func isFloat64Default(e *runevidence.Env) bool {
+	v, _ := e.Flag("default_dtype")
+	return v == "torch.float64"
+}

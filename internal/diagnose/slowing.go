@@ -2,13 +2,10 @@ package diagnose
 
 import (
 	"fmt"
-	"math"
-	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
-	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
@@ -49,53 +46,14 @@ func (s *state) slowingFinding() {
 	}
 	if in := s.in.Run.InputGrowth; in != nil {
 		title += fmt.Sprintf(": the model's input grows, %s at step %d to %s at step %d", shapeText(in.First), in.FirstStep, shapeText(in.Last), in.LastStep)
-		ms = append(ms, Evidence{"input elements, first step", float64(numel(in.First)), "", "evidence"},
-			Evidence{"input elements, latest step", float64(numel(in.Last)), "", "evidence"})
+		ms = append(ms, Evidence{"input elements, first step", float64(runevidence.Numel(in.First)), "", "evidence"},
+			Evidence{"input elements, latest step", float64(runevidence.Numel(in.Last)), "", "evidence"})
 		change = "every call of the model processes everything fed to it so far, as a generation loop does that appends each new token to its input " +
 			"and runs the whole sequence again: cache what the earlier positions computed and feed only the new ones " +
 			"(the keys and values of attention: a KV cache; past_key_values / use_cache=True in Hugging Face models, or model.generate()), " +
 			"or bound the input (a sliding window of the last N positions)"
 	}
 	s.emit(s.finding("run.slowing", title, g.ExcessS*1e6, ms, where, change))
-}
-
-// InputGrowth is a forward-step program whose step module got a larger
-// input at its latest step than at its first: the shapes of the tensor
-// argument that grew most.
-type InputGrowth struct {
-	FirstStep int     `json:"first_step"`
-	LastStep  int     `json:"last_step"`
-	First     []int64 `json:"first_shape"`
-	Last      []int64 `json:"last_shape"`
-}
-
-// inputGrowth finds the tensor argument whose elements grew most from the
-// first step to the latest, when they grew at least growFactor-fold with
-// the same number of dimensions (nil otherwise).
-func inputGrowth(in *rundir.StepInputs) *InputGrowth {
-	if in == nil || in.First == nil || in.Last == nil || in.Last.Step <= in.First.Step {
-		return nil
-	}
-	var best *InputGrowth
-	bestRatio := growFactor
-	for i := range min(len(in.First.Shapes), len(in.Last.Shapes)) {
-		a, b := in.First.Shapes[i], in.Last.Shapes[i]
-		if len(a) != len(b) || numel(a) <= 0 {
-			continue
-		}
-		if r := float64(numel(b)) / float64(numel(a)); r >= bestRatio {
-			best, bestRatio = &InputGrowth{FirstStep: in.First.Step, LastStep: in.Last.Step, First: a, Last: b}, r
-		}
-	}
-	return best
-}
-
-func numel(shape []int64) int64 {
-	n := int64(1)
-	for _, d := range shape {
-		n *= d
-	}
-	return n
 }
 
 // shapeText writes a shape as PyTorch prints a tensor's size: [1, 307].
@@ -108,224 +66,9 @@ func shapeText(shape []int64) string {
 }
 
 // slowing is the run's step growth when the run evidence has one.
-func (s *state) slowing() *StepGrowth {
+func (s *state) slowing() *runevidence.StepGrowth {
 	if r := s.in.Run; r != nil {
 		return r.Slowing
 	}
 	return nil
-}
-
-// StepGrowth is a run whose steps get slower as it goes on: the medians
-// of the first and last quarter of the steps after start-up, the line
-// through all of them, and the R² of the line through the medians of
-// eight equal blocks of them.
-type StepGrowth struct {
-	FirstMedianS float64 `json:"first_median_s"`
-	LastMedianS  float64 `json:"last_median_s"`
-	// FirstSteps and LastSteps: the step numbers the quarters span.
-	FirstSteps [2]int  `json:"first_steps"`
-	LastSteps  [2]int  `json:"last_steps"`
-	SlopeS     float64 `json:"slope_s_per_step"`
-	R2         float64 `json:"r2"`
-	// ExcessS: what the growth adds to the mean step over those steps:
-	// their mean less the first quarter's median.
-	ExcessS float64 `json:"excess_s"`
-	// FirstWaitS and LastWaitS: the quarters' median time a step waited
-	// for a CPU (0 where the agent did not measure it).
-	FirstWaitS float64 `json:"first_cpu_wait_s,omitempty"`
-	LastWaitS  float64 `json:"last_cpu_wait_s,omitempty"`
-	// Stages: where the steps jump up when they grow in a few stages, not
-	// step by step (stages): the first step of each stage after the first.
-	Stages []int `json:"stages,omitempty"`
-}
-
-// runGrowth tells a program whose steps get slower (own) from a machine
-// that got busier (busier): steps that grow only by the time they wait
-// for a CPU (other processes took the CPUs as the run went on: a test
-// suite, a second job) do the same work. Steps that grow only by the
-// time they wait for a DataLoader are neither: a prefetch queue filled
-// before the loop drains and the steps then wait for data, which the
-// run's DataLoader share says (input.loader), not growing work. Both
-// nil: no growth of the program's own.
-func runGrowth(steps []steptimes.Step) (own, busier *StepGrowth) {
-	steps = deflateWindow(steps)
-	g := stepGrowth(steps)
-	if g == nil {
-		return nil, nil
-	}
-	working := slices.Clone(steps)
-	for i := range working {
-		working[i].DurS -= working[i].LoaderWaitS
-	}
-	if stepGrowth(working) == nil {
-		return nil, nil
-	}
-	for i := range working {
-		working[i].DurS -= working[i].CPUWaitS
-	}
-	if g.LastWaitS > 0 && stepGrowth(working) == nil {
-		return nil, g
-	}
-	// the stages of the work itself: a busy spell's waits make jumps of
-	// their own
-	var ns []int
-	var ys []float64
-	for _, st := range working {
-		if st.N > startupSteps && st.DurS > 0 {
-			ns, ys = append(ns, st.N), append(ys, st.DurS)
-		}
-	}
-	g.Stages = stages(ns, ys)
-	return g, nil
-}
-
-// The steps grow when the last quarter's median is at least growFactor
-// times the first's, each quarter's median at least growQuarter times the
-// one before (a step up once leaves two quarters level), and a line
-// through the medians of eight blocks explains at least growR2 of their
-// variance: a trend. Block medians, not the steps themselves: a loaded
-// machine's noise would hide a trend (a growing loop on a busy machine
-// here: R² 0.49 over its steps, 0.88 over the block medians).
-const (
-	growFactor  = 1.5
-	growQuarter = 1.05
-	growR2      = 0.7
-	growSteps   = 24
-)
-
-// deflateWindow scales the recorded window's steps down by the
-// profiler's inflation, when they are slower: the median of the window's
-// first steps against that of the steps just before it (neighbours, so a
-// real growth through the window is kept). A window lengthened over short
-// steps can hold the run's later three quarters: a 30-step loop of tiny
-// ops recorded at steps 8-29, 2-5x slower under the profiler, read as
-// steps that "get slower as the run goes on".
-func deflateWindow(steps []steptimes.Step) []steptimes.Step {
-	const k = 3
-	first := slices.IndexFunc(steps, func(st steptimes.Step) bool { return st.InWindow })
-	if first < 0 {
-		return steps
-	}
-	var before, in []float64
-	for _, st := range steps[:first] {
-		if st.N > startupSteps && st.DurS > 0 {
-			before = append(before, st.DurS)
-		}
-	}
-	for _, st := range steps[first:] {
-		if st.InWindow && st.DurS > 0 && len(in) < k {
-			in = append(in, st.DurS)
-		}
-	}
-	if len(before) > k {
-		before = before[len(before)-k:]
-	}
-	mb, mi := median(before), median(in)
-	if mi <= mb || mb <= 0 {
-		return steps
-	}
-	steps = slices.Clone(steps)
-	for i := range steps {
-		if steps[i].InWindow {
-			steps[i].DurS *= mb / mi
-		}
-	}
-	return steps
-}
-
-// stepGrowth finds a run whose steps keep getting slower (nil when they
-// do not): work that grows with what the run has kept (torch.cat onto a
-// kept tensor, a list searched whole every step).
-func stepGrowth(steps []steptimes.Step) *StepGrowth {
-	var xs, ys, waits []float64
-	var ns []int
-	for _, st := range steps {
-		// the window's steps too, deflated (deflateWindow): a window
-		// lengthened over short steps can hold half the run
-		if st.N > startupSteps && st.DurS > 0 {
-			xs, ys, ns = append(xs, float64(st.N)), append(ys, st.DurS), append(ns, st.N)
-			waits = append(waits, st.CPUWaitS)
-		}
-	}
-	if len(ys) < growSteps {
-		return nil
-	}
-	q := len(ys) / 4
-	var meds [4]float64
-	for i := range meds {
-		meds[i] = median(slices.Clone(ys[i*q : (i+1)*q]))
-		if i > 0 && meds[i] < growQuarter*meds[i-1] {
-			return nil
-		}
-	}
-	var bx, by []float64
-	for k, i := len(ys)/8, 0; i < 8; i++ {
-		bx, by = append(bx, median(slices.Clone(xs[i*k:(i+1)*k]))), append(by, median(slices.Clone(ys[i*k:(i+1)*k])))
-	}
-	_, _, r2 := fitLine(bx, by)
-	_, b, _ := fitLine(xs, ys)
-	if meds[3] < growFactor*meds[0] || r2 < growR2 {
-		return nil
-	}
-	var sum float64
-	for _, y := range ys {
-		sum += y
-	}
-	return &StepGrowth{FirstMedianS: meds[0], LastMedianS: meds[3], FirstSteps: [2]int{ns[0], ns[q-1]}, LastSteps: [2]int{ns[3*q], ns[4*q-1]},
-		SlopeS: b, R2: r2, ExcessS: sum/float64(len(ys)) - meds[0],
-		FirstWaitS: median(waits[:q]), LastWaitS: median(waits[3*q : 4*q])}
-}
-
-// Growth in stages: the medians of stageBlocks equal blocks of the steps
-// rise by at most stageFlat from one block to the next except at up to
-// maxStages jumps, and those jumps hold at least stageShare of the rise
-// (in logarithms) from the first block to the last. Work that grows with
-// what the run keeps rises a little every block; a schedule rises at its
-// stages and stays level between them (progressive resizing from 16 to
-// 24, 32 and 48 pixels: three jumps).
-const (
-	stageBlocks = 16
-	stageFlat   = 1.15
-	maxStages   = 3
-	stageShare  = 0.9
-)
-
-// stages finds where steps (numbered ns, lasting ys) jump up when they
-// grow in stages (nil otherwise): the first step of each later stage,
-// the first in the two blocks around a jump over the geometric mean of
-// their medians.
-func stages(ns []int, ys []float64) []int {
-	k := len(ys) / stageBlocks
-	if k < 2 {
-		return nil
-	}
-	meds := make([]float64, stageBlocks)
-	for i := range meds {
-		meds[i] = median(slices.Clone(ys[i*k : (i+1)*k]))
-		if meds[i] <= 0 {
-			return nil
-		}
-	}
-	var jumps []int
-	var jumped float64
-	for i := 1; i < stageBlocks; i++ {
-		if r := meds[i] / meds[i-1]; r > stageFlat {
-			jumps, jumped = append(jumps, i), jumped+math.Log(r)
-		}
-	}
-	total := math.Log(meds[stageBlocks-1] / meds[0])
-	if len(jumps) == 0 || len(jumps) > maxStages || total <= 0 || jumped < stageShare*total {
-		return nil
-	}
-	var at []int
-	for _, b := range jumps {
-		mid := math.Sqrt(meds[b-1] * meds[b])
-		for i := (b - 1) * k; i < (b+1)*k; i++ {
-			if ys[i] > mid {
-				at = append(at, ns[i])
-				break
-			}
-		}
-	}
-	return at
 }

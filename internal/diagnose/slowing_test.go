@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
@@ -26,7 +27,7 @@ func series(n int, f func(i int) float64) []steptimes.Step {
 // run, one that steps up once (a cache filled, the profiler's window),
 // one with a slow first phase, and a short run are not.
 func TestStepGrowth(t *testing.T) {
-	g := stepGrowth(series(200, func(i int) float64 { return 0.010 + 0.0002*float64(i) }))
+	g := runevidence.Growth(series(200, func(i int) float64 { return 0.010 + 0.0002*float64(i) }))
 	if g == nil || g.LastMedianS < 2.5*g.FirstMedianS || g.SlopeS < 0.00015 || g.ExcessS <= 0 || g.R2 < 0.9 {
 		t.Fatalf("growing run: %+v", g)
 	}
@@ -37,7 +38,7 @@ func TestStepGrowth(t *testing.T) {
 		"short":       series(20, func(i int) float64 { return 0.010 + 0.001*float64(i) }),
 		"noisy, flat": series(400, func(i int) float64 { return 0.010 * (1 + float64(i%7)/3) }),
 	} {
-		if g := stepGrowth(steps); g != nil {
+		if g := runevidence.Growth(steps); g != nil {
 			t.Errorf("%s: %+v", name, g)
 		}
 	}
@@ -59,11 +60,11 @@ func TestRunGrowthStages(t *testing.T) {
 		}
 		return 0.024
 	}
-	g, _ := runGrowth(series(150, stage))
+	g, _ := runevidence.RunGrowth(series(150, stage))
 	if g == nil || !slices.Equal(g.Stages, []int{40, 76, 112}) {
 		t.Fatalf("four stages: %+v", g)
 	}
-	d := Compute(cpuTrace(&RunEvidence{Slowing: g}))
+	d := Compute(cpuTrace(&runevidence.RunEvidence{Slowing: g}))
 	if f := findingOf(d, "run.slowing"); f == nil || !strings.Contains(f.Title, "in 4 stages (from steps 40, 76, 112)") ||
 		!strings.Contains(f.AllChanges(), "rises in stages") || !strings.Contains(f.AllChanges(), "--skip-first 117") || strings.Contains(f.AllChanges(), "torch.cat") {
 		t.Errorf("finding %+v", f)
@@ -76,7 +77,7 @@ func TestRunGrowthStages(t *testing.T) {
 		"stages, then rising": func(i int) float64 { return stage(i) * (1 + 0.01*float64(max(0, i-76))) },
 		"many steps up":       func(i int) float64 { return 0.003 * math.Pow(1.3, float64(i/15)) },
 	} {
-		if g, _ := runGrowth(series(150, f)); g == nil || g.Stages != nil {
+		if g, _ := runevidence.RunGrowth(series(150, f)); g == nil || g.Stages != nil {
 			t.Errorf("%s: %+v", name, g)
 		}
 	}
@@ -102,13 +103,13 @@ func TestRunGrowthLeavesDataLoaderWaitToTheInput(t *testing.T) {
 		return withWaits(steps, wait, func(st *steptimes.Step) *float64 { return &st.LoaderWaitS })
 	}
 	drained := func(i int) float64 { return 0.1 * min(1, max(0, float64(i-30)/60)) } // 0 to 100 ms a step
-	if g := stepGrowth(withLoader(series(100, func(int) float64 { return 0.015 }), drained)); g == nil {
+	if g := runevidence.Growth(withLoader(series(100, func(int) float64 { return 0.015 }), drained)); g == nil {
 		t.Fatal("the drained queue's steps do not grow: the test shows nothing")
 	}
-	if own, b := runGrowth(withLoader(series(100, func(int) float64 { return 0.015 }), drained)); own != nil || b != nil {
+	if own, b := runevidence.RunGrowth(withLoader(series(100, func(int) float64 { return 0.015 }), drained)); own != nil || b != nil {
 		t.Errorf("flat work, a drained prefetch queue: own %+v, busier %+v", own, b)
 	}
-	if own, b := runGrowth(withLoader(series(100, func(i int) float64 { return 0.008 + 0.0004*float64(i) }), drained)); own == nil || b != nil {
+	if own, b := runevidence.RunGrowth(withLoader(series(100, func(i int) float64 { return 0.008 + 0.0004*float64(i) }), drained)); own == nil || b != nil {
 		t.Errorf("growing work, a drained prefetch queue: own %+v, busier %+v", own, b)
 	}
 }
@@ -122,24 +123,24 @@ func TestRunGrowthTellsABusierMachine(t *testing.T) {
 		return withWaits(steps, wait, func(st *steptimes.Step) *float64 { return &st.CPUWaitS })
 	}
 	busier := func(i int) float64 { return 0.00005 * float64(i) } // 0.2 ms to 10 ms a step
-	own, b := runGrowth(withWait(series(200, func(int) float64 { return 0.008 }), busier))
+	own, b := runevidence.RunGrowth(withWait(series(200, func(int) float64 { return 0.008 }), busier))
 	if own != nil || b == nil || b.LastWaitS < 5*b.FirstWaitS || b.LastMedianS < 1.5*b.FirstMedianS {
 		t.Errorf("flat work on a machine getting busier: own %+v, busier %+v", own, b)
 	}
-	own, b = runGrowth(withWait(series(200, func(i int) float64 { return 0.008 + 0.0002*float64(i) }), busier))
+	own, b = runevidence.RunGrowth(withWait(series(200, func(i int) float64 { return 0.008 + 0.0002*float64(i) }), busier))
 	if own == nil || b != nil {
 		t.Errorf("growing work on a machine getting busier: own %+v, busier %+v", own, b)
 	}
-	own, b = runGrowth(series(200, func(i int) float64 { return 0.008 + 0.0002*float64(i) }))
+	own, b = runevidence.RunGrowth(series(200, func(i int) float64 { return 0.008 + 0.0002*float64(i) }))
 	if own == nil || b != nil {
 		t.Errorf("growing work, no waits measured: own %+v, busier %+v", own, b)
 	}
-	own, b = runGrowth(withWait(series(200, func(int) float64 { return 0.008 }), func(int) float64 { return 0.001 }))
+	own, b = runevidence.RunGrowth(withWait(series(200, func(int) float64 { return 0.008 }), func(int) float64 { return 0.001 }))
 	if own != nil || b != nil {
 		t.Errorf("flat work, steady wait: own %+v, busier %+v", own, b)
 	}
 	// the busier machine is a note on the window, not a finding
-	d := Compute(cpuTrace(&RunEvidence{BusierMachine: &StepGrowth{FirstMedianS: 0.008, LastMedianS: 0.016, FirstSteps: [2]int{4, 50}, LastSteps: [2]int{150, 200}, FirstWaitS: 0.0003, LastWaitS: 0.008}}))
+	d := Compute(cpuTrace(&runevidence.RunEvidence{BusierMachine: &runevidence.StepGrowth{FirstMedianS: 0.008, LastMedianS: 0.016, FirstSteps: [2]int{4, 50}, LastSteps: [2]int{150, 200}, FirstWaitS: 0.0003, LastWaitS: 0.008}}))
 	if findingOf(d, "run.slowing") != nil || d.Verdict.Primary == Slowing || d.Window == nil || !slices.ContainsFunc(d.Window.Notes, func(n string) bool {
 		return strings.Contains(n, "only by waiting longer for a CPU")
 	}) {
@@ -150,9 +151,9 @@ func TestRunGrowthTellsABusierMachine(t *testing.T) {
 // run.slowing goes first, names the run's hottest lines and makes the
 // window not steady state; without a growth it is silent.
 func TestSlowingFinding(t *testing.T) {
-	hot := []Line{{File: "/home/u/train.py", Line: 13, Func: "main", Pct: 64}}
-	grow := &StepGrowth{FirstMedianS: 0.02, LastMedianS: 0.06, FirstSteps: [2]int{4, 50}, LastSteps: [2]int{150, 200}, SlopeS: 0.0002, R2: 0.95, ExcessS: 0.02}
-	d := Compute(cpuTrace(&RunEvidence{Slowing: grow, Python: &PythonEvidence{Samples: 100, RunHot: hot}}))
+	hot := []runevidence.Line{{File: "/home/u/train.py", Line: 13, Func: "main", Pct: 64}}
+	grow := &runevidence.StepGrowth{FirstMedianS: 0.02, LastMedianS: 0.06, FirstSteps: [2]int{4, 50}, LastSteps: [2]int{150, 200}, SlopeS: 0.0002, R2: 0.95, ExcessS: 0.02}
+	d := Compute(cpuTrace(&runevidence.RunEvidence{Slowing: grow, Python: &runevidence.PythonEvidence{Samples: 100, RunHot: hot}}))
 	f := d.Findings[0]
 	if f.Rule != "run.slowing" || f.AtStakeUs != 20e3 || len(f.Where) != 1 || f.Where[0].Line != 13 {
 		t.Fatalf("first finding %+v", f)
@@ -160,7 +161,7 @@ func TestSlowingFinding(t *testing.T) {
 	if d.Window == nil || d.Window.SteadyState || !strings.Contains(d.Verdict.Why, "get slower") {
 		t.Errorf("window %+v, verdict %s", d.Window, d.Verdict.Why)
 	}
-	if d := Compute(cpuTrace(&RunEvidence{Python: &PythonEvidence{Samples: 100, RunHot: hot}})); findingOf(d, "run.slowing") != nil {
+	if d := Compute(cpuTrace(&runevidence.RunEvidence{Python: &runevidence.PythonEvidence{Samples: 100, RunHot: hot}})); findingOf(d, "run.slowing") != nil {
 		t.Errorf("no growth: %+v", d.Findings)
 	}
 }
@@ -173,7 +174,7 @@ func TestInputGrowth(t *testing.T) {
 	in := func(first, last [][]int64) *rundir.StepInputs {
 		return &rundir.StepInputs{First: &rundir.StepInput{Step: 1, Shapes: first}, Last: &rundir.StepInput{Step: 230, Shapes: last}}
 	}
-	g := inputGrowth(in([][]int64{{4, 4}, {1, 15}}, [][]int64{{4, 4}, {1, 247}}))
+	g := runevidence.GrowthOfInputs(in([][]int64{{4, 4}, {1, 15}}, [][]int64{{4, 4}, {1, 247}}))
 	if g == nil || !slices.Equal(g.First, []int64{1, 15}) || !slices.Equal(g.Last, []int64{1, 247}) || g.LastStep != 230 {
 		t.Fatalf("growing input: %+v", g)
 	}
@@ -186,22 +187,22 @@ func TestInputGrowth(t *testing.T) {
 		"one step":    {First: &rundir.StepInput{Step: 3, Shapes: [][]int64{{1, 5}}}, Last: &rundir.StepInput{Step: 3, Shapes: [][]int64{{1, 5}}}},
 		"no inputs":   {},
 	} {
-		if g := inputGrowth(c); g != nil {
+		if g := runevidence.GrowthOfInputs(c); g != nil {
 			t.Errorf("%s: %+v", name, g)
 		}
 	}
-	if inputGrowth(nil) != nil {
+	if runevidence.GrowthOfInputs(nil) != nil {
 		t.Error("nil inputs")
 	}
 
-	hot := []Line{{File: "/home/u/generate.py", Line: 28, Func: "TinyLM.forward", Pct: 97}}
-	grow := &StepGrowth{FirstMedianS: 0.017, LastMedianS: 0.063, FirstSteps: [2]int{4, 60}, LastSteps: [2]int{175, 231}, SlopeS: 0.0002, R2: 0.98, ExcessS: 0.03}
-	d := Compute(cpuTrace(&RunEvidence{Slowing: grow, InputGrowth: g, Python: &PythonEvidence{Samples: 100, RunHot: hot}}))
+	hot := []runevidence.Line{{File: "/home/u/generate.py", Line: 28, Func: "TinyLM.forward", Pct: 97}}
+	grow := &runevidence.StepGrowth{FirstMedianS: 0.017, LastMedianS: 0.063, FirstSteps: [2]int{4, 60}, LastSteps: [2]int{175, 231}, SlopeS: 0.0002, R2: 0.98, ExcessS: 0.03}
+	d := Compute(cpuTrace(&runevidence.RunEvidence{Slowing: grow, InputGrowth: g, Python: &runevidence.PythonEvidence{Samples: 100, RunHot: hot}}))
 	f := findingOf(d, "run.slowing")
 	if f == nil || !strings.Contains(f.Title, "the model's input grows, [1, 15] at step 1 to [1, 247] at step 230") || !strings.Contains(f.AllChanges(), "KV cache") {
 		t.Fatalf("finding %+v", f)
 	}
-	d = Compute(cpuTrace(&RunEvidence{Slowing: grow, Python: &PythonEvidence{Samples: 100, RunHot: hot}}))
+	d = Compute(cpuTrace(&runevidence.RunEvidence{Slowing: grow, Python: &runevidence.PythonEvidence{Samples: 100, RunHot: hot}}))
 	if f := findingOf(d, "run.slowing"); f == nil || strings.Contains(f.AllChanges(), "KV cache") || strings.Contains(f.Title, "input grows") {
 		t.Errorf("without a growing input: %+v", f)
 	}
@@ -224,10 +225,10 @@ func TestWindowInflationIsNoGrowth(t *testing.T) {
 		}
 		growing = append(growing, steptimes.Step{N: n, DurS: g, InWindow: in})
 	}
-	if own, busier := runGrowth(flat); own != nil || busier != nil {
+	if own, busier := runevidence.RunGrowth(flat); own != nil || busier != nil {
 		t.Errorf("the window's inflation read as growth: %+v %+v", own, busier)
 	}
-	if own, _ := runGrowth(growing); own == nil {
+	if own, _ := runevidence.RunGrowth(growing); own == nil {
 		t.Error("a growth through the window not found")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
 )
 
@@ -29,7 +30,7 @@ func TestStartupEvidence(t *testing.T) {
 	add(0, 20, 20, "/home/u/prep.py", sitePkgs+"/torch/_inductor/codecache.py", "/usr/lib/python3.12/subprocess.py") // torch.compile's compiler
 	add(0, 100, 0, "/home/u/prep.py")                                                                                // the steps
 	add(1, 50, 50, "/home/u/prep.py")                                                                                // another thread
-	ev := FromWholeRun(p)
+	ev := runevidence.FromWholeRun(p)
 	if math.Abs(ev.StartupShare-0.5) > 1e-9 || len(ev.StartupLines) != 1 || ev.StartupLines[0].Pct != 100 || ev.StartupLines[0].Line != 7 {
 		t.Errorf("start-up share %.3f (want 60 of 100 samples and 20 import ticks), lines %+v", ev.StartupShare, ev.StartupLines)
 	}
@@ -37,7 +38,7 @@ func TestStartupEvidence(t *testing.T) {
 		t.Errorf("start-up off the CPU %.3f, want 0.5 (each stack's share over the run)", ev.StartupOffCPU)
 	}
 	p.CPUClock = false
-	if ev := FromWholeRun(p); ev.StartupOffCPU != 0 {
+	if ev := runevidence.FromWholeRun(p); ev.StartupOffCPU != 0 {
 		t.Errorf("without a CPU clock: %.3f, want 0 (unknown)", ev.StartupOffCPU)
 	}
 }
@@ -46,7 +47,7 @@ func TestStartupEvidence(t *testing.T) {
 // time follows the first finding and is named in the verdict; a longer
 // run, or a short start-up, is silent.
 func TestStartupFinding(t *testing.T) {
-	lines := []Line{{File: "/home/u/prep.py", Line: 7, Func: "<module>", Pct: 97}}
+	lines := []runevidence.Line{{File: "/home/u/prep.py", Line: 7, Func: "<module>", Pct: 97}}
 	for _, c := range []struct {
 		name                   string
 		firstS, share, off, st float64
@@ -57,7 +58,7 @@ func TestStartupFinding(t *testing.T) {
 		{"a long run", 4.1, 0.6, 0.05, 30, false},
 		{"a short start-up", 1.5, 0.5, 0.05, 0.1, false},
 	} {
-		run := &RunEvidence{FirstStepS: c.firstS, StepsS: c.st, Python: &PythonEvidence{StartupShare: c.share, StartupOffCPU: c.off, StartupLines: lines}}
+		run := &runevidence.RunEvidence{FirstStepS: c.firstS, StepsS: c.st, Python: &runevidence.PythonEvidence{StartupShare: c.share, StartupOffCPU: c.off, StartupLines: lines}}
 		d := Compute(cpuTrace(run))
 		f := findingOf(d, "run.startup")
 		if (f != nil) != c.want || strings.Contains(d.Verdict.Why, "before its first step") != c.want {

@@ -4,12 +4,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-)
 
-// threadEnvVars set torch's intra-op thread count at start-up, first
-// match wins (ATen reads OMP_NUM_THREADS, then MKL_NUM_THREADS), unless
-// the program calls torch.set_num_threads.
-var threadEnvVars = []string{"OMP_NUM_THREADS", "MKL_NUM_THREADS"}
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
+)
 
 // threadEnv returns the environment variable that set torch's thread
 // count and its value ("" when none did, when the program called
@@ -20,7 +17,7 @@ func (s *state) threadEnv() (name string, value int) {
 	if r == nil || r.SetThreads != nil || r.Env == nil {
 		return "", 0
 	}
-	for _, k := range threadEnvVars {
+	for _, k := range runevidence.ThreadEnvVars {
 		v, ok := r.ThreadEnv[k]
 		if !ok || strings.TrimSpace(v) == "" {
 			continue

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
 
@@ -35,8 +36,8 @@ func TestThreadSource(t *testing.T) {
 	} {
 		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.8}, d: &Diagnosis{}, in: Analyses{
 			Ops: &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::addmm", HostSelfUs: 500}}},
-			Run: &RunEvidence{ThreadEnv: c.env, SetThreads: c.set, SetInteropThreads: c.inter,
-				Env: &Env{CPUs: c.cpus, NumThreads: c.threads, LocalRanks: 1, LoadAverage: -1}}}}
+			Run: &runevidence.RunEvidence{ThreadEnv: c.env, SetThreads: c.set, SetInteropThreads: c.inter,
+				Env: &runevidence.Env{CPUs: c.cpus, NumThreads: c.threads, LocalRanks: 1, LoadAverage: -1}}}}
 		s.findings()
 		var f *Finding
 		for i := range s.d.Findings {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/stats"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
@@ -124,7 +125,7 @@ func (s *state) windowNote() {
 		win, run := cw.Window.WaitShare(), cw.Run.WaitShare()
 		cause, others := s.cpuWaitCause(cw.Window)
 		busy = others && win-run >= s.p.CPUWaitBusy
-		n.SteadyState, n.CPUWaitPct = n.SteadyState && !busy, round(pct(win))
+		n.SteadyState, n.CPUWaitPct = n.SteadyState && !busy, stats.Round1(pct(win))
 		// first: it qualifies every figure of the window
 		n.Notes = slices.Insert(n.Notes, 0, fmt.Sprintf("the main thread waited for a CPU %.0f%% of the window (%.0f%% over the run): its times are inflated by up to that much; %s",
 			100*win, 100*run, cause))
@@ -291,7 +292,7 @@ func (s *state) reprofile(w *window.Result, inflated, slower, prefetched bool) s
 			// the queue drains faster than the workers refill it: twice
 			// its size in steps is past it (4 workers x 8: slow steps
 			// from step 36)
-			return fmt.Sprintf("to record steps that wait as the run's do, skip past the batches the workers load ahead (num_workers x prefetch_factor: %d): bottleneck run --skip-first %d ...", s.in.Run.batchesAhead(), 2*s.in.Run.batchesAhead())
+			return fmt.Sprintf("to record steps that wait as the run's do, skip past the batches the workers load ahead (num_workers x prefetch_factor: %d): bottleneck run --skip-first %d ...", s.in.Run.BatchesAhead(), 2*s.in.Run.BatchesAhead())
 		case slower:
 			return s.laterWindow()
 		}

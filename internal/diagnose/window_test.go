@@ -7,25 +7,11 @@ import (
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
-
-func TestStepMedians(t *testing.T) {
-	step := func(n int, d float64, in bool) steptimes.Step { return steptimes.Step{N: n, DurS: d, InWindow: in} }
-	// steps 1-3 are start-up; 4-7 before the window, 8-10 in it, 11-13 after
-	times := []steptimes.Step{step(1, 5, false), step(2, 0.2, false), step(3, 0.2, false),
-		step(4, 0.1, false), step(5, 0.12, false), step(6, 0.1, false), step(7, 0.11, false),
-		step(8, 0.3, true), step(9, 0.35, true), step(10, 0.3, true),
-		step(11, 0.2, false), step(12, 0.21, false), step(13, 0.19, false)}
-	if out, in := stepMedians(times); out != 0.2 || in != 0.3 {
-		t.Errorf("medians outside, inside the window = %v, %v, want 0.2 (the slower side), 0.3", out, in)
-	}
-	if out, _ := stepMedians(times[:5]); out != 0 {
-		t.Errorf("with two steps after start-up: %v, want 0", out)
-	}
-}
 
 // The profiler-inflation note fires when the window's steps are much
 // slower than the steps without the profiler, and stays silent otherwise;
@@ -53,7 +39,7 @@ func TestProfilerInflation(t *testing.T) {
 		{0.09, 0.08, 3 * 20, ""},
 	} {
 		d := Compute(Analyses{Events: 1000, Window: w, Breakdown: br, Ops: &optable.OpTable{Calls: c.calls},
-			Run: &RunEvidence{WindowStepS: 0.1, WindowMedianS: 0.1, OutsideStepS: c.outside, RunMedianStepS: c.run}})
+			Run: &runevidence.RunEvidence{WindowStepS: 0.1, WindowMedianS: 0.1, OutsideStepS: c.outside, RunMedianStepS: c.run}})
 		text := strings.Join(d.Window.Notes, "\n")
 		fired := strings.Contains(text, "the recorded steps take")
 		if fired != (c.want != "") || d.Window.SteadyState == fired || !strings.Contains(text, c.want) {
@@ -72,7 +58,7 @@ func TestCPUWait(t *testing.T) {
 	sched := func(wall, wait, proc float64) *rundir.ThreadSched {
 		return &rundir.ThreadSched{WallS: wall, CPUS: wall - wait, WaitS: wait, ProcessCPUS: proc, LoadAverage: &load}
 	}
-	env := &Env{CPUs: 4, NumThreads: 2, LocalRanks: 1, LoadAverage: 0.5}
+	env := &runevidence.Env{CPUs: 4, NumThreads: 2, LocalRanks: 1, LoadAverage: 0.5}
 	for _, c := range []struct {
 		name         string
 		wait         *rundir.CPUWait
@@ -94,7 +80,7 @@ func TestCPUWait(t *testing.T) {
 	} {
 		e := *env
 		e.NumThreads = c.threads
-		d := Compute(cpuTrace(&RunEvidence{Env: &e, CPUWait: c.wait}))
+		d := Compute(cpuTrace(&runevidence.RunEvidence{Env: &e, CPUWait: c.wait}))
 		text := strings.Join(d.Window.Notes, "\n")
 		if fired := strings.Contains(text, "waited for a CPU"); fired != c.note || (d.Window.CPUWaitPct > 0) != c.note || !strings.Contains(text, c.want) || d.Window.SteadyState != c.steady {
 			t.Errorf("%s: steady %v, notes %q; want note %v (%q), steady %v", c.name, d.Window.SteadyState, text, c.note, c.want, c.steady)
@@ -106,7 +92,7 @@ func TestCPUWait(t *testing.T) {
 	// a window slower than the steps around it while the machine was busy
 	// is put down to the machine, not to the profiler's per-op cost
 	e := *env
-	run := &RunEvidence{Env: &e, WindowMedianS: 0.1, OutsideStepS: 0.05, CPUWait: &rundir.CPUWait{Run: sched(10, 0.5, 9), Window: sched(1, 0.4, 0.6)}}
+	run := &runevidence.RunEvidence{Env: &e, WindowMedianS: 0.1, OutsideStepS: 0.05, CPUWait: &rundir.CPUWait{Run: sched(10, 0.5, 9), Window: sched(1, 0.4, 0.6)}}
 	a := cpuTrace(run)
 	a.Ops = &optable.OpTable{Calls: 3 * 5000}
 	d := Compute(a)
@@ -114,7 +100,7 @@ func TestCPUWait(t *testing.T) {
 		t.Errorf("busy and slower window: notes %q", text)
 	}
 	// the same program on a quiet machine is told to use the free CPUs
-	d = Compute(cpuTrace(&RunEvidence{Env: &e, CPUWait: &rundir.CPUWait{Run: sched(10, 0.1, 9), Window: sched(1, 0.01, 0.9)}}))
+	d = Compute(cpuTrace(&runevidence.RunEvidence{Env: &e, CPUWait: &rundir.CPUWait{Run: sched(10, 0.1, 9), Window: sched(1, 0.01, 0.9)}}))
 	if f := findingOf(d, "cpu.native"); f == nil || !strings.Contains(f.AllChanges(), " free: ") {
 		t.Errorf("quiet machine: cpu.native %+v, want the free-CPU advice", f)
 	}
@@ -151,11 +137,11 @@ func TestSettledStep(t *testing.T) {
 		{"never settles", 80, uneven, 0},
 		{"too few steps after the window", 20, slowStart, 0},
 	} {
-		if got := settledStep(series(c.n, c.dur)); got != c.want {
+		if got := runevidence.FirstSettledStep(series(c.n, c.dur)); got != c.want {
 			t.Errorf("%s: settled at %d, want %d", c.name, got, c.want)
 		}
 	}
-	s := &state{in: Analyses{Run: &RunEvidence{SettledStep: 41}}}
+	s := &state{in: Analyses{Run: &runevidence.RunEvidence{SettledStep: 41}}}
 	if got := s.laterWindow(); !strings.Contains(got, "--skip-first 41") {
 		t.Errorf("advice %q", got)
 	}
@@ -181,9 +167,9 @@ func TestRunInputOutweighsTheWindows(t *testing.T) {
 		{"a bursty loader, its waits in the window", 0.97, 0.90, false},
 		{"a little more over the run", 0.30, 0.20, false},
 	} {
-		run := &RunEvidence{HasDataLoader: true, WindowStepS: 0.1, DataLoaderWaitS: 0.1 * c.win,
+		run := &runevidence.RunEvidence{HasDataLoader: true, WindowStepS: 0.1, DataLoaderWaitS: 0.1 * c.win,
 			RunLoaderWaitShare: c.run, WindowLoaderWaitShare: c.win,
-			Loaders: []Loader{{Dataset: "Images", NumWorkers: &four, PrefetchFactor: &eight}}}
+			Loaders: []runevidence.Loader{{Dataset: "Images", NumWorkers: &four, PrefetchFactor: &eight}}}
 		d := Compute(cpuTrace(run))
 		note := strings.Contains(strings.Join(d.Window.Notes, "\n"), "the run waited for its DataLoader")
 		if note != c.want || d.Window.SteadyState == c.want {

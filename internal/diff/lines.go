@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
 	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
@@ -233,7 +234,7 @@ func PyLines(runs []*rundir.Run) *LineTimes {
 			}
 			// over the whole run, as the line times: a short step's I/O can
 			// miss the few samples of the profiled window
-			if ev := diagnose.FromWholeRun(p.Profile); ev != nil {
+			if ev := runevidence.FromWholeRun(p.Profile); ev != nil {
 				for _, io := range ev.IOLines {
 					at(io.File, io.Line, io.Func).io = true
 				}

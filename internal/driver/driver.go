@@ -27,6 +27,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/ranks"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/regions"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/syncs"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/whatif"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
@@ -67,7 +68,7 @@ type Options struct {
 	Rank int
 	// RunEvidence is what `bottleneck run` recorded per rank (nil for
 	// analyze); the diagnosis uses it.
-	RunEvidence map[int]*diagnose.RunEvidence
+	RunEvidence map[int]*runevidence.RunEvidence
 
 	// analysesOnly: the traces feed the report only, no export or page
 	// (Analyze; load.Options.AnalysesOnly).

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
-	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/load"
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
@@ -56,7 +56,7 @@ type Data struct {
 func Open(ios *iostreams.IOStreams, paths []string, o Options) (*Data, error) {
 	d := &Data{Profiles: map[string]*pyprofile.Profile{}, ProfileFiles: map[string]string{}}
 	var tracePaths, pyPaths []string
-	evidence := map[int]*diagnose.RunEvidence{}
+	evidence := map[int]*runevidence.RunEvidence{}
 	for _, p := range paths {
 		if !rundir.Is(p) {
 			if pyprofile.IsFile(p) {
@@ -72,7 +72,7 @@ func Open(ios *iostreams.IOStreams, paths []string, o Options) (*Data, error) {
 		}
 		d.Runs = append(d.Runs, run)
 		tracePaths = append(tracePaths, run.Traces...)
-		for rank, ev := range diagnose.FromRun(run) {
+		for rank, ev := range runevidence.FromRun(run) {
 			if _, dup := evidence[rank]; !dup { // several runs: the first one's rank wins
 				evidence[rank] = ev
 			}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/load"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
@@ -123,7 +123,7 @@ func summarizeOne(path string, run *rundir.Run, position, files int, host string
 	o := DefaultOptions()
 	if run != nil {
 		agentStepNumbers([]*rundir.Run{run}, res.Traces)
-		o.RunEvidence = diagnose.FromRun(run)
+		o.RunEvidence = runevidence.FromRun(run)
 	}
 	tr := analyzeTrace(t, o, files)
 	s := summary.FromAnalyses(t, tr.Breakdown, tr.Diagnosis, host)

@@ -28,7 +28,7 @@ func TestReadRealRun(t *testing.T) {
 	if p.Tag != "rank0" || p.Env == nil || p.Env.Torch == nil || p.Evidence == nil || p.Profile == nil {
 		t.Fatalf("process %+v", p)
 	}
-	// step_times feed the profiler-inflation rule (diagnose.RunEvidence.OutsideStepS)
+	// step_times feed the profiler-inflation rule (runevidence.RunEvidence.OutsideStepS)
 	if s := p.Evidence.StepSeries(); len(s) != 19 || !s[7].InWindow || s[0].InWindow {
 		t.Errorf("step series %+v", s)
 	}

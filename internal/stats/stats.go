@@ -41,3 +41,12 @@ func Top[T any](seq iter.Seq[T], n int, cmp func(a, b T) int) []T {
 	}
 	return best
 }
+
+// Round1 rounds x to one decimal, halves away from zero: the precision
+// the reports print shares and times in.
+func Round1(x float64) float64 {
+	if x < 0 {
+		return -Round1(-x)
+	}
+	return float64(int64(x*10+0.5)) / 10
+}

@@ -1,12 +1,9 @@
-package diagnose
+package runevidence
 
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
-
-	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
 )
 
 const tableProgram = `import pandas as pd, torch
@@ -45,22 +42,35 @@ func TestReadsDataFrameRows(t *testing.T) {
 	}
 }
 
-// With workers that read a DataFrame row by row, the input change leads
-// with converting it once; without, it does not name it.
-func TestInputNamesTheDataFrameRows(t *testing.T) {
-	two := 2
-	for _, rows := range []bool{true, false} {
-		s := &state{p: Default, step: 1000, share: map[Class]float64{Input: 0.8}, d: &Diagnosis{}, in: Analyses{
-			Run: &RunEvidence{Loaders: []Loader{{Dataset: "Rows", NumWorkers: &two}}, WorkersReadDataFrameRows: rows,
-				Workers: &pyprofile.WorkerSummary{Processes: 2, Samples: 400, BusyShare: 0.97, CPUShare: 0.9,
-					Lines: []pyprofile.WorkerLine{{File: "/p/data.py", Line: 6, Func: "Rows.__getitem__", BusyPct: 93}}}}}}
-		s.findings()
-		f := findingOf(s.d, "input.loader")
-		if f == nil {
-			t.Fatal("no input finding")
-		}
-		if got := strings.Contains(f.AllChanges(), "the Dataset reads a DataFrame row by row"); got != rows || !strings.Contains(f.AllChanges(), "2 workers cannot keep up") {
-			t.Errorf("rows %v: change %q", rows, f.AllChanges())
+// The autocast blocks on the CPU are found around a line, with their
+// dtype (bfloat16 by default); a CUDA one and lines outside are not.
+func TestCPUAutocastBlocks(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "train.py")
+	if err := os.WriteFile(src, []byte(autocastProgram), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newSourceCache()
+	for line, want := range map[int]int{5: 4, 6: 0, 8: 0, 10: 9, 12: 11, 16: 14, 2: 0} {
+		if got := c.enclosing(src, line, &cpuAutocastBlock).Line; got != want {
+			t.Errorf("line %d: in the block at %d, want %d", line, got, want)
 		}
 	}
 }
+
+const autocastProgram = `import torch
+m = torch.nn.Linear(8, 8)
+for step in range(3):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = m(torch.randn(4, 8)).sum()
+    loss.backward()
+    with torch.autocast("cuda"):
+        y = m(torch.randn(4, 8))
+    with torch.amp.autocast(device_type='cpu', dtype=torch.float16):
+        z = m(torch.randn(4, 8))
+    with torch.cpu.amp.autocast():
+        w = m(torch.randn(4, 8))
+
+@torch.autocast("cpu")
+def forward(x):
+    return m(x)
+`

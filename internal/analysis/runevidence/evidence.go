@@ -1,8 +1,17 @@
-package diagnose
+// Package runevidence turns what `bottleneck run`'s agent recorded for a
+// process (its run directory's step rows, Python profile, DataLoader and
+// environment records) into the evidence the diagnosis judges: step
+// trends, periodic steps, the Python profile's hot lines and what they
+// do, read from the program's own source where the stacks alone cannot
+// tell (a no_grad block, a tensor built from lists, a DataFrame read row
+// by row). It gathers; internal/diagnose judges.
+package runevidence
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -11,6 +20,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/stats"
 )
 
 // RunEvidence is what `bottleneck run`'s agent recorded for one process,
@@ -201,7 +211,7 @@ type Env struct {
 // hardware (AVX512-BF16/AMX on x86, the Arm extensions), or emulated,
 // which oneDNN does far slower than float32; known false without a
 // feature list.
-func (e *Env) reducedPrecision(dtype string) (native, known bool) {
+func (e *Env) ReducedPrecision(dtype string) (native, known bool) {
 	if e == nil || e.CPUFeatures == nil {
 		return false, false
 	}
@@ -572,7 +582,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 			if c == 0 || pyprofile.IsLibraryFile(k.file) {
 				continue
 			}
-			out = append(out, Line{File: k.file, Line: k.line, Func: funcs[k], Pct: round(100 * float64(c) / float64(total)), Text: texts[k]})
+			out = append(out, Line{File: k.file, Line: k.line, Func: funcs[k], Pct: stats.Round1(100 * float64(c) / float64(total)), Text: texts[k]})
 		}
 		slices.SortFunc(out, func(a, b Line) int {
 			if a.Pct != b.Pct {
@@ -788,7 +798,7 @@ func gilEvidence(p *pyprofile.Profile) *GILEvidence {
 	t := others[other]
 	g := &GILEvidence{Thread: p.Threads[other].Name, CPUShare: t.python / mainN, MainBlocked: blocked / mainN, MainOffCPU: off / mainN}
 	for k, c := range t.lines {
-		g.Lines = append(g.Lines, Line{File: k.file, Line: k.line, Func: funcs[k], Text: texts[k], Pct: round(100 * float64(c) / float64(max(t.n, 1)))})
+		g.Lines = append(g.Lines, Line{File: k.file, Line: k.line, Func: funcs[k], Text: texts[k], Pct: stats.Round1(100 * float64(c) / float64(max(t.n, 1)))})
 	}
 	slices.SortFunc(g.Lines, func(a, b Line) int {
 		return cmp.Or(cmp.Compare(b.Pct, a.Pct), cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
@@ -922,7 +932,7 @@ func cpuAutocast(p *pyprofile.Profile, frames []int, src sourceCache) (AutocastB
 
 // batchesAhead is how many batches the loaders' workers load ahead of
 // the step: num_workers x prefetch_factor (2 when not known), summed.
-func (r *RunEvidence) batchesAhead() int {
+func (r *RunEvidence) BatchesAhead() int {
 	n := 0
 	for _, l := range r.Loaders {
 		if l.NumWorkers != nil && *l.NumWorkers > 0 {
@@ -975,18 +985,18 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 			r.DataLoaderWaitS = wait / float64(n)
 			r.SyncsPerStep = float64(syncs) / float64(n)
 		}
-		r.WindowOutlierShare = outlierShare(steps, r.WindowMedianS)
+		r.WindowOutlierShare = OutlierShare(steps, r.WindowMedianS)
 		if ev.StepSource != nil {
 			r.StepSource = *ev.StepSource
 		}
-		r.SettledStep = settledStep(steps)
-		r.Slowing, r.BusierMachine = runGrowth(steps)
-		r.InputGrowth = inputGrowth(ev.StepInputs)
+		r.SettledStep = FirstSettledStep(steps)
+		r.Slowing, r.BusierMachine = RunGrowth(steps)
+		r.InputGrowth = GrowthOfInputs(ev.StepInputs)
 		var rows []rundir.StepRow
 		if ev.PerStep != nil {
 			rows = ev.PerStep.Rows()
 		}
-		r.Periodic = periodicSteps(steps, rows)
+		r.Periodic = Periodic(steps, rows)
 		r.NotOwnS = notOwn(steps, rows)
 		r.StepsS = ev.StepStats.SumS
 		if len(steps) > 0 {
@@ -1047,7 +1057,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		if n, err := strconv.Atoi(e.EnvVars["LOCAL_WORLD_SIZE"]); err == nil && n > 0 {
 			env.LocalRanks = n
 		}
-		for _, k := range threadEnvVars {
+		for _, k := range ThreadEnvVars {
 			if v, ok := e.EnvVars[k]; ok {
 				if r.ThreadEnv == nil {
 					r.ThreadEnv = map[string]string{}
@@ -1101,9 +1111,9 @@ func stepMedians(steps []steptimes.Step) (outside, inside float64) {
 	return max(median(before), median(after)), median(in)
 }
 
-// outlierShare is the share of the window's time that its steps over
+// OutlierShare is the share of the window's time that its steps over
 // twice the median (inside) spend above it.
-func outlierShare(steps []steptimes.Step, median float64) float64 {
+func OutlierShare(steps []steptimes.Step, median float64) float64 {
 	var sum, above float64
 	for _, st := range steps {
 		if st.InWindow && st.DurS > 0 {
@@ -1123,7 +1133,7 @@ func outlierShare(steps []steptimes.Step, median float64) float64 {
 // allocator warm-up, the first collections of a fresh heap).
 const startupSteps = 3
 
-// memoryTrend fits a line through the memory of the steps after start-up:
+// MemoryTrend fits a line through the memory of the steps after start-up:
 // CUDA allocated memory when the program used CUDA for most steps, else
 // the RSS. Nil for fewer than 8 steps. The steps after the recorded
 // window are used alone when there are 8 of them, else those before it
@@ -1238,9 +1248,9 @@ const (
 	windowRoom  = 10
 )
 
-// settledStep is the first step after the window from which the steps
+// FirstSettledStep is the first step after the window from which the steps
 // stay settled (see RunEvidence.SettledStep), 0 if none.
-func settledStep(steps []steptimes.Step) int {
+func FirstSettledStep(steps []steptimes.Step) int {
 	var tail []float64
 	for _, st := range steps[len(steps)/2:] {
 		if st.DurS > 0 {
@@ -1355,4 +1365,49 @@ func notOwn(steps []steptimes.Step, rows []rundir.StepRow) map[int]float64 {
 		out[r.Step] += r.GCPauseS
 	}
 	return out
+}
+
+// restartsWorkers: the loader's worker processes start again at every
+// epoch (persistent_workers=False, or a DataLoader made anew for each
+// pass), over at least 3 epochs, and starting and stopping them takes at
+// least as long as the wait for the epochs' other batches.
+func (l Loader) RestartsWorkers() bool {
+	return l.NumWorkers != nil && *l.NumWorkers > 0 && (l.MadeAnew() || l.PersistentWorkers != nil && !*l.PersistentWorkers) &&
+		l.Iterators >= 3 && l.Restart() > 0 && l.Restart() >= l.WaitS-l.FirstWaitS
+}
+
+// madeAnew: the program makes a DataLoader for each pass over the
+// dataset (an evaluation's loader made in the loop): at least half the
+// iterators come from loaders of their own, and persistent_workers cannot
+// keep workers that no later pass asks for.
+func (l Loader) MadeAnew() bool { return l.Loaders >= 2 && 2*l.Loaders >= l.Iterators }
+
+// sampleMethod is the dataset's method that makes a sample.
+// siteRef is " (looped over at FILE:LINE)" when the run recorded the
+// program's loop over the loader, else "".
+func (l Loader) SiteRef() string {
+	if l.Site == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (looped over at %s:%d)", filepath.Base(l.Site.File), l.Site.Line)
+}
+
+func (l Loader) SampleMethod() string {
+	if l.Iterable {
+		return "__iter__"
+	}
+	return "__getitem__"
+}
+
+// restart is what the epochs' starts and ends took: making the
+// iterators, their first batches and the calls that ended them.
+func (l Loader) Restart() float64 { return l.RestartS + l.FirstWaitS }
+
+// flag returns one of torch's flags as the agent read them in the window.
+func (e *Env) Flag(name string) (any, bool) {
+	if e == nil {
+		return nil, false
+	}
+	v, ok := e.Flags[name]
+	return v, ok
 }

@@ -1,0 +1,111 @@
+package runevidence
+
+import (
+	"math"
+	"testing"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+)
+
+func TestFitLine(t *testing.T) {
+	a, b, r2 := fitLine([]float64{1, 2, 3, 4}, []float64{3, 5, 7, 9})
+	if math.Abs(a-1) > 1e-9 || math.Abs(b-2) > 1e-9 || math.Abs(r2-1) > 1e-9 {
+		t.Errorf("fit %v %v %v, want 1 2 1", a, b, r2)
+	}
+	if _, b, r2 := fitLine([]float64{1, 2, 3, 4}, []float64{5, 5, 5, 5}); b != 0 || r2 != 0 {
+		t.Errorf("flat: slope %v r2 %v", b, r2)
+	}
+	if _, b, _ := fitLine([]float64{2, 2}, []float64{1, 3}); b != 0 {
+		t.Errorf("one x: slope %v", b)
+	}
+}
+
+// The trend skips start-up steps, prefers CUDA memory when the program
+// used CUDA, and needs 8 steps.
+func TestMemoryTrend(t *testing.T) {
+	grow := func(s int) float64 { return 1e9 + 4e6*float64(s) }
+	m := memoryTrend(rows(30, func(s int) float64 {
+		if s <= startupSteps {
+			return 5e9 // start-up spike, left out
+		}
+		return grow(s)
+	}, false), nil)
+	if m == nil || m.Source != "rss" || math.Abs(m.SlopeBytes-4e6) > 1 || m.Steps != 27 {
+		t.Fatalf("rss trend %+v", m)
+	}
+	if m := memoryTrend(rows(30, grow, true), nil); m == nil || m.Source != "cuda_allocated" {
+		t.Errorf("cuda trend %+v", m)
+	}
+	if m := memoryTrend(rows(startupSteps+7, grow, false), nil); m != nil {
+		t.Errorf("7 steps gave a trend: %+v", m)
+	}
+	// A 12-step window (8-19) of a 39-step leak raises the RSS by 300 MB
+	// once: the steps after it alone give the leak's slope, and its later
+	// half grows as fast (CI: the line through all of them made the later
+	// half look flat).
+	windowed := rows(39, func(s int) float64 {
+		switch {
+		case s >= 8 && s <= 19:
+			return grow(s) + 25e6*float64(s-7)
+		case s > 19:
+			return grow(s) + 300e6
+		}
+		return grow(s)
+	}, false)
+	for i := range windowed {
+		windowed[i].InWindow = windowed[i].Step >= 8 && windowed[i].Step <= 19
+	}
+	if m := memoryTrend(windowed, nil); m == nil || m.Steps != 20 || math.Abs(m.SlopeBytes-4e6) > 1 || math.Abs(m.LateSlopeBytes-4e6) > 1 {
+		t.Errorf("windowed trend %+v", m)
+	}
+}
+
+func TestGCPauses(t *testing.T) {
+	var st []steptimes.Step
+	var rs []rundir.StepRow
+	for i := 1; i <= 10; i++ {
+		st = append(st, steptimes.Step{N: i, DurS: 0.1})
+		p := 0.02
+		if i <= startupSteps {
+			p = 5 // imports: not the step's
+		}
+		rs = append(rs, rundir.StepRow{Step: i, GCPauseS: p, GCCount: 2, CUDA: -1})
+	}
+	g := gcPauses(rs, st, nil)
+	if g == nil || g.Steps != 7 || math.Abs(g.Share-0.2) > 1e-9 || g.CollectionsPerStep != 2 {
+		t.Fatalf("gc %+v", g)
+	}
+	if gcPauses(rs, nil, nil) != nil {
+		t.Error("no step times gave GC pauses")
+	}
+}
+
+func rows(n int, mem func(step int) float64, cuda bool) []rundir.StepRow {
+	var out []rundir.StepRow
+	for i := 1; i <= n; i++ {
+		r := rundir.StepRow{Step: i, RSS: 1 << 30, CUDA: -1}
+		if cuda {
+			r.CUDA = mem(i)
+		} else {
+			r.RSS = mem(i)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func TestStepMedians(t *testing.T) {
+	step := func(n int, d float64, in bool) steptimes.Step { return steptimes.Step{N: n, DurS: d, InWindow: in} }
+	// steps 1-3 are start-up; 4-7 before the window, 8-10 in it, 11-13 after
+	times := []steptimes.Step{step(1, 5, false), step(2, 0.2, false), step(3, 0.2, false),
+		step(4, 0.1, false), step(5, 0.12, false), step(6, 0.1, false), step(7, 0.11, false),
+		step(8, 0.3, true), step(9, 0.35, true), step(10, 0.3, true),
+		step(11, 0.2, false), step(12, 0.21, false), step(13, 0.19, false)}
+	if out, in := stepMedians(times); out != 0.2 || in != 0.3 {
+		t.Errorf("medians outside, inside the window = %v, %v, want 0.2 (the slower side), 0.3", out, in)
+	}
+	if out, _ := stepMedians(times[:5]); out != 0 {
+		t.Errorf("with two steps after start-up: %v, want 0", out)
+	}
+}

@@ -1,0 +1,25 @@
+package runevidence
+
+// ioFiles are path fragments of Python code that does file or network
+// I/O; a main-thread sample with such a frame counts as I/O in the step.
+var ioFiles = []string{
+	"/torch/serialization.py", "/torch/distributed/checkpoint/", "/logging/", "/json/__init__.py",
+	"/json/encoder.py", "/pickle.py", "/numpy/lib/npyio.py", "/numpy/lib/_npyio_impl.py",
+	"/torch/utils/tensorboard/", "/tensorboard/", "/wandb/", "/mlflow/", "/safetensors/",
+	"/h5py/", "/shutil.py", "/tempfile.py", "/csv.py", "/lightning/pytorch/loggers/",
+}
+
+// loaderFiles mark main-thread samples spent getting batches.
+var loaderFiles = []string{"/torch/utils/data/"}
+
+// modelFiles are the files a sample's stack passes through when it runs
+// the model's forward (module calls), the backward, the optimizer, a
+// compiled graph, DDP, or a framework's loop that calls them: work that
+// torch.compile(model) or faster model ops reach. Tensor work on the main
+// thread outside all of them is the program's own: inline preprocessing,
+// synthetic inputs, metrics by hand.
+var modelFiles = []string{
+	"/torch/nn/modules/", "/torch/autograd/", "/torch/optim/", "/torch/_dynamo/", "/torch/_functorch/",
+	"/torch/_inductor/", "/torch/nn/parallel/", "/torch/distributed/", "/torch/amp/", "/torch/func/",
+	"/lightning/", "/pytorch_lightning/", "/transformers/", "/accelerate/",
+}
