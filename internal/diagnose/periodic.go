@@ -25,11 +25,7 @@ import (
 // At stake: that share of the step. Silent where periodic says.
 func (s *state) periodicFinding() {
 	p := s.periodic()
-	if p == nil {
-		return
-	}
-	if p.InWindow {
-		s.windowPeriodicFinding(p)
+	if p == nil || p.InWindow {
 		return
 	}
 	r := s.in.Run
@@ -211,7 +207,11 @@ func (s *state) windowPeriodic() *runevidence.PeriodicSteps {
 // an ordinary step: forward ops with no backward beside them are an
 // evaluation; extra time with nothing recorded is Python, file I/O or
 // sleeping (a checkpoint's write records no op).
-func (s *state) windowPeriodicFinding(p *runevidence.PeriodicSteps) {
+func (s *state) windowPeriodicFinding() {
+	p := s.periodic()
+	if p == nil || !p.InWindow {
+		return
+	}
 	wk := p.Work
 	each := units.Seconds(p.MeanS - p.MedianS)
 	ms := []Evidence{{"outlier steps in the window", float64(p.Count), "", "window"},

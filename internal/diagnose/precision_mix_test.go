@@ -41,7 +41,7 @@ func gpuFindingsOn(device, cc string, rows ...optable.KernelRow) *state {
 		in: Analyses{Kernels: &optable.KernelTable{Rows: rows, TotalRows: len(rows), TotalUs: total},
 			GPU: &gpu.Result{Devices: []gpu.Device{{Name: device, ComputeCapability: cc, KernelCount: len(rows)}}}},
 		d: &Diagnosis{Findings: []Finding{}}}
-	s.gpuFindings()
+	applyRules(s, "gpu.")
 	return s
 }
 

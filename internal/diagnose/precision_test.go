@@ -22,7 +22,7 @@ func gpuFindingsFor(rows ...optable.KernelRow) []Finding {
 		avg: breakdown.Costs{KernelUs: total, TotalUs: total},
 		in:  Analyses{Kernels: &optable.KernelTable{Rows: rows, TotalRows: len(rows), TotalUs: total}},
 		d:   &Diagnosis{Findings: []Finding{}}}
-	s.gpuFindings()
+	applyRules(s, "gpu.")
 	return s.d.Findings
 }
 

@@ -39,3 +39,12 @@ func TestRulesDocumented(t *testing.T) {
 		}
 	}
 }
+
+// applyRules applies the rules whose id starts with prefix, alone.
+func applyRules(s *state, prefix string) {
+	for _, r := range Rules {
+		if strings.HasPrefix(r.ID, prefix) && r.detect != nil {
+			r.detect(s)
+		}
+	}
+}
