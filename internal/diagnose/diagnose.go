@@ -225,7 +225,7 @@ type state struct {
 	// path, not the device's idle time (scores)
 	hostOnPath float64
 	used       map[string]bool // the window's used steps, as a set (uses)
-	mix *kernelMix // the kernel table's time by kind (kernelMix)
+	mix        *kernelMix      // the kernel table's time by kind (kernelMix)
 }
 
 // Compute diagnoses one trace.

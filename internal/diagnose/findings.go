@@ -313,7 +313,6 @@ func (s *state) findings() {
 func (s *state) at(c Class) float64 { return s.share[c] * s.step }
 func (s *state) big(c Class) bool   { return s.share[c] >= s.p.MinFinding }
 
-
 // tinyOpsFinding names the lines that issue the tiny ops (the Python
 // profile's hottest lines) and the ops called most.
 func (s *state) tinyOpsFinding() {
