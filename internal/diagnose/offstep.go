@@ -36,6 +36,14 @@ func (s *state) offStepWork() (float64, bool) {
 	return win, win-out >= s.p.MinFinding && out < win/2
 }
 
+var _ = addRule(Rule{
+	ID: "host.off-step", Class: Host, Factor: 0.9,
+	When:   "Python profile: main-thread samples over the whole run in a forward pass under torch.no_grad/inference_mode (decorator frame or a with block around the user's line), metric libraries (torchmetrics, sklearn.metrics, torcheval) or tensor printing (torch/_tensor_str.py) >= MinFinding, both over the whole run and within the recorded window beyond what its outlier steps hold above the median, which must be under half the window's share (work every N steps fills at most one); file I/O is io.in-step's",
+	Change: "run evaluation, metrics and tensor logging every N steps or once per epoch (asynchronously where possible), not in every step",
+	detect: (*state).offStepFinding,
+	Fires:  "TestOffStepInOutlierSteps", Silent: "TestOffStepInOutlierSteps",
+})
+
 // offStepFinding: work that does not belong in the step takes at least
 // MinFinding of the main thread over the run, and of the window beyond
 // what its outlier steps hold (a window of many short steps can take in

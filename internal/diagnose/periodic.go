@@ -17,6 +17,15 @@ import (
 // holds one, so the window's verdict is blind to it, and host.off-step
 // (work in every step) is silent by design; the run's step times show it.
 
+var _ = addRule(Rule{
+	ID: "run.periodic", Class: Periodic, Factor: 0.9,
+	When: "run evidence: >= 3 steps after start-up and outside the window (each less its collections' pauses and its waits for a CPU and for a DataLoader), holding half the time of all those over twice their median above it, take over twice it every N steps (N >= 3) and are >= 2/3 of the steps at those places, and their time above the median >= MinFinding of the run's step time; what they do: the whole run's file I/O (>= half that share) or off-step work (host.off-step's kinds), else how to record one; silent when an epoch's DataLoader restart has that period or run.validation fired",
+	Change: orTry("run the periodic work less often or in the background: an asynchronous checkpoint (torch.distributed.checkpoint.async_save)",
+		"a smaller or rarer evaluation"),
+	detect: (*state).periodicFinding,
+	Fires:  "TestPeriodicFinding", Silent: "TestPeriodicFinding",
+})
+
 // periodicFinding: the run's steps every N steps spend at least
 // MinFinding of the run's step time above the median. What they do comes
 // from the whole run's samples that the window lacks: file I/O
@@ -202,6 +211,14 @@ func (s *state) windowPeriodic() *runevidence.PeriodicSteps {
 	}
 	return p
 }
+
+var _ = addRule(Rule{
+	ID: "steps.periodic", Class: Periodic, Factor: 0.9,
+	When:   "window check: >= 2 of the recorded steps left out as outliers, >= 3 steps apart, their time above the median (less their recompilations and, with run evidence, their garbage collections and waits for a CPU) >= MinFinding of the recorded steps' time (used and outliers), and no run.periodic; what they do: the outermost ops and ranges they spend more in than an ordinary step (forward ops with under a tenth of it in the backward: an evaluation), or, when those hold under half the excess, work nothing recorded",
+	Change: "make the work cheaper, run it less often or on fewer batches, or move it off the loop (another process, async_save)",
+	detect: (*state).windowPeriodicFinding,
+	Fires:  "TestWindowPeriodic", Silent: "driver.TestVerdictCorpus/run_checkpoint_outlier",
+})
 
 // windowPeriodicFinding names what the window's outlier steps do beyond
 // an ordinary step: forward ops with no backward beside them are an

@@ -104,6 +104,13 @@ func stepsCompared(sp *Spread) int {
 	return sp.StepsCompared
 }
 
+var _ = addRule(Rule{
+	ID: "ranks.straggler", Class: Straggler, Factor: 1.0,
+	When:   "several ranks: imbalance >= Imbalance %, or communication shares spread >= CommSpread points",
+	Change: "find out why the slow rank is slow (its own verdict below) and balance the work across ranks",
+	Fires:  "TestPlantedStraggler", Silent: "TestStragglerNeedsConsistency",
+})
+
 // ComputeRanks diagnoses a multi-rank run from the cross-rank analysis and
 // each rank's own diagnosis. The straggler rule: step-time imbalance (slowest
 // vs median) >= Imbalance %, or communication shares that differ by >=

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,6 +27,9 @@ func TestStragglerNeedsConsistency(t *testing.T) {
 		d := ComputeRanks(rr, per, nil)
 		if d.Verdict.Primary != c.primary || (c.conf != "" && d.Verdict.Confidence != c.conf) {
 			t.Errorf("%s: %s (%s), want %s (%s)", c.scenario, d.Verdict.Primary, d.Verdict.Confidence, c.primary, c.conf)
+		}
+		if straggler := slices.ContainsFunc(d.Findings, func(f Finding) bool { return f.Rule == "ranks.straggler" }); straggler != (c.primary == Straggler) {
+			t.Errorf("%s: ranks.straggler finding %v, want %v", c.scenario, straggler, c.primary == Straggler)
 		}
 	}
 }

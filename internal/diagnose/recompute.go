@@ -6,6 +6,14 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
+var _ = addRule(Rule{
+	ID: "autograd.recompute", Class: CPUCompute, Factor: 1.0,
+	When:   "layers' forward ops (aten::linear, conv, norms, embedding, attention, dropout, RNNs: their outermost calls) inside a backward op, in the table's steps (operators.recompute), >= MinFinding of the step: host time on a CPU-only trace, device time with a device (then class gpu-compute-bound); silent when memory.capacity fires",
+	Change: "activation checkpointing (torch.utils.checkpoint, Hugging Face's gradient_checkpointing) trades this time for memory: where the memory is there, checkpoint fewer layers (every other block, only the largest) or none (Hugging Face: model.gradient_checkpointing_disable(), TrainingArguments(gradient_checkpointing=False)); or keep the matmuls' outputs and recompute only the cheap ops (selective activation checkpointing: torch.utils.checkpoint.create_selective_checkpoint_contexts with a policy that saves aten.mm)",
+	detect: (*state).recomputeFinding,
+	Fires:  "TestRecomputeFinding", Silent: "TestRecomputeFinding",
+})
+
 // recomputeFinding: layers' forward ops run again inside the backward
 // (operators.recompute), as activation checkpointing (torch.utils.checkpoint,
 // Hugging Face's gradient_checkpointing) does to save memory. The time is

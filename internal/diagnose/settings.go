@@ -194,6 +194,14 @@ func (s *state) anomaly() (atStake float64, ms []Evidence, on bool) {
 	return atStake, ms, true
 }
 
+var _ = addRule(Rule{
+	ID: "autograd.anomaly", Class: Debug, Factor: 1.0,
+	When:   "run evidence: anomaly detection on in the recorded window (torch.is_anomaly_enabled()); at stake: the main thread's busy samples in its stack capture (traceback.format_stack) plus the NaN checks' ops (aten::isnan, aten::_is_any_true, aten::item rows of the operator table) per step; it goes first",
+	Change: "turn anomaly detection off outside debugging: remove torch.autograd.set_detect_anomaly(True) / the detect_anomaly() block (Lightning: Trainer(detect_anomaly=False)); it records a Python stack for every op and checks every backward output for NaN, a device sync per backward node on a GPU",
+	detect: (*state).anomalyFinding,
+	Fires:  "TestAnomalyFinding", Silent: "TestAnomalyFinding",
+})
+
 // anomalyFinding: torch.autograd.set_detect_anomaly(True) (or
 // detect_anomaly) is on in the window. It records a Python stack for
 // every op that creates an autograd node and checks every backward output
@@ -224,6 +232,15 @@ func (s *state) anomalyFinding() {
 	f.Confidence = "high" // the flag is read, not inferred
 	s.emit(f)
 }
+
+var _ = addRule(Rule{
+	ID: "compile.recompile", Class: Recompile, Factor: 0.9,
+	When: "torch.compile compiles again in the window (window check: compilation in a step after one that ran without it, or in every step) and the recompilations' time over the window's steps >= MinFinding of the step",
+	Change: orTry("the compiled function recompiles for each new input shape (or failed guard), and past torch._dynamo.config.cache_size_limit (8) new shapes run uncompiled: mark the varying dimension dynamic (torch._dynamo.mark_dynamic(x, dim), or torch.compile(..., dynamic=True)); TORCH_LOGS=recompiles prints each recompilation's reason",
+		"pad inputs to a few fixed sizes: one compilation each"),
+	detect: (*state).recompileFinding,
+	Fires:  "TestRecompileFinding", Silent: "TestRecompileFinding",
+})
 
 // recompileFinding: torch.compile compiles again in the window's steps
 // (window.Result.Recompiles): each new input shape or failed guard

@@ -9,6 +9,16 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
+var _ = addRule(Rule{
+	ID: "run.slowing", Class: Slowing, Factor: 0.9,
+	When: "run evidence: the steps after start-up (>= 24, the window's included) get slower: each quarter's median >= 1.05x the one before, the last quarter's >= 1.5x the first's, and a line through the medians of eight blocks of them explains >= 70% of their variance, and the steps less their time waiting for a CPU grow so too (else the machine got busier: a note on the window); at stake: their mean less the first quarter's median; it goes first after memory.growth",
+	Change: orTry(orTry("a step does work that grows with what the run keeps (torch.cat onto a kept tensor, a list, dict or DataFrame appended to and processed whole, a search over everything kept): preallocate a buffer, or keep a list of chunks and concatenate once",
+		"bound what is kept (collections.deque(maxlen=N)): the work per step then stops growing"),
+		"process only the new items"),
+	detect: (*state).slowingFinding,
+	Fires:  "TestSlowingFinding", Silent: "TestSlowingFinding",
+})
+
 // slowingFinding: the run's steps get slower as it goes on
 // (RunEvidence.Slowing): a step does work that grows with what the run
 // has kept, so no window of a few steps is its steady state, and the

@@ -30,6 +30,14 @@ func (s *state) startup() (float64, bool) {
 	return own, own >= minStartupS && own >= r.StepsS
 }
 
+var _ = addRule(Rule{
+	ID: "run.startup", Class: Host, Factor: 0,
+	When:   "Python profile (run): the main thread's samples before the first step ended, imports left out, x the sampling interval >= 1 s and >= all the run's steps' time; once per run: no per-step saving, never the verdict",
+	Change: "what builds data one item at a time in Python before training: vectorise it, build it once and save it, or build it lazily in a Dataset loaded by DataLoader workers",
+	detect: (*state).startupFinding,
+	Fires:  "TestStartupFinding", Silent: "TestStartupFinding",
+})
+
 // startupFinding: the program's own start-up took at least minStartupS
 // and at least as long as all its steps. Once per run, not per step: a
 // short profiling run weighs it more than the full job will, so it is

@@ -1,0 +1,166 @@
+package diagnose
+
+import (
+	"cmp"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/bottleneck-dev/bottleneck/internal/units"
+)
+
+var _ = addRule(Rule{
+	ID: "input.loader", Class: Input, Factor: 0.9,
+	When: "DataLoader wait >= MinFinding of the step (trace annotation or agent measurement)",
+	Change: orTry("load batches in background workers: DataLoader(num_workers=N, persistent_workers=True, pin_memory=True on GPU)",
+		"make the Dataset's __getitem__ cheaper: a batch that loads faster leaves the workers less to hide"),
+	detect: (*state).inputFinding,
+	Fires:  "driver.TestVerdictCorpus/unmarked_train_loop", Silent: "driver.TestVerdictCorpus/unmarked_decode_annotated",
+})
+
+// inputFinding: input.loader.
+func (s *state) inputFinding() {
+	if !s.big(Input) {
+		return
+	}
+	var where []Location
+	change := ""
+	var try map[string]string // the run-time change for run --verify
+	tryPct := -1.0            // its own predicted saving, when not the finding's
+	if s.py != nil {
+		where = s.pyLines(s.py.LoaderLines, 2)
+	}
+	workerLines, costs := s.workerLines()
+	// with worker processes, the main thread only waits in __next__:
+	// the dataset line that costs the time is in the workers
+	where = append(workerLines, where...)
+	if r := s.in.Run; r != nil {
+		for i, l := range r.Loaders {
+			nw := "?"
+			if l.NumWorkers != nil {
+				nw = fmt.Sprint(*l.NumWorkers)
+			}
+			loc := Location{Kind: "dataloader", Name: l.Dataset, Note: "num_workers=" + nw + " pin_memory=" + ptrStr(l.PinMemory) + " persistent_workers=" + ptrStr(l.PersistentWorkers)}
+			if i != s.waitedLoader() {
+				// another loader (an evaluation's): named, not judged
+				loc.Note += fmt.Sprintf("; not the loader waited for (%s of wait over %d batches)", units.Seconds(l.WaitS), l.Batches)
+				where = append(where, loc)
+				continue
+			}
+			if len(r.Loaders) > 1 {
+				loc.Note += fmt.Sprintf("; the loader waited for (%s of wait over %d batches)", units.Seconds(l.WaitS), l.Batches)
+			}
+			where = append(where, loc)
+			// the workers' line, when named, already says what to make
+			// cheaper
+			cheaperSample := "make " + l.SampleMethod() + " cheaper"
+			if costs != "" {
+				cheaperSample = ""
+			}
+			switch {
+			case l.NumWorkers != nil && *l.NumWorkers == 0:
+				n := s.advisedWorkers()
+				cheaper := func(c string) string { return orTry(c, "make the dataset's "+l.SampleMethod()+" cheaper") }
+				if s.py != nil && len(s.py.LoaderLines) > 0 {
+					// the line that loads: a collate_fn filling a batch
+					// element by element is not __getitem__
+					l := s.py.LoaderLines[0]
+					cheaper = func(c string) string {
+						return orTry(c, fmt.Sprintf("make %s at %s:%d cheaper (%.0f%% of the main thread's samples): a batch that loads faster leaves the workers less to hide", l.Func, filepath.Base(l.File), l.Line, l.Pct))
+					}
+				}
+				if s.py != nil && s.py.LoaderIOShare >= 0.5 {
+					cheaper = func(c string) string {
+						return thenDo(c, fmt.Sprintf("pack the samples into one file read or memory-mapped once (one saved tensor, np.memmap) instead of a file per sample: loading is file reads (%.0f%% of its samples in torch.load, np.load, pickle and the like), which workers only overlap", pct(s.py.LoaderIOShare)))
+					}
+				}
+				change = fmt.Sprintf("the DataLoader over %s%s loads its batches in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s) loads them in background workers while the step runs", cmp.Or(l.Dataset, "its dataset"), l.SiteRef(), n, pinText(s.device))
+				if s.loadingWaits() {
+					change += fmt.Sprintf(" (the loading waits rather than computes, %.0f%% of its samples off the CPU: waiting workers need no CPU, so more of them than CPUs still overlap)", pct(s.py.LoaderOffCPU))
+				}
+				change = cheaper(change)
+				try = map[string]string{"num_workers": fmt.Sprint(n), "persistent_workers": "true"}
+				if w, ok := s.workersSaving(); ok && w < s.share[Input]/2 && s.py != nil && len(s.py.LoaderLines) > 0 {
+					// the workers this machine has cannot keep up:
+					// the loading must get cheaper first
+					l := s.py.LoaderLines[0]
+					in := min(1, s.share[Input])
+					change = fmt.Sprintf("make %s at %s:%d cheaper (%.0f%% of the main thread's samples): a batch takes %s to load against %s for the rest of the step, so %s on this machine could not keep up (the step would still take a batch's load over the workers: ~%.0f%% saved)",
+						l.Func, filepath.Base(l.File), l.Line, l.Pct, units.Duration(in*s.step), units.Duration((1-in)*s.step), units.Things(n, "worker"), pct(w))
+					change = thenDo(change, fmt.Sprintf("DataLoader(num_workers=%d, persistent_workers=True%s): overlaps what is left with the step", n, pinText(s.device)))
+					tryPct = pct(w)
+				}
+				if s.py != nil && s.py.LoaderDataFrameRows {
+					// the first change: workers would only share the
+					// cost out
+					change = thenDo(dataFrameRowsChange, fmt.Sprintf("the batches load in the main thread (num_workers=0): DataLoader(num_workers=%d, persistent_workers=True%s) overlaps what is left with the step", n, pinText(s.device)))
+				}
+			case l.RestartsWorkers():
+				perBatches, perRestart, perWait := float64(l.Batches)/float64(l.Iterators), units.Seconds(l.Restart()/float64(l.Iterators)), units.Seconds((l.WaitS-l.FirstWaitS)/float64(l.Iterators))
+				change = fmt.Sprintf("the DataLoader starts and stops its %d worker processes for each of its %d epochs (persistent_workers=False), %.0f batches each: %s an epoch, against %s of wait for its other batches: DataLoader(..., persistent_workers=True)",
+					*l.NumWorkers, l.Iterators, perBatches, perRestart, perWait)
+				try = map[string]string{"persistent_workers": "true"}
+				if l.MadeAnew() {
+					change = fmt.Sprintf("the program makes a new DataLoader over its %s for each of %d passes (an evaluation's loader made in the loop), and each starts and stops %d worker processes, %.0f batches a pass: %s a pass, against %s of wait for its other batches: make the DataLoader once, before the loop, with persistent_workers=True",
+						l.Dataset, l.Iterators, *l.NumWorkers, perBatches, perRestart, perWait)
+				}
+				if l.Dataset == "TensorDataset" {
+					change = orTry(change, "num_workers=0: a TensorDataset's batches are in memory already, and workers only add the hand-over")
+				}
+			case l.NumWorkers != nil && *l.NumWorkers > 0 && s.workersWait():
+				// workers asleep in reads need no CPU: more of them
+				// overlap more reads, however busy the CPUs are (4
+				// workers reading from "network storage", 12% of
+				// their busy time on a CPU, were told more workers
+				// would not help)
+				w := s.in.Run.Workers
+				change = fmt.Sprintf("the %d workers mostly wait rather than compute (%.0f%% of their busy time on a CPU: file or network reads, a sleep, a lock): waiting workers need no CPU, so more of them overlap more of the waits: DataLoader(num_workers=%d, ...) and a larger prefetch_factor", *l.NumWorkers, 100*w.CPUShare, 2**l.NumWorkers)
+				change = orTry(change, "faster reads (local disk, fewer and larger files): less for the workers to wait on")
+				try = map[string]string{"num_workers": fmt.Sprint(2 * *l.NumWorkers)}
+			case l.NumWorkers != nil && s.oversubscribed():
+				change = orTry(fmt.Sprintf("%d workers and the main process's threads already want more CPUs than there are, so more workers would not help: leave the workers more cores (torch.set_num_threads(1) in the main process)", *l.NumWorkers), cheaperSample)
+			case l.NumWorkers != nil:
+				change = fmt.Sprintf("%d workers cannot keep up: raise num_workers or prefetch_factor", *l.NumWorkers)
+				if cheaperSample != "" {
+					change = orTry(fmt.Sprintf("%d workers cannot keep up: %s", *l.NumWorkers, cheaperSample), "raise num_workers or prefetch_factor")
+				}
+			}
+			if r.WorkersReadDataFrameRows && l.NumWorkers != nil && *l.NumWorkers > 0 {
+				change = thenDo(dataFrameRowsChange, change)
+			}
+			if costs != "" && l.NumWorkers != nil && *l.NumWorkers > 0 {
+				change = thenDo(costs, change)
+			}
+			if len(r.Loaders) > 1 && change != "" {
+				change = fmt.Sprintf("the step waits for the DataLoader over %s (%s of the run's %s of DataLoader wait; the program has %d loaders): %s",
+					cmp.Or(l.Dataset, "its dataset"), units.Seconds(l.WaitS), units.Seconds(s.loaderWaitS()), len(r.Loaders), change)
+			}
+		}
+		// the loader waited for first: the report shows the first few
+		if i := s.waitedLoader(); i >= 0 && len(r.Loaders) > 1 {
+			k := slices.IndexFunc(where, func(l Location) bool { return l.Kind == "dataloader" })
+			j := k + i
+			where[k], where[j] = where[j], where[k]
+		}
+	}
+	if len(where) == 0 {
+		where = append(where, Location{Kind: "dataloader", Name: "DataLoader __next__"})
+	}
+	ms := s.ev[Input]
+	if in := s.in.Input; in != nil && in.Calls > 0 && s.device {
+		ms = append(ms, Evidence{"device idle during DataLoader wait", in.GPUIdlePct, "%", "input_pipeline"})
+	}
+	// the title quotes the measurement the share came from: the agent's
+	// step and the trace's mean step differ, so share × trace step
+	// would disagree with the evidence below it
+	title := fmt.Sprintf("The step waits for data: %s (%.0f%% of the step)", s.inputWait, pct(s.share[Input]))
+	if run, win, _ := s.runInput(); s.inputRun {
+		title = fmt.Sprintf("The step waits for data %.0f%% of the run's step time (%.0f%% in the recorded window, whose steps took batches loaded before it)", pct(run), pct(win))
+	}
+	f := s.finding("input.loader", title, s.at(Input), ms, where, change)
+	f.Try = try
+	if try != nil && tryPct >= 0 {
+		f.TrySavingPct = &tryPct
+	}
+	s.emit(f)
+}
