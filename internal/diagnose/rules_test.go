@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -13,38 +14,108 @@ import (
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
+	"github.com/bottleneck-dev/bottleneck/internal/testutil"
 )
 
-// TestRulesDocumented keeps rules.go and docs/diagnosis.md in step.
+// TestRulesDocumented keeps docs/diagnosis.md in step with the rules:
+// each rule's section opens with a block generated from its entry (what
+// fires it, the thresholds it names with their values, its change and
+// alternatives, its tests); a rule without a section gets one.
+// BOTTLENECK_UPDATE=1 rewrites the file.
 func TestRulesDocumented(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "diagnosis.md"))
+	path := filepath.Join("..", "..", "docs", "diagnosis.md")
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := string(b)
-	seen := map[string]bool{}
+	want := doc
 	for _, r := range Rules {
-		if seen[r.ID] {
-			t.Errorf("rule %s twice", r.ID)
-		}
-		seen[r.ID] = true
-		if !strings.Contains(doc, "\n### `"+r.ID+"` ("+string(r.Class)+")\n") {
-			t.Errorf("rule %s has no section \"### `%s` (%s)\" in docs/diagnosis.md", r.ID, r.ID, r.Class)
-		}
 		if r.Factor < 0 || r.Factor > 1 || r.Change == "" {
 			t.Errorf("rule %s: factor %v, change %q", r.ID, r.Factor, r.Change)
 		}
+		heading := "\n### `" + r.ID + "` (" + string(r.Class) + ")\n"
+		if !strings.Contains(want, heading) {
+			end := strings.Index(want, "\n### About the factors")
+			if end < 0 {
+				t.Fatal("docs/diagnosis.md has no \"### About the factors\" section to put a new rule's before")
+			}
+			want = want[:end] + heading + "\n" + want[end:]
+		}
+		i := strings.Index(want, heading) + len(heading)
+		rest := want[i:]
+		if strings.HasPrefix(rest, "\n"+ruleDocStart) {
+			rest = rest[strings.Index(rest, ruleDocEnd)+len(ruleDocEnd):]
+		}
+		want = want[:i] + "\n" + ruleDoc(r) + rest
 	}
-	for _, m := range regexp.MustCompile("(?m)^### `([^`]+)` \\(").FindAllStringSubmatch(doc, -1) {
-		if !seen[m[1]] {
+	for _, m := range regexp.MustCompile("(?m)^### `([^`]+)` \\(").FindAllStringSubmatch(want, -1) {
+		if _, ok := rulesByID[m[1]]; !ok {
 			t.Errorf("docs/diagnosis.md has a section for %s, which is no rule", m[1])
 		}
 	}
 	for _, c := range []Class{Input, Host, Launch, Sync, GPUCompute, Copy, Comm, Straggler, Memory, CPUCompute, IO} {
-		if !strings.Contains(doc, string(c)) {
+		if !strings.Contains(want, string(c)) {
 			t.Errorf("class %s is not documented", c)
 		}
 	}
+	if want == doc {
+		return
+	}
+	if *testutil.Update {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("%s does not show the rules' entries as they are: run BOTTLENECK_UPDATE=1 go test ./internal/diagnose -run TestRulesDocumented and complete any new section", path)
+}
+
+const (
+	ruleDocStart = "<!-- generated from the rule's entry by `BOTTLENECK_UPDATE=1 go test ./internal/diagnose -run TestRulesDocumented` -->\n"
+	ruleDocEnd   = "<!-- end of the generated entry -->\n"
+)
+
+// ruleDoc is the generated block that opens a rule's section.
+func ruleDoc(r Rule) string {
+	var b strings.Builder
+	b.WriteString(ruleDocStart)
+	fmt.Fprintf(&b, "> **Entry:** fires when %s.", mdText(strings.TrimSuffix(r.When, ".")))
+	if th := thresholdsNamed(r.When); th != "" {
+		fmt.Fprintf(&b, " Thresholds: %s.", th)
+	}
+	if r.Factor > 0 {
+		fmt.Fprintf(&b, " Factor %g.", r.Factor)
+	} else {
+		b.WriteString(" No saving estimated.")
+	}
+	fmt.Fprintf(&b, " Tests: fires in `%s`, silent in `%s`.\n>\n", r.Fires, r.Silent)
+	f := Finding{Change: r.Change}
+	splitAlternatives(&f)
+	fmt.Fprintf(&b, "> **Change** (when the evidence names nothing more specific): %s\n", mdText(f.Change))
+	for _, a := range f.Alternatives {
+		fmt.Fprintf(&b, ">\n> **%s:** %s\n", a.Kind, mdText(a.Change))
+	}
+	b.WriteString(ruleDocEnd)
+	return b.String()
+}
+
+// mdText escapes what Markdown would read as emphasis, code or HTML in
+// an entry's plain text (__getitem__, a * b, <x>).
+var mdText = strings.NewReplacer(`\`, `\\`, "_", `\_`, "*", `\*`, "`", "\\`", "<", "&lt;").Replace
+
+// thresholdsNamed lists the Params fields that when names, with their
+// values in Default.
+func thresholdsNamed(when string) string {
+	var out []string
+	v := reflect.ValueOf(Default)
+	for i := range v.NumField() {
+		name := v.Type().Field(i).Name
+		if regexp.MustCompile(`\b` + name + `\b`).MatchString(when) {
+			out = append(out, fmt.Sprintf("`%s` = %v", name, v.Field(i).Interface()))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // applyRules applies the rules whose id starts with prefix, alone.
