@@ -45,14 +45,14 @@ func (s *state) noSyncFinding() {
 }
 
 // syncsEveryMicroBatch: DDP synced the gradients at least
-// minSyncsPerUpdate times per optimizer update (comm.no-sync's case).
+// MinSyncsPerUpdate times per optimizer update (comm.no-sync's case).
 func (s *state) syncsEveryMicroBatch() bool {
 	r := s.in.Regions
 	if r == nil || r.GradSync == nil {
 		return false
 	}
 	g := r.GradSync
-	return g.Updates > 0 && g.Synced >= minSyncsPerUpdate*g.Updates
+	return g.Updates > 0 && g.Synced >= s.p.MinSyncsPerUpdate*g.Updates
 }
 
 var _ = addRule(Rule{

@@ -807,7 +807,7 @@ func (s *state) verdict() {
 	}
 	top := ranked[0]
 	v := Verdict{Primary: top.Class, Detail: detail[top.Class], SharePct: top.SharePct}
-	if top.Class == IO && s.py != nil && s.py.IOReadShare >= minIOReadShare {
+	if top.Class == IO && s.py != nil && s.py.IOReadShare >= s.p.MinIOReadShare {
 		v.Detail = "file reads in the step: data loaded in the loop"
 	}
 	if top.Class == Host && !s.device {
@@ -856,13 +856,13 @@ func (s *state) verdict() {
 	if note := s.together(top.Class, ranked[1:]); note != "" {
 		caveats = append(caveats, note)
 	}
-	if w := s.d.WhatIf; s.device && !w.Trusted(maxBaselineErrorPct) {
+	if w := s.d.WhatIf; s.device && !w.Trusted(s.p.MaxBaselineErrorPct) {
 		// savings are shares: the path may disagree with them
 		if note := s.critPathNote(top.Class); note != "" {
 			caveats = append(caveats, note)
 		}
 		if w != nil {
-			caveats = append(caveats, "savings are shares × factors, not replayed: "+w.Untrusted(maxBaselineErrorPct))
+			caveats = append(caveats, "savings are shares × factors, not replayed: "+w.Untrusted(s.p.MaxBaselineErrorPct))
 		}
 	}
 	if len(caveats) > 0 {

@@ -175,19 +175,15 @@ func (s *state) pyLines(lines []runevidence.Line, n int) []Location {
 
 // tensorFromLists reports the hottest line of the step when it builds a
 // tensor from Python objects (torch.tensor / as_tensor / the legacy
-// constructors over lists) and holds at least minListTensorPct of the
+// constructors over lists) and holds at least MinListTensorPct of the
 // main thread's samples.
 func (s *state) tensorFromLists() (runevidence.Line, bool) {
 	if s.py == nil || len(s.py.Hot) == 0 {
 		return runevidence.Line{}, false
 	}
 	l := s.py.Hot[0]
-	return l, l.Pct >= minListTensorPct && tensorFromList.MatchString(l.Text)
+	return l, l.Pct >= s.p.MinListTensorPct && tensorFromList.MatchString(l.Text)
 }
-
-// minListTensorPct: the share (percent) of the main thread's samples at
-// the line from which host.python names the conversion.
-const minListTensorPct = 25
 
 // tensorFromList matches a call that makes a tensor from Python data.
 var tensorFromList = regexp.MustCompile(`\btorch\.(tensor|as_tensor|Tensor|FloatTensor|LongTensor|IntTensor|DoubleTensor|BoolTensor)\(`)
@@ -347,7 +343,7 @@ func (s *state) tinyOpsSource() (string, []Location) {
 			top.Kind, filepath.Base(top.File), top.Line.Line, pct(off), pct(py.ModuleShare)), []Location{{Kind: "python", Name: top.Func, File: top.File, Line: top.Line.Line, SharePct: top.Pct, Note: top.Kind}}
 	}
 	switch {
-	case py.OutsideModelShare >= minOwnTinyShare && py.OutsideModelShare >= py.ModuleShare:
+	case py.OutsideModelShare >= s.p.MinOwnTinyShare && py.OutsideModelShare >= py.ModuleShare:
 		where := s.pyLines(py.OutsideModel, 3)
 		var names []string
 		for _, l := range where {
@@ -362,7 +358,7 @@ func (s *state) tinyOpsSource() (string, []Location) {
 		// run independent layers one at a time, which one batched op
 		// replaces.
 		for _, l := range py.Hot[:min(3, len(py.Hot))] {
-			if l.Pct >= minForwardLinePct && (l.Func == "forward" || strings.HasSuffix(l.Func, ".forward")) {
+			if l.Pct >= s.p.MinForwardLinePct && (l.Func == "forward" || strings.HasSuffix(l.Func, ".forward")) {
 				change = orTry(change, fmt.Sprintf("where a loop in %s (%s:%d) runs independent layers one at a time (heads, ensemble members, experts), stack them into one batched op (torch.bmm, or torch.func.stack_module_state with torch.vmap)", l.Func, filepath.Base(l.File), l.Line))
 				break
 			}
@@ -380,7 +376,7 @@ func (s *state) tinyOpsSource() (string, []Location) {
 // the change was "batch the per-layer or per-parameter loop". A model
 // called once has at most a few layer calls per parameter tensor (a
 // transformer block: 4 linears for 12 tensors); gradient accumulation
-// multiplies that by its micro-steps, under minLayerRepeats.
+// multiplies that by its micro-steps, under MinLayerRepeats.
 func (s *state) repeatedForward() (string, bool) {
 	t, r := s.in.Ops, s.in.Run
 	if t == nil || t.BackwardCalls == 0 || r == nil || len(r.Optimizers) != 1 || r.Optimizers[0].Params == 0 {
@@ -408,7 +404,7 @@ func (s *state) repeatedForward() (string, bool) {
 	}
 	// per DataLoader batch: gradient accumulation fetches one a micro-step
 	perStep, params := float64(calls)/float64(steps), r.Optimizers[0].Params
-	if perBatch := perStep / max(1, float64(batches)/float64(steps)); perBatch < minLayerRepeats*float64(params) {
+	if perBatch := perStep / max(1, float64(batches)/float64(steps)); perBatch < float64(s.p.MinLayerRepeats*params) {
 		return "", false
 	}
 	slices.Sort(names)
@@ -421,22 +417,12 @@ func (s *state) repeatedForward() (string, bool) {
 }
 
 // layerOps are the ops a layer's forward enters by, called once per layer
-// per forward; minLayerRepeats: their calls per step (per DataLoader
-// batch) per parameter tensor from which the model ran many times in the
-// step: a per-sample loop over a batch of 32 through a 2-layer MLP makes
-// 16; 16 accumulated micro-batches without a DataLoader make 8.
+// per forward (Params.MinLayerRepeats bounds their calls).
 var layerOps = []string{"aten::linear", "aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d"}
-
-const minLayerRepeats = 16
-
-// minFrameworkShare: the share of the busy main-thread samples whose
-// innermost frame is a training framework's own loop from which
-// host.python names it.
-const minFrameworkShare = 0.2
 
 // frameworkChange: when a training framework's own code (Lightning's
 // loop moving the batch, its closure, its logging) is the innermost frame
-// of minFrameworkShare of the busy samples, its per-step cost is fixed,
+// of MinFrameworkShare of the busy samples, its per-step cost is fixed,
 // and the program's code is not where the Python time goes. A Lightning
 // module of three Linear layers trained on the CPU: 38% of the window's
 // samples in Lightning, most in move_data_to_device's batch_to and
@@ -444,7 +430,7 @@ const minFrameworkShare = 0.2
 // Dataset". Empty otherwise or without enough samples.
 func (s *state) frameworkChange() string {
 	py := s.py
-	if py == nil || py.HotSamples < s.p.OutsideModelSamples || py.FrameworkShare < minFrameworkShare {
+	if py == nil || py.HotSamples < s.p.OutsideModelSamples || py.FrameworkShare < s.p.MinFrameworkShare {
 		return ""
 	}
 	change := fmt.Sprintf("%s's own code is the innermost frame of %.0f%% of the busy main-thread samples (%s): its per-step work (moving the batch, running the closure, logging, hooks) costs the same whatever the step does, so a larger batch makes it a smaller share of the step",
@@ -454,14 +440,6 @@ func (s *state) frameworkChange() string {
 	}
 	return change
 }
-
-// minOwnTinyShare: the share of the busy main-thread samples in the
-// program's own tensor code from which the tiny-ops change names it.
-const minOwnTinyShare = 0.15
-
-// minForwardLinePct: the share (percent) of the busy samples at a line of
-// the program's own forward from which the tiny-ops change names it.
-const minForwardLinePct = 15
 
 // compileChange proposes torch.compile(model) to fuse what (the ops the
 // model runs), or, when the trace shows the model already runs compiled
@@ -573,7 +551,7 @@ func (s *state) denseKernelsChange(idle float64) string {
 	// of 900 kernels a step tiny, kernels 17% of the step, 60 ms a step
 	// in unflatten_dense_tensors and narrow on the host)
 	dense := s.step/kps <= s.p.LaunchStepUsPerKernel
-	if !dense && (short < tinyKernelsFrac || s.share[GPUCompute] > tinyKernelsDevice) {
+	if !dense && (short < s.p.TinyKernelsFrac || s.share[GPUCompute] > s.p.TinyKernelsDevice) {
 		return ""
 	}
 	if c := s.servingEngineChange(); c != "" {
@@ -592,15 +570,6 @@ func (s *state) denseKernelsChange(idle float64) string {
 	return orTry(orTry(change, "more work per kernel (a larger batch, more sequences per call): it costs the host nothing more"),
 		"where the Python between the ops is the program's own data work, not the model's (a Python profile, bottleneck run, tells), vectorise it or move it into DataLoader workers")
 }
-
-// tinyKernelsFrac and tinyKernelsDevice: a step whose kernels are not
-// dense gets the CUDA-graph change when this share of them or more ran
-// shorter than their launch call and they fill this share of the step or
-// less (greedy generation on an H100: 99% and 3%).
-const (
-	tinyKernelsFrac   = 0.9
-	tinyKernelsDevice = 0.1
-)
 
 // servingEngineChange: the kernels run under a serving engine whose graph
 // mode is off (its ops or kernels in the trace: vLLM's, SGLang's): the
@@ -657,18 +626,6 @@ func (s *state) compiled() bool {
 		return strings.HasPrefix(r.Name, "Torch-Compiled Region") || r.Name == "CompiledFunction"
 	})
 }
-
-// tinyOptimizerShare: the share of the tiny ops' time an unfused
-// optimizer step must hold for cpu.tiny-ops to lead with it.
-const tinyOptimizerShare = 1.0 / 3
-
-// minIOReadShare: the share of the I/O samples reading files from which
-// io.in-step is about input, not checkpoints or logs.
-const minIOReadShare = 0.5
-
-// optimizerNativeShare: the share of the native time from which an
-// unfused update leads cpu.native's change.
-const optimizerNativeShare = 0.4
 
 // foreachUpdate is the change for a per-parameter update that has no
 // fused implementation (a hand-written optimizer).
@@ -1012,7 +969,7 @@ func (s *state) cpuOpsChange() (change string, ev []Evidence, lead string, atten
 	// with no backward in the steps, dropout that draws masks is a model
 	// left in training mode for inference, and model.eval() comes first
 	// (a small CNN evaluated here: 212 ms a batch, 133 ms after eval())
-	switch heavy := total > 0 && dropout/total >= minDropout; {
+	switch heavy := total > 0 && dropout/total >= s.p.MinDropout; {
 	case heavy && s.in.Ops != nil && s.in.Ops.BackwardCalls == 0:
 		lead = fmt.Sprintf("dropout draws random masks (aten::bernoulli_, native_dropout: %.0f%% of the native time) though no backward runs in these steps: the model is in training mode: call model.eval() before inference (dropout then passes its input through, and BatchNorm uses its running statistics, which the outputs need too) and run it under torch.inference_mode()", pct(dropout/total))
 		ev = append(ev, Evidence{"dropout ops' share of native op time", pct(dropout / total), "%", "ops"}, Evidence{"backward op calls", 0, "", "ops"})
@@ -1036,7 +993,7 @@ func (s *state) oneSampleSteps() (string, bool) {
 		return "", false
 	}
 	l := slices.MaxFunc(r.Loaders, func(a, b runevidence.Loader) int { return cmp.Compare(a.Batches, b.Batches) })
-	if l.BatchSize == nil || *l.BatchSize != 1 || l.Batches < minOneSampleBatches {
+	if l.BatchSize == nil || *l.BatchSize != 1 || l.Batches < s.p.MinOneSampleBatches {
 		return "", false
 	}
 	seen := " (a 4-layer transformer encoder on a CPU: 0.51 s for 320 sequences one at a time, 0.24 s in batches of 32)"
@@ -1045,10 +1002,6 @@ func (s *state) oneSampleSteps() (string, bool) {
 	}
 	return fmt.Sprintf("inference on one sample per step (DataLoader(%s, batch_size=1), no backward): batch the samples (batch_size=32 or more, one model call per batch; sequences padded to the batch's longest, with their mask): each op then does many samples' work in little more time%s", l.Dataset, seen), true
 }
-
-// minOneSampleBatches: batches of one that make an inference loop, not a
-// probe (a single sample run before the real loop).
-const minOneSampleBatches = 8
 
 // outsideModelChange: on a CPU, tensor work the program does itself in
 // its loop (per-item preprocessing, synthetic inputs drawn every step,
@@ -1075,10 +1028,6 @@ func (s *state) outsideModelChange(fam []Evidence) (string, Evidence, []Location
 		Evidence{"share of busy main-thread samples outside the model, backward and optimizer", pct(py.OutsideModelShare), "%", "pyprofile"}, where, true
 }
 
-// minSliceBackward: the share of the native time in the backward of
-// slices from which the CPU change names it first.
-const minSliceBackward = 0.15
-
 // sliceBackwardChange: the backward of a slice or an index of a larger
 // tensor (aten::slice_backward, select_backward) allocates and zero-fills
 // a gradient as large as the whole tensor, then adds the slice's into it;
@@ -1103,7 +1052,7 @@ func (s *state) sliceBackwardChange(total float64) (string, Evidence, bool) {
 			rnn = true
 		}
 	}
-	if us/total < minSliceBackward {
+	if us/total < s.p.MinSliceBackward {
 		return "", Evidence{}, false
 	}
 	fix := "take a sequence's steps once with x.unbind(dim) (one backward for all of them) instead of x[:, t] in the loop"
@@ -1117,10 +1066,6 @@ func (s *state) sliceBackwardChange(total float64) (string, Evidence, bool) {
 // sdpaChange is the fused attention call that replaces softmax(q @ k.T) @ v.
 const sdpaChange = "torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=...) instead of softmax(q @ k.transpose(-2, -1)) @ v"
 
-// minMHA: the share of the busy samples inside nn.MultiheadAttention
-// from which unfused attention is taken to be its.
-const minMHA = 0.05
-
 // attentionFix is the change for unfused attention by who computes it.
 // nn.MultiheadAttention returns the attention weights by default
 // (need_weights=True), which it computes with softmax and bmm; with
@@ -1132,7 +1077,7 @@ const minMHA = 0.05
 // hand gets scaled_dot_product_attention. where is the line that calls
 // nn.MultiheadAttention.
 func (s *state) attentionFix(cpu bool) (fix string, where []Location) {
-	if s.py == nil || s.py.MHAShare < minMHA {
+	if s.py == nil || s.py.MHAShare < s.p.MinMHA {
 		fix := sdpaChange
 		if cpu {
 			fix += ", which has a fused kernel on the CPU too (a 512-token causal attention on the project's test CPU: 3-10x faster forward and backward)"
@@ -1148,11 +1093,6 @@ func (s *state) attentionFix(cpu bool) (fix string, where []Location) {
 	}
 	return fmt.Sprintf("nn.MultiheadAttention computes the attention weights it returns (need_weights=True, its default) with softmax and bmm: call it with need_weights=False where they are not used%s, and it runs scaled_dot_product_attention's fused kernel", at), where
 }
-
-// minDropout: the share of the native time in dropout's ops from which
-// the CPU change names them (a small transformer trained here: 29% of the
-// native time; dropout 0.1 -> 0 took its step from 1.86 to 1.44 s).
-const minDropout = 0.15
 
 // cpuDropoutOps are the op names (lower case) that draw dropout's masks.
 var cpuDropoutOps = []string{"bernoulli", "native_dropout", "aten::dropout", "feature_dropout"}
@@ -1250,7 +1190,7 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		return thenDo(orTry(orTry(fmt.Sprintf("matmuls take %.0f%% of the native time and already run in oneDNN/MKL: fewer or larger matmuls (batching)", pct(gemm/total)),
 				s.bf16Advice()), "an accelerator"), others(gemm)),
 			[]Evidence{{"matmul ops' share of native op time", pct(gemm / total), "%", "ops"}}, dropout, total
-	case rnn/total >= dominant && rnnPerStep >= minRNNCalls:
+	case rnn/total >= dominant && rnnPerStep >= float64(s.p.MinRNNCalls):
 		// a loop feeding the layer one time step per call: each call
 		// projects one step's input and cannot batch the steps' input
 		// matmuls (50 steps of a 128-unit LSTM, batch 32, forward and
@@ -1380,10 +1320,6 @@ func isRNNCall(n string) bool {
 	n = strings.TrimSuffix(n, "_cell")
 	return n == "aten::lstm" || n == "aten::gru" || n == "aten::rnn_tanh" || n == "aten::rnn_relu"
 }
-
-// minRNNCalls: the recurrent layer calls per step from which the change
-// is about a loop over the time steps.
-const minRNNCalls = 8
 
 // cpuRNNOps are the recurrent layers' op names (lower case): aten::lstm,
 // aten::gru, aten::rnn_tanh, the oneDNN layer (mkldnn_rnn_layer and its
@@ -1696,11 +1632,6 @@ func (s *state) copies() (where []Location, pageable, dtod bool) {
 	}
 	return where, pageable, dd > total/2
 }
-
-// minSyncsPerUpdate: DistributedDataParallel syncing gradients after this
-// many forwards per optimizer update, on average, is gradient
-// accumulation without no_sync().
-const minSyncsPerUpdate = 2
 
 // gil is the GIL evidence when host.gil's conditions hold (nil: not).
 func (s *state) gil() *runevidence.GILEvidence {

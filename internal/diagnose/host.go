@@ -241,7 +241,7 @@ func (s *state) ioFinding() {
 		return
 	}
 	change := ""
-	if s.py.IOReadShare >= minIOReadShare {
+	if s.py.IOReadShare >= s.p.MinIOReadShare {
 		// reads in the loop are input, not checkpoints or logs (a
 		// loop that np.load-ed a shard per step got "move checkpoint
 		// saves and logging off the hot loop")

@@ -68,7 +68,7 @@ func (s *state) periodicFinding() {
 		}
 		ms = append(ms, Evidence{"main-thread samples in it, whole run", pct(py.OffStepShare), "%", "pyprofile"})
 		change = fmt.Sprintf("the %s every %d steps at %s takes %s each time: run it less often or on fewer batches (a subset of the validation set), under torch.inference_mode(), or in another process on a copy of the weights", top.Kind, p.Every, lineName(where[0]), units.Seconds(p.MeanS-p.MedianS))
-	case py != nil && py.SlowSamples >= minSlowSamples && len(py.SlowLines) > 0 && py.SlowLines[0].Pct >= 10:
+	case py != nil && py.SlowSamples >= s.p.MinSlowSamples && len(py.SlowLines) > 0 && py.SlowLines[0].Pct >= 10:
 		// the agent's samples of the slow steps: what they do, window or not
 		var names string
 		where, names = namedLines(py.SlowLines, 3, "main-thread samples in steps over twice the median, whole run")
@@ -84,10 +84,6 @@ func (s *state) periodicFinding() {
 	}
 	s.emit(s.finding("run.periodic", title, p.Share*s.step, ms, where, change))
 }
-
-// minSlowSamples: the samples of slow steps that name what they do (at
-// the 20 ms interval outside the window, 100 ms of them).
-const minSlowSamples = 5
 
 // lineName is a Python location as file:line.
 func lineName(l Location) string { return fmt.Sprintf("%s:%d", filepath.Base(l.File), l.Line) }
@@ -116,7 +112,7 @@ func (s *state) periodic() *runevidence.PeriodicSteps {
 		return s.windowPeriodic()
 	}
 	p := r.Periodic
-	if py := r.Python; py != nil && py.SlowSamples >= minSlowSamples && py.SlowLoaderShare >= 0.5 {
+	if py := r.Python; py != nil && py.SlowSamples >= s.p.MinSlowSamples && py.SlowLoaderShare >= 0.5 {
 		// the slow steps wait for the DataLoader: its workers deliver a
 		// round of batches at once (4 workers: every 4th step waited
 		// 170 ms for the next round), which is input-bound, not work

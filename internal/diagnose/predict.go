@@ -26,15 +26,6 @@ import (
 // beside the device for most of the step and is its critical path saves
 // what the replay finds.
 
-// maxBaselineErrorPct: a replay whose unchanged run is further than this
-// from the measured steps is not trusted, and savings fall back to shares.
-const maxBaselineErrorPct = 10
-
-// minRemovedPct: a fix that takes out less of the replayed step than this
-// gives no reach (too little of its time is in the trace: its share came
-// from the run's evidence, not the trace).
-const minRemovedPct = 1
-
 // fixes maps a class, or a rule with a fix of its own, to the rule whose
 // Factor the transformation takes out, and how it applies it.
 var fixes = []struct {
@@ -152,15 +143,10 @@ func (s *state) replay() {
 	s.d.WhatIf = m.Predict(base, s.replayedFixes(s.py != nil))
 }
 
-// tensorEfficiency: matmuls on tensor cores reach a smaller part of their
-// peak than on CUDA cores: on an H200, a GPT's fp32 GEMMs ran 5.3x faster
-// under TF32 (scripts/gpu-check) against a 7.4x ratio of the peaks.
-const tensorEfficiency = 0.6
-
 // precisionKeep is the part of their time fp32 matmuls and convolutions on
 // CUDA cores keep on tensor cores: TF32 where the device has it at twice
 // its fp32 rate or more (the least change: no autocast), else fp16/bf16;
-// the ratio of the peaks × tensorEfficiency, at most 8x faster, never
+// the ratio of the peaks × TensorEfficiency, at most 8x faster, never
 // slower. ok is false for a device not in the peak table.
 func (s *state) precisionKeep() (keep float64, unit string, ok bool) {
 	p, ok := s.devicePeak()
@@ -171,18 +157,13 @@ func (s *state) precisionKeep() (keep float64, unit string, ok bool) {
 	if tensor < 2*p.FP32 {
 		tensor, unit = max(p.FP16, p.BF16), "fp16/bf16 tensor cores"
 	}
-	return min(1, max(1.0/8, p.FP32/(tensorEfficiency*tensor))), unit, tensor > 0
+	return min(1, max(1.0/8, p.FP32/(s.p.TensorEfficiency*tensor))), unit, tensor > 0
 }
-
-// pinnedLinkShare is the part of the host link a copy from pinned memory
-// reaches: 256 MiB copies ran at 53.7 GB/s on an H200's PCIe Gen5 x16
-// (63 GB/s).
-const pinnedLinkShare = 0.8
 
 // pageableKeep is the part of their time copies to or from pageable host
 // memory keep when the memory is pinned: their measured rate over the
 // pinned rate, the faster of the trace's fastest pinned copy (1 MB or
-// more) and pinnedLinkShare of the device's host link. ok is false when
+// more) and PinnedLinkShare of the device's host link. ok is false when
 // the trace has no pageable copy or no pinned rate is known.
 func (s *state) pageableKeep() (keep, pageableGBs, pinnedGBs float64, ok bool) {
 	g := s.in.GPU
@@ -202,7 +183,7 @@ func (s *state) pageableKeep() (keep, pageableGBs, pinnedGBs float64, ok bool) {
 		}
 	}
 	if p, ok := s.devicePeak(); ok {
-		pinnedGBs = max(pinnedGBs, pinnedLinkShare*p.HostLinkGBs)
+		pinnedGBs = max(pinnedGBs, s.p.PinnedLinkShare*p.HostLinkGBs)
 	}
 	if bytes <= 0 || us <= 0 || pinnedGBs <= 0 {
 		return 0, 0, 0, false
@@ -232,11 +213,11 @@ func (s *state) devicePeak() (flops.Peak, bool) {
 // the GIL, I/O, the agent's measured waits), so it is used instead.
 func (s *state) prediction(id string) (whatif.Prediction, bool) {
 	w := s.d.WhatIf
-	if !w.Trusted(maxBaselineErrorPct) || !s.deviceRecorded() {
+	if !w.Trusted(s.p.MaxBaselineErrorPct) || !s.deviceRecorded() {
 		return whatif.Prediction{}, false
 	}
 	p, ok := w.Find(id)
-	return p, ok && p.RemovedPct >= minRemovedPct
+	return p, ok && p.RemovedPct >= s.p.MinRemovedPct
 }
 
 // classSaving is what class c's usual fix saves in the replay, as a share
@@ -295,36 +276,28 @@ func (s *state) workersSaving() (float64, bool) {
 }
 
 // advisedWorkers is the num_workers the input change proposes: the
-// machine's CPUs but one, at most maxWorkers (4 when unknown). Loading
+// machine's CPUs but one, at most MaxWorkers (4 when unknown). Loading
 // that waits (its line off the CPU: a sleep, a read) needs no CPU, so
 // then as many as hide a batch's load behind the rest of the step, up to
-// maxWorkers, whatever the CPUs (a Dataset sleeping 5 ms a sample on 2
+// MaxWorkers, whatever the CPUs (a Dataset sleeping 5 ms a sample on 2
 // CPUs got one worker and measured 1.02x).
 func (s *state) advisedWorkers() int {
 	n := 4
 	if r := s.in.Run; r != nil && r.Env != nil && r.Env.CPUs > 0 {
-		n = min(max(r.Env.CPUs-1, 1), maxWorkers)
+		n = min(max(r.Env.CPUs-1, 1), s.p.MaxWorkers)
 	}
 	if in := s.share[Input]; s.loadingWaits() && in > 0 {
-		n = max(n, min(maxWorkers, int(math.Ceil(in/max(1-in, 1.0/maxWorkers)))))
+		n = max(n, min(s.p.MaxWorkers, int(math.Ceil(in/max(1-in, 1/float64(s.p.MaxWorkers))))))
 	}
 	return n
 }
 
-// maxWorkers: each worker is a process with its own copy of the Dataset.
-const maxWorkers = 8
-
 // loadingWaits: the main thread's samples in DataLoader code were off
 // the CPU (neither on one nor waiting for one) in at least
-// loaderWaitsShare of them.
+// LoaderWaitsShare of them.
 func (s *state) loadingWaits() bool {
-	return s.py != nil && s.py.LoaderOffCPU >= loaderWaitsShare
+	return s.py != nil && s.py.LoaderOffCPU >= s.p.LoaderWaitsShare
 }
-
-// loaderWaitsShare: loading that waits this share of its samples or more
-// (slow_dataset.py's 5 ms sleep a sample: ~95%) is overlapped by more
-// workers than CPUs; a Dataset that computes is not.
-const loaderWaitsShare = 0.8
 
 // loadsInMain: the run's DataLoader the step waits for most loads in the
 // main process (num_workers=0), so the change is advisedWorkers workers.

@@ -181,6 +181,88 @@ type Params struct {
 	// CPUWaitBusy: the window is not steady state when it waited this
 	// share more than over the whole run (the machine busy then).
 	CPUWaitNote, CPUWaitBusy float64
+	// MinListTensorPct: the share (percent) of the main thread's samples at
+	// the line from which host.python names the conversion.
+	MinListTensorPct float64
+	// MinLayerRepeats: a layer's ops' calls per step (per DataLoader
+	// batch) per parameter tensor from which the model ran many times in
+	// the step (layerOps): a per-sample loop over a batch of 32 through a
+	// 2-layer MLP makes 16; 16 accumulated micro-batches without a
+	// DataLoader make 8.
+	MinLayerRepeats int
+	// MinFrameworkShare: the share of the busy main-thread samples whose
+	// innermost frame is a training framework's own loop from which
+	// host.python names it.
+	MinFrameworkShare float64
+	// MinOwnTinyShare: the share of the busy main-thread samples in the
+	// program's own tensor code from which the tiny-ops change names it.
+	MinOwnTinyShare float64
+	// MinForwardLinePct: the share (percent) of the busy samples at a line of
+	// the program's own forward from which the tiny-ops change names it.
+	MinForwardLinePct float64
+	// TinyKernelsFrac and TinyKernelsDevice: a step whose kernels are not
+	// dense gets the CUDA-graph change when this share of them or more ran
+	// shorter than their launch call and they fill this share of the step or
+	// less (greedy generation on an H100: 99% and 3%).
+	TinyKernelsFrac, TinyKernelsDevice float64
+	// TinyOptimizerShare: the share of the tiny ops' time an unfused
+	// optimizer step must hold for cpu.tiny-ops to lead with it.
+	TinyOptimizerShare float64
+	// MinIOReadShare: the share of the I/O samples reading files from which
+	// io.in-step is about input, not checkpoints or logs.
+	MinIOReadShare float64
+	// OptimizerNativeShare: the share of the native time from which an
+	// unfused update leads cpu.native's change.
+	OptimizerNativeShare float64
+	// MinOneSampleBatches: batches of one that make an inference loop, not a
+	// probe (a single sample run before the real loop).
+	MinOneSampleBatches int
+	// MinSliceBackward: the share of the native time in the backward of
+	// slices from which the CPU change names it first.
+	MinSliceBackward float64
+	// MinMHA: the share of the busy samples inside nn.MultiheadAttention
+	// from which unfused attention is taken to be its.
+	MinMHA float64
+	// MinDropout: the share of the native time in dropout's ops from which
+	// the CPU change names them (a small transformer trained here: 29% of the
+	// native time; dropout 0.1 -> 0 took its step from 1.86 to 1.44 s).
+	MinDropout float64
+	// MinRNNCalls: the recurrent layer calls per step from which the change
+	// is about a loop over the time steps.
+	MinRNNCalls int
+	// MinSyncsPerUpdate: DistributedDataParallel syncing gradients after this
+	// many forwards per optimizer update, on average, is gradient
+	// accumulation without no_sync().
+	MinSyncsPerUpdate int
+	// MinSlowSamples: the samples of slow steps that name what they do (at
+	// the 20 ms interval outside the window, 100 ms of them).
+	MinSlowSamples int
+	// MaxBaselineErrorPct: a replay whose unchanged run is further than this
+	// from the measured steps is not trusted, and savings fall back to shares.
+	MaxBaselineErrorPct float64
+	// MinRemovedPct: a fix that takes out less of the replayed step than this
+	// gives no reach (too little of its time is in the trace: its share came
+	// from the run's evidence, not the trace).
+	MinRemovedPct float64
+	// TensorEfficiency: matmuls on tensor cores reach a smaller part of their
+	// peak than on CUDA cores: on an H200, a GPT's fp32 GEMMs ran 5.3x faster
+	// under TF32 (scripts/gpu-check) against a 7.4x ratio of the peaks.
+	TensorEfficiency float64
+	// PinnedLinkShare is the part of the host link a copy from pinned memory
+	// reaches: 256 MiB copies ran at 53.7 GB/s on an H200's PCIe Gen5 x16
+	// (63 GB/s).
+	PinnedLinkShare float64
+	// MaxWorkers: the most DataLoader workers advised; each is a process
+	// with its own copy of the Dataset.
+	MaxWorkers int
+	// LoaderWaitsShare: loading that waits this share of its samples or more
+	// (slow_dataset.py's 5 ms sleep a sample: ~95%) is overlapped by more
+	// workers than CPUs; a Dataset that computes is not.
+	LoaderWaitsShare float64
+	// MinFloat64 is the share of the op time (native time on a CPU, device
+	// time on a GPU) computed in float64 from which the float64 change
+	// replaces the class's general one.
+	MinFloat64 float64
 	// High and Medium: confidence levels (share of the primary class and
 	// its margin over the next class).
 	HighShare, HighMargin     float64
@@ -229,6 +311,30 @@ var Default = Params{
 	ModuleOverhead:        0.5,
 	CPUWaitNote:           0.10,
 	CPUWaitBusy:           0.15,
+	MinListTensorPct:      25,
+	MinLayerRepeats:       16,
+	MinFrameworkShare:     0.2,
+	MinOwnTinyShare:       0.15,
+	MinForwardLinePct:     15,
+	TinyKernelsFrac:       0.9,
+	TinyKernelsDevice:     0.1,
+	TinyOptimizerShare:    1.0 / 3,
+	MinIOReadShare:        0.5,
+	OptimizerNativeShare:  0.4,
+	MinOneSampleBatches:   8,
+	MinSliceBackward:      0.15,
+	MinMHA:                0.05,
+	MinDropout:            0.15,
+	MinRNNCalls:           8,
+	MinSyncsPerUpdate:     2,
+	MinSlowSamples:        5,
+	MaxBaselineErrorPct:   10,
+	MinRemovedPct:         1,
+	TensorEfficiency:      0.6,
+	PinnedLinkShare:       0.8,
+	MaxWorkers:            8,
+	LoaderWaitsShare:      0.8,
+	MinFloat64:            0.4,
 	HighShare:             0.5,
 	HighMargin:            0.2,
 	MediumShare:           0.3,

@@ -15,11 +15,6 @@ import (
 // torch.compile recompiling as inputs change. Each is a small change with
 // a certain effect, named before the general advice of its class.
 
-// minFloat64 is the share of the op time (native time on a CPU, device
-// time on a GPU) computed in float64 from which the float64 change
-// replaces the class's general one.
-const minFloat64 = 0.4
-
 func (s *state) env() *runevidence.Env {
 	if s.in.Run == nil {
 		return nil
@@ -52,7 +47,7 @@ func (s *state) float64Share(device bool) (share float64, measured bool) {
 }
 
 // float64Change: the compute runs in float64, by the trace's input types
-// (minFloat64 of the op time) or, where the trace has none, by the default
+// (MinFloat64 of the op time) or, where the trace has none, by the default
 // dtype in the window or by the parameters the optimizers update (the
 // largest ones the agent recorded, float64: model.double(), or a model
 // built from NumPy's float64 arrays). It returns the change, its evidence
@@ -68,7 +63,7 @@ func (s *state) float64Change(device bool) (string, []Evidence, []Location) {
 	if known && params == 0 {
 		byDefault = false // float64 by default, yet the model was cast to float32
 	}
-	if measured && share < minFloat64 || !measured && !byDefault && params == 0 {
+	if measured && share < s.p.MinFloat64 || !measured && !byDefault && params == 0 {
 		return "", nil, nil
 	}
 	what, base := "the ops compute in float64 (the default dtype is torch.float64 in the recorded window)", "native op time"
@@ -126,7 +121,7 @@ func (s *state) float64Params() (tensors int, numel int64, known bool) {
 			}
 		}
 		// its largest parameters mostly float64: the model computes in it
-		if f64 > 0 && float64(f64) >= minFloat64*float64(all) {
+		if f64 > 0 && float64(f64) >= s.p.MinFloat64*float64(all) {
 			tensors, numel = tensors+n, numel+f64
 		}
 	}
