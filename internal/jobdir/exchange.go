@@ -14,11 +14,12 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/summary"
 )
 
-// The job exchange over torchrun's store (docs/distributed.md, "Without a
-// shared directory"): in a multi-node run without --job-dir, each rank's
-// agent summarises its own trace when its run ends and leaves the summary
-// in the TCPStore that torchrun's agent on node rank 0 serves its workers;
-// global rank 0 reads them, as they arrive, into its run directory:
+// The job exchange over torchrun's store (docs/distributed.md, "Live
+// runs across nodes without a shared directory"): in a multi-node run
+// without --job-dir, each rank's agent summarises its own trace when its
+// run ends and leaves the summary in the TCPStore that torchrun's agent
+// on node rank 0 serves its workers; global rank 0 reads them, as they
+// arrive, into its run directory:
 //
 //	RUN/exchange/received/rank<N>.json  rank N's message (ExchangeFormat)
 //	RUN/exchange/collected.json         rank 0's record of its wait, written last

@@ -1,6 +1,7 @@
 """bottleneck agent: the job exchange of a multi-node run without a shared
 directory (`bottleneck run -- torchrun --nnodes N ...`, no --job-dir;
-docs/distributed.md, "Over torchrun's store").
+docs/distributed.md, "Live runs across nodes without a shared
+directory").
 
 torchrun's agent on node rank 0 serves a TCPStore for its workers
 (TORCHELASTIC_USE_AGENT_STORE=True, at MASTER_ADDR:MASTER_PORT) that lives

@@ -135,8 +135,8 @@ var bottleneckExe = os.Executable
 
 // jobExchange is the agent's job exchange for this run: on for a
 // launcher run of several nodes (--nnodes N > 1, or MIN:MAX with MAX >
-// 1) without --job-dir, nil otherwise (docs/distributed.md, "Without a
-// shared directory").
+// 1) without --job-dir, nil otherwise (docs/distributed.md, "Live runs
+// across nodes without a shared directory").
 func (o *Options) jobExchange() *rundir.JobExchange {
 	if o.JobDir != "" || !o.Launcher || len(o.Args) < 2 || !jobdir.MultiNode(o.Args[1:]) {
 		return nil
