@@ -197,6 +197,13 @@ func writeJobOverStore(o *Options, res *runner.Result) {
 		}
 		return
 	}
+	if len(x.Messages) == 0 && x.Collected == nil {
+		// rank 0 never got to collect (the store was not torchrun's, the
+		// program died before its ranks' exit handlers): a report of no
+		// rank would say nothing the warnings above do not
+		warn("no job report: no rank's summary reached rank 0 over torchrun's store (give --job-dir on a shared filesystem to collect them without it)")
+		return
+	}
 	runDir, _ := filepath.Abs(res.RunDir)
 	started := time.Now()
 	if res.Manifest != nil && !res.Manifest.Started.IsZero() {

@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
+	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/jobdir"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/runner"
 	"github.com/bottleneck-dev/bottleneck/internal/summary"
 )
 
@@ -208,6 +210,37 @@ func TestJobExchangeOnlyForSeveralNodes(t *testing.T) {
 		if got := o.jobExchange() != nil; got != c.want {
 			t.Errorf("%v (job dir %q): exchange %v, want %v", c.args, c.jobDir, got, c.want)
 		}
+	}
+}
+
+// Where torchrun serves its workers no store (TORCHELASTIC_USE_AGENT_STORE
+// not True), every rank leaves its error and none reaches rank 0: node 0
+// shows the errors and writes no job report of no rank.
+func TestJobOverStoreWithoutAgentStore(t *testing.T) {
+	runDir := t.TempDir()
+	exch := filepath.Join(runDir, jobdir.ExchangeDirName)
+	if err := os.MkdirAll(exch, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []int{0, 1} {
+		msg := "RuntimeError: torchrun serves its workers no store of its own (TORCHELASTIC_USE_AGENT_STORE=False): nothing outlives the ranks to carry their summaries; use --job-dir\n"
+		if err := os.WriteFile(filepath.Join(exch, fmt.Sprintf("rank%d.error", r)), []byte(msg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ios, _, _, _ := iostreams.Test()
+	var errOut syncBuf
+	ios.ErrOut = &errOut
+	o := &Options{IO: ios, Launcher: true, Report: "stderr", Args: []string{"torchrun", "--nnodes", "2", "--node-rank", "0", "--nproc-per-node", "2", "train.py"}}
+	writeJobOverStore(o, &runner.Result{RunDir: runDir})
+	got := errOut.String()
+	for _, want := range []string{"bottleneck: job: rank 0: RuntimeError: torchrun serves", "bottleneck: job: rank 1: RuntimeError", "no job report: no rank's summary reached rank 0"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, got)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(runDir, jobdir.JobDirName)); !os.IsNotExist(err) {
+		t.Errorf("a job directory of no rank: %v", err)
 	}
 }
 
