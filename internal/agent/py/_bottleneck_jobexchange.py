@@ -152,7 +152,9 @@ def send(store, prefix, message):
 class _Signals:
     """While rank 0 waits, SIGTERM (torchrun stopping its workers) and
     SIGINT end the wait instead of the process: what has arrived is
-    written, then the signal is delivered as it would have been."""
+    written and the process ends as it was ending, with the status its
+    program gave it (without the exchange it would have ended before the
+    signal came)."""
 
     def __init__(self):
         self.got = None
@@ -173,8 +175,6 @@ class _Signals:
     def __exit__(self, *exc):
         for s, h in self.prev.items():
             signal.signal(s, h)
-        if self.got is not None:
-            os.kill(os.getpid(), self.got)  # the handler restored above acts on it
 
 
 def collect(store, prefix, world, out_dir, wait_s, write_json, began=None, clock=time.monotonic, sleep=time.sleep):

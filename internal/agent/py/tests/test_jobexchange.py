@@ -131,6 +131,24 @@ class CollectTest(unittest.TestCase):
         self.assertIn("rank 0 reported twice", rec["problems"][0])
         self.assertIn("message 3", rec["problems"][1])
 
+    def test_sigterm_ends_the_wait_with_what_arrived_not_the_process(self):
+        import signal
+        X.send(self.store, self.prefix, message(0))
+        clock = Clock()
+        before = signal.getsignal(signal.SIGTERM)
+
+        def term(t):
+            if abs(t - 1.0) < 1e-9:
+                os.kill(os.getpid(), signal.SIGTERM)  # torchrun stopping its workers
+        clock.on_sleep = term
+        rec = self.collect(2, 60, clock)
+        self.assertEqual(rec["ended"], "signal %d" % signal.SIGTERM)
+        self.assertEqual(rec["ranks"], [0])
+        self.assertEqual(rec["missing"], [1])
+        self.assertLess(clock.t, 2)
+        self.assertIs(signal.getsignal(signal.SIGTERM), before)
+        self.assertTrue(os.path.exists(os.path.join(self.dir, X.COLLECTED_NAME)))
+
     def test_other_runs_keys_are_not_read(self):
         other = X.key_prefix({"TORCHELASTIC_RUN_ID": "j1", "TORCHELASTIC_RESTART_COUNT": "1"})
         X.send(self.store, other, message(1))
