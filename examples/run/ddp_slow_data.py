@@ -9,6 +9,9 @@ other ranks wait for it. For a multi-node run on one machine:
     (and the same with --node-rank 1)
 """
 import argparse
+import os
+import signal
+import sys
 import time
 
 import torch
@@ -37,6 +40,10 @@ def main():
     ap.add_argument("--slow-ms", type=float, default=40)
     ap.add_argument("--slow-compute", type=int, default=0,
                     help="instead: the slow rank runs this many extra 256x256 matmuls per step (its compute path)")
+    ap.add_argument("--kill-rank", type=int, default=-1,
+                    help="this rank dies by SIGKILL after its steps (as an out-of-memory kill would end it)")
+    ap.add_argument("--kill-after", type=float, default=5,
+                    help="... this many seconds after the others' last step")
     args = ap.parse_args()
     dist.init_process_group("gloo")
     rank = dist.get_rank()
@@ -58,6 +65,10 @@ def main():
     dist.barrier()
     print("rank %d of %d done" % (rank, dist.get_world_size()))
     dist.destroy_process_group()
+    if rank == args.kill_rank:
+        sys.stdout.flush()
+        time.sleep(args.kill_after)
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 if __name__ == "__main__":

@@ -44,7 +44,10 @@ type CollectOptions struct {
 type Report struct {
 	Format string `json:"format"`
 	Dir    string `json:"job_dir"`
-	Key    Key    `json:"job"`
+	// Route is how the summaries came: "" through a shared job directory,
+	// RouteStore over torchrun's store (node 0 laid them out in Dir).
+	Route string `json:"route,omitempty"`
+	Key   Key    `json:"job"`
 	// WaitedS is how long node 0 waited for the other nodes.
 	WaitedS float64 `json:"waited_s"`
 	// Complete is true when every expected node reported before the wait ran out.

@@ -113,3 +113,14 @@ func positive(s string) int {
 	}
 	return n
 }
+
+// MultiNode reports whether a launcher's arguments (torchrun's, up to the
+// script) ask for more than one node: --nnodes N with N > 1, or MIN:MAX
+// with MAX > 1.
+func MultiNode(launcher []string) bool {
+	n := launcherArgs(launcher)["nnodes"]
+	if _, hi, isRange := strings.Cut(n, ":"); isRange {
+		n = hi
+	}
+	return positive(n) > 1
+}

@@ -1,10 +1,14 @@
 // Package jobdir owns the job directory of a multi-node `bottleneck run
-// --job-dir DIR` (docs/distributed.md, "Live runs across nodes"): a
-// directory on a filesystem every node mounts, where each node's
-// bottleneck leaves its ranks' summaries and a node record once its
-// program has ended, and where node rank 0's bottleneck, after a bounded
-// wait for the others, writes the job's report. Nothing else travels and
-// nothing listens: no node needs to reach another.
+// --job-dir DIR` (docs/distributed.md, "Live runs across nodes with a
+// shared directory"): a directory on a filesystem every node mounts,
+// where each node's bottleneck leaves its ranks' summaries and a node
+// record once its program has ended, and where node rank 0's bottleneck,
+// after a bounded wait for the others, writes the job's report. Nothing
+// else travels and nothing listens: no node needs to reach another.
+//
+// Without a shared directory the summaries travel over torchrun's store
+// instead (exchange.go), and node 0 lays them out in the same layout in
+// its run directory.
 //
 // Layout:
 //

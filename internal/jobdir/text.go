@@ -26,12 +26,20 @@ func WriteText(out io.Writer, rep *Report) error {
 		nodes = fmt.Sprint(rep.Key.Nodes)
 	}
 	w.printf("Job report: %d of %s nodes reported", len(rep.Nodes), nodes)
-	if rep.Complete {
-		w.printf(" (node 0 waited %s for the others)\n", units.Seconds(rep.WaitedS))
-	} else {
-		w.printf(" (node 0 stopped waiting after %s)\n", units.Seconds(rep.WaitedS))
+	waiter, where := "node 0", "no record in the job directory"
+	if rep.Route == RouteStore {
+		waiter, where = "rank 0", "no rank of it reported over torchrun's store"
 	}
-	w.printf("Job directory: %s\n", textsafe.String(rep.Dir))
+	if rep.Complete {
+		w.printf(" (%s waited %s for the others)\n", waiter, units.Seconds(rep.WaitedS))
+	} else {
+		w.printf(" (%s stopped waiting after %s)\n", waiter, units.Seconds(rep.WaitedS))
+	}
+	if rep.Route == RouteStore {
+		w.printf("Summaries: sent over torchrun's store to rank 0, laid out in %s\n", textsafe.String(rep.Dir))
+	} else {
+		w.printf("Job directory: %s\n", textsafe.String(rep.Dir))
+	}
 	stragglerCause := map[int]string{}
 	if rep.Job != nil {
 		for _, s := range rep.Job.Stragglers {
@@ -54,7 +62,11 @@ func WriteText(out io.Writer, rep *Report) error {
 		if n.StepUs > 0 {
 			w.printf(", mean step %s", units.Duration(n.StepUs))
 		}
-		w.printf(", exit status %d", n.ExitCode)
+		if n.ExitCode >= 0 {
+			w.printf(", exit status %d", n.ExitCode)
+		} else {
+			w.printf(", exit status not known here")
+		}
 		if len(n.Stragglers) > 0 {
 			var parts []string
 			for _, r := range n.Stragglers {
@@ -68,7 +80,7 @@ func WriteText(out io.Writer, rep *Report) error {
 		}
 	}
 	for _, n := range rep.MissingNodes {
-		w.printf("  node %d: NEVER REPORTED (no record in the job directory after %s): its ranks are missing below\n", n, units.Seconds(rep.WaitedS))
+		w.printf("  node %d: NEVER REPORTED (%s after %s): its ranks are missing below\n", n, where, units.Seconds(rep.WaitedS))
 	}
 	for _, s := range rep.Ignored {
 		w.printf("  set aside: %s\n", textsafe.String(s))

@@ -149,4 +149,16 @@ type AgentConfig struct {
 	Set map[string]string `json:"set,omitempty"`
 	// Live: the agent feeds `run --live`'s view (.live/<tag>.json).
 	Live bool `json:"live,omitempty"`
+	// JobExchange: a multi-node run without --job-dir; at its end each
+	// rank's summary travels over torchrun's store to rank 0
+	// (_bottleneck_jobexchange.py, docs/distributed.md).
+	JobExchange *JobExchange `json:"job_exchange,omitempty"`
+}
+
+// JobExchange configures the agent's job exchange.
+type JobExchange struct {
+	// Exe is the bottleneck binary each rank runs to summarise its trace.
+	Exe string `json:"exe"`
+	// WaitS bounds rank 0's wait for the other ranks' summaries (seconds).
+	WaitS float64 `json:"wait_s"`
 }

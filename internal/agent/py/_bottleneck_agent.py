@@ -1582,3 +1582,9 @@ def _launcher_atexit():
         a.finish(hint[0], hint[1], signal_name=hint[2], exc=hint[3])
     else:
         a.finish("exit", None)
+    ex = a.cfg.get("job_exchange")
+    if ex and a.finished:
+        # a multi-node run without --job-dir: this rank's summary travels
+        # over torchrun's store, after the program's own work
+        with a.own_work():
+            safe(lambda: _load_sibling("_bottleneck_jobexchange").exchange(a, ex, atomic_write_json))

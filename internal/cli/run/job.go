@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -127,6 +128,108 @@ func writeJob(o *Options, res *runner.Result) {
 	}
 }
 
+// bottleneckExe is the binary each rank runs to summarise its trace in
+// the store exchange (tests, which run the command in-process, point it
+// at a built bottleneck).
+var bottleneckExe = os.Executable
+
+// jobExchange is the agent's job exchange for this run: on for a
+// launcher run of several nodes (--nnodes N > 1, or MIN:MAX with MAX >
+// 1) without --job-dir, nil otherwise (docs/distributed.md, "Live runs
+// across nodes without a shared directory").
+func (o *Options) jobExchange() *rundir.JobExchange {
+	if o.JobDir != "" || !o.Launcher || len(o.Args) < 2 || !jobdir.MultiNode(o.Args[1:]) {
+		return nil
+	}
+	exe, err := bottleneckExe()
+	if err != nil {
+		fmt.Fprintf(textsafe.Writer(o.IO.ErrOut), "bottleneck: job: no job report: this binary's path is unknown (%v); use --job-dir\n", err)
+		return nil
+	}
+	return &rundir.JobExchange{Exe: exe, WaitS: o.JobWait.Seconds()}
+}
+
+// writeJobOverStore is the end of a multi-node run without --job-dir,
+// after the node's own report. The ranks' summaries travelled over
+// torchrun's store while the program ended (the agent's
+// _bottleneck_jobexchange.py); rank 0 left them in this run directory on
+// node 0, which lays them out as a job directory (RUN/job) and writes the
+// job's report there. Other nodes only say what went wrong. As with
+// writeJob, the program's exit status never changes.
+func writeJobOverStore(o *Options, res *runner.Result) {
+	warn := func(format string, args ...any) {
+		fmt.Fprintf(textsafe.Writer(o.IO.ErrOut), "bottleneck: job: "+format+"\n", args...)
+	}
+	x, err := jobdir.ReadExchange(res.RunDir)
+	if err != nil {
+		warn("%v", err)
+		return
+	}
+	for _, e := range x.Errors {
+		warn("%s", e)
+	}
+	for _, p := range x.Problems {
+		warn("%s", p)
+	}
+	host, _ := os.Hostname()
+	run, err := rundir.Read(res.RunDir)
+	if err != nil {
+		warn("%v", err)
+		run = nil
+	}
+	id := jobdir.Identify(run, o.Args[1:], host)
+	if id.Node != 0 {
+		if id.Node > 0 && o.Report != "none" && run != nil {
+			var sent, silent []int
+			for _, r := range jobdir.ProfiledRanks(run) {
+				if x.Sent[r] != nil {
+					sent = append(sent, r)
+				} else if !slices.Contains(x.ErrorRanks, r) {
+					silent = append(silent, r)
+				}
+			}
+			if len(sent) > 0 {
+				warn("node %d: %s sent %s summaries to node 0 over torchrun's store; node 0 writes the job report", id.Node, rankList(sent), its(sent))
+			}
+			if len(silent) > 0 {
+				warn("node %d: %s sent nothing: the process ended before the exchange (killed?); node 0's job report lists the missing ranks", id.Node, rankList(silent))
+			}
+		}
+		return
+	}
+	if len(x.Messages) == 0 && x.Collected == nil {
+		// rank 0 never got to collect (the store was not torchrun's, the
+		// program died before its ranks' exit handlers): a report of no
+		// rank would say nothing the warnings above do not
+		warn("no job report: no rank's summary reached rank 0 over torchrun's store (give --job-dir on a shared filesystem to collect them without it)")
+		return
+	}
+	runDir, _ := filepath.Abs(res.RunDir)
+	started := time.Now()
+	if res.Manifest != nil && !res.Manifest.Started.IsZero() {
+		started = res.Manifest.Started
+	}
+	self := &jobdir.NodeRecord{Tool: version.Version, Node: 0, Host: host, Key: id.Key, RunDir: runDir, ExitCode: res.ExitCode, Started: started}
+	if run != nil {
+		self.Ranks = jobdir.ProfiledRanks(run)
+	}
+	rep, err := jobdir.CollectExchange(x, self, id, filepath.Join(res.RunDir, jobdir.JobDirName))
+	if err != nil {
+		warn("%v", err)
+		return
+	}
+	if _, err := jobdir.Write(rep); err != nil {
+		warn("could not write the job report: %v", err)
+		return
+	}
+	switch o.Report {
+	case "stderr":
+		writeJobBrief(textsafe.Writer(o.IO.ErrOut), rep)
+	case "stdout":
+		writeJobBrief(textsafe.Writer(o.IO.Out), rep)
+	}
+}
+
 // writeJobBrief is the job report's verdict for the terminal.
 func writeJobBrief(w io.Writer, rep *jobdir.Report) {
 	ranks := 0
@@ -161,5 +264,27 @@ func writeJobBrief(w io.Writer, rep *jobdir.Report) {
 	for _, n := range rep.MissingNodes {
 		fmt.Fprintf(w, "  node %d NEVER REPORTED (waited %s)\n", n, units.Seconds(rep.WaitedS))
 	}
+	if j := rep.Job; j != nil && len(j.Missing) > 0 && rep.Route == jobdir.RouteStore {
+		word := "ranks"
+		if len(j.Missing) == 1 && j.Missing[0].From == j.Missing[0].To {
+			word = "rank"
+		}
+		fmt.Fprintf(w, "  %s %s NEVER REPORTED (rank 0 waited %s)\n", word, jobdir.RangeList(j.Missing), units.Seconds(rep.WaitedS))
+	}
 	fmt.Fprintf(w, "job report: %s\n", filepath.Join(rep.Dir, jobdir.ReportText))
+}
+
+// rankList is "rank 3" or "ranks 2-3, 5".
+func rankList(rs []int) string {
+	if len(rs) == 1 {
+		return fmt.Sprintf("rank %d", rs[0])
+	}
+	return "ranks " + jobdir.Ranges(rs)
+}
+
+func its(rs []int) string {
+	if len(rs) == 1 {
+		return "its"
+	}
+	return "their"
 }

@@ -189,7 +189,7 @@ Files go to --output (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`
 	cmdutil.IntRangeFlag(cmd, &o.LivePort, "live-port", 0, 0, 65535, "port of --live=web (0: a free one)")
 	f.StringVar(&o.LiveHost, "host", "127.0.0.1", "address --live=web binds (0.0.0.0: every interface)")
 	f.StringVar(&o.JobDir, "job-dir", "", "multi-node job: a `DIR` on a filesystem every node mounts; each node writes its ranks' summaries there and node 0 the job's report (docs/distributed.md)")
-	f.DurationVar(&o.JobWait, "job-wait", defaultJobWait, "with --job-dir: how long node 0 waits for the other nodes' summaries before writing the job report without them")
+	f.DurationVar(&o.JobWait, "job-wait", defaultJobWait, "multi-node: how long node 0 (rank 0, without --job-dir) waits for the other nodes' summaries before writing the job report without them")
 	cmdutil.RenamedFlags(cmd, map[string]string{"out": "output"})
 	return cmd
 }
@@ -232,6 +232,7 @@ func (o *Options) config() (runner.Config, error) {
 	ac.SyncDebug = !o.NoSyncDebug
 	ac.Live = o.Live != ""
 	ac.NVTX = o.NVTX
+	ac.JobExchange = o.jobExchange()
 	ac.Profiler = rundir.ProfilerConfig{
 		Enabled: !o.NoTrace, SkipFirst: o.SkipFirst, Wait: o.Wait, Warmup: o.Warmup, Active: o.Active,
 		MinWindowS: o.MinWindow.Seconds(),
@@ -370,6 +371,8 @@ func runRun(o *Options) error {
 	}
 	if o.JobDir != "" { // after this node's report, which stands without the job's
 		writeJob(o, res)
+	} else if cfg.Agent.JobExchange != nil {
+		writeJobOverStore(o, res)
 	}
 	if o.Verify != "" && res.ExitCode == 0 {
 		// second runs of the program: after its report, never in place of it
