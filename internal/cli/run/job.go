@@ -116,16 +116,7 @@ func writeJob(o *Options, res *runner.Result) {
 		warn("%v", err)
 		return
 	}
-	if _, err := jobdir.Write(rep); err != nil {
-		warn("could not write the job report: %v", err)
-		return
-	}
-	switch o.Report {
-	case "stderr":
-		writeJobBrief(textsafe.Writer(o.IO.ErrOut), rep)
-	case "stdout":
-		writeJobBrief(textsafe.Writer(o.IO.Out), rep)
-	}
+	writeJobReport(o, rep, warn)
 }
 
 // bottleneckExe is the binary each rank runs to summarise its trace in
@@ -218,16 +209,7 @@ func writeJobOverStore(o *Options, res *runner.Result) {
 		warn("%v", err)
 		return
 	}
-	if _, err := jobdir.Write(rep); err != nil {
-		warn("could not write the job report: %v", err)
-		return
-	}
-	switch o.Report {
-	case "stderr":
-		writeJobBrief(textsafe.Writer(o.IO.ErrOut), rep)
-	case "stdout":
-		writeJobBrief(textsafe.Writer(o.IO.Out), rep)
-	}
+	writeJobReport(o, rep, warn)
 }
 
 // writeJobBrief is the job report's verdict for the terminal.
@@ -287,4 +269,19 @@ func its(rs []int) string {
 		return "its"
 	}
 	return "their"
+}
+
+// writeJobReport writes the job's report and its brief where --report
+// says.
+func writeJobReport(o *Options, rep *jobdir.Report, warn func(string, ...any)) {
+	if _, err := jobdir.Write(rep); err != nil {
+		warn("could not write the job report: %v", err)
+		return
+	}
+	switch o.Report {
+	case "stderr":
+		writeJobBrief(textsafe.Writer(o.IO.ErrOut), rep)
+	case "stdout":
+		writeJobBrief(textsafe.Writer(o.IO.Out), rep)
+	}
 }
