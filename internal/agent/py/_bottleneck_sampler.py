@@ -6,13 +6,14 @@ which source files are the agent's, a library's or the program's.
 
 Documented in docs/run.md ("Python profile format").
 """
+import gc
 import os
 import sys
 import threading
 import time
 from functools import partial
 from itertools import accumulate, chain, repeat, starmap, takewhile, tee
-from operator import attrgetter, is_not, itemgetter
+from operator import attrgetter, is_not, itemgetter, methodcaller
 
 from _bottleneck_files import FORMAT_VERSION
 
@@ -57,13 +58,35 @@ _CODE_LINE = attrgetter("f_code", "f_lineno")
 _BACK = repeat("f_back")
 
 
+# The collector's switch, in C calls: gc.disable() while a read runs,
+# then the program's own setting back (gc.enable() where it was enabled,
+# gc.disable() again where it was not).
+_NO_ARGS = ((),)
+_GC_RESTORE = {True: gc.enable, False: gc.disable}.__getitem__
+_CALL = methodcaller("__call__")
+
+
+def read_atomically(*iterables):
+    """list(chain(*iterables)), consumed in one call of C code with the
+    collector off. The walk of stacks_iter allocates, an allocation can
+    start a collection, and a collection runs Python (gc.callbacks, the
+    agent's GC timer among them; finalizers), at whose switch points
+    another thread could pop the frames being read: two CI runs ended
+    with SIGSEGV in that walk. Reading the collector's setting, turning it
+    off and putting it back happen in the same call of C code as the read,
+    so the program never sees its setting changed."""
+    was, back = tee(starmap(gc.isenabled, _NO_ARGS))
+    out = list(chain(was, starmap(gc.disable, _NO_ARGS), *iterables, map(_CALL, map(_GC_RESTORE, back))))
+    return out[2:-1]
+
+
 def snapshot(busy):
     """The keys of busy (the threads doing the agent's own work) and every
     thread's stack as (ident, ((code, line), ...)), innermost first, read
-    at the same instant (see stacks_iter): a thread that entered the
-    agent's work between a separate read of busy and the stacks had its
-    shutil.get_terminal_size counted as the program's."""
-    out = list(chain(starmap(frozenset, ((busy,),)), stacks_iter()))
+    at the same instant (see stacks_iter and read_atomically): a thread
+    that entered the agent's work between a separate read of busy and the
+    stacks had its shutil.get_terminal_size counted as the program's."""
+    out = read_atomically(starmap(frozenset, ((busy,),)), stacks_iter())
     return out[0], out[1:]
 
 
@@ -288,6 +311,11 @@ class Sampler(object):
                 "samples": 0, "window_samples": 0, "cpu_samples": 0.0, "cpu_s": 0.0,
             })
         return i
+
+    @staticmethod
+    def stacks():
+        """Every thread's stack by ident, read as a sample reads it."""
+        return dict(read_atomically(stacks_iter()))
 
     def sample_once(self, skip_ident=None):
         if SAMPLING_PAUSED[0] or importing():

@@ -179,14 +179,11 @@ class Recorder(object):
         # a worker that stops fetching (the epoch's indices are done, or
         # the program ends and will terminate it) writes at once: a
         # terminated worker loses nothing it fetched
-        f = sys._current_frames().get(self._main)
-        busy = False
-        while f is not None:
-            if f.f_code.co_filename.endswith(_FETCH):
-                busy = True
-                break
-            f = f.f_back
-        if busy:
+        # the stacks read as the sampler reads them, in one call of C code:
+        # a walk of f_back in Python gives the GIL away at its switch
+        # points, and CPython 3.11 can crash on a frame popped meanwhile
+        stack = self.sampler.stacks().get(self._main, ())
+        if any(code.co_filename.endswith(_FETCH) for code, _ in stack):
             self._idle = 0
             self._dirty = True
         else:

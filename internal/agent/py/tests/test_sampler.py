@@ -189,6 +189,55 @@ class SamplerTest(unittest.TestCase):
         self.assertEqual(names[0], "wait")  # innermost first: Event.wait's Condition.wait
         self.assertEqual(names.count("deep"), 201)
 
+    def test_no_collection_runs_python_inside_the_walk(self):
+        # a collection started by the walk's own allocations runs the gc
+        # callbacks (the agent's GC timer among them) and finalizers:
+        # Python code, at whose switch points another thread could pop
+        # the frames the walk reads (CI: SIGSEGV in snapshot, twice). With
+        # a threshold of 1 every allocation would collect, and a callback
+        # here gives the GIL away: a thread counting in Python must not
+        # move during the read, and the program's setting is kept.
+        import gc
+        from itertools import chain
+        from operator import itemgetter
+        count, stop = [0], threading.Event()
+
+        def spin():
+            while not stop.is_set():
+                count[0] += 1
+
+        def callback(phase, info):
+            time.sleep(0)
+
+        t = threading.Thread(target=spin)
+        t.start()
+        old, was = gc.get_threshold(), gc.isenabled()
+        gc.callbacks.append(callback)
+        moved = 0
+        try:
+            time.sleep(0.05)
+            gc.set_threshold(1)
+            for enabled in (True, False):
+                (gc.enable if enabled else gc.disable)()
+                for _ in range(50):
+                    seen = S.read_atomically(map(itemgetter(0), (count,)), S.stacks_iter(), map(itemgetter(0), (count,)))
+                    moved += seen[0] != seen[-1]
+                self.assertEqual(gc.isenabled(), enabled)
+            # the same read with the collector left on: the counter moves
+            # (the premise: the callback does give the GIL away)
+            gc.enable()
+            moved_on = sum(1 for _ in range(50)
+                           if len(set(itemgetter(0, -1)(list(chain(map(itemgetter(0), (count,)), S.stacks_iter(),
+                                                                     map(itemgetter(0), (count,))))))) > 1)
+        finally:
+            gc.callbacks.remove(callback)
+            gc.set_threshold(*old)
+            (gc.enable if was else gc.disable)()
+            stop.set()
+            t.join()
+        self.assertGreater(moved_on, 0)
+        self.assertEqual(moved, 0)
+
     def test_busy_threads_are_read_with_the_stacks(self):
         # a thread that marks itself busy around the agent's work, with a
         # switch interval of 1 us: whenever a snapshot shows it in that
