@@ -13,7 +13,12 @@ func TestRequiredLiterals(t *testing.T) {
 		want    []string // nil: no filter
 	}{
 		{`sgemm|cgemm`, []string{"sgemm", "cgemm"}},
-		{`(?i)layer_?norm`, []string{"layer"}},                // the longer of the two required parts
+		{`(?i)layer_?norm`, []string{"layer_norm", "layernorm"}}, // the whole: a few strings only
+		{`(?i)layer_?\w*norm`, []string{"layer"}},                // the longer of the two required parts
+		{`ncclKernel|ncclDevKernel`, []string{"ncclkernel", "nccldevkernel"}},
+		{`^(void )?(nccl|rccl)[^:]`, []string{"nccl", "rccl"}}, // "void nccl" holds "nccl": dropped
+		{`[Tt]ranspose|copy_(async_)?kernel`, []string{"transpose", "copy_async_kernel", "copy_kernel"}},
+		{`x[a-z]+yz`, []string{"yz"}},                         // a wide class is no literal
 		{`(^|_)mm_kernel`, []string{"mm_kernel"}},             // anchors require nothing
 		{`(?i)RadixSort|topk`, []string{"radixsort", "topk"}}, // lowercased
 		{`conv_\w*xdl`, []string{"conv_"}},
@@ -70,6 +75,34 @@ func TestPrecisionFilterKeepsMatches(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// The same for the patterns of a kernel's template types and of the type
+// names to ignore; names that match are added, as the examples hold few.
+func TestOtherFiltersKeepMatches(t *testing.T) {
+	for _, f := range []filtered{templateTypes, notAType} {
+		if f.needs == nil {
+			t.Errorf("%s: no literal found, the filter passes every name", f.re)
+		}
+		names := []string{"void k<float>(float*)", "k<4, c10::BFloat16, at::Half>", "paged_attention<Fp8KVCacheDataType::kAuto, __nv_bfloat16>", "FP8KVCACHEDATATYPE"}
+		for _, ex := range Rules {
+			names = append(names, ex.Examples...)
+		}
+		matched := 0
+		for _, name := range names {
+			for _, n := range []string{name, strings.ToUpper(name), strings.ToLower(name)} {
+				if f.re.MatchString(n) {
+					matched++
+					if !f.mayMatch(n) {
+						t.Errorf("%s matches %.80q but the filter %q would skip it", f.re, n, f.needs)
+					}
+				}
+			}
+		}
+		if matched == 0 {
+			t.Errorf("%s: no name matched, the test checks nothing", f.re)
 		}
 	}
 }
