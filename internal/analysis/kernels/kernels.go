@@ -95,10 +95,9 @@ type Rule struct {
 	// libraries' sources) the rule must classify; tested.
 	Examples []string
 
-	re *regexp.Regexp
-	// needs holds lowercased strings one of which every name the pattern
-	// matches contains (nil: none known); see requiredLiterals.
-	needs []string
+	// match is Pattern, compiled on first use, with the literals one of
+	// which every name it matches holds.
+	match *filtered
 }
 
 // Classify says what the kernel called name is.
@@ -133,7 +132,7 @@ var known = struct {
 }{kinds: map[string]Kind{}}
 
 func classify(name string) Kind {
-	compileRules()
+	prepareRules()
 	// Go's regexps cost ~30 µs each on a 250-byte templated name, and most
 	// rules cannot match it: a rule runs only when the name holds one of
 	// the literals its pattern requires (10-40x less time per name).
@@ -142,10 +141,10 @@ func classify(name string) Kind {
 	lower, filter := strings.ToLower(name), isASCII(name)
 	for i := range Rules {
 		r := &Rules[i]
-		if filter && r.needs != nil && !containsAny(lower, r.needs) {
+		if filter && r.match.needs != nil && !containsAny(lower, r.match.needs) {
 			continue
 		}
-		if !r.re.MatchString(name) {
+		if !r.match.re().MatchString(name) {
 			continue
 		}
 		k := Kind{Family: r.Family, Unit: r.Unit, Precision: r.Precision, Rule: r.ID}
@@ -180,7 +179,9 @@ var Precisions = []struct {
 // arguments, for kernels outside the math families: a data precision.
 // Parenthesised parts (function parameters, lambda signatures: a double
 // momentum argument, a float accumulator) are removed first (noParams).
-var templateTypes = newFiltered(`[<,]\s*(float|double|c10::Half|c10::BFloat16|at::Half|at::BFloat16|__half|__nv_bfloat16|__hip_bfloat16)\s*[,>]`)
+var templateTypes = sync.OnceValue(func() *filtered {
+	return newFiltered(`[<,]\s*(float|double|c10::Half|c10::BFloat16|at::Half|at::BFloat16|__half|__nv_bfloat16|__hip_bfloat16)\s*[,>]`)
+})
 
 // noParams returns name without its parenthesised parts.
 func noParams(name string) string {
@@ -206,57 +207,50 @@ var templatePrecision = map[string]string{
 
 // notAType removes fragments that name a type without using it: vLLM's
 // Fp8KVCacheDataType enum appears in every attention/cache kernel, fp8 or not.
-var notAType = newFiltered(`(?i)fp8kvcachedatatype`)
+var notAType = sync.OnceValue(func() *filtered { return newFiltered(`(?i)fp8kvcachedatatype`) })
 
-// filtered is a regexp and the literals one of which its every match
-// holds (requiredLiterals): the literals are looked for first, as the
-// rules' are.
+// filtered is a regexp, compiled on first use, and the literals one of
+// which its every match holds (requiredLiterals), looked for first: most
+// patterns cannot match a given name, and Go's regexps run slowly on
+// case-insensitive patterns. Compiling every pattern up front was half
+// of classifying a small trace's kernels (most rules never pass the
+// filter) and a twentieth of the process's start.
 type filtered struct {
-	re    *regexp.Regexp
 	needs []string
+	re    func() *regexp.Regexp
 }
 
-func newFiltered(pattern string) filtered {
-	f := filtered{re: regexp.MustCompile(pattern)}
+func newFiltered(pattern string) *filtered {
+	f := &filtered{re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })}
 	if re, err := syntax.Parse(pattern, syntax.Perl); err == nil {
 		f.needs = requiredLiterals(re)
+	} else {
+		f.re() // panics: a bad pattern is the program's bug
 	}
 	return f
 }
 
 // mayMatch is false when s cannot match (it holds none of the literals).
-func (f filtered) mayMatch(s string) bool {
+func (f *filtered) mayMatch(s string) bool {
 	return f.needs == nil || !isASCII(s) || containsAny(strings.ToLower(s), f.needs)
 }
 
-var precisionRes = func() []*regexp.Regexp {
-	res := make([]*regexp.Regexp, len(Precisions))
+// precisionPatterns are Precisions' patterns, filtered.
+var precisionPatterns = sync.OnceValue(func() []*filtered {
+	ps := make([]*filtered, len(Precisions))
 	for i, p := range Precisions {
-		res[i] = regexp.MustCompile(p.Pattern)
+		ps[i] = newFiltered(p.Pattern)
 	}
-	return res
-}()
-
-// precisionNeeds are the literals one of which each of Precisions'
-// patterns needs (requiredLiterals): the patterns are case-insensitive,
-// which Go's regexps run slowly, and most cannot match a given name.
-var precisionNeeds = func() [][]string {
-	needs := make([][]string, len(Precisions))
-	for i, p := range Precisions {
-		if re, err := syntax.Parse(p.Pattern, syntax.Perl); err == nil {
-			needs[i] = requiredLiterals(re)
-		}
-	}
-	return needs
-}()
+	return ps
+})
 
 func precisionOf(name string, math bool) string {
 	if !math {
 		bare := noParams(name)
-		if !templateTypes.mayMatch(bare) {
+		if !templateTypes().mayMatch(bare) {
 			return ""
 		}
-		if m := templateTypes.re.FindStringSubmatch(bare); m != nil {
+		if m := templateTypes().re().FindStringSubmatch(bare); m != nil {
 			return templatePrecision[m[1]]
 		}
 		return ""
@@ -264,15 +258,15 @@ func precisionOf(name string, math bool) string {
 	if p, ok := tensilePrecision(name); ok {
 		return p
 	}
-	if notAType.mayMatch(name) {
-		name = notAType.re.ReplaceAllString(name, "")
+	if notAType().mayMatch(name) {
+		name = notAType().re().ReplaceAllString(name, "")
 	}
 	lower, filter := strings.ToLower(name), isASCII(name) // as in classify
-	for i, re := range precisionRes {
-		if filter && precisionNeeds[i] != nil && !containsAny(lower, precisionNeeds[i]) {
+	for i, p := range precisionPatterns() {
+		if filter && p.needs != nil && !containsAny(lower, p.needs) {
 			continue
 		}
-		if re.MatchString(name) {
+		if p.re().MatchString(name) {
 			return Precisions[i].Precision
 		}
 	}
@@ -308,15 +302,12 @@ func tensilePrecision(name string) (string, bool) {
 	return "", true
 }
 
-// compileRules compiles the rules once, on the first name classified: a
-// trace without kernels (CPU-only) never needs them, and compiling them
-// at start-up was a twentieth of analysing a 1 MB trace.
-var compileRules = sync.OnceFunc(func() {
+// prepareRules finds the rules' literals once, on the first name
+// classified (a trace without kernels, CPU-only, never needs them); each
+// rule's pattern is compiled when a name first passes its filter.
+var prepareRules = sync.OnceFunc(func() {
 	for i := range Rules {
-		Rules[i].re = regexp.MustCompile(Rules[i].Pattern)
-		if re, err := syntax.Parse(Rules[i].Pattern, syntax.Perl); err == nil {
-			Rules[i].needs = requiredLiterals(re)
-		}
+		Rules[i].match = newFiltered(Rules[i].Pattern)
 	}
 })
 

@@ -43,16 +43,16 @@ func TestRequiredLiterals(t *testing.T) {
 // The filter never hides a match: every name a rule's pattern matches
 // (its examples, in any case) holds one of the rule's literals.
 func TestFilterKeepsMatches(t *testing.T) {
-	compileRules()
+	prepareRules()
 	for _, r := range Rules {
-		if r.needs == nil {
+		if r.match.needs == nil {
 			continue
 		}
 		for _, ex := range Rules {
 			for _, name := range ex.Examples {
 				for _, n := range []string{name, strings.ToUpper(name), strings.ToLower(name)} {
-					if r.re.MatchString(n) && !containsAny(strings.ToLower(n), r.needs) {
-						t.Errorf("rule %s matches %.80q but the filter %q would skip it", r.ID, n, r.needs)
+					if r.match.re().MatchString(n) && !r.match.mayMatch(n) {
+						t.Errorf("rule %s matches %.80q but the filter %q would skip it", r.ID, n, r.match.needs)
 					}
 				}
 			}
@@ -64,14 +64,15 @@ func TestFilterKeepsMatches(t *testing.T) {
 // holds one of its literals.
 func TestPrecisionFilterKeepsMatches(t *testing.T) {
 	for i, p := range Precisions {
-		if precisionNeeds[i] == nil {
+		pat := precisionPatterns()[i]
+		if pat.needs == nil {
 			continue
 		}
 		for _, ex := range Rules {
 			for _, name := range ex.Examples {
 				for _, n := range []string{name, strings.ToUpper(name), strings.ToLower(name)} {
-					if precisionRes[i].MatchString(n) && !containsAny(strings.ToLower(n), precisionNeeds[i]) {
-						t.Errorf("precision %s matches %.80q but the filter %q would skip it", p.Precision, n, precisionNeeds[i])
+					if pat.re().MatchString(n) && !pat.mayMatch(n) {
+						t.Errorf("precision %s matches %.80q but the filter %q would skip it", p.Precision, n, pat.needs)
 					}
 				}
 			}
@@ -82,9 +83,9 @@ func TestPrecisionFilterKeepsMatches(t *testing.T) {
 // The same for the patterns of a kernel's template types and of the type
 // names to ignore; names that match are added, as the examples hold few.
 func TestOtherFiltersKeepMatches(t *testing.T) {
-	for _, f := range []filtered{templateTypes, notAType} {
+	for _, f := range []*filtered{templateTypes(), notAType()} {
 		if f.needs == nil {
-			t.Errorf("%s: no literal found, the filter passes every name", f.re)
+			t.Errorf("%s: no literal found, the filter passes every name", f.re())
 		}
 		names := []string{"void k<float>(float*)", "k<4, c10::BFloat16, at::Half>", "paged_attention<Fp8KVCacheDataType::kAuto, __nv_bfloat16>", "FP8KVCACHEDATATYPE"}
 		for _, ex := range Rules {
@@ -93,16 +94,16 @@ func TestOtherFiltersKeepMatches(t *testing.T) {
 		matched := 0
 		for _, name := range names {
 			for _, n := range []string{name, strings.ToUpper(name), strings.ToLower(name)} {
-				if f.re.MatchString(n) {
+				if f.re().MatchString(n) {
 					matched++
 					if !f.mayMatch(n) {
-						t.Errorf("%s matches %.80q but the filter %q would skip it", f.re, n, f.needs)
+						t.Errorf("%s matches %.80q but the filter %q would skip it", f.re(), n, f.needs)
 					}
 				}
 			}
 		}
 		if matched == 0 {
-			t.Errorf("%s: no name matched, the test checks nothing", f.re)
+			t.Errorf("%s: no name matched, the test checks nothing", f.re())
 		}
 	}
 }
