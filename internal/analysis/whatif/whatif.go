@@ -63,6 +63,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/critpath"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/kernels"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/radix"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
@@ -912,46 +913,12 @@ func sweepOrder(pts []point) []int32 {
 	}
 	// the index bits need no pass: keys start in index order, and each
 	// pass keeps the order of equal digits
-	radixSort(keys, idxBits, bits.Len64(span)+kindBits+idxBits)
+	radix.Sort(keys, idxBits, bits.Len64(span)+kindBits+idxBits)
 	mask := uint64(1)<<idxBits - 1
 	for i, k := range keys {
 		order[i] = int32(k & mask)
 	}
 	return order
-}
-
-// radixSort orders keys, whose values are below 2^width, by their bits
-// from bit from up, keeping the order of keys equal in those bits (12
-// bits a pass: a 32 KB count table). With the index in the low bits of
-// distinct keys, it gives slices.Sort's order in a third of the time on
-// a real trace's 200k points (3 passes instead of a comparison sort).
-func radixSort(keys []uint64, from, width int) {
-	const digit = 12
-	if len(keys) < 256 {
-		slices.Sort(keys)
-		return
-	}
-	src, dst := keys, make([]uint64, len(keys))
-	for shift := from; shift < width; shift += digit {
-		var count [1 << digit]int
-		for _, k := range src {
-			count[k>>shift&(1<<digit-1)]++
-		}
-		pos := 0
-		for d, n := range count {
-			count[d] = pos
-			pos += n
-		}
-		for _, k := range src {
-			d := k >> shift & (1<<digit - 1)
-			dst[count[d]] = k
-			count[d]++
-		}
-		src, dst = dst, src
-	}
-	if &src[0] != &keys[0] {
-		copy(keys, src)
-	}
 }
 
 // Unrecorded waits: a stretch of at least minUnrecordedNs with nothing
