@@ -138,13 +138,16 @@ func classify(name string) Kind {
 	// the literals its pattern requires (10-40x less time per name).
 	// Non-ASCII names skip the filter: case folding beyond ASCII
 	// (Kelvin sign, long s) is not what strings.ToLower does.
-	lower, filter := strings.ToLower(name), isASCII(name)
+	var held []bool // by rule, when filtered: the name holds one of its literals
+	if isASCII(name) {
+		held = ruleLiterals.holding(strings.ToLower(name))
+	}
 	for i := range Rules {
 		r := &Rules[i]
-		if filter && r.match.needs != nil && !containsAny(lower, r.match.needs) {
+		if held != nil && r.match.needs != nil && !held[i] {
 			continue
 		}
-		if !r.match.re().MatchString(name) {
+		if !(held != nil && r.match.decides) && !r.match.re().MatchString(name) {
 			continue
 		}
 		k := Kind{Family: r.Family, Unit: r.Unit, Precision: r.Precision, Rule: r.ID}
@@ -218,16 +221,40 @@ var notAType = sync.OnceValue(func() *filtered { return newFiltered(`(?i)fp8kvca
 type filtered struct {
 	needs []string
 	re    func() *regexp.Regexp
+	// decides: the pattern is case-insensitive ASCII literals only, so an
+	// ASCII name it matches is one that holds one of needs, and the regexp
+	// need not run.
+	decides bool
 }
 
 func newFiltered(pattern string) *filtered {
 	f := &filtered{re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })}
 	if re, err := syntax.Parse(pattern, syntax.Perl); err == nil {
 		f.needs = requiredLiterals(re)
+		f.decides = f.needs != nil && foldedLiterals(re)
 	} else {
 		f.re() // panics: a bad pattern is the program's bug
 	}
 	return f
+}
+
+// foldedLiterals reports whether re is made of case-folded ASCII literals
+// only (alternated, concatenated, grouped): no class, repeat or
+// assertion. Such a pattern matches an ASCII name exactly when the
+// lowercased name holds one of its strings lowercased.
+func foldedLiterals(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return re.Flags&syntax.FoldCase != 0 && isASCII(string(re.Rune))
+	case syntax.OpAlternate, syntax.OpConcat, syntax.OpCapture:
+		for _, sub := range re.Sub {
+			if !foldedLiterals(sub) {
+				return false
+			}
+		}
+		return len(re.Sub) > 0
+	}
+	return false
 }
 
 // mayMatch is false when s cannot match (it holds none of the literals).
@@ -266,7 +293,7 @@ func precisionOf(name string, math bool) string {
 		if filter && p.needs != nil && !containsAny(lower, p.needs) {
 			continue
 		}
-		if p.re().MatchString(name) {
+		if filter && p.decides || p.re().MatchString(name) {
 			return Precisions[i].Precision
 		}
 	}
@@ -306,10 +333,16 @@ func tensilePrecision(name string) (string, bool) {
 // classified (a trace without kernels, CPU-only, never needs them); each
 // rule's pattern is compiled when a name first passes its filter.
 var prepareRules = sync.OnceFunc(func() {
+	needs := make([][]string, len(Rules))
 	for i := range Rules {
 		Rules[i].match = newFiltered(Rules[i].Pattern)
+		needs[i] = Rules[i].match.needs
 	}
+	ruleLiterals = newLiterals(needs)
 })
+
+// ruleLiterals are the rules' literals (prepareRules).
+var ruleLiterals *literals
 
 // requiredLiterals returns lowercased strings one of which every match of
 // re contains, or nil when it knows none (a pattern that can match

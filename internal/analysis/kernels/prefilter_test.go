@@ -107,3 +107,51 @@ func TestOtherFiltersKeepMatches(t *testing.T) {
 		}
 	}
 }
+
+// A pattern whose literals decide (filtered.decides) matches exactly the
+// ASCII names that hold one of them, on every example name in three
+// cases and on names built around each literal; patterns with classes,
+// repeats or assertions, or matched with case, do not decide.
+func TestDecidingFiltersAreTheMatch(t *testing.T) {
+	prepareRules()
+	pats := append([]*filtered{templateTypes(), notAType()}, precisionPatterns()...)
+	for _, r := range Rules {
+		pats = append(pats, r.match)
+	}
+	var names []string
+	for _, r := range Rules {
+		names = append(names, r.Examples...)
+	}
+	deciding := 0
+	for _, p := range pats {
+		if !p.decides {
+			continue
+		}
+		deciding++
+		cases := slices.Clone(names)
+		for _, lit := range p.needs {
+			cases = append(cases, lit, "x"+strings.ToUpper(lit)+"y", lit[:len(lit)-1])
+		}
+		for _, name := range cases {
+			for _, n := range []string{name, strings.ToUpper(name), strings.ToLower(name)} {
+				if !isASCII(n) {
+					continue
+				}
+				if m, held := p.re().MatchString(n), p.mayMatch(n); m != held {
+					t.Errorf("%s on %.80q: matches %v, holds a literal %v", p.re(), n, m, held)
+				}
+			}
+		}
+	}
+	if deciding == 0 {
+		t.Error("no pattern decides: the test checks nothing")
+	}
+	for _, pattern := range []string{`[Tt]ranspose`, `transpose`, `(?i)^gemm`, `(?i)gemm\b`, `(?i)[ab]c`, `(?i)ab?c`} {
+		if newFiltered(pattern).decides {
+			t.Errorf("%s decides, but its literals are not its matches", pattern)
+		}
+	}
+	if !newFiltered(`(?i)gemm|conv_(fw|bw)d`).decides {
+		t.Error("(?i)gemm|conv_(fw|bw)d does not decide")
+	}
+}
