@@ -59,6 +59,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/critpath"
@@ -321,7 +322,14 @@ type Model struct {
 	host  [numCats]float64
 	nWait int
 	err   string // why there is nothing to replay
+	// scratch is the replay's buffers, kept between replays (a model is
+	// replayed 30-odd times, and allocating them each time was a tenth of
+	// the bytes the analysis of a small trace allocates); a replay
+	// running beside another takes fresh ones.
+	scratch atomic.Pointer[replayScratch]
 }
+
+type replayScratch struct{ release, ends []float64 }
 
 // Build builds the model of the steps used (used[i] reports whether
 // t.Steps[i] is used; nil: all). A model that could not be built says why
@@ -1195,8 +1203,13 @@ func (r *run) everyStreamBefore(ts float64) []int32 {
 func (m *Model) Replay(f Fix) (stepNs, removedNs float64) {
 	var total, removed float64
 	steps := 0
+	sc := m.scratch.Swap(nil)
+	if sc == nil {
+		sc = &replayScratch{}
+	}
+	defer m.scratch.Store(sc)
 	for i := range m.runs {
-		e, rm := m.runs[i].replay(f)
+		e, rm := m.runs[i].replay(f, sc)
 		total += e
 		removed += rm
 		steps += m.runs[i].steps
@@ -1204,7 +1217,7 @@ func (m *Model) Replay(f Fix) (stepNs, removedNs float64) {
 	return total / float64(steps), removed / float64(steps)
 }
 
-func (r *run) replay(f Fix) (end, removed float64) {
+func (r *run) replay(f Fix, sc *replayScratch) (end, removed float64) {
 	host := func(s *seg) float64 {
 		if s.opt && f.Optimizer > 0 && s.cat != Loader {
 			return f.Optimizer
@@ -1226,9 +1239,9 @@ func (r *run) replay(f Fix) (end, removed float64) {
 		}
 		return x
 	}
-	release := make([]float64, len(r.launchObs))
-	copy(release, r.launchObs)
-	ends := make([]float64, len(r.tasks))
+	sc.release = append(sc.release[:0], r.launchObs...)
+	sc.ends = append(sc.ends[:0], make([]float64, len(r.tasks))...) // zeroed, as a new slice is
+	release, ends := sc.release, sc.ends
 	done := 0
 	var devEnd float64
 	compute := func(upTo int) {
