@@ -14,9 +14,15 @@ import (
 // was a sixth of the critical path on small real traces; here each key
 // is computed once and packed with the element's index into one integer,
 // and the integers radix-sorted on the key's bits. Keys too far apart to
-// pack fall back to the stable sort.
+// pack, and more elements than radix.MaxKeys (the packed keys and their
+// sort's scratch, 28 bytes an element, would raise a large trace's peak
+// memory), fall back to the stable sort.
 func sortStableBy[T any](xs []T, key func(T) int64) {
 	if len(xs) < 2 {
+		return
+	}
+	if len(xs) > radix.MaxKeys {
+		slices.SortStableFunc(xs, func(a, b T) int { return cmp.Compare(key(a), key(b)) })
 		return
 	}
 	keys := make([]int64, len(xs))

@@ -10,12 +10,18 @@ import "slices"
 // digit is the bits sorted in one pass: a 32 KB count table.
 const digit = 12
 
+// MaxKeys bounds the keys Sort sorts by digits: it needs a second array
+// as large as keys, which would raise a large trace's peak memory (a
+// step of a GB holds ~5M sweep points: 40 MB more), so above it, as
+// below 256 keys, it is slices.Sort, in place.
+const MaxKeys = 1 << 20
+
 // Sort orders keys, whose values are below 2^width, by their bits from
 // bit from up, keeping the order of keys equal in those bits. With an
 // element's index in the bits below from, and keys starting in index
-// order, the result is slices.Sort's. Below 256 keys it is slices.Sort.
+// order, the result is slices.Sort's, which it is outside [256, MaxKeys].
 func Sort(keys []uint64, from, width int) {
-	if len(keys) < 256 {
+	if len(keys) < 256 || len(keys) > MaxKeys {
 		slices.Sort(keys)
 		return
 	}

@@ -15,7 +15,7 @@ func TestSortIsSlicesSort(t *testing.T) {
 	for _, c := range []struct {
 		n    int
 		span uint64
-	}{{0, 1}, {255, 100}, {256, 100}, {10_000, 7}, {100_000, 1 << 40}} {
+	}{{0, 1}, {255, 100}, {256, 100}, {10_000, 7}, {100_000, 1 << 40}, {MaxKeys + 1, 1 << 30}} {
 		idxBits := bits.Len(uint(c.n))
 		keys := make([]uint64, c.n)
 		for i := range keys {
