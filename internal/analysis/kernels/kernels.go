@@ -374,18 +374,19 @@ func requiredLiterals(re *syntax.Regexp) []string {
 		}
 		run := []string{""} // the strings of the current run of known parts
 		for _, sub := range re.Sub {
-			if set, ok := exactStrings(sub); ok {
-				if run = crossProduct(run, set); run != nil {
+			set, ok := exactStrings(sub)
+			if ok {
+				if joined := crossProduct(run, set); joined != nil {
+					run = joined
 					continue
 				}
 			} else {
 				consider(requiredLiterals(sub))
+				set = []string{""}
 			}
+			// the run ends here; a part too many to join starts the next
 			consider(usable(run))
-			run = []string{""}
-			if set, ok := exactStrings(sub); ok { // a part too many to join: a run of its own
-				run = set
-			}
+			run = set
 		}
 		consider(usable(run))
 		return best
