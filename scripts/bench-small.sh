@@ -2,11 +2,12 @@
 # bench-small.sh [OLD_BIN] NEW_BIN — `bottleneck analyze` on small real traces
 # (issue 35: a trace under 20 MB in <= 30 ms, peak RSS <= 25 MB + 1x the file).
 #
-# Uncompresses (once, cached) real traces of testdata/traces of different
-# shapes, then runs `BIN analyze FILE` RUNS times for each trace, the two
-# binaries interleaved (old new new old ...), and prints for each trace and
-# binary the median wall time, the median CPU time (user + system), the
-# highest peak RSS against the target, and new/old ratios of the medians.
+# Uncompresses (once, cached) real traces of testdata/traces and
+# testdata/rundir of different shapes, then runs `BIN analyze FILE` RUNS
+# times for each trace, the two binaries interleaved (old new new old ...),
+# and prints for each trace and binary the median wall time, the median
+# CPU time (user + system), the highest peak RSS against the target, and
+# new/old ratios of the medians.
 # The machine's load average is printed before and after: on a busy machine
 # read the ratios, not the milliseconds.
 #
@@ -21,7 +22,7 @@
 # Environment: RUNS (default 15), BENCH_DIR (cache, default /tmp/bottleneck-bench-small).
 set -euo pipefail
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
-  sed -n 2,20p "$0" >&2
+  sed -n 2,22p "$0" >&2
   exit 2
 fi
 cd "$(dirname "$0")/.."
@@ -31,6 +32,8 @@ traces=(
   "gpu-ddp-15MB hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
   "gpu-nccl-10MB hta/nccl_parser_config/nccl_data.json.gz"
   "gpu-qwen-9MB tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+  "gpu-gpt-13MB ../rundir/h200/gpt_tf32/trace-rank0.pt.trace.json.gz"
+  "gpu-loader-5MB ../rundir/h100/loader_gpu/trace-rank0.pt.trace.json.gz"
   "cpu-only-1MB hta/rank_non_gpu/rank_non_gpu.json.gz"
 )
 files=()

@@ -134,7 +134,9 @@ func itemOf(t *trace.Trace, o Options, ranksRead int) traceItem {
 	}
 	tr := analyzeTrace(t, o, ranksRead)
 	it.tr = &tr
-	it.measured = ranks.Measure(t, ranks.Options{})
+	if ranksRead > 1 { // the ranks are compared (assemble) only when there are several
+		it.measured = ranks.Measure(t, ranks.Options{})
+	}
 	return it
 }
 

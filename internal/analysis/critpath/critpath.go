@@ -326,7 +326,7 @@ func window(t *trace.Trace, opt Options) (ann string, start, end int64, err erro
 			inst = append(inst, int32(i))
 		}
 	}
-	slices.SortStableFunc(inst, func(a, b int32) int { return cmp.Compare(ev.Start[a], ev.Start[b]) })
+	sortStableBy(inst, func(e int32) int64 { return ev.Start[e] })
 	if opt.Instance < 0 || opt.Instance >= len(inst) {
 		return ann, 0, 0, fmt.Errorf("annotation %q has %d instance(s), no instance %d", ann, len(inst), opt.Instance)
 	}
@@ -410,7 +410,7 @@ func compute(t *trace.Trace, opt Options) (*Result, *graph) {
 			nodeEvents = append(nodeEvents, int32(i))
 		}
 	}
-	slices.SortStableFunc(nodeEvents, func(a, b int32) int { return cmp.Compare(ev.Start[a], ev.Start[b]) })
+	sortStableBy(nodeEvents, func(e int32) int64 { return ev.Start[e] })
 
 	g := &graph{events: ev}
 	g.nodes = make([]node, 0, 2*len(nodeEvents))
@@ -420,7 +420,7 @@ func compute(t *trace.Trace, opt Options) (*Result, *graph) {
 	for _, e := range nodeEvents {
 		g.nodes = append(g.nodes, endNode(e))
 	}
-	slices.SortStableFunc(g.nodes, func(a, b node) int { return cmp.Compare(g.nodeTime(a), g.nodeTime(b)) })
+	sortStableBy(g.nodes, g.nodeTime)
 	if len(nodeEvents) > 0 {
 		lo, hi := slices.Min(nodeEvents), slices.Max(nodeEvents)
 		g.first, g.index = lo, make([]nodePair, hi-lo+1)
@@ -565,7 +565,7 @@ func (g *graph) deviceEdges(t *trace.Trace, gpu []int32) {
 		}
 		return ev.Start[e]
 	}
-	slices.SortStableFunc(gpu, func(a, b int32) int { return cmp.Compare(sortBy(a), sortBy(b)) })
+	sortStableBy(gpu, sortBy)
 	last := map[int64]int32{}
 	var streams []int64 // insertion order of last, for Context Sync
 	// kernelSync maps device work to the device work a Stream Wait Event
@@ -727,7 +727,7 @@ func eventSyncs(t *trace.Trace, from, to int64) *eventSync {
 			launches = append(launches, launch{l, int32(i), ev.Start[l]})
 		}
 	}
-	slices.SortStableFunc(launches, func(a, b launch) int { return cmp.Compare(a.ts, b.ts) })
+	sortStableBy(launches, func(l launch) int64 { return l.ts })
 	byDevStream := map[devStream][]launch{}
 	type trackStream struct {
 		track  trace.TrackID

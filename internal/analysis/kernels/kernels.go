@@ -13,6 +13,7 @@ package kernels
 import (
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -94,10 +95,9 @@ type Rule struct {
 	// libraries' sources) the rule must classify; tested.
 	Examples []string
 
-	re *regexp.Regexp
-	// needs holds lowercased strings one of which every name the pattern
-	// matches contains (nil: none known); see requiredLiterals.
-	needs []string
+	// match is Pattern, compiled on first use, with the literals one of
+	// which every name it matches holds.
+	match *filtered
 }
 
 // Classify says what the kernel called name is.
@@ -132,19 +132,22 @@ var known = struct {
 }{kinds: map[string]Kind{}}
 
 func classify(name string) Kind {
-	compileRules()
+	prepareRules()
 	// Go's regexps cost ~30 µs each on a 250-byte templated name, and most
 	// rules cannot match it: a rule runs only when the name holds one of
 	// the literals its pattern requires (10-40x less time per name).
 	// Non-ASCII names skip the filter: case folding beyond ASCII
 	// (Kelvin sign, long s) is not what strings.ToLower does.
-	lower, filter := strings.ToLower(name), isASCII(name)
+	var held []bool // by rule, when filtered: the name holds one of its literals
+	if isASCII(name) {
+		held = ruleLiterals.holding(strings.ToLower(name))
+	}
 	for i := range Rules {
 		r := &Rules[i]
-		if filter && r.needs != nil && !containsAny(lower, r.needs) {
+		if held != nil && r.match.needs != nil && !held[i] {
 			continue
 		}
-		if !r.re.MatchString(name) {
+		if !(held != nil && r.match.decides) && !r.match.re().MatchString(name) {
 			continue
 		}
 		k := Kind{Family: r.Family, Unit: r.Unit, Precision: r.Precision, Rule: r.ID}
@@ -179,7 +182,9 @@ var Precisions = []struct {
 // arguments, for kernels outside the math families: a data precision.
 // Parenthesised parts (function parameters, lambda signatures: a double
 // momentum argument, a float accumulator) are removed first (noParams).
-var templateTypes = regexp.MustCompile(`[<,]\s*(float|double|c10::Half|c10::BFloat16|at::Half|at::BFloat16|__half|__nv_bfloat16|__hip_bfloat16)\s*[,>]`)
+var templateTypes = sync.OnceValue(func() *filtered {
+	return newFiltered(`[<,]\s*(float|double|c10::Half|c10::BFloat16|at::Half|at::BFloat16|__half|__nv_bfloat16|__hip_bfloat16)\s*[,>]`)
+})
 
 // noParams returns name without its parenthesised parts.
 func noParams(name string) string {
@@ -205,32 +210,74 @@ var templatePrecision = map[string]string{
 
 // notAType removes fragments that name a type without using it: vLLM's
 // Fp8KVCacheDataType enum appears in every attention/cache kernel, fp8 or not.
-var notAType = regexp.MustCompile(`(?i)fp8kvcachedatatype`)
+var notAType = sync.OnceValue(func() *filtered { return newFiltered(`(?i)fp8kvcachedatatype`) })
 
-var precisionRes = func() []*regexp.Regexp {
-	res := make([]*regexp.Regexp, len(Precisions))
-	for i, p := range Precisions {
-		res[i] = regexp.MustCompile(p.Pattern)
+// filtered is a regexp, compiled on first use, and the literals one of
+// which its every match holds (requiredLiterals), looked for first: most
+// patterns cannot match a given name, and Go's regexps run slowly on
+// case-insensitive patterns. Compiling every pattern up front was half
+// of classifying a small trace's kernels (most rules never pass the
+// filter) and a twentieth of the process's start.
+type filtered struct {
+	needs []string
+	re    func() *regexp.Regexp
+	// decides: the pattern is case-insensitive ASCII literals only, so an
+	// ASCII name it matches is one that holds one of needs, and the regexp
+	// need not run.
+	decides bool
+}
+
+func newFiltered(pattern string) *filtered {
+	f := &filtered{re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })}
+	if re, err := syntax.Parse(pattern, syntax.Perl); err == nil {
+		f.needs = requiredLiterals(re)
+		f.decides = f.needs != nil && foldedLiterals(re)
+	} else {
+		f.re() // panics: a bad pattern is the program's bug
 	}
-	return res
-}()
+	return f
+}
 
-// precisionNeeds are the literals one of which each of Precisions'
-// patterns needs (requiredLiterals): the patterns are case-insensitive,
-// which Go's regexps run slowly, and most cannot match a given name.
-var precisionNeeds = func() [][]string {
-	needs := make([][]string, len(Precisions))
-	for i, p := range Precisions {
-		if re, err := syntax.Parse(p.Pattern, syntax.Perl); err == nil {
-			needs[i] = requiredLiterals(re)
+// foldedLiterals reports whether re is made of case-folded ASCII literals
+// only (alternated, concatenated, grouped): no class, repeat or
+// assertion. Such a pattern matches an ASCII name exactly when the
+// lowercased name holds one of its strings lowercased.
+func foldedLiterals(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return re.Flags&syntax.FoldCase != 0 && isASCII(string(re.Rune))
+	case syntax.OpAlternate, syntax.OpConcat, syntax.OpCapture:
+		for _, sub := range re.Sub {
+			if !foldedLiterals(sub) {
+				return false
+			}
 		}
+		return len(re.Sub) > 0
 	}
-	return needs
-}()
+	return false
+}
+
+// mayMatch is false when s cannot match (it holds none of the literals).
+func (f *filtered) mayMatch(s string) bool {
+	return f.needs == nil || !isASCII(s) || containsAny(strings.ToLower(s), f.needs)
+}
+
+// precisionPatterns are Precisions' patterns, filtered.
+var precisionPatterns = sync.OnceValue(func() []*filtered {
+	ps := make([]*filtered, len(Precisions))
+	for i, p := range Precisions {
+		ps[i] = newFiltered(p.Pattern)
+	}
+	return ps
+})
 
 func precisionOf(name string, math bool) string {
 	if !math {
-		if m := templateTypes.FindStringSubmatch(noParams(name)); m != nil {
+		bare := noParams(name)
+		if !templateTypes().mayMatch(bare) {
+			return ""
+		}
+		if m := templateTypes().re().FindStringSubmatch(bare); m != nil {
 			return templatePrecision[m[1]]
 		}
 		return ""
@@ -238,13 +285,15 @@ func precisionOf(name string, math bool) string {
 	if p, ok := tensilePrecision(name); ok {
 		return p
 	}
-	name = notAType.ReplaceAllString(name, "")
+	if notAType().mayMatch(name) {
+		name = notAType().re().ReplaceAllString(name, "")
+	}
 	lower, filter := strings.ToLower(name), isASCII(name) // as in classify
-	for i, re := range precisionRes {
-		if filter && precisionNeeds[i] != nil && !containsAny(lower, precisionNeeds[i]) {
+	for i, p := range precisionPatterns() {
+		if filter && p.needs != nil && !containsAny(lower, p.needs) {
 			continue
 		}
-		if re.MatchString(name) {
+		if filter && p.decides || p.re().MatchString(name) {
 			return Precisions[i].Precision
 		}
 	}
@@ -280,25 +329,34 @@ func tensilePrecision(name string) (string, bool) {
 	return "", true
 }
 
-// compileRules compiles the rules once, on the first name classified: a
-// trace without kernels (CPU-only) never needs them, and compiling them
-// at start-up was a twentieth of analysing a 1 MB trace.
-var compileRules = sync.OnceFunc(func() {
+// prepareRules finds the rules' literals once, on the first name
+// classified (a trace without kernels, CPU-only, never needs them); each
+// rule's pattern is compiled when a name first passes its filter.
+var prepareRules = sync.OnceFunc(func() {
+	needs := make([][]string, len(Rules))
 	for i := range Rules {
-		Rules[i].re = regexp.MustCompile(Rules[i].Pattern)
-		if re, err := syntax.Parse(Rules[i].Pattern, syntax.Perl); err == nil {
-			Rules[i].needs = requiredLiterals(re)
-		}
+		Rules[i].match = newFiltered(Rules[i].Pattern)
+		needs[i] = Rules[i].match.needs
 	}
+	ruleLiterals = newLiterals(needs)
 })
+
+// ruleLiterals are the rules' literals (prepareRules).
+var ruleLiterals *literals
 
 // requiredLiterals returns lowercased strings one of which every match of
 // re contains, or nil when it knows none (a pattern that can match
-// without any literal, such as `\w+` or `a?`).
+// without any literal, such as `\w+` or `a?`). Parts that match a few
+// strings only (a literal, `[Tt]`, `(void )?`, an alternation of such,
+// and their concatenations) are taken whole: Go's parser factors
+// `ncclKernel|ncclDevKernel` into `nccl(?:Kernel|DevKernel)`, whose
+// alternatives alone would be "kernel" (in most names), the two whole
+// "ncclkernel".
 func requiredLiterals(re *syntax.Regexp) []string {
+	if set, ok := exactStrings(re); ok {
+		return usable(set)
+	}
 	switch re.Op {
-	case syntax.OpLiteral:
-		return []string{strings.ToLower(string(re.Rune))}
 	case syntax.OpCapture, syntax.OpPlus:
 		return requiredLiterals(re.Sub[0])
 	case syntax.OpRepeat:
@@ -306,13 +364,31 @@ func requiredLiterals(re *syntax.Regexp) []string {
 			return requiredLiterals(re.Sub[0])
 		}
 	case syntax.OpConcat:
-		// Any part's literals will do; the longest shortest one filters best.
+		// Any part's literals will do, or a run of consecutive parts
+		// whose strings are known; the longest shortest one filters best.
 		var best []string
-		for _, sub := range re.Sub {
-			if lits := requiredLiterals(sub); lits != nil && (best == nil || shortest(lits) > shortest(best)) {
+		consider := func(lits []string) {
+			if lits != nil && (best == nil || shortest(lits) > shortest(best)) {
 				best = lits
 			}
 		}
+		run := []string{""} // the strings of the current run of known parts
+		for _, sub := range re.Sub {
+			set, ok := exactStrings(sub)
+			if ok {
+				if joined := crossProduct(run, set); joined != nil {
+					run = joined
+					continue
+				}
+			} else {
+				consider(requiredLiterals(sub))
+				set = []string{""}
+			}
+			// the run ends here; a part too many to join starts the next
+			consider(usable(run))
+			run = set
+		}
+		consider(usable(run))
 		return best
 	case syntax.OpAlternate:
 		var all []string
@@ -323,9 +399,138 @@ func requiredLiterals(re *syntax.Regexp) []string {
 			}
 			all = append(all, lits...)
 		}
-		return all
+		return minimal(all)
 	}
 	return nil
+}
+
+// maxExact bounds the strings exactStrings and crossProduct return;
+// maxClass the characters of a class taken as strings (`[Tt]`, `[_-]`: a
+// wider class, such as `[a-z]`, is no literal worth looking for).
+const (
+	maxExact = 32
+	maxClass = 4
+)
+
+// exactStrings returns, lowercased, every string re can match, when they
+// are at most maxExact and ASCII (a case-folded non-ASCII letter can
+// match an ASCII one that strings.ToLower does not give: the long s
+// matches s). Zero-width assertions match the empty string: what they
+// require is about the text around a match, not in it.
+func exactStrings(re *syntax.Regexp) ([]string, bool) {
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return []string{""}, true
+	case syntax.OpLiteral:
+		s := string(re.Rune)
+		if !isASCII(s) {
+			return nil, false
+		}
+		return []string{strings.ToLower(s)}, true
+	case syntax.OpCharClass:
+		var set []string
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			lo, hi := re.Rune[i], re.Rune[i+1]
+			if hi >= utf8.RuneSelf || hi-lo >= maxClass {
+				return nil, false
+			}
+			for r := lo; r <= hi; r++ {
+				if s := strings.ToLower(string(r)); !slices.Contains(set, s) {
+					set = append(set, s)
+				}
+			}
+			if len(set) > maxClass {
+				return nil, false
+			}
+		}
+		return set, len(set) > 0
+	case syntax.OpCapture:
+		return exactStrings(re.Sub[0])
+	case syntax.OpQuest:
+		set, ok := exactStrings(re.Sub[0])
+		if !ok || len(set) >= maxExact {
+			return nil, false
+		}
+		if !slices.Contains(set, "") {
+			set = append(set, "")
+		}
+		return set, true
+	case syntax.OpConcat:
+		set := []string{""}
+		for _, sub := range re.Sub {
+			part, ok := exactStrings(sub)
+			if !ok {
+				return nil, false
+			}
+			if set = crossProduct(set, part); set == nil {
+				return nil, false
+			}
+		}
+		return set, true
+	case syntax.OpAlternate:
+		var set []string
+		for _, sub := range re.Sub {
+			part, ok := exactStrings(sub)
+			if !ok {
+				return nil, false
+			}
+			for _, s := range part {
+				if !slices.Contains(set, s) {
+					set = append(set, s)
+				}
+			}
+			if len(set) > maxExact {
+				return nil, false
+			}
+		}
+		return set, true
+	}
+	return nil, false
+}
+
+// crossProduct returns every a+b, nil when they would be more than maxExact.
+func crossProduct(as, bs []string) []string {
+	if len(as)*len(bs) > maxExact {
+		return nil
+	}
+	out := make([]string, 0, len(as)*len(bs))
+	for _, a := range as {
+		for _, b := range bs {
+			if s := a + b; !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// usable returns set as a filter, nil when it holds the empty string (which
+// every name contains).
+func usable(set []string) []string {
+	if len(set) == 0 || slices.Contains(set, "") {
+		return nil
+	}
+	return minimal(set)
+}
+
+// minimal drops the strings that contain another of lits: a name that
+// holds one holds the other, so the filter passes the same names.
+func minimal(lits []string) []string {
+	out := make([]string, 0, len(lits))
+	for i, l := range lits {
+		redundant := false
+		for j, o := range lits {
+			if j != i && strings.Contains(l, o) && (len(o) < len(l) || j < i) {
+				redundant = true
+				break
+			}
+		}
+		if !redundant {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 func shortest(lits []string) int {

@@ -59,10 +59,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/critpath"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/kernels"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/radix"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
@@ -320,7 +322,14 @@ type Model struct {
 	host  [numCats]float64
 	nWait int
 	err   string // why there is nothing to replay
+	// scratch is the replay's buffers, kept between replays (a model is
+	// replayed 30-odd times, and allocating them each time was a tenth of
+	// the bytes the analysis of a small trace allocates); a replay
+	// running beside another takes fresh ones.
+	scratch atomic.Pointer[replayScratch]
 }
+
+type replayScratch struct{ release, ends []float64 }
 
 // Build builds the model of the steps used (used[i] reports whether
 // t.Steps[i] is used; nil: all). A model that could not be built says why
@@ -487,13 +496,24 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 	rel := func(ts int64) float64 { return float64(ts - ws) }
 
 	// carry-over work first: fixed tasks at index 0..
-	taskOf := map[int32]int32{}
+	lo, hi := int32(math.MaxInt32), int32(-1) // the tasks' events
+	for _, e := range carry {
+		lo, hi = min(lo, e), max(hi, e)
+	}
+	for _, d := range devs {
+		lo, hi = min(lo, d.e), max(hi, d.e)
+	}
+	taskOf := newEventIndex(lo, hi, len(carry)+len(devs))
 	type devStream struct {
 		dev    int
 		stream int64
 	}
 	streamOf := map[devStream]int32{}
+	trackStream := make([]int32, len(t.Tracks)) // streamOf by track, +1 (0: not looked up yet)
 	streamIdx := func(tr trace.TrackID) int32 {
+		if i := trackStream[tr]; i > 0 {
+			return i - 1
+		}
 		k := devStream{t.Tracks[tr].Device, t.Tracks[tr].Stream}
 		i, ok := streamOf[k]
 		if !ok {
@@ -502,6 +522,7 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 			r.streams = append(r.streams, nil)
 			r.streamDev = append(r.streamDev, k.dev)
 		}
+		trackStream[tr] = i + 1
 		return i
 	}
 	carried := make([]trace.TrackID, 0, len(carry))
@@ -516,21 +537,26 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 		si := streamIdx(tr)
 		r.tasks = append(r.tasks, task{obsStart: rel(ev.Start[e]), fixedEnd: rel(ev.End(int(e))), launch: -1, prev: -1, src: -1, stream: si})
 		r.streams[si] = append(r.streams[si], i)
-		taskOf[e] = i
+		taskOf.set(e, i)
 	}
 	// launches: each launching call, in order of its start
-	launchOf := map[int32]int32{}
+	lo, hi = math.MaxInt32, -1
+	for _, d := range devs {
+		l := ev.Launch(int(d.e))
+		lo, hi = min(lo, l), max(hi, l)
+	}
+	launchOf := newEventIndex(lo, hi, len(devs))
 	var calls []int32
 	for _, d := range devs {
 		l := ev.Launch(int(d.e))
-		if _, ok := launchOf[l]; !ok {
-			launchOf[l] = -1
+		if !launchOf.has(l) {
+			launchOf.set(l, 0) // seen; its index is set below
 			calls = append(calls, l)
 		}
 	}
 	slices.SortFunc(calls, func(a, b int32) int { return cmp.Compare(ev.Start[a], ev.Start[b]) })
 	for i, l := range calls {
-		launchOf[l] = int32(i)
+		launchOf.set(l, int32(i))
 	}
 	r.launchObs = make([]float64, len(calls))
 	for i, l := range calls {
@@ -569,14 +595,14 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 		}
 		i := int32(len(r.tasks))
 		si := streamIdx(d.track)
-		tk := task{dur: float64(ev.Dur[e]), obsStart: rel(ev.Start[e]), fixedEnd: math.NaN(), launch: launchOf[ev.Launch(int(e))], prev: -1, src: -1, stream: si,
+		tk := task{dur: float64(ev.Dur[e]), obsStart: rel(ev.Start[e]), fixedEnd: math.NaN(), launch: launchOf.value(ev.Launch(int(e))), prev: -1, src: -1, stream: si,
 			comm: flags.comm, fp32: flags.fp32, copy: ev.Kind[e] != trace.KindKernel, htod: flags.htod && ev.Kind[e] == trace.KindMemcpy,
 			pageable: flags.pageable && ev.Kind[e] == trace.KindMemcpy}
 		if on := r.streams[si]; len(on) > 0 {
 			tk.prev = on[len(on)-1]
 		}
 		if s, ok := g.waits.Stream[e]; ok {
-			if si, ok := taskOf[s]; ok {
+			if si, ok := taskOf.get(s); ok {
 				tk.src = si
 			}
 		}
@@ -600,9 +626,21 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 		}
 		r.tasks = append(r.tasks, tk)
 		r.streams[si] = append(r.streams[si], i)
-		taskOf[e] = i
+		taskOf.set(e, i)
 	}
+	// each launch's tasks, in one array: a slice grown per launch was a
+	// tenth of Build's allocations
 	byLaunch := make([][]int32, len(calls))
+	count := make([]int32, len(calls))
+	for i := range r.tasks {
+		if l := r.tasks[i].launch; l >= 0 {
+			count[l]++
+		}
+	}
+	launched := make([]int32, len(r.tasks))
+	for l, n := range count {
+		byLaunch[l], launched = launched[:0:n], launched[n:]
+	}
 	for i := range r.tasks {
 		if l := r.tasks[i].launch; l >= 0 {
 			byLaunch[l] = append(byLaunch[l], int32(i))
@@ -650,6 +688,7 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 			continue
 		}
 		from := sort.Search(len(tr.Events), func(j int) bool { return ev.Start[tr.Events[j]] >= ws })
+		th := int32(-1) // the thread's index, given at its first interval
 		for _, e := range tr.Events[from:] {
 			if ev.Start[e] >= we {
 				break
@@ -686,8 +725,7 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 			if end <= ev.Start[e] {
 				continue
 			}
-			th, ok := threadOf[trace.TrackID(ti)]
-			if !ok {
+			if th < 0 {
 				th = int32(len(threadOf))
 				threadOf[trace.TrackID(ti)] = th
 			}
@@ -695,7 +733,7 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 			if cat != Runtime {
 				continue
 			}
-			l, isLaunch := launchOf[e]
+			l, isLaunch := launchOf.get(e)
 			cp := false // the call copies to the device, or syncs for such a copy in the op that made it
 			if isLaunch {
 				for _, ti := range byLaunch[l] {
@@ -708,9 +746,9 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 				}
 				cp = cp || copyOps[p]
 			}
-			on := r.waitedFor(t, e, launchOf, byLaunch, taskOf, g.waits, g.syncs[e], streamIdxOf, rel)
+			on := r.waitedFor(t, e, &launchOf, byLaunch, &taskOf, g.waits, g.syncs[e], streamIdxOf, rel)
 			if on == nil {
-				on = r.fullQueue(t, e, launchOf, medLaunch, q, rel)
+				on = r.fullQueue(t, e, &launchOf, medLaunch, q, rel)
 			}
 			if len(on) == 0 {
 				continue
@@ -881,7 +919,9 @@ func sweepOrder(pts []point) []int32 {
 	for i := range pts {
 		keys[i] = (uint64(pts[i].ts)-uint64(lo))<<(kindBits+idxBits) | uint64(pts[i].kind)<<idxBits | uint64(i)
 	}
-	slices.Sort(keys)
+	// the index bits need no pass: keys start in index order, and each
+	// pass keeps the order of equal digits
+	radix.Sort(keys, idxBits, bits.Len64(span)+kindBits+idxBits)
 	mask := uint64(1)<<idxBits - 1
 	for i, k := range keys {
 		order[i] = int32(k & mask)
@@ -939,30 +979,57 @@ func (r *run) unrecordedWaits() {
 	ends := make([]int32, len(r.tasks))
 	copy(ends, order)
 	slices.SortFunc(ends, func(a, b int32) int { return cmp.Compare(r.obsEnd(a), r.obsEnd(b)) })
-	out := make([]seg, 0, len(r.segs))
-	for _, sg := range r.segs {
+	// the stretches that split, found first: the segments are then moved
+	// in place, from the end, rather than copied whole (a copy of the
+	// segments, a few MB on a small real trace, was a tenth of Build)
+	type split struct {
+		i    int
+		task int32
+		te   float64
+	}
+	var splits []split
+	extra := 0
+	for i, sg := range r.segs {
 		if sg.item != itemStretch || sg.cat != Python || sg.dur < minUnrecordedNs {
-			out = append(out, sg)
 			continue
 		}
 		end := sg.at + sg.dur
 		j := sort.Search(len(ends), func(j int) bool { return r.obsEnd(ends[j]) > end })
 		if j == 0 {
-			out = append(out, sg)
 			continue
 		}
 		task := ends[j-1]
 		te := r.obsEnd(task)
 		if te <= sg.at || end-te > max(unrecordedTail, 0.05*sg.dur) || busyUntil(te)-busyUntil(sg.at) < busyCover*(te-sg.at) {
-			out = append(out, sg)
 			continue
 		}
-		out = append(out, seg{item: itemUnrecorded, dur: te - sg.at, at: sg.at, cat: Python, opt: sg.opt, ref: task})
+		splits = append(splits, split{i, task, te})
 		if end > te {
-			out = append(out, seg{dur: end - te, at: te, cat: Python, opt: sg.opt})
+			extra++
 		}
 	}
-	r.segs = out
+	if len(splits) == 0 {
+		return
+	}
+	n := len(r.segs)
+	r.segs = slices.Grow(r.segs, extra)[:n+extra]
+	w, next := n+extra-1, len(splits)-1 // w >= i throughout: nothing is overwritten before it is moved
+	for i := n - 1; i >= 0; i-- {
+		sg := r.segs[i]
+		if next < 0 || splits[next].i != i {
+			r.segs[w] = sg
+			w--
+			continue
+		}
+		sp := splits[next]
+		next--
+		if end := sg.at + sg.dur; end > sp.te {
+			r.segs[w] = seg{dur: end - sp.te, at: sp.te, cat: Python, opt: sg.opt}
+			w--
+		}
+		r.segs[w] = seg{item: itemUnrecorded, dur: sp.te - sg.at, at: sg.at, cat: Python, opt: sg.opt, ref: sp.task}
+		w--
+	}
 }
 
 func (r *run) obsEnd(i int32) float64 {
@@ -978,7 +1045,7 @@ func (r *run) obsEnd(i int32) float64 {
 // the work its Event Sync, Stream Sync or Context Sync names, else, for a
 // device or stream synchronize with no sync event recorded, every stream's
 // last launched work. nil for a call that cannot block.
-func (r *run) waitedFor(t *trace.Trace, e int32, launchOf map[int32]int32, byLaunch [][]int32, taskOf map[int32]int32,
+func (r *run) waitedFor(t *trace.Trace, e int32, launchOf *eventIndex, byLaunch [][]int32, taskOf *eventIndex,
 	waits critpath.Waits, syncs []int32, streamIdx func(*trace.Track) (int32, bool), rel func(int64) float64) []int32 {
 	name := t.Name(int(e))
 	if !critpath.IsBlocking(name) {
@@ -986,7 +1053,7 @@ func (r *run) waitedFor(t *trace.Trace, e int32, launchOf map[int32]int32, byLau
 	}
 	ev := &t.Events
 	on := []int32{}
-	if l, ok := launchOf[e]; ok {
+	if l, ok := launchOf.get(e); ok {
 		// an asynchronous copy waits only when host memory is pageable (the
 		// driver stages it): device-to-device and pinned copies return at once
 		async := strings.Contains(name, "Async")
@@ -997,7 +1064,7 @@ func (r *run) waitedFor(t *trace.Trace, e int32, launchOf map[int32]int32, byLau
 		}
 	}
 	if src, ok := waits.Host[e]; ok {
-		if i, ok := taskOf[src]; ok {
+		if i, ok := taskOf.get(src); ok {
 			on = append(on, i)
 		}
 	}
@@ -1059,9 +1126,9 @@ func (r *run) queue() launchQueue {
 
 // fullQueue returns the task a launch call waited for when it blocked on a
 // full launch queue, else nil.
-func (r *run) fullQueue(t *trace.Trace, e int32, launchOf map[int32]int32, med map[trace.StrID]float64, q launchQueue, rel func(int64) float64) []int32 {
+func (r *run) fullQueue(t *trace.Trace, e int32, launchOf *eventIndex, med map[trace.StrID]float64, q launchQueue, rel func(int64) float64) []int32 {
 	ev := &t.Events
-	if _, ok := launchOf[e]; !ok {
+	if !launchOf.has(e) {
 		return nil
 	}
 	d := float64(ev.Dur[e])
@@ -1136,8 +1203,13 @@ func (r *run) everyStreamBefore(ts float64) []int32 {
 func (m *Model) Replay(f Fix) (stepNs, removedNs float64) {
 	var total, removed float64
 	steps := 0
+	sc := m.scratch.Swap(nil)
+	if sc == nil {
+		sc = &replayScratch{}
+	}
+	defer m.scratch.Store(sc)
 	for i := range m.runs {
-		e, rm := m.runs[i].replay(f)
+		e, rm := m.runs[i].replay(f, sc)
 		total += e
 		removed += rm
 		steps += m.runs[i].steps
@@ -1145,7 +1217,7 @@ func (m *Model) Replay(f Fix) (stepNs, removedNs float64) {
 	return total / float64(steps), removed / float64(steps)
 }
 
-func (r *run) replay(f Fix) (end, removed float64) {
+func (r *run) replay(f Fix, sc *replayScratch) (end, removed float64) {
 	host := func(s *seg) float64 {
 		if s.opt && f.Optimizer > 0 && s.cat != Loader {
 			return f.Optimizer
@@ -1167,9 +1239,9 @@ func (r *run) replay(f Fix) (end, removed float64) {
 		}
 		return x
 	}
-	release := make([]float64, len(r.launchObs))
-	copy(release, r.launchObs)
-	ends := make([]float64, len(r.tasks))
+	sc.release = append(sc.release[:0], r.launchObs...)
+	sc.ends = append(sc.ends[:0], make([]float64, len(r.tasks))...) // zeroed, as a new slice is
+	release, ends := sc.release, sc.ends
 	done := 0
 	var devEnd float64
 	compute := func(upTo int) {
