@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -105,19 +104,21 @@ type Options struct {
 
 	// Signals, Env and Dir are for tests (see runner.Config).
 	Signals <-chan os.Signal
-	// exit ends the process when a signal cut the report writing short
-	// (os.Exit; tests replace it).
-	exit func(code int)
-	Env  []string
-	Dir  string
+	Env     []string
+	Dir     string
 }
 
-// NewCmd returns the `run` command. It only parses flags; runRun does the work.
+// NewCmd returns the `run` command.
 func NewCmd(ios *iostreams.IOStreams) *cobra.Command {
-	return newCmd(&Options{IO: ios})
+	return newCmdWith(&Options{IO: ios}, runRun)
 }
 
-func newCmd(o *Options) *cobra.Command {
+// newCmdWith parses the command line into o and hands it to runF: runRun,
+// or a test's recorder, so that parsing is tested without running the
+// program. Usage errors are found here, before runF (exit 2). (The other
+// commands call it newCmd; here the end-to-end tests' newCmd(o) is the
+// command that runs.)
+func newCmdWith(o *Options, runF func(*Options) error) *cobra.Command {
 	d := runner.DefaultAgentConfig()
 	cmd := &cobra.Command{
 		Use:   "run [flags] script.py [args...] | -m module [args...] | -- launcher [args...]",
@@ -144,7 +145,10 @@ Files go to --output (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`
 			if len(args) == 0 {
 				return exitcode.New(exitcode.Usage, errors.New("run: missing program: script.py, -m module, or -- launcher ..."))
 			}
-			return runRun(o)
+			if err := o.validate(); err != nil {
+				return exitcode.New(exitcode.Usage, fmt.Errorf("run: %w", err))
+			}
+			return runF(o)
 		},
 	}
 	f := cmd.Flags()
@@ -251,9 +255,6 @@ func (o *Options) config() (runner.Config, error) {
 const reportFlush = 3 * time.Second
 
 func runRun(o *Options) error {
-	if err := o.validate(); err != nil {
-		return exitcode.New(exitcode.Usage, fmt.Errorf("run: %w", err))
-	}
 	cfg, err := o.config()
 	if err != nil {
 		return exitcode.New(exitcode.Failed, fmt.Errorf("run: %w", err))
@@ -268,15 +269,21 @@ func runRun(o *Options) error {
 		has, err := runner.HasTorch(cfg.Python)
 		noTorch = err == nil && !has
 	}
-	if o.exit == nil {
-		o.exit = os.Exit
-	}
+	// cutShort: a signal left the reports unfinished and the process exits
+	// as soon as the command returns, with nothing to tidy up first (a
+	// live page's open streams would hold it a second, and a further
+	// Ctrl-C must not kill it by SIGINT).
+	cutShort := false
 	// One channel for the whole command: while the program runs, runner.Run
 	// forwards signals to it; afterwards they cut the report writing short.
 	if cfg.Signals == nil {
 		ch := make(chan os.Signal, 4)
 		signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-		defer signal.Stop(ch)
+		defer func() {
+			if !cutShort {
+				signal.Stop(ch)
+			}
+		}()
 		cfg.Signals = ch
 	}
 	// the program shares the terminal: progress goes on a status row its
@@ -298,7 +305,11 @@ func runRun(o *Options) error {
 			if err != nil {
 				return exitcode.New(exitcode.Failed, fmt.Errorf("run: %w", err))
 			}
-			defer stop()
+			defer func() {
+				if !cutShort {
+					stop()
+				}
+			}()
 			liveURL = url
 		case prog != nil:
 			// the frame and the phase share the bottom region
@@ -330,9 +341,33 @@ func runRun(o *Options) error {
 	// with EPIPE, which is ignored. Handlers are reset in exec'd children.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	written := make(chan struct{})
-	closeWritten := sync.OnceFunc(func() { close(written) })
-	defer closeWritten()
-	go flushOnSignal(o, cfg.Signals, written, res.ExitCode)
+	go func() {
+		defer close(written)
+		finishRun(o, cfg, res, prog)
+	}()
+	if !awaitReports(o, cfg.Signals, written) {
+		cutShort = true
+		return programStatus(res.ExitCode)
+	}
+	if liveURL != "" {
+		finishLiveWeb(o, lv, liveURL, res.RunDir, cfg.Signals) // a signal ends the grace period
+	}
+	return programStatus(res.ExitCode)
+}
+
+// programStatus is the error that gives bottleneck the program's exit
+// status (nil for 0).
+func programStatus(code int) error {
+	if code != 0 {
+		return exitcode.New(code, nil)
+	}
+	return nil
+}
+
+// finishRun is what run does once the program has ended: the reports,
+// printed as asked, then --repro's list, the --job-dir summaries and the
+// --verify runs.
+func finishRun(o *Options, cfg runner.Config, res *runner.Result, prog *iostreams.StatusLine) {
 	if prog != nil {
 		prog.Update("bottleneck: analyzing")
 	} else {
@@ -384,14 +419,6 @@ func runRun(o *Options) error {
 			fmt.Fprintf(o.IO.ErrOut, "bottleneck: report: %v\n", err)
 		}
 	}
-	if liveURL != "" {
-		closeWritten() // the signal ends the grace period now
-		finishLiveWeb(o, lv, liveURL, res.RunDir, cfg.Signals)
-	}
-	if res.ExitCode != 0 {
-		return exitcode.New(res.ExitCode, nil)
-	}
-	return nil
 }
 
 // reproTop is how many of the hottest ops --repro writes a script for.
@@ -415,29 +442,31 @@ func listRepro(w io.Writer, res *repro.Written, err error) {
 // maxVerified is how many findings --verify tries, one run each.
 const maxVerified = 2
 
-// writeReports renders report.txt, report.json and report.html into the
-// run directory, updates the manifest's file list, and returns the text and
-// its brief form for the terminal ("" when there is no trace analysis to
-// shorten). It opens the directory as every other command does
-// (driver.Open), so `bottleneck report DIR` gives the same verdict.
-// flushOnSignal waits while the reports are written: a signal then (the
-// program has ended) gives them reportFlush more, then exits with the
-// program's status; report.txt is written first, so it is there.
-func flushOnSignal(o *Options, sigs <-chan os.Signal, written <-chan struct{}, code int) {
+// awaitReports waits while the reports are written and says whether they
+// were: a signal then (the program has ended) gives them reportFlush
+// more, and what is not written by then is left (report.txt is written
+// first, so it is there).
+func awaitReports(o *Options, sigs <-chan os.Signal, written <-chan struct{}) bool {
 	select {
 	case <-written:
-		return
+		return true
 	case <-sigs:
 	}
 	fmt.Fprintf(o.IO.ErrOut, "bottleneck: stopping: finishing the reports for at most %s\n", reportFlush)
 	select {
 	case <-written:
+		return true
 	case <-time.After(reportFlush):
 		fmt.Fprintf(o.IO.ErrOut, "bottleneck: reports cut short; report.txt holds what was written\n")
-		o.exit(code)
+		return false
 	}
 }
 
+// writeReports renders report.txt, report.json and report.html into the
+// run directory, updates the manifest's file list, and returns the text and
+// its brief form for the terminal ("" when there is no trace analysis to
+// shorten). It opens the directory as every other command does
+// (driver.Open), so `bottleneck report DIR` gives the same verdict.
 func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief string, findings []diagnose.Finding, err error) {
 	// The run section alone first: an interrupted analysis still leaves a
 	// report.txt.
