@@ -1194,60 +1194,6 @@ func TestCProfile(t *testing.T) {
 	}
 }
 
-func TestUsageErrors(t *testing.T) {
-	for _, args := range [][]string{
-		{},
-		{"--timeout", "-5s", "x.py"},
-		{"--kill-after", "-1s", "x.py"},
-		{"--active", "0", "x.py"},
-	} {
-		r := bn(t, runOpts{}, args...)
-		if r.code != exitcode.Usage {
-			t.Errorf("%v: exit %d (%v), want %d", args, r.code, r.err, exitcode.Usage)
-		}
-	}
-	// Bad choices are refused while parsing the flags (cli.Main: exit 2).
-	for _, args := range [][]string{
-		{"--python-profiler", "perf", "x.py"},
-		{"--step-source", "epoch", "x.py"},
-		{"--report", "file", "x.py"},
-		{"--verify=all", "x.py"},
-	} {
-		if r := bn(t, runOpts{}, args...); r.err == nil || !strings.Contains(r.err.Error(), "want one of") {
-			t.Errorf("%v: %v, want a flag parse error", args, r.err)
-		}
-	}
-}
-
-// --verify alone tries the changes that keep the program's numerics,
-// --verify=numerics TF32 and the like too; the choice is checked while
-// parsing, and a bare --verify leaves the script an argument.
-func TestVerifyFlag(t *testing.T) {
-	for _, c := range []struct {
-		args []string
-		want string // "-": a parse error
-	}{
-		{[]string{"x.py"}, ""},
-		{[]string{"--verify", "x.py"}, "on"},
-		{[]string{"--verify=numerics", "x.py"}, "numerics"},
-		{[]string{"--verify=on", "x.py"}, "on"},
-		{[]string{"--verify=fast", "x.py"}, "-"},
-	} {
-		o := &Options{}
-		cmd := newCmd(o)
-		err := cmd.ParseFlags(c.args)
-		switch {
-		case c.want == "-" && (err == nil || !strings.Contains(err.Error(), "want one of")):
-			t.Errorf("%v: %v, want a parse error", c.args, err)
-		case c.want != "-" && (err != nil || o.Verify != c.want || cmd.Flags().Arg(0) != "x.py"):
-			t.Errorf("%v: verify %q, args %v, %v; want %q", c.args, o.Verify, cmd.Flags().Args(), err, c.want)
-		}
-	}
-	if r := bn(t, runOpts{}, "--verify=numerics", "--verify-steps", "2", "x.py"); r.code != exitcode.Usage {
-		t.Errorf("--verify-steps 2: exit %d (%v), want usage", r.code, r.err)
-	}
-}
-
 // Children forked after the window (bare os.fork with sys.exit(3), a
 // multiprocessing fork pool, DataLoader fork workers) must end as under
 // plain python: they used to hang in Kineto's teardown until --timeout.
