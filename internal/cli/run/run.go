@@ -24,7 +24,6 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/cli/cmdutil"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/try"
-	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/driver"
 	"github.com/bottleneck-dev/bottleneck/internal/htmlreport"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
@@ -378,7 +377,7 @@ func finishRun(o *Options, cfg runner.Config, res *runner.Result, prog *iostream
 	if o.Repro { // before the reports, which link the scripts
 		scripts, reproErr = repro.WriteDir(o.IO, res.RunDir, "", repro.Options{Top: reproTop})
 	}
-	text, brief, findings, rerr := writeReports(o.IO, res.RunDir)
+	text, brief, d, rerr := writeReports(o.IO, res.RunDir)
 	prog.Done()
 	if rerr != nil {
 		fmt.Fprintf(o.IO.ErrOut, "bottleneck: report: %v\n", rerr)
@@ -406,16 +405,15 @@ func finishRun(o *Options, cfg runner.Config, res *runner.Result, prog *iostream
 	if o.JobDir != "" { // after this node's report, which stands without the job's
 		writeJob(o, res)
 	}
-	if o.Verify != "" && res.ExitCode == 0 {
+	if o.Verify != "" && res.ExitCode == 0 && d != nil {
 		// second runs of the program: after its report, never in place of it
 		t := &try.Options{IO: o.IO, Args: o.Args, Module: o.Module, Launcher: o.Launcher, Python: o.Python, Steps: o.VerifySteps, Timeout: o.Timeout, Env: o.Env, Dir: o.Dir}
 		w := o.IO.ErrOut
 		if o.Report == "stdout" {
 			w = o.IO.Out
 		}
-		try.Verify(t, w, res.RunDir, findings, maxVerified, o.Verify == "numerics")
-		// the reports again, with what was tried (tried.json)
-		if _, _, _, err := writeReports(o.IO, res.RunDir); err != nil {
+		try.Verify(t, w, res.RunDir, d.Report.Findings(), maxVerified, o.Verify == "numerics")
+		if err := reportTried(res.RunDir, d); err != nil {
 			fmt.Fprintf(o.IO.ErrOut, "bottleneck: report: %v\n", err)
 		}
 	}
@@ -465,9 +463,10 @@ func awaitReports(o *Options, sigs <-chan os.Signal, written <-chan struct{}) bo
 // writeReports renders report.txt, report.json and report.html into the
 // run directory, updates the manifest's file list, and returns the text and
 // its brief form for the terminal ("" when there is no trace analysis to
-// shorten). It opens the directory as every other command does
-// (driver.Open), so `bottleneck report DIR` gives the same verdict.
-func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief string, findings []diagnose.Finding, err error) {
+// shorten), and the directory as read (nil when it could not be). It
+// opens the directory as every other command does (driver.Open), so
+// `bottleneck report DIR` gives the same verdict.
+func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief string, d *driver.Data, err error) {
 	// The run section alone first: an interrupted analysis still leaves a
 	// report.txt.
 	if run, err := rundir.Read(dir); err == nil && len(run.Traces) > 0 {
@@ -478,11 +477,16 @@ func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief stri
 			return "", "", nil, err
 		}
 	}
-	d, err := driver.Open(ios, []string{dir}, driver.DefaultOptions())
+	d, err = driver.Open(ios, []string{dir}, driver.DefaultOptions())
 	if err != nil {
 		return "", "", nil, err
 	}
-	findings = d.Report.Findings()
+	text, brief, err = renderReports(dir, d)
+	return text, brief, d, err
+}
+
+// renderReports is writeReports for the run directory d already read.
+func renderReports(dir string, d *driver.Data) (text string, brief string, err error) {
 	run := d.Runs[0]
 	rr := runreport.FromRun(run)
 	var full bytes.Buffer
@@ -497,11 +501,11 @@ func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief stri
 		runreport.WriteText(&full, rr)
 		fmt.Fprintf(&full, "\nTrace analysis (%s):\n", units.Things(len(run.Traces), "trace"))
 		if err := report.WriteDetails(&full, d.Report); err != nil {
-			return full.String(), "", findings, err
+			return full.String(), "", err
 		}
 		var js bytes.Buffer
 		if err := driver.Write(&js, d.Report, true); err != nil {
-			return full.String(), "", findings, err
+			return full.String(), "", err
 		}
 		out.TraceReport = bytes.TrimSpace(js.Bytes())
 		var b bytes.Buffer
@@ -516,7 +520,7 @@ func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief stri
 	enc := json.NewEncoder(&js)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(out); err != nil {
-		return full.String(), brief, findings, err
+		return full.String(), brief, err
 	}
 	var firstErr error
 	for _, f := range []struct {
@@ -538,7 +542,20 @@ func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief stri
 	if m := run.Manifest; m.ScanFiles(dir) == nil {
 		_ = rundir.WriteManifest(dir, m)
 	}
-	return full.String(), brief, findings, firstErr
+	return full.String(), brief, firstErr
+}
+
+// reportTried writes the reports again with what --verify tried: the run
+// directory d as writeReports read it, and tried.json, the one file
+// Verify wrote into it (its runs are beside it), not the whole directory
+// read and its traces analysed a second time.
+func reportTried(dir string, d *driver.Data) error {
+	run := d.Runs[0]
+	if run.Tried, run.TriedErr = rundir.ReadTried(dir); rundir.NotWritten(run.TriedErr) {
+		run.TriedErr = nil // as rundir.Read has it
+	}
+	_, _, err := renderReports(dir, d)
+	return err
 }
 
 // writeRunSummary is the brief's first lines: what ran, how it ended, and
