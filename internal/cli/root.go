@@ -3,8 +3,9 @@
 // that only parses flags (through newCmd(o, runF), so a test gets the
 // parsed Options without running the command) and a plain Run function
 // tests call. Commands return errors; Main turns them into the exit
-// status (exitcode) that cmd/bottleneck exits with (the one exception:
-// run exits at once when a signal cuts its report writing short).
+// status (exitcode) that cmd/bottleneck exits with, the only place that
+// calls os.Exit (run too returns, with the program's status, when a
+// signal cuts its report writing short).
 package cli
 
 import (

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -25,7 +24,6 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/cli/cmdutil"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/try"
-	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/driver"
 	"github.com/bottleneck-dev/bottleneck/internal/htmlreport"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
@@ -105,19 +103,21 @@ type Options struct {
 
 	// Signals, Env and Dir are for tests (see runner.Config).
 	Signals <-chan os.Signal
-	// exit ends the process when a signal cut the report writing short
-	// (os.Exit; tests replace it).
-	exit func(code int)
-	Env  []string
-	Dir  string
+	Env     []string
+	Dir     string
 }
 
-// NewCmd returns the `run` command. It only parses flags; runRun does the work.
+// NewCmd returns the `run` command.
 func NewCmd(ios *iostreams.IOStreams) *cobra.Command {
-	return newCmd(&Options{IO: ios})
+	return newCmdWith(&Options{IO: ios}, runRun)
 }
 
-func newCmd(o *Options) *cobra.Command {
+// newCmdWith parses the command line into o and hands it to runF: runRun,
+// or a test's recorder, so that parsing is tested without running the
+// program. Usage errors are found here, before runF (exit 2). (The other
+// commands call it newCmd; here the end-to-end tests' newCmd(o) is the
+// command that runs.)
+func newCmdWith(o *Options, runF func(*Options) error) *cobra.Command {
 	d := runner.DefaultAgentConfig()
 	cmd := &cobra.Command{
 		Use:   "run [flags] script.py [args...] | -m module [args...] | -- launcher [args...]",
@@ -144,7 +144,10 @@ Files go to --output (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`
 			if len(args) == 0 {
 				return exitcode.New(exitcode.Usage, errors.New("run: missing program: script.py, -m module, or -- launcher ..."))
 			}
-			return runRun(o)
+			if err := o.validate(); err != nil {
+				return exitcode.New(exitcode.Usage, fmt.Errorf("run: %w", err))
+			}
+			return runF(o)
 		},
 	}
 	f := cmd.Flags()
@@ -252,9 +255,6 @@ func (o *Options) config() (runner.Config, error) {
 const reportFlush = 3 * time.Second
 
 func runRun(o *Options) error {
-	if err := o.validate(); err != nil {
-		return exitcode.New(exitcode.Usage, fmt.Errorf("run: %w", err))
-	}
 	cfg, err := o.config()
 	if err != nil {
 		return exitcode.New(exitcode.Failed, fmt.Errorf("run: %w", err))
@@ -269,15 +269,21 @@ func runRun(o *Options) error {
 		has, err := runner.HasTorch(cfg.Python)
 		noTorch = err == nil && !has
 	}
-	if o.exit == nil {
-		o.exit = os.Exit
-	}
+	// cutShort: a signal left the reports unfinished and the process exits
+	// as soon as the command returns, with nothing to tidy up first (a
+	// live page's open streams would hold it a second, and a further
+	// Ctrl-C must not kill it by SIGINT).
+	cutShort := false
 	// One channel for the whole command: while the program runs, runner.Run
 	// forwards signals to it; afterwards they cut the report writing short.
 	if cfg.Signals == nil {
 		ch := make(chan os.Signal, 4)
 		signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-		defer signal.Stop(ch)
+		defer func() {
+			if !cutShort {
+				signal.Stop(ch)
+			}
+		}()
 		cfg.Signals = ch
 	}
 	// the program shares the terminal: progress goes on a status row its
@@ -299,7 +305,11 @@ func runRun(o *Options) error {
 			if err != nil {
 				return exitcode.New(exitcode.Failed, fmt.Errorf("run: %w", err))
 			}
-			defer stop()
+			defer func() {
+				if !cutShort {
+					stop()
+				}
+			}()
 			liveURL = url
 		case prog != nil:
 			// the frame and the phase share the bottom region
@@ -331,9 +341,33 @@ func runRun(o *Options) error {
 	// with EPIPE, which is ignored. Handlers are reset in exec'd children.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	written := make(chan struct{})
-	closeWritten := sync.OnceFunc(func() { close(written) })
-	defer closeWritten()
-	go flushOnSignal(o, cfg.Signals, written, res.ExitCode)
+	go func() {
+		defer close(written)
+		finishRun(o, cfg, res, prog)
+	}()
+	if !awaitReports(o, cfg.Signals, written) {
+		cutShort = true
+		return programStatus(res.ExitCode)
+	}
+	if liveURL != "" {
+		finishLiveWeb(o, lv, liveURL, res.RunDir, cfg.Signals) // a signal ends the grace period
+	}
+	return programStatus(res.ExitCode)
+}
+
+// programStatus is the error that gives bottleneck the program's exit
+// status (nil for 0).
+func programStatus(code int) error {
+	if code != 0 {
+		return exitcode.New(code, nil)
+	}
+	return nil
+}
+
+// finishRun is what run does once the program has ended: the reports,
+// printed as asked, then --repro's list, the --job-dir summaries and the
+// --verify runs.
+func finishRun(o *Options, cfg runner.Config, res *runner.Result, prog *iostreams.StatusLine) {
 	if prog != nil {
 		prog.Update("bottleneck: analyzing")
 	} else {
@@ -344,7 +378,7 @@ func runRun(o *Options) error {
 	if o.Repro { // before the reports, which link the scripts
 		scripts, reproErr = repro.WriteDir(o.IO, res.RunDir, "", repro.Options{Top: reproTop})
 	}
-	text, brief, findings, rerr := writeReports(o.IO, res.RunDir)
+	text, brief, d, rerr := writeReports(o.IO, res.RunDir)
 	prog.Done()
 	if rerr != nil {
 		fmt.Fprintf(o.IO.ErrOut, "bottleneck: report: %v\n", rerr)
@@ -374,27 +408,18 @@ func runRun(o *Options) error {
 	} else if cfg.Agent.JobExchange != nil {
 		writeJobOverStore(o, res)
 	}
-	if o.Verify != "" && res.ExitCode == 0 {
+	if o.Verify != "" && res.ExitCode == 0 && d != nil {
 		// second runs of the program: after its report, never in place of it
 		t := &try.Options{IO: o.IO, Args: o.Args, Module: o.Module, Launcher: o.Launcher, Python: o.Python, Steps: o.VerifySteps, Timeout: o.Timeout, Env: o.Env, Dir: o.Dir}
 		w := o.IO.ErrOut
 		if o.Report == "stdout" {
 			w = o.IO.Out
 		}
-		try.Verify(t, w, res.RunDir, findings, maxVerified, o.Verify == "numerics")
-		// the reports again, with what was tried (tried.json)
-		if _, _, _, err := writeReports(o.IO, res.RunDir); err != nil {
+		try.Verify(t, w, res.RunDir, d.Report.Findings(), maxVerified, o.Verify == "numerics")
+		if err := reportTried(res.RunDir, d); err != nil {
 			fmt.Fprintf(o.IO.ErrOut, "bottleneck: report: %v\n", err)
 		}
 	}
-	if liveURL != "" {
-		closeWritten() // the signal ends the grace period now
-		finishLiveWeb(o, lv, liveURL, res.RunDir, cfg.Signals)
-	}
-	if res.ExitCode != 0 {
-		return exitcode.New(res.ExitCode, nil)
-	}
-	return nil
 }
 
 // reproTop is how many of the hottest ops --repro writes a script for.
@@ -418,30 +443,33 @@ func listRepro(w io.Writer, res *repro.Written, err error) {
 // maxVerified is how many findings --verify tries, one run each.
 const maxVerified = 2
 
-// writeReports renders report.txt, report.json and report.html into the
-// run directory, updates the manifest's file list, and returns the text and
-// its brief form for the terminal ("" when there is no trace analysis to
-// shorten). It opens the directory as every other command does
-// (driver.Open), so `bottleneck report DIR` gives the same verdict.
-// flushOnSignal waits while the reports are written: a signal then (the
-// program has ended) gives them reportFlush more, then exits with the
-// program's status; report.txt is written first, so it is there.
-func flushOnSignal(o *Options, sigs <-chan os.Signal, written <-chan struct{}, code int) {
+// awaitReports waits while the reports are written and says whether they
+// were: a signal then (the program has ended) gives them reportFlush
+// more, and what is not written by then is left (report.txt is written
+// first, so it is there).
+func awaitReports(o *Options, sigs <-chan os.Signal, written <-chan struct{}) bool {
 	select {
 	case <-written:
-		return
+		return true
 	case <-sigs:
 	}
 	fmt.Fprintf(o.IO.ErrOut, "bottleneck: stopping: finishing the reports for at most %s\n", reportFlush)
 	select {
 	case <-written:
+		return true
 	case <-time.After(reportFlush):
 		fmt.Fprintf(o.IO.ErrOut, "bottleneck: reports cut short; report.txt holds what was written\n")
-		o.exit(code)
+		return false
 	}
 }
 
-func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief string, findings []diagnose.Finding, err error) {
+// writeReports renders report.txt, report.json and report.html into the
+// run directory, updates the manifest's file list, and returns the text and
+// its brief form for the terminal ("" when there is no trace analysis to
+// shorten), and the directory as read (nil when it could not be). It
+// opens the directory as every other command does (driver.Open), so
+// `bottleneck report DIR` gives the same verdict.
+func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief string, d *driver.Data, err error) {
 	// The run section alone first: an interrupted analysis still leaves a
 	// report.txt.
 	if run, err := rundir.Read(dir); err == nil && len(run.Traces) > 0 {
@@ -452,11 +480,16 @@ func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief stri
 			return "", "", nil, err
 		}
 	}
-	d, err := driver.Open(ios, []string{dir}, driver.DefaultOptions())
+	d, err = driver.Open(ios, []string{dir}, driver.DefaultOptions())
 	if err != nil {
 		return "", "", nil, err
 	}
-	findings = d.Report.Findings()
+	text, brief, err = renderReports(dir, d)
+	return text, brief, d, err
+}
+
+// renderReports is writeReports for the run directory d already read.
+func renderReports(dir string, d *driver.Data) (text string, brief string, err error) {
 	run := d.Runs[0]
 	rr := runreport.FromRun(run)
 	var full bytes.Buffer
@@ -471,11 +504,11 @@ func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief stri
 		runreport.WriteText(&full, rr)
 		fmt.Fprintf(&full, "\nTrace analysis (%s):\n", units.Things(len(run.Traces), "trace"))
 		if err := report.WriteDetails(&full, d.Report); err != nil {
-			return full.String(), "", findings, err
+			return full.String(), "", err
 		}
 		var js bytes.Buffer
 		if err := driver.Write(&js, d.Report, true); err != nil {
-			return full.String(), "", findings, err
+			return full.String(), "", err
 		}
 		out.TraceReport = bytes.TrimSpace(js.Bytes())
 		var b bytes.Buffer
@@ -490,7 +523,7 @@ func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief stri
 	enc := json.NewEncoder(&js)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(out); err != nil {
-		return full.String(), brief, findings, err
+		return full.String(), brief, err
 	}
 	var firstErr error
 	for _, f := range []struct {
@@ -512,7 +545,20 @@ func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief stri
 	if m := run.Manifest; m.ScanFiles(dir) == nil {
 		_ = rundir.WriteManifest(dir, m)
 	}
-	return full.String(), brief, findings, firstErr
+	return full.String(), brief, firstErr
+}
+
+// reportTried writes the reports again with what --verify tried: the run
+// directory d as writeReports read it, and tried.json, the one file
+// Verify wrote into it (its runs are beside it), not the whole directory
+// read and its traces analysed a second time.
+func reportTried(dir string, d *driver.Data) error {
+	run := d.Runs[0]
+	if run.Tried, run.TriedErr = rundir.ReadTried(dir); rundir.NotWritten(run.TriedErr) {
+		run.TriedErr = nil // as rundir.Read has it
+	}
+	_, _, err := renderReports(dir, d)
+	return err
 }
 
 // writeRunSummary is the brief's first lines: what ran, how it ended, and

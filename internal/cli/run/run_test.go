@@ -26,6 +26,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/spf13/cobra"
+
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/flame"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
@@ -111,6 +113,10 @@ type runOpts struct {
 	out     *syncBuf
 	tty     bool // stderr is a terminal
 }
+
+// newCmd is the command the end-to-end tests run: flags parsed into o,
+// then runRun.
+func newCmd(o *Options) *cobra.Command { return newCmdWith(o, runRun) }
 
 // bn runs `bottleneck run ARGS` through the command (flag parsing and
 // runRun) and returns the exit status the process would have.
@@ -1188,60 +1194,6 @@ func TestCProfile(t *testing.T) {
 	}
 }
 
-func TestUsageErrors(t *testing.T) {
-	for _, args := range [][]string{
-		{},
-		{"--timeout", "-5s", "x.py"},
-		{"--kill-after", "-1s", "x.py"},
-		{"--active", "0", "x.py"},
-	} {
-		r := bn(t, runOpts{}, args...)
-		if r.code != exitcode.Usage {
-			t.Errorf("%v: exit %d (%v), want %d", args, r.code, r.err, exitcode.Usage)
-		}
-	}
-	// Bad choices are refused while parsing the flags (cli.Main: exit 2).
-	for _, args := range [][]string{
-		{"--python-profiler", "perf", "x.py"},
-		{"--step-source", "epoch", "x.py"},
-		{"--report", "file", "x.py"},
-		{"--verify=all", "x.py"},
-	} {
-		if r := bn(t, runOpts{}, args...); r.err == nil || !strings.Contains(r.err.Error(), "want one of") {
-			t.Errorf("%v: %v, want a flag parse error", args, r.err)
-		}
-	}
-}
-
-// --verify alone tries the changes that keep the program's numerics,
-// --verify=numerics TF32 and the like too; the choice is checked while
-// parsing, and a bare --verify leaves the script an argument.
-func TestVerifyFlag(t *testing.T) {
-	for _, c := range []struct {
-		args []string
-		want string // "-": a parse error
-	}{
-		{[]string{"x.py"}, ""},
-		{[]string{"--verify", "x.py"}, "on"},
-		{[]string{"--verify=numerics", "x.py"}, "numerics"},
-		{[]string{"--verify=on", "x.py"}, "on"},
-		{[]string{"--verify=fast", "x.py"}, "-"},
-	} {
-		o := &Options{}
-		cmd := newCmd(o)
-		err := cmd.ParseFlags(c.args)
-		switch {
-		case c.want == "-" && (err == nil || !strings.Contains(err.Error(), "want one of")):
-			t.Errorf("%v: %v, want a parse error", c.args, err)
-		case c.want != "-" && (err != nil || o.Verify != c.want || cmd.Flags().Arg(0) != "x.py"):
-			t.Errorf("%v: verify %q, args %v, %v; want %q", c.args, o.Verify, cmd.Flags().Args(), err, c.want)
-		}
-	}
-	if r := bn(t, runOpts{}, "--verify=numerics", "--verify-steps", "2", "x.py"); r.code != exitcode.Usage {
-		t.Errorf("--verify-steps 2: exit %d (%v), want usage", r.code, r.err)
-	}
-}
-
 // Children forked after the window (bare os.fork with sys.exit(3), a
 // multiprocessing fork pool, DataLoader fork workers) must end as under
 // plain python: they used to hang in Kineto's teardown until --timeout.
@@ -1497,6 +1449,63 @@ func TestSignalDuringReportWriting(t *testing.T) {
 		t.Errorf("report.txt: %v\n%s", err, text)
 	}
 }
+
+// A signal while the reports are written gives them reportFlush more;
+// then the command returns at once with the program's status, the
+// reports left unfinished (cli.Main exits with it: nothing in the command
+// calls os.Exit). Here the reports never finish: stderr's writer holds
+// their goroutine at its "analyzing" line, before report.txt, and sends
+// the signal from there.
+func TestSignalCutsTheReportsShort(t *testing.T) {
+	py := torchPython(t)
+	sigs := make(chan os.Signal, 1)
+	errOut := &holdAt{line: "bottleneck: analyzing", hit: func() {
+		sigs <- syscall.SIGTERM
+		select {} // the reports' goroutine, for good: the process would exit
+	}}
+	ios, _, out, _ := iostreams.Test()
+	ios.ErrOut = errOut
+	dir := filepath.Join(t.TempDir(), "run")
+	cmd := newCmd(&Options{IO: ios, Signals: sigs})
+	cmd.SetArgs(append(small(py), "-o", dir, ex(t, "exit3.py")))
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	err := cmd.Execute()
+	var ee *exitcode.Error
+	if !errors.As(err, &ee) || ee.Code != 3 || ee.Err != nil {
+		t.Fatalf("%v, want the program's exit status 3 and no message\n%s", err, errOut)
+	}
+	for _, want := range []string{"bottleneck: stopping: finishing the reports for at most 3s\n", "bottleneck: reports cut short; report.txt holds what was written\n"} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if out.String() != "exiting with 3\n" {
+		t.Errorf("stdout %q", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, rundir.ReportText)); !os.IsNotExist(err) {
+		t.Errorf("report.txt: %v, want none (the reports were held before it)", err)
+	}
+}
+
+// holdAt is a writer that calls hit, once, on the first write holding
+// line, after keeping it.
+type holdAt struct {
+	line string
+	hit  func()
+	once sync.Once
+	buf  syncBuf
+}
+
+func (h *holdAt) Write(p []byte) (int, error) {
+	n, err := h.buf.Write(p)
+	if bytes.Contains(p, []byte(h.line)) {
+		h.once.Do(h.hit)
+	}
+	return n, err
+}
+
+func (h *holdAt) String() string { return h.buf.String() }
 
 // Two runs given the same --out used to both run and overwrite each
 // other's files: one runs, the other is refused before starting.

@@ -64,6 +64,9 @@ func NewCmd(ios *iostreams.IOStreams) *cobra.Command {
 	return newCmd(&Options{IO: ios, Set: map[string]string{}}, Run)
 }
 
+// newCmd parses the command line into o and hands it to runF: Run, or a
+// test's recorder, so that parsing is tested without running the program.
+// Usage errors are found here, before runF (exit 2).
 func newCmd(o *Options, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "try --set NAME=VALUE [--set ...] [flags] script.py [args...] | -m module [args...] | -- launcher [args...]",
@@ -105,6 +108,9 @@ failed; 2 bad usage.`,
 			}
 			if o.Steps < 3 {
 				return exitcode.New(exitcode.Usage, errors.New("try: --steps must be at least 3 (an interval needs 3 steps a side)"))
+			}
+			if o.Timeout < 0 {
+				return exitcode.New(exitcode.Usage, errors.New("try: --timeout must be >= 0 (0: no limit)"))
 			}
 			return runF(o)
 		},

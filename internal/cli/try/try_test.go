@@ -2,15 +2,14 @@ package try
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
+	"github.com/bottleneck-dev/bottleneck/internal/cli/clitest"
 	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/diff"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
@@ -19,39 +18,34 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/testutil"
 )
 
-// The command's parsing, without running anything: changes are checked
-// when parsed, and a bad one is bad usage.
+// TestParse: flags and the program become Options without running
+// anything; changes are checked when parsed, and a bad one, like every
+// bad value, is a usage error (exit 2) before the command runs.
 func TestParse(t *testing.T) {
-	for _, c := range []struct {
+	for _, tc := range []struct {
 		args []string
-		set  map[string]string // nil: must fail with usage
+		want *Options
 	}{
-		{[]string{"--set", "num_workers=4", "train.py", "--epochs", "1"}, map[string]string{"num_workers": "4"}},
-		{[]string{"--set", "threads=2", "--set", "gc_freeze=1", "-m", "pkg.train"}, map[string]string{"threads": "2", "gc_freeze": "true"}},
+		{[]string{"--set", "num_workers=4", "train.py", "--epochs", "1", "--steps", "2"},
+			&Options{Args: []string{"train.py", "--epochs", "1", "--steps", "2"}, Set: map[string]string{"num_workers": "4"}, Steps: 10}},
+		{[]string{"--set", "threads=2", "--set", "gc_freeze=1", "-m", "pkg.train"},
+			&Options{Args: []string{"pkg.train"}, Module: true, Set: map[string]string{"threads": "2", "gc_freeze": "true"}, Steps: 10}},
+		{[]string{"--set", "num_workers=4", "--", "torchrun", "train.py"},
+			&Options{Args: []string{"torchrun", "train.py"}, Launcher: true, Set: map[string]string{"num_workers": "4"}, Steps: 10}},
+		{[]string{"--set", "num_workers=4", "--python", "py", "--output", "out", "--compare", "--steps", "3", "--timeout", "5m", "--json", "x.py"},
+			&Options{Args: []string{"x.py"}, Set: map[string]string{"num_workers": "4"}, Python: "py", Out: "out", Compare: true, Steps: 3, Timeout: 5 * time.Minute, JSON: true}},
 		{[]string{"--set", "workers=4", "train.py"}, nil},
 		{[]string{"--set", "threads=0", "train.py"}, nil},
+		{[]string{"--set", "threads", "train.py"}, nil},
 		{[]string{"train.py"}, nil},
 		{[]string{"--set", "num_workers=4"}, nil},
 		{[]string{"--set", "num_workers=4", "--steps", "2", "train.py"}, nil},
-		{[]string{"--set", "num_workers=4", "--", "torchrun", "train.py"}, map[string]string{"num_workers": "4"}},
+		{[]string{"--set", "num_workers=4", "--timeout", "-1s", "train.py"}, nil},
 		{[]string{"--set", "num_workers=4", "-m", "--", "torchrun", "train.py"}, nil},
+		{[]string{"--set", "num_workers=4", "--no-such-flag", "train.py"}, nil},
 	} {
-		ios, _, _, _ := iostreams.Test()
-		o := &Options{IO: ios, Set: map[string]string{}}
-		var got *Options
-		cmd := newCmd(o, func(o *Options) error { got = o; return nil })
-		cmd.SetArgs(c.args)
-		cmd.SilenceUsage, cmd.SilenceErrors = true, true
-		err := cmd.Execute()
-		var ec *exitcode.Error
-		switch {
-		case c.set == nil && err == nil:
-			t.Errorf("%v: accepted", c.args)
-		case c.set == nil && errors.As(err, &ec) && ec.Code != exitcode.Usage:
-			t.Errorf("%v: exit %d, want usage", c.args, ec.Code)
-		case c.set != nil && (err != nil || got == nil || !maps.Equal(got.Set, c.set)):
-			t.Errorf("%v: %v, set %v; want %v", c.args, err, got, c.set)
-		}
+		clitest.CheckParse(t, newCmd, func(ios *iostreams.IOStreams) *Options { return &Options{IO: ios, Set: map[string]string{}} },
+			func(o *Options) { o.IO = nil }, tc.args, tc.want)
 	}
 }
 
