@@ -22,6 +22,7 @@ type kernelMix struct {
 	nonTCRows                       []Location // the top fp32 GEMMs on CUDA cores
 }
 
+// kernelMix reads the kernel table once per diagnosis.
 func (s *state) kernelMix() kernelMix {
 	if s.mix != nil {
 		return *s.mix
