@@ -36,6 +36,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/load"
 	"github.com/bottleneck-dev/bottleneck/internal/memlimit"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 	"github.com/bottleneck-dev/bottleneck/internal/version"
@@ -69,6 +70,10 @@ type Options struct {
 	// RunEvidence is what `bottleneck run` recorded per rank (nil for
 	// analyze); the diagnosis uses it.
 	RunEvidence map[int]*runevidence.RunEvidence
+	// Run is a run directory its caller has read already (`run`, which
+	// writes an early report from it): Open uses it for that directory
+	// instead of reading the directory again.
+	Run *rundir.Run
 
 	// analysesOnly: the traces feed the report only, no export or page
 	// (Analyze; load.Options.AnalysesOnly).

@@ -66,9 +66,12 @@ func Open(ios *iostreams.IOStreams, paths []string, o Options) (*Data, error) {
 			}
 			continue
 		}
-		run, err := rundir.Read(p)
-		if err != nil {
-			return nil, err
+		run := o.Run
+		if run == nil || filepath.Clean(run.Dir) != filepath.Clean(p) {
+			var err error
+			if run, err = rundir.Read(p); err != nil {
+				return nil, err
+			}
 		}
 		d.Runs = append(d.Runs, run)
 		tracePaths = append(tracePaths, run.Traces...)

@@ -1,12 +1,14 @@
 package driver
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/testutil"
 )
 
@@ -34,5 +36,32 @@ func TestRunStepsHaveTheAgentsNumbers(t *testing.T) {
 				t.Errorf("the input's steps %v begin apart from the agent's window %v", in, agent)
 			}
 		})
+	}
+}
+
+// A run directory read already (Options.Run) is not read again: Open
+// builds on the run it is given for that directory, and reads any other.
+func TestOpenUsesTheRunReadAlready(t *testing.T) {
+	dir := filepath.Join(testutil.RepoRoot(), "testdata", "rundir", "slow_dataset")
+	run, err := rundir.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Env = json.RawMessage(`{"marker":"read once"}`)
+	opts := DefaultOptions()
+	opts.Run = run
+	ios, _, _, _ := iostreams.Test()
+	d, err := Open(ios, []string{dir + string(filepath.Separator)}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Runs) != 1 || d.Runs[0] != run || string(d.Env) != `{"marker":"read once"}` {
+		t.Errorf("runs %v, env %s: want the run given", d.Runs, d.Env)
+	}
+	other, _ := rundir.Read(dir)
+	other.Dir = filepath.Join(t.TempDir(), "elsewhere")
+	opts.Run = other
+	if d, err = Open(ios, []string{dir}, opts); err != nil || d.Runs[0] == other || string(d.Env) == `{"marker":"read once"}` {
+		t.Errorf("a run of another directory was used: %v %v", d.Runs, err)
 	}
 }

@@ -472,15 +472,19 @@ func awaitReports(o *Options, sigs <-chan os.Signal, written <-chan struct{}) bo
 func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief string, d *driver.Data, err error) {
 	// The run section alone first: an interrupted analysis still leaves a
 	// report.txt.
-	if run, err := rundir.Read(dir); err == nil && len(run.Traces) > 0 {
-		var early bytes.Buffer
-		runreport.WriteText(&early, runreport.FromRun(run))
-		early.WriteString("\nTrace analysis not finished (interrupted).\n")
-		if err := atomicfile.Write(filepath.Join(dir, rundir.ReportText), early.Bytes()); err != nil {
-			return "", "", nil, err
+	opts := driver.DefaultOptions()
+	if run, err := rundir.Read(dir); err == nil {
+		opts.Run = run // read once: the analysis goes on from it
+		if len(run.Traces) > 0 {
+			var early bytes.Buffer
+			runreport.WriteText(&early, runreport.FromRun(run))
+			early.WriteString("\nTrace analysis not finished (interrupted).\n")
+			if err := atomicfile.Write(filepath.Join(dir, rundir.ReportText), early.Bytes()); err != nil {
+				return "", "", nil, err
+			}
 		}
 	}
-	d, err = driver.Open(ios, []string{dir}, driver.DefaultOptions())
+	d, err = driver.Open(ios, []string{dir}, opts)
 	if err != nil {
 		return "", "", nil, err
 	}
