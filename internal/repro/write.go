@@ -11,6 +11,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
 // Written is what WriteDir did.
@@ -50,9 +51,6 @@ func DefaultDir(path string) string {
 // input that could not be read or an o.Op the trace lacks; ops that got no
 // script carry their Err in the result.
 func WriteDir(ios *iostreams.IOStreams, path, outDir string, o Options) (*Written, error) {
-	if outDir == "" {
-		outDir = DefaultDir(path)
-	}
 	paths := []string{path}
 	var run *rundir.Run
 	if rundir.Is(path) {
@@ -79,7 +77,16 @@ func WriteDir(ios *iostreams.IOStreams, path, outDir string, o Options) (*Writte
 		}
 		return nil, errors.New(path + ": no trace read")
 	}
-	t := res.Traces[0]
+	return Write(res.Traces[0], run, path, outDir, len(res.Failures) > 0, o)
+}
+
+// Write writes the scripts of trace t, read from path (a run directory,
+// whose run is run, or a trace file), into outDir (DefaultDir when "").
+// partial: some of the input could not be read.
+func Write(t *trace.Trace, run *rundir.Run, path, outDir string, partial bool, o Options) (*Written, error) {
+	if outDir == "" {
+		outDir = DefaultDir(path)
+	}
 	var settings Settings
 	if run != nil {
 		settings = SettingsFromEnv(run.Env, filepath.Join(path, "env.json"), fmt.Sprintf("rank%d", max(t.Rank, 0)))
@@ -88,7 +95,7 @@ func WriteDir(ios *iostreams.IOStreams, path, outDir string, o Options) (*Writte
 	if err != nil {
 		return nil, err
 	}
-	w := &Written{Trace: t.Path, Dir: outDir, Scripts: scripts, Partial: len(res.Failures) > 0}
+	w := &Written{Trace: t.Path, Dir: outDir, Scripts: scripts, Partial: partial}
 	if len(scripts) == len(scriptsWithErr(scripts)) {
 		return w, nil
 	}

@@ -83,10 +83,7 @@ func Read(dir string) (*Run, error) {
 		}
 	}
 	sort.Strings(r.Traces)
-	r.Repro, _ = filepath.Glob(filepath.Join(dir, ReproDirName, "*.py"))
-	for i, p := range r.Repro {
-		r.Repro[i] = ReproDirName + "/" + filepath.Base(p) // a link from report.html too
-	}
+	r.Repro = ReproScripts(dir)
 	if r.Tried, r.TriedErr = ReadTried(dir); NotWritten(r.TriedErr) {
 		r.TriedErr = nil
 	}
@@ -156,4 +153,14 @@ func (r *Run) FirstWindowStep(path string) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// ReproScripts lists the scripts in dir's ReproDirName, sorted, as paths
+// relative to dir (a link from report.html too).
+func ReproScripts(dir string) []string {
+	out, _ := filepath.Glob(filepath.Join(dir, ReproDirName, "*.py"))
+	for i, p := range out {
+		out[i] = ReproDirName + "/" + filepath.Base(p)
+	}
+	return out
 }

@@ -373,12 +373,16 @@ func finishRun(o *Options, cfg runner.Config, res *runner.Result, prog *iostream
 	} else {
 		cfg.Progress("analyzing")
 	}
+	d, rerr := openRun(o.IO, res.RunDir)
 	var scripts *repro.Written
 	var reproErr error
 	if o.Repro { // before the reports, which link the scripts
-		scripts, reproErr = repro.WriteDir(o.IO, res.RunDir, "", repro.Options{Top: reproTop})
+		scripts, reproErr = writeRepro(res.RunDir, d)
 	}
-	text, brief, d, rerr := writeReports(o.IO, res.RunDir)
+	var text, brief string
+	if rerr == nil {
+		text, brief, rerr = renderReports(res.RunDir, d)
+	}
 	prog.Done()
 	if rerr != nil {
 		fmt.Fprintf(o.IO.ErrOut, "bottleneck: report: %v\n", rerr)
@@ -470,8 +474,17 @@ func awaitReports(o *Options, sigs <-chan os.Signal, written <-chan struct{}) bo
 // opens the directory as every other command does (driver.Open), so
 // `bottleneck report DIR` gives the same verdict.
 func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief string, d *driver.Data, err error) {
-	// The run section alone first: an interrupted analysis still leaves a
-	// report.txt.
+	if d, err = openRun(ios, dir); err != nil {
+		return "", "", nil, err
+	}
+	text, brief, err = renderReports(dir, d)
+	return text, brief, d, err
+}
+
+// openRun reads and analyses the run directory, once. The run section
+// alone is written first: an interrupted analysis still leaves a
+// report.txt.
+func openRun(ios *iostreams.IOStreams, dir string) (*driver.Data, error) {
 	opts := driver.DefaultOptions()
 	if run, err := rundir.Read(dir); err == nil {
 		opts.Run = run // read once: the analysis goes on from it
@@ -480,16 +493,27 @@ func writeReports(ios *iostreams.IOStreams, dir string) (text string, brief stri
 			runreport.WriteText(&early, runreport.FromRun(run))
 			early.WriteString("\nTrace analysis not finished (interrupted).\n")
 			if err := atomicfile.Write(filepath.Join(dir, rundir.ReportText), early.Bytes()); err != nil {
-				return "", "", nil, err
+				return nil, err
 			}
 		}
 	}
-	d, err = driver.Open(ios, []string{dir}, opts)
-	if err != nil {
-		return "", "", nil, err
+	return driver.Open(ios, []string{dir}, opts)
+}
+
+// writeRepro writes the hot ops' scripts of the run directory d read
+// (--repro), from its first trace.
+func writeRepro(dir string, d *driver.Data) (*repro.Written, error) {
+	switch {
+	case d == nil:
+		return nil, errors.New(dir + ": the run directory could not be read")
+	case len(d.Runs[0].Traces) == 0:
+		return nil, fmt.Errorf("%s: the run directory has no trace (run without --no-trace)", dir)
+	case len(d.Traces) == 0:
+		return nil, errors.New(dir + ": no trace read")
 	}
-	text, brief, err = renderReports(dir, d)
-	return text, brief, d, err
+	w, err := repro.Write(d.Traces[0], d.Runs[0], dir, "", d.Status != driver.Complete, repro.Options{Top: reproTop})
+	d.Runs[0].Repro = rundir.ReproScripts(dir) // for the reports, rendered next
+	return w, err
 }
 
 // renderReports is writeReports for the run directory d already read.
