@@ -69,6 +69,7 @@ _SYNC_CALLS = frozenset(("item", "cpu", "tolist", "numpy", "to", "synchronize", 
 # loop's last 5 ms seeing the first op (94% of its CPU time is Python).
 # A thread waking takes well under a millisecond to get a free GIL.
 GIL_HELD_S = 0.001
+_CACHE_MAX = 20000  # instructions classified and kept (they keep their code objects)
 _CUDA_DIR = os.sep + os.path.join("torch", "cuda") + os.sep
 _DIST_DIR = os.sep + os.path.join("torch", "distributed") + os.sep
 
@@ -128,6 +129,9 @@ class Split:
         code, _, lasti = frames[0]
         kind = self._top.get((code, lasti))
         if kind is None:
+            if len(self._top) >= _CACHE_MAX:  # code made at run time (torch.compile): start again
+                self._top.clear()
+                self._dist.clear()
             kind = self._top[(code, lasti)] = _classify(code, lasti)
         acc = self.acc
         acc[NATIVE if kind[0] and gil_wait_s < GIL_HELD_S else PYTHON] += cpu_s
@@ -154,6 +158,8 @@ class Split:
 def _classify(code, lasti):
     """(inside C code, a device sync when blocked) for a thread whose
     innermost frame is at byte offset lasti of code."""
+    if lasti < 0:  # (3.9: a frame not started yet)
+        return (False, False)
     try:
         op = dis.opname[code.co_code[lasti]]
     except (IndexError, TypeError):
