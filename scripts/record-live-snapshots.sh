@@ -7,14 +7,19 @@
 #
 #   input:  a DataLoader without workers whose samples take 2 ms each
 #           (sleep): the step waits for data (input-bound)
-#   cpu:    768x768 matrix products, no DataLoader: the live view measures
-#           no cause (undetermined)
+#   cpu:    768x768 matrix products, no DataLoader: native code
+#           (cpu-compute-bound)
+#   python: a pure-Python loop over 200,000 numbers per step, a tiny model
+#           step after it: Python (host-bound)
+#   sleep:  time.sleep(0.01) in each step: blocked, neither in a sync nor
+#           in a collective (undetermined: no class is a sleep)
 #   gc:     gc.collect() after every step with 100,000 live objects
 #           (gc-bound)
 #   workers: 2 DataLoader workers, samples of 3 ms (sleep): input-bound
 #           with the wait blocked off the CPU
 #
-# Usage: scripts/record-live-snapshots.sh   (PYTHON as scripts/bench-live.sh)
+# Usage: scripts/record-live-snapshots.sh   (PYTHON as scripts/bench-live.sh;
+#        KINDS="cpu sleep" records only those)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-${BOTTLENECK_TEST_PYTHON:-.venv/bin/python}}
@@ -56,6 +61,18 @@ elif kind == "cpu":
         with torch.no_grad():
             a2 = a @ b @ b
         step(a2[:8, :64].contiguous(), torch.zeros(8, dtype=torch.long))
+elif kind == "python":
+    x, y = torch.randn(8, 64), torch.zeros(8, dtype=torch.long)
+    for _ in range(60):
+        acc = 0
+        for i in range(200_000):
+            acc += (i * 7) % 13
+        step(x, y)
+elif kind == "sleep":
+    x, y = torch.randn(8, 64), torch.zeros(8, dtype=torch.long)
+    for _ in range(60):
+        time.sleep(0.01)
+        step(x, y)
 elif kind == "gc":
     vocab = {"tok%d" % i: [i, (i, i + 1)] for i in range(100_000)}
     x, y = torch.randn(8, 64), torch.zeros(8, dtype=torch.long)
@@ -64,7 +81,7 @@ elif kind == "gc":
         gc.collect()
 PYEOF
 
-for kind in input cpu gc workers; do
+for kind in ${KINDS:-input cpu gc workers python sleep}; do
   out="$work/run-$kind"
   "$work/bottleneck" run --python "$PY" --no-trace --report none --live -o "$out" "$work/prog.py" "$kind" \
     >/dev/null 2>"$work/$kind.err" &

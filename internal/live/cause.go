@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 )
@@ -12,8 +13,9 @@ import (
 // measures: provisional, the report's verdict comes from the trace window
 // and the whole run.
 type Cause struct {
-	// Class is input-bound, gc-bound or undetermined (the classes the live
-	// breakdown measures: the rest of the step needs the trace to split).
+	// Class is one the live breakdown measures (input-bound, gc-bound;
+	// CPU-only: host-bound, cpu-compute-bound; communication-bound) or
+	// undetermined: the rest of the step needs the trace to split.
 	Class diagnose.Class `json:"class"`
 	// Confidence is high, medium or low as the diagnosis grades it; none
 	// when undetermined.
@@ -29,29 +31,57 @@ type Cause struct {
 // are not judged.
 const startupSteps = 3
 
-// measured are the classes the live breakdown measures, each with its
-// share of the breakdown and the rule whose factor estimates its saving
-// (the diagnosis's main rule of the class).
+// measure is a class the live breakdown measures, with its share of the
+// breakdown and the rule whose factor estimates its saving (the
+// diagnosis's main rule of the class).
 type measure struct {
 	class diagnose.Class
 	name  string // in the breakdown
 	rule  string
-	share func(Rank) float64
+	share float64
+	// also: a rule of another class whose time this share may be (the
+	// trace tells): as a runner-up, the share saves the larger factor
+	also string
 }
 
-var measured = []measure{
-	{diagnose.Input, "data wait", "input.loader", func(r Rank) float64 { return r.DataWait }},
-	{diagnose.GC, "GC", "gc.pauses", func(r Rank) float64 { return r.GC }},
+// measures are the classes r's breakdown measures: the data wait and GC
+// always; with the sampler's split, the time in collectives
+// (communication-bound: waiting for other ranks too, as the diagnosis's
+// exposed communication holds it) and, on a CPU-only run, Python
+// (host-bound: Python between ops) and native code (cpu-compute-bound, or
+// framework-overhead when its ops are many tiny ones, which only the
+// trace tells). With CUDA the host's Python and native time is the
+// device's idle or not: the trace tells which class it is. Python and
+// native code each take their part of the wait for a CPU, as the
+// diagnosis's trace, timing ops by the clock, does on a busy machine
+// (whose verdict then says so, as Diagnose does).
+func measures(r Rank) []measure {
+	ms := []measure{
+		{class: diagnose.Input, name: "data wait", rule: "input.loader", share: r.DataWait},
+		{class: diagnose.GC, name: "GC", rule: "gc.pauses", share: r.GC},
+	}
+	if on := r.Python + r.Native; r.OnCPUSplit && !r.UsesCUDA && on > 0 {
+		k := 1 + r.CPUWait/on
+		ms = append(ms,
+			measure{class: diagnose.Host, name: "Python", rule: "host.python", share: r.Python * k},
+			measure{class: diagnose.CPUCompute, name: "native code", rule: "cpu.native", share: r.Native * k, also: "cpu.tiny-ops"})
+	}
+	if r.BlockedSplit {
+		ms = append(ms, measure{class: diagnose.Comm, name: "collectives", rule: "comm.exposed", share: r.Comm + r.RankWait})
+	}
+	return ms
 }
 
 // Diagnose is the cause the diagnosis would name from r's breakdown, with
 // its thresholds (diagnose.Default) and rules' factors: a class's saving
 // is its share times its rule's factor, and it is the verdict when it
-// outranks every other class. The rest of the step (time on a CPU,
-// blocked, waiting for a CPU) is not split into classes live: it counts
-// as if one class held all of it and its fix saved all of it (the
-// largest factor of any rule), so a cause is named only when no split of
-// the rest could outrank it. Confidence follows the diagnosis's share and
+// outranks every other class. The classes are measures' (the data wait
+// and GC; with the sampler's split, collectives and, CPU-only, Python and
+// native code); the rest of the step (a CPU-wait, blocked time outside
+// collectives, time on a CPU with CUDA or unsampled) is not split into
+// classes live: it counts as if one class held all of it and its fix
+// saved all of it (the largest factor of any other rule), so a cause is
+// named only when no split of the rest could outrank it. Confidence follows the diagnosis's share and
 // margin bars, lowered once when the step waited for a CPU
 // CPUWaitNote of its time (the timings are the busy machine's). Nil
 // without a breakdown.
@@ -67,32 +97,40 @@ func Diagnose(r Rank) *Cause {
 		return undetermined(fmt.Sprintf("too few steps yet (%d after the first %d)", BreakdownSteps, startupSteps))
 	}
 	type score struct {
-		class         diagnose.Class
-		name          string
-		share, saving float64
+		class                 diagnose.Class
+		name                  string
+		share, saving, asNext float64
 	}
+	ms := measures(r)
 	var scores []score
 	measuredShare := 0.0
-	for _, m := range measured {
-		sh := m.share(r)
-		measuredShare += sh
-		scores = append(scores, score{class: m.class, name: m.name, share: sh, saving: sh * ruleFactor(m.rule)})
+	var parts []string
+	for _, m := range ms {
+		measuredShare += m.share
+		sc := score{class: m.class, name: m.name, share: m.share, saving: m.share * ruleFactor(m.rule)}
+		sc.asNext = sc.saving
+		if m.also != "" {
+			sc.asNext = max(sc.saving, m.share*ruleFactor(m.also))
+		}
+		scores = append(scores, sc)
+		parts = append(parts, fmt.Sprintf("%s %.0f%%", m.name, pct(m.share)))
 	}
 	slices.SortStableFunc(scores, func(a, b score) int {
 		return cmp.Or(cmp.Compare(b.saving, a.saving), cmp.Compare(b.share, a.share))
 	})
 	top := scores[0]
 	other := max(0, 1-measuredShare)
-	worst := other * maxOtherFactor()
-	second := max(scores[1].saving, worst)
+	second := other * maxOtherFactor(ms)
+	for _, sc := range scores[1:] {
+		second = max(second, sc.asNext)
+	}
 	if top.share < p.MinFinding {
-		return undetermined(fmt.Sprintf("data wait %.0f%%, GC %.0f%%; the other %.0f%% is not split live",
-			pct(r.DataWait), pct(r.GC), pct(other)))
+		return undetermined(fmt.Sprintf("%s; the other %.0f%% is in no class measured live", strings.Join(parts, ", "), pct(other)))
 	}
 	margin := top.saving - second
 	if margin <= 0 {
-		return undetermined(fmt.Sprintf("%s %.0f%% (~%.0f%% to save); the other %.0f%% is not split live",
-			top.name, pct(top.share), pct(top.saving), pct(other)))
+		return undetermined(fmt.Sprintf("%s %.0f%% (~%.0f%% to save), the rest could save ~%.0f%%; the other %.0f%% is in no class measured live",
+			top.name, pct(top.share), pct(top.saving), pct(second), pct(other)))
 	}
 	c := &Cause{Class: top.class, SharePct: round1(pct(top.share))}
 	switch {
@@ -103,8 +141,19 @@ func Diagnose(r Rank) *Cause {
 	default:
 		c.Confidence = "low"
 	}
-	c.Why = fmt.Sprintf("%s %.0f%%: ~%.0f%% to save; the rest at most ~%.0f%%",
-		top.name, pct(top.share), pct(top.saving), pct(second))
+	c.Why = fmt.Sprintf("%s %.0f%%", top.name, pct(top.share))
+	if own := map[diagnose.Class]float64{diagnose.Host: r.Python, diagnose.CPUCompute: r.Native}[top.class]; own > 0 && top.share-own >= 0.005 {
+		c.Why += fmt.Sprintf(" (%.0f%% of it its part of the wait for a CPU)", pct(top.share-own))
+	}
+	c.Why += fmt.Sprintf(": ~%.0f%% to save; the rest at most ~%.0f%%", pct(top.saving), pct(second))
+	switch top.class {
+	case diagnose.CPUCompute:
+		c.Why += "; many tiny ops would make it framework-overhead: the trace tells"
+	case diagnose.Comm:
+		if r.RankWait > 0 {
+			c.Why += fmt.Sprintf("; %.0f%% of the step waiting for other ranks", pct(r.RankWait))
+		}
+	}
 	if r.CPUWaitAll >= p.CPUWaitNote {
 		c.Confidence = lower(c.Confidence)
 		c.Why += fmt.Sprintf("; the machine is busy: the thread waited for a CPU %.0f%% of the steps, data wait included", pct(r.CPUWaitAll))
@@ -122,12 +171,12 @@ func ruleFactor(id string) float64 {
 	panic("live: no diagnosis rule " + id)
 }
 
-// maxOtherFactor is the largest factor of a rule of a class the live view
-// does not measure: the most the rest of the step could save.
-func maxOtherFactor() float64 {
+// maxOtherFactor is the largest factor of a rule of a class ms do not
+// measure: the most the rest of the step could save.
+func maxOtherFactor(ms []measure) float64 {
 	f := 0.0
 	for _, r := range diagnose.Rules {
-		if !slices.ContainsFunc(measured, func(m measure) bool { return m.class == r.Class }) {
+		if !slices.ContainsFunc(ms, func(m measure) bool { return m.class == r.Class }) {
 			f = max(f, r.Factor)
 		}
 	}

@@ -14,8 +14,9 @@ import (
 // The cause on snapshots the agent wrote while real programs ran
 // (scripts/record-live-snapshots.sh): it names input-bound where the
 // steps wait for the DataLoader, gc-bound where gc.collect() fills them,
-// and stays undetermined where the step is the model's own work, which
-// only the trace splits.
+// cpu-compute-bound for matrix products and host-bound for a Python loop
+// (the sampler's split), and stays undetermined where the step sleeps: a
+// blocked time no class holds.
 func TestRecordedCauses(t *testing.T) {
 	for _, c := range []struct {
 		file       string
@@ -25,7 +26,9 @@ func TestRecordedCauses(t *testing.T) {
 		{"snap-input.json", diagnose.Input, "high"},
 		{"snap-workers.json", diagnose.Input, "high"},
 		{"snap-gc.json", diagnose.GC, "high"},
-		{"snap-cpu.json", diagnose.Undetermined, "none"},
+		{"snap-cpu.json", diagnose.CPUCompute, "high"},
+		{"snap-python.json", diagnose.Host, "high"},
+		{"snap-sleep.json", diagnose.Undetermined, "none"},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			s := readSnap(t, c.file)
@@ -46,6 +49,20 @@ func TestRecordedCauses(t *testing.T) {
 			}
 			if sum := r.DataWait + r.GC + r.Running + r.Blocked + r.CPUWait + r.Rest; math.Abs(sum-1) > 1e-9 {
 				t.Errorf("the parts add up to %v", sum)
+			}
+			// every step was sampled: the split's parts add up to theirs
+			if r.Sampled != r.BreakdownN || !r.OnCPUSplit || !r.BlockedSplit {
+				t.Errorf("%d of %d steps sampled, split on CPU %v, blocked %v", r.Sampled, r.BreakdownN, r.OnCPUSplit, r.BlockedSplit)
+			}
+			if d := r.Python + r.Native - r.Running; math.Abs(d) > 1e-9 {
+				t.Errorf("Python %v + native %v != on CPU %v", r.Python, r.Native, r.Running)
+			}
+			if d := r.Device + r.Comm + r.RankWait + r.OtherBlocked - r.Blocked; math.Abs(d) > 1e-9 {
+				t.Errorf("the blocked parts %+v != blocked %v", r, r.Blocked)
+			}
+			// one process, no collective, no device: nothing of either
+			if r.Comm != 0 || r.RankWait != 0 || r.Device != 0 {
+				t.Errorf("collectives %v, other ranks %v, device %v", r.Comm, r.RankWait, r.Device)
 			}
 			// the first steps alone: start-up, not judged
 			early := *s
@@ -85,7 +102,7 @@ func shareSnap(t *testing.T, wait, gc, cpuWait float64) Rank {
 	var rows [][]any
 	for i := 1; i <= 40; i++ {
 		d := 0.010
-		rows = append(rows, []any{i, float64(i) * d, d, wait * d, gc * d, nil, nil, (1 - cpuWait) * d, cpuWait * d, nil})
+		rows = append(rows, []any{i, float64(i) * d, d, wait * d, gc * d, nil, nil, (1 - cpuWait) * d, cpuWait * d, nil, nil, nil, nil, nil, nil})
 	}
 	b, _ := json.Marshal(map[string]any{"format": Format, "tag": "rank0", "step": 40, "state": "off", "steps": rows})
 	s, err := Parse("rank0.json", b)
@@ -126,7 +143,7 @@ func TestCauseThresholds(t *testing.T) {
 func TestBreakdownWithoutSchedstat(t *testing.T) {
 	var rows [][]any
 	for i := 1; i <= 30; i++ {
-		rows = append(rows, []any{i, float64(i) * 0.01, 0.01, 0.008, 0.0, nil, nil, nil, nil, nil})
+		rows = append(rows, []any{i, float64(i) * 0.01, 0.01, 0.008, 0.0, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil})
 	}
 	b, _ := json.Marshal(map[string]any{"format": Format, "tag": "rank0", "step": 30, "state": "off", "steps": rows})
 	s, err := Parse("rank0.json", b)
@@ -142,5 +159,88 @@ func TestBreakdownWithoutSchedstat(t *testing.T) {
 	}
 	if r.Cause == nil || r.Cause.Class != diagnose.Input || r.Cause.Confidence != "high" {
 		t.Errorf("cause %+v", r.Cause)
+	}
+}
+
+// splitSnap: 40 steps of 10 ms on a CPU cpu of the step (CPU-only, or
+// with CUDA), the rest blocked, whose sampler saw python, native, device,
+// comm and other (shares of the step).
+func splitSnap(t *testing.T, tag string, cuda bool, cpu float64, sampled [5]float64) *Snapshot {
+	t.Helper()
+	var rows [][]any
+	for i := 1; i <= 40; i++ {
+		d := 0.010
+		var c any
+		if cuda {
+			c = 1 << 30
+		}
+		rows = append(rows, []any{i, float64(i) * d, d, 0.0, 0.0, nil, c, cpu * d, 0.0, nil,
+			sampled[0] * d, sampled[1] * d, sampled[2] * d, sampled[3] * d, sampled[4] * d})
+	}
+	b, _ := json.Marshal(map[string]any{"format": Format, "tag": tag, "step": 40, "state": "off", "steps": rows})
+	s, err := Parse(tag+".json", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// The sampler's split names host-bound (Python), cpu-compute-bound
+// (native code) and communication-bound (collectives) with the
+// diagnosis's bars, and nothing where they do not allow it: with CUDA
+// (Python and native time are then the device's idle or not), an even
+// split, a sleep, a device sync (the device busy, not idle).
+func TestCauseFromSplit(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		cuda       bool
+		cpu        float64
+		sampled    [5]float64 // python, native, device, comm, other
+		class      diagnose.Class
+		confidence string
+	}{
+		{"Python 80%", false, 0.9, [5]float64{0.8, 0.1, 0, 0, 0.1}, diagnose.Host, "high"},
+		{"Python 80% with CUDA", true, 0.9, [5]float64{0.8, 0.1, 0, 0, 0.1}, diagnose.Undetermined, "none"},
+		{"native 85%", false, 0.9, [5]float64{0.05, 0.85, 0, 0, 0.1}, diagnose.CPUCompute, "high"},
+		{"Python and native alike", false, 0.9, [5]float64{0.45, 0.45, 0, 0, 0.1}, diagnose.Undetermined, "none"},
+		{"a sleep", false, 0.1, [5]float64{0.05, 0.05, 0, 0, 0.9}, diagnose.Undetermined, "none"},
+		{"device syncs", true, 0.1, [5]float64{0.05, 0.05, 0.9, 0, 0}, diagnose.Undetermined, "none"},
+		{"collectives", false, 0.2, [5]float64{0, 0.2, 0, 0.8, 0}, diagnose.Comm, "high"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := Build("", []*Snapshot{splitSnap(t, "rank0", c.cuda, c.cpu, c.sampled)}).Ranks[0]
+			if r.Cause == nil || r.Cause.Class != c.class || r.Cause.Confidence != c.confidence {
+				t.Errorf("cause %+v, want %s (%s)", r.Cause, c.class, c.confidence)
+			}
+			if r.RankWait != 0 {
+				t.Errorf("one rank waiting %v for others", r.RankWait)
+			}
+			if c.class == diagnose.CPUCompute && !strings.Contains(r.Cause.Why, "framework-overhead") {
+				t.Errorf("native code named without its caveat: %q", r.Cause.Why)
+			}
+		})
+	}
+}
+
+// Two ranks, one sleeping in its step while the other waits in the
+// all-reduce: the one with the least time in collectives spent the
+// transfer alone, the other's excess is waiting for it.
+func TestRankWait(t *testing.T) {
+	v := Build("", []*Snapshot{
+		splitSnap(t, "rank0", false, 0.2, [5]float64{0, 0.2, 0, 0.8, 0}),
+		splitSnap(t, "rank1", false, 0.2, [5]float64{0, 0.2, 0, 0.05, 0.75}),
+	})
+	r0, r1 := v.Ranks[0], v.Ranks[1]
+	if math.Abs(r0.RankWait-0.75) > 1e-9 || math.Abs(r0.Comm-0.05) > 1e-9 || r1.RankWait != 0 || math.Abs(r1.Comm-0.05) > 1e-9 {
+		t.Errorf("rank0 collectives %v, waiting %v; rank1 %v, %v", r0.Comm, r0.RankWait, r1.Comm, r1.RankWait)
+	}
+	if c := r0.Cause; c == nil || c.Class != diagnose.Comm || !strings.Contains(c.Why, "75% of the step waiting for other ranks") {
+		t.Errorf("rank0's cause %+v", c)
+	}
+	if c := r1.Cause; c == nil || c.Class != diagnose.Undetermined {
+		t.Errorf("rank1's cause %+v", c)
+	}
+	if l := Line(v); !strings.Contains(l, "blocked 80.0% (device 0.0%, collectives 5.0%, other ranks 75.0%, other 0.0%)") {
+		t.Errorf("line %q", l)
 	}
 }

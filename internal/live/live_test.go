@@ -34,8 +34,12 @@ func snap(t *testing.T, tag string, n int, dur float64, cuda bool, ended bool) *
 			c = float64(2<<30) + float64(i)*(2<<20) // +2 MiB a step
 		}
 		// on a CPU 70% of the step, waiting for one 5%; the data wait,
-		// a tenth, and the other 15% blocked
-		rows = append(rows, []any{i, end, d, d / 10, 0.0, rss, c, 0.7 * d, 0.05 * d, 32})
+		// a tenth, and the other 15% blocked. The sampler saw Python 0.2
+		// and native code 0.5 of it on the CPU; blocked, the device 0.02,
+		// collectives 0.05 and otherwise 0.18 (the data wait's 0.1 of it
+		// included)
+		rows = append(rows, []any{i, end, d, d / 10, 0.0, rss, c, 0.7 * d, 0.05 * d, 32,
+			0.2 * d, 0.5 * d, 0.02 * d, 0.05 * d, 0.18 * d})
 	}
 	state := "recording"
 	if ended {
@@ -149,8 +153,9 @@ func TestFrameEscapesAndClips(t *testing.T) {
 // A step source that switched numbers steps from 1 again: the earlier
 // steps are not this run's.
 func TestBuildAfterStepSourceSwitch(t *testing.T) {
-	b := []byte(`{"format":2,"tag":"rank0","step":2,"state":"waiting","steps":[` +
-		`[7,1,0.5,0,0,null,null,null,null,null],[8,1.5,0.5,0,0,null,null,null,null,null],[1,2,0.01,0,0,null,null,null,null,null],[2,2.01,0.01,0,0,null,null,null,null,null]]}`)
+	const unmeasured = "null,null,null,null,null,null,null,null,null,null"
+	b := []byte(`{"format":3,"tag":"rank0","step":2,"state":"waiting","steps":[` +
+		`[7,1,0.5,0,0,` + unmeasured + `],[8,1.5,0.5,0,0,` + unmeasured + `],[1,2,0.01,0,0,` + unmeasured + `],[2,2.01,0.01,0,0,` + unmeasured + `]]}`)
 	s, err := Parse("rank0.json", b)
 	if err != nil {
 		t.Fatal(err)
@@ -163,12 +168,15 @@ func TestBuildAfterStepSourceSwitch(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	for name, b := range map[string]string{
-		"not json":     `{`,
-		"format":       `{"format":1}`,
-		"short row":    `{"format":2,"steps":[[1,2,3]]}`,
-		"negative":     `{"format":2,"steps":[[1,2,-3,0,0,null,null,null,null,null]]}`,
-		"null column":  `{"format":2,"steps":[[1,null,3,0,0,null,null,null,null,null]]}`,
-		"negative cpu": `{"format":2,"steps":[[1,2,3,0,0,null,null,-1,0,null]]}`,
+		"not json":        `{`,
+		"format":          `{"format":2}`,
+		"short row":       `{"format":3,"steps":[[1,2,3]]}`,
+		"format 2's row":  `{"format":3,"steps":[[1,2,3,0,0,null,null,null,null,null]]}`,
+		"negative":        `{"format":3,"steps":[[1,2,-3,0,0,null,null,null,null,null,null,null,null,null,null]]}`,
+		"null column":     `{"format":3,"steps":[[1,null,3,0,0,null,null,null,null,null,null,null,null,null,null]]}`,
+		"negative cpu":    `{"format":3,"steps":[[1,2,3,0,0,null,null,-1,0,null,null,null,null,null,null]]}`,
+		"negative python": `{"format":3,"steps":[[1,2,3,0,0,null,null,1,0,null,-1,0,0,0,0]]}`,
+		"split in part":   `{"format":3,"steps":[[1,2,3,0,0,null,null,1,0,null,1,null,0,0,0]]}`,
 	} {
 		if _, err := Parse("rank0.json", []byte(b)); err == nil || !strings.Contains(err.Error(), "rank0.json") {
 			t.Errorf("%s: error %v, want one naming the file", name, err)

@@ -35,7 +35,10 @@ type Snapshot struct {
 	// agent started), duration s, DataLoader wait s, GC pause s, RSS
 	// bytes, CUDA allocated bytes, the step thread's time on a CPU s and
 	// runnable waiting for one s, samples (DataLoader batch_size x
-	// batches); null: not measured.
+	// batches), then the Python sampler's split of the step thread's
+	// sampled time: on a CPU in Python s and in native code s, blocked
+	// waiting for the device s, in torch.distributed s and otherwise s;
+	// null: not measured.
 	Steps [][]*float64 `json:"steps"`
 }
 
@@ -51,11 +54,16 @@ const (
 	colCPU
 	colCPUWait
 	colSamples
+	colPython
+	colNative
+	colDevice
+	colComm
+	colOther
 	nCols
 )
 
 // Format is the snapshot format this package reads (the agent's FORMAT).
-const Format = 2
+const Format = 3
 
 // Parse reads one snapshot; name (its file) is in every error.
 func Parse(name string, b []byte) (*Snapshot, error) {
@@ -74,6 +82,9 @@ func Parse(name string, b []byte) (*Snapshot, error) {
 			required := j <= colGC
 			if (required && r[j] == nil) || (r[j] != nil && (math.IsNaN(*r[j]) || math.IsInf(*r[j], 0) || *r[j] < 0)) {
 				return nil, fmt.Errorf("%s: steps[%d][%d]: want a number >= 0", name, i, j)
+			}
+			if j > colPython && (r[j] == nil) != (r[colPython] == nil) {
+				return nil, fmt.Errorf("%s: steps[%d][%d]: the sampler's columns are all null or none", name, i, j)
 			}
 		}
 	}
@@ -121,6 +132,27 @@ type Rank struct {
 	BreakdownN int     `json:"breakdown_steps"`
 	// Split: how many of those steps had their scheduling measured.
 	Split int `json:"split_steps"`
+	// Running and Blocked split by the Python sampler's samples of the
+	// step thread in those steps (Sampled of them had the sampler's
+	// columns; the shares are of the steps' time, as above): Running into
+	// Python and Native (the innermost frame inside C code: torch's ops,
+	// builtins) when OnCPUSplit; Blocked into Device (a sync waiting for
+	// the device), Comm (in torch.distributed, less RankWait), RankWait
+	// (the part of the collectives' time the rank with the least of it did
+	// not spend: waiting for other ranks; Build sets it, with several
+	// ranks) and OtherBlocked (a sleep, I/O, a lock) when BlockedSplit.
+	Python       float64 `json:"python"`
+	Native       float64 `json:"native"`
+	Device       float64 `json:"device"`
+	Comm         float64 `json:"comm"`
+	RankWait     float64 `json:"rank_wait"`
+	OtherBlocked float64 `json:"other_blocked"`
+	Sampled      int     `json:"sampled_steps"`
+	OnCPUSplit   bool    `json:"on_cpu_split"`
+	BlockedSplit bool    `json:"blocked_split"`
+	// CUDA: some kept step ran with CUDA initialised (its allocated
+	// memory was read): Python and native time then do not name classes.
+	UsesCUDA bool `json:"uses_cuda"`
 	// CPUWaitAll: the thread's whole wait for a CPU in those steps (in
 	// the DataLoader's wait too), a share of their time.
 	CPUWaitAll float64 `json:"cpu_wait_all"`
@@ -142,6 +174,8 @@ type Rank struct {
 	CUDAPerStep float64  `json:"cuda_per_step"`
 	// Slowest: the highest median of several ranks.
 	Slowest bool `json:"slowest"`
+
+	meanS float64 // the breakdown's mean step
 }
 
 // View is what every renderer draws.
@@ -205,11 +239,42 @@ func Build(title string, snaps []*Snapshot) View {
 			v.Ranks[slow].Slowest = true
 		}
 	}
+	rankWaits(v.Ranks)
+	for i := range v.Ranks {
+		v.Ranks[i].Cause = Diagnose(v.Ranks[i])
+	}
 	v.Ended = len(snaps) > 0
 	for _, s := range snaps {
 		v.Ended = v.Ended && s.Ended
 	}
 	return v
+}
+
+// rankWaits splits each rank's time in collectives into communication
+// and waiting for other ranks: a collective ends for every rank when the
+// last one joins it, so the rank with the least of it per step (the last
+// to join) spent about the transfer alone, and what the others spent
+// beyond that per step they waited. Over the ranks the sampler saw (one
+// never blocked spent none); nothing with fewer than two.
+func rankWaits(ranks []Rank) {
+	least, n := math.Inf(1), 0
+	for _, r := range ranks {
+		if r.Sampled > 0 && r.meanS > 0 {
+			least = min(least, r.Comm*r.meanS)
+			n++
+		}
+	}
+	if n < 2 {
+		return
+	}
+	for i := range ranks {
+		r := &ranks[i]
+		if r.BlockedSplit && r.meanS > 0 {
+			if w := r.Comm - least/r.meanS; w > 1e-9 { // (not a rounding's)
+				r.RankWait, r.Comm = w, r.Comm-w
+			}
+		}
+	}
 }
 
 func summarize(s *Snapshot) Rank {
@@ -241,8 +306,10 @@ func summarize(s *Snapshot) Rank {
 		}
 	}
 	r.Recent = slices.Clone(durs[max(0, len(durs)-SparkSteps):])
-	splitSteps(&r, rows[max(0, len(rows)-BreakdownSteps):])
-	r.Cause = Diagnose(r)
+	splitSteps(&r, rows)
+	for _, row := range rows {
+		r.UsesCUDA = r.UsesCUDA || row[colCUDA] != nil
+	}
 	r.RSS, r.RSSPerStep = trend(rows, colRSS)
 	r.CUDA, r.CUDAPerStep = trend(rows, colCUDA)
 	return r
@@ -261,50 +328,124 @@ func samplesPerS(rows [][]*float64, span float64) float64 {
 	return n / span
 }
 
-// splitSteps fills r's breakdown from the steps last.
-func splitSteps(r *Rank, last [][]*float64) {
+// splitSteps fills r's breakdown from the last BreakdownSteps of rows
+// and splits its time on a CPU and blocked by the sampler's samples of
+// those steps, and of earlier ones until they hold MinSampledS (a 2 ms
+// step has a 20 ms sample every tenth step: 20 steps alone would hold 2).
+func splitSteps(r *Rank, rows [][]*float64) {
+	last := rows[max(0, len(rows)-BreakdownSteps):]
 	var total, wait, gc, running, blocked, cpuWait, cpuWaitAll, rest float64
+	// Running and Blocked of the steps with the sampler's columns
+	var sRunning, sBlocked float64
 	for _, row := range last {
-		d := *row[colDur]
-		total += d
-		// each part is within its step: a clock's rounding cannot make the
-		// parts more than the whole
-		w := min(*row[colDataWait], d)
-		g := min(*row[colGC], d-w)
-		wait += w
-		gc += g
-		left := d - w - g
-		if row[colCPU] == nil || row[colCPUWait] == nil {
-			rest += left
-		} else {
-			r.Split++
-			// The DataLoader's wait and GC are counted whole above; where
-			// in the step the thread waited for a CPU or was blocked is
-			// not known. The wait for a CPU is taken to be spread evenly
-			// over the step; the blocked time (off the CPU, not runnable)
-			// to be the DataLoader's wait first: its workers' batches are
-			// waited for off the CPU (a loader without workers loads on
-			// it, and its step's blocked time then shows as on the CPU).
-			q := 0.0
-			if d > 0 {
-				q = min(*row[colCPUWait]*left/d, left)
-			}
-			cpuWaitAll += min(*row[colCPUWait], d)
-			off := max(0, d-*row[colCPU]-*row[colCPUWait])
-			b := min(max(0, off-w), left-q)
-			cpuWait += q
-			blocked += b
-			running += left - q - b
+		p := partsOf(row)
+		total += p.d
+		wait += p.w
+		gc += p.g
+		if !p.split {
+			rest += p.left
+			continue
+		}
+		r.Split++
+		cpuWaitAll += min(*row[colCPUWait], p.d)
+		cpuWait += p.q
+		blocked += p.b
+		running += p.left - p.q - p.b
+		if row[colPython] != nil {
+			r.Sampled++
+			sRunning += p.left - p.q - p.b
+			sBlocked += p.b
 		}
 	}
 	if total <= 0 {
 		return
 	}
+	r.meanS = total / float64(len(last))
 	r.BreakdownN = len(last)
 	r.FirstBreakdownStep = int(*last[0][colStep])
 	r.DataWait, r.GC = wait/total, gc/total
 	r.Running, r.Blocked, r.CPUWait, r.CPUWaitAll = running/total, blocked/total, cpuWait/total, cpuWaitAll/total
 	r.Rest = rest / total
+	if r.Sampled == 0 {
+		return
+	}
+	var s [5]float64 // python, native, device, comm, other
+	for i := len(rows) - 1; i >= 0; i-- {
+		if i < len(rows)-len(last) && s[0]+s[1]+s[2]+s[3]+s[4] >= MinSampledS {
+			break
+		}
+		row := rows[i]
+		p := partsOf(row)
+		if !p.split || row[colPython] == nil {
+			continue
+		}
+		// The samples saw the step's GC pauses (Python) and its
+		// DataLoader wait (blocked off the CPU, else loading on it) too,
+		// which the breakdown counts apart: they leave the samples'
+		// parts first.
+		py, nat := *row[colPython], *row[colNative]
+		py -= min(py, p.g)
+		wOff := min(p.off, p.w)
+		if on := py + nat; on > 0 {
+			k := max(0, on-(p.w-wOff)) / on
+			py, nat = py*k, nat*k
+		}
+		s[0] += py
+		s[1] += nat
+		s[2] += *row[colDevice]
+		s[3] += *row[colComm]
+		s[4] += max(0, *row[colOther]-wOff)
+	}
+	// The samples' proportions split the sampled steps' Running and
+	// Blocked; the parts are then of all the breakdown's steps, as the
+	// others are.
+	if on := s[0] + s[1]; on > 0 {
+		r.OnCPUSplit = true
+		r.Python, r.Native = sRunning*s[0]/on/total, sRunning*s[1]/on/total
+	}
+	if off := s[2] + s[3] + s[4]; off > 0 {
+		r.BlockedSplit = true
+		r.Device, r.Comm, r.OtherBlocked = sBlocked*s[2]/off/total, sBlocked*s[3]/off/total, sBlocked*s[4]/off/total
+	}
+}
+
+// MinSampledS: the sampler's seconds the split's proportions rest on, at
+// least (25 samples at its 50 Hz), when the kept steps hold them.
+const MinSampledS = 0.5
+
+// stepParts is one step's time as the breakdown splits it.
+type stepParts struct {
+	d, w, g, left float64 // duration, DataLoader wait, GC, the rest
+	// with the scheduler's counters (split): the rest's wait for a CPU
+	// q, blocked b; off: the whole step's time off the CPU
+	split     bool
+	q, b, off float64
+}
+
+func partsOf(row []*float64) stepParts {
+	d := *row[colDur]
+	// each part is within its step: a clock's rounding cannot make the
+	// parts more than the whole
+	p := stepParts{d: d, w: min(*row[colDataWait], d)}
+	p.g = min(*row[colGC], d-p.w)
+	p.left = d - p.w - p.g
+	if row[colCPU] == nil || row[colCPUWait] == nil {
+		return p
+	}
+	// The DataLoader's wait and GC are counted whole; where in the step
+	// the thread waited for a CPU or was blocked is not known. The wait
+	// for a CPU is taken to be spread evenly over the step; the blocked
+	// time (off the CPU, not runnable) to be the DataLoader's wait first:
+	// its workers' batches are waited for off the CPU (a loader without
+	// workers loads on it, and its step's blocked time then shows as on
+	// the CPU).
+	p.split = true
+	if d > 0 {
+		p.q = min(*row[colCPUWait]*p.left/d, p.left)
+	}
+	p.off = max(0, d-*row[colCPU]-*row[colCPUWait])
+	p.b = min(max(0, p.off-p.w), p.left-p.q)
+	return p
 }
 
 // trend returns the latest reading of column c and its change per step

@@ -32,9 +32,11 @@ func Frame(v View, width int) []string {
 		lines = append(lines,
 			fmt.Sprintf("step now %s · median %s · p90 %s (last %s)", units.Seconds(r.NowS), units.Seconds(r.MedianS), units.Seconds(r.P90S), units.Things(r.Steps, "step")),
 			fmt.Sprintf("last %s: %s", units.Things(len(r.Recent), "step"), Sparkline(r.Recent)),
-			breakdown(r),
-			memory(r),
-			causeText(r.Cause))
+			breakdown(r))
+		if s := splitText(r, " · "); s != "" {
+			lines = append(lines, "  "+s)
+		}
+		lines = append(lines, memory(r), causeText(r.Cause))
 	default:
 		shown, more := rankRows(v.Ranks)
 		for _, r := range shown {
@@ -42,13 +44,22 @@ func Frame(v View, width int) []string {
 			if r.Slowest {
 				mark = "▶ "
 			}
-			blocked := "    -"
+			onCPU, blocked := "on CPU     -", "    -"
+			switch {
+			case r.OnCPUSplit:
+				onCPU = fmt.Sprintf("Python %4.1f%%  native %4.1f%%", 100*r.Python, 100*r.Native)
+			case r.Split > 0:
+				onCPU = fmt.Sprintf("on CPU %4.1f%%", 100*r.Running)
+			}
 			if r.Split > 0 {
 				blocked = fmt.Sprintf("%4.1f%%", 100*r.Blocked)
 			}
-			s := fmt.Sprintf("%s%-6s step %-6d now %-8s median %-8s p90 %-8s data %4.1f%%  GC %4.1f%%  blocked %s  RSS %s %s  %s",
+			if r.BlockedSplit {
+				blocked += fmt.Sprintf(" (comm %.1f%%, ranks %.1f%%)", 100*r.Comm, 100*r.RankWait)
+			}
+			s := fmt.Sprintf("%s%-6s step %-6d now %-8s median %-8s p90 %-8s data %4.1f%%  GC %4.1f%%  %s  blocked %s  RSS %s %s  %s",
 				mark, textsafe.Text(r.Tag), r.Step, units.Seconds(r.NowS), units.Seconds(r.MedianS), units.Seconds(r.P90S),
-				100*r.DataWait, 100*r.GC, blocked, bytesOr(r.RSS), trendText(r.RSSPerStep, r.Steps), state(r))
+				100*r.DataWait, 100*r.GC, onCPU, blocked, bytesOr(r.RSS), trendText(r.RSSPerStep, r.Steps), state(r))
 			lines = append(lines, s)
 		}
 		if more > 0 {
@@ -57,8 +68,11 @@ func Frame(v View, width int) []string {
 		for _, r := range v.Ranks {
 			if r.Slowest {
 				lines = append(lines, fmt.Sprintf("slowest, %s, last %s: %s", textsafe.Text(r.Tag), units.Things(len(r.Recent), "step"), Sparkline(r.Recent)),
-					textsafe.Text(r.Tag)+": "+breakdownParts(r, " · "),
-					textsafe.Text(r.Tag)+": "+causeText(r.Cause))
+					textsafe.Text(r.Tag)+": "+breakdownParts(r, " · ", false))
+				if s := splitText(r, " · "); s != "" {
+					lines = append(lines, textsafe.Text(r.Tag)+": "+s)
+				}
+				lines = append(lines, textsafe.Text(r.Tag)+": "+causeText(r.Cause))
 			}
 		}
 	}
@@ -106,7 +120,7 @@ func Line(v View) string {
 		if r.Steps > 0 {
 			s += fmt.Sprintf(" (%s), now %s, median %s, p90 %s; %s",
 				rate(r), units.Seconds(r.NowS), units.Seconds(r.MedianS), units.Seconds(r.P90S),
-				breakdownParts(r, ", "))
+				breakdownParts(r, ", ", true))
 		}
 		if r.RSS != nil {
 			s += "; " + memory(r)
@@ -192,24 +206,58 @@ func breakdown(r Rank) string {
 	if r.BreakdownN == 0 {
 		return "breakdown: no step time yet"
 	}
-	return breakdownParts(r, " · ")
+	return breakdownParts(r, " · ", false)
 }
 
 // breakdownParts: the last steps' time, the parts joined by sep; the
-// scheduler's parts only when some steps had them.
-func breakdownParts(r Rank, sep string) string {
+// scheduler's parts only when some steps had them, and with inline the
+// sampler's split of them in parentheses (else splitText has it).
+func breakdownParts(r Rank, sep string, inline bool) string {
 	if r.BreakdownN == 0 {
 		return "no step time yet"
 	}
 	parts := []string{fmt.Sprintf("data wait %.1f%%", 100*r.DataWait), fmt.Sprintf("GC %.1f%%", 100*r.GC)}
 	if r.Split > 0 {
-		parts = append(parts, fmt.Sprintf("on CPU %.1f%%", 100*r.Running), fmt.Sprintf("blocked %.1f%%", 100*r.Blocked),
-			fmt.Sprintf("CPU wait %.1f%%", 100*r.CPUWait))
+		onCPU, blocked := fmt.Sprintf("on CPU %.1f%%", 100*r.Running), fmt.Sprintf("blocked %.1f%%", 100*r.Blocked)
+		if inline && r.OnCPUSplit {
+			onCPU += " (" + onCPUParts(r, ", ") + ")"
+		}
+		if inline && r.BlockedSplit {
+			blocked += " (" + blockedParts(r, ", ") + ")"
+		}
+		parts = append(parts, onCPU, blocked, fmt.Sprintf("CPU wait %.1f%%", 100*r.CPUWait))
 	}
 	if r.Split < r.BreakdownN {
 		parts = append(parts, fmt.Sprintf("rest %.1f%%", 100*r.Rest))
 	}
 	return fmt.Sprintf("last %s: %s", units.Things(r.BreakdownN, "step"), strings.Join(parts, sep))
+}
+
+// splitText is the sampler's split of the time on a CPU and blocked, ""
+// when it has none.
+func splitText(r Rank, sep string) string {
+	var parts []string
+	if r.OnCPUSplit {
+		parts = append(parts, "on CPU: "+onCPUParts(r, sep))
+	}
+	if r.BlockedSplit {
+		parts = append(parts, "blocked: "+blockedParts(r, sep))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func onCPUParts(r Rank, sep string) string {
+	return fmt.Sprintf("Python %.1f%%%snative %.1f%%", 100*r.Python, sep, 100*r.Native)
+}
+
+// blockedParts: waiting for other ranks only where Build could tell it
+// (several ranks sampled).
+func blockedParts(r Rank, sep string) string {
+	parts := []string{fmt.Sprintf("device %.1f%%", 100*r.Device), fmt.Sprintf("collectives %.1f%%", 100*r.Comm)}
+	if r.RankWait > 0 {
+		parts = append(parts, fmt.Sprintf("other ranks %.1f%%", 100*r.RankWait))
+	}
+	return strings.Join(append(parts, fmt.Sprintf("other %.1f%%", 100*r.OtherBlocked)), sep)
 }
 
 func memory(r Rank) string {

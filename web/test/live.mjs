@@ -6,7 +6,8 @@
 //
 // Gathered: console errors and uncaught exceptions; the first rank's step
 // count as the page showed it, read every 100 ms, in the order seen (each
-// new value once); the cause line; whether the page then became the run's
+// new value once); the cause line; the first rank's row as the page last
+// showed it (its cells by column heading); whether the page then became the run's
 // report (the live table gone) within 240 s, and the report's title and
 // whether any injected script ran.
 import { chromium } from 'playwright-core';
@@ -38,7 +39,10 @@ try {
         if (!table) return { report: true, title: document.title };
         const cell = table.querySelector('tr td:nth-child(2)');
         const cause = document.querySelector('#causes p');
-        return { report: false, step: cell ? Number(cell.textContent) : null, cause: cause ? cause.textContent : null };
+        const heads = [...document.querySelectorAll('thead th')].map((th) => th.textContent);
+        const row = table.querySelector('tr');
+        const cells = row ? Object.fromEntries([...row.children].map((td, i) => [heads[i], td.textContent])) : null;
+        return { report: false, step: cell ? Number(cell.textContent) : null, cause: cause ? cause.textContent : null, cells };
       });
     } catch (e) {
       seen = null; // the page is navigating (the reload into the report)
@@ -51,6 +55,7 @@ try {
     }
     if (seen && seen.step !== null && seen.step !== out.steps[out.steps.length - 1]) out.steps.push(seen.step);
     if (seen && seen.cause && seen.cause !== out.causes[out.causes.length - 1]) out.causes.push(seen.cause);
+    if (seen && seen.cells) out.cells = seen.cells;
     await page.waitForTimeout(100);
   }
   out.xss = await page.evaluate(() => window.__xss ?? null).catch(() => null);

@@ -379,6 +379,8 @@ class Agent(Window, Evidence):
             try:
                 self.live = _load_sibling("_bottleneck_live").Live(self.run_dir, self.tag, self._t0)
                 self.live.start_thread()
+                if self.sampler is not None:
+                    self.live.attach_sampler(self.sampler)  # the step's on-CPU and blocked time split
             except Exception as e:
                 self.errors.append("live view: %s: %s" % (type(e).__name__, e))
         if self.cfg.get("set"):

@@ -52,9 +52,12 @@ def importing():
 
 # What walks a thread's frames in C: the stack of a top frame is
 # map(_CODE_LINE, takewhile(_NOT_NONE, accumulate(chain((top,), _BACK),
-# getattr))), its frames and their f_back's until None, as (code, line).
+# getattr))), its frames and their f_back's until None, as (code, line,
+# lasti): the byte offset of the instruction each frame is at (a call's,
+# in every frame but the innermost; the innermost's tells --live whether
+# the thread is inside C code: _bottleneck_live).
 _NOT_NONE = partial(is_not, None)
-_CODE_LINE = attrgetter("f_code", "f_lineno")
+_CODE_LINE = attrgetter("f_code", "f_lineno", "f_lasti")
 _BACK = repeat("f_back")
 
 
@@ -82,10 +85,11 @@ def read_atomically(*iterables):
 
 def snapshot(busy):
     """The keys of busy (the threads doing the agent's own work) and every
-    thread's stack as (ident, ((code, line), ...)), innermost first, read
-    at the same instant (see stacks_iter and read_atomically): a thread
-    that entered the agent's work between a separate read of busy and the
-    stacks had its shutil.get_terminal_size counted as the program's."""
+    thread's stack as (ident, ((code, line, lasti), ...)), innermost
+    first, read at the same instant (see stacks_iter and read_atomically):
+    a thread that entered the agent's work between a separate read of busy
+    and the stacks had its shutil.get_terminal_size counted as the
+    program's."""
     out = read_atomically(starmap(frozenset, ((busy,),)), stacks_iter())
     return out[0], out[1:]
 
@@ -94,7 +98,7 @@ def stacks_iter():
     """A lazy iterator of every thread's stack, which one call of C code
     runs through without running bytecode: the GIL stays with the sampler
     from sys._current_frames() until every frame has become a (code,
-    line) pair, so no thread pushes or pops a frame meanwhile. On CPython
+    line, lasti) triple, so no thread pushes or pops a frame meanwhile. On CPython
     3.11, following f_back of a frame its thread has just popped can crash
     the interpreter (python/cpython#111363; sentry-sdk and ddtrace hit
     it); a walk in Python can give the GIL away at the switch interval."""
@@ -200,6 +204,17 @@ class Sampler(object):
         self._thread = None
         self.sampling_cost = 0.0
         self.on_tick = None  # called from the sampler thread about every second
+        # called from the sampler thread with every sample of the main
+        # thread: (frames, cpu s, runnable-waiting s, wall s since its
+        # previous sample, s this thread waited for the GIL to take it),
+        # frames innermost first as (code, line, lasti), the agent's
+        # included; only where the CPU clock was read (--live's split of
+        # the step, _bottleneck_live)
+        self.on_main_sample = None
+        self._span = 0.0  # the wall time _on_cpu's shares are of
+        self._late = 0.0  # how late this sample woke (its wait for the GIL and a CPU)
+        self._own_sched = None  # this thread's schedstat (-1: unreadable)
+        self._own_rq = None  # its run-queue wait at the previous reading
         self.after_sample = None  # called from the sampler thread after every sample
         self.busy = {}  # ident -> depth: threads doing the agent's own work now
         self.agent_samples = 0  # samples skipped because the thread did the agent's work
@@ -337,7 +352,7 @@ class Sampler(object):
                     self.agent_samples += ident in busy
                     continue
                 ids = []
-                for code, line in frames:
+                for code, line, _ in frames:
                     fn = code.co_filename
                     if fn not in AGENT_FILES:
                         line = line or 0
@@ -369,6 +384,8 @@ class Sampler(object):
                     c[8] += waiting
                 self._last_stack[ident] = key
                 th["cpu_samples"] += on_cpu
+                if ident == self.main_ident and self.on_main_sample is not None and self._span > 0:
+                    self.on_main_sample(frames, on_cpu * self._span, waiting * self._span, self._span, self._gil_wait())
                 if in_window:
                     c[1] += 1
                     th["window_samples"] += 1
@@ -396,6 +413,7 @@ class Sampler(object):
         main thread's schedstat gives both its CPU time and its run-queue
         wait, so that a line on a busy machine is not taken for a line
         that blocks."""
+        self._span = 0.0
         tid = th.get("native_id")
         if not self._cpu_clock or not tid:
             return 0.0, 0.0
@@ -419,8 +437,25 @@ class Sampler(object):
             return 0.0, 0.0
         d_cpu = max(0.0, cpu - last[1])
         th["cpu_s"] += d_cpu
-        span = wall - last[0]
+        span = self._span = wall - last[0]
         return min(1.0, d_cpu / span), min(1.0, max(0.0, wait - last[2]) / span)
+
+    def _gil_wait(self):
+        """How long this thread waited for the GIL before this sample: how
+        late it woke less its wait for a CPU since the previous reading
+        (its schedstat; without it, the whole lateness)."""
+        fd = self._own_sched
+        try:
+            if fd is None:
+                fd = self._own_sched = os.open("/proc/self/task/%d/schedstat" % threading.get_native_id(), os.O_RDONLY)
+            if fd == -1:
+                return self._late
+            rq = int(os.pread(fd, 128, 0).split()[1]) / 1e9
+        except (OSError, AttributeError, ValueError, IndexError):
+            self._own_sched = -1
+            return self._late
+        last, self._own_rq = self._own_rq, rq
+        return self._late if last is None else max(0.0, self._late - (rq - last))
 
     def _run(self):
         me = threading.get_ident()
@@ -442,6 +477,7 @@ class Sampler(object):
             if self._stop.wait(delay):
                 return
             t0 = time.perf_counter()
+            self._late = max(0.0, t0 - nxt)
             try:
                 self.sample_once(skip_ident=me)
             except Exception:

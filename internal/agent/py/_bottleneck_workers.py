@@ -183,7 +183,7 @@ class Recorder(object):
         # a walk of f_back in Python gives the GIL away at its switch
         # points, and CPython 3.11 can crash on a frame popped meanwhile
         stack = self.sampler.stacks().get(self._main, ())
-        if any(code.co_filename.endswith(_FETCH) for code, _ in stack):
+        if any(frame[0].co_filename.endswith(_FETCH) for frame in stack):
             self._idle = 0
             self._dirty = True
         else:

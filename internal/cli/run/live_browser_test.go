@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
@@ -24,6 +26,8 @@ type liveBrowserResult struct {
 	Report                             bool
 	Title                              string
 	XSS                                any
+	// Cells: the first rank's row the page last showed, by heading
+	Cells map[string]string
 }
 
 func TestLiveWebBrowser(t *testing.T) {
@@ -62,6 +66,19 @@ func TestLiveWebBrowser(t *testing.T) {
 	causeLine := regexp.MustCompile(`^cause so far \(provisional\): `)
 	if len(res.Causes) == 0 || !causeLine.MatchString(res.Causes[len(res.Causes)-1]) {
 		t.Errorf("cause lines %q", res.Causes)
+	}
+	// the steps sleep: the sampler's split shows them blocked, in
+	// neither a sync nor a collective
+	pcts := map[string]float64{}
+	for _, k := range []string{"Python", "native", "device", "collectives", "other"} {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(res.Cells[k], "%"), 64)
+		if err != nil {
+			t.Fatalf("the %s cell %q: %v (row %q)", k, res.Cells[k], err, res.Cells)
+		}
+		pcts[k] = v
+	}
+	if pcts["other"] <= pcts["device"]+pcts["collectives"]+pcts["Python"]+pcts["native"] {
+		t.Errorf("a sleeping step not mostly blocked otherwise: %v", res.Cells)
 	}
 	if !res.Report {
 		t.Fatal("the page did not become the report")

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -146,6 +147,20 @@ func TestLivePlainLines(t *testing.T) {
 			}
 			if len(lines) == 0 || !strings.HasSuffix(lines[len(lines)-1], "; program ended") {
 				t.Fatalf("no plain live line ending with the program's end:\n%s", r.stderr)
+			}
+			if c.name == "steps, exit 3" {
+				// its steps sleep: blocked, in neither a sync nor a collective
+				m := blockedParts.FindStringSubmatch(lines[len(lines)-1])
+				if m == nil || m[4] != "" {
+					t.Fatalf("no blocked split of one rank in %q", lines[len(lines)-1])
+				}
+				var p [5]float64
+				for j := range p {
+					p[j], _ = strconv.ParseFloat(m[j+1], 64)
+				}
+				if p[4] <= p[1]+p[2] {
+					t.Errorf("a sleep not blocked otherwise: device %v%%, collectives %v%%, other %v%%", p[1], p[2], p[4])
+				}
 			}
 			if _, err := os.Stat(filepath.Join(r.dir, ".live")); !os.IsNotExist(err) {
 				t.Errorf(".live left in the run directory: %v", err)
@@ -420,4 +435,81 @@ func liveWebRun(t *testing.T, py, prog, steps, pause string) (string, chan os.Si
 		t.Fatalf("ended before serving: exit %d\n%s", r.code, r.stderr)
 	}
 	return "", nil, nil
+}
+
+// waitingRankProg: two gloo ranks all-reducing every step, rank 1
+// sleeping 50 ms in its step first, so rank 0 waits for it in the
+// all-reduce.
+const waitingRankProg = `import sys, time
+import torch
+import torch.distributed as dist
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+m = torch.nn.Linear(8, 1)
+opt = torch.optim.SGD(m.parameters(), lr=0.01)
+t = torch.ones(1000)
+for _ in range(int(sys.argv[1])):
+    opt.zero_grad()
+    m(torch.randn(4, 8)).sum().backward()
+    if rank == 1:
+        time.sleep(0.05)
+    dist.all_reduce(t)
+    opt.step()
+dist.barrier()
+print("rank %d done" % rank)
+dist.destroy_process_group()
+`
+
+var blockedParts = regexp.MustCompile(`blocked ([\d.]+)% \(device ([\d.]+)%, collectives ([\d.]+)%(?:, other ranks ([\d.]+)%)?, other ([\d.]+)%\)`)
+
+// Under torchrun, the sampler's split of the blocked time: the rank that
+// sleeps in its step is blocked otherwise, the one waiting for it in the
+// all-reduce is blocked in the collective, most of it waiting for the
+// other rank (its time there beyond the sleeper's).
+func TestLiveTorchrunBlockedSplit(t *testing.T) {
+	py := torchPython(t)
+	torchrun := filepath.Join(filepath.Dir(py), "torchrun")
+	if _, err := os.Stat(torchrun); err != nil {
+		t.Skipf("no torchrun next to %s", py)
+	}
+	prog := filepath.Join(t.TempDir(), "waiting_rank.py")
+	if err := os.WriteFile(prog, []byte(waitingRankProg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := bnLive(t, nil, func(o *Options) { o.livePlainEvery = 200 * time.Millisecond },
+		"--no-trace", "--live", "--", torchrun, "--nproc_per_node", "2", "--master_port", "29571", prog, "40")
+	if r.code != 0 || !strings.Contains(r.stdout, "rank 0 done") || !strings.Contains(r.stdout, "rank 1 done") {
+		t.Fatalf("exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	last := ""
+	for _, l := range strings.Split(r.stderr, "\n") {
+		if strings.HasPrefix(l, "bottleneck live: rank0 ") {
+			last = l
+		}
+	}
+	ranks := strings.Split(last, " | ")
+	if len(ranks) != 2 {
+		t.Fatalf("last live line %q", last)
+	}
+	t.Logf("last live line %s", last)
+	parts := make([][5]float64, 2) // blocked, device, collectives, other ranks, other
+	for i, s := range ranks {
+		m := blockedParts.FindStringSubmatch(s)
+		if m == nil {
+			t.Fatalf("rank %d: no blocked split in %q", i, s)
+		}
+		for j := range parts[i] {
+			parts[i][j], _ = strconv.ParseFloat(m[j+1], 64) // "" (no other ranks part): 0
+		}
+	}
+	r0, r1 := parts[0], parts[1]
+	if r0[2]+r0[3] <= r0[4] || r0[3] <= r0[2] {
+		t.Errorf("rank 0 (waiting in the all-reduce): collectives %v%%, other ranks %v%%, other %v%%", r0[2], r0[3], r0[4])
+	}
+	if r1[4] <= r1[2]+r1[3] || r1[3] != 0 {
+		t.Errorf("rank 1 (sleeping): collectives %v%%, other ranks %v%%, other %v%%", r1[2], r1[3], r1[4])
+	}
+	if r0[1] != 0 || r1[1] != 0 {
+		t.Errorf("a device sync on a CPU-only run: %v%%, %v%%", r0[1], r1[1])
+	}
 }

@@ -185,7 +185,7 @@ class SamplerTest(unittest.TestCase):
         self.assertEqual(moved, 0)
         depths = sorted(len(st) for st in stacks.values())
         self.assertGreaterEqual(depths[-1], 200)
-        names = [c.co_name for c, _ in stacks[threads[1].ident]]
+        names = [c.co_name for c, _, _ in stacks[threads[1].ident]]
         self.assertEqual(names[0], "wait")  # innermost first: Event.wait's Condition.wait
         self.assertEqual(names.count("deep"), 201)
 
