@@ -73,7 +73,7 @@ func bnLive(t *testing.T, sigs chan os.Signal, set func(*Options), args ...strin
 		set(o) // may replace ios.Out to read it while the program runs
 	}
 	out, _ = ios.Out.(*syncBuf)
-	cmd := newCmd(o)
+	cmd := newCmd(o, runRun)
 	cmd.SetArgs(append([]string{"-o", runDir}, args...))
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)

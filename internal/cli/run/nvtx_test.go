@@ -103,7 +103,7 @@ func TestNVTXFlagParsing(t *testing.T) {
 	}
 	// bare --nvtx takes no value: the next argument stays the program
 	o := &Options{}
-	cmd := newCmd(o)
+	cmd := newCmd(o, runRun)
 	if err := cmd.ParseFlags([]string{"--nvtx", "train.py", "--lr", "1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestNVTXFlagParsing(t *testing.T) {
 		t.Errorf("nvtx %q args %q", o.NVTX, cmd.Flags().Args())
 	}
 	o = &Options{}
-	cmd = newCmd(o)
+	cmd = newCmd(o, runRun)
 	if err := cmd.ParseFlags([]string{"train.py"}); err != nil || o.NVTX != "" {
 		t.Errorf("default nvtx %q (%v), want off", o.NVTX, err)
 	}

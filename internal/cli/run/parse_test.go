@@ -72,6 +72,6 @@ func TestParse(t *testing.T) {
 		{[]string{"--live-port", "70000", "x.py"}, nil},
 		{[]string{"--no-such-flag", "x.py"}, nil},
 	} {
-		clitest.CheckParse(t, newCmdWith, func(ios *iostreams.IOStreams) *Options { return &Options{IO: ios} }, func(o *Options) { o.IO = nil }, tc.args, tc.want)
+		clitest.CheckParse(t, newCmd, func(ios *iostreams.IOStreams) *Options { return &Options{IO: ios} }, func(o *Options) { o.IO = nil }, tc.args, tc.want)
 	}
 }

@@ -109,15 +109,13 @@ type Options struct {
 
 // NewCmd returns the `run` command.
 func NewCmd(ios *iostreams.IOStreams) *cobra.Command {
-	return newCmdWith(&Options{IO: ios}, runRun)
+	return newCmd(&Options{IO: ios}, runRun)
 }
 
-// newCmdWith parses the command line into o and hands it to runF: runRun,
+// newCmd parses the command line into o and hands it to runF: runRun,
 // or a test's recorder, so that parsing is tested without running the
-// program. Usage errors are found here, before runF (exit 2). (The other
-// commands call it newCmd; here the end-to-end tests' newCmd(o) is the
-// command that runs.)
-func newCmdWith(o *Options, runF func(*Options) error) *cobra.Command {
+// program. Usage errors are found here, before runF (exit 2).
+func newCmd(o *Options, runF func(*Options) error) *cobra.Command {
 	d := runner.DefaultAgentConfig()
 	cmd := &cobra.Command{
 		Use:   "run [flags] script.py [args...] | -m module [args...] | -- launcher [args...]",

@@ -26,8 +26,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/spf13/cobra"
-
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/flame"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
@@ -114,10 +112,6 @@ type runOpts struct {
 	tty     bool // stderr is a terminal
 }
 
-// newCmd is the command the end-to-end tests run: flags parsed into o,
-// then runRun.
-func newCmd(o *Options) *cobra.Command { return newCmdWith(o, runRun) }
-
 // bn runs `bottleneck run ARGS` through the command (flag parsing and
 // runRun) and returns the exit status the process would have.
 func bn(t *testing.T, ro runOpts, args ...string) result {
@@ -135,7 +129,7 @@ func bn(t *testing.T, ro runOpts, args ...string) result {
 	if ro.signals != nil {
 		o.Signals = ro.signals
 	}
-	cmd := newCmd(o)
+	cmd := newCmd(o, runRun)
 	cmd.SetArgs(append([]string{"-o", runDir}, args...))
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
@@ -1466,7 +1460,7 @@ func TestSignalCutsTheReportsShort(t *testing.T) {
 	ios, _, out, _ := iostreams.Test()
 	ios.ErrOut = errOut
 	dir := filepath.Join(t.TempDir(), "run")
-	cmd := newCmd(&Options{IO: ios, Signals: sigs})
+	cmd := newCmd(&Options{IO: ios, Signals: sigs}, runRun)
 	cmd.SetArgs(append(small(py), "-o", dir, ex(t, "exit3.py")))
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
