@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/bottleneck-dev/bottleneck/internal/radix"
 )
 
 // NestTolerance is how far (ns) a child may stick out past its parent's end
@@ -182,7 +184,7 @@ func sortByStart(s []int32, start []int64, order func(a, b int32) int) {
 	for i, e := range s {
 		keys[i] = (uint64(start[e])-uint64(lo))<<idBits | uint64(e)
 	}
-	radixSort(keys)
+	radix.Sort(keys, 0, bits.Len64(uint64(hi)-uint64(lo))+idBits)
 	for i, k := range keys {
 		s[i] = int32(k & (1<<idBits - 1))
 	}
@@ -195,43 +197,6 @@ func sortByStart(s []int32, start []int64, order func(a, b int32) int) {
 			slices.SortFunc(s[i:j], order)
 		}
 		i = j
-	}
-}
-
-// radixSort sorts keys, 11 bits a pass from the lowest, skipping passes
-// whose digit every key shares.
-func radixSort(keys []uint64) {
-	const digit = 11
-	if len(keys) == 0 {
-		return
-	}
-	var top uint64
-	for _, k := range keys {
-		top |= k
-	}
-	src, dst := keys, make([]uint64, len(keys))
-	for shift := 0; shift < bits.Len64(top); shift += digit {
-		var count [1 << digit]int
-		for _, k := range src {
-			count[k>>shift&(1<<digit-1)]++
-		}
-		if count[src[0]>>shift&(1<<digit-1)] == len(src) {
-			continue
-		}
-		sum := 0
-		for i, c := range count {
-			count[i] = sum
-			sum += c
-		}
-		for _, k := range src {
-			d := k >> shift & (1<<digit - 1)
-			dst[count[d]] = k
-			count[d]++
-		}
-		src, dst = dst, src
-	}
-	if &src[0] != &keys[0] {
-		copy(keys, src)
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 	"math/bits"
 	"slices"
 
-	"github.com/bottleneck-dev/bottleneck/internal/analysis/radix"
+	"github.com/bottleneck-dev/bottleneck/internal/radix"
 )
 
 // sortStableBy orders xs by key, equal keys in their order in xs: the

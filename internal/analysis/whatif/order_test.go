@@ -9,7 +9,7 @@ import (
 
 // sweepOrder's order is a stable sort of the points by time, then kind,
 // with many equal times (as a trace's nested events have), below and
-// above radixSort's cut-over to slices.Sort, and over a span too wide to
+// above radix.Sort's cut-over from slices.Sort (and MaxKeys, where whatif sorts in place), and over a span too wide to
 // pack.
 func TestSweepOrderIsStableByTimeThenKind(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))

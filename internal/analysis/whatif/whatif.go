@@ -64,7 +64,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/critpath"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/kernels"
-	"github.com/bottleneck-dev/bottleneck/internal/analysis/radix"
+	"github.com/bottleneck-dev/bottleneck/internal/radix"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
 
@@ -921,7 +921,11 @@ func sweepOrder(pts []point) []int32 {
 	}
 	// the index bits need no pass: keys start in index order, and each
 	// pass keeps the order of equal digits
-	radix.Sort(keys, idxBits, bits.Len64(span)+kindBits+idxBits)
+	if len(keys) > radix.MaxKeys {
+		slices.Sort(keys) // in place: the same order
+	} else {
+		radix.Sort(keys, idxBits, bits.Len64(span)+kindBits+idxBits)
+	}
 	mask := uint64(1)<<idxBits - 1
 	for i, k := range keys {
 		order[i] = int32(k & mask)

@@ -8,7 +8,7 @@ import (
 )
 
 // Keys with the index in their low bits come out as slices.Sort orders
-// them, whatever the width, below and above the cut-over to slices.Sort,
+// them, whatever the width, below and above the cut-over from slices.Sort,
 // with many equal high parts.
 func TestSortIsSlicesSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
