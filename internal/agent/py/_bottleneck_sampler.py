@@ -328,7 +328,7 @@ class Sampler(object):
         return i
 
     @staticmethod
-    def stacks():
+    def thread_stacks():
         """Every thread's stack by ident, read as a sample reads it."""
         return dict(read_atomically(stacks_iter()))
 

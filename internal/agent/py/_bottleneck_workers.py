@@ -28,6 +28,9 @@ import sys
 import threading
 import time
 
+# An idle worker's write comes at most this often (see _after_sample).
+_IDLE_WRITE_S = 0.5
+
 _HERE = os.path.dirname(os.path.abspath(__file__))
 WORKERS_DIR = "pyworkers-%s"  # in the run directory, per process tag
 _agentmod = None  # _bottleneck_agent, set by it or loaded on first use
@@ -172,7 +175,6 @@ class Recorder(object):
         # SIGTERM handler in the worker exits at once (_exit): what was
         # written last is what remains
         if self.sampler.samples != self._written and time.perf_counter() - self._last >= self.cfg.get("flush_s", 1.0):
-            self._last = time.perf_counter()
             self.write()
 
     def _after_sample(self):
@@ -182,13 +184,18 @@ class Recorder(object):
         # the stacks read as the sampler reads them, in one call of C code:
         # a walk of f_back in Python gives the GIL away at its switch
         # points, and CPython 3.11 can crash on a frame popped meanwhile
-        stack = self.sampler.stacks().get(self._main, ())
+        stack = self.sampler.thread_stacks().get(self._main, ())
         if any(frame[0].co_filename.endswith(_FETCH) for frame in stack):
             self._idle = 0
             self._dirty = True
         else:
+            # three idle samples in a row, or one when the last write is
+            # _IDLE_WRITE_S old: a program that ends right after its last
+            # batch has its persistent workers terminated two samples
+            # after they went idle (CI), and a worker idling between
+            # batches still writes at most every _IDLE_WRITE_S
             self._idle += 1
-            if self._dirty and self._idle >= 3:
+            if self._dirty and (self._idle >= 3 or time.perf_counter() - self._last >= _IDLE_WRITE_S):
                 self._dirty = False
                 self.write()
 
@@ -198,6 +205,7 @@ class Recorder(object):
             d["worker"] = self.worker
             self.am.atomic_write_json(self.path, d)
             self._written = d["samples"]
+            self._last = time.perf_counter()
 
     def stop(self):
         if self.done:

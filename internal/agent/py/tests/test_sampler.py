@@ -238,6 +238,14 @@ class SamplerTest(unittest.TestCase):
         self.assertGreater(moved_on, 0)
         self.assertEqual(moved, 0)
 
+    def test_thread_stacks_of_a_sampler(self):
+        # what a DataLoader worker reads of its main thread, on the
+        # sampler it runs (whose recorded stacks are another attribute)
+        s = S.Sampler(0.01)
+        s.sample_once()
+        stack = s.thread_stacks().get(threading.get_ident(), ())
+        self.assertIn("test_thread_stacks_of_a_sampler", [frame[0].co_name for frame in stack])
+
     def test_busy_threads_are_read_with_the_stacks(self):
         # a thread that marks itself busy around the agent's work, with a
         # switch interval of 1 us: whenever a snapshot shows it in that
