@@ -249,8 +249,8 @@ class Agent(Window, Evidence):
         # _switch_to_optimizer
         self.step_source_switch = None
         self.step_counts = {"optimizer": 0, "dataloader": 0, "forward": 0}
-        self.first_optimizer = None
-        self._stepped_optimizers = set()  # ids of the optimizers seen stepping
+        self.first_optimizer = None  # _Identity of the optimizer whose steps are the steps
+        self._stepped_optimizers = _IdentitySet()  # the optimizers seen stepping
         self.optimizers = {}  # id -> _optimizer_params, at the first step of each
         self.models = {}  # (class, file, line) -> the outermost modules the program calls, and where
         self._model_calls = 0  # outermost forwards looked at for self.models (the first _MODEL_CALLS)
@@ -807,7 +807,7 @@ class Agent(Window, Evidence):
             if site is not None:  # the program's line that called step()
                 info["step_site"] = site
         if self.step_source is None and self.step_source_req in ("auto", "optimizer"):
-            self.first_optimizer = id(opt)
+            self.first_optimizer = _Identity(opt)
             self._lock("optimizer")
             self.step_start = time.perf_counter()
             return
@@ -817,17 +817,17 @@ class Agent(Window, Evidence):
             with self.own_work():
                 self._switch_to_optimizer(opt)
             return
-        if self.step_source == "optimizer" and id(opt) != self.first_optimizer and not self.in_window \
+        if self.step_source == "optimizer" and not self.first_optimizer.of(opt) and not self.in_window \
                 and self.window_index == 0 and not self.window_steps and self.steps >= 2 \
-                and id(opt) not in self._stepped_optimizers:
+                and not self._stepped_optimizers.has(opt):
             # A second optimizer's first step after the first one stepped 3
             # times or more: the first is an inner loop (a GAN's critic,
             # stepped 5 times per generator step), and an iteration ends
             # with this one. Before the window only, so that it records
             # iterations.
-            self.first_optimizer = id(opt)
-        self._stepped_optimizers.add(id(opt))
-        if self.step_source == "optimizer" and id(opt) == self.first_optimizer:
+            self.first_optimizer = _Identity(opt)
+        self._stepped_optimizers.add(opt)
+        if self.step_source == "optimizer" and self.first_optimizer.of(opt):
             self._step()
 
     def _switch_to_optimizer(self, opt):
@@ -872,8 +872,8 @@ class Agent(Window, Evidence):
         self.step_module, self.step_inputs = None, {"first": None, "last": None}
         self.notes.append("steps: %s, then optimizer.step() calls from step %d on: %s; the window and step "
                           "times are the optimizer's steps" % (old, n, self.step_source_switch["why"]))
-        self.first_optimizer = id(opt)
-        self._stepped_optimizers.add(id(opt))
+        self.first_optimizer = _Identity(opt)
+        self._stepped_optimizers.add(opt)
         missing = list(self.missing)
         if self.compile_called and self._fwd_handles:
             # removing global hooks would recompile the program's compiled
@@ -1405,6 +1405,41 @@ def _has_autograd_history(args, tensor):
 # pairs kept
 _MODEL_CALLS = 64
 _MAX_MODELS = 8
+
+
+class _Identity(object):
+    """Which object, without keeping it alive: id() alone is reused once
+    the object is freed, so a program that makes a new optimizer every
+    iteration had its new optimizers taken for the first one whenever
+    one landed at the freed one's address (and its window recorded on
+    without bound)."""
+    __slots__ = ("_ref",)
+
+    def __init__(self, obj):
+        try:
+            self._ref = weakref.ref(obj)
+        except TypeError:  # no __weakref__ slot: held, one object
+            self._ref = lambda: obj
+
+    def of(self, obj):
+        return self._ref() is obj
+
+
+class _IdentitySet(object):
+    """Objects seen, by identity, without keeping them alive (see
+    _Identity); freed ones are forgotten."""
+
+    def __init__(self):
+        self._by_id = {}
+
+    def has(self, obj):
+        seen = self._by_id.get(id(obj))
+        return seen is not None and seen.of(obj)
+
+    def add(self, obj):
+        if len(self._by_id) >= 64:  # an optimizer per iteration: drop the freed
+            self._by_id = {k: v for k, v in self._by_id.items() if v._ref() is not None}
+        self._by_id[id(obj)] = _Identity(obj)
 
 
 def _program_site(f):

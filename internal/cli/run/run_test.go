@@ -569,10 +569,11 @@ func TestWindowClosesWhenStepsStopComing(t *testing.T) {
 			continue
 		}
 		w := ev.Profiler.Windows[0]
-		// (new optimizers' steps may stop before any step is recorded, or
-		// after a few, as the machine's speed has it: the window then
-		// closes with none or those)
-		if w.ClosedBy != "idle" || w.Partial || c.mode == "eval" && len(w.Steps) == 0 || len(w.Steps) > 0 && w.Steps[len(w.Steps)-1] > 30 {
+		// (with new optimizers, the steps are the first one's: at most its
+		// 3; a new one freed and made again at the same address is not
+		// the first, which CI saw record 30 steps)
+		if w.ClosedBy != "idle" || w.Partial || c.mode == "eval" && len(w.Steps) == 0 ||
+			len(w.Steps) > 0 && w.Steps[len(w.Steps)-1] > 30 || c.mode == "new-optim" && len(w.Steps) > 3 {
 			t.Errorf("%s: window %+v: want one closed by the idle bound before the program ended", c.mode, w)
 		}
 		checkWindowTrace(t, r.dir, w)

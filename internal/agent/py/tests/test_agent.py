@@ -92,6 +92,35 @@ class FilesTest(unittest.TestCase):
         self.assertFalse(A.is_agent_file(__file__))
 
 
+class IdentityTest(unittest.TestCase):
+    class Opt(object):
+        pass
+
+    def test_an_object_at_a_freed_ones_address_is_another(self):
+        first = self.Opt()
+        ident, seen = A._Identity(first), A._IdentitySet()
+        seen.add(first)
+        self.assertTrue(ident.of(first) and seen.has(first))
+        address = id(first)
+        del first
+        # CPython hands the freed block to the next object of the same
+        # size: look for one at the old address
+        reused = [o for o in (self.Opt() for _ in range(100)) if id(o) == address]
+        if not reused:
+            self.skipTest("no object made at the freed address")
+        self.assertFalse(ident.of(reused[0]) or seen.has(reused[0]))
+
+    def test_the_set_forgets_the_freed(self):
+        seen, kept = A._IdentitySet(), []
+        for i in range(200):
+            o = self.Opt()
+            seen.add(o)
+            if i % 50 == 0:
+                kept.append(o)
+        self.assertLess(len(seen._by_id), 70)
+        self.assertTrue(all(seen.has(o) for o in kept))
+
+
 class SyncCaptureTest(unittest.TestCase):
     def make_agent(self, d):
         return A.Agent({"run_dir": d, "python_profiler": "off", "profiler": {"enabled": False}}, "script")
