@@ -121,26 +121,65 @@ func (s *state) replay() {
 	base := whatif.Identity("", "")
 	if s.deviceRecorded() && s.profilerUs > 0 && s.unprofiledUs > 0 {
 		unchanged, _ := m.Replay(base)
-		target := unchanged * s.unprofiledUs / (s.unprofiledUs + s.profilerUs)
-		lo, hi := 0.0, 1.0 // the replayed step grows with the host's scale
-		for range 24 {
-			k := (lo + hi) / 2
+		k := hostShareFor(unchanged*s.unprofiledUs/(s.unprofiledUs+s.profilerUs), func(k float64) float64 {
 			f := whatif.Identity("", "")
 			hostScale(&f, k)
 			f.Host[whatif.Python], f.UnrecordedWaits = 1, s.py == nil // the profiler's cost is per op
-			if step, _ := m.Replay(f); step > target {
-				hi = k
-			} else {
-				lo = k
-			}
-		}
+			step, _ := m.Replay(f)
+			return step
+		})
 		base = whatif.Identity("unprofiled", fmt.Sprintf("the profiler's own cost taken out of the host's work (ops and runtime calls cut to %.0f%%), so that the replayed step is as much shorter as the steps outside the window (median %s against %s)",
-			100*lo, units.Duration(s.unprofiledUs), units.Duration(s.unprofiledUs+s.profilerUs)))
-		hostScale(&base, lo)
+			100*k, units.Duration(s.unprofiledUs), units.Duration(s.unprofiledUs+s.profilerUs)))
+		hostScale(&base, k)
 		base.Host[whatif.Python] = 1
 	}
 	base.UnrecordedWaits = s.py == nil
 	s.d.WhatIf = m.Predict(base, s.replayedFixes(s.py != nil))
+}
+
+// hostShareFor is the scale k in [0, 1] of the host's work at which the
+// replayed step, step(k), is target long; step grows with k and is
+// piecewise linear (a replay), so regula falsi (the Illinois method: a
+// stale end's value halved) finds k in a few replays where bisection
+// took 24, and a step that did not halve the bracket is followed by a
+// bisection, for a flat stretch (the device the limit) beside the root.
+// A target below step(0) gives 0 (the host's work cannot shrink the
+// step enough), one above step(1) gives 1.
+func hostShareFor(target float64, step func(k float64) float64) float64 {
+	lo, hi := 0.0, 1.0
+	flo, fhi := step(0)-target, step(1)-target
+	if flo >= 0 {
+		return 0
+	}
+	if fhi <= 0 {
+		return 1
+	}
+	side, bisect := 0, false
+	for hi-lo > 1e-7 {
+		width, k := hi-lo, (lo+hi)/2
+		if !bisect {
+			k = (lo*fhi - hi*flo) / (fhi - flo)
+		}
+		fk := step(k) - target
+		if math.Abs(fk) <= 1e-9*target {
+			return k
+		}
+		if fk > 0 {
+			hi, fhi = k, fk
+			if side == 1 {
+				flo /= 2
+			}
+			side = 1
+		} else {
+			lo, flo = k, fk
+			if side == -1 {
+				fhi /= 2
+			}
+			side = -1
+		}
+		bisect = !bisect && hi-lo > width/2
+	}
+	return lo
 }
 
 // precisionKeep is the part of their time fp32 matmuls and convolutions on
