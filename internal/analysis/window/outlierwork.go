@@ -108,14 +108,15 @@ func (c *checker) outlierWork() *OutlierWork {
 		if ex <= 0 {
 			continue
 		}
-		wn := WorkName{Name: c.t.Str(name), Us: ex, Annotation: n.annotation}
-		w.RecordedUs += ex
-		if strings.HasPrefix(wn.Name, "autograd::engine::evaluate_function") {
-			w.BackwardUs += ex
-		}
-		all = append(all, wn)
+		all = append(all, WorkName{Name: c.t.Str(name), Us: ex, Annotation: n.annotation})
 	}
 	slices.SortFunc(all, func(a, b WorkName) int { return cmp.Or(cmp.Compare(b.Us, a.Us), strings.Compare(a.Name, b.Name)) })
+	for _, wn := range all { // summed in this order, not the map's: the same report every run
+		w.RecordedUs += wn.Us
+		if strings.HasPrefix(wn.Name, "autograd::engine::evaluate_function") {
+			w.BackwardUs += wn.Us
+		}
+	}
 	w.Top = append(w.Top, all[:min(5, len(all))]...)
 	return w
 }

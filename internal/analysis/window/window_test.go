@@ -3,6 +3,7 @@ package window
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/kineto"
@@ -320,5 +321,40 @@ func TestProfilerOverheadBesideDeviceWork(t *testing.T) {
 				t.Fatalf("overhead %+v, steady %v, want steady %v", r.Overhead, r.SteadyState, c.steady)
 			}
 		})
+	}
+}
+
+// The outliers' work is summed in one order, not a map's: the same
+// figures to the last bit on every analysis of a trace (testdata/diff/ddp/b's
+// recorded_us varied in its last digit from run to run).
+func TestOutlierWorkSumsInOneOrder(t *testing.T) {
+	var s scenario.Trace
+	ts := 0.0
+	for n := 1; n <= 20; n++ {
+		dur := 1000.0
+		if n%5 == 0 {
+			dur = 4000 // every 5th step does 30 more ops' work
+		}
+		s.Step(n, ts, dur)
+		s.Op("aten::mm", ts+1, 500)
+		if n%5 == 0 {
+			for k := range 30 {
+				s.Op("extra"+strconv.Itoa(k), ts+600+float64(k)*100, 0.1+float64(k)*0.37)
+			}
+		}
+		ts += dur
+	}
+	tr, err := kineto.ReadFile(s.Write(t), kineto.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := Check(tr, Options{}).OutlierWork
+	if first == nil || first.RecordedUs <= 0 {
+		t.Fatalf("outlier work %+v: want the extra ops", first)
+	}
+	for range 10 {
+		if w := Check(tr, Options{}).OutlierWork; w.RecordedUs != first.RecordedUs {
+			t.Fatalf("recorded %v, then %v", first.RecordedUs, w.RecordedUs)
+		}
 	}
 }
