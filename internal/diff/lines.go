@@ -305,8 +305,9 @@ func (l LineDelta) Where() string {
 // one run only points at), at least minLinePoints points of the step,
 // the headline interval's half-width of the line's time (the run-to-run
 // noise of the step, in proportion) and, for a line that ran before, the
-// scatter of the other lines' ratios (ratioSpread), and its time per
-// step moved the same way. When the sampler was blocked by collections in a
+// scatter of the other lines' ratios (ratioSpread) and the step's drift
+// within either run of its larger time, and its time per step moved the
+// same way. When the sampler was blocked by collections in a
 // run (blocked), only the lines the gc callbacks timed are compared.
 func lineDeltas(b, n *sideData, h Headline) []LineDelta {
 	tb, tn := b.lines, n.lines
@@ -356,6 +357,17 @@ func lineDeltas(b, n *sideData, h Headline) []LineDelta {
 	factor := machineFactor(ratios, mn/mb)
 	spread := ratioSpread(ratios, factor)
 	biased := tb.blocked() > maxBlocked || tn.blocked() > maxBlocked
+	// a machine whose speed changed within a run (the step's drift, as
+	// the warnings say) changes a line's time by as much between runs,
+	// and not alike for every line: on a 2-core machine at load 5, with
+	// a run's step drifting 76%, the same program's optimizer line took
+	// 2.7x its time in the other run, its matmuls 1.1x
+	drift := 0.0
+	for _, d := range []*sideData{b, n} {
+		for _, pct := range drifting(d.side.Run) {
+			drift = max(drift, abs(pct)/100)
+		}
+	}
 	out := []LineDelta{}
 	for _, p := range pairs {
 		if timed := p.kb == 0 || p.kn == 0; biased && !timed {
@@ -370,6 +382,9 @@ func lineDeltas(b, n *sideData, h Headline) []LineDelta {
 			sigmas = lineSigmasFinding
 		}
 		minUs := max(minLinePoints/100*mb, noise*max(p.ub, p.un), lineSigmas*spread*factor*p.ub)
+		if p.ub > 0 {
+			minUs = max(minUs, drift*max(p.ub, p.un))
+		}
 		se := math.Sqrt(excessVar(p.ub, p.un, factor, mb, mn, p.kb, p.kn))
 		if abs(excess) < minUs || abs(excess) < sigmas*se || (excess > 0) != (d.DeltaUs > 0) || d.DeltaUs == 0 {
 			continue

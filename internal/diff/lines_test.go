@@ -4,9 +4,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
 	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/runreport"
 )
 
 // lineSide is a run of 100 steps of stepMs whose lines took the given
@@ -142,6 +144,39 @@ func TestLineDeltas(t *testing.T) {
 	uneven := lineSideN(1000, 24.7, map[int]float64{10: 11.2, 11: 11.55}, nil)
 	if got := lineDeltas(long, uneven, headlineOf(long, uneven)); len(got) != 0 {
 		t.Errorf("uneven load named lines: %+v", got)
+	}
+
+	// The same program twice, the machine's load changing within the
+	// base run (its step drifted 76%): the optimizer's line took 2.7x its
+	// time in the other run, the matmuls 1.1x (CI, 2 cores at load 5).
+	// The drift says the machine can do that to a line: not named; a
+	// line added, or grown 5x, still is.
+	drifted := func(d *sideData, pct float64) *sideData {
+		d.side.Run = &runreport.Report{Processes: []runreport.ProcessReport{{Tag: "rank0", StepSeries: &steptimes.Summary{DriftPct: pct}}}}
+		return d
+	}
+	b := drifted(lineSideN(200, 54, map[int]float64{10: 8.6, 11: 1.5, 42: 0.33}, nil), 76)
+	same := lineSideN(200, 57, map[int]float64{10: 9.1, 11: 1.55, 42: 0.9}, nil)
+	if got := lineDeltas(b, same, headlineOf(b, same)); len(got) != 0 {
+		t.Errorf("a drifting machine named lines: %+v", got)
+	}
+	b.side.Run = nil
+	if got := lineDeltas(b, same, headlineOf(b, same)); len(got) != 1 || got[0].Line != 42 {
+		t.Errorf("without the drift, the line's 2.7x is the code's: %+v", got)
+	}
+	drifted(b, 76)
+	for _, c := range []struct {
+		line   int
+		stepMs float64
+		lines  map[int]float64
+	}{
+		{12, 84, map[int]float64{10: 8.6, 11: 1.5, 42: 0.33, 12: 6}}, // added: 30 ms a step
+		{42, 61, map[int]float64{10: 8.6, 11: 1.5, 42: 1.64}},        // grown 5x
+	} {
+		n := lineSideN(200, c.stepMs, c.lines, nil)
+		if got := lineDeltas(b, n, headlineOf(b, n)); len(got) != 1 || got[0].Line != c.line {
+			t.Errorf("line %d on a drifting machine: %+v", c.line, got)
+		}
 	}
 
 	// Traces (no line times) and a run without steps name nothing.
