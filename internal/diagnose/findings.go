@@ -1202,11 +1202,17 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 	case rnn/total >= dominant:
 		// the time steps run one after another inside oneDNN's RNN
 		// primitive; torch.compile leaves nn.LSTM as it is (a 2-layer
-		// LSTM, 256 hidden, 32 x 100 steps, on this AMX CPU: 105 ms a
+		// LSTM, 256 hidden, 32 x 100 steps, on an AMX CPU: 105 ms a
 		// step, 46 ms under bf16 autocast, 80 ms compiled; a batch twice
-		// as wide took twice as long, so no per-sample gain there)
-		return thenDo(orTry(orTry(fmt.Sprintf("recurrent layers (LSTM/GRU/RNN) take %.0f%% of the native time and already run as oneDNN's fused RNN, one time step after another: shorter sequences (truncated backpropagation through time)", pct(rnn/total)),
-				s.bf16Advice()), "an accelerator (cuDNN's RNN)"), others(rnn)),
+		// as wide took twice as long, so no per-sample gain there). Nor
+		// do shorter sequences gain: they do less work a step at a
+		// higher cost per token (pytorch/examples' word language model,
+		// 2-layer LSTM of 200, batch 20, on an AVX512-BF16 CPU: 112 us a
+		// token at 35 steps, 161 at 10; batch 80: 124; bf16 autocast
+		// 0.93x-1.45x the speed, by shape)
+		return thenDo(orTry(fmt.Sprintf("recurrent layers (LSTM/GRU/RNN) take %.0f%% of the native time and already run as oneDNN's fused RNN, one time step after another, "+
+				"where a wider batch or shorter sequences do not lower the time per sample: an accelerator runs them as cuDNN's RNN", pct(rnn/total)),
+				s.bf16Advice()), others(rnn)),
 			[]Evidence{{"recurrent ops' share of native op time", pct(rnn / total), "%", "ops"}}, dropout, total
 	case random/total >= dominant:
 		// synthetic inputs or noise drawn every step: a CPU draws random
