@@ -49,6 +49,11 @@ class Evidence(object):
             torch_missing.append({"what": "torch.profiler trace",
                                   "why": "the program did not import torch" if "torch" not in sys.modules
                                   else "torch import did not complete"})
+        elif self.step_source is None and self.pcfg.get("enabled", True) and final \
+                and not any(self.step_counts.values()) and self._ended_early():
+            torch_missing.append({"what": "torch.profiler trace",
+                                  "why": "the program %s before its first step: no optimizer.step(), DataLoader "
+                                         "batch or nn.Module forward ran" % self._ended_early()})
         elif self.step_source is None and self.pcfg.get("enabled", True):
             torch_missing.append({
                 "what": "torch.profiler trace",
@@ -153,6 +158,19 @@ class Evidence(object):
             "notes": self.notes,
             "changes": self.changes.evidence() if getattr(self, "changes", None) is not None else [],
         }
+
+    def _ended_early(self):
+        """How the program ended when it failed ("raised ValueError",
+        "exited with status 2", ...); "" when it ended as usual."""
+        e = self.exit or {}
+        reason = e.get("reason")
+        if reason == "exception":
+            return "raised %s" % str(e.get("exception") or "an exception").split(":", 1)[0]
+        if reason == "exit" and e.get("code") not in (0, None):
+            return "exited with status %s" % e.get("code")
+        if reason in ("interrupted", "terminated"):
+            return "was %s (%s)" % (reason, e.get("signal"))
+        return ""
 
     def _counts_text(self):
         c = self.step_counts

@@ -1665,3 +1665,27 @@ func TestRepro(t *testing.T) {
 		t.Errorf("report.html's data does not name %s", filepath.Base(scripts[0]))
 	}
 }
+
+// A program that fails before its first step (a checkpoint torch.load
+// refuses, at start-up): the report says so, not "no step was detected
+// ... see --step-source"; one that ends as usual without steps still
+// gets the step-source hint.
+func TestFailsBeforeItsFirstStep(t *testing.T) {
+	py := torchPython(t)
+	dir := t.TempDir()
+	for _, c := range []struct{ name, code, why string }{
+		{"raises", "import torch\nraise ValueError('no data')\n", "the program raised ValueError before its first step"},
+		{"exits", "import sys, torch\nsys.exit(3)\n", "the program exited with status 3 before its first step"},
+		{"ends", "import torch\nprint(torch.ones(2).sum().item())\n", "no step was detected"},
+	} {
+		prog := filepath.Join(dir, c.name+".py")
+		if err := os.WriteFile(prog, []byte(c.code), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := bn(t, runOpts{}, "--python", py, prog)
+		ev := loadEvidence(t, r.dir, "rank0")
+		if len(ev.Missing) == 0 || !strings.Contains(ev.Missing[0].Why, c.why) {
+			t.Errorf("%s: exit %d, missing %+v: want %q", c.name, r.code, ev.Missing, c.why)
+		}
+	}
+}
