@@ -286,6 +286,8 @@ class Agent(Window, Evidence):
         self._own = threading.local()  # .depth: this thread does the agent's own work (_OwnWork)
         self._grad_forwards = False  # a forward ran with autograd on (see _GRAD_LOCK_THRESHOLD)
         self._optimizer_made = False  # a torch.optim.Optimizer was constructed (_UNSTEPPED_OPTIMIZER_WAIT_S)
+        self._optimizer_step_begun = False  # an optimizer.step() entered and not returned (_forwards_to_lock)
+        self.optimizer_pre_hook = None
         self._first_forward_t = None
         self.progress_path = None
         self._progress_phase, self._progress_at = None, 0.0
@@ -510,6 +512,17 @@ class Agent(Window, Evidence):
         self.optimizer_hook = register_optimizer_step_post_hook(self._on_optimizer_step)
         if self.step_source_req == "auto":
             self._watch_optimizer_init(torch)
+            try:
+                from torch.optim.optimizer import register_optimizer_step_pre_hook
+                self.optimizer_pre_hook = register_optimizer_step_pre_hook(self._on_optimizer_step_begin)
+            except ImportError:
+                pass
+
+    def _on_optimizer_step_begin(self, opt, args, kwargs):
+        # an optimizer.step(closure) in progress: the closure's forwards are
+        # inside one step (see _forwards_to_lock); the post hook ends it
+        if os.getpid() == self.pid:
+            self._optimizer_step_begun = True
 
     def _watch_optimizer_init(self, torch):
         """Notes that the program made an optimizer (every torch.optim class
@@ -797,6 +810,7 @@ class Agent(Window, Evidence):
     def _on_optimizer_step(self, opt, args, kwargs):
         if os.getpid() != self.pid:
             return
+        self._optimizer_step_begun = False
         self.step_counts["optimizer"] += 1
         if self.in_window:
             self.check_window_bounds()  # another optimizer's steps: not this window's
@@ -1065,6 +1079,12 @@ class Agent(Window, Evidence):
             return _LOCK_THRESHOLD
         if self._optimizer_made and waited < _UNSTEPPED_OPTIMIZER_WAIT_S:
             return float("inf")  # a training program: its first optimizer.step() is coming
+        if self._optimizer_step_begun:
+            # inside optimizer.step(closure): LBFGS calls the model up to
+            # max_iter times in one step (pytorch/examples'
+            # time_sequence_prediction: 20 forwards of a 999-step LSTMCell
+            # loop, minutes before the step returns); they are one step
+            return float("inf")
         if not self._grad_forwards:
             return _LOCK_THRESHOLD
         if n < _GRAD_LOCK_THRESHOLD and waited >= _NO_BACKWARD_LOCK_S \

@@ -71,10 +71,11 @@ def _undo_hooks(agent):
     agent._remove_forward_hooks()
     if agent.frameworks is not None:
         agent.frameworks.uninstall()
-    h = getattr(agent, "optimizer_hook", None)
-    if h is not None:
-        h.remove()
-        agent.optimizer_hook = None
+    for name in ("optimizer_hook", "optimizer_pre_hook"):
+        h = getattr(agent, name, None)
+        if h is not None:
+            h.remove()
+            setattr(agent, name, None)
     dl = sys.modules.get("torch.utils.data.dataloader")
     cls = getattr(dl, "_BaseDataLoaderIter", None)
     nxt = getattr(cls, "__next__", None) if cls is not None else None

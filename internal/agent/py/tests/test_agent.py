@@ -121,6 +121,21 @@ class IdentityTest(unittest.TestCase):
         self.assertTrue(all(seen.has(o) for o in kept))
 
 
+class ForwardLockTest(unittest.TestCase):
+    def test_forwards_inside_an_optimizer_step_do_not_lock(self):
+        # LBFGS's step(closure) calls the model many times before it
+        # returns: those forwards are inside one step, however long it takes
+        a = A.Agent({"run_dir": tempfile.mkdtemp()}, "script")
+        a.step_counts["forward"] = 100
+        a._first_forward_t = time.perf_counter() - 2 * A._UNSTEPPED_OPTIMIZER_WAIT_S
+        a._optimizer_made = True
+        self.assertNotEqual(a._forwards_to_lock(), float("inf"))  # the wait is over: forwards may lock
+        a._on_optimizer_step_begin(None, (), {})
+        self.assertEqual(a._forwards_to_lock(), float("inf"))
+        a._optimizer_step_begun = False  # what the post hook does first
+        self.assertNotEqual(a._forwards_to_lock(), float("inf"))
+
+
 class SyncCaptureTest(unittest.TestCase):
     def make_agent(self, d):
         return A.Agent({"run_dir": d, "python_profiler": "off", "profiler": {"enabled": False}}, "script")

@@ -279,7 +279,8 @@ if os.environ.get("FAKE_CUDA"):  # a program that uses CUDA, for emit_nvtx (it s
     torch.cuda.is_initialized = lambda: True
     torch.cuda.synchronize = lambda *a, **k: None
 agent = sys._bottleneck_agent.get_agent()
-hooks = len(sys.modules["torch.optim.optimizer"]._global_optimizer_pre_hooks)
+# the optimizer pre hooks of NVTX's ranges (the agent's own step detection has one)
+hooks = len(sys.modules["torch.optim.optimizer"]._global_optimizer_pre_hooks) - (agent.optimizer_pre_hook is not None)
 wrapped = getattr(torch.autograd.backward, "_bottleneck_nvtx", False)
 from torch.nn.modules import module as nn_module
 atexit.register(lambda: json.dump({"calls": calls, "nvtx": agent.nvtx is not None, "pre_hooks": hooks,
