@@ -66,9 +66,12 @@ class Evidence(object):
             torch_missing.append({
                 "what": "torch.profiler trace",
                 "why": "the program ended after %d %s steps, before the window (skip-first %d + wait %d + warmup %d) "
-                       "reached its first active step" % (
+                       "reached its first active step%s" % (
                            self.steps, self.step_source, int(self.pcfg.get("skip_first", 5)),
-                           int(self.pcfg.get("wait", 0)), int(self.pcfg.get("warmup", 2)))})
+                           int(self.pcfg.get("wait", 0)), int(self.pcfg.get("warmup", 2)),
+                           # the first step holds start-up: skip it, warm up on the next
+                           ": bottleneck run --skip-first 1 --warmup 1 --active %d ... records its steps after the second"
+                           % (self.steps - 2) if self.steps >= 3 else "")})
         sync_missing = []
         if self.sync_state == "no-cuda" and self.torch is not None and self.cfg.get("sync_debug", True) \
                 and safe(lambda: self.torch.cuda.is_initialized(), False):

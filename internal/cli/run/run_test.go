@@ -1669,7 +1669,8 @@ func TestRepro(t *testing.T) {
 // A program that fails before its first step (a checkpoint torch.load
 // refuses, at start-up): the report says so, not "no step was detected
 // ... see --step-source"; one that ends as usual without steps still
-// gets the step-source hint.
+// gets the step-source hint, and one with fewer steps than the window
+// skips the flags that record them.
 func TestFailsBeforeItsFirstStep(t *testing.T) {
 	py := torchPython(t)
 	dir := t.TempDir()
@@ -1677,6 +1678,10 @@ func TestFailsBeforeItsFirstStep(t *testing.T) {
 		{"raises", "import torch\nraise ValueError('no data')\n", "the program raised ValueError before its first step"},
 		{"exits", "import sys, torch\nsys.exit(3)\n", "the program exited with status 3 before its first step"},
 		{"ends", "import torch\nprint(torch.ones(2).sum().item())\n", "no step was detected"},
+		// six optimizer steps (five timed: the first starts the count), fewer
+		// than the default window's skip-first 5 + warmup 2: the flags that record them
+		{"few", "import torch\nm = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\nfor _ in range(6):\n    m(torch.ones(2)).sum().backward()\n    opt.step()\n",
+			"the program ended after 5 optimizer steps, before the window (skip-first 5 + wait 0 + warmup 2) reached its first active step: bottleneck run --skip-first 1 --warmup 1 --active 3"},
 	} {
 		prog := filepath.Join(dir, c.name+".py")
 		if err := os.WriteFile(prog, []byte(c.code), 0o644); err != nil {
