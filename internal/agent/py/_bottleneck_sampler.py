@@ -80,6 +80,14 @@ def read_atomically(*iterables):
     so the program never sees its setting changed."""
     was, back = tee(starmap(gc.isenabled, _NO_ARGS))
     out = list(chain(was, starmap(gc.disable, _NO_ARGS), *iterables, map(_CALL, map(_GC_RESTORE, back))))
+    # The walk read this thread's stack too, and stacks_iter's tee still
+    # holds its top frame, this call's: this frame's locals held the tee
+    # and the tee this frame, a cycle only the collector freed, with the
+    # frames below and the whole read (about 100 objects a sample: 18%
+    # more collections of the youngest generation, and in a 40 s run one
+    # more full collection, 0.2-0.5 s on a busy machine). Dropped here,
+    # they are freed at once.
+    del iterables, was, back
     return out[2:-1]
 
 
