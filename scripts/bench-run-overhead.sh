@@ -149,7 +149,8 @@ for i in range(1, pairs + 1):
     }
     nsamples, sampling_s = sampler_cost(i)
     row["samples"], row["sample_us"] = nsamples, sampling_s / max(nsamples, 1) * 1e6
-    # the agent's threads: bn's other threads less plain's (torch's own)
+    # the agent's threads: bn's other threads less plain's (torch's own;
+    # meaningful with --threads 1 only, torch's intra-op pool varies more)
     row["agent_cpu_per_sample_us"] = (row["other_cpu"] - row["plain_other_cpu"]) / max(nsamples, 1) * 1e6
     rows.append(row)
     print("pair %d (%s first, load %s): wall plain %.2fs, bn %.2fs: whole %.3fx; median step outside the window "
@@ -179,8 +180,9 @@ print("  Python process CPU time:        %s; process tree (bottleneck included) 
 print("  bn: main thread %.2f s CPU (plain %.2f s), the other threads %.2f s (plain %.2f s); gc pauses %.3f s (plain %.3f s)"
       % (med("main_cpu"), med("plain_main_cpu"), med("other_cpu"), med("plain_other_cpu"), med("gc_pause", 1), med("gc_pause", 0)))
 if any(r["samples"] for r in rows):
-    print("  sampler: %.0f us a sample by its own timing, %.0f us of CPU a sample in the other threads over plain's (medians)"
-          % (med("sample_us"), med("agent_cpu_per_sample_us")))
+    print("  sampler: %.0f us a sample by its own timing%s" % (med("sample_us"), (
+        ", %.0f us of CPU a sample in the other threads over plain's (medians)" % med("agent_cpu_per_sample_us"))
+        if "--threads" in prog and prog[prog.index("--threads") + 1] == "1" else ""))
 print("  CPU outside the program's code (bottleneck's Go side and report, the agent's last writes) over plain's: %+.2f s (median)"
       % med("end_cpu"))
 PYEOF
