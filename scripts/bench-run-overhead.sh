@@ -156,14 +156,15 @@ for i in range(1, pairs + 1):
     print("pair %d (%s first, load %s): wall plain %.2fs, bn %.2fs: whole %.3fx; median step outside the window "
           "%.3fx (%.3f / %.3f ms, %d steps; window %d steps); Python CPU %.2f / %.2f s (%.3fx), process tree %.3fx; "
           "bn main thread %.2f s (plain %.2f s), other threads %.2f s (plain %.2f s); main thread's run-queue wait "
-          "%.2f / %.2f s; gc collections %s / %s, pauses %.3f / %.3f s; sampler %d samples, %.0f us each (its own "
-          "timing), other threads' CPU over plain's %.0f us a sample; CPU outside the program's code "
+          "%.2f / %.2f s; gc collections %s / %s, pauses %.3f / %.3f s; %sCPU outside the program's code "
           "(bottleneck's Go side and report, the agent's last writes) over plain's %+.2f s"
           % (i, order[0], loadavg(), p["wall"], b["wall"], row["whole"], row["step"], medstep(p["steps"]) * 1e3,
              medstep(b["steps"]) * 1e3, len(keep), nwin, p["m"]["cpu_s"], b["m"]["cpu_s"], row["cpu"], row["tree_cpu"],
              row["main_cpu"], row["plain_main_cpu"], row["other_cpu"], row["plain_other_cpu"], row["plain_main_wait"],
-             row["main_wait"], row["gc"][0], row["gc"][1], row["gc_pause"][0], row["gc_pause"][1], row["samples"],
-             row["sample_us"], row["agent_cpu_per_sample_us"], row["end_cpu"]))
+             row["main_wait"], row["gc"][0], row["gc"][1], row["gc_pause"][0], row["gc_pause"][1],
+             "sampler %d samples, %.0f us each (its own timing), other threads' CPU over plain's %.0f us a sample; "
+             % (row["samples"], row["sample_us"], row["agent_cpu_per_sample_us"]) if row["samples"] else "",
+             row["end_cpu"]))
 
 def spread(key):
     v = [r[key] for r in rows]
