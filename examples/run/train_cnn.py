@@ -31,7 +31,10 @@ def main():
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--log", default="", help="write one line per step: step start_unix duration_s")
     ap.add_argument("--sync-every-step", action="store_true", help="call loss.item() every step")
+    ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads(N) (0: torch's default)")
     args = ap.parse_args()
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     dev = torch.device(args.device)
     model = Net().to(dev)

@@ -61,6 +61,81 @@ class SamplerTest(unittest.TestCase):
             self.assertNotIn(f["file"], S.AGENT_FILES)
         json.dumps(d)
 
+    def test_frames_table_has_one_row_per_frame(self):
+        # The frame cache is keyed by the code object's id: equal code
+        # objects (the same text compiled twice) share rows, code from
+        # another file gets its own, and a freed code object's id, reused
+        # by a new one, never names the old one's rows.
+        src = "def spin(stop, ready):\n    ready.set()\n    while not stop.is_set():\n        sum(range(50))\n"
+
+        def spinner(path):
+            ns = {}
+            exec(compile(src, path, "exec"), ns)
+            return ns["spin"]
+
+        def sample_threads(fns, prefix, n=20):
+            stop, ready = threading.Event(), [threading.Event() for _ in fns]
+            ts = [threading.Thread(target=fn, args=(stop, r), name="%s-%d" % (prefix, i))
+                  for i, (fn, r) in enumerate(zip(fns, ready))]
+            for t in ts:
+                t.start()
+            try:
+                for r in ready:
+                    self.assertTrue(r.wait(60))
+                for _ in range(n):
+                    s.sample_once()
+            finally:
+                stop.set()
+                for t in ts:
+                    t.join()
+
+        s = S.Sampler(0.001)
+        sample_threads([spinner("/nonexistent/a.py"), spinner("/nonexistent/b.py"), spinner("/nonexistent/a.py")], "spin")
+        import gc
+        gc.collect()  # the spinners' code objects are freed: their ids can come back
+        for _ in range(3):
+            sample_threads([spinner("/nonexistent/c.py")], "later", n=5)
+        d = s.to_json()
+        rows = [tuple(f[k] for k in sorted(f)) for f in d["frames"]]
+        self.assertEqual(len(rows), len(set(rows)), d["frames"])
+        spin_files = {}
+        for st in d["stacks"]:
+            name = d["threads"][st["thread"]]["name"]
+            for i in st["frames"]:
+                f = d["frames"][i]
+                if f["func"] == "spin":
+                    spin_files.setdefault(name, set()).add(f["file"])
+                    self.assertEqual(f["fline"], 1)
+        self.assertEqual(spin_files.get("spin-1"), {"/nonexistent/b.py"})
+        self.assertEqual(spin_files.get("spin-0"), {"/nonexistent/a.py"})
+        self.assertEqual(spin_files.get("later-0"), {"/nonexistent/c.py"})
+        a_rows = {i for i, f in enumerate(d["frames"]) if f["file"] == "/nonexistent/a.py"}
+        th = {t["name"]: i for i, t in enumerate(d["threads"])}
+        used = lambda name: {i for st in d["stacks"] if st["thread"] == th.get(name) for i in st["frames"]} & a_rows
+        self.assertTrue(used("spin-0") and used("spin-2"))
+        self.assertTrue(used("spin-0") & used("spin-2"), "equal code objects share their frames' rows")
+
+    def test_sampling_leaves_no_garbage_cycles(self):
+        # The walk reads the sampling thread's own stack: a read that kept
+        # its iterators in its frame's locals left each sample's frames,
+        # iterators and stacks (~100 objects) to the collector.
+        import gc
+        s = S.Sampler(0.001)
+        gc.collect()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            for _ in range(20):
+                s.sample_once()
+            s.thread_stacks()
+            gc.collect()
+            ours = [o for o in gc.garbage
+                    if type(o).__name__ in ("_tee", "frame") and
+                    (type(o).__name__ == "_tee" or o.f_code.co_filename in S.AGENT_FILES)]
+        finally:
+            gc.set_debug(0)
+            del gc.garbage[:]
+        self.assertEqual(ours, [])
+
     def test_samples_after_the_windows_last_step_can_leave_it(self):
         s = S.Sampler(0.001)
         s.set_window(True)
