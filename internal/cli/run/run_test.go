@@ -1120,7 +1120,9 @@ func TestVerify(t *testing.T) {
 	if m := regexp.MustCompile(`try: the program exited with status (1[2-5][0-9])\b`).FindStringSubmatch(r.stderr); m != nil {
 		log, _ := os.ReadFile(r.dir + "-tried-1.log")
 		t.Logf("the tried run's output:\n%s", log[max(0, len(log)-4000):])
-		t.Skipf("premise absent: the tried run died of a signal (status %s)", m[1])
+		// its last lines in the reason too: CI prints a skip's reason only
+		lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+		t.Skipf("premise absent: the tried run died of a signal (status %s): %q", m[1], lines[max(0, len(lines)-3):])
 	}
 	for _, want := range []string{"verifying input.loader: one more run with num_workers=", " (tried): ", "predicted by the first run (input.loader", "slow_dataset.py:33: num_workers 0 -> "} {
 		if !strings.Contains(r.stderr, want) {
