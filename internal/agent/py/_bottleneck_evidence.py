@@ -45,15 +45,16 @@ class Evidence(object):
 
     def evidence(self, final):
         torch_missing = []
+        failed = self._ended_early() if final else ""
         if self.torch is None:
             torch_missing.append({"what": "torch.profiler trace",
                                   "why": "the program did not import torch" if "torch" not in sys.modules
                                   else "torch import did not complete"})
-        elif self.step_source is None and self.pcfg.get("enabled", True) and final \
-                and not any(self.step_counts.values()) and self._ended_early():
+        elif self.step_source is None and self.pcfg.get("enabled", True) and failed \
+                and not any(self.step_counts.values()):
             torch_missing.append({"what": "torch.profiler trace",
                                   "why": "the program %s before its first step: no optimizer.step(), DataLoader "
-                                         "batch or nn.Module forward ran" % self._ended_early()})
+                                         "batch or nn.Module forward ran" % failed})
         elif self.step_source is None and self.pcfg.get("enabled", True):
             torch_missing.append({
                 "what": "torch.profiler trace",
@@ -70,8 +71,8 @@ class Evidence(object):
                            self.steps, self.step_source, int(self.pcfg.get("skip_first", 5)),
                            int(self.pcfg.get("wait", 0)), int(self.pcfg.get("warmup", 2)),
                            # the first step holds start-up: skip it, warm up on the next
-                           ": bottleneck run --skip-first 1 --warmup 1 --active %d ... records its steps after the second"
-                           % (self.steps - 2) if self.steps >= 3 else "")})
+                           ": bottleneck run --skip-first 1 --warmup 1 --active %d ... records steps 3-%d"
+                           % (self.steps - 2, self.steps) if self.steps >= 3 else "")})
         sync_missing = []
         if self.sync_state == "no-cuda" and self.torch is not None and self.cfg.get("sync_debug", True) \
                 and safe(lambda: self.torch.cuda.is_initialized(), False):
