@@ -15,12 +15,22 @@
 #   per-launch-args  every kernel launch with its own grid and occupancy
 #   tiny-events      mostly one-line Python frames (many events per MB)
 #   distinct-names   every CPU op with a name of its own
-#   short-steps      thousands of short steps (one per ~256 KB)
+#   short-steps      thousands of short steps (one per ~100 KB)
 #   compact          the default shape on one line, no whitespace
 #   indent           the default shape as json.dump(indent=2) writes it
-# Targets: from 100 MB on, >= 10x json.load and peak RSS <= 0.5x the file;
-# below, peak RSS <= 1x; and no shape above 2x the time per byte of the
-# fastest.
+# and real traces of testdata grown to SIZE by bottleneck-gentrace
+# -replicate (copies with shifted times, ids and step numbers: shapes the
+# generator did not invent):
+#   real-ddp         DDP ResNet on V100s, HTA's ns_resolution_trace (15 MB)
+#   real-nccl        NCCL-heavy, CPU-bound, HTA's nccl_parser_config (10 MB)
+#   real-qwen        Qwen inference with stacks and memory, TraceLens (9 MB)
+#   real-gpt         GPT training on an H200, written by `bottleneck run` (13 MB)
+#   real-loader      a data-loader-bound example on an H100, `bottleneck run`'s (5 MB)
+#   real-cpu         CPU only, HTA's rank_non_gpu (1 MB)
+# Targets (issue 35): from 100 MB on, >= 10x json.load's wall time, >= 5x
+# its CPU time, and peak RSS <= 0.5x the file; below, peak RSS <= 1x; and
+# no shape above 2x the time per byte of the fastest. 1 GB of any shape
+# should take <= 3 s on a quiet machine: the load average is printed.
 #
 # Usage:
 #   scripts/bench-analyze.sh [--python | --no-python] [--runs N] [--size SIZE]
@@ -46,7 +56,7 @@ set -euo pipefail
 SIZE=${SIZE:-}
 SEED=${SEED:-1}
 CORPUS=0
-SHAPES="default per-launch-args tiny-events distinct-names short-steps compact indent"
+SHAPES="default per-launch-args tiny-events distinct-names short-steps compact indent real-ddp real-nccl real-qwen real-gpt real-loader real-cpu"
 BENCH_DIR=${BENCH_DIR:-/tmp/bottleneck-bench}
 RUNS=${RUNS:-1}
 PYTHON=${PYTHON:-auto}
@@ -125,9 +135,10 @@ GZ_BYTES=$(stat -c %s "$GZ")
 fi
 
 # ---- the timer ----------------------------------------------------------------
-# Each measurement writes "WALL_SECONDS MAXRSS_KB" as the last line of a file.
+# Each measurement writes "WALL_SECONDS MAXRSS_KB CPU_SECONDS" (user + system)
+# as the last line of a file.
 if [ "$TIMER" = auto ]; then
-	if [ -x /usr/bin/time ] && /usr/bin/time -f '%e %M' true >/dev/null 2>&1; then TIMER=time; else TIMER=go; fi
+	if [ -x /usr/bin/time ] && /usr/bin/time -f '%e %M %U %S' true >/dev/null 2>&1; then TIMER=time; else TIMER=go; fi
 fi
 if [ "$TIMER" = go ]; then
 	# Install-free fallback: wall clock and the child's peak RSS from wait4(2).
@@ -139,8 +150,8 @@ module rusage
 go 1.21
 EOF
 	cat >"$src/main.go" <<'EOF'
-// rusage -o FILE CMD ARGS...: runs CMD, writes "WALL_S MAXRSS_KB" to FILE and
-// exits with CMD's status.
+// rusage -o FILE CMD ARGS...: runs CMD, writes "WALL_S MAXRSS_KB CPU_S" to
+// FILE and exits with CMD's status.
 package main
 
 import (
@@ -174,14 +185,15 @@ func main() {
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		rss = int64(ru.Maxrss) // KB on Linux
 	}
-	os.WriteFile(os.Args[2], []byte(fmt.Sprintf("%.2f %d\n", wall, rss)), 0o644)
+	cpu := (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
+	os.WriteFile(os.Args[2], []byte(fmt.Sprintf("%.2f %d %.2f 0\n", wall, rss, cpu)), 0o644)
 	os.Exit(code)
 }
 EOF
 	(cd "$src" && GOFLAGS= go build -o "$BENCH_DIR/bin/rusage" .) || die "cannot build the Go timing helper"
-	TIMER_DESC="Go helper (wall clock + wait4 ru_maxrss)"
+	TIMER_DESC="Go helper (wall clock + wait4 ru_maxrss, user + system time)"
 elif [ "$TIMER" = time ]; then
-	TIMER_DESC="/usr/bin/time -f '%e %M'"
+	TIMER_DESC="/usr/bin/time -f '%e %M %U %S'"
 else
 	die "bad TIMER $TIMER (auto, time, go)"
 fi
@@ -190,26 +202,29 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 # measure NAME CMD...: runs CMD RUNS times (stdout discarded); sets M_WALL
-# (fastest run, s), M_RSS (peak RSS of all runs, KB), M_RC (last exit status).
+# (fastest run, s), M_CPU (least CPU time of the runs, s), M_RSS (peak RSS
+# of all runs, KB), M_RC (last exit status).
 measure() {
 	local name=$1; shift
-	M_WALL= M_RSS=0 M_RC=0
-	local i line w r
+	M_WALL= M_CPU= M_RSS=0 M_RC=0
+	local i line w r u sy c
 	for ((i = 1; i <= RUNS; i++)); do
 		set +e
 		if [ "$TIMER" = time ]; then
-			/usr/bin/time -f '%e %M' -o "$TMP/t" "$@" >/dev/null 2>"$TMP/err"
+			/usr/bin/time -f '%e %M %U %S' -o "$TMP/t" "$@" >/dev/null 2>"$TMP/err"
 		else
 			"$BENCH_DIR/bin/rusage" -o "$TMP/t" "$@" >/dev/null 2>"$TMP/err"
 		fi
 		M_RC=$?
 		set -e
 		line=$(tail -n 1 "$TMP/t" 2>/dev/null || true)
-		read -r w r <<<"$line" || true
+		read -r w r u sy <<<"$line" || true
 		if [ -z "${w:-}" ] || [ -z "${r:-}" ]; then
 			log "$name: no timing (exit $M_RC)"; M_WALL=; return
 		fi
+		c=$(awk -v u="${u:-0}" -v s="${sy:-0}" 'BEGIN { printf "%.2f", u + s }')
 		if [ -z "$M_WALL" ] || awk -v a="$w" -v b="$M_WALL" 'BEGIN { exit !(a < b) }'; then M_WALL=$w; fi
+		if [ -z "$M_CPU" ] || awk -v a="$c" -v b="$M_CPU" 'BEGIN { exit !(a < b) }'; then M_CPU=$c; fi
 		[ "$r" -gt "$M_RSS" ] && M_RSS=$r
 		if [ "$M_RC" -ne 0 ] && [ "$M_RC" -ne 3 ]; then
 			log "$name exited $M_RC:"; tail -n 5 "$TMP/err" | sed 's/^/    /' >&2
@@ -225,9 +240,15 @@ shape_flags() { # shape -> generator flags
 	per-launch-args) echo "-per-launch-args" ;;
 	tiny-events) echo "-tiny-events" ;;
 	distinct-names) echo "-distinct-names" ;;
-	short-steps) echo "-steps $((TARGET / (256 << 10)))" ;;
+	short-steps) echo "-steps $((TARGET / (100 << 10)))" ;;
 	compact) echo "-layout compact" ;;
 	indent) echo "-layout indent" ;;
+	real-ddp) echo "-replicate testdata/traces/hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz" ;;
+	real-nccl) echo "-replicate testdata/traces/hta/nccl_parser_config/nccl_data.json.gz" ;;
+	real-qwen) echo "-replicate testdata/traces/tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz" ;;
+	real-gpt) echo "-replicate testdata/rundir/h200/gpt_tf32/trace-rank0.pt.trace.json.gz" ;;
+	real-loader) echo "-replicate testdata/rundir/h100/loader_gpu/trace-rank0.pt.trace.json.gz" ;;
+	real-cpu) echo "-replicate testdata/traces/hta/rank_non_gpu/rank_non_gpu.json.gz" ;;
 	*) return 1 ;;
 	esac
 }
@@ -235,11 +256,11 @@ if [ $CORPUS = 1 ]; then
 	py=1
 	if [ "$PYTHON" = 0 ] || { [ "$PYTHON" = auto ] && [ "$TARGET" -gt $((300 << 20)) ]; }; then py=0; fi
 	command -v python3 >/dev/null || py=0
-	echo "bench-analyze --corpus: $SIZE per shape, seed $SEED, $(nproc 2>/dev/null || echo '?') CPUs, $(go version | awk '{print $3}'), timer: $TIMER_DESC, best of $RUNS run(s)"
-	echo "  each shape: json.load, then bottleneck analyze, of the same file back to back; ratio = json.load wall / bottleneck wall"
+	echo "bench-analyze --corpus: $SIZE per shape, seed $SEED, $(nproc 2>/dev/null || echo '?') CPUs, $(go version | awk '{print $3}'), timer: $TIMER_DESC, best of $RUNS run(s); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "  each shape: json.load, then bottleneck analyze, of the same file back to back; ratio = json.load wall / bottleneck wall, cpu = json.load CPU / bottleneck CPU"
 	echo "  ns/B = bottleneck wall per byte; vs fastest = ns/B over the fastest shape's"
 	echo
-	declare -A C_BYTES C_EV C_WALL C_RSS C_PY
+	declare -A C_BYTES C_EV C_WALL C_CPU C_RSS C_PY C_PYCPU
 	for shape in $SHAPES; do
 		flags=$(shape_flags "$shape") || die "unknown shape $shape (try --help)"
 		file="$BENCH_DIR/corpus-$SIZE-$shape-seed$SEED-$GENHASH.json"
@@ -252,16 +273,16 @@ if [ $CORPUS = 1 ]; then
 			mv "$file.tmp" "$file"
 		fi
 		C_BYTES[$shape]=$(stat -c %s "$file")
-		C_PY[$shape]=
+		C_PY[$shape]= C_PYCPU[$shape]=
 		if [ $py = 1 ]; then
 			log "$shape: python json.load"
 			measure py python3 -c 'import json, sys; json.load(open(sys.argv[1], "rb"))' "$file"
-			C_PY[$shape]=$M_WALL
+			C_PY[$shape]=$M_WALL C_PYCPU[$shape]=$M_CPU
 		fi
 		log "$shape: bottleneck analyze"
 		measure an "$BN" analyze "$file"
 		if [ -z "$M_WALL" ] || { [ "$M_RC" -ne 0 ] && [ "$M_RC" -ne 3 ]; }; then FAILED_SHAPE=$shape; fi
-		C_WALL[$shape]=$M_WALL C_RSS[$shape]=$M_RSS
+		C_WALL[$shape]=$M_WALL C_CPU[$shape]=$M_CPU C_RSS[$shape]=$M_RSS
 		C_EV[$shape]=$("$BN" analyze --json "$file" 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["inputs"][0]["events"])' 2>/dev/null || echo "?")
 	done
 	best=
@@ -270,25 +291,28 @@ if [ $CORPUS = 1 ]; then
 		nsb=$(awk -v w="${C_WALL[$shape]}" -v n="${C_BYTES[$shape]}" 'BEGIN { printf "%.6f", w * 1e9 / n }')
 		if [ -z "$best" ] || awk -v a="$nsb" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$nsb; fi
 	done
-	printf '%-16s %8s %8s %8s %8s %8s %9s %8s %7s %7s %9s  %s\n' shape MB events/MB wall_s MB/s RSS_MB RSS/size py_s ratio ns/B vs_fast targets
+	printf '%-16s %8s %8s %8s %8s %8s %8s %9s %8s %7s %7s %7s %9s  %s\n' shape MB events/MB wall_s cpu_s MB/s RSS_MB RSS/size py_s ratio cpu ns/B vs_fast targets
 	MISSED=0
 	for shape in $SHAPES; do
 		if [ -z "${C_WALL[$shape]}" ]; then printf '%-16s failed\n' "$shape"; MISSED=1; continue; fi
-		line=$(awk -v s="$shape" -v n="${C_BYTES[$shape]}" -v ev="${C_EV[$shape]}" -v w="${C_WALL[$shape]}" -v r="${C_RSS[$shape]}" -v py="${C_PY[$shape]}" -v best="$best" 'BEGIN {
-			ws = (w > 0) ? w : 0.005; mb = n / 1e6; nsb = ws * 1e9 / n; rs = r * 1024 / n
+		line=$(awk -v s="$shape" -v n="${C_BYTES[$shape]}" -v ev="${C_EV[$shape]}" -v w="${C_WALL[$shape]}" -v c="${C_CPU[$shape]}" -v r="${C_RSS[$shape]}" -v py="${C_PY[$shape]}" -v pyc="${C_PYCPU[$shape]}" -v best="$best" 'BEGIN {
+			ws = (w > 0) ? w : 0.005; cs = (c > 0) ? c : 0.005; mb = n / 1e6; nsb = ws * 1e9 / n; rs = r * 1024 / n
 			evmb = (ev ~ /^[0-9]+$/) ? sprintf("%.0f", ev / mb) : "?"
 			ratio = (py != "") ? py / ws : -1
+			cratio = (pyc != "") ? pyc / cs : -1
 			miss = ""
 			if (n >= 100e6 && ratio >= 0 && ratio < 10) miss = miss " <10x"
+			if (n >= 100e6 && cratio >= 0 && cratio < 5) miss = miss " cpu<5x"
 			if (n >= 100e6 && rs > 0.5) miss = miss " RSS>0.5"
 			if (n < 100e6 && rs > 1) miss = miss " RSS>1"
 			if (nsb > 2 * best) miss = miss " >2x_fastest"
-			printf "%-16s %8.1f %8s %8.2f %8.1f %8.1f %9.3f %8s %7s %7.2f %9.2f  %s\n", s, mb, evmb, ws, mb / ws, r / 1024, rs,
-				(py != "") ? sprintf("%.2f", py) : "-", (ratio >= 0) ? sprintf("%.1fx", ratio) : "-", nsb, nsb / best, (miss == "") ? "met" : "MISSED:" miss
+			printf "%-16s %8.1f %8s %8.2f %8.2f %8.1f %8.1f %9.3f %8s %7s %7s %7.2f %9.2f  %s\n", s, mb, evmb, ws, cs, mb / ws, r / 1024, rs,
+				(py != "") ? sprintf("%.2f", py) : "-", (ratio >= 0) ? sprintf("%.1fx", ratio) : "-", (cratio >= 0) ? sprintf("%.1fx", cratio) : "-", nsb, nsb / best, (miss == "") ? "met" : "MISSED:" miss
 		}')
 		echo "$line"
 		case "$line" in *MISSED*) MISSED=1 ;; esac
 	done
+	echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 	[ $py = 1 ] || { echo; echo "json.load skipped (--no-python, no python3, or above 300 MB without --python)"; }
 	[ -z "${FAILED_SHAPE:-}" ] || exit 1
 	exit $MISSED

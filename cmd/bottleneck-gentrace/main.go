@@ -3,6 +3,11 @@
 //
 //	bottleneck-gentrace -size 1GB -seed 7 -o trace.json
 //	bottleneck-gentrace -size 200MB -gzip -o trace.json.gz
+//	bottleneck-gentrace -replicate real.pt.trace.json.gz -size 500MB -o big.json
+//
+// -replicate grows a real trace instead, by repeating its events with
+// shifted times, ids and step numbers (tracegen.Replicate): a shape the
+// generator did not invent.
 //
 // The same flags always give the same bytes. A summary of what was written
 // (the ground truth: events per category, kernels, steps) goes to stderr,
@@ -11,6 +16,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -23,6 +29,7 @@ import (
 	"time"
 
 	"github.com/bottleneck-dev/bottleneck/internal/tracegen"
+	"github.com/klauspost/compress/gzip"
 )
 
 func main() {
@@ -50,6 +57,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	layout := fs.String("layout", "", "JSON layout: compact (one line, no spaces) or indent (one member per line, as json.dump(indent=2)); default Kineto's")
 	gz := fs.Bool("gzip", false, "gzip the output")
 	level := fs.Int("gzip-level", 0, "gzip level 1-9 (0: default)")
+	replicate := fs.String("replicate", "", "grow this real trace (plain or gzipped JSON) to -size instead of generating one; -gzip applies, the shape flags do not")
 	out := fs.String("o", "", "output file (default stdout)")
 	statsJSON := fs.Bool("stats-json", false, "print the ground truth as JSON on stdout (requires -o)")
 	quiet := fs.Bool("q", false, "print nothing on stderr")
@@ -93,7 +101,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	start := time.Now()
-	st, err := tracegen.Generate(bw, opt)
+	var st tracegen.Stats
+	var rst tracegen.ReplicaStats
+	if *replicate != "" {
+		rst, err = replicateFile(bw, *replicate, target, *gz, *level)
+	} else {
+		st, err = tracegen.Generate(bw, opt)
+	}
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -112,14 +126,58 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if *statsJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(st); err != nil {
+		var v any = st
+		if *replicate != "" {
+			v = rst
+		}
+		if err := enc.Encode(v); err != nil {
 			return err
 		}
 	}
-	if !*quiet {
+	if !*quiet && *replicate != "" {
+		fmt.Fprintf(stderr, "wrote %.1f MB of JSON in %.2fs: %d copies of %s's %d events (%d events)\n",
+			float64(rst.Bytes)/1e6, elapsed.Seconds(), rst.Copies, *replicate, rst.SourceEvents, rst.Events)
+	} else if !*quiet {
 		summary(stderr, st, elapsed, *gz)
 	}
 	return nil
+}
+
+// replicateFile writes path's trace grown to target bytes of JSON, gzipped
+// when gz.
+func replicateFile(w io.Writer, path string, target int64, gz bool, level int) (tracegen.ReplicaStats, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return tracegen.ReplicaStats{}, err
+	}
+	if bytes.HasPrefix(src, []byte{0x1f, 0x8b}) {
+		zr, err := gzip.NewReader(bytes.NewReader(src))
+		if err == nil {
+			src, err = io.ReadAll(zr)
+		}
+		if err != nil {
+			return tracegen.ReplicaStats{}, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if !gz {
+		st, err := tracegen.Replicate(w, src, target)
+		if err != nil {
+			err = fmt.Errorf("%s: %w", path, err)
+		}
+		return st, err
+	}
+	if level == 0 {
+		level = gzip.DefaultCompression
+	}
+	zw, err := gzip.NewWriterLevel(w, level)
+	if err != nil {
+		return tracegen.ReplicaStats{}, err
+	}
+	st, err := tracegen.Replicate(zw, src, target)
+	if err != nil {
+		return st, fmt.Errorf("%s: %w", path, err)
+	}
+	return st, zw.Close()
 }
 
 func summary(w io.Writer, st tracegen.Stats, d time.Duration, gz bool) {
