@@ -306,9 +306,12 @@ func (t *Trace) linkOps() {
 }
 
 // idIndex finds events by a non-zero id (correlation, External id).
-// Profilers number these densely from some base, so a slice indexed by
-// id-base is the usual store, several times faster than a map on millions
-// of events; sparse ids fall back to a map.
+// Profilers number these from some base, so a slice indexed by id-base is
+// the usual store, several times faster than a map on millions of events.
+// Not every id is an event's: CUPTI numbers every CUDA call it sees, and
+// real traces have 5-6 correlation ids per recorded launch. A slot is 4
+// bytes and a map entry of the sizes used here 15-30, so the slice is
+// used up to 8 ids per event; sparser ids fall back to a map.
 type idIndex struct {
 	base   int64
 	dense  []int32 // None where no event has the id
@@ -323,7 +326,7 @@ func newIDIndex(ids *IDColumn, keep func(i int) bool) *idIndex {
 			lo, hi, n = min(lo, id), max(hi, id), n+1
 		}
 	}
-	if n > 0 && uint64(hi-lo) < uint64(4*n+1024) {
+	if n > 0 && uint64(hi-lo) < uint64(8*n+1024) {
 		return &idIndex{base: lo, dense: fill(int(hi-lo) + 1)}
 	}
 	return &idIndex{sparse: make(map[int64]int32, n)}

@@ -18,9 +18,9 @@ import (
 // Copy k of the events has its "ts" shifted by k times the source's span
 // (plus a gap), its link ids ("id" and "bind_id" of flows, and the
 // correlation, External id, Record function id, Sequence number and Python
-// ids in args) offset past every id of the copies before it, so that links
-// stay inside a copy, and its ProfilerStep#N numbered on from the last
-// copy's steps. Everything else, the layout between and inside events
+// ids in args) numbered on from the copy before it, so that links stay
+// inside a copy and each kind of id stays as dense as a profiler numbers
+// it, and its ProfilerStep#N numbered on from the last copy's steps. Everything else, the layout between and inside events
 // included, is the source's, byte for byte; metadata events ("ph": "M")
 // are written once. The copies keep the source's pids: a profiler writes
 // one process per rank, and a copy under a new pid would read as another
@@ -84,7 +84,7 @@ type replica struct {
 	first, last int    // src[:first] comes before the first event, src[last:] after the last
 	sep         []byte // what separates two events in the source
 	span        int64  // whole µs from the first event's start to the last end, plus a gap
-	idStride    int64  // above every link id of the source
+	idStride    [numIDGroups]int64 // how many ids of each group the source's cover
 	stepStride  int64  // how many step numbers the source's ProfilerStep#N cover
 	copyBytes   int64  // bytes of one copy without metadata events
 }
@@ -106,14 +106,42 @@ const (
 type replicaEdit struct {
 	start, end int // the value's bytes in src
 	kind       editKind
-	num        int64 // editID, editStep: the value read
+	group      idGroup // editID: which ids it numbers
+	num        int64   // editID, editStep: the value read
+}
+
+// An idGroup is a set of ids numbered together.
+type idGroup uint8
+
+const (
+	groupFlow idGroup = iota // a flow's start and end share it
+	groupCorrelation
+	groupExternal
+	groupRecordFunction
+	groupSequence
+	groupPython
+	numIDGroups
+)
+
+// linkIDs are the args whose integer values tie events together.
+var linkIDs = map[string]idGroup{
+	"correlation": groupCorrelation, "External id": groupExternal,
+	"Record function id": groupRecordFunction, "Sequence number": groupSequence,
+	"Python id": groupPython, "Python parent id": groupPython,
 }
 
 // copyShift is what copy k adds to each kind of edit.
-type copyShift struct{ time, id, step int64 }
+type copyShift struct {
+	time, step int64
+	id         [numIDGroups]int64
+}
 
 func (r *replica) copyShift(k int64) copyShift {
-	return copyShift{time: k * r.span, id: k * r.idStride, step: k * r.stepStride}
+	s := copyShift{time: k * r.span, step: k * r.stepStride}
+	for g, stride := range r.idStride {
+		s.id[g] = k * stride
+	}
+	return s
 }
 
 func (r *replica) copies(target int64) int {
@@ -142,7 +170,7 @@ func (e *replicaEvent) appendCopy(dst, src []byte, s copyShift) []byte {
 		case editTime:
 			dst = appendShiftedTime(dst, v, s.time)
 		case editID:
-			dst = strconv.AppendInt(dst, ed.num+s.id, 10)
+			dst = strconv.AppendInt(dst, ed.num+s.id[ed.group], 10)
 		case editStep:
 			dst = append(dst, `"ProfilerStep#`...)
 			dst = strconv.AppendInt(dst, ed.num+s.step, 10)
@@ -180,12 +208,6 @@ func isDigits(frac []byte) bool {
 		}
 	}
 	return true
-}
-
-// linkIDs are the args whose integer values tie events together.
-var linkIDs = map[string]bool{
-	"correlation": true, "External id": true, "Record function id": true,
-	"Sequence number": true, "Python id": true, "Python parent id": true,
 }
 
 func parseReplica(src []byte) (*replica, error) {
@@ -237,7 +259,11 @@ func parseReplica(src []byte) (*replica, error) {
 // to its ']'.
 func (r *replica) readEvents(dec *json.Decoder, src []byte) error {
 	minTs, maxEnd := math.Inf(1), math.Inf(-1)
-	var maxID, minStep, maxStep int64 = -1, math.MaxInt64, math.MinInt64
+	var minStep, maxStep int64 = math.MaxInt64, math.MinInt64
+	var minID, maxID [numIDGroups]int64
+	for g := range minID {
+		minID[g], maxID[g] = math.MaxInt64, math.MinInt64
+	}
 	for dec.More() {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
@@ -260,7 +286,7 @@ func (r *replica) readEvents(dec *json.Decoder, src []byte) error {
 			for _, ed := range e.edits {
 				switch ed.kind {
 				case editID:
-					maxID = max(maxID, ed.num)
+					minID[ed.group], maxID[ed.group] = min(minID[ed.group], ed.num), max(maxID[ed.group], ed.num)
 				case editStep:
 					minStep, maxStep = min(minStep, ed.num), max(maxStep, ed.num)
 				}
@@ -288,7 +314,11 @@ func (r *replica) readEvents(dec *json.Decoder, src []byte) error {
 		r.span = int64(math.Ceil(span + span/100)) // a 1% gap between copies
 	}
 	r.span = max(r.span, 1)
-	r.idStride = maxID + 1
+	for g := range r.idStride {
+		if maxID[g] >= minID[g] {
+			r.idStride[g] = maxID[g] - minID[g] + 1
+		}
+	}
 	if maxStep >= minStep {
 		r.stepStride = maxStep - minStep + 1
 	}
@@ -325,12 +355,12 @@ func (e *replicaEvent) scan(src []byte) (eventTimes, error) {
 				}
 			}
 		case "id", "bind_id":
-			e.addID(v, vs, ve)
+			e.addID(v, vs, ve, groupFlow)
 		case "args":
 			if len(v) > 0 && v[0] == '{' {
 				return scanObject(src, vs, ve, func(key string, as, ae int) error {
-					if linkIDs[key] {
-						e.addID(src[as:ae], as, ae)
+					if g, ok := linkIDs[key]; ok {
+						e.addID(src[as:ae], as, ae, g)
 					}
 					return nil
 				})
@@ -341,9 +371,9 @@ func (e *replicaEvent) scan(src []byte) (eventTimes, error) {
 	return t, err
 }
 
-func (e *replicaEvent) addID(v []byte, vs, ve int) {
+func (e *replicaEvent) addID(v []byte, vs, ve int, g idGroup) {
 	if n, err := strconv.ParseInt(string(v), 10, 64); err == nil && n >= 0 {
-		e.edits = append(e.edits, replicaEdit{start: vs, end: ve, kind: editID, num: n})
+		e.edits = append(e.edits, replicaEdit{start: vs, end: ve, kind: editID, group: g, num: n})
 	}
 }
 

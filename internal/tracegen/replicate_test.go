@@ -3,6 +3,7 @@ package tracegen
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,6 +66,23 @@ func TestReplicateRealTrace(t *testing.T) {
 	if f1, f3 := len(one.Flows), len(three.Flows); f1 == 0 || f3 != 3*f1 {
 		t.Errorf("flows: %d in the source, %d in the replica", f1, f3)
 	}
+	// The ids go on where the copy before ended, as dense as the source's
+	// (a profiler numbers them from a base; an index of them stays small).
+	idRange := func(c *trace.IDColumn) int64 {
+		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+		for _, id := range c.All() {
+			lo, hi = min(lo, id), max(hi, id)
+		}
+		return hi - lo + 1
+	}
+	for name, cols := range map[string][2]*trace.IDColumn{
+		"correlation": {&one.Events.Correlation, &three.Events.Correlation},
+		"External id": {&one.Events.ExternalID, &three.Events.ExternalID},
+	} {
+		if r1, r3 := idRange(cols[0]), idRange(cols[1]); r3 != 3*r1 {
+			t.Errorf("%s ids span %d in the source, %d in the replica; want 3x", name, r1, r3)
+		}
+	}
 	// Every copy after the first is the source's bytes but for what moved.
 	lines := strings.Count(string(src), "\n")
 	if got := strings.Count(buf.String(), "\n"); got < 3*lines-lines/2 {
@@ -98,8 +116,8 @@ func TestReplicateBareArrayAndErrors(t *testing.T) {
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("events %q, want %q", got, want)
 	}
-	if c := evs[4]["args"].(map[string]any)["correlation"]; c != 83.0 {
-		t.Errorf("second copy's correlation %v, want 41 + 42", c)
+	if c := evs[4]["args"].(map[string]any)["correlation"]; c != 42.0 {
+		t.Errorf("second copy's correlation %v, want 42: the ids numbered on", c)
 	}
 
 	for _, bad := range []string{``, `{"traceEvents": {}}`, `{"x": 1}`, `{"traceEvents": []}`, `"s"`, `{"traceEvents": [{"ph":"X",}]}`} {
