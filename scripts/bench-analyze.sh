@@ -15,7 +15,8 @@
 #   per-launch-args  every kernel launch with its own grid and occupancy
 #   tiny-events      mostly one-line Python frames (many events per MB)
 #   distinct-names   every CPU op with a name of its own
-#   short-steps      thousands of short steps (one per ~100 KB)
+#   short-steps      thousands of short steps (one per ~100 KB: a loop of
+#                    62 one-kernel ops, -ops-per-step)
 #   compact          the default shape on one line, no whitespace
 #   indent           the default shape as json.dump(indent=2) writes it
 # and real traces of testdata grown to SIZE by bottleneck-gentrace
@@ -240,7 +241,7 @@ shape_flags() { # shape -> generator flags
 	per-launch-args) echo "-per-launch-args" ;;
 	tiny-events) echo "-tiny-events" ;;
 	distinct-names) echo "-distinct-names" ;;
-	short-steps) echo "-steps $((TARGET / (100 << 10)))" ;;
+	short-steps) echo "-ops-per-step 62 -steps $((TARGET / (100 << 10)))" ;; # ~100 KB a step (the model's step is >= 264 KB)
 	compact) echo "-layout compact" ;;
 	indent) echo "-layout indent" ;;
 	real-ddp) echo "-replicate testdata/traces/hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz" ;;
@@ -263,7 +264,8 @@ if [ $CORPUS = 1 ]; then
 	declare -A C_BYTES C_EV C_WALL C_CPU C_RSS C_PY C_PYCPU
 	for shape in $SHAPES; do
 		flags=$(shape_flags "$shape") || die "unknown shape $shape (try --help)"
-		file="$BENCH_DIR/corpus-$SIZE-$shape-seed$SEED-$GENHASH.json"
+		# the flags are part of the key: a shape redefined is regenerated
+		file="$BENCH_DIR/corpus-$SIZE-$shape-seed$SEED-$GENHASH-$(printf '%s' "$flags" | sha256sum | cut -c1-6).json"
 		if [ ! -s "$file" ]; then
 			rm -f "$BENCH_DIR/corpus-$SIZE-$shape-seed$SEED-"*.json
 			[ "$(free_bytes)" -gt $((TARGET * 3 / 2)) ] || die "not enough free space in $BENCH_DIR for $file"
