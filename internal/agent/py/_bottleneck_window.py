@@ -183,7 +183,8 @@ class Window(object):
             s["max_s"] = dur if s["max_s"] is None else max(s["max_s"], dur)
             if len(self.step_times) < 20000:
                 rel = self.step_start - self._t0
-                self.step_times.append([self.steps, round(rel, 6), round(dur, 6), self.in_window or self.warming, wait, round(self.step_dl_wait, 6)])
+                # a tuple, as the step statistics' rows (_bottleneck_stepstats.on_step)
+                self.step_times.append((self.steps, round(rel, 6), round(dur, 6), self.in_window or self.warming, wait, round(self.step_dl_wait, 6)))
             if self.in_window:
                 self.window_steps.append({
                     "window": self.window_index + 1,

@@ -46,7 +46,7 @@ class GCTest(unittest.TestCase):
         self.st.agent_busy = lambda: True  # the profiler starting, say
         gc.collect()
         self.st.on_step(2, False)
-        self.assertEqual(self.st.rows[-1][3:5], [0.0, 0])
+        self.assertEqual(self.st.rows[-1][3:5], (0.0, 0))
         self.assertGreater(self.st.gc_total_s, 0)  # the process's total keeps it
         self.assertEqual(len(junk), 100_000)
 
@@ -57,6 +57,13 @@ class GCTest(unittest.TestCase):
         before = self.st.gc_total_s
         gc.collect()
         self.assertEqual(self.st.gc_total_s, before)
+
+    def test_rows_leave_the_collectors_care(self):
+        # thousands of rows the collector walked at every collection of the
+        # older generations brought a full collection forward
+        self.st.on_step(1, False)
+        gc.collect()
+        self.assertFalse(gc.is_tracked(self.st.rows[-1]), self.st.rows[-1])
 
     def test_rows_are_thinned_past_the_cap(self):
         old = S._MAX_ROWS
