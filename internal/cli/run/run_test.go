@@ -376,12 +376,25 @@ func TestTrainCNN(t *testing.T) {
 		t.Errorf("report.json incomplete: schema %q run %d trace %d", rep.Schema, len(rep.Run), len(rep.TraceReport))
 	}
 	text, _ := os.ReadFile(filepath.Join(r.dir, "report.txt"))
+	var starved string // why the main thread's call sites may be missing
 	for _, want := range []string{"Environment: CPython", "torch ", "Steps: ", "optimizer.step()",
 		"Python call sites, main thread", "train_cnn.py", "Trace analysis", "Operators",
 		"step times (every step of the run", "profiled window"} {
-		if !bytes.Contains(text, []byte(want)) {
-			t.Errorf("report.txt lacks %q", want)
+		if bytes.Contains(text, []byte(want)) {
+			continue
 		}
+		if strings.HasPrefix(want, "Python call sites") {
+			// A sampler thread the machine gives no CPU takes no samples:
+			// seen once with three test packages running programs beside it.
+			if n, d := mainSamples(t, r.dir); n < 10 {
+				starved = fmt.Sprintf("premise absent: the sampler took %d samples of the main thread in a %.1f s run (machine busy)", n, d)
+				continue
+			}
+		}
+		t.Errorf("report.txt lacks %q", want)
+	}
+	if starved != "" {
+		defer t.Skip(starved)
 	}
 	// the terminal gets the brief: the run, the verdict, the top findings
 	// and the paths, one screen of at most 120 columns (report.txt has
@@ -1695,4 +1708,24 @@ func TestFailsBeforeItsFirstStep(t *testing.T) {
 			t.Errorf("%s: exit %d, missing %+v: want %q", c.name, r.code, ev.Missing, c.why)
 		}
 	}
+}
+
+// mainSamples reads the run's Python profile: the main thread's samples
+// and the run's length in seconds.
+func mainSamples(t *testing.T, dir string) (int, float64) {
+	var p struct {
+		DurationS float64 `json:"duration_s"`
+		Threads   []struct {
+			Role    string `json:"role"`
+			Samples int    `json:"samples"`
+		} `json:"threads"`
+	}
+	readJSON(t, filepath.Join(dir, "pyprofile-rank0.json"), &p)
+	n := 0
+	for _, th := range p.Threads {
+		if th.Role == "main" {
+			n += th.Samples
+		}
+	}
+	return n, p.DurationS
 }
