@@ -76,3 +76,30 @@ func TestRunBadFlags(t *testing.T) {
 		t.Errorf("bad options still created %s (%v)", out, err)
 	}
 }
+
+func TestReplicate(t *testing.T) {
+	src := "../../testdata/traces/hta/rank_non_gpu/rank_non_gpu.json.gz"
+	out := filepath.Join(t.TempDir(), "r.json.gz")
+	var stdout, stderr bytes.Buffer
+	if err := run([]string{"-replicate", src, "-size", "2MB", "-gzip", "-o", out, "-stats-json"}, &stdout, &stderr); err != nil {
+		t.Fatal(err, stderr.String())
+	}
+	var st tracegen.ReplicaStats
+	if err := json.Unmarshal(stdout.Bytes(), &st); err != nil || st.Copies < 2 || st.Bytes < 1<<20 {
+		t.Fatalf("stats %+v (%v)", st, err)
+	}
+	if fi, err := os.Stat(out); err != nil || fi.Size() >= st.Bytes {
+		t.Errorf("%s not gzipped: %v", out, err)
+	}
+
+	var stderr2 bytes.Buffer
+	err := run([]string{"-replicate", filepath.Join(t.TempDir(), "none.json"), "-o", filepath.Join(t.TempDir(), "x.json")}, &bytes.Buffer{}, &stderr2)
+	if err == nil || !strings.Contains(err.Error(), "none.json") {
+		t.Errorf("a missing source: %v", err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"traceEvents": [{"ph": "X",}]}`), 0o644)
+	if err := run([]string{"-replicate", bad, "-o", filepath.Join(t.TempDir(), "y.json")}, &bytes.Buffer{}, &stderr2); err == nil || !strings.Contains(err.Error(), "bad.json") {
+		t.Errorf("a damaged source: %v", err)
+	}
+}
