@@ -81,12 +81,12 @@ type ReplicaStats struct {
 // copy must rewrite in them.
 type replica struct {
 	events      []replicaEvent
-	first, last int    // src[:first] comes before the first event, src[last:] after the last
-	sep         []byte // what separates two events in the source
-	span        int64  // whole µs from the first event's start to the last end, plus a gap
+	first, last int                // src[:first] comes before the first event, src[last:] after the last
+	sep         []byte             // what separates two events in the source
+	span        int64              // whole µs from the first event's start to the last end, plus a gap
 	idStride    [numIDGroups]int64 // how many ids of each group the source's cover
-	stepStride  int64  // how many step numbers the source's ProfilerStep#N cover
-	copyBytes   int64  // bytes of one copy without metadata events
+	stepStride  int64              // how many step numbers the source's ProfilerStep#N cover
+	copyBytes   int64              // bytes of one copy without metadata events
 }
 
 type replicaEvent struct {
