@@ -30,7 +30,7 @@ func Replicate(w io.Writer, src []byte, targetBytes int64) (ReplicaStats, error)
 	if err != nil {
 		return ReplicaStats{}, err
 	}
-	cw := &countingWriter{w: w}
+	cw := &countWriter{w: w}
 	st := ReplicaStats{SourceEvents: len(r.events)}
 	st.Copies = r.copies(targetBytes)
 	bw := make([]byte, 0, 1<<16)
@@ -399,15 +399,4 @@ func scanObject(src []byte, start, end int, f func(key string, vs, ve int) error
 		}
 	}
 	return nil
-}
-
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
