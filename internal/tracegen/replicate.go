@@ -20,9 +20,9 @@ import (
 // correlation, External id, Record function id, Sequence number and Python
 // ids in args) numbered on from the copy before it, so that links stay
 // inside a copy and each kind of id stays as dense as a profiler numbers
-// it, and its ProfilerStep#N numbered on from the last copy's steps. Everything else, the layout between and inside events
-// included, is the source's, byte for byte; metadata events ("ph": "M")
-// are written once. The copies keep the source's pids: a profiler writes
+// it, and its ProfilerStep#N numbered on from the last copy's steps.
+// Everything else, the layout between and inside events included, is the
+// source's, byte for byte; metadata events ("ph": "M") are written once. The copies keep the source's pids: a profiler writes
 // one process per rank, and a copy under a new pid would read as another
 // process of the same rank rather than as more steps.
 func Replicate(w io.Writer, src []byte, targetBytes int64) (ReplicaStats, error) {
@@ -33,16 +33,16 @@ func Replicate(w io.Writer, src []byte, targetBytes int64) (ReplicaStats, error)
 	cw := &countWriter{w: w}
 	st := ReplicaStats{SourceEvents: len(r.events)}
 	st.Copies = r.copies(targetBytes)
-	bw := make([]byte, 0, 1<<16)
+	buf := make([]byte, 0, 1<<16)
 	flush := func(force bool) error {
-		if len(bw) < 1<<16 && !force {
+		if len(buf) < 1<<16 && !force {
 			return nil
 		}
-		_, err := cw.Write(bw)
-		bw = bw[:0]
+		_, err := cw.Write(buf)
+		buf = buf[:0]
 		return err
 	}
-	bw = append(bw, src[:r.first]...)
+	buf = append(buf, src[:r.first]...)
 	n := int64(0)
 	for k := 0; k < st.Copies; k++ {
 		shift := r.copyShift(int64(k))
@@ -52,16 +52,16 @@ func Replicate(w io.Writer, src []byte, targetBytes int64) (ReplicaStats, error)
 				continue
 			}
 			if n > 0 {
-				bw = append(bw, r.sep...)
+				buf = append(buf, r.sep...)
 			}
 			n++
-			bw = e.appendCopy(bw, src, shift)
+			buf = e.appendCopy(buf, src, shift)
 			if err := flush(false); err != nil {
 				return st, err
 			}
 		}
 	}
-	bw = append(bw, src[r.last:]...)
+	buf = append(buf, src[r.last:]...)
 	if err := flush(true); err != nil {
 		return st, err
 	}
@@ -82,6 +82,7 @@ type ReplicaStats struct {
 type replica struct {
 	events      []replicaEvent
 	first, last int                // src[:first] comes before the first event, src[last:] after the last
+	tail        int                // len(src[last:])
 	sep         []byte             // what separates two events in the source
 	span        int64              // whole µs from the first event's start to the last end, plus a gap
 	idStride    [numIDGroups]int64 // how many ids of each group the source's cover
@@ -145,7 +146,7 @@ func (r *replica) copyShift(k int64) copyShift {
 }
 
 func (r *replica) copies(target int64) int {
-	fixed := int64(r.first) + int64(len(r.sep)) // the head, the tail and the metadata
+	fixed := int64(r.first + r.tail) // the head, the tail and the metadata
 	for _, e := range r.events {
 		if e.meta {
 			fixed += int64(e.end-e.start) + int64(len(r.sep))
@@ -302,6 +303,7 @@ func (r *replica) readEvents(dec *json.Decoder, src []byte) error {
 		r.sep = []byte(",")
 	}
 	r.first, r.last = r.events[0].start, r.events[len(r.events)-1].end
+	r.tail = len(src) - r.last
 	nonMeta := int64(0)
 	for _, e := range r.events {
 		if !e.meta {
