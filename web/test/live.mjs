@@ -9,7 +9,8 @@
 // new value once); the cause line; the first rank's row as the page last
 // showed it (its cells by column heading); whether the page then became the run's
 // report (the live table gone) within 240 s, and the report's title and
-// whether any injected script ran.
+// whether any injected script ran; how many of the 100 ms looks saw the
+// live table (none: the browser opened the page after the program ended).
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -18,7 +19,7 @@ import path from 'node:path';
 const [url, shot] = process.argv.slice(2);
 const exe = process.env.BOTTLENECK_CHROMIUM || '/usr/bin/chromium';
 const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bn-chromium-'));
-const out = { url, consoleErrors: [], pageErrors: [], dialogs: [], steps: [], causes: [], report: false };
+const out = { url, consoleErrors: [], pageErrors: [], dialogs: [], steps: [], causes: [], report: false, liveLooks: 0 };
 const browser = await chromium.launchPersistentContext(userDir, {
   executablePath: exe, headless: true, viewport: { width: 1400, height: 900 },
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
@@ -53,6 +54,7 @@ try {
       out.title = await page.title();
       break;
     }
+    if (seen) out.liveLooks++;
     if (seen && seen.step !== null && seen.step !== out.steps[out.steps.length - 1]) out.steps.push(seen.step);
     if (seen && seen.cause && seen.cause !== out.causes[out.causes.length - 1]) out.causes.push(seen.cause);
     if (seen && seen.cells) out.cells = seen.cells;

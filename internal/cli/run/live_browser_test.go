@@ -25,6 +25,7 @@ type liveBrowserResult struct {
 	Causes                             []string
 	Report                             bool
 	Title                              string
+	LiveLooks                          int // looks (every 100 ms) that saw the live table
 	XSS                                any
 	// Cells: the first rank's row the page last showed, by heading
 	Cells map[string]string
@@ -43,7 +44,7 @@ func TestLiveWebBrowser(t *testing.T) {
 	testutil.RunBrowser(t, node, script, url, filepath.Join(t.TempDir(), "live.png"), &res)
 	sigs <- os.Interrupt // ends the grace period
 	r := <-done
-	t.Logf("step counts on the page %v; last cause %q; report title %q", res.Steps, last(res.Causes), res.Title)
+	t.Logf("step counts on the page %v in %d looks; last cause %q; report title %q", res.Steps, res.LiveLooks, last(res.Causes), res.Title)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
@@ -56,7 +57,12 @@ func TestLiveWebBrowser(t *testing.T) {
 	// 200 steps of 30 ms or more, a snapshot every 0.5 s: the page showed
 	// several step counts while the program ran, each larger
 	if len(res.Steps) < 2 {
-		t.Fatalf("step counts seen on the page %v, want at least 2", res.Steps)
+		if res.LiveLooks < 15 && res.Report {
+			// Chromium's start outlasted most of the 6 s program (a CI
+			// run's page showed only the report)
+			t.Skipf("premise absent: the browser saw the live page for %d looks of 100 ms before the program ended (machine busy)", res.LiveLooks)
+		}
+		t.Fatalf("step counts seen on the page %v in %d looks, want at least 2", res.Steps, res.LiveLooks)
 	}
 	for i := 1; i < len(res.Steps); i++ {
 		if res.Steps[i] <= res.Steps[i-1] {
