@@ -60,6 +60,15 @@ type runReport struct {
 // the machine too busy for a planted verdict to test its rule (the
 // shares shift with the wait: a CI run at 45% turned prefetched_loader's
 // input-bound verdict into cpu-compute-bound).
+// windowNotes are what the diagnosis says of the window, for a failure's
+// message.
+func windowNotes(d *diagnose.Diagnosis) []string {
+	if d.Window == nil {
+		return nil
+	}
+	return d.Window.Notes
+}
+
 func cpuWaitInWindow(d *diagnose.Diagnosis) (float64, bool) {
 	if d.Window == nil {
 		return 0, false
@@ -239,7 +248,16 @@ func TestPlantedCPU(t *testing.T) {
 				switch f.Rule {
 				case "cpu.oversubscribed": // no example runs more threads than CPUs
 					t.Errorf("oversubscription found: %s", f.Title)
-				case "memory.growth", "gc.pauses", "cpu.tiny-ops", "host.off-step", "host.blocked", "run.periodic": // none leaks, collects in the loop, runs thousands of tiny ops, evaluates/logs tensors every step, blocks off the CPU outside DataLoader and I/O code or does work every N steps
+				case "gc.pauses": // none collects in the loop
+					// A pause is timed on the wall clock: on a busy machine
+					// one young collection of ~1 ms in a 20-step run can
+					// take the step's 5% (a CI run: 1.47 ms a step, 6%).
+					if w, busy := cpuWaitInWindow(d); busy {
+						defer t.Skipf("machine busy: the main thread waited for a CPU %.0f%% of the window (%s)", w, f.Title)
+						continue
+					}
+					t.Errorf("%s found: %s (window notes %q)", f.Rule, f.Title, windowNotes(d))
+				case "memory.growth", "cpu.tiny-ops", "host.off-step", "host.blocked", "run.periodic": // none leaks, runs thousands of tiny ops, evaluates/logs tensors every step, blocks off the CPU outside DataLoader and I/O code or does work every N steps
 					t.Errorf("%s found: %s", f.Rule, f.Title)
 				}
 			}
