@@ -201,7 +201,7 @@ class StepStats:
             # a tuple of numbers: the collector stops tracking it at its
             # first collection, so thousands of rows neither add to the
             # older generations' work nor bring a full collection forward
-            # (as lists, a 8000-step run made one more full collection)
+            # (as lists, an 8000-step run made one more full collection)
             self.last_row = (step, self._rss(), self._cuda(), round(self._gc_step_s, 6), self._gc_step_n, bool(in_window))
             self.rows.append(self.last_row)
             if len(self.rows) >= _MAX_ROWS:
