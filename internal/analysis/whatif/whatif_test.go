@@ -25,6 +25,10 @@ type step struct {
 	hostUs, kernelUs  float64
 	sync              bool
 	afterUs, loaderUs float64
+	// nested: the op runs inside two Python frames of its own span and
+	// holds two ops of half its span each, one with a frame inside, as a
+	// trace recorded with_stack nests them.
+	nested bool
 }
 
 // fixture writes steps as a Kineto trace: times are exact, so every
@@ -41,6 +45,13 @@ func fixture(steps []step) string {
 			ts += s.loaderUs
 		}
 		add(`{"ph":"X","cat":"cpu_op","name":"aten::work","pid":1,"tid":1,"ts":%.3f,"dur":%.3f}`, ts, s.hostUs)
+		if s.nested {
+			add(`{"ph":"X","cat":"python_function","name":"train.py(12): step","pid":1,"tid":1,"ts":%.3f,"dur":%.3f}`, ts, s.hostUs)
+			add(`{"ph":"X","cat":"python_function","name":"nn/module.py(1750): _call_impl","pid":1,"tid":1,"ts":%.3f,"dur":%.3f}`, ts, s.hostUs)
+			add(`{"ph":"X","cat":"cpu_op","name":"aten::inner","pid":1,"tid":1,"ts":%.3f,"dur":%.3f}`, ts, s.hostUs/2)
+			add(`{"ph":"X","cat":"cpu_op","name":"aten::inner","pid":1,"tid":1,"ts":%.3f,"dur":%.3f}`, ts+s.hostUs/2, s.hostUs/2)
+			add(`{"ph":"X","cat":"python_function","name":"model.py(30): forward","pid":1,"tid":1,"ts":%.3f,"dur":%.3f}`, ts+s.hostUs/2+1, s.hostUs/4)
+		}
 		per := s.hostUs / float64(s.kernels)
 		for k := range s.kernels {
 			l := ts + float64(k)*per + per/2
@@ -172,6 +183,33 @@ func TestJoin(t *testing.T) {
 	a, b, ab := saving(t, r, "kernels"), saving(t, r, "host"), saving(t, r, "kernels+host")
 	if ab < a+b-1 {
 		t.Errorf("together %.1f%% < %.1f%% + %.1f%%: serialised work adds up", ab, a, b)
+	}
+}
+
+// Frames and ops nested in an op change no category: the replay of a
+// trace recorded with Python stacks is the replay without them, and its
+// model holds no more segments.
+func TestNestedEventsChangeNothing(t *testing.T) {
+	s := step{kernels: 4, hostUs: 800, kernelUs: 150, sync: true, afterUs: 300, loaderUs: 100}
+	nested := s
+	nested.nested = true
+	fixes := []whatif.Fix{kernels2x, host2x, noSync, noLoader, whatif.Join(kernels2x, host2x)}
+	build := func(st step) (*whatif.Result, int) {
+		m := whatif.Build(tracetest.ReadString(t, fixture(repeat(st, 6))), nil)
+		return m.Predict(whatif.Identity("", ""), fixes), whatif.Segments(m)
+	}
+	flat, flatSegs := build(s)
+	deep, deepSegs := build(nested)
+	if deepSegs != flatSegs {
+		t.Errorf("%d segments with nested frames and ops, %d without", deepSegs, flatSegs)
+	}
+	if flat.Error != "" || deep.Error != "" || math.Abs(flat.BaselineUs-deep.BaselineUs) > 1e-6 {
+		t.Fatalf("baseline %.3f µs nested, %.3f µs flat (errors %q %q)", deep.BaselineUs, flat.BaselineUs, deep.Error, flat.Error)
+	}
+	for i, p := range flat.Predictions {
+		if q := deep.Predictions[i]; math.Abs(p.SavingPct-q.SavingPct) > 1e-9 || math.Abs(p.RemovedPct-q.RemovedPct) > 1e-9 {
+			t.Errorf("%s: saves %.6f%% (takes out %.6f%%) nested, %.6f%% (%.6f%%) flat", p.Fix, q.SavingPct, q.RemovedPct, p.SavingPct, p.RemovedPct)
+		}
 	}
 }
 
