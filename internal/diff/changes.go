@@ -120,22 +120,22 @@ func factsOf(d *sideData) facts {
 // precisionPattern finds the data type in matmul and convolution kernel
 // names (cuBLAS, CUTLASS, cuDNN, rocBLAS/hipBLASLt naming).
 var precisionPattern = []struct {
-	re   *regexp.Regexp
+	re   func() *regexp.Regexp
 	name string
 }{
-	{regexp.MustCompile(`(?i)fp8|e4m3|e5m2`), "fp8"},
-	{regexp.MustCompile(`(?i)bf16|bfloat16`), "bf16"},
-	{regexp.MustCompile(`(?i)f16|fp16|hgemm|half|_h\d+|884|1688`), "fp16"},
-	{regexp.MustCompile(`(?i)tf32`), "tf32"},
-	{regexp.MustCompile(`(?i)sgemm|f32|fp32|float`), "fp32"},
+	{lazyRegexp(`(?i)fp8|e4m3|e5m2`), "fp8"},
+	{lazyRegexp(`(?i)bf16|bfloat16`), "bf16"},
+	{lazyRegexp(`(?i)f16|fp16|hgemm|half|_h\d+|884|1688`), "fp16"},
+	{lazyRegexp(`(?i)tf32`), "tf32"},
+	{lazyRegexp(`(?i)sgemm|f32|fp32|float`), "fp32"},
 }
 
-var gemmLike = regexp.MustCompile(`(?i)gemm|xmma|cutlass|conv|Cijk|matmul|wgrad|dgrad`)
+var gemmLike = lazyRegexp(`(?i)gemm|xmma|cutlass|conv|Cijk|matmul|wgrad|dgrad`)
 
 // tensileType is the data type field of AMD Tensile kernel names: its
 // first letter after the index names (Cijk_Alik_Bljk_B_..., _SB_ when
 // batched): B bf16, H fp16, S fp32, D fp64, F8 fp8.
-var tensileType = regexp.MustCompile(`^Cijk_[A-Za-z]+_[A-Za-z]+_(F8|[BHSD])[A-Z]*_`)
+var tensileType = lazyRegexp(`^Cijk_[A-Za-z]+_[A-Za-z]+_(F8|[BHSD])[A-Z]*_`)
 
 var tensileNames = map[string]string{"B": "bf16", "H": "fp16", "S": "fp32", "D": "fp64", "F8": "fp8"}
 
@@ -144,16 +144,16 @@ var tensileNames = map[string]string{"B": "bf16", "H": "fp16", "S": "fp32", "D":
 // template arguments (attention kernels are instantiated with CUTLASS
 // types), the type from the whole name.
 func precisionOf(kernel string) string {
-	if !gemmLike.MatchString(NormaliseKernel(kernel)) {
+	if !gemmLike().MatchString(NormaliseKernel(kernel)) {
 		return ""
 	}
-	if m := tensileType.FindStringSubmatch(kernel); m != nil {
+	if m := tensileType().FindStringSubmatch(kernel); m != nil {
 		if p, ok := tensileNames[m[1]]; ok {
 			return p
 		}
 	}
 	for _, p := range precisionPattern {
-		if p.re.MatchString(kernel) {
+		if p.re().MatchString(kernel) {
 			return p.name
 		}
 	}

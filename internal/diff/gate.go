@@ -2,7 +2,6 @@ package diff
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,7 +30,7 @@ type Rule struct {
 var MetricNames = []string{"step_time", "throughput", "peak_memory", "launches", "syncs",
 	"kernel_time", "memcpy_time", "comm_time", "dataloader_time", "sync_time", "launch_time", "cpu_time"}
 
-var ruleSyntax = regexp.MustCompile(`^\s*([a-z_]+)\s*(>=|<=|>|<)\s*([+-]?[0-9]*\.?[0-9]+)\s*([%a-zA-Z]*)\s*$`)
+var ruleSyntax = lazyRegexp(`^\s*([a-z_]+)\s*(>=|<=|>|<)\s*([+-]?[0-9]*\.?[0-9]+)\s*([%a-zA-Z]*)\s*$`)
 
 var unitScale = map[string]float64{
 	"us": 1, "ms": 1e3, "s": 1e6,
@@ -43,7 +42,7 @@ func ParseRule(s string) (Rule, error) {
 	if strings.Join(strings.Fields(strings.ToLower(s)), " ") == "verdict changed" {
 		return Rule{Text: s, Verdict: true}, nil
 	}
-	m := ruleSyntax.FindStringSubmatch(s)
+	m := ruleSyntax().FindStringSubmatch(s)
 	if m == nil {
 		return Rule{}, fmt.Errorf("--fail-if %q: want 'verdict changed' or 'METRIC OP VALUE' such as 'step_time > +5%%' or 'peak_memory > 20GiB'", s)
 	}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/breakdown"
 )
@@ -269,7 +270,7 @@ func unionKeys[V any](a, b map[string]V) []string {
 }
 
 // stepNumber is the numbering of annotations such as ProfilerStep#12.
-var stepNumber = regexp.MustCompile(`#\d+$`)
+var stepNumber = lazyRegexp(`#\d+$`)
 
 // stepAnnotation is torch.profiler's step annotation once normaliseOp
 // has merged its numbers.
@@ -278,24 +279,24 @@ const stepAnnotation = "ProfilerStep#N"
 // loaderNext is the DataLoader's __next__ annotation, named after the
 // iterator class (_SingleProcessDataLoaderIter without workers,
 // _MultiProcessingDataLoaderIter with them).
-var loaderNext = regexp.MustCompile(`^enumerate\(DataLoader\)#_\w*DataLoaderIter\.__next__$`)
+var loaderNext = lazyRegexp(`^enumerate\(DataLoader\)#_\w*DataLoaderIter\.__next__$`)
 
 // normaliseOp merges the per-step annotations (ProfilerStep#7, #8...),
 // which differ between runs only by number, and the DataLoader's
 // iterators, which differ by worker settings.
 func normaliseOp(name string) string {
-	if loaderNext.MatchString(name) {
+	if loaderNext().MatchString(name) {
 		return "enumerate(DataLoader).__next__"
 	}
-	return stepNumber.ReplaceAllString(name, "#N")
+	return stepNumber().ReplaceAllString(name, "#N")
 }
 
 var (
 	// hexNoise: addresses and content hashes (Triton, CUTLASS, inductor).
-	hexNoise = regexp.MustCompile(`(?i)(0x[0-9a-f]+|[_.][0-9a-f]{8,}\b)`)
+	hexNoise = lazyRegexp(`(?i)(0x[0-9a-f]+|[_.][0-9a-f]{8,}\b)`)
 	// numbering: the trailing index inductor and Triton give kernels
 	// (triton_poi_fused_add_0, ..._1) and numbered suffixes.
-	numbering = regexp.MustCompile(`_\d+$`)
+	numbering = lazyRegexp(`_\d+$`)
 )
 
 // NormaliseKernel removes what varies between builds of the same kernel:
@@ -305,8 +306,8 @@ func NormaliseKernel(name string) string {
 	s := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), "void "))
 	s = stripBalanced(s, '<', '>')
 	s = stripBalanced(s, '(', ')')
-	s = hexNoise.ReplaceAllString(s, "")
-	s = numbering.ReplaceAllString(s, "")
+	s = hexNoise().ReplaceAllString(s, "")
+	s = numbering().ReplaceAllString(s, "")
 	return strings.TrimSpace(s)
 }
 
@@ -334,4 +335,11 @@ func stripBalanced(s string, open, close byte) string {
 		return s
 	}
 	return b.String()
+}
+
+// lazyRegexp compiles expr on first use: the diff's patterns cost half a
+// millisecond of every command's start-up (`analyze` included) when
+// compiled at init.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
