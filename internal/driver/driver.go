@@ -5,7 +5,6 @@ package driver
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -455,6 +454,10 @@ func Analyze(w io.Writer, ios *iostreams.IOStreams, paths []string, o Options) (
 	if o.Rank >= 0 && len(d.Report.Traces) == 0 && len(d.Report.Inputs) > 0 {
 		return Unreadable, fmt.Errorf("--rank %d: %w", o.Rank, ErrNoSuchRank)
 	}
+	// The report is all that is written: the traces' models (about a
+	// third of their JSON) go before it is, so that the report's JSON is
+	// built in their memory, not above it.
+	d.Traces = nil
 	if o.JSON || o.Full {
 		if err := Write(w, d.Report, o.JSON); err != nil {
 			return Unreadable, err
@@ -491,9 +494,7 @@ func Write(w io.Writer, r *report.Report, asJSON bool) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var err error
 	if asJSON {
-		enc := json.NewEncoder(bw)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(r)
+		err = report.WriteJSON(bw, r)
 	} else {
 		err = report.WriteText(bw, r)
 	}
