@@ -26,6 +26,16 @@
 #        MODE=long scripts/bench-run-overhead.sh          (the 20-40 s
 #          single-threaded runs of issue 35: --threads 1, 8000 steps,
 #          ~4 ms each on the 2-core development machine)
+#        MODE=ab scripts/bench-run-overhead.sh [STEPS] [RUNS]  (defaults
+#          8000 1: the agent's cost inside one run, where two processes'
+#          speeds differ by more than it: BOTTLENECK_AB_BLOCK=BLOCK (default
+#          50) switches the agent's work at the step boundaries and its
+#          sampler off for every other block of steps (--no-trace, so no
+#          profiler window; --threads 1); prints the ratio of the median
+#          step with the agent on to that of the next block with it off,
+#          median and quartiles over the block pairs. The hooks that count
+#          the steps stay on in both: this is the agent's cost above them,
+#          measured apart at ~11 us a step (docs/run.md, "Overhead").)
 # Env:   PYTHON (default $BOTTLENECK_TEST_PYTHON, else .venv/bin/python),
 #        BENCH_ARGS (extra train_cnn.py arguments, e.g. "--size 64"),
 #        BN_ARGS (extra `bottleneck run` flags, e.g. "--no-trace" or
@@ -35,8 +45,8 @@ cd "$(dirname "$0")/.."
 MODE=${MODE:-short}
 case $MODE in
   short) STEPS=${1:-400}; EXTRA=() ;;
-  long) STEPS=${1:-8000}; EXTRA=(--threads 1) ;;
-  *) echo "MODE is short or long" >&2; exit 2 ;;
+  long|ab) STEPS=${1:-8000}; EXTRA=(--threads 1) ;;
+  *) echo "MODE is short, long or ab" >&2; exit 2 ;;
 esac
 PAIRS=${2:-5}
 PY=${PYTHON:-${BOTTLENECK_TEST_PYTHON:-.venv/bin/python}}
@@ -44,6 +54,42 @@ PY=${PYTHON:-${BOTTLENECK_TEST_PYTHON:-.venv/bin/python}}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/bottleneck" ./cmd/bottleneck
+
+if [ "$MODE" = ab ]; then
+  "$PY" - "$work" "${2:-1}" "${BLOCK:-50}" "$PY" -- examples/run/train_cnn.py --steps "$STEPS" --batch-size 16 \
+    "${EXTRA[@]}" ${BENCH_ARGS:-} <<'PYEOF'
+import glob, json, os, statistics, subprocess, sys
+work, runs, block, py = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+prog = sys.argv[sys.argv.index("--") + 1:]
+load = lambda: open("/proc/loadavg").read().split()[0]
+print("ab mode: %s, %d run(s), blocks of %d steps (load average before: %s)" % (" ".join(prog), runs, block, load()))
+for i in range(1, runs + 1):
+    out = "%s/ab-%d" % (work, i)
+    subprocess.run([work + "/bottleneck", "run", "--no-trace", "--report", "none", "--python", py, "-o", out] + prog,
+                   env=dict(os.environ, BOTTLENECK_AB_BLOCK=str(block)), stdout=subprocess.DEVNULL, check=True)
+    ab = json.load(open(glob.glob(out + "/overhead-ab-*.json")[0]))
+    blocks = {}
+    for state in ("on", "off"):
+        for n, dur in ab[state]:
+            b = (n - 1) // block  # step n ran after boundary n-1, in block (n-1) // block
+            if (n - 1) % block >= 2:  # the first two steps of a block settle after the switch
+                blocks.setdefault(b, (state, []))[1].append(dur)
+    ratios = []
+    for b in sorted(blocks):
+        state, durs = blocks[b]
+        if b >= 2 and state == "on" and blocks.get(b + 1, ("",))[0] == "off":
+            ratios.append(statistics.median(durs) / statistics.median(blocks[b + 1][1]))
+    on = [d for b, (st, ds) in blocks.items() if st == "on" and b >= 2 for d in ds]
+    off = [d for b, (st, ds) in blocks.items() if st == "off" and b >= 2 for d in ds]
+    q = statistics.quantiles(ratios, n=4)
+    print("run %d (load %s): median step with the agent on %.3f ms, off %.3f ms: %.4fx; over %d block pairs, "
+          "median %.4fx (quartiles %.4f-%.4f, %d of %d pairs slower)"
+          % (i, load(), statistics.median(on) * 1e3, statistics.median(off) * 1e3,
+             statistics.median(on) / statistics.median(off), len(ratios), statistics.median(ratios), q[0], q[2],
+             sum(r > 1 for r in ratios), len(ratios)))
+PYEOF
+  exit
+fi
 
 # Runs the program given after the output file as __main__, then writes
 # this process's CPU time per thread and its garbage collections. The same

@@ -58,7 +58,7 @@ class _Siblings(object):
     unit tests import them from the directory) is used as it is."""
 
     NAMES = ("_bottleneck_files", "_bottleneck_env", "_bottleneck_sampler", "_bottleneck_window",
-             "_bottleneck_evidence")
+             "_bottleneck_evidence", "_bottleneck_overhead")
 
     def find_spec(self, name, path=None, target=None):
         if name not in self.NAMES:
@@ -84,6 +84,7 @@ with _Siblings():
     from _bottleneck_evidence import Evidence
     from _bottleneck_files import atomic_write_json
     import _bottleneck_files as files
+    from _bottleneck_overhead import OverheadAB
     from _bottleneck_sampler import SAMPLING_PAUSED, Sampler, is_agent_file, is_library_file
     from _bottleneck_window import StopAfterProfile, Window
 
@@ -367,6 +368,7 @@ class Agent(Window, Evidence):
             import cProfile
             self.cprof = cProfile.Profile()
             self.cprof.enable()
+        self.overhead_ab = OverheadAB.from_env(self.sampler)
         with self.own_work():
             self._start_in_own_work()
 
@@ -1186,6 +1188,8 @@ class Agent(Window, Evidence):
             self.finished = True
             self.write_pyprofile()
             self.write_evidence(final=True)
+            if self.overhead_ab is not None:
+                safe(lambda: self.overhead_ab.write(self.path("overhead-ab-%s.json" % self.tag)))
             self.progress("done")
             # no crash so far: an empty dump file is not kept (a crash
             # later in the interpreter's shutdown is not recorded then)

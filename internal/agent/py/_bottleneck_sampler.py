@@ -216,6 +216,8 @@ class Sampler(object):
         self.end = None
         self.lock = threading.Lock()
         self._stop = threading.Event()
+        self._running = threading.Event()  # cleared: paused (pause)
+        self._running.set()
         self._thread = None
         self.sampling_cost = 0.0
         self.on_tick = None  # called from the sampler thread about every second
@@ -251,8 +253,17 @@ class Sampler(object):
         finally:
             self._exited.set()
 
+    def pause(self):
+        """Stops sampling, the thread blocked without waking, until
+        resume (_bottleneck_overhead's A/B)."""
+        self._running.clear()
+
+    def resume(self):
+        self._running.set()
+
     def stop(self):
         self._stop.set()
+        self._running.set()
         if self._thread is not None and self._thread != threading.get_ident():
             self._exited.wait(2.0)
         if self.end is None:
@@ -490,6 +501,11 @@ class Sampler(object):
         nxt = time.perf_counter()
         last_tick = nxt
         while True:
+            if not self._running.is_set():
+                self._running.wait()
+                if self._stop.is_set():
+                    return
+                nxt = time.perf_counter()
             period = self.window_interval if self.in_window else self.interval
             nxt += period
             delay = nxt - time.perf_counter()
@@ -504,6 +520,8 @@ class Sampler(object):
                 nxt = time.perf_counter() + delay
             if self._stop.wait(delay):
                 return
+            if not self._running.is_set():
+                continue
             t0 = time.perf_counter()
             self._late = max(0.0, t0 - nxt)
             try:

@@ -111,6 +111,7 @@ class Window(object):
     a step source locks and _step at every step after that."""
 
     live = None  # the Agent sets it with --live (_bottleneck_live.Live)
+    overhead_ab = None  # the Agent sets it with BOTTLENECK_AB_BLOCK (_bottleneck_overhead)
 
     def _init_window(self):
         p = self.pcfg
@@ -169,6 +170,10 @@ class Window(object):
         now = time.perf_counter()
         dur = now - self.step_start if self.step_start is not None else None
         self.steps += 1
+        ab = self.overhead_ab
+        if ab is not None and not ab.step(self.steps, dur):
+            self.step_start = now
+            return
         if behind is not None:
             self.device_behind.append({"step": self.steps, "s": round(behind, 6)})
         wait = self.stepstats.on_step(self.steps, self.in_window) if self.stepstats is not None else None
