@@ -846,9 +846,9 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 	}
 	now, optDepth := ws, 0
 	// A stretch that goes on from the one before it, in the same category
-	// with no item between, lengthens it: the boundaries of Python frames
-	// and of ops nested in ops end no stretch, so the replay's work is the
-	// same with Python stacks recorded or not, and the segments are a few
+	// with no item between, lengthens it: the boundaries of events nested
+	// in one of their category end no stretch, so the segments do not
+	// depend on how finely such events cut the host's time, and are a few
 	// per launch rather than two per host event (100 MB of one-line Python
 	// frames: 465,000 segments, 11 MB, held beside the sweep's points).
 	r.segs = make([]seg, 0, 2*(len(calls)+len(waitItems))+16)

@@ -186,9 +186,8 @@ func TestJoin(t *testing.T) {
 	}
 }
 
-// Frames and ops nested in an op change no category: the replay of a
-// trace recorded with Python stacks is the replay without them, and its
-// model holds no more segments.
+// Frames and ops nested in an op change no category: the replay with
+// them is the replay without them, and its model holds no more segments.
 func TestNestedEventsChangeNothing(t *testing.T) {
 	s := step{kernels: 4, hostUs: 800, kernelUs: 150, sync: true, afterUs: 300, loaderUs: 100}
 	nested := s
