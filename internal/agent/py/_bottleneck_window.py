@@ -11,6 +11,7 @@ import gzip
 import json
 import math
 import os
+import re
 import shutil
 import sys
 import threading
@@ -34,15 +35,27 @@ def agent_warnings(torch=None):
     """Around the agent's own calls that make torch warn (_AGENT_WARNINGS):
     those warnings are ignored there alone, never process-wide, and the
     profiler's record of warnings already shown once loses them again, so
-    that a program's own profiler prints them as without the tool."""
+    that a program's own profiler prints them as without the tool.
+
+    The filters are put in warnings.filters and taken out in place, not
+    with catch_warnings or filterwarnings: those mark the filters changed,
+    which empties every module's record of the warnings it has shown, so
+    each prof.step() made a program's once-per-line warning print again at
+    every step until the window closed (mnist_rnn: dropout2d's warning 17
+    times instead of once)."""
     shown = getattr(getattr(getattr(torch, "profiler", None), "profiler", None), "_WARNINGS_SHOWN", None)
     before = set(shown) if isinstance(shown, set) else None
+    ours = [("ignore", re.compile(m, re.I), Warning, None, 0) for m in _AGENT_WARNINGS]
+    filters = warnings.filters
+    filters[:0] = ours
     try:
-        with warnings.catch_warnings():
-            for m in _AGENT_WARNINGS:
-                warnings.filterwarnings("ignore", message=m)
-            yield
+        yield
     finally:
+        for f in ours:
+            for i, g in enumerate(filters):
+                if g is f:
+                    del filters[i]
+                    break
         if before is not None:
             shown.difference_update([m for m in shown - before if m.startswith(_AGENT_WARNINGS)])
 MAX_WINDOW_STEPS = 500  # a lengthened window's most steps (trace size)

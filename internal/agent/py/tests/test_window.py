@@ -241,6 +241,29 @@ class AgentWarningsTest(unittest.TestCase):
         self.assertEqual(shown, set())  # the program's own profiler will warn once, as without the tool
         self.assertEqual(warnings.filters, saved)  # nothing left process-wide
 
+    def test_a_programs_once_per_line_warning_stays_once(self):
+        # the default action shows a warning once per line: the agent's
+        # calls at every step must not make the program's show again
+        import warnings
+        code = compile("import warnings\ndef warn():\n    warnings.warn('deprecated input', UserWarning)\n", "user.py", "exec")
+        user = {"__name__": "user"}
+        exec(code, user)
+        printed = []
+        saved_show, saved_filters = warnings.showwarning, warnings.filters[:]
+        warnings.showwarning = lambda message, *a, **k: printed.append(str(message))
+        try:
+            warnings.resetwarnings()
+            warnings.simplefilter("default")
+            for _ in range(5):
+                user["warn"]()
+                with W.agent_warnings():
+                    warnings.warn(self.PROFILER)
+        finally:
+            warnings.showwarning = saved_show
+            warnings.filters[:] = saved_filters
+            warnings._filters_mutated()
+        self.assertEqual(printed, ["deprecated input"])
+
 
 class BoundsTest(unittest.TestCase):
     """The window's bounds (MAX_WINDOW_S and the rest)."""
