@@ -1543,6 +1543,56 @@ func TestWorkersForLoadingThatWaits(t *testing.T) {
 	}
 }
 
+// Loading that computes in the main process of a run without an
+// accelerator whose intra-op threads take every CPU, beside a step of
+// native ops, gets no workers promised: they would share the step's CPUs
+// (mnist_rnn on 2 CPUs: num_workers=1 made it 1.27-1.84x slower). One
+// thread on 2 CPUs, an accelerator, loading that waits, or a step of
+// Python keep the workers.
+func TestInputWorkersShareTheStepsCPUs(t *testing.T) {
+	zero := 0
+	for _, c := range []struct {
+		name            string
+		cpus, threads   int
+		gpu             bool
+		offCPU, cpuComp float64
+		shared          bool
+	}{
+		{"2 threads on 2 CPUs, native ops", 2, 2, false, 0.05, 0.35, true},
+		{"1 thread on 2 CPUs", 2, 1, false, 0.05, 0.35, false},
+		{"an accelerator", 2, 2, true, 0.05, 0.35, false},
+		{"loading that waits", 2, 2, false, 0.95, 0.35, false},
+		{"a step of Python", 2, 2, false, 0.05, 0.1, false},
+		{"a file per sample", 2, 2, false, 0.05, 0.35, false},
+	} {
+		run := &runevidence.RunEvidence{Env: &runevidence.Env{CPUs: c.cpus, NumThreads: c.threads}, Loaders: []runevidence.Loader{{Dataset: "FakeMNIST", NumWorkers: &zero, Batches: 900}}}
+		py := &runevidence.PythonEvidence{LoaderOffCPU: c.offCPU, LoaderLines: []runevidence.Line{{File: "/home/u/main.py", Line: 46, Func: "train", Pct: 63, Text: "for batch_idx, (data, target) in enumerate(train_loader):"}}}
+		if c.name == "a file per sample" { // packing the samples leads
+			py.LoaderIOShare = 0.9
+		}
+		s := &state{p: Default, step: 1000, share: map[Class]float64{Input: 0.6, CPUCompute: c.cpuComp}, d: &Diagnosis{}, in: Analyses{Run: run}, py: py, usesGPU: c.gpu, device: c.gpu}
+		// packing the samples leads there: no workers saving either way
+		if _, ok := s.workersSaving(); ok != (!c.shared && py.LoaderIOShare == 0) {
+			t.Errorf("%s: a workers saving predicted: %v", c.name, ok)
+		}
+		s.findings()
+		f := findingOf(s.d, "input.loader")
+		if f == nil {
+			t.Fatalf("%s: no input finding", c.name)
+		}
+		ch := f.AllChanges()
+		if strings.Contains(ch, "workers would load on the CPUs the step's ops already use") != c.shared ||
+			strings.HasPrefix(f.Change, "make the dataset's __getitem__ and its transforms (loaded in the loop at main.py:46") != c.shared ||
+			strings.Contains(f.Change, "loads them in background workers while the step runs") == c.shared ||
+			strings.Contains(ch, "pack the samples into one file") != (c.name == "a file per sample") {
+			t.Errorf("%s: change %q", c.name, ch)
+		}
+		if c.shared && (f.TrySavingPct == nil || *f.TrySavingPct != 0 || f.Try["num_workers"] != "1") {
+			t.Errorf("%s: try %v predicted %v, want num_workers=1 predicted 0%%", c.name, f.Try, f.TrySavingPct)
+		}
+	}
+}
+
 // With workers that read a DataFrame row by row, the input change leads
 // with converting it once; without, it does not name it.
 func TestInputNamesTheDataFrameRows(t *testing.T) {
