@@ -1282,6 +1282,42 @@ func TestGradSyncFinding(t *testing.T) {
 	}
 }
 
+// comm.exposed on a DDP model whose gradients are under 1 MiB (one
+// bucket, all-reduced when the backward ends) says the all-reduce is
+// latency and asks for fewer of them, not overlap; a larger model, a
+// program without DDP, or no optimizer record keep the overlap change.
+func TestCommSmallGradients(t *testing.T) {
+	ddp := []rundir.ModelCall{{Class: "DistributedDataParallel", Module: "torch.nn.parallel.distributed", Calls: 1}}
+	opt := func(numel int64, dtype string) []rundir.Optimizer {
+		return []rundir.Optimizer{{Class: "SGD", Params: 2, Numel: numel, Largest: []rundir.OptimizerParam{{Numel: numel, DType: dtype}}}}
+	}
+	for _, c := range []struct {
+		name   string
+		models []rundir.ModelCall
+		opts   []rundir.Optimizer
+		small  string
+	}{
+		{"Linear(20, 1) under DDP", ddp, opt(21, "float32"), "the gradients are only 84 B (21 parameters)"},
+		{"a 1M-parameter model in bfloat16", ddp, opt(400_000, "bfloat16"), "the gradients are only 781 KiB (400000 parameters)"},
+		{"a 1M-parameter model", ddp, opt(1_000_000, "float32"), ""},
+		{"no DDP", nil, opt(21, "float32"), ""},
+		{"no optimizer recorded", ddp, nil, ""},
+	} {
+		s := &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{Comm: 0.5}, d: &Diagnosis{},
+			in: Analyses{Run: &runevidence.RunEvidence{Models: c.models, Optimizers: c.opts}}}
+		s.findings()
+		f := findingOf(s.d, "comm.exposed")
+		if f == nil {
+			t.Fatalf("%s: no comm.exposed", c.name)
+		}
+		ch := f.AllChanges()
+		if c.small != "" && (!strings.HasPrefix(f.Change, c.small) || strings.Contains(ch, "overlap communication with backward")) ||
+			c.small == "" && (!strings.Contains(ch, "overlap communication with backward") || strings.Contains(ch, "gradients are only")) {
+			t.Errorf("%s: change %q, want %q first", c.name, ch, c.small)
+		}
+	}
+}
+
 // The main thread blocked inside torch while another thread runs Python
 // on a CPU waits for the GIL: host.gil names the thread's line, and the
 // verdict is host-bound. Silent when the other thread runs torch ops
