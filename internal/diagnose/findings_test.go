@@ -99,6 +99,21 @@ func TestCopyAdviceFollowsDirection(t *testing.T) {
 	}
 }
 
+// Dropout with no backward in the trace is a model left in training mode
+// for inference, unless the agent's steps were optimizer updates: then
+// the trace held no whole step, and the program trains.
+func TestDropoutInferenceNotWhenTheStepsTrain(t *testing.T) {
+	for _, source := range []string{"", "forward", "dataloader", "optimizer"} {
+		ops := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::addmm", HostSelfUs: 500}, {Name: "aten::bernoulli_", HostSelfUs: 250}, {Name: "aten::relu", HostSelfUs: 250}}}
+		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{Ops: ops, Run: &runevidence.RunEvidence{StepSource: source}}}
+		s.findings()
+		ch := s.d.Findings[0].AllChanges()
+		if strings.Contains(ch, "call model.eval()") == (source == "optimizer") || strings.Contains(ch, "dropout's random masks (aten::bernoulli_, native_dropout) take 25%") != (source == "optimizer") {
+			t.Errorf("steps by %q: %s", source, ch)
+		}
+	}
+}
+
 // With fewer ranks than the job's world size, exposed communication may be
 // waiting for another rank: the change says so and confidence drops; with
 // every rank in the input (or a one-rank job) it stays silent.
