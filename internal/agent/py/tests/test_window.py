@@ -328,6 +328,25 @@ class BoundsTest(unittest.TestCase):
         self.assertIsNone(W.memory_bound(8192 * MiB, 11000 * MiB))
         self.assertIsNotNone(W.memory_bound(8192 * MiB, 12400 * MiB))
 
+    def test_memory_bound_counts_from_the_peak_before_the_window(self):
+        MiB = 1 << 20
+        # a GAT step on 2708 nodes: 1037 MiB between steps, 1086 MiB more
+        # within each, freed at its end; the steps before the window
+        # reached that peak already
+        base = W.window_rss_base(1037 * MiB, 2123 * MiB)
+        self.assertEqual(base, 2123 * MiB)
+        self.assertIsNone(W.memory_bound(base, 2123 * MiB))
+        self.assertIsNotNone(W.memory_bound(1037 * MiB, 2123 * MiB))  # from the resident memory alone: closed
+        # a recording that runs away still passes it
+        name, why = W.memory_bound(base, 3400 * MiB)
+        self.assertIn("over the most it held before the window opened", why)
+        self.assertEqual(W.window_rss_base(None, 5 * MiB), 5 * MiB)
+        self.assertEqual(W.window_rss_base(7 * MiB, None), 7 * MiB)
+        self.assertIsNone(W.window_rss_base(None, None))
+        p = W._peak_rss_bytes()
+        if p is not None and W._rss_bytes() is not None:
+            self.assertGreaterEqual(p, W._rss_bytes() // 2)
+
     def test_rss(self):
         r = W._rss_bytes()
         if r is not None:
