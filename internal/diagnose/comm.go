@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 var _ = addRule(Rule{
@@ -76,7 +78,15 @@ func (s *state) commFinding() {
 		// place, or a model called twice before one backward
 		change = "overlap communication with backward: DDP bucket_cap_mb, gradient_as_bucket_view=True; fewer, larger collectives (the gradients already sync once per optimizer update)"
 	}
-	f := s.finding("comm.exposed", fmt.Sprintf("Communication not overlapped with compute takes %.0f%% of the step", pct(s.share[Comm])), s.at(Comm), s.ev[Comm], s.topOps(3, false, "nccl", "gloo", "all_reduce", "allreduce", "all_gather", "broadcast", "reduce_scatter", "all_to_all"), change)
+	ms := s.ev[Comm]
+	if bytes, params, ok := s.smallGradients(); ok {
+		// the ddp-tutorial-series' Linear(20, 1) on 2 gloo ranks: 84
+		// bytes of gradients, 52% of the step in their all-reduce, told
+		// "overlap communication with backward: DDP bucket_cap_mb"
+		ms = append(slices.Clip(ms), Evidence{"gradient bytes the optimizers update", float64(bytes), "B", "evidence"})
+		change = fmt.Sprintf("the gradients are only %s (%d parameters): DDP all-reduces them as one bucket once the backward has ended, so no backward is left to overlap with and each all-reduce costs its latency, not its size (bucket_cap_mb and gradient_as_bucket_view cannot change that): fewer all-reduces per sample, a larger batch per rank (one all-reduce per step either way), or gradient accumulation with every batch but each k-th under model.no_sync(); a model this small may train faster in one process without DDP", units.Bytes(bytes), params)
+	}
+	f := s.finding("comm.exposed", fmt.Sprintf("Communication not overlapped with compute takes %.0f%% of the step", pct(s.share[Comm])), s.at(Comm), ms, s.topOps(3, false, "nccl", "gloo", "all_reduce", "allreduce", "all_gather", "broadcast", "reduce_scatter", "all_to_all"), change)
 	if n, w, partial := s.partialRanks(); partial {
 		f.Measured = append(f.Measured, Evidence{fmt.Sprintf("ranks in the input: %d of %d", n, w), 0, "", "distributedInfo"})
 		f.Change = thenDo(fmt.Sprintf("a collective waits for the slowest rank and this input holds %d of %d ranks: analyze all ranks together (bottleneck analyze DIR) to tell a straggler from the network", n, w), f.Change)
@@ -85,4 +95,34 @@ func (s *state) commFinding() {
 		}
 	}
 	s.emit(f)
+}
+
+// smallGradients: the program calls a DistributedDataParallel model and
+// its optimizers update under SmallGradientBytes of parameters in all
+// (their element count times the largest parameter's element size):
+// under DDP's first bucket (1 MiB) the whole gradient is one bucket,
+// all-reduced when the backward ends, whose cost is the collective's
+// latency.
+func (s *state) smallGradients() (bytes int64, params int, ok bool) {
+	r := s.in.Run
+	if r == nil || len(r.Optimizers) == 0 || !slices.ContainsFunc(r.Models, func(m rundir.ModelCall) bool { return m.Class == "DistributedDataParallel" }) {
+		return 0, 0, false
+	}
+	for _, o := range r.Optimizers {
+		if o.Numel <= 0 {
+			return 0, 0, false // not recorded
+		}
+		size := int64(4)
+		if len(o.Largest) > 0 {
+			switch o.Largest[0].DType {
+			case "float16", "bfloat16":
+				size = 2
+			case "float64":
+				size = 8
+			}
+		}
+		bytes += o.Numel * size
+		params += int(o.Numel)
+	}
+	return bytes, params, bytes < s.p.SmallGradientBytes
 }

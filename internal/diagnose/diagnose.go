@@ -899,7 +899,11 @@ func (s *state) verdict() {
 		v.Why += " (its finding)"
 	}
 	if own, ok := s.startup(); ok {
-		v.Why += fmt.Sprintf("; before its first step the program worked %s in its own code, more than all its steps (%s): the second finding", units.Seconds(own), units.Seconds(s.in.Run.StepsS))
+		if s.startupInChildren() {
+			v.Why += fmt.Sprintf("; before its first step the program waited %s for its multiprocessing children, whose work no step here holds, more than all its steps (%s): the second finding", units.Seconds(own), units.Seconds(s.in.Run.StepsS))
+		} else {
+			v.Why += fmt.Sprintf("; before its first step the program worked %s in its own code, more than all its steps (%s): the second finding", units.Seconds(own), units.Seconds(s.in.Run.StepsS))
+		}
 	}
 	if _, _, on := s.anomaly(); on {
 		// its finding goes first: the first line says why

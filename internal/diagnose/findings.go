@@ -947,6 +947,15 @@ func (s *state) topOps(n int, selfTime bool, filter ...string) []Location {
 	return out
 }
 
+// stepsAreUpdates: the agent counted optimizer.step() calls as the steps:
+// each step trains, so a trace without a backward did not hold a whole
+// step (pytorch/examples' GAT: a window closed before its first step left
+// a piece of a forward, and the program, which trains, was told to call
+// model.eval()).
+func (s *state) stepsAreUpdates() bool {
+	return s.in.Run != nil && s.in.Run.StepSource == "optimizer"
+}
+
 // cpuOpsChange fits the native-ops change to the ops that take the time:
 // convolutions and matmuls have their own fast paths on a CPU; time spread
 // over many small ops is fusion's. lead is a change that goes before every
@@ -970,7 +979,7 @@ func (s *state) cpuOpsChange() (change string, ev []Evidence, lead string, atten
 	// left in training mode for inference, and model.eval() comes first
 	// (a small CNN evaluated here: 212 ms a batch, 133 ms after eval())
 	switch heavy := total > 0 && dropout/total >= s.p.MinDropout; {
-	case heavy && s.in.Ops != nil && s.in.Ops.BackwardCalls == 0:
+	case heavy && s.in.Ops != nil && s.in.Ops.BackwardCalls == 0 && !s.stepsAreUpdates():
 		lead = fmt.Sprintf("dropout draws random masks (aten::bernoulli_, native_dropout: %.0f%% of the native time) though no backward runs in these steps: the model is in training mode: call model.eval() before inference (dropout then passes its input through, and BatchNorm uses its running statistics, which the outputs need too) and run it under torch.inference_mode()", pct(dropout/total))
 		ev = append(ev, Evidence{"dropout ops' share of native op time", pct(dropout / total), "%", "ops"}, Evidence{"backward op calls", 0, "", "ops"})
 	case heavy:

@@ -99,6 +99,21 @@ func TestCopyAdviceFollowsDirection(t *testing.T) {
 	}
 }
 
+// Dropout with no backward in the trace is a model left in training mode
+// for inference, unless the agent's steps were optimizer updates: then
+// the trace held no whole step, and the program trains.
+func TestDropoutInferenceNotWhenTheStepsTrain(t *testing.T) {
+	for _, source := range []string{"", "forward", "dataloader", "optimizer"} {
+		ops := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::addmm", HostSelfUs: 500}, {Name: "aten::bernoulli_", HostSelfUs: 250}, {Name: "aten::relu", HostSelfUs: 250}}}
+		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{Ops: ops, Run: &runevidence.RunEvidence{StepSource: source}}}
+		s.findings()
+		ch := s.d.Findings[0].AllChanges()
+		if strings.Contains(ch, "call model.eval()") == (source == "optimizer") || strings.Contains(ch, "dropout's random masks (aten::bernoulli_, native_dropout) take 25%") != (source == "optimizer") {
+			t.Errorf("steps by %q: %s", source, ch)
+		}
+	}
+}
+
 // With fewer ranks than the job's world size, exposed communication may be
 // waiting for another rank: the change says so and confidence drops; with
 // every rank in the input (or a one-rank job) it stays silent.
@@ -1282,6 +1297,42 @@ func TestGradSyncFinding(t *testing.T) {
 	}
 }
 
+// comm.exposed on a DDP model whose gradients are under 1 MiB (one
+// bucket, all-reduced when the backward ends) says the all-reduce is
+// latency and asks for fewer of them, not overlap; a larger model, a
+// program without DDP, or no optimizer record keep the overlap change.
+func TestCommSmallGradients(t *testing.T) {
+	ddp := []rundir.ModelCall{{Class: "DistributedDataParallel", Module: "torch.nn.parallel.distributed", Calls: 1}}
+	opt := func(numel int64, dtype string) []rundir.Optimizer {
+		return []rundir.Optimizer{{Class: "SGD", Params: 2, Numel: numel, Largest: []rundir.OptimizerParam{{Numel: numel, DType: dtype}}}}
+	}
+	for _, c := range []struct {
+		name   string
+		models []rundir.ModelCall
+		opts   []rundir.Optimizer
+		small  string
+	}{
+		{"Linear(20, 1) under DDP", ddp, opt(21, "float32"), "the gradients are only 84 B (21 parameters)"},
+		{"a 1M-parameter model in bfloat16", ddp, opt(400_000, "bfloat16"), "the gradients are only 781 KiB (400000 parameters)"},
+		{"a 1M-parameter model", ddp, opt(1_000_000, "float32"), ""},
+		{"no DDP", nil, opt(21, "float32"), ""},
+		{"no optimizer recorded", ddp, nil, ""},
+	} {
+		s := &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{Comm: 0.5}, d: &Diagnosis{},
+			in: Analyses{Run: &runevidence.RunEvidence{Models: c.models, Optimizers: c.opts}}}
+		s.findings()
+		f := findingOf(s.d, "comm.exposed")
+		if f == nil {
+			t.Fatalf("%s: no comm.exposed", c.name)
+		}
+		ch := f.AllChanges()
+		if c.small != "" && (!strings.HasPrefix(f.Change, c.small) || strings.Contains(ch, "overlap communication with backward")) ||
+			c.small == "" && (!strings.Contains(ch, "overlap communication with backward") || strings.Contains(ch, "gradients are only")) {
+			t.Errorf("%s: change %q, want %q first", c.name, ch, c.small)
+		}
+	}
+}
+
 // The main thread blocked inside torch while another thread runs Python
 // on a CPU waits for the GIL: host.gil names the thread's line, and the
 // verdict is host-bound. Silent when the other thread runs torch ops
@@ -1539,6 +1590,56 @@ func TestWorkersForLoadingThatWaits(t *testing.T) {
 		if f == nil || !strings.Contains(f.Change, "DataLoader(num_workers="+strconv.Itoa(c.workers)+",") ||
 			strings.Contains(f.Change, "waiting workers need no CPU") != (c.workers > 1) {
 			t.Errorf("%s: %+v", c.name, f)
+		}
+	}
+}
+
+// Loading that computes in the main process of a run without an
+// accelerator whose intra-op threads take every CPU, beside a step of
+// native ops, gets no workers promised: they would share the step's CPUs
+// (mnist_rnn on 2 CPUs: num_workers=1 made it 1.27-1.84x slower). One
+// thread on 2 CPUs, an accelerator, loading that waits, or a step of
+// Python keep the workers.
+func TestInputWorkersShareTheStepsCPUs(t *testing.T) {
+	zero := 0
+	for _, c := range []struct {
+		name            string
+		cpus, threads   int
+		gpu             bool
+		offCPU, cpuComp float64
+		shared          bool
+	}{
+		{"2 threads on 2 CPUs, native ops", 2, 2, false, 0.05, 0.35, true},
+		{"1 thread on 2 CPUs", 2, 1, false, 0.05, 0.35, false},
+		{"an accelerator", 2, 2, true, 0.05, 0.35, false},
+		{"loading that waits", 2, 2, false, 0.95, 0.35, false},
+		{"a step of Python", 2, 2, false, 0.05, 0.1, false},
+		{"a file per sample", 2, 2, false, 0.05, 0.35, false},
+	} {
+		run := &runevidence.RunEvidence{Env: &runevidence.Env{CPUs: c.cpus, NumThreads: c.threads}, Loaders: []runevidence.Loader{{Dataset: "FakeMNIST", NumWorkers: &zero, Batches: 900}}}
+		py := &runevidence.PythonEvidence{LoaderOffCPU: c.offCPU, LoaderLines: []runevidence.Line{{File: "/home/u/main.py", Line: 46, Func: "train", Pct: 63, Text: "for batch_idx, (data, target) in enumerate(train_loader):"}}}
+		if c.name == "a file per sample" { // packing the samples leads
+			py.LoaderIOShare = 0.9
+		}
+		s := &state{p: Default, step: 1000, share: map[Class]float64{Input: 0.6, CPUCompute: c.cpuComp}, d: &Diagnosis{}, in: Analyses{Run: run}, py: py, usesGPU: c.gpu, device: c.gpu}
+		// packing the samples leads there: no workers saving either way
+		if _, ok := s.workersSaving(); ok != (!c.shared && py.LoaderIOShare == 0) {
+			t.Errorf("%s: a workers saving predicted: %v", c.name, ok)
+		}
+		s.findings()
+		f := findingOf(s.d, "input.loader")
+		if f == nil {
+			t.Fatalf("%s: no input finding", c.name)
+		}
+		ch := f.AllChanges()
+		if strings.Contains(ch, "workers would load on the CPUs the step's ops already use") != c.shared ||
+			strings.HasPrefix(f.Change, "make the dataset's __getitem__ and its transforms (loaded in the loop at main.py:46") != c.shared ||
+			strings.Contains(f.Change, "loads them in background workers while the step runs") == c.shared ||
+			strings.Contains(ch, "pack the samples into one file") != (c.name == "a file per sample") {
+			t.Errorf("%s: change %q", c.name, ch)
+		}
+		if c.shared && (f.TrySavingPct == nil || *f.TrySavingPct != 0 || f.Try["num_workers"] != "1") {
+			t.Errorf("%s: try %v predicted %v, want num_workers=1 predicted 0%%", c.name, f.Try, f.TrySavingPct)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
@@ -80,7 +81,25 @@ func (s *state) inputFinding() {
 				}
 				change = cheaper(change)
 				try = map[string]string{"num_workers": fmt.Sprint(n), "persistent_workers": "true"}
-				if w, ok := s.workersSaving(); ok && w < s.share[Input]/2 && s.py != nil && len(s.py.LoaderLines) > 0 {
+				if _, inMain := s.loadsInMain(); inMain && s.workersShareCPUs() {
+					// workers would take the CPUs the step's ops use
+					r := s.in.Run
+					in := min(1, s.share[Input])
+					what := "the dataset's " + l.SampleMethod()
+					if s.py != nil && len(s.py.LoaderLines) > 0 {
+						ll := s.py.LoaderLines[0]
+						what = fmt.Sprintf("%s at %s:%d (%.0f%% of the main thread's samples)", ll.Func, filepath.Base(ll.File), ll.Line, ll.Pct)
+						if strings.HasPrefix(strings.TrimSpace(ll.Text), "for ") {
+							// the loop over the loader: the cost is in the
+							// library's __getitem__ and transforms below it
+							what = fmt.Sprintf("the dataset's %s and its transforms (loaded in the loop at %s:%d, %.0f%% of the main thread's samples)", l.SampleMethod(), filepath.Base(ll.File), ll.Line, ll.Pct)
+						}
+					}
+					change = fmt.Sprintf("make %s cheaper: a batch takes %s to load against %s for the rest of the step, mostly native ops on %d intra-op threads on %d CPUs and no accelerator, so workers would load on the CPUs the step's ops already use and hide little of it, if any, while each batch is handed over between processes",
+						what, units.Duration(in*s.step), units.Duration((1-in)*s.step), r.Env.NumThreads, r.Env.CPUs)
+					change = thenDo(change, fmt.Sprintf("time DataLoader(num_workers=%d, persistent_workers=True) against it before keeping it (bottleneck run --verify tries it)", n))
+					tryPct = 0
+				} else if w, ok := s.workersSaving(); ok && w < s.share[Input]/2 && s.py != nil && len(s.py.LoaderLines) > 0 {
 					// the workers this machine has cannot keep up:
 					// the loading must get cheaper first
 					l := s.py.LoaderLines[0]

@@ -255,6 +255,15 @@ type Params struct {
 	// MaxWorkers: the most DataLoader workers advised; each is a process
 	// with its own copy of the Dataset.
 	MaxWorkers int
+	// WorkersShareNative: without an accelerator and with the intra-op
+	// threads on every CPU, DataLoader workers are not advised for loading
+	// that computes when native ops are at least this share of the rest
+	// of the step (workersShareCPUs).
+	WorkersShareNative float64
+	// SmallGradientBytes: gradients under this many bytes in all are one
+	// DDP bucket whose all-reduce costs its latency (comm.exposed's
+	// change is fewer all-reduces, not overlap).
+	SmallGradientBytes int64
 	// LoaderWaitsShare: loading that waits this share of its samples or more
 	// (slow_dataset.py's 5 ms sleep a sample: ~95%) is overlapped by more
 	// workers than CPUs; a Dataset that computes is not.
@@ -333,6 +342,8 @@ var Default = Params{
 	TensorEfficiency:      0.6,
 	PinnedLinkShare:       0.8,
 	MaxWorkers:            8,
+	WorkersShareNative:    0.5,
+	SmallGradientBytes:    1 << 20,
 	LoaderWaitsShare:      0.8,
 	MinFloat64:            0.4,
 	HighShare:             0.5,

@@ -37,6 +37,17 @@ func TestStartupEvidence(t *testing.T) {
 	if math.Abs(ev.StartupOffCPU-0.5) > 1e-9 {
 		t.Errorf("start-up off the CPU %.3f, want 0.5 (each stack's share over the run)", ev.StartupOffCPU)
 	}
+	if ev.StartupChildShare != 0 {
+		t.Errorf("start-up with no multiprocessing frame: child share %.3f, want 0", ev.StartupChildShare)
+	}
+	// Hogwild: the main process joins the mp.Process workers that train;
+	// torch.multiprocessing.spawn's join is a package's, not the program's
+	add(0, 180, 180, "/home/u/prep.py", "/usr/lib/python3.11/multiprocessing/process.py", "/usr/lib/python3.11/multiprocessing/popen_fork.py")
+	add(0, 40, 40, "/home/u/prep.py", sitePkgs+"/torch/multiprocessing/spawn.py", "/usr/lib/python3.11/multiprocessing/connection.py")
+	if ev := runevidence.FromWholeRun(p); math.Abs(ev.StartupChildShare-0.75) > 1e-9 {
+		t.Errorf("child share %.3f, want 180 of the program's 240 start-up samples", ev.StartupChildShare)
+	}
+	p.Stacks = p.Stacks[:len(p.Stacks)-2]
 	p.CPUClock = false
 	if ev := runevidence.FromWholeRun(p); ev.StartupOffCPU != 0 {
 		t.Errorf("without a CPU clock: %.3f, want 0 (unknown)", ev.StartupOffCPU)
@@ -49,16 +60,19 @@ func TestStartupEvidence(t *testing.T) {
 func TestStartupFinding(t *testing.T) {
 	lines := []runevidence.Line{{File: "/home/u/prep.py", Line: 7, Func: "<module>", Pct: 97}}
 	for _, c := range []struct {
-		name                   string
-		firstS, share, off, st float64
-		want                   bool
+		name                          string
+		firstS, share, off, child, st float64
+		want                          bool
 	}{
-		{"data built item by item", 4.1, 0.6, 0.05, 0.12, true},
-		{"a wait", 4.1, 0.6, 0.98, 0.12, true},
-		{"a long run", 4.1, 0.6, 0.05, 30, false},
-		{"a short start-up", 1.5, 0.5, 0.05, 0.1, false},
+		{"data built item by item", 4.1, 0.6, 0.05, 0, 0.12, true},
+		{"a wait", 4.1, 0.6, 0.98, 0, 0.12, true},
+		{"a wait partly for children", 4.1, 0.6, 0.98, 0.4, 0.12, true},
+		{"waiting for its children", 4.1, 0.6, 0.98, 0.99, 0.12, true},
+		{"a long run", 4.1, 0.6, 0.05, 0, 30, false},
+		{"a long run with children", 4.1, 0.6, 0.98, 0.99, 30, false},
+		{"a short start-up", 1.5, 0.5, 0.05, 0, 0.1, false},
 	} {
-		run := &runevidence.RunEvidence{FirstStepS: c.firstS, StepsS: c.st, Python: &runevidence.PythonEvidence{StartupShare: c.share, StartupOffCPU: c.off, StartupLines: lines}}
+		run := &runevidence.RunEvidence{FirstStepS: c.firstS, StepsS: c.st, Python: &runevidence.PythonEvidence{StartupShare: c.share, StartupOffCPU: c.off, StartupChildShare: c.child, StartupLines: lines}}
 		d := Compute(cpuTrace(run))
 		f := findingOf(d, "run.startup")
 		if (f != nil) != c.want || strings.Contains(d.Verdict.Why, "before its first step") != c.want {
@@ -67,13 +81,20 @@ func TestStartupFinding(t *testing.T) {
 		if !c.want {
 			continue
 		}
-		verb, change := "works", "vectorise"
+		verb, change := "works 2.46 s in its own code", "vectorise"
 		if c.off == 0.98 {
-			verb, change = "waits", "it waits rather than computes (98% of it off the CPU)"
+			verb, change = "waits 2.46 s in its own code", "it waits rather than computes (98% of it off the CPU)"
+		}
+		children := c.child > 0.5
+		if children {
+			verb, change = "waits 2.46 s for processes it started", "99% the main process starting or waiting for its multiprocessing children: bottleneck profiles this process only"
 		}
 		if d.Findings[1].Rule != "run.startup" || math.Abs(f.OnceS-2.46) > 1e-9 || f.AtStakeUs != 0 || f.Where[0].Line != 7 ||
-			!strings.Contains(f.Title, verb+" 2.46 s in its own code, more than all its steps take (120 ms)") || !strings.Contains(f.AllChanges(), change) {
+			!strings.Contains(f.Title, verb+", more than all its steps take (120 ms)") || !strings.Contains(f.AllChanges(), change) {
 			t.Errorf("%s: %+v (findings %v)", c.name, f, d.Findings)
+		}
+		if strings.Contains(d.Verdict.Why, "multiprocessing children") != children || strings.Contains(f.AllChanges(), "multiprocessing children") != children {
+			t.Errorf("%s: children named %v, want %v: why %q, change %q", c.name, !children, children, d.Verdict.Why, f.AllChanges())
 		}
 	}
 }

@@ -11,6 +11,7 @@ import gzip
 import json
 import math
 import os
+import re
 import shutil
 import sys
 import threading
@@ -34,15 +35,27 @@ def agent_warnings(torch=None):
     """Around the agent's own calls that make torch warn (_AGENT_WARNINGS):
     those warnings are ignored there alone, never process-wide, and the
     profiler's record of warnings already shown once loses them again, so
-    that a program's own profiler prints them as without the tool."""
+    that a program's own profiler prints them as without the tool.
+
+    The filters are put in warnings.filters and taken out in place, not
+    with catch_warnings or filterwarnings: those mark the filters changed,
+    which empties every module's record of the warnings it has shown, so
+    each prof.step() made a program's once-per-line warning print again at
+    every step until the window closed (mnist_rnn: dropout2d's warning 17
+    times instead of once)."""
     shown = getattr(getattr(getattr(torch, "profiler", None), "profiler", None), "_WARNINGS_SHOWN", None)
     before = set(shown) if isinstance(shown, set) else None
+    ours = [("ignore", re.compile(m, re.I), Warning, None, 0) for m in _AGENT_WARNINGS]
+    filters = warnings.filters
+    filters[:0] = ours
     try:
-        with warnings.catch_warnings():
-            for m in _AGENT_WARNINGS:
-                warnings.filterwarnings("ignore", message=m)
-            yield
+        yield
     finally:
+        for f in ours:
+            for i, g in enumerate(filters):
+                if g is f:
+                    del filters[i]
+                    break
         if before is not None:
             shown.difference_update([m for m in shown - before if m.startswith(_AGENT_WARNINGS)])
 MAX_WINDOW_STEPS = 500  # a lengthened window's most steps (trace size)
@@ -60,9 +73,12 @@ MAX_WINDOW_STEPS = 500  # a lengthened window's most steps (trace size)
 #   wall    MAX_WINDOW_S seconds since it opened: 5 steps of 10 s (a large
 #           model's step) fit; a window longer than that is not needed to
 #           judge a step, and its trace would be too large to read.
-#   memory  the process's resident memory grew, since the window opened,
-#           by MAX_WINDOW_GROWTH or by half of what it held then, whichever
-#           is more: a backstop against a recording that runs away (Kineto
+#   memory  the process's resident memory grew, over the most it held
+#           before the window opened (its peak so far: a step's transient
+#           tensors, freed back to the system at its end, are no growth; a
+#           GAT step on 2708 nodes rose from 1037 MiB by 1086 MiB and back
+#           at every step, and its window closed after 0 steps), by
+#           MAX_WINDOW_GROWTH or by half of that, whichever is more: a backstop against a recording that runs away (Kineto
 #           keeps ~226 bytes a CPU event until the export, so 1 GiB is ~4.7M
 #           events). Memory is no count of events: the program's own
 #           allocations grow it too (a message-passing step's first steps
@@ -82,14 +98,25 @@ WINDOW_POLL_S = 0.1
 
 def memory_bound(rss0, rss):
     """The memory bound passed, as (name, measure), or None: the process
-    grew from rss0 bytes when the window opened to rss, by MAX_WINDOW_GROWTH
-    or half of rss0, whichever is more."""
+    grew from rss0 bytes, the most it held before the window opened
+    (window_rss_base), to rss, by MAX_WINDOW_GROWTH or half of rss0,
+    whichever is more."""
     grown, most = rss - rss0, max(MAX_WINDOW_GROWTH, rss0 // 2)
     if grown < most:
         return None
-    return ("memory", "the process grew %.0f MiB since the window opened (the most: %.0f MiB, "
+    return ("memory", "the process grew %.0f MiB over the most it held before the window opened (the most: %.0f MiB, "
                       "the larger of 1 GiB and half of the %.0f MiB it held then)"
             % (grown / 2.0 ** 20, most / 2.0 ** 20, rss0 / 2.0 ** 20))
+
+
+def window_rss_base(rss, peak):
+    """The memory bound's base: the larger of the resident memory when the
+    window opens and the process's peak before it (None where neither is
+    known). A step that allocates its activations and frees them at its
+    end rises and falls by the same amount at every step: the earlier
+    steps' peak holds it, the resident memory between steps does not."""
+    known = [v for v in (rss, peak) if v is not None]
+    return max(known) if known else None
 
 
 class StopAfterProfile(SystemExit):
@@ -464,7 +491,7 @@ class Window(object):
     def _open_window_bounds(self):
         self._window_gen += 1
         self._window_opened_at = time.perf_counter()
-        self._window_rss0 = _rss_bytes()
+        self._window_rss0 = window_rss_base(_rss_bytes(), _peak_rss_bytes())
         durs = sorted(t[2] for t in self.step_times[-64:])
         self._window_median = durs[len(durs) // 2] if durs else None
         self._idle_s = None
@@ -722,6 +749,17 @@ class Window(object):
         rec["count"] += 1
         self.sync_total += 1
         self._step_syncs += 1
+
+
+def _peak_rss_bytes():
+    """The process's peak resident memory so far in bytes (None where
+    unknown)."""
+    try:
+        import resource
+        r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return r if sys.platform == "darwin" else r * 1024
+    except Exception:
+        return None
 
 
 def _rss_bytes():

@@ -324,6 +324,12 @@ type PythonEvidence struct {
 	// whole run; 0 without a CPU clock): a start-up that waits (a
 	// download, a sleep, a subprocess) is no Python to vectorise.
 	StartupOffCPU float64 `json:"startup_off_cpu,omitempty"`
+	// StartupChildShare: of those samples, the share starting or waiting
+	// for the program's multiprocessing children (a frame in the standard
+	// library's multiprocessing): Hogwild-style training in
+	// mp.Process workers while the main process joins them, work no step
+	// of this process holds.
+	StartupChildShare float64 `json:"startup_child_share,omitempty"`
 	// LoaderOffCPU: of the main thread's samples in DataLoader code over
 	// the run, the share neither on a CPU nor waiting for one (a Dataset
 	// that sleeps or reads); 0 without CPU clocks.
@@ -441,7 +447,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	runTotal, runIO := 0, 0
 	runIOL, slowL, startL := map[key]int{}, map[key]int{}, map[key]int{}
 	slowN, slowDL, startN, startAll := 0, 0, 0, 0
-	startOff := 0.0
+	startOff, startChild := 0.0, 0
 	loaderN, loaderOff := 0, 0.0 // DataLoader samples over the run, and those off the CPU
 	run := map[key]*lineSamples{}
 	waitKnown := false // the agent recorded the main thread's run-queue wait
@@ -497,6 +503,9 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 			if ownWork(p, st.Frames) {
 				startL[k] += st.StartupCount
 				startN += st.StartupCount
+				if slices.ContainsFunc(st.Frames, func(fi int) bool { return matchAny(p.Frames[fi].File, childProcessFiles) }) {
+					startChild += st.StartupCount
+				}
 				if st.Count > 0 && p.CPUClock {
 					startOff += float64(st.StartupCount) * max(0, 1-(st.CPUCount+st.WaitCount)/float64(st.Count))
 				}
@@ -637,6 +646,7 @@ func fromProfile(p *pyprofile.Profile, window bool) *PythonEvidence {
 	}
 	if startN > 0 {
 		ev.StartupOffCPU = startOff / float64(startN)
+		ev.StartupChildShare = float64(startChild) / float64(startN)
 	}
 	if slowN > 0 {
 		ev.SlowLoaderShare = float64(slowDL) / float64(slowN)

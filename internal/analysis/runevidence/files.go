@@ -9,6 +9,11 @@ var ioFiles = []string{
 	"/h5py/", "/shutil.py", "/tempfile.py", "/csv.py", "/lightning/pytorch/loggers/",
 }
 
+// childProcessFiles mark main-thread samples that start or wait for the
+// program's own worker processes (multiprocessing.Process, Pool, Queue):
+// bottleneck profiles one process, so the work they do is in no step.
+var childProcessFiles = []string{"/multiprocessing/"}
+
 // loaderFiles mark main-thread samples spent getting batches.
 var loaderFiles = []string{"/torch/utils/data/"}
 

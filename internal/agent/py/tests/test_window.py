@@ -241,6 +241,29 @@ class AgentWarningsTest(unittest.TestCase):
         self.assertEqual(shown, set())  # the program's own profiler will warn once, as without the tool
         self.assertEqual(warnings.filters, saved)  # nothing left process-wide
 
+    def test_a_programs_once_per_line_warning_stays_once(self):
+        # the default action shows a warning once per line: the agent's
+        # calls at every step must not make the program's show again
+        import warnings
+        code = compile("import warnings\ndef warn():\n    warnings.warn('deprecated input', UserWarning)\n", "user.py", "exec")
+        user = {"__name__": "user"}
+        exec(code, user)
+        printed = []
+        saved_show, saved_filters = warnings.showwarning, warnings.filters[:]
+        warnings.showwarning = lambda message, *a, **k: printed.append(str(message))
+        try:
+            warnings.resetwarnings()
+            warnings.simplefilter("default")
+            for _ in range(5):
+                user["warn"]()
+                with W.agent_warnings():
+                    warnings.warn(self.PROFILER)
+        finally:
+            warnings.showwarning = saved_show
+            warnings.filters[:] = saved_filters
+            warnings._filters_mutated()
+        self.assertEqual(printed, ["deprecated input"])
+
 
 class BoundsTest(unittest.TestCase):
     """The window's bounds (MAX_WINDOW_S and the rest)."""
@@ -304,6 +327,25 @@ class BoundsTest(unittest.TestCase):
         # a large process: half of what it held
         self.assertIsNone(W.memory_bound(8192 * MiB, 11000 * MiB))
         self.assertIsNotNone(W.memory_bound(8192 * MiB, 12400 * MiB))
+
+    def test_memory_bound_counts_from_the_peak_before_the_window(self):
+        MiB = 1 << 20
+        # a GAT step on 2708 nodes: 1037 MiB between steps, 1086 MiB more
+        # within each, freed at its end; the steps before the window
+        # reached that peak already
+        base = W.window_rss_base(1037 * MiB, 2123 * MiB)
+        self.assertEqual(base, 2123 * MiB)
+        self.assertIsNone(W.memory_bound(base, 2123 * MiB))
+        self.assertIsNotNone(W.memory_bound(1037 * MiB, 2123 * MiB))  # from the resident memory alone: closed
+        # a recording that runs away still passes it
+        name, why = W.memory_bound(base, 3400 * MiB)
+        self.assertIn("over the most it held before the window opened", why)
+        self.assertEqual(W.window_rss_base(None, 5 * MiB), 5 * MiB)
+        self.assertEqual(W.window_rss_base(7 * MiB, None), 7 * MiB)
+        self.assertIsNone(W.window_rss_base(None, None))
+        p = W._peak_rss_bytes()
+        if p is not None and W._rss_bytes() is not None:
+            self.assertGreaterEqual(p, W._rss_bytes() // 2)
 
     def test_rss(self):
         r = W._rss_bytes()
