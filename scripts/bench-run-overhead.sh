@@ -32,8 +32,9 @@
 #          50) switches the agent's work at the step boundaries and its
 #          sampler off for every other block of steps (--no-trace, so no
 #          profiler window; --threads 1); prints the ratio of the median
-#          step with the agent on to that of the next block with it off,
-#          median and quartiles over the block pairs. The hooks that count
+#          step with the agent on to that with it off, over the whole run
+#          and, median and quartiles, of each block off against the mean
+#          of the two blocks on around it (a drift cancels). The hooks that count
 #          the steps stay on in both: this is the agent's cost above them,
 #          measured apart at ~11 us a step (docs/run.md, "Overhead").)
 # Env:   PYTHON (default $BOTTLENECK_TEST_PYTHON, else .venv/bin/python),
@@ -56,16 +57,17 @@ trap 'rm -rf "$work"' EXIT
 go build -o "$work/bottleneck" ./cmd/bottleneck
 
 if [ "$MODE" = ab ]; then
-  "$PY" - "$work" "${2:-1}" "${BLOCK:-50}" "$PY" -- examples/run/train_cnn.py --steps "$STEPS" --batch-size 16 \
+  "$PY" - "$work" "${2:-1}" "${BLOCK:-50}" "$PY" ${BN_ARGS:-} -- examples/run/train_cnn.py --steps "$STEPS" --batch-size 16 \
     "${EXTRA[@]}" ${BENCH_ARGS:-} <<'PYEOF'
 import glob, json, os, statistics, subprocess, sys
 work, runs, block, py = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-prog = sys.argv[sys.argv.index("--") + 1:]
+bn_args, prog = sys.argv[5:sys.argv.index("--")], sys.argv[sys.argv.index("--") + 1:]
 load = lambda: open("/proc/loadavg").read().split()[0]
-print("ab mode: %s, %d run(s), blocks of %d steps (load average before: %s)" % (" ".join(prog), runs, block, load()))
+print("ab mode: %s, %d run(s), blocks of %d steps, bottleneck run flags: --no-trace %s (load average before: %s)"
+      % (" ".join(prog), runs, block, " ".join(bn_args), load()))
 for i in range(1, runs + 1):
     out = "%s/ab-%d" % (work, i)
-    subprocess.run([work + "/bottleneck", "run", "--no-trace", "--report", "none", "--python", py, "-o", out] + prog,
+    subprocess.run([work + "/bottleneck", "run", "--no-trace", "--report", "none", "--python", py, "-o", out] + bn_args + prog,
                    env=dict(os.environ, BOTTLENECK_AB_BLOCK=str(block)), stdout=subprocess.DEVNULL, check=True)
     ab = json.load(open(glob.glob(out + "/overhead-ab-*.json")[0]))
     blocks = {}
@@ -74,16 +76,20 @@ for i in range(1, runs + 1):
             b = (n - 1) // block  # step n ran after boundary n-1, in block (n-1) // block
             if (n - 1) % block >= 2:  # the first two steps of a block settle after the switch
                 blocks.setdefault(b, (state, []))[1].append(dur)
+    # each block with the agent off against the mean of the blocks on
+    # either side, on: a drift of the steps' speed over the run (the
+    # allocator and collector settling) cancels to first order
     ratios = []
     for b in sorted(blocks):
         state, durs = blocks[b]
-        if b >= 2 and state == "on" and blocks.get(b + 1, ("",))[0] == "off":
-            ratios.append(statistics.median(durs) / statistics.median(blocks[b + 1][1]))
+        if b >= 3 and state == "off" and blocks.get(b - 1, ("",))[0] == blocks.get(b + 1, ("",))[0] == "on":
+            around = (statistics.median(blocks[b - 1][1]) + statistics.median(blocks[b + 1][1])) / 2
+            ratios.append(around / statistics.median(durs))
     on = [d for b, (st, ds) in blocks.items() if st == "on" and b >= 2 for d in ds]
     off = [d for b, (st, ds) in blocks.items() if st == "off" and b >= 2 for d in ds]
     q = statistics.quantiles(ratios, n=4)
-    print("run %d (load %s): median step with the agent on %.3f ms, off %.3f ms: %.4fx; over %d block pairs, "
-          "median %.4fx (quartiles %.4f-%.4f, %d of %d pairs slower)"
+    print("run %d (load %s): median step with the agent on %.3f ms, off %.3f ms: %.4fx; over %d blocks off against "
+          "the blocks on around them, median %.4fx (quartiles %.4f-%.4f, %d of %d slower on)"
           % (i, load(), statistics.median(on) * 1e3, statistics.median(off) * 1e3,
              statistics.median(on) / statistics.median(off), len(ratios), statistics.median(ratios), q[0], q[2],
              sum(r > 1 for r in ratios), len(ratios)))
