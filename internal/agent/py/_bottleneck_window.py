@@ -78,9 +78,9 @@ MAX_WINDOW_STEPS = 500  # a lengthened window's most steps (trace size)
 #           tensors, freed back to the system at its end, are no growth; a
 #           GAT step on 2708 nodes rose from 1037 MiB by 1086 MiB and back
 #           at every step, and its window closed after 0 steps), by
-#           MAX_WINDOW_GROWTH or by half of that, whichever is more: a backstop against a recording that runs away (Kineto
-#           keeps ~226 bytes a CPU event until the export, so 1 GiB is ~4.7M
-#           events). Memory is no count of events: the program's own
+#           MAX_WINDOW_GROWTH or by half of that, whichever is more: a
+#           backstop against a recording that runs away (Kineto keeps ~226
+#           bytes a CPU event until the export, so 1 GiB is ~4.7M events). Memory is no count of events: the program's own
 #           allocations grow it too (a message-passing step's first steps
 #           took 133 MiB, and a bound at 108 MiB cut its window to one step),
 #           so the bound sits far above a program's warm-up.
