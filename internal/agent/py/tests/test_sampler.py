@@ -65,8 +65,11 @@ class SamplerTest(unittest.TestCase):
         # The frame cache is keyed by the code object's id: equal code
         # objects (the same text compiled twice) share rows, code from
         # another file gets its own, and a freed code object's id, reused
-        # by a new one, never names the old one's rows.
-        src = "def spin(stop, ready):\n    ready.set()\n    while not stop.is_set():\n        sum(range(50))\n"
+        # by a new one, never names the old one's rows. The loop is one
+        # line, so that every sample finds a spinner on the same line (on
+        # two lines, a busy CI run sampled spin-0 only on one and spin-2
+        # only on the other: no row in common).
+        src = "def spin(stop, ready):\n    ready.set()\n    while not stop.is_set(): sum(range(50))\n"
 
         def spinner(path):
             ns = {}
