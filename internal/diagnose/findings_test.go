@@ -1663,3 +1663,43 @@ func TestInputNamesTheDataFrameRows(t *testing.T) {
 		}
 	}
 }
+
+// TestMoreWorkersWhereTheCPUsHaveRoom: a step waiting for one worker is
+// told more workers where the CPUs have room for them: its ops on a
+// device, whose intra-op threads then idle, or threads and workers
+// within the CPUs. It stays silent where they would share the CPUs: a
+// CPU-only step's threads on every CPU, workers waiting for a CPU, and
+// more workers than each rank's share.
+func TestMoreWorkersWhereTheCPUsHaveRoom(t *testing.T) {
+	one := 1
+	for _, c := range []struct {
+		name             string
+		gpu              bool
+		threads, ranks   int
+		workerWait       float64
+		want, wantChange string // the num_workers tried ("" none), in the change
+	}{
+		{"device step", true, 16, 1, 0, "8", "the step's ops run on the device"},
+		{"cpu step, threads on every CPU", false, 16, 1, 0, "", "would not help"},
+		{"cpu step, room beside the threads", false, 4, 1, 0, "8", "the CPUs have room for more: DataLoader(num_workers=8)"},
+		{"workers wait for a CPU", true, 16, 1, 0.6, "", "1 worker cannot keep up: make __getitem__ cheaper"},
+		{"four ranks", true, 16, 4, 0, "3", "DataLoader(num_workers=3)"},
+		{"sixteen ranks", true, 16, 16, 0, "", "would not help"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := &state{p: Default, step: 1000, usesGPU: c.gpu, share: map[Class]float64{Input: 0.6}, d: &Diagnosis{}, in: Analyses{
+				Run: &runevidence.RunEvidence{
+					Env:     &runevidence.Env{CPUs: 16, NumThreads: c.threads, LocalRanks: c.ranks},
+					Loaders: []runevidence.Loader{{Dataset: "MNIST", NumWorkers: &one}},
+					Workers: &pyprofile.WorkerSummary{Processes: 1, Samples: 400, BusyShare: 0.9, CPUShare: 0.9, WaitShare: c.workerWait}}}}
+			s.findings()
+			f := findRule(s.d.Findings, "input.loader")
+			if f == nil {
+				t.Fatal("no input finding")
+			}
+			if got := f.Try["num_workers"]; got != c.want || !strings.Contains(f.AllChanges(), c.wantChange) {
+				t.Errorf("num_workers tried %q, want %q; change %q, want %q in it", got, c.want, f.AllChanges(), c.wantChange)
+			}
+		})
+	}
+}

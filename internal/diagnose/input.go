@@ -81,7 +81,7 @@ func (s *state) inputFinding() {
 				}
 				change = cheaper(change)
 				try = map[string]string{"num_workers": fmt.Sprint(n), "persistent_workers": "true"}
-				if _, inMain := s.loadsInMain(); inMain && s.workersShareCPUs() {
+				if _, _, ok := s.moreWorkers(); ok && s.workersShareCPUs() {
 					// workers would take the CPUs the step's ops use
 					r := s.in.Run
 					in := min(1, s.share[Input])
@@ -137,11 +137,23 @@ func (s *state) inputFinding() {
 				change = orTry(change, "faster reads (local disk, fewer and larger files): less for the workers to wait on")
 				try = map[string]string{"num_workers": fmt.Sprint(2 * *l.NumWorkers)}
 			case l.NumWorkers != nil && s.oversubscribed():
-				change = orTry(fmt.Sprintf("%d workers and the main process's threads already want more CPUs than there are, so more workers would not help: leave the workers more cores (torch.set_num_threads(1) in the main process)", *l.NumWorkers), cheaperSample)
+				change = orTry(units.Things(*l.NumWorkers, "worker")+" and the main process's threads already want more CPUs than there are, so more workers would not help: leave the workers more cores (torch.set_num_threads(1) in the main process)", cheaperSample)
 			case l.NumWorkers != nil:
-				change = fmt.Sprintf("%d workers cannot keep up: raise num_workers or prefetch_factor", *l.NumWorkers)
-				if cheaperSample != "" {
-					change = orTry(fmt.Sprintf("%d workers cannot keep up: %s", *l.NumWorkers, cheaperSample), "raise num_workers or prefetch_factor")
+				change = units.Things(*l.NumWorkers, "worker") + " cannot keep up: raise num_workers or prefetch_factor"
+				if from, to, ok := s.moreWorkers(); ok {
+					// the workers are the step's limit: more of them turn
+					// out more batches (the CPUs have room for them)
+					change = fmt.Sprintf("%s cannot keep up: the step waits for each batch, and the CPUs have room for more: DataLoader(num_workers=%d)", units.Things(from, "worker"), to)
+					if s.usesGPU && r.Env != nil {
+						change += fmt.Sprintf(" (the step's ops run on the device, so the main process's %d intra-op threads leave the CPUs to the workers)", r.Env.NumThreads)
+					}
+					change = orTry(change, cheaperSample)
+					try = map[string]string{"num_workers": fmt.Sprint(to)}
+					if w, ok := s.workersSaving(); ok {
+						tryPct = pct(w)
+					}
+				} else if cheaperSample != "" {
+					change = orTry(units.Things(*l.NumWorkers, "worker")+" cannot keep up: "+cheaperSample, "raise num_workers or prefetch_factor")
 				}
 			}
 			if r.WorkersReadDataFrameRows && l.NumWorkers != nil && *l.NumWorkers > 0 {

@@ -278,17 +278,24 @@ func (s *state) classSaving(c Class) (whatif.Prediction, bool) {
 }
 
 // waitWithWorkers is the DataLoader wait left, of in in a step of step, when
-// the loader the step waits for loads in advisedWorkers workers instead
-// of the main process: a batch's load over the workers, less the rest of
-// the step, which runs meanwhile (the step becomes the longer of the two).
-// An H200 fed by 8 workers waited for none of its batches (a fixed 10% of
-// the wait kept predicted 4.8x; measured 8.5x).
+// the loader the step waits for loads in advisedWorkers workers: a
+// batch's load over the workers, less the rest of the step, which runs
+// meanwhile (the step becomes the longer of the two). A batch's load is
+// the wait where the main process loads (num_workers=0), and the step
+// times the workers where workers already load and the step waits for
+// them (each turns out a batch every that many steps). An H200 fed by 8
+// workers waited for none of its batches (a fixed 10% of the wait kept
+// predicted 4.8x; measured 8.5x).
 func (s *state) waitWithWorkers(in, step float64) (wait float64, workers int, ok bool) {
-	n, ok := s.loadsInMain()
+	from, n, ok := s.moreWorkers()
 	if !ok || in <= 0 || s.workersShareCPUs() {
 		return 0, 0, false
 	}
-	return max(0, in/float64(n)-(step-in)), n, true
+	load := in
+	if from > 0 {
+		load = float64(from) * step
+	}
+	return max(0, load/float64(n)-(step-in)), n, true
 }
 
 // loaderKeep is the part of the trace's DataLoader waits waitWithWorkers
@@ -355,22 +362,36 @@ func (s *state) loadingWaits() bool {
 	return s.py != nil && s.py.LoaderOffCPU >= s.p.LoaderWaitsShare
 }
 
-// loadsInMain: the run's DataLoader the step waits for most loads in the
-// main process (num_workers=0), so the change is advisedWorkers workers.
+// moreWorkers: the run's DataLoader the step waits for most loads in
+// fewer processes than advisedWorkers (from: 0, the main process; else its
+// workers), and the change is advisedWorkers workers (to).
 //
 // Not when the change leads with something else: loading that reads a
-// file per sample (packing the samples removes the reads), or a Dataset
-// reading a DataFrame row by row (converting the columns once).
-func (s *state) loadsInMain() (int, bool) {
+// file per sample (packing the samples removes the reads), a Dataset
+// reading a DataFrame row by row (converting the columns once), workers
+// started anew each epoch (persistent_workers), workers that mostly wait
+// (twice as many), or workers where the CPUs are unknown or full.
+func (s *state) moreWorkers() (from, to int, ok bool) {
 	r := s.in.Run
 	if r == nil || len(r.Loaders) == 0 || s.py != nil && (s.py.LoaderIOShare >= 0.5 || s.py.LoaderDataFrameRows) {
-		return 0, false
+		return 0, 0, false
 	}
 	// the loader the step waits for, as the input finding judges it
-	if l := r.Loaders[s.waitedLoader()]; l.NumWorkers == nil || *l.NumWorkers != 0 {
-		return 0, false
+	l := r.Loaders[s.waitedLoader()]
+	if l.NumWorkers == nil {
+		return 0, 0, false
 	}
-	return s.advisedWorkers(), true
+	from, to = *l.NumWorkers, s.advisedWorkers()
+	if from > 0 {
+		// room for more: the CPUs known, the workers not waiting for
+		// one, and the added workers within each rank's share
+		d, ok := s.cpuDemand()
+		if w := r.Workers; !ok || d.oversubscribed() || w != nil && w.WaitShare >= s.p.CPUWaitNote || l.RestartsWorkers() || s.workersWait() {
+			return 0, 0, false
+		}
+		to = min(to, d.cpus/d.ranks-d.opThreads)
+	}
+	return from, to, to > from
 }
 
 // replayedUs is a prediction's saving per step in µs: its share of the
