@@ -255,6 +255,10 @@ type Params struct {
 	// MaxWorkers: the most DataLoader workers advised; each is a process
 	// with its own copy of the Dataset.
 	MaxWorkers int
+	// RNNLaunchShare: a launch-bound step whose device time is at least
+	// this share cuDNN's recurrent-layer ops is told a larger batch or a
+	// CUDA graph, not torch.compile (host.launch).
+	RNNLaunchShare float64
 	// WorkersShareNative: without an accelerator and with the intra-op
 	// threads on every CPU, DataLoader workers are not advised for loading
 	// that computes when native ops are at least this share of the rest
@@ -342,6 +346,7 @@ var Default = Params{
 	TensorEfficiency:      0.6,
 	PinnedLinkShare:       0.8,
 	MaxWorkers:            8,
+	RNNLaunchShare:        0.5,
 	WorkersShareNative:    0.5,
 	SmallGradientBytes:    1 << 20,
 	LoaderWaitsShare:      0.8,
