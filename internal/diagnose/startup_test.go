@@ -71,8 +71,12 @@ func TestStartupFinding(t *testing.T) {
 		{"a long run", 4.1, 0.6, 0.05, 0, 30, false},
 		{"a long run with children", 4.1, 0.6, 0.98, 0.99, 30, false},
 		{"a short start-up", 1.5, 0.5, 0.05, 0, 0.1, false},
+		// bottleneck ended the program after its window: its steps are
+		// not all the program's
+		{"stopped after the window", 4.1, 0.6, 0.05, 0, 0.12, false},
 	} {
-		run := &runevidence.RunEvidence{FirstStepS: c.firstS, StepsS: c.st, Python: &runevidence.PythonEvidence{StartupShare: c.share, StartupOffCPU: c.off, StartupChildShare: c.child, StartupLines: lines}}
+		run := &runevidence.RunEvidence{FirstStepS: c.firstS, StepsS: c.st, StoppedAfterProfile: c.name == "stopped after the window",
+			Python: &runevidence.PythonEvidence{StartupShare: c.share, StartupOffCPU: c.off, StartupChildShare: c.child, StartupLines: lines}}
 		d := Compute(cpuTrace(run))
 		f := findingOf(d, "run.startup")
 		if (f != nil) != c.want || strings.Contains(d.Verdict.Why, "before its first step") != c.want {

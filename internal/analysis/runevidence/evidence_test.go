@@ -108,4 +108,15 @@ func TestStepMedians(t *testing.T) {
 	if out, _ := stepMedians(times[:5]); out != 0 {
 		t.Errorf("with two steps after start-up: %v, want 0", out)
 	}
+	// a run that ends with its window (--stop-after-profile): the steps
+	// before it but the first, start-up's too
+	ended := []steptimes.Step{step(1, 5, false), step(2, 0.2, false), step(3, 0.15, false), step(4, 0.1, false), step(5, 0.12, false),
+		step(6, 0.3, true), step(7, 0.35, true), step(8, 0.3, true)}
+	if out, in := stepMedians(ended); out != 0.15 || in != 0.3 {
+		t.Errorf("a run ended with its window: %v, %v, want 0.15 (steps 2-5), 0.3", out, in)
+	}
+	// ... not when steps follow the window, too few of them
+	if out, _ := stepMedians(append(ended, step(9, 0.2, false))); out != 0 {
+		t.Errorf("a step after the window: %v, want 0", out)
+	}
 }
