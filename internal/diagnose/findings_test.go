@@ -1703,3 +1703,33 @@ func TestMoreWorkersWhereTheCPUsHaveRoom(t *testing.T) {
 		})
 	}
 }
+
+// TestKernelsChangeBF16ForFP32MemoryBound: memory-bound kernels that move
+// fp32 tensors on a device with bf16 get bf16 autocast beside fusing
+// them; bf16 tensors, or a device without bf16 (a V100), do not.
+func TestKernelsChangeBF16ForFP32MemoryBound(t *testing.T) {
+	const (
+		addFP32 = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)"
+		addBF16 = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, at::detail::Array<char*, 3>)"
+	)
+	for _, c := range []struct {
+		name, kernel, cc string
+		want             bool
+	}{
+		{"fp32 on an H100", addFP32, "9.0", true},
+		{"bf16 on an H100", addBF16, "9.0", false},
+		{"fp32 on a V100", addFP32, "7.0", false},
+	} {
+		kt := &optable.KernelTable{Rows: []optable.KernelRow{{Name: c.kernel, TotalUs: 900}}, TotalUs: 1000}
+		s := &state{p: Default, step: 1000, device: true, share: map[Class]float64{GPUCompute: 0.9}, d: &Diagnosis{},
+			in: Analyses{Kernels: kt, GPU: &gpu.Result{Devices: []gpu.Device{{ComputeCapability: c.cc, KernelCount: 1}}}}}
+		applyRules(s, "gpu.")
+		f := findRule(s.d.Findings, "gpu.kernels")
+		if f == nil || !strings.Contains(f.AllChanges(), "torch.compile(model) fuses") {
+			t.Fatalf("%s: finding %+v, want the fusion change", c.name, f)
+		}
+		if got := strings.Contains(f.AllChanges(), "bf16 autocast"); got != c.want {
+			t.Errorf("%s: bf16 autocast offered %v, want %v: %s", c.name, got, c.want, f.AllChanges())
+		}
+	}
+}
