@@ -132,6 +132,30 @@ func TestCommWithMissingRanks(t *testing.T) {
 	}
 }
 
+// Convolutions on a CPU with bfloat16 instructions lead with bf16
+// autocast and channels_last together; on one without (or unknown),
+// channels_last, which keeps float32.
+func TestCPUConvolutionsLeadWithBF16WhereTheCPUHasIt(t *testing.T) {
+	ops := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::mkldnn_convolution", HostSelfUs: 800}, {Name: "aten::add_", HostSelfUs: 200}}, BackwardCalls: 100}
+	for _, c := range []struct {
+		name     string
+		features []string
+		lead     string
+	}{
+		{"AVX512-BF16", []string{"avx2", "avx512f", "avx512_bf16"}, "convolutions take 80% of the native time, and this CPU has bfloat16 instructions: bf16 autocast"},
+		{"AVX2 only", []string{"avx2"}, "convolutions take 80% of the native time: put the model and its input in channels_last"},
+		{"unknown", nil, "convolutions take 80% of the native time: put the model and its input in channels_last"},
+	} {
+		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{},
+			in: Analyses{Ops: ops, Run: &runevidence.RunEvidence{Env: &runevidence.Env{CPUFeatures: c.features}}}}
+		s.findings()
+		f := findRule(s.d.Findings, "cpu.native")
+		if f == nil || !strings.HasPrefix(f.Change, c.lead) {
+			t.Errorf("%s: change %+v, want it to start %q", c.name, f, c.lead)
+		}
+	}
+}
+
 // The CPU change follows the ops that take the native time.
 func TestCPUChangeFollowsOps(t *testing.T) {
 	// training steps (a backward ran) unless inference() says otherwise
