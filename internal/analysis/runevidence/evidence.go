@@ -1132,7 +1132,7 @@ func stepMedians(steps []steptimes.Step) (outside, inside float64) {
 		// unprofiled steps but the first are all there is. A warm-up
 		// among them only raises the median, which the window must then
 		// exceed (nanoGPT on an H100: steps 2-5 took 15.7-18.6 ms, the
-		// window's 28-35 ms, the profiler's cost on ~1,500 ops a step)
+		// window's 28-35 ms, the profiler's cost on ~4,300 ops a step)
 		outside = median(append(early, before...))
 	}
 	return outside, median(in)
