@@ -156,6 +156,33 @@ func TestCPUConvolutionsLeadWithBF16WhereTheCPUHasIt(t *testing.T) {
 	}
 }
 
+// Matmuls that are mostly products of a sparse tensor (a GCN's adjacency
+// and features) get no batching or bf16 advice and no promised saving;
+// dense matmuls keep both.
+func TestCPUSparseProducts(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		sparse float64 // host total of aten::_sparse_addmm, µs
+		want   string
+	}{
+		{"sparse", 700, "products of a sparse tensor"},
+		{"dense", 0, "fewer or larger matmuls (batching)"},
+		{"a little sparse", 200, "fewer or larger matmuls (batching)"},
+	} {
+		ops := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::_sparse_addmm", HostTotalUs: c.sparse, HostSelfUs: 1},
+			{Name: "aten::addmm", HostSelfUs: 700, HostTotalUs: 700}, {Name: "aten::relu", HostSelfUs: 300, HostTotalUs: 300}}, BackwardCalls: 10}
+		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{Ops: ops}}
+		s.findings()
+		f := findRule(s.d.Findings, "cpu.native")
+		if f == nil || !strings.Contains(f.Change, c.want) {
+			t.Fatalf("%s: %+v, want %q", c.name, f, c.want)
+		}
+		if sparse := c.want == "products of a sparse tensor"; (f.SavingUs == 0) != sparse {
+			t.Errorf("%s: saving %v µs, want none only for sparse products", c.name, f.SavingUs)
+		}
+	}
+}
+
 // The CPU change follows the ops that take the native time.
 func TestCPUChangeFollowsOps(t *testing.T) {
 	// training steps (a backward ran) unless inference() says otherwise
