@@ -461,7 +461,11 @@ func (s *state) compileChange(what string) string {
 	// an experiment, not a promise: a tiny-op model gained nothing
 	// measurable after a 50 s compile
 	compile := "torch.compile(model)"
-	if m := s.modelRef(); m != "" {
+	if ms := s.programModels(); len(ms) > 1 {
+		// a GAN's step calls two (pytorch/examples' dcgan: the
+		// Discriminator first, most of its Python in the Generator)
+		compile = "torch.compile on each model (" + strings.Join(ms, "; ") + ")"
+	} else if m := s.modelRef(); m != "" {
 		compile = "torch.compile on the model (" + m + ")"
 	}
 	return compile + " fuses " + what + " (try it: compiling costs seconds to minutes before the first step, and the gain depends on the model; bottleneck diff compares the two runs)"
@@ -476,6 +480,26 @@ func (s *state) modelRef() string {
 		return fmt.Sprintf("%s, called at %s:%d", m.Class, filepath.Base(m.File), m.Line)
 	}
 	return ""
+}
+
+// programModels names the distinct model classes the step calls, the
+// first call of each (losses and other torch.nn modules left out), at
+// most three.
+func (s *state) programModels() []string {
+	r := s.in.Run
+	if r == nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range r.Models {
+		if seen[m.Class] || strings.HasPrefix(m.Module, "torch.") || len(out) == 3 {
+			continue
+		}
+		seen[m.Class] = true
+		out = append(out, fmt.Sprintf("%s, called at %s:%d", m.Class, filepath.Base(m.File), m.Line))
+	}
+	return out
 }
 
 // stepSiteRef is ", stepped at FILE:LINE": the program's line that calls

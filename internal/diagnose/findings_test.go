@@ -1784,3 +1784,27 @@ func TestKernelsChangeBF16ForFP32MemoryBound(t *testing.T) {
 		}
 	}
 }
+
+// torch.compile's change names each of the program's models a step calls
+// (a GAN's two), not the first alone, and never a loss module.
+func TestCompileChangeNamesEachModel(t *testing.T) {
+	call := func(class, module string, line int) rundir.ModelCall {
+		return rundir.ModelCall{File: "/p/main.py", Line: line, Class: class, Module: module}
+	}
+	for _, c := range []struct {
+		name   string
+		models []rundir.ModelCall
+		want   string
+	}{
+		{"gan", []rundir.ModelCall{call("Discriminator", "__main__", 234), call("BCELoss", "torch.nn.modules.loss", 235), call("Generator", "__main__", 241), call("Discriminator", "__main__", 243)},
+			"torch.compile on each model (Discriminator, called at main.py:234; Generator, called at main.py:241) fuses"},
+		{"one model and its loss", []rundir.ModelCall{call("Net", "__main__", 46), call("CrossEntropyLoss", "torch.nn.modules.loss", 47)},
+			"torch.compile on the model (Net, called at main.py:46) fuses"},
+		{"no models recorded", nil, "torch.compile(model) fuses"},
+	} {
+		s := &state{p: Default, d: &Diagnosis{}, in: Analyses{Run: &runevidence.RunEvidence{Models: c.models}}}
+		if got := s.compileChange("them"); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: %q, want it to start %q", c.name, got, c.want)
+		}
+	}
+}
