@@ -476,10 +476,13 @@ func (s *state) compileChange(what string) string {
 // train.py:46"); "" without that evidence.
 func (s *state) modelRef() string {
 	if r := s.in.Run; r != nil && len(r.Models) > 0 {
-		m := r.Models[0]
-		return fmt.Sprintf("%s, called at %s:%d", m.Class, filepath.Base(m.File), m.Line)
+		return modelCallRef(r.Models[0])
 	}
 	return ""
+}
+
+func modelCallRef(m rundir.ModelCall) string {
+	return fmt.Sprintf("%s, called at %s:%d", m.Class, filepath.Base(m.File), m.Line)
 }
 
 // programModels names the distinct model classes the step calls, the
@@ -497,7 +500,7 @@ func (s *state) programModels() []string {
 			continue
 		}
 		seen[m.Class] = true
-		out = append(out, fmt.Sprintf("%s, called at %s:%d", m.Class, filepath.Base(m.File), m.Line))
+		out = append(out, modelCallRef(m))
 	}
 	return out
 }
@@ -1229,6 +1232,7 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		return fmt.Sprintf("the other %.0f%% (largest: %s): %s", pct(1-family/total), largest(rest, 2), s.compileChange("elementwise, normalization and softmax ops"))
 	}
 	rnnPerStep := float64(rnnCalls) / float64(max(1, s.recordedSteps()))
+	sparse := s.sparseProductsShare(gemm)
 	switch {
 	case conv/total >= dominant:
 		model := "the model"
@@ -1246,9 +1250,9 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		}
 		return orTry(orTry(lead, "torch.compile(model), which fuses the convolutions' neighbours into them"), "an accelerator"),
 			[]Evidence{{"convolution ops' share of native op time", pct(conv / total), "%", "ops"}}, dropout, total
-	case gemm/total >= dominant && s.sparseProducts(gemm):
+	case gemm/total >= dominant && sparse >= 0.5:
 		return thenDo(orTry(fmt.Sprintf(sparseProductsChange, pct(gemm/total)), "an accelerator"), others(gemm)),
-			[]Evidence{{"matmul ops' share of native op time", pct(gemm / total), "%", "ops"}, {sparseProductsLabel, 0, "", "ops"}}, dropout, total
+			[]Evidence{{"matmul ops' share of native op time", pct(gemm / total), "%", "ops"}, {sparseProductsLabel, pct(sparse), "%", "ops"}}, dropout, total
 	case gemm/total >= dominant:
 		return thenDo(orTry(orTry(fmt.Sprintf("matmuls take %.0f%% of the native time and already run in oneDNN/MKL: fewer or larger matmuls (batching)", pct(gemm/total)),
 				s.bf16Advice()), "an accelerator"), others(gemm)),
@@ -1310,17 +1314,17 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 // no layout is advised, and no saving is promised (sparseProducts).
 const sparseProductsChange = "matmuls take %.0f%% of the native time, most of it products of a sparse tensor (torch.mm / torch.spmm on a sparse COO or CSR tensor: aten::_sparse_addmm): the model's own work over its sparse inputs (a graph's edges, sparse features), which batching, bf16 autocast and torch.compile leave as it is, and which took longer in CSR or dense here than in COO: fewer features or a smaller hidden size shrink it"
 
-// sparseProductsLabel marks cpu.native's evidence when its change is
+// sparseProductsLabel is cpu.native's evidence when its change is
 // sparseProductsChange, which promises no saving.
-const sparseProductsLabel = "matmuls mostly products of a sparse tensor"
+const sparseProductsLabel = "sparse products' share of matmul time"
 
-// sparseProducts: most of the matmul time (gemmUs, self time) is in
-// products with a sparse operand, by the host total of torch's sparse
+// sparseProductsShare is the share of the matmul time (gemmUs, self time)
+// in products with a sparse operand, by the host total of torch's sparse
 // matmul ops (their dense addmm runs inside them).
-func (s *state) sparseProducts(gemmUs float64) bool {
+func (s *state) sparseProductsShare(gemmUs float64) float64 {
 	t := s.in.Ops
 	if t == nil || gemmUs <= 0 {
-		return false
+		return 0
 	}
 	var us float64
 	for _, r := range t.Ranked() {
@@ -1328,7 +1332,7 @@ func (s *state) sparseProducts(gemmUs float64) bool {
 			us += r.HostTotalUs
 		}
 	}
-	return us >= gemmUs/2
+	return min(1, us/gemmUs)
 }
 
 // indexChange: gathers and scatters by a tensor of indices (graph message
