@@ -92,7 +92,7 @@ func (s *state) cpuNativeFinding() {
 
 var _ = addRule(Rule{
 	ID: "cpu.oversubscribed", Class: CPUCompute, Factor: 0.5,
-	When:   "run evidence: local ranks × (intra-op threads + DataLoader workers) > usable CPUs, and the CPU side of the step (native ops, DataLoader wait, host work) >= MinFinding; with the step thread's measured wait for a CPU, at stake is that wait, and under CPUWaitNote nothing",
+	When:   "run evidence: local ranks × (intra-op threads + DataLoader workers busy, by their samples where sampled) > usable CPUs, and the CPU side of the step (native ops, DataLoader wait, host work) >= MinFinding; with the step thread's measured wait for a CPU, at stake is that wait, and under CPUWaitNote nothing",
 	Change: "give each process its share of the CPUs: OMP_NUM_THREADS / torch.set_num_threads so that ranks × (threads + workers) <= CPUs",
 	detect: (*state).oversubscriptionFinding,
 	Fires:  "TestOversubscription", Silent: "TestOversubscription",
@@ -124,7 +124,7 @@ func (s *state) oversubscriptionFinding() {
 		return
 	}
 	perRank := max(d.cpus/d.ranks, 1)
-	workers := d.workers
+	workers := d.busyWorkers
 	if workers >= perRank {
 		workers = max(perRank-1, 0)
 	}
@@ -133,7 +133,7 @@ func (s *state) oversubscriptionFinding() {
 	if src := s.threadSource(); src != "" {
 		change += "; the " + fmt.Sprint(d.threads) + " threads come from " + src
 	}
-	if workers != d.workers {
+	if workers != d.busyWorkers {
 		change += fmt.Sprintf(" and DataLoader(num_workers=%d)", workers)
 	}
 	ms := []Evidence{{"usable CPUs", float64(d.cpus), "", "env"}, {"intra-op threads per process", float64(d.threads), "", "env"},
@@ -144,7 +144,12 @@ func (s *state) oversubscriptionFinding() {
 	if cw := s.cpuWait(); cw != nil {
 		ms = append(ms, Evidence{"main thread waiting for a CPU (recorded window)", pct(cw.Window.WaitShare()), "%", "evidence"})
 	}
-	title := fmt.Sprintf("%d threads want the CPU at once on %d CPUs: %d process(es) × (%d intra-op threads + %d DataLoader workers)", d.want, d.cpus, d.ranks, d.threads, d.workers)
+	workersBusy := fmt.Sprint(d.workers)
+	if d.busyWorkers < d.workers {
+		workersBusy = fmt.Sprintf("%d of %d", d.busyWorkers, d.workers)
+		ms = append(ms, Evidence{"DataLoader workers busy (their samples)", float64(d.busyWorkers), "", "evidence"})
+	}
+	title := fmt.Sprintf("%d threads want the CPU at once on %d CPUs: %d process(es) × (%d intra-op threads + %s DataLoader workers)", d.want, d.cpus, d.ranks, d.opThreads, workersBusy)
 	s.emit(s.finding("cpu.oversubscribed", title, atStake*s.step, ms, append(s.threadSetting(), s.interopSetting()...), change))
 }
 

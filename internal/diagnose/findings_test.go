@@ -435,18 +435,27 @@ func TestOversubscription(t *testing.T) {
 		loaders              []runevidence.Loader
 		share                map[Class]float64
 		wait                 float64 // the step thread's share of the window waiting for a CPU; -1 not measured
+		workersBusy          float64 // the workers' samples' busy share; 0 not sampled
 		fires                bool
 		change, nativeChange string
 	}{
-		{"threads+workers on 2 CPUs", 2, 2, 1, workers(2), map[Class]float64{CPUCompute: 0.6, Input: 0.3}, -1, true, "OMP_NUM_THREADS=1 (or torch.set_num_threads(1) at start) and DataLoader(num_workers=1)", ""},
-		{"4 ranks × 8 threads on 8 CPUs", 8, 8, 4, nil, map[Class]float64{CPUCompute: 0.6}, -1, true, "OMP_NUM_THREADS=2", ""},
-		{"room to spare", 8, 4, 1, workers(2), map[Class]float64{CPUCompute: 0.6}, -1, false, "", "torch.set_num_threads(6)"},
-		{"exactly full", 2, 2, 1, nil, map[Class]float64{CPUCompute: 0.6}, -1, false, "", "matmul"},
-		{"GPU step, CPU side idle", 2, 4, 1, nil, map[Class]float64{GPUCompute: 0.9, Host: 0.01}, -1, false, "", ""},
-		{"workers busy: the step thread waited", 2, 2, 1, workers(2), map[Class]float64{CPUCompute: 0.6, Input: 0.3}, 0.26, true, "OMP_NUM_THREADS=1", ""},
-		{"workers idle: the step thread hardly waited", 2, 2, 1, workers(2), map[Class]float64{CPUCompute: 0.95}, 0.04, false, "", ""},
+		{"threads+workers on 2 CPUs", 2, 2, 1, workers(2), map[Class]float64{CPUCompute: 0.6, Input: 0.3}, -1, 0, true, "OMP_NUM_THREADS=1 (or torch.set_num_threads(1) at start) and DataLoader(num_workers=1)", ""},
+		{"4 ranks × 8 threads on 8 CPUs", 8, 8, 4, nil, map[Class]float64{CPUCompute: 0.6}, -1, 0, true, "OMP_NUM_THREADS=2", ""},
+		{"room to spare", 8, 4, 1, workers(2), map[Class]float64{CPUCompute: 0.6}, -1, 0, false, "", "torch.set_num_threads(6)"},
+		{"exactly full", 2, 2, 1, nil, map[Class]float64{CPUCompute: 0.6}, -1, 0, false, "", "matmul"},
+		{"GPU step, CPU side idle", 2, 4, 1, nil, map[Class]float64{GPUCompute: 0.9, Host: 0.01}, -1, 0, false, "", ""},
+		{"workers busy: the step thread waited", 2, 2, 1, workers(2), map[Class]float64{CPUCompute: 0.6, Input: 0.3}, 0.26, 0, true, "OMP_NUM_THREADS=1", ""},
+		{"workers idle: the step thread hardly waited", 2, 2, 1, workers(2), map[Class]float64{CPUCompute: 0.95}, 0.04, 0, false, "", ""},
+		// makemore: 4 workers busy 0.8% of their samples, 2 threads on 2
+		// CPUs, the step thread waiting 12%: 1 thread and 1 worker ran
+		// no faster
+		{"workers idle by their samples", 2, 2, 1, workers(4), map[Class]float64{CPUCompute: 0.8, Host: 0.14}, 0.12, 0.008, false, "", ""},
+		{"workers busy by their samples", 2, 2, 1, workers(4), map[Class]float64{CPUCompute: 0.5, Input: 0.4}, 0.3, 0.9, true, "OMP_NUM_THREADS=1 (or torch.set_num_threads(1) at start) and DataLoader(num_workers=1)", ""},
 	} {
 		run := &runevidence.RunEvidence{Loaders: c.loaders, Env: &runevidence.Env{CPUs: c.cpus, NumThreads: c.threads, LocalRanks: c.ranks, LoadAverage: -1}}
+		if c.workersBusy > 0 {
+			run.Workers = &pyprofile.WorkerSummary{Processes: *c.loaders[0].NumWorkers, Samples: 1000, BusyShare: c.workersBusy, CPUShare: 1}
+		}
 		if c.wait >= 0 {
 			th := &rundir.ThreadSched{WallS: 1, CPUS: 1 - c.wait, WaitS: c.wait, ProcessCPUS: 1.5}
 			run.CPUWait = &rundir.CPUWait{Run: th, Window: th}
