@@ -134,24 +134,30 @@ func TestCommWithMissingRanks(t *testing.T) {
 
 // Convolutions on a CPU with bfloat16 instructions lead with bf16
 // autocast and channels_last together; on one without (or unknown),
-// channels_last, which keeps float32.
+// channels_last, which keeps float32. Where the convolutions are little
+// more than half the native time, channels_last is not advised outright
+// (pytorch/examples' mnist, 53%: 0.95x in it, 1.36x under bf16 autocast).
 func TestCPUConvolutionsLeadWithBF16WhereTheCPUHasIt(t *testing.T) {
-	ops := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::mkldnn_convolution", HostSelfUs: 800}, {Name: "aten::add_", HostSelfUs: 200}}, BackwardCalls: 100}
+	bf16 := []string{"avx2", "avx512f", "avx512_bf16"}
 	for _, c := range []struct {
-		name     string
-		features []string
-		lead     string
+		name       string
+		features   []string
+		conv       float64 // of 1000 µs of native time
+		lead, none string
 	}{
-		{"AVX512-BF16", []string{"avx2", "avx512f", "avx512_bf16"}, "convolutions take 80% of the native time, and this CPU has bfloat16 instructions: bf16 autocast"},
-		{"AVX2 only", []string{"avx2"}, "convolutions take 80% of the native time: put the model and its input in channels_last"},
-		{"unknown", nil, "convolutions take 80% of the native time: put the model and its input in channels_last"},
+		{"AVX512-BF16", bf16, 800, "convolutions take 80% of the native time, and this CPU has bfloat16 instructions: bf16 autocast", ""},
+		{"AVX2 only", []string{"avx2"}, 800, "convolutions take 80% of the native time: put the model and its input in channels_last", ""},
+		{"unknown", nil, 800, "convolutions take 80% of the native time: put the model and its input in channels_last", ""},
+		{"AVX512-BF16, convolutions half", bf16, 530, "convolutions take 53% of the native time, and this CPU has bfloat16 instructions: bf16 autocast", "channels_last"},
+		{"AVX2 only, convolutions half", []string{"avx2"}, 530, "convolutions take 53% of the native time: try the model and its input in channels_last", "put the model"},
 	} {
+		ops := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::mkldnn_convolution", HostSelfUs: c.conv}, {Name: "aten::add_", HostSelfUs: 1000 - c.conv}}, BackwardCalls: 100}
 		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{},
 			in: Analyses{Ops: ops, Run: &runevidence.RunEvidence{Env: &runevidence.Env{CPUFeatures: c.features}}}}
 		s.findings()
 		f := findRule(s.d.Findings, "cpu.native")
-		if f == nil || !strings.HasPrefix(f.Change, c.lead) {
-			t.Errorf("%s: change %+v, want it to start %q", c.name, f, c.lead)
+		if f == nil || !strings.HasPrefix(f.Change, c.lead) || c.none != "" && strings.Contains(f.AllChanges(), c.none) {
+			t.Errorf("%s: change %+v, want it to start %q without %q", c.name, f, c.lead, c.none)
 		}
 	}
 }

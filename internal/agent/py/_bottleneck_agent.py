@@ -638,6 +638,7 @@ class Agent(Window, Evidence):
         agent = self
         perf = time.perf_counter
         ranges = self.nvtx
+        depth = self._fwd_depth
 
         def __next__(it):
             if os.getpid() != agent.pid:
@@ -645,6 +646,14 @@ class Agent(Window, Evidence):
             agent._on_dl_enter(it)
             if ranges is not None:
                 ranges.begin("DataLoader wait")
+            # modules called while a batch loads in this process (the
+            # transforms of a loader without workers: torchvision's
+            # Normalize is a module) are not outermost forwards: they
+            # were pytorch/examples' mnist's only "model", 64 calls a
+            # batch, and could have been the steps of a loop without an
+            # optimizer
+            d = getattr(depth, "d", 0)
+            depth.d = d + 1
             t0 = perf()
             ok = False
             try:
@@ -652,6 +661,7 @@ class Agent(Window, Evidence):
                 ok = True
                 return r
             finally:
+                depth.d = d
                 agent._on_dl_batch(it, perf() - t0, ok)
                 if ranges is not None:
                     ranges.end("DataLoader wait")

@@ -205,6 +205,7 @@ type evidence struct {
 			FirstWaitS float64 `json:"first_wait_s"`
 		} `json:"loaders"`
 	} `json:"dataloader"`
+	Models  []rundir.ModelCall `json:"models"`
 	Missing []struct {
 		What, Why string
 	} `json:"missing"`
@@ -475,6 +476,17 @@ func TestInferenceWithoutOptimizerUsesForwardSteps(t *testing.T) {
 	_, ev = stepsOf(t, "forward", append(small(py), ex(t, "infer_backbone_head.py"), "120", "grad")...)
 	if last := lastStep(ev); ev.StepCounts["forward"] != 240 || last < 80 || last > 88 {
 		t.Errorf("with autograd on: forwards %d, last step %d: want 240 forwards and about 87 steps, one per request", ev.StepCounts["forward"], last)
+	}
+}
+
+// The modules a DataLoader without workers calls while it loads a batch
+// (a transform) are not the program's model: pytorch/examples' mnist had
+// torchvision's Normalize, 64 calls a batch, as its only model.
+func TestLoaderTransformIsNotTheModel(t *testing.T) {
+	py := torchPython(t)
+	_, ev := stepsOf(t, "optimizer", append(small(py), ex(t, "loader_transform.py"), "20")...)
+	if len(ev.Models) != 1 || ev.Models[0].Class != "Net" || ev.Models[0].Calls == 0 {
+		t.Errorf("models %+v: want Net alone", ev.Models)
 	}
 }
 
