@@ -469,6 +469,16 @@ func (s *state) compileChange(what string) string {
 	} else if m := s.modelRef(); m != "" {
 		compile = "torch.compile on the model (" + m + ")"
 	}
+	// a framework calls the model: the switch is its own (the model's
+	// call site is the program's trainer.train() or trainer.fit() line)
+	if r := s.in.Run; r != nil && r.Phases != nil {
+		switch r.Phases.Framework {
+		case "transformers":
+			compile = "TrainingArguments(torch_compile=True), the Trainer's torch.compile of its model,"
+		case "lightning":
+			compile = "torch.compile on the LightningModule before fit (trainer.fit(torch.compile(model)))"
+		}
+	}
 	return compile + " fuses " + what + " (try it: compiling costs seconds to minutes before the first step, and the gain depends on the model; bottleneck diff compares the two runs)"
 }
 

@@ -1806,18 +1806,27 @@ func TestCompileChangeNamesEachModel(t *testing.T) {
 	call := func(class, module string, line int) rundir.ModelCall {
 		return rundir.ModelCall{File: "/p/main.py", Line: line, Class: class, Module: module}
 	}
+	bert := []rundir.ModelCall{call("BertForSequenceClassification", "transformers.models.bert.modeling_bert", 29)}
 	for _, c := range []struct {
-		name   string
-		models []rundir.ModelCall
-		want   string
+		name      string
+		models    []rundir.ModelCall
+		framework string // whose phases the run recorded
+		want      string
 	}{
-		{"gan", []rundir.ModelCall{call("Discriminator", "__main__", 234), call("BCELoss", "torch.nn.modules.loss", 235), call("Generator", "__main__", 241), call("Discriminator", "__main__", 243)},
+		{"gan", []rundir.ModelCall{call("Discriminator", "__main__", 234), call("BCELoss", "torch.nn.modules.loss", 235), call("Generator", "__main__", 241), call("Discriminator", "__main__", 243)}, "",
 			"torch.compile on each model (Discriminator, called at main.py:234; Generator, called at main.py:241) fuses"},
-		{"one model and its loss", []rundir.ModelCall{call("Net", "__main__", 46), call("CrossEntropyLoss", "torch.nn.modules.loss", 47)},
+		{"one model and its loss", []rundir.ModelCall{call("Net", "__main__", 46), call("CrossEntropyLoss", "torch.nn.modules.loss", 47)}, "",
 			"torch.compile on the model (Net, called at main.py:46) fuses"},
-		{"no models recorded", nil, "torch.compile(model) fuses"},
+		{"no models recorded", nil, "", "torch.compile(model) fuses"},
+		// the model's call site is the program's trainer.train() line
+		{"Hugging Face Trainer", bert, "transformers", "TrainingArguments(torch_compile=True)"},
+		{"Lightning", bert, "lightning", "torch.compile on the LightningModule before fit"},
 	} {
-		s := &state{p: Default, d: &Diagnosis{}, in: Analyses{Run: &runevidence.RunEvidence{Models: c.models}}}
+		run := &runevidence.RunEvidence{Models: c.models}
+		if c.framework != "" {
+			run.Phases = &rundir.FrameworkPhases{Framework: c.framework}
+		}
+		s := &state{p: Default, d: &Diagnosis{}, in: Analyses{Run: run}}
 		if got := s.compileChange("them"); !strings.HasPrefix(got, c.want) {
 			t.Errorf("%s: %q, want it to start %q", c.name, got, c.want)
 		}
