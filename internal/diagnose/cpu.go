@@ -52,10 +52,7 @@ func (s *state) cpuNativeFinding() {
 	}
 	if d, ok := s.cpuDemand(); ok {
 		ms = append(ms, Evidence{"torch intra-op threads", float64(d.threads), "", "env"}, Evidence{"usable CPUs", float64(d.cpus), "", "env"})
-		// more threads only where the CPUs are idle: with DataLoader
-		// workers or several ranks, all cores are not torch's, and a
-		// main thread that waits for a CPU shows that others use them
-		if fit := d.fitThreads(); !d.oversubscribed() && fit > d.threads && !s.waitsForCPU() && !d.busy() {
+		if fit, ok := s.moreThreads(); ok {
 			// the program's own call, named: a CNN trainer's
 			// torch.set_num_threads(1), copied from a cluster job
 			// script, was at the finding's third location only
@@ -88,6 +85,19 @@ func (s *state) cpuNativeFinding() {
 		f.SavingUs, f.SavingPct, f.SavingMethod = 0, 0, "share"
 	}
 	s.emit(f)
+}
+
+// moreThreads is the intra-op thread count cpu.native advises, where the
+// CPUs are idle: with DataLoader workers or several ranks, all cores are
+// not torch's, and a main thread that waits for a CPU shows that others
+// use them.
+func (s *state) moreThreads() (int, bool) {
+	d, ok := s.cpuDemand()
+	if !ok {
+		return 0, false
+	}
+	fit := d.fitThreads()
+	return fit, !d.oversubscribed() && fit > d.threads && !s.waitsForCPU() && !d.busy()
 }
 
 var _ = addRule(Rule{

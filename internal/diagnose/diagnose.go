@@ -764,7 +764,11 @@ var detail = map[Class]string{
 func (s *state) verdict() {
 	cs := make([]ClassScore, 0, len(s.share))
 	for c, v := range s.share {
-		sc := ClassScore{Class: c, SharePct: stats.Round1(pct(v)), SavingPct: stats.Round1(pct(v * fixFactor(c))), SavingMethod: "share", Evidence: s.ev[c]}
+		reach := 1.0
+		if c == CPUCompute {
+			reach = s.nativeReach()
+		}
+		sc := ClassScore{Class: c, SharePct: stats.Round1(pct(v)), SavingPct: stats.Round1(pct(v * fixFactor(c) * reach)), SavingMethod: "share", Evidence: s.ev[c]}
 		if p, ok := s.classSaving(c); ok && fixFactor(c) > 0 {
 			saving := s.replayedPct(p)
 			if !exposedShare(c) {

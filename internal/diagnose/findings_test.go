@@ -1832,3 +1832,18 @@ func TestCompileChangeNamesEachModel(t *testing.T) {
 		}
 	}
 }
+
+// bf16 autocast is turned on through the framework that runs the steps.
+func TestAutocastCallIsTheFrameworks(t *testing.T) {
+	for framework, want := range map[string]string{"": `torch.autocast("cpu", dtype=torch.bfloat16)`,
+		"transformers": "TrainingArguments(bf16=True)", "lightning": `Trainer(precision="bf16-mixed")`} {
+		run := &runevidence.RunEvidence{Env: &runevidence.Env{CPUFeatures: []string{"avx512_bf16"}}}
+		if framework != "" {
+			run.Phases = &rundir.FrameworkPhases{Framework: framework}
+		}
+		s := &state{p: Default, d: &Diagnosis{}, in: Analyses{Run: run}}
+		if got := s.bf16Advice(); !strings.Contains(got, want) {
+			t.Errorf("%q: %q, want %q", framework, got, want)
+		}
+	}
+}
