@@ -1847,3 +1847,33 @@ func TestAutocastCallIsTheFrameworks(t *testing.T) {
 		}
 	}
 }
+
+// Where no op family dominates the CPU's native time, torch.compile leads
+// and its saving reaches only the ops it can fuse, in the finding and in
+// the verdict alike; a change to every op (more threads) reaches all.
+func TestNativeSavingReachesWhatTheChangeShortens(t *testing.T) {
+	ops := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::mm", HostSelfUs: 300}, {Name: "aten::mul", HostSelfUs: 250},
+		{Name: "aten::native_layer_norm", HostSelfUs: 250}, {Name: "aten::softmax", HostSelfUs: 200}}, BackwardCalls: 10}
+	for _, c := range []struct {
+		name    string
+		threads int // intra-op threads on 2 idle CPUs
+		want    float64
+	}{
+		{"compile leads", 2, 0.8 * 0.5 * 0.7},
+		{"more threads lead", 1, 0.8 * 0.5},
+	} {
+		run := &runevidence.RunEvidence{Env: &runevidence.Env{CPUs: 2, NumThreads: c.threads, LocalRanks: 1, LoadAverage: 0}}
+		s := &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{CPUCompute: 0.8}, d: &Diagnosis{}, in: Analyses{Ops: ops, Run: run, Breakdown: &breakdown.Result{AveragedSteps: 3}}}
+		s.verdict()
+		s.findings()
+		f := findRule(s.d.Findings, "cpu.native")
+		if f == nil || math.Abs(f.SavingUs-1000*c.want) > 1 {
+			t.Fatalf("%s: %+v, want a saving of %.0f µs", c.name, f, 1000*c.want)
+		}
+		for _, sc := range s.d.Classes {
+			if sc.Class == CPUCompute && math.Abs(sc.SavingPct-100*c.want) > 0.1 {
+				t.Errorf("%s: the verdict's saving %.1f%%, the finding's %.1f%%", c.name, sc.SavingPct, f.SavingPct)
+			}
+		}
+	}
+}
