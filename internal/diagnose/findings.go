@@ -1262,7 +1262,7 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		}
 		convs := fmt.Sprintf("convolutions take %.0f%% of the native time", pct(conv/total))
 		layout := fmt.Sprintf("%s and its input in channels_last (model.to(memory_format=torch.channels_last), input.to(memory_format=torch.channels_last)), oneDNN's fast path for convolutions", model)
-		const bf16 = "bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16), a change to the numerics)"
+		bf16 := "bf16 autocast (" + s.autocastCall() + ", a change to the numerics)"
 		// channels_last speeds up the convolutions only, and reorders
 		// the tensors wherever the model leaves that layout (a flatten
 		// before a Linear head): on this AVX512-BF16 CPU pytorch/examples'
@@ -1445,13 +1445,13 @@ func (s *state) runEnv() *runevidence.Env {
 	return nil
 }
 
-// bf16Advice suggests bf16 autocast where the CPU runs bfloat16 in
-// hardware or may (unknown), never where it would be emulated.
 // convLayoutShare is the convolutions' share of the native time from which
-// channels_last is advised outright (cpuOpsChange): below it, the
+// channels_last is advised outright (cpuFamilyChange): below it, the
 // reorders around the other ops can cost what the convolutions gain.
 const convLayoutShare = 0.7
 
+// bf16Advice suggests bf16 autocast where the CPU runs bfloat16 in
+// hardware or may (unknown), never where it would be emulated.
 func (s *state) bf16Advice() string {
 	switch native, known := s.runEnv().ReducedPrecision("bfloat16"); {
 	// an experiment: a small CPU transformer's step got ~20% slower under
