@@ -1182,6 +1182,7 @@ const (
 // time, its evidence, and the dropout ops' and all ops' self time.
 func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 	var total, conv, gemm, rnn, random, dropout, index, aggregate, indexBackward, sorts, embeddingBackward float64
+	var gemmCallWeighted float64  // Σ self × self per call over the matmul rows
 	rnnCalls := 0                 // calls of a recurrent layer or cell (isRNNCall)
 	var rest, all []optable.OpRow // the other ops, and all, for naming the largest
 	if t := s.in.Ops; t != nil {
@@ -1197,6 +1198,9 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 				conv += r.HostSelfUs
 			case classify.ContainsAny(n, cpuGEMMOps):
 				gemm += r.HostSelfUs
+				if r.Calls > 0 {
+					gemmCallWeighted += r.HostSelfUs * r.HostSelfUs / float64(r.Calls)
+				}
 			case classify.ContainsAny(n, cpuRNNOps):
 				rnn += r.HostSelfUs
 				if isRNNCall(n) {
@@ -1288,9 +1292,19 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		return thenDo(orTry(fmt.Sprintf(sparseProductsChange, pct(gemm/total)), "an accelerator"), others(gemm)),
 			[]Evidence{{"matmul ops' share of native op time", pct(gemm / total), "%", "ops"}, {sparseProductsLabel, pct(sparse), "%", "ops"}}, dropout, total
 	case gemm/total >= dominant:
+		ev := []Evidence{{"matmul ops' share of native op time", pct(gemm / total), "%", "ops"}}
+		if call := gemmCallWeighted / gemm * s.windowRunning(); call >= largeGEMMUs {
+			// large matmuls already run near the CPU's speed: a batch
+			// twice as large gains them nothing per sample (a 2-layer
+			// BERT under the Hugging Face Trainer, matmul calls of ~0.7
+			// ms: 139-145 ms for 32 sequences against 67.5-77.3 ms for
+			// 16)
+			ev = append(ev, Evidence{"matmul call, mean self time (weighted by time)", call / 1000, "ms", "ops"})
+			return thenDo(orTry(joinColon(fmt.Sprintf("matmuls take %.0f%% of the native time in calls of %s on average, already near this CPU's speed in oneDNN/MKL (a larger batch gains them nothing per sample)", pct(gemm/total), units.Duration(call)),
+				s.bf16Advice()), "an accelerator"), others(gemm)), ev, dropout, total
+		}
 		return thenDo(orTry(orTry(fmt.Sprintf("matmuls take %.0f%% of the native time and already run in oneDNN/MKL: fewer or larger matmuls (batching)", pct(gemm/total)),
-				s.bf16Advice()), "an accelerator"), others(gemm)),
-			[]Evidence{{"matmul ops' share of native op time", pct(gemm / total), "%", "ops"}}, dropout, total
+			s.bf16Advice()), "an accelerator"), others(gemm)), ev, dropout, total
 	case rnn/total >= dominant && rnnPerStep >= float64(s.p.MinRNNCalls):
 		// a loop feeding the layer one time step per call: each call
 		// projects one step's input and cannot batch the steps' input
@@ -1443,6 +1457,27 @@ func (s *state) runEnv() *runevidence.Env {
 		return s.in.Run.Env
 	}
 	return nil
+}
+
+// largeGEMMUs is the mean time of a matmul call (µs on a CPU, running)
+// from which batching is not advised: the matmuls are large enough.
+const largeGEMMUs = 500
+
+// joinColon joins a statement and the change it leads to ("" none).
+func joinColon(what, change string) string {
+	if change == "" {
+		return what
+	}
+	return what + ": " + change
+}
+
+// windowRunning is the share of the recorded window the main thread ran
+// rather than waited for a CPU (1 when not measured).
+func (s *state) windowRunning() float64 {
+	if cw := s.cpuWait(); cw != nil {
+		return running(cw.Window)
+	}
+	return 1
 }
 
 // convLayoutShare is the convolutions' share of the native time from which
