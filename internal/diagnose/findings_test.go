@@ -1852,21 +1852,25 @@ func TestAutocastCallIsTheFrameworks(t *testing.T) {
 }
 
 // Where no op family dominates the CPU's native time, torch.compile leads
-// and its saving reaches only the ops it can fuse, in the finding and in
-// the verdict alike; a change to every op (more threads) reaches all.
+// and its saving reaches only the ops it can fuse, where large matmuls
+// lead with bf16 autocast only the matmuls, in the finding and in the
+// verdict alike; a change to every op (more threads) reaches all.
 func TestNativeSavingReachesWhatTheChangeShortens(t *testing.T) {
-	ops := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::mm", HostSelfUs: 300}, {Name: "aten::mul", HostSelfUs: 250},
+	mixed := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::mm", HostSelfUs: 300}, {Name: "aten::mul", HostSelfUs: 250},
 		{Name: "aten::native_layer_norm", HostSelfUs: 250}, {Name: "aten::softmax", HostSelfUs: 200}}, BackwardCalls: 10}
+	largeMatmuls := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::addmm", HostSelfUs: 600, Calls: 1}, {Name: "aten::relu", HostSelfUs: 400, Calls: 1}}, BackwardCalls: 10}
 	for _, c := range []struct {
 		name    string
+		ops     *optable.OpTable
 		threads int // intra-op threads on 2 idle CPUs
 		want    float64
 	}{
-		{"compile leads", 2, 0.8 * 0.5 * 0.7},
-		{"more threads lead", 1, 0.8 * 0.5},
+		{"compile leads", mixed, 2, 0.8 * 0.5 * 0.7},
+		{"more threads lead", mixed, 1, 0.8 * 0.5},
+		{"bf16 leads for large matmuls", largeMatmuls, 2, 0.8 * 0.5 * 0.6},
 	} {
 		run := &runevidence.RunEvidence{Env: &runevidence.Env{CPUs: 2, NumThreads: c.threads, LocalRanks: 1, LoadAverage: 0}}
-		s := &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{CPUCompute: 0.8}, d: &Diagnosis{}, in: Analyses{Ops: ops, Run: run, Breakdown: &breakdown.Result{AveragedSteps: 3}}}
+		s := &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{CPUCompute: 0.8}, d: &Diagnosis{}, in: Analyses{Ops: c.ops, Run: run, Breakdown: &breakdown.Result{AveragedSteps: 3}}}
 		s.verdict()
 		s.findings()
 		f := findRule(s.d.Findings, "cpu.native")
