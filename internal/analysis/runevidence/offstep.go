@@ -35,7 +35,7 @@ type OffStepLine struct {
 // largest first, and the share within the recorded window alone (-1
 // without one): work in every step fills both, work every N steps at
 // most one.
-func offStep(p *pyprofile.Profile, src sourceCache) (float64, []OffStepLine, float64) {
+func offStep(p *pyprofile.Profile, src sourceCache, trains bool) (float64, []OffStepLine, float64) {
 	type key struct {
 		file string
 		line int
@@ -43,7 +43,7 @@ func offStep(p *pyprofile.Profile, src sourceCache) (float64, []OffStepLine, flo
 	}
 	// a program that never trains (inference) runs every forward under
 	// no_grad: those forwards are its steps
-	trains := training(p)
+	trains = trains || training(p)
 	var total, off, winTotal, winOff int
 	lines := map[key]int{}
 	funcs := map[key]string{}
