@@ -462,22 +462,19 @@ func (s *state) compileChange(what string) string {
 	// an experiment, not a promise: a tiny-op model gained nothing
 	// measurable after a 50 s compile
 	compile := "torch.compile(model)"
-	if ms := s.programModels(); len(ms) > 1 {
+	switch ms := s.programModels(); {
+	// a framework calls the model: the switch is its own (the model's
+	// call site is the program's trainer.train() or trainer.fit() line)
+	case s.framework() == "transformers":
+		compile = "TrainingArguments(torch_compile=True), the Trainer's torch.compile of its model,"
+	case s.framework() == "lightning":
+		compile = "torch.compile on the LightningModule before fit (trainer.fit(torch.compile(model)))"
+	case len(ms) > 1:
 		// a GAN's step calls two (pytorch/examples' dcgan: the
 		// Discriminator first, most of its Python in the Generator)
 		compile = "torch.compile on each model (" + strings.Join(ms, "; ") + ")"
-	} else if m := s.modelRef(); m != "" {
-		compile = "torch.compile on the model (" + m + ")"
-	}
-	// a framework calls the model: the switch is its own (the model's
-	// call site is the program's trainer.train() or trainer.fit() line)
-	if r := s.in.Run; r != nil && r.Phases != nil {
-		switch r.Phases.Framework {
-		case "transformers":
-			compile = "TrainingArguments(torch_compile=True), the Trainer's torch.compile of its model,"
-		case "lightning":
-			compile = "torch.compile on the LightningModule before fit (trainer.fit(torch.compile(model)))"
-		}
+	case s.modelRef() != "":
+		compile = "torch.compile on the model (" + s.modelRef() + ")"
 	}
 	return compile + " fuses " + what + " (try it: compiling costs seconds to minutes before the first step, and the gain depends on the model; bottleneck diff compares the two runs)"
 }
@@ -1518,15 +1515,22 @@ func (s *state) bf16Advice() string {
 // autocastCall is how the program turns on bf16 autocast on the CPU: its
 // framework's switch where a framework runs the steps.
 func (s *state) autocastCall() string {
-	if r := s.in.Run; r != nil && r.Phases != nil {
-		switch r.Phases.Framework {
-		case "transformers":
-			return "TrainingArguments(bf16=True)"
-		case "lightning":
-			return "Trainer(precision=\"bf16-mixed\")"
-		}
+	switch s.framework() {
+	case "transformers":
+		return "TrainingArguments(bf16=True)"
+	case "lightning":
+		return "Trainer(precision=\"bf16-mixed\")"
 	}
 	return "torch.autocast(\"cpu\", dtype=torch.bfloat16)"
+}
+
+// framework is the framework whose phases the run recorded
+// (transformers, lightning), "" none.
+func (s *state) framework() string {
+	if r := s.in.Run; r != nil && r.Phases != nil {
+		return r.Phases.Framework
+	}
+	return ""
 }
 
 // emulatedAutocast: the compute ran under autocast to bfloat16 or
