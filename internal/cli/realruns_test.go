@@ -68,6 +68,14 @@ func TestRealRuns(t *testing.T) {
 		// and 4 DataLoader workers, busy 0.8% of their samples, are not
 		// oversubscription (1 thread and 1 worker measured 0.97x)
 		{"cpu_makemore", "cpu-compute-bound", "cpu.native", "torch.compile on the model (Transformer", "cpu.oversubscribed", "set_num_threads(1)"},
+		// pytorch/examples' siamese_network on an H200, launch-bound:
+		// CUDA graphs (mode="reduce-overhead") measured 2.7x, plain
+		// torch.compile 1.15x, cudnn.benchmark no faster (its kernels are
+		// off the path: the replay's kernel fix reaches none of the step)
+		{"h200/siamese_launch", "launch-bound", "host.launch", `torch.compile(model, mode="reduce-overhead")`, "gpu.cudnn-benchmark", ""},
+		// pytorch/examples' mnist on an H200 with its one worker: 4
+		// workers measured 2.5-3.0x a training epoch (2.57x predicted)
+		{"h200/mnist_workers1", "input-bound", "input.loader", "DataLoader(num_workers=8)", "", "would not help"},
 	} {
 		t.Run(c.run, func(t *testing.T) {
 			dir := filepath.Join(testutil.RepoRoot(), "testdata", "rundir", c.run)

@@ -15,6 +15,21 @@ import (
 // of the step).
 func (s *state) gpuBound() bool { return s.device && s.big(GPUCompute) }
 
+// kernelsOffPath: the replay says kernels made faster would not shorten
+// the step (its kernel fix reaches under KernelReach of what it takes
+// out): the host's launching is the path. A change that only speeds
+// kernels then saves nothing and can cost: pytorch/examples'
+// siamese_network, launch-bound on an H200, ran 18.8 ms a step as it is
+// and 18.8-19.6 ms with cudnn.benchmark on (run --verify: 0.74x).
+func (s *state) kernelsOffPath() bool {
+	w := s.d.WhatIf
+	if !w.Trusted(s.p.MaxBaselineErrorPct) || !s.deviceRecorded() {
+		return false
+	}
+	p, ok := w.Find(string(GPUCompute))
+	return ok && p.ReachPct < s.p.KernelReach
+}
+
 // kernelMix is the kernel table's time by kind, which the GPU rules
 // share.
 type kernelMix struct {
@@ -109,7 +124,7 @@ func (s *state) precisionFinding() {
 
 var _ = addRule(Rule{
 	ID: "gpu.cudnn-benchmark", Class: GPUCompute, Factor: 0.1,
-	When:   "convolution kernels >= ConvShare of kernel time and cudnn.benchmark off (run evidence)",
+	When:   "convolution kernels >= ConvShare of kernel time and cudnn.benchmark off (run evidence), unless the replay's kernel fix reaches under KernelReach of the step (the host is the path)",
 	Change: "torch.backends.cudnn.benchmark = True when input shapes are fixed",
 	detect: (*state).cudnnBenchmarkFinding,
 	Fires:  "TestCudnnBenchmarkFinding", Silent: "TestCudnnBenchmarkFinding",
@@ -119,7 +134,7 @@ var _ = addRule(Rule{
 func (s *state) cudnnBenchmarkFinding() {
 	m := s.kernelMix()
 	r := s.in.Run
-	if !s.gpuBound() || r == nil || r.Env == nil || m.kernelUs == 0 || m.convUs/m.kernelUs < s.p.ConvShare {
+	if !s.gpuBound() || r == nil || r.Env == nil || m.kernelUs == 0 || m.convUs/m.kernelUs < s.p.ConvShare || s.kernelsOffPath() {
 		return
 	}
 	kernelUs, convUs := m.kernelUs, m.convUs

@@ -79,6 +79,10 @@ type Params struct {
 	// ConvShare: the cudnn.benchmark finding needs convolution kernels to
 	// take at least this share of kernel time.
 	ConvShare float64
+	// KernelReach (percent): a change that only makes kernels faster
+	// (cudnn.benchmark, channels_last) needs the replay's kernel fix to
+	// shorten the step by at least this part of the time it takes out.
+	KernelReach float64
 	// AttentionShare: the fused-attention finding needs softmax + bmm ops
 	// to take at least this share of device time.
 	AttentionShare float64
@@ -296,6 +300,7 @@ var Default = Params{
 	LaunchStepUsPerKernel: 50,
 	NonTensorCoreGEMM:     0.20,
 	ConvShare:             0.10,
+	KernelReach:           10,
 	AttentionShare:        0.10,
 	OutsideModelShare:     0.4,
 	OutsideModelSamples:   20,

@@ -37,7 +37,9 @@ type Run struct {
 // directory. A nil field was not written; its error says why when the
 // file exists but could not be read.
 type ProcessFiles struct {
-	Tag         string
+	Tag string
+	// Dir is the run directory (its sources: SourcePath).
+	Dir         string
 	Env         *Env
 	EnvErr      error
 	Evidence    *Evidence
@@ -99,7 +101,7 @@ func Read(dir string) (*Run, error) {
 }
 
 func readProcess(dir, tag string) *ProcessFiles {
-	p := &ProcessFiles{Tag: tag}
+	p := &ProcessFiles{Tag: tag, Dir: dir}
 	var env Env
 	if p.EnvErr = readJSON(filepath.Join(dir, ProcessEnvName(tag)), ProcessEnvFormat, &env, &env.Format, &env.Version); p.EnvErr == nil {
 		p.Env = &env

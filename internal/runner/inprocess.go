@@ -87,6 +87,9 @@ func Finish(ctx context.Context, dir string) (*rundir.Manifest, error) {
 		m.Warnings = append(m.Warnings, "env.json: "+err.Error())
 	}
 	m.Processes = processSummaries(dir)
+	if _, err := rundir.SaveSources(dir); err != nil {
+		m.Warnings = append(m.Warnings, "copying the program's sources: "+err.Error())
+	}
 	if err := m.ScanFiles(dir); err != nil {
 		m.Warnings = append(m.Warnings, "listing files: "+err.Error())
 	}

@@ -248,6 +248,9 @@ loop:
 		m.Warnings = append(m.Warnings, "env.json: "+err.Error())
 	}
 	m.Processes = processSummaries(runDir)
+	if _, err := rundir.SaveSources(runDir); err != nil {
+		m.Warnings = append(m.Warnings, "copying the program's sources: "+err.Error())
+	}
 	if err := m.ScanFiles(runDir); err != nil {
 		m.Warnings = append(m.Warnings, "listing files: "+err.Error())
 	}

@@ -179,7 +179,7 @@ def main():
 				frames = append(frames, flowFrame{"/venv/site-packages/lightning/loop.py", 1, true})
 			}
 			frames = append(frames, marked)
-			if got := newSourceCache().feedsBackward(frames); got != c.want {
+			if got := newSourceCache("").feedsBackward(frames); got != c.want {
 				t.Errorf("feeds the backward: %v, want %v", got, c.want)
 			}
 		})
@@ -221,7 +221,7 @@ func FuzzFeedsBackward(f *testing.F) {
 		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		c := newSourceCache()
+		c := newSourceCache("")
 		c.feedsBackward([]flowFrame{{file, line - 1, false}, {file, line, false}})
 		assignment(src)
 	})

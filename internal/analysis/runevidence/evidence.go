@@ -413,7 +413,7 @@ func FromProfile(p *pyprofile.Profile) *PythonEvidence {
 	if p == nil {
 		return nil
 	}
-	return fromProfile(p, p.WindowSamples > 0, false)
+	return fromProfile(p, p.WindowSamples > 0, false, "")
 }
 
 // inModel reports whether a frame belongs to the model's forward, the
@@ -430,11 +430,12 @@ func inModel(f pyprofile.Frame) bool {
 var modelCompute = regexp.MustCompile(`@|\b(matmul|mm|bmm|addmm|baddbmm|linear|conv[123]d|conv_transpose[123]d|einsum)\s*\(`)
 
 // FromWholeRun is FromProfile over the whole run's samples, window or not.
-func FromWholeRun(p *pyprofile.Profile) *PythonEvidence { return fromProfile(p, false, false) }
+func FromWholeRun(p *pyprofile.Profile) *PythonEvidence { return fromProfile(p, false, false, "") }
 
 // fromProfile classifies p's samples; trains says the run is known to
-// train (optimizer steps counted) whether or not a sample caught it.
-func fromProfile(p *pyprofile.Profile, window, trains bool) *PythonEvidence {
+// train (optimizer steps counted) whether or not a sample caught it; root
+// is the run directory, whose copy of the program's source is read first.
+func fromProfile(p *pyprofile.Profile, window, trains bool, root string) *PythonEvidence {
 	if p == nil || p.Profiler != "sample" || len(p.Stacks) == 0 {
 		return nil
 	}
@@ -443,7 +444,7 @@ func fromProfile(p *pyprofile.Profile, window, trains bool) *PythonEvidence {
 	framework, frameworkFuncs := map[string]int{}, map[string]int{}
 	hot, ioL, dlL, compileL, outside, mhaL := map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}
 	texts := map[key]string{}
-	src := newSourceCache()
+	src := newSourceCache(root)
 	autocast := map[AutocastBlock]int{} // blocks (Share 0) -> samples
 	funcs := map[key]string{}
 	// per hot line over the whole run (imports left out: blocking is told
@@ -1103,11 +1104,11 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 	// training once in a few CI runs, and the evaluation was taken for
 	// the steps of an inference program)
 	if p := pr.Profile; p != nil {
-		r.Python = fromProfile(p, p.WindowSamples > 0, pr.Evidence != nil && pr.Evidence.StepCounts["optimizer"] > 0)
+		r.Python = fromProfile(p, p.WindowSamples > 0, pr.Evidence != nil && pr.Evidence.StepCounts["optimizer"] > 0, pr.Dir)
 	}
 	r.Workers = pr.Workers.Summary(5)
 	if w := r.Workers; w != nil {
-		r.WorkersReadDataFrameRows = w.PandasShare >= 0.5 || len(w.Lines) > 0 && newSourceCache().readsDataFrameRows(w.Lines[0].File, w.Lines[0].Line)
+		r.WorkersReadDataFrameRows = w.PandasShare >= 0.5 || len(w.Lines) > 0 && newSourceCache(pr.Dir).readsDataFrameRows(w.Lines[0].File, w.Lines[0].Line)
 	}
 	return r
 }

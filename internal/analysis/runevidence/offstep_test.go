@@ -50,7 +50,7 @@ func TestOffStep(t *testing.T) {
 	teacher := [][2]any{fr(src, 20), fr(modFile, 1)}                                                        // a frozen teacher: the loss needs it
 
 	// each stack is keyed by its sample count (all distinct)
-	share, lines, win := offStep(profileOf(map[int][][2]any{40: train, 30: backward, 10: update, 5: withEval, 7: decorated, 8: printed, 3: logged, 9: teacher}), newSourceCache(), false)
+	share, lines, win := offStep(profileOf(map[int][][2]any{40: train, 30: backward, 10: update, 5: withEval, 7: decorated, 8: printed, 3: logged, 9: teacher}), newSourceCache(""), false)
 	if want := 20.0 / 112; share != want || win != want {
 		t.Errorf("share %v window %v, want %v", share, win, want)
 	}
@@ -77,7 +77,7 @@ func TestOffStep(t *testing.T) {
 		few.Stacks[i].WindowCount = 0
 	}
 	few.Stacks[0].WindowCount = 2
-	if _, _, win := offStep(few, newSourceCache(), false); win != 0 {
+	if _, _, win := offStep(few, newSourceCache(""), false); win != 0 {
 		t.Errorf("2 window samples: window share %v, want 0", win)
 	}
 	// a window of enough samples, but only 2 of them in the work (an
@@ -88,34 +88,34 @@ func TestOffStep(t *testing.T) {
 			chance.Stacks[i].WindowCount = 2
 		}
 	}
-	if _, _, win := offStep(chance, newSourceCache(), false); win != 0 {
+	if _, _, win := offStep(chance, newSourceCache(""), false); win != 0 {
 		t.Errorf("2 of 72 window samples in the work: window share %v, want 0", win)
 	}
 	// a window whose time the main thread spent in the agent's own work
 	// (profiler start and stop) holds no sample of it at all: the same
 	few.Stacks[0].WindowCount = 0
 	few.Windows = [][2]float64{{1, 1.1}}
-	if _, _, win := offStep(few, newSourceCache(), false); win != 0 {
+	if _, _, win := offStep(few, newSourceCache(""), false); win != 0 {
 		t.Errorf("window without main-thread samples: window share %v, want 0", win)
 	}
 	// no window recorded (the program's own profiler): the whole run judges
 	few.Windows = nil
-	if _, _, win := offStep(few, newSourceCache(), false); win != -1 {
+	if _, _, win := offStep(few, newSourceCache(""), false); win != -1 {
 		t.Errorf("no window: window share %v, want -1", win)
 	}
 
 	// an inference program runs every forward under no_grad: those are its
 	// steps, not work off them
-	if share, lines, _ := offStep(profileOf(map[int][][2]any{5: withEval, 7: decorated}), newSourceCache(), false); share != 0 || lines != nil {
+	if share, lines, _ := offStep(profileOf(map[int][][2]any{5: withEval, 7: decorated}), newSourceCache(""), false); share != 0 || lines != nil {
 		t.Errorf("inference program: share %v lines %+v", share, lines)
 	}
 	// the same forwards in a run known to train (its optimizer stepped)
 	// whose samples missed the backward and the update: evaluation
-	if share, _, _ := offStep(profileOf(map[int][][2]any{5: withEval, 7: decorated}), newSourceCache(), true); share != 1 {
+	if share, _, _ := offStep(profileOf(map[int][][2]any{5: withEval, 7: decorated}), newSourceCache(""), true); share != 1 {
 		t.Errorf("training known, not sampled: share %v, want 1", share)
 	}
 	// training alone, with a manual update under no_grad: nothing
-	if share, _, _ := offStep(profileOf(map[int][][2]any{40: train, 30: backward, 10: update}), newSourceCache(), false); share != 0 {
+	if share, _, _ := offStep(profileOf(map[int][][2]any{40: train, 30: backward, 10: update}), newSourceCache(""), false); share != 0 {
 		t.Errorf("training only: share %v", share)
 	}
 	// the innermost grad mode wins: Lightning's optimizer closure turns
@@ -138,7 +138,7 @@ func TestOffStep(t *testing.T) {
 			p.Frames[i].File, p.Frames[i].Func = file, fn
 		}
 	}
-	if share, lines, _ := offStep(p, newSourceCache(), false); share != 7.0/97 || len(lines) != 1 || lines[0].Line.Line != 17 {
+	if share, lines, _ := offStep(p, newSourceCache(""), false); share != 7.0/97 || len(lines) != 1 || lines[0].Line.Line != 17 {
 		t.Errorf("enable_grad inside: share %v lines %+v, want the no_grad evaluation's 7/97 alone", share, lines)
 	}
 }
@@ -148,7 +148,7 @@ func TestInNoGradBlock(t *testing.T) {
 	if err := os.WriteFile(src, []byte(offStepProgram), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := newSourceCache()
+	c := newSourceCache("")
 	for line, want := range map[int]bool{6: true, 10: false, 11: false, 14: true, 16: true, 17: false, 18: false, 20: true, 21: false, 0: false, 999: false} {
 		if got := c.inNoGradBlock(src, line); got != want {
 			t.Errorf("line %d: %v, want %v", line, got, want)

@@ -6,6 +6,8 @@ import (
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
 
 // The program's source, read to tell what a sampled line runs under: a
@@ -39,6 +41,7 @@ const maxSourceBytes = 4 << 20
 // sourceCache holds the user's source files read so far (nil: unreadable)
 // and the lines already looked up.
 type sourceCache struct {
+	root  string // the run directory, whose copy of a file is read first ("": none)
 	files map[string][]string
 	found map[blockAt]blockLine
 	flows map[string]bool    // feedsStep's answers by frame chain
@@ -57,8 +60,8 @@ type blockAt struct {
 	block *block
 }
 
-func newSourceCache() sourceCache {
-	return sourceCache{files: map[string][]string{}, found: map[blockAt]blockLine{}, flows: map[string]bool{}, defs: map[[2]string]bool{}}
+func newSourceCache(root string) sourceCache {
+	return sourceCache{root: root, files: map[string][]string{}, found: map[blockAt]blockLine{}, flows: map[string]bool{}, defs: map[[2]string]bool{}}
 }
 
 func (c sourceCache) lines(file string) []string {
@@ -66,7 +69,16 @@ func (c sourceCache) lines(file string) []string {
 		return ls
 	}
 	var ls []string
-	if f, err := os.Open(file); err == nil {
+	f, err := os.Open(file)
+	if c.root != "" {
+		if kept, kerr := os.Open(rundir.SourcePath(c.root, file)); kerr == nil {
+			if err == nil {
+				f.Close()
+			}
+			f, err = kept, nil
+		}
+	}
+	if err == nil {
 		sc := bufio.NewScanner(io.LimitReader(f, maxSourceBytes))
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {

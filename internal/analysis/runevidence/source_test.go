@@ -34,7 +34,7 @@ func TestReadsDataFrameRows(t *testing.T) {
 	if err := os.WriteFile(src, []byte(tableProgram), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := newSourceCache()
+	c := newSourceCache("")
 	for line, want := range map[int]bool{6: true, 7: true, 4: true, 13: false, 11: true, 16: true, 18: false, 99: false} {
 		if got := c.readsDataFrameRows(src, line); got != want {
 			t.Errorf("line %d: %v, want %v", line, got, want)
@@ -49,7 +49,7 @@ func TestCPUAutocastBlocks(t *testing.T) {
 	if err := os.WriteFile(src, []byte(autocastProgram), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := newSourceCache()
+	c := newSourceCache("")
 	for line, want := range map[int]int{5: 4, 6: 0, 8: 0, 10: 9, 12: 11, 16: 14, 2: 0} {
 		if got := c.enclosing(src, line, &cpuAutocastBlock).Line; got != want {
 			t.Errorf("line %d: in the block at %d, want %d", line, got, want)

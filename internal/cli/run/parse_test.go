@@ -17,7 +17,7 @@ func TestParse(t *testing.T) {
 		o := &Options{Args: args, KillAfter: 30 * time.Second, Report: "stderr", PythonProfiler: "sample",
 			SampleInterval: 20 * time.Millisecond, WindowInterval: 5 * time.Millisecond, StepSource: "auto",
 			SkipFirst: 5, Warmup: 2, Active: 5, MinWindow: 200 * time.Millisecond, Repeat: 1,
-			VerifySteps: 10, LiveHost: "127.0.0.1", JobWait: defaultJobWait}
+			VerifySteps: 20, LiveHost: "127.0.0.1", JobWait: defaultJobWait}
 		if set != nil {
 			set(o)
 		}

@@ -344,19 +344,24 @@ func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, m
 			}
 		}
 	}()
-	chosen, held := toVerify(findings, max, withNumerics)
+	chosen, held, idle := toVerify(findings, max, withNumerics)
 	for _, f := range held {
 		fmt.Fprintf(w, "%s: %s changes numerics: not tried (run --verify=numerics tries it, or bottleneck try --set %s)\n", f.Rule, textsafe.String(rundir.FormatChanges(f.Try)), textsafe.String(rundir.FormatChanges(f.Try)))
 	}
+	for _, f := range idle {
+		fmt.Fprintf(w, "%s: %s is predicted to save %.1f%% of the step: not tried (bottleneck try --set %s)\n", f.Rule, textsafe.String(rundir.FormatChanges(f.Try)), trySaving(f), textsafe.String(rundir.FormatChanges(f.Try)))
+	}
 	for i, f := range chosen {
 		dir := fmt.Sprintf("%s-tried-%d", strings.TrimRight(base, string(filepath.Separator)), i+1)
-		saving := f.SavingPct
-		if f.TrySavingPct != nil {
-			saving = *f.TrySavingPct
-		}
+		saving := trySaving(f)
 		res := &Result{Schema: Schema, Command: o.Args, Set: f.Try, Numerics: numerics(f.Try), Applied: []rundir.Change{},
 			Predicted: &Prediction{Rule: f.Rule, SavingPct: saving, Speedup: 1 / (1 - min(saving, 99)/100), Method: f.SavingMethod}}
-		changed, err := o.runOnce(dir, f.Try, fmt.Sprintf("verifying %s: one more run with %s", f.Rule, rundir.FormatChanges(f.Try)))
+		ro := *o
+		epochCaveat := ""
+		if _, ok := f.Try["persistent_workers"]; ok {
+			ro.Steps, epochCaveat = epochSteps(base, o.Steps)
+		}
+		changed, err := ro.runOnce(dir, f.Try, fmt.Sprintf("verifying %s: one more run with %s", f.Rule, rundir.FormatChanges(f.Try)))
 		if err == nil {
 			var p *Pair
 			if p, _, err = compare(o.IO, base, changed); err == nil {
@@ -382,6 +387,10 @@ func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, m
 		if c := prefetchCaveat(f.Try, len(p.NewStepsUs)); c != "" { // (Write printed it)
 			tc.Caveat = strings.TrimPrefix(tc.Caveat+"; "+c, "; ")
 		}
+		if epochCaveat != "" {
+			fmt.Fprintf(w, "  %s\n", epochCaveat)
+			tc.Caveat = strings.TrimPrefix(tc.Caveat+"; "+epochCaveat, "; ")
+		}
 		if p.LoadDiffers {
 			tc.Caveat = strings.TrimPrefix(tc.Caveat+"; "+loadNote(p), "; ")
 		}
@@ -393,22 +402,79 @@ func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, m
 }
 
 // toVerify picks the findings whose change --verify tries: the first max
-// with a run-time change, none that changes numerics unless withNumerics;
-// held are those passed over for changing numerics (before the max was
-// reached), which the user is told of.
-func toVerify(findings []diagnose.Finding, max int, withNumerics bool) (chosen, held []diagnose.Finding) {
+// with a run-time change predicted to save at least minVerifySavingPct,
+// none that changes numerics unless withNumerics; held are those passed
+// over for changing numerics, idle those predicted to save less (before
+// the max was reached), which the user is told of. A run spent on a
+// change the replay says saves nothing measures noise, or a cost: a
+// launch-bound ResNet-18 on an H200 was given cudnn.benchmark (0% of the
+// step predicted) and ran 0.74x.
+func toVerify(findings []diagnose.Finding, max int, withNumerics bool) (chosen, held, idle []diagnose.Finding) {
 	for _, f := range findings {
 		switch {
 		case len(chosen) == max:
-			return chosen, held
+			return chosen, held, idle
 		case len(f.Try) == 0:
 		case numerics(f.Try) && !withNumerics:
 			held = append(held, f)
+		case trySaving(f) < minVerifySavingPct:
+			idle = append(idle, f)
 		default:
 			chosen = append(chosen, f)
 		}
 	}
-	return chosen, held
+	return chosen, held, idle
+}
+
+// epochSteps is how many steps a tried run of persistent_workers times:
+// the change acts only where an epoch starts, so the steps must hold two
+// epochs' starts (the base run's longest epoch: batches per iterator of a
+// loader that made two or more), at least steps and at most
+// maxEpochSteps; past that, steps, and a caveat that says the tried steps
+// cannot show the change. dcgan (16 batches an epoch) was timed over 10
+// steps and read "no significant change" against 1.18x predicted: the
+// change never came into them.
+func epochSteps(base string, steps int) (int, string) {
+	r, err := rundir.Read(base)
+	if err != nil {
+		return steps, ""
+	}
+	epoch := 0
+	for _, p := range r.Processes {
+		if p.Evidence == nil {
+			continue
+		}
+		for _, l := range p.Evidence.DataLoader.Loaders {
+			if l.Iterators >= 2 && l.Batches > 0 {
+				epoch = max(epoch, l.Batches/l.Iterators)
+			}
+		}
+	}
+	switch need := 2*epoch + 2; {
+	case epoch == 0 || need <= steps:
+		return steps, ""
+	case need <= maxEpochSteps:
+		return need, ""
+	default:
+		return steps, fmt.Sprintf("an epoch is %d batches: the tried run's %d steps hold no epoch start, where persistent_workers acts, so they cannot show it; bottleneck try --set persistent_workers=true --steps %d times two", epoch, steps, need)
+	}
+}
+
+// maxEpochSteps: a tried run of persistent_workers times at most this
+// many steps to reach two epochs' starts.
+const maxEpochSteps = 200
+
+// minVerifySavingPct: --verify tries a change predicted to save at least
+// this much of the step, in percent.
+const minVerifySavingPct = 1
+
+// trySaving is what the finding predicts its run-time change saves, in
+// percent of the step.
+func trySaving(f diagnose.Finding) float64 {
+	if f.TrySavingPct != nil {
+		return *f.TrySavingPct
+	}
+	return f.SavingPct
 }
 
 // roundUs rounds step times to 0.1 µs (tried.json's precision).
@@ -523,10 +589,22 @@ func compare(ios *iostreams.IOStreams, base, changed string) (*Pair, []diagnose.
 	// whole program, the tried one its first steps, and a cost that comes
 	// every few steps (an epoch's start) was the first run's alone
 	// (epoch_workers.py: 8.06x measured over steps 1-319 against 1-8)
+	// and the tried run's steps that fell in the first run's window are
+	// left out too: steps drift over a run (a launch-bound ResNet-18 on an
+	// H200: steps 1-5 13-17 ms, 6-10 of the tried run 19-25 ms, the
+	// first run's median 23 ms), so one side's later steps against the
+	// other's first ones measure the drift
 	bsteps, nsteps := diff.AgentSteps(b.Run), diff.AgentSteps(n.Run)
-	if same := sameSteps(bsteps, nsteps); len(same) >= minSameSteps && len(same) < len(bsteps) {
-		b.OnlySteps = same
-		maps.DeleteFunc(bsteps, func(k int, _ steptimes.Step) bool { return !same[k] })
+	if same := sameSteps(bsteps, nsteps); len(same) >= minSameSteps {
+		notSame := func(k int, _ steptimes.Step) bool { return !same[k] }
+		if len(same) < len(bsteps) {
+			b.OnlySteps = same
+			maps.DeleteFunc(bsteps, notSame)
+		}
+		if len(same) < len(nsteps) {
+			n.OnlySteps = same
+			maps.DeleteFunc(nsteps, notSame)
+		}
 	}
 	r := diff.Compare(b, n, diff.Options{})
 	h := r.Headline

@@ -280,16 +280,17 @@ func TestTryMeasuresTheFix(t *testing.T) {
 	}
 }
 
-// --verify tries the first findings with a run-time change; one that
+// --verify tries the first findings with a run-time change predicted to
+// save time; one that
 // changes numerics (TF32) only under --verify=numerics, and without it
 // the user is told it was passed over.
 func TestToVerify(t *testing.T) {
 	fs := []diagnose.Finding{
-		{Rule: "gpu.precision", Try: map[string]string{"tf32": "true"}},
-		{Rule: "sync.blocking"}, // needs an edit
-		{Rule: "input.loader", Try: map[string]string{"num_workers": "1", "persistent_workers": "true"}},
-		{Rule: "gc.pauses", Try: map[string]string{"gc_freeze": "true"}},
-		{Rule: "cpu.native", Try: map[string]string{"threads": "2"}},
+		{Rule: "gpu.precision", Try: map[string]string{"tf32": "true"}, SavingPct: 30},
+		{Rule: "sync.blocking", SavingPct: 20}, // needs an edit
+		{Rule: "input.loader", Try: map[string]string{"num_workers": "1", "persistent_workers": "true"}, SavingPct: 15},
+		{Rule: "gc.pauses", Try: map[string]string{"gc_freeze": "true"}, SavingPct: 5},
+		{Rule: "cpu.native", Try: map[string]string{"threads": "2"}, SavingPct: 3},
 	}
 	rules := func(fs []diagnose.Finding) string {
 		var r []string
@@ -305,17 +306,23 @@ func TestToVerify(t *testing.T) {
 		{false, "input.loader gc.pauses", "gpu.precision"},
 		{true, "gpu.precision input.loader", ""},
 	} {
-		chosen, held := toVerify(fs, 2, c.numerics)
+		chosen, held, _ := toVerify(fs, 2, c.numerics)
 		if rules(chosen) != c.chosen || rules(held) != c.held {
 			t.Errorf("numerics %v: chosen %q, held %q; want %q, %q", c.numerics, rules(chosen), rules(held), c.chosen, c.held)
 		}
 	}
 	// a numerics change after the last one tried is not mentioned
-	if _, held := toVerify(fs[2:], 2, false); len(held) != 0 {
+	if _, held, _ := toVerify(fs[2:], 2, false); len(held) != 0 {
 		t.Errorf("held %v", rules(held))
 	}
-	if _, held := toVerify(append(fs[2:4:4], fs[0]), 2, false); len(held) != 0 {
+	if _, held, _ := toVerify(append(fs[2:4:4], fs[0]), 2, false); len(held) != 0 {
 		t.Errorf("a numerics change past the two tried held: %v", rules(held))
+	}
+	// a change predicted to save nothing is passed over and said so
+	// (a launch-bound ResNet-18 on an H200: cudnn.benchmark, 0%, 0.74x)
+	nothing := diagnose.Finding{Rule: "gpu.cudnn-benchmark", Try: map[string]string{"cudnn_benchmark": "true"}, SavingPct: 0, SavingMethod: "replay"}
+	if chosen, _, idle := toVerify([]diagnose.Finding{nothing, fs[3], fs[4]}, 2, false); rules(chosen) != "gc.pauses cpu.native" || rules(idle) != "gpu.cudnn-benchmark" {
+		t.Errorf("chosen %q, idle %q; want the two predicted to save, cudnn.benchmark passed over", rules(chosen), rules(idle))
 	}
 }
 
