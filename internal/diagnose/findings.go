@@ -1277,6 +1277,11 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		case s.cpuHasBF16() && layoutPays:
 			lead = orTry(fmt.Sprintf("%s, and this CPU has bfloat16 instructions: %s with %s", convs, bf16, layout), "channels_last alone, which keeps float32")
 		case s.cpuHasBF16():
+			// the change names the program's model, as every first change
+			// does where the run knows it
+			if m := s.modelRef(); m != "" && s.framework() == "" {
+				bf16 = "bf16 autocast (" + s.autocastCall() + " around the call of the model, " + m + ", and its loss; a change to the numerics)"
+			}
 			lead = fmt.Sprintf("%s, and this CPU has bfloat16 instructions: %s", convs, bf16)
 		case layoutPays:
 			lead = orTry(convs+": put "+layout, s.bf16Advice())
