@@ -69,14 +69,14 @@ func (c sourceCache) lines(file string) []string {
 		return ls
 	}
 	var ls []string
-	f, err := os.Open(file)
+	// the run directory's copy first: the code as it ran
+	var f *os.File
+	err := os.ErrNotExist
 	if c.root != "" {
-		if kept, kerr := os.Open(rundir.SourcePath(c.root, file)); kerr == nil {
-			if err == nil {
-				f.Close()
-			}
-			f, err = kept, nil
-		}
+		f, err = os.Open(rundir.SourcePath(c.root, file))
+	}
+	if err != nil {
+		f, err = os.Open(file)
 	}
 	if err == nil {
 		sc := bufio.NewScanner(io.LimitReader(f, maxSourceBytes))
