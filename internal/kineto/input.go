@@ -13,25 +13,37 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/memlimit"
 )
 
-// openInput opens path and returns a reader of its uncompressed bytes.
+// input is an opened trace file.
+type input struct {
+	r io.Reader // its uncompressed bytes (nil when mapped)
+	// mapped is the whole file, mapped read-only: plain files under
+	// mapBelow bytes, where not copying them is a tenth of the CPU (mapFile).
+	mapped     []byte
+	compressed bool
+	size       int64 // the uncompressed size, estimated for gzip (0: unknown)
+	close      func()
+}
+
+// openInput opens path for reading its uncompressed bytes.
 // Gzip is recognised by its magic bytes, not by the file name; inflating
 // runs on its own goroutine so it overlaps with parsing.
 // A pipe or "-" (stdin) is read as a stream: its size is unknown (0).
-func openInput(path string) (r io.Reader, compressed bool, size int64, closeFn func(), err error) {
+func openInput(path string) (*input, error) {
 	f := os.Stdin
 	if path != Stdin {
+		var err error
 		if f, err = os.Open(path); err != nil {
-			return nil, false, 0, nil, err
+			return nil, err
 		}
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, false, 0, nil, err
+		return nil, err
 	}
 	if st.IsDir() {
 		f.Close()
-		return nil, false, 0, nil, fmt.Errorf("%s is a directory", path)
+		return nil, fmt.Errorf("%s is a directory", path)
 	}
 	br := bufio.NewReaderSize(f, 256<<10)
 	magic, _ := br.Peek(2)
@@ -39,19 +51,31 @@ func openInput(path string) (r io.Reader, compressed bool, size int64, closeFn f
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			f.Close()
-			return nil, true, 0, nil, fmt.Errorf("%s: bad gzip header: %w", path, err)
+			return nil, fmt.Errorf("%s: bad gzip header: %w", path, err)
 		}
 		ra := newReadAhead(zr)
-		if !st.Mode().IsRegular() {
-			return ra, true, 0, func() { ra.Close(); f.Close() }, nil
+		in := &input{r: ra, compressed: true, close: func() { ra.Close(); f.Close() }}
+		if st.Mode().IsRegular() {
+			in.size = gzipSizeHint(f, st.Size())
 		}
-		return ra, true, gzipSizeHint(f, st.Size()), func() { ra.Close(); f.Close() }, nil
+		return in, nil
 	}
 	if !st.Mode().IsRegular() {
-		return br, false, 0, func() { f.Close() }, nil
+		return &input{r: br, close: func() { f.Close() }}, nil
 	}
-	return br, false, st.Size(), func() { f.Close() }, nil
+	if st.Size() < mapBelow {
+		if m := mapFile(f, st.Size()); m != nil {
+			f.Close()
+			return &input{mapped: m, size: st.Size(), close: func() { unmapFile(m) }}, nil
+		}
+	}
+	return &input{r: br, size: st.Size(), close: func() { f.Close() }}, nil
 }
+
+// mapBelow is the size under which a plain file is mapped instead of
+// read. Above it, mapping saved no time (a 100 MB trace: 0.98-1.01x the
+// wall time) and its pages would count in the process's memory.
+const mapBelow = 24 << 20
 
 // Stdin is the path that names standard input.
 const Stdin = "-"
@@ -175,15 +199,20 @@ func ratioDist(a, b int64) float64 {
 // reading it (the gzip trailer for compressed files).
 // Pipes and stdin give 0: estimating would consume them.
 func SizeHint(path string) int64 {
-	if st, err := os.Stat(path); path == Stdin || err != nil || !st.Mode().IsRegular() {
+	st, err := os.Stat(path)
+	if path == Stdin || err != nil || !st.Mode().IsRegular() {
 		return 0
 	}
-	_, _, size, closeFn, err := openInput(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return 0
 	}
-	closeFn()
-	return size
+	defer f.Close()
+	var magic [2]byte
+	if _, err := io.ReadFull(f, magic[:]); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		return gzipSizeHint(f, st.Size())
+	}
+	return st.Size()
 }
 
 // memoryGuard ends the input with memlimit's error once the heap exceeds

@@ -3,6 +3,7 @@ package kineto
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -188,4 +189,17 @@ func allocated() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.TotalAlloc
+}
+
+// uncompressed returns the bytes of the trace file at path, inflated.
+func uncompressed(path string) ([]byte, error) {
+	in, err := openInput(path)
+	if err != nil {
+		return nil, err
+	}
+	defer in.close()
+	if in.mapped != nil {
+		return bytes.Clone(in.mapped), nil
+	}
+	return io.ReadAll(in.r)
 }

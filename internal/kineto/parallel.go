@@ -25,6 +25,7 @@ import (
 	"bytes"
 	"io"
 	"math"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -59,10 +60,13 @@ type parallel struct {
 	copies    sync.WaitGroup // merged segments' events being copied (trace.Merge)
 	// analysesOnly is the segments' readers' (Options.AnalysesOnly).
 	analysesOnly bool
+	// mapped: the segments are slices of the input, mapped (readMapped),
+	// not buffers to reuse.
+	mapped bool
 }
 
-func newParallel(name string, workers int, analysesOnly bool) *parallel {
-	return &parallel{name: name, workers: workers, analysesOnly: analysesOnly, spare: make(chan *reader, 2*workers)}
+func newParallel(name string, workers int, analysesOnly, mapped bool) *parallel {
+	return &parallel{name: name, workers: workers, analysesOnly: analysesOnly, mapped: mapped, spare: make(chan *reader, 2*workers)}
 }
 
 func (p *parallel) start() {
@@ -73,6 +77,9 @@ func (p *parallel) start() {
 	p.jobs = make(chan *segment, p.workers+1)
 	for range p.workers {
 		go func() {
+			if p.mapped {
+				debug.SetPanicOnFault(true)
+			}
 			for s := range p.jobs {
 				p.parse(s)
 				close(s.done)
@@ -121,8 +128,20 @@ const (
 )
 
 // parse reads the events of s into a fresh reader, or a merged
-// segment's, emptied.
+// segment's, emptied. A mapped segment whose pages fault is left to the
+// one-pass reader, which reports it (readMapped).
 func (p *parallel) parse(s *segment) {
+	if p.mapped {
+		defer func() {
+			if v := recover(); v != nil {
+				if !isFault(v) {
+					panic(v)
+				}
+				s.r = newReader(p.name)
+				s.end, s.stop = segmentStopped, s.off
+			}
+		}()
+	}
 	var r *reader
 	select {
 	case r = <-p.spare:
@@ -191,8 +210,14 @@ func (r *reader) parallelEvents() bool {
 	var last *segment // the last segment merged whole
 	for len(carry) > 0 || !srcDone {
 		// Read the next block and cut it at an event boundary.
-		data := p.buffer(max(want, len(carry)))
-		n := copy(data, carry)
+		var data []byte
+		var n int
+		if p.mapped { // every byte is in the window already
+			data, n, srcDone = carry, len(carry), true
+		} else {
+			data = p.buffer(max(want, len(carry)))
+			n = copy(data, carry)
+		}
 		if !srcDone && n < len(data) {
 			m, err := fillBuf(r.src, data[n:])
 			n += m
@@ -260,7 +285,9 @@ func (r *reader) parallelEvents() bool {
 			}
 			if s.end == segmentWhole {
 				queue = queue[1:]
-				p.free = append(p.free, s.buf)
+				if !p.mapped {
+					p.free = append(p.free, s.buf)
+				}
 				last = s
 				continue
 			}
@@ -354,6 +381,10 @@ func (p *parallel) buffer(n int) []byte {
 // follow it before the rest of the input. It returns false, for the
 // callers' convenience.
 func (r *reader) resume(off int64, held [][]byte) bool {
+	if r.mapped { // the window holds every byte, the held ones included
+		r.pos = int(off)
+		return false
+	}
 	var rest []io.Reader
 	for _, b := range held {
 		if len(b) > 0 {

@@ -3,7 +3,6 @@ package kineto
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,8 +17,9 @@ import (
 )
 
 // readBoth reads input in one pass and with workers over tiny segments (so
-// every fixture is cut many times, falsely too) and fails unless both give
-// the same model, problems included.
+// every fixture is cut many times, falsely too), from a stream and as a
+// mapped file would be read, and fails unless all give the same model,
+// problems included.
 func readBoth(t *testing.T, name string, input []byte, segmentSizes ...int) {
 	t.Helper()
 	merged := 0
@@ -45,7 +45,37 @@ func readBoth(t *testing.T, name string, input []byte, segmentSizes ...int) {
 		if got != want {
 			t.Errorf("%s, %d-byte segments: parallel read differs from one pass:\n%s", name, size, diff(want, got))
 		}
+		for _, workers := range []int{1, 3} {
+			mapped, err := readMapped(readOnly(t, input), name, Options{Workers: workers})
+			got := "error " + fmt.Sprint(err)
+			if err == nil {
+				got = dump(mapped) + sparseIDs(mapped)
+			}
+			if got != want {
+				t.Errorf("%s, %d-byte segments, %d workers: mapped read differs from one pass:\n%s", name, size, workers, diff(want, got))
+			}
+		}
 	}
+}
+
+// readOnly returns data mapped read-only from a file, as openInput maps
+// small files (where it does not, data itself), so a reader that wrote
+// to its input would fault.
+func readOnly(t *testing.T, data []byte) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "trace.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in, err := openInput(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(in.close)
+	if in.mapped == nil {
+		return data
+	}
+	return in.mapped
 }
 
 // generated returns a trace the generator writes with opts, and its
@@ -83,12 +113,7 @@ func TestParallelMatchesOnePassOnRealTraces(t *testing.T) {
 		if err != nil || d.IsDir() || !(strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".json.gz")) {
 			return nil
 		}
-		in, _, _, closeFn, err := openInput(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := io.ReadAll(in)
-		closeFn()
+		data, err := uncompressed(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -218,7 +243,7 @@ func TestReleaseDropsReadingState(t *testing.T) {
 	defer func(saved int) { segmentSize = saved }(segmentSize)
 	segmentSize = 64 << 10
 	r := newReader("gen") // as Read sets it up, to look in before finish
-	r.src, r.buf, r.par = bytes.NewReader(input), make([]byte, windowSize), newParallel("gen", 2, false)
+	r.src, r.buf, r.par = bytes.NewReader(input), make([]byte, windowSize), newParallel("gen", 2, false, false)
 	defer r.par.stop()
 	if err := r.top(); err != nil {
 		t.Fatal(err)
@@ -304,6 +329,47 @@ func TestAnalysesOnlyKeepsAllButFlowsAndIDs(t *testing.T) {
 		}
 		if got := withoutIDs(lean); got != want {
 			t.Errorf("%d workers: the rest of the trace differs:\n%s", workers, diff(want, got))
+		}
+	}
+}
+
+// A file cut short after it was mapped faults where its pages were: the
+// read ends with an error naming the file, not a crash, whether the cut
+// comes before reading or while the workers parse (at the first merge).
+func TestMappedFileCutShort(t *testing.T) {
+	input, _ := generated(t, tracegen.Options{TargetBytes: 4 << 20, Seed: 3})
+	defer func(saved int) { segmentSize = saved }(segmentSize)
+	segmentSize = 64 << 10
+	defer func() { testHookMerged = nil }()
+	for _, workers := range []int{1, 2} {
+		for _, midway := range []bool{false, true} {
+			path := filepath.Join(t.TempDir(), "trace.json")
+			if err := os.WriteFile(path, input, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			in, err := openInput(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if in.mapped == nil {
+				t.Skip("files are not mapped on this system")
+			}
+			cut := func() {
+				if err := os.Truncate(path, 0); err != nil {
+					t.Error(err)
+				}
+			}
+			testHookMerged = nil
+			if midway && workers > 1 {
+				testHookMerged = func() { cut(); testHookMerged = nil }
+			} else {
+				cut()
+			}
+			tr, err := readMapped(in.mapped, path, Options{Workers: workers})
+			in.close()
+			if err == nil || tr != nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "changed while it was read") {
+				t.Errorf("%d workers, cut midway %v: got trace %v, error %v; want an error naming %s", workers, midway, tr != nil, err, path)
+			}
 		}
 	}
 }

@@ -65,17 +65,22 @@ const maxAbsTs = int64(4e18)
 // error only when nothing could be read; damage that was read around is
 // listed in the trace's Problems.
 func ReadFile(path string, opts Options) (*trace.Trace, error) {
-	in, compressed, size, closeFn, err := openInput(path)
+	in, err := openInput(path)
 	if err != nil {
 		return nil, err
 	}
-	defer closeFn()
+	defer in.close()
 	if opts.SizeHint == 0 {
-		opts.SizeHint = size
+		opts.SizeHint = in.size
 	}
-	t, err := Read(in, path, opts)
+	var t *trace.Trace
+	if in.mapped != nil {
+		t, err = readMapped(in.mapped, path, opts)
+	} else {
+		t, err = Read(in.r, path, opts)
+	}
 	if t != nil {
-		t.Compressed = compressed
+		t.Compressed = in.compressed
 	}
 	return t, err
 }
@@ -88,11 +93,53 @@ func Read(src io.Reader, name string, opts Options) (*trace.Trace, error) {
 	}
 	r.src = src
 	r.buf = make([]byte, windowSize)
+	return r.read(opts)
+}
+
+// readMapped reads a trace from a file mapped into memory whole: the
+// window is the file, and the workers parse slices of it. A file cut
+// short while it is read (its pages past the new end fault) gives an
+// error, not a crash.
+func readMapped(data []byte, name string, opts Options) (t *trace.Trace, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if v := recover(); v != nil {
+			if !isFault(v) {
+				panic(v)
+			}
+			t, err = nil, fmt.Errorf("%s: the file changed while it was read (%v)", name, v)
+		}
+	}()
+	r := newReader(name)
+	r.src = eofReader{}
+	r.buf, r.end, r.eof, r.mapped = data, len(data), true, true
+	if opts.Progress != nil {
+		opts.Progress(int64(len(data)))
+	}
+	return r.read(opts)
+}
+
+// isFault reports whether v, a recovered panic, is a memory fault
+// (debug.SetPanicOnFault).
+func isFault(v any) bool {
+	_, ok := v.(interface {
+		runtime.Error
+		Addr() uintptr
+	})
+	return ok
+}
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+func (r *reader) read(opts Options) (*trace.Trace, error) {
+	name := r.t.Path
 	r.onFill = opts.Progress
 	r.parsed, r.analysesOnly = opts.Parsed, opts.AnalysesOnly
 	r.size = opts.SizeHint
 	if workers := cmp.Or(opts.Workers, runtime.GOMAXPROCS(0)); workers > 1 {
-		r.par = newParallel(name, workers, opts.AnalysesOnly) // it sizes the tables as it learns (reserveProjected)
+		r.par = newParallel(name, workers, opts.AnalysesOnly, r.mapped) // it sizes the tables as it learns (reserveProjected)
 		defer r.par.stop()
 	} else if r.size > 0 {
 		r.t.Reserve(int(min(r.size/bytesPerEvent, 1<<31)), 0, 0)
@@ -169,10 +216,12 @@ type reader struct {
 	open     map[trace.TrackID][]openSlice // "B" events waiting for their "E"
 	args     []trace.Arg
 	ev       fields
-	events   int                // events read, for the not-a-trace check
-	par      *parallel          // nil when reading in one pass
-	size     int64              // expected input size (0: unknown)
-	parsed   func(*trace.Trace) // Options.Parsed
+	events   int       // events read, for the not-a-trace check
+	par      *parallel // nil when reading in one pass
+	// mapped: buf is the whole input, mapped read-only (readMapped).
+	mapped bool
+	size   int64              // expected input size (0: unknown)
+	parsed func(*trace.Trace) // Options.Parsed
 	// analysesOnly is Options.AnalysesOnly.
 	analysesOnly bool
 }

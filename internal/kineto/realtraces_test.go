@@ -154,21 +154,11 @@ func TestRefillBoundaries(t *testing.T) {
 				}
 			}
 		} else {
-			in, _, _, closeFn, err := openInput(file)
+			data, err := uncompressed(file)
 			if err != nil {
 				continue
 			}
-			b := new(strings.Builder)
-			buf := make([]byte, 1<<16)
-			for {
-				n, err := in.Read(buf)
-				b.Write(buf[:n])
-				if err != nil {
-					break
-				}
-			}
-			closeFn()
-			input = b.String()
+			input = string(data)
 		}
 		whole, err1 := Read(strings.NewReader(input), "x", Options{})
 		windowSize = 7
