@@ -45,6 +45,12 @@ func openInput(path string) (*input, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s is a directory", path)
 	}
+	if st.Mode().IsRegular() && st.Size() < mapBelow && !isGzip(f) {
+		if m := mapFile(f, st.Size()); m != nil {
+			f.Close()
+			return &input{mapped: m, size: st.Size(), close: func() { unmapFile(m) }}, nil
+		}
+	}
 	br := bufio.NewReaderSize(f, 256<<10)
 	magic, _ := br.Peek(2)
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
@@ -63,13 +69,15 @@ func openInput(path string) (*input, error) {
 	if !st.Mode().IsRegular() {
 		return &input{r: br, close: func() { f.Close() }}, nil
 	}
-	if st.Size() < mapBelow {
-		if m := mapFile(f, st.Size()); m != nil {
-			f.Close()
-			return &input{mapped: m, size: st.Size(), close: func() { unmapFile(m) }}, nil
-		}
-	}
 	return &input{r: br, size: st.Size(), close: func() { f.Close() }}, nil
+}
+
+// isGzip reports whether the regular file f starts with gzip's magic
+// bytes (read in place: the offset stays where it was).
+func isGzip(f *os.File) bool {
+	var magic [2]byte
+	_, err := f.ReadAt(magic[:], 0)
+	return err == nil && magic[0] == 0x1f && magic[1] == 0x8b
 }
 
 // mapBelow is the size under which a plain file is mapped instead of
@@ -208,8 +216,7 @@ func SizeHint(path string) int64 {
 		return 0
 	}
 	defer f.Close()
-	var magic [2]byte
-	if _, err := io.ReadFull(f, magic[:]); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+	if isGzip(f) {
 		return gzipSizeHint(f, st.Size())
 	}
 	return st.Size()
