@@ -296,6 +296,8 @@ class Sampler(object):
         """A step ended (any step, window or not): when it was slow, its
         samples count as the slow steps' too (slow_count); the first
         step's, and all before it, as start-up's (startup_count)."""
+        if self._stepped and not self._this_step:
+            return  # no sample in the step (most short steps): no lock to take
         with self.lock:
             for key, n in self._this_step.items():
                 c = self.stacks[key]

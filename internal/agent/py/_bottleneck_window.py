@@ -203,7 +203,10 @@ class Window(object):
             return
         if behind is not None:
             self.device_behind.append({"step": self.steps, "s": round(behind, 6)})
-        wait = self.stepstats.on_step(self.steps, self.in_window) if self.stepstats is not None else None
+        wait = None
+        if self.stepstats is not None:
+            wait = self.stepstats.on_step(self.steps, self.in_window, self.in_window or self.warming)
+            self._spread_wait(wait, self.stepstats.sched.covered)
         self._step_cpu_wait = wait
         if self.sampler is not None:
             self.sampler.end_step(dur is not None and self._slow_step(dur))
@@ -255,6 +258,19 @@ class Window(object):
             self.stopped_after_profile = True
             self.progress("stopping")
             raise StopAfterProfile()
+
+    def _spread_wait(self, wait, covered):
+        """A reading of the CPU wait that covers the steps since the last
+        one (short steps share one: SchedMeter.on_step): the steps before
+        this one, kept without it, get its mean too."""
+        if wait is None or covered <= 1:
+            return
+        times = self.step_times
+        for i in range(len(times) - 1, max(len(times) - covered + 1, 0) - 1, -1):
+            row = times[i]
+            if row[0] < self.steps - covered + 1 or row[4] is not None:
+                break
+            times[i] = row[:4] + (wait,) + row[5:]
 
     def _live_step(self, now, dur):
         """Feeds the --live view (_bottleneck_live): O(1) but for a small

@@ -270,6 +270,23 @@ class SchedMeterTest(unittest.TestCase):
         self.assertGreater(win["wait_s"] / win["wall_s"], 0.2, win)
         self.assertEqual(step_wait, win["wait_s"])
 
+    def test_short_steps_share_a_reading(self):
+        # the schedstat file costs tens of us read after a step: steps
+        # under _READ_EVERY_S share one reading, the recorded steps and
+        # their warm-up excepted
+        m = S.SchedMeter()
+        self.assertIsNone(m.on_step(False, False))  # the first boundary is read
+        for _ in range(3):
+            self.assertIsNone(m.on_step(False, False))  # short steps: not read
+        _spin(S._READ_EVERY_S * 1.5)
+        w = m.on_step(False, False)
+        self.assertEqual(m.covered, 4)
+        self.assertIsNotNone(w)
+        self.assertGreaterEqual(w, 0)
+        self.assertIsNotNone(m.on_step(True, True))  # exact: read however short
+        self.assertEqual(m.covered, 1)
+        m.stop()
+
     def test_each_step_returns_its_wait(self):
         m = S.SchedMeter()
         self.assertIsNone(m.on_step(False))  # the first boundary starts the run

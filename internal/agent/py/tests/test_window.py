@@ -153,6 +153,22 @@ class QueuedCuda(FakeCuda):
         self.clock.now += self.behind_s
 
 
+class SpreadWaitTest(unittest.TestCase):
+    def test_a_shared_reading_is_each_steps_mean(self):
+        # steps 2-4 shared the reading at step 4's end (covered 3): the
+        # rows kept for steps 2 and 3 get its mean; step 1, before them,
+        # and a row already read, keep theirs
+        w = W.Window.__new__(W.Window)
+        w.steps = 4
+        w.step_times = [(1, 0.0, 0.004, False, 0.002, 0.0), (2, 0.004, 0.004, False, None, 0.0), (3, 0.008, 0.004, False, None, 0.0)]
+        w._spread_wait(0.001, 3)
+        self.assertEqual([t[4] for t in w.step_times], [0.002, 0.001, 0.001])
+        w.step_times[1] = w.step_times[1][:4] + (None,) + w.step_times[1][5:]
+        w.step_times[2] = w.step_times[2][:4] + (0.003,) + w.step_times[2][5:]
+        w._spread_wait(0.001, 3)
+        self.assertEqual([t[4] for t in w.step_times], [0.002, None, 0.003])
+
+
 class DeviceBehindTest(unittest.TestCase):
     """The last step before the window ends when its device work is done."""
 
