@@ -111,7 +111,7 @@ func readMapped(data []byte, name string, opts Options) (t *trace.Trace, err err
 		}
 	}()
 	r := newReader(name)
-	r.src = eofReader{}
+	r.src = errReader{io.EOF} // every byte is in the window
 	r.buf, r.end, r.eof, r.mapped = data, len(data), true, true
 	if opts.Progress != nil {
 		opts.Progress(int64(len(data)))
@@ -128,10 +128,6 @@ func isFault(v any) bool {
 	})
 	return ok
 }
-
-type eofReader struct{}
-
-func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
 
 func (r *reader) read(opts Options) (*trace.Trace, error) {
 	name := r.t.Path
@@ -216,14 +212,14 @@ type reader struct {
 	open     map[trace.TrackID][]openSlice // "B" events waiting for their "E"
 	args     []trace.Arg
 	ev       fields
-	events   int       // events read, for the not-a-trace check
-	par      *parallel // nil when reading in one pass
-	// mapped: buf is the whole input, mapped read-only (readMapped).
-	mapped bool
-	size   int64              // expected input size (0: unknown)
-	parsed func(*trace.Trace) // Options.Parsed
+	events   int                // events read, for the not-a-trace check
+	par      *parallel          // nil when reading in one pass
+	size     int64              // expected input size (0: unknown)
+	parsed   func(*trace.Trace) // Options.Parsed
 	// analysesOnly is Options.AnalysesOnly.
 	analysesOnly bool
+	// mapped: buf is the whole input, mapped read-only (readMapped).
+	mapped bool
 }
 
 // lastTrack remembers one track: events come in runs on one thread, and

@@ -429,8 +429,8 @@ class SchedMeter:
         else:
             wait = round((cur[2] - self._last[2]) / self.covered, 6)
             self.last_cpu = (cur[1] - self._last[1]) / self.covered
-            if in_window:  # the step that just ended was recorded
-                self.window = _span(self._last, cur, self.window)
+            if in_window:  # the step that just ended was recorded (its share, when it shared the reading)
+                self.window = _span(self._last, cur, self.window, 1 / self.covered)
                 self._window_load = _loadavg()
         self._last = cur
         return wait
@@ -457,11 +457,12 @@ class SchedMeter:
         return {"run": run, "window": self.window}
 
 
-def _span(a, b, acc):
-    """Adds the readings' difference to acc (a new record when None)."""
+def _span(a, b, acc, share=1.0):
+    """Adds share of the readings' difference to acc (a new record when
+    None)."""
     acc = acc or {"wall_s": 0.0, "cpu_s": 0.0, "wait_s": 0.0, "process_cpu_s": 0.0}
     for k, i in (("wall_s", 0), ("cpu_s", 1), ("wait_s", 2), ("process_cpu_s", 3)):
-        acc[k] = round(acc[k] + b[i] - a[i], 6)
+        acc[k] = round(acc[k] + share * (b[i] - a[i]), 6)
     return acc
 
 

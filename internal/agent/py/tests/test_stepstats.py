@@ -286,6 +286,18 @@ class SchedMeterTest(unittest.TestCase):
         self.assertIsNotNone(m.on_step(True, True))  # exact: read however short
         self.assertEqual(m.covered, 1)
         m.stop()
+        # a recorded step that shares its reading with an unrecorded one
+        # (no warm-up) adds its share of the span to the window's
+        m = S.SchedMeter()
+        m.on_step(False, False)
+        m.on_step(False, False)  # not read
+        _spin(S._READ_EVERY_S * 2)
+        m.on_step(True, True)
+        self.assertEqual(m.covered, 2)
+        ev = m.evidence()
+        m.stop()
+        self.assertGreater(ev["window"]["wall_s"], 0)
+        self.assertLess(ev["window"]["wall_s"], 0.75 * ev["run"]["wall_s"], ev)
 
     def test_each_step_returns_its_wait(self):
         m = S.SchedMeter()
