@@ -7,8 +7,9 @@ import (
 
 // mapFile maps the size bytes of f read-only, its pages filled in at once
 // (MAP_POPULATE: one call instead of a fault every few pages), or returns
-// nil when it cannot. Against reading it into buffers, a 10-15 MB trace
-// took 0.90-0.95x the CPU (the copy and the buffers' first touch saved).
+// nil when it cannot. Against reading it into buffers, real traces of
+// 1-15 MB took 0.79-0.99x the CPU (the copy and the buffers' first touch
+// saved; docs/performance.md, "Small traces").
 func mapFile(f *os.File, size int64) []byte {
 	if size <= 0 || size != int64(int(size)) {
 		return nil
