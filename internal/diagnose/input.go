@@ -59,6 +59,11 @@ func (s *state) inputFinding() {
 			if costs != "" {
 				cheaperSample = ""
 			}
+			var making float64 // a batch's making in the main process, a step, where the workers idle
+			idle := false
+			if l.NumWorkers != nil {
+				making, idle = s.idleWorkersMake(*l.NumWorkers)
+			}
 			switch {
 			case l.NumWorkers != nil && *l.NumWorkers == 0:
 				n := s.advisedWorkers()
@@ -142,6 +147,12 @@ func (s *state) inputFinding() {
 				change = fmt.Sprintf("the %d workers mostly wait rather than compute (%.0f%% of their busy time on a CPU: file or network reads, a sleep, a lock): waiting workers need no CPU, so more of them overlap more of the waits: DataLoader(num_workers=%d, ...) and a larger prefetch_factor", *l.NumWorkers, 100*w.CPUShare, 2**l.NumWorkers)
 				change = orTry(change, "faster reads (local disk, fewer and larger files): less for the workers to wait on")
 				try = map[string]string{"num_workers": fmt.Sprint(2 * *l.NumWorkers)}
+			case idle:
+				wait := s.share[Input] * s.step
+				change = fmt.Sprintf("the %d workers keep up (busy making batches %.1f%% of their time): the step waits %s for the batches' hand-over between processes, not for their making (~%s a batch in the main process): DataLoader(num_workers=0) makes them in the main process without it",
+					*l.NumWorkers, 100*r.Workers.BusyShare, units.Duration(wait), units.Duration(making))
+				try = map[string]string{"num_workers": "0"}
+				tryPct = pct((wait - making) / s.step)
 			case l.NumWorkers != nil && s.oversubscribed():
 				change = orTry(units.Things(*l.NumWorkers, "worker")+" and the main process's threads already want more CPUs than there are, so more workers would not help: leave the workers more cores (torch.set_num_threads(1) in the main process)", cheaperSample)
 			case l.NumWorkers != nil:
