@@ -40,7 +40,8 @@
 # Env:   PYTHON (default $BOTTLENECK_TEST_PYTHON, else .venv/bin/python),
 #        BENCH_ARGS (extra train_cnn.py arguments, e.g. "--size 64"),
 #        BN_ARGS (extra `bottleneck run` flags, e.g. "--no-trace" or
-#        "--python-profiler off", to find what costs).
+#        "--python-profiler off", to find what costs),
+#        BIN (a bottleneck binary built beforehand, for a machine without Go).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODE=${MODE:-short}
@@ -54,7 +55,7 @@ PY=${PYTHON:-${BOTTLENECK_TEST_PYTHON:-.venv/bin/python}}
 "$PY" -c 'import torch' || { echo "need a Python with torch (PYTHON=...)" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-go build -o "$work/bottleneck" ./cmd/bottleneck
+if [ -n "${BIN:-}" ]; then cp "$BIN" "$work/bottleneck"; else go build -o "$work/bottleneck" ./cmd/bottleneck; fi
 
 if [ "$MODE" = ab ]; then
   "$PY" - "$work" "${2:-1}" "${BLOCK:-50}" "$PY" ${BN_ARGS:-} -- examples/run/train_cnn.py --steps "$STEPS" --batch-size 16 \

@@ -3,9 +3,11 @@ boundary, Python garbage-collection pauses, and the call sites of torch's
 thread settings (docs/run.md, "Step statistics").
 
 The agent calls StepStats.on_step at each step boundary from the step's
-thread. Per step it reads the process RSS (Linux /proc/self/statm) and, once
-CUDA is initialised by the program, torch.cuda.memory_allocated(), and adds
-the garbage-collection pauses that gc.callbacks timed during the step. It
+thread. It reads the process RSS (Linux /proc/self/statm) and, once CUDA is
+initialised by the program, the bytes torch's allocator holds for tensors
+(at every step of the first and of the window, else now and then: see
+_MEMORY_EVERY_S), and adds per step the garbage-collection pauses that
+gc.callbacks timed during the step. It
 also looks, twice in the run, at the containers and autograd graphs held by
 the training loop's frame, to name the variable (and its line) that grows
 every step when memory grows.
@@ -32,6 +34,13 @@ _GRAPH_CAP = 5000  # autograd nodes counted per tensor, at most
 # routing: 253 nodes, then 295), and is no leak.
 _KEPT_GRAPH_GROWTH = 1.5
 _MAX_SITES = 20
+# Memory is read at every step of the first _MEMORY_FIRST and of the
+# window and its warm-up, else at most every _MEMORY_EVERY_S (the rows
+# between have none): on an H100 machine, right after a 1.5 ms step,
+# torch.cuda.memory_allocated() cost 280-300 us, its nested statistics
+# 76-92 us. The trend through the run's steps needs 8 readings.
+_MEMORY_FIRST = 32
+_MEMORY_EVERY_S = 0.05
 
 
 class StepStats:
@@ -42,7 +51,8 @@ class StepStats:
         self.pid = os.getpid()
         self.rows = []  # [step, rss bytes, cuda allocated bytes or None, gc s, collections, in window]
         self.stride = 1
-        self.last_row, self.last_gc_s = None, 0.0  # the latest row and step's GC pause
+        self.last_gc_s = 0.0  # the latest step's GC pause
+        self.memory, self._memory_at = (None, None), 0.0  # the latest (rss, cuda) read, and when
         self.errors = []
         self.gc_total_s = 0.0
         self.gc_by_gen = {}  # generation -> [collections, seconds]
@@ -192,25 +202,34 @@ class StepStats:
             self._no_cuda = getattr(v, "cuda", None) is None and getattr(v, "hip", None) is None
         try:
             if t.cuda.is_initialized():
-                return int(t.cuda.memory_allocated())
+                # the allocator's nested statistics, not memory_allocated():
+                # that flattens and sorts all of them in Python first
+                return int(t.cuda.memory_stats_as_nested_dict()["allocated_bytes"]["all"]["current"])
         except Exception:
             pass
         return None
 
     # -- step boundary --------------------------------------------------------
-    def on_step(self, step, in_window, exact=True):
-        """One step ended; called from the step's thread. Returns the step
-        thread's time waiting for a CPU over that step (None: unknown; see
-        SchedMeter.on_step for exact and the steps a wait covers)."""
-        wait = self.sched.on_step(in_window, exact)
+    def on_step(self, step, in_window, exact=True, now=None):
+        """One step ended, at now (perf_counter; the caller's reading: a
+        clock read costs a system call on some virtual machines); called
+        from the step's thread. Returns the step thread's time waiting for a
+        CPU over that step (None: unknown; see SchedMeter.on_step for exact
+        and the steps a wait covers)."""
+        if now is None:
+            now = time.perf_counter()
+        wait = self.sched.on_step(in_window, exact, now)
         self.last_gc_s = self._gc_step_s  # the --live view's (_bottleneck_live)
         if step % self.stride == 0:
             # a tuple of numbers: the collector stops tracking it at its
             # first collection, so thousands of rows neither add to the
             # older generations' work nor bring a full collection forward
             # (as lists, an 8000-step run made one more full collection)
-            self.last_row = (step, self._rss(), self._cuda(), round(self._gc_step_s, 6), self._gc_step_n, bool(in_window))
-            self.rows.append(self.last_row)
+            rss = cuda = None
+            if exact or step <= _MEMORY_FIRST or now - self._memory_at >= _MEMORY_EVERY_S:
+                rss, cuda = self._rss(), self._cuda()
+                self.memory, self._memory_at = (rss, cuda), now
+            self.rows.append((step, rss, cuda, round(self._gc_step_s, 6), self._gc_step_n, bool(in_window)))
             if len(self.rows) >= _MAX_ROWS:
                 self.stride *= 2
                 self.rows = [r for r in self.rows if r[0] % self.stride == 0]
@@ -391,18 +410,18 @@ class SchedMeter:
         self.last_cpu = None  # the step thread's CPU time over the last step (the --live view's)
         self._off = not os.path.isdir("/proc/self/task")
 
-    def _read(self):
+    def _read(self, now):
         """(wall s, thread cpu s, thread wait s, process cpu s) or None."""
         try:
             cpu_ns, wait_ns = os.pread(self._fd, 128, 0).split()[:2]
             t = os.times()
-            return (time.perf_counter(), int(cpu_ns) / 1e9, int(wait_ns) / 1e9, t[0] + t[1])
+            return (now, int(cpu_ns) / 1e9, int(wait_ns) / 1e9, t[0] + t[1])
         except (OSError, ValueError, TypeError):
             self.stop()
             return None
 
-    def on_step(self, in_window, exact=True):
-        """Reads at a step boundary; returns the time the step thread waited
+    def on_step(self, in_window, exact=True, now=None):
+        """Reads at a step boundary (now: its perf_counter); returns the time the step thread waited
         for a CPU over the step that just ended (None: not measured). Unless
         exact (the steps recorded and warming up for the window), a step
         that ends under _READ_EVERY_S after the last reading is not read:
@@ -410,7 +429,9 @@ class SchedMeter:
         covered says how many (the caller gives the others that mean)."""
         if self._off:
             return None
-        if not exact and self._last is not None and time.perf_counter() - self._last[0] < _READ_EVERY_S:
+        if now is None:
+            now = time.perf_counter()
+        if not exact and self._last is not None and now - self._last[0] < _READ_EVERY_S:
             self._unread += 1
             return None
         if self._fd is None:  # the step thread, at its first step boundary
@@ -419,7 +440,7 @@ class SchedMeter:
             except (OSError, AttributeError):
                 self._off = True
                 return None
-        cur = self._read()
+        cur = self._read(now)
         if cur is None:
             return None
         wait = None
@@ -447,7 +468,7 @@ class SchedMeter:
 
     def evidence(self):
         """The "cpu_wait" record, or None when nothing was measured."""
-        end = self._read() if self._fd is not None else self._last
+        end = self._read(time.perf_counter()) if self._fd is not None else self._last
         if self._first is None or end is None:
             return None
         run = _span(self._first, end, None)

@@ -205,7 +205,7 @@ class Window(object):
             self.device_behind.append({"step": self.steps, "s": round(behind, 6)})
         wait = None
         if self.stepstats is not None:
-            wait = self.stepstats.on_step(self.steps, self.in_window, self.in_window or self.warming)
+            wait = self.stepstats.on_step(self.steps, self.in_window, self.in_window or self.warming, now)
             self._spread_wait(wait, self.stepstats.sched.covered)
         self._step_cpu_wait = wait
         if self.sampler is not None:
@@ -276,14 +276,14 @@ class Window(object):
         """Feeds the --live view (_bottleneck_live): O(1) but for a small
         file rewritten at most twice a second."""
         st = self.stepstats
-        row = st.last_row if st is not None else None
+        rss, cuda = st.memory if st is not None else (None, None)
         if self.in_window or self.warming:
             state = "recording"
         else:
             state = self.prof_state  # waiting | done | off | failed | yielded
         cpu = st.sched.last_cpu if st is not None and self._step_cpu_wait is not None else None
         self.live.on_step(self.steps, now, dur, self.step_dl_wait, st.last_gc_s if st is not None else 0.0,
-                          row[1] if row else None, row[2] if row else None, state, self.window_index,
+                          rss, cuda, state, self.window_index,
                           cpu, self._step_cpu_wait, self.step_dl_samples or None)
 
     def _drain_device(self, prof):

@@ -82,6 +82,31 @@ class GCTest(unittest.TestCase):
         self.st.on_step(1, False)
         self.assertGreater(self.st.rows[-1][1], 1 << 20)
 
+    @unittest.skipUnless(sys.platform.startswith("linux"), "RSS from /proc")
+    def test_short_steps_read_memory_now_and_then(self):
+        # a CUDA reading costs a quarter of a short GPU step: after the
+        # first steps, memory is read at most every _MEMORY_EVERY_S outside
+        # the window, at every step of it (an hour here, so that a loaded
+        # machine's pause between two calls cannot pass for a long step)
+        first, every = S._MEMORY_FIRST, S._MEMORY_EVERY_S
+        S._MEMORY_EVERY_S = 3600
+        try:
+            for i in range(1, first + 4):
+                self.st.on_step(i, False, False)
+            read = [r[0] for r in self.st.rows if r[1] is not None]
+            self.assertEqual(read, list(range(1, first + 1)))  # the rows after: none
+            self.assertIsNotNone(self.st.memory[0])  # the live view's: the latest read
+            self.st.on_step(first + 4, True, True)
+            self.assertIsNotNone(self.st.rows[-1][1])  # exact: read however short
+            self.st.on_step(first + 5, False, False)
+            self.assertIsNone(self.st.rows[-1][1])
+            S._MEMORY_EVERY_S = 0.01
+            _spin(0.012)
+            self.st.on_step(first + 6, False, False)
+            self.assertIsNotNone(self.st.rows[-1][1])
+        finally:
+            S._MEMORY_EVERY_S = every
+
 
 class ThreadCallsTest(unittest.TestCase):
     def test_set_num_threads_is_recorded_and_passed_through(self):
