@@ -189,8 +189,9 @@ class Sampler(object):
         self.stacks = {}
         # samples since the last step ended, per stack: end_step adds them
         # to slow_count when that step was slow (work every N steps), and
-        # the first time to startup_count (what ran before the steps)
-        self._this_step, self._stepped = {}, False
+        # the first time to startup_count (what ran before the steps). The
+        # step's thread reads both (step_pending) before it calls end_step.
+        self.this_step, self.stepped = {}, False
         # A repeat is a sample whose thread's previous sample had the same
         # stack: the time since then was spent in it, so its on-CPU and
         # waiting shares are that stack's own, not partly the line before
@@ -293,17 +294,17 @@ class Sampler(object):
             self._since_step, self._since_step_th, self._since_step_n = {}, {}, 0
 
     def end_step(self, slow):
-        """A step ended (any step, window or not): when it was slow, its
-        samples count as the slow steps' too (slow_count); the first
-        step's, and all before it, as start-up's (startup_count)."""
-        if self._stepped and not self._this_step:
-            return  # no sample in the step (most short steps): no lock to take
+        """A step ended (any step, window or not) with samples in it or
+        before it (step_pending: most short steps have none, and the step's
+        thread skips the call): when it was slow, its samples count as the
+        slow steps' too (slow_count); the first step's, and all before it,
+        as start-up's (startup_count)."""
         with self.lock:
-            for key, n in self._this_step.items():
+            for key, n in self.this_step.items():
                 c = self.stacks[key]
                 c[9] += n if slow else 0
-                c[10] += 0 if self._stepped else n
-            self._this_step, self._stepped = {}, True
+                c[10] += 0 if self.stepped else n
+            self.this_step, self.stepped = {}, True
 
     def drop_since_step(self):
         """The window ends with the program, after its last step: the
@@ -394,7 +395,7 @@ class Sampler(object):
                 if c is None:
                     c = self.stacks[key] = [0, 0, 0.0, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 0, 0]
                 c[0] += 1
-                self._this_step[key] = self._this_step.get(key, 0) + 1
+                self.this_step[key] = self.this_step.get(key, 0) + 1
                 th = self.threads[ti]
                 th["samples"] += 1
                 on_cpu, waiting = self._on_cpu(ident, th)

@@ -6,7 +6,7 @@ The agent calls StepStats.on_step at each step boundary from the step's
 thread. It reads the process RSS (Linux /proc/self/statm) and, once CUDA is
 initialised by the program, the bytes torch's allocator holds for tensors
 (at every step of the first and of the window, else now and then: see
-_MEMORY_EVERY_S), and adds per step the garbage-collection pauses that
+_READ_EVERY_S), and adds per step the garbage-collection pauses that
 gc.callbacks timed during the step. It
 also looks, twice in the run, at the containers and autograd graphs held by
 the training loop's frame, to name the variable (and its line) that grows
@@ -34,13 +34,18 @@ _GRAPH_CAP = 5000  # autograd nodes counted per tensor, at most
 # routing: 253 nodes, then 295), and is no leak.
 _KEPT_GRAPH_GROWTH = 1.5
 _MAX_SITES = 20
-# Memory is read at every step of the first _MEMORY_FIRST and of the
-# window and its warm-up, else at most every _MEMORY_EVERY_S (the rows
-# between have none): on an H100 machine, right after a 1.5 ms step,
-# torch.cuda.memory_allocated() cost 280-300 us, its nested statistics
-# 76-92 us. The trend through the run's steps needs 8 readings.
+# What a step boundary reads (memory; the step thread's schedstat,
+# SchedMeter) is read at every step of the window and its warm-up (memory
+# also in the first _MEMORY_FIRST), else at most every _READ_EVERY_S (the
+# steps between have no memory, and share the next schedstat reading):
+# read right after a step the calls cost far more than in a loop. On the
+# 2-core CPU, after a 4 ms step of a CNN: schedstat 38 us (1 us in a
+# loop); on an H100 machine, after a 1.5 ms CUDA step: schedstat 10-15
+# us, /proc/self/statm 12-20, torch.cuda.memory_allocated() 280-300 (it
+# flattens and sorts every allocator statistic in Python), the nested
+# statistics read here 76-92. The memory trend needs 8 readings.
 _MEMORY_FIRST = 32
-_MEMORY_EVERY_S = 0.05
+_READ_EVERY_S = 0.05
 
 
 class StepStats:
@@ -218,7 +223,12 @@ class StepStats:
         and the steps a wait covers)."""
         if now is None:
             now = time.perf_counter()
-        wait = self.sched.on_step(in_window, exact, now)
+        sched = self.sched
+        if exact or now >= sched.next_read:
+            wait = sched.on_step(in_window, exact, now)
+        else:  # its on_step, without the call
+            sched.unread += 1
+            wait = None
         self.last_gc_s = self._gc_step_s  # the --live view's (_bottleneck_live)
         if step % self.stride == 0:
             # a tuple of numbers: the collector stops tracking it at its
@@ -226,7 +236,7 @@ class StepStats:
             # older generations' work nor bring a full collection forward
             # (as lists, an 8000-step run made one more full collection)
             rss = cuda = None
-            if exact or step <= _MEMORY_FIRST or now - self._memory_at >= _MEMORY_EVERY_S:
+            if exact or step <= _MEMORY_FIRST or now - self._memory_at >= _READ_EVERY_S:
                 rss, cuda = self._rss(), self._cuda()
                 self.memory, self._memory_at = (rss, cuda), now
             self.rows.append((step, rss, cuda, round(self._gc_step_s, 6), self._gc_step_n, bool(in_window)))
@@ -387,12 +397,6 @@ def _writer_line(frame, name, kind):
     return file, frame.f_lineno or 0
 
 
-# Steps shorter than this share a reading of the step thread's schedstat
-# (SchedMeter.on_step): read after a step of a CNN on the CPU, the file
-# took 38 us (1 us in a loop of reads), 0.9% of a 4 ms step.
-_READ_EVERY_S = 0.02
-
-
 class SchedMeter:
     """The step thread's scheduling (Linux schedstat: time on a CPU, time
     runnable but waiting for one), the process's CPU time and the load
@@ -403,12 +407,15 @@ class SchedMeter:
         self._fd = None
         self._first = None  # reading at the first step boundary
         self._last = None  # reading at the last boundary read
-        self._unread = 0  # boundaries passed since it
+        self.unread = 0  # boundaries passed since it
+        self.next_read = 0.0  # perf_counter from which a boundary is read again
         self.covered = 1  # the steps the last wait returned is the mean of
         self.window = None  # summed over the window's steps
         self._window_load = None
         self.last_cpu = None  # the step thread's CPU time over the last step (the --live view's)
         self._off = not os.path.isdir("/proc/self/task")
+        if self._off:
+            self.next_read = float("inf")
 
     def _read(self, now):
         """(wall s, thread cpu s, thread wait s, process cpu s) or None."""
@@ -421,8 +428,9 @@ class SchedMeter:
             return None
 
     def on_step(self, in_window, exact=True, now=None):
-        """Reads at a step boundary (now: its perf_counter); returns the time the step thread waited
-        for a CPU over the step that just ended (None: not measured). Unless
+        """Reads at a step boundary (now: its perf_counter); returns the
+        time the step thread waited for a CPU over the step that just ended
+        (None: not measured). Unless
         exact (the steps recorded and warming up for the window), a step
         that ends under _READ_EVERY_S after the last reading is not read:
         the next reading returns the mean wait of the steps since it, and
@@ -431,20 +439,21 @@ class SchedMeter:
             return None
         if now is None:
             now = time.perf_counter()
-        if not exact and self._last is not None and now - self._last[0] < _READ_EVERY_S:
-            self._unread += 1
+        if not exact and now < self.next_read:
+            self.unread += 1
             return None
         if self._fd is None:  # the step thread, at its first step boundary
             try:
                 self._fd = os.open("/proc/self/task/%d/schedstat" % threading.get_native_id(), os.O_RDONLY)
             except (OSError, AttributeError):
-                self._off = True
+                self.stop()
                 return None
         cur = self._read(now)
         if cur is None:
             return None
         wait = None
-        self.covered, self._unread = self._unread + 1, 0
+        self.covered, self.unread = self.unread + 1, 0
+        self.next_read = now + _READ_EVERY_S
         if self._first is None:
             self._first = cur
         else:
@@ -458,7 +467,7 @@ class SchedMeter:
 
     def stop(self):
         """No more readings (a forked child's file would be the parent's)."""
-        self._off = True
+        self._off, self.next_read = True, float("inf")
         if self._fd is not None:
             try:
                 os.close(self._fd)

@@ -119,6 +119,9 @@ def window_rss_base(rss, peak):
     return max(known) if known else None
 
 
+_RECENT = 31  # steps whose median _slow_step compares a step with
+
+
 class StopAfterProfile(SystemExit):
     """Raised in the training thread once the last window is written when
     --stop-after-profile is on. Exits with status 0."""
@@ -153,7 +156,7 @@ class Window(object):
         self.window_steps = []
         self.step_stats = {"count": 0, "sum_s": 0.0, "min_s": None, "max_s": None}
         self.step_times = []  # [step, start_rel, dur, in_window, cpu wait or None, DataLoader wait] per step, capped
-        self._recent_steps, self._recent_median = [], None  # _slow_step
+        self._recent_steps, self._recent_median, self._median_step = [None] * _RECENT, None, 0  # _slow_step
         # profiler
         self.prof = None
         self.prof_state = "off"  # off | waiting | recording | done | failed | yielded
@@ -203,13 +206,21 @@ class Window(object):
             return
         if behind is not None:
             self.device_behind.append({"step": self.steps, "s": round(behind, 6)})
+        # Below, for every step, as few calls as will do: right after a step
+        # the agent's code and data are out of the caches, and a call that
+        # returns at once cost ~4 us (an 8000-step run of 5 ms steps)
         wait = None
-        if self.stepstats is not None:
-            wait = self.stepstats.on_step(self.steps, self.in_window, self.in_window or self.warming, now)
-            self._spread_wait(wait, self.stepstats.sched.covered)
+        st = self.stepstats
+        if st is not None:
+            wait = st.on_step(self.steps, self.in_window, self.in_window or self.warming, now)
+            if wait is not None and st.sched.covered > 1:
+                self._spread_wait(wait, st.sched.covered)
         self._step_cpu_wait = wait
-        if self.sampler is not None:
-            self.sampler.end_step(dur is not None and self._slow_step(dur))
+        if dur is not None:
+            self._recent_steps[self.steps % _RECENT] = dur  # _slow_step's
+        sampler = self.sampler
+        if sampler is not None and (sampler.this_step or not sampler.stepped):
+            sampler.end_step(dur is not None and self._slow_step(dur))
         if dur is not None:
             s = self.step_stats
             s["count"] += 1
@@ -261,10 +272,8 @@ class Window(object):
 
     def _spread_wait(self, wait, covered):
         """A reading of the CPU wait that covers the steps since the last
-        one (short steps share one: SchedMeter.on_step): the steps before
-        this one, kept without it, get its mean too."""
-        if wait is None or covered <= 1:
-            return
+        one (covered > 1: short steps share one, SchedMeter.on_step): the
+        steps before this one, kept without it, get its mean too."""
         times = self.step_times
         for i in range(len(times) - 1, max(len(times) - covered + 1, 0) - 1, -1):
             row = times[i]
@@ -335,17 +344,15 @@ class Window(object):
         return time.perf_counter() - t0
 
     def _slow_step(self, dur):
-        """Whether a step took over twice the median of the last 31 (the
-        median recomputed every 16 steps: steps can be 50 us), once 8 ran."""
-        recent = self._recent_steps
-        if len(recent) == 31:
-            recent[self.steps % 31] = dur
-        else:
-            recent.append(dur)
-        if len(recent) < 8:
+        """Whether a step took over twice the median of the last _RECENT
+        (the step's thread keeps them in _recent_steps; the median
+        recomputed every 16 steps at most: steps can be 50 us), once 8
+        ran. Asked only for steps the sampler sampled."""
+        if self.step_stats["count"] < 7:  # this step's is in the ring, not yet counted
             return False
-        if self._recent_median is None or self.steps % 16 == 0:
-            self._recent_median = sorted(recent)[len(recent) // 2]
+        if self._recent_median is None or self.steps - self._median_step >= 16:
+            recent = sorted(d for d in self._recent_steps if d is not None)
+            self._recent_median, self._median_step = recent[len(recent) // 2], self.steps
         return dur > 2 * self._recent_median
 
     # -- profiler window ----------------------------------------------------

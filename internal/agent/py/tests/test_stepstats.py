@@ -85,11 +85,11 @@ class GCTest(unittest.TestCase):
     @unittest.skipUnless(sys.platform.startswith("linux"), "RSS from /proc")
     def test_short_steps_read_memory_now_and_then(self):
         # a CUDA reading costs a quarter of a short GPU step: after the
-        # first steps, memory is read at most every _MEMORY_EVERY_S outside
+        # first steps, memory is read at most every _READ_EVERY_S outside
         # the window, at every step of it (an hour here, so that a loaded
         # machine's pause between two calls cannot pass for a long step)
-        first, every = S._MEMORY_FIRST, S._MEMORY_EVERY_S
-        S._MEMORY_EVERY_S = 3600
+        first, every = S._MEMORY_FIRST, S._READ_EVERY_S
+        S._READ_EVERY_S = 3600
         try:
             for i in range(1, first + 4):
                 self.st.on_step(i, False, False)
@@ -100,12 +100,12 @@ class GCTest(unittest.TestCase):
             self.assertIsNotNone(self.st.rows[-1][1])  # exact: read however short
             self.st.on_step(first + 5, False, False)
             self.assertIsNone(self.st.rows[-1][1])
-            S._MEMORY_EVERY_S = 0.01
+            S._READ_EVERY_S = 0.01
             _spin(0.012)
             self.st.on_step(first + 6, False, False)
             self.assertIsNotNone(self.st.rows[-1][1])
         finally:
-            S._MEMORY_EVERY_S = every
+            S._READ_EVERY_S = every
 
 
 class ThreadCallsTest(unittest.TestCase):

@@ -74,11 +74,14 @@ class SlowStepTest(unittest.TestCase):
         got = []
         for i, d in enumerate([0.5] + [0.01] * 40 + [0.03, 0.015] + [0.01] * 10 + [0.05] * 40):
             w.steps = i + 1
+            w._recent_steps[w.steps % W._RECENT] = d  # as _step keeps them
             got.append(w._slow_step(d))
+            w.step_stats["count"] += 1
         # the first step (start-up) has no median yet; 30 ms against 10 ms
         # is slow, 15 ms is not; a new pace of 50 ms becomes the median
-        # once it fills half the last 31 at a 16th step (step 80)
-        self.assertEqual([i + 1 for i, g in enumerate(got) if g], [42] + list(range(54, 80)))
+        # once it fills half the last 31 when the median is next computed
+        # (16 steps after the last: steps 8, 24, 40, 56, 72)
+        self.assertEqual([i + 1 for i, g in enumerate(got) if g], [42] + list(range(54, 72)))
 
 
 if __name__ == "__main__":
