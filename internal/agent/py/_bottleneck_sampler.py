@@ -190,7 +190,8 @@ class Sampler(object):
         # samples since the last step ended, per stack: end_step adds them
         # to slow_count when that step was slow (work every N steps), and
         # the first time to startup_count (what ran before the steps). The
-        # step's thread reads both (step_pending) before it calls end_step.
+        # step's thread reads both without the lock to skip end_step when
+        # there is nothing to add (Window._step).
         self.this_step, self.stepped = {}, False
         # A repeat is a sample whose thread's previous sample had the same
         # stack: the time since then was spent in it, so its on-CPU and
@@ -295,8 +296,8 @@ class Sampler(object):
 
     def end_step(self, slow):
         """A step ended (any step, window or not) with samples in it or
-        before it (step_pending: most short steps have none, and the step's
-        thread skips the call): when it was slow, its samples count as the
+        before it (most short steps have none, and the step's thread skips
+        the call): when it was slow, its samples count as the
         slow steps' too (slow_count); the first step's, and all before it,
         as start-up's (startup_count)."""
         with self.lock:
