@@ -212,7 +212,8 @@ class Window(object):
         wait = None
         st = self.stepstats
         if st is not None:
-            wait = st.on_step(self.steps, self.in_window, self.in_window or self.warming, now)
+            # the --live view splits each step by its own reading
+            wait = st.on_step(self.steps, self.in_window, self.in_window or self.warming or self.live is not None, now)
             if wait is not None and st.sched.covered > 1:
                 self._spread_wait(wait, st.sched.covered)
         self._step_cpu_wait = wait
