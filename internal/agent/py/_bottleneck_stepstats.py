@@ -5,7 +5,7 @@ thread settings (docs/run.md, "Step statistics").
 The agent calls StepStats.on_step at each step boundary from the step's
 thread. It reads the process RSS (Linux /proc/self/statm) and, once CUDA is
 initialised by the program, the bytes torch's allocator holds for tensors
-(at every step of the first and of the window, else now and then: see
+(at every step of the first 32 and of the window, else now and then: see
 _READ_EVERY_S), and adds per step the garbage-collection pauses that
 gc.callbacks timed during the step. It
 also looks, twice in the run, at the containers and autograd graphs held by
@@ -216,9 +216,9 @@ class StepStats:
 
     # -- step boundary --------------------------------------------------------
     def on_step(self, step, in_window, exact=True, now=None):
-        """One step ended, at now (perf_counter; the caller's reading: a
-        clock read costs a system call on some virtual machines); called
-        from the step's thread. Returns the step thread's time waiting for a
+        """One step ended, at now (the caller's perf_counter: one clock
+        read a boundary, 1.5 us each right after a step on an H100
+        machine); called from the step's thread. Returns the step thread's time waiting for a
         CPU over that step (None: unknown; see SchedMeter.on_step for exact
         and the steps a wait covers)."""
         if now is None:
@@ -430,9 +430,9 @@ class SchedMeter:
     def on_step(self, in_window, exact=True, now=None):
         """Reads at a step boundary (now: its perf_counter); returns the
         time the step thread waited for a CPU over the step that just ended
-        (None: not measured). Unless
-        exact (the steps recorded and warming up for the window), a step
-        that ends under _READ_EVERY_S after the last reading is not read:
+        (None: not measured). Unless exact (the steps recorded and
+        warming up for the window), a step that ends before next_read,
+        _READ_EVERY_S after the last reading, is not read:
         the next reading returns the mean wait of the steps since it, and
         covered says how many (the caller gives the others that mean)."""
         if self._off:
