@@ -60,7 +60,7 @@ func TestRunGrowthStages(t *testing.T) {
 		}
 		return 0.024
 	}
-	g, _ := runevidence.RunGrowth(series(150, stage))
+	g, _ := runevidence.RunGrowth(series(150, stage), 0)
 	if g == nil || !slices.Equal(g.Stages, []int{40, 76, 112}) {
 		t.Fatalf("four stages: %+v", g)
 	}
@@ -77,7 +77,7 @@ func TestRunGrowthStages(t *testing.T) {
 		"stages, then rising": func(i int) float64 { return stage(i) * (1 + 0.01*float64(max(0, i-76))) },
 		"many steps up":       func(i int) float64 { return 0.003 * math.Pow(1.3, float64(i/15)) },
 	} {
-		if g, _ := runevidence.RunGrowth(series(150, f)); g == nil || g.Stages != nil {
+		if g, _ := runevidence.RunGrowth(series(150, f), 0); g == nil || g.Stages != nil {
 			t.Errorf("%s: %+v", name, g)
 		}
 	}
@@ -106,10 +106,10 @@ func TestRunGrowthLeavesDataLoaderWaitToTheInput(t *testing.T) {
 	if g := runevidence.Growth(withLoader(series(100, func(int) float64 { return 0.015 }), drained)); g == nil {
 		t.Fatal("the drained queue's steps do not grow: the test shows nothing")
 	}
-	if own, b := runevidence.RunGrowth(withLoader(series(100, func(int) float64 { return 0.015 }), drained)); own != nil || b != nil {
+	if own, b := runevidence.RunGrowth(withLoader(series(100, func(int) float64 { return 0.015 }), drained), 0); own != nil || b != nil {
 		t.Errorf("flat work, a drained prefetch queue: own %+v, busier %+v", own, b)
 	}
-	if own, b := runevidence.RunGrowth(withLoader(series(100, func(i int) float64 { return 0.008 + 0.0004*float64(i) }), drained)); own == nil || b != nil {
+	if own, b := runevidence.RunGrowth(withLoader(series(100, func(i int) float64 { return 0.008 + 0.0004*float64(i) }), drained), 0); own == nil || b != nil {
 		t.Errorf("growing work, a drained prefetch queue: own %+v, busier %+v", own, b)
 	}
 }
@@ -123,19 +123,19 @@ func TestRunGrowthTellsABusierMachine(t *testing.T) {
 		return withWaits(steps, wait, func(st *steptimes.Step) *float64 { return &st.CPUWaitS })
 	}
 	busier := func(i int) float64 { return 0.00005 * float64(i) } // 0.2 ms to 10 ms a step
-	own, b := runevidence.RunGrowth(withWait(series(200, func(int) float64 { return 0.008 }), busier))
+	own, b := runevidence.RunGrowth(withWait(series(200, func(int) float64 { return 0.008 }), busier), 0)
 	if own != nil || b == nil || b.LastWaitS < 5*b.FirstWaitS || b.LastMedianS < 1.5*b.FirstMedianS {
 		t.Errorf("flat work on a machine getting busier: own %+v, busier %+v", own, b)
 	}
-	own, b = runevidence.RunGrowth(withWait(series(200, func(i int) float64 { return 0.008 + 0.0002*float64(i) }), busier))
+	own, b = runevidence.RunGrowth(withWait(series(200, func(i int) float64 { return 0.008 + 0.0002*float64(i) }), busier), 0)
 	if own == nil || b != nil {
 		t.Errorf("growing work on a machine getting busier: own %+v, busier %+v", own, b)
 	}
-	own, b = runevidence.RunGrowth(series(200, func(i int) float64 { return 0.008 + 0.0002*float64(i) }))
+	own, b = runevidence.RunGrowth(series(200, func(i int) float64 { return 0.008 + 0.0002*float64(i) }), 0)
 	if own == nil || b != nil {
 		t.Errorf("growing work, no waits measured: own %+v, busier %+v", own, b)
 	}
-	own, b = runevidence.RunGrowth(withWait(series(200, func(int) float64 { return 0.008 }), func(int) float64 { return 0.001 }))
+	own, b = runevidence.RunGrowth(withWait(series(200, func(int) float64 { return 0.008 }), func(int) float64 { return 0.001 }), 0)
 	if own != nil || b != nil {
 		t.Errorf("flat work, steady wait: own %+v, busier %+v", own, b)
 	}
@@ -225,10 +225,47 @@ func TestWindowInflationIsNoGrowth(t *testing.T) {
 		}
 		growing = append(growing, steptimes.Step{N: n, DurS: g, InWindow: in})
 	}
-	if own, busier := runevidence.RunGrowth(flat); own != nil || busier != nil {
+	if own, busier := runevidence.RunGrowth(flat, 0); own != nil || busier != nil {
 		t.Errorf("the window's inflation read as growth: %+v %+v", own, busier)
 	}
-	if own, _ := runevidence.RunGrowth(growing); own == nil {
+	if own, _ := runevidence.RunGrowth(growing, 0); own == nil {
 		t.Error("a growth through the window not found")
+	}
+}
+
+// The profiler's warm-up steps are in the window but not inflated, and
+// its first recorded steps only in part: tiny_ops_layers.py under
+// bottleneck run on the 2-core CPU (2026-11-27), window marked from step
+// 6, recorded from step 8, took 6-7 ms a step before the window and in its
+// warm-up, 11.0, 11.5 and 15.7 ms in the first three recorded, 20-25 ms in
+// the rest. In CI the program ended inside the window, whose steps also
+// drifted up under the machine's load (6.04 ms at steps 4-9, 12.5 ms at
+// steps 22-27): deflated by its warm-up, the window was not deflated at
+// all, and "steps get slower" led.
+func TestWindowWarmupIsNotItsInflation(t *testing.T) {
+	local := []float64{0.0111, 0.0112, 0.0117, 0.0075, 0.0062, 0.0065, 0.0064, 0.0110, 0.0115, 0.0157, 0.0240, 0.0239, 0.0231,
+		0.0197, 0.0215, 0.0221, 0.0227, 0.0228, 0.0204, 0.0198, 0.0251, 0.0230, 0.0216, 0.0226, 0.0222, 0.0102, 0.0073, 0.0066, 0.0059}
+	var run, ci []steptimes.Step
+	for i, d := range local {
+		n := i + 1
+		run = append(run, steptimes.Step{N: n, DurS: d, InWindow: n >= 6 && n <= 25})
+		// CI's shape: 6 ms, the recorded steps twice that and 2% more each
+		c := 0.006
+		if n >= 8 {
+			c *= 2 * (1 + 0.02*float64(n-8))
+		}
+		ci = append(ci, steptimes.Step{N: n, DurS: c, InWindow: n >= 6})
+	}
+	for name, steps := range map[string][]steptimes.Step{"local": run, "ended in its window": ci} {
+		if own, busier := runevidence.RunGrowth(steps, 8); own != nil || busier != nil {
+			t.Errorf("%s: the profiler's inflation read as growth: %+v %+v", name, own, busier)
+		}
+	}
+	// a growth of the program's own on the same steps is still found
+	for i := range ci {
+		ci[i].DurS *= 1 + 0.08*float64(ci[i].N)
+	}
+	if own, _ := runevidence.RunGrowth(ci, 8); own == nil {
+		t.Error("a growth of 8% a step over the same run not found")
 	}
 }

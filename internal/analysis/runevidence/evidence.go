@@ -1007,7 +1007,11 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 			r.StepSource = *ev.StepSource
 		}
 		r.SettledStep = FirstSettledStep(steps)
-		r.Slowing, r.BusierMachine = RunGrowth(steps)
+		firstRecorded := 0
+		if len(ev.WindowSteps) > 0 {
+			firstRecorded = ev.WindowSteps[0].Step
+		}
+		r.Slowing, r.BusierMachine = RunGrowth(steps, firstRecorded)
 		r.InputGrowth = GrowthOfInputs(ev.StepInputs)
 		var rows []rundir.StepRow
 		if ev.PerStep != nil {

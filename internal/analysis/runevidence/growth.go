@@ -70,9 +70,11 @@ type StepGrowth struct {
 // time they wait for a DataLoader are neither: a prefetch queue filled
 // before the loop drains and the steps then wait for data, which the
 // run's DataLoader share says (input.loader), not growing work. Both
-// nil: no growth of the program's own.
-func RunGrowth(steps []steptimes.Step) (own, busier *StepGrowth) {
-	steps = deflateWindow(steps)
+// nil: no growth of the program's own. firstRecorded is the first step
+// the profiler recorded (its warm-up steps before it are in the window
+// too); 0: the window's first step.
+func RunGrowth(steps []steptimes.Step, firstRecorded int) (own, busier *StepGrowth) {
+	steps = deflateWindow(steps, firstRecorded)
 	g := Growth(steps)
 	if g == nil {
 		return nil, nil
@@ -125,40 +127,55 @@ const (
 	growSteps   = 24
 )
 
-// deflateWindow scales the recorded window's steps down by the
-// profiler's inflation, when they are slower: the median of the window's
-// first steps against that of the steps just before it (neighbours, so a
+// deflateWindow scales the recorded steps down by the profiler's
+// inflation, when they are slower: the median of a few recorded steps
+// against that of the steps just before the recording (neighbours, so a
 // real growth through the window is kept). A window lengthened over short
 // steps can hold the run's later three quarters: a 30-step loop of tiny
 // ops recorded at steps 8-29, 2-5x slower under the profiler, read as
-// steps that "get slower as the run goes on".
-func deflateWindow(steps []steptimes.Step) []steptimes.Step {
+// steps that "get slower as the run goes on". The profiler's warm-up steps
+// are not inflated, and its first recorded steps only in part: that loop's
+// steps took 6-7 ms before the window and in its warm-up, 11.0, 11.5 and
+// 15.7 ms in the first three recorded, 20-25 ms in the rest; the few are
+// the three after those where the window holds six or more.
+func deflateWindow(steps []steptimes.Step, firstRecorded int) []steptimes.Step {
 	const k = 3
 	first := slices.IndexFunc(steps, func(st steptimes.Step) bool { return st.InWindow })
 	if first < 0 {
 		return steps
 	}
-	var before, in []float64
-	for _, st := range steps[:first] {
-		if st.N > startupSteps && st.DurS > 0 {
-			before = append(before, st.DurS)
-		}
+	if firstRecorded <= 0 {
+		firstRecorded = steps[first].N
 	}
-	for _, st := range steps[first:] {
-		if st.InWindow && st.DurS > 0 && len(in) < k {
+	recorded := func(st steptimes.Step) bool { return st.InWindow && st.N >= firstRecorded }
+	var before, in []float64 // the steps before the recording (its warm-up's too), the first window's recorded
+	for _, st := range steps {
+		if st.N >= firstRecorded && !st.InWindow {
+			break // the first window ended
+		}
+		if st.DurS <= 0 || st.N <= startupSteps {
+			continue
+		}
+		if st.N < firstRecorded {
+			before = append(before, st.DurS)
+		} else {
 			in = append(in, st.DurS)
 		}
 	}
 	if len(before) > k {
 		before = before[len(before)-k:]
 	}
+	if len(in) >= 2*k {
+		in = in[k:]
+	}
+	in = in[:min(k, len(in))]
 	mb, mi := median(before), median(in)
 	if mi <= mb || mb <= 0 {
 		return steps
 	}
 	steps = slices.Clone(steps)
 	for i := range steps {
-		if steps[i].InWindow {
+		if recorded(steps[i]) {
 			steps[i].DurS *= mb / mi
 		}
 	}
