@@ -88,9 +88,12 @@ type Evidence struct {
 	// optimizer stepped later (the steps, window and trace before it were
 	// dropped).
 	StepSourceSwitch *StepSourceSwitch `json:"step_source_switch"`
-	StepCounts       map[string]int    `json:"step_counts"`
-	Steps            int               `json:"steps"`
-	StepStats        struct {
+	// StepStages: where another optimizer took over the steps, the first
+	// having stopped stepping (training in stages).
+	StepStages []StepStage    `json:"step_stages"`
+	StepCounts map[string]int `json:"step_counts"`
+	Steps      int            `json:"steps"`
+	StepStats  struct {
 		Count int      `json:"count"`
 		SumS  float64  `json:"sum_s"`
 		MinS  *float64 `json:"min_s"`
@@ -488,6 +491,16 @@ type StepSourceSwitch struct {
 	AtS        float64 `json:"at_s"`
 	Dropped    int     `json:"windows_dropped"`
 	Why        string  `json:"why"`
+}
+
+// StepStage is a later stage of training: from the step after AfterStep
+// the steps are another optimizer's; its Untimed steps before were not.
+type StepStage struct {
+	AfterStep int     `json:"after_step"`
+	AtS       float64 `json:"at_s"`
+	Untimed   int     `json:"untimed"`
+	Optimizer string  `json:"optimizer"`
+	Site      *Site   `json:"site,omitempty"`
 }
 
 // NVTXRanges are the NVTX ranges `bottleneck run --nvtx` emitted for

@@ -462,6 +462,14 @@ func writeSteps(w io.Writer, ev *rundir.Evidence) {
 		fmt.Fprintf(w, "  steps were %s until an optimizer stepped %s into the run (%d of them, not counted): they were not training iterations "+
 			"(an evaluation before training, a long first batch, gradient accumulation's micro-batches); the steps and the window are optimizer.step() calls from then on\n", StepSourceName(sw.From), units.Seconds(sw.AtS), sw.AfterSteps)
 	}
+	for _, st := range ev.StepStages {
+		which := st.Optimizer
+		if st.Site != nil {
+			which += fmt.Sprintf(" at %s:%d", filepath.Base(st.Site.File), st.Site.Line)
+		}
+		fmt.Fprintf(w, "  from step %d, %s into the run, the steps are another optimizer's (%s) optimizer.step() calls: the first stopped stepping and this one stepped %d times in a row "+
+			"(a later stage of training; those %d are not timed)\n", st.AfterStep+1, units.Seconds(st.AtS), which, st.Untimed, st.Untimed)
+	}
 	for _, win := range ev.Profiler.Windows {
 		first, last := 0, 0
 		if len(win.Steps) > 0 {

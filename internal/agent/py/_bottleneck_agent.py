@@ -251,6 +251,11 @@ class Agent(Window, Evidence):
         self.step_source_switch = None
         self.step_counts = {"optimizer": 0, "dataloader": 0, "forward": 0}
         self.first_optimizer = None  # _Identity of the optimizer whose steps are the steps
+        # another optimizer's steps since the first's last one ([_Identity,
+        # count]), and the later stages of training taken as the steps
+        # (_later_stage)
+        self._other_run = None
+        self.step_stages = []
         self._stepped_optimizers = _IdentitySet()  # the optimizers seen stepping
         self.optimizers = {}  # id -> _optimizer_params, at the first step of each
         self.models = {}  # (class, file, line) -> the outermost modules the program calls, and where
@@ -853,8 +858,48 @@ class Agent(Window, Evidence):
             # iterations.
             self.first_optimizer = _Identity(opt)
         self._stepped_optimizers.add(opt)
-        if self.step_source == "optimizer" and self.first_optimizer.of(opt):
+        if self.step_source != "optimizer":
+            return
+        if self.first_optimizer.of(opt):
+            self._other_run = None
             self._step()
+        elif self._later_stage(opt):
+            with self.own_work():
+                self._stage_to(opt)
+
+    def _later_stage(self, opt):
+        """Whether opt, not the steps' optimizer, has taken over: it
+        stepped _STAGE_STEPS times in a row, none of the steps' optimizer
+        between, for _STAGE_IDLE median steps or more (training in stages:
+        a classifier's head, then the whole model with a new optimizer;
+        layers trained one after another). A GAN's critic steps a few times
+        per generator step, and stays an inner loop. Outside the window, in
+        the steps' thread."""
+        run = self._other_run
+        if run is None or not run[0].of(opt):
+            self._other_run = run = [_Identity(opt), 0]
+        run[1] += 1
+        if run[1] < _STAGE_STEPS or self.in_window or self.warming or threading.get_ident() != self.step_thread:
+            return False
+        recent = sorted(d for d in self._recent_steps if d is not None)
+        return bool(recent) and time.perf_counter() - self.step_start >= _STAGE_IDLE * recent[len(recent) // 2]
+
+    def _stage_to(self, opt):
+        """The steps are opt's from now on (_later_stage): its steps since
+        the last step are not timed."""
+        now = time.perf_counter()
+        untimed = self._other_run[1]
+        self.first_optimizer, self._other_run = _Identity(opt), None
+        stage = {"after_step": self.steps, "at_s": round(now - self._t0, 6), "untimed": untimed,
+                 "optimizer": type(opt).__name__}
+        site = self.optimizers.get(id(opt), {}).get("step_site")
+        if site is not None:
+            stage["site"] = site
+        self.step_stages.append(stage)
+        self.notes.append("steps: another optimizer's (%s) optimizer.step() calls from step %d on: the first "
+                          "stopped stepping and this one stepped %d times in a row (a later stage of training); "
+                          "those %d are not timed" % (type(opt).__name__, self.steps + 1, untimed, untimed))
+        self.step_start = now
 
     def _switch_to_optimizer(self, opt):
         """An optimizer stepped after the steps locked on module forwards or
@@ -1439,6 +1484,12 @@ def _has_autograd_history(args, tensor):
 # pairs kept
 _MODEL_CALLS = 64
 _MAX_MODELS = 8
+
+
+# A later stage of training (_later_stage): another optimizer's steps in
+# a row, over at least this many median steps, before it makes the steps.
+_STAGE_STEPS = 16
+_STAGE_IDLE = 8
 
 
 class _Identity(object):

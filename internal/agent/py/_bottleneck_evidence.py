@@ -119,6 +119,7 @@ class Evidence(object):
             "exit": self.exit,
             "step_source": self.step_source,
             "step_source_switch": self.step_source_switch,
+            "step_stages": self.step_stages,
             "step_source_requested": self.step_source_req,
             "step_counts": dict(self.step_counts),
             "steps": self.steps,

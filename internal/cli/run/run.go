@@ -605,6 +605,9 @@ func writeRunSummary(w io.Writer, rr *runreport.Report) {
 			if sw := p.Evidence.StepSourceSwitch; sw != nil {
 				src += fmt.Sprintf("; the first %d %s before them were not training iterations and are not steps", sw.AfterSteps, runreport.StepSourceName(sw.From))
 			}
+			for _, st := range p.Evidence.StepStages {
+				src += fmt.Sprintf("; from step %d another optimizer's (%s), the first having stopped (%d of its steps before not timed)", st.AfterStep+1, textsafe.String(st.Optimizer), st.Untimed)
+			}
 			parts = append(parts, fmt.Sprintf("%s: %d %s, median step %s", p.Tag, n, src, units.Duration(s.MedianS*1e6)))
 		}
 		if ev := p.Evidence; ev != nil {

@@ -176,8 +176,9 @@ type evidence struct {
 		From       string `json:"from"`
 		AfterSteps int    `json:"after_steps"`
 	} `json:"step_source_switch"`
-	StepCounts map[string]int `json:"step_counts"`
-	StepTimes  [][]any        `json:"step_times"`
+	StepStages []rundir.StepStage `json:"step_stages"`
+	StepCounts map[string]int     `json:"step_counts"`
+	StepTimes  [][]any            `json:"step_times"`
 	Exit       struct {
 		Reason string `json:"reason"`
 		Code   *int   `json:"code"`
@@ -674,8 +675,29 @@ func TestSignalAfterTheWindowClosed(t *testing.T) {
 func TestCriticStepsAreNotIterations(t *testing.T) {
 	py := torchPython(t)
 	_, ev := stepsOf(t, "optimizer", "--python", py, ex(t, "gan_critic.py"), "30") // the default window starts after the switch
-	if ev.StepCounts["optimizer"] != 180 || lastStep(ev) < 28 || lastStep(ev) > 34 {
-		t.Errorf("optimizer steps %d, last step %d: want 180 and about 33, one per iteration", ev.StepCounts["optimizer"], lastStep(ev))
+	if ev.StepCounts["optimizer"] != 180 || lastStep(ev) < 28 || lastStep(ev) > 34 || len(ev.StepStages) != 0 {
+		t.Errorf("optimizer steps %d, last step %d, stages %+v: want 180 and about 33, one per iteration, the critic's steps no stage", ev.StepCounts["optimizer"], lastStep(ev), ev.StepStages)
+	}
+}
+
+// Training in stages (the head with one optimizer, then the whole model
+// with another): the second optimizer takes over the steps once it has
+// stepped 16 times in a row, for 8 median steps or more; before, the
+// run's second half was in no step (pytorch/examples' forward-forward
+// MNIST trains its two layers one after the other: 80 optimizer.step()
+// calls, 39 timed).
+func TestLaterStageTakesOverTheSteps(t *testing.T) {
+	py := torchPython(t)
+	r, ev := stepsOf(t, "optimizer", append(small(py), ex(t, "train_in_stages.py"), "40", "40")...)
+	if ev.StepCounts["optimizer"] != 80 || len(ev.StepStages) != 1 {
+		t.Fatalf("optimizer steps %d, stages %+v: want 80 and one stage", ev.StepCounts["optimizer"], ev.StepStages)
+	}
+	st := ev.StepStages[0]
+	if st.AfterStep != 39 || st.Untimed != 16 || st.Site == nil || st.Site.Line != 34 || lastStep(ev) != 39+40-16 {
+		t.Errorf("stage %+v (site %+v), last step %d: want after step 39, 16 untimed, line 34, last step 63", st, st.Site, lastStep(ev))
+	}
+	if !strings.Contains(r.stderr+r.stdout, "from step 40 another optimizer's (SGD)") {
+		t.Errorf("the summary does not name the stage:\n%s", r.stderr)
 	}
 }
 
