@@ -86,7 +86,7 @@ func (s *state) commFinding() {
 		ms = append(slices.Clip(ms), Evidence{"gradient bytes the optimizers update", float64(bytes), "B", "evidence"})
 		change = fmt.Sprintf("the gradients are only %s (%d parameters): DDP all-reduces them as one bucket once the backward has ended, so no backward is left to overlap with and each all-reduce costs its latency, not its size (bucket_cap_mb and gradient_as_bucket_view cannot change that): fewer all-reduces per sample, a larger batch per rank (one all-reduce per step either way), or gradient accumulation with every batch but each k-th under model.no_sync(); a model this small may train faster in one process without DDP", units.Bytes(bytes), params)
 	}
-	f := s.finding("comm.exposed", fmt.Sprintf("Communication not overlapped with compute takes %.0f%% of the step", pct(s.share[Comm])), s.at(Comm), ms, s.topOps(3, false, "nccl", "gloo", "all_reduce", "allreduce", "all_gather", "broadcast", "reduce_scatter", "all_to_all"), change)
+	f := s.finding("comm.exposed", fmt.Sprintf("Communication not overlapped with compute takes %.0f%% of the step", s.findingPct(s.share[Comm])), s.at(Comm), ms, s.topOps(3, false, "nccl", "gloo", "all_reduce", "allreduce", "all_gather", "broadcast", "reduce_scatter", "all_to_all"), change)
 	if n, w, partial := s.partialRanks(); partial {
 		f.Measured = append(f.Measured, Evidence{fmt.Sprintf("ranks in the input: %d of %d", n, w), 0, "", "distributedInfo"})
 		f.Change = thenDo(fmt.Sprintf("a collective waits for the slowest rank and this input holds %d of %d ranks: analyze all ranks together (bottleneck analyze DIR) to tell a straggler from the network", n, w), f.Change)

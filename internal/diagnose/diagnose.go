@@ -72,6 +72,8 @@ type Diagnosis struct {
 	Verdict Verdict `json:"verdict"`
 	// StepUs is the mean step time the shares are of: the step breakdown's average over the steps used.
 	StepUs float64 `json:"step_us"`
+	// FindingsStepUs, when set, is the step the findings' percentages are of instead of StepUs: the replay's baseline, StepUs less the profiler's own cost where that was taken out (the window's steps longer than the run's), so that a saving's percent and speed-up are the program's as it runs unprofiled.
+	FindingsStepUs float64 `json:"findings_step_us,omitempty"`
 	// Sources are the inputs used: "trace", "run evidence", "python profile".
 	Sources []string `json:"sources"`
 	// Window: the steps used and whether the window is steady state.
@@ -168,11 +170,11 @@ type Finding struct {
 	Alternatives []Alternative `json:"alternatives,omitempty"`
 	// AtStakeUs is the time per step the cause occupies.
 	AtStakeUs float64 `json:"at_stake_us_per_step"`
-	// AtStakePct is AtStakeUs as a percentage of the mean step.
+	// AtStakePct is AtStakeUs as a percentage of the step (FindingsStepUs when set, else StepUs).
 	AtStakePct float64 `json:"at_stake_pct"`
 	// SavingUs is the estimate of what the change saves per step: when SavingMethod is "replay", the replay of the change (or, for a rule without a transformation of its own, AtStakeUs times the rule's factor times its class's reach); else AtStakeUs times the rule's factor (0: no estimate).
 	SavingUs float64 `json:"saving_us_per_step"`
-	// SavingPct is SavingUs as a percentage of the mean step.
+	// SavingPct is SavingUs as a percentage of the step (FindingsStepUs when set, else StepUs).
 	SavingPct float64 `json:"saving_pct"`
 	// SavingMethod says how SavingUs was found: "replay" or "share" (as classes[].saving_method).
 	SavingMethod string `json:"saving_method"`
@@ -180,7 +182,7 @@ type Finding struct {
 	// for this finding (rundir.ChangeKinds by name), which run --verify
 	// tries; absent when the change needs an edit.
 	Try map[string]string `json:"try,omitempty"`
-	// TrySavingPct is the predicted saving of Try, in percent of the mean step, when it is not SavingPct (the finding leads with another change: workers that cannot keep up with a Dataset to make cheaper first); absent otherwise.
+	// TrySavingPct is the predicted saving of Try, in percent of the step (FindingsStepUs when set, else StepUs), when it is not SavingPct (the finding leads with another change: workers that cannot keep up with a Dataset to make cheaper first); absent otherwise.
 	TrySavingPct *float64 `json:"try_saving_pct,omitempty"`
 	// ReachPct is, when replayed, the part of the time the change takes out that shortens the step, in percent.
 	ReachPct float64 `json:"reach_pct,omitempty"`
@@ -218,9 +220,11 @@ type state struct {
 	profilerUs, unprofiledUs float64
 	// inputWait says how the input share was measured, in the words and
 	// the number of that measurement (the finding's title quotes it);
-	// inputRun: the share is the run's DataLoader wait (runInput).
-	inputWait string
-	inputRun  bool
+	// inputRun: the share is the run's DataLoader wait (runInput);
+	// inputSamples: the Python profile's share of the run's samples;
+	// else the share is the window's.
+	inputWait              string
+	inputRun, inputSamples bool
 	// hostOnPath: the host's share is its hold on the replayed critical
 	// path, not the device's idle time (scores)
 	hostOnPath float64
@@ -371,7 +375,7 @@ func (s *state) scores() {
 	if s.py != nil && s.py.LoaderShare > in && (s.in.Run != nil && s.in.Run.HasDataLoader) {
 		inEv = append(inEv, Evidence{"main-thread samples in DataLoader code", pct(s.py.LoaderShare), "%", "pyprofile"})
 		in = s.py.LoaderShare
-		s.inputWait, s.inputRun = fmt.Sprintf("%.0f%% of the main thread's samples", pct(in)), false
+		s.inputWait, s.inputRun, s.inputSamples = fmt.Sprintf("%.0f%% of the main thread's samples", pct(in)), false, true
 	}
 	s.add(Input, in, inEv...)
 
@@ -445,12 +449,14 @@ func (s *state) scores() {
 		hostEv := []Evidence{{"device idle while the host runs (runtime, CPU ops, Python)", pct(pool), "% of step", src},
 			{"kernel-launch calls per step", a.RuntimeLaunchUs, "us", src}}
 		if s.profilerUs > 0 {
-			// The profiler's per-op cost lengthened the window's steps by
-			// profilerUs, all of it host time in which the device waited:
+			// The profiler's per-op cost lengthened the window's steps,
+			// their median by profilerUs (its share of each step is
+			// profilerUs of the median), all of it host time in which the
+			// device waited:
 			// without it the host keeps up better, the device's work does
 			// not change (an H100 at 1.97 ms of kernels a step: 3.57 ms
 			// steps in the window, 2.34 ms without the profiler).
-			cut := min(pool, s.profilerUs/S)
+			cut := min(pool, s.profilerUs/(s.unprofiledUs+s.profilerUs)) // the recorded mean step less findingsStep
 			pool -= cut
 			hostEv = append(hostEv, Evidence{"of which the profiler's own cost, left out", pct(cut), "% of step", "evidence"})
 		}
@@ -791,6 +797,9 @@ func (s *state) verdict() {
 	}
 	s.d.Classes = cs
 	s.d.StepUs = s.step
+	if step := s.findingsStep(); step != s.step {
+		s.d.FindingsStepUs = step
+	}
 	if s.usesGPU && !s.device {
 		// only a CPU-side class that explains most of the step can be the verdict
 		top := cs[0]
@@ -845,6 +854,9 @@ func (s *state) verdict() {
 		c := "the window is not steady state (see above)"
 		if s.device && s.profilerUs > 0 {
 			c += fmt.Sprintf(": the host's share leaves out the profiler's own cost (%s a step; %s without the profiler)", units.Duration(s.profilerUs), units.Duration(s.unprofiledUs))
+			if step := s.findingsStep(); step != s.step {
+				c += fmt.Sprintf("; the findings' percentages are of the mean step without it (~%s)", units.Duration(step))
+			}
 		}
 		caveats = append(caveats, c)
 		v.Confidence = lower(v.Confidence)
@@ -853,7 +865,11 @@ func (s *state) verdict() {
 		caveats = append(caveats, fmt.Sprintf("%d of the job's %d ranks in the input: waiting for slower ranks counts as communication", n, w))
 		v.Confidence = lower(v.Confidence)
 	}
-	v.Why = fmt.Sprintf("%s explains %.0f%% of the mean step (%s); %s ~%.0f%%; next: %s", top.Class, top.SharePct, units.Duration(s.step), savingNote(top), top.SavingPct, nextText(ranked))
+	saving := fmt.Sprintf("~%.0f%%", top.SavingPct)
+	if s.findingsStep() != s.step {
+		saving += fmt.Sprintf(" (~%.0f%% of the mean step without the profiler's own cost)", s.findingPct(top.SavingPct/100))
+	}
+	v.Why = fmt.Sprintf("%s explains %.0f%% of the mean step (%s); %s %s; next: %s", top.Class, top.SharePct, units.Duration(s.step), savingNote(top), saving, nextText(ranked))
 	if u := s.share[Unexplained]; u >= s.p.MinFinding {
 		caveats = append(caveats, fmt.Sprintf("%.0f%% of the step is unexplained (nothing recorded on the host, device idle)", pct(u)))
 	}

@@ -153,9 +153,9 @@ func (s *state) finding(id, title string, atStakeUs float64, measured []Evidence
 		f.SavingMethod, f.ReachPct = "replay", stats.Round1(reach)
 	}
 	f.SavingUs = stats.Round1(saving)
-	if s.step > 0 {
-		f.AtStakePct = stats.Round1(100 * atStakeUs / s.step)
-		f.SavingPct = stats.Round1(100 * saving / s.step)
+	if step := s.findingsStep(); step > 0 {
+		f.AtStakePct = stats.Round1(100 * atStakeUs / step)
+		f.SavingPct = stats.Round1(100 * saving / step)
 	}
 	if s.d.Verdict.Primary == r.Class {
 		f.Confidence = s.d.Verdict.Confidence
@@ -592,7 +592,7 @@ func (s *state) stepOverheadChange() string {
 		graphs = "the model runs under torch.compile: mode=\"reduce-overhead\" adds CUDA graphs, launched in one call, and torch.compile(optimizer.step) brings the update in"
 	}
 	change := fmt.Sprintf("the host's time is the step's own forward, backward and optimizer calls (%.0f%% of the window's main-thread samples), each issuing kernels the device finishes at once (kernels fill %.0f%% of the step): %s",
-		pct(1-py.OutsideModelShare), pct(s.share[GPUCompute]), graphs)
+		pct(1-py.OutsideModelShare), s.findingPct(s.share[GPUCompute]), graphs)
 	return orTry(orTry(change, "give each kernel more work (a larger batch)"), "a fused optimizer (fused=True): it issues fewer kernels")
 }
 

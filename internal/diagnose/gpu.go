@@ -182,7 +182,7 @@ func (s *state) kernelsFinding() {
 	if c, ev, loc := s.float64Change(true); c != "" {
 		change, fam, where = c, append(fam, ev...), append(loc, where...)
 	}
-	s.emit(s.finding("gpu.kernels", fmt.Sprintf("Device kernels take %.0f%% of the step", pct(s.share[GPUCompute])), s.share[GPUCompute]*s.step,
+	s.emit(s.finding("gpu.kernels", fmt.Sprintf("Device kernels take %.0f%% of the step", s.findingPct(s.share[GPUCompute])), s.share[GPUCompute]*s.step,
 		slices.Concat(s.ev[GPUCompute], fam), where, change))
 }
 

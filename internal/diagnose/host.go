@@ -41,7 +41,7 @@ func (s *state) launchFinding() {
 	if lead, ok := s.oneSampleSteps(); ok {
 		change = thenDo(lead, cmp.Or(change, rule("host.launch").Change))
 	}
-	s.emit(s.finding("host.launch", fmt.Sprintf("Tiny kernels: the device idles %.0f%% of the step waiting for launches", pct(s.share[Launch])), s.at(Launch), s.ev[Launch], where, change))
+	s.emit(s.finding("host.launch", fmt.Sprintf("Tiny kernels: the device idles %.0f%% of the step waiting for launches", s.findingPct(s.share[Launch])), s.at(Launch), s.ev[Launch], where, change))
 }
 
 // launchGraphsChange is host.launch's change: the launches themselves go
@@ -104,9 +104,9 @@ func (s *state) pythonFinding() {
 	}
 	where := s.hostWhere()
 	// the blocked waits are host.blocked's: this is the rest
-	title := fmt.Sprintf("The device idles %.0f%% of the step while the host runs Python and framework code", pct(busy))
+	title := fmt.Sprintf("The device idles %.0f%% of the step while the host runs Python and framework code", s.findingPct(busy))
 	if s.hostOnPath > 0 {
-		title = fmt.Sprintf("The host's work holds %.0f%% of the step: the device runs beside it, then waits for it", pct(busy))
+		title = fmt.Sprintf("The host's work holds %.0f%% of the step: the device runs beside it, then waits for it", s.findingPct(busy))
 	}
 	change := ""
 	if !s.device {
@@ -124,19 +124,19 @@ func (s *state) pythonFinding() {
 	case fw != "":
 		change = fw
 	case s.decoding() != nil:
-		change = decodeChange(s.decoding(), s.share[GPUCompute])
+		change = decodeChange(s.decoding(), s.findingPct(s.share[GPUCompute])/100)
 	case in < s.p.ModuleOverhead*busy:
 	case busy >= s.share[CPUCompute]:
 		// the Python is torch's own, calling modules whose ops
 		// take less time than it
-		change = fmt.Sprintf("most of this Python time (~%.0f%% of the step) is inside nn.Module calls (__call__, hooks, Sequential's loop, each layer's forward), the modules' ops too small to pay for it: %s", pct(in), s.compileChange("them into one graph"))
+		change = fmt.Sprintf("most of this Python time (~%.0f%% of the step) is inside nn.Module calls (__call__, hooks, Sequential's loop, each layer's forward), the modules' ops too small to pay for it: %s", s.findingPct(in), s.compileChange("them into one graph"))
 		change = orTry(change, "give each call more work (a larger batch, fewer and wider layers): the same Python then pays for more")
 	default:
 		// the modules' own Python beside larger ops: no DataLoader
 		// or vectorising of the program's code touches it (batch-1
 		// inference of a small transformer: 36% Python, 64% ops,
 		// got "move it into a Dataset loaded by DataLoader workers")
-		change = fmt.Sprintf("most of this Python time (~%.0f%% of the step) runs inside nn.Module calls (__call__, hooks, each layer's forward code), beside the ops it calls: %s", pct(in), s.compileChange("them into one graph"))
+		change = fmt.Sprintf("most of this Python time (~%.0f%% of the step) runs inside nn.Module calls (__call__, hooks, each layer's forward code), beside the ops it calls: %s", s.findingPct(in), s.compileChange("them into one graph"))
 		change = orTry(change, "a larger batch: the same Python is then a smaller share of the step")
 	}
 	if change == "" {

@@ -201,14 +201,18 @@ func (s *state) inputFinding() {
 	// the title quotes the measurement the share came from: the agent's
 	// step and the trace's mean step differ, so share × trace step
 	// would disagree with the evidence below it
-	title := fmt.Sprintf("The step waits for data: %s (%.0f%% of the step)", s.inputWait, pct(s.share[Input]))
+	share := s.findingPct(s.share[Input])
+	if s.inputSamples {
+		share = pct(s.share[Input]) // the run's, as the samples are
+	}
+	title := fmt.Sprintf("The step waits for data: %s (%.0f%% of the step)", s.inputWait, share)
 	if run, win, _ := s.runInput(); s.inputRun {
 		title = fmt.Sprintf("The step waits for data %.0f%% of the run's step time (%.0f%% in the recorded window, whose steps took batches loaded before it)", pct(run), pct(win))
 	}
 	f := s.finding("input.loader", title, s.at(Input), ms, where, change)
 	f.Try = try
 	if try != nil && tryPct >= 0 {
-		tryPct = stats.Round1(tryPct)
+		tryPct = stats.Round1(tryPct * s.step / s.findingsStep()) // a share of the mean step
 		f.TrySavingPct = &tryPct
 	}
 	s.emit(f)

@@ -31,9 +31,9 @@ func (s *state) optimizerFinding() {
 	case !s.device:
 		change = "the update runs one parameter at a time: " + cpuUpdateFix(r)
 	}
-	title := fmt.Sprintf("%s takes %.0f%% of the step", r.Name, 100*per/s.step)
+	title := fmt.Sprintf("%s takes %.0f%% of the step", r.Name, s.findingPct(per/s.step))
 	if r.Closure {
-		title = fmt.Sprintf("The update in %s, after its closure's forward and backward, takes %.0f%% of the step", r.Name, 100*per/s.step)
+		title = fmt.Sprintf("The update in %s, after its closure's forward and backward, takes %.0f%% of the step", r.Name, s.findingPct(per/s.step))
 	}
 	s.emit(s.finding("host.optimizer", title, per, ms, s.optimizerWhere(r), change))
 }

@@ -421,15 +421,24 @@ func (s *state) moreWorkers() (from, to int, ok bool) {
 	return from, to, to > from
 }
 
-// replayedUs is a prediction's saving per step in µs: its share of the
-// replay's baseline, of the recorded mean step less what the baseline
-// took out (the profiler's own cost).
-func (s *state) replayedUs(p whatif.Prediction) float64 {
-	base := s.step
-	if s.d.WhatIf.Base != "" {
-		base *= s.unprofiledUs / (s.unprofiledUs + s.profilerUs)
+// findingsStep is the replay's baseline in µs (Diagnosis.FindingsStepUs):
+// the recorded mean step less what the baseline took out (the profiler's
+// own cost, in the proportion of the window's median step to the run's).
+func (s *state) findingsStep() float64 {
+	if w := s.d.WhatIf; w != nil && w.Base != "" {
+		return s.step * s.unprofiledUs / (s.unprofiledUs + s.profilerUs)
 	}
-	return p.SavingPct / 100 * base
+	return s.step
+}
+
+// findingPct is a share of the recorded mean step in percent of the
+// findings' step (findingsStep), for a finding's title.
+func (s *state) findingPct(share float64) float64 { return 100 * share * s.step / s.findingsStep() }
+
+// replayedUs is a prediction's saving per step in µs: its share of the
+// replay's baseline.
+func (s *state) replayedUs(p whatif.Prediction) float64 {
+	return p.SavingPct / 100 * s.findingsStep()
 }
 
 // replayedPct is replayedUs in percent of the recorded mean step.

@@ -45,7 +45,7 @@ func (s *state) recomputeFinding() {
 	for _, op := range r.Ops[:min(3, len(r.Ops))] {
 		where = append(where, Location{Kind: "op", Name: op.Name, Note: fmt.Sprintf("%d calls inside backward ops, host %s", op.Calls, units.Duration(op.HostUs))})
 	}
-	title := fmt.Sprintf("Activation checkpointing runs the forward again inside the backward: %.0f%% of the step", pct(atStake/s.step))
+	title := fmt.Sprintf("Activation checkpointing runs the forward again inside the backward: %.0f%% of the step", s.findingPct(atStake/s.step))
 	ms := []Evidence{{"recomputed forward per step (" + what + ")", atStake, "us", "operators"},
 		{"layers' forward calls inside backward ops per step", float64(r.Calls) / max(steps, 1), "", "operators"}}
 	f := s.finding("autograd.recompute", title, atStake, ms, where, "")

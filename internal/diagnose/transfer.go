@@ -67,12 +67,12 @@ func (s *state) copyFinding() {
 		return
 	}
 	where, pageable, dtod := s.copies()
-	title := fmt.Sprintf("Host-device copies take %.0f%% of the step", pct(s.share[Copy]))
+	title := fmt.Sprintf("Host-device copies take %.0f%% of the step", s.findingPct(s.share[Copy]))
 	change := ""
 	switch {
 	case dtod:
 		// copies within the device: pinned memory is not the answer
-		title = fmt.Sprintf("Copies not overlapped with kernels take %.0f%% of the step, most of the copy time device-to-device", pct(s.share[Copy]))
+		title = fmt.Sprintf("Copies not overlapped with kernels take %.0f%% of the step, most of the copy time device-to-device", s.findingPct(s.share[Copy]))
 		change = "the copies stay on the device: find the ops that issue them (copy_, contiguous, clone, cat, index_put) and avoid them with views, in-place ops or the layout the next op wants; torch.compile removes many"
 		where = append(where, s.topOps(2, false, "aten::copy_", "contiguous", "clone", "aten::cat")...)
 	case !pageable:

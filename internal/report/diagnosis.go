@@ -52,7 +52,11 @@ func writeDiagnosis(w io.Writer, d *diagnose.Diagnosis, brief bool) {
 	if len(um) > 0 && !brief {
 		fmt.Fprintf(w, "  not measurable from this input: %s\n", strings.Join(um, "; "))
 	}
-	writeFindings(w, d.Findings, d.StepUs, brief)
+	step := "mean step " + units.Duration(d.StepUs)
+	if d.FindingsStepUs > 0 {
+		step = fmt.Sprintf("mean step ~%s without the profiler's own cost, %s recorded", units.Duration(d.FindingsStepUs), units.Duration(d.StepUs))
+	}
+	writeFindings(w, d.Findings, step, brief)
 }
 
 // WriteRunDiagnosis renders the verdict across ranks.
@@ -74,7 +78,7 @@ func writeRunDiagnosis(w io.Writer, d *diagnose.RunDiagnosis, brief bool) {
 	for _, r := range d.PerRank {
 		step = max(step, r.StepUs)
 	}
-	writeFindings(w, d.Findings, step, brief)
+	writeFindings(w, d.Findings, "mean step "+units.Duration(step), brief)
 }
 
 func writeVerdict(w io.Writer, label string, v diagnose.Verdict) {
@@ -213,7 +217,8 @@ func classShare(d *diagnose.Diagnosis, c diagnose.Class) string {
 	return string(c)
 }
 
-func writeFindings(w io.Writer, fs []diagnose.Finding, stepUs float64, brief bool) {
+// writeFindings lists fs; step names the step their percentages are of.
+func writeFindings(w io.Writer, fs []diagnose.Finding, step string, brief bool) {
 	maxMeasured, maxWhere := 3, 3
 	if brief {
 		maxMeasured, maxWhere = 0, 1
@@ -223,7 +228,7 @@ func writeFindings(w io.Writer, fs []diagnose.Finding, stepUs float64, brief boo
 		return
 	}
 	n := min(len(fs), TopFindings)
-	fmt.Fprintf(w, "Top findings (%d of %d, by time they could save; mean step %s):\n", n, len(fs), units.Duration(stepUs))
+	fmt.Fprintf(w, "Top findings (%d of %d, by time they could save; %s):\n", n, len(fs), step)
 	for i, f := range fs[:n] {
 		fmt.Fprintf(w, " %d. %s\n", i+1, f.Title)
 		switch {
