@@ -264,6 +264,8 @@ func stepReason(w *window.Result, step string) string {
 			return "graph capture"
 		case window.Outlier:
 			return fmt.Sprintf("outlier: %s against a median of %s", units.Duration(st.Us), units.Duration(w.MedianUs))
+		case window.Cut:
+			return "cut short: " + w.LastStepCut
 		}
 	}
 	return "excluded"
@@ -282,6 +284,8 @@ func (s *state) reprofile(w *window.Result, inflated, slower, prefetched bool) s
 			return fmt.Sprintf("record the last stage's steps: bottleneck run --skip-first %d ...", g.Stages[len(g.Stages)-1]+5)
 		case s.slowing() != nil:
 			return "no later window would be the steady state either: make the step's cost stop growing first (the first finding)"
+		case len(w.ExcludedBy(window.Cut)) > 0 && len(w.Used) == 0:
+			return "record earlier steps: bottleneck run --skip-first 1 --warmup 1 ..."
 		case startup:
 			return "re-run with more steps skipped before the window: bottleneck run --skip-first 20 ..."
 		case carry:
@@ -345,6 +349,15 @@ func (s *state) windowBlocks() (detail, why string) {
 			detail = "the window is graph capture, not the run"
 		}
 		reasons = append(reasons, "graph capture")
+	}
+	if len(w.ExcludedBy(window.Cut)) > 0 && len(reasons) == 0 {
+		// what a run's window recorded after its last step began: the
+		// program's end (5 LBFGS steps of ~28 s, the window's first step
+		// the last: 522 ms of the test prediction and plot after it read
+		// "undetermined: 50% nothing recorded"), or an evaluation after
+		// training that the idle bound closed (2 s of forwards read "1191200
+		// ops per step: per-op framework overhead")
+		return "the window recorded no whole step", fmt.Sprintf("its only step was cut short (%s), so its figures would describe what ran then, not a step", w.LastStepCut)
 	}
 	if detail == "" {
 		detail = "no step left to diagnose"

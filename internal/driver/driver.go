@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -239,7 +240,13 @@ func analyzeTrace(t *trace.Trace, o Options, ranksRead int) report.TraceReport {
 	var gopts gpu.Options
 	table := o.Table
 	checkWindow := func() {
-		tr.Window = window.Check(t, window.Options{})
+		var cut string
+		if run := o.RunEvidence[t.Rank]; run != nil {
+			if c, ok := run.CutTraces[filepath.Base(t.Path)]; ok && len(t.Steps) > c.Steps {
+				cut = c.Why
+			}
+		}
+		tr.Window = window.Check(t, window.Options{LastStepCut: cut})
 		bopts = breakdown.Options{Definition: def}
 		gopts = gpu.Options{Definition: def}
 		if def != breakdown.TB {

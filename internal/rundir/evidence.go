@@ -107,9 +107,17 @@ type Evidence struct {
 		// active, or more when those steps were shorter than the
 		// minimum window (0 before a window started, and from agents
 		// before it).
-		ActiveSteps int              `json:"active_steps"`
-		Activities  []string         `json:"activities"`
-		Windows     []ProfilerWindow `json:"windows"`
+		ActiveSteps int `json:"active_steps"`
+		// EarlyStart: the first window started at Step, before
+		// skip_first and with one warm-up step, as the two steps before
+		// it took StepS each, at least ProfilerConfig.EarlyStartS (nil:
+		// the schedule as set).
+		EarlyStart *struct {
+			Step  int       `json:"step"`
+			StepS []float64 `json:"step_s"`
+		} `json:"early_start"`
+		Activities []string         `json:"activities"`
+		Windows    []ProfilerWindow `json:"windows"`
 	} `json:"profiler"`
 	WindowSteps []WindowStep `json:"window_steps"`
 	// Optimizers: what each optimizer updates, read at its first step

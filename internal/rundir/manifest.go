@@ -118,8 +118,13 @@ type ProfilerConfig struct {
 	Active    int  `json:"active"`
 	// MinWindowS: the window records more than Active steps when they
 	// would take less than this (seconds; 0: exactly Active).
-	MinWindowS    float64 `json:"min_window_s"`
-	Repeat        int     `json:"repeat"`
+	MinWindowS float64 `json:"min_window_s"`
+	Repeat     int     `json:"repeat"`
+	// EarlyStartS: when two steps after the first take this long or
+	// more (seconds; 0: never), the first window starts at once with one
+	// warm-up step instead of after SkipFirst and Warmup (the agent's
+	// _start): run sets it unless --skip-first or --warmup is given.
+	EarlyStartS   float64 `json:"early_start_s"`
 	RecordShapes  bool    `json:"record_shapes"`
 	ProfileMemory bool    `json:"profile_memory"`
 	WithStack     bool    `json:"with_stack"`

@@ -485,6 +485,13 @@ func writeSteps(w io.Writer, ev *rundir.Evidence) {
 		if win.ClosedBy != "" {
 			fmt.Fprintf(w, " [closed after %d steps by the %s bound: %s]", len(win.Steps), win.ClosedBy, win.ClosedDetail)
 		}
+		if e := ev.Profiler.EarlyStart; win.Index == 1 && e != nil {
+			took := make([]string, len(e.StepS))
+			for i, s := range e.StepS {
+				took[i] = units.Seconds(s)
+			}
+			fmt.Fprintf(w, " [started early: the steps before it took %s, past their warm-up]", strings.Join(took, " and "))
+		}
 		if n, a := ev.Profiler.ActiveSteps, ev.Profiler.Schedule["active"]; win.Index == 1 && a > 0 && n > a {
 			fmt.Fprintf(w, " [%d steps, not %d: %d took under --min-window]", n, a, a)
 		}

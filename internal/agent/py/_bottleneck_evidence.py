@@ -136,6 +136,7 @@ class Evidence(object):
                 "state": self.prof_state,
                 "schedule": {k: self.pcfg.get(k) for k in ("skip_first", "wait", "warmup", "active", "repeat")},
                 "active_steps": self.active,
+                "early_start": self.early_start,
                 "options": {k: bool(self.pcfg.get(k)) for k in
                             ("record_shapes", "profile_memory", "with_stack", "with_flops", "with_modules")},
                 "activities": getattr(self, "activities", []),

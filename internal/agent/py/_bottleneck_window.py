@@ -59,6 +59,7 @@ def agent_warnings(torch=None):
         if before is not None:
             shown.difference_update([m for m in shown - before if m.startswith(_AGENT_WARNINGS)])
 MAX_WINDOW_STEPS = 500  # a lengthened window's most steps (trace size)
+EARLY_START_SPREAD = 1.5  # _start: two long steps this close are steady
 # Bounds on a window whatever the step source does next (a program that
 # trains 30 steps and then evaluates for minutes, a loop that makes a new
 # optimizer every iteration: the steps a window waits for never come, and
@@ -178,6 +179,8 @@ class Window(object):
         self.sync_state = "not-attempted"
         self._sync_prev_mode = None
         self._sched = None  # the profiler's schedule function
+        self._start_fixed = False  # _start decided
+        self.early_start = None  # {"step", "step_s"} when _start moved the window earlier
         # [{"step", "s"}]: the wait for the device charged to the last
         # step before each window (_wait_for_device)
         self.device_behind = []
@@ -417,10 +420,10 @@ class Window(object):
         less than `min_window_s` (a window of a few short steps holds too
         few Python samples and too little of the trace to judge from)."""
         p = self.pcfg
-        skip, wait, warmup = int(p.get("skip_first", 5)), int(p.get("wait", 0)), int(p.get("warmup", 2))
-        repeat = int(p.get("repeat", 1))
+        wait, repeat = int(p.get("wait", 0)), int(p.get("repeat", 1))
 
         def fn(step):
+            skip, warmup = self._start(step)
             if step < skip:
                 return action.NONE
             step -= skip
@@ -436,6 +439,31 @@ class Window(object):
                 return action.WARMUP
             return action.RECORD if at < cycle - 1 else action.RECORD_AND_SAVE
         return fn
+
+    def _start(self, step):
+        """skip_first and warmup: as set, or, where the run leaves them to
+        the agent (early_start_s), from this step with one warm-up step
+        once two steps after the first took early_start_s or more each,
+        within EARLY_START_SPREAD of each other: steps that long are past
+        their warm-up, and the default start (7 steps in) came after the
+        end of a run of five 28 s steps (pytorch/examples'
+        time_sequence_prediction: LBFGS, 20 closures a step), so nothing
+        was recorded. Fixed at the first step that decides; pcfg then
+        holds what was used."""
+        p = self.pcfg
+        skip, warmup = int(p.get("skip_first", 5)), int(p.get("warmup", 2))
+        least = float(p.get("early_start_s") or 0)
+        if least <= 0 or self._start_fixed:
+            return skip, warmup
+        if step >= skip:
+            self._start_fixed = True
+            return skip, warmup
+        durs = [t[2] for t in self.step_times[1:]][-2:]
+        if len(durs) == 2 and min(durs) >= least and max(durs) <= EARLY_START_SPREAD * min(durs):
+            p["skip_first"], p["warmup"] = step, min(1, warmup)
+            self._start_fixed = True
+            self.early_start = {"step": step, "step_s": [round(d, 3) for d in durs]}
+        return int(p.get("skip_first", 5)), int(p.get("warmup", 2))
 
     def _window_length(self):
         """The recorded steps per window (see _schedule), at most

@@ -33,6 +33,10 @@ type RunEvidence struct {
 	NotOwnS map[int]float64 `json:"-"`
 	Tag     string          `json:"tag"`
 	Rank    int             `json:"rank"`
+	// CutTraces are, by the base name of their trace file, the windows
+	// whose recording did not end at a step's end: the program ended
+	// during them (partial), or a bound closed them.
+	CutTraces map[string]CutWindow `json:"cut_traces,omitempty"`
 	// WindowStepS is the mean step of the recorded window (seconds);
 	// DataLoaderWaitS the mean DataLoader wait per window step; both
 	// leave out the window's steps over twice its median, as the trace's
@@ -947,6 +951,16 @@ func cpuAutocast(p *pyprofile.Profile, frames []int, src sourceCache) (AutocastB
 	return AutocastBlock{}, false
 }
 
+// CutWindow is a window whose recording ended inside a step, or at the
+// end of its last step (a bound checked at a step's end).
+type CutWindow struct {
+	// Why says what ended it (window.Options.LastStepCut).
+	Why string `json:"why"`
+	// Steps is how many steps the window recorded whole: a trace that
+	// holds more has its last one cut short.
+	Steps int `json:"steps"`
+}
+
 // batchesAhead is how many batches the loaders' workers load ahead of
 // the step: num_workers x prefetch_factor (2 when not known), summed.
 func (r *RunEvidence) BatchesAhead() int {
@@ -968,6 +982,21 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 	r := &RunEvidence{Tag: pr.Tag}
 	r.Rank, _ = rundir.Rank(pr.Tag)
 	if ev := pr.Evidence; ev != nil {
+		for _, w := range ev.Profiler.Windows {
+			why := ""
+			switch {
+			case w.Partial:
+				why = "the program ended during it"
+			case w.ClosedBy != "":
+				why = fmt.Sprintf("the window's %s bound closed it: %s", w.ClosedBy, w.ClosedDetail)
+			default:
+				continue
+			}
+			if r.CutTraces == nil {
+				r.CutTraces = map[string]CutWindow{}
+			}
+			r.CutTraces[filepath.Base(w.File)] = CutWindow{Why: why, Steps: len(w.Steps)}
+		}
 		steps := ev.StepSeries()
 		r.OutsideStepS, r.WindowMedianS = stepMedians(steps)
 		// the window's steps as the trace's analyses take them: without

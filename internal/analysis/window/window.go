@@ -43,6 +43,9 @@
 //     once, so every Nth step waits; that is the steady state of an
 //     input-bound loop (a lone such step is an epoch's restart, an
 //     outlier).
+//   - Cut short: with Options.LastStepCut, the last step, which the
+//     recording's end cut short (the program ended, or a bound closed
+//     the window, during it).
 //
 // A window with no step left is not steady state; the diagnosis then gives
 // no verdict and says how to re-profile.
@@ -73,6 +76,10 @@ type Options struct {
 	FirstCallRatio   float64 // first call / median of later calls (default 10)
 	OverheadShare    float64 // report profiler overhead from this share (default 0.02)
 	OutlierRatio     float64 // step / median of the others (default 2)
+	// LastStepCut says why the trace's last step was cut short, when it
+	// was (a `bottleneck run` window the program ended during, or that a
+	// bound closed): that step is excluded (Cut).
+	LastStepCut string
 }
 
 func (o *Options) defaults() {
@@ -96,6 +103,7 @@ const (
 	StartUp   = "start-up"
 	Capture   = "graph capture"
 	Outlier   = "outlier"
+	Cut       = "cut short"
 )
 
 // Step is one step's check.
@@ -105,7 +113,7 @@ type Step struct {
 	// Us is the step's span: its host start to the later of its host end and the end of the device work it launched.
 	Us float64 `json:"us"`
 	// Excluded is the reason the step is left out of the steady-state
-	// figures ("" when used): carry-over, start-up, graph capture or outlier.
+	// figures ("" when used): carry-over, start-up, graph capture, outlier or cut short.
 	Excluded string `json:"excluded,omitempty"`
 	// StartupUs is the part of the step's span covered by start-up costs (their union).
 	StartupUs float64 `json:"startup_us,omitempty"`
@@ -210,6 +218,8 @@ type Result struct {
 	RecompileSteps int `json:"recompile_steps,omitempty"`
 	// Capture is the graph capture found (absent when none).
 	Capture *GraphCapture `json:"graph_capture,omitempty"`
+	// LastStepCut says why the last step was cut short and left out (Options.LastStepCut; absent when it was not).
+	LastStepCut string `json:"last_step_cut,omitempty"`
 	// Overhead is the profiler's overhead in the steps (absent when it recorded none).
 	Overhead *Overhead `json:"profiler_overhead,omitempty"`
 	// OutlierWork is what the outlier steps do beyond an ordinary step (absent with fewer than 2 outliers).
@@ -266,7 +276,7 @@ type checker struct {
 // Check runs every check on t.
 func Check(t *trace.Trace, o Options) *Result {
 	o.defaults()
-	c := &checker{t: t, o: o, cl: classify.For(t), r: &Result{Definition: DefinitionVersion, Synthetic: t.SyntheticStep, StepMarks: t.StepMarks, Used: []string{}}}
+	c := &checker{t: t, o: o, cl: classify.For(t), r: &Result{Definition: DefinitionVersion, Synthetic: t.SyntheticStep, StepMarks: t.StepMarks, Used: []string{}, LastStepCut: o.LastStepCut}}
 	c.t0, _ = t.Span()
 	for _, s := range t.Steps {
 		sp := interval.Span{Start: s.Start, End: max(s.End, s.DeviceEnd)}
@@ -282,6 +292,8 @@ func Check(t *trace.Trace, o Options) *Result {
 		st := &c.r.Steps[i]
 		sp := c.spans[i]
 		switch {
+		case c.o.LastStepCut != "" && i == len(c.r.Steps)-1:
+			st.Excluded = Cut
 		case float64(carry.OverlapLen(sp)) >= c.o.CarryStepShare*float64(sp.Len()) && carry.OverlapLen(sp) > 0:
 			st.CarryUs = us(carry.OverlapLen(sp))
 			st.Excluded = CarryOver
@@ -297,11 +309,11 @@ func Check(t *trace.Trace, o Options) *Result {
 	for _, s := range c.r.Steps {
 		if s.Excluded == "" {
 			c.r.Used = append(c.r.Used, s.Step)
-		} else if s.Excluded != Outlier {
+		} else if s.Excluded != Outlier && s.Excluded != Cut {
 			c.r.SteadyState = false
 		}
 	}
-	if c.r.Overhead != nil && c.r.Overhead.IdlePct >= 100*c.o.OverheadShare {
+	if c.r.Overhead != nil && c.r.Overhead.IdlePct >= 100*c.o.OverheadShare || len(c.r.Used) == 0 {
 		c.r.SteadyState = false
 	}
 	return c.r

@@ -197,6 +197,37 @@ func TestOutliers(t *testing.T) {
 	}
 }
 
+// The program ended during a run's window: its last step is cut short
+// and left out, the steps before it kept; a window with only that step
+// has no step to use. Without LastStepCut nothing is left out.
+func TestLastStepEnded(t *testing.T) {
+	for _, tc := range []struct {
+		steps  int
+		ended  bool
+		used   int
+		steady bool
+	}{{3, true, 2, true}, {1, true, 0, false}, {3, false, 3, true}} {
+		var s scenario.Trace
+		end := 0.0
+		for n := 1; n <= tc.steps; n++ {
+			end = s.GPUStep(n, end, end, 40, 1000)
+		}
+		tr, err := kineto.ReadFile(s.Write(t), kineto.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var o Options
+		if tc.ended {
+			o.LastStepCut = "the program ended during it"
+		}
+		r := Check(tr, o)
+		ex := excluded(r)
+		if len(r.Used) != tc.used || r.SteadyState != tc.steady || tc.ended && ex[strconv.Itoa(tc.steps)] != Cut || len(ex) != tc.steps-tc.used {
+			t.Errorf("%d steps, ended %v: used %v, left out %v, steady %v", tc.steps, tc.ended, r.Used, ex, r.SteadyState)
+		}
+	}
+}
+
 // A CPU loop fed by 4 DataLoader workers that cannot keep up: every 4th
 // step waits for the next round of batches. Those steps are the loop's
 // steady state, not outliers; a step slow in its own work still is, and

@@ -54,22 +54,25 @@ type Options struct {
 	Report    string // stderr | stdout | none
 	Full      bool   // print the whole text report, not the brief
 
-	PythonProfiler   string
-	SampleInterval   time.Duration
-	WindowInterval   time.Duration
-	StepSource       string
-	NoTrace          bool
-	SkipFirst        int
-	Wait             int
-	Warmup           int
-	Active           int
-	MinWindow        time.Duration
-	Repeat           int
-	RecordShapes     bool
-	ProfileMemory    bool
-	WithStack        bool
-	WithFlops        bool
-	WithModules      bool
+	PythonProfiler string
+	SampleInterval time.Duration
+	WindowInterval time.Duration
+	StepSource     string
+	NoTrace        bool
+	SkipFirst      int
+	Wait           int
+	Warmup         int
+	Active         int
+	MinWindow      time.Duration
+	Repeat         int
+	RecordShapes   bool
+	ProfileMemory  bool
+	WithStack      bool
+	WithFlops      bool
+	WithModules    bool
+	// fixedStart: --skip-first or --warmup given, so the window starts
+	// where they say, however long the steps (ProfilerConfig.EarlyStartS)
+	fixedStart       bool
 	StopAfterProfile bool
 	NoSyncDebug      bool
 	NVTX             string // "" | steps | ops
@@ -136,9 +139,11 @@ Files go to --output (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Args = args
 			o.Launcher = cmd.ArgsLenAtDash() == 0
-			if f := cmd.Flags(); f.Changed("active") && !f.Changed("min-window") {
+			f := cmd.Flags()
+			if f.Changed("active") && !f.Changed("min-window") {
 				o.MinWindow = 0 // the steps asked for, however short
 			}
+			o.fixedStart = f.Changed("skip-first") || f.Changed("warmup")
 			if len(args) == 0 {
 				return exitcode.New(exitcode.Usage, errors.New("run: missing program: script.py, -m module, or -- launcher ..."))
 			}
@@ -234,10 +239,14 @@ func (o *Options) config() (runner.Config, error) {
 	ac.Live = o.Live != ""
 	ac.NVTX = o.NVTX
 	ac.JobExchange = o.jobExchange()
+	early := ac.Profiler.EarlyStartS
+	if o.fixedStart || o.Launcher {
+		early = 0 // ranks deciding apart could record different steps
+	}
 	ac.Profiler = rundir.ProfilerConfig{
 		Enabled: !o.NoTrace, SkipFirst: o.SkipFirst, Wait: o.Wait, Warmup: o.Warmup, Active: o.Active,
-		MinWindowS: o.MinWindow.Seconds(),
-		Repeat:     o.Repeat, RecordShapes: o.RecordShapes || o.Repro, ProfileMemory: o.ProfileMemory,
+		MinWindowS: o.MinWindow.Seconds(), EarlyStartS: early,
+		Repeat: o.Repeat, RecordShapes: o.RecordShapes || o.Repro, ProfileMemory: o.ProfileMemory,
 		WithStack: o.WithStack, WithFlops: o.WithFlops, WithModules: o.WithModules,
 	}
 	cfg := runner.Config{

@@ -701,6 +701,33 @@ func TestLaterStageTakesOverTheSteps(t *testing.T) {
 	}
 }
 
+// A window's recording that ends inside a step: that step is cut short
+// and left out. The program ends in the window (4 steps, the window from
+// the third): step 3 is used, the end after step 4 left out. Training
+// stops and an evaluation follows (the window from the last training
+// step): the idle bound closes it with no whole step, and no verdict is
+// drawn from the evaluation's forwards.
+func TestWindowCutShort(t *testing.T) {
+	py := torchPython(t)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{append(small(py), ex(t, "train_cnn.py"), "--steps", "4", "--threads", "1"), 0, "left out: 4 (cut short: the program ended during it)"},
+		{[]string{"--python", py, "--skip-first", "28", "--warmup", "1", "--active", "2", ex(t, "train_then_eval.py"), "eval", "3"},
+			4, "the window recorded no whole step"},
+	} {
+		r := bn(t, runOpts{}, tc.args...)
+		if r.code != tc.code {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+		if !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: want %q in the report:\n%s", tc.args[len(tc.args)-3:], tc.want, r.stderr)
+		}
+	}
+}
+
 // lastStep is the number of the last step the evidence timed.
 func lastStep(ev evidence) int {
 	last := 0

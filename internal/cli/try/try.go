@@ -547,7 +547,7 @@ func (o *Options) runOnce(dir string, set map[string]string, what string) (strin
 	ac := runner.DefaultAgentConfig()
 	// time the steps before the window, record a short one, and end: the
 	// same steps in every run, never the whole training
-	ac.Profiler.SkipFirst = o.Steps
+	ac.Profiler.SkipFirst, ac.Profiler.EarlyStartS = o.Steps, 0
 	ac.StopAfterProfile = true
 	if o.Launcher {
 		// every rank's window the same steps, not lengthened to a minimum

@@ -66,6 +66,45 @@ class ScheduleTest(unittest.TestCase):
             self.assertEqual(recorded(w._schedule(Action)), list(range(7, 12)), pcfg)
 
 
+class EarlyStartTest(unittest.TestCase):
+    @staticmethod
+    def actions(durations, **pcfg):
+        """The schedule's action at each step, the steps taking durations."""
+        w = W.Window()
+        w.pcfg = dict(pcfg)
+        w._init_window()
+        fn, got = w._schedule(Action), []
+        for i, d in enumerate(durations):
+            got.append(fn(i))
+            w.step_times.append((i + 1, 0.0, d, False))
+        return w, got
+
+    def test_long_steps_start_the_window_at_once(self):
+        # five 28 s steps (LBFGS, 20 closures each) never reached step 8
+        w, got = self.actions([30.0, 28.0, 28.3, 27.9, 28.1, 28.0, 28.2, 28.0, 28.1, 28.0],
+                              skip_first=5, warmup=2, active=5, early_start_s=2.0)
+        self.assertEqual(got, ["NONE"] * 3 + ["WARMUP"] + ["RECORD"] * 4 + ["RECORD_AND_SAVE", "NONE"])
+        self.assertEqual(w.early_start, {"step": 3, "step_s": [28.0, 28.3]})
+        self.assertEqual((w.pcfg["skip_first"], w.pcfg["warmup"]), (3, 1))
+
+    def test_the_schedule_as_set_otherwise(self):
+        default = ["NONE"] * 5 + ["WARMUP"] * 2 + ["RECORD"] * 4 + ["RECORD_AND_SAVE"] + ["NONE"] * 3
+        for name, durations, pcfg in (
+                # steps under early_start_s
+                ("short", [0.5] * 15, dict(early_start_s=2.0)),
+                # a long compile in the second step, then short steps
+                ("compile", [40.0, 25.0, 0.5] + [0.5] * 12, dict(early_start_s=2.0)),
+                # long steps still growing 1.6x a step at skip_first
+                ("ramping", [9.0, 2.5, 4.0, 6.5, 10.5, 17.0] + [28.0] * 9, dict(early_start_s=2.0)),
+                # a long step every other step
+                ("alternating", [9.0] + [3.0, 0.5] * 7, dict(early_start_s=2.0)),
+                # --skip-first or --warmup given: run sets no early_start_s
+                ("as set", [28.0] * 15, {})):
+            w, got = self.actions(durations, skip_first=5, warmup=2, active=5, **pcfg)
+            self.assertEqual(got, default, name)
+            self.assertIsNone(w.early_start, name)
+
+
 class SlowStepTest(unittest.TestCase):
     def test_over_twice_the_recent_median(self):
         w = W.Window()
