@@ -43,7 +43,7 @@ type WindowNote struct {
 type ExcludedStep struct {
 	// Step is the step number as text.
 	Step string `json:"step"`
-	// Reason says why it is left out: the window check's reason (carry-over, start-up, graph capture, outlier) in plain words, or truncated.
+	// Reason says why it is left out: the window check's reason (carry-over, start-up, graph capture, outlier, cut short) in plain words, or truncated.
 	Reason string `json:"reason"`
 }
 
