@@ -97,6 +97,13 @@ func (s *state) windowNote() {
 		}
 		n.Notes = append(n.Notes, fmt.Sprintf("one-time start-up costs %s in the window: %s", units.Duration(w.StartupUs), strings.Join(parts, ", ")))
 	}
+	if w.LastStepCut != "" && len(w.ExcludedBy(window.Cut)) == 0 {
+		// its only step, cut inside: the part recorded is that step's
+		// start (the LBFGS step above, 20 closures of the same forward
+		// and backward: the memory bound closed the window after ~1 GiB
+		// of events)
+		n.Notes = append(n.Notes, fmt.Sprintf("the window's only step was recorded in part (%s): its figures are of the part recorded, the step's start", w.LastStepCut))
+	}
 	if w.RecompileSteps > 0 {
 		var steps []string
 		for _, x := range w.Recompiles {

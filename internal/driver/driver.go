@@ -240,13 +240,13 @@ func analyzeTrace(t *trace.Trace, o Options, ranksRead int) report.TraceReport {
 	var gopts gpu.Options
 	table := o.Table
 	checkWindow := func() {
-		var cut string
+		var wo window.Options
 		if run := o.RunEvidence[t.Rank]; run != nil {
 			if c, ok := run.CutTraces[filepath.Base(t.Path)]; ok && len(t.Steps) > c.Steps {
-				cut = c.Why
+				wo.LastStepCut, wo.KeepCutStep = c.Why, c.InStep
 			}
 		}
-		tr.Window = window.Check(t, window.Options{LastStepCut: cut})
+		tr.Window = window.Check(t, wo)
 		bopts = breakdown.Options{Definition: def}
 		gopts = gpu.Options{Definition: def}
 		if def != breakdown.TB {

@@ -959,6 +959,11 @@ type CutWindow struct {
 	// Steps is how many steps the window recorded whole: a trace that
 	// holds more has its last one cut short.
 	Steps int `json:"steps"`
+	// InStep: a memory or time bound closed the window inside a step of
+	// the program, so the part recorded is that step's start (the idle
+	// bound closes it after the steps stopped, the program's end after
+	// the last one).
+	InStep bool `json:"in_step,omitempty"`
 }
 
 // batchesAhead is how many batches the loaders' workers load ahead of
@@ -995,7 +1000,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 			if r.CutTraces == nil {
 				r.CutTraces = map[string]CutWindow{}
 			}
-			r.CutTraces[filepath.Base(w.File)] = CutWindow{Why: why, Steps: len(w.Steps)}
+			r.CutTraces[filepath.Base(w.File)] = CutWindow{Why: why, Steps: len(w.Steps), InStep: w.ClosedBy == "memory" || w.ClosedBy == "wall"}
 		}
 		steps := ev.StepSeries()
 		r.OutsideStepS, r.WindowMedianS = stepMedians(steps)

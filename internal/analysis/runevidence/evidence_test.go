@@ -120,3 +120,29 @@ func TestStepMedians(t *testing.T) {
 		t.Errorf("a step after the window: %v, want 0", out)
 	}
 }
+
+// A window whose recording ended inside a step is named with what ended
+// it and the steps it recorded whole; one that ran its steps is not.
+func TestCutTraces(t *testing.T) {
+	ev := &rundir.Evidence{}
+	ev.Profiler.Windows = []rundir.ProfilerWindow{
+		{Index: 1, File: "trace-rank0.pt.trace.json.gz", Steps: []int{8, 9, 10, 11, 12}},
+		{Index: 2, File: "trace-rank0-2.pt.trace.json.gz", Steps: []int{20}, ClosedBy: "memory", ClosedDetail: "grew 1 GiB"},
+		{Index: 3, File: "trace-rank0-3.pt.trace.json.gz", ClosedBy: "idle", ClosedDetail: "no step for 2 s"},
+		{Index: 4, File: "trace-rank0-4.pt.trace.json.gz", Partial: true, Steps: []int{40}},
+	}
+	got := FromProcess(&rundir.ProcessFiles{Tag: "rank0", Evidence: ev}).CutTraces
+	want := map[string]CutWindow{
+		"trace-rank0-2.pt.trace.json.gz": {Why: "the window's memory bound closed it: grew 1 GiB", Steps: 1, InStep: true},
+		"trace-rank0-3.pt.trace.json.gz": {Why: "the window's idle bound closed it: no step for 2 s"},
+		"trace-rank0-4.pt.trace.json.gz": {Why: "the program ended during it", Steps: 1},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("cut traces %+v, want %+v", got, want)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: %+v, want %+v", k, got[k], w)
+		}
+	}
+}

@@ -78,8 +78,11 @@ type Options struct {
 	OutlierRatio     float64 // step / median of the others (default 2)
 	// LastStepCut says why the trace's last step was cut short, when it
 	// was (a `bottleneck run` window the program ended during, or that a
-	// bound closed): that step is excluded (Cut).
+	// bound closed): that step is excluded (Cut), unless it is the only
+	// step and KeepCutStep says its part is a real step's start (a
+	// memory or time bound closed the window inside it).
 	LastStepCut string
+	KeepCutStep bool
 }
 
 func (o *Options) defaults() {
@@ -218,7 +221,7 @@ type Result struct {
 	RecompileSteps int `json:"recompile_steps,omitempty"`
 	// Capture is the graph capture found (absent when none).
 	Capture *GraphCapture `json:"graph_capture,omitempty"`
-	// LastStepCut says why the last step was cut short and left out (Options.LastStepCut; absent when it was not).
+	// LastStepCut says why the last step was cut short (Options.LastStepCut; absent when it was not): it is left out, or, when it is the only step and its part is a real step's start, used.
 	LastStepCut string `json:"last_step_cut,omitempty"`
 	// Overhead is the profiler's overhead in the steps (absent when it recorded none).
 	Overhead *Overhead `json:"profiler_overhead,omitempty"`
@@ -292,7 +295,7 @@ func Check(t *trace.Trace, o Options) *Result {
 		st := &c.r.Steps[i]
 		sp := c.spans[i]
 		switch {
-		case c.o.LastStepCut != "" && i == len(c.r.Steps)-1:
+		case c.o.LastStepCut != "" && i == len(c.r.Steps)-1 && !(c.o.KeepCutStep && i == 0):
 			st.Excluded = Cut
 		case float64(carry.OverlapLen(sp)) >= c.o.CarryStepShare*float64(sp.Len()) && carry.OverlapLen(sp) > 0:
 			st.CarryUs = us(carry.OverlapLen(sp))

@@ -199,14 +199,16 @@ func TestOutliers(t *testing.T) {
 
 // The program ended during a run's window: its last step is cut short
 // and left out, the steps before it kept; a window with only that step
-// has no step to use. Without LastStepCut nothing is left out.
-func TestLastStepEnded(t *testing.T) {
+// has no step to use, unless that step's part is a real step's start (a
+// bound closed the window inside it). Without LastStepCut nothing is
+// left out.
+func TestLastStepCut(t *testing.T) {
 	for _, tc := range []struct {
-		steps  int
-		ended  bool
-		used   int
-		steady bool
-	}{{3, true, 2, true}, {1, true, 0, false}, {3, false, 3, true}} {
+		steps       int
+		ended, keep bool
+		used        int
+		steady      bool
+	}{{3, true, false, 2, true}, {1, true, false, 0, false}, {3, true, true, 2, true}, {1, true, true, 1, true}, {3, false, false, 3, true}} {
 		var s scenario.Trace
 		end := 0.0
 		for n := 1; n <= tc.steps; n++ {
@@ -216,14 +218,14 @@ func TestLastStepEnded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var o Options
+		o := Options{KeepCutStep: tc.keep}
 		if tc.ended {
 			o.LastStepCut = "the program ended during it"
 		}
 		r := Check(tr, o)
 		ex := excluded(r)
-		if len(r.Used) != tc.used || r.SteadyState != tc.steady || tc.ended && ex[strconv.Itoa(tc.steps)] != Cut || len(ex) != tc.steps-tc.used {
-			t.Errorf("%d steps, ended %v: used %v, left out %v, steady %v", tc.steps, tc.ended, r.Used, ex, r.SteadyState)
+		if len(r.Used) != tc.used || r.SteadyState != tc.steady || len(ex) != tc.steps-tc.used || len(ex) > 0 && ex[strconv.Itoa(tc.steps)] != Cut {
+			t.Errorf("%d steps, ended %v, keep %v: used %v, left out %v, steady %v", tc.steps, tc.ended, tc.keep, r.Used, ex, r.SteadyState)
 		}
 	}
 }
