@@ -6,6 +6,7 @@ import (
 
 	"github.com/bottleneck-dev/bottleneck/internal/cli/clitest"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
+	"github.com/bottleneck-dev/bottleneck/internal/runner"
 )
 
 // TestParse: flags and the program become Options without running
@@ -44,8 +45,10 @@ func TestParse(t *testing.T) {
 				o.NoTrace, o.SkipFirst, o.Wait, o.Warmup, o.Active, o.MinWindow, o.Repeat = true, 1, 1, 0, 3, time.Second, 0
 				o.RecordShapes, o.ProfileMemory, o.WithStack, o.WithFlops, o.WithModules, o.StopAfterProfile, o.NoSyncDebug = true, true, true, true, true, true, true
 				o.NVTX, o.Repro, o.Verify, o.VerifySteps, o.Live, o.LivePort, o.LiveHost = "ops", true, "numerics", 5, "web", 8080, "0.0.0.0"
-				o.JobDir, o.JobWait = "/jobs/1", time.Minute
+				o.JobDir, o.JobWait, o.fixedStart = "/jobs/1", time.Minute, true
 			})},
+		// --skip-first or --warmup: the window starts where they say, however long the steps
+		{[]string{"--warmup", "2", "x.py"}, parsed([]string{"x.py"}, func(o *Options) { o.fixedStart = true })},
 		// bare --verify, --live and --nvtx take no value: the next argument is the program
 		{[]string{"--verify", "--live", "--nvtx", "x.py"}, parsed([]string{"x.py"}, func(o *Options) { o.Verify, o.Live, o.NVTX = "on", "term", "steps" })},
 		// --active alone: exactly those steps; with --min-window, as given
@@ -73,5 +76,29 @@ func TestParse(t *testing.T) {
 		{[]string{"--no-such-flag", "x.py"}, nil},
 	} {
 		clitest.CheckParse(t, newCmd, func(ios *iostreams.IOStreams) *Options { return &Options{IO: ios} }, func(o *Options) { o.IO = nil }, tc.args, tc.want)
+	}
+}
+
+// The agent may start the window early on long steps (early_start_s)
+// only where the schedule was left to it: not with --skip-first or
+// --warmup, nor for a launcher's ranks, which would decide apart.
+func TestEarlyStartConfig(t *testing.T) {
+	if runner.DefaultAgentConfig().Profiler.EarlyStartS <= 0 {
+		t.Fatal("no early start by default")
+	}
+	for _, tc := range []struct {
+		o    Options
+		want float64
+	}{
+		{Options{}, runner.DefaultAgentConfig().Profiler.EarlyStartS},
+		{Options{fixedStart: true}, 0},
+		{Options{Launcher: true}, 0},
+	} {
+		tc.o.IO, _, _, _ = iostreams.Test()
+		tc.o.Active, tc.o.Args = 5, []string{"x.py"}
+		cfg, _ := tc.o.config() // (no such program: the configuration is made first)
+		if got := cfg.Agent.Profiler.EarlyStartS; got != tc.want {
+			t.Errorf("%+v: early_start_s %v, want %v", tc.o, got, tc.want)
+		}
 	}
 }

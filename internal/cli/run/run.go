@@ -54,25 +54,22 @@ type Options struct {
 	Report    string // stderr | stdout | none
 	Full      bool   // print the whole text report, not the brief
 
-	PythonProfiler string
-	SampleInterval time.Duration
-	WindowInterval time.Duration
-	StepSource     string
-	NoTrace        bool
-	SkipFirst      int
-	Wait           int
-	Warmup         int
-	Active         int
-	MinWindow      time.Duration
-	Repeat         int
-	RecordShapes   bool
-	ProfileMemory  bool
-	WithStack      bool
-	WithFlops      bool
-	WithModules    bool
-	// fixedStart: --skip-first or --warmup given, so the window starts
-	// where they say, however long the steps (ProfilerConfig.EarlyStartS)
-	fixedStart       bool
+	PythonProfiler   string
+	SampleInterval   time.Duration
+	WindowInterval   time.Duration
+	StepSource       string
+	NoTrace          bool
+	SkipFirst        int
+	Wait             int
+	Warmup           int
+	Active           int
+	MinWindow        time.Duration
+	Repeat           int
+	RecordShapes     bool
+	ProfileMemory    bool
+	WithStack        bool
+	WithFlops        bool
+	WithModules      bool
 	StopAfterProfile bool
 	NoSyncDebug      bool
 	NVTX             string // "" | steps | ops
@@ -103,6 +100,10 @@ type Options struct {
 	livePlainEvery time.Duration
 	liveGrace      time.Duration
 	liveReady      func(url string)
+
+	// fixedStart: --skip-first or --warmup given, so the window starts
+	// where they say, however long the steps (ProfilerConfig.EarlyStartS)
+	fixedStart bool
 
 	// Signals, Env and Dir are for tests (see runner.Config).
 	Signals <-chan os.Signal
