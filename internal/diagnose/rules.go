@@ -141,6 +141,10 @@ type Params struct {
 	// self time is in calls of at most TinyOpUs each: the time is the
 	// small calls' (a fast CPU also runs many large ops per µs of step).
 	TinySelfShare float64
+	// OpFixedUs: what an op's call costs on the CPU whatever its dtype
+	// (dispatch, the output's allocation): the float64 change shortens
+	// only the host self time beyond it (dtypeReach).
+	OpFixedUs float64
 	// MemoryGrowthMiB: memory growth needs the fitted trend of the
 	// process's memory (CUDA allocated, else RSS) over the steps after
 	// start-up to add at least this many MiB, and a loop variable that
@@ -314,6 +318,7 @@ var Default = Params{
 	RunInputGap:           0.15,
 	ValidationShare:       0.15,
 	TinyOpUs:              15,
+	OpFixedUs:             2,
 	TinyOpsPerStep:        100,
 	TinySelfShare:         0.5,
 	MemoryGrowthMiB:       16,

@@ -92,7 +92,7 @@ func (s *state) float64Change(device bool) (string, []Evidence, []Location) {
 	} else if site := s.float64StepSite(); site != nil {
 		where = []Location{*site}
 	}
-	speed := "float32 runs them about twice as fast on a CPU (half the bytes, twice the SIMD lanes), and bf16 autocast leaves float64 ops alone"
+	speed := "float32 runs their arithmetic about twice as fast on a CPU (half the bytes, twice the SIMD lanes; each op's fixed cost stays), and bf16 autocast leaves float64 ops alone"
 	if device {
 		speed = "GPUs run float64 at 1/2 (A100, H100) to 1/64 (consumer and most workstation cards) of float32's rate, and float32 matmuls can use TF32 tensor cores, which float64 cannot"
 	}

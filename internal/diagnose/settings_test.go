@@ -32,7 +32,7 @@ func TestFloat64Change(t *testing.T) {
 		want string // "" : no float64 change
 		at   int    // the line the finding points at first (0: none)
 	}{
-		{"default dtype, no types", f64, noTypes, "drop torch.set_default_dtype(torch.float64) at pinn.py:3 (float32 is the default), unless the model needs float64's precision: the ops compute in float64 (the default dtype is torch.float64 in the recorded window), and float32 runs them about twice as fast on a CPU", 3},
+		{"default dtype, no types", f64, noTypes, "drop torch.set_default_dtype(torch.float64) at pinn.py:3 (float32 is the default), unless the model needs float64's precision: the ops compute in float64 (the default dtype is torch.float64 in the recorded window), and float32 runs their arithmetic about twice as fast on a CPU", 3},
 		{"types", nil, dtypes(800, 100), "ops holding 88% of the native op time compute in float64", 0},
 		{"types and the call", f64, dtypes(800, 100), "drop torch.set_default_dtype(torch.float64) at pinn.py:3", 3},
 		{"default dtype set outside the program's lines", &runevidence.RunEvidence{Env: f64.Env}, noTypes, "set the default dtype back to torch.float32", 0},
@@ -240,4 +240,32 @@ func TestRecompileShare(t *testing.T) {
 func isFloat64Default(e *runevidence.Env) bool {
 	v, _ := e.Flag("default_dtype")
 	return v == "torch.float64"
+}
+
+// The float64 change shortens an op's arithmetic, not its fixed cost:
+// its saving is the native time beyond OpFixedUs a call. Large calls
+// keep nearly all of it; calls of a few µs (a loop of tiny LSTM cells)
+// little; annotations are no ops.
+func TestFloat64SavesTheArithmetic(t *testing.T) {
+	run := &runevidence.RunEvidence{Env: &runevidence.Env{Flags: map[string]any{"default_dtype": "torch.float64"}}}
+	for _, c := range []struct {
+		name string
+		rows []optable.OpRow
+		want float64 // cpu.native's saving, % of the step
+	}{
+		// 900 µs a call: 2 of it fixed, the share 90% × factor 0.5
+		{"large calls", []optable.OpRow{{Name: "aten::addmm", Calls: 1, HostSelfUs: 900}}, 44.9},
+		// 4 µs a call: half of it fixed
+		{"tiny calls", []optable.OpRow{{Name: "aten::mul", Calls: 225, HostSelfUs: 900}}, 22.5},
+		// 1 µs a call: all of it fixed
+		{"views", []optable.OpRow{{Name: "aten::as_strided", Calls: 900, HostSelfUs: 900}}, 0},
+		{"an annotation beside them", []optable.OpRow{{Name: "ProfilerStep#3", Calls: 1, HostSelfUs: 5000}, {Name: "aten::mul", Calls: 225, HostSelfUs: 900}}, 22.5},
+	} {
+		s := &state{p: Default, step: 1000, steps: 1, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{Ops: &optable.OpTable{Rows: c.rows}, Run: run}}
+		s.findings()
+		f := findingOf(s.d, "cpu.native")
+		if f == nil || !strings.Contains(f.Change, "float32") || f.SavingPct != c.want {
+			t.Errorf("%s: %+v, want float32 saving %.1f%%", c.name, f, c.want)
+		}
+	}
 }
