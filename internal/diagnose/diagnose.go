@@ -449,14 +449,14 @@ func (s *state) scores() {
 		hostEv := []Evidence{{"device idle while the host runs (runtime, CPU ops, Python)", pct(pool), "% of step", src},
 			{"kernel-launch calls per step", a.RuntimeLaunchUs, "us", src}}
 		if s.profilerUs > 0 {
-			// The profiler's per-op cost lengthened the window's steps,
-			// their median by profilerUs (its share of each step is
-			// profilerUs of the median), all of it host time in which the
-			// device waited:
-			// without it the host keeps up better, the device's work does
-			// not change (an H100 at 1.97 ms of kernels a step: 3.57 ms
-			// steps in the window, 2.34 ms without the profiler).
-			cut := min(pool, s.profilerUs/(s.unprofiledUs+s.profilerUs)) // the recorded mean step less findingsStep
+			// The profiler's per-op cost lengthened the window's steps
+			// (their median by profilerUs), all of it host time in which
+			// the device waited: without it the host keeps up better, the
+			// device's work does not change (an H100 at 1.97 ms of
+			// kernels a step: 3.57 ms steps in the window, 2.34 ms
+			// without the profiler). Its share of the median step is cut,
+			// which leaves findingsStep.
+			cut := min(pool, s.profilerUs/(s.unprofiledUs+s.profilerUs))
 			pool -= cut
 			hostEv = append(hostEv, Evidence{"of which the profiler's own cost, left out", pct(cut), "% of step", "evidence"})
 		}
