@@ -74,6 +74,11 @@ func TestRealRuns(t *testing.T) {
 		// 0.83-0.92x; its transform (torchvision's Normalize, a module
 		// the loader calls) is not its model
 		{"cpu_mnist", "cpu-compute-bound", "cpu.native", "bf16 autocast", "", "channels_last"},
+		// pytorch/examples' GAT on a synthetic Cora: its attention's
+		// scores are LeakyReLU(a · [Wh_i || Wh_j]), no product of q and
+		// k, which scaled_dot_product_attention cannot compute; its two
+		// evaluations every epoch follow
+		{"cpu_gat", "cpu-compute-bound", "cpu.native", "torch.compile on the model (GAT", "", "scaled_dot_product_attention"},
 		// karpathy/makemore on the project's 2 CPUs: 2 intra-op threads
 		// and 4 DataLoader workers, busy 0.8% of their samples, are not
 		// oversubscription (1 thread and 1 worker measured 0.97x)

@@ -1874,11 +1874,13 @@ func (s *state) denseEmbeddingBackward() (float64, []Location) {
 // and batched-matmul rows in the operator table and no fused attention
 // op. It returns their device self time (host self time on a CPU, where
 // the softmax's backward rows count too: the forward's row can fall out
-// of the table's top rows) and the rows; 0 when a fused op runs or either
-// kind is missing.
+// of the table's top rows) and the rows; 0 when a fused op runs, either
+// kind is missing, or the softmax's scores came from a nonlinearity more
+// often than from a matmul (graph or additive attention, which no fused
+// attention call computes: optable.ScoreSources).
 func (s *state) unfusedAttention(cpu bool) (float64, []Location) {
 	t := s.in.Ops
-	if t == nil {
+	if t == nil || t.Scores.Nonlinear > t.Scores.Product {
 		return 0, nil
 	}
 	var softmax, bmm float64

@@ -188,7 +188,7 @@ func (s *state) kernelsFinding() {
 
 var _ = addRule(Rule{
 	ID: "gpu.attention", Class: GPUCompute, Factor: 0.5,
-	When:   "softmax + bmm/baddbmm ops >= AttentionShare of device time and no fused attention op (scaled_dot_product_attention, flash, efficient attention)",
+	When:   "softmax + bmm/baddbmm ops >= AttentionShare of device time, no fused attention op (scaled_dot_product_attention, flash, efficient attention), and the softmax's scores made by a matmul at least as often as by a nonlinearity (graph or additive attention)",
 	Change: "compute attention with " + sdpaChange + ": one fused flash/memory-efficient kernel",
 	detect: (*state).attentionFinding,
 	Fires:  "driver.TestVerdictCorpus/synthetic_unfused_attention", Silent: "driver.TestVerdictCorpus/synthetic_sdpa",

@@ -74,6 +74,16 @@ const (
 	// OptimizerStep: torch.optim's record_function around a step,
 	// Optimizer.step#<class>.step.
 	OptimizerStep
+	// Softmax, ScoreProduct, ScoreNonlinear and ScorePass sort the ops
+	// around attention's softmax by what they do to its scores
+	// (scoreOps; optable.ScoreSources): aten::softmax; a matmul that
+	// makes them (q @ k.transpose); an elementwise nonlinearity that
+	// makes them (LeakyReLU, tanh: graph or additive attention); a view,
+	// scaling or masking they pass through.
+	Softmax
+	ScoreProduct
+	ScoreNonlinear
+	ScorePass
 )
 
 // Comm is CommOp | CommKernel.
@@ -185,6 +195,7 @@ func of(name string, kernel bool) Flag {
 	if strings.HasPrefix(name, "Optimizer.step#") {
 		f |= OptimizerStep
 	}
+	f |= scoreOps[strings.TrimSuffix(name, "_")] // in place (tanh_, masked_fill_) as not
 	return f
 }
 
@@ -203,6 +214,29 @@ var layerForwardOps = map[string]bool{
 	"aten::scaled_dot_product_attention": true, "aten::dropout": true,
 	"aten::lstm": true, "aten::gru": true, "aten::rnn_tanh": true, "aten::rnn_relu": true,
 }
+
+// scoreOps: the classes of the ops around attention's softmax (Softmax).
+var scoreOps = func() map[string]Flag {
+	m := map[string]Flag{"aten::softmax": Softmax}
+	for _, n := range []string{"aten::matmul", "aten::bmm", "aten::baddbmm", "aten::mm", "aten::einsum"} {
+		m[n] = ScoreProduct
+	}
+	for _, n := range []string{"aten::leaky_relu", "aten::tanh", "aten::relu", "aten::elu", "aten::gelu", "aten::sigmoid", "aten::silu"} {
+		m[n] = ScoreNonlinear
+	}
+	for _, n := range []string{"aten::view", "aten::reshape", "aten::_reshape_alias", "aten::_unsafe_view", "aten::alias", "aten::as_strided",
+		"aten::view_as", "aten::reshape_as", "aten::expand_as", "aten::type_as", "aten::flatten", "aten::unflatten", "aten::narrow",
+		"aten::split", "aten::chunk", "aten::unbind", "aten::transpose", "aten::t", "aten::permute", "aten::reciprocal", "aten::pow",
+		"aten::contiguous", "aten::expand", "aten::unsqueeze", "aten::squeeze", "aten::div", "aten::mul", "aten::add", "aten::sub",
+		"aten::rsub", "aten::neg", "aten::sqrt", "aten::masked_fill", "aten::where", "aten::to", "aten::_to_copy", "aten::copy",
+		"aten::clone", "aten::detach", "aten::ones_like", "aten::zeros_like", "aten::full_like", "aten::empty_like", "aten::fill",
+		"aten::gt", "aten::lt", "aten::ge", "aten::le", "aten::eq", "aten::ne", "aten::logical_not", "aten::scalar_tensor",
+		"aten::lift_fresh", "aten::select", "aten::slice", "aten::index", "aten::tril", "aten::triu", "aten::dropout",
+		"aten::feature_dropout", "aten::native_dropout"} {
+		m[n] = ScorePass
+	}
+	return m
+}()
 
 var commOpPrefixes = []string{
 	"nccl:", "gloo:", "mpi:", "ucc:", "xccl:", "rccl:",

@@ -44,3 +44,22 @@ func TestDtypes(t *testing.T) {
 		t.Errorf("a trace without input types: %+v", d)
 	}
 }
+
+// What made the softmax's scores, on real CPU traces: karpathy/makemore's
+// attention, (q @ k.transpose) * scale masked, a product in every call;
+// pytorch/examples' GAT, LeakyReLU(a · [Wh_i || Wh_j]) masked, a
+// nonlinearity in every call.
+func TestScoreSources(t *testing.T) {
+	for _, c := range []struct {
+		run  string
+		want ScoreSources
+	}{{"cpu_makemore", ScoreSources{Product: 28}}, {"cpu_gat", ScoreSources{Nonlinear: 30}}} {
+		tr, err := kineto.ReadFile(filepath.Join(testutil.RepoRoot(), "testdata", "rundir", c.run, "trace-rank0.pt.trace.json.gz"), kineto.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Ops(tr, Options{}).Scores; got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.run, got, c.want)
+		}
+	}
+}

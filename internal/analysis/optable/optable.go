@@ -93,6 +93,8 @@ type OpTable struct {
 	ranked []OpRow
 	// Recompute is the layers' forward ops that ran inside a backward op, as activation checkpointing runs them again, in the table's steps (absent: none).
 	Recompute *Recompute `json:"recompute,omitempty"`
+	// Scores is what made the scores of the trace's softmax calls (attention's: ScoreSources).
+	Scores ScoreSources `json:"softmax_scores"`
 }
 
 // Recompute is the forward work run again inside the backward: the
@@ -290,7 +292,7 @@ func Ops(t *trace.Trace, o Options) *OpTable {
 			childSum[tix(p)] += d
 		}
 	}
-	res := &OpTable{HasStacks: stacks.available}
+	res := &OpTable{HasStacks: stacks.available, Scores: scoreSources(t, names)}
 	res.StepsFirst, res.StepsLast, res.Steps = stepRange(t, &o)
 	var rec recomputeSums
 	dtypes := newDtypeSums(t)
