@@ -99,9 +99,8 @@ func (s *state) windowNote() {
 	}
 	if w.LastStepCut != "" && len(w.ExcludedBy(window.Cut)) == 0 {
 		// its only step, cut inside: the part recorded is that step's
-		// start (the LBFGS step above, 20 closures of the same forward
-		// and backward: the memory bound closed the window after ~1 GiB
-		// of events)
+		// start (an LBFGS step, 20 closures of the same forward and
+		// backward, that the memory bound closed after ~1 GiB of events)
 		n.Notes = append(n.Notes, fmt.Sprintf("the window's only step was recorded in part (%s): its figures are of the part recorded, the step's start", w.LastStepCut))
 	}
 	if w.RecompileSteps > 0 {
