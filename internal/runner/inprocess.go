@@ -30,6 +30,15 @@ func Begin(dir, settings, version, python string, pid int, args []string) (rundi
 		if err := dec.Decode(&ac); err != nil {
 			return ac, fmt.Errorf("settings: %w", err)
 		}
+		// a start set is kept however long the steps, as run's flags
+		// (ProfilerConfig.EarlyStartS)
+		var given struct {
+			Profiler map[string]json.RawMessage `json:"profiler"`
+		}
+		if json.Unmarshal([]byte(settings), &given) == nil && given.Profiler["early_start_s"] == nil &&
+			(given.Profiler["skip_first"] != nil || given.Profiler["warmup"] != nil) {
+			ac.Profiler.EarlyStartS = 0
+		}
 	}
 	if ac.Profiler.Active < 1 || ac.Profiler.SkipFirst < 0 || ac.Profiler.Warmup < 0 || ac.Profiler.Wait < 0 || ac.Profiler.Repeat < 0 || ac.Profiler.MinWindowS < 0 {
 		return ac, errors.New("settings: active must be >= 1; skip_first, wait, warmup, repeat and min_window_s >= 0")

@@ -38,6 +38,19 @@ func TestBeginMergesSettingsOverDefaults(t *testing.T) {
 	if _, err := Begin(dir, "", "1.0", "py", 1, nil); err == nil || !strings.Contains(err.Error(), "already holds a run") {
 		t.Errorf("second Begin in the same directory: %v", err)
 	}
+	// the window starts early on long steps unless a start is set
+	for s, want := range map[string]float64{
+		`{"profiler": {"active": 3}}`:                            d.Profiler.EarlyStartS,
+		`{"profiler": {"skip_first": 10}}`:                       0,
+		`{"profiler": {"warmup": 1}}`:                            0,
+		`{"profiler": {"warmup": 1, "early_start_s": 5}}`:        5,
+		`{"profiler": {"skip_first": 10, "early_start_s": 0.5}}`: 0.5,
+	} {
+		ac, err := Begin(filepath.Join(t.TempDir(), "run"), s, "1.0", "py", 1, nil)
+		if err != nil || ac.Profiler.EarlyStartS != want {
+			t.Errorf("%s: early_start_s %v (%v), want %v", s, ac.Profiler.EarlyStartS, err, want)
+		}
+	}
 }
 
 func TestBeginRejectsBadSettings(t *testing.T) {

@@ -17,7 +17,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 
 # profile() keyword -> where it goes in the agent settings (manifest.json's
 # "settings"; `bottleneck run --help` documents each).
-_PROFILER_KEYS = ("skip_first", "wait", "warmup", "active", "min_window_s", "repeat", "record_shapes",
+_PROFILER_KEYS = ("skip_first", "wait", "warmup", "active", "min_window_s", "early_start_s", "repeat", "record_shapes",
                   "profile_memory", "with_stack", "with_flops", "with_modules")
 _TOP_KEYS = ("python_profiler", "sample_interval", "window_sample_interval", "step_source", "sync_debug")
 
@@ -127,7 +127,7 @@ class profile(object):
     verdict and report to an active W&B or MLflow run (trackers_used says
     which were). Other keywords are the settings
     of `bottleneck run` of the same names: skip_first, wait, warmup,
-    active, repeat, record_shapes, profile_memory, with_stack, with_flops,
+    active, early_start_s, repeat, record_shapes, profile_memory, with_stack, with_flops,
     with_modules, python_profiler, sample_interval, window_sample_interval,
     step_source, sync_debug.
 
