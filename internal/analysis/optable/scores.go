@@ -1,6 +1,9 @@
 package optable
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
 	"github.com/bottleneck-dev/bottleneck/internal/trace"
 )
@@ -26,35 +29,40 @@ type ScoreSources struct {
 // scoreScan the events (their children among them).
 const scoreLookback, scoreScan = 12, 512
 
+// scoreSources finds the softmax calls in one pass over the events, in
+// their order (the track lists, in start order, are read only around
+// each softmax: on a GB trace they are tens of millions of indices).
 func scoreSources(t *trace.Trace, names *classify.Table) ScoreSources {
 	ev := &t.Events
 	var out ScoreSources
-	for _, tr := range t.Tracks {
-		if tr.IsDevice() {
+	for i, name := range ev.Name {
+		if !names.Has(name, classify.Softmax) || ev.Kind[i] != trace.KindCPUOp {
 			continue
 		}
-		for pos, e := range tr.Events {
-			if ev.Kind[e] != trace.KindCPUOp || !names.Has(ev.Name[e], classify.Softmax) {
+		e := int32(i)
+		track := t.Tracks[ev.Track[i]].Events
+		// the first event at e's start, then e among those starting with it
+		pos, _ := slices.BinarySearchFunc(track, ev.Start[i], func(x int32, start int64) int { return cmp.Compare(ev.Start[x], start) })
+		for pos < len(track) && track[pos] != e {
+			pos++
+		}
+		parent, seen := tableParent(t, e), 0
+	back:
+		for k := pos - 1; k >= max(0, pos-scoreScan) && seen < scoreLookback; k-- {
+			s := track[k]
+			if ev.Kind[s] != trace.KindCPUOp || tableParent(t, s) != parent || ev.Start[s]+ev.Dur[s] > ev.Start[i] {
 				continue
 			}
-			parent, seen := tableParent(t, e), 0
-		back:
-			for k := pos - 1; k >= max(0, pos-scoreScan) && seen < scoreLookback; k-- {
-				s := tr.Events[k]
-				if ev.Kind[s] != trace.KindCPUOp || tableParent(t, s) != parent || ev.Start[s]+ev.Dur[s] > ev.Start[e] {
-					continue
-				}
-				seen++
-				switch f := names.Flags(ev.Name[s]); {
-				case f&classify.ScoreProduct != 0:
-					out.Product++
-					break back
-				case f&classify.ScoreNonlinear != 0:
-					out.Nonlinear++
-					break back
-				case f&classify.ScorePass == 0:
-					break back // another op made them
-				}
+			seen++
+			switch f := names.Flags(ev.Name[s]); {
+			case f&classify.ScoreProduct != 0:
+				out.Product++
+				break back
+			case f&classify.ScoreNonlinear != 0:
+				out.Nonlinear++
+				break back
+			case f&classify.ScorePass == 0:
+				break back // another op made them
 			}
 		}
 	}
