@@ -87,6 +87,21 @@ func cpuWaitInWindow(d *diagnose.Diagnosis) (float64, bool) {
 	return 0, false
 }
 
+// othersLoad is the window note's load average when other processes held
+// the CPUs (cpuWaitCause).
+func othersLoad(d *diagnose.Diagnosis) (string, bool) {
+	if d.Window == nil {
+		return "", false
+	}
+	for _, n := range d.Window.Notes {
+		if _, after, ok := strings.Cut(n, "other processes held the CPUs (load average "); ok {
+			load, _, _ := strings.Cut(after, ";")
+			return "load average " + load, true
+		}
+	}
+	return "", false
+}
+
 // quartersFell says whether a quarter of the run's steps (the first
 // three and the profiled window's left out) had a lower median than the
 // quarter before, and the quarters' medians.

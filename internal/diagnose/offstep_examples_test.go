@@ -47,6 +47,13 @@ func TestPlantedOffStep(t *testing.T) {
 			}
 			line := plantedLine(t, path)
 			if len(d.Findings) == 0 || d.Findings[0].Rule != "host.off-step" {
+				if load, ok := othersLoad(d); ok && d.Findings[0].Rule == "run.slowing" {
+					// the premise, a machine that runs as fast at the end
+					// as at the start, is absent: the planted loops' work
+					// does not grow (CI, load 2.9 on 2 CPUs: 2.91 ms steps
+					// at the start, 10.1 ms at the end)
+					t.Skipf("machine's speed changed: steps got slower with work that does not grow, other processes holding the CPUs (%s)", load)
+				}
 				t.Fatalf("first finding is not host.off-step\n%s", txt)
 			}
 			f := d.Findings[0]
