@@ -149,6 +149,9 @@ type Location struct {
 	SharePct float64 `json:"share_pct,omitempty"`
 	// Note says more about the location in plain words (settings, counts, what ran there).
 	Note string `json:"note,omitempty"`
+	// Inside says where a Python line that calls into an installed package spends its time there:
+	// the package's function that holds most of its samples and what that calls (absent otherwise).
+	Inside string `json:"inside,omitempty"`
 }
 
 // Finding is one thing to change, with what it could save.

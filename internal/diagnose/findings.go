@@ -178,9 +178,18 @@ func (s *state) pyLines(lines []runevidence.Line, n int) []Location {
 		if s.py.Window {
 			note = "main-thread samples in the recorded window"
 		}
-		out = append(out, Location{Kind: "python", Name: l.Func, File: l.File, Line: l.Line, SharePct: l.Pct, Note: note})
+		out = append(out, lineLocation(l, note))
 	}
 	return out
+}
+
+// lineLocation is a line of the Python profile as a location.
+func lineLocation(l runevidence.Line, note string) Location {
+	loc := Location{Kind: "python", Name: l.Func, File: l.File, Line: l.Line, SharePct: l.Pct, Note: note}
+	if l.Inside != nil {
+		loc.Inside = l.Inside.String()
+	}
+	return loc
 }
 
 // tensorFromLists reports the hottest line of the step when it builds a

@@ -179,7 +179,7 @@ func (s *state) blockedFinding() {
 		if l.In != "" {
 			note = "off the CPU in " + l.In
 		}
-		where = append(where, Location{Kind: "python", Name: l.Func, File: l.File, Line: l.Line, SharePct: l.Pct, Note: note})
+		where = append(where, lineLocation(l, note))
 	}
 	top := blocked[0]
 	ms := []Evidence{{"main-thread samples off the CPU at the program's lines, outside torch", pct(all), "%", "pyprofile"},
@@ -214,7 +214,7 @@ func (s *state) gilFinding() {
 	}
 	var where []Location
 	for _, l := range g.Lines {
-		where = append(where, Location{Kind: "python", Name: l.Func, File: l.File, Line: l.Line, SharePct: l.Pct, Note: "samples of thread " + g.Thread + ", whole run"})
+		where = append(where, lineLocation(l, "samples of thread "+g.Thread+", whole run"))
 	}
 	at := ""
 	if len(g.Lines) > 0 {

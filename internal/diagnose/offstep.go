@@ -55,7 +55,7 @@ func (s *state) offStepFinding() {
 	}
 	var where []Location
 	for _, l := range s.py.OffStep[:min(3, len(s.py.OffStep))] {
-		where = append(where, Location{Kind: "python", Name: l.Func, File: l.File, Line: l.Line.Line, SharePct: l.Pct, Note: l.Kind})
+		where = append(where, lineLocation(l.Line, l.Kind))
 	}
 	top := s.py.OffStep[0]
 	var change string

@@ -56,7 +56,7 @@ func (s *state) periodicFinding() {
 	case py != nil && py.RunIOShare >= p.Share/2 && len(py.RunIOLines) > 0:
 		what = "file I/O"
 		for _, l := range py.RunIOLines[:min(3, len(py.RunIOLines))] {
-			where = append(where, Location{Kind: "python", Name: l.Func, File: l.File, Line: l.Line, SharePct: l.Pct, Note: "file I/O, main-thread samples, whole run"})
+			where = append(where, lineLocation(l, "file I/O, main-thread samples, whole run"))
 		}
 		ms = append(ms, Evidence{"main-thread samples in file I/O, whole run", pct(py.RunIOShare), "%", "pyprofile"})
 		change = fmt.Sprintf("the write every %d steps at %s blocks training for %s each time: write asynchronously (torch.distributed.checkpoint.async_save, or copy the state_dict to CPU tensors and write them on a background thread), or write less often", p.Every, lineName(where[0]), units.Seconds(p.MeanS-p.MedianS))
@@ -64,7 +64,7 @@ func (s *state) periodicFinding() {
 		top := py.OffStep[0]
 		what = top.Kind
 		for _, l := range py.OffStep[:min(3, len(py.OffStep))] {
-			where = append(where, Location{Kind: "python", Name: l.Func, File: l.File, Line: l.Line.Line, SharePct: l.Pct, Note: l.Kind + ", whole run"})
+			where = append(where, lineLocation(l.Line, l.Kind+", whole run"))
 		}
 		ms = append(ms, Evidence{"main-thread samples in it, whole run", pct(py.OffStepShare), "%", "pyprofile"})
 		change = fmt.Sprintf("the %s every %d steps at %s takes %s each time: run it less often or on fewer batches (a subset of the validation set), under torch.inference_mode(), or in another process on a copy of the weights", top.Kind, p.Every, lineName(where[0]), units.Seconds(p.MeanS-p.MedianS))
@@ -94,8 +94,12 @@ func namedLines(lines []runevidence.Line, n int, note string) ([]Location, strin
 	var where []Location
 	var names []string
 	for _, l := range lines[:min(n, len(lines))] {
-		loc := Location{Kind: "python", Name: l.Func, File: l.File, Line: l.Line, SharePct: l.Pct, Note: note}
-		where, names = append(where, loc), append(names, fmt.Sprintf("%s %.0f%%", lineName(loc), l.Pct))
+		loc := lineLocation(l, note)
+		name := fmt.Sprintf("%s %.0f%%", lineName(loc), l.Pct)
+		if loc.Inside != "" {
+			name += " (" + loc.Inside + ")"
+		}
+		where, names = append(where, loc), append(names, name)
 	}
 	return where, strings.Join(names, ", ")
 }

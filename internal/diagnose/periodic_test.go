@@ -76,6 +76,24 @@ func TestPeriodicSteps(t *testing.T) {
 	if p := runevidence.Periodic(steps, nil); p == nil || p.Every != 64 || p.Count != 10 {
 		t.Errorf("a busy spell: %+v", p)
 	}
+	// short outliers between every two long ones, and before the first:
+	// no two long ones are consecutive outliers (a PPO run: a rollout of
+	// ~1 s every 320 updates of 3 ms, among steps of 6-17 ms)
+	noise := func(slow map[int]float64) map[int]float64 {
+		for n := 100; n < 3000; n += 137 {
+			if _, ok := slow[n]; !ok {
+				slow[n] = 0.05
+			}
+		}
+		return slow
+	}
+	if p := runevidence.Periodic(stepsWith(3000, noise(every(320, 321, 3000, 1.0))), nil); p == nil || p.Every != 320 || p.Count != 9 || p.Steps[0] != 321 {
+		t.Errorf("among short outliers: %+v", p)
+	}
+	// ... but long ones off any period stay irregular
+	if p := runevidence.Periodic(stepsWith(3000, noise(map[int]float64{400: 1, 1000: 1, 1150: 1, 2000: 1, 2900: 1})), nil); p != nil {
+		t.Errorf("irregular among short outliers: %+v", p)
+	}
 	// every 4th step waits for the DataLoader's next round of batches:
 	// input, not periodic work
 	steps = stepsWith(300, every(4, 5, 300, 0.06))
@@ -146,6 +164,10 @@ func TestPeriodicFinding(t *testing.T) {
 		// the slow steps' own samples name their lines (a rollout)
 		{"slow steps' lines", runevidence.RunEvidence{Periodic: periodic, Python: &runevidence.PythonEvidence{SlowSamples: 40, SlowLines: slowLines}},
 			"(steps 41, 81, 121, 161, ...)", "the slow steps' time goes to train.py:30 60%, train.py:12 25% (their main-thread samples): that work every 40 steps takes 380 ms", ""},
+		// a program that is one call of a framework: where in it
+		{"slow steps inside a package", runevidence.RunEvidence{Periodic: periodic, Python: &runevidence.PythonEvidence{SlowSamples: 40, SlowLines: []runevidence.Line{{File: "/w/ppo.py", Line: 7, Func: "<module>", Pct: 100,
+			Inside: &runevidence.LibraryCall{Package: "stable_baselines3", Func: "Policy.forward", Via: []string{"learn", "collect_rollouts"}, Pct: 76}}}}},
+			"(steps 41, 81, 121, 161, ...)", "the slow steps' time goes to ppo.py:7 100% (in stable_baselines3's collect_rollouts > Policy.forward (76%))", ""},
 		// ... not from a few samples: record one
 		{"few slow samples", runevidence.RunEvidence{Periodic: periodic, Python: &runevidence.PythonEvidence{SlowSamples: 3, SlowLines: slowLines}},
 			"(steps 41, 81, 121, 161, ...)", "record one with bottleneck run", ""},

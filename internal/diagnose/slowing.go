@@ -34,7 +34,7 @@ func (s *state) slowingFinding() {
 	var where []Location
 	if s.py != nil {
 		for _, l := range s.py.RunHot[:min(3, len(s.py.RunHot))] {
-			where = append(where, Location{Kind: "python", Name: l.Func, File: l.File, Line: l.Line, SharePct: l.Pct, Note: "main-thread samples, whole run"})
+			where = append(where, lineLocation(l, "main-thread samples, whole run"))
 		}
 	}
 	title := fmt.Sprintf("Steps get slower as the run goes on: %s (steps %d-%d) to %s (steps %d-%d)",

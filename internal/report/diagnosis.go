@@ -320,6 +320,9 @@ func locationText(l diagnose.Location) string {
 	if l.Note != "" && l.Kind != "python" {
 		extra = append(extra, l.Note)
 	}
+	if l.Inside != "" {
+		extra = append(extra, textsafe.String(l.Inside))
+	}
 	if len(extra) > 0 {
 		s += " [" + strings.Join(extra, ", ") + "]"
 	}

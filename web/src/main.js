@@ -173,7 +173,7 @@ function diagnosis(d, label) {
         (f.confidence ? `, ${f.confidence} confidence` : '') }) : null,
       (f.where && f.where.length) ? el('ul', { class: 'where' }, f.where.map((w) => el('li', null,
         el('code', { text: w.file ? `${w.file}:${w.line || ''}` : w.name }), w.file && w.name ? ` ${w.name}` : '',
-        w.share_pct ? ` (${fmtPct(w.share_pct)})` : '', w.note ? ` — ${w.note}` : ''))) : null,
+        w.share_pct ? ` (${fmtPct(w.share_pct)})` : '', w.note ? ` — ${w.note}` : '', w.inside ? `; ${w.inside}` : ''))) : null,
       (f.measured && f.measured.length) ? el('details', null, el('summary', { text: 'measured' }),
         el('ul', null, f.measured.map((e) => el('li', { text: fmtEvidence(e) })))) : null))));
   }

@@ -374,6 +374,10 @@ type Line struct {
 	Func string  `json:"func"`
 	Pct  float64 `json:"pct"`
 	In   string  `json:"in,omitempty"`
+	// Inside: where the line's samples go in the package it calls, when
+	// most of them are in one of its functions (nil: the line's own work,
+	// torch's, or spread).
+	Inside *LibraryCall `json:"inside,omitempty"`
 	// Text is the line's source as the agent recorded it (the program's
 	// own files; absent from older agents).
 	Text string `json:"text,omitempty"`
@@ -463,7 +467,9 @@ func fromProfile(p *pyprofile.Profile, window, trains bool, root string) *Python
 	run := map[key]*lineSamples{}
 	waitKnown := false // the agent recorded the main thread's run-queue wait
 	blockedIn := map[key]string{}
-	for _, st := range p.Stacks {
+	under := map[key][]lineStack{} // the stacks under each line, for Line.Inside
+	for si := range p.Stacks {
+		st := &p.Stacks[si]
 		if p.Threads[st.Thread].Role != "main" || len(st.Frames) == 0 {
 			continue
 		}
@@ -488,15 +494,16 @@ func fromProfile(p *pyprofile.Profile, window, trains bool, root string) *Python
 			inPandas = inPandas || pyprofile.IsPandas(f)
 		}
 		// the innermost user frame: the program's line that led here
-		leaf := st.Frames[len(st.Frames)-1]
+		leafAt := len(st.Frames) - 1
 		for i := len(st.Frames) - 1; i >= 0; i-- {
 			if !pyprofile.IsLibraryFile(p.Frames[st.Frames[i]].File) {
-				leaf = st.Frames[i]
+				leafAt = i
 				break
 			}
 		}
-		fr := p.Frames[leaf]
+		fr := p.Frames[st.Frames[leafAt]]
 		k := key{fr.File, fr.Line}
+		under[k] = append(under[k], lineStack{st, leafAt})
 		funcs[k] = fr.Func
 		if fr.Text != "" {
 			texts[k] = fr.Text
@@ -583,7 +590,7 @@ func fromProfile(p *pyprofile.Profile, window, trains bool, root string) *Python
 				l = &lineSamples{}
 				run[k] = l
 			}
-			l.add(st)
+			l.add(*st)
 			waitKnown = waitKnown || st.WaitCount > 0
 			if inner := p.Frames[st.Frames[len(st.Frames)-1]]; !matchAny(inner.File, []string{"/torch/"}) {
 				l.outside += st.Count
@@ -649,6 +656,20 @@ func fromProfile(p *pyprofile.Profile, window, trains bool, root string) *Python
 		Blocked: topLines(blocked, max(runTotal, 1)), RunHot: topLines(runHot, max(runTotal, 1)),
 		SlowSamples: slowN, SlowLines: topLines(slowL, max(slowN, 1)),
 		StartupLines: topLines(startL, max(startN, 1))}
+	inside := func(lines []Line, count func(*pyprofile.Stack) int) {
+		for i, l := range lines {
+			lines[i].Inside = insideOf(p, under[key{l.File, l.Line}], count)
+		}
+	}
+	inside(ev.Hot, func(st *pyprofile.Stack) int {
+		if window {
+			return st.WindowCount
+		}
+		return st.Count
+	})
+	inside(ev.RunHot, func(st *pyprofile.Stack) int { return st.Count })
+	inside(ev.SlowLines, func(st *pyprofile.Stack) int { return st.SlowCount })
+	inside(ev.StartupLines, func(st *pyprofile.Stack) int { return st.StartupCount })
 	if startAll += p.ImportPausedSamples; startAll > 0 { // torch's import: before the steps, unsampled
 		ev.StartupShare = float64(startN) / float64(startAll)
 	}
