@@ -24,6 +24,9 @@ type LibraryCall struct {
 	Via []string `json:"via,omitempty"`
 	// Pct is the function's share of the line's samples.
 	Pct float64 `json:"pct"`
+	// Module: the function is a torch module's, called as the module
+	// (its forward).
+	Module bool `json:"module,omitempty"`
 	// Calls are the functions it calls that hold at least calleeMinShare
 	// of the line's samples, most first; "(own code)" is its own lines.
 	Calls []Callee `json:"calls,omitempty"`
@@ -108,7 +111,7 @@ func insideOf(p *pyprofile.Profile, stacks []lineStack, count func(*pyprofile.St
 	}
 	var at *fn
 	var via []string
-	held := 0
+	held, module := 0, false
 	for {
 		by := map[fn]int{}
 		for _, i := range active {
@@ -134,6 +137,7 @@ func insideOf(p *pyprofile.Profile, stacks []lineStack, count func(*pyprofile.St
 			f, ok := frame(i)
 			return !ok || (fn{f.File, f.Func}) != best
 		})
+		module = isModuleCall(p.Frames[stacks[active[0]].st.Frames[pos[active[0]]-1]].File)
 		for _, i := range active {
 			pos[i]++
 		}
@@ -149,7 +153,7 @@ func insideOf(p *pyprofile.Profile, stacks []lineStack, count func(*pyprofile.St
 		}
 		callees[fn{f.File, f.Func}] += count(stacks[i].st)
 	}
-	c := &LibraryCall{Package: packageOf(at.file), Func: at.name, File: at.file, Via: via, Pct: stats.Round1(100 * float64(held) / float64(total))}
+	c := &LibraryCall{Package: packageOf(at.file), Func: at.name, File: at.file, Via: via, Module: module, Pct: stats.Round1(100 * float64(held) / float64(total))}
 	for f, n := range callees {
 		if float64(n) >= calleeMinShare*float64(total) {
 			c.Calls = append(c.Calls, Callee{Func: f.name, File: f.file, Pct: stats.Round1(100 * float64(n) / float64(total))})
@@ -167,6 +171,8 @@ func insideOf(p *pyprofile.Profile, stacks []lineStack, count func(*pyprofile.St
 // it reaches: torch.nn.Module's __call__ machinery, torch.no_grad() as a
 // decorator, functools' and contextlib's wrappers.
 var callWrappers = []string{"/torch/nn/modules/module.py", "/torch/utils/_contextlib.py", "/functools.py", "/contextlib.py"}
+
+func isModuleCall(file string) bool { return strings.HasSuffix(strings.ReplaceAll(file, "\\", "/"), callWrappers[0]) }
 
 func isCallWrapper(file string) bool {
 	f := strings.ReplaceAll(file, "\\", "/")
