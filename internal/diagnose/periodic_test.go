@@ -167,12 +167,12 @@ func TestPeriodicFinding(t *testing.T) {
 		// a program that is one call of a framework: where in it
 		{"slow steps inside a package", runevidence.RunEvidence{Periodic: periodic, Python: &runevidence.PythonEvidence{SlowSamples: 40, SlowLines: []runevidence.Line{{File: "/w/ppo.py", Line: 7, Func: "<module>", Pct: 100,
 			Inside: &runevidence.LibraryCall{Package: "stable_baselines3", Func: "Policy.forward", Via: []string{"learn", "collect_rollouts"}, Pct: 76, Module: true}}}}},
-			"(steps 41, 81, 121, 161, ...): 31% of the run's step time, in a module's forward", "the slow steps' time goes to ppo.py:7 100% (in stable_baselines3's collect_rollouts > Policy.forward (76%)) (their main-thread samples): " +
+			"(steps 41, 81, 121, 161, ...): 31% of the run's step time, in a module's forward", "the slow steps' time goes to ppo.py:7 100% (in stable_baselines3: collect_rollouts > Policy.forward (76%)) (their main-thread samples): " +
 				"that work every 40 steps takes 380 ms each time, mostly in Policy's forward; if it calls the model once per item", ""},
 		// ... not a module's: no batching advice
 		{"slow steps inside a package's function", runevidence.RunEvidence{Periodic: periodic, Python: &runevidence.PythonEvidence{SlowSamples: 40, SlowLines: []runevidence.Line{{File: "/w/ppo.py", Line: 7, Func: "<module>", Pct: 100,
 			Inside: &runevidence.LibraryCall{Package: "stable_baselines3", Func: "collect_rollouts", Via: []string{"learn"}, Pct: 76}}}}},
-			"(steps 41, 81, 121, 161, ...): 31% of the run's step time", "the slow steps' time goes to ppo.py:7 100% (in stable_baselines3's learn > collect_rollouts (76%)) (their main-thread samples): that work every 40 steps takes 380 ms each time; make it cheaper", ""},
+			"(steps 41, 81, 121, 161, ...): 31% of the run's step time", "the slow steps' time goes to ppo.py:7 100% (in stable_baselines3: learn > collect_rollouts (76%)) (their main-thread samples): that work every 40 steps takes 380 ms each time; make it cheaper", ""},
 		// ... not from a few samples: record one
 		{"few slow samples", runevidence.RunEvidence{Periodic: periodic, Python: &runevidence.PythonEvidence{SlowSamples: 3, SlowLines: slowLines}},
 			"(steps 41, 81, 121, 161, ...)", "record one with bottleneck run", ""},

@@ -51,14 +51,14 @@ const (
 )
 
 // String says it as a location's note, with the function it was called
-// from: "in stable_baselines3's OnPolicyAlgorithm.collect_rollouts >
+// from: "in stable_baselines3: OnPolicyAlgorithm.collect_rollouts >
 // ActorCriticPolicy.forward (76%): MlpExtractor.forward 26%, ...".
 func (c *LibraryCall) String() string {
 	name := c.Func
 	if len(c.Via) > 0 {
 		name = c.Via[len(c.Via)-1] + " > " + name
 	}
-	s := fmt.Sprintf("in %s's %s (%.0f%%)", c.Package, name, c.Pct)
+	s := fmt.Sprintf("in %s: %s (%.0f%%)", c.Package, name, c.Pct)
 	var calls []string
 	for _, e := range c.Calls {
 		calls = append(calls, fmt.Sprintf("%s %.0f%%", e.Func, e.Pct))

@@ -55,12 +55,12 @@ func TestInsideOf(t *testing.T) {
 	if c == nil || c.Package != "stable_baselines3" || c.Func != "collect_rollouts" || c.Pct != 80 || len(c.Via) != 1 || c.Via[0] != "learn" || c.Module {
 		t.Fatalf("inside %+v", c)
 	}
-	if want := "in stable_baselines3's learn > collect_rollouts (80%): Policy.forward 60%, Buffer.add 20%"; c.String() != want {
+	if want := "in stable_baselines3: learn > collect_rollouts (80%): Policy.forward 60%, Buffer.add 20%"; c.String() != want {
 		t.Errorf("got %q\nwant %q", c.String(), want)
 	}
 	// the slow steps' samples alone go further, to the policy's network
 	c = insideOf(p, under(p), func(st *pyprofile.Stack) int { return st.SlowCount })
-	if want := "in stable_baselines3's Policy.forward > Mlp.forward (75%)"; c == nil || c.String() != want || len(c.Via) != 3 || !c.Module {
+	if want := "in stable_baselines3: Policy.forward > Mlp.forward (75%)"; c == nil || c.String() != want || len(c.Via) != 3 || !c.Module {
 		t.Fatalf("slow steps' inside %+v, want %q", c, want)
 	}
 
