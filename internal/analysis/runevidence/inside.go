@@ -97,7 +97,7 @@ func insideOf(p *pyprofile.Profile, stacks []lineStack, count func(*pyprofile.St
 	}
 	frame := func(i int) (pyprofile.Frame, bool) {
 		fr := stacks[i].st.Frames
-		for pos[i] < len(fr) && isCallWrapper(p.Frames[fr[pos[i]]].File) {
+		for pos[i] < len(fr) && isCallWrapper(p.Frames[fr[pos[i]]]) {
 			pos[i]++
 		}
 		if pos[i] >= len(fr) {
@@ -137,7 +137,7 @@ func insideOf(p *pyprofile.Profile, stacks []lineStack, count func(*pyprofile.St
 			f, ok := frame(i)
 			return !ok || (fn{f.File, f.Func}) != best
 		})
-		module = isModuleCall(p.Frames[stacks[active[0]].st.Frames[pos[active[0]]-1]].File)
+		module = calledAsModule(p, stacks[active[0]].st.Frames[:pos[active[0]]])
 		for _, i := range active {
 			pos[i]++
 		}
@@ -174,9 +174,24 @@ var callWrappers = []string{"/torch/nn/modules/module.py", "/torch/utils/_contex
 
 func isModuleCall(file string) bool { return strings.HasSuffix(strings.ReplaceAll(file, "\\", "/"), callWrappers[0]) }
 
-func isCallWrapper(file string) bool {
-	f := strings.ReplaceAll(file, "\\", "/")
-	return slices.ContainsFunc(callWrappers, func(w string) bool { return strings.HasSuffix(f, w) })
+// calledAsModule: the call wrappers at the end of frames, before the
+// function they reach, include torch.nn.Module's __call__.
+func calledAsModule(p *pyprofile.Profile, frames []int) bool {
+	for i := len(frames) - 1; i >= 0 && isCallWrapper(p.Frames[frames[i]]); i-- {
+		if isModuleCall(p.Frames[frames[i]].File) {
+			return true
+		}
+	}
+	return false
+}
+
+// isCallWrapper: a frame between a call and the function it reaches, in
+// a wrapper's file or a function defined inside another, as a
+// decorator's wrapper is (transformers wraps its models' forwards in
+// deprecate_kwarg.<locals>.wrapper.<locals>.wrapped_func).
+func isCallWrapper(fr pyprofile.Frame) bool {
+	f := strings.ReplaceAll(fr.File, "\\", "/")
+	return strings.Contains(fr.Func, "<locals>") || slices.ContainsFunc(callWrappers, func(w string) bool { return strings.HasSuffix(f, w) })
 }
 
 func isTorchFile(file string) bool {

@@ -36,10 +36,12 @@ func TestInsideOf(t *testing.T) {
 	)
 	learn, collect, train := [2]string{sb3, "learn"}, [2]string{sb3, "collect_rollouts"}, [2]string{sb3, "train"}
 	call := [2]string{modFile, "_call_impl"}
+	decorated := [2]string{sitePkgs + "/stable_baselines3/common/utils.py", "deprecate.<locals>.wrapper"}
 	// the whole program is one call of a framework (model.learn()): its
-	// rollouts call the policy's forward through torch's module call
+	// rollouts call the policy's forward through torch's module call and
+	// a decorator's wrapper
 	p := namedProfile(
-		namedStack{60, 60, [][2]string{{user, "<module>"}, learn, collect, call, {policy, "Policy.forward"}, call, {policy, "Mlp.forward"}}},
+		namedStack{60, 60, [][2]string{{user, "<module>"}, learn, collect, call, {policy, "Policy.forward"}, call, decorated, {policy, "Mlp.forward"}}},
 		namedStack{20, 20, [][2]string{{user, "<module>"}, learn, collect, {buffer, "Buffer.add"}}},
 		namedStack{20, 0, [][2]string{{user, "<module>"}, learn, train, {tensor, "Tensor.backward"}}},
 	)
