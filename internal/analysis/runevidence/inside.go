@@ -172,7 +172,9 @@ func insideOf(p *pyprofile.Profile, stacks []lineStack, count func(*pyprofile.St
 // decorator, functools' and contextlib's wrappers.
 var callWrappers = []string{"/torch/nn/modules/module.py", "/torch/utils/_contextlib.py", "/functools.py", "/contextlib.py"}
 
-func isModuleCall(file string) bool { return strings.HasSuffix(strings.ReplaceAll(file, "\\", "/"), callWrappers[0]) }
+func isModuleCall(file string) bool {
+	return strings.HasSuffix(strings.ReplaceAll(file, "\\", "/"), callWrappers[0])
+}
 
 // calledAsModule: the call wrappers at the end of frames, before the
 // function they reach, include torch.nn.Module's __call__.
