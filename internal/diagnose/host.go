@@ -149,7 +149,7 @@ func (s *state) pythonFinding() {
 		change = hostPythonNoLoader
 	}
 	if _, ok := s.oneSampleSteps(); ok {
-		change = thenDo("inference on one sample per step (DataLoader batch_size=1): batch the samples, which pays this Python once per batch", cmp.Or(change, rule("host.python").Change))
+		change = thenDo("inference on one sample per step: batch the samples, which pays this Python once per batch", cmp.Or(change, rule("host.python").Change))
 	}
 	s.emit(s.finding("host.python", title, busy*s.step, s.ev[Host], where, change))
 }

@@ -1151,8 +1151,13 @@ class Agent(Window, Evidence):
 
     def _note_step_input(self, args):
         """Keep the shapes of the tensors the step's forward got, for the
-        step this call begins (self.steps ended before it)."""
+        step this call begins (self.steps ended before it): its positional
+        arguments', else its keyword arguments' (model(**inputs), as
+        Hugging Face's generate() calls it), which the global hook does not
+        get and Module._call_impl holds."""
         shapes = _tensor_shapes(args, self.torch.Tensor)
+        if not shapes:
+            shapes = _tensor_shapes(_call_kwargs(sys._getframe(1)).values(), self.torch.Tensor)
         if shapes:
             rec = {"step": self.steps + 1, "shapes": shapes}
             if self.step_inputs["first"] is None:
@@ -1537,6 +1542,22 @@ def _program_site(f):
         return None
     return {"file": f.f_code.co_filename, "line": f.f_lineno or 0,
             "func": getattr(f.f_code, "co_qualname", f.f_code.co_name)}
+
+
+def _call_kwargs(frame, depth=6):
+    """The keyword arguments of the nn.Module call that frame is inside
+    (its Module._call_impl frame's kwargs; {} when there is none)."""
+    try:
+        for _ in range(depth):
+            if frame is None:
+                break
+            if frame.f_code.co_name == "_call_impl":
+                kwargs = frame.f_locals.get("kwargs")
+                return kwargs if isinstance(kwargs, dict) else {}
+            frame = frame.f_back
+    except Exception:
+        pass
+    return {}
 
 
 def _tensor_shapes(args, tensor, limit=4):

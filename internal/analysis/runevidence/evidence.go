@@ -68,6 +68,10 @@ type RunEvidence struct {
 	// InputGrowth: the step module's forward got a larger input at the
 	// latest step than at the first (nil: not, or no forward steps).
 	InputGrowth *InputGrowth `json:"input_growth,omitempty"`
+	// OneSample: the step module's forward got one sample at its first
+	// and its latest step, every tensor argument's first dimension 1
+	// (the latest; nil: not, or no forward steps).
+	OneSample *rundir.StepInput `json:"one_sample,omitempty"`
 	// BusierMachine: the steps got slower the same way, but only by
 	// waiting longer for a CPU: the machine got busier, not the program's
 	// work (nil: no such growth).
@@ -1068,6 +1072,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		}
 		r.Slowing, r.BusierMachine = RunGrowth(steps, firstRecorded)
 		r.InputGrowth = GrowthOfInputs(ev.StepInputs)
+		r.OneSample = OneSampleInputs(ev.StepInputs)
 		var rows []rundir.StepRow
 		if ev.PerStep != nil {
 			rows = ev.PerStep.Rows()

@@ -105,6 +105,23 @@ func RunGrowth(steps []steptimes.Step, firstRecorded int) (own, busier *StepGrow
 	return g, nil
 }
 
+// OneSampleInputs is the latest input of a step module whose every
+// tensor argument had a first dimension of 1 at its first and its latest
+// step (nil otherwise): a model called on one sample (one image, one
+// sequence, one token of one sequence) per step.
+func OneSampleInputs(in *rundir.StepInputs) *rundir.StepInput {
+	if in == nil || in.First == nil || in.Last == nil {
+		return nil
+	}
+	one := func(st *rundir.StepInput) bool {
+		return len(st.Shapes) > 0 && !slices.ContainsFunc(st.Shapes, func(s []int64) bool { return len(s) == 0 || s[0] != 1 })
+	}
+	if !one(in.First) || !one(in.Last) {
+		return nil
+	}
+	return in.Last
+}
+
 func Numel(shape []int64) int64 {
 	n := int64(1)
 	for _, d := range shape {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
 
 // namedProfile builds a sampled profile of the main thread from stacks of
@@ -78,6 +79,28 @@ func TestInsideOf(t *testing.T) {
 	} {
 		if c := insideOf(p, under(p), all); c != nil {
 			t.Errorf("%s: %+v", name, c)
+		}
+	}
+}
+
+func TestOneSampleInputs(t *testing.T) {
+	in := func(first, last [][]int64) *rundir.StepInputs {
+		return &rundir.StepInputs{First: &rundir.StepInput{Step: 1, Shapes: first}, Last: &rundir.StepInput{Step: 50, Shapes: last}}
+	}
+	// a generation loop: the prompt, then one token, of one sequence
+	if got := OneSampleInputs(in([][]int64{{1, 32}, {1, 32}}, [][]int64{{1, 1}, {1, 1}})); got == nil || got.Step != 50 {
+		t.Errorf("one sequence: %+v", got)
+	}
+	for name, c := range map[string]*rundir.StepInputs{
+		"a batch":             in([][]int64{{8, 32}}, [][]int64{{8, 32}}),
+		"one argument of 8":   in([][]int64{{1, 32}, {8, 4}}, [][]int64{{1, 32}, {8, 4}}),
+		"a batch at first":    in([][]int64{{8, 32}}, [][]int64{{1, 32}}),
+		"a scalar":            in([][]int64{{}}, [][]int64{{}}),
+		"no tensor arguments": in(nil, nil),
+		"no shapes":           nil,
+	} {
+		if got := OneSampleInputs(c); got != nil {
+			t.Errorf("%s: %+v", name, got)
 		}
 	}
 }

@@ -478,6 +478,20 @@ class TensorShapesTest(unittest.TestCase):
         self.assertEqual(A._tensor_shapes((), T), [])
         self.assertEqual(A._tensor_shapes((AutogradHistoryTest.Odd(), {"a": T(1)}), T), [])
 
+    def test_call_kwargs(self):
+        """A model called with keyword arguments only (model(**inputs)):
+        the hook's caller, Module._call_impl, holds them."""
+        def hook():
+            return A._call_kwargs(sys._getframe(1))
+
+        def _call_impl(*args, **kwargs):  # as torch.nn.Module's
+            return hook()
+
+        T = self.T
+        got = _call_impl(input_ids=T(1, 1), use_cache=True)
+        self.assertEqual(A._tensor_shapes(got.values(), T), [[1, 1]])
+        self.assertEqual(A._call_kwargs(sys._getframe(0)), {})  # no module call around
+
 
 class ProgressTest(unittest.TestCase):
     """progress: a new phase is written at once, the same phase's counters
