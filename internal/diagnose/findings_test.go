@@ -1795,6 +1795,35 @@ func TestWorkersForLoadingThatWaits(t *testing.T) {
 	}
 }
 
+// A batch the main thread makes in less time than a worker takes to hand
+// one over gets no workers first (Lightning's quick-start autoencoder on
+// a TensorDataset, 0.25 ms a batch: one persistent worker took 1.7x as
+// long); a batch of 30 ms keeps them, and so does a loader whose wait
+// was not measured.
+func TestNoWorkersForBatchesFasterThanAHandover(t *testing.T) {
+	zero := 0
+	for _, c := range []struct {
+		name    string
+		waitS   float64
+		workers bool
+	}{
+		{"0.25 ms a batch", 0.47, false},
+		{"30 ms a batch", 56, true},
+		{"wait not measured", 0, true},
+	} {
+		run := &runevidence.RunEvidence{Env: &runevidence.Env{CPUs: 16}, Loaders: []runevidence.Loader{{Dataset: "TensorDataset", NumWorkers: &zero, Batches: 1875, WaitS: c.waitS}}}
+		s := &state{p: Default, step: 1000, share: map[Class]float64{Input: 0.3}, d: &Diagnosis{}, in: Analyses{Run: run}}
+		s.findings()
+		f := findingOf(s.d, "input.loader")
+		if f == nil {
+			t.Fatalf("%s: no finding", c.name)
+		}
+		if got := strings.Contains(f.Change, "persistent_workers=True) loads them in background workers"); got != c.workers || got == strings.Contains(f.Change, "less than handing a batch over") {
+			t.Errorf("%s: workers first %v, want %v: %s", c.name, got, c.workers, f.AllChanges())
+		}
+	}
+}
+
 // Loading that computes in the main process of a run without an
 // accelerator whose intra-op threads take every CPU, beside a step of
 // native ops, gets no workers promised: they would share the step's CPUs

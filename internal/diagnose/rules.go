@@ -242,6 +242,13 @@ type Params struct {
 	// native time, ran 3.9x faster without its input's dropout, 1.65x
 	// compiled.
 	DropoutFirst float64
+	// WorkerHandoverS: a batch made in the main thread in less time is not
+	// given to DataLoader workers first: handing a batch over between
+	// processes costs more (a TensorDataset's batches of 32 x 784 floats:
+	// 0.22 ms each in place, 1.7-1.9 ms from one or two workers on the
+	// project's 2-CPU machine; Lightning's quick-start autoencoder on
+	// them, advised one persistent worker, took 1.7x as long).
+	WorkerHandoverS float64
 	// MinRNNCalls: the recurrent layer calls per step from which the change
 	// is about a loop over the time steps.
 	MinRNNCalls int
@@ -356,6 +363,7 @@ var Default = Params{
 	MinMHA:                0.05,
 	MinDropout:            0.15,
 	DropoutFirst:          0.3,
+	WorkerHandoverS:       1e-3,
 	MinRNNCalls:           8,
 	MinSyncsPerUpdate:     2,
 	MinSlowSamples:        5,
