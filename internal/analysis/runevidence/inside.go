@@ -90,11 +90,11 @@ func insideOf(p *pyprofile.Profile, stacks []lineStack, count func(*pyprofile.St
 		pos[i] = s.at + 1
 		total += count(s.st)
 	}
-	// frame is stack i's next frame past call wrappers (ok: false at its
-	// end).
 	if total == 0 {
 		return nil
 	}
+	// frame is stack i's next frame past call wrappers (ok: false at its
+	// end).
 	frame := func(i int) (pyprofile.Frame, bool) {
 		fr := stacks[i].st.Frames
 		for pos[i] < len(fr) && isCallWrapper(p.Frames[fr[pos[i]]]) {
@@ -126,7 +126,7 @@ func insideOf(p *pyprofile.Profile, stacks []lineStack, count func(*pyprofile.St
 				best, n = f, c
 			}
 		}
-		if float64(n) < insideMinShare*float64(total) || !pyprofile.IsPackageFile(best.file) || isTorchFile(best.file) {
+		if float64(n) < insideMinShare*float64(total) || packageOf(best.file) == "" || isTorchFile(best.file) {
 			break
 		}
 		if at != nil {
@@ -200,7 +200,8 @@ func isTorchFile(file string) bool {
 	return strings.Contains(strings.ReplaceAll(file, "\\", "/"), "/torch/")
 }
 
-// packageOf is the top-level name of the installed package file is in.
+// packageOf is the top-level name of the installed package file is in
+// ("": none, torch.compile's generated code included).
 func packageOf(file string) string {
 	f := strings.ReplaceAll(file, "\\", "/")
 	for _, dir := range []string{"/site-packages/", "/dist-packages/"} {
@@ -212,5 +213,5 @@ func packageOf(file string) string {
 			return strings.TrimSuffix(rest, ".py")
 		}
 	}
-	return "a package"
+	return ""
 }

@@ -74,8 +74,9 @@ func TestInsideOf(t *testing.T) {
 		"own": namedProfile(namedStack{50, 0, [][2]string{{user, "main"}}}),
 		// spread over two functions of a package, neither most
 		"spread": namedProfile(namedStack{50, 0, [][2]string{{user, "main"}, {buffer, "a"}}}, namedStack{50, 0, [][2]string{{user, "main"}, {buffer, "b"}}}),
-		// the standard library is no package
-		"stdlib": namedProfile(namedStack{50, 0, [][2]string{{user, "main"}, {"/usr/lib/python3.11/json/encoder.py", "encode"}}}),
+		// the standard library is no package, nor torch.compile's code
+		"stdlib":   namedProfile(namedStack{50, 0, [][2]string{{user, "main"}, {"/usr/lib/python3.11/json/encoder.py", "encode"}}}),
+		"inductor": namedProfile(namedStack{50, 0, [][2]string{{user, "main"}, {"/tmp/torchinductor_me/ab/cab12.py", "call"}}}),
 	} {
 		if c := insideOf(p, under(p), all); c != nil {
 			t.Errorf("%s: %+v", name, c)
