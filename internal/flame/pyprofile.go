@@ -46,12 +46,10 @@ func PyFrameName(f pyprofile.Frame, byFunction bool) string {
 // (".../site-packages/torch/nn/x.py" -> "torch/nn/x.py"); user files are
 // kept as they are.
 func ShortFile(file string) string {
-	f := strings.ReplaceAll(file, "\\", "/")
-	for _, m := range []string{"/site-packages/", "/dist-packages/"} {
-		if i := strings.LastIndex(f, m); i >= 0 {
-			return f[i+len(m):]
-		}
+	if rel, ok := pyprofile.InstalledPath(file); ok {
+		return rel
 	}
+	f := strings.ReplaceAll(file, "\\", "/")
 	if i := strings.Index(f, "/lib/python"); i >= 0 {
 		rest := f[i+len("/lib/python"):]
 		if j := strings.IndexByte(rest, '/'); j > 0 && strings.Trim(rest[:j], "0123456789.t") == "" {

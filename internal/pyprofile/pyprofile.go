@@ -270,6 +270,19 @@ func IsPackageFile(file string) bool {
 	return strings.Contains(f, "/site-packages/") || strings.Contains(f, "/dist-packages/") || strings.Contains(f, "/torchinductor_")
 }
 
+// InstalledPath is file's path under the directory packages are installed
+// in (".../site-packages/torch/nn/x.py" -> "torch/nn/x.py"; ok false for
+// other files).
+func InstalledPath(file string) (string, bool) {
+	f := strings.ReplaceAll(file, "\\", "/")
+	for _, m := range []string{"/site-packages/", "/dist-packages/"} {
+		if i := strings.LastIndex(f, m); i >= 0 {
+			return f[i+len(m):], true
+		}
+	}
+	return "", false
+}
+
 // IsPandas reports whether a file is pandas' own code: a Dataset that
 // reads a DataFrame row by row spends its time there.
 func IsPandas(file string) bool {

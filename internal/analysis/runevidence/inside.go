@@ -126,7 +126,7 @@ func insideOf(p *pyprofile.Profile, stacks []lineStack, count func(*pyprofile.St
 				best, n = f, c
 			}
 		}
-		if float64(n) < insideMinShare*float64(total) || packageOf(best.file) == "" || isTorchFile(best.file) {
+		if float64(n) < insideMinShare*float64(total) || packageOf(best.file) == "" || matchAny(best.file, []string{"/torch/"}) {
 			break
 		}
 		if at != nil {
@@ -170,17 +170,13 @@ func insideOf(p *pyprofile.Profile, stacks []lineStack, count func(*pyprofile.St
 // callWrappers are the files of frames between a call and the function
 // it reaches: torch.nn.Module's __call__ machinery, torch.no_grad() as a
 // decorator, functools' and contextlib's wrappers.
-var callWrappers = []string{"/torch/nn/modules/module.py", "/torch/utils/_contextlib.py", "/functools.py", "/contextlib.py"}
-
-func isModuleCall(file string) bool {
-	return strings.HasSuffix(strings.ReplaceAll(file, "\\", "/"), callWrappers[0])
-}
+var callWrappers = []string{moduleCall, "/torch/utils/_contextlib.py", "/functools.py", "/contextlib.py"}
 
 // calledAsModule: the call wrappers at the end of frames, before the
 // function they reach, include torch.nn.Module's __call__.
 func calledAsModule(p *pyprofile.Profile, frames []int) bool {
 	for i := len(frames) - 1; i >= 0 && isCallWrapper(p.Frames[frames[i]]); i-- {
-		if isModuleCall(p.Frames[frames[i]].File) {
+		if matchAny(p.Frames[frames[i]].File, []string{moduleCall}) {
 			return true
 		}
 	}
@@ -192,26 +188,16 @@ func calledAsModule(p *pyprofile.Profile, frames []int) bool {
 // decorator's wrapper is (transformers wraps its models' forwards in
 // deprecate_kwarg.<locals>.wrapper.<locals>.wrapped_func).
 func isCallWrapper(fr pyprofile.Frame) bool {
-	f := strings.ReplaceAll(fr.File, "\\", "/")
-	return strings.Contains(fr.Func, "<locals>") || slices.ContainsFunc(callWrappers, func(w string) bool { return strings.HasSuffix(f, w) })
-}
-
-func isTorchFile(file string) bool {
-	return strings.Contains(strings.ReplaceAll(file, "\\", "/"), "/torch/")
+	return strings.Contains(fr.Func, "<locals>") || matchAny(fr.File, callWrappers)
 }
 
 // packageOf is the top-level name of the installed package file is in
 // ("": none, torch.compile's generated code included).
 func packageOf(file string) string {
-	f := strings.ReplaceAll(file, "\\", "/")
-	for _, dir := range []string{"/site-packages/", "/dist-packages/"} {
-		if i := strings.LastIndex(f, dir); i >= 0 {
-			rest := f[i+len(dir):]
-			if j := strings.IndexByte(rest, '/'); j > 0 {
-				return rest[:j]
-			}
-			return strings.TrimSuffix(rest, ".py")
-		}
+	rel, ok := pyprofile.InstalledPath(file)
+	if !ok {
+		return ""
 	}
-	return ""
+	top, _, _ := strings.Cut(rel, "/")
+	return strings.TrimSuffix(top, ".py")
 }
