@@ -578,7 +578,10 @@ class Agent(Window, Evidence):
         """Only one Kineto profiler can be active in a process: when the
         program starts its own (torch.profiler.profile, _KinetoProfile or
         the legacy torch.autograd.profiler.profile), the agent's steps
-        aside for good, before the program's starts."""
+        aside for good, before the program's starts. A legacy profiler
+        made with enabled=False starts nothing: programs wrap their loop
+        in one behind a flag (facebookresearch/dlrm's --enable-profiling),
+        and stepping aside for it cost them their trace."""
         import torch.autograd.profiler as legacy
         import torch.profiler.profiler as tpp
         agent = self
@@ -588,7 +591,7 @@ class Agent(Window, Evidence):
                 continue
 
             def wrapper(prof, *args, _orig=orig, **kwargs):
-                if prof is not agent.prof and os.getpid() == agent.pid:
+                if prof is not agent.prof and os.getpid() == agent.pid and getattr(prof, "enabled", True) is not False:
                     agent._yield_to_program_profiler(type(prof), sys._getframe(1))
                 return _orig(prof, *args, **kwargs)
 

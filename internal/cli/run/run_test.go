@@ -1352,6 +1352,36 @@ func TestProgramsOwnProfilerWins(t *testing.T) {
 	}
 }
 
+// A legacy torch.autograd.profiler.profile made with enabled=False starts
+// nothing (facebookresearch/dlrm wraps its loop in one behind a flag):
+// bottleneck used to step aside for it and the run had no trace. Enabled,
+// the program's profiler still wins, as TestProgramsOwnProfilerWins.
+func TestDisabledProgramProfilerIsNotOne(t *testing.T) {
+	py := torchPython(t)
+	for name, tc := range map[string]struct {
+		args    []string
+		windows int
+		state   string
+	}{
+		"disabled": {nil, 1, ""},
+		"enabled":  {[]string{"--enable-profiling"}, 0, "yielded"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := bn(t, runOpts{}, append(append(small(py), "--report", "none", ex(t, "disabled_profiler.py")), tc.args...)...)
+			if r.code != 0 || !strings.HasSuffix(r.stdout, "done\n") {
+				t.Fatalf("exit %d, stdout %q\n%s", r.code, r.stdout, r.stderr)
+			}
+			ev := loadEvidence(t, r.dir, "rank0")
+			if len(ev.Profiler.Windows) != tc.windows || tc.state != "" && ev.Profiler.State != tc.state {
+				t.Errorf("profiler: %+v, want %d window(s)", ev.Profiler, tc.windows)
+			}
+			if stepped := len(ev.Missing) > 0 && strings.Contains(ev.Missing[0].Why, "stepped aside"); stepped != (tc.windows == 0) {
+				t.Errorf("missing: %+v", ev.Missing)
+			}
+		})
+	}
+}
+
 // The agent's global forward hooks used to become a Dynamo guard, and
 // removing them when the optimizer locked as the step source forced a
 // recompile: a program with the fail_on_recompile stance exited 1.
