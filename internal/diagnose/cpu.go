@@ -65,7 +65,7 @@ func (s *state) cpuNativeFinding() {
 			where = slices.Insert(where, nPy, s.threadSetting()...) // before the ops: the report shows the first few
 		}
 	}
-	if r, per, ok := s.optimizerStep(); ok && !r.MultiTensor && !r.Closure && per >= s.p.OptimizerNativeShare*s.share[CPUCompute]*s.step {
+	if r, per, ok := s.optimizerStep(); ok && !r.MultiTensor && !r.Closure && !s.sparseGrads(r.Name) && per >= s.p.OptimizerNativeShare*s.share[CPUCompute]*s.step {
 		// the update's own ops are most of the native time: no op
 		// family or torch.compile(model) reaches them (AdamW over 6M
 		// parameters after a bf16 forward: 57% of the native time;
@@ -194,7 +194,7 @@ func (s *state) tinyOpsFinding() {
 	// one-argument fix; the generic advice would bury it (a 60-layer MLP
 	// under AdamW measured here: 11.6 ms a step, 7.5 ms with fused=True,
 	// 9.7 ms with foreach=True).
-	if r, per, ok := s.optimizerStep(); ok && !r.MultiTensor && per >= s.p.TinyOptimizerShare*s.share[Overhead]*s.step {
+	if r, per, ok := s.optimizerStep(); ok && !r.MultiTensor && !s.sparseGrads(r.Name) && per >= s.p.TinyOptimizerShare*s.share[Overhead]*s.step {
 		fix := foreachUpdate
 		if fusedOnCPU[optimizerClass(r.Name)] {
 			fix = "fused=True makes it a few ops in all (torch 2.4 and later)"

@@ -602,7 +602,11 @@ func (s *state) stepOverheadChange() string {
 	}
 	change := fmt.Sprintf("the host's time is the step's own forward, backward and optimizer calls (%.0f%% of the window's main-thread samples), each issuing kernels the device finishes at once (kernels fill %.0f%% of the step): %s",
 		pct(1-py.OutsideModelShare), s.findingPct(s.share[GPUCompute]), graphs)
-	return orTry(orTry(change, "give each kernel more work (a larger batch)"), "a fused optimizer (fused=True): it issues fewer kernels")
+	change = orTry(change, "give each kernel more work (a larger batch)")
+	if s.sparseGrads("") {
+		return change // fused=True raises on sparse gradients
+	}
+	return orTry(change, "a fused optimizer (fused=True): it issues fewer kernels")
 }
 
 // denseKernelsChange: a device step that issues LaunchKernelsPerStep

@@ -387,6 +387,12 @@ func TestOptimizerFinding(t *testing.T) {
 		return &runevidence.RunEvidence{Optimizers: []rundir.Optimizer{{Class: "Adam", Numel: of,
 			Largest: []rundir.OptimizerParam{{Shape: shape, Numel: numel, SparseGrad: sparse}}}}}
 	}
+	// ... or only how many of its parameters had sparse gradients
+	sparseGrads := func(n int) *runevidence.RunEvidence {
+		e := table([]int64{1024, 1024}, 1<<20, 4<<20, false)
+		e.Optimizers[0].SparseGrads = n
+		return e
+	}
 	// ... and the rows of it the first step's batch touched
 	touched := func(rows int64) *runevidence.RunEvidence {
 		e := table([]int64{500000, 64}, 32e6, 32.01e6, false)
@@ -426,8 +432,11 @@ func TestOptimizerFinding(t *testing.T) {
 		// a language model's embedding: one parameter among many
 		{"small table, evidence", adam, false, dense(60), table([]int64{2000, 256}, 512000, 4.2e6, false), "host.optimizer", "fused=True"},
 		{"small table, trace only", adam, false, dense(5), nil, "host.optimizer", "fused=True"},
-		// already sparse: the largest parameter's gradient is sparse
-		{"sparse table", adam, false, dense(60), table([]int64{500000, 64}, 32e6, 32.01e6, true), "host.optimizer", "fused=True"},
+		// already sparse: the largest parameter's gradient is sparse, and
+		// fused=True would raise on it (facebookresearch/dlrm's SGD)
+		{"sparse table", adam, false, dense(60), table([]int64{500000, 64}, 32e6, 32.01e6, true), "", ""},
+		{"sparse table, not the largest", adam, true, nil, sparseGrads(2), "", ""},
+		{"no sparse gradient", adam, true, nil, sparseGrads(0), "host.optimizer", "foreach=True"},
 	} {
 		s := &state{p: Default, step: 1000, steps: 1, device: c.device, share: map[Class]float64{}, d: &Diagnosis{},
 			in: Analyses{Regions: &regions.Result{Regions: []regions.Region{c.region}}, Ops: c.ops, Run: c.run}}

@@ -441,12 +441,15 @@ type Growth struct {
 
 // Optimizer is one optimizer's parameters at its first step.
 type Optimizer struct {
-	Class   string           `json:"class"`
-	Foreach *bool            `json:"foreach"`
-	Fused   *bool            `json:"fused"`
-	Params  int              `json:"params"`
-	Numel   int64            `json:"numel"`
-	Largest []OptimizerParam `json:"largest"`
+	Class   string `json:"class"`
+	Foreach *bool  `json:"foreach"`
+	Fused   *bool  `json:"fused"`
+	Params  int    `json:"params"`
+	Numel   int64  `json:"numel"`
+	// SparseGrads is how many parameters had a sparse gradient
+	// (nn.Embedding(sparse=True)): fused=True raises on them.
+	SparseGrads int              `json:"sparse_grads"`
+	Largest     []OptimizerParam `json:"largest"`
 	// StepSite is the program's line that called step() first.
 	StepSite *Site  `json:"step_site"`
 	Error    string `json:"error"`

@@ -1594,10 +1594,11 @@ def _has_grads(refs):
 
 def _optimizer_params(opt):
     """What an optimizer updates: its class, implementation flags, the
-    number and elements of its parameters and the largest ones (a dense
-    embedding table shows as one parameter holding most elements), with,
-    for a 2-D dense gradient, the rows the step's batches touched."""
-    out = {"class": type(opt).__name__, "params": 0, "numel": 0, "largest": []}
+    number and elements of its parameters, how many have a sparse gradient
+    (fused=True raises on them) and the largest ones (a dense embedding
+    table shows as one parameter holding most elements), with, for a 2-D
+    dense gradient, the rows the step's batches touched."""
+    out = {"class": type(opt).__name__, "params": 0, "numel": 0, "sparse_grads": 0, "largest": []}
     try:
         ps = [p for g in opt.param_groups for p in g["params"]]
         defaults = getattr(opt, "defaults", {})
@@ -1606,6 +1607,7 @@ def _optimizer_params(opt):
                 out[k] = defaults[k]
         out["params"] = len(ps)
         out["numel"] = sum(p.numel() for p in ps)
+        out["sparse_grads"] = sum(1 for p in ps if p.grad is not None and p.grad.is_sparse)
         for p in sorted(ps, key=lambda p: -p.numel())[:3]:
             g = p.grad
             rec = {"shape": list(p.shape), "numel": p.numel(), "dtype": str(p.dtype).replace("torch.", ""),

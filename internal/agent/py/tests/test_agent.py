@@ -567,15 +567,19 @@ class OptimizerParamsTest(unittest.TestCase):
         return A._optimizer_params(torch.optim.SGD(list(emb.parameters()) + list(head.parameters()), lr=0.1))
 
     def test_dense_table(self):
-        table, weight, bias = self.step(sparse=False)["largest"]
+        rec = self.step(sparse=False)
+        self.assertEqual(rec["sparse_grads"], 0)
+        table, weight, bias = rec["largest"]
         self.assertEqual(table["shape"], [1000, 8])
         self.assertEqual(table["grad_rows"], 6)
         self.assertEqual(weight["grad_rows"], 1)  # the head's [1, 8] weight: one row
         self.assertNotIn("grad_rows", bias)
 
     def test_sparse_table(self):
-        table = self.step(sparse=True)["largest"][0]
+        rec = self.step(sparse=True)
+        table = rec["largest"][0]
         self.assertTrue(table["sparse_grad"])
+        self.assertEqual(rec["sparse_grads"], 1)
         self.assertNotIn("grad_rows", table)
 
     def test_no_grad(self):
