@@ -260,3 +260,30 @@ func (s *state) recompileFinding() {
 	title := fmt.Sprintf("torch.compile recompiles in %d of the %d recorded steps: %s per step on average", w.RecompileSteps, len(w.Steps), units.Duration(atStake))
 	s.emit(s.finding("compile.recompile", title, atStake, s.ev[Recompile], where, ""))
 }
+
+var _ = addRule(Rule{
+	ID: "debug.validate-args", Class: Debug, Factor: 0.9,
+	When:   "Python profile: main-thread samples over the whole run (imports left out) inside torch.distributions' checks of its arguments and samples (Distribution.__init__ and Distribution._validate_sample: validate_args, on by default) >= MinFinding; at stake: that share of the step",
+	Change: "turn torch.distributions' checks off once the program builds valid distributions: torch.distributions.Distribution.set_default_validate_args(False) at start-up (or validate_args=False where each distribution is made); every distribution then skips checking its parameters against their constraints, and every log_prob its value",
+	detect: (*state).argCheckFinding,
+	Fires:  "TestArgCheckFinding", Silent: "TestArgCheckFinding",
+})
+
+// argCheckFinding: torch.distributions checks each distribution's
+// parameters when it is made and each value given to log_prob, unless
+// validate_args is off: a program that makes a small distribution per
+// environment step or per update pays Python for every check
+// (stable-baselines3's PPO on CartPole: 10% of the run's samples; 1.13x
+// the whole run without them).
+func (s *state) argCheckFinding() {
+	if s.py == nil || s.py.ArgCheckShare < s.p.MinFinding {
+		return
+	}
+	var where []Location
+	for _, l := range s.py.ArgChecks {
+		where = append(where, lineLocation(l, "main-thread samples, whole run, in the checks below this line"))
+	}
+	ms := []Evidence{{"main-thread samples in torch.distributions' argument and sample checks (whole run, imports left out)", pct(s.py.ArgCheckShare), "%", "pyprofile"}}
+	title := fmt.Sprintf("torch.distributions checks every distribution's arguments and samples: %.0f%% of the main thread", pct(s.py.ArgCheckShare))
+	s.emit(s.finding("debug.validate-args", title, min(s.py.ArgCheckShare, 1)*s.step, ms, where, ""))
+}

@@ -269,3 +269,33 @@ func TestFloat64SavesTheArithmetic(t *testing.T) {
 		}
 	}
 }
+
+// debug.validate-args: torch.distributions' checks at >= MinFinding of
+// the run's main-thread samples put that share of the step at stake and
+// name the program's line; a few percent, or no Python profile, stay
+// silent.
+func TestArgCheckFinding(t *testing.T) {
+	line := runevidence.Line{File: "/home/u/ppo.py", Line: 40, Func: "collect", Pct: 9}
+	for _, c := range []struct {
+		name    string
+		py      *runevidence.PythonEvidence
+		atStake float64 // 0: silent
+	}{
+		{"checks", &runevidence.PythonEvidence{Samples: 500, ArgCheckShare: 0.1, ArgChecks: []runevidence.Line{line}}, 10e3},
+		{"a few checks", &runevidence.PythonEvidence{Samples: 500, ArgCheckShare: 0.02, ArgChecks: []runevidence.Line{line}}, 0},
+		{"no Python profile", nil, 0},
+	} {
+		d := Compute(cpuTrace(&runevidence.RunEvidence{Python: c.py}))
+		f := findingOf(d, "debug.validate-args")
+		if (f != nil) != (c.atStake > 0) {
+			t.Errorf("%s: finding %+v", c.name, f)
+			continue
+		}
+		if f == nil {
+			continue
+		}
+		if f.AtStakeUs != c.atStake || len(f.Where) == 0 || f.Where[0].Line != 40 || !strings.Contains(f.AllChanges(), "set_default_validate_args(False)") {
+			t.Errorf("%s: at stake %v, where %+v, change %s", c.name, f.AtStakeUs, f.Where, f.AllChanges())
+		}
+	}
+}

@@ -360,6 +360,12 @@ type PythonEvidence struct {
 	OffStepShare       float64       `json:"off_step_share,omitempty"`
 	OffStep            []OffStepLine `json:"off_step,omitempty"`
 	OffStepWindowShare float64       `json:"off_step_window_share,omitempty"`
+	// ArgCheckShare: the share of the main thread's samples over the
+	// whole run (imports left out) in torch.distributions' checks of
+	// its arguments and samples (validate.go); ArgChecks the program's
+	// lines that led there.
+	ArgCheckShare float64 `json:"arg_check_share,omitempty"`
+	ArgChecks     []Line  `json:"arg_checks,omitempty"`
 }
 
 // AutocastBlock is a `with torch.autocast("cpu", ...)` (or decorator)
@@ -727,6 +733,7 @@ func fromProfile(p *pyprofile.Profile, window, trains bool, root string) *Python
 		ev.Blocked[i].In = blockedIn[key{l.File, l.Line}]
 	}
 	ev.OffStepShare, ev.OffStep, ev.OffStepWindowShare = offStep(p, src, trains)
+	ev.ArgCheckShare, ev.ArgChecks = argChecks(p)
 	return ev
 }
 
