@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -182,6 +183,12 @@ func TestRealRuns(t *testing.T) {
 			}
 			if c.run == "h100/vae_workers1" && (f.Try["num_workers"] != "8" || f.TrySavingPct == nil) {
 				t.Errorf("vae: want num_workers=8 to try, with its predicted saving: %v", f.Try)
+			}
+			// torch.distributions' checks: stable-baselines3 makes a
+			// distribution per environment step and per update (10% of
+			// its samples; off, 1.07-1.26x); no other program here uses one
+			if has := slices.ContainsFunc(d.Findings, func(f diagnose.Finding) bool { return f.Rule == "debug.validate-args" }); has != (c.run == "cpu_ppo") {
+				t.Errorf("debug.validate-args fired: %v", has)
 			}
 			for _, f := range d.Findings {
 				if c.absent != "" && f.Rule == c.absent {
