@@ -34,7 +34,7 @@ func TestArgChecks(t *testing.T) {
 	add(6, 0, fr{prog, "update", 55}, fr{dists + "categorical.py", "Categorical.log_prob", 150}, fr{dists + "distribution.py", "Distribution._validate_sample", 310})
 	add(4, 0, fr{prog, "update", 55}, fr{dists + "normal.py", "__init__", 60}, fr{dists + "distribution.py", "__init__", 70}) // Python 3.10
 	add(30, 0, user, fr{dists + "categorical.py", "Categorical.sample", 148})                                                 // drawing a sample: not a check
-	add(20, 0, fr{prog, "train", 80}, fr{"/home/u/mylib/distribution.py", "Distribution.__init__", 3})                       // not torch's
+	add(20, 0, fr{prog, "train", 80}, fr{"/home/u/mylib/distribution.py", "Distribution.__init__", 3})                        // not torch's
 	add(30, 0, fr{prog, "train", 81})
 	add(50, 1, user, fr{dists + "distribution.py", "Distribution.__init__", 70}) // another thread
 	share, lines := argChecks(p)
