@@ -26,6 +26,13 @@ func TestOffStepInOutlierSteps(t *testing.T) {
 	if got := runevidence.OutlierShare(steps, 0.0035); got < 0.13 || got > 0.14 {
 		t.Fatalf("outlier share %.3f, want (35-3.5)/(59*3.5+35) ms = 0.134", got)
 	}
+	// the same outlier made by a wait for a CPU (another job on the
+	// machine) is no work of the program's
+	steps[49].CPUWaitS = 0.031
+	if got := runevidence.OutlierShare(steps, 0.0035); got != 0 {
+		t.Fatalf("outlier share %.3f of a step that waited for a CPU, want 0", got)
+	}
+	steps[49].CPUWaitS = 0
 	for _, c := range []struct {
 		outliers, window float64
 		want             bool

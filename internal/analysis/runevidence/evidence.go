@@ -1219,15 +1219,19 @@ func stepMedians(steps []steptimes.Step) (outside, inside float64) {
 	return outside, median(in)
 }
 
-// OutlierShare is the share of the window's time that its steps over
-// twice the median (inside) spend above it.
+// OutlierShare is the share of the window's time that its steps working
+// over twice the median (inside) spend above it. Working: less the time
+// a step waited for a CPU, which does no more work: on a machine loaded
+// by another job, steps that waited made outliers of the window, which
+// then held "more than" the evaluation in every step (host.off-step went
+// silent on a program scoring every batch with scikit-learn).
 func OutlierShare(steps []steptimes.Step, median float64) float64 {
 	var sum, above float64
 	for _, st := range steps {
 		if st.InWindow && st.DurS > 0 {
 			sum += st.DurS
-			if st.DurS > 2*median {
-				above += st.DurS - median
+			if work := st.DurS - st.CPUWaitS; work > 2*median {
+				above += work - median
 			}
 		}
 	}
