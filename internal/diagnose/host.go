@@ -151,6 +151,15 @@ func (s *state) pythonFinding() {
 	if _, ok := s.oneSampleSteps(); ok {
 		change = thenDo("inference on one sample per step: batch the samples, which pays this Python once per batch", cmp.Or(change, rule("host.python").Change))
 	}
+	if off, ok := s.offStepWork(); ok && off >= busy/2 {
+		// scikit-learn's metrics on every batch were most of a tabular
+		// MLP's Python between ops (43% of the main thread of 62%), and
+		// "vectorise it with tensor ops" led; once per epoch measured
+		// 3.0-3.5x
+		top := s.py.OffStep[0]
+		change = thenDo(fmt.Sprintf("work that does not belong in the step is most of it (%s at %s:%d: %.0f%% of the main thread): take it out of the step first (the finding on it)",
+			top.Kind, filepath.Base(top.File), top.Line.Line, pct(off)), cmp.Or(change, rule("host.python").Change))
+	}
 	s.emit(s.finding("host.python", title, busy*s.step, s.ev[Host], where, change))
 }
 

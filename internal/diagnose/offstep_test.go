@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
@@ -52,6 +53,27 @@ func TestOffStepInOutlierSteps(t *testing.T) {
 		got := slices.ContainsFunc(s.d.Findings, func(f Finding) bool { return f.Rule == "host.off-step" })
 		if got != c.want {
 			t.Errorf("outlier share %v of a window share %v: off-step finding %v, want %v", c.outliers, c.window, got, c.want)
+		}
+	}
+}
+
+// host.python's change defers to host.off-step when work that does not
+// belong in the step is half its Python or more (scikit-learn's metrics
+// on every batch), and keeps its own change when that work is smaller.
+func TestPythonDefersToOffStep(t *testing.T) {
+	for _, c := range []struct {
+		off   float64
+		defers bool
+	}{{0.3, true}, {0.1, false}} {
+		line := runevidence.OffStepLine{Line: runevidence.Line{File: "/home/u/tabular.py", Line: 23, Func: "<module>", Pct: 100 * c.off}, Kind: runevidence.OffStepMetrics}
+		py := &runevidence.PythonEvidence{Samples: 500, HotSamples: 400, OffStepShare: c.off, OffStepWindowShare: c.off, OffStep: []runevidence.OffStepLine{line}}
+		d := Compute(cpuTrace(&runevidence.RunEvidence{Python: py}))
+		f := findingOf(d, "host.python")
+		if f == nil || findingOf(d, "host.off-step") == nil {
+			t.Fatalf("off %.0f%%: want host.python and host.off-step: %+v", 100*c.off, d.Findings)
+		}
+		if got := strings.HasPrefix(f.Change, "work that does not belong in the step is most of it (metric computation at tabular.py:23"); got != c.defers {
+			t.Errorf("off %.0f%%: host.python's change %q", 100*c.off, f.Change)
 		}
 	}
 }
