@@ -344,6 +344,7 @@ func (s *state) findings() {
 	for i := range s.d.Findings {
 		splitAlternatives(&s.d.Findings[i])
 	}
+	s.programOptions()
 }
 
 // at is the time at stake in class c per step; big: it is enough for a

@@ -62,7 +62,7 @@ func TestOffStepInOutlierSteps(t *testing.T) {
 // on every batch), and keeps its own change when that work is smaller.
 func TestPythonDefersToOffStep(t *testing.T) {
 	for _, c := range []struct {
-		off   float64
+		off    float64
 		defers bool
 	}{{0.3, true}, {0.1, false}} {
 		line := runevidence.OffStepLine{Line: runevidence.Line{File: "/home/u/tabular.py", Line: 23, Func: "<module>", Pct: 100 * c.off}, Kind: runevidence.OffStepMetrics}

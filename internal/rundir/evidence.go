@@ -127,6 +127,10 @@ type Evidence struct {
 	// module calls, by class and the program's line that called them,
 	// most calls first (agents before it leave this empty).
 	Models []ModelCall `json:"models"`
+	// ProgramOptions: the program's own command-line options, of the
+	// argparse parser with the most of them (nil: none parsed, or an
+	// agent before it).
+	ProgramOptions []ProgramOption `json:"program_options"`
 	// StepTimes: [step, start s, duration s, in window, CPU wait s or
 	// null, DataLoader wait s] of every step (the agent keeps the first
 	// 20000; older agents wrote four or five columns); StepSeries decodes
@@ -453,6 +457,23 @@ type Optimizer struct {
 	// StepSite is the program's line that called step() first.
 	StepSite *Site  `json:"step_site"`
 	Error    string `json:"error"`
+}
+
+// ProgramOption is one of the program's command-line options and the
+// value it parsed.
+type ProgramOption struct {
+	Flags []string `json:"flags"`
+	Dest  string   `json:"dest"`
+	// Kind: "switch" (store_true, store_false, store_const,
+	// BooleanOptionalAction, whose --no- flag is left out) or "value".
+	Kind string `json:"kind"`
+	// Sets: the value a switch's flag sets (store_false: false), or a
+	// value option's when given bare (nargs="?" with a const).
+	Sets any `json:"sets,omitempty"`
+	// Value: the parsed value (null: none, or not a bool, number or
+	// short text).
+	Value   any   `json:"value"`
+	Choices []any `json:"choices,omitempty"`
 }
 
 // ModelCall is an outermost nn.Module the program calls, and where.

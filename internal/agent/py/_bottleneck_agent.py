@@ -266,6 +266,7 @@ class Agent(Window, Evidence):
         self.stepstats = None  # _bottleneck_stepstats.StepStats: memory and GC per step
         self.frameworks = None  # _bottleneck_frameworks.Frameworks: Lightning / HF Trainer phases
         self.changes = None  # _bottleneck_changes.Changes: the run-time changes asked for (cfg "set")
+        self.program_options = None  # _bottleneck_options.Options: the program's command-line options
         self.live = None  # _bottleneck_live.Live: the --live view's feed (cfg "live")
         self.nvtx = None  # _bottleneck_nvtx.Ranges: NVTX ranges (--nvtx), loaded only then
         self.compile_used = False  # the program called torch.compile (see _watch_torch_compile)
@@ -394,6 +395,7 @@ class Agent(Window, Evidence):
                 self.errors.append("live view: %s: %s" % (type(e).__name__, e))
         if self.cfg.get("set"):
             self.changes = _load_changes(self.cfg["set"], self.errors)
+        self.program_options = _load_options(self.pid, self.errors)
         if self.cfg.get("nvtx"):
             self.nvtx = _load_nvtx(self.cfg["nvtx"], self.errors)
         if self.stepstats is not None:
@@ -1323,6 +1325,18 @@ def _load_changes(wanted, errors):
         return ch
     except Exception as e:
         errors.append("run-time changes: %s: %s" % (type(e).__name__, e))
+        return None
+
+
+def _load_options(pid, errors):
+    """The recorder of the program's command-line options
+    (_bottleneck_options.py beside this file), started."""
+    try:
+        opts = _load_sibling("_bottleneck_options").Options(pid, errors)
+        opts.start()
+        return opts
+    except Exception as e:
+        errors.append("program options: %s: %s" % (type(e).__name__, e))
         return None
 
 

@@ -163,6 +163,7 @@ class Evidence(object):
             "nvtx": nv.evidence() if nv is not None else None,
             "notes": self.notes,
             "changes": self.changes.evidence() if getattr(self, "changes", None) is not None else [],
+            "program_options": self.program_options.evidence() if getattr(self, "program_options", None) is not None else None,
         }
 
     def _ended_early(self):

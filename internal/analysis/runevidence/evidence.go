@@ -117,6 +117,8 @@ type RunEvidence struct {
 	Optimizers []rundir.Optimizer `json:"optimizers,omitempty"`
 	// Models: the outermost modules the program called, most calls first.
 	Models []rundir.ModelCall `json:"models,omitempty"`
+	// Options: the program's own command-line options.
+	Options []rundir.ProgramOption `json:"program_options,omitempty"`
 	// Phases: Lightning's or the Hugging Face Trainer's phases over the
 	// whole run (nil without either).
 	Phases *rundir.FrameworkPhases `json:"framework_phases,omitempty"`
@@ -1131,6 +1133,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		}
 		r.Optimizers = ev.Optimizers
 		r.Models = ev.Models
+		r.Options = ev.ProgramOptions
 		r.CPUWait = ev.CPUWait
 		r.Phases = ev.FrameworkPhases
 		r.SyncState = ev.Syncs.State

@@ -1,0 +1,110 @@
+"""bottleneck agent: the program's own command-line options (embedded in
+the bottleneck binary, loaded by _bottleneck_agent).
+
+A training script often has an option for the change a finding advises
+(timm's train.py: --amp --amp-dtype bfloat16 --channels-last; the Hugging
+Face scripts' --bf16, --torch_compile, --dataloader_num_workers; -j and
+-b in pytorch/examples): the report names it. argparse's
+parse_known_args (which parse_args calls) is wrapped to record, of the
+parser with the most options the profiled process parsed, each option's
+flags, destination, kind and parsed value. The program gets what
+argparse returns, exactly as without bottleneck.
+
+Documented in docs/run.md ("Evidence format": program_options).
+"""
+import argparse
+import os
+
+_MAX_OPTIONS = 200
+_MAX_CHOICES = 12
+
+
+def _plain(v):
+    """v where JSON carries it as it is (None, bool, number, short text),
+    else None."""
+    if v is None or isinstance(v, (bool, int, float)):
+        return v
+    if isinstance(v, str) and len(v) <= 200:
+        return v
+    return None
+
+
+def _switch(action):
+    """For an option that takes no value, its flags and the value giving
+    it sets (store_true: True, store_false: False, store_const: its
+    constant; BooleanOptionalAction's --x: True, its --no-x left out);
+    None for an option that takes one."""
+    if isinstance(action, argparse._StoreConstAction):  # store_true and store_false too
+        return list(action.option_strings), _plain(action.const)
+    boolean = getattr(argparse, "BooleanOptionalAction", None)
+    if boolean is not None and isinstance(action, boolean):
+        return [f for f in action.option_strings if not f.startswith("--no-")], True
+    return None
+
+
+def options_of(parser, namespace):
+    """The options of parser (not the positionals, not help or version)
+    with the values namespace holds."""
+    out = []
+    for a in parser._actions:
+        if not a.option_strings or isinstance(a, (argparse._HelpAction, argparse._VersionAction)):
+            continue
+        rec = {"flags": list(a.option_strings), "dest": a.dest, "kind": "value",
+               "value": _plain(getattr(namespace, a.dest, None))}
+        sw = _switch(a)
+        if sw is not None:
+            rec["flags"], rec["sets"] = sw
+            rec["kind"] = "switch"
+        elif a.nargs == "?" and _plain(a.const) is not None:
+            rec["sets"] = _plain(a.const)  # given bare (timm's --torchcompile: "inductor")
+        if a.choices is not None:
+            try:
+                rec["choices"] = [_plain(c) for c in list(a.choices)[:_MAX_CHOICES]]
+            except TypeError:
+                pass
+        out.append(rec)
+        if len(out) == _MAX_OPTIONS:
+            break
+    return out
+
+
+class Options(object):
+    """Wraps argparse.ArgumentParser.parse_known_args for the profiled
+    process (pid) until unwrap; evidence() is what it recorded."""
+
+    def __init__(self, pid, errors):
+        self.pid, self.errors = pid, errors
+        self.options = None
+        self._orig = None
+
+    def start(self):
+        orig = argparse.ArgumentParser.parse_known_args
+        if getattr(orig, "_bottleneck_wrapped", False):
+            return
+        rec = self
+
+        def parse_known_args(parser, *args, **kwargs):
+            result = orig(parser, *args, **kwargs)
+            if os.getpid() == rec.pid:
+                try:
+                    rec._record(parser, result[0])
+                except Exception as e:  # never the program's failure
+                    rec.errors.append("program options: %s: %s" % (type(e).__name__, e))
+            return result
+
+        parse_known_args._bottleneck_wrapped = True
+        parse_known_args.__wrapped__ = orig
+        for attr in ("__name__", "__qualname__", "__doc__"):
+            setattr(parse_known_args, attr, getattr(orig, attr, None))
+        self._orig = orig
+        argparse.ArgumentParser.parse_known_args = parse_known_args
+
+    def _record(self, parser, namespace):
+        opts = options_of(parser, namespace)
+        # the parser with the most options is the program's own (timm's
+        # train.py parses a one-option config parser first)
+        if opts and (self.options is None or len(opts) >= len(self.options)):
+            self.options = opts
+
+    def evidence(self):
+        return self.options

@@ -1,0 +1,152 @@
+package diagnose
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+)
+
+// A training script often has its own option for a change a finding
+// advises: timm's train.py --amp --amp-dtype bfloat16 and
+// --channels-last, the Hugging Face example scripts' --bf16 and
+// --torch_compile, -j/--workers in pytorch/examples. The change then
+// names it, so that the reader runs the program with it rather than edit
+// code the option already has (the agent records the options the program
+// parsed with argparse: rundir.ProgramOption).
+
+// knob is a change a program's option can make, told by the words of
+// the change that advises it.
+type knob struct {
+	says   func(change string) bool
+	option func(opts []rundir.ProgramOption) string
+}
+
+var knobs = []knob{
+	{ // bf16 autocast
+		says: func(c string) bool {
+			return strings.Contains(c, "bf16 autocast") || strings.Contains(c, "torch.autocast(") && strings.Contains(c, "bfloat16")
+		},
+		option: bf16Option,
+	},
+	{ // channels_last
+		says:   func(c string) bool { return strings.Contains(c, "channels_last") },
+		option: func(opts []rundir.ProgramOption) string { return switchOption(opts, "channels_last") },
+	},
+	{ // torch.compile of the model
+		says: func(c string) bool {
+			return strings.Contains(c, "torch.compile(model") || strings.Contains(c, "torch.compile on ") || strings.Contains(c, "torch_compile=True")
+		},
+		option: func(opts []rundir.ProgramOption) string {
+			if o := switchOption(opts, "compile", "torch_compile", "torchcompile"); o != "" {
+				return o
+			}
+			if o, ok := findOption(opts, "value", "compile", "torch_compile", "torchcompile"); ok && o.Sets != nil {
+				return flagOf(o) // given bare (timm's --torchcompile)
+			}
+			return ""
+		},
+	},
+	{ // DataLoader workers
+		says: func(c string) bool {
+			return strings.Contains(c, "num_workers=") && !strings.Contains(c, "num_workers=0)")
+		},
+		option: func(opts []rundir.ProgramOption) string {
+			if o, ok := findOption(opts, "value", "workers", "num_workers", "dataloader_num_workers", "n_workers", "j"); ok {
+				return flagOf(o) + " N"
+			}
+			return ""
+		},
+	},
+}
+
+// programOptions adds to each change of each finding the program's own
+// option that makes it, where the run recorded one.
+func (s *state) programOptions() {
+	if s.in.Run == nil || len(s.in.Run.Options) == 0 {
+		return
+	}
+	opts := s.in.Run.Options
+	note := func(change string) string {
+		var names []string
+		for _, k := range knobs {
+			if !k.says(change) {
+				continue
+			}
+			if o := k.option(opts); o != "" && !slices.Contains(names, o) {
+				names = append(names, o)
+			}
+		}
+		if len(names) == 0 {
+			return change
+		}
+		return fmt.Sprintf("%s (this program's own option: %s)", change, strings.Join(names, ", "))
+	}
+	for i := range s.d.Findings {
+		f := &s.d.Findings[i]
+		f.Change = note(f.Change)
+		for j := range f.Alternatives {
+			f.Alternatives[j].Change = note(f.Alternatives[j].Change)
+		}
+	}
+}
+
+// bf16Option is the option that runs the model under bf16 autocast: a
+// --bf16 switch, an --amp switch with a dtype option that takes
+// bfloat16, or a precision option whose choices name bf16.
+func bf16Option(opts []rundir.ProgramOption) string {
+	if o, ok := findOption(opts, "switch", "bf16"); ok {
+		return flagOf(o)
+	}
+	dtype, hasDtype := findOption(opts, "value", "amp_dtype", "autocast_dtype", "dtype")
+	if hasDtype && len(dtype.Choices) > 0 && !slices.Contains(dtype.Choices, any("bfloat16")) {
+		hasDtype = false
+	}
+	if amp, ok := findOption(opts, "switch", "amp", "use_amp", "autocast"); ok && hasDtype {
+		return flagOf(amp) + " " + flagOf(dtype) + " bfloat16"
+	}
+	if p, ok := findOption(opts, "value", "precision", "mixed_precision"); ok {
+		for _, c := range p.Choices {
+			if s, _ := c.(string); strings.HasPrefix(s, "bf16") {
+				return flagOf(p) + " " + s
+			}
+		}
+	}
+	return ""
+}
+
+// switchOption is the flag of a switch whose destination is one of dests.
+func switchOption(opts []rundir.ProgramOption, dests ...string) string {
+	if o, ok := findOption(opts, "switch", dests...); ok {
+		return flagOf(o)
+	}
+	return ""
+}
+
+// findOption is the first option of kind whose destination, lower case
+// with dashes as underscores, is one of dests; a switch only where its
+// flag turns the destination on (not --no-compile's store_false).
+func findOption(opts []rundir.ProgramOption, kind string, dests ...string) (rundir.ProgramOption, bool) {
+	for _, d := range dests {
+		for _, o := range opts {
+			if o.Kind == kind && strings.ReplaceAll(strings.ToLower(o.Dest), "-", "_") == d && len(o.Flags) > 0 &&
+				(kind != "switch" || o.Sets == true) {
+				return o, true
+			}
+		}
+	}
+	return rundir.ProgramOption{}, false
+}
+
+// flagOf is the option's longest flag (--workers over -j), as the program's
+// users would type it.
+func flagOf(o rundir.ProgramOption) string {
+	best := ""
+	for _, f := range o.Flags {
+		if len(f) > len(best) {
+			best = f
+		}
+	}
+	return best
+}

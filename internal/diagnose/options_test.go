@@ -1,0 +1,62 @@
+package diagnose
+
+import (
+	"testing"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
+)
+
+// A change gets the program's own option that makes it: timm's
+// --amp --amp-dtype bfloat16, --channels-last and --workers, the Hugging
+// Face scripts' --bf16 and --torch_compile; a --no- switch, an --amp
+// without a bfloat16 dtype, a change no option makes and a run without
+// options stay as they are.
+func TestProgramOptions(t *testing.T) {
+	sw := func(flag, dest string, sets any) rundir.ProgramOption {
+		return rundir.ProgramOption{Flags: []string{flag}, Dest: dest, Kind: "switch", Sets: sets, Value: false}
+	}
+	val := func(dest string, choices []any, flags ...string) rundir.ProgramOption {
+		return rundir.ProgramOption{Flags: flags, Dest: dest, Kind: "value", Choices: choices}
+	}
+	timm := []rundir.ProgramOption{sw("--amp", "amp", true), val("amp_dtype", nil, "--amp-dtype"), sw("--channels-last", "channels_last", true),
+		val("workers", nil, "-j", "--workers"), sw("--no-prefetcher", "prefetcher", false)}
+	hf := []rundir.ProgramOption{sw("--bf16", "bf16", true), sw("--torch_compile", "torch_compile", true), val("dataloader_num_workers", nil, "--dataloader_num_workers")}
+	const (
+		bf16   = "bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16)) with the model in channels_last (model.to(memory_format=torch.channels_last))"
+		comp   = "torch.compile(model) fuses its small ops"
+		loader = "DataLoader(num_workers=2, persistent_workers=True) loads them in background workers"
+	)
+	for _, c := range []struct {
+		name    string
+		opts    []rundir.ProgramOption
+		change  string
+		wantOpt string // "" the change as it was
+	}{
+		{"timm bf16 and layout", timm, bf16, "--amp --amp-dtype bfloat16, --channels-last"},
+		{"timm workers", timm, loader, "--workers N"},
+		{"timm compile", append(timm, rundir.ProgramOption{Flags: []string{"--torchcompile"}, Dest: "torchcompile", Kind: "value", Sets: "inductor"}), comp, "--torchcompile"},
+		{"a compile option that takes a value", []rundir.ProgramOption{val("torchcompile", nil, "--torchcompile")}, comp, ""},
+		{"hf bf16", hf, bf16, "--bf16"},
+		{"hf compile", hf, comp, "--torch_compile"},
+		{"hf workers", hf, loader, "--dataloader_num_workers N"},
+		{"a --no- switch", []rundir.ProgramOption{sw("--no-compile", "compile", false)}, comp, ""},
+		{"amp without a dtype", []rundir.ProgramOption{sw("--amp", "amp", true)}, bf16, ""},
+		{"a dtype without bfloat16", []rundir.ProgramOption{sw("--amp", "amp", true), val("amp_dtype", []any{"float16"}, "--amp-dtype")}, bf16, ""},
+		{"a precision choice", []rundir.ProgramOption{val("precision", []any{"32", "bf16-mixed"}, "--precision")}, bf16, "--precision bf16-mixed"},
+		{"no options", nil, bf16, ""},
+		{"workers already none", timm, "DataLoader(num_workers=0) loads them in the main thread", ""},
+	} {
+		s := &state{d: &Diagnosis{Findings: []Finding{{Change: "first", Alternatives: []Alternative{{Kind: "or", Change: c.change}}}}},
+			in: Analyses{Run: &runevidence.RunEvidence{Options: c.opts}}}
+		s.programOptions()
+		got := s.d.Findings[0].Alternatives[0].Change
+		want := c.change
+		if c.wantOpt != "" {
+			want += " (this program's own option: " + c.wantOpt + ")"
+		}
+		if got != want || s.d.Findings[0].Change != "first" {
+			t.Errorf("%s: %q, want %q", c.name, got, want)
+		}
+	}
+}
