@@ -125,13 +125,17 @@ func switchOption(opts []rundir.ProgramOption, dests ...string) string {
 }
 
 // findOption is the first option of kind whose destination, lower case
-// with dashes as underscores, is one of dests; a switch only where its
-// flag turns the destination on (not --no-compile's store_false).
+// with dashes as underscores, is one of dests. A switch is a flag that
+// turns the destination on: store_true (not --no-compile's store_false),
+// or a value option given bare that sets true (the Hugging Face
+// scripts' --bf16: nargs="?", const=True).
 func findOption(opts []rundir.ProgramOption, kind string, dests ...string) (rundir.ProgramOption, bool) {
 	for _, d := range dests {
 		for _, o := range opts {
-			if o.Kind == kind && strings.ReplaceAll(strings.ToLower(o.Dest), "-", "_") == d && len(o.Flags) > 0 &&
-				(kind != "switch" || o.Sets == true) {
+			if strings.ReplaceAll(strings.ToLower(o.Dest), "-", "_") != d || len(o.Flags) == 0 {
+				continue
+			}
+			if kind == "switch" && o.Sets == true || kind == "value" && o.Kind == "value" {
 				return o, true
 			}
 		}

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
@@ -21,7 +22,11 @@ func TestProgramOptions(t *testing.T) {
 	}
 	timm := []rundir.ProgramOption{sw("--amp", "amp", true), val("amp_dtype", nil, "--amp-dtype"), sw("--channels-last", "channels_last", true),
 		val("workers", nil, "-j", "--workers"), sw("--no-prefetcher", "prefetcher", false)}
-	hf := []rundir.ProgramOption{sw("--bf16", "bf16", true), sw("--torch_compile", "torch_compile", true), val("dataloader_num_workers", nil, "--dataloader_num_workers")}
+	// HfArgumentParser's bools take a value or none (nargs="?", const=True)
+	bare := func(flag, dest string) rundir.ProgramOption {
+		return rundir.ProgramOption{Flags: []string{flag, strings.ReplaceAll(flag, "_", "-")}, Dest: dest, Kind: "value", Sets: true, Value: false}
+	}
+	hf := []rundir.ProgramOption{bare("--bf16", "bf16"), bare("--torch_compile", "torch_compile"), val("dataloader_num_workers", nil, "--dataloader_num_workers")}
 	const (
 		bf16   = "bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16)) with the model in channels_last (model.to(memory_format=torch.channels_last))"
 		comp   = "torch.compile(model) fuses its small ops"
