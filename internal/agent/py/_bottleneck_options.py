@@ -75,16 +75,16 @@ class Options(object):
     def __init__(self, pid, errors):
         self.pid, self.errors = pid, errors
         self.options = None
-        self._orig = None
 
     def start(self):
         orig = argparse.ArgumentParser.parse_known_args
         if getattr(orig, "_bottleneck_wrapped", False):
+            orig.recorder = self  # wrapped once per process; the latest agent records
             return
-        rec = self
 
         def parse_known_args(parser, *args, **kwargs):
             result = orig(parser, *args, **kwargs)
+            rec = parse_known_args.recorder
             if os.getpid() == rec.pid:
                 try:
                     rec._record(parser, result[0])
@@ -92,11 +92,11 @@ class Options(object):
                     rec.errors.append("program options: %s: %s" % (type(e).__name__, e))
             return result
 
+        parse_known_args.recorder = self
         parse_known_args._bottleneck_wrapped = True
         parse_known_args.__wrapped__ = orig
         for attr in ("__name__", "__qualname__", "__doc__"):
             setattr(parse_known_args, attr, getattr(orig, attr, None))
-        self._orig = orig
         argparse.ArgumentParser.parse_known_args = parse_known_args
 
     def _record(self, parser, namespace):

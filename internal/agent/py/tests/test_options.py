@@ -77,8 +77,13 @@ class OptionsTest(unittest.TestCase):
         self.assertIsNone(self.rec.evidence())
 
     def test_start_twice(self):
-        self.rec.start()
-        self.assertIs(argparse.ArgumentParser.parse_known_args.__wrapped__, self.orig)
+        wrapped = argparse.ArgumentParser.parse_known_args
+        again = O.Options(os.getpid(), [])
+        again.start()  # a second agent in the process: no second wrapper; it records
+        self.assertIs(argparse.ArgumentParser.parse_known_args, wrapped)
+        _timm_like()[1].parse_args([])
+        self.assertIsNone(self.rec.evidence())
+        self.assertEqual(len(again.evidence()), 8)
 
 
 if __name__ == "__main__":
