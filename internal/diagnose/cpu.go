@@ -70,7 +70,7 @@ func (s *state) cpuNativeFinding() {
 		// family or torch.compile(model) reaches them (AdamW over 6M
 		// parameters after a bf16 forward: 57% of the native time;
 		// 27-36 ms a step, 18-22 ms with fused=True)
-		change = thenDo(fmt.Sprintf("the optimizer's update (%s%s) takes %.0f%% of the native time and runs one parameter at a time: %s", r.Name, s.stepSiteRef(r.Name), pct(per/(s.share[CPUCompute]*s.step)), cpuUpdateFix(r)), change)
+		change = thenDo(fmt.Sprintf("the optimizer's update (%s%s) takes %.0f%% of the native time and runs one parameter at a time: %s", r.Name, s.stepSiteRef(r.Name), pct(per/(s.share[CPUCompute]*s.step)), s.cpuUpdateFix(r)), change)
 		if o := s.runOptimizer(r.Name); o != nil && o.StepSite != nil {
 			site := Location{Kind: "python", Name: o.StepSite.Func, File: o.StepSite.File, Line: o.StepSite.Line, Note: "calls " + o.Class + ".step()"}
 			where = slices.Insert(slices.DeleteFunc(where, func(l Location) bool { return l.Kind == "python" && l.File == site.File && l.Line == site.Line }), 0, site)
@@ -198,6 +198,9 @@ func (s *state) tinyOpsFinding() {
 		fix := foreachUpdate
 		if fusedOnCPU[optimizerClass(r.Name)] {
 			fix = "fused=True makes it a few ops in all (torch 2.4 and later)"
+			if v, old := s.torchBefore(2, 4); old {
+				fix = oldTorchFused(v)
+			}
 		}
 		change = thenDo(fmt.Sprintf("the optimizer's update (%s%s, %.0f%% of the step) runs several ops per parameter: %s", r.Name, s.stepSiteRef(r.Name), pct(per/s.step), fix),
 			fmt.Sprintf("for the model's own small ops: %s, and a larger batch gives each op more work", s.compileChange("them")))

@@ -1740,11 +1740,35 @@ func isAnnotation(r rowT) bool {
 
 // cpuUpdateFix is the fix for an update that runs one parameter at a
 // time on a CPU.
-func cpuUpdateFix(r regions.Region) string {
-	if fusedOnCPU[optimizerClass(r.Name)] {
-		return "fused=True (Adam, AdamW, SGD, Adagrad; on CPU in torch 2.4 and later), not foreach=True, which is slower on a CPU for SGD and Adagrad"
+func (s *state) cpuUpdateFix(r regions.Region) string {
+	if !fusedOnCPU[optimizerClass(r.Name)] {
+		return foreachUpdate
 	}
-	return foreachUpdate
+	if v, old := s.torchBefore(2, 4); old {
+		return oldTorchFused(v)
+	}
+	return "fused=True (Adam, AdamW, SGD, Adagrad; on CPU in torch 2.4 and later), not foreach=True, which is slower on a CPU for SGD and Adagrad"
+}
+
+// oldTorchFused is the fused update's change for a run whose torch
+// predates fused CPU optimizers: there fused=True raises on CPU
+// parameters ("requires all the params to be ... of supported devices").
+func oldTorchFused(version string) string {
+	return "fused=True runs it as a few ops in all, on a CPU from torch 2.4 (this run has " + version + ", where fused=True raises on CPU parameters): upgrade torch, then fused=True"
+}
+
+// torchBefore reports whether the run's torch is known to be older than
+// major.minor, and its version.
+func (s *state) torchBefore(major, minor int) (string, bool) {
+	e := s.runEnv()
+	if e == nil {
+		return "", false
+	}
+	var ma, mi int
+	if _, err := fmt.Sscanf(e.Torch, "%d.%d", &ma, &mi); err != nil {
+		return "", false
+	}
+	return e.Torch, ma < major || ma == major && mi < minor
 }
 
 // optimizerStep is the first optimizer step region that takes at least

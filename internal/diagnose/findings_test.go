@@ -409,6 +409,9 @@ func TestOptimizerFinding(t *testing.T) {
 	}{
 		{"per-parameter", adam, true, nil, nil, "host.optimizer", "foreach=True"},
 		{"per-parameter on a CPU", adam, false, nil, nil, "host.optimizer", "not foreach=True"},
+		// fused=True raises on CPU parameters before torch 2.4
+		{"per-parameter on a CPU, torch 2.3", adam, false, nil, &runevidence.RunEvidence{Env: &runevidence.Env{Torch: "2.3.1+cpu"}}, "host.optimizer", "this run has 2.3.1+cpu, where fused=True raises on CPU parameters): upgrade torch"},
+		{"per-parameter on a CPU, torch 2.4", adam, false, nil, &runevidence.RunEvidence{Env: &runevidence.Env{Torch: "2.4.0"}}, "host.optimizer", "fused=True (Adam, AdamW, SGD, Adagrad; on CPU in torch 2.4 and later)"},
 		{"foreach", regions.Region{Name: "Optimizer.step#Adam.step", Calls: 1, TotalUs: 300, MultiTensor: true}, true, nil, nil, "host.optimizer", "torch.compile(optimizer.step)"},
 		{"closure", regions.Region{Name: "Optimizer.step#AdamW.step", Calls: 1, TotalUs: 800, Closure: true}, true, nil, nil, "", ""},
 		// a closure whose update the trace tells apart (a CPU run): 300 µs

@@ -34,7 +34,7 @@ func (s *state) optimizerFinding() {
 	case r.MultiTensor:
 		change = orTry("the update already runs as foreach/fused ops: compile the step (torch.compile(optimizer.step)) to fuse it further", "update fewer, larger parameter tensors")
 	case !s.device:
-		change = "the update runs one parameter at a time: " + cpuUpdateFix(r)
+		change = "the update runs one parameter at a time: " + s.cpuUpdateFix(r)
 	}
 	title := fmt.Sprintf("%s takes %.0f%% of the step", r.Name, s.findingPct(per/s.step))
 	if r.Closure {
