@@ -69,8 +69,9 @@ def options_of(parser, namespace):
 
 
 class Options(object):
-    """Wraps argparse.ArgumentParser.parse_known_args for the profiled
-    process (pid) until unwrap; evidence() is what it recorded."""
+    """Records, in the profiled process (pid), the options of the parsers
+    argparse.ArgumentParser.parse_known_args parses (wrapped once a
+    process); evidence() is what it recorded."""
 
     def __init__(self, pid, errors):
         self.pid, self.errors = pid, errors
