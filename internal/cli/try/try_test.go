@@ -350,8 +350,12 @@ func TestWholeRunCaveat(t *testing.T) {
 		return stepRange(diff.AgentSteps(r), count)
 	}
 	// the pair is compared over the steps both timed: the tried run's
-	if same := sameSteps(diff.AgentSteps(run(long...)), diff.AgentSteps(run(short...))); len(same) != 4 || !same[2] || !same[5] {
+	if same := sameSteps(diff.AgentSteps(run(long...)), diff.AgentSteps(run(short...)), 0); len(same) != 4 || !same[2] || !same[5] {
 		t.Errorf("the steps both runs timed: %v, want 2-5", same)
+	}
+	// a num_workers change is compared past the batches its workers load ahead
+	if same := sameSteps(diff.AgentSteps(run(long...)), diff.AgentSteps(run(long[:36]...)), 19); len(same) != 18 || same[18] || !same[19] || !same[36] {
+		t.Errorf("the steps both runs timed from 19: %v, want 19-36", same)
 	}
 	base, tried := rng(run(long...), 28), rng(run(short...), 4)
 	if base != [2]int{1, 40} || tried != [2]int{2, 5} {
@@ -450,6 +454,21 @@ func TestLoadDiffers(t *testing.T) {
 	want := "  the steps waited for a CPU 140 ms a step as it is, 31.0 ms changed (other processes, or the program's own threads): most of the difference; --compare measures the machine's drift\n"
 	if !strings.Contains(b.String(), want) {
 		t.Errorf("line missing:\n%s", b.String())
+	}
+}
+
+// A tried run of a num_workers change times as many steps again as its
+// workers load ahead and is compared past them, within maxTriedSteps.
+func TestPrefetchSteps(t *testing.T) {
+	for _, c := range []struct{ ahead, steps, n, from int }{
+		{16, 20, 36, 17},
+		{8, 3, 11, 9},
+		{190, 20, 200, 191},
+		{198, 20, 200, 0}, // two steps left past them: too few to compare
+	} {
+		if n, from := prefetchSteps(c.ahead, c.steps); n != c.n || from != c.from {
+			t.Errorf("prefetchSteps(%d, %d) = %d, %d; want %d, %d", c.ahead, c.steps, n, from, c.n, c.from)
+		}
 	}
 }
 
