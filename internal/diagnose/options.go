@@ -10,8 +10,8 @@ import (
 
 // A training script often has its own option for a change a finding
 // advises: timm's train.py --amp --amp-dtype bfloat16 and
-// --channels-last, the Hugging Face example scripts' --bf16 and
-// --torch_compile, -j/--workers in pytorch/examples. The change then
+// --channels-last, the Hugging Face example scripts' --bf16, --tf32 True
+// and --torch_compile, -j/--workers in pytorch/examples. The change then
 // names it, so that the reader runs the program with it rather than edit
 // code the option already has (the agent records the options the program
 // parsed with argparse: rundir.ProgramOption).
@@ -30,22 +30,40 @@ var knobs = []knob{
 		},
 		option: bf16Option,
 	},
+	{ // TF32 tensor cores for fp32 matmuls
+		says: func(c string) bool { return strings.Contains(c, `set_float32_matmul_precision("high")`) },
+		option: func(opts []rundir.ProgramOption) string {
+			if o := switchOption(opts, "tf32", "allow_tf32"); o != "" {
+				return o
+			}
+			// the Hugging Face TrainingArguments' --tf32 takes a bool
+			if o, ok := findOption(opts, "value", "tf32"); ok && (o.Value == nil || o.Value == false) {
+				return flagOf(o) + " True"
+			}
+			return ""
+		},
+	},
 	{ // channels_last
 		says:   func(c string) bool { return strings.Contains(c, "channels_last") },
 		option: func(opts []rundir.ProgramOption) string { return switchOption(opts, "channels_last") },
 	},
-	{ // torch.compile of the model
+	{ // torch.compile of the model, its default mode
 		says: func(c string) bool {
-			return strings.Contains(c, "torch.compile(model") || strings.Contains(c, "torch.compile on ") || strings.Contains(c, "torch_compile=True")
+			return (strings.Contains(c, "torch.compile(model") || strings.Contains(c, "torch.compile on ") || strings.Contains(c, "torch_compile=True")) &&
+				!strings.Contains(c, reduceOverhead)
 		},
+		option: compileOption,
+	},
+	{ // CUDA graphs through torch.compile: the program's compile option
+		// alone compiles in its default mode, without them
+		says: func(c string) bool { return strings.Contains(c, reduceOverhead) },
 		option: func(opts []rundir.ProgramOption) string {
-			if o := switchOption(opts, "compile", "torch_compile", "torchcompile"); o != "" {
-				return o
+			on := compileOption(opts)
+			mode, ok := findOption(opts, "value", "compile_mode", "torch_compile_mode", "torchcompile_mode")
+			if on == "" || !ok || len(mode.Choices) > 0 && !slices.Contains(mode.Choices, any("reduce-overhead")) {
+				return ""
 			}
-			if o, ok := findOption(opts, "value", "compile", "torch_compile", "torchcompile"); ok && o.Sets != nil {
-				return flagOf(o) // given bare (timm's --torchcompile)
-			}
-			return ""
+			return on + " " + flagOf(mode) + " reduce-overhead"
 		},
 	},
 	{ // DataLoader workers
@@ -59,6 +77,21 @@ var knobs = []knob{
 			return ""
 		},
 	},
+}
+
+const reduceOverhead = `mode="reduce-overhead"`
+
+// compileOption is the option that compiles the model: a switch, or a
+// value option given bare (timm's --torchcompile, whose bare value is the
+// backend).
+func compileOption(opts []rundir.ProgramOption) string {
+	if o := switchOption(opts, "compile", "torch_compile", "torchcompile"); o != "" {
+		return o
+	}
+	if o, ok := findOption(opts, "value", "compile", "torch_compile", "torchcompile"); ok && o.Sets != nil {
+		return flagOf(o)
+	}
+	return ""
 }
 
 // programOptions adds to each change of each finding the program's own

@@ -10,7 +10,8 @@ import (
 
 // A change gets the program's own option that makes it: timm's
 // --amp --amp-dtype bfloat16, --channels-last and --workers, the Hugging
-// Face scripts' --bf16 and --torch_compile; a --no- switch, an --amp
+// Face scripts' --bf16 and --torch_compile, and for CUDA graphs the
+// compile option with its mode; a --no- switch, an --amp
 // without a bfloat16 dtype, a change no option makes and a run without
 // options stay as they are.
 func TestProgramOptions(t *testing.T) {
@@ -30,6 +31,8 @@ func TestProgramOptions(t *testing.T) {
 	const (
 		bf16   = "bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16)) with the model in channels_last (model.to(memory_format=torch.channels_last))"
 		comp   = "torch.compile(model) fuses its small ops"
+		tf32   = "run the fp32 matmuls on tensor cores in TF32: torch.set_float32_matmul_precision(\"high\")"
+		graphs = "torch.compile(model, mode=\"reduce-overhead\") captures the step's kernels in a CUDA graph"
 		loader = "DataLoader(num_workers=2, persistent_workers=True) loads them in background workers"
 	)
 	for _, c := range []struct {
@@ -44,8 +47,16 @@ func TestProgramOptions(t *testing.T) {
 		{"a compile option that takes a value", []rundir.ProgramOption{val("torchcompile", nil, "--torchcompile")}, comp, ""},
 		{"hf bf16", hf, bf16, "--bf16"},
 		{"hf compile", hf, comp, "--torch_compile"},
+		{"hf tf32", append(hf, rundir.ProgramOption{Flags: []string{"--tf32"}, Dest: "tf32", Kind: "value"}), tf32, "--tf32 True"},
+		{"a tf32 switch", []rundir.ProgramOption{sw("--tf32", "tf32", true)}, tf32, "--tf32"},
+		{"tf32 already asked for", []rundir.ProgramOption{{Flags: []string{"--tf32"}, Dest: "tf32", Kind: "value", Value: true}}, tf32, ""},
 		{"hf workers", hf, loader, "--dataloader_num_workers N"},
 		{"a --no- switch", []rundir.ProgramOption{sw("--no-compile", "compile", false)}, comp, ""},
+		// CUDA graphs need the program's compile mode too
+		{"hf graphs", append(hf, val("torch_compile_mode", nil, "--torch_compile_mode")), graphs, "--torch_compile --torch_compile_mode reduce-overhead"},
+		{"timm graphs", append(timm, rundir.ProgramOption{Flags: []string{"--torchcompile"}, Dest: "torchcompile", Kind: "value", Sets: "inductor"}, val("torchcompile_mode", nil, "--torchcompile-mode")), graphs, "--torchcompile --torchcompile-mode reduce-overhead"},
+		{"graphs without a mode option", hf, graphs, ""},
+		{"a mode option without reduce-overhead", append(hf, val("torch_compile_mode", []any{"default", "max-autotune"}, "--torch_compile_mode")), graphs, ""},
 		{"amp without a dtype", []rundir.ProgramOption{sw("--amp", "amp", true)}, bf16, ""},
 		{"a dtype without bfloat16", []rundir.ProgramOption{sw("--amp", "amp", true), val("amp_dtype", []any{"float16"}, "--amp-dtype")}, bf16, ""},
 		{"a precision choice", []rundir.ProgramOption{val("precision", []any{"32", "bf16-mixed"}, "--precision")}, bf16, "--precision bf16-mixed"},
