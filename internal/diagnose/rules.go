@@ -171,6 +171,10 @@ type Params struct {
 	// its mean step is at least this multiple of the median step outside
 	// the window (the profiler's per-op overhead).
 	ProfilerInflation float64
+	// ProfilerBaseMin: on a device trace, a window this much slower than
+	// the steps next to it has the profiler's cost taken out of the
+	// replay's baseline (profilerBase), though it is still steady state.
+	ProfilerBaseMin float64
 	// AutogradOpUs: what recording an op for autograd costs the host
 	// (µs): a 24-module model of small layers ran 19% faster under
 	// torch.inference_mode on a 2-core x86 CPU, ~1.9 µs per op.
@@ -343,6 +347,7 @@ var Default = Params{
 	StartupNote:           0.05,
 	OverheadPct:           2,
 	ProfilerInflation:     1.3,
+	ProfilerBaseMin:       0.05,
 	ProfilerOpCostUs:      10,
 	AutogradOpUs:          2,
 	ModuleOverhead:        0.5,

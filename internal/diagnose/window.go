@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/stats"
@@ -195,6 +196,9 @@ func (s *state) windowNote() {
 			}
 			n.Notes = append(n.Notes, msg)
 		}
+		if !prefetched { // the window's steps, prefetched, are not the run's
+			s.profilerBase(r, busy, len(w.Used))
+		}
 	}
 	if out := w.ExcludedBy(window.Outlier); len(out) > 0 {
 		list := strings.Join(out[:min(len(out), 8)], ", ")
@@ -207,6 +211,24 @@ func (s *state) windowNote() {
 		n.Reprofile = s.reprofile(w, inflated, slower, prefetched)
 	}
 	s.d.Window = n
+}
+
+// profilerBase takes the profiler's cost out of the replay's baseline
+// (profilerUs) on a device trace whose window is slower than the steps
+// next to it by ProfilerBaseMin or more, short of ProfilerInflation:
+// the profiler's per-op cost lengthens the host's work more than the
+// step where the device runs beside it, and left in, it hides what a
+// faster device saves (a Hugging Face Trainer's GPT-2 on an H200: host
+// work 35 ms a step in the window, steps of 28.9 ms next to it, 35.3 ms
+// in it; TF32 was predicted to save nothing and measured 1.19-1.29x).
+func (s *state) profilerBase(r *runevidence.RunEvidence, busy bool, steps int) {
+	ref := r.OutsideStepS
+	if s.profilerUs > 0 || busy || !s.deviceRecorded() || ref <= 0 || r.WindowMedianS < (1+s.p.ProfilerBaseMin)*ref {
+		return
+	}
+	if excess := (r.WindowMedianS - ref) * 1e6; s.opsPerStep(steps)*s.p.ProfilerOpCostUs >= excess/2 {
+		s.profilerUs, s.unprofiledUs = excess, ref*1e6
+	}
 }
 
 // cpuWait is the run's main-thread scheduling record when it covers the

@@ -1190,9 +1190,9 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 // stepMedians returns the median duration of the steps outside the
 // profiler window and of the steps inside it (0 for fewer than 3 steps).
 // Outside is the larger of the medians before the window (after the
-// first warmupSteps, start-up) and after it: programs speed up or slow
-// down over a run, and only a window slower than both is inflated by the
-// profiler.
+// first warmupSteps, start-up) and the steps next to it after it
+// (neighbourSteps): programs speed up or slow down over a run, and only a
+// window slower than both is inflated by the profiler.
 func stepMedians(steps []steptimes.Step) (outside, inside float64) {
 	const warmupSteps = 3
 	var early, before, in, after []float64
@@ -1202,7 +1202,12 @@ func stepMedians(steps []steptimes.Step) (outside, inside float64) {
 		case st.InWindow:
 			in = append(in, st.DurS)
 		case len(in) > 0:
-			after = append(after, st.DurS)
+			// the steps next to the window, not the rest of the run: a run
+			// drifts (a Hugging Face Trainer's GPT-2 on an H200: 26-27 ms
+			// steps around the window, 30 ms from step 40 on)
+			if len(after) < max(neighbourSteps, 2*len(in)) {
+				after = append(after, st.DurS)
+			}
 		case st.N > warmupSteps:
 			before = append(before, st.DurS)
 		case st.N > 1:
@@ -1221,6 +1226,10 @@ func stepMedians(steps []steptimes.Step) (outside, inside float64) {
 	}
 	return outside, median(in)
 }
+
+// neighbourSteps: at least this many steps after the window are its
+// neighbours (twice the window's steps where more).
+const neighbourSteps = 10
 
 // OutlierShare is the share of the window's time that its steps working
 // over twice the median (inside) spend above it. Working: less the time

@@ -2,6 +2,7 @@ package runevidence
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
@@ -107,6 +108,14 @@ func TestStepMedians(t *testing.T) {
 	}
 	if out, _ := stepMedians(times[:5]); out != 0 {
 		t.Errorf("with two steps after start-up: %v, want 0", out)
+	}
+	// the steps next to the window, not a later drift
+	drift := slices.Clone(times)
+	for n := 14; n <= 60; n++ {
+		drift = append(drift, step(n, map[bool]float64{true: 0.2, false: 0.29}[n <= 20], false))
+	}
+	if out, _ := stepMedians(drift); out != 0.2 {
+		t.Errorf("steps slower from step 21 on: %v, want 0.2 (the ten after the window)", out)
 	}
 	// a run that ends with its window (--stop-after-profile): the steps
 	// before it but the first, start-up's too
