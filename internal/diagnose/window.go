@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/whatif"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/stats"
@@ -226,9 +227,29 @@ func (s *state) profilerBase(r *runevidence.RunEvidence, busy bool, steps int) {
 	if s.profilerUs > 0 || busy || !s.deviceRecorded() || ref <= 0 || r.WindowMedianS < (1+s.p.ProfilerBaseMin)*ref {
 		return
 	}
-	if excess := (r.WindowMedianS - ref) * 1e6; s.opsPerStep(steps)*s.p.ProfilerOpCostUs >= excess/2 {
-		s.profilerUs, s.unprofiledUs = excess, ref*1e6
+	excess := (r.WindowMedianS - ref) * 1e6
+	if s.opsPerStep(steps)*s.p.ProfilerOpCostUs < excess/2 || !s.hostCanShorten(ref/r.WindowMedianS) {
+		return
 	}
+	s.profilerUs, s.unprofiledUs = excess, ref*1e6
+}
+
+// hostCanShorten says whether the replayed steps, their host's ops and
+// runtime calls taken out, get shorter than ratio × their length: only
+// then can the profiler's per-op cost on the host explain the window's
+// excess (a copy-bound step, 97% copies, is held by its device whatever
+// the host's work costs).
+func (s *state) hostCanShorten(ratio float64) bool {
+	m := s.in.Replay
+	if m == nil {
+		return false
+	}
+	unchanged, _ := m.Replay(whatif.Identity("", ""))
+	f := whatif.Identity("", "")
+	hostScale(&f, 0)
+	f.Host[whatif.Python], f.UnrecordedWaits = 1, s.py == nil
+	without, _ := m.Replay(f)
+	return without < ratio*unchanged
 }
 
 // cpuWait is the run's main-thread scheduling record when it covers the
