@@ -185,6 +185,10 @@ type Finding struct {
 	// for this finding (rundir.ChangeKinds by name), which run --verify
 	// tries; absent when the change needs an edit.
 	Try map[string]string `json:"try,omitempty"`
+	// TryOption is, where Try is absent, the program's own command-line
+	// option that makes the first change (the options it parsed), which
+	// run --verify appends to the program's arguments; absent otherwise.
+	TryOption *OptionTry `json:"try_option,omitempty"`
 	// TrySavingPct is the predicted saving of Try, in percent of the step (FindingsStepUs when set, else StepUs), when it is not SavingPct (the finding leads with another change: workers that cannot keep up with a Dataset to make cheaper first); absent otherwise.
 	TrySavingPct *float64 `json:"try_saving_pct,omitempty"`
 	// ReachPct is, when replayed, the part of the time the change takes out that shortens the step, in percent.

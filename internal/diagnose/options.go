@@ -17,18 +17,40 @@ import (
 // parsed with argparse: rundir.ProgramOption).
 
 // knob is a change a program's option can make, told by the words of
-// the change that advises it.
+// the change that advises it; numerics: the change alters the program's
+// numbers (bf16, TF32), so run --verify tries it only with =numerics;
+// warmup: the steps the change spends first (compiling), which a tried
+// run's comparison leaves out.
 type knob struct {
-	says   func(change string) bool
-	option func(opts []rundir.ProgramOption) string
+	says     func(change string) bool
+	option   func(opts []rundir.ProgramOption) string
+	numerics bool
+	warmup   int
 }
+
+// OptionTry is the program's own options that make a finding's first
+// change, for run --verify to append to its arguments.
+type OptionTry struct {
+	// Args are the arguments appended ("--amp", "--amp-dtype", "bfloat16").
+	Args []string `json:"args"`
+	// Numerics: the change alters the program's numbers (bf16 autocast, TF32).
+	Numerics bool `json:"changes_numerics,omitempty"`
+	// WarmupSteps are the tried run's first steps left out of the
+	// comparison (torch.compile compiles in them).
+	WarmupSteps int `json:"warmup_steps,omitempty"`
+}
+
+// compileWarmup: torch.compile compiles in the first step and, with
+// CUDA graphs, warms up and records them in the next two.
+const compileWarmup = 3
 
 var knobs = []knob{
 	{ // bf16 autocast
 		says: func(c string) bool {
 			return strings.Contains(c, "bf16 autocast") || strings.Contains(c, "torch.autocast(") && strings.Contains(c, "bfloat16")
 		},
-		option: bf16Option,
+		option:   bf16Option,
+		numerics: true,
 	},
 	{ // TF32 tensor cores for fp32 matmuls
 		says: func(c string) bool { return strings.Contains(c, `set_float32_matmul_precision("high")`) },
@@ -42,6 +64,7 @@ var knobs = []knob{
 			}
 			return ""
 		},
+		numerics: true,
 	},
 	{ // channels_last
 		says:   func(c string) bool { return strings.Contains(c, "channels_last") },
@@ -53,6 +76,7 @@ var knobs = []knob{
 				!strings.Contains(c, reduceOverhead)
 		},
 		option: compileOption,
+		warmup: compileWarmup,
 	},
 	{ // CUDA graphs through torch.compile: the program's compile option
 		// alone compiles in its default mode, without them
@@ -65,6 +89,7 @@ var knobs = []knob{
 			}
 			return on + " " + flagOf(mode) + " reduce-overhead"
 		},
+		warmup: compileWarmup,
 	},
 	{ // DataLoader workers
 		says: func(c string) bool {
@@ -95,32 +120,50 @@ func compileOption(opts []rundir.ProgramOption) string {
 }
 
 // programOptions adds to each change of each finding the program's own
-// option that makes it, where the run recorded one.
+// option that makes it, where the run recorded one, and, for a first
+// change the agent cannot make at run time (no Try), the arguments that
+// make it (TryOption).
 func (s *state) programOptions() {
 	if s.in.Run == nil || len(s.in.Run.Options) == 0 {
 		return
 	}
 	opts := s.in.Run.Options
-	note := func(change string) string {
+	note := func(change string) (string, *OptionTry) {
 		var names []string
+		t := &OptionTry{}
 		for _, k := range knobs {
 			if !k.says(change) {
 				continue
 			}
-			if o := k.option(opts); o != "" && !slices.Contains(names, o) {
-				names = append(names, o)
+			o := k.option(opts)
+			if o == "" || slices.Contains(names, o) {
+				continue
+			}
+			names = append(names, o)
+			args := strings.Fields(o)
+			if t != nil && slices.Contains(args, "N") {
+				t = nil // a number to choose (workers): the agent's Try makes it
+			}
+			if t != nil {
+				t.Args = append(t.Args, args...)
+				t.Numerics = t.Numerics || k.numerics
+				t.WarmupSteps = max(t.WarmupSteps, k.warmup)
 			}
 		}
 		if len(names) == 0 {
-			return change
+			return change, nil
 		}
-		return fmt.Sprintf("%s (this program's own option: %s)", change, strings.Join(names, ", "))
+		return fmt.Sprintf("%s (this program's own option: %s)", change, strings.Join(names, ", ")), t
 	}
 	for i := range s.d.Findings {
 		f := &s.d.Findings[i]
-		f.Change = note(f.Change)
+		var t *OptionTry
+		f.Change, t = note(f.Change)
+		if len(f.Try) == 0 {
+			f.TryOption = t
+		}
 		for j := range f.Alternatives {
-			f.Alternatives[j].Change = note(f.Alternatives[j].Change)
+			f.Alternatives[j].Change, _ = note(f.Alternatives[j].Change)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,6 +74,35 @@ func TestProgramOptions(t *testing.T) {
 		}
 		if got != want || s.d.Findings[0].Change != "first" {
 			t.Errorf("%s: %q, want %q", c.name, got, want)
+		}
+	}
+}
+
+// The first change that the program's options make, and the agent cannot,
+// is offered to run --verify as those options' arguments: bf16 and TF32
+// as numerics changes, compiling with its warm-up steps; not a number to
+// choose (workers), not where the agent makes the change itself.
+func TestOptionTry(t *testing.T) {
+	timm := []rundir.ProgramOption{{Flags: []string{"--amp"}, Dest: "amp", Kind: "switch", Sets: true}, {Flags: []string{"--amp-dtype"}, Dest: "amp_dtype", Kind: "value"},
+		{Flags: []string{"--channels-last"}, Dest: "channels_last", Kind: "switch", Sets: true}, {Flags: []string{"--torchcompile"}, Dest: "torchcompile", Kind: "value", Sets: "inductor"},
+		{Flags: []string{"-j", "--workers"}, Dest: "workers", Kind: "value"}}
+	for _, c := range []struct {
+		name, change string
+		try          map[string]string
+		want         *OptionTry
+	}{
+		{"bf16 and layout", "bf16 autocast (torch.autocast(\"cuda\", dtype=torch.bfloat16)); with channels_last for convolutions", nil,
+			&OptionTry{Args: []string{"--amp", "--amp-dtype", "bfloat16", "--channels-last"}, Numerics: true}},
+		{"compile", "torch.compile(model) fuses chains of them", nil, &OptionTry{Args: []string{"--torchcompile"}, WarmupSteps: compileWarmup}},
+		{"workers", "DataLoader(num_workers=8)", nil, nil},
+		{"the agent makes it", "torch.compile(model) fuses chains of them", map[string]string{"threads": "2"}, nil},
+		{"no option", "accumulate on the device", nil, nil},
+	} {
+		s := &state{d: &Diagnosis{Findings: []Finding{{Change: c.change, Try: c.try}}}, in: Analyses{Run: &runevidence.RunEvidence{Options: timm}}}
+		s.programOptions()
+		got := s.d.Findings[0].TryOption
+		if (got == nil) != (c.want == nil) || got != nil && (!slices.Equal(got.Args, c.want.Args) || got.Numerics != c.want.Numerics || got.WarmupSteps != c.want.WarmupSteps) {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
 		}
 	}
 }

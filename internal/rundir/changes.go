@@ -79,6 +79,15 @@ func ChangeKindOf(name string) (ChangeKind, bool) {
 	return ChangeKind{}, false
 }
 
+// TriedWhat says what a tried change is: NAME=VALUE,... (FormatChanges),
+// or, for the program's own options (args), those arguments.
+func TriedWhat(set map[string]string, args []string) string {
+	if len(set) == 0 && len(args) > 0 {
+		return strings.Join(args, " ") + " (the program's own option)"
+	}
+	return FormatChanges(set)
+}
+
 // FormatChanges writes changes as NAME=VALUE,... in name order (as --set
 // takes them).
 func FormatChanges(set map[string]string) string {

@@ -28,6 +28,9 @@ type TriedChange struct {
 	// Rule is the finding whose change was tried; Set the change (NAME=VALUE, docs/try.md).
 	Rule string            `json:"rule"`
 	Set  map[string]string `json:"set"`
+	// Args are, instead of Set, the program's own options appended to its
+	// arguments (diagnose.OptionTry).
+	Args []string `json:"args,omitempty"`
 	// Numerics: the change alters the program's numbers (ChangeKind.Numerics),
 	// tried because run --verify=numerics asked for it.
 	Numerics bool `json:"changes_numerics,omitempty"`

@@ -295,7 +295,7 @@ func writeTried(w io.Writer, tried []rundir.TriedChange) {
 	}
 	fmt.Fprintln(w, "Tried (run --verify), measured against predicted:")
 	for _, c := range tried {
-		what := rundir.FormatChanges(c.Set)
+		what := textsafe.String(rundir.TriedWhat(c.Set, c.Args))
 		if c.Numerics {
 			what += " (changes numerics)"
 		}

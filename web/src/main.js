@@ -99,7 +99,10 @@ function triedSection(tried) {
   const s = section('tried', 'Tried: measured against predicted');
   const x = (v) => (v > 0 ? v.toFixed(2) + 'x' : '—');
   const rows = tried.map((c) => {
-    const set = Object.keys(c.set || {}).sort().map((k) => k + '=' + c.set[k]).join(', ') + (c.changes_numerics ? ' (changes numerics)' : '');
+    const what = c.args && c.args.length && !Object.keys(c.set || {}).length
+      ? c.args.join(' ') + " (the program's own option)"
+      : Object.keys(c.set || {}).sort().map((k) => k + '=' + c.set[k]).join(', ');
+    const set = what + (c.changes_numerics ? ' (changes numerics)' : '');
     let measured = c.error ? 'not measured: ' + c.error : `${fmtUs(c.mean_base_us)} → ${fmtUs(c.mean_new_us)}, ${x(c.mean_speedup)}`;
     if (!c.error && c.mean_low > 0) measured += c.significant ? ` (95% ${x(c.mean_low)} to ${x(c.mean_high)})` : ` — no significant change (95% ${x(c.mean_low)} to ${x(c.mean_high)})`;
     return el('tr', null, el('td', { text: set }), el('td', { text: c.rule }), el('td', { text: measured }),

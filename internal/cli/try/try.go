@@ -161,6 +161,9 @@ type Result struct {
 	Schema  string            `json:"schema"`
 	Command []string          `json:"command"`
 	Set     map[string]string `json:"set"`
+	// Args are, instead of Set, the program's own options appended to its
+	// arguments (run --verify of a diagnose.OptionTry).
+	Args []string `json:"args,omitempty"`
 	// Numerics: a change alters the program's numbers (rundir.ChangeKind.Numerics).
 	Numerics bool `json:"changes_numerics"`
 	// Pairs are the comparisons, one per round (two with --compare).
@@ -346,24 +349,27 @@ func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, m
 	}()
 	chosen, held, idle := toVerify(findings, max, withNumerics)
 	for _, f := range held {
-		fmt.Fprintf(w, "%s: %s changes numerics: not tried (run --verify=numerics tries it, or bottleneck try --set %s)\n", f.Rule, textsafe.String(rundir.FormatChanges(f.Try)), textsafe.String(rundir.FormatChanges(f.Try)))
+		fmt.Fprintf(w, "%s: %s changes numerics: not tried (run --verify=numerics tries it%s)\n", f.Rule, textsafe.String(triedWhat(f)), tryHint(f))
 	}
 	for _, f := range idle {
-		fmt.Fprintf(w, "%s: %s is predicted to save %.1f%% of the step: not tried (bottleneck try --set %s)\n", f.Rule, textsafe.String(rundir.FormatChanges(f.Try)), trySaving(f), textsafe.String(rundir.FormatChanges(f.Try)))
+		fmt.Fprintf(w, "%s: %s is predicted to save %.1f%% of the step: not tried%s\n", f.Rule, textsafe.String(triedWhat(f)), trySaving(f), tryHint(f))
 	}
 	for i, f := range chosen {
 		dir := fmt.Sprintf("%s-tried-%d", strings.TrimRight(base, string(filepath.Separator)), i+1)
 		saving := trySaving(f)
-		res := &Result{Schema: Schema, Command: o.Args, Set: f.Try, Numerics: numerics(f.Try), Applied: []rundir.Change{},
+		res := &Result{Schema: Schema, Command: o.Args, Set: f.Try, Numerics: changesNumerics(f), Applied: []rundir.Change{},
 			Predicted: &Prediction{Rule: f.Rule, SavingPct: saving, Speedup: 1 / (1 - min(saving, 99)/100), Method: f.SavingMethod}}
-		ro := *o
-		epochCaveat, from := "", 0
-		if _, ok := f.Try["persistent_workers"]; ok {
-			ro.Steps, epochCaveat = epochSteps(base, o.Steps)
-		} else if ahead, _ := loadAhead(f.Try); ahead > 0 {
-			ro.Steps, from = prefetchSteps(ahead, o.Steps)
+		ro, from, epochCaveat := o.plan(base, f)
+		if t := optionTry(f); t != nil {
+			res.Args = t.Args
 		}
-		changed, err := ro.runOnce(dir, f.Try, fmt.Sprintf("verifying %s: one more run with %s", f.Rule, rundir.FormatChanges(f.Try)))
+		var changed string
+		var err error
+		if res.Args != nil && slices.Contains(o.Args, "--") {
+			err = errors.New(`the program's arguments hold "--": options appended after it would be positional`)
+		} else {
+			changed, err = ro.runOnce(dir, f.Try, fmt.Sprintf("verifying %s: one more run with %s", f.Rule, triedWhat(f)))
+		}
 		if err == nil {
 			var p *Pair
 			if p, _, err = compare(o.IO, base, changed, from); err == nil {
@@ -372,7 +378,7 @@ func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, m
 				err = writeJSON(filepath.Join(changed, "try.json"), res)
 			}
 		}
-		tc := rundir.TriedChange{Rule: f.Rule, Set: f.Try, Numerics: res.Numerics, Dir: dir,
+		tc := rundir.TriedChange{Rule: f.Rule, Set: f.Try, Args: res.Args, Numerics: res.Numerics, Dir: dir,
 			PredictedSavingPct: saving, PredictedSpeedup: res.Predicted.Speedup, PredictedMethod: f.SavingMethod}
 		if err != nil {
 			fmt.Fprintf(w, "%s: not verified: %v\n", f.Rule, err)
@@ -416,8 +422,8 @@ func toVerify(findings []diagnose.Finding, max int, withNumerics bool) (chosen, 
 		switch {
 		case len(chosen) == max:
 			return chosen, held, idle
-		case len(f.Try) == 0:
-		case numerics(f.Try) && !withNumerics:
+		case len(f.Try) == 0 && optionTry(f) == nil:
+		case changesNumerics(f) && !withNumerics:
 			held = append(held, f)
 		case trySaving(f) < minVerifySavingPct:
 			idle = append(idle, f)
@@ -426,6 +432,24 @@ func toVerify(findings []diagnose.Finding, max int, withNumerics bool) (chosen, 
 		}
 	}
 	return chosen, held, idle
+}
+
+// plan is the tried run of f's change: its options (the steps it times,
+// the program's arguments), the first step compared (0: all) and a
+// caveat when its steps cannot show the change.
+func (o *Options) plan(base string, f diagnose.Finding) (ro Options, from int, caveat string) {
+	ro = *o
+	if _, ok := f.Try["persistent_workers"]; ok {
+		ro.Steps, caveat = epochSteps(base, o.Steps)
+	} else if ahead, _ := loadAhead(f.Try); ahead > 0 {
+		ro.Steps, from = prefetchSteps(ahead, o.Steps)
+	} else if t := optionTry(f); t != nil {
+		// the program's own options, after its arguments (argparse: the
+		// last of a flag wins); the steps it spends compiling left out
+		ro.Args = append(slices.Clone(o.Args), t.Args...)
+		ro.Steps, from = o.Steps+t.WarmupSteps, t.WarmupSteps+1
+	}
+	return ro, from, caveat
 }
 
 // epochSteps is how many steps a tried run of persistent_workers times:
@@ -489,6 +513,39 @@ const minVerifySavingPct = 1
 
 // trySaving is what the finding predicts its run-time change saves, in
 // percent of the step.
+// optionTry is the finding's change by the program's own options, where
+// the agent makes none.
+func optionTry(f diagnose.Finding) *diagnose.OptionTry {
+	if len(f.Try) > 0 || f.TryOption == nil || len(f.TryOption.Args) == 0 {
+		return nil
+	}
+	return f.TryOption
+}
+
+// triedWhat says what verifying f tries.
+func triedWhat(f diagnose.Finding) string {
+	if t := optionTry(f); t != nil {
+		return rundir.TriedWhat(nil, t.Args)
+	}
+	return rundir.FormatChanges(f.Try)
+}
+
+// tryHint says how to try f by hand.
+func tryHint(f diagnose.Finding) string {
+	if optionTry(f) != nil {
+		return ""
+	}
+	return ", or bottleneck try --set " + textsafe.String(rundir.FormatChanges(f.Try))
+}
+
+// changesNumerics says whether f's change alters the program's numbers.
+func changesNumerics(f diagnose.Finding) bool {
+	if t := optionTry(f); t != nil {
+		return t.Numerics
+	}
+	return numerics(f.Try)
+}
+
 func trySaving(f diagnose.Finding) float64 {
 	if f.TrySavingPct != nil {
 		return *f.TrySavingPct
@@ -865,7 +922,7 @@ func predicted(findings []diagnose.Finding, set map[string]string) *Prediction {
 // Write prints the result: each pair's measured change, where the
 // changes took effect, and the prediction beside it.
 func Write(w io.Writer, r *Result) {
-	set := rundir.FormatChanges(r.Set)
+	set := rundir.TriedWhat(r.Set, r.Args)
 	numerics := ""
 	if r.Numerics {
 		numerics = " (changes numerics)"

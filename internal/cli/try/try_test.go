@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -292,6 +293,8 @@ func TestToVerify(t *testing.T) {
 		{Rule: "gc.pauses", Try: map[string]string{"gc_freeze": "true"}, SavingPct: 5},
 		{Rule: "cpu.native", Try: map[string]string{"threads": "2"}, SavingPct: 3},
 	}
+	// the program's own option: bf16 autocast changes numerics
+	bf16 := diagnose.Finding{Rule: "cpu.native", TryOption: &diagnose.OptionTry{Args: []string{"--bf16"}, Numerics: true}, SavingPct: 25}
 	rules := func(fs []diagnose.Finding) string {
 		var r []string
 		for _, f := range fs {
@@ -317,6 +320,12 @@ func TestToVerify(t *testing.T) {
 	}
 	if _, held, _ := toVerify(append(fs[2:4:4], fs[0]), 2, false); len(held) != 0 {
 		t.Errorf("a numerics change past the two tried held: %v", rules(held))
+	}
+	if chosen, held, _ := toVerify([]diagnose.Finding{bf16, fs[1], fs[3]}, 2, false); rules(chosen) != "gc.pauses" || rules(held) != "cpu.native" {
+		t.Errorf("the program's bf16 option without numerics: chosen %q, held %q", rules(chosen), rules(held))
+	}
+	if chosen, _, _ := toVerify([]diagnose.Finding{bf16, fs[3]}, 2, true); rules(chosen) != "cpu.native gc.pauses" {
+		t.Errorf("the program's bf16 option with numerics: chosen %q", rules(chosen))
 	}
 	// a change predicted to save nothing is passed over and said so
 	// (a launch-bound ResNet-18 on an H200: cudnn.benchmark, 0%, 0.74x)
@@ -490,5 +499,32 @@ func TestPrefetchCaveat(t *testing.T) {
 		if got := prefetchCaveat(c.set, c.steps) != ""; got != c.want {
 			t.Errorf("%v over %d steps: caveat %v, want %v", c.set, c.steps, got, c.want)
 		}
+	}
+}
+
+// A tried run of the program's own options appends them to its
+// arguments and leaves out the steps it compiles in; one of num_workers
+// times past the batches loaded ahead; another times --verify-steps.
+func TestPlan(t *testing.T) {
+	o := &Options{Args: []string{"train.py", "--lr", "0.1"}, Steps: 20}
+	for _, c := range []struct {
+		name        string
+		f           diagnose.Finding
+		args        []string
+		steps, from int
+	}{
+		{"compile option", diagnose.Finding{TryOption: &diagnose.OptionTry{Args: []string{"--torchcompile"}, WarmupSteps: 3}}, []string{"train.py", "--lr", "0.1", "--torchcompile"}, 23, 4},
+		{"bf16 option", diagnose.Finding{TryOption: &diagnose.OptionTry{Args: []string{"--amp", "--amp-dtype", "bfloat16"}, Numerics: true}}, []string{"train.py", "--lr", "0.1", "--amp", "--amp-dtype", "bfloat16"}, 20, 1},
+		{"workers", diagnose.Finding{Try: map[string]string{"num_workers": "8"}}, o.Args, 36, 17},
+		{"threads", diagnose.Finding{Try: map[string]string{"threads": "2"}}, o.Args, 20, 0},
+		{"the agent's change over an option", diagnose.Finding{Try: map[string]string{"threads": "2"}, TryOption: &diagnose.OptionTry{Args: []string{"--x"}}}, o.Args, 20, 0},
+	} {
+		ro, from, _ := o.plan("", c.f)
+		if !slices.Equal(ro.Args, c.args) || ro.Steps != c.steps || from != c.from {
+			t.Errorf("%s: args %q, %d steps from %d; want %q, %d from %d", c.name, ro.Args, ro.Steps, from, c.args, c.steps, c.from)
+		}
+	}
+	if len(o.Args) != 3 {
+		t.Errorf("the first run's arguments changed: %q", o.Args)
 	}
 }
