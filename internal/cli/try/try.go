@@ -511,8 +511,6 @@ func prefetchSteps(ahead, steps int) (n, from int) {
 // this much of the step, in percent.
 const minVerifySavingPct = 1
 
-// trySaving is what the finding predicts its run-time change saves, in
-// percent of the step.
 // optionTry is the finding's change by the program's own options, where
 // the agent makes none.
 func optionTry(f diagnose.Finding) *diagnose.OptionTry {
@@ -546,6 +544,8 @@ func changesNumerics(f diagnose.Finding) bool {
 	return numerics(f.Try)
 }
 
+// trySaving is what the finding predicts its run-time change saves, in
+// percent of the step.
 func trySaving(f diagnose.Finding) float64 {
 	if f.TrySavingPct != nil {
 		return *f.TrySavingPct
