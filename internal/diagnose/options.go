@@ -104,6 +104,7 @@ var knobs = []knob{
 	},
 }
 
+// reduceOverhead is how a change asks for CUDA graphs through torch.compile.
 const reduceOverhead = `mode="reduce-overhead"`
 
 // compileOption is the option that compiles the model: a switch, or a

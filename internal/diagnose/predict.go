@@ -123,10 +123,7 @@ func (s *state) replay() {
 	if s.deviceRecorded() && s.profilerUs > 0 && s.unprofiledUs > 0 {
 		unchanged, _ := m.Replay(base)
 		k := hostShareFor(unchanged*s.unprofiledUs/(s.unprofiledUs+s.profilerUs), func(k float64) float64 {
-			f := whatif.Identity("", "")
-			hostScale(&f, k)
-			f.Host[whatif.Python], f.UnrecordedWaits = 1, s.py == nil // the profiler's cost is per op
-			step, _ := m.Replay(f)
+			step, _ := m.Replay(s.profilerCut(k))
 			return step
 		})
 		base = whatif.Identity("unprofiled", fmt.Sprintf("the profiler's own cost taken out of the host's work (ops and runtime calls cut to %.0f%%), so that the replayed step is as much shorter as the steps outside the window (median %s against %s)",
@@ -136,6 +133,16 @@ func (s *state) replay() {
 	}
 	base.UnrecordedWaits = s.py == nil
 	s.d.WhatIf = m.Predict(base, s.replayedFixes(s.py != nil))
+}
+
+// profilerCut is the replay with the host's ops and runtime calls cut to
+// k of their time, where the profiler's per-op cost is; its Python
+// between them kept.
+func (s *state) profilerCut(k float64) whatif.Fix {
+	f := whatif.Identity("", "")
+	hostScale(&f, k)
+	f.Host[whatif.Python], f.UnrecordedWaits = 1, s.py == nil
+	return f
 }
 
 // hostShareFor is the scale k in [0, 1] of the host's work at which the
