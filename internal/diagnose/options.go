@@ -183,6 +183,9 @@ func bf16Option(opts []rundir.ProgramOption) string {
 	if amp, ok := findOption(opts, "switch", "amp", "use_amp", "autocast"); ok && hasDtype {
 		return flagOf(amp) + " " + flagOf(dtype) + " bfloat16"
 	}
+	if p, ok := findOption(opts, "value", "trainer.precision"); ok {
+		return flagOf(p) + " bf16-mixed" // LightningCLI: Lightning's Trainer(precision="bf16-mixed")
+	}
 	if p, ok := findOption(opts, "value", "precision", "mixed_precision"); ok {
 		for _, c := range p.Choices {
 			if s, _ := c.(string); strings.HasPrefix(s, "bf16") {
@@ -202,14 +205,16 @@ func switchOption(opts []rundir.ProgramOption, dests ...string) string {
 }
 
 // findOption is the first option of kind whose destination, lower case
-// with dashes as underscores, is one of dests. A switch is a flag that
+// with dashes as underscores, is one of dests, or ends with "." and one
+// (LightningCLI's --data.num_workers for num_workers). A switch is a flag that
 // turns the destination on: store_true (not --no-compile's store_false),
 // or a value option given bare that sets true (the Hugging Face
 // scripts' --bf16: nargs="?", const=True).
 func findOption(opts []rundir.ProgramOption, kind string, dests ...string) (rundir.ProgramOption, bool) {
 	for _, d := range dests {
 		for _, o := range opts {
-			if strings.ReplaceAll(strings.ToLower(o.Dest), "-", "_") != d || len(o.Flags) == 0 {
+			dest := strings.ReplaceAll(strings.ToLower(o.Dest), "-", "_")
+			if dest != d && !strings.HasSuffix(dest, "."+d) || len(o.Flags) == 0 {
 				continue
 			}
 			if kind == "switch" && o.Sets == true || kind == "value" && o.Kind == "value" {

@@ -28,6 +28,7 @@ func TestProgramOptions(t *testing.T) {
 	bare := func(flag, dest string) rundir.ProgramOption {
 		return rundir.ProgramOption{Flags: []string{flag, strings.ReplaceAll(flag, "_", "-")}, Dest: dest, Kind: "value", Sets: true, Value: false}
 	}
+	lightning := []rundir.ProgramOption{val("trainer.precision", nil, "--trainer.precision"), val("data.num_workers", nil, "--data.num_workers"), val("model.width", nil, "--model.width")}
 	hf := []rundir.ProgramOption{bare("--bf16", "bf16"), bare("--torch_compile", "torch_compile"), val("dataloader_num_workers", nil, "--dataloader_num_workers")}
 	const (
 		bf16   = "bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16)) with the model in channels_last (model.to(memory_format=torch.channels_last))"
@@ -61,6 +62,10 @@ func TestProgramOptions(t *testing.T) {
 		{"amp without a dtype", []rundir.ProgramOption{sw("--amp", "amp", true)}, bf16, ""},
 		{"a dtype without bfloat16", []rundir.ProgramOption{sw("--amp", "amp", true), val("amp_dtype", []any{"float16"}, "--amp-dtype")}, bf16, ""},
 		{"a precision choice", []rundir.ProgramOption{val("precision", []any{"32", "bf16-mixed"}, "--precision")}, bf16, "--precision bf16-mixed"},
+		// LightningCLI: jsonargparse's dotted options, no choices listed
+		{"lightning bf16", lightning, bf16, "--trainer.precision bf16-mixed"},
+		{"lightning workers", lightning, loader, "--data.num_workers N"},
+		{"a dotted option of another name", []rundir.ProgramOption{val("model.num_workers_hint", nil, "--model.num_workers_hint")}, loader, ""},
 		{"no options", nil, bf16, ""},
 		{"workers already none", timm, "DataLoader(num_workers=0) loads them in the main thread", ""},
 	} {

@@ -395,7 +395,7 @@ class Agent(Window, Evidence):
                 self.errors.append("live view: %s: %s" % (type(e).__name__, e))
         if self.cfg.get("set"):
             self.changes = _load_changes(self.cfg["set"], self.errors)
-        self.program_options = _load_options(self.pid, self.errors)
+        self.program_options = _load_options(self.pid, self.errors, lambda name, fn: sys.meta_path.insert(0, _TorchImportWatcher(fn, name)))
         if self.cfg.get("nvtx"):
             self.nvtx = _load_nvtx(self.cfg["nvtx"], self.errors)
         if self.stepstats is not None:
@@ -1328,11 +1328,12 @@ def _load_changes(wanted, errors):
         return None
 
 
-def _load_options(pid, errors):
+def _load_options(pid, errors, watch):
     """The recorder of the program's command-line options
-    (_bottleneck_options.py beside this file), started."""
+    (_bottleneck_options.py beside this file), started; watch(name, fn)
+    runs fn once the module name is imported."""
     try:
-        opts = _load_sibling("_bottleneck_options").Options(pid, errors)
+        opts = _load_sibling("_bottleneck_options").Options(pid, errors, watch)
         opts.start()
         return opts
     except Exception as e:

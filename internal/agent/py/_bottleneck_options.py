@@ -7,13 +7,16 @@ Face scripts' --bf16, --torch_compile, --dataloader_num_workers; -j and
 -b in pytorch/examples): the report names it. argparse's
 parse_known_args (which parse_args calls) is wrapped to record, of the
 parser with the most options the profiled process parsed, each option's
-flags, destination, kind and parsed value. The program gets what
-argparse returns, exactly as without bottleneck.
+flags, destination, kind and parsed value; so is jsonargparse's
+parse_args, which does not call it (LightningCLI: --trainer.precision,
+--data.num_workers, in the subcommand's parser). The program gets what
+the parser returns, exactly as without bottleneck.
 
 Documented in docs/run.md ("Evidence format": program_options).
 """
 import argparse
 import os
+import sys
 
 _MAX_OPTIONS = 200
 _MAX_CHOICES = 12
@@ -42,15 +45,17 @@ def _switch(action):
     return None
 
 
-def options_of(parser, namespace):
+def options_of(parser, namespace, value_of=None):
     """The options of parser (not the positionals, not help or version)
-    with the values namespace holds."""
+    with the values namespace holds (value_of(dest), where given)."""
+    if value_of is None:
+        value_of = lambda dest: getattr(namespace, dest, None)  # noqa: E731
     out = []
     for a in parser._actions:
         if not a.option_strings or isinstance(a, (argparse._HelpAction, argparse._VersionAction)):
             continue
         rec = {"flags": list(a.option_strings), "dest": a.dest, "kind": "value",
-               "value": _plain(getattr(namespace, a.dest, None))}
+               "value": _plain(value_of(a.dest))}
         sw = _switch(a)
         if sw is not None:
             rec["flags"], rec["sets"] = sw
@@ -68,16 +73,71 @@ def options_of(parser, namespace):
     return out
 
 
+def _wrapped(wrapper, orig, recorder):
+    """Marks wrapper as bottleneck's, wrapping orig for recorder."""
+    wrapper.recorder = recorder
+    wrapper._bottleneck_wrapped = True
+    wrapper.__wrapped__ = orig
+    for attr in ("__name__", "__qualname__", "__doc__"):
+        setattr(wrapper, attr, getattr(orig, attr, None))
+
+
 class Options(object):
     """Records, in the profiled process (pid), the options of the parsers
-    argparse.ArgumentParser.parse_known_args parses (wrapped once a
-    process); evidence() is what it recorded."""
+    argparse.ArgumentParser.parse_known_args and
+    jsonargparse.ArgumentParser.parse_args parse (each wrapped once a
+    process, jsonargparse's when it is imported); evidence() is what it
+    recorded."""
 
-    def __init__(self, pid, errors):
+    def __init__(self, pid, errors, watch=None):
         self.pid, self.errors = pid, errors
+        self.watch = watch  # watch(module name, callback): run callback once it is imported
         self.options = None
 
     def start(self):
+        self._start_argparse()
+        jap = sys.modules.get("jsonargparse")
+        if jap is not None and hasattr(jap, "ArgumentParser"):
+            self._wrap_jsonargparse(jap)
+        elif self.watch is not None:
+            self.watch("jsonargparse", self._wrap_jsonargparse)
+
+    def _wrap_jsonargparse(self, jap):
+        """jsonargparse's parse_args, wrapped once a process: the options of
+        the subcommand parsed (LightningCLI's fit), else of the parser."""
+        orig = getattr(getattr(jap, "ArgumentParser", None), "parse_args", None)
+        if orig is None:
+            return
+        if getattr(orig, "_bottleneck_wrapped", False):
+            orig.recorder = self
+            return
+
+        def parse_args(parser, *args, **kwargs):
+            result = orig(parser, *args, **kwargs)
+            rec = parse_args.recorder
+            if os.getpid() == rec.pid:
+                try:
+                    rec._record_jsonargparse(parser, result)
+                except Exception as e:  # never the program's failure
+                    rec.errors.append("program options: %s: %s" % (type(e).__name__, e))
+            return result
+
+        _wrapped(parse_args, orig, self)
+        jap.ArgumentParser.parse_args = parse_args
+
+    def _record_jsonargparse(self, parser, result):
+        get = getattr(result, "get", None)
+        if get is None:
+            return  # parsed as a dict (parser_mode, _parse_as_dict): no values to read
+        sub = getattr(parser, "_subcommands_action", None)
+        name = get("subcommand") if sub is not None else None
+        parsers = getattr(sub, "_name_parser_map", None) or {}
+        if isinstance(name, str) and name in parsers:
+            self._record(parsers[name], result, lambda dest: get(name + "." + dest))
+        else:
+            self._record(parser, result, lambda dest: get(dest))
+
+    def _start_argparse(self):
         orig = argparse.ArgumentParser.parse_known_args
         if getattr(orig, "_bottleneck_wrapped", False):
             orig.recorder = self  # wrapped once per process; the latest agent records
@@ -93,15 +153,11 @@ class Options(object):
                     rec.errors.append("program options: %s: %s" % (type(e).__name__, e))
             return result
 
-        parse_known_args.recorder = self
-        parse_known_args._bottleneck_wrapped = True
-        parse_known_args.__wrapped__ = orig
-        for attr in ("__name__", "__qualname__", "__doc__"):
-            setattr(parse_known_args, attr, getattr(orig, attr, None))
+        _wrapped(parse_known_args, orig, self)
         argparse.ArgumentParser.parse_known_args = parse_known_args
 
-    def _record(self, parser, namespace):
-        opts = options_of(parser, namespace)
+    def _record(self, parser, namespace, value_of=None):
+        opts = options_of(parser, namespace, value_of)
         # the parser with the most options is the program's own (timm's
         # train.py parses a one-option config parser first)
         if opts and (self.options is None or len(opts) >= len(self.options)):

@@ -88,3 +88,51 @@ class OptionsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+try:
+    import jsonargparse
+except ImportError:  # scripts/setup --test installs it
+    jsonargparse = None
+
+
+@unittest.skipIf(jsonargparse is None, "jsonargparse is not installed")
+class JsonargparseTest(unittest.TestCase):
+    """LightningCLI's parser: jsonargparse, its options in the subcommand's
+    parser (fit), dotted (--trainer.precision, --data.num_workers)."""
+
+    def setUp(self):
+        self.orig = (argparse.ArgumentParser.parse_known_args, jsonargparse.ArgumentParser.parse_args)
+        self.errors = []
+        self.rec = O.Options(os.getpid(), self.errors)
+        self.rec.start()
+
+    def tearDown(self):
+        argparse.ArgumentParser.parse_known_args, jsonargparse.ArgumentParser.parse_args = self.orig
+
+    def parser(self):
+        fit = jsonargparse.ArgumentParser()
+        fit.add_argument("--trainer.precision", type=str, default=None)
+        fit.add_argument("--data.num_workers", type=int, default=0)
+        fit.add_argument("--model.width", type=int, default=8)
+        root = jsonargparse.ArgumentParser()
+        sub = root.add_subcommands()
+        sub.add_subcommand("fit", fit)
+        return root
+
+    def test_the_subcommands_options(self):
+        cfg = self.parser().parse_args(["fit", "--data.num_workers", "2"])
+        self.assertEqual(cfg.fit.data.num_workers, 2)  # the program's result, as parsed
+        by = {o["dest"]: o for o in self.rec.evidence()}
+        self.assertEqual(by["data.num_workers"]["flags"], ["--data.num_workers"])
+        self.assertEqual(by["data.num_workers"]["value"], 2)
+        self.assertIn("trainer.precision", by)
+        self.assertEqual(self.errors, [])
+
+    def test_wrapped_once(self):
+        again = O.Options(os.getpid(), [])
+        again.start()
+        self.assertIs(jsonargparse.ArgumentParser.parse_args.__wrapped__, self.orig[1])
+        self.parser().parse_args(["fit"])
+        self.assertIsNotNone(again.evidence())
+        self.assertIsNone(self.rec.evidence())
