@@ -132,7 +132,8 @@ class JsonargparseTest(unittest.TestCase):
     def test_wrapped_once(self):
         again = O.Options(os.getpid(), [])
         again.start()
-        self.assertIs(jsonargparse.ArgumentParser.parse_args.__wrapped__, self.orig[1])
+        # (another test's agent may have wrapped it before this one)
+        self.assertFalse(getattr(jsonargparse.ArgumentParser.parse_args.__wrapped__, "_bottleneck_wrapped", False))
         self.parser().parse_args(["fit"])
         self.assertIsNotNone(again.evidence())
         self.assertIsNone(self.rec.evidence())
