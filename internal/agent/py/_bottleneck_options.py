@@ -73,13 +73,32 @@ def options_of(parser, namespace, value_of=None):
     return out
 
 
-def _wrapped(wrapper, orig, recorder):
-    """Marks wrapper as bottleneck's, wrapping orig for recorder."""
+def _wrap(cls, name, recorder, record):
+    """cls.name wrapped once a process: after each call in the profiled
+    process, record(the recorder, the parser, its result); a later agent
+    (the unit tests start several) takes the recording over. An error in
+    record is noted, never the program's."""
+    orig = getattr(cls, name)
+    if getattr(orig, "_bottleneck_wrapped", False):
+        orig.recorder = recorder
+        return
+
+    def wrapper(parser, *args, **kwargs):
+        result = orig(parser, *args, **kwargs)
+        rec = wrapper.recorder
+        if os.getpid() == rec.pid:
+            try:
+                record(rec, parser, result)
+            except Exception as e:
+                rec.errors.append("program options: %s: %s" % (type(e).__name__, e))
+        return result
+
     wrapper.recorder = recorder
     wrapper._bottleneck_wrapped = True
     wrapper.__wrapped__ = orig
     for attr in ("__name__", "__qualname__", "__doc__"):
         setattr(wrapper, attr, getattr(orig, attr, None))
+    setattr(cls, name, wrapper)
 
 
 class Options(object):
@@ -95,7 +114,7 @@ class Options(object):
         self.options = None
 
     def start(self):
-        self._start_argparse()
+        _wrap(argparse.ArgumentParser, "parse_known_args", self, lambda rec, parser, result: rec._record(parser, result[0]))
         jap = sys.modules.get("jsonargparse")
         if jap is not None and hasattr(jap, "ArgumentParser"):
             self._wrap_jsonargparse(jap)
@@ -103,29 +122,12 @@ class Options(object):
             self.watch("jsonargparse", self._wrap_jsonargparse)
 
     def _wrap_jsonargparse(self, jap):
-        """jsonargparse's parse_args, wrapped once a process: the options of
-        the subcommand parsed (LightningCLI's fit), else of the parser."""
-        orig = getattr(getattr(jap, "ArgumentParser", None), "parse_args", None)
-        if orig is None:
-            return
-        if getattr(orig, "_bottleneck_wrapped", False):
-            orig.recorder = self
-            return
-
-        def parse_args(parser, *args, **kwargs):
-            result = orig(parser, *args, **kwargs)
-            rec = parse_args.recorder
-            if os.getpid() == rec.pid:
-                try:
-                    rec._record_jsonargparse(parser, result)
-                except Exception as e:  # never the program's failure
-                    rec.errors.append("program options: %s: %s" % (type(e).__name__, e))
-            return result
-
-        _wrapped(parse_args, orig, self)
-        jap.ArgumentParser.parse_args = parse_args
+        if hasattr(getattr(jap, "ArgumentParser", None), "parse_args"):
+            _wrap(jap.ArgumentParser, "parse_args", self, Options._record_jsonargparse)
 
     def _record_jsonargparse(self, parser, result):
+        """The options of the subcommand parsed (LightningCLI's fit), else
+        of the parser, with the values jsonargparse's result holds."""
         get = getattr(result, "get", None)
         if get is None:
             return  # parsed as a dict (parser_mode, _parse_as_dict): no values to read
@@ -136,25 +138,6 @@ class Options(object):
             self._record(parsers[name], result, lambda dest: get(name + "." + dest))
         else:
             self._record(parser, result, lambda dest: get(dest))
-
-    def _start_argparse(self):
-        orig = argparse.ArgumentParser.parse_known_args
-        if getattr(orig, "_bottleneck_wrapped", False):
-            orig.recorder = self  # wrapped once per process; the latest agent records
-            return
-
-        def parse_known_args(parser, *args, **kwargs):
-            result = orig(parser, *args, **kwargs)
-            rec = parse_known_args.recorder
-            if os.getpid() == rec.pid:
-                try:
-                    rec._record(parser, result[0])
-                except Exception as e:  # never the program's failure
-                    rec.errors.append("program options: %s: %s" % (type(e).__name__, e))
-            return result
-
-        _wrapped(parse_known_args, orig, self)
-        argparse.ArgumentParser.parse_known_args = parse_known_args
 
     def _record(self, parser, namespace, value_of=None):
         opts = options_of(parser, namespace, value_of)
