@@ -528,3 +528,25 @@ func TestPlan(t *testing.T) {
 		t.Errorf("the first run's arguments changed: %q", o.Args)
 	}
 }
+
+// A step slow in both runs at the same number (timm's epoch end on an
+// H200: validation, 1.04 and 1.09 s) is named with the ratio without it;
+// a step slow in one run only (the 4 workers' waits, 162 and 173 ms),
+// steps of different numbers, or no such step leave no line.
+func TestSharedSlowCaveat(t *testing.T) {
+	base := []float64{40755, 43620, 34974, 38752, 40290, 40149, 40380, 47286, 162487, 34693, 39060, 40138, 34244, 1038514, 39319, 41126, 173396, 40618, 38041, 39655}
+	tried := []float64{48109, 40158, 45843, 36863, 43346, 41386, 38892, 43294, 42237, 40948, 37980, 40643, 35524, 1091179, 31012, 34840, 36127, 38087, 36076, 51899}
+	steps := [2]int{17, 36}
+	p := Pair{BaseStepsUs: base, NewStepsUs: tried, BaseSteps: steps, NewSteps: steps}
+	if c := sharedSlowCaveat(p); !strings.Contains(c, "1 of the 20 steps compared") || !strings.Contains(c, "1.32x") {
+		t.Errorf("the epoch's end in both: %q", c)
+	}
+	alone := slices.Clone(tried)
+	alone[13] = 40000
+	if c := sharedSlowCaveat(Pair{BaseStepsUs: base, NewStepsUs: alone, BaseSteps: steps, NewSteps: steps}); c != "" {
+		t.Errorf("slow in the first run only: %q", c)
+	}
+	if c := sharedSlowCaveat(Pair{BaseStepsUs: base, NewStepsUs: tried, BaseSteps: steps, NewSteps: [2]int{2, 21}}); c != "" {
+		t.Errorf("other step numbers: %q", c)
+	}
+}
