@@ -26,6 +26,16 @@ func stepsWith(n int, slow map[int]float64) []steptimes.Step {
 	return out
 }
 
+// realSteps are steps of a real run: step, seconds, the main thread's
+// wait for a CPU, and 1 for a step in the window.
+func realSteps(rows [][4]float64) []steptimes.Step {
+	var out []steptimes.Step
+	for _, r := range rows {
+		out = append(out, steptimes.Step{N: int(r[0]), DurS: r[1], CPUWaitS: r[2], InWindow: r[3] == 1})
+	}
+	return out
+}
+
 // every is slow steps of d seconds every k steps from first.
 func every(k, first, n int, d float64) map[int]float64 {
 	m := map[int]float64{}
@@ -131,6 +141,25 @@ func TestPeriodicSteps(t *testing.T) {
 		if p := runevidence.Periodic(steps, nil); p != nil {
 			t.Errorf("%s: %+v", name, p)
 		}
+	}
+	// a CPU program on two busy CPUs (examples/diagnose/
+	// embedding_dense_adam.py --rows 50000 --samples 1024 --steps 30, two
+	// busy loops beside it): step, seconds, the main thread's wait for a
+	// CPU, in the window. Steps 5, 13 and 29 are over twice the median
+	// less their waits, 3 of the 4 places of "every 8 steps": slow steps
+	// as frequent, placed at random, fit some period that well too often
+	if p := runevidence.Periodic(realSteps([][4]float64{{1, 0.0501, 0, 0}, {2, 0.0620, 0.0350, 0}, {3, 0.0413, 0.0210, 0}, {4, 0.0399, 0.0210, 0},
+		{5, 0.0938, 0.0493, 0}, {6, 0.0348, 0.0198, 1}, {7, 0.0574, 0.0291, 1}, {8, 0.0650, 0.0374, 1}, {9, 0.0579, 0.0291, 1}, {10, 0.0401, 0.0200, 1},
+		{11, 0.0312, 0.0159, 1}, {12, 0.0332, 0.0161, 1}, {13, 0.1626, 0.0943, 0}, {14, 0.0641, 0.0322, 0}, {15, 0.0218, 0.0121, 0}, {16, 0.0240, 0.0121, 0},
+		{17, 0.0260, 0.0121, 0}, {18, 0.0281, 0.0148, 0}, {19, 0.0297, 0.0148, 0}, {20, 0.0171, 0.0093, 0}, {21, 0.0176, 0.0093, 0}, {22, 0.0210, 0.0093, 0},
+		{23, 0.0172, 0.0095, 0}, {24, 0.0171, 0.0095, 0}, {25, 0.0231, 0.0095, 0}, {26, 0.0666, 0.0341, 0}, {27, 0.0176, 0.0198, 0}, {28, 0.0591, 0.0198, 0},
+		{29, 0.1513, 0.0768, 0}}), nil); p != nil {
+		t.Errorf("a busy machine's random slow steps: %+v", p)
+	}
+	// ... while a checkpoint at the same steps of as short a run is
+	// periodic: its 4 places are all slow, and no other step is
+	if p := runevidence.Periodic(stepsWith(30, every(8, 5, 30, 0.2)), nil); p == nil || p.Every != 8 || p.Count != 4 {
+		t.Errorf("every 8 steps of a short run: %+v", p)
 	}
 	// the slow steps are full collections: gc.pauses', not periodic work
 	var rows []rundir.StepRow

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -101,31 +102,32 @@ func Periodic(steps []steptimes.Step, rows []rundir.StepRow) *PeriodicSteps {
 	// ms among them, and no two rollouts were consecutive outliers more
 	// than twice).
 	heavy := slices.DeleteFunc(slices.Clone(out), func(st steptimes.Step) bool { return st.DurS-m < outExcess/float64(len(out)) })
-	type fit struct{ every, first, hits int }
+	type fit struct{ every, first, hits, expected int }
 	var best fit
+	tried := 0
 	for _, set := range [][]steptimes.Step{out, heavy} {
 		for _, g := range candidateGaps(set) {
 			for _, a := range set[:min(5, len(set))] {
+				tried++
 				f := fit{every: g, first: a.N}
-				expected := 0
 				var excess float64
 				for n := a.N; n <= last; n += g {
 					if considered[n] {
-						expected++
+						f.expected++
 						if d, ok := slow[n]; ok {
 							f.hits++
 							excess += d - m
 						}
 					}
 				}
-				if f.hits >= minPeriodic && float64(f.hits) >= periodicHits*float64(expected) && 2*excess >= outExcess &&
+				if f.hits >= minPeriodic && float64(f.hits) >= periodicHits*float64(f.expected) && 2*excess >= outExcess &&
 					(f.hits > best.hits || f.hits == best.hits && g > best.every) {
 					best = f
 				}
 			}
 		}
 	}
-	if best.hits == 0 {
+	if best.hits == 0 || float64(tried)*binomialTail(best.expected, best.hits, float64(len(out))/float64(len(use))) > periodicChance {
 		return nil
 	}
 	p := &PeriodicSteps{Every: best.every, Count: best.hits, MedianS: m}
@@ -158,6 +160,42 @@ const (
 	minPeriodic  = 3
 	periodicHits = 2.0 / 3
 )
+
+// periodicChance: the period must be one that slow steps as frequent,
+// placed at random, would fit at least as well with at most this chance
+// over all the periods and first steps tried. Steps timed on a machine
+// without a CPU for the program are slow at random: their wait for a CPU
+// is taken out for the main thread only, and shared by the steps of one
+// reading (docs/run.md, "CPU wait"), while its intra-op threads wait too.
+// A CPU program on two busy CPUs, 19 steps outside its window, 6 of them
+// over twice the median (less the waits): steps 5, 13 and 29 fit "every
+// 8 steps", 3 of its 4 places, which random slow steps as frequent do
+// 9.6% of the time, and 12 fits were tried. A checkpoint every 10 of 300
+// steps fits by chance about 1e-29 of the time.
+const periodicChance = 0.05
+
+// binomialTail is the chance of at least k successes in n trials of
+// probability q.
+func binomialTail(n, k int, q float64) float64 {
+	if k <= 0 {
+		return 1
+	}
+	if q <= 0 {
+		return 0
+	}
+	if q >= 1 {
+		return 1
+	}
+	lq, lr := math.Log(q), math.Log1p(-q)
+	lgn, _ := math.Lgamma(float64(n + 1))
+	var p float64
+	for i := k; i <= n; i++ {
+		a, _ := math.Lgamma(float64(i + 1))
+		b, _ := math.Lgamma(float64(n - i + 1))
+		p += math.Exp(lgn - a - b + float64(i)*lq + float64(n-i)*lr)
+	}
+	return p
+}
 
 // candidateGaps are the gaps of at least 3 steps between consecutive
 // outliers, the 20 most common (a long run's noise makes many).
