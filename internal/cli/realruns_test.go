@@ -108,6 +108,12 @@ func TestRealRuns(t *testing.T) {
 		// autocast with channels_last, named by the program's own options,
 		// measured 1.75x with them (0.42 -> 0.24 s a batch)
 		{"cpu_timm", "cpu-compute-bound", "cpu.native", "(this program's own option: --amp --amp-dtype bfloat16, --channels-last)", "", ""},
+		// torchvision's classification reference on a MobileNetV3-Small,
+		// whose strided depthwise convolutions bf16 autocast slows on a
+		// CPU: channels_last first, measured 1.12-1.36x (152, 194, 184 ->
+		// 136, 139, 143 ms, interleaved runs; promised 33%), bf16 autocast
+		// on the model 0.97x (189 ms); no autocast anywhere in the advice
+		{"cpu_mobilenet", "cpu-compute-bound", "cpu.native", "channels_last", "", "torch.autocast("},
 		// karpathy/makemore on the project's 2 CPUs: 2 intra-op threads
 		// and 4 DataLoader workers, busy 0.8% of their samples, are not
 		// oversubscription (1 thread and 1 worker measured 0.97x)

@@ -522,6 +522,19 @@ func (s *state) modelRef() string {
 	return ""
 }
 
+// stridedDepthwise is how many depthwise convolutions with a stride the
+// program's model holds, the largest count of its models (a model called
+// from two lines is two of them; 0 without run evidence).
+func (s *state) stridedDepthwise() int {
+	n := 0
+	if r := s.in.Run; r != nil {
+		for _, m := range r.Models {
+			n = max(n, m.StridedDepthwise)
+		}
+	}
+	return n
+}
+
 func modelCallRef(m rundir.ModelCall) string {
 	return fmt.Sprintf("%s, called at %s:%d", m.Class, filepath.Base(m.File), m.Line)
 }
@@ -1349,7 +1362,18 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		layoutPays := conv/total >= convLayoutShare
 		ev := []Evidence{{"convolution ops' share of native op time", pct(conv / total), "%", "ops"}}
 		var lead string
-		switch {
+		switch dw := s.stridedDepthwise(); {
+		case dw > 0:
+			// depthwise convolutions run far faster in channels_last
+			// (oneDNN), and bf16 autocast slows the backward of strided
+			// ones: on this AVX512-BF16 CPU, torchvision's
+			// MobileNetV3-Small, EfficientNet-B0 and ShuffleNetV2 ran
+			// 1.27x, 1.35x and 1.2x in channels_last, 0.83x, 0.9x and
+			// 0.9x under bf16 autocast (their strided depthwise
+			// convolutions' backward 2.5-8x slower), where ResNet-18 and
+			// RegNetX (grouped, not depthwise) ran 1.7x and 1.4x
+			lead = fmt.Sprintf("%s, %d of the model's convolutions depthwise with a stride: put %s; not bf16 autocast, under which such convolutions' backward runs several times slower on a CPU", convs, dw, layout)
+			ev = append(ev, Evidence{"the model's strided depthwise convolutions", float64(dw), "", "evidence"}, Evidence{layoutReachLabel, pct(conv / total), "%", "ops"})
 		case s.cpuHasBF16() && layoutPays:
 			lead = orTry(fmt.Sprintf("%s, and this CPU has bfloat16 instructions: %s with %s", convs, bf16, layout), "channels_last alone, which keeps float32")
 		case s.cpuHasBF16():
@@ -1460,6 +1484,11 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 // (convolutions 81%), promised 49% from all of it, measured 2.15x.
 const bf16ReachLabel = "convolution and matmul ops' share of native op time (what bf16 autocast alone shortens)"
 
+// layoutReachLabel is the evidence of the native time channels_last
+// shortens where it leads alone: the convolutions' (the
+// MobileNetV3-Small above, convolutions 70% of the native time: 1.27x).
+const layoutReachLabel = "convolution ops' share of native op time (what channels_last shortens)"
+
 // fusableShareLabel is the evidence of the native time torch.compile can
 // shorten where no op family dominates it (nativeReach).
 const fusableShareLabel = "ops other than matmuls, convolutions, recurrent layers and dropout's masks: share of native op time"
@@ -1489,7 +1518,7 @@ func (s *state) nativeReach() float64 {
 	}
 	for _, e := range ev {
 		switch e.What {
-		case fusableShareLabel, bf16ReachLabel:
+		case fusableShareLabel, bf16ReachLabel, layoutReachLabel:
 			return e.Value / 100
 		case largeGEMMLabel:
 			// bf16 autocast leads: it reaches the matmuls (the BERT
@@ -1637,6 +1666,9 @@ const convLayoutShare = 0.7
 // bf16Advice suggests bf16 autocast where the CPU runs bfloat16 in
 // hardware or may (unknown), never where it would be emulated.
 func (s *state) bf16Advice() string {
+	if s.stridedDepthwise() > 0 {
+		return "" // cpuFamilyChange's convolutions: slower under it
+	}
 	switch native, known := s.runEnv().ReducedPrecision("bfloat16"); {
 	// an experiment: a small CPU transformer's step got ~20% slower under
 	// it (its backward lost more than its forward gained) where a CNN's

@@ -484,6 +484,11 @@ type ModelCall struct {
 	Line   int    `json:"line"`
 	Func   string `json:"func"`
 	Calls  int    `json:"calls"`
+	// Convs: the model's convolutions (transposed ones left out);
+	// StridedDepthwise: those with one filter per input channel and a
+	// stride over 1.
+	Convs            int `json:"convs,omitempty"`
+	StridedDepthwise int `json:"strided_depthwise,omitempty"`
 }
 
 // OptimizerParam is one of an optimizer's largest parameters.

@@ -1131,6 +1131,8 @@ class Agent(Window, Evidence):
             if len(self.models) >= _MAX_MODELS:
                 return
             rec = self.models[key] = dict(site, **{"class": cls.__qualname__, "module": cls.__module__, "calls": 0})
+            with self.own_work():
+                rec.update(_conv_counts(module, self.torch))
         rec["calls"] += 1
 
     def _forwards_to_lock(self):
@@ -1507,12 +1509,33 @@ def _has_autograd_history(args, tensor):
 # pairs kept
 _MODEL_CALLS = 64
 _MAX_MODELS = 8
+_MAX_MODULES = 20000  # modules of a model walked for its convolutions (_conv_counts)
 
 
 # A later stage of training (_later_stage): another optimizer's steps in
 # a row, over at least this many median steps, before it makes the steps.
 _STAGE_STEPS = 16
 _STAGE_IDLE = 8
+
+
+def _conv_counts(module, torch):
+    """The model's convolutions, and how many of them are depthwise
+    (one filter per input channel) with a stride: on a CPU, bf16 autocast
+    made their backward 2.5-8x slower (docs/diagnosis.md, cpu.native).
+    Empty for a model without convolutions; at most _MAX_MODULES walked."""
+    convs = strided_dw = 0
+    try:
+        conv = torch.nn.modules.conv._ConvNd
+        for i, m in enumerate(module.modules()):
+            if i >= _MAX_MODULES:
+                break
+            if isinstance(m, conv) and not m.transposed:
+                convs += 1
+                if 1 < m.groups == m.in_channels and any(st > 1 for st in m.stride):
+                    strided_dw += 1
+    except Exception:
+        pass
+    return {"convs": convs, "strided_depthwise": strided_dw} if convs else {}
 
 
 class _Identity(object):

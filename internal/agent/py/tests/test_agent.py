@@ -588,5 +588,31 @@ class OptimizerParamsTest(unittest.TestCase):
         self.assertNotIn("grad_rows", A._optimizer_params(opt)["largest"][0])
 
 
+@unittest.skipUnless(HAVE_TORCH, "needs torch")
+class ConvCountsTest(unittest.TestCase):
+    """_conv_counts: a model's convolutions, and the depthwise ones with a
+    stride (bf16 autocast slows their backward on a CPU); grouped
+    convolutions that are not depthwise, stride-1 depthwise ones and
+    transposed ones are not counted as such."""
+
+    def test_counts(self):
+        import torch
+        nn = torch.nn
+        model = nn.Sequential(
+            nn.Conv2d(3, 16, 3, stride=2),
+            nn.Conv2d(16, 16, 3, stride=2, groups=16),  # depthwise, strided
+            nn.Conv2d(16, 16, 3, groups=16),  # depthwise, stride 1
+            nn.Conv2d(16, 32, 3, stride=2, groups=4),  # grouped
+            nn.Sequential(nn.Conv1d(32, 32, 3, stride=(2,), groups=32)),  # nested, depthwise, strided
+            nn.ConvTranspose2d(32, 32, 2, stride=2, groups=32),
+            nn.ReLU())
+        self.assertEqual(A._conv_counts(model, torch), {"convs": 5, "strided_depthwise": 2})
+
+    def test_no_convolutions(self):
+        import torch
+        self.assertEqual(A._conv_counts(torch.nn.Linear(4, 2), torch), {})
+        self.assertEqual(A._conv_counts(object(), torch), {})  # not a module: nothing
+
+
 if __name__ == "__main__":
     unittest.main()
