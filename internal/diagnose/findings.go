@@ -1366,12 +1366,14 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		case dw > 0:
 			// depthwise convolutions run far faster in channels_last
 			// (oneDNN), and bf16 autocast slows the backward of strided
-			// ones: on this AVX512-BF16 CPU, torchvision's
+			// ones: on this AVX512-BF16 CPU (a training step at batch 16
+			// of 128 x 128, medians of three rounds), torchvision's
 			// MobileNetV3-Small, EfficientNet-B0 and ShuffleNetV2 ran
-			// 1.27x, 1.35x and 1.2x in channels_last, 0.83x, 0.9x and
-			// 0.9x under bf16 autocast (their strided depthwise
-			// convolutions' backward 2.5-8x slower), where ResNet-18 and
-			// RegNetX (grouped, not depthwise) ran 1.7x and 1.4x
+			// 1.25x, 1.37x and 1.21x in channels_last, 0.80x, 0.85x and
+			// 0.84x under bf16 autocast (their strided depthwise
+			// convolutions' backward 2.5-8x slower), where ResNet-18 (no
+			// grouped convolutions) and RegNetX-400MF (grouped, none
+			// depthwise) ran 1.75x and 1.45x under it
 			lead = fmt.Sprintf("%s, %d of the model's convolutions depthwise with a stride: put %s; not bf16 autocast, under which such convolutions' backward runs several times slower on a CPU", convs, dw, layout)
 			ev = append(ev, Evidence{"the model's strided depthwise convolutions", float64(dw), "", "evidence"}, Evidence{layoutReachLabel, pct(conv / total), "%", "ops"})
 		case s.cpuHasBF16() && layoutPays:
@@ -1486,7 +1488,7 @@ const bf16ReachLabel = "convolution and matmul ops' share of native op time (wha
 
 // layoutReachLabel is the evidence of the native time channels_last
 // shortens where it leads alone: the convolutions' (the
-// MobileNetV3-Small above, convolutions 70% of the native time: 1.27x).
+// MobileNetV3-Small above, convolutions 70% of the native time: 1.25x).
 const layoutReachLabel = "convolution ops' share of native op time (what channels_last shortens)"
 
 // fusableShareLabel is the evidence of the native time torch.compile can

@@ -138,8 +138,8 @@ func TestCommWithMissingRanks(t *testing.T) {
 // more than half the native time, channels_last is not advised outright
 // (pytorch/examples' mnist, 53%: 0.95x in it, 1.36x under bf16 autocast).
 // A model with strided depthwise convolutions gets channels_last and no
-// bf16 autocast anywhere: torchvision's MobileNetV3-Small ran 0.83x under
-// it on this AVX512-BF16 CPU, 1.27x in channels_last.
+// bf16 autocast anywhere: torchvision's MobileNetV3-Small ran 0.80x under
+// it on this AVX512-BF16 CPU, 1.25x in channels_last.
 func TestCPUConvolutionsLeadWithBF16WhereTheCPUHasIt(t *testing.T) {
 	bf16 := []string{"avx2", "avx512f", "avx512_bf16"}
 	for _, c := range []struct {
