@@ -1374,7 +1374,7 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 			// convolutions' backward 2.5-8x slower), where ResNet-18 (no
 			// grouped convolutions) and RegNetX-400MF (grouped, none
 			// depthwise) ran 1.75x and 1.45x under it
-			lead = fmt.Sprintf("%s, %d of the model's convolutions depthwise with a stride: put %s; not bf16 autocast, under which such convolutions' backward runs several times slower on a CPU", convs, dw, layout)
+			lead = fmt.Sprintf("%s, %d of the model's convolutions depthwise with a stride: put %s; %s", convs, dw, layout, depthwiseNoBF16)
 			ev = append(ev, Evidence{"the model's strided depthwise convolutions", float64(dw), "", "evidence"}, Evidence{layoutReachLabel, pct(conv / total), "%", "ops"})
 		case s.cpuHasBF16() && layoutPays:
 			lead = orTry(fmt.Sprintf("%s, and this CPU has bfloat16 instructions: %s with %s", convs, bf16, layout), "channels_last alone, which keeps float32")
@@ -1485,6 +1485,11 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 // With channels_last too the layout speeds up the rest: ResNet-18
 // (convolutions 81%), promised 49% from all of it, measured 2.15x.
 const bf16ReachLabel = "convolution and matmul ops' share of native op time (what bf16 autocast alone shortens)"
+
+// depthwiseNoBF16 closes the change for strided depthwise convolutions,
+// worded so that no knob reads it as asking for bf16 autocast (a
+// program's --amp --amp-dtype bfloat16 was named for it).
+const depthwiseNoBF16 = "leave autocast to bfloat16 off: it makes such convolutions' backward several times slower on a CPU"
 
 // layoutReachLabel is the evidence of the native time channels_last
 // shortens where it leads alone: the convolutions' (the

@@ -44,6 +44,8 @@ func TestProgramOptions(t *testing.T) {
 		wantOpt string // "" the change as it was
 	}{
 		{"timm bf16 and layout", timm, bf16, "--amp --amp-dtype bfloat16, --channels-last"},
+		// strided depthwise convolutions: channels_last, bf16 left off
+		{"timm layout, bf16 off", timm, "put the model and its input in channels_last (model.to(memory_format=torch.channels_last)); " + depthwiseNoBF16, "--channels-last"},
 		{"timm workers", timm, loader, "--workers N"},
 		{"timm compile", append(timm, rundir.ProgramOption{Flags: []string{"--torchcompile"}, Dest: "torchcompile", Kind: "value", Sets: "inductor"}), comp, "--torchcompile"},
 		{"a compile option that takes a value", []rundir.ProgramOption{val("torchcompile", nil, "--torchcompile")}, comp, ""},
