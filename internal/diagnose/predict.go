@@ -431,8 +431,10 @@ func (s *state) moreWorkers() (from, to int, ok bool) {
 // findingsStep is the replay's baseline in µs (Diagnosis.FindingsStepUs):
 // the recorded mean step less what the baseline took out (the profiler's
 // own cost, in the proportion of the window's median step to the run's).
+// Not where the shares are the run's (inputRun): its steps ran without
+// the profiler.
 func (s *state) findingsStep() float64 {
-	if w := s.d.WhatIf; w != nil && w.Base != "" {
+	if w := s.d.WhatIf; w != nil && w.Base != "" && !s.inputRun {
 		return s.step * s.unprofiledUs / (s.unprofiledUs + s.profilerUs)
 	}
 	return s.step

@@ -197,9 +197,7 @@ func (s *state) windowNote() {
 			}
 			n.Notes = append(n.Notes, msg)
 		}
-		if !prefetched { // the window's steps, prefetched, are not the run's
-			s.profilerBase(r, busy, len(w.Used))
-		}
+		s.profilerBase(r, busy, len(w.Used))
 	}
 	if out := w.ExcludedBy(window.Outlier); len(out) > 0 {
 		list := strings.Join(out[:min(len(out), 8)], ", ")
@@ -224,15 +222,17 @@ func (s *state) windowNote() {
 // 1.09x those next to it; TF32 was predicted to save 7% and measured
 // 1.19-1.52x).
 func (s *state) profilerBase(r *runevidence.RunEvidence, busy bool, steps int) {
-	ref := r.OutsideStepS
-	if s.profilerUs > 0 || busy || !s.deviceRecorded() || ref <= 0 || r.WindowMedianS < (1+s.p.ProfilerBaseMin)*ref {
+	// the steps less their DataLoader waits: a window on batches loaded
+	// before it waited for none, the steps next to it did
+	ref, win := r.OutsideWorkS, r.WindowWorkS
+	if s.profilerUs > 0 || busy || !s.deviceRecorded() || ref <= 0 || win < (1+s.p.ProfilerBaseMin)*ref {
 		return
 	}
-	excess := (r.WindowMedianS - ref) * 1e6
-	if s.opsPerStep(steps)*s.p.ProfilerOpCostUs < excess/2 || !s.hostCanShorten(ref/r.WindowMedianS) {
+	excess := (win - ref) * 1e6
+	if s.opsPerStep(steps)*s.p.ProfilerOpCostUs < excess/2 || !s.hostCanShorten(1-excess/(r.WindowMedianS*1e6)) {
 		return
 	}
-	s.profilerUs, s.unprofiledUs = excess, ref*1e6
+	s.profilerUs, s.unprofiledUs = excess, r.WindowMedianS*1e6-excess
 }
 
 // hostCanShorten says whether the replayed steps, their host's ops and

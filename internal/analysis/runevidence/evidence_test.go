@@ -128,6 +128,21 @@ func TestStepMedians(t *testing.T) {
 	if out, _ := stepMedians(append(ended, step(9, 0.2, false))); out != 0 {
 		t.Errorf("a step after the window: %v, want 0", out)
 	}
+	// a window on batches loaded before it: the steps next to it waited
+	// for their DataLoader, the window's did not; less their waits, the
+	// window is the slower
+	prefetched := slices.Clone(times)
+	for i := range prefetched {
+		if st := &prefetched[i]; !st.InWindow && st.N > 3 {
+			st.DurS, st.LoaderWaitS = st.DurS+0.2, 0.2
+		}
+	}
+	if out, in := stepMedians(prefetched); out <= in {
+		t.Errorf("as recorded: outside %v, inside %v, want the window the shorter", out, in)
+	}
+	if out, in := stepMedians(lessLoaderWaits(prefetched)); math.Abs(out-0.2) > 1e-9 || in != 0.3 {
+		t.Errorf("less the waits: outside %v, inside %v, want 0.2 and 0.3", out, in)
+	}
 }
 
 // A window whose recording ended inside a step is named with what ended
