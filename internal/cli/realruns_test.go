@@ -36,6 +36,13 @@ var profilerInflated = map[string]float64{"h100/nanogpt_bf16": 2, "h100/item_syn
 var measuredSaving = map[string]float64{"cpu_mnist": 27, "cpu_resnet18": 53, "cpu_timm": 43, "h200/hf_gpt2": 24, "h200/timm_resnet50": 32,
 	"h100/tv_mobilenet": 45, "h100/tv_resnet50": 34}
 
+// kernelsOffPath: true for the runs whose replay says faster kernels
+// would not shorten the step (the host holds it), whose gpu.kernels
+// finding therefore offers no bf16 autocast; false for runs whose kernels
+// are on the path and move fp32 tensors, where it is offered.
+var kernelsOffPath = map[string]bool{"h200/siamese_launch": true, "h200/dcgan_fake": true, "h100/tv_mobilenet": true,
+	"h100/memory_bound": false, "h100/tv_resnet50": false}
+
 // TestRealRuns: the verdict and first finding of real runs, on an H100
 // and on the project's CPU (testdata/rundir/README.md says what each
 // program does), each naming the cause with its own change, not the
@@ -229,6 +236,13 @@ func TestRealRuns(t *testing.T) {
 			// on a diffusers UNet; with channels_last, 53% on ResNet-18
 			if want, ok := measuredSaving[c.run]; ok && math.Abs(f.SavingPct-want) > 8 {
 				t.Errorf("first finding saves %.0f%%, measured %.0f%%", f.SavingPct, want)
+			}
+			// bf16 autocast speeds up kernels and adds casts on the host:
+			// not offered for kernels off the step's path
+			for _, g := range d.Findings {
+				if off, ok := kernelsOffPath[c.run]; ok && g.Rule == "gpu.kernels" && strings.Contains(g.AllChanges(), "bf16 autocast") == off {
+					t.Errorf("gpu.kernels (saving %.1f%%) offers bf16 autocast %v: %s", g.SavingPct, !off, g.AllChanges())
+				}
 			}
 			if c.run == "h100/vae_workers1" && (f.Try["num_workers"] != "8" || f.TrySavingPct == nil) {
 				t.Errorf("vae: want num_workers=8 to try, with its predicted saving: %v", f.Try)

@@ -76,10 +76,15 @@ func (s *state) kernelsChange() (string, []Evidence) {
 			slices.Concat([]Evidence{{"fp32 matmul/conv kernels on CUDA cores", 100 * share(mathFP32), "% of kernel time", "kernels"}}, roofEv)
 	case share(mem) >= dominant:
 		change := thenDo(fmt.Sprintf("memory-bound kernels (elementwise, normalisation, softmax, copies: %.0f%% of kernel time) each read and write their tensors through device memory: torch.compile(model) fuses chains of them into one kernel", 100*share(mem)), "a larger batch if SM efficiency is low")
-		if d := s.hardware(); memFP32 >= mem/2 && (d.vendor == "amd" || d.atLeast(8, 0)) {
+		if d := s.hardware(); memFP32 >= mem/2 && (d.vendor == "amd" || d.atLeast(8, 0)) && !s.kernelsOffPath() {
 			// fp32 tensors: bf16 halves what they move. An fp32 ResNet-50
 			// on an H100 (BN and ReLU 70% of kernel time): compiled
-			// 1.38x, bf16 autocast 1.13x, with channels_last 1.50x
+			// 1.38x, bf16 autocast 1.13x, with channels_last 1.50x. Not
+			// where the host holds the step (kernelsOffPath): autocast
+			// adds a cast for each weight and input it converts, more
+			// host work and launches; a MobileNetV3-Small training step
+			// on an H100 (batch 64, ~21 ms, host-bound) ran 0.80x under
+			// it
 			change = orTry(change, fmt.Sprintf("bf16 autocast (torch.autocast(\"cuda\", dtype=torch.bfloat16), a change to the numerics): %.0f%% of these kernels move fp32 tensors, which bf16 halves, and matmuls and convolutions run at twice TF32's rate; with channels_last for convolutions", 100*memFP32/mem))
 		}
 		return change, slices.Concat([]Evidence{{"memory-bound kernel families", 100 * share(mem), "% of kernel time", "kernels"}}, roofEv)

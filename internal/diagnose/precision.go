@@ -195,6 +195,7 @@ func (d deviceFacts) fp8() (has, known bool) {
 // are the model's own work, with the separator the callers put before
 // their next clause ("" when no lower precision fits the evidence):
 //
+//   - kernels off the step's path (kernelsOffPath): nothing;
 //   - GEMMs already in FP8/FP4/int8: nothing: they are as low as the
 //     hardware goes;
 //   - bf16/fp16 GEMMs: FP8 as an experiment, on a device with FP8 units
@@ -203,6 +204,9 @@ func (d deviceFacts) fp8() (has, known bool) {
 //   - fp32/fp64 GEMMs: bf16 autocast (TF32 too on NVIDIA from Ampere);
 //   - precision unknown: "lower precision" where the device allows it.
 func (s *state) fewerBitsAdvice() string {
+	if s.kernelsOffPath() {
+		return "" // faster kernels save nothing, and autocast's casts add host work (kernelsChange)
+	}
 	d := s.hardware()
 	has, known := d.fp8()
 	switch s.mathPrecision().dominant() {
