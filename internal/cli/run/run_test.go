@@ -472,11 +472,14 @@ func TestInferenceWithoutOptimizerUsesForwardSteps(t *testing.T) {
 	if last := lastStep(ev); ev.StepCounts["forward"] != 80 || last < 30 || last > 40 {
 		t.Errorf("forwards %d, last step %d: want 80 forwards and about 36 steps, one per request", ev.StepCounts["forward"], last)
 	}
-	// the same with autograd on: 64 forwards pass, and the head's, whose
-	// input carries the backbone's autograd history, does not lock them
+	// the same with autograd on: 64 forwards pass (8 once a second has
+	// passed without a backward, as on a loaded machine: CI locked at
+	// ~44), and the head's, whose input carries the backbone's autograd
+	// history, does not lock them; one step per request after the lock,
+	// not one per module call (~230)
 	_, ev = stepsOf(t, "forward", append(small(py), ex(t, "infer_backbone_head.py"), "120", "grad")...)
-	if last := lastStep(ev); ev.StepCounts["forward"] != 240 || last < 80 || last > 88 {
-		t.Errorf("with autograd on: forwards %d, last step %d: want 240 forwards and about 87 steps, one per request", ev.StepCounts["forward"], last)
+	if last := lastStep(ev); ev.StepCounts["forward"] != 240 || last < 80 || last > 116 {
+		t.Errorf("with autograd on: forwards %d, last step %d: want 240 forwards and 80-116 steps, one per request after 8-64 forwards", ev.StepCounts["forward"], last)
 	}
 }
 
