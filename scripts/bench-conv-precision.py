@@ -9,10 +9,16 @@ depthwise CNNs (docs/diagnosis.md) come from it:
 
     python scripts/bench-conv-precision.py --device cpu --batch 16 --size 128 \\
         mobilenet_v3_small efficientnet_b0 shufflenet_v2_x0_5 resnet18 regnet_x_400mf
+    python scripts/bench-conv-precision.py --device cpu --batch 16 --size 128 \
+        timm:convnext_atto timm:convnextv2_atto timm:inception_next_atto \
+        timm:edgenext_xx_small timm:ghostnet_100
     python scripts/bench-conv-precision.py --device cuda --batch 64 --size 224 \\
         --warmup 10 --steps 20 mobilenet_v3_small efficientnet_b0
 
-Needs torch and torchvision.
+A model named timm:NAME is timm's (timm.create_model), for example
+timm:convnext_atto, whose depthwise convolutions have no stride.
+
+Needs torch and torchvision (and timm for timm: models).
 """
 import argparse
 import statistics
@@ -24,7 +30,7 @@ import torchvision
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("models", nargs="+", help="torchvision.models names")
+    ap.add_argument("models", nargs="+", help="torchvision.models names, or timm:NAME")
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--size", type=int, default=128, help="image height and width")
@@ -44,7 +50,11 @@ def main():
             torch.cuda.synchronize()
 
     for name in a.models:
-        model = torchvision.models.__dict__[name](num_classes=2).to(dev)
+        if name.startswith("timm:"):
+            import timm
+            model = timm.create_model(name[len("timm:"):], num_classes=2, **({"img_size": a.size} if "vit" in name else {})).to(dev)
+        else:
+            model = torchvision.models.__dict__[name](num_classes=2).to(dev)
         opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
         times = {}
         for _ in range(a.rounds):

@@ -527,17 +527,20 @@ func (s *state) modelRef() string {
 	return ""
 }
 
-// stridedDepthwise is how many depthwise convolutions with a stride the
-// program's model holds, the largest count of its models (a model called
-// from two lines is two of them; 0 without run evidence).
-func (s *state) stridedDepthwise() int {
-	n := 0
+// depthwise is the program's model's convolutions, how many of them are
+// depthwise, and how many of those have a stride: the model with the most
+// depthwise ones (a model called from two lines is two of them; zeros
+// without run evidence). Runs recorded before the agent counted stride-1
+// ones count the strided ones only.
+func (s *state) depthwise() (convs, dw, strided int) {
 	if r := s.in.Run; r != nil {
 		for _, m := range r.Models {
-			n = max(n, m.StridedDepthwise)
+			if d := max(m.Depthwise, m.StridedDepthwise); d > dw || d == dw && m.StridedDepthwise > strided {
+				convs, dw, strided = m.Convs, d, m.StridedDepthwise
+			}
 		}
 	}
-	return n
+	return convs, dw, strided
 }
 
 func modelCallRef(m rundir.ModelCall) string {
@@ -1364,11 +1367,14 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		// it, 1.91x under bf16 autocast, 2.15x with both; its mnist CNN
 		// (two convolutions, 53%) 0.95x in it, 1.36x under bf16 autocast,
 		// 1.23-1.33x with both
-		layoutPays := conv/total >= convLayoutShare
+		nconv, dw, strided := s.depthwise()
+		// stride-1 depthwise convolutions: channels_last alone is only
+		// tried (0.95-1.17x, below)
+		layoutPays := conv/total >= convLayoutShare && (dw == 0 || strided > 0)
 		ev := []Evidence{{"convolution ops' share of native op time", pct(conv / total), "%", "ops"}}
 		var lead string
-		switch dw := s.stridedDepthwise(); {
-		case dw > 0:
+		switch {
+		case strided > 0:
 			// depthwise convolutions run far faster in channels_last
 			// (oneDNN), and bf16 autocast slows the backward of strided
 			// ones: on this AVX512-BF16 CPU (a training step at batch 16
@@ -1379,8 +1385,24 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 			// convolutions' backward 2.5-8x slower), where ResNet-18 (no
 			// grouped convolutions) and RegNetX-400MF (grouped, none
 			// depthwise) ran 1.75x and 1.45x under it
-			lead = fmt.Sprintf("%s, %d of the model's convolutions depthwise with a stride: put %s; %s", convs, dw, layout, depthwiseNoBF16)
-			ev = append(ev, Evidence{"the model's strided depthwise convolutions", float64(dw), "", "evidence"}, Evidence{layoutReachLabel, pct(conv / total), "%", "ops"})
+			lead = fmt.Sprintf("%s, %d of the model's convolutions depthwise with a stride: put %s; %s", convs, strided, layout, depthwiseNoBF16)
+			ev = append(ev, Evidence{"the model's strided depthwise convolutions", float64(strided), "", "evidence"}, Evidence{layoutReachLabel, pct(conv / total), "%", "ops"})
+		case dw > 0 && nconv > dw && s.cpuHasBF16():
+			// depthwise convolutions without a stride gain nothing under
+			// bf16 autocast (a 7 x 7 one's backward 1.26x slower), and
+			// channels_last alone can lose: on this AVX512-BF16 CPU (as
+			// above) timm's ConvNeXt-atto, ConvNeXt-V2-atto,
+			// InceptionNeXt-atto and EdgeNeXt-XXS ran 0.95x, 0.97x, 1.09x
+			// and 1.17x in channels_last, 1.08x, 1.07x, 1.34x and 1.19x
+			// with both (ConvNeXt-atto was promised 48% from all its
+			// convolutions' time), so both together, from the other
+			// convolutions' time: the depthwise ones' share of it taken as
+			// their share of the count (ConvNeXt-atto: 30% of the
+			// convolutions, 28% of their time)
+			dense := conv * float64(nconv-dw) / float64(nconv)
+			lead = fmt.Sprintf("%s, and this CPU has bfloat16 instructions: %s with %s; it shortens the model's %d other convolutions, not its %d depthwise ones (their backward is no faster under bf16 on a CPU, and channels_last alone can be slower)",
+				convs, bf16, layout, nconv-dw, dw)
+			ev = append(ev, Evidence{"the model's depthwise convolutions", float64(dw), "", "evidence"}, Evidence{denseReachLabel, pct((dense + gemm) / total), "%", "ops"})
 		case s.cpuHasBF16() && layoutPays:
 			lead = orTry(fmt.Sprintf("%s, and this CPU has bfloat16 instructions: %s with %s", convs, bf16, layout), "channels_last alone, which keeps float32")
 		case s.cpuHasBF16():
@@ -1491,6 +1513,10 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 // (convolutions 81%), promised 49% from all of it, measured 2.15x.
 const bf16ReachLabel = "convolution and matmul ops' share of native op time (what bf16 autocast alone shortens)"
 
+// denseReachLabel is bf16ReachLabel where the model has depthwise
+// convolutions, which bf16 autocast does not shorten on a CPU.
+const denseReachLabel = "non-depthwise convolution and matmul ops' share of native op time (what bf16 autocast shortens; the depthwise ones' time taken as their share of the model's convolutions)"
+
 // depthwiseNoBF16 closes the change for strided depthwise convolutions,
 // worded so that no knob reads it as asking for bf16 autocast (a
 // program's --amp --amp-dtype bfloat16 was named for it).
@@ -1530,7 +1556,7 @@ func (s *state) nativeReach() float64 {
 	}
 	for _, e := range ev {
 		switch e.What {
-		case fusableShareLabel, bf16ReachLabel, layoutReachLabel:
+		case fusableShareLabel, bf16ReachLabel, denseReachLabel, layoutReachLabel:
 			return e.Value / 100
 		case largeGEMMLabel:
 			// bf16 autocast leads: it reaches the matmuls (the BERT
@@ -1678,7 +1704,7 @@ const convLayoutShare = 0.7
 // bf16Advice suggests bf16 autocast where the CPU runs bfloat16 in
 // hardware or may (unknown), never where it would be emulated.
 func (s *state) bf16Advice() string {
-	if s.stridedDepthwise() > 0 {
+	if _, _, strided := s.depthwise(); strided > 0 {
 		return "" // cpuFamilyChange's convolutions: slower under it
 	}
 	switch native, known := s.runEnv().ReducedPrecision("bfloat16"); {

@@ -485,9 +485,10 @@ type ModelCall struct {
 	Func   string `json:"func"`
 	Calls  int    `json:"calls"`
 	// Convs: the model's convolutions (transposed ones left out);
-	// StridedDepthwise: those with one filter per input channel and a
-	// stride over 1.
+	// Depthwise: those with one filter per input channel;
+	// StridedDepthwise: those of them with a stride over 1.
 	Convs            int `json:"convs,omitempty"`
+	Depthwise        int `json:"depthwise,omitempty"`
 	StridedDepthwise int `json:"strided_depthwise,omitempty"`
 }
 

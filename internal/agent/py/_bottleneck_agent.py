@@ -1519,11 +1519,13 @@ _STAGE_IDLE = 8
 
 
 def _conv_counts(module, torch):
-    """The model's convolutions, and how many of them are depthwise
-    (one filter per input channel) with a stride: on a CPU, bf16 autocast
-    made their backward 2.5-8x slower (docs/diagnosis.md, cpu.native).
-    Empty for a model without convolutions; at most _MAX_MODULES walked."""
-    convs = strided_dw = 0
+    """The model's convolutions, how many of them are depthwise (one
+    filter per input channel), and how many of those have a stride: on a
+    CPU, bf16 autocast leaves depthwise convolutions' backward no faster
+    (slower at a 7 x 7 kernel) and made it 2.5-8x slower with a stride
+    (docs/diagnosis.md, cpu.native). Empty for a model without
+    convolutions; at most _MAX_MODULES walked."""
+    convs = dw = strided_dw = 0
     try:
         conv = torch.nn.modules.conv._ConvNd
         for i, m in enumerate(module.modules()):
@@ -1531,11 +1533,13 @@ def _conv_counts(module, torch):
                 break
             if isinstance(m, conv) and not m.transposed:
                 convs += 1
-                if 1 < m.groups == m.in_channels and any(st > 1 for st in m.stride):
-                    strided_dw += 1
+                if 1 < m.groups == m.in_channels:
+                    dw += 1
+                    if any(st > 1 for st in m.stride):
+                        strided_dw += 1
     except Exception:
         pass
-    return {"convs": convs, "strided_depthwise": strided_dw} if convs else {}
+    return {"convs": convs, "depthwise": dw, "strided_depthwise": strided_dw} if convs else {}
 
 
 class _Identity(object):

@@ -590,10 +590,10 @@ class OptimizerParamsTest(unittest.TestCase):
 
 @unittest.skipUnless(HAVE_TORCH, "needs torch")
 class ConvCountsTest(unittest.TestCase):
-    """_conv_counts: a model's convolutions, and the depthwise ones with a
-    stride (bf16 autocast slows their backward on a CPU); grouped
-    convolutions that are not depthwise, stride-1 depthwise ones and
-    transposed ones are not counted as such."""
+    """_conv_counts: a model's convolutions, the depthwise ones, and those
+    with a stride (bf16 autocast slows their backward on a CPU); grouped
+    convolutions that are not depthwise and transposed ones are not
+    counted as such."""
 
     def test_counts(self):
         import torch
@@ -606,7 +606,7 @@ class ConvCountsTest(unittest.TestCase):
             nn.Sequential(nn.Conv1d(32, 32, 3, stride=(2,), groups=32)),  # nested, depthwise, strided
             nn.ConvTranspose2d(32, 32, 2, stride=2, groups=32),
             nn.ReLU())
-        self.assertEqual(A._conv_counts(model, torch), {"convs": 5, "strided_depthwise": 2})
+        self.assertEqual(A._conv_counts(model, torch), {"convs": 5, "depthwise": 3, "strided_depthwise": 2})
 
     def test_no_convolutions(self):
         import torch
