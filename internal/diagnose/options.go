@@ -91,6 +91,13 @@ var knobs = []knob{
 		},
 		warmup: compileWarmup,
 	},
+	{ // batches padded to their own longest: the Hugging Face example
+		// scripts' --pad_to_max_length (True by default in run_glue.py)
+		says: func(c string) bool { return strings.Contains(c, paddingChange) },
+		option: func(opts []rundir.ProgramOption) string {
+			return boolOption(opts, false, "pad_to_max_length")
+		},
+	},
 	{ // DataLoader workers
 		says: func(c string) bool {
 			return strings.Contains(c, "num_workers=") && !strings.Contains(c, "num_workers=0)")
@@ -102,6 +109,23 @@ var knobs = []knob{
 			return ""
 		},
 	},
+}
+
+// boolOption is a value option of dest that takes a bool (HfArgumentParser's
+// fields: --tf32 True), set to what the change wants: "--name True" or
+// "--name False"; "" where the program has none or already has it so.
+func boolOption(opts []rundir.ProgramOption, want bool, dests ...string) string {
+	o, ok := findOption(opts, "value", dests...)
+	if !ok {
+		return ""
+	}
+	if v, isBool := o.Value.(bool); isBool && v == want {
+		return ""
+	}
+	if want {
+		return flagOf(o) + " True"
+	}
+	return flagOf(o) + " False"
 }
 
 // reduceOverhead is how a change asks for CUDA graphs through torch.compile.

@@ -54,6 +54,10 @@ func TestProgramOptions(t *testing.T) {
 		{"hf tf32", append(hf, rundir.ProgramOption{Flags: []string{"--tf32"}, Dest: "tf32", Kind: "value"}), tf32, "--tf32 True"},
 		{"a tf32 switch", []rundir.ProgramOption{sw("--tf32", "tf32", true)}, tf32, "--tf32"},
 		{"tf32 already asked for", []rundir.ProgramOption{{Flags: []string{"--tf32"}, Dest: "tf32", Kind: "value", Value: true}}, tf32, ""},
+		// run_glue.py's --pad_to_max_length (True by default)
+		{"hf padding", append(hf, rundir.ProgramOption{Flags: []string{"--pad_to_max_length"}, Dest: "pad_to_max_length", Kind: "value", Value: true}),
+			paddingChange + ", not to a fixed length", "--pad_to_max_length False"},
+		{"padding already dynamic", []rundir.ProgramOption{{Flags: []string{"--pad_to_max_length"}, Dest: "pad_to_max_length", Kind: "value", Value: false}}, paddingChange, ""},
 		{"hf workers", hf, loader, "--dataloader_num_workers N"},
 		{"a --no- switch", []rundir.ProgramOption{sw("--no-compile", "compile", false)}, comp, ""},
 		// CUDA graphs need the program's compile mode too

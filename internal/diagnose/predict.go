@@ -47,6 +47,8 @@ var fixes = []struct {
 	{hostPath, "host.python", "host work (Python, ops, runtime calls) removed", func(f *whatif.Fix, _ float64) { hostScale(f, 0) }},
 	{"gpu.precision", "gpu.precision", "fp32 matmul/conv kernels on CUDA cores cut to KEEP of their time", func(f *whatif.Fix, k float64) { f.FP32Math = k }},
 	{"host.optimizer", "host.optimizer", "host work inside Optimizer.step cut to KEEP", func(f *whatif.Fix, k float64) { f.Optimizer = k }},
+	// the host's calls stay: they launch as many kernels
+	{"input.padding", "input.padding", "computation kernels cut to KEEP of their time (each batch padded to its own longest sequence)", func(f *whatif.Fix, k float64) { f.Compute = k }},
 }
 
 // hostPath removes the host's work: what the replay saves is the host's
@@ -79,6 +81,12 @@ func (s *state) replayedFixes(pythonKnown bool) []whatif.Fix {
 			if k, n, ok := s.loaderKeep(); ok {
 				keep, what = k, fmt.Sprintf("DataLoader waits cut to KEEP (%d workers: what they cannot produce while the rest of the step runs)", n)
 			}
+		case "input.padding":
+			k, ok := s.paddingKeep()
+			if !ok {
+				continue
+			}
+			keep = k
 		case "gpu.precision":
 			if k, unit, ok := s.precisionKeep(); ok {
 				keep, what = k, strings.Replace(what, "cut to", "on "+unit+" cut to", 1)

@@ -235,6 +235,10 @@ type Params struct {
 	// MinMHA: the share of the busy samples inside nn.MultiheadAttention
 	// from which unfused attention is taken to be its.
 	MinMHA float64
+	// MinPaddingCut: the share of the positions a model computes that
+	// padding each batch to its own longest sequence would leave out,
+	// from which input.padding fires.
+	MinPaddingCut float64
 	// MinDropout: the share of the native time in dropout's ops from which
 	// the CPU change names them (a small transformer trained here: 29% of the
 	// native time; dropout 0.1 -> 0 took its step from 1.86 to 1.44 s).
@@ -367,6 +371,7 @@ var Default = Params{
 	MinSliceBackward:      0.15,
 	MinMHA:                0.05,
 	MinDropout:            0.15,
+	MinPaddingCut:         0.2,
 	DropoutFirst:          0.3,
 	WorkerHandoverS:       1e-3,
 	MinRNNCalls:           8,

@@ -490,6 +490,19 @@ type ModelCall struct {
 	Convs            int `json:"convs,omitempty"`
 	Depthwise        int `json:"depthwise,omitempty"`
 	StridedDepthwise int `json:"strided_depthwise,omitempty"`
+	// Padding is what the attention_mask of its first calls said, nil
+	// when they had none.
+	Padding *Padding `json:"padding,omitempty"`
+}
+
+// Padding sums a model's calls' attention_mask (1 for a token, 0 for
+// padding): the positions computed (batch x length), the real tokens, and
+// the positions of each batch padded to its own longest sequence.
+type Padding struct {
+	Calls   int   `json:"calls"`
+	Tokens  int64 `json:"tokens"`
+	Real    int64 `json:"real"`
+	Longest int64 `json:"longest"`
 }
 
 // OptimizerParam is one of an optimizer's largest parameters.

@@ -1134,6 +1134,15 @@ class Agent(Window, Evidence):
             with self.own_work():
                 rec.update(_conv_counts(module, self.torch))
         rec["calls"] += 1
+        pad = rec.get("padding")
+        if (pad is None or pad["calls"] < _PADDING_CALLS) and not self.in_window:
+            with self.own_work():
+                got = _padding(_call_kwargs(sys._getframe(1)), self.torch)
+            if got is not None:
+                pad = rec.setdefault("padding", {"calls": 0, "tokens": 0, "real": 0, "longest": 0})
+                pad["calls"] += 1
+                for k, v in zip(("tokens", "real", "longest"), got):
+                    pad[k] += v
 
     def _forwards_to_lock(self):
         """How many forwards lock them as the step source by now (none:
@@ -1510,6 +1519,7 @@ def _has_autograd_history(args, tensor):
 _MODEL_CALLS = 64
 _MAX_MODELS = 8
 _MAX_MODULES = 20000  # modules of a model walked for its convolutions (_conv_counts)
+_PADDING_CALLS = 16  # calls of a model whose attention_mask is read (_padding): each a sync on a GPU
 
 
 # A later stage of training (_later_stage): another optimizer's steps in
@@ -1587,6 +1597,27 @@ def _program_site(f):
         return None
     return {"file": f.f_code.co_filename, "line": f.f_lineno or 0,
             "func": getattr(f.f_code, "co_qualname", f.f_code.co_name)}
+
+
+def _padding(kwargs, torch):
+    """What a model call's attention_mask keyword argument (Hugging Face's:
+    a [batch, length] tensor of 1 for a token, 0 for padding) says of its
+    batch: the positions it computes (batch x length), the real tokens,
+    and the positions of a batch padded to its own longest sequence
+    (batch x longest); None without such a mask. Read outside CUDA graph
+    capture only: the sums are a sync on a GPU."""
+    m = kwargs.get("attention_mask") if kwargs else None
+    try:
+        if not isinstance(m, torch.Tensor) or m.dim() != 2 or m.is_floating_point() or m.is_complex() \
+                or (m.is_cuda and torch.cuda.is_current_stream_capturing()):
+            return None
+        with torch.no_grad():
+            rows = (m != 0).sum(dim=1)
+            real, longest = torch.stack((rows.sum(), rows.max())).tolist()  # one sync
+        b, n = m.shape
+        return b * n, real, b * longest
+    except Exception:  # a fake tensor (torch.compile tracing), an empty batch
+        return None
 
 
 def _call_kwargs(frame, depth=6):

@@ -614,5 +614,26 @@ class ConvCountsTest(unittest.TestCase):
         self.assertEqual(A._conv_counts(object(), torch), {})  # not a module: nothing
 
 
+class PaddingTest(unittest.TestCase):
+    """_padding: a call's attention_mask as positions computed, real
+    tokens and positions padded to each batch's longest; nothing for a
+    float (additive) mask, a mask of another rank, or none."""
+
+    def test_padded(self):
+        import torch
+        m = torch.tensor([[1, 1, 1, 0, 0, 0], [1, 1, 0, 0, 0, 0]])
+        self.assertEqual(A._padding({"attention_mask": m}, torch), (12, 5, 6))
+        self.assertEqual(A._padding({"attention_mask": m.bool()}, torch), (12, 5, 6))
+        self.assertEqual(A._padding({"attention_mask": torch.ones(4, 8, dtype=torch.long)}, torch), (32, 32, 32))
+
+    def test_no_mask(self):
+        import torch
+        self.assertIsNone(A._padding({}, torch))
+        self.assertIsNone(A._padding(None, torch))
+        self.assertIsNone(A._padding({"attention_mask": torch.zeros(2, 3)}, torch))  # float: additive
+        self.assertIsNone(A._padding({"attention_mask": torch.ones(2, 3, 3, dtype=torch.long)}, torch))
+        self.assertIsNone(A._padding({"attention_mask": [[1, 0]]}, torch))
+
+
 if __name__ == "__main__":
     unittest.main()
