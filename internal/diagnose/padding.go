@@ -81,7 +81,7 @@ func (s *state) paddingFinding() {
 		{"model calls whose attention_mask was read", float64(p.Calls), "", "evidence"},
 	}
 	title := fmt.Sprintf("%.0f%% of the positions %s computes are padding: its batches are padded past their longest sequence", pct(1-float64(p.Real)/float64(p.Tokens)), m.Class)
-	change := fmt.Sprintf("the model (%s) computes every position of its batches (%.0f positions a call), and padding each batch to its own longest sequence would leave out %.0f%% of them: %s",
+	change := fmt.Sprintf("the model (%s) computes every position of its batches (%.0f a call, batch x length), and padding each batch to its own longest sequence would leave out %.0f%% of them: %s",
 		modelCallRef(*m), length, pct(cut), rule("input.padding").Change)
 	if s.framework() == "transformers" {
 		change += " (the Trainer's TrainingArguments(group_by_length=True); from transformers 5, train_sampling_strategy=\"group_by_length\")"
