@@ -208,6 +208,11 @@ func TestRealRuns(t *testing.T) {
 			if c.run == "h100/item_sync" && !strings.Contains(d.Verdict.Why, "host-bound and gpu-compute-bound share the path") {
 				t.Errorf("item_sync: want the host and the kernels named together: %s", d.Verdict.Why)
 			}
+			// the padding's finding saves more than the class's usual fix,
+			// which the verdict weighs: its why names the finding
+			if lead := strings.Contains(d.Verdict.Why, "its first finding ("); lead != (c.run == "cpu_glue_padding") {
+				t.Errorf("the verdict names its first finding %v: %s", lead, d.Verdict.Why)
+			}
 			if c.run == "h100/nanogpt_bf16" && !strings.Contains(d.Verdict.Why, "leaves out the profiler's own cost") {
 				t.Errorf("nanogpt: want the profiler's cost left out of the host's share: %s", d.Verdict.Why)
 			}

@@ -272,7 +272,26 @@ func Compute(in Analyses) *Diagnosis {
 	s.scores()
 	s.verdict()
 	s.findings()
+	s.leadNote()
 	return s.d
+}
+
+// leadNote: the first finding is of the verdict's class, by a rule of its
+// own (padding the model computes, an evaluation every step), and saves
+// clearly more than the class's usual fix, which the verdict's why
+// weighs: the why names it, so that the two do not read as contradicting
+// each other (a padded BERT: "its fix would save ~27%" above a first
+// finding of 57%).
+func (s *state) leadNote() {
+	v := &s.d.Verdict
+	if len(s.d.Findings) == 0 || len(s.d.Classes) == 0 || s.step <= 0 {
+		return
+	}
+	f := s.d.Findings[0]
+	if f.Class != v.Primary || f.Rule == classRules[f.Class] || pct(f.SavingUs/s.step) < s.d.Classes[0].SavingPct+pct(s.p.MinFinding) {
+		return
+	}
+	v.Why += fmt.Sprintf("; its first finding (%s) saves ~%.0f%%", f.Rule, pct(f.SavingUs/s.step))
 }
 
 func (s *state) tooFewEvents() string {
