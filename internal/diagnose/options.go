@@ -59,10 +59,7 @@ var knobs = []knob{
 				return o
 			}
 			// the Hugging Face TrainingArguments' --tf32 takes a bool
-			if o, ok := findOption(opts, "value", "tf32"); ok && (o.Value == nil || o.Value == false) {
-				return flagOf(o) + " True"
-			}
-			return ""
+			return boolOption(opts, true, "tf32")
 		},
 		numerics: true,
 	},
@@ -113,13 +110,11 @@ var knobs = []knob{
 
 // boolOption is a value option of dest that takes a bool (HfArgumentParser's
 // fields: --tf32 True), set to what the change wants: "--name True" or
-// "--name False"; "" where the program has none or already has it so.
+// "--name False"; "" where the program has none, or its value is not
+// unset or the other bool.
 func boolOption(opts []rundir.ProgramOption, want bool, dests ...string) string {
 	o, ok := findOption(opts, "value", dests...)
-	if !ok {
-		return ""
-	}
-	if v, isBool := o.Value.(bool); isBool && v == want {
+	if !ok || o.Value != nil && o.Value != !want {
 		return ""
 	}
 	if want {
