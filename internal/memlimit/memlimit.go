@@ -183,6 +183,9 @@ type Pacer struct {
 	limit    int64 // the soft limit set (0: none yet)
 	checked  int64 // input bytes at the last look at the live heap
 	expected int64 // the input bytes expected (0: unknown)
+	// unpaced: the collector is off, the soft limit alone bounding the
+	// heap (a small input; see smallInput).
+	unpaced bool
 }
 
 const (
@@ -215,30 +218,45 @@ const (
 	// the same time. The same pace while reading took 2-7% more for at
 	// most 0.03x less RSS, so reading keeps Go's.
 	analysisGCPercent = 10
-	// smallInput: below it the analyses keep Go's pace (GOGC=100) under
-	// a soft limit of the input plus smallHeadroom instead. At 10% the
-	// collector's goal on a heap of a few MB is a few hundred KB, so it
-	// ran a cycle every few hundred KB of scratch: a third of the CPU of
-	// a 15 MB trace's analysis and 60% of a 1 MB one's. Issue 35's target
-	// for such traces is a peak RSS of 25 MB plus the file, about 19 MB of
-	// which is the binary's pages and the runtime's own memory (a 1 MB
-	// trace peaks at 19 MB at any pace); the limit keeps the heap in the
-	// rest (15 MB trace, 12 interleaved runs: 28 MB at 10%, 41 MB at Go's
-	// pace alone, 33 MB with a limit 10 MiB above the input).
+	// smallInput: below it the collector is off from the first byte read
+	// to the end, the heap bounded by a soft limit of the input plus
+	// smallHeadroom alone. At 10% the collector's goal on a heap of a few
+	// MB is a few hundred KB, so it ran a cycle every few hundred KB of
+	// scratch: a third of the CPU of a 15 MB trace's analysis and 60% of
+	// a 1 MB one's. At Go's pace a 15 MB trace still took 6 cycles while
+	// its heap grew from 4 MB; with the limit alone it takes one, and
+	// 5-15 MB traces took 0.87-0.91x the wall time at the same peak RSS
+	// (21 interleaved runs each). Issue 35's target for such traces is a
+	// peak RSS of 25 MB plus the file, about 19 MB of which is the
+	// binary's pages and the runtime's own memory (a 1 MB trace peaks at
+	// 19 MB at any pace); the limit keeps the heap in the rest (15 MB
+	// trace, 12 interleaved runs: 28 MB at 10%, 41 MB at Go's pace alone,
+	// 33 MB with a limit 10 MiB above the input).
 	smallInput    = 24 << 20
 	smallHeadroom = 12 << 20
 )
 
-// Small reports whether inputBytes of input is analysed at Go's pace
-// under a soft limit (smallInput), where the heap stays small enough
-// that forcing a collection only costs time.
+// Small reports whether inputBytes of input is read and analysed under a
+// soft limit alone (smallInput), where the heap stays small enough that
+// forcing a collection only costs time.
 func Small(inputBytes int64) bool { return inputBytes < smallInput }
 
-// Expect sets the soft limit for inputBytes of input (raising it only).
+// Expect sets the soft limit for inputBytes of input (raising it only);
+// for a small input it turns the collector off, the limit alone bounding
+// the heap (smallInput), until the input proves larger.
 func (p *Pacer) Expect(inputBytes int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.expected = max(p.expected, inputBytes)
+	switch {
+	case p.expected < smallInput && p.limit == 0 && !p.unpaced && os.Getenv("GOGC") == "":
+		p.unpaced = true
+		debug.SetGCPercent(-1)
+		p.setLimit(p.expected + smallHeadroom)
+	case p.expected >= smallInput && p.unpaced:
+		p.unpaced = false
+		debug.SetGCPercent(100)
+	}
 	p.raise(int64(float64(inputBytes) * inputShare))
 }
 
@@ -255,9 +273,9 @@ func (p *Pacer) Progress(consumed int64) {
 }
 
 // Settle sets the pace of the analyses that follow reading
-// (analysisGCPercent; Go's own under a soft limit for inputs under
-// smallInput), unless the user chose one with GOGC, and raises the soft
-// limit, if any, above the live heap.
+// (analysisGCPercent; for inputs under smallInput the soft limit alone),
+// unless the user chose one with GOGC, and raises the soft limit, if any,
+// above the live heap.
 func (p *Pacer) Settle() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -267,17 +285,20 @@ func (p *Pacer) Settle() {
 	if os.Getenv("GOGC") != "" {
 		return
 	}
-	if p.expected > 0 && p.expected < smallInput && p.limit == 0 {
-		debug.SetGCPercent(100)
-		limit := max(p.expected+smallHeadroom, liveHeap()/4*5) // never at or under the live heap (see Pacer)
-		if m := Max(); m > 0 {
-			limit = min(limit, m)
-		}
-		p.limit = limit
-		SoftLimit(limit)
+	if p.unpaced {
+		p.setLimit(max(p.limit, liveHeap()/4*5)) // never at or under the live heap (see Pacer)
 		return
 	}
 	debug.SetGCPercent(analysisGCPercent)
+}
+
+// setLimit sets the soft limit, below minSoftLimit too (a small input's).
+func (p *Pacer) setLimit(limit int64) {
+	if m := Max(); m > 0 {
+		limit = min(limit, m)
+	}
+	p.limit = limit
+	SoftLimit(limit)
 }
 
 func (p *Pacer) raise(limit int64) {

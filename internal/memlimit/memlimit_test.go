@@ -81,8 +81,9 @@ func TestPacerStaysAboveTheLiveHeap(t *testing.T) {
 }
 
 // Settle sets the analyses' pace, with a soft limit or without, unless
-// the user chose one with GOGC; a small input keeps Go's pace under a
-// soft limit of the input plus smallHeadroom.
+// the user chose one with GOGC; a small input is read and analysed with
+// the collector off under a soft limit of the input plus smallHeadroom,
+// until it proves larger.
 func TestSettleSetsTheAnalysesPace(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	t.Setenv("GOGC", "")
@@ -104,12 +105,26 @@ func TestSettleSetsTheAnalysesPace(t *testing.T) {
 		debug.SetMemoryLimit(math.MaxInt64)
 		var small Pacer
 		small.Expect(smallInput - 1)
+		if got := debug.SetGCPercent(-1); got != -1 {
+			t.Errorf("GC percent %d while reading a small input, want -1 (off)", got)
+		}
 		small.Settle()
-		if got := debug.SetGCPercent(100); got != 100 {
-			t.Errorf("GC percent %d after Settle on a small input, want Go's 100", got)
+		if got := debug.SetGCPercent(100); got != -1 {
+			t.Errorf("GC percent %d after Settle on a small input, want -1 (off)", got)
 		}
 		if got, want := debug.SetMemoryLimit(-1), int64(smallInput-1+smallHeadroom); got < want {
 			t.Errorf("soft limit %d MiB on a small input, want at least %d MiB", got>>20, want>>20)
+		}
+		debug.SetMemoryLimit(math.MaxInt64)
+		var grown Pacer // a compressed input whose estimate fell short
+		grown.Expect(1 << 20)
+		grown.Expect(smallInput)
+		if got := debug.SetGCPercent(100); got != 100 {
+			t.Errorf("GC percent %d once the input proved larger than small, want Go's 100", got)
+		}
+		grown.Settle()
+		if got := debug.SetGCPercent(100); got != analysisGCPercent {
+			t.Errorf("GC percent %d after Settle on the grown input, want %d", got, analysisGCPercent)
 		}
 	}
 	t.Setenv("GOGC", "80")
