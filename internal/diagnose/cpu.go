@@ -33,6 +33,7 @@ func (s *state) cpuNativeFinding() {
 	nPy := len(where)
 	where = append(where, s.topOps(3, true)...)
 	change, fam, lead, attention := s.cpuOpsChange()
+	opsChange := change // nativeTry makes it, where it stays first
 	ms := slices.Concat(s.ev[CPUCompute], fam)
 	where = slices.Insert(where, 0, attention...)
 	nPy += len(attention)
@@ -78,6 +79,9 @@ func (s *state) cpuNativeFinding() {
 	}
 	change = thenDo(lead, change)
 	f := s.finding("cpu.native", fmt.Sprintf("Native ops take %.0f%% of the step on the CPU", pct(s.share[CPUCompute])), s.at(CPUCompute), ms, where, change)
+	if try == nil && lead == "" && change == opsChange {
+		try = s.nativeTry
+	}
 	f.Try = try
 	if try == nil && lead == "" && slices.ContainsFunc(fam, func(e Evidence) bool { return e.What == sparseProductsLabel }) {
 		// no change is known to make sparse products faster: the time

@@ -237,6 +237,10 @@ type state struct {
 	hostOnPath float64
 	used       map[string]bool // the window's used steps, as a set (uses)
 	mix        *kernelMix      // the kernel table's time by kind (kernelMix)
+	// nativeTry is the run-time change (rundir.ChangeKinds) that makes
+	// the CPU op families' lead change (cpuFamilyChange), for cpu.native's
+	// run --verify; nil when the agent cannot make it
+	nativeTry map[string]string
 }
 
 // Compute diagnoses one trace.

@@ -521,10 +521,40 @@ func (s *state) compileChange(what string) string {
 // its class and the program's line that calls it ("Net, called at
 // train.py:46"); "" without that evidence.
 func (s *state) modelRef() string {
-	if r := s.in.Run; r != nil && len(r.Models) > 0 {
-		return modelCallRef(r.Models[0])
+	r := s.in.Run
+	if r == nil {
+		return ""
+	}
+	// The evidence lists the calls most first: a loss module called four
+	// times a step (pytorch/examples' fast_neural_style) came before the
+	// two models, so the program's own classes come first, then torch.nn's
+	// other than its losses (a bare nn.Sequential).
+	for _, own := range []bool{true, false} {
+		for _, m := range r.Models {
+			if !strings.HasPrefix(m.Module, "torch.") || !own && m.Module != "torch.nn.modules.loss" {
+				return modelCallRef(m)
+			}
+		}
 	}
 	return ""
+}
+
+// convModels names the distinct model classes with convolutions the run
+// called, the first call of each, at most three.
+func (s *state) convModels() []string {
+	r := s.in.Run
+	if r == nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range r.Models {
+		if m.Convs > 0 && !seen[m.Class] && len(out) < 3 {
+			seen[m.Class] = true
+			out = append(out, modelCallRef(m))
+		}
+	}
+	return out
 }
 
 // depthwise is the program's model's convolutions, how many of them are
@@ -1090,6 +1120,12 @@ func (s *state) stepsAreUpdates() bool {
 // calls nn.MultiheadAttention when the change names it.
 func (s *state) cpuOpsChange() (change string, ev []Evidence, lead string, attention []Location) {
 	change, ev, dropout, total := s.cpuFamilyChange()
+	family := change
+	defer func() {
+		if change != family {
+			s.nativeTry = nil // another change leads
+		}
+	}()
 	if att, _ := s.unfusedAttention(true); total > 0 && att/total >= s.p.AttentionShare {
 		var fix string
 		fix, attention = s.attentionFix(true)
@@ -1353,12 +1389,17 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 	sparse := s.sparseProductsShare(gemm)
 	switch {
 	case conv/total >= dominant:
-		model := "the model"
-		if m := s.modelRef(); m != "" {
-			model += " (" + m + ")"
+		model := "the model and its input"
+		switch ms := s.convModels(); {
+		case len(ms) > 1: // a style-transfer step runs its network and a frozen VGG
+			model = "the models (" + strings.Join(ms, "; ") + ") and their inputs"
+		case len(ms) == 1:
+			model = "the model (" + ms[0] + ") and its input"
+		case s.modelRef() != "":
+			model = "the model (" + s.modelRef() + ") and its input"
 		}
 		convs := fmt.Sprintf("convolutions take %.0f%% of the native time", pct(conv/total))
-		layout := fmt.Sprintf("%s and its input in channels_last (model.to(memory_format=torch.channels_last), input.to(memory_format=torch.channels_last)), oneDNN's fast path for convolutions", model)
+		layout := fmt.Sprintf("%s in channels_last (model.to(memory_format=torch.channels_last), input.to(memory_format=torch.channels_last)), oneDNN's fast path for convolutions", model)
 		bf16 := "bf16 autocast (" + s.autocastCall() + ", a change to the numerics)"
 		// channels_last speeds up the convolutions only, and reorders
 		// the tensors wherever the model leaves that layout (a flatten
@@ -1386,6 +1427,7 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 			// grouped convolutions) and RegNetX-400MF (grouped, none
 			// depthwise) ran 1.75x and 1.45x under it
 			lead = fmt.Sprintf("%s, %d of the model's convolutions depthwise with a stride: put %s; %s", convs, strided, layout, depthwiseNoBF16)
+			s.nativeTry = map[string]string{"channels_last": "true"}
 			ev = append(ev, Evidence{"the model's strided depthwise convolutions", float64(strided), "", "evidence"}, Evidence{layoutReachLabel, pct(conv / total), "%", "ops"})
 		case dw > 0 && nconv > dw && s.cpuHasBF16():
 			// depthwise convolutions without a stride gain nothing under
@@ -1402,9 +1444,11 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 			dense := conv * float64(nconv-dw) / float64(nconv)
 			lead = fmt.Sprintf("%s, and this CPU has bfloat16 instructions: %s with %s; it shortens the model's %d other convolutions, not its %d depthwise ones (their backward is no faster under bf16 on a CPU, and channels_last alone can be slower)",
 				convs, bf16, layout, nconv-dw, dw)
+			s.nativeTry = map[string]string{"bf16_autocast": "true", "channels_last": "true"}
 			ev = append(ev, Evidence{"the model's depthwise convolutions", float64(dw), "", "evidence"}, Evidence{denseReachLabel, pct((dense + gemm) / total), "%", "ops"})
 		case s.cpuHasBF16() && layoutPays:
 			lead = orTry(fmt.Sprintf("%s, and this CPU has bfloat16 instructions: %s with %s", convs, bf16, layout), "channels_last alone, which keeps float32")
+			s.nativeTry = map[string]string{"bf16_autocast": "true", "channels_last": "true"}
 		case s.cpuHasBF16():
 			// the change names the program's model, as every first change
 			// does where the run knows it
@@ -1413,10 +1457,13 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 			}
 			lead = fmt.Sprintf("%s, and this CPU has bfloat16 instructions: %s", convs, bf16)
 			ev = append(ev, Evidence{bf16ReachLabel, pct((conv + gemm) / total), "%", "ops"})
+			s.nativeTry = map[string]string{"bf16_autocast": "true"}
 		case layoutPays:
 			lead = orTry(convs+": put "+layout, s.bf16Advice())
+			s.nativeTry = map[string]string{"channels_last": "true"}
 		default:
 			lead = orTry(fmt.Sprintf("%s: try %s (it speeds up the convolutions and reorders the tensors wherever the model leaves that layout, a flatten before a Linear head: with convolutions half the native time, a small CNN ran 0.95x in it)", convs, layout), s.bf16Advice())
+			s.nativeTry = map[string]string{"channels_last": "true"}
 		}
 		return orTry(orTry(lead, "torch.compile(model), which fuses the convolutions' neighbours into them"), "an accelerator"), ev, dropout, total
 	case gemm/total >= dominant && sparse >= 0.5:

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -151,21 +152,22 @@ func TestCPUConvolutionsLeadWithBF16WhereTheCPUHasIt(t *testing.T) {
 		features   []string
 		conv       float64 // of 1000 µs of native time
 		lead, none string
-		depthwise  int // the model's strided depthwise convolutions (-1: no model recorded)
-		stride1    int // and its depthwise ones without a stride
+		depthwise  int    // the model's strided depthwise convolutions (-1: no model recorded)
+		stride1    int    // and its depthwise ones without a stride
+		try        string // the run-time changes run --verify makes, by name
 	}{
-		{"AVX512-BF16, strided depthwise", bf16, 700, "convolutions take 70% of the native time, 4 of the model's convolutions depthwise with a stride: put the model (MobileNetV3, called at train.py:33) and its input in channels_last", "torch.autocast(", 4, 0},
-		{"AVX512-BF16, strided depthwise, convolutions half", bf16, 530, "convolutions take 53% of the native time, 2 of the model's convolutions depthwise with a stride: put the model", "torch.autocast(", 2, 0},
-		{"AVX512-BF16", bf16, 800, "convolutions take 80% of the native time, and this CPU has bfloat16 instructions: bf16 autocast", "", -1, 0},
+		{"AVX512-BF16, strided depthwise", bf16, 700, "convolutions take 70% of the native time, 4 of the model's convolutions depthwise with a stride: put the model (MobileNetV3, called at train.py:33) and its input in channels_last", "torch.autocast(", 4, 0, "channels_last"},
+		{"AVX512-BF16, strided depthwise, convolutions half", bf16, 530, "convolutions take 53% of the native time, 2 of the model's convolutions depthwise with a stride: put the model", "torch.autocast(", 2, 0, "channels_last"},
+		{"AVX512-BF16", bf16, 800, "convolutions take 80% of the native time, and this CPU has bfloat16 instructions: bf16 autocast", "", -1, 0, "bf16_autocast,channels_last"},
 		// grouped convolutions, none depthwise with a stride (RegNetX:
 		// 1.4x under bf16 autocast)
-		{"AVX512-BF16, no strided depthwise", bf16, 800, "convolutions take 80% of the native time, and this CPU has bfloat16 instructions: bf16 autocast", "", 0, 0},
-		{"AVX512-BF16, stride-1 depthwise", bf16, 800, "convolutions take 80% of the native time, and this CPU has bfloat16 instructions: bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16), a change to the numerics) with the model (MobileNetV3, called at train.py:33) and its input in channels_last (model.to(memory_format=torch.channels_last), input.to(memory_format=torch.channels_last)), oneDNN's fast path for convolutions; it shortens the model's 39 other convolutions, not its 13 depthwise ones", "channels_last alone, which keeps float32", 0, 13},
-		{"AVX2 only, stride-1 depthwise", []string{"avx2"}, 800, "convolutions take 80% of the native time: try the model", "put the model", 0, 13},
-		{"AVX2 only", []string{"avx2"}, 800, "convolutions take 80% of the native time: put the model and its input in channels_last", "", -1, 0},
-		{"unknown", nil, 800, "convolutions take 80% of the native time: put the model and its input in channels_last", "", -1, 0},
-		{"AVX512-BF16, convolutions half", bf16, 530, "convolutions take 53% of the native time, and this CPU has bfloat16 instructions: bf16 autocast", "channels_last", -1, 0},
-		{"AVX2 only, convolutions half", []string{"avx2"}, 530, "convolutions take 53% of the native time: try the model and its input in channels_last", "put the model", -1, 0},
+		{"AVX512-BF16, no strided depthwise", bf16, 800, "convolutions take 80% of the native time, and this CPU has bfloat16 instructions: bf16 autocast", "", 0, 0, "bf16_autocast,channels_last"},
+		{"AVX512-BF16, stride-1 depthwise", bf16, 800, "convolutions take 80% of the native time, and this CPU has bfloat16 instructions: bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16), a change to the numerics) with the model (MobileNetV3, called at train.py:33) and its input in channels_last (model.to(memory_format=torch.channels_last), input.to(memory_format=torch.channels_last)), oneDNN's fast path for convolutions; it shortens the model's 39 other convolutions, not its 13 depthwise ones", "channels_last alone, which keeps float32", 0, 13, "bf16_autocast,channels_last"},
+		{"AVX2 only, stride-1 depthwise", []string{"avx2"}, 800, "convolutions take 80% of the native time: try the model", "put the model", 0, 13, "channels_last"},
+		{"AVX2 only", []string{"avx2"}, 800, "convolutions take 80% of the native time: put the model and its input in channels_last", "", -1, 0, "channels_last"},
+		{"unknown", nil, 800, "convolutions take 80% of the native time: put the model and its input in channels_last", "", -1, 0, "channels_last"},
+		{"AVX512-BF16, convolutions half", bf16, 530, "convolutions take 53% of the native time, and this CPU has bfloat16 instructions: bf16 autocast", "channels_last", -1, 0, "bf16_autocast"},
+		{"AVX2 only, convolutions half", []string{"avx2"}, 530, "convolutions take 53% of the native time: try the model and its input in channels_last", "put the model", -1, 0, "channels_last"},
 	} {
 		ops := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::mkldnn_convolution", HostSelfUs: c.conv}, {Name: "aten::add_", HostSelfUs: 1000 - c.conv}}, BackwardCalls: 100}
 		var models []rundir.ModelCall
@@ -178,6 +180,9 @@ func TestCPUConvolutionsLeadWithBF16WhereTheCPUHasIt(t *testing.T) {
 		f := findRule(s.d.Findings, "cpu.native")
 		if f == nil || !strings.HasPrefix(f.Change, c.lead) || c.none != "" && strings.Contains(f.AllChanges(), c.none) {
 			t.Errorf("%s: change %+v, want it to start %q without %q", c.name, f, c.lead, c.none)
+		}
+		if got := strings.Join(slices.Sorted(maps.Keys(f.Try)), ","); got != c.try {
+			t.Errorf("%s: try %v, want %s (the lead change, made by the agent)", c.name, f.Try, c.try)
 		}
 		// channels_last shortens the convolutions only, by layoutCut
 		if want := 1000 * 0.9 * layoutCut * c.conv / 1000; c.depthwise > 0 && math.Abs(f.SavingUs-want) > 1 {

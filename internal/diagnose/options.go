@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -20,12 +21,16 @@ import (
 // the change that advises it; numerics: the change alters the program's
 // numbers (bf16, TF32), so run --verify tries it only with =numerics;
 // warmup: the steps the change spends first (compiling), which a tried
-// run's comparison leaves out.
+// run's comparison leaves out; agent: the agent's run-time change that
+// makes it too (rundir.ChangeKinds), which the program's own option
+// replaces in run --verify: it is the program's way (timm's --amp
+// autocasts its loss too).
 type knob struct {
 	says     func(change string) bool
 	option   func(opts []rundir.ProgramOption) string
 	numerics bool
 	warmup   int
+	agent    string
 }
 
 // OptionTry is the program's own options that make a finding's first
@@ -51,6 +56,7 @@ var knobs = []knob{
 		},
 		option:   bf16Option,
 		numerics: true,
+		agent:    "bf16_autocast",
 	},
 	{ // TF32 tensor cores for fp32 matmuls
 		says: func(c string) bool { return strings.Contains(c, `set_float32_matmul_precision("high")`) },
@@ -66,6 +72,7 @@ var knobs = []knob{
 	{ // channels_last
 		says:   func(c string) bool { return strings.Contains(c, "channels_last") },
 		option: func(opts []rundir.ProgramOption) string { return switchOption(opts, "channels_last") },
+		agent:  "channels_last",
 	},
 	{ // torch.compile of the model, its default mode
 		says: func(c string) bool {
@@ -148,7 +155,9 @@ func (s *state) programOptions() {
 		return
 	}
 	opts := s.in.Run.Options
-	note := func(change string) (string, *OptionTry) {
+	// note names the options in change; covered are the agent's changes
+	// they make
+	note := func(change string) (_ string, _ *OptionTry, covered []string) {
 		var names []string
 		t := &OptionTry{}
 		for _, k := range knobs {
@@ -160,6 +169,9 @@ func (s *state) programOptions() {
 				continue
 			}
 			names = append(names, o)
+			if k.agent != "" {
+				covered = append(covered, k.agent)
+			}
 			args := strings.Fields(o)
 			if t != nil && slices.Contains(args, "N") {
 				t = nil // a number to choose (workers): the agent's Try makes it
@@ -171,19 +183,23 @@ func (s *state) programOptions() {
 			}
 		}
 		if len(names) == 0 {
-			return change, nil
+			return change, nil, nil
 		}
-		return fmt.Sprintf("%s (this program's own option: %s)", change, strings.Join(names, ", ")), t
+		return fmt.Sprintf("%s (this program's own option: %s)", change, strings.Join(names, ", ")), t, covered
 	}
 	for i := range s.d.Findings {
 		f := &s.d.Findings[i]
 		var t *OptionTry
-		f.Change, t = note(f.Change)
+		var covered []string
+		f.Change, t, covered = note(f.Change)
+		if t != nil && len(f.Try) > 0 && !slices.ContainsFunc(slices.Collect(maps.Keys(f.Try)), func(name string) bool { return !slices.Contains(covered, name) }) {
+			f.Try = nil // the program's own options make every change the agent would
+		}
 		if len(f.Try) == 0 {
 			f.TryOption = t
 		}
 		for j := range f.Alternatives {
-			f.Alternatives[j].Change, _ = note(f.Alternatives[j].Change)
+			f.Alternatives[j].Change, _, _ = note(f.Alternatives[j].Change)
 		}
 	}
 }

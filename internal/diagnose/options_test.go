@@ -92,7 +92,9 @@ func TestProgramOptions(t *testing.T) {
 // The first change that the program's options make, and the agent cannot,
 // is offered to run --verify as those options' arguments: bf16 and TF32
 // as numerics changes, compiling with its warm-up steps; not a number to
-// choose (workers), not where the agent makes the change itself.
+// choose (workers), not where the agent makes the change itself, unless
+// the options make every model change the agent would (timm's --amp
+// autocasts its loss too).
 func TestOptionTry(t *testing.T) {
 	timm := []rundir.ProgramOption{{Flags: []string{"--amp"}, Dest: "amp", Kind: "switch", Sets: true}, {Flags: []string{"--amp-dtype"}, Dest: "amp_dtype", Kind: "value"},
 		{Flags: []string{"--channels-last"}, Dest: "channels_last", Kind: "switch", Sets: true}, {Flags: []string{"--torchcompile"}, Dest: "torchcompile", Kind: "value", Sets: "inductor"},
@@ -107,6 +109,9 @@ func TestOptionTry(t *testing.T) {
 		{"compile", "torch.compile(model) fuses chains of them", nil, &OptionTry{Args: []string{"--torchcompile"}, WarmupSteps: compileWarmup}},
 		{"workers", "DataLoader(num_workers=8)", nil, nil},
 		{"the agent makes it", "torch.compile(model) fuses chains of them", map[string]string{"threads": "2"}, nil},
+		{"the options make the agent's model changes", "bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16)) with the model in channels_last", map[string]string{"bf16_autocast": "true", "channels_last": "true"},
+			&OptionTry{Args: []string{"--amp", "--amp-dtype", "bfloat16", "--channels-last"}, Numerics: true}},
+		{"the options make one of two", "bf16 autocast (torch.autocast(\"cpu\", dtype=torch.bfloat16)) with the model in channels_last", map[string]string{"bf16_autocast": "true", "channels_last": "true", "threads": "2"}, nil},
 		{"no option", "accumulate on the device", nil, nil},
 	} {
 		s := &state{d: &Diagnosis{Findings: []Finding{{Change: c.change, Try: c.try}}}, in: Analyses{Run: &runevidence.RunEvidence{Options: timm}}}
@@ -114,6 +119,9 @@ func TestOptionTry(t *testing.T) {
 		got := s.d.Findings[0].TryOption
 		if (got == nil) != (c.want == nil) || got != nil && (!slices.Equal(got.Args, c.want.Args) || got.Numerics != c.want.Numerics || got.WarmupSteps != c.want.WarmupSteps) {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+		if try := s.d.Findings[0].Try; c.try != nil && (got != nil) == (len(try) > 0) {
+			t.Errorf("%s: try %v beside the options' %+v: want exactly one of them", c.name, try, got)
 		}
 	}
 }

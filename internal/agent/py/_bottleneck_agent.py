@@ -502,10 +502,12 @@ class Agent(Window, Evidence):
             self.errors.append("profiler hook: %s" % e)
         if self.step_source_req == "forward":
             self._install_forward_hooks()
-        elif self.step_source_req == "auto" or self.nvtx is not None:
+        elif self.step_source_req == "auto" or self.nvtx is not None or \
+                (self.changes is not None and self.changes.wants_model()):
             # outermost nn.Module forward calls are the last fallback; they
             # are removed as soon as another source locks (unless --nvtx
-            # keeps them for its "forward" ranges: _nvtx_forwards)
+            # keeps them for its "forward" ranges: _nvtx_forwards); the
+            # model changes are made at a model's first call
             self._install_forward_hooks()
 
     def _install_optimizer_hook(self, torch):
@@ -735,6 +737,8 @@ class Agent(Window, Evidence):
         depth = self._fwd_depth
         ranges = self.nvtx
 
+        changes = self.changes
+
         def pre(module, args):
             d = getattr(depth, "d", 0)
             depth.d = d + 1
@@ -742,6 +746,9 @@ class Agent(Window, Evidence):
                 agent._on_forward(module, args)
                 if ranges is not None:
                     ranges.begin("forward")
+                if changes is not None:
+                    with agent.own_work():
+                        return changes.on_model(module, args, torch)
 
         def post(module, args, out):
             d = depth.d = max(0, getattr(depth, "d", 1) - 1)

@@ -28,7 +28,9 @@ KINDS = (
     ("num_workers", "N"), ("pin_memory", "bool"), ("persistent_workers", "bool"), ("prefetch_factor", "N"),
     ("threads", "N"), ("interop_threads", "N"), ("cudnn_benchmark", "bool"), ("tf32", "bool"),
     ("fused_optimizer", "bool"), ("foreach_optimizer", "bool"), ("gc_freeze", "bool"), ("gc_threshold", "N"),
+    ("channels_last", "bool"), ("bf16_autocast", "bool"),
 )
+_MODEL_CHANGES = ("channels_last", "bf16_autocast")
 _LOADER_ARGS = ("num_workers", "pin_memory", "persistent_workers", "prefetch_factor")
 _MAX_SITES = 20  # sites listed per change; the rest are counted
 
@@ -81,9 +83,18 @@ class Changes(object):
         self._why_not["fused_optimizer"] = self._why_not["foreach_optimizer"] = \
             "the program made no torch.optim optimizer that takes it"
         self._why_not["gc_freeze"] = "no step ended: the set-up never finished (see --step-source)"
+        self._why_not["channels_last"] = "no model with 2-D convolutions was called outermost while the agent " \
+                                         "watched module calls (not under torch.compile)"
+        self._why_not["bf16_autocast"] = "no model with parameters was called outermost while the agent watched " \
+                                         "module calls (not under torch.compile)"
+        self._models = set()  # id() of the models changed, or looked at and left
 
     def wants(self, name):
         return name in self.value
+
+    def wants_model(self):
+        """Whether a change is made to the models (on_model)."""
+        return any(self.value.get(n) for n in _MODEL_CHANGES)
 
     # -- recording ------------------------------------------------------------
     def _site(self, name, text):
@@ -164,6 +175,35 @@ class Changes(object):
         if not self._frozen and steps >= 1 and self.wants("gc_freeze"):
             self._frozen = True
             self._guard("gc_freeze", lambda v: self._gc_freeze(v, steps))
+
+    def on_model(self, module, args, torch):
+        """At an outermost module call of the profiled process, before its
+        forward (the agent's global forward pre-hook, until the steps
+        lock): change the model once; return the call's arguments to use
+        instead (channels_last inputs), or None."""
+        if not self.wants_model() or not self._watch_model(module):
+            return None
+        new = None
+        if self.value.get("channels_last"):
+            try:
+                new = self._channels_last(module, args, torch)
+            except Exception as e:
+                self._not_changed("channels_last", "%s: not changed: %s: %s" % (type(module).__name__, type(e).__name__, e))
+        if self.value.get("bf16_autocast"):
+            try:
+                self._bf16_autocast(module, torch)
+            except Exception as e:
+                self._not_changed("bf16_autocast", "%s: not changed: %s: %s" % (type(module).__name__, type(e).__name__, e))
+        return new
+
+    def _watch_model(self, module):
+        """True the first time module is called outermost (a model called
+        from three lines is changed once); ids of freed models may be
+        reused, which at worst leaves a new model unchanged."""
+        if id(module) in self._models or len(self._models) >= 64:
+            return False
+        self._models.add(id(module))
+        return True
 
     def _guard(self, name, apply):
         """Apply one change; the agent's own failure is the change's error,
@@ -390,6 +430,74 @@ class Changes(object):
             finally:
                 setattr(changes._depth, name, depth)
         return __init__
+
+    # -- the model ----------------------------------------------------------------
+    def _channels_last(self, module, args, torch):
+        """A model with 2-D convolutions goes to channels_last (its 4-D
+        parameters, in place: the optimizer keeps them), and so do its
+        calls' 4-D floating-point arguments, this one's (returned) and the
+        next ones' (a pre-hook of its own: the agent's global hooks end
+        when the steps lock)."""
+        conv = torch.nn.Conv2d
+        convs = sum(1 for m in module.modules() if isinstance(m, conv))
+        if not convs:
+            return None
+        fmt = torch.channels_last
+        module.to(memory_format=fmt)
+
+        def to_last(a):
+            if isinstance(a, torch.Tensor) and a.dim() == 4 and a.is_floating_point() \
+                    and not a.is_contiguous(memory_format=fmt):
+                return a.contiguous(memory_format=fmt)
+            return a
+
+        def pre(_module, call_args):
+            return tuple(to_last(a) for a in call_args)
+        module.register_forward_pre_hook(pre)
+        self._site("channels_last", "%s called at %s: channels_last, its %d convolutions' weights and its 4-D inputs"
+                   % (type(module).__name__, self._where(), convs))
+        return pre(module, args)
+
+    def _bf16_autocast(self, module, torch):
+        """A model with parameters runs its forward under bf16 autocast on
+        its parameters' device, and hands back float32 where it made
+        bfloat16 (the loss outside it then runs as autocast would run it,
+        in float32): from its next call on (this one's forward is already
+        chosen)."""
+        param = next(iter(module.parameters()), None)
+        if param is None or "_bottleneck_autocast" in module.__dict__:
+            return
+        device = param.device.type
+        forward = module.forward
+        bf16 = torch.bfloat16
+
+        def to_f32(out):
+            if isinstance(out, torch.Tensor):
+                return out.float() if out.dtype == bf16 else out
+            if isinstance(out, tuple):
+                items = [to_f32(o) for o in out]
+                return type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
+            if isinstance(out, list):
+                return [to_f32(o) for o in out]
+            if isinstance(out, dict):
+                try:
+                    for k in list(out.keys()):
+                        out[k] = to_f32(out[k])
+                except Exception:
+                    pass
+                return out
+            return out
+
+        @functools.wraps(forward)
+        def autocast_forward(*args, **kwargs):
+            with torch.autocast(device_type=device, dtype=bf16):
+                out = forward(*args, **kwargs)
+            return to_f32(out)
+        module.forward = autocast_forward
+        module.__dict__["_bottleneck_autocast"] = True
+        self._site("bf16_autocast", "%s called at %s: its forward under torch.autocast(%r, dtype=torch.bfloat16), "
+                                    "its bfloat16 outputs handed back as float32, from its second call"
+                   % (type(module).__name__, self._where(), device))
 
     # -- garbage collector ------------------------------------------------------
     def _gc_freeze(self, v, steps):

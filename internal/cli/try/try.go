@@ -937,6 +937,7 @@ var changedRules = map[string][]string{
 	"tf32":            {"gpu.precision"},
 	"fused_optimizer": {"host.optimizer"}, "foreach_optimizer": {"host.optimizer"},
 	"gc_freeze": {"gc.pauses"}, "gc_threshold": {"gc.pauses"},
+	"channels_last": {"cpu.native"}, "bf16_autocast": {"cpu.native"},
 }
 
 // predicted is the first run's saving for the first of its findings

@@ -348,3 +348,86 @@ class TorchTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipUnless(HAVE_TORCH, "torch not importable")
+class ModelTest(unittest.TestCase):
+    """channels_last and bf16_autocast, made at a model's first outermost
+    call by a global forward pre-hook, as the agent's calls on_model."""
+
+    class Net(torch.nn.Module if HAVE_TORCH else object):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 8, 3)
+            self.head = torch.nn.Linear(8, 2)
+
+        def forward(self, x):
+            return self.head(self.conv(x).mean((2, 3))), {"feat": self.conv(x)}
+
+    def changes(self, wanted):
+        torch_dir = os.path.dirname(torch.__file__)
+        ch = C.Changes(wanted, lambda fn: _internal(fn) or fn.startswith(torch_dir))
+        from torch.nn.modules.module import register_module_forward_pre_hook, register_module_forward_hook
+        # the hooks as the agent's: compiled as its file, which the site skips
+        ns = {"ch": ch, "torch": torch, "depth": [0]}
+        exec(compile(
+            "def pre(module, args):\n"
+            "    depth[0] += 1\n"
+            "    if depth[0] == 1:\n"
+            "        return ch.on_model(module, args, torch)\n"
+            "def post(module, args, out):\n"
+            "    depth[0] -= 1\n", C.__file__, "exec"), ns)
+        for handle in (register_module_forward_pre_hook(ns["pre"]), register_module_forward_hook(ns["post"])):
+            self.addCleanup(handle.remove)
+        return ch
+
+    def test_channels_last_converts_weights_and_inputs_once(self):
+        model, x = self.Net(), torch.randn(2, 3, 8, 8)
+        seen = []
+        model.conv.register_forward_pre_hook(lambda m, a: seen.append(a[0].is_contiguous(memory_format=torch.channels_last)))
+        weight = model.conv.weight
+        ch = self.changes({"channels_last": "true"})
+        self.assertTrue(ch.wants_model())
+        model(x)
+        line = _line() - 1
+        model(x)
+        self.assertIs(model.conv.weight, weight)  # the optimizer's parameter, converted in place
+        self.assertTrue(weight.is_contiguous(memory_format=torch.channels_last))
+        self.assertEqual(seen, [True] * 4)  # its forward runs the convolution twice a call
+        self.assertTrue(x.is_contiguous())  # the program's tensor is left as it was
+        c = _by_name(ch)["channels_last"]
+        self.assertTrue(c["applied"])
+        self.assertEqual(c["sites"], ["Net called at %s:%d: channels_last, its 1 convolutions' weights and its 4-D inputs" % (THIS, line)])
+
+    def test_channels_last_leaves_a_model_without_convolutions(self):
+        ch = self.changes({"channels_last": "true"})
+        torch.nn.Linear(4, 2)(torch.randn(3, 4))
+        c = _by_name(ch)["channels_last"]
+        self.assertFalse(c["applied"])
+        self.assertIn("no model with 2-D convolutions", c["error"])
+
+    def test_bf16_autocast_from_the_second_call_outputs_float32(self):
+        model, x = self.Net(), torch.randn(2, 3, 8, 8)
+        dtypes = []
+        model.head.register_forward_hook(lambda m, a, out: dtypes.append(out.dtype))
+        ch = self.changes({"bf16_autocast": "true"})
+        model(x)  # this call's forward was chosen before the hook ran
+        out, extra = model(x)
+        self.assertEqual(dtypes, [torch.float32, torch.bfloat16])
+        self.assertEqual(out.dtype, torch.float32)
+        self.assertEqual(extra["feat"].dtype, torch.float32)
+        out.sum().backward()  # autograd runs through the casts
+        self.assertEqual(model.conv.weight.grad.dtype, torch.float32)
+        self.assertTrue(_by_name(ch)["bf16_autocast"]["applied"])
+        if hasattr(torch, "is_autocast_cpu_enabled"):
+            self.assertFalse(torch.is_autocast_cpu_enabled())  # not left on after the call
+
+    def test_model_changes_not_wanted_change_nothing(self):
+        for wanted in ({}, {"channels_last": "false", "bf16_autocast": "false"}):
+            ch = self.changes(wanted)
+            self.assertFalse(ch.wants_model())
+            model = self.Net()
+            model(torch.randn(1, 3, 8, 8))
+            model(torch.randn(1, 3, 8, 8))
+            self.assertNotIn("forward", model.__dict__)
+            self.assertTrue(model.conv.weight.is_contiguous())
