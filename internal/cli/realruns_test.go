@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -98,6 +99,12 @@ func TestRealRuns(t *testing.T) {
 		// project's AVX512-BF16 CPU: channels_last measured 1.19x, bf16
 		// autocast 1.91x, both 2.15x, against 49% (1.96x) predicted
 		{"cpu_resnet18", "cpu-compute-bound", "cpu.native", "this CPU has bfloat16 instructions: bf16 autocast", "", ""},
+		// pytorch/examples' fast_neural_style: its step calls MSELoss four
+		// times, a frozen VGG16 three and its TransformerNet once; the
+		// change names the two with convolutions, not the loss module.
+		// --verify=numerics (the agent's bf16_autocast and channels_last)
+		// measured 1.69x against 1.96x predicted
+		{"cpu_fns", "cpu-compute-bound", "cpu.native", "with the models (Vgg16, called at neural_style.py:64; TransformerNet, called at neural_style.py:78) and their inputs in channels_last", "", "MSELoss"},
 		// pytorch/examples' GCN (synthetic Cora) on the project's CPU: its
 		// matmuls are sparse products, for which no change is known to
 		// help; its evaluation of every epoch leads (predicted 2.93 ms a
@@ -260,6 +267,18 @@ func TestRealRuns(t *testing.T) {
 			for _, g := range d.Findings {
 				if off, ok := kernelsOffPath[c.run]; ok && g.Rule == "gpu.kernels" && strings.Contains(g.AllChanges(), "bf16 autocast") == off {
 					t.Errorf("gpu.kernels (saving %.1f%%) offers bf16 autocast %v: %s", g.SavingPct, !off, g.AllChanges())
+				}
+			}
+			// the agent makes the convolution changes for run --verify,
+			// unless the program's own options make them all (timm)
+			if want, ok := map[string]string{"cpu_fns": "bf16_autocast=true,channels_last=true", "cpu_resnet18": "bf16_autocast=true,channels_last=true",
+				"cpu_mobilenet": "channels_last=true", "cpu_mnist": "bf16_autocast=true", "cpu_timm": ""}[c.run]; ok {
+				var got []string
+				for _, k := range slices.Sorted(maps.Keys(f.Try)) {
+					got = append(got, k+"="+f.Try[k])
+				}
+				if strings.Join(got, ",") != want || (want == "") != (f.TryOption != nil) {
+					t.Errorf("try %v, option %+v: want %q, the program's options where it has them", f.Try, f.TryOption, want)
 				}
 			}
 			if c.run == "h100/vae_workers1" && (f.Try["num_workers"] != "8" || f.TrySavingPct == nil) {
