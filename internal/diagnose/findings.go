@@ -1399,7 +1399,9 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 			model = "the model (" + s.modelRef() + ") and its input"
 		}
 		convs := fmt.Sprintf("convolutions take %.0f%% of the native time", pct(conv/total))
-		layout := fmt.Sprintf("%s in channels_last (model.to(memory_format=torch.channels_last), input.to(memory_format=torch.channels_last)), oneDNN's fast path for convolutions", model)
+		// a .view() of a convolution's output fails in channels_last
+		// (pytorch/examples' older mnist Net: x.view(-1, 320))
+		layout := fmt.Sprintf("%s in channels_last (model.to(memory_format=torch.channels_last), input.to(memory_format=torch.channels_last); a .view() of their outputs becomes .reshape()), oneDNN's fast path for convolutions", model)
 		bf16 := "bf16 autocast (" + s.autocastCall() + ", a change to the numerics)"
 		// channels_last speeds up the convolutions only, and reorders
 		// the tensors wherever the model leaves that layout (a flatten

@@ -648,9 +648,73 @@ func (o *Options) runOnce(dir string, set map[string]string, what string) (strin
 		return "", exitcode.New(exitcode.Failed, fmt.Errorf("try: %w", err))
 	}
 	if res.ExitCode != 0 {
-		return "", exitcode.New(res.ExitCode, fmt.Errorf("try: the program exited with status %d (%s); its output: %s", res.ExitCode, what, log.Name()))
+		raised := ""
+		if e := raisedIn(log.Name()); e != "" {
+			raised = ": " + e
+		}
+		return "", exitcode.New(res.ExitCode, fmt.Errorf("try: the program exited with status %d (%s)%s; its output: %s", res.ExitCode, what, raised, log.Name()))
 	}
 	return res.RunDir, nil
+}
+
+// raisedIn is the Python exception that ended a program, from the end
+// of its output in path: the traceback's last line and the innermost of
+// its frames outside installed packages and the standard library ("a
+// change made the program fail" says little; "RuntimeError: view size is
+// not compatible ... at net.py:8" says where the change needs an edit).
+// "" without a traceback.
+func raisedIn(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	const tail = 64 << 10
+	if fi, err := f.Stat(); err == nil && fi.Size() > tail {
+		if _, err := f.Seek(fi.Size()-tail, io.SeekStart); err != nil {
+			return ""
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, tail))
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	start := -1
+	for i, l := range lines {
+		if strings.HasPrefix(l, "Traceback (most recent call last):") {
+			start = i
+		}
+	}
+	if start < 0 {
+		return ""
+	}
+	var exc, site string
+	for _, l := range lines[start+1:] {
+		t := strings.TrimSpace(l)
+		if file, rest, ok := strings.Cut(strings.TrimPrefix(t, `File "`), `", line `); ok && strings.HasPrefix(t, `File "`) {
+			if !strings.Contains(file, "site-packages") && !strings.Contains(file, "dist-packages") && !strings.Contains(file, "/lib/python") && !strings.HasPrefix(file, "<") {
+				line, _, _ := strings.Cut(rest, ",")
+				site = filepath.Base(file) + ":" + line
+			}
+			exc = ""
+			continue
+		}
+		if exc == "" && l != "" && !strings.HasPrefix(l, " ") && !strings.HasPrefix(l, "\t") {
+			exc = t // the exception's line: the first unindented one after the frames
+		}
+	}
+	if exc == "" {
+		return ""
+	}
+	const most = 300
+	if len(exc) > most {
+		exc = exc[:most] + "..."
+	}
+	if site != "" {
+		exc += " (at " + site + ")"
+	}
+	return textsafe.String(exc)
 }
 
 // compare measures one pair through the diff engine's noise model, and

@@ -550,3 +550,32 @@ func TestSharedSlowCaveat(t *testing.T) {
 		t.Errorf("other step numbers: %q", c)
 	}
 }
+
+// A tried run that fails names the exception and the program's line it
+// was raised at, not only the log: a channels_last model whose forward
+// .view()s a convolution's output.
+func TestRaisedIn(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ name, log, want string }{
+		{"traceback", "step 1\nTraceback (most recent call last):\n  File \"/tmp/vt/viewnet.py\", line 12, in <module>\n    loss = f(m(x))\n" +
+			"  File \"/venv/lib/python3.11/site-packages/torch/nn/modules/module.py\", line 1787, in _call_impl\n    return forward_call(*args, **kwargs)\n" +
+			"  File \"/tmp/vt/viewnet.py\", line 8, in forward\n    return self.fc(x.view(-1, 9216))\n                   ^^^^^^\n" +
+			"RuntimeError: view size is not compatible with input tensor's size and stride\n",
+			"RuntimeError: view size is not compatible with input tensor's size and stride (at viewnet.py:8)"},
+		{"chained: the last traceback", "Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nKeyError: 'x'\n\nDuring handling of the above exception, another exception occurred:\n\n" +
+			"Traceback (most recent call last):\n  File \"b.py\", line 2, in <module>\nValueError: bad\n  with a second line\n", "ValueError: bad (at b.py:2)"},
+		{"a library frame only", "Traceback (most recent call last):\n  File \"/usr/lib/python3.11/runpy.py\", line 88, in _run_code\nSystemExit: \x1b[31m2\n", "SystemExit: ?[31m2"}, // escaped
+		{"no traceback", "killed\n", ""},
+	} {
+		p := filepath.Join(dir, "log")
+		if err := os.WriteFile(p, []byte(c.log), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := raisedIn(p); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	if got := raisedIn(filepath.Join(dir, "missing")); got != "" {
+		t.Errorf("a missing log: %q", got)
+	}
+}
