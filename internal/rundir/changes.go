@@ -37,7 +37,7 @@ var ChangeKinds = []ChangeKind{
 	{"foreach_optimizer", "bool", false, "foreach=True for the optimizers that have it"},
 	{"gc_freeze", "bool", false, "gc.freeze() after the first step: the set-up's objects leave the collector's scans"},
 	{"gc_threshold", "N", false, "gc.set_threshold(N): generation 0 collected every N allocations"},
-	{"channels_last", "bool", false, "every model with 2-D convolutions, and its 4-D inputs, in channels_last, from its first call"},
+	{"channels_last", "bool", false, "every model with 2-D convolutions in channels_last (its weights; their outputs follow), from its first call"},
 	{"bf16_autocast", "bool", true, "every model's forward under bf16 autocast on its device (its bfloat16 outputs handed back as float32), from its second call"},
 }
 

@@ -748,7 +748,7 @@ class Agent(Window, Evidence):
                     ranges.begin("forward")
                 if changes is not None:
                     with agent.own_work():
-                        return changes.on_model(module, args, torch)
+                        changes.on_model(module, torch)
 
         def post(module, args, out):
             d = depth.d = max(0, getattr(depth, "d", 1) - 1)

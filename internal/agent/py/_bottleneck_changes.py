@@ -22,6 +22,7 @@ import inspect
 import os
 import sys
 import threading
+import weakref
 
 # The changes, in rundir.ChangeKinds order, with their kind of value.
 KINDS = (
@@ -176,25 +177,20 @@ class Changes(object):
             self._frozen = True
             self._guard("gc_freeze", lambda v: self._gc_freeze(v, steps))
 
-    def on_model(self, module, args, torch):
+    def on_model(self, module, torch):
         """At an outermost module call of the profiled process, before its
         forward (the agent's global forward pre-hook, until the steps
-        lock): change the model once; return the call's arguments to use
-        instead (channels_last inputs), or None."""
+        lock): change the model, once. Nothing is stored on the model
+        itself: a program that pickles it whole (torch.save(model)) would
+        fail on a hook or a function of ours."""
         if not self.wants_model() or not self._watch_model(module):
-            return None
-        new = None
-        if self.value.get("channels_last"):
-            try:
-                new = self._channels_last(module, args, torch)
-            except Exception as e:
-                self._not_changed("channels_last", "%s: not changed: %s: %s" % (type(module).__name__, type(e).__name__, e))
-        if self.value.get("bf16_autocast"):
-            try:
-                self._bf16_autocast(module, torch)
-            except Exception as e:
-                self._not_changed("bf16_autocast", "%s: not changed: %s: %s" % (type(module).__name__, type(e).__name__, e))
-        return new
+            return
+        for name, change in (("channels_last", self._channels_last), ("bf16_autocast", self._bf16_autocast)):
+            if self.value.get(name):
+                try:
+                    change(module, torch)
+                except Exception as e:
+                    self._not_changed(name, "%s: not changed: %s: %s" % (type(module).__name__, type(e).__name__, e))
 
     def _watch_model(self, module):
         """True the first time module is called outermost (a model called
@@ -432,72 +428,67 @@ class Changes(object):
         return __init__
 
     # -- the model ----------------------------------------------------------------
-    def _channels_last(self, module, args, torch):
-        """A model with 2-D convolutions goes to channels_last (its 4-D
-        parameters, in place: the optimizer keeps them), and so do its
-        calls' 4-D floating-point arguments, this one's (returned) and the
-        next ones' (a pre-hook of its own: the agent's global hooks end
-        when the steps lock)."""
+    def _channels_last(self, module, torch):
+        """A model with 2-D convolutions goes to channels_last: its 4-D
+        parameters, in place (the optimizer keeps them). Its inputs need
+        no change: a convolution whose weight is in channels_last runs in
+        it and hands it on."""
         conv = torch.nn.Conv2d
         convs = sum(1 for m in module.modules() if isinstance(m, conv))
         if not convs:
-            return None
-        fmt = torch.channels_last
-        module.to(memory_format=fmt)
-
-        def to_last(a):
-            if isinstance(a, torch.Tensor) and a.dim() == 4 and a.is_floating_point() \
-                    and not a.is_contiguous(memory_format=fmt):
-                return a.contiguous(memory_format=fmt)
-            return a
-
-        def pre(_module, call_args):
-            return tuple(to_last(a) for a in call_args)
-        module.register_forward_pre_hook(pre)
-        self._site("channels_last", "%s called at %s: channels_last, its %d convolutions' weights and its 4-D inputs"
+            return
+        module.to(memory_format=torch.channels_last)
+        self._site("channels_last", "%s called at %s: channels_last, its %d convolutions' weights (their outputs follow)"
                    % (type(module).__name__, self._where(), convs))
-        return pre(module, args)
 
     def _bf16_autocast(self, module, torch):
         """A model with parameters runs its forward under bf16 autocast on
         its parameters' device, and hands back float32 where it made
         bfloat16 (the loss outside it then runs as autocast would run it,
-        in float32): from its next call on (this one's forward is already
-        chosen)."""
+        in float32), from its next call on (this one's forward is already
+        chosen). Its class's forward is wrapped, for the models changed
+        only: other instances of the class (an nn.Sequential inside
+        another model) run as they were."""
         param = next(iter(module.parameters()), None)
-        if param is None or "_bottleneck_autocast" in module.__dict__:
+        if param is None:
             return
-        device = param.device.type
-        forward = module.forward
-        bf16 = torch.bfloat16
+        cls = type(module)
+        targets = cls.__dict__.get("_bottleneck_autocast")
+        if targets is None:
+            targets = weakref.WeakKeyDictionary()  # model -> its device type
+            orig = cls.forward
+            bf16 = torch.bfloat16
 
-        def to_f32(out):
-            if isinstance(out, torch.Tensor):
-                return out.float() if out.dtype == bf16 else out
-            if isinstance(out, tuple):
-                items = [to_f32(o) for o in out]
-                return type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
-            if isinstance(out, list):
-                return [to_f32(o) for o in out]
-            if isinstance(out, dict):
-                try:
-                    for k in list(out.keys()):
-                        out[k] = to_f32(out[k])
-                except Exception:
-                    pass
+            def to_f32(out):
+                if isinstance(out, torch.Tensor):
+                    return out.float() if out.dtype == bf16 else out
+                if isinstance(out, tuple):
+                    items = [to_f32(o) for o in out]
+                    return type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
+                if isinstance(out, list):
+                    return [to_f32(o) for o in out]
+                if isinstance(out, dict):
+                    try:
+                        for k in list(out.keys()):
+                            out[k] = to_f32(out[k])
+                    except Exception:
+                        pass
                 return out
-            return out
 
-        @functools.wraps(forward)
-        def autocast_forward(*args, **kwargs):
-            with torch.autocast(device_type=device, dtype=bf16):
-                out = forward(*args, **kwargs)
-            return to_f32(out)
-        module.forward = autocast_forward
-        module.__dict__["_bottleneck_autocast"] = True
+            @functools.wraps(orig)
+            def forward(obj, *args, **kwargs):
+                device = targets.get(obj)
+                if device is None:
+                    return orig(obj, *args, **kwargs)
+                with torch.autocast(device_type=device, dtype=bf16):
+                    out = orig(obj, *args, **kwargs)
+                return to_f32(out)
+            cls.forward = forward
+            cls._bottleneck_autocast = targets
+        targets[module] = param.device.type
         self._site("bf16_autocast", "%s called at %s: its forward under torch.autocast(%r, dtype=torch.bfloat16), "
                                     "its bfloat16 outputs handed back as float32, from its second call"
-                   % (type(module).__name__, self._where(), device))
+                   % (cls.__name__, self._where(), param.device.type))
 
     # -- garbage collector ------------------------------------------------------
     def _gc_freeze(self, v, steps):

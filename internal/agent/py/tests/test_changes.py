@@ -374,17 +374,25 @@ class ModelTest(unittest.TestCase):
             "def pre(module, args):\n"
             "    depth[0] += 1\n"
             "    if depth[0] == 1:\n"
-            "        return ch.on_model(module, args, torch)\n"
+            "        ch.on_model(module, torch)\n"
             "def post(module, args, out):\n"
             "    depth[0] -= 1\n", C.__file__, "exec"), ns)
         for handle in (register_module_forward_pre_hook(ns["pre"]), register_module_forward_hook(ns["post"])):
             self.addCleanup(handle.remove)
+        forward = self.Net.forward
+        self.addCleanup(lambda: (setattr(self.Net, "forward", forward), self.Net.__dict__.get("_bottleneck_autocast") is not None
+                                 and delattr(self.Net, "_bottleneck_autocast")))
         return ch
 
-    def test_channels_last_converts_weights_and_inputs_once(self):
+    def pickles(self, model):
+        """torch.save(model) of the whole model, as programs checkpoint."""
+        import io
+        torch.save(model, io.BytesIO())
+
+    def test_channels_last_converts_the_weights_once(self):
         model, x = self.Net(), torch.randn(2, 3, 8, 8)
-        seen = []
-        model.conv.register_forward_pre_hook(lambda m, a: seen.append(a[0].is_contiguous(memory_format=torch.channels_last)))
+        out_cl = []
+        hook = model.conv.register_forward_hook(lambda m, a, out: out_cl.append(out.is_contiguous(memory_format=torch.channels_last)))
         weight = model.conv.weight
         ch = self.changes({"channels_last": "true"})
         self.assertTrue(ch.wants_model())
@@ -393,11 +401,13 @@ class ModelTest(unittest.TestCase):
         model(x)
         self.assertIs(model.conv.weight, weight)  # the optimizer's parameter, converted in place
         self.assertTrue(weight.is_contiguous(memory_format=torch.channels_last))
-        self.assertEqual(seen, [True] * 4)  # its forward runs the convolution twice a call
+        self.assertEqual(out_cl, [True] * 4)  # the weight's layout carries to the outputs; twice a call
         self.assertTrue(x.is_contiguous())  # the program's tensor is left as it was
         c = _by_name(ch)["channels_last"]
         self.assertTrue(c["applied"])
-        self.assertEqual(c["sites"], ["Net called at %s:%d: channels_last, its 1 convolutions' weights and its 4-D inputs" % (THIS, line)])
+        self.assertEqual(c["sites"], ["Net called at %s:%d: channels_last, its 1 convolutions' weights (their outputs follow)" % (THIS, line)])
+        hook.remove()  # the test's own, a lambda
+        self.pickles(model)
 
     def test_channels_last_leaves_a_model_without_convolutions(self):
         ch = self.changes({"channels_last": "true"})
@@ -407,9 +417,9 @@ class ModelTest(unittest.TestCase):
         self.assertIn("no model with 2-D convolutions", c["error"])
 
     def test_bf16_autocast_from_the_second_call_outputs_float32(self):
-        model, x = self.Net(), torch.randn(2, 3, 8, 8)
+        model, other, x = self.Net(), self.Net(), torch.randn(2, 3, 8, 8)
         dtypes = []
-        model.head.register_forward_hook(lambda m, a, out: dtypes.append(out.dtype))
+        hook = model.head.register_forward_hook(lambda m, a, out: dtypes.append(out.dtype))
         ch = self.changes({"bf16_autocast": "true"})
         model(x)  # this call's forward was chosen before the hook ran
         out, extra = model(x)
@@ -419,8 +429,19 @@ class ModelTest(unittest.TestCase):
         out.sum().backward()  # autograd runs through the casts
         self.assertEqual(model.conv.weight.grad.dtype, torch.float32)
         self.assertTrue(_by_name(ch)["bf16_autocast"]["applied"])
-        if hasattr(torch, "is_autocast_cpu_enabled"):
-            self.assertFalse(torch.is_autocast_cpu_enabled())  # not left on after the call
+        try:  # not left on after the call
+            on = torch.is_autocast_enabled("cpu")
+        except TypeError:  # torch < 2.4
+            on = torch.is_autocast_cpu_enabled()
+        self.assertFalse(on)
+        hook.remove()
+        self.pickles(model)
+        # another instance of the class, called inside a call of its own
+        # (depth > 0): it runs as it was
+        other.head.register_forward_hook(lambda m, a, out: dtypes.append(out.dtype))
+        with torch.no_grad():
+            torch.nn.Sequential(other)(x)
+        self.assertEqual(dtypes[-1], torch.float32)
 
     def test_model_changes_not_wanted_change_nothing(self):
         for wanted in ({}, {"channels_last": "false", "bf16_autocast": "false"}):
@@ -429,5 +450,5 @@ class ModelTest(unittest.TestCase):
             model = self.Net()
             model(torch.randn(1, 3, 8, 8))
             model(torch.randn(1, 3, 8, 8))
-            self.assertNotIn("forward", model.__dict__)
+            self.assertIs(type(model).forward, self.Net.forward)
             self.assertTrue(model.conv.weight.is_contiguous())
