@@ -290,6 +290,44 @@ func TestRepeatedForward(t *testing.T) {
 	}
 }
 
+// A model whose first call got one sample (no batch dimension, or one
+// of 1), its layers run many times a step: the step calls it per item,
+// an RL policy once per environment step (pytorch/examples'
+// actor_critic: 3 Linear layers, 6 parameter tensors, episodes of tens
+// of steps, under the per-parameter bound). Silent on a batch, below
+// MinItemCalls calls (a GAN's discriminator thrice), and without the
+// model's layer count (runs recorded before it).
+func TestItemModel(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		linears int // a step
+		input   []int64
+		layers  int
+		want    string
+	}{
+		{"policy per environment step", 90, []int64{4}, 3, "the model (Policy, called at ac.py:80) runs about 30 times a step, each call on one sample (its input [4])"},
+		{"leading dimension of 1", 90, []int64{1, 4}, 3, "runs about 30 times a step, each call on one sample (its input [1, 4])"},
+		{"batched calls", 90, []int64{64, 4}, 3, ""},
+		{"a few calls", 9, []int64{1, 4}, 3, ""},
+		{"no layer count", 90, []int64{4}, 0, ""},
+	} {
+		run := &runevidence.RunEvidence{RunMedianStepS: 0.02, Optimizers: []rundir.Optimizer{{Class: "Adam", Params: 6}},
+			Models: []rundir.ModelCall{{Class: "Policy", Module: "__main__", File: "ac.py", Line: 80, Calls: 64, Layers: c.layers, Input: c.input}}}
+		in := cpuTrace(run)
+		in.Ops = &optable.OpTable{Calls: 3 * 4000, HostSelfUs: 3 * 50e3, Steps: 3, BackwardCalls: 100, Rows: []optable.OpRow{
+			{Name: "aten::add_", Calls: 3 * 2000, HostSelfUs: 3 * 25e3}, {Name: "aten::mul_", Calls: 3*2000 - 3*c.linears, HostSelfUs: 3 * 24e3},
+			{Name: "aten::linear", Calls: 3 * c.linears, HostSelfUs: 3 * 1e3}}}
+		f := findingOf(Compute(in), "cpu.tiny-ops")
+		if f == nil {
+			t.Fatalf("%s: no tiny-ops finding", c.name)
+		}
+		got := strings.Contains(f.Change, "each call on one sample")
+		if got != (c.want != "") || got && (!strings.Contains(f.Change, c.want) || !strings.Contains(f.Change, "gymnasium.vector.SyncVectorEnv")) {
+			t.Errorf("%s: %s, want %q", c.name, f.Change, c.want)
+		}
+	}
+}
+
 // Ops are judged on the time the main thread ran: on a machine where it
 // waited for a CPU 60% of the time, 1000 ops per step of 24 µs each
 // (9.6 µs running) in 30 ms steps (12 µs per op running) are tiny; on a

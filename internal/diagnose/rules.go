@@ -202,6 +202,12 @@ type Params struct {
 	// 2-layer MLP makes 16; 16 accumulated micro-batches without a
 	// DataLoader make 8.
 	MinLayerRepeats int
+	// MinItemCalls: a model's calls per step (per DataLoader batch), each
+	// on one sample (its first call's input has no batch dimension, or
+	// one of 1), from which the step calls it per item: a policy called
+	// once per environment step, a loop over a batch's samples. A GAN's
+	// discriminator runs 2-3 times a step, on batches.
+	MinItemCalls int
 	// MinFrameworkShare: the share of the busy main-thread samples whose
 	// innermost frame is a training framework's own loop from which
 	// host.python names it.
@@ -359,6 +365,7 @@ var Default = Params{
 	CPUWaitBusy:           0.15,
 	MinListTensorPct:      25,
 	MinLayerRepeats:       16,
+	MinItemCalls:          8,
 	MinFrameworkShare:     0.2,
 	MinOwnTinyShare:       0.15,
 	MinForwardLinePct:     15,

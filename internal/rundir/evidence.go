@@ -484,6 +484,13 @@ type ModelCall struct {
 	Line   int    `json:"line"`
 	Func   string `json:"func"`
 	Calls  int    `json:"calls"`
+	// Layers: its Linear and convolution modules (each runs once a call
+	// unless the model loops), of the first 20,000 modules walked.
+	Layers int `json:"layers,omitempty"`
+	// Input is the shape of its first call's first tensor argument
+	// (absent when it had none): a model called on one sample at a time
+	// has no batch dimension, or one of 1.
+	Input []int64 `json:"input,omitempty"`
 	// Convs: the model's convolutions (transposed ones left out);
 	// Depthwise: those with one filter per input channel;
 	// StridedDepthwise: those of them with a stride over 1.

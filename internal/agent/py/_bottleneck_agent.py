@@ -1088,7 +1088,7 @@ class Agent(Window, Evidence):
     def _on_forward(self, module, args):
         self.step_counts["forward"] += 1
         if self._model_calls < _MODEL_CALLS:
-            self._note_model(module)
+            self._note_model(module, args)
         if self.in_window:
             self.check_window_bounds()
         if self.step_source is None and self.nvtx is not None and self.step_source_req not in ("auto", "forward") \
@@ -1124,9 +1124,12 @@ class Agent(Window, Evidence):
             self._step()
             self._note_step_input(args)
 
-    def _note_model(self, module):
+    def _note_model(self, module, args):
         """Count an outermost module call by the module's class and the
-        program's line that made it: the change texts name the model so."""
+        program's line that made it: the change texts name the model so.
+        The first call's first tensor argument's shape is kept: a model
+        called on one sample at a time (a policy once per environment
+        step) has no batch dimension, or one of 1."""
         self._model_calls += 1
         site = _program_site(sys._getframe(2))
         if site is None:
@@ -1140,6 +1143,9 @@ class Agent(Window, Evidence):
             rec = self.models[key] = dict(site, **{"class": cls.__qualname__, "module": cls.__module__, "calls": 0})
             with self.own_work():
                 rec.update(_conv_counts(module, self.torch))
+                shapes = _tensor_shapes(args, self.torch.Tensor, limit=1)
+                if shapes:
+                    rec["input"] = shapes[0]
         rec["calls"] += 1
         pad = rec.get("padding")
         if (pad is None or pad["calls"] < _PADDING_CALLS) and not self.in_window:
@@ -1536,18 +1542,21 @@ _STAGE_IDLE = 8
 
 
 def _conv_counts(module, torch):
-    """The model's convolutions, how many of them are depthwise (one
-    filter per input channel), and how many of those have a stride: on a
-    CPU, bf16 autocast leaves depthwise convolutions' backward no faster
-    (slower at a 7 x 7 kernel) and made it 2.5-8x slower with a stride
-    (docs/diagnosis.md, cpu.native). Empty for a model without
-    convolutions; at most _MAX_MODULES walked."""
-    convs = dw = strided_dw = 0
+    """The model's layers (Linear and convolution modules: one call of
+    the model runs each once, unless it loops), its convolutions, how
+    many of them are depthwise (one filter per input channel), and how
+    many of those have a stride: on a CPU, bf16 autocast leaves depthwise
+    convolutions' backward no faster (slower at a 7 x 7 kernel) and made
+    it 2.5-8x slower with a stride (docs/diagnosis.md, cpu.native). Empty
+    for a model without layers; at most _MAX_MODULES walked."""
+    layers = convs = dw = strided_dw = 0
     try:
-        conv = torch.nn.modules.conv._ConvNd
+        conv, linear = torch.nn.modules.conv._ConvNd, torch.nn.Linear
         for i, m in enumerate(module.modules()):
             if i >= _MAX_MODULES:
                 break
+            if isinstance(m, (conv, linear)):
+                layers += 1
             if isinstance(m, conv) and not m.transposed:
                 convs += 1
                 if 1 < m.groups == m.in_channels:
@@ -1556,7 +1565,10 @@ def _conv_counts(module, torch):
                         strided_dw += 1
     except Exception:
         pass
-    return {"convs": convs, "depthwise": dw, "strided_depthwise": strided_dw} if convs else {}
+    out = {"layers": layers} if layers else {}
+    if convs:
+        out.update({"convs": convs, "depthwise": dw, "strided_depthwise": strided_dw})
+    return out
 
 
 class _Identity(object):

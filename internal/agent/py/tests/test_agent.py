@@ -590,7 +590,8 @@ class OptimizerParamsTest(unittest.TestCase):
 
 @unittest.skipUnless(HAVE_TORCH, "needs torch")
 class ConvCountsTest(unittest.TestCase):
-    """_conv_counts: a model's convolutions, the depthwise ones, and those
+    """_conv_counts: a model's layers (Linear and convolution modules,
+    transposed ones too), its convolutions, the depthwise ones, and those
     with a stride (bf16 autocast slows their backward on a CPU); grouped
     convolutions that are not depthwise and transposed ones are not
     counted as such."""
@@ -606,11 +607,12 @@ class ConvCountsTest(unittest.TestCase):
             nn.Sequential(nn.Conv1d(32, 32, 3, stride=(2,), groups=32)),  # nested, depthwise, strided
             nn.ConvTranspose2d(32, 32, 2, stride=2, groups=32),
             nn.ReLU())
-        self.assertEqual(A._conv_counts(model, torch), {"convs": 5, "depthwise": 3, "strided_depthwise": 2})
+        self.assertEqual(A._conv_counts(model, torch), {"layers": 6, "convs": 5, "depthwise": 3, "strided_depthwise": 2})
 
     def test_no_convolutions(self):
         import torch
-        self.assertEqual(A._conv_counts(torch.nn.Linear(4, 2), torch), {})
+        self.assertEqual(A._conv_counts(torch.nn.Linear(4, 2), torch), {"layers": 1})
+        self.assertEqual(A._conv_counts(torch.nn.ReLU(), torch), {})
         self.assertEqual(A._conv_counts(object(), torch), {})  # not a module: nothing
 
 
