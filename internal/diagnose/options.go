@@ -2,7 +2,6 @@ package diagnose
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -192,8 +191,12 @@ func (s *state) programOptions() {
 		var t *OptionTry
 		var covered []string
 		f.Change, t, covered = note(f.Change)
-		if t != nil && len(f.Try) > 0 && !slices.ContainsFunc(slices.Collect(maps.Keys(f.Try)), func(name string) bool { return !slices.Contains(covered, name) }) {
-			f.Try = nil // the program's own options make every change the agent would
+		ownWay := t != nil && len(f.Try) > 0 // the program's options make every change the agent would
+		for name := range f.Try {
+			ownWay = ownWay && slices.Contains(covered, name)
+		}
+		if ownWay {
+			f.Try = nil
 		}
 		if len(f.Try) == 0 {
 			f.TryOption = t
