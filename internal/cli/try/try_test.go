@@ -118,6 +118,30 @@ func TestWriteHostAhead(t *testing.T) {
 	}
 }
 
+// A change that took effect nowhere leaves two runs of the same program:
+// the result says so, not only "not applied" beside a speed-up.
+func TestWriteNothingApplied(t *testing.T) {
+	pair := Pair{Headline: diff.Headline{BaseUs: 374, NewUs: 436, NoiseKnown: true}, Speedup: 0.86,
+		MeanBaseUs: 386, MeanNewUs: 429, MeanSpeedup: 0.9, MeanLow: 0.81, MeanHigh: 0.99, MeanSignificant: true}
+	const note = "no change took effect"
+	for _, c := range []struct {
+		name    string
+		applied []rundir.Change
+		args    []string
+		want    bool
+	}{
+		{"none applied", []rundir.Change{{Name: "channels_last", Value: "true", Error: "no model with 2-D convolutions"}}, nil, true},
+		{"one of two applied", []rundir.Change{{Name: "channels_last", Value: "true", Error: "no model"}, {Name: "bf16_autocast", Value: "true", Applied: true, Sites: []string{"Net called at a.py:3"}}}, nil, false},
+		{"the program's options", nil, []string{"--amp"}, false},
+	} {
+		var b strings.Builder
+		Write(&b, &Result{Set: map[string]string{"channels_last": "true"}, Args: c.args, Pairs: []Pair{pair}, Applied: c.applied})
+		if got := strings.Contains(b.String(), note); got != c.want {
+			t.Errorf("%s: %q said %v, want %v:\n%s", c.name, note, got, c.want, b.String())
+		}
+	}
+}
+
 // HostAhead from the runs' evidence: a wait over a tenth of the timed
 // steps' sum, the slowest process's; silent for a small wait, none, and
 // agents before it.
