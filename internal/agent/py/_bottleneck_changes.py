@@ -32,6 +32,8 @@ KINDS = (
     ("channels_last", "bool"), ("bf16_autocast", "bool"),
 )
 _MODEL_CHANGES = ("channels_last", "bf16_autocast")
+# wrappers that hold views of the parameters as they were when wrapped
+_WRAPPERS = ("DistributedDataParallel", "FullyShardedDataParallel", "DataParallel")
 _LOADER_ARGS = ("num_workers", "pin_memory", "persistent_workers", "prefetch_factor")
 _MAX_SITES = 20  # sites listed per change; the rest are counted
 
@@ -436,6 +438,12 @@ class Changes(object):
         conv = torch.nn.Conv2d
         convs = sum(1 for m in module.modules() if isinstance(m, conv))
         if not convs:
+            return
+        if type(module).__name__ in _WRAPPERS:
+            # their gradient buckets were laid out for the parameters as
+            # they were when wrapped
+            self._not_changed("channels_last", "%s called at %s: not changed: a model is put in channels_last before "
+                                               "%s wraps it" % (type(module).__name__, self._where(), type(module).__name__))
             return
         module.to(memory_format=torch.channels_last)
         self._site("channels_last", "%s called at %s: channels_last, its %d convolutions' weights (their outputs follow)"

@@ -416,6 +416,22 @@ class ModelTest(unittest.TestCase):
         self.assertFalse(c["applied"])
         self.assertIn("no model with 2-D convolutions", c["error"])
 
+    def test_channels_last_leaves_a_wrapped_model(self):
+        class DistributedDataParallel(torch.nn.Module):  # named as torch's: the check is by name
+            def __init__(self, inner):
+                super().__init__()
+                self.module = inner
+
+            def forward(self, x):
+                return self.module(x)
+        model = DistributedDataParallel(self.Net())
+        ch = self.changes({"channels_last": "true"})
+        model(torch.randn(1, 3, 8, 8))
+        self.assertTrue(model.module.conv.weight.is_contiguous())
+        c = _by_name(ch)["channels_last"]
+        self.assertFalse(c["applied"])
+        self.assertIn("not changed: a model is put in channels_last before DistributedDataParallel wraps it", c["error"])
+
     def test_bf16_autocast_from_the_second_call_outputs_float32(self):
         model, other, x = self.Net(), self.Net(), torch.randn(2, 3, 8, 8)
         dtypes = []
