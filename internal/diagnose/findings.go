@@ -567,19 +567,7 @@ func (s *state) modelRef() string {
 // convModels names the distinct model classes with convolutions the run
 // called, the first call of each, at most three.
 func (s *state) convModels() []string {
-	r := s.in.Run
-	if r == nil {
-		return nil
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, m := range r.Models {
-		if m.Convs > 0 && !seen[m.Class] && len(out) < 3 {
-			seen[m.Class] = true
-			out = append(out, modelCallRef(m))
-		}
-	}
-	return out
+	return s.distinctModels(func(m rundir.ModelCall) bool { return m.Convs > 0 })
 }
 
 // depthwise is the program's model's convolutions, how many of them are
@@ -606,6 +594,12 @@ func modelCallRef(m rundir.ModelCall) string {
 // first call of each (losses and other torch.nn modules left out), at
 // most three.
 func (s *state) programModels() []string {
+	return s.distinctModels(func(m rundir.ModelCall) bool { return !strings.HasPrefix(m.Module, "torch.") })
+}
+
+// distinctModels names the distinct classes of the models the run
+// called that keep takes, the first call of each, at most three.
+func (s *state) distinctModels(keep func(rundir.ModelCall) bool) []string {
 	r := s.in.Run
 	if r == nil {
 		return nil
@@ -613,7 +607,7 @@ func (s *state) programModels() []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, m := range r.Models {
-		if seen[m.Class] || strings.HasPrefix(m.Module, "torch.") || len(out) == 3 {
+		if seen[m.Class] || !keep(m) || len(out) == 3 {
 			continue
 		}
 		seen[m.Class] = true
