@@ -430,15 +430,45 @@ func (s *state) repeatedForward() (string, bool) {
 	if t == nil || t.BackwardCalls == 0 || r == nil || len(r.Optimizers) != 1 || r.Optimizers[0].Params == 0 {
 		return "", false
 	}
-	steps := s.steps // the table's steps, as tinyOpStats counts them
+	perStep, perBatch, names := s.layerCalls()
+	if perStep == 0 {
+		return "", false
+	}
+	params := r.Optimizers[0].Params
+	if m, n, ok := s.itemModel(perBatch); ok {
+		return fmt.Sprintf("the model (%s) runs about %.0f times a step, each call on one sample (its input %s): each of its ops does one sample's work for the op's fixed cost: give each call many samples: "+
+			"an RL loop that calls the policy once per environment step steps several environments together (gymnasium.vector.SyncVectorEnv, stable_baselines3's make_vec_env(..., n_envs=8)) and calls it once on all their observations; "+
+			"a loop over a batch's samples calls it once on the stacked batch and takes the loss over the batch (64 one-sample calls of a 2-layer MLP took 6.2 ms a step on the project's test CPU, one batched call 0.32 ms)",
+			modelCallRef(*m), n, shapeText(m.Input)), true
+	}
+	if perBatch < float64(s.p.MinLayerRepeats*params) {
+		return "", false
+	}
+	loop := "a loop calls the model on one sample, or one time step, at a time"
+	if m := s.modelRef(); m != "" {
+		loop = "a loop calls the model (" + m + ") on one sample, or one time step, at a time"
+	}
+	return orTry(fmt.Sprintf("%s run %.0f times a step for the model's %d parameter tensors (a model called once runs about one per tensor or fewer): %s: call it once on the whole batch (torch.stack the samples; pad those of different lengths, with a mask) and take the loss over the batch (64 one-sample calls of a 2-layer MLP took 6.2 ms a step on the project's test CPU, one batched call 0.32 ms)",
+		strings.Join(names, ", "), perStep, params, loop), "for time steps, nn.LSTM/GRU over the sequence instead of a cell in a loop: one call runs every step's input projection at once"), true
+}
+
+// layerCalls is the layer ops' calls a step of the op table's steps
+// (tinyOpStats counts them so) and per DataLoader batch of a step
+// (gradient accumulation fetches one a micro-step), and the layer ops
+// that ran, sorted: an LSTM cell's are linear, not convolutions.
+func (s *state) layerCalls() (perStep, perBatch float64, names []string) {
+	t := s.in.Ops
+	if t == nil {
+		return 0, 0, nil
+	}
+	steps := s.steps
 	if t.Steps > 0 {
 		steps = t.Steps
 	}
 	if steps == 0 {
-		return "", false
+		return 0, 0, nil
 	}
 	var calls, batches int
-	var names []string // the layer ops that ran: an LSTM cell's are linear, not convolutions
 	for _, row := range t.Ranked() {
 		switch {
 		case slices.Contains(layerOps, row.Name):
@@ -450,25 +480,9 @@ func (s *state) repeatedForward() (string, bool) {
 			batches += row.Calls
 		}
 	}
-	// per DataLoader batch: gradient accumulation fetches one a micro-step
-	perStep, params := float64(calls)/float64(steps), r.Optimizers[0].Params
-	perBatch := perStep / max(1, float64(batches)/float64(steps))
-	if m, n, ok := s.itemModel(perBatch); ok {
-		return fmt.Sprintf("the model (%s) runs about %.0f times a step, each call on one sample (its input %s): each of its ops does one sample's work for the op's fixed cost: give each call many samples: "+
-			"an RL loop that calls the policy once per environment step steps several environments together (gymnasium.vector.SyncVectorEnv, stable_baselines3's make_vec_env(..., n_envs=8)) and calls it once on all their observations; "+
-			"a loop over a batch's samples calls it once on the stacked batch and takes the loss over the batch (64 one-sample calls of a 2-layer MLP took 6.2 ms a step on the project's test CPU, one batched call 0.32 ms)",
-			modelCallRef(*m), n, shapeText(m.Input)), true
-	}
-	if perBatch < float64(s.p.MinLayerRepeats*params) {
-		return "", false
-	}
 	slices.Sort(names)
-	loop := "a loop calls the model on one sample, or one time step, at a time"
-	if m := s.modelRef(); m != "" {
-		loop = "a loop calls the model (" + m + ") on one sample, or one time step, at a time"
-	}
-	return orTry(fmt.Sprintf("%s run %.0f times a step for the model's %d parameter tensors (a model called once runs about one per tensor or fewer): %s: call it once on the whole batch (torch.stack the samples; pad those of different lengths, with a mask) and take the loss over the batch (64 one-sample calls of a 2-layer MLP took 6.2 ms a step on the project's test CPU, one batched call 0.32 ms)",
-		strings.Join(names, ", "), perStep, params, loop), "for time steps, nn.LSTM/GRU over the sequence instead of a cell in a loop: one call runs every step's input projection at once"), true
+	perStep = float64(calls) / float64(steps)
+	return perStep, perStep / max(1, float64(batches)/float64(steps)), names
 }
 
 // itemModel is the model the step calls per item: one whose first call's

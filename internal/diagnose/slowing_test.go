@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
@@ -149,20 +150,44 @@ func TestRunGrowthTellsABusierMachine(t *testing.T) {
 }
 
 // run.slowing goes first, names the run's hottest lines and makes the
-// window not steady state; without a growth it is silent.
+// window not steady state; at stake is the growth's share of the run's
+// step time (half here: a mean of 40 ms over a first quarter's 20 ms),
+// of the window's step as every finding's; without a growth it is silent.
 func TestSlowingFinding(t *testing.T) {
 	hot := []runevidence.Line{{File: "/home/u/train.py", Line: 13, Func: "main", Pct: 64}}
 	grow := &runevidence.StepGrowth{FirstMedianS: 0.02, LastMedianS: 0.06, FirstSteps: [2]int{4, 50}, LastSteps: [2]int{150, 200}, SlopeS: 0.0002, R2: 0.95, ExcessS: 0.02}
 	d := Compute(cpuTrace(&runevidence.RunEvidence{Slowing: grow, Python: &runevidence.PythonEvidence{Samples: 100, RunHot: hot}}))
 	f := d.Findings[0]
-	if f.Rule != "run.slowing" || f.AtStakeUs != 20e3 || len(f.Where) != 1 || f.Where[0].Line != 13 {
+	if f.Rule != "run.slowing" || f.AtStakePct != 50 || len(f.Where) != 1 || f.Where[0].Line != 13 {
 		t.Fatalf("first finding %+v", f)
+	}
+	if !strings.HasPrefix(f.Change, "a step does work that grows with what the run keeps") {
+		t.Errorf("change %s", f.Change)
 	}
 	if d.Window == nil || d.Window.SteadyState || !strings.Contains(d.Verdict.Why, "get slower") {
 		t.Errorf("window %+v, verdict %s", d.Window, d.Verdict.Why)
 	}
 	if d := Compute(cpuTrace(&runevidence.RunEvidence{Python: &runevidence.PythonEvidence{Samples: 100, RunHot: hot}})); findingOf(d, "run.slowing") != nil {
 		t.Errorf("no growth: %+v", d.Findings)
+	}
+}
+
+// An RL program whose step is an episode gets slower as its episodes
+// grow (pytorch/examples' reinforce: 27.8 to 219 ms a step, against an
+// early window's 15.4 ms: the growth read 500% of the step): its model
+// called per item, the change says the step may do more items, and the
+// share stays under the step.
+func TestSlowingMoreItemsAStep(t *testing.T) {
+	grow := &runevidence.StepGrowth{FirstMedianS: 0.0278, LastMedianS: 0.219, FirstSteps: [2]int{4, 89}, LastSteps: [2]int{262, 347}, SlopeS: 0.0006, R2: 0.9, ExcessS: 0.077}
+	run := &runevidence.RunEvidence{Slowing: grow, Optimizers: []rundir.Optimizer{{Class: "Adam", Params: 6}},
+		Models: []rundir.ModelCall{{Class: "Policy", Module: "__main__", File: "reinforce.py", Line: 56, Calls: 64, Layers: 2, Input: []int64{1, 4}}}}
+	in := cpuTrace(run)
+	in.Ops = &optable.OpTable{Calls: 3 * 4000, HostSelfUs: 3 * 50e3, Steps: 3, BackwardCalls: 100, Rows: []optable.OpRow{
+		{Name: "aten::add_", Calls: 3 * 3950, HostSelfUs: 3 * 49e3}, {Name: "aten::linear", Calls: 3 * 48, HostSelfUs: 3 * 1e3}}}
+	f := findingOf(Compute(in), "run.slowing")
+	if f == nil || !strings.HasPrefix(f.Change, "each step may do more items as the run goes on") || !strings.Contains(f.Change, "Policy, called at reinforce.py:56) runs about 24 times a step") ||
+		f.AtStakePct > 100 || math.Abs(f.AtStakePct-73.5) > 0.1 {
+		t.Errorf("%+v", f)
 	}
 }
 
