@@ -132,6 +132,11 @@ func TestRealRuns(t *testing.T) {
 		// parameter tensors; 8 environments stepped together measured
 		// 5.9-6.9x per environment step (520-551 -> 76-94 µs)
 		{"cpu_actor_critic", "framework-overhead", "cpu.tiny-ops", "gymnasium.vector.SyncVectorEnv", "", ""},
+		// pytorch/examples' reinforce: its steps (episodes) grow from
+		// 33 to 299 ms as CartPole's episodes lengthen, its policy
+		// called 53, then 500 times a step at the same time a call:
+		// more items a step, a note on the window, not run.slowing
+		{"cpu_reinforce", "framework-overhead", "cpu.tiny-ops", "gymnasium.vector.SyncVectorEnv", "run.slowing", ""},
 		// karpathy/nanoGPT's CPU configuration from its README: matmuls
 		// 62% of the native time in calls of ~0.48 ms; a batch of 24
 		// measured 1.14-1.22x per sample, torch.compile 1.14-1.24x, bf16
@@ -202,9 +207,10 @@ func TestRealRuns(t *testing.T) {
 							Primary string `json:"primary"`
 							Why     string `json:"why"`
 						} `json:"verdict"`
-						Findings       []diagnose.Finding `json:"findings"`
-						StepUs         float64            `json:"step_us"`
-						FindingsStepUs float64            `json:"findings_step_us"`
+						Findings       []diagnose.Finding   `json:"findings"`
+						Window         *diagnose.WindowNote `json:"window"`
+						StepUs         float64              `json:"step_us"`
+						FindingsStepUs float64              `json:"findings_step_us"`
 					} `json:"diagnosis"`
 				} `json:"traces"`
 			}
@@ -292,14 +298,22 @@ func TestRealRuns(t *testing.T) {
 			// torch.distributions' checks: stable-baselines3 makes a
 			// distribution per environment step and per update (10% of
 			// its samples; off, 1.07-1.26x), actor_critic one per
-			// environment step (off: 1.24x); no other program here uses one
-			if has := slices.ContainsFunc(d.Findings, func(f diagnose.Finding) bool { return f.Rule == "debug.validate-args" }); has != (c.run == "cpu_ppo" || c.run == "cpu_actor_critic") {
+			// environment step (off: 1.24x), reinforce too; no other
+			// program here uses one
+			if has := slices.ContainsFunc(d.Findings, func(f diagnose.Finding) bool { return f.Rule == "debug.validate-args" }); has != (c.run == "cpu_ppo" || c.run == "cpu_actor_critic" || c.run == "cpu_reinforce") {
 				t.Errorf("debug.validate-args fired: %v", has)
 			}
-			// a model called per item: only actor_critic's policy (the
-			// Trainer's, timm's and the examples' models get batches)
-			if has := slices.ContainsFunc(d.Findings, func(f diagnose.Finding) bool { return strings.Contains(f.AllChanges(), "each call on one sample") }); has != (c.run == "cpu_actor_critic") {
+			// a model called per item: only actor_critic's and
+			// reinforce's policies (the Trainer's, timm's and the
+			// examples' models get batches)
+			if has := slices.ContainsFunc(d.Findings, func(f diagnose.Finding) bool { return strings.Contains(f.AllChanges(), "each call on one sample") }); has != (c.run == "cpu_actor_critic" || c.run == "cpu_reinforce") {
 				t.Errorf("a model called per item: %v", has)
+			}
+			// more items a step: only reinforce's episodes, the one run
+			// whose agent counted the calls of a model called on one
+			// sample with steps that grow
+			if has := d.Window != nil && slices.ContainsFunc(d.Window.Notes, func(n string) bool { return strings.Contains(n, "because each did more items") }); has != (c.run == "cpu_reinforce") {
+				t.Errorf("more items a step: %v", has)
 			}
 			// padding: only the program whose batches are padded to a
 			// fixed length (the Trainer's GPT-2s get sequences all tokens)

@@ -12,7 +12,7 @@ import (
 
 var _ = addRule(Rule{
 	ID: "run.slowing", Class: Slowing, Factor: 0.9,
-	When: "run evidence: the steps after start-up (>= 24, the window's included) get slower: each quarter's median >= 1.05x the one before, the last quarter's >= 1.5x the first's, and a line through the medians of eight blocks of them explains >= 70% of their variance, and the steps less their time waiting for a CPU grow so too (else the machine got busier: a note on the window); at stake: their mean less the first quarter's median, as a share of their mean (of the step, as every finding's); where the model is called per item (cpu.tiny-ops), the change says a step may do more items (an RL episode); it goes first after memory.growth",
+	When: "run evidence: the steps after start-up (>= 24, the window's included) get slower: each quarter's median >= 1.05x the one before, the last quarter's >= 1.5x the first's, and a line through the medians of eight blocks of them explains >= 70% of their variance, and the steps less their time waiting for a CPU grow so too (else the machine got busier: a note on the window), and, where the agent counted the calls a step of a model called on one sample, their time per call grows so too (else each step did more items, as an RL episode lasting longer: a note on the window); at stake: their mean less the first quarter's median, as a share of their mean (of the step, as every finding's); where the model is called per item (cpu.tiny-ops) and the calls were not counted, the change says a step may do more items; it goes first after memory.growth",
 	Change: orTry(orTry("a step does work that grows with what the run keeps (torch.cat onto a kept tensor, a list, dict or DataFrame appended to and processed whole, a search over everything kept): preallocate a buffer, or keep a list of chunks and concatenate once",
 		"bound what is kept (collections.deque(maxlen=N)): the work per step then stops growing"),
 		"process only the new items"),
@@ -64,13 +64,17 @@ func (s *state) slowingFinding() {
 			"(the keys and values of attention: a KV cache; past_key_values / use_cache=True in Hugging Face models, or model.generate()), " +
 			"or bound the input (a sliding window of the last N positions)"
 	}
-	if m, n, ok := s.itemModelOfRun(); ok && len(g.Stages) == 0 && s.in.Run.InputGrowth == nil {
-		// an RL program's step is an episode, which lasts longer as its
-		// policy learns (pytorch/examples' reinforce: 27.8 ms to 219 ms
-		// a step while CartPole's episodes grew): more items a step,
-		// nothing kept
+	if g.FirstItems > 0 {
+		// counted, and the time per item grew too (else MoreItems)
+		ms = append(ms, Evidence{"calls a step of the model called on one sample, first quarter", g.FirstItems, "", "evidence"},
+			Evidence{"calls a step of the model called on one sample, last quarter", g.LastItems, "", "evidence"})
+	} else if m, n, ok := s.itemModelOfRun(); ok && len(g.Stages) == 0 && s.in.Run.InputGrowth == nil {
+		// an agent that did not count the items a step: an RL program's
+		// step is an episode, which lasts longer as its policy learns
+		// (pytorch/examples' reinforce: 27.8 ms to 219 ms a step while
+		// CartPole's episodes grew)
 		change = fmt.Sprintf("each step may do more items as the run goes on, not work that grows with what it keeps: the model (%s) runs about %.0f times a step on one sample each, "+
-			"and a step that is an RL episode lasts longer as its policy learns: then the time per item is the measure, and it has not grown; "+
+			"and a step that is an RL episode lasts longer as its policy learns: then the time per item is the measure (this run did not count the items a step; a run with this version does); "+
 			"else %s", modelCallRef(*m), n, rule("run.slowing").Change)
 	}
 	// Share of the run's step time, as run.periodic's: the growth's mean

@@ -61,7 +61,7 @@ func TestRunGrowthStages(t *testing.T) {
 		}
 		return 0.024
 	}
-	g, _ := runevidence.RunGrowth(series(150, stage), 0)
+	g, _, _ := runevidence.RunGrowth(series(150, stage), 0)
 	if g == nil || !slices.Equal(g.Stages, []int{40, 76, 112}) {
 		t.Fatalf("four stages: %+v", g)
 	}
@@ -78,7 +78,7 @@ func TestRunGrowthStages(t *testing.T) {
 		"stages, then rising": func(i int) float64 { return stage(i) * (1 + 0.01*float64(max(0, i-76))) },
 		"many steps up":       func(i int) float64 { return 0.003 * math.Pow(1.3, float64(i/15)) },
 	} {
-		if g, _ := runevidence.RunGrowth(series(150, f), 0); g == nil || g.Stages != nil {
+		if g, _, _ := runevidence.RunGrowth(series(150, f), 0); g == nil || g.Stages != nil {
 			t.Errorf("%s: %+v", name, g)
 		}
 	}
@@ -107,10 +107,10 @@ func TestRunGrowthLeavesDataLoaderWaitToTheInput(t *testing.T) {
 	if g := runevidence.Growth(withLoader(series(100, func(int) float64 { return 0.015 }), drained)); g == nil {
 		t.Fatal("the drained queue's steps do not grow: the test shows nothing")
 	}
-	if own, b := runevidence.RunGrowth(withLoader(series(100, func(int) float64 { return 0.015 }), drained), 0); own != nil || b != nil {
+	if own, b, _ := runevidence.RunGrowth(withLoader(series(100, func(int) float64 { return 0.015 }), drained), 0); own != nil || b != nil {
 		t.Errorf("flat work, a drained prefetch queue: own %+v, busier %+v", own, b)
 	}
-	if own, b := runevidence.RunGrowth(withLoader(series(100, func(i int) float64 { return 0.008 + 0.0004*float64(i) }), drained), 0); own == nil || b != nil {
+	if own, b, _ := runevidence.RunGrowth(withLoader(series(100, func(i int) float64 { return 0.008 + 0.0004*float64(i) }), drained), 0); own == nil || b != nil {
 		t.Errorf("growing work, a drained prefetch queue: own %+v, busier %+v", own, b)
 	}
 }
@@ -124,19 +124,19 @@ func TestRunGrowthTellsABusierMachine(t *testing.T) {
 		return withWaits(steps, wait, func(st *steptimes.Step) *float64 { return &st.CPUWaitS })
 	}
 	busier := func(i int) float64 { return 0.00005 * float64(i) } // 0.2 ms to 10 ms a step
-	own, b := runevidence.RunGrowth(withWait(series(200, func(int) float64 { return 0.008 }), busier), 0)
+	own, b, _ := runevidence.RunGrowth(withWait(series(200, func(int) float64 { return 0.008 }), busier), 0)
 	if own != nil || b == nil || b.LastWaitS < 5*b.FirstWaitS || b.LastMedianS < 1.5*b.FirstMedianS {
 		t.Errorf("flat work on a machine getting busier: own %+v, busier %+v", own, b)
 	}
-	own, b = runevidence.RunGrowth(withWait(series(200, func(i int) float64 { return 0.008 + 0.0002*float64(i) }), busier), 0)
+	own, b, _ = runevidence.RunGrowth(withWait(series(200, func(i int) float64 { return 0.008 + 0.0002*float64(i) }), busier), 0)
 	if own == nil || b != nil {
 		t.Errorf("growing work on a machine getting busier: own %+v, busier %+v", own, b)
 	}
-	own, b = runevidence.RunGrowth(series(200, func(i int) float64 { return 0.008 + 0.0002*float64(i) }), 0)
+	own, b, _ = runevidence.RunGrowth(series(200, func(i int) float64 { return 0.008 + 0.0002*float64(i) }), 0)
 	if own == nil || b != nil {
 		t.Errorf("growing work, no waits measured: own %+v, busier %+v", own, b)
 	}
-	own, b = runevidence.RunGrowth(withWait(series(200, func(int) float64 { return 0.008 }), func(int) float64 { return 0.001 }), 0)
+	own, b, _ = runevidence.RunGrowth(withWait(series(200, func(int) float64 { return 0.008 }), func(int) float64 { return 0.001 }), 0)
 	if own != nil || b != nil {
 		t.Errorf("flat work, steady wait: own %+v, busier %+v", own, b)
 	}
@@ -146,6 +146,55 @@ func TestRunGrowthTellsABusierMachine(t *testing.T) {
 		return strings.Contains(n, "only by waiting longer for a CPU")
 	}) {
 		t.Errorf("busier machine: findings %+v, window %+v", d.Findings, d.Window)
+	}
+}
+
+// Steps that grow because each does more items (an RL episode of more
+// environment steps, each a call of its policy), at the same time per
+// item, are not run.slowing but a note on the window; items whose time
+// grows too, or items not counted at every step, leave run.slowing as
+// it was, the items in its evidence.
+func TestRunGrowthTellsMoreItems(t *testing.T) {
+	withItems := func(steps []steptimes.Step, items func(i int) int) []steptimes.Step {
+		for i := range steps {
+			steps[i].Items = items(steps[i].N)
+		}
+		return steps
+	}
+	items := func(i int) int { return 10 + i }                       // 11 to 210 calls a step
+	perItem := func(i int) float64 { return 0.0005 * float64(10+i) } // 0.5 ms an item
+	own, b, more := runevidence.RunGrowth(withItems(series(200, perItem), items), 0)
+	if own != nil || b != nil || more == nil || more.FirstItems < 20 || more.LastItems < 150 || more.LastMedianS < 4*more.FirstMedianS {
+		t.Errorf("more items, same time an item: own %+v, busier %+v, more items %+v", own, b, more)
+	}
+	own, _, more = runevidence.RunGrowth(withItems(series(200, func(i int) float64 { return perItem(i) * (1 + 0.01*float64(i)) }), items), 0)
+	if own == nil || more != nil || own.FirstItems < 20 || own.LastItems < 150 {
+		t.Errorf("more items, each slower: own %+v, more items %+v", own, more)
+	}
+	uncounted := withItems(series(200, perItem), items)
+	uncounted[120].Items = 0
+	if own, _, more = runevidence.RunGrowth(uncounted, 0); own == nil || more != nil || own.FirstItems != 0 {
+		t.Errorf("a step not counted: own %+v, more items %+v", own, more)
+	}
+	if own, _, more = runevidence.RunGrowth(withItems(series(200, func(int) float64 { return 0.01 }), func(int) int { return 20 }), 0); own != nil || more != nil {
+		t.Errorf("flat: own %+v, more items %+v", own, more)
+	}
+
+	more = &runevidence.StepGrowth{FirstMedianS: 0.0278, LastMedianS: 0.219, FirstSteps: [2]int{4, 89}, LastSteps: [2]int{262, 347}, FirstItems: 24, LastItems: 190}
+	run := &runevidence.RunEvidence{MoreItems: more, Optimizers: []rundir.Optimizer{{Class: "Adam", Params: 6}},
+		Models: []rundir.ModelCall{{Class: "Policy", Module: "__main__", File: "reinforce.py", Line: 56, Calls: 64, Layers: 2, Input: []int64{1, 4}}}}
+	in := cpuTrace(run)
+	in.Ops = &optable.OpTable{Calls: 3 * 4000, HostSelfUs: 3 * 50e3, Steps: 3, BackwardCalls: 100, Rows: []optable.OpRow{
+		{Name: "aten::add_", Calls: 3 * 3950, HostSelfUs: 3 * 49e3}, {Name: "aten::linear", Calls: 3 * 48, HostSelfUs: 3 * 1e3}}}
+	d := Compute(in)
+	if findingOf(d, "run.slowing") != nil || d.Window == nil || !slices.ContainsFunc(d.Window.Notes, func(n string) bool {
+		return strings.Contains(n, "because each did more items: the model called on one sample (Policy, called at reinforce.py:56) ran a median 24 times a step, then 190")
+	}) {
+		t.Errorf("more items: findings %+v, window %+v", d.Findings, d.Window)
+	}
+	run.Slowing, run.MoreItems = more, nil // counted, each item slower
+	if f := findingOf(Compute(in), "run.slowing"); f == nil || strings.HasPrefix(f.Change, "each step may do more items") || !slices.ContainsFunc(f.Measured, func(e Evidence) bool { return e.Value == 190 }) {
+		t.Errorf("items counted, each slower: %+v", f)
 	}
 }
 
@@ -250,10 +299,10 @@ func TestWindowInflationIsNoGrowth(t *testing.T) {
 		}
 		growing = append(growing, steptimes.Step{N: n, DurS: g, InWindow: in})
 	}
-	if own, busier := runevidence.RunGrowth(flat, 0); own != nil || busier != nil {
+	if own, busier, _ := runevidence.RunGrowth(flat, 0); own != nil || busier != nil {
 		t.Errorf("the window's inflation read as growth: %+v %+v", own, busier)
 	}
-	if own, _ := runevidence.RunGrowth(growing, 0); own == nil {
+	if own, _, _ := runevidence.RunGrowth(growing, 0); own == nil {
 		t.Error("a growth through the window not found")
 	}
 }
@@ -282,7 +331,7 @@ func TestWindowWarmupIsNotItsInflation(t *testing.T) {
 		ci = append(ci, steptimes.Step{N: n, DurS: c, InWindow: n >= 6})
 	}
 	for name, steps := range map[string][]steptimes.Step{"local": run, "ended in its window": ci} {
-		if own, busier := runevidence.RunGrowth(steps, 8); own != nil || busier != nil {
+		if own, busier, _ := runevidence.RunGrowth(steps, 8); own != nil || busier != nil {
 			t.Errorf("%s: the profiler's inflation read as growth: %+v %+v", name, own, busier)
 		}
 	}
@@ -290,7 +339,7 @@ func TestWindowWarmupIsNotItsInflation(t *testing.T) {
 	for i := range ci {
 		ci[i].DurS *= 1 + 0.08*float64(ci[i].N)
 	}
-	if own, _ := runevidence.RunGrowth(ci, 8); own == nil {
+	if own, _, _ := runevidence.RunGrowth(ci, 8); own == nil {
 		t.Error("a growth of 8% a step over the same run not found")
 	}
 }

@@ -153,6 +153,16 @@ func (s *state) windowNote() {
 			units.Seconds(g.FirstMedianS), g.FirstSteps[0], g.FirstSteps[1], units.Seconds(g.LastMedianS), g.LastSteps[0], g.LastSteps[1],
 			units.Seconds(g.FirstWaitS), units.Seconds(g.LastWaitS)))
 	}
+	if r := s.in.Run; r != nil && r.MoreItems != nil {
+		g := r.MoreItems
+		model := "the model called on one sample"
+		if m, _, ok := s.itemModelOfRun(); ok {
+			model = fmt.Sprintf("the model called on one sample (%s)", modelCallRef(*m))
+		}
+		n.Notes = append(n.Notes, fmt.Sprintf("the steps got slower as the run went on, %s at steps %d-%d to %s at steps %d-%d, because each did more items: %s ran a median %.0f times a step, then %.0f, "+
+			"and its time per item did not grow (an RL episode lasting longer as its policy learns): the window's steps did fewer items than the run's later ones, at the same cost per item",
+			units.Seconds(g.FirstMedianS), g.FirstSteps[0], g.FirstSteps[1], units.Seconds(g.LastMedianS), g.LastSteps[0], g.LastSteps[1], model, g.FirstItems, g.LastItems))
+	}
 	inflated, slower := false, busy
 	run, win, prefetched := s.runInput()
 	if prefetched {

@@ -132,9 +132,9 @@ type Evidence struct {
 	// agent before it).
 	ProgramOptions []ProgramOption `json:"program_options"`
 	// StepTimes: [step, start s, duration s, in window, CPU wait s or
-	// null, DataLoader wait s] of every step (the agent keeps the first
-	// 20000; older agents wrote four or five columns); StepSeries decodes
-	// them.
+	// null, DataLoader wait s, items or null] of every step (the agent
+	// keeps the first 20000; older agents wrote four to six columns);
+	// StepSeries decodes them.
 	StepTimes [][]any `json:"step_times"`
 	// DeviceBehindS is how long the agent waited, at the end of the last
 	// step before each window, for the device work the host had queued
@@ -326,6 +326,10 @@ func (ev *Evidence) StepSeries() []steptimes.Step {
 			}
 			if len(row) > 5 {
 				st.LoaderWaitS, _ = row[5].(float64)
+			}
+			if len(row) > 6 {
+				items, _ := row[6].(float64)
+				st.Items = int(items)
 			}
 			out = append(out, st)
 		}

@@ -134,11 +134,15 @@ type ProfilerConfig struct {
 
 // AgentConfig is what the agent reads from its config.json.
 type AgentConfig struct {
-	RunDir             string         `json:"run_dir"`
-	ToolVersion        string         `json:"tool_version"`
-	PythonProfiler     string         `json:"python_profiler"`        // sample | cprofile | off
-	SampleInterval     float64        `json:"sample_interval"`        // seconds, outside the window
-	WindowInterval     float64        `json:"window_sample_interval"` // seconds, while the window records
+	RunDir         string  `json:"run_dir"`
+	ToolVersion    string  `json:"tool_version"`
+	PythonProfiler string  `json:"python_profiler"`        // sample | cprofile | off
+	SampleInterval float64 `json:"sample_interval"`        // seconds, outside the window
+	WindowInterval float64 `json:"window_sample_interval"` // seconds, while the window records
+	// SampleBudget: the share of the wall time the sampler may cost
+	// outside the window; over it, it samples every few intervals (0:
+	// every interval, as where --sample-interval is given).
+	SampleBudget       float64        `json:"sample_budget"`
 	Profiler           ProfilerConfig `json:"profiler"`
 	StepSource         string         `json:"step_source"` // auto | optimizer | dataloader | forward
 	StopAfterProfile   bool           `json:"stop_after_profile"`

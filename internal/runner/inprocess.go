@@ -33,11 +33,18 @@ func Begin(dir, settings, version, python string, pid int, args []string) (rundi
 		// a start set is kept however long the steps, as run's flags
 		// (ProfilerConfig.EarlyStartS)
 		var given struct {
-			Profiler map[string]json.RawMessage `json:"profiler"`
+			SampleInterval json.RawMessage            `json:"sample_interval"`
+			SampleBudget   json.RawMessage            `json:"sample_budget"`
+			Profiler       map[string]json.RawMessage `json:"profiler"`
 		}
-		if json.Unmarshal([]byte(settings), &given) == nil && given.Profiler["early_start_s"] == nil &&
-			(given.Profiler["skip_first"] != nil || given.Profiler["warmup"] != nil) {
-			ac.Profiler.EarlyStartS = 0
+		if json.Unmarshal([]byte(settings), &given) == nil {
+			if given.Profiler["early_start_s"] == nil && (given.Profiler["skip_first"] != nil || given.Profiler["warmup"] != nil) {
+				ac.Profiler.EarlyStartS = 0
+			}
+			// an interval set is kept whatever a sample costs, as run's flag
+			if given.SampleInterval != nil && given.SampleBudget == nil {
+				ac.SampleBudget = 0
+			}
 		}
 	}
 	if ac.Profiler.Active < 1 || ac.Profiler.SkipFirst < 0 || ac.Profiler.Warmup < 0 || ac.Profiler.Wait < 0 || ac.Profiler.Repeat < 0 || ac.Profiler.MinWindowS < 0 {

@@ -49,6 +49,7 @@ func DefaultAgentConfig() rundir.AgentConfig {
 		PythonProfiler: "sample",
 		SampleInterval: 0.02,
 		WindowInterval: 0.005,
+		SampleBudget:   0.004,
 		Profiler: rundir.ProfilerConfig{
 			Enabled: true, SkipFirst: 5, Wait: 0, Warmup: 2, Active: 5, MinWindowS: 0.2, Repeat: 1, EarlyStartS: 2,
 		},

@@ -281,6 +281,7 @@ class Agent(Window, Evidence):
         self.dl_window_batches = 0
         self.loaders = {}  # id(loader) -> info
         self._fwd_handles = []
+        self._item_modules, self._item_handles = [], []  # _count_items
         self._fwd_depth = threading.local()
         # outermost forward calls per module (id) until steps lock, and the
         # module whose calls are the steps (forward step source)
@@ -368,7 +369,8 @@ class Agent(Window, Evidence):
         prof_kind = self.cfg.get("python_profiler", "sample")
         if prof_kind == "sample":
             self.sampler = Sampler(self.cfg.get("sample_interval", 0.02),
-                                   window_interval=self.cfg.get("window_sample_interval", 0.005))
+                                   window_interval=self.cfg.get("window_sample_interval", 0.005),
+                                   budget=self.cfg.get("sample_budget", 0.0))
             self.sampler.on_tick = self._tick
         elif prof_kind == "cprofile":
             import cProfile
@@ -564,6 +566,7 @@ class Agent(Window, Evidence):
 
         def compile(*args, **kwargs):
             agent.compile_called = True
+            agent._stop_counting_items()  # a hook's count would break the compiled graph
             # hooks that stay for the whole run (forward steps) guard nothing away
             if os.getpid() == agent.pid and not agent.compile_used and (
                     (agent.step_source_req == "auto" and agent.step_source is None)
@@ -758,12 +761,12 @@ class Agent(Window, Evidence):
         self._fwd_handles = [register_module_forward_pre_hook(pre), register_module_forward_hook(post)]
 
     def _remove_forward_hooks(self):
-        for h in self._fwd_handles:
-            try:
-                h.remove()
-            except Exception:
-                pass
+        _remove_handles(self._fwd_handles)
         self._fwd_handles = []
+
+    def _stop_counting_items(self):
+        _remove_handles(self._item_handles)
+        self._item_handles, self.step_items = [], None
 
     # -- step detection -------------------------------------------------------
     def _step(self):
@@ -790,9 +793,29 @@ class Agent(Window, Evidence):
                 self._nvtx_forward_hooks()
             else:
                 self._remove_forward_hooks()
+            self._count_items()
         if self.nvtx is not None:
             self.nvtx.begin_step(self.steps + 1)
         self._start_profiler()
+
+    def _count_items(self):
+        """Counts, from the step the steps locked on, the calls of the
+        models whose first call got one sample (a policy called once per
+        environment step): a step that does more of them as the run goes
+        on (an RL episode lasting longer as its policy learns) does more
+        items, not work that grows with what the run keeps. A hook on
+        those modules only: their calls alone take torch's slower path."""
+        mods = [m for m in (r() for r in self._item_modules) if m is not None]
+        if not mods or self.compile_called:
+            return
+
+        def count(module, args):
+            if self.step_items is not None:
+                self.step_items += 1
+
+        for m in mods:
+            self._item_handles.append(m.register_forward_pre_hook(count))
+        self.step_items = 0
 
     def _nvtx_forward_hooks(self):
         """--nvtx's "forward" ranges once the steps locked on another
@@ -1146,6 +1169,8 @@ class Agent(Window, Evidence):
                 shapes = _tensor_shapes(args, self.torch.Tensor, limit=1)
                 if shapes:
                     rec["input"] = shapes[0]
+                    if (len(shapes[0]) == 1 or shapes[0][:1] == [1]) and len(self._item_modules) < 4:
+                        self._item_modules.append(weakref.ref(module))
         rec["calls"] += 1
         pad = rec.get("padding")
         if (pad is None or pad["calls"] < _PADDING_CALLS) and not self.in_window:
@@ -1265,6 +1290,7 @@ class Agent(Window, Evidence):
             except Exception as e:
                 self.errors.append("profiler stop: %s" % e)
             self._remove_forward_hooks()
+            self._stop_counting_items()
             if self.sampler is not None:
                 self.sampler.stop()
             if self.stepstats is not None:
@@ -1653,6 +1679,14 @@ def _call_kwargs(frame, depth=6):
     except Exception:
         pass
     return {}
+
+
+def _remove_handles(handles):
+    for h in handles:
+        try:
+            h.remove()
+        except Exception:
+            pass
 
 
 def _tensor_shapes(args, tensor, limit=4):

@@ -81,6 +81,10 @@ type RunEvidence struct {
 	// waiting longer for a CPU: the machine got busier, not the program's
 	// work (nil: no such growth).
 	BusierMachine *StepGrowth `json:"busier_machine,omitempty"`
+	// MoreItems: the steps got slower, but each did more items (calls of
+	// a model called on one sample) and the time per item did not grow
+	// (nil: no such growth, or items not counted).
+	MoreItems *StepGrowth `json:"more_items,omitempty"`
 	// RunLoaderWaitShare: the DataLoader's wait over the whole run, the
 	// wait for each iterator's first batch left out (worker start-up, an
 	// epoch's restart: input.loader's), as a share of all its steps' time
@@ -1085,7 +1089,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		if len(ev.WindowSteps) > 0 {
 			firstRecorded = ev.WindowSteps[0].Step
 		}
-		r.Slowing, r.BusierMachine = RunGrowth(steps, firstRecorded)
+		r.Slowing, r.BusierMachine, r.MoreItems = RunGrowth(steps, firstRecorded)
 		r.InputGrowth = GrowthOfInputs(ev.StepInputs)
 		r.OneSample = OneSampleInputs(ev.StepInputs)
 		var rows []rundir.StepRow

@@ -61,6 +61,10 @@ type StepGrowth struct {
 	// Stages: where the steps jump up when they grow in a few stages, not
 	// step by step (stages): the first step of each stage after the first.
 	Stages []int `json:"stages,omitempty"`
+	// FirstItems and LastItems: the quarters' median calls a step of the
+	// models called on one sample (0 where the agent did not count them).
+	FirstItems float64 `json:"first_items,omitempty"`
+	LastItems  float64 `json:"last_items,omitempty"`
 }
 
 // RunGrowth tells a program whose steps get slower (own) from a machine
@@ -69,28 +73,37 @@ type StepGrowth struct {
 // suite, a second job) do the same work. Steps that grow only by the
 // time they wait for a DataLoader are neither: a prefetch queue filled
 // before the loop drains and the steps then wait for data, which the
-// run's DataLoader share says (input.loader), not growing work. Both
-// nil: no growth of the program's own. firstRecorded is the first step
+// run's DataLoader share says (input.loader), not growing work. All
+// nil: no growth. firstRecorded is the first step
 // the profiler recorded (its warm-up steps before it are in the window
-// too); 0: the window's first step.
-func RunGrowth(steps []steptimes.Step, firstRecorded int) (own, busier *StepGrowth) {
+// too); 0: the window's first step. moreItems: steps that grow because
+// each does more items (a model called on one sample more times a step:
+// an RL episode lasting longer as its policy learns), their time per
+// item not growing; then own is nil.
+func RunGrowth(steps []steptimes.Step, firstRecorded int) (own, busier, moreItems *StepGrowth) {
 	steps = deflateWindow(steps, firstRecorded)
 	g := Growth(steps)
 	if g == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	working := slices.Clone(steps)
 	for i := range working {
 		working[i].DurS -= working[i].LoaderWaitS
 	}
 	if Growth(working) == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	for i := range working {
 		working[i].DurS -= working[i].CPUWaitS
 	}
 	if g.LastWaitS > 0 && Growth(working) == nil {
-		return nil, g
+		return nil, g, nil
+	}
+	if perItem, ok := perItem(working); ok {
+		g.FirstItems, g.LastItems = quarterItems(working, g.FirstSteps), quarterItems(working, g.LastSteps)
+		if Growth(perItem) == nil {
+			return nil, nil, g
+		}
 	}
 	// the stages of the work itself: a busy spell's waits make jumps of
 	// their own
@@ -102,7 +115,38 @@ func RunGrowth(steps []steptimes.Step, firstRecorded int) (own, busier *StepGrow
 		}
 	}
 	g.Stages = stages(ns, ys)
-	return g, nil
+	return g, nil, nil
+}
+
+// perItem is steps with each step's time divided by its items, when every
+// step after start-up has them counted.
+func perItem(steps []steptimes.Step) ([]steptimes.Step, bool) {
+	out := slices.Clone(steps)
+	for i, st := range out {
+		if st.N <= startupSteps || st.DurS <= 0 {
+			continue
+		}
+		if st.Items <= 0 {
+			return nil, false
+		}
+		out[i].DurS /= float64(st.Items)
+	}
+	return out, true
+}
+
+// quarterItems is the median items a step of the steps numbered span[0]
+// to span[1].
+func quarterItems(steps []steptimes.Step, span [2]int) float64 {
+	var xs []float64
+	for _, st := range steps {
+		if st.N >= span[0] && st.N <= span[1] && st.Items > 0 {
+			xs = append(xs, float64(st.Items))
+		}
+	}
+	if len(xs) == 0 {
+		return 0
+	}
+	return median(xs)
 }
 
 // OneSampleInputs is the latest input of a step module whose every

@@ -23,6 +23,9 @@ type Step struct {
 	CPUWaitS float64
 	// LoaderWaitS: the step's time waiting in a DataLoader's next().
 	LoaderWaitS float64
+	// Items: the calls in the step of the models called on one sample
+	// (a policy per environment step); 0 where not counted.
+	Items int
 }
 
 // Thresholds of the summary.

@@ -104,6 +104,9 @@ type Options struct {
 	// fixedStart: --skip-first or --warmup given, so the window starts
 	// where they say, however long the steps (ProfilerConfig.EarlyStartS)
 	fixedStart bool
+	// fixedInterval: --sample-interval given, so the sampler keeps it
+	// whatever a sample costs (AgentConfig.SampleBudget 0)
+	fixedInterval bool
 
 	// Signals, Env and Dir are for tests (see runner.Config).
 	Signals <-chan os.Signal
@@ -145,6 +148,7 @@ Files go to --output (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`
 				o.MinWindow = 0 // the steps asked for, however short
 			}
 			o.fixedStart = f.Changed("skip-first") || f.Changed("warmup")
+			o.fixedInterval = f.Changed("sample-interval")
 			if len(args) == 0 {
 				return exitcode.New(exitcode.Usage, errors.New("run: missing program: script.py, -m module, or -- launcher ..."))
 			}
@@ -234,6 +238,9 @@ func (o *Options) config() (runner.Config, error) {
 	ac.PythonProfiler = o.PythonProfiler
 	ac.SampleInterval = o.SampleInterval.Seconds()
 	ac.WindowInterval = o.WindowInterval.Seconds()
+	if o.fixedInterval {
+		ac.SampleBudget = 0
+	}
 	ac.StepSource = o.StepSource
 	ac.StopAfterProfile = o.StopAfterProfile
 	ac.SyncDebug = !o.NoSyncDebug

@@ -27,6 +27,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
 	"github.com/bottleneck-dev/bottleneck/internal/cli/exitcode"
 	"github.com/bottleneck-dev/bottleneck/internal/flame"
 	"github.com/bottleneck-dev/bottleneck/internal/iostreams"
@@ -680,6 +681,34 @@ func TestCriticStepsAreNotIterations(t *testing.T) {
 	_, ev := stepsOf(t, "optimizer", "--python", py, ex(t, "gan_critic.py"), "30") // the default window starts after the switch
 	if ev.StepCounts["optimizer"] != 180 || lastStep(ev) < 28 || lastStep(ev) > 34 || len(ev.StepStages) != 0 {
 		t.Errorf("optimizer steps %d, last step %d, stages %+v: want 180 and about 33, one per iteration, the critic's steps no stage", ev.StepCounts["optimizer"], lastStep(ev), ev.StepStages)
+	}
+}
+
+// A model called on one sample (a policy per environment step) has its
+// calls counted at each step (step_times' items): episode i of
+// episodes.py calls it 5 + i times; the GAN's models get batches and
+// nothing is counted.
+func TestItemsAStep(t *testing.T) {
+	py := torchPython(t)
+	_, ev := stepsOf(t, "optimizer", "--python", py, ex(t, "episodes.py"), "40")
+	steps := (&rundir.Evidence{StepTimes: ev.StepTimes}).StepSeries()
+	counted := 0
+	for _, st := range steps {
+		if st.Items == 0 {
+			continue
+		}
+		counted++
+		if st.Items != 5+st.N {
+			t.Errorf("step %d: %d items, want %d", st.N, st.Items, 5+st.N)
+		}
+	}
+	if counted < 38 {
+		t.Errorf("%d steps counted of %d", counted, len(steps))
+	}
+	_, ev = stepsOf(t, "optimizer", "--python", py, ex(t, "gan_critic.py"), "30")
+	steps = (&rundir.Evidence{StepTimes: ev.StepTimes}).StepSeries()
+	if i := slices.IndexFunc(steps, func(st steptimes.Step) bool { return st.Items != 0 }); i >= 0 {
+		t.Errorf("batched models: items counted at %+v", steps[i])
 	}
 }
 

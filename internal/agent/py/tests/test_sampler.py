@@ -374,7 +374,7 @@ class SamplerTest(unittest.TestCase):
         s = S.Sampler(period)
         calls = []  # (start, end) of each sample
 
-        def slow_sample(skip_ident=None):
+        def slow_sample(skip_ident=None, weight=1):
             t = time.perf_counter()
             while time.perf_counter() < t + 3 * period:
                 pass
@@ -387,6 +387,59 @@ class SamplerTest(unittest.TestCase):
         self.assertGreater(len(calls), 3)
         gaps = [b[0] - a[1] for a, b in zip(calls, calls[1:])]
         self.assertGreaterEqual(min(gaps), 0.9 * period, gaps)
+
+    def test_costly_samples_are_spaced_and_weighted(self):
+        # With a budget, samples costing more than it allows of their
+        # period are taken every few intervals, each counting for them
+        period = 0.002
+        s = S.Sampler(period, budget=0.25)  # 0.5 ms a sample at most
+        calls = []  # (start, end, weight)
+
+        def slow_sample(skip_ident=None, weight=1):
+            t = time.perf_counter()
+            while time.perf_counter() < t + 0.003:
+                pass
+            calls.append((t, time.perf_counter(), weight))
+
+        s.sample_once = slow_sample
+        s.start_thread()
+        time.sleep(0.2)
+        s.stop()
+        self.assertEqual(s.weight, S.Sampler.MAX_WEIGHT)  # 3 ms wants 6 intervals
+        self.assertEqual(calls[0][2], 1)
+        later = calls[2:]
+        self.assertTrue(later)
+        self.assertEqual({c[2] for c in later}, {S.Sampler.MAX_WEIGHT})
+        starts = [b[0] - a[0] for a, b in zip(later, later[1:])]  # a sample every weight periods
+        self.assertGreaterEqual(min(starts or [1]), 0.9 * period * S.Sampler.MAX_WEIGHT, starts)
+
+    def test_budget_sets_the_weight(self):
+        s = S.Sampler(0.01, budget=0.01)  # 100 us a sample
+        s._within_budget(0.00005)
+        self.assertEqual(s.weight, 1)
+        s = S.Sampler(0.01, budget=0.01)
+        s._within_budget(0.00025)
+        self.assertEqual(s.weight, 3)
+        for _ in range(100):  # cheaper samples bring it back
+            s._within_budget(0.00002)
+        self.assertEqual(s.weight, 1)
+
+    def test_a_weighted_sample_counts_its_intervals(self):
+        s = S.Sampler(0.001)
+        s.sample_once(weight=3)
+        s.end_step(True)
+        s.set_window(True)
+        s.sample_once(weight=3)  # the window's samples count once
+        s.set_window(False)
+        d = s.to_json()
+        self.assertEqual(d["samples"], 4)
+        self.assertEqual(d["window_samples"], 1)
+        main = [i for i, th in enumerate(d["threads"]) if th["role"] == "main"][0]
+        mine = [st for st in d["stacks"] if st["thread"] == main]
+        self.assertEqual(sum(st["count"] for st in mine), 4)
+        self.assertEqual(sum(st["window_count"] for st in mine), 1)
+        self.assertEqual(sum(st["slow_count"] for st in mine), 3)
+        self.assertEqual(d["threads"][main]["samples"], 4)
 
     def test_own_work_is_not_sampled(self):
         # the agent's work in a program thread (trace export, gzip) must not
