@@ -137,6 +137,11 @@ func TestRealRuns(t *testing.T) {
 		// called 53, then 500 times a step at the same time a call:
 		// more items a step, a note on the window, not run.slowing
 		{"cpu_reinforce", "framework-overhead", "cpu.tiny-ops", "gymnasium.vector.SyncVectorEnv", "run.slowing", ""},
+		// Lightning's DQN template: a replay batch of 16 a step, epochs
+		// of 13 steps each ending in a checkpoint save (5% of the wall
+		// time, under run.checkpoint's share): the epochs' ends are
+		// run.periodic's, saving less often and longer epochs 1.14x
+		{"cpu_lightning_dqn", "framework-overhead", "cpu.tiny-ops", "a larger batch", "run.checkpoint", ""},
 		// karpathy/nanoGPT's CPU configuration from its README: matmuls
 		// 62% of the native time in calls of ~0.48 ms; a batch of 24
 		// measured 1.14-1.22x per sample, torch.compile 1.14-1.24x, bf16
@@ -308,6 +313,18 @@ func TestRealRuns(t *testing.T) {
 			// examples' models get batches)
 			if has := slices.ContainsFunc(d.Findings, func(f diagnose.Finding) bool { return strings.Contains(f.AllChanges(), "each call on one sample") }); has != (c.run == "cpu_actor_critic" || c.run == "cpu_reinforce") {
 				t.Errorf("a model called per item: %v", has)
+			}
+			// a framework's checkpoint at every short epoch's end: only
+			// the Lightning DQN
+			if has := slices.ContainsFunc(d.Findings, func(f diagnose.Finding) bool {
+				return f.Rule == "run.periodic" && strings.Contains(f.Change, "ModelCheckpoint(every_n_epochs=N)") && strings.Contains(f.Change, "an epoch is 13 steps")
+			}); has != (c.run == "cpu_lightning_dqn") {
+				t.Errorf("a checkpoint every epoch: %v", has)
+			}
+			if c.run == "cpu_lightning_dqn" && !slices.ContainsFunc(d.Findings, func(f diagnose.Finding) bool {
+				return f.Rule == "input.loader" && strings.Contains(f.Change, "__iter__ yields whole batches")
+			}) {
+				t.Errorf("dqn: its iterable dataset is not told to yield whole batches")
 			}
 			// more items a step: only reinforce's episodes, the one run
 			// whose agent counted the calls of a model called on one

@@ -1844,19 +1844,23 @@ func TestWorkersForLoadingThatWaits(t *testing.T) {
 // one over gets no workers first (Lightning's quick-start autoencoder on
 // a TensorDataset, 0.25 ms a batch: one persistent worker took 1.7x as
 // long); a batch of 30 ms keeps them, and so does a loader whose wait
-// was not measured.
+// was not measured. An iterable dataset is told to yield whole batches
+// (Lightning's DQN template collated 16 samples of 5 tensors a batch:
+// 1.21x yielding slices), an indexed one to fetch them by a BatchSampler.
 func TestNoWorkersForBatchesFasterThanAHandover(t *testing.T) {
 	zero := 0
 	for _, c := range []struct {
-		name    string
-		waitS   float64
-		workers bool
+		name     string
+		waitS    float64
+		workers  bool
+		iterable bool
 	}{
-		{"0.25 ms a batch", 0.47, false},
-		{"30 ms a batch", 56, true},
-		{"wait not measured", 0, true},
+		{"0.25 ms a batch", 0.47, false, false},
+		{"0.25 ms a batch, iterable", 0.47, false, true},
+		{"30 ms a batch", 56, true, false},
+		{"wait not measured", 0, true, false},
 	} {
-		run := &runevidence.RunEvidence{Env: &runevidence.Env{CPUs: 16}, Loaders: []runevidence.Loader{{Dataset: "TensorDataset", NumWorkers: &zero, Batches: 1875, WaitS: c.waitS}}}
+		run := &runevidence.RunEvidence{Env: &runevidence.Env{CPUs: 16}, Loaders: []runevidence.Loader{{Dataset: "TensorDataset", NumWorkers: &zero, Batches: 1875, WaitS: c.waitS, Iterable: c.iterable}}}
 		s := &state{p: Default, step: 1000, share: map[Class]float64{Input: 0.3}, d: &Diagnosis{}, in: Analyses{Run: run}}
 		s.findings()
 		f := findingOf(s.d, "input.loader")
@@ -1865,6 +1869,9 @@ func TestNoWorkersForBatchesFasterThanAHandover(t *testing.T) {
 		}
 		if got := strings.Contains(f.Change, "persistent_workers=True) loads them in background workers"); got != c.workers || got == strings.Contains(f.Change, "less than handing a batch over") {
 			t.Errorf("%s: workers first %v, want %v: %s", c.name, got, c.workers, f.AllChanges())
+		}
+		if !c.workers && (strings.Contains(f.Change, "__iter__ yields whole batches") != c.iterable || strings.Contains(f.Change, "BatchSampler") == c.iterable) {
+			t.Errorf("%s: one call a batch: %s", c.name, f.Change)
 		}
 	}
 }

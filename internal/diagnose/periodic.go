@@ -19,7 +19,7 @@ import (
 
 var _ = addRule(Rule{
 	ID: "run.periodic", Class: Periodic, Factor: 0.9,
-	When: "run evidence: >= 3 steps after start-up and outside the window (each less its collections' pauses and its waits for a CPU and for a DataLoader), holding half the time of all those over twice their median above it, take over twice it every N steps (N >= 3) and are >= 2/3 of the steps at those places, a fit slow steps as frequent placed at random reach under 5% of the time over the fits tried, and their time above the median >= MinFinding of the run's step time; what they do: the whole run's file I/O (>= half that share) or off-step work (host.off-step's kinds), else the slow steps' own samples' lines (mostly a module's forward, inside a package: give each call a batch, a vectorized environment in an RL rollout), else how to record one; silent when an epoch's DataLoader restart has that period or run.validation fired",
+	When: "run evidence: >= 3 steps after start-up and outside the window (each less its collections' pauses and its waits for a CPU and for a DataLoader), holding half the time of all those over twice their median above it, take over twice it every N steps (N >= 3) and are >= 2/3 of the steps at those places, a fit slow steps as frequent placed at random reach under 5% of the time over the fits tried, and their time above the median >= MinFinding of the run's step time; what they do: a framework's checkpoint saves and validation (framework phases) when they hold half the slow steps' time above the median, with the epoch's own start and end where an epoch is that long, else the whole run's file I/O (>= half that share) or off-step work (host.off-step's kinds), else the slow steps' own samples' lines (mostly a module's forward, inside a package: give each call a batch, a vectorized environment in an RL rollout), else how to record one; silent when an epoch's DataLoader restart has that period, or that framework work is run.checkpoint's or run.validation's (they fire)",
 	Change: orTry("run the periodic work less often or in the background: an asynchronous checkpoint (torch.distributed.checkpoint.async_save)",
 		"a smaller or rarer evaluation"),
 	detect: (*state).periodicFinding,
@@ -52,7 +52,22 @@ func (s *state) periodicFinding() {
 	what, change := "", ""
 	var where []Location
 	py := r.Python
+	valS, saveS := s.frameworkPeriodic(p)
 	switch {
+	case valS > 0 || saveS > 0:
+		// a framework's checkpoint saves or validation, each under its
+		// own rule's share (else that rule has it): Lightning's DQN
+		// template saved a checkpoint at every 13-step epoch's end, 5% of
+		// its wall time, and its epoch boundaries held 12% of the step
+		// time; saving every 10th epoch and epochs of 62 steps measured
+		// 1.14x
+		what, change = s.frameworkPeriodicChange(p, valS, saveS)
+		phase := "save_checkpoint"
+		if valS > saveS {
+			phase = "validation"
+		}
+		where = []Location{{Kind: "phase", Name: phase, Note: r.Phases.Framework + " phases"}}
+		ms = append(ms, Evidence{"validation and checkpoint saves' self time, whole run", (valS + saveS) * 1e6, "us", "framework phases"})
 	case py != nil && py.RunIOShare >= p.Share/2 && len(py.RunIOLines) > 0:
 		what = "file I/O"
 		for _, l := range py.RunIOLines[:min(3, len(py.RunIOLines))] {
@@ -143,11 +158,8 @@ func (s *state) periodic() *runevidence.PeriodicSteps {
 		// made every 5th step slow
 		return nil
 	}
-	if r.Phases != nil {
-		valS, _, _ := validationTime(r.Phases)
-		if saveS, _ := checkpointTime(r.Phases); valS+saveS >= p.ExcessS/2 {
-			return nil // a framework's validation or checkpoints: run.validation's and run.checkpoint's
-		}
+	if valS, saveS := s.frameworkPeriodic(p); (valS > 0 || saveS > 0) && (s.validationFires() || s.checkpointFires()) {
+		return nil // a framework's validation or checkpoints: run.validation's and run.checkpoint's
 	}
 	for _, l := range r.Loaders {
 		// an epoch's start that starts worker processes again; without
@@ -161,6 +173,61 @@ func (s *state) periodic() *runevidence.PeriodicSteps {
 		}
 	}
 	return p
+}
+
+// frameworkPeriodic is a framework's validation and checkpoint saving
+// self time over the run (framework phases) when together they hold half
+// the periodic steps' time above the median; zeros otherwise.
+func (s *state) frameworkPeriodic(p *runevidence.PeriodicSteps) (valS, saveS float64) {
+	fp := s.in.Run.Phases
+	if fp == nil {
+		return 0, 0
+	}
+	valS, _, _ = validationTime(fp)
+	saveS, _ = checkpointTime(fp)
+	if valS+saveS < p.ExcessS/2 {
+		return 0, 0
+	}
+	return valS, saveS
+}
+
+// frameworkPeriodicChange says what the framework does every p.Every
+// steps and how to do it less often, where its validation and saves are
+// each under their own rule's share.
+func (s *state) frameworkPeriodicChange(p *runevidence.PeriodicSteps, valS, saveS float64) (what, change string) {
+	r := s.in.Run
+	lightning := r.Phases.Framework == "lightning"
+	name := "the Trainer"
+	if lightning {
+		name = "Lightning"
+	}
+	var whats, hows []string
+	if _, saves := checkpointTime(r.Phases); saveS > 0 && saves > 0 {
+		how := "save less often (TrainingArguments(save_steps=... larger)), and save_only_model=True when the optimizer's state is not needed to resume"
+		if lightning {
+			how = "save less often (ModelCheckpoint(every_n_epochs=N), or every_n_train_steps=N larger), save_weights_only=True when the optimizer's state is not needed to resume, or write in the background (Trainer(plugins=[AsyncCheckpointIO()]))"
+		}
+		whats = append(whats, "checkpoint saves")
+		hows = append(hows, fmt.Sprintf("%d saves of %s each: %s", saves, units.Seconds(saveS/float64(saves)), how))
+	}
+	if valS > 0 {
+		how := "validate less often or on fewer batches (TrainingArguments(eval_steps=... larger), eval_dataset.select(range(n)))"
+		if lightning {
+			how = "validate less often or on fewer batches (Trainer(val_check_interval=..., check_val_every_n_epoch=...), limit_val_batches)"
+		}
+		whats = append(whats, "validation")
+		hows = append(hows, fmt.Sprintf("validation, %s over the run: %s", units.Seconds(valS), how))
+	}
+	what = strings.Join(whats, " and ")
+	change = fmt.Sprintf("%s's %s come every %d steps and hold %s of the %s those steps take above the median over the run: %s",
+		name, what, p.Every, units.Seconds(valS+saveS), units.Seconds(p.ExcessS), strings.Join(hows, "; "))
+	for _, l := range r.Loaders {
+		if l.Iterators >= 2 && l.Batches > 0 && math.Abs(float64(l.Batches)/float64(l.Iterators)-float64(p.Every)) <= 1 {
+			change += fmt.Sprintf("; an epoch is %d steps, so the epoch's own start and end (a new DataLoader iterator, the epoch's hooks) come as often: fewer, longer epochs pay them less often", p.Every)
+			break
+		}
+	}
+	return what, change
 }
 
 // windowPeriodic is the recorded window's own outlier steps as periodic

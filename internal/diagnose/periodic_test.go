@@ -213,12 +213,22 @@ func TestPeriodicFinding(t *testing.T) {
 		// but not without workers: the epoch's end (an evaluation) is the work
 		{"epochs without workers", runevidence.RunEvidence{Periodic: periodic, Loaders: []runevidence.Loader{{Batches: 280, Iterators: 7, NumWorkers: &zero}},
 			Python: &runevidence.PythonEvidence{OffStepShare: 0.18, OffStep: evalLines}}, "in " + runevidence.OffStepEval, "every 40 steps at train.py:20", ""},
-		// silent: Lightning's validation phases hold the time
+		// silent: Lightning's validation phases hold the time (run.validation's)
 		{"validation", runevidence.RunEvidence{Periodic: periodic, Phases: &rundir.FrameworkPhases{Framework: "lightning", WallS: 10,
-			Phases: []rundir.Phase{{Name: "validation_step", SelfS: 2.5}}}}, "", "", ""},
-		// silent: Lightning's save_checkpoint phases hold the time
+			Phases: []rundir.Phase{{Name: "validation_step", SelfS: 2.5}, {Name: "[Strategy]SingleDeviceStrategy.training_step", Calls: 300}}}}, "", "", ""},
+		// silent: Lightning's save_checkpoint phases hold the time (run.checkpoint's)
 		{"framework checkpoints", runevidence.RunEvidence{Periodic: periodic, Phases: &rundir.FrameworkPhases{Framework: "lightning", WallS: 10,
-			Phases: []rundir.Phase{{Name: "save_checkpoint", Calls: 7, SelfS: 2.6}}}, Python: &runevidence.PythonEvidence{RunIOShare: 0.2, RunIOLines: ioLines}}, "", "", ""},
+			Phases: []rundir.Phase{{Name: "save_checkpoint", Calls: 7, SelfS: 2.6}, {Name: "[Strategy]SingleDeviceStrategy.training_step", Calls: 300}}},
+			Python: &runevidence.PythonEvidence{RunIOShare: 0.2, RunIOLines: ioLines}}, "", "", ""},
+		// ... but where the saves are under run.checkpoint's share of the
+		// wall time, they are this rule's, with the epoch they end
+		// (Lightning's DQN template: a save at every 13-step epoch's end,
+		// 5% of its wall time, its epochs' boundaries 12% of the step time)
+		{"framework checkpoints under their share", runevidence.RunEvidence{Periodic: periodic, Phases: &rundir.FrameworkPhases{Framework: "lightning", WallS: 40,
+			Phases: []rundir.Phase{{Name: "save_checkpoint", Calls: 7, SelfS: 1.6}, {Name: "[Strategy]SingleDeviceStrategy.training_step", Calls: 300}}},
+			Loaders: []runevidence.Loader{{Batches: 280, Iterators: 7, NumWorkers: &zero}}},
+			"(steps 41, 81, 121, 161, ...): 31% of the run's step time, in checkpoint saves", "Lightning's checkpoint saves come every 40 steps and hold 1.60 s of the 2.66 s those steps take above the median over the run: " +
+				"7 saves of 229 ms each: save less often (ModelCheckpoint(every_n_epochs=N)", ""},
 		// silent: a GAN's generator stepped after every 5 critic steps
 		{"two optimizers", runevidence.RunEvidence{Periodic: periodic, Optimizers: []rundir.Optimizer{{Class: "Adam"}, {Class: "Adam"}},
 			Python: &runevidence.PythonEvidence{RunIOShare: 0.2, RunIOLines: ioLines}}, "", "", ""},
@@ -240,6 +250,9 @@ func TestPeriodicFinding(t *testing.T) {
 			}
 			if !strings.Contains(f.Title, c.title) || !strings.Contains(f.AllChanges(), c.change) {
 				t.Errorf("title %q\nchange %q", f.Title, f.AllChanges())
+			}
+			if epoch := strings.Contains(f.AllChanges(), "an epoch is 40 steps"); epoch != (c.name == "framework checkpoints under their share") {
+				t.Errorf("the epoch's own work said: %v: %q", epoch, f.AllChanges())
 			}
 			if !strings.Contains(d.Verdict.Why, "every 40 steps a step takes 400 ms") || d.Verdict.Secondary[len(d.Verdict.Secondary)-1] != Periodic {
 				t.Errorf("verdict %+v", d.Verdict)

@@ -18,16 +18,12 @@ var _ = addRule(Rule{
 // training run's wall time (framework phases, whole run): it runs too
 // often or on too much data for what it tells.
 func (s *state) validationFinding() {
-	r := s.in.Run
-	if r == nil || r.Phases == nil || r.Phases.WallS <= 0 || s.step <= 0 {
-		return
-	}
-	fp := r.Phases
-	valS, loadS, steps := validationTime(fp)
-	share := valS / fp.WallS
-	if steps == 0 || share < s.p.ValidationShare {
+	if s.step <= 0 || !s.validationFires() {
 		return // not a training run, or validation in proportion
 	}
+	fp := s.in.Run.Phases
+	valS, loadS, steps := validationTime(fp)
+	share := valS / fp.WallS
 	perStepUs := valS / float64(steps) * 1e6
 	ms := []Evidence{{"validation and evaluation phases' self time, share of the run's wall time", 100 * share, "%", "framework phases"},
 		{fmt.Sprintf("validation time per training step (%d steps)", steps), perStepUs, "us", "framework phases"}}
@@ -60,17 +56,13 @@ var _ = addRule(Rule{
 // recorded window: a Lightning run saving every 20 steps spent 39% of
 // its wall time there, and its window of 5 steps showed none of it.
 func (s *state) checkpointFinding() {
-	r := s.in.Run
-	if r == nil || r.Phases == nil || r.Phases.WallS <= 0 || s.step <= 0 {
+	if s.step <= 0 || !s.checkpointFires() {
 		return
 	}
-	fp := r.Phases
+	fp := s.in.Run.Phases
 	saveS, saves := checkpointTime(fp)
 	_, _, steps := validationTime(fp)
 	share := saveS / fp.WallS
-	if steps == 0 || saves == 0 || share < s.p.MinFinding {
-		return
-	}
 	perStepUs := saveS / float64(steps) * 1e6
 	ms := []Evidence{{"checkpoint saves' self time, share of the run's wall time", 100 * share, "%", "framework phases"},
 		{"saves", float64(saves), "", "framework phases"},
@@ -84,4 +76,27 @@ func (s *state) checkpointFinding() {
 	}
 	s.emit(s.finding("run.checkpoint", fmt.Sprintf("Saving checkpoints takes %.0f%% of the run's wall time (%d saves, %s each)", 100*share, saves, units.Seconds(saveS/float64(saves))),
 		perStepUs, ms, []Location{{Kind: "phase", Name: "save_checkpoint", Note: fp.Framework + " phases"}}, change))
+}
+
+// validationFires: a training run's validation phases hold at least
+// ValidationShare of its wall time (run.validation).
+func (s *state) validationFires() bool {
+	r := s.in.Run
+	if r == nil || r.Phases == nil || r.Phases.WallS <= 0 {
+		return false
+	}
+	valS, _, steps := validationTime(r.Phases)
+	return steps > 0 && valS/r.Phases.WallS >= s.p.ValidationShare
+}
+
+// checkpointFires: a training run's checkpoint saves hold at least
+// MinFinding of its wall time (run.checkpoint).
+func (s *state) checkpointFires() bool {
+	r := s.in.Run
+	if r == nil || r.Phases == nil || r.Phases.WallS <= 0 {
+		return false
+	}
+	saveS, saves := checkpointTime(r.Phases)
+	_, _, steps := validationTime(r.Phases)
+	return steps > 0 && saves > 0 && saveS/r.Phases.WallS >= s.p.MinFinding
 }

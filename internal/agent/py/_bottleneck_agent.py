@@ -810,8 +810,12 @@ class Agent(Window, Evidence):
             return
 
         def count(module, args):
-            if self.step_items is not None:
-                self.step_items += 1
+            # the calls on one sample only: a DQN's network is also called
+            # on the replay batch it learns from
+            if self.step_items is not None and args:
+                shape = getattr(args[0], "shape", None)
+                if shape is not None and (len(shape) == 1 or (len(shape) > 1 and shape[0] == 1)):
+                    self.step_items += 1
 
         for m in mods:
             self._item_handles.append(m.register_forward_pre_hook(count))

@@ -170,13 +170,16 @@ class Sampler(object):
     With a budget (a share of the wall time, > 0), the sampler keeps its
     own cost outside the window within it: a sample costs ~100-300 us of
     GIL-held time however short the program's steps (a wake-up with the
-    caches cold), 1-1.5% of the main thread at 20 ms. It then samples
-    every `weight` intervals (at most MAX_WEIGHT), and each sample counts
-    `weight` times, so that counts stay in intervals and count * interval
-    stays a time.
+    caches cold), 1-1.5% of the main thread at 20 ms. After its first
+    FULL_SAMPLES samples outside the window (a short run keeps every
+    one: shares of 500 samples are within 2.2 points at one standard
+    error), it samples every `weight` intervals (at most MAX_WEIGHT), and
+    each sample counts `weight` times, so that counts stay in intervals
+    and count * interval stays a time.
     """
 
     MAX_WEIGHT = 5
+    FULL_SAMPLES = 500
 
     def __init__(self, interval, main_ident=None, window_interval=None, budget=0.0):
         self.interval = float(interval)
@@ -186,6 +189,7 @@ class Sampler(object):
         self.budget = float(budget or 0.0)
         self.weight = 1  # the intervals a sample outside the window stands for
         self._cost = None  # a sample's cost outside the window, smoothed
+        self._outside = 0  # samples taken outside the window
         self.main_ident = main_ident if main_ident is not None else threading.main_thread().ident
         self.frames = []  # [file, func, line, fline]
         # (id(code), line) -> id in frames, -1 for the agent's frames. Keyed
@@ -569,6 +573,9 @@ class Sampler(object):
         """Sets weight so that a sample's cost, smoothed over the samples
         outside the window, stays within budget of its period."""
         self._cost = cost if self._cost is None else 0.9 * self._cost + 0.1 * cost
+        self._outside += 1
+        if self._outside < self.FULL_SAMPLES:
+            return
         want = self._cost / (self.budget * self.interval)
         self.weight = max(1, min(self.MAX_WEIGHT, int(-(-want // 1))))
 

