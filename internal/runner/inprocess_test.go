@@ -51,6 +51,17 @@ func TestBeginMergesSettingsOverDefaults(t *testing.T) {
 			t.Errorf("%s: early_start_s %v (%v), want %v", s, ac.Profiler.EarlyStartS, err, want)
 		}
 	}
+	// an interval set is kept whatever a sample costs, unless a budget is set too
+	for s, want := range map[string]float64{
+		`{"profiler": {"active": 3}}`:                      d.SampleBudget,
+		`{"sample_interval": 0.01}`:                        0,
+		`{"sample_interval": 0.01, "sample_budget": 0.01}`: 0.01,
+	} {
+		ac, err := Begin(filepath.Join(t.TempDir(), "run"), s, "1.0", "py", 1, nil)
+		if err != nil || ac.SampleBudget != want {
+			t.Errorf("%s: sample_budget %v (%v), want %v", s, ac.SampleBudget, err, want)
+		}
+	}
 }
 
 func TestBeginRejectsBadSettings(t *testing.T) {

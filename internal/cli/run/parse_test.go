@@ -45,7 +45,7 @@ func TestParse(t *testing.T) {
 				o.NoTrace, o.SkipFirst, o.Wait, o.Warmup, o.Active, o.MinWindow, o.Repeat = true, 1, 1, 0, 3, time.Second, 0
 				o.RecordShapes, o.ProfileMemory, o.WithStack, o.WithFlops, o.WithModules, o.StopAfterProfile, o.NoSyncDebug = true, true, true, true, true, true, true
 				o.NVTX, o.Repro, o.Verify, o.VerifySteps, o.Live, o.LivePort, o.LiveHost = "ops", true, "numerics", 5, "web", 8080, "0.0.0.0"
-				o.JobDir, o.JobWait, o.fixedStart = "/jobs/1", time.Minute, true
+				o.JobDir, o.JobWait, o.fixedStart, o.fixedInterval = "/jobs/1", time.Minute, true, true
 			})},
 		// --skip-first or --warmup: the window starts where they say, however long the steps
 		{[]string{"--warmup", "2", "x.py"}, parsed([]string{"x.py"}, func(o *Options) { o.fixedStart = true })},
@@ -100,5 +100,27 @@ func TestEarlyStartConfig(t *testing.T) {
 		if got := cfg.Agent.Profiler.EarlyStartS; got != tc.want {
 			t.Errorf("%+v: early_start_s %v, want %v", tc.o, got, tc.want)
 		}
+	}
+}
+
+// The sampler keeps within its budget by default; a --sample-interval
+// given is kept whatever a sample costs.
+func TestSampleBudgetConfig(t *testing.T) {
+	for _, tc := range []struct {
+		o    Options
+		want float64
+	}{
+		{Options{}, runner.DefaultAgentConfig().SampleBudget},
+		{Options{fixedInterval: true}, 0},
+	} {
+		tc.o.IO, _, _, _ = iostreams.Test()
+		tc.o.Active, tc.o.Args = 5, []string{"x.py"}
+		cfg, _ := tc.o.config()
+		if got := cfg.Agent.SampleBudget; got != tc.want {
+			t.Errorf("fixed interval %v: sample_budget %v, want %v", tc.o.fixedInterval, got, tc.want)
+		}
+	}
+	if runner.DefaultAgentConfig().SampleBudget <= 0 {
+		t.Error("no budget by default")
 	}
 }
