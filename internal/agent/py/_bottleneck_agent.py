@@ -818,8 +818,12 @@ class Agent(Window, Evidence):
                     self.step_items += 1
 
         for m in mods:
-            self._item_handles.append(m.register_forward_pre_hook(count))
-        self.step_items = 0
+            try:
+                self._item_handles.append(m.register_forward_pre_hook(count))
+            except Exception:
+                pass  # a module that takes no hooks (scripted): its calls go uncounted
+        if self._item_handles:
+            self.step_items = 0
 
     def _nvtx_forward_hooks(self):
         """--nvtx's "forward" ranges once the steps locked on another
