@@ -411,13 +411,17 @@ class SamplerTest(unittest.TestCase):
         s.start_thread()
         time.sleep(0.2)
         s.stop()
+        if len(calls) < 7:
+            self.skipTest("premise not met: %d samples in 0.2 s (a loaded machine)" % len(calls))
         self.assertEqual(s.weight, S.Sampler.MAX_WEIGHT)  # 3 ms wants 6 intervals
         self.assertEqual([c[2] for c in calls[:3]], [1, 1, 1])  # the first FULL_SAMPLES
         later = calls[4:]
         self.assertTrue(later)
         self.assertEqual({c[2] for c in later}, {S.Sampler.MAX_WEIGHT})
-        starts = [b[0] - a[0] for a, b in zip(later, later[1:])]  # a sample every weight periods
-        self.assertGreaterEqual(min(starts or [1]), 0.9 * period * S.Sampler.MAX_WEIGHT, starts)
+        # a sample every weight periods on average: one that starts late
+        # (a loaded machine) is followed by one on schedule, sooner
+        mean = (later[-1][0] - later[0][0]) / (len(later) - 1)
+        self.assertGreaterEqual(mean, 0.9 * period * S.Sampler.MAX_WEIGHT, [b[0] - a[0] for a, b in zip(later, later[1:])])
 
     def test_budget_sets_the_weight(self):
         s = S.Sampler(0.01, budget=0.01)  # 100 us a sample
