@@ -203,7 +203,7 @@ func (s *state) frameworkPeriodicChange(p *runevidence.PeriodicSteps, valS, save
 	}
 	var whats, hows []string
 	if _, saves := checkpointTime(r.Phases); saveS > 0 && saves > 0 {
-		how := "save less often (TrainingArguments(save_steps=... larger)), and save_only_model=True when the optimizer's state is not needed to resume"
+		how := trainerSaveLessOften
 		if lightning {
 			how = "save less often (ModelCheckpoint(every_n_epochs=N), or every_n_train_steps=N larger), save_weights_only=True when the optimizer's state is not needed to resume, or write in the background (Trainer(plugins=[AsyncCheckpointIO()]))"
 		}
@@ -211,12 +211,8 @@ func (s *state) frameworkPeriodicChange(p *runevidence.PeriodicSteps, valS, save
 		hows = append(hows, fmt.Sprintf("%d saves of %s each: %s", saves, units.Seconds(saveS/float64(saves)), how))
 	}
 	if valS > 0 {
-		how := "validate less often or on fewer batches (TrainingArguments(eval_steps=... larger), eval_dataset.select(range(n)))"
-		if lightning {
-			how = "validate less often or on fewer batches (Trainer(val_check_interval=..., check_val_every_n_epoch=...), limit_val_batches)"
-		}
 		whats = append(whats, "validation")
-		hows = append(hows, fmt.Sprintf("validation, %s over the run: %s", units.Seconds(valS), how))
+		hows = append(hows, fmt.Sprintf("validation, %s over the run: %s", units.Seconds(valS), validateLessOften(r.Phases.Framework)))
 	}
 	what = strings.Join(whats, " and ")
 	change = fmt.Sprintf("%s's %s come every %d steps and hold %s of the %s those steps take above the median over the run: %s",

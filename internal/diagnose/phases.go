@@ -27,14 +27,9 @@ func (s *state) validationFinding() {
 	perStepUs := valS / float64(steps) * 1e6
 	ms := []Evidence{{"validation and evaluation phases' self time, share of the run's wall time", 100 * share, "%", "framework phases"},
 		{fmt.Sprintf("validation time per training step (%d steps)", steps), perStepUs, "us", "framework phases"}}
-	var change string
-	if fp.Framework == "lightning" {
-		change = "validate less often (Trainer(val_check_interval=..., check_val_every_n_epoch=...)) or on fewer batches (limit_val_batches)"
-		if loadS >= valS/2 {
-			change = thenDo(change, fmt.Sprintf("give the validation DataLoader workers too: loading its batches is %.0f%% of it (val_next)", 100*loadS/valS))
-		}
-	} else {
-		change = "evaluate less often (TrainingArguments(eval_steps=..., or eval_strategy=\"epoch\")) or on a subset (eval_dataset.select(range(n))), with a larger per_device_eval_batch_size"
+	change := validateLessOften(fp.Framework)
+	if fp.Framework == "lightning" && loadS >= valS/2 {
+		change = thenDo(change, fmt.Sprintf("give the validation DataLoader workers too: loading its batches is %.0f%% of it (val_next)", 100*loadS/valS))
 	}
 	s.emit(s.finding("run.validation", fmt.Sprintf("Validation takes %.0f%% of the run's wall time (%s over %d training steps)", 100*share, units.Duration(valS*1e6), steps),
 		perStepUs, ms, []Location{{Kind: "phase", Name: "validation", Note: fp.Framework + " phases"}}, change))
@@ -68,7 +63,7 @@ func (s *state) checkpointFinding() {
 		{"saves", float64(saves), "", "framework phases"},
 		{"time per save", saveS / float64(saves) * 1e6, "us", "framework phases"},
 		{fmt.Sprintf("save time per training step (%d steps)", steps), perStepUs, "us", "framework phases"}}
-	change := "save less often (TrainingArguments(save_steps=... larger, or save_strategy=\"epoch\")), and save_only_model=True when the optimizer's state is not needed to resume"
+	change := trainerSaveLessOften
 	if fp.Framework == "lightning" {
 		change = orTry(orTry("save less often (ModelCheckpoint(every_n_train_steps=... larger, or every_n_epochs=1))",
 			"save_weights_only=True when the optimizer's state is not needed to resume: a smaller file"),
@@ -99,4 +94,17 @@ func (s *state) checkpointFires() bool {
 	saveS, saves := checkpointTime(r.Phases)
 	_, _, steps := validationTime(r.Phases)
 	return steps > 0 && saves > 0 && saveS/r.Phases.WallS >= s.p.MinFinding
+}
+
+// trainerSaveLessOften is how the Hugging Face Trainer saves checkpoints
+// less often (run.checkpoint, run.periodic).
+const trainerSaveLessOften = "save less often (TrainingArguments(save_steps=... larger, or save_strategy=\"epoch\")), and save_only_model=True when the optimizer's state is not needed to resume"
+
+// validateLessOften is how a framework's validation runs less often or on
+// less data (run.validation, run.periodic).
+func validateLessOften(framework string) string {
+	if framework == "lightning" {
+		return "validate less often (Trainer(val_check_interval=..., check_val_every_n_epoch=...)) or on fewer batches (limit_val_batches)"
+	}
+	return "evaluate less often (TrainingArguments(eval_steps=..., or eval_strategy=\"epoch\")) or on a subset (eval_dataset.select(range(n))), with a larger per_device_eval_batch_size"
 }
