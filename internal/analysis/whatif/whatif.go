@@ -851,7 +851,11 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 	// depend on how finely such events cut the host's time, and are a few
 	// per launch rather than two per host event (100 MB of one-line Python
 	// frames: 465,000 segments, 11 MB, held beside the sweep's points).
-	r.segs = make([]seg, 0, 2*(len(calls)+len(waitItems))+16)
+	// Real GPU traces have 5.5-6.7 a launch or wait, and at most one a
+	// point plus the items: sized for that at once, the slice is not grown
+	// five times over (a 15 MB GPU trace: 3.4 of its 23 MB allocated).
+	items := len(calls) + len(waitItems)
+	r.segs = make([]seg, 0, min(len(pts)+items+1, 8*items+16))
 	lastEnd := int64(-1) // where the last segment, a stretch, ends (-1: the last is an item)
 	stretch := func(to int64) {
 		if to > now {
