@@ -492,6 +492,39 @@ func TestOptimizerFinding(t *testing.T) {
 	}
 }
 
+// run --verify tries fused=True where host.optimizer's fix is that flag:
+// an unfused update of a class with a fused form, on a CPU, in a torch
+// that has it; not on a device, nor where the update is foreach or fused
+// already, nor for a class without one, nor before torch 2.4.
+func TestOptimizerTry(t *testing.T) {
+	torch := func(v string) *runevidence.RunEvidence { return &runevidence.RunEvidence{Env: &runevidence.Env{Torch: v}} }
+	for _, c := range []struct {
+		name   string
+		region regions.Region
+		device bool
+		run    *runevidence.RunEvidence
+		try    bool
+	}{
+		{"Adam on a CPU", regions.Region{Name: "Optimizer.step#Adam.step", Calls: 1, TotalUs: 300}, false, torch("2.15.0+cpu"), true},
+		{"AdamW, torch unknown", regions.Region{Name: "Optimizer.step#AdamW.step", Calls: 1, TotalUs: 300}, false, nil, true},
+		{"Adam, torch 2.3", regions.Region{Name: "Optimizer.step#Adam.step", Calls: 1, TotalUs: 300}, false, torch("2.3.1+cpu"), false},
+		{"Adam on a device", regions.Region{Name: "Optimizer.step#Adam.step", Calls: 1, TotalUs: 300}, true, torch("2.15.0"), false},
+		{"foreach Adam", regions.Region{Name: "Optimizer.step#Adam.step", Calls: 1, TotalUs: 300, MultiTensor: true}, false, nil, false},
+		{"RMSprop, no fused form", regions.Region{Name: "Optimizer.step#RMSprop.step", Calls: 1, TotalUs: 300}, false, nil, false},
+	} {
+		s := &state{p: Default, step: 1000, steps: 1, device: c.device, share: map[Class]float64{}, d: &Diagnosis{},
+			in: Analyses{Regions: &regions.Result{Regions: []regions.Region{c.region}}, Run: c.run}}
+		s.optimizerFinding()
+		f := findingOf(s.d, "host.optimizer")
+		if f == nil {
+			t.Fatalf("%s: no host.optimizer finding", c.name)
+		}
+		if got := f.Try["fused_optimizer"] == "true"; got != c.try || len(f.Try) > 1 {
+			t.Errorf("%s: Try %v, want fused_optimizer=true: %v", c.name, f.Try, c.try)
+		}
+	}
+}
+
 // An unfused update that takes most of the native time leads the CPU
 // change with its fix (AdamW over 6M parameters after a bf16 forward:
 // 57% of the native time, and the change was "no op family dominates:

@@ -193,7 +193,7 @@ Files go to --output (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`
 	cmdutil.StringEnumFlag(cmd, &o.Verify, "verify", "", "", []string{"on", "numerics"},
 		"then try each top finding's change the agent can make at run time, in one more short run, and report measured against predicted: --verify (changes that keep the numerics) or --verify=numerics (TF32 too)")
 	f.Lookup("verify").NoOptDefVal = "on"
-	f.IntVar(&o.VerifySteps, "verify-steps", 20, "steps each --verify run times before its short window ends it (compared over the steps the first run timed outside its window)")
+	f.IntVar(&o.VerifySteps, "verify-steps", 20, "steps each --verify run times before its short window ends it, at least (compared over the steps the first run timed outside its window; more where their spread needs them to tell the predicted saving)")
 	cmdutil.StringEnumFlag(cmd, &o.Live, "live", "", "", []string{"term", "web"},
 		"show the steps live while the program runs: --live (the terminal) or --live=web (a page, see --live-port)")
 	f.Lookup("live").NoOptDefVal = "term"

@@ -505,6 +505,30 @@ func TestPrefetchSteps(t *testing.T) {
 	}
 }
 
+// A tried run times as many steps as telling the predicted saving from
+// the first run's spread takes, counting only the first run's steps that
+// are compared: cleanrl's DQN (1.3 ms steps, spread 0.1 of the median)
+// timed steps 1-5 slow (warm-up) and 6-113 in its window, so a tried run
+// of the 20 steps asked for would share none with it. A large saving
+// needs only a few of those past the window, 8% many more, fewer than
+// the cap; a tiny one stops at the cap; no readable first run, none.
+func TestPrecisionSteps(t *testing.T) {
+	base := testutil.RunDir(t, "cpu_cleanrl_dqn")
+	large := precisionSteps(base, 50, 20)
+	if large <= 113 || large > 120 {
+		t.Errorf("50%%: %d steps, want a few past the window (113)", large)
+	}
+	if n := precisionSteps(base, 8, 20); n <= large+20 || n >= maxPrecisionSteps {
+		t.Errorf("8%%: %d steps, want many more than 50%%'s %d and under %d", n, large, maxPrecisionSteps)
+	}
+	if n := precisionSteps(base, 0.2, 20); n != maxPrecisionSteps {
+		t.Errorf("0.2%%: %d steps, want the cap %d", n, maxPrecisionSteps)
+	}
+	if n := precisionSteps(filepath.Join(t.TempDir(), "none"), 8, 20); n != 20 {
+		t.Errorf("no first run: %d steps, want 20", n)
+	}
+}
+
 // A num_workers change timed over no more steps than its workers load
 // ahead is said to be short of the steady state; more steps, or another
 // change, are not.
