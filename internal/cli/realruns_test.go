@@ -137,6 +137,10 @@ func TestRealRuns(t *testing.T) {
 		// called 53, then 500 times a step at the same time a call:
 		// more items a step, a note on the window, not run.slowing
 		{"cpu_reinforce", "framework-overhead", "cpu.tiny-ops", "gymnasium.vector.SyncVectorEnv", "run.slowing", ""},
+		// cleanrl's DQN: ten environment steps and one update a step,
+		// each op tiny; its unfused Adam is the one change measured
+		// (1.09x with fused=True), which --verify tries (below)
+		{"cpu_cleanrl_dqn", "framework-overhead", "cpu.tiny-ops", "", "", ""},
 		// Lightning's DQN template: a replay batch of 16 a step, epochs
 		// of 13 steps each ending in a checkpoint save (5% of the wall
 		// time, under run.checkpoint's share): the epochs' ends are
@@ -296,6 +300,11 @@ func TestRealRuns(t *testing.T) {
 				if strings.Join(got, ",") != want || (want == "") != (f.TryOption != nil) {
 					t.Errorf("try %v, option %+v: want %q, the program's options where it has them", f.Try, f.TryOption, want)
 				}
+			}
+			if c.run == "cpu_cleanrl_dqn" && !slices.ContainsFunc(d.Findings, func(f diagnose.Finding) bool {
+				return f.Rule == "host.optimizer" && len(f.Try) == 1 && f.Try["fused_optimizer"] == "true" && f.SavingPct > 0
+			}) {
+				t.Errorf("dqn: host.optimizer does not offer fused_optimizer=true to --verify")
 			}
 			if c.run == "h100/vae_workers1" && (f.Try["num_workers"] != "8" || f.TrySavingPct == nil) {
 				t.Errorf("vae: want num_workers=8 to try, with its predicted saving: %v", f.Try)
