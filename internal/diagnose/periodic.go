@@ -19,7 +19,7 @@ import (
 
 var _ = addRule(Rule{
 	ID: "run.periodic", Class: Periodic, Factor: 0.9,
-	When: "run evidence: >= 3 steps after start-up and outside the window (each less its collections' pauses and its waits for a CPU and for a DataLoader), holding half the time of all those over twice their median above it, take over twice it every N steps (N >= 3) and are >= 2/3 of the steps at those places, a fit slow steps as frequent placed at random reach under 5% of the time over the fits tried, and their time above the median >= MinFinding of the run's step time; what they do: a framework's checkpoint saves and validation (framework phases) when they hold half the slow steps' time above the median, with the epoch's own start and end where an epoch is that long, else the whole run's file I/O (>= half that share) or off-step work (host.off-step's kinds), else the slow steps' own samples' lines (mostly a module's forward, inside a package: give each call a batch, a vectorized environment in an RL rollout), else how to record one; silent when an epoch's DataLoader restart has that period, or that framework work is run.checkpoint's or run.validation's (they fire)",
+	When: "run evidence: >= 3 steps after start-up and outside the window (each less its collections' pauses and its waits for a CPU and for a DataLoader), holding half the time of all those over twice their median above it, take over twice it every N steps (N >= 3) and are >= 2/3 of the steps at those places, a fit slow steps as frequent placed at random reach under 5% of the time over the fits tried, and their time above the median >= MinFinding of the run's step time; what they do: a framework's checkpoint saves and validation (framework phases) when they hold half the slow steps' time above the median, with the epoch's own start and end where an epoch is that long, else the whole run's file I/O (>= half that share) or off-step work (host.off-step's kinds), else the slow steps' own samples' lines (mostly a module's forward, inside a package, or the first line the program's call of a model on at most 8 rows: give each call more, more environments stepped together in an RL rollout), else how to record one; silent when an epoch's DataLoader restart has that period, or that framework work is run.checkpoint's or run.validation's (they fire)",
 	Change: orTry("run the periodic work less often or in the background: an asynchronous checkpoint (torch.distributed.checkpoint.async_save)",
 		"a smaller or rarer evaluation"),
 	detect: (*state).periodicFinding,
@@ -89,18 +89,12 @@ func (s *state) periodicFinding() {
 		where, names = namedLines(py.SlowLines, 3, "main-thread samples in steps over twice the median, whole run")
 		ms = append(ms, Evidence{"main-thread samples in steps over twice the median, whole run", float64(py.SlowSamples), "", "pyprofile"})
 		change = fmt.Sprintf("the slow steps' time goes to %s (their main-thread samples): that work every %d steps takes %s each time; make it cheaper (one op over a batch instead of a loop of small calls), run it less often, or overlap it with the steps (a background thread or process)", names, p.Every, units.Seconds(p.MeanS-p.MedianS))
-		if in := py.SlowLines[0].Inside; in != nil && in.Module {
-			// Two thirds or more of the slow steps' samples are in a
-			// module's forward called inside a package: a loop that calls
-			// the model once per item, as a rollout does. PPO on CartPole
-			// (stable-baselines3, a rollout every 320 updates, 53% of the
-			// run's step time): 8 environments stepped together ran 2.2x
-			// faster.
+		if model := s.rolloutModel(py.SlowLines[0]); model != "" {
 			what = "a module's forward"
-			change = fmt.Sprintf("the slow steps' time goes to %s (their main-thread samples): that work every %d steps takes %s each time, mostly in %s's forward; "+
-				"if it calls the model once per item (an RL rollout once per environment step, a sampling loop once per token), give each call a batch: "+
-				"step several environments together (a vectorized environment: stable_baselines3's make_vec_env(..., n_envs=8), gymnasium.vector.SyncVectorEnv), or sample for several prompts at once; "+
-				"else run it less often, or overlap it with the steps (a background thread or process)", names, p.Every, units.Seconds(p.MeanS-p.MedianS), strings.TrimSuffix(in.Func, ".forward"))
+			change = fmt.Sprintf("the slow steps' time goes to %s (their main-thread samples): that work every %d steps takes %s each time, %s; "+
+				"if it calls the model once per item (an RL rollout once per environment step, a sampling loop once per token), give each call more: "+
+				"step more environments together (a vectorized environment: stable_baselines3's make_vec_env(..., n_envs=8), gymnasium.vector.SyncVectorEnv), or sample for several prompts at once; "+
+				"else run it less often, or overlap it with the steps (a background thread or process)", names, p.Every, units.Seconds(p.MeanS-p.MedianS), model)
 		}
 	default:
 		// record one: the window starts skip_first + warmup steps in
@@ -112,6 +106,37 @@ func (s *state) periodicFinding() {
 	}
 	s.emit(s.finding("run.periodic", title, p.Share*s.step, ms, where, change))
 }
+
+// rolloutModel says which model the slow steps' top line spends them in,
+// where that is a loop calling it once per item, as a rollout does (""
+// otherwise): two thirds or more of the line's samples in a module's
+// forward called inside a package (PPO on CartPole in stable-baselines3,
+// a rollout every 320 updates, 53% of the run's step time: 8
+// environments stepped together ran 2.2x faster), or the line is the
+// program's own call of a model whose input has at most maxRolloutBatch
+// rows (cleanrl's PPO: its policy called on its 4 environments'
+// observations, [4, 4], a rollout of 128 steps every 16 updates, 66% of
+// the run's step time: 16 environments of 32 steps each, the same batch
+// an update, ran 1.47x faster).
+func (s *state) rolloutModel(l runevidence.Line) string {
+	if in := l.Inside; in != nil && in.Module {
+		return "mostly in " + strings.TrimSuffix(in.Func, ".forward") + "'s forward"
+	}
+	if s.in.Run == nil {
+		return ""
+	}
+	for _, m := range s.in.Run.Models {
+		if m.File == l.File && m.Line == l.Line && len(m.Input) > 0 && m.Input[0] >= 1 && m.Input[0] <= maxRolloutBatch {
+			return fmt.Sprintf("the first line a call of %s (%s:%d) on an input of %s", m.Class, filepath.Base(m.File), m.Line, shapeText(m.Input))
+		}
+	}
+	return ""
+}
+
+// maxRolloutBatch: the most rows a model's input has for rolloutModel to
+// take its calls for a loop over items, each call with a few of them (a
+// vectorized environment's observations).
+const maxRolloutBatch = 8
 
 // lineName is a Python location as file:line.
 func lineName(l Location) string { return fmt.Sprintf("%s:%d", filepath.Base(l.File), l.Line) }

@@ -202,6 +202,15 @@ func TestPeriodicFinding(t *testing.T) {
 		{"slow steps inside a package's function", runevidence.RunEvidence{Periodic: periodic, Python: &runevidence.PythonEvidence{SlowSamples: 40, SlowLines: []runevidence.Line{{File: "/w/ppo.py", Line: 7, Func: "<module>", Pct: 100,
 			Inside: &runevidence.LibraryCall{Package: "stable_baselines3", Func: "collect_rollouts", Via: []string{"learn"}, Pct: 76}}}}},
 			"(steps 41, 81, 121, 161, ...): 31% of the run's step time", "the slow steps' time goes to ppo.py:7 100% (in stable_baselines3: learn > collect_rollouts (76%)) (their main-thread samples): that work every 40 steps takes 380 ms each time; make it cheaper", ""},
+		// the program's own rollout: its top line calls a model on a
+		// vectorized environment's 4 observations (cleanrl's PPO)
+		{"slow steps calling a model on a few rows", runevidence.RunEvidence{Periodic: periodic, Models: []rundir.ModelCall{{Class: "Sequential", File: "/w/ppo.py", Line: 126, Input: []int64{4, 4}}},
+			Python: &runevidence.PythonEvidence{SlowSamples: 40, SlowLines: []runevidence.Line{{File: "/w/ppo.py", Line: 126, Func: "Agent.get_action_and_value", Pct: 20}, {File: "/w/ppo.py", Line: 207, Func: "<module>", Pct: 12}}}},
+			"31% of the run's step time, in a module's forward", "each time, the first line a call of Sequential (ppo.py:126) on an input of [4, 4]; if it calls the model once per item (an RL rollout once per environment step, a sampling loop once per token), give each call more: step more environments together", ""},
+		// ... not a batch of 64 (an evaluation's), nor another line's model
+		{"slow steps calling a model on a batch", runevidence.RunEvidence{Periodic: periodic, Models: []rundir.ModelCall{{Class: "Net", File: "/w/train.py", Line: 30, Input: []int64{64, 3, 32, 32}}, {Class: "Env", File: "/w/train.py", Line: 99, Input: []int64{1}}},
+			Python: &runevidence.PythonEvidence{SlowSamples: 40, SlowLines: slowLines}},
+			"(steps 41, 81, 121, 161, ...): 31% of the run's step time", "the slow steps' time goes to train.py:30 60%, train.py:12 25% (their main-thread samples): that work every 40 steps takes 380 ms each time; make it cheaper", ""},
 		// ... not from a few samples: record one
 		{"few slow samples", runevidence.RunEvidence{Periodic: periodic, Python: &runevidence.PythonEvidence{SlowSamples: 3, SlowLines: slowLines}},
 			"(steps 41, 81, 121, 161, ...)", "record one with bottleneck run", ""},
