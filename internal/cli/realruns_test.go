@@ -145,6 +145,11 @@ func TestRealRuns(t *testing.T) {
 		// on its 4 environments' observations at a time; 16
 		// environments (the same batch an update) measured 1.47x
 		{"cpu_cleanrl_ppo", "periodic-work", "run.periodic", "step more environments together", "", ""},
+		// cleanrl's SAC: its critics updated every iteration, its actor
+		// twice every second one (11-15 ms steps and 3.5-4.5 ms ones in
+		// turn): both kinds used, the matmuls' fix first (bf16 autocast
+		// measured 1.28x by try --set, its 95% interval 1.15x to 1.41x)
+		{"cpu_cleanrl_sac", "cpu-compute-bound", "cpu.native", "bf16 autocast", "", ""},
 		// Lightning's DQN template: a replay batch of 16 a step, epochs
 		// of 13 steps each ending in a checkpoint save (5% of the wall
 		// time, under run.checkpoint's share): the epochs' ends are
@@ -306,6 +311,12 @@ func TestRealRuns(t *testing.T) {
 				if strings.Join(got, ",") != want || (want == "") != (f.TryOption != nil) {
 					t.Errorf("try %v, option %+v: want %q, the program's options where it has them", f.Try, f.TryOption, want)
 				}
+			}
+			// two kinds of step in turn: only the SAC's window, all of
+			// its steps used
+			if alt := d.Window != nil && slices.ContainsFunc(d.Window.Notes, func(n string) bool { return strings.Contains(n, "every other step") }); alt != (c.run == "cpu_cleanrl_sac") ||
+				alt && (len(d.Window.Excluded) > 0 || len(d.Window.UsedSteps) != 10) {
+				t.Errorf("two kinds of step in turn: %v, %d used, %v left out", alt, len(d.Window.UsedSteps), d.Window.Excluded)
 			}
 			if c.run == "cpu_cleanrl_dqn" && !slices.ContainsFunc(d.Findings, func(f diagnose.Finding) bool {
 				return f.Rule == "host.optimizer" && len(f.Try) == 1 && f.Try["fused_optimizer"] == "true" && f.SavingPct > 0

@@ -216,6 +216,13 @@ func (s *state) windowNote() {
 		}
 		n.Notes = append(n.Notes, fmt.Sprintf("outlier step(s) %s took more than twice the median step (%s) and are left out", list, units.Duration(w.MedianUs)))
 	}
+	if alt := w.Alternating; len(alt) > 0 {
+		list := strings.Join(alt[:min(len(alt), 8)], ", ")
+		if len(alt) > 8 {
+			list += fmt.Sprintf(" and %d more", len(alt)-8)
+		}
+		n.Notes = append(n.Notes, fmt.Sprintf("steps %s, every other step, took more than twice the others' median: the loop takes two kinds of step in turn (work done every second iteration), and both are used", list))
+	}
 	if !n.SteadyState {
 		n.Reprofile = s.reprofile(w, inflated, slower, prefetched)
 	}

@@ -65,7 +65,7 @@ import (
 )
 
 // DefinitionVersion names the checks in JSON output.
-const DefinitionVersion = "window/2"
+const DefinitionVersion = "window/3"
 
 // Options are the thresholds; zero values take the defaults.
 type Options struct {
@@ -227,6 +227,8 @@ type Result struct {
 	Overhead *Overhead `json:"profiler_overhead,omitempty"`
 	// OutlierWork is what the outlier steps do beyond an ordinary step (absent with fewer than 2 outliers).
 	OutlierWork *OutlierWork `json:"outlier_work,omitempty"`
+	// Alternating are the steps that took over OutlierRatio times the others' median every other step, a third of the steps or more: two kinds of step taken in turn, both used (absent otherwise).
+	Alternating []string `json:"alternating_steps,omitempty"`
 }
 
 // Excluded returns, per step index, whether the step is left out.
@@ -834,6 +836,7 @@ func (c *checker) outliers() {
 	}
 	var loader []int64 // read only when a step is long: a pass over every event
 	var waits []int    // long steps whose excess is mostly DataLoader wait
+	var long []int     // the others, by position among durs
 	sorted := slices.Sorted(slices.Values(durs))
 	for k, i := range idx {
 		m := medianWithout(sorted, durs[k])
@@ -845,8 +848,18 @@ func (c *checker) outliers() {
 				waits = append(waits, i)
 				continue
 			}
-			c.r.Steps[i].Excluded = Outlier
+			long = append(long, k)
 		}
+	}
+	if everyOther(long, len(durs)) {
+		// two kinds of step, taken in turn: both are the loop's work
+		for _, k := range long {
+			c.r.Alternating = append(c.r.Alternating, c.r.Steps[idx[k]].Step)
+		}
+		long = nil
+	}
+	for _, k := range long {
+		c.r.Steps[idx[k]].Excluded = Outlier
 	}
 	// one such step is a one-off (an epoch's first batch waiting for its
 	// workers to start), an outlier still; two or more are the loop's
@@ -854,6 +867,26 @@ func (c *checker) outliers() {
 	if len(waits) == 1 {
 		c.r.Steps[waits[0]].Excluded = Outlier
 	}
+}
+
+// everyOther reports whether the long steps, positions among n steps,
+// are every other one of them: two or more, each two positions after the
+// one before, a third of the steps or more. A loop that alternates two
+// kinds of step (cleanrl's SAC updates its actor twice every second
+// iteration, whose steps took 11 ms against 3.5 ms) left half its steps
+// out, and with them most of its work; a busy spell slows steps in a
+// row, and work every third step or less often is periodic (its steps
+// left out, steps.periodic's).
+func everyOther(long []int, n int) bool {
+	if len(long) < 2 || 3*len(long) < n {
+		return false
+	}
+	for j := 1; j < len(long); j++ {
+		if long[j]-long[j-1] != 2 {
+			return false
+		}
+	}
+	return true
 }
 
 // loaderTime is each step's time in DataLoader __next__ (its overlap

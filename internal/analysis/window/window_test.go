@@ -197,6 +197,45 @@ func TestOutliers(t *testing.T) {
 	}
 }
 
+// Steps that take over twice the others' median every other step are two
+// kinds of step taken in turn (an actor updated every second iteration),
+// both used and named; slow steps in a row (a busy spell), every third
+// step (periodic work) or a lone one are outliers as before.
+func TestAlternatingSteps(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		slow        []int // of steps 1-8
+		alternating []string
+		outliers    int
+	}{
+		{"every other step", []int{2, 4, 6, 8}, []string{"2", "4", "6", "8"}, 0},
+		{"every other step, three of them", []int{3, 5, 7}, []string{"3", "5", "7"}, 0},
+		{"in a row", []int{4, 5}, nil, 2},
+		{"every third step", []int{2, 5, 8}, nil, 3},
+		{"a lone one", []int{4}, nil, 1},
+		{"two, two apart, of eight", []int{3, 5}, nil, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var s scenario.Trace
+			end := 0.0
+			for n := 1; n <= 8; n++ {
+				k := 40
+				if slices.Contains(c.slow, n) {
+					k = 120
+				}
+				end = s.GPUStep(n, end, end, k, 1000)
+			}
+			r := check(t, &s)
+			if ex := excluded(r); !slices.Equal(r.Alternating, c.alternating) || len(ex) != c.outliers {
+				t.Errorf("alternating %v, excluded %v; want %v and %d outliers", r.Alternating, ex, c.alternating, c.outliers)
+			}
+			if c.alternating != nil && len(r.Used) != 8 {
+				t.Errorf("used %v, want all 8 steps", r.Used)
+			}
+		})
+	}
+}
+
 // The program ended during a run's window: its last step is cut short
 // and left out, the steps before it kept; a window with only that step
 // has no step to use, unless that step's part is a real step's start (a
