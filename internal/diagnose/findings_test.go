@@ -497,7 +497,9 @@ func TestOptimizerFinding(t *testing.T) {
 // that has it; not on a device, nor where the update is foreach or fused
 // already, nor for a class without one, nor before torch 2.4.
 func TestOptimizerTry(t *testing.T) {
-	torch := func(v string) *runevidence.RunEvidence { return &runevidence.RunEvidence{Env: &runevidence.Env{Torch: v}} }
+	torch := func(v string) *runevidence.RunEvidence {
+		return &runevidence.RunEvidence{Env: &runevidence.Env{Torch: v}}
+	}
 	for _, c := range []struct {
 		name   string
 		region regions.Region
