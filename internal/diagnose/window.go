@@ -210,23 +210,24 @@ func (s *state) windowNote() {
 		s.profilerBase(r, busy, len(w.Used))
 	}
 	if out := w.ExcludedBy(window.Outlier); len(out) > 0 {
-		list := strings.Join(out[:min(len(out), 8)], ", ")
-		if len(out) > 8 {
-			list += fmt.Sprintf(" and %d more", len(out)-8)
-		}
-		n.Notes = append(n.Notes, fmt.Sprintf("outlier step(s) %s took more than twice the median step (%s) and are left out", list, units.Duration(w.MedianUs)))
+		n.Notes = append(n.Notes, fmt.Sprintf("outlier step(s) %s took more than twice the median step (%s) and are left out", stepList(out), units.Duration(w.MedianUs)))
 	}
 	if alt := w.Alternating; len(alt) > 0 {
-		list := strings.Join(alt[:min(len(alt), 8)], ", ")
-		if len(alt) > 8 {
-			list += fmt.Sprintf(" and %d more", len(alt)-8)
-		}
-		n.Notes = append(n.Notes, fmt.Sprintf("steps %s, every other step, took more than twice the others' median: the loop takes two kinds of step in turn (work done every second iteration), and both are used", list))
+		n.Notes = append(n.Notes, fmt.Sprintf("steps %s, every other step, took more than twice the others' median: the loop takes two kinds of step in turn (work done every second iteration), and both are used", stepList(alt)))
 	}
 	if !n.SteadyState {
 		n.Reprofile = s.reprofile(w, inflated, slower, prefetched)
 	}
 	s.d.Window = n
+}
+
+// stepList names the first 8 steps, and how many more there are.
+func stepList(steps []string) string {
+	list := strings.Join(steps[:min(len(steps), 8)], ", ")
+	if len(steps) > 8 {
+		list += fmt.Sprintf(" and %d more", len(steps)-8)
+	}
+	return list
 }
 
 // profilerBase takes the profiler's cost out of the replay's baseline
