@@ -947,11 +947,19 @@ func (s *state) rank() {
 			s.d.Findings = slices.Insert(slices.Delete(s.d.Findings, i, i+1), 0, f)
 		}
 	}
-	// start-up has no per-step saving to rank by: it follows the first
-	// finding, where the brief shows it
-	if i := slices.IndexFunc(s.d.Findings, func(f Finding) bool { return f.Rule == "run.startup" }); i > 1 {
-		f := s.d.Findings[i]
-		s.d.Findings = slices.Insert(slices.Delete(s.d.Findings, i, i+1), 1, f)
+	// start-up and one-off work have no per-step saving to rank by: they
+	// follow the first finding, where the brief shows them, the longer
+	// first
+	var once []Finding
+	rest := slices.DeleteFunc(slices.Clone(s.d.Findings), func(f Finding) bool {
+		if f.OnceS > 0 {
+			once = append(once, f)
+		}
+		return f.OnceS > 0
+	})
+	if len(once) > 0 && len(rest) > 0 {
+		slices.SortStableFunc(once, func(a, b Finding) int { return cmp.Compare(b.OnceS, a.OnceS) })
+		s.d.Findings = slices.Concat(rest[:1], once, rest[1:])
 	}
 }
 

@@ -104,7 +104,10 @@ type RunEvidence struct {
 	// not the program's.
 	StoppedAfterProfile bool `json:"stopped_after_profile,omitempty"`
 	// Periodic: every Nth step outside the window is slow (nil: none).
-	Periodic        *PeriodicSteps  `json:"periodic,omitempty"`
+	Periodic *PeriodicSteps `json:"periodic,omitempty"`
+	// OneOff: the run's time outside its usual steps after the first one
+	// began (nil: no steps, or none of it).
+	OneOff          *OneOffWork     `json:"one_off,omitempty"`
 	HasDataLoader   bool            `json:"has_dataloader"`
 	DataLoaderWaitS float64         `json:"dataloader_wait_s"`
 	Loaders         []Loader        `json:"loaders,omitempty"`
@@ -1104,6 +1107,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 			r.FirstStepS = steps[0].StartS
 		}
 		r.RunMedianStepS = runMedian(steps)
+		r.OneOff = oneOff(steps, r.RunMedianStepS, r.Periodic, ev.EndUnix-ev.StartUnix)
 		r.HasDataLoader = ev.DataLoader.Batches > 0 || len(ev.DataLoader.Loaders) > 0
 		for _, l := range ev.DataLoader.Loaders {
 			r.Loaders = append(r.Loaders, Loader{Dataset: l.Dataset, Iterable: l.Iterable, NumWorkers: l.NumWorkers, PinMemory: l.PinMemory, PrefetchFactor: l.PrefetchFactor,
