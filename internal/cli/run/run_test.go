@@ -288,7 +288,10 @@ func checkWindowTrace(t *testing.T, dir string, w rundir.ProfilerWindow) {
 
 func TestTrainCNN(t *testing.T) {
 	py := torchPython(t)
-	r := bn(t, runOpts{}, append(small(py), ex(t, "train_cnn.py"), "--steps", "10", "--batch-size", "8")...)
+	// 10 steps take 30 ms on a fast machine, imports apart: the sampler
+	// samples every 2 ms so that the main thread's call sites have
+	// samples (at the default 20 ms one run in three had 1)
+	r := bn(t, runOpts{}, append(small(py), "--sample-interval", "2ms", ex(t, "train_cnn.py"), "--steps", "10", "--batch-size", "8")...)
 	if r.code != 0 {
 		t.Fatalf("exit %d (%v)\n%s", r.code, r.err, r.stderr)
 	}
