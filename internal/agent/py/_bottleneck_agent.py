@@ -1635,6 +1635,8 @@ class _IdentitySet(object):
         return seen is not None and seen.of(obj)
 
     def add(self, obj):
+        if self.has(obj):  # every step adds the steps' optimizer: no new weakref then
+            return
         if len(self._by_id) >= 64:  # an optimizer per iteration: drop the freed
             self._by_id = {k: v for k, v in self._by_id.items() if v._ref() is not None}
         self._by_id[id(obj)] = _Identity(obj)
