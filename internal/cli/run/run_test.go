@@ -1704,7 +1704,10 @@ func TestSameOutTwice(t *testing.T) {
 // they rank on-CPU time, and the waiting thread is listed apart by name.
 func TestWaitingThreadsApart(t *testing.T) {
 	py := torchPython(t)
-	r := bn(t, runOpts{}, append(small(py), "--report", "none", ex(t, "idle_thread.py"))...)
+	// its 30 steps' Python takes 30-60 ms: every 2 ms, the main thread's
+	// samples are enough to tell it on a CPU (at 20 ms a CI run had one,
+	// off the CPU, and called the main thread waiting)
+	r := bn(t, runOpts{}, append(small(py), "--sample-interval", "2ms", "--report", "none", ex(t, "idle_thread.py"))...)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
