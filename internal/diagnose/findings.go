@@ -950,13 +950,9 @@ func (s *state) rank() {
 	// start-up and one-off work have no per-step saving to rank by: they
 	// follow the first finding, where the brief shows them, the longer
 	// first
-	var once []Finding
-	rest := slices.DeleteFunc(slices.Clone(s.d.Findings), func(f Finding) bool {
-		if f.OnceS > 0 {
-			once = append(once, f)
-		}
-		return f.OnceS > 0
-	})
+	isOnce := func(f Finding) bool { return f.OnceS > 0 }
+	once := slices.DeleteFunc(slices.Clone(s.d.Findings), func(f Finding) bool { return !isOnce(f) })
+	rest := slices.DeleteFunc(slices.Clone(s.d.Findings), isOnce)
 	if len(once) > 0 && len(rest) > 0 {
 		slices.SortStableFunc(once, func(a, b Finding) int { return cmp.Compare(b.OnceS, a.OnceS) })
 		s.d.Findings = slices.Concat(rest[:1], once, rest[1:])
