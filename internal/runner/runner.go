@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -102,6 +103,30 @@ type Result struct {
 	Manifest *rundir.Manifest
 	// ExitCode is the program's exit status (128+n when a signal ended it).
 	ExitCode int
+}
+
+// interpreterName matches a Python interpreter's file name: python,
+// python3, python3.11, pypy3, python.exe.
+var interpreterName = regexp.MustCompile(`^(python|pypy)[0-9.]*(\.exe)?$`)
+
+// SplitInterpreter reads a script's command line that starts with a
+// Python interpreter (`bottleneck run python train.py`, `.venv/bin/python3
+// -m pkg.train`): a script or `-m module` right after it becomes the
+// interpreter (in place of python) and the program as the script and
+// module modes take them, and any other interpreter flag first (`python -u
+// train.py`) leaves the line to run as a launcher's. A line that does not
+// start with an interpreter comes back as it is.
+func SplitInterpreter(python string, args []string) (py string, module, launcher bool, rest []string) {
+	if len(args) == 0 || !interpreterName.MatchString(filepath.Base(args[0])) {
+		return python, false, false, args
+	}
+	switch {
+	case len(args) > 2 && args[1] == "-m":
+		return args[0], true, false, args[2:]
+	case len(args) > 1 && !strings.HasPrefix(args[1], "-"):
+		return args[0], false, false, args[1:]
+	}
+	return python, false, true, args
 }
 
 // Program sets what c runs: a launcher's whole command, or a module or

@@ -143,6 +143,9 @@ Files go to --output (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Args = args
 			o.Launcher = cmd.ArgsLenAtDash() == 0
+			if !o.Launcher && !o.Module {
+				o.Python, o.Module, o.Launcher, o.Args = runner.SplitInterpreter(o.Python, args)
+			}
 			f := cmd.Flags()
 			if f.Changed("active") && !f.Changed("min-window") {
 				o.MinWindow = 0 // the steps asked for, however short

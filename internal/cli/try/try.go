@@ -98,6 +98,9 @@ failed; 2 bad usage.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Args = args
 			o.Launcher = cmd.ArgsLenAtDash() == 0
+			if !o.Launcher && !o.Module {
+				o.Python, o.Module, o.Launcher, o.Args = runner.SplitInterpreter(o.Python, args)
+			}
 			if len(args) == 0 {
 				return exitcode.New(exitcode.Usage, errors.New("try: missing program: script.py or -m module"))
 			}
