@@ -449,13 +449,19 @@ class Window(object):
     def _start(self, step):
         """skip_first and warmup: as set, or, where the run leaves them to
         the agent (early_start_s), from this step with one warm-up step
-        once two steps after the first took early_start_s or more each,
-        within EARLY_START_SPREAD of each other: steps that long are past
+        once two timed steps took early_start_s or more each, within
+        EARLY_START_SPREAD of each other (the first timed step is the
+        program's second: its first, with the start-up, is not timed, as
+        the step source locks at its end): steps that long are past
         their warm-up, and the default start (7 steps in) came after the
         end of a run of five 28 s steps (pytorch/examples'
         time_sequence_prediction: LBFGS, 20 closures a step), so nothing
-        was recorded. Fixed at the first step that decides; pcfg then
-        holds what was used."""
+        was recorded. The profiler's warm-up step is kept where CUDA is
+        used (CUPTI's start can take a good part of a second) and dropped
+        otherwise, so that a run of four 17 s steps (the same program,
+        --steps 4) records its last.
+        Fixed at the first step that decides; pcfg then holds what was
+        used."""
         p = self.pcfg
         skip, warmup = int(p.get("skip_first", 5)), int(p.get("warmup", 2))
         least = float(p.get("early_start_s") or 0)
@@ -464,9 +470,11 @@ class Window(object):
         if step >= skip:
             self._start_fixed = True
             return skip, warmup
-        durs = [t[2] for t in self.step_times[1:]][-2:]
+        durs = [t[2] for t in self.step_times[-2:]]
         if len(durs) == 2 and min(durs) >= least and max(durs) <= EARLY_START_SPREAD * min(durs):
-            p["skip_first"], p["warmup"] = step, min(1, warmup)
+            cuda = getattr(self.torch, "cuda", None)
+            keep = cuda is not None and safe(lambda: cuda.is_initialized(), False)
+            p["skip_first"], p["warmup"] = step, min(1 if keep else 0, warmup)
             self._start_fixed = True
             self.early_start = {"step": step, "step_s": [round(d, 3) for d in durs]}
         return int(p.get("skip_first", 5)), int(p.get("warmup", 2))

@@ -68,9 +68,10 @@ class ScheduleTest(unittest.TestCase):
 
 class EarlyStartTest(unittest.TestCase):
     @staticmethod
-    def actions(durations, **pcfg):
+    def actions(durations, torch=None, **pcfg):
         """The schedule's action at each step, the steps taking durations."""
         w = W.Window()
+        w.torch = torch
         w.pcfg = dict(pcfg)
         w._init_window()
         fn, got = w._schedule(Action), []
@@ -83,9 +84,18 @@ class EarlyStartTest(unittest.TestCase):
         # five 28 s steps (LBFGS, 20 closures each) never reached step 8
         w, got = self.actions([30.0, 28.0, 28.3, 27.9, 28.1, 28.0, 28.2, 28.0, 28.1, 28.0],
                               skip_first=5, warmup=2, active=5, early_start_s=2.0)
-        self.assertEqual(got, ["NONE"] * 3 + ["WARMUP"] + ["RECORD"] * 4 + ["RECORD_AND_SAVE", "NONE"])
-        self.assertEqual(w.early_start, {"step": 3, "step_s": [28.0, 28.3]})
-        self.assertEqual((w.pcfg["skip_first"], w.pcfg["warmup"]), (3, 1))
+        # (durations: the timed steps, from the program's second)
+        self.assertEqual(got, ["NONE"] * 2 + ["RECORD"] * 4 + ["RECORD_AND_SAVE"] + ["NONE"] * 3)
+        self.assertEqual(w.early_start, {"step": 2, "step_s": [30.0, 28.0]})
+        self.assertEqual((w.pcfg["skip_first"], w.pcfg["warmup"]), (2, 0))
+
+    def test_long_steps_on_cuda_keep_a_warm_up_step(self):
+        cuda = types.SimpleNamespace(is_initialized=lambda: True)
+        w, got = self.actions([30.0, 28.0, 28.3, 27.9, 28.1, 28.0, 28.2, 28.0, 28.1, 28.0],
+                              torch=types.SimpleNamespace(cuda=cuda),
+                              skip_first=5, warmup=2, active=5, early_start_s=2.0)
+        self.assertEqual(got, ["NONE"] * 2 + ["WARMUP"] + ["RECORD"] * 4 + ["RECORD_AND_SAVE", "NONE", "NONE"])
+        self.assertEqual((w.pcfg["skip_first"], w.pcfg["warmup"]), (2, 1))
 
     def test_the_schedule_as_set_otherwise(self):
         default = ["NONE"] * 5 + ["WARMUP"] * 2 + ["RECORD"] * 4 + ["RECORD_AND_SAVE"] + ["NONE"] * 3
