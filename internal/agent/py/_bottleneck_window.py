@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -58,6 +59,60 @@ def agent_warnings(torch=None):
                     break
         if before is not None:
             shown.difference_update([m for m in shown - before if m.startswith(_AGENT_WARNINGS)])
+# torch's profiler's own C++ warnings (c10's "[W<date> <time> file.cpp:N]"
+# lines, written to fd 2 past Python's warnings filters). Stopping the
+# window inside Optimizer.step, where the agent's step hook runs, while the
+# program's record_function around optimizer.step() is open too (DLRM's
+# "DLRM backward") warns "collection.cpp:671] Warning:
+# Optimizer.step#SGD.step": an open range borrowing an end time that
+# comes before its start. The program never stopped a profiler there.
+_PROFILER_LINE = re.compile(rb"\[W\d{4} [0-9:.]+ (?:collection|profiler_kineto)\.cpp:\d+\] ")
+
+
+class HeldStderr:
+    """fd 2 held in a temporary file while the agent stops torch.profiler
+    (from construction to release()), then written back whole but for
+    _PROFILER_LINE's lines. What the program's other threads write
+    meanwhile comes out at release, in its order; nothing is held when fd 2
+    cannot be swapped."""
+
+    def __init__(self):
+        self.saved = self.tmp = None
+        try:
+            sys.stderr.flush()  # the program's buffered text goes out first
+        except Exception:
+            pass
+        tmp = saved = None
+        try:
+            tmp = tempfile.TemporaryFile()
+            saved = os.dup(2)
+            os.dup2(tmp.fileno(), 2)
+        except Exception:
+            for close in (getattr(tmp, "close", None), saved is not None and (lambda: os.close(saved))):
+                if close:
+                    safe(close)
+            return
+        self.saved, self.tmp = saved, tmp
+
+    def release(self):
+        saved, tmp = self.saved, self.tmp
+        if saved is None:
+            return
+        self.saved = self.tmp = None
+        safe(sys.stderr.flush)
+        try:
+            os.dup2(saved, 2)
+        finally:
+            os.close(saved)
+        try:
+            tmp.seek(0)
+            data = b"".join(line for line in tmp.read().splitlines(True) if not _PROFILER_LINE.match(line))
+            while data:
+                data = data[os.write(2, data):]
+        finally:
+            tmp.close()
+
+
 MAX_WINDOW_STEPS = 500  # a lengthened window's most steps (trace size)
 EARLY_START_SPREAD = 1.5  # _start: two long steps this close are steady
 # Bounds on a window whatever the step source does next (a program that
@@ -149,6 +204,7 @@ class Window(object):
         # steps
         self.steps = 0
         self.step_start = None
+        self._held = None  # HeldStderr while the agent stops the profiler
         self.step_dl_wait = 0.0
         self.step_dl_batches = 0
         self.step_dl_samples = 0  # batches x their loader's batch_size (the --live view's throughput)
@@ -265,7 +321,10 @@ class Window(object):
                 try:
                     self._drain_device(prof)
                     with agent_warnings(self.torch):
-                        prof.step()
+                        if str(getattr(prof, "current_action", "")).endswith("RECORD_AND_SAVE"):
+                            self._stop_quietly(prof.step)  # this step ends the window
+                        else:
+                            prof.step()
                 except Exception as e:
                     self._profiler_failed("profiler step", e)
                     return
@@ -665,7 +724,7 @@ class Window(object):
             self.sampler.drop_since_step()
         self.prof = None
         try:
-            prof.stop()  # writes the trace (_on_trace_ready)
+            self._stop_quietly(prof.stop)  # writes the trace (_on_trace_ready)
         except Exception as e:
             self.errors.append("closing the profiler window: %s: %s" % (type(e).__name__, e))
         self._set_window(False)
@@ -676,7 +735,20 @@ class Window(object):
         self.write_evidence(final=False)
         self.progress("window closed", window=idx, by=by, steps=n)
 
+    def _stop_quietly(self, stop):
+        """stop() (a torch.profiler stop) with fd 2 held (HeldStderr) until
+        the trace is ready to write: torch's stop of a window inside the
+        program's own ranges warns, the export does not."""
+        self._held = held = HeldStderr()
+        try:
+            stop()
+        finally:
+            self._held = None
+            held.release()
+
     def _on_trace_ready(self, prof):
+        if self._held is not None:
+            self._held.release()  # the export (seconds) holds nothing back
         with self.own_work():
             return self._write_trace(prof)
 
@@ -736,10 +808,10 @@ class Window(object):
                     self.notes.append("program ended in another thread than the one that ran the steps; "
                                       "a partial window could not be saved")
                     prof.on_trace_ready = None
-                prof.stop()
+                self._stop_quietly(prof.stop)
             elif self.prof_state == "done":
                 prof.on_trace_ready = None
-                prof.stop()
+                self._stop_quietly(prof.stop)
         except Exception as e:
             self.errors.append("stopping torch.profiler: %s: %s" % (type(e).__name__, e))
         self._set_window(False)

@@ -1406,6 +1406,9 @@ func TestDisabledProgramProfilerIsNotOne(t *testing.T) {
 			if r.code != 0 || !strings.HasSuffix(r.stdout, "done\n") {
 				t.Fatalf("exit %d, stdout %q\n%s", r.code, r.stdout, r.stderr)
 			}
+			if strings.Contains(r.stderr, ".cpp:") {
+				t.Errorf("stderr has torch's own warning, which the program without the tool never printed:\n%s", r.stderr)
+			}
 			ev := loadEvidence(t, r.dir, "rank0")
 			if len(ev.Profiler.Windows) != tc.windows || tc.state != "" && ev.Profiler.State != tc.state {
 				t.Errorf("profiler: %+v, want %d window(s)", ev.Profiler, tc.windows)

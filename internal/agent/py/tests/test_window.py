@@ -1,6 +1,7 @@
 """Tests of the profiler window's schedule (_bottleneck_window)."""
 import os
 import types
+import subprocess
 import sys
 import unittest
 
@@ -331,6 +332,35 @@ class AgentWarningsTest(unittest.TestCase):
             warnings.filters[:] = saved_filters
             warnings._filters_mutated()
         self.assertEqual(printed, ["deprecated input"])
+
+
+class HeldStderrTest(unittest.TestCase):
+    def test_only_torchs_profiler_lines_are_dropped(self):
+        # fd 2 of a child Python: what is written while held comes out at
+        # release, in order, without the profiler's own C++ warning
+        code = (
+            "import os, sys\n"
+            "sys.path.insert(0, %r)\n"
+            "import _bottleneck_window as W\n"
+            "sys.stderr.write('before\\n')\n"
+            "h = W.HeldStderr()\n"
+            "os.write(2, b'[W1128 04:16:55.997304707 collection.cpp:671] Warning: Optimizer.step#SGD.step (function operator())\\n')\n"
+            "sys.stderr.write('during\\n')\n"
+            "os.write(2, b'[W1128 04:16:55.997304707 other.cpp:12] Warning: the program\\'s own\\n')\n"
+            "h.release()\n"
+            "h.release()\n"
+            "sys.stderr.write('after\\n')\n" % os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stderr.decode(), "before\nduring\n"
+                         "[W1128 04:16:55.997304707 other.cpp:12] Warning: the program's own\nafter\n")
+
+    def test_a_closed_fd_2_is_no_error(self):
+        code = ("import os, sys\nsys.path.insert(0, %r)\nimport _bottleneck_window as W\n"
+                "os.close(2)\nh = W.HeldStderr()\nos.write(2, b'x')\nh.release()\nprint('released')\n"
+                % os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True)
+        self.assertEqual((out.returncode, out.stdout.decode()), (0, "released\n"))
 
 
 class BoundsTest(unittest.TestCase):
