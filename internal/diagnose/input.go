@@ -99,7 +99,7 @@ func (s *state) inputFinding() {
 					change = fmt.Sprintf("the DataLoader over %s%s loads a batch in the main thread in %s, less than handing a batch over from a worker process takes (~1-2 ms on the project's test machine: a TensorDataset's batches of 32 x 784 floats took 0.22 ms each loaded in place, 1.7-1.9 ms from one or two workers), so workers would slow the steps, not hide the loading: "+
 						"make the dataset's %s cheaper, or fetch each batch in one call (%s)",
 						cmp.Or(l.Dataset, "its dataset"), l.SiteRef(), units.Duration(perBatch*1e6), l.SampleMethod(), oneCall)
-					change = thenDo(change, fmt.Sprintf("time DataLoader(num_workers=%d, persistent_workers=True) against it before keeping it (bottleneck run --verify tries it)", n))
+					change += ": " + workersNotAdvised(n, "")
 					tryPct = 0
 				} else if _, _, ok := s.moreWorkers(); ok && s.workersShareCPUs() {
 					// workers would take the CPUs the step's ops use
@@ -117,7 +117,11 @@ func (s *state) inputFinding() {
 					}
 					change = fmt.Sprintf("make %s cheaper: a batch takes %s to load against %s for the rest of the step, mostly native ops on %d intra-op threads on %d CPUs and no accelerator, so workers would load on the CPUs the step's ops already use and hide little of it, if any, while each batch is handed over between processes",
 						what, units.Duration(in*s.step), units.Duration((1-in)*s.step), r.Env.NumThreads, r.Env.CPUs)
-					change = thenDo(change, fmt.Sprintf("time DataLoader(num_workers=%d, persistent_workers=True) against it before keeping it (bottleneck run --verify tries it)", n))
+					// one worker made such runs slower on the project's 2
+					// CPUs: pytorch/examples' mnist_rnn 1.55x (median of 6
+					// pairs), facebookresearch/dlrm's random batches 1.12x
+					// the whole run (2 pairs)
+					change += ": " + workersNotAdvised(n, ", as workers slowed such runs by 1.1-1.6x on the project's 2-CPU machine")
 					tryPct = 0
 				} else if w, ok := s.workersSaving(); ok && w < s.share[Input]/2 && s.py != nil && len(s.py.LoaderLines) > 0 {
 					// the workers this machine has cannot keep up:
@@ -230,4 +234,11 @@ func (s *state) inputFinding() {
 		f.TrySavingPct = &tryPct
 	}
 	s.emit(f)
+}
+
+// workersNotAdvised ends a change that leads with cheaper loading where
+// workers are predicted to save nothing (tryPct 0: --verify does not try
+// them), with what was measured of such runs (measured: "" or a clause).
+func workersNotAdvised(n int, measured string) string {
+	return fmt.Sprintf("leave the loading in the main process%s (bottleneck try --set num_workers=%d,persistent_workers=true measures workers)", measured, n)
 }
