@@ -193,6 +193,12 @@ type Params struct {
 	// CPUWaitBusy: the window is not steady state when it waited this
 	// share more than over the whole run (the machine busy then).
 	CPUWaitNote, CPUWaitBusy float64
+	// KernelShare: cpu.page-faults fires from this share of the process's
+	// CPU time in the recorded window spent in the kernel, where
+	// FaultsPerKernelS page faults or more a second of it say the
+	// kernel's time is first touches of fresh memory (a zeroed 4 KB page
+	// costs ~1-3 µs).
+	KernelShare, FaultsPerKernelS float64
 	// MinListTensorPct: the share (percent) of the main thread's samples at
 	// the line from which host.python names the conversion.
 	MinListTensorPct float64
@@ -363,6 +369,8 @@ var Default = Params{
 	ModuleOverhead:        0.5,
 	CPUWaitNote:           0.10,
 	CPUWaitBusy:           0.15,
+	KernelShare:           0.2,
+	FaultsPerKernelS:      100000,
 	MinListTensorPct:      25,
 	MinLayerRepeats:       16,
 	MinItemCalls:          8,

@@ -39,6 +39,7 @@ var ChangeKinds = []ChangeKind{
 	{"gc_threshold", "N", false, "gc.set_threshold(N): generation 0 collected every N allocations"},
 	{"channels_last", "bool", false, "every model with 2-D convolutions in channels_last (its weights; their outputs follow), from its first call"},
 	{"bf16_autocast", "bool", true, "every model's forward under bf16 autocast on its device (its bfloat16 outputs handed back as float32), from its second call"},
+	{"thp_alloc", "bool", false, "THP_MEM_ALLOC_ENABLE in the program's environment: torch's CPU allocator asks for 2 MB pages for tensors of 2 MB or more (with transparent huge pages madvise or always)"},
 }
 
 // ParseChange reads one NAME=VALUE change and checks the name and value

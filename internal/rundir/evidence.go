@@ -44,11 +44,14 @@ type Env struct {
 	CPUAffinity int    `json:"cpu_affinity"`
 	// CPUFeatures are the reduced-precision and vector features of the
 	// CPU (nil: unknown, agents before it or not Linux).
-	CPUFeatures []string          `json:"cpu_features"`
-	LoadAverage *float64          `json:"load_average"`
-	EnvVars     map[string]string `json:"env"`
-	Packages    map[string]string `json:"packages"`
-	Torch       *struct {
+	CPUFeatures []string `json:"cpu_features"`
+	// TransparentHugePages is the kernel's mode: always, madvise or never
+	// ("": unknown).
+	TransparentHugePages string            `json:"transparent_hugepages"`
+	LoadAverage          *float64          `json:"load_average"`
+	EnvVars              map[string]string `json:"env"`
+	Packages             map[string]string `json:"packages"`
+	Torch                *struct {
 		Version           string         `json:"version"`
 		Build             string         `json:"build"`
 		CUDA              *string        `json:"cuda"`
@@ -185,10 +188,13 @@ type Evidence struct {
 }
 
 // CPUWait is the main thread's scheduling (Linux schedstat) over the
-// whole run and over the recorded window(s).
+// whole run, over the recorded window(s), and over the other steps read
+// (Steps: not the profiler's warm-up, nor the one its trace's export
+// falls in; nil from agents before it).
 type CPUWait struct {
 	Run    *ThreadSched `json:"run"`
 	Window *ThreadSched `json:"window"`
+	Steps  *ThreadSched `json:"steps"`
 }
 
 // ThreadSched is a span of the main thread's life (seconds): its wall
@@ -197,11 +203,25 @@ type CPUWait struct {
 // of every thread of the process; the machine's 1-minute load average
 // at the span's end.
 type ThreadSched struct {
-	WallS       float64  `json:"wall_s"`
-	CPUS        float64  `json:"cpu_s"`
-	WaitS       float64  `json:"wait_s"`
-	ProcessCPUS float64  `json:"process_cpu_s"`
-	LoadAverage *float64 `json:"load_average"`
+	WallS       float64 `json:"wall_s"`
+	CPUS        float64 `json:"cpu_s"`
+	WaitS       float64 `json:"wait_s"`
+	ProcessCPUS float64 `json:"process_cpu_s"`
+	// ProcessSystemS is the part of ProcessCPUS in the kernel, and
+	// MinorFaults the process's minor page faults (pages first touched)
+	// over the span (0: agents before them).
+	ProcessSystemS float64  `json:"process_system_s"`
+	MinorFaults    float64  `json:"minor_faults"`
+	LoadAverage    *float64 `json:"load_average"`
+}
+
+// SystemShare is the share of the process's CPU time in the span that
+// the kernel spent (0 for a nil or empty span).
+func (t *ThreadSched) SystemShare() float64 {
+	if t == nil || t.ProcessCPUS <= 0 {
+		return 0
+	}
+	return min(t.ProcessSystemS/t.ProcessCPUS, 1)
 }
 
 // WaitShare is the share of the span's wall time spent waiting for a CPU

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -59,6 +60,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		// profiler_start, gpuGetDeviceCount ...) on the program's stderr;
 		// the program's output stays its own. Set it to see them.
 		env = append(env, "KINETO_LOG_LEVEL=6")
+	}
+	if v, ok := ac.Set["thp_alloc"]; ok {
+		// torch reads it once, at its import: from the process's start
+		thp := "THP_MEM_ALLOC_ENABLE=0"
+		if on, _ := strconv.ParseBool(v); on {
+			thp = "THP_MEM_ALLOC_ENABLE=1"
+		}
+		env = append(filterEnv(env, "THP_MEM_ALLOC_ENABLE"), thp)
 	}
 	switch cfg.Mode {
 	case Script, Module:

@@ -29,7 +29,7 @@ KINDS = (
     ("num_workers", "N"), ("pin_memory", "bool"), ("persistent_workers", "bool"), ("prefetch_factor", "N"),
     ("threads", "N"), ("interop_threads", "N"), ("cudnn_benchmark", "bool"), ("tf32", "bool"),
     ("fused_optimizer", "bool"), ("foreach_optimizer", "bool"), ("gc_freeze", "bool"), ("gc_threshold", "N"),
-    ("channels_last", "bool"), ("bf16_autocast", "bool"),
+    ("channels_last", "bool"), ("bf16_autocast", "bool"), ("thp_alloc", "bool"),
 )
 _MODEL_CHANGES = ("channels_last", "bf16_autocast")
 # wrappers that hold views of the parameters as they were when wrapped
@@ -161,6 +161,25 @@ class Changes(object):
     def start(self):
         """At the agent's start, before the program runs."""
         self._guard("gc_threshold", self._gc_threshold)
+        self._guard("thp_alloc", self._thp_alloc)
+
+    # -- THP_MEM_ALLOC_ENABLE -------------------------------------------------
+    def _thp_alloc(self, v):
+        """torch's CPU allocator reads THP_MEM_ALLOC_ENABLE once, at its
+        first allocation (torch's import): the runner puts it in the
+        program's environment, and the agent, at its start, sets it where
+        it is missing (a launcher's ranks start the agent before the
+        program imports torch too)."""
+        want = "1" if v else "0"
+        if os.environ.get("THP_MEM_ALLOC_ENABLE", "0") == want:
+            self._site("thp_alloc", "THP_MEM_ALLOC_ENABLE=%s in the program's environment" % want)
+            return
+        if "torch" in sys.modules:
+            self.records["thp_alloc"]["error"] = "torch was imported before the agent started, and reads " \
+                                                 "THP_MEM_ALLOC_ENABLE once, at its import"
+            return
+        os.environ["THP_MEM_ALLOC_ENABLE"] = want
+        self._site("thp_alloc", "THP_MEM_ALLOC_ENABLE=%s set at the agent's start, before torch's import" % want)
 
     def on_torch(self, torch):
         """Once torch is imported, before the program's next line."""

@@ -8,6 +8,7 @@ Documented in docs/run.md ("env.json and env-<tag>.json").
 """
 import os
 import platform
+import re
 import sys
 
 from _bottleneck_files import FORMAT_VERSION
@@ -19,7 +20,7 @@ _ENV_NAMES = (
     "OPENBLAS_NUM_THREADS", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF",
     "PYTORCH_NO_CUDA_MEMORY_CACHING", "RANK", "LOCAL_RANK", "WORLD_SIZE",
     "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "HIP_VISIBLE_DEVICES",
-    "ROCR_VISIBLE_DEVICES", "TOKENIZERS_PARALLELISM",
+    "ROCR_VISIBLE_DEVICES", "TOKENIZERS_PARALLELISM", "THP_MEM_ALLOC_ENABLE",
     # torchrun's node and job: `run --job-dir` reads them (docs/distributed.md)
     "GROUP_RANK", "GROUP_WORLD_SIZE", "TORCHELASTIC_RUN_ID",
 )
@@ -80,6 +81,17 @@ def cpu_features():
     return None
 
 
+def transparent_hugepages(path="/sys/kernel/mm/transparent_hugepage/enabled"):
+    """The kernel's transparent huge page mode (always, madvise or never:
+    the bracketed word of the file), or None where there is none."""
+    try:
+        with open(path) as f:
+            m = re.search(r"\[(\w+)\]", f.read())
+    except OSError:
+        return None
+    return m.group(1) if m else None
+
+
 def base_env():
     return {
         "format": "bottleneck.env",
@@ -94,6 +106,7 @@ def base_env():
         "cpu_count": os.cpu_count(),
         "cpu_affinity": safe(lambda: len(os.sched_getaffinity(0))),
         "cpu_features": cpu_features(),
+        "transparent_hugepages": transparent_hugepages(),
         # other work on the machine when the program started (1-minute load)
         "load_average": safe(lambda: os.getloadavg()[0]),
         "pid": os.getpid(),

@@ -215,7 +215,7 @@ class StepStats:
         return None
 
     # -- step boundary --------------------------------------------------------
-    def on_step(self, step, in_window, exact=True, now=None):
+    def on_step(self, step, in_window, exact=True, now=None, warming=False):
         """One step ended, at now (the caller's perf_counter: one clock
         read a boundary, 1.5 us each right after a step on an H100
         machine); called from the step's thread. Returns the step thread's time waiting for a
@@ -225,7 +225,7 @@ class StepStats:
             now = time.perf_counter()
         sched = self.sched
         if exact or now >= sched.next_read:
-            wait = sched.on_step(in_window, exact, now)
+            wait = sched.on_step(in_window, exact, now, warming)
         else:  # its on_step, without the call
             sched.unread += 1
             wait = None
@@ -405,12 +405,18 @@ class SchedMeter:
 
     def __init__(self):
         self._fd = None
+        self._stat_fd = None  # /proc/self/stat (_minor_faults)
         self._first = None  # reading at the first step boundary
         self._last = None  # reading at the last boundary read
         self.unread = 0  # boundaries passed since it
         self.next_read = 0.0  # perf_counter from which a boundary is read again
         self.covered = 1  # the steps the last wait returned is the mean of
         self.window = None  # summed over the window's steps
+        # summed over the readings of the other steps, but for the
+        # profiler's warm-up and the one after its trace's export (dirty):
+        # the profiler's own allocations fault pages in too
+        self.steps = None
+        self.dirty = False
         self._window_load = None
         self.last_cpu = None  # the step thread's CPU time over the last step (the --live view's)
         self._off = not os.path.isdir("/proc/self/task")
@@ -418,16 +424,34 @@ class SchedMeter:
             self.next_read = float("inf")
 
     def _read(self, now):
-        """(wall s, thread cpu s, thread wait s, process cpu s) or None."""
+        """(wall s, thread cpu s, thread wait s, process cpu s, process
+        system s, process minor faults) or None."""
         try:
             cpu_ns, wait_ns = os.pread(self._fd, 128, 0).split()[:2]
             t = os.times()
-            return (now, int(cpu_ns) / 1e9, int(wait_ns) / 1e9, t[0] + t[1])
+            return (now, int(cpu_ns) / 1e9, int(wait_ns) / 1e9, t[0] + t[1], t[1], self._minor_faults())
         except (OSError, ValueError, TypeError):
             self.stop()
             return None
 
-    def on_step(self, in_window, exact=True, now=None):
+    def _minor_faults(self):
+        """The process's minor page faults so far (/proc/self/stat's minflt:
+        pages first touched, each one zeroed by the kernel), 0 when
+        unreadable. The file stays open: one pread a reading."""
+        if self._stat_fd is None:
+            try:
+                self._stat_fd = os.open("/proc/self/stat", os.O_RDONLY)
+            except OSError:
+                self._stat_fd = -1
+        if self._stat_fd < 0:
+            return 0
+        try:
+            # after the command's closing parenthesis: state ppid pgrp session tty_nr tpgid flags minflt
+            return int(os.pread(self._stat_fd, 512, 0).rsplit(b")", 1)[1].split()[7])
+        except (OSError, ValueError, IndexError):
+            return 0
+
+    def on_step(self, in_window, exact=True, now=None, warming=False):
         """Reads at a step boundary (now: its perf_counter); returns the
         time the step thread waited for a CPU over the step that just ended
         (None: not measured). Unless exact (the steps recorded and
@@ -462,18 +486,22 @@ class SchedMeter:
             if in_window:  # the step that just ended was recorded (its share, when it shared the reading)
                 self.window = _span(self._last, cur, self.window, 1 / self.covered)
                 self._window_load = _loadavg()
+            elif not warming and not self.dirty:
+                self.steps = _span(self._last, cur, self.steps)
+            self.dirty = False
         self._last = cur
         return wait
 
     def stop(self):
         """No more readings (a forked child's file would be the parent's)."""
         self._off, self.next_read = True, float("inf")
-        if self._fd is not None:
-            try:
-                os.close(self._fd)
-            except OSError:
-                pass
-            self._fd = None
+        for fd in (self._fd, self._stat_fd):
+            if fd is not None and fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._fd = self._stat_fd = None
 
     def evidence(self):
         """The "cpu_wait" record, or None when nothing was measured."""
@@ -484,14 +512,16 @@ class SchedMeter:
         run["load_average"] = _loadavg()
         if self.window is not None:
             self.window["load_average"] = self._window_load
-        return {"run": run, "window": self.window}
+        return {"run": run, "window": self.window, "steps": self.steps}
 
 
 def _span(a, b, acc, share=1.0):
     """Adds share of the readings' difference to acc (a new record when
     None)."""
-    acc = acc or {"wall_s": 0.0, "cpu_s": 0.0, "wait_s": 0.0, "process_cpu_s": 0.0}
-    for k, i in (("wall_s", 0), ("cpu_s", 1), ("wait_s", 2), ("process_cpu_s", 3)):
+    acc = acc or {"wall_s": 0.0, "cpu_s": 0.0, "wait_s": 0.0, "process_cpu_s": 0.0, "process_system_s": 0.0,
+                  "minor_faults": 0.0}
+    for k, i in (("wall_s", 0), ("cpu_s", 1), ("wait_s", 2), ("process_cpu_s", 3), ("process_system_s", 4),
+                 ("minor_faults", 5)):
         acc[k] = round(acc[k] + share * (b[i] - a[i]), 6)
     return acc
 

@@ -275,7 +275,8 @@ class Window(object):
         st = self.stepstats
         if st is not None:
             # the --live view splits each step by its own reading
-            wait = st.on_step(self.steps, self.in_window, self.in_window or self.warming or self.live is not None, now)
+            wait = st.on_step(self.steps, self.in_window, self.in_window or self.warming or self.live is not None, now,
+                              self.warming)
             if wait is not None and st.sched.covered > 1:
                 self._spread_wait(wait, st.sched.covered)
         self._step_cpu_wait = wait
@@ -754,6 +755,8 @@ class Window(object):
 
     def _write_trace(self, prof):
         # called inside prof.step() (or prof.stop()) in the training thread
+        if self.stepstats is not None:
+            self.stepstats.sched.dirty = True  # the export is in no step's CPU time
         self.window_index += 1
         idx = self.window_index
         partial = self.finished or self._finishing

@@ -228,9 +228,14 @@ type Env struct {
 	LoadAverage float64 `json:"load_average"`
 	// CPUFeatures: the CPU's reduced-precision and vector features (nil:
 	// unknown).
-	CPUFeatures []string       `json:"cpu_features,omitempty"`
-	Flags       map[string]any `json:"flags,omitempty"`
-	Devices     []EnvDevice    `json:"devices,omitempty"`
+	CPUFeatures []string `json:"cpu_features,omitempty"`
+	// HugePages: the kernel's transparent huge page mode (always,
+	// madvise, never; "": unknown); THPAlloc: THP_MEM_ALLOC_ENABLE as the
+	// program's environment had it ("": unset).
+	HugePages string         `json:"transparent_hugepages,omitempty"`
+	THPAlloc  string         `json:"thp_mem_alloc_enable,omitempty"`
+	Flags     map[string]any `json:"flags,omitempty"`
+	Devices   []EnvDevice    `json:"devices,omitempty"`
 }
 
 // reducedPrecision is how the CPU runs dtype (bfloat16, float16): in
@@ -1175,6 +1180,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 			env.LoadAverage = *e.LoadAverage
 		}
 		env.CPUFeatures = e.CPUFeatures
+		env.HugePages, env.THPAlloc = e.TransparentHugePages, e.EnvVars["THP_MEM_ALLOC_ENABLE"]
 		if t := e.Torch; t != nil {
 			env.Torch, env.Build, env.NumThreads, env.Flags = t.Version, t.Build, t.NumThreads, t.Flags
 			if t.CUDA != nil {

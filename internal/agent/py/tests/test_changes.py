@@ -136,6 +136,51 @@ class GCTest(unittest.TestCase):
 
 
 @unittest.skipUnless(HAVE_TORCH, "torch not installed")
+class THPAllocTest(unittest.TestCase):
+    """thp_alloc: THP_MEM_ALLOC_ENABLE, read by torch once, at its import."""
+
+    def run_start(self, value, env, torch_imported):
+        saved_env, saved_torch = os.environ.get("THP_MEM_ALLOC_ENABLE"), sys.modules.get("torch")
+        try:
+            os.environ.pop("THP_MEM_ALLOC_ENABLE", None)
+            if env is not None:
+                os.environ["THP_MEM_ALLOC_ENABLE"] = env
+            if torch_imported:
+                sys.modules["torch"] = saved_torch or object()
+            else:
+                sys.modules.pop("torch", None)
+            ch = C.Changes({"thp_alloc": value}, _internal)
+            ch.start()
+            return _by_name(ch)["thp_alloc"], os.environ.get("THP_MEM_ALLOC_ENABLE")
+        finally:
+            os.environ.pop("THP_MEM_ALLOC_ENABLE", None)
+            if saved_env is not None:
+                os.environ["THP_MEM_ALLOC_ENABLE"] = saved_env
+            sys.modules.pop("torch", None)
+            if saved_torch is not None:
+                sys.modules["torch"] = saved_torch
+
+    def test_from_the_environment(self):
+        c, env = self.run_start("true", "1", True)
+        self.assertEqual((c["applied"], c["sites"], env), (True, ["THP_MEM_ALLOC_ENABLE=1 in the program's environment"], "1"))
+
+    def test_set_before_torchs_import(self):
+        c, env = self.run_start("true", None, False)
+        self.assertTrue(c["applied"], c)
+        self.assertEqual(env, "1")
+
+    def test_too_late_after_torchs_import(self):
+        c, env = self.run_start("true", None, True)
+        self.assertFalse(c["applied"], c)
+        self.assertIn("torch was imported before the agent started", c["error"])
+        self.assertIsNone(env)
+
+    def test_false_is_off(self):
+        c, env = self.run_start("false", None, False)
+        self.assertTrue(c["applied"], c)
+        self.assertIsNone(env)
+
+
 class TorchTest(unittest.TestCase):
     def setUp(self):
         self.r = _Restore()

@@ -1,6 +1,7 @@
 """Unit tests of _bottleneck_stepstats (standard library only; the torch
 parts run only where torch imports)."""
 import gc
+import mmap
 import os
 import sys
 import time
@@ -265,6 +266,35 @@ class SchedMeterTest(unittest.TestCase):
             self.assertLessEqual(span["cpu_s"] + span["wait_s"], span["wall_s"] + 0.01)
             self.assertGreaterEqual(span["wait_s"], 0)
         self.assertIn("load_average", run)
+
+    def test_first_touched_pages_are_faults_in_the_kernel(self):
+        # a recorded step that maps 256 MiB afresh and writes every page:
+        # 65,536 minor faults, their zeroing the process's system time (tens
+        # of ms, over os.times()'s 10 ms ticks)
+        def touch():
+            buf = mmap.mmap(-1, 256 << 20)
+            for off in range(0, 256 << 20, 4096):
+                buf[off] = 1
+            buf.close()
+        m = S.SchedMeter()
+        m.on_step(False)
+        touch()
+        m.on_step(True)
+        touch()
+        m.on_step(False)  # a step outside the window: "steps"
+        touch()
+        m.on_step(False, warming=True)  # the profiler's warm-up: in no span but the run's
+        touch()
+        m.dirty = True  # a trace's export since the last reading
+        m.on_step(False)
+        ev = m.evidence()
+        m.stop()
+        for span in (ev["window"], ev["steps"]):
+            self.assertGreaterEqual(span["minor_faults"], 65536 * 0.9, span)
+            self.assertLess(span["minor_faults"], 65536 * 1.5, span)
+            self.assertGreater(span["process_system_s"], 0, span)
+            self.assertLessEqual(span["process_system_s"], span["process_cpu_s"], span)
+        self.assertGreaterEqual(ev["run"]["minor_faults"], 4 * 65536 * 0.9)
 
     def test_a_shared_cpu_is_waited_for(self):
         # pin this process and a spinning child to one CPU: the step thread
