@@ -14,6 +14,10 @@ var _ = addRule(Rule{
 	Fires:  "TestPageFaults", Silent: "TestPageFaults",
 })
 
+// minKernelSpanS: the CPU time the shares are read over, at least
+// (os.times counts 10 ms ticks).
+const minKernelSpanS = 1.0
+
 // pageFaultsFinding: the kernel's share of the process's CPU time, where
 // its time is page faults. glibc maps each allocation over its mmap
 // threshold (32 MB at most) afresh and unmaps it when freed, so a step
@@ -23,10 +27,6 @@ var _ = addRule(Rule{
 // THP_MEM_ALLOC_ENABLE=1 (2 MB pages for torch's allocations of 2 MB or
 // more) cut that to 32 s and the run 1.20x (69.4, 68.5 -> 57.5, 57.4 s);
 // mnist_forward_forward's full-batch step (50,000 x 784) 1.08-1.16x.
-// minKernelSpanS: the CPU time the shares are read over, at least
-// (os.times counts 10 ms ticks).
-const minKernelSpanS = 1.0
-
 func (s *state) pageFaultsFinding() {
 	r := s.in.Run
 	cw := s.cpuWait()
@@ -37,8 +37,11 @@ func (s *state) pageFaultsFinding() {
 	// are page faults too (a small CNN's 4 ms steps: 40% of the window's
 	// CPU time in the kernel)
 	w := cw.Steps
+	if w == nil || w.ProcessCPUS < minKernelSpanS {
+		return
+	}
 	share := w.SystemShare()
-	if w == nil || w.ProcessCPUS < minKernelSpanS || share < s.p.KernelShare || w.MinorFaults/w.ProcessSystemS < s.p.FaultsPerKernelS {
+	if share < s.p.KernelShare || w.MinorFaults/w.ProcessSystemS < s.p.FaultsPerKernelS {
 		return
 	}
 	title := fmt.Sprintf("The kernel takes %.0f%% of the process's CPU time: %s page faults a second, memory touched for the first time",

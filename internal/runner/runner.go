@@ -22,7 +22,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -105,9 +104,17 @@ type Result struct {
 	ExitCode int
 }
 
-// interpreterName matches a Python interpreter's file name: python,
-// python3, python3.11, pypy3, python.exe.
-var interpreterName = regexp.MustCompile(`^(python|pypy)[0-9.]*(\.exe)?$`)
+// isInterpreter reports whether a path names a Python interpreter:
+// python, python3, python3.11, pypy3, python.exe.
+func isInterpreter(path string) bool {
+	name := strings.TrimSuffix(filepath.Base(path), ".exe")
+	for _, p := range []string{"python", "pypy"} {
+		if v, ok := strings.CutPrefix(name, p); ok {
+			return strings.Trim(v, "0123456789.") == ""
+		}
+	}
+	return false
+}
 
 // SplitInterpreter reads a script's command line that starts with a
 // Python interpreter (`bottleneck run python train.py`, `.venv/bin/python3
@@ -117,7 +124,7 @@ var interpreterName = regexp.MustCompile(`^(python|pypy)[0-9.]*(\.exe)?$`)
 // train.py`) leaves the line to run as a launcher's. A line that does not
 // start with an interpreter comes back as it is.
 func SplitInterpreter(python string, args []string) (py string, module, launcher bool, rest []string) {
-	if len(args) == 0 || !interpreterName.MatchString(filepath.Base(args[0])) {
+	if len(args) == 0 || !isInterpreter(args[0]) {
 		return python, false, false, args
 	}
 	switch {

@@ -88,9 +88,10 @@ class HeldStderr:
             saved = os.dup(2)
             os.dup2(tmp.fileno(), 2)
         except Exception:
-            for close in (getattr(tmp, "close", None), saved is not None and (lambda: os.close(saved))):
-                if close:
-                    safe(close)
+            if saved is not None:
+                safe(lambda: os.close(saved))
+            if tmp is not None:
+                safe(tmp.close)
             return
         self.saved, self.tmp = saved, tmp
 
