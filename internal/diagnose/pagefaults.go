@@ -53,17 +53,18 @@ func (s *state) pageFaultsFinding() {
 		{"process CPU time (steps outside the window)", w.ProcessCPUS * 1e6, "us", "evidence"},
 		{"minor page faults (steps outside the window)", w.MinorFaults, "", "evidence"},
 	}
-	var env struct{ hugePages, thpAlloc string }
+	var hugePages, thpAlloc string
 	if e := r.Env; e != nil {
-		env.hugePages, env.thpAlloc = e.HugePages, e.THPAlloc
+		hugePages, thpAlloc = e.HugePages, e.THPAlloc
 	}
+	const fewer = ": fewer or smaller large tensors a step (a smaller batch, in-place ops, out= arguments)"
 	change := rule("cpu.page-faults").Change
 	var try map[string]string
 	switch {
-	case env.hugePages == "never":
-		change = "tensors of megabytes made and freed every step are mapped afresh and zeroed a 4 KB page at a time, and this kernel's transparent huge pages are off (never; THP_MEM_ALLOC_ENABLE=1 needs madvise or always): fewer or smaller large tensors a step (a smaller batch, in-place ops, out= arguments)"
-	case env.thpAlloc == "1":
-		change = "tensors of megabytes made and freed every step are mapped afresh and zeroed, with THP_MEM_ALLOC_ENABLE=1 already set: fewer or smaller large tensors a step (a smaller batch, in-place ops, out= arguments)"
+	case hugePages == "never":
+		change = "tensors of megabytes made and freed every step are mapped afresh and zeroed a 4 KB page at a time, and this kernel's transparent huge pages are off (never; THP_MEM_ALLOC_ENABLE=1 needs madvise or always)" + fewer
+	case thpAlloc == "1":
+		change = "tensors of megabytes made and freed every step are mapped afresh and zeroed, with THP_MEM_ALLOC_ENABLE=1 already set" + fewer
 	default:
 		try = map[string]string{"thp_alloc": "true"}
 	}
