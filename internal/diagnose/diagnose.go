@@ -417,8 +417,9 @@ func (s *state) scores() {
 		// A checkpoint every N steps that lands in the window makes its
 		// step an outlier: when the outlier steps hold half the I/O share
 		// or more, the I/O is not the steps' own (run.periodic weighs it
-		// over the run); the rest of it may be.
-		if r := s.in.Run; r != nil && io > 0 && r.WindowOutlierShare >= io/2 {
+		// over the run); the rest of it may be. (Profiles whose outlier
+		// steps' samples are left out need no estimate.)
+		if r := s.in.Run; r != nil && io > 0 && !s.py.OutliersLeftOut && r.WindowOutlierShare >= io/2 {
 			io = max(0, io-r.WindowOutlierShare)
 			ev = append(ev, Evidence{"of which outside the window's outlier steps", pct(io), "%", "pyprofile"})
 		}

@@ -26,7 +26,7 @@ func (s *state) offStepWork() (float64, bool) {
 		return s.py.OffStepShare, true
 	}
 	out := 0.0
-	if r := s.in.Run; r != nil {
+	if r := s.in.Run; r != nil && !s.py.OutliersLeftOut {
 		out = r.WindowOutlierShare
 	}
 	// work every N steps lands in the window's outlier steps: when they

@@ -24,31 +24,56 @@ func TestOffStepInOutlierSteps(t *testing.T) {
 		}
 		steps = append(steps, steptimes.Step{N: i, DurS: d, InWindow: true})
 	}
-	if got := runevidence.OutlierShare(steps, 0.0035); got < 0.13 || got > 0.14 {
+	share := func(period *runevidence.PeriodicSteps) float64 {
+		return runevidence.OutlierShare(steps, 0.0035, runevidence.OutlierSteps(steps, 0.0035, period))
+	}
+	if got := share(nil); got < 0.13 || got > 0.14 {
 		t.Fatalf("outlier share %.3f, want (35-3.5)/(59*3.5+35) ms = 0.134", got)
 	}
 	// the same outlier made by a wait for a CPU (another job on the
 	// machine) is no work of the program's
 	steps[49].CPUWaitS = 0.031
-	if got := runevidence.OutlierShare(steps, 0.0035); got != 0 {
+	if got := share(nil); got != 0 {
 		t.Fatalf("outlier share %.3f of a step that waited for a CPU, want 0", got)
 	}
-	steps[49].CPUWaitS = 0
+	// an outlier that waited in part: its waits are sampled at its lines
+	// too, so its wall time above the median is what it holds
+	steps[49].CPUWaitS = 0.010
+	if got := share(nil); got < 0.13 || got > 0.14 {
+		t.Fatalf("outlier share %.3f of an outlier that waited 10 ms, want 0.134", got)
+	}
+	// a step under twice the median is an outlier only where it falls
+	// on the period the run's other steps showed (a checkpoint every 10
+	// steps that took its window step to 1.8x)
+	steps[49].DurS, steps[49].CPUWaitS = 0.0063, 0
+	if got := share(nil); got != 0 {
+		t.Fatalf("outlier share %.3f of a step at 1.8x the median, no period, want 0", got)
+	}
+	every10 := &runevidence.PeriodicSteps{Every: 10, Steps: []int{20, 30, 40}}
+	if got := share(every10); got < 0.013 || got > 0.014 {
+		t.Fatalf("outlier share %.4f of a step at 1.8x the median on the period, want (6.3-3.5)/(59*3.5+6.3) ms = 0.0133", got)
+	}
+	if got := share(&runevidence.PeriodicSteps{Every: 7, Steps: []int{21, 28}}); got != 0 {
+		t.Fatalf("outlier share %.4f of a step at 1.8x the median off the period, want 0", got)
+	}
+	steps[49].DurS, steps[49].CPUWaitS = 0.035, 0
 	for _, c := range []struct {
 		outliers, window float64
 		want             bool
+		leftOut          bool // the window's share already leaves the outliers' samples out
 	}{
-		{0.134, 0.08, false},
-		{0, 0.08, true},
+		{0.134, 0.08, false, false},
+		{0.134, 0.08, true, true},
+		{0, 0.08, true, false},
 		// CI: an evaluation every 50 steps held 15% of a 121-step window's
 		// few samples, its two outlier steps 9% of the time: most of it
 		// is in the outliers, though 6% is left
-		{0.09, 0.15, false},
-		{0.03, 0.15, true},
+		{0.09, 0.15, false, false},
+		{0.03, 0.15, true, false},
 	} {
 		s := &state{p: Default, step: 1000, steps: 1, share: map[Class]float64{Host: 0.5, CPUCompute: 0.5}, d: &Diagnosis{},
 			in: Analyses{Run: &runevidence.RunEvidence{WindowOutlierShare: c.outliers}},
-			py: &runevidence.PythonEvidence{OffStepShare: 0.08, OffStepWindowShare: c.window, OffStep: []runevidence.OffStepLine{{Line: runevidence.Line{File: "/home/u/train.py", Line: 25, Pct: 8}, Kind: runevidence.OffStepEval}}}}
+			py: &runevidence.PythonEvidence{OutliersLeftOut: c.leftOut, OffStepShare: 0.08, OffStepWindowShare: c.window, OffStep: []runevidence.OffStepLine{{Line: runevidence.Line{File: "/home/u/train.py", Line: 25, Pct: 8}, Kind: runevidence.OffStepEval}}}}
 		s.findings()
 		got := slices.ContainsFunc(s.d.Findings, func(f Finding) bool { return f.Rule == "host.off-step" })
 		if got != c.want {

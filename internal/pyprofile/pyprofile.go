@@ -151,6 +151,50 @@ type Stack struct {
 	// StartupCount counts the samples taken before the first step ended:
 	// what the program did before its steps (imports, building its data).
 	StartupCount int `json:"startup_count,omitempty"`
+	// WindowSteps: the window's samples of this stack by step, [step,
+	// samples] (agents before them record none).
+	WindowSteps [][2]int `json:"window_steps,omitempty"`
+}
+
+// HasWindowSteps reports whether the agent recorded the window's samples
+// by step (Stack.WindowSteps).
+func (p *Profile) HasWindowSteps() bool {
+	return slices.ContainsFunc(p.Stacks, func(s Stack) bool { return len(s.WindowSteps) > 0 })
+}
+
+// LeavingWindowSteps returns a copy of p without the samples of the
+// window's steps leave names in its window counts (its on-CPU and waiting
+// counts in proportion), as the window check leaves its outlier steps
+// out of the trace's figures; p itself where none are left out.
+func (p *Profile) LeavingWindowSteps(leave map[int]bool) *Profile {
+	var out *Profile
+	for i, s := range p.Stacks {
+		n := 0
+		for _, ws := range s.WindowSteps {
+			if leave[ws[0]] && ws[1] > 0 {
+				n += ws[1]
+			}
+		}
+		if n = min(n, s.WindowCount); n <= 0 {
+			continue
+		}
+		if out == nil {
+			c := *p
+			c.Stacks, c.Threads = slices.Clone(p.Stacks), slices.Clone(p.Threads)
+			out = &c
+		}
+		st := &out.Stacks[i]
+		keep := float64(s.WindowCount-n) / float64(s.WindowCount)
+		st.WindowCount -= n
+		st.WindowCPUCount *= keep
+		st.WindowWaitCount *= keep
+		out.Threads[s.Thread].WindowSamples = max(0, out.Threads[s.Thread].WindowSamples-n)
+		out.WindowSamples = max(0, out.WindowSamples-n)
+	}
+	if out == nil {
+		return p
+	}
+	return out
 }
 
 // Function is one cProfile entry.

@@ -240,3 +240,32 @@ func TestChildWait(t *testing.T) {
 		t.Errorf("no child waits: share %v at %+v", share, at)
 	}
 }
+
+// The window check's outlier steps leave the window with their samples:
+// a checkpoint's step held 5 of a stack's 8 window samples.
+func TestLeavingWindowSteps(t *testing.T) {
+	p := &Profile{WindowSamples: 10, Threads: []Thread{{Role: "main", WindowSamples: 10}},
+		Stacks: []Stack{
+			{Thread: 0, WindowCount: 8, WindowCPUCount: 4, WindowSteps: [][2]int{{9, 1}, {10, 5}, {11, 2}}},
+			{Thread: 0, WindowCount: 2, WindowCPUCount: 2, WindowSteps: [][2]int{{9, 1}, {11, 1}}},
+		}}
+	if !p.HasWindowSteps() {
+		t.Fatal("HasWindowSteps: false")
+	}
+	if q := p.LeavingWindowSteps(map[int]bool{12: true}); q != p {
+		t.Fatal("a step with no samples left out: not p itself")
+	}
+	q := p.LeavingWindowSteps(map[int]bool{10: true})
+	if q.Stacks[0].WindowCount != 3 || !near(q.Stacks[0].WindowCPUCount, 1.5) || q.Stacks[1].WindowCount != 2 ||
+		q.WindowSamples != 5 || q.Threads[0].WindowSamples != 5 {
+		t.Fatalf("left out step 10: %+v, %d window samples", q.Stacks, q.WindowSamples)
+	}
+	if p.Stacks[0].WindowCount != 8 || p.WindowSamples != 10 || p.Threads[0].WindowSamples != 10 {
+		t.Fatal("p changed")
+	}
+	// a file whose steps hold more than the stack's window count
+	p.Stacks[1].WindowSteps = [][2]int{{10, 7}}
+	if q := p.LeavingWindowSteps(map[int]bool{10: true}); q.Stacks[1].WindowCount != 0 || q.WindowSamples != 3 {
+		t.Fatalf("more samples in the step than the window: %+v, %d", q.Stacks[1], q.WindowSamples)
+	}
+}

@@ -210,6 +210,11 @@ class Sampler(object):
         # step's thread reads both without the lock to skip end_step when
         # there is nothing to add (Window._step).
         self.this_step, self.stepped = {}, False
+        # the window's samples since the last step ended, per stack, and
+        # per stack the window steps' own: [[step, samples], ...] (the
+        # window check leaves outlier steps out, and their samples with
+        # them)
+        self._window_step, self.window_steps = {}, {}
         # A repeat is a sample whose thread's previous sample had the same
         # stack: the time since then was spent in it, so its on-CPU and
         # waiting shares are that stack's own, not partly the line before
@@ -311,18 +316,22 @@ class Sampler(object):
         with self.lock:
             self._since_step, self._since_step_th, self._since_step_n = {}, {}, 0
 
-    def end_step(self, slow):
+    def end_step(self, slow, window_step=None):
         """A step ended (any step, window or not) with samples in it or
         before it (most short steps have none, and the step's thread skips
         the call): when it was slow, its samples count as the
         slow steps' too (slow_count); the first step's, and all before it,
-        as start-up's (startup_count)."""
+        as start-up's (startup_count); when it was the window's step
+        number window_step, its window samples are that step's."""
         with self.lock:
             for key, n in self.this_step.items():
                 c = self.stacks[key]
                 c[9] += n if slow else 0
                 c[10] += 0 if self.stepped else n
-            self.this_step, self.stepped = {}, True
+            if window_step is not None:
+                for key, n in self._window_step.items():
+                    self.window_steps.setdefault(key, []).append([window_step, n])
+            self.this_step, self.stepped, self._window_step = {}, True, {}
 
     def drop_since_step(self):
         """The window ends with the program, after its last step: the
@@ -349,6 +358,7 @@ class Sampler(object):
                 t["window_samples"] = 0
             self.window_samples = 0
             self.windows = []
+            self._window_step, self.window_steps = {}, {}
             self._since_step, self._since_step_th, self._since_step_n = {}, {}, 0
 
     def set_window(self, on):
@@ -435,6 +445,7 @@ class Sampler(object):
                     th["window_samples"] += 1
                     c[3] += on_cpu
                     c[5] += waiting
+                    self._window_step[key] = self._window_step.get(key, 0) + 1
                     p = self._since_step.setdefault(key, [0, 0.0, 0.0])
                     p[0] += 1
                     p[1] += on_cpu
@@ -581,13 +592,16 @@ class Sampler(object):
 
     def to_json(self):
         with self.lock:
-            stacks = [
-                {"thread": k[0], "frames": list(k[1]), "count": v[0], "window_count": v[1],
-                 "cpu_count": round(v[2], 3), "window_cpu_count": round(v[3], 3),
-                 "wait_count": round(v[4], 3), "window_wait_count": round(v[5], 3),
-                 "repeat_count": v[6], "repeat_cpu_count": round(v[7], 3), "repeat_wait_count": round(v[8], 3), "slow_count": v[9], "startup_count": v[10]}
-                for k, v in self.stacks.items()
-            ]
+            stacks = []
+            for k, v in self.stacks.items():
+                st = {"thread": k[0], "frames": list(k[1]), "count": v[0], "window_count": v[1],
+                      "cpu_count": round(v[2], 3), "window_cpu_count": round(v[3], 3),
+                      "wait_count": round(v[4], 3), "window_wait_count": round(v[5], 3),
+                      "repeat_count": v[6], "repeat_cpu_count": round(v[7], 3), "repeat_wait_count": round(v[8], 3),
+                      "slow_count": v[9], "startup_count": v[10]}
+                if k in self.window_steps:
+                    st["window_steps"] = self.window_steps[k]
+                stacks.append(st)
             stacks.sort(key=lambda s: -s["count"])
             end = self.end if self.end is not None else time.time()
             windows = [[w[0], w[1] if w[1] is not None else self.rel()] for w in self.windows]

@@ -285,7 +285,7 @@ class Window(object):
             self._recent_steps[self.steps % _RECENT] = dur  # _slow_step's
         sampler = self.sampler
         if sampler is not None and (sampler.this_step or not sampler.stepped):
-            sampler.end_step(dur is not None and self._slow_step(dur))
+            sampler.end_step(dur is not None and self._slow_step(dur), self.steps if self.in_window and dur is not None else None)
         if dur is not None:
             s = self.step_stats
             s["count"] += 1

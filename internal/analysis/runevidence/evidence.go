@@ -265,6 +265,11 @@ type PythonEvidence struct {
 	// Window: the numbers are over the recorded window (else the whole run).
 	Window  bool `json:"window"`
 	Samples int  `json:"samples"`
+	// OutliersLeftOut: the window's numbers leave out its outlier steps'
+	// samples (OutlierSteps; the agent recorded the window's samples by
+	// step), as the trace's leave out the window check's outliers. Else
+	// they hold them, which RunEvidence.WindowOutlierShare estimates.
+	OutliersLeftOut bool `json:"outliers_left_out,omitempty"`
 	// IOShare and LoaderShare: fractions of the main thread's samples in
 	// I/O code and in DataLoader code (a Dataset's file reads count as
 	// DataLoader code); LoaderIOShare: the fraction of the DataLoader's
@@ -1037,6 +1042,7 @@ func (r *RunEvidence) BatchesAhead() int {
 func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 	r := &RunEvidence{Tag: pr.Tag}
 	r.Rank, _ = rundir.Rank(pr.Tag)
+	var outliers map[int]bool // the window's outlier steps
 	if ev := pr.Evidence; ev != nil {
 		for _, w := range ev.Profiler.Windows {
 			why := ""
@@ -1088,7 +1094,6 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 			r.DataLoaderWaitS = wait / float64(n)
 			r.SyncsPerStep = float64(syncs) / float64(n)
 		}
-		r.WindowOutlierShare = OutlierShare(steps, r.WindowMedianS)
 		if ev.StepSource != nil {
 			r.StepSource = *ev.StepSource
 		}
@@ -1105,6 +1110,8 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 			rows = ev.PerStep.Rows()
 		}
 		r.Periodic = Periodic(steps, rows)
+		outliers = OutlierSteps(steps, r.WindowMedianS, r.Periodic)
+		r.WindowOutlierShare = OutlierShare(steps, r.WindowMedianS, outliers)
 		r.NotOwnS = notOwn(steps, rows)
 		r.StepsS = ev.StepStats.SumS
 		r.StoppedAfterProfile, _ = ev.Exit["stopped_after_profile"].(bool)
@@ -1198,7 +1205,14 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 	// training once in a few CI runs, and the evaluation was taken for
 	// the steps of an inference program)
 	if p := pr.Profile; p != nil {
+		exact := p.WindowSamples > 0 && p.HasWindowSteps()
+		if exact {
+			p = p.LeavingWindowSteps(outliers)
+		}
 		r.Python = fromProfile(p, p.WindowSamples > 0, pr.Evidence != nil && pr.Evidence.StepCounts["optimizer"] > 0, pr.Dir)
+		if r.Python != nil {
+			r.Python.OutliersLeftOut = exact
+		}
 	}
 	r.Workers = pr.Workers.Summary(5)
 	if w := r.Workers; w != nil {
@@ -1265,19 +1279,46 @@ func lessLoaderWaits(steps []steptimes.Step) []steptimes.Step {
 // neighbours (twice the window's steps where more).
 const neighbourSteps = 10
 
-// OutlierShare is the share of the window's time that its steps working
-// over twice the median (inside) spend above it. Working: less the time
-// a step waited for a CPU, which does no more work: on a machine loaded
-// by another job, steps that waited made outliers of the window, which
-// then held "more than" the evaluation in every step (host.off-step went
-// silent on a program scoring every batch with scikit-learn).
-func OutlierShare(steps []steptimes.Step, median float64) float64 {
+// OutlierSteps are the window's steps working over twice its median
+// (inside), and those on the run's period (nil: none found outside the
+// window) working over it. Working: less the time a step waited for a
+// CPU, which does no more work: on a machine loaded by another job,
+// steps that waited made outliers of the window, which then held "more
+// than" the evaluation in every step (host.off-step went silent on a
+// program scoring every batch with scikit-learn). The period's steps
+// need not be twice the median: a 50 MB checkpoint every 10 steps of ~35
+// ms took the window's step 10 to 2.1x in one run and under 2x in
+// another.
+func OutlierSteps(steps []steptimes.Step, median float64, period *PeriodicSteps) map[int]bool {
+	onPeriod := func(n int) bool {
+		return period != nil && period.Every > 0 && len(period.Steps) > 0 && (n-period.Steps[0])%period.Every == 0
+	}
+	if median <= 0 {
+		return nil
+	}
+	out := map[int]bool{}
+	for _, st := range steps {
+		if work := st.DurS - st.CPUWaitS; st.InWindow && (work > 2*median || work > median && onPeriod(st.N)) {
+			out[st.N] = true
+		}
+	}
+	return out
+}
+
+// OutlierShare is the share of the window's time that its outlier steps
+// spend above its median (inside), as the main thread's samples in the
+// window, which come at even wall-clock intervals, would hold it: an
+// outlier's waits for a CPU are sampled at its lines too (a checkpoint
+// every 10 steps on two busy CPUs held 46% of the window's samples, its
+// step's work above the median 21% of the window's time and its wall
+// time above it 50%).
+func OutlierShare(steps []steptimes.Step, median float64, outliers map[int]bool) float64 {
 	var sum, above float64
 	for _, st := range steps {
 		if st.InWindow && st.DurS > 0 {
 			sum += st.DurS
-			if work := st.DurS - st.CPUWaitS; work > 2*median {
-				above += work - median
+			if outliers[st.N] {
+				above += st.DurS - median
 			}
 		}
 	}

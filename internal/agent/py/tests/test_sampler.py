@@ -171,6 +171,28 @@ class SamplerTest(unittest.TestCase):
         # the first step's samples, and all before it, are start-up's
         self.assertEqual(sum(st["startup_count"] for st in mine), 3)
 
+    def test_window_samples_by_step(self):
+        s = S.Sampler(0.001)
+        s.sample_once()
+        s.end_step(False)  # before the window: in no window step
+        s.set_window(True)
+        for step, n in ((8, 2), (9, 3)):
+            for _ in range(n):
+                s.sample_once()
+            s.end_step(False, step)
+        s.sample_once()
+        s.set_window(False)
+        s.end_step(False)  # the window closed in this step: in none
+        d = s.to_json()
+        main = [i for i, th in enumerate(d["threads"]) if th["role"] == "main"][0]
+        by_step = {}
+        for st in d["stacks"]:
+            if st["thread"] == main:
+                for step, n in st.get("window_steps", []):
+                    by_step[step] = by_step.get(step, 0) + n
+        self.assertEqual(by_step, {8: 2, 9: 3})
+        self.assertEqual(sum(st["window_count"] for st in d["stacks"] if st["thread"] == main), 6)
+
     def test_no_sample_while_a_module_imports(self):
         # reading frames while another thread imports can crash CPython
         # 3.11 (python/cpython#111363): no sample then
