@@ -9,12 +9,15 @@ import (
 )
 
 var _ = addRule(Rule{
-	ID: "cpu.page-faults", Class: CPUCompute, Factor: 0.4,
-	When:   "run evidence, CPU-only steps (cpu.native's share >= MinFinding), no DataLoader workers delivering batches: >= KernelShare of the process's CPU time over the steps outside the profiler's window (its recording, warm-up and export fault pages in too; >= 1 s of CPU time) in the kernel, with >= FaultsPerKernelS minor page faults a second of it; at stake: the step times that share; saving: 40% of it (the kernel's time measured 42% shorter with 2 MB pages)",
-	Change: "tensors of megabytes made and freed every step are mapped afresh and zeroed a 4 KB page at a time: THP_MEM_ALLOC_ENABLE=1 in the environment (torch's CPU allocator then asks for 2 MB pages, with transparent huge pages madvise or always), or fewer or smaller large tensors a step",
+	ID: "cpu.page-faults", Class: CPUCompute, Factor: 0.6,
+	When:   "run evidence, CPU-only steps (cpu.native's share >= MinFinding), no DataLoader workers delivering batches: >= KernelShare of the process's CPU time over the steps outside the profiler's window (its recording, warm-up and export fault pages in too; >= 1 s of CPU time) in the kernel, with >= FaultsPerKernelS minor page faults a second of it; at stake: the step times that share; saving: 60% of it (the kernel's time measured 54-81% shorter with glibc's heap kept)",
+	Change: "memory freed in the step goes back to the kernel, which maps it afresh and zeroes it a 4 KB page at a time when the next step allocates: " + mallocReuse + ", or fewer or smaller large tensors a step",
 	detect: (*state).pageFaultsFinding,
 	Fires:  "TestPageFaults", Silent: "TestPageFaults",
 })
+
+// mallocReuse is the change on glibc (malloc_reuse=true: rundir.MallocReuseEnv).
+const mallocReuse = "MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 in the environment (glibc then serves allocations of up to 4 GiB from its heap and keeps what is freed for reuse; the process's resident memory stays near its peak, and can grow past it: GAT's 2.6 -> 4.3 GB)"
 
 // minKernelSpanS: the CPU time the shares are read over, at least
 // (os.times counts 10 ms ticks).
@@ -22,13 +25,17 @@ const minKernelSpanS = 1.0
 
 // pageFaultsFinding: the kernel's share of the process's CPU time, where
 // its time is page faults. glibc maps each allocation over its mmap
-// threshold (32 MB at most) afresh and unmaps it when freed, so a step
-// that makes and frees tensors of hundreds of megabytes has the kernel
-// zero every page of them again at each step: pytorch/examples' GAT on a
-// 2,708-node graph spent 55 of its 110 CPU seconds in the kernel, and
-// THP_MEM_ALLOC_ENABLE=1 (2 MB pages for torch's allocations of 2 MB or
-// more) cut that to 32 s and the run 1.20x (69.4, 68.5 -> 57.5, 57.4 s);
-// mnist_forward_forward's full-batch step (50,000 x 784) 1.08-1.16x.
+// threshold (dynamic, 32 MB at most) afresh and unmaps it when freed, and
+// trims its heap's free top, so a step that makes and frees large tensors
+// has the kernel zero their pages again at each step: pytorch/examples'
+// GAT on a 2,708-node graph spent 35.7 of its 61 CPU seconds in the
+// kernel. Kept in glibc's heap (MALLOC_MMAP_THRESHOLD_ and
+// MALLOC_TRIM_THRESHOLD_ at 4 GiB) its run went 40.9, 39.6 s -> 20.0 s,
+// the kernel's time 6.7 s. THP_MEM_ALLOC_ENABLE=1 (2 MB pages for torch's
+// allocations of 2 MB or more) did less (25.4 s), and made the planted
+// checkpoint_every_n.py's run slower (5.6 -> 5.9 s): allocations of 2-32
+// MB that glibc's heap served again were mapped afresh (4 MB: 36 -> 514
+// faults and 0.09 -> 0.84 ms each).
 func (s *state) pageFaultsFinding() {
 	r := s.in.Run
 	cw := s.cpuWait()
@@ -53,20 +60,22 @@ func (s *state) pageFaultsFinding() {
 		{"process CPU time (steps outside the window)", w.ProcessCPUS * 1e6, "us", "evidence"},
 		{"minor page faults (steps outside the window)", w.MinorFaults, "", "evidence"},
 	}
-	var hugePages, thpAlloc string
+	var glibc bool
+	var allocator string
 	if e := r.Env; e != nil {
-		hugePages, thpAlloc = e.HugePages, e.THPAlloc
+		glibc, allocator = e.Glibc, e.Allocator
 	}
+	const freed = "memory freed in the step goes back to the kernel, which maps it afresh and zeroes it a 4 KB page at a time when the next step allocates"
 	const fewer = ": fewer or smaller large tensors a step (a smaller batch, in-place ops, out= arguments)"
 	change := rule("cpu.page-faults").Change
 	var try map[string]string
 	switch {
-	case hugePages == "never":
-		change = "tensors of megabytes made and freed every step are mapped afresh and zeroed a 4 KB page at a time, and this kernel's transparent huge pages are off (never; THP_MEM_ALLOC_ENABLE=1 needs madvise or always)" + fewer
-	case thpAlloc == "1":
-		change = "tensors of megabytes made and freed every step are mapped afresh and zeroed, with THP_MEM_ALLOC_ENABLE=1 already set" + fewer
+	case allocator != "":
+		change = freed + ", with the allocator set by the environment (" + allocator + ")" + fewer
+	case !glibc:
+		change = freed + fewer
 	default:
-		try = map[string]string{"thp_alloc": "true"}
+		try = map[string]string{"malloc_reuse": "true"}
 	}
 	f := s.finding("cpu.page-faults", title, share*s.step, ms, s.topOps(3, true), change)
 	f.Try = try
@@ -75,8 +84,8 @@ func (s *state) pageFaultsFinding() {
 
 // fromWorkers reports whether DataLoader worker processes delivered
 // batches: each arrives in shared memory that the main process maps and
-// faults in, which 2 MB pages do not change (a 2-worker loader of 64 x 3
-// x 224 x 224 batches into a small CNN: 20% of its CPU time in the
+// faults in, which no allocator setting changes (a 2-worker loader of 64
+// x 3 x 224 x 224 batches into a small CNN: 20% of its CPU time in the
 // kernel, 185,000 faults a second of it, and 11.7-13.2 s a run with or
 // without THP_MEM_ALLOC_ENABLE=1). Such a program's own large tensors go
 // unnamed: no finding rather than one whose change does nothing.

@@ -69,6 +69,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		env = append(filterEnv(env, "THP_MEM_ALLOC_ENABLE"), thp)
 	}
+	if v, ok := ac.Set["malloc_reuse"]; ok {
+		// glibc reads them once, at the process's start
+		env = filterEnv(env, "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
+		if on, _ := strconv.ParseBool(v); on {
+			env = append(env, rundir.MallocReuseEnv...)
+		}
+	}
 	switch cfg.Mode {
 	case Script, Module:
 		if cfg.Python == "" {

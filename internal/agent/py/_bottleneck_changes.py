@@ -29,8 +29,13 @@ KINDS = (
     ("num_workers", "N"), ("pin_memory", "bool"), ("persistent_workers", "bool"), ("prefetch_factor", "N"),
     ("threads", "N"), ("interop_threads", "N"), ("cudnn_benchmark", "bool"), ("tf32", "bool"),
     ("fused_optimizer", "bool"), ("foreach_optimizer", "bool"), ("gc_freeze", "bool"), ("gc_threshold", "N"),
-    ("channels_last", "bool"), ("bf16_autocast", "bool"), ("thp_alloc", "bool"),
+    ("channels_last", "bool"), ("bf16_autocast", "bool"), ("thp_alloc", "bool"), ("malloc_reuse", "bool"),
 )
+# malloc_reuse: glibc's allocator serves allocations of up to 4 GiB from
+# its heap and keeps what is freed, instead of mapping large ones afresh
+# and handing memory back (the runner sets them: glibc reads them at the
+# process's start)
+MALLOC_REUSE = (("MALLOC_MMAP_THRESHOLD_", "4294967296"), ("MALLOC_TRIM_THRESHOLD_", "4294967296"))
 _MODEL_CHANGES = ("channels_last", "bf16_autocast")
 # wrappers that hold views of the parameters as they were when wrapped
 _WRAPPERS = ("DistributedDataParallel", "FullyShardedDataParallel", "DataParallel")
@@ -162,6 +167,21 @@ class Changes(object):
         """At the agent's start, before the program runs."""
         self._guard("gc_threshold", self._gc_threshold)
         self._guard("thp_alloc", self._thp_alloc)
+        self._guard("malloc_reuse", self._malloc_reuse)
+
+    # -- glibc's allocator ----------------------------------------------------
+    def _malloc_reuse(self, v):
+        """glibc reads its allocator's variables once, at the process's
+        start: the runner puts them in the program's environment (or takes
+        them out), and the agent can only check them."""
+        got = tuple((k, os.environ.get(k)) for k, _ in MALLOC_REUSE)
+        if got == (MALLOC_REUSE if v else tuple((k, None) for k, _ in MALLOC_REUSE)):
+            self._site("malloc_reuse", " ".join("%s=%s" % kv for kv in MALLOC_REUSE) + " in the program's environment"
+                       if v else "no MALLOC_MMAP_THRESHOLD_ or MALLOC_TRIM_THRESHOLD_ in the program's environment")
+            return
+        have = ", ".join("%s=%s" % (k, val) for k, val in got if val is not None) or "neither"
+        self.records["malloc_reuse"]["error"] = "glibc reads MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ at the " \
+                                                "process's start, which had %s" % have
 
     # -- THP_MEM_ALLOC_ENABLE -------------------------------------------------
     def _thp_alloc(self, v):

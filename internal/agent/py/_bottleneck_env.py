@@ -21,10 +21,12 @@ _ENV_NAMES = (
     "PYTORCH_NO_CUDA_MEMORY_CACHING", "RANK", "LOCAL_RANK", "WORLD_SIZE",
     "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "HIP_VISIBLE_DEVICES",
     "ROCR_VISIBLE_DEVICES", "TOKENIZERS_PARALLELISM", "THP_MEM_ALLOC_ENABLE",
+    # the C library's allocator: its settings, or another one preloaded
+    "GLIBC_TUNABLES", "LD_PRELOAD",
     # torchrun's node and job: `run --job-dir` reads them (docs/distributed.md)
     "GROUP_RANK", "GROUP_WORLD_SIZE", "TORCHELASTIC_RUN_ID",
 )
-_ENV_PREFIXES = ("NCCL_", "TORCH_", "TORCHINDUCTOR_", "TORCHDYNAMO_", "CUDNN_", "KINETO_")
+_ENV_PREFIXES = ("MALLOC_", "NCCL_", "TORCH_", "TORCHINDUCTOR_", "TORCHDYNAMO_", "CUDNN_", "KINETO_")
 _PACKAGES = (
     "numpy", "torchvision", "torchaudio", "lightning", "pytorch-lightning",
     "transformers", "accelerate", "deepspeed", "triton", "apex", "timm",

@@ -229,11 +229,11 @@ type Env struct {
 	// CPUFeatures: the CPU's reduced-precision and vector features (nil:
 	// unknown).
 	CPUFeatures []string `json:"cpu_features,omitempty"`
-	// HugePages: the kernel's transparent huge page mode (always,
-	// madvise, never; "": unknown); THPAlloc: THP_MEM_ALLOC_ENABLE as the
-	// program's environment had it ("": unset).
-	HugePages string         `json:"transparent_hugepages,omitempty"`
-	THPAlloc  string         `json:"thp_mem_alloc_enable,omitempty"`
+	// Glibc: the C library is glibc (platform.platform()'s "-with-glibc");
+	// Allocator: the program's environment's own settings of its
+	// allocator, or another one preloaded ("": none).
+	Glibc     bool           `json:"glibc,omitempty"`
+	Allocator string         `json:"allocator,omitempty"`
 	Flags     map[string]any `json:"flags,omitempty"`
 	Devices   []EnvDevice    `json:"devices,omitempty"`
 }
@@ -1187,7 +1187,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 			env.LoadAverage = *e.LoadAverage
 		}
 		env.CPUFeatures = e.CPUFeatures
-		env.HugePages, env.THPAlloc = e.TransparentHugePages, e.EnvVars["THP_MEM_ALLOC_ENABLE"]
+		env.Glibc, env.Allocator = strings.Contains(e.Platform, "-with-glibc"), allocatorSettings(e.EnvVars)
 		if t := e.Torch; t != nil {
 			env.Torch, env.Build, env.NumThreads, env.Flags = t.Version, t.Build, t.NumThreads, t.Flags
 			if t.CUDA != nil {
@@ -1219,6 +1219,22 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		r.WorkersReadDataFrameRows = w.PandasShare >= 0.5 || len(w.Lines) > 0 && newSourceCache(pr.Dir).readsDataFrameRows(w.Lines[0].File, w.Lines[0].Line)
 	}
 	return r
+}
+
+// allocatorSettings names the environment's variables that set the C
+// library's allocator (glibc's MALLOC_* and GLIBC_TUNABLES' glibc.malloc
+// ones) or preload another one (jemalloc, tcmalloc, mimalloc), in order;
+// "" for none.
+func allocatorSettings(vars map[string]string) string {
+	var out []string
+	for k, v := range vars {
+		if strings.HasPrefix(k, "MALLOC_") || k == "GLIBC_TUNABLES" && strings.Contains(v, "glibc.malloc.") ||
+			k == "LD_PRELOAD" && strings.Contains(v, "malloc") {
+			out = append(out, k+"="+v)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, " ")
 }
 
 // stepMedians returns the median duration of the steps outside the

@@ -170,3 +170,16 @@ func TestCutTraces(t *testing.T) {
 		}
 	}
 }
+
+// The allocator's own settings: glibc's variables, its malloc tunables
+// and a preloaded allocator; not other tunables or preloads.
+func TestAllocatorSettings(t *testing.T) {
+	got := allocatorSettings(map[string]string{"MALLOC_ARENA_MAX": "2", "GLIBC_TUNABLES": "glibc.pthread.rseq=0",
+		"LD_PRELOAD": "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2", "OMP_NUM_THREADS": "1"})
+	if want := "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 MALLOC_ARENA_MAX=2"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := allocatorSettings(map[string]string{"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1", "LD_PRELOAD": "libfoo.so"}); got != "GLIBC_TUNABLES=glibc.malloc.hugetlb=1" {
+		t.Errorf("got %q", got)
+	}
+}

@@ -513,3 +513,35 @@ class ModelTest(unittest.TestCase):
             model(torch.randn(1, 3, 8, 8))
             self.assertIs(type(model).forward, self.Net.forward)
             self.assertTrue(model.conv.weight.is_contiguous())
+
+
+class MallocReuseTest(unittest.TestCase):
+    """malloc_reuse: glibc's variables, read at the process's start."""
+
+    def run_start(self, value, env):
+        names = [k for k, _ in C.MALLOC_REUSE]
+        saved = {k: os.environ.get(k) for k in names}
+        try:
+            for k in names:
+                os.environ.pop(k, None)
+            os.environ.update(env)
+            ch = C.Changes({"malloc_reuse": value}, _internal)
+            ch.start()
+            return _by_name(ch)["malloc_reuse"]
+        finally:
+            for k, v in saved.items():
+                os.environ.pop(k, None)
+                if v is not None:
+                    os.environ[k] = v
+
+    def test_from_the_environment(self):
+        c = self.run_start("true", dict(C.MALLOC_REUSE))
+        self.assertTrue(c["applied"], c)
+        self.assertIn("MALLOC_TRIM_THRESHOLD_=4294967296", c["sites"][0])
+        self.assertTrue(self.run_start("false", {})["applied"])
+
+    def test_not_at_the_process_start(self):
+        c = self.run_start("true", {"MALLOC_TRIM_THRESHOLD_": "131072"})
+        self.assertFalse(c["applied"], c)
+        self.assertIn("which had MALLOC_TRIM_THRESHOLD_=131072", c["error"])
+        self.assertIn("which had neither", self.run_start("true", {})["error"])
