@@ -62,8 +62,9 @@ func (s *state) pageFaultsFinding() {
 	}
 	var glibc bool
 	var allocator string
+	var memory float64
 	if e := r.Env; e != nil {
-		glibc, allocator = e.Glibc, e.Allocator
+		glibc, allocator, memory = e.Glibc, e.Allocator, float64(e.MemoryBytes)
 	}
 	const freed = "memory freed in the step goes back to the kernel, which maps it afresh and zeroes it a 4 KB page at a time when the next step allocates"
 	const fewer = ": fewer or smaller large tensors a step (a smaller batch, in-place ops, out= arguments)"
@@ -74,6 +75,10 @@ func (s *state) pageFaultsFinding() {
 		change = freed + ", with the allocator set by the environment (" + allocator + ")" + fewer
 	case !glibc:
 		change = freed + fewer
+	case memory > 0 && 2*r.PeakRSS > memory:
+		// kept in the process, GAT's freed memory took its peak 1.64x
+		change = fmt.Sprintf("%s, and keeping it in the process could take the process's resident memory (%s at its peak) past the %s it may use",
+			freed, units.Bytes(r.PeakRSS), units.Bytes(memory)) + fewer
 	default:
 		try = map[string]string{"malloc_reuse": "true"}
 	}

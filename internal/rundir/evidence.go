@@ -47,11 +47,14 @@ type Env struct {
 	CPUFeatures []string `json:"cpu_features"`
 	// TransparentHugePages is the kernel's mode: always, madvise or never
 	// ("": unknown).
-	TransparentHugePages string            `json:"transparent_hugepages"`
-	LoadAverage          *float64          `json:"load_average"`
-	EnvVars              map[string]string `json:"env"`
-	Packages             map[string]string `json:"packages"`
-	Torch                *struct {
+	TransparentHugePages string `json:"transparent_hugepages"`
+	// MemoryBytes is the memory the process may use: the machine's, or
+	// its cgroup's limit where lower (0: unknown).
+	MemoryBytes int64             `json:"memory_bytes"`
+	LoadAverage *float64          `json:"load_average"`
+	EnvVars     map[string]string `json:"env"`
+	Packages    map[string]string `json:"packages"`
+	Torch       *struct {
 		Version           string         `json:"version"`
 		Build             string         `json:"build"`
 		CUDA              *string        `json:"cuda"`

@@ -94,6 +94,19 @@ def transparent_hugepages(path="/sys/kernel/mm/transparent_hugepage/enabled"):
     return m.group(1) if m else None
 
 
+def memory_bytes(cgroup="/sys/fs/cgroup/memory.max"):
+    """The memory the process may use: the machine's, or its cgroup's
+    limit where lower (a container's); None where unknown."""
+    total = safe(lambda: os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    try:
+        with open(cgroup) as f:
+            limit = int(f.read().strip())  # "max": no limit
+        total = limit if total is None else min(total, limit)
+    except (OSError, ValueError):
+        pass
+    return total
+
+
 def base_env():
     return {
         "format": "bottleneck.env",
@@ -109,6 +122,7 @@ def base_env():
         "cpu_affinity": safe(lambda: len(os.sched_getaffinity(0))),
         "cpu_features": cpu_features(),
         "transparent_hugepages": transparent_hugepages(),
+        "memory_bytes": memory_bytes(),
         # other work on the machine when the program started (1-minute load)
         "load_average": safe(lambda: os.getloadavg()[0]),
         "pid": os.getpid(),

@@ -125,6 +125,9 @@ type RunEvidence struct {
 	// agents without it).
 	Memory *MemoryTrend `json:"memory,omitempty"`
 	GC     *GCPauses    `json:"gc,omitempty"`
+	// PeakRSS: the largest resident size the per-step record holds, in
+	// bytes (0: unknown).
+	PeakRSS float64 `json:"peak_rss,omitempty"`
 	// Optimizers: what each optimizer updates (at its first step).
 	Optimizers []rundir.Optimizer `json:"optimizers,omitempty"`
 	// Models: the outermost modules the program called, most calls first.
@@ -229,6 +232,8 @@ type Env struct {
 	// CPUFeatures: the CPU's reduced-precision and vector features (nil:
 	// unknown).
 	CPUFeatures []string `json:"cpu_features,omitempty"`
+	// MemoryBytes: the memory the process may use (0: unknown).
+	MemoryBytes int64 `json:"memory_bytes,omitempty"`
 	// Glibc: the C library is glibc (platform.platform()'s "-with-glibc");
 	// Allocator: the program's environment's own settings of its
 	// allocator, or another one preloaded ("": none).
@@ -1136,6 +1141,9 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		if ev.PerStep != nil {
 			rows := ev.PerStep.Rows()
 			r.Memory = memoryTrend(rows, ev.PerStep.Growth)
+			for _, row := range rows {
+				r.PeakRSS = max(r.PeakRSS, row.RSS)
+			}
 			r.GC = gcPauses(rows, steps, ev.PerStep.GC.Sites)
 			for i, c := range ev.PerStep.ThreadCalls {
 				switch c.Call {
@@ -1188,6 +1196,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		}
 		env.CPUFeatures = e.CPUFeatures
 		env.Glibc, env.Allocator = strings.Contains(e.Platform, "-with-glibc"), allocatorSettings(e.EnvVars)
+		env.MemoryBytes = e.MemoryBytes
 		if t := e.Torch; t != nil {
 			env.Torch, env.Build, env.NumThreads, env.Flags = t.Version, t.Build, t.NumThreads, t.Flags
 			if t.CUDA != nil {

@@ -40,6 +40,19 @@ if __name__ == "__main__":
     unittest.main()
 
 
+class MemoryTest(unittest.TestCase):
+    def test_a_cgroup_limit_under_the_machine(self):
+        with mock.patch("builtins.open", mock.mock_open(read_data="1073741824\n")):
+            self.assertEqual(E.memory_bytes(), min(1 << 30, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")))
+
+    def test_no_limit(self):
+        machine = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        with mock.patch("builtins.open", mock.mock_open(read_data="max\n")):
+            self.assertEqual(E.memory_bytes(), machine)
+        with mock.patch("builtins.open", side_effect=OSError("no cgroup v2")):
+            self.assertEqual(E.memory_bytes(), machine)
+
+
 class FakeTorch(object):
     """A CUDA build whose cuDNN query initialises CUDA, as torch's does
     (cudnn.version() reads every device's capability)."""
