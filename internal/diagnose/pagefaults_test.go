@@ -11,8 +11,9 @@ import (
 // A kernel's share of the process's CPU time that is page faults is a
 // finding, glibc's heap kept its change and --verify's; not when the
 // kernel's time is something else (few faults), small, or the batches
-// come from workers. Where the environment already sets the allocator,
-// or the C library is not glibc, the change is fewer large tensors.
+// come from workers that could account for the faults. Where the
+// environment already sets the allocator, or the C library is not glibc,
+// the change is fewer large tensors.
 func TestPageFaults(t *testing.T) {
 	// GAT on 2,708 nodes: half the process's CPU in the kernel
 	gat := rundir.ThreadSched{WallS: 6.5, ProcessCPUS: 12, ProcessSystemS: 6, MinorFaults: 1.9e6}
@@ -22,28 +23,35 @@ func TestPageFaults(t *testing.T) {
 		glibc     bool
 		allocator string
 		workers   int
+		batch     int64 // bytes of the workers' batches (0: unknown)
 		fires     bool
 		change    string
 		peakRSS   float64 // bytes, of a machine of 8 GiB
 	}{
-		{"page faults", gat, true, "", 0, true, "MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 in the environment", 0},
-		{"not glibc", gat, false, "", 0, true, "zeroes it a 4 KB page at a time when the next step allocates: fewer or smaller", 0},
+		{"page faults", gat, true, "", 0, 0, true, "MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 in the environment", 0},
+		{"not glibc", gat, false, "", 0, 0, true, "zeroes it a 4 KB page at a time when the next step allocates: fewer or smaller", 0},
 		// freed memory kept could take the process past the machine's
-		{"memory tight", gat, true, "", 0, true, "could take the process's resident memory (4.66 GiB at its peak) past the 8.00 GiB it may use", 5e9},
-		{"memory to spare", gat, true, "", 0, true, "MALLOC_MMAP_THRESHOLD_", 3e9},
-		{"allocator set", gat, true, "LD_PRELOAD=/usr/lib/libjemalloc.so.2", 0, true, "with the allocator set by the environment (LD_PRELOAD=/usr/lib/libjemalloc.so.2)", 0},
-		{"kernel time of reads, few faults", rundir.ThreadSched{WallS: 6.5, ProcessCPUS: 12, ProcessSystemS: 6, MinorFaults: 2e4}, true, "", 0, false, "", 0},
-		{"little kernel time", rundir.ThreadSched{WallS: 6.5, ProcessCPUS: 12, ProcessSystemS: 1.2, MinorFaults: 5e5}, true, "", 0, false, "", 0},
-		{"agent before the fields", rundir.ThreadSched{WallS: 6.5, ProcessCPUS: 12}, true, "", 0, false, "", 0},
-		{"under a second of CPU time", rundir.ThreadSched{WallS: 0.4, ProcessCPUS: 0.8, ProcessSystemS: 0.4, MinorFaults: 1.2e5}, true, "", 0, false, "", 0},
+		{"memory tight", gat, true, "", 0, 0, true, "could take the process's resident memory (4.66 GiB at its peak) past the 8.00 GiB it may use", 5e9},
+		{"memory to spare", gat, true, "", 0, 0, true, "MALLOC_MMAP_THRESHOLD_", 3e9},
+		{"allocator set", gat, true, "LD_PRELOAD=/usr/lib/libjemalloc.so.2", 0, 0, true, "with the allocator set by the environment (LD_PRELOAD=/usr/lib/libjemalloc.so.2)", 0},
+		{"kernel time of reads, few faults", rundir.ThreadSched{WallS: 6.5, ProcessCPUS: 12, ProcessSystemS: 6, MinorFaults: 2e4}, true, "", 0, 0, false, "", 0},
+		{"little kernel time", rundir.ThreadSched{WallS: 6.5, ProcessCPUS: 12, ProcessSystemS: 1.2, MinorFaults: 5e5}, true, "", 0, 0, false, "", 0},
+		{"agent before the fields", rundir.ThreadSched{WallS: 6.5, ProcessCPUS: 12}, true, "", 0, 0, false, "", 0},
+		{"under a second of CPU time", rundir.ThreadSched{WallS: 0.4, ProcessCPUS: 0.8, ProcessSystemS: 0.4, MinorFaults: 1.2e5}, true, "", 0, 0, false, "", 0},
 		// batches from 2 workers, mapped from shared memory
-		{"batches from workers", rundir.ThreadSched{WallS: 8.3, ProcessCPUS: 15.8, ProcessSystemS: 3.2, MinorFaults: 5.9e5}, true, "", 2, false, "", 0},
+		{"batches from workers", rundir.ThreadSched{WallS: 8.3, ProcessCPUS: 15.8, ProcessSystemS: 3.2, MinorFaults: 5.9e5}, true, "", 2, 0, false, "", 0},
+		{"batches from workers, 38.5 MB each", rundir.ThreadSched{WallS: 8.3, ProcessCPUS: 15.8, ProcessSystemS: 3.2, MinorFaults: 5.9e5}, true, "", 2, 64 * 3 * 224 * 224 * 4, false, "", 0},
+		// small batches from workers: the faults are the program's own
+		{"786 KB batches from workers", gat, true, "", 2, 16 * 3 * 64 * 64 * 4, true, "MALLOC_MMAP_THRESHOLD_", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			run := runevidence.RunEvidence{CPUWait: &rundir.CPUWait{Window: &rundir.ThreadSched{WallS: 1, ProcessCPUS: 2}, Steps: &c.window},
 				Env: &runevidence.Env{CPUs: 2, Glibc: c.glibc, Allocator: c.allocator, MemoryBytes: 8 << 30}, PeakRSS: c.peakRSS}
 			if c.workers > 0 {
 				run.Loaders = []runevidence.Loader{{NumWorkers: &c.workers, Batches: 150}}
+				if c.batch > 0 {
+					run.Loaders[0].BatchBytes = &c.batch
+				}
 			}
 			d := Compute(cpuTrace(&run))
 			f := findingOf(d, "cpu.page-faults")

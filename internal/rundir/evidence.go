@@ -292,6 +292,9 @@ type LoaderInfo struct {
 	Loaders    int     `json:"loaders"`
 	RestartS   float64 `json:"restart_s"`
 	FirstWaitS float64 `json:"first_wait_s"`
+	// BatchBytes: the bytes of the tensors in its first batch (nil from
+	// agents before it).
+	BatchBytes *int64 `json:"batch_bytes"`
 	// Site is the program's line that took its first batch (the loop
 	// over it); nil from agents before it.
 	Site *Site `json:"site"`

@@ -670,6 +670,7 @@ class Agent(Window, Evidence):
             d = getattr(depth, "d", 0)
             depth.d = d + 1
             t0 = perf()
+            r = None
             ok = False
             try:
                 r = orig(it)
@@ -677,7 +678,7 @@ class Agent(Window, Evidence):
                 return r
             finally:
                 depth.d = d
-                agent._on_dl_batch(it, perf() - t0, ok)
+                agent._on_dl_batch(it, perf() - t0, ok, r)
                 if ranges is not None:
                     ranges.end("DataLoader wait")
 
@@ -1084,7 +1085,7 @@ class Agent(Window, Evidence):
             pass
         return info["id"]
 
-    def _on_dl_batch(self, it, dt, ok):
+    def _on_dl_batch(self, it, dt, ok, batch=None):
         lid = getattr(it, "_bottleneck_loader", None)
         loader = next((v for v in self.loaders.values() if v["id"] == lid), None)
         if not ok:
@@ -1099,6 +1100,10 @@ class Agent(Window, Evidence):
                 if loader is not None:
                     loader["restart_s"] += getattr(it, "_bottleneck_start_s", 0.0)
                     loader["first_wait_s"] += dt
+                    if "batch_bytes" not in loader:
+                        # what a worker hands over a batch (the main process
+                        # maps and faults in its shared memory)
+                        loader["batch_bytes"] = _tensor_bytes(self.torch, batch)
             except Exception:
                 pass
         if loader is not None:
@@ -1640,6 +1645,18 @@ class _IdentitySet(object):
         if len(self._by_id) >= 64:  # an optimizer per iteration: drop the freed
             self._by_id = {k: v for k, v in self._by_id.items() if v._ref() is not None}
         self._by_id[id(obj)] = _Identity(obj)
+
+
+def _tensor_bytes(torch, obj, depth=0):
+    """The bytes of the tensors in a batch: a tensor, or lists, tuples
+    and dicts of them (3 levels deep)."""
+    if isinstance(obj, torch.Tensor):
+        return obj.element_size() * obj.nelement()
+    if depth < 3 and isinstance(obj, (list, tuple)):
+        return sum(_tensor_bytes(torch, v, depth + 1) for v in obj)
+    if depth < 3 and isinstance(obj, dict):
+        return sum(_tensor_bytes(torch, v, depth + 1) for v in obj.values())
+    return 0
 
 
 def _program_site(f):

@@ -205,6 +205,8 @@ type Loader struct {
 	Loaders    int     `json:"loaders,omitempty"`
 	RestartS   float64 `json:"restart_s,omitempty"`
 	FirstWaitS float64 `json:"first_wait_s,omitempty"`
+	// BatchBytes: the bytes of its first batch's tensors (nil: unknown).
+	BatchBytes *int64 `json:"batch_bytes,omitempty"`
 	// Site is the program's line that loops over it.
 	Site *rundir.Site `json:"site,omitempty"`
 }
@@ -1129,7 +1131,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		for _, l := range ev.DataLoader.Loaders {
 			r.Loaders = append(r.Loaders, Loader{Dataset: l.Dataset, Iterable: l.Iterable, NumWorkers: l.NumWorkers, PinMemory: l.PinMemory, PrefetchFactor: l.PrefetchFactor,
 				PersistentWorkers: l.PersistentWorkers, BatchSize: l.BatchSize, Batches: l.Batches, WaitS: l.WaitS,
-				Iterators: l.Iterators, Loaders: l.Loaders, RestartS: l.RestartS, FirstWaitS: l.FirstWaitS, Site: l.Site})
+				Iterators: l.Iterators, Loaders: l.Loaders, RestartS: l.RestartS, FirstWaitS: l.FirstWaitS, BatchBytes: l.BatchBytes, Site: l.Site})
 		}
 		var loaderWait, firstWait float64
 		for _, l := range r.Loaders {

@@ -205,6 +205,7 @@ type evidence struct {
 			Loaders    int     `json:"loaders"`
 			RestartS   float64 `json:"restart_s"`
 			FirstWaitS float64 `json:"first_wait_s"`
+			BatchBytes *int64  `json:"batch_bytes"`
 		} `json:"loaders"`
 	} `json:"dataloader"`
 	Models  []rundir.ModelCall `json:"models"`
@@ -818,6 +819,10 @@ func TestDataLoaderWorkers(t *testing.T) {
 			// two epochs, one iterator: persistent workers start once
 			if l.Iterators != 1 || l.Loaders != 1 || l.RestartS <= 0 || l.FirstWaitS <= 0 {
 				t.Errorf("loader's iterators: %+v", l)
+			}
+			// a batch: 4 x 8 float32 samples and 4 int64 labels
+			if l.BatchBytes == nil || *l.BatchBytes != 4*8*4+4*8 {
+				t.Errorf("batch bytes: %v", l.BatchBytes)
 			}
 			if ev.DataLoader.WaitS <= 0 || ev.DataLoader.Batches != 16 {
 				t.Errorf("dataloader wait: %+v", ev.DataLoader)
