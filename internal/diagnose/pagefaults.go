@@ -2,8 +2,10 @@ package diagnose
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
@@ -15,8 +17,8 @@ var _ = addRule(Rule{
 	Fires:  "TestPageFaults", Silent: "TestPageFaults",
 })
 
-// mallocReuse is the change on glibc (malloc_reuse=true: rundir.MallocReuseEnv).
-const mallocReuse = "MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 in the environment (glibc then serves allocations of up to 4 GiB from its heap and keeps what is freed for reuse; the process's resident memory stays near its peak, and can grow past it: GAT's 2.6 -> 4.3 GB)"
+// mallocReuse is the change on glibc (malloc_reuse=true).
+var mallocReuse = strings.Join(rundir.MallocReuseEnv, " ") + " in the environment (glibc then serves allocations of up to 4 GiB from its heap and keeps what is freed for reuse; the process's resident memory stays near its peak, and can grow past it: GAT's 2.6 -> 4.3 GB)"
 
 // minKernelSpanS: the CPU time the shares are read over, at least
 // (os.times counts 10 ms ticks).

@@ -174,12 +174,12 @@ class Changes(object):
         """glibc reads its allocator's variables once, at the process's
         start: the runner puts them in the program's environment (or takes
         them out), and the agent can only check them."""
-        got = tuple((k, os.environ.get(k)) for k, _ in MALLOC_REUSE)
-        if got == (MALLOC_REUSE if v else tuple((k, None) for k, _ in MALLOC_REUSE)):
+        got = [(k, os.environ[k]) for k, _ in MALLOC_REUSE if k in os.environ]
+        if got == (list(MALLOC_REUSE) if v else []):
             self._site("malloc_reuse", " ".join("%s=%s" % kv for kv in MALLOC_REUSE) + " in the program's environment"
                        if v else "no MALLOC_MMAP_THRESHOLD_ or MALLOC_TRIM_THRESHOLD_ in the program's environment")
             return
-        have = ", ".join("%s=%s" % (k, val) for k, val in got if val is not None) or "neither"
+        have = ", ".join("%s=%s" % kv for kv in got) or "neither"
         self.records["malloc_reuse"]["error"] = "glibc reads MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ at the " \
                                                 "process's start, which had %s" % have
 
