@@ -116,6 +116,14 @@ func TestSettleSetsTheAnalysesPace(t *testing.T) {
 			t.Errorf("soft limit %d MiB on a small input, want at least %d MiB", got>>20, want>>20)
 		}
 		debug.SetMemoryLimit(math.MaxInt64)
+		var tiny Pacer
+		tiny.Expect(1 << 20)
+		tiny.Settle()
+		if got := debug.SetMemoryLimit(-1); got < smallLimitFloor {
+			t.Errorf("soft limit %d MiB on a 1 MiB input, want at least %d MiB", got>>20, smallLimitFloor>>20)
+		}
+		debug.SetGCPercent(100)
+		debug.SetMemoryLimit(math.MaxInt64)
 		var grown Pacer // a compressed input whose estimate fell short
 		grown.Expect(1 << 20)
 		grown.Expect(smallInput)
