@@ -1052,6 +1052,7 @@ var changedRules = map[string][]string{
 	"fused_optimizer": {"host.optimizer"}, "foreach_optimizer": {"host.optimizer"},
 	"gc_freeze": {"gc.pauses"}, "gc_threshold": {"gc.pauses"},
 	"channels_last": {"cpu.native"}, "bf16_autocast": {"cpu.native"},
+	"malloc_reuse": {"cpu.page-faults"}, "thp_alloc": {"cpu.page-faults"},
 }
 
 // predicted is the first run's saving for the first of its findings

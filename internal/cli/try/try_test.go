@@ -627,3 +627,28 @@ func TestRaisedIn(t *testing.T) {
 		t.Errorf("a missing log: %q", got)
 	}
 }
+
+// TestPredicted: every change the agent makes addresses some rule's
+// cause, so that try can set a prediction beside what it measures; on a
+// real first run of try (the planted checkpoint program, 12 steps before
+// its window) malloc_reuse is predicted by cpu.page-faults, and a change
+// for a GPU's cause by nothing.
+func TestPredicted(t *testing.T) {
+	for _, k := range rundir.ChangeKinds {
+		if len(changedRules[k.Name]) == 0 {
+			t.Errorf("change %s addresses no rule's cause", k.Name)
+		}
+	}
+	ios, _, _, _ := iostreams.Test()
+	b, _, err := diff.LoadSteps(ios, filepath.Join(testutil.RepoRoot(), "testdata", "rundir", "cpu_checkpoint_try"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	findings := b.Report.Findings()
+	if p := predicted(findings, map[string]string{"malloc_reuse": "true"}); p == nil || p.Rule != "cpu.page-faults" || p.SavingPct <= 0 || p.Speedup <= 1 {
+		t.Errorf("malloc_reuse: predicted %+v, want cpu.page-faults' saving", p)
+	}
+	if p := predicted(findings, map[string]string{"cudnn_benchmark": "true"}); p != nil {
+		t.Errorf("cudnn_benchmark on a CPU run: predicted %+v, want none", p)
+	}
+}
