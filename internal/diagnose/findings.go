@@ -1300,7 +1300,10 @@ func (s *state) sliceBackwardChange(total float64) (string, Evidence, bool) {
 }
 
 // sdpaChange is the fused attention call that replaces softmax(q @ k.T) @ v.
-const sdpaChange = "torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=...) instead of softmax(q @ k.transpose(-2, -1)) @ v"
+// The trace cannot tell a causal mask from another, or from none (a
+// Unet's attention over its pixels has none), so it names each argument
+// with where it applies.
+const sdpaChange = "torch.nn.functional.scaled_dot_product_attention(q, k, v) instead of softmax(q @ k.transpose(-2, -1)) @ v (is_causal=True in place of a causal mask, attn_mask= for another, neither without one)"
 
 // attentionFix is the change for unfused attention by who computes it.
 // nn.MultiheadAttention returns the attention weights by default
