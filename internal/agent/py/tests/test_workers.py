@@ -97,6 +97,30 @@ class WorkersTest(unittest.TestCase):
         # the agent's own frames (WorkerLoop.__call__) are not in the stacks
         self.assertFalse(any(fr["file"] == W.__file__ for fr in p["frames"]))
 
+    def test_idle_worker_sampled_less_often_after_its_fetches_are_written(self):
+        rec = W.Recorder(self.cfg, self.args(), {})
+        os.makedirs(os.path.dirname(rec.path))
+        fetch = [(types.SimpleNamespace(co_filename=os.path.join("site", W._FETCH)), 1, 0)]
+        idle = [(types.SimpleNamespace(co_filename="queues.py"), 1, 0)]
+        now = {"stack": fetch}
+        rec.sampler.thread_stacks = lambda: {rec._main: now["stack"]}
+        rec._after_sample()
+        self.assertEqual(rec.sampler.weight, 1)
+        now["stack"] = idle
+        weights = []
+        for _ in range(10):
+            rec._after_sample()
+            weights.append(rec.sampler.weight)
+        # full rate until the third idle sample writes the fetches, then
+        # one more interval a sample, up to MAX_WEIGHT
+        self.assertEqual(weights[:2], [1, 1])
+        self.assertTrue(os.path.exists(rec.path))
+        self.assertEqual(weights[2:6], [2, 3, 4, 5])
+        self.assertEqual(max(weights), W._agentmod.Sampler.MAX_WEIGHT)
+        now["stack"] = fetch
+        rec._after_sample()
+        self.assertEqual(rec.sampler.weight, 1)
+
     def test_pickles_into_a_fresh_interpreter(self):
         # spawn/forkserver workers unpickle the loop without the agent on
         # sys.path: the pickle loads this file by path
