@@ -253,7 +253,8 @@ func TestTinyOpsSource(t *testing.T) {
 
 // A model called in a loop, one sample at a time, runs its layers many
 // times a step for its parameters: the change says to call it once on
-// the batch; not a transformer stepped once (68 linears a step for 53
+// the batch, or, where a recurrent cell runs as often (a loop over time
+// steps), a recurrent layer over the sequence; not a transformer stepped once (68 linears a step for 53
 // tensors, with 4 micro-batches), inference, or two optimizers (a GAN).
 func TestRepeatedForward(t *testing.T) {
 	for _, c := range []struct {
@@ -262,13 +263,17 @@ func TestRepeatedForward(t *testing.T) {
 		backward, nOptim int
 		batches          int // DataLoader batches a step
 		want             bool
+		cells            int // aten::lstm_cell calls a step
 	}{
-		{"per-sample loop", 128, 4, 100, 1, 1, true},
-		{"accumulated micro-batches", 68, 53, 100, 1, 0, false},
+		{"per-sample loop", 128, 4, 100, 1, 1, true, 0},
+		{"accumulated micro-batches", 68, 53, 100, 1, 0, false, 0},
 		// 16 micro-batches of a 2-layer MLP: 32 linears a step, 2 a batch
-		{"accumulated from a DataLoader", 128, 4, 100, 1, 16, false},
-		{"inference", 128, 4, 0, 1, 0, false},
-		{"two optimizers", 128, 4, 100, 2, 0, false},
+		{"accumulated from a DataLoader", 128, 4, 100, 1, 16, false, 0},
+		{"inference", 128, 4, 0, 1, 0, false, 0},
+		{"two optimizers", 128, 4, 100, 2, 0, false, 0},
+		// an LSTMCell over a sequence's steps, its output through a Linear
+		{"time steps through a cell", 128, 4, 100, 1, 1, true, 128},
+		{"a cell stepped a few times", 128, 4, 100, 1, 1, true, 4},
 	} {
 		run := &runevidence.RunEvidence{RunMedianStepS: 0.02}
 		for range c.nOptim {
@@ -277,7 +282,8 @@ func TestRepeatedForward(t *testing.T) {
 		in := cpuTrace(run)
 		in.Ops = &optable.OpTable{Calls: 3 * 4000, HostSelfUs: 3 * 50e3, Steps: 3, BackwardCalls: c.backward, Rows: []optable.OpRow{
 			{Name: "aten::add_", Calls: 3 * 2000, HostSelfUs: 3 * 25e3}, {Name: "aten::mul_", Calls: 3*2000 - 3*c.linears, HostSelfUs: 3 * 24e3},
-			{Name: "aten::linear", Calls: 3 * c.linears, HostSelfUs: 3 * 1e3}, {Name: "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", Calls: 3 * c.batches}}}
+			{Name: "aten::linear", Calls: 3 * c.linears, HostSelfUs: 3 * 1e3}, {Name: "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", Calls: 3 * c.batches},
+			{Name: "aten::lstm_cell", Calls: 3 * c.cells, HostSelfUs: 3 * 1e3}}}
 		f := findingOf(Compute(in), "cpu.tiny-ops")
 		if f == nil {
 			t.Fatalf("%s: no tiny-ops finding", c.name)
@@ -286,6 +292,11 @@ func TestRepeatedForward(t *testing.T) {
 		if got := strings.HasPrefix(f.Change, "aten::linear run "); got != c.want ||
 			got && !strings.HasPrefix(f.Change, "aten::linear run 128 times a step for the model's 4 parameter tensors") {
 			t.Errorf("%s: the loop named: %v, want %v: %s", c.name, got, c.want, f.AllChanges())
+		}
+		// a cell's time steps get nn.LSTM over the sequence, not a batch
+		cell := strings.Contains(f.Change, "calls a recurrent cell (aten::lstm_cell 128 times a step)") && strings.Contains(f.Change, "nn.LSTM/nn.GRU/nn.RNN over the whole sequence")
+		if cell != (c.cells >= 16) || cell && strings.Contains(f.AllChanges(), "torch.stack the samples") {
+			t.Errorf("%s: recurrent cell's change %v: %s", c.name, cell, f.AllChanges())
 		}
 	}
 }

@@ -652,10 +652,7 @@ func (s *state) tinyOps() tinyOpStats {
 	if t == nil || s.device || s.usesGPU {
 		return tinyOpStats{}
 	}
-	steps := float64(s.steps)
-	if t.Steps > 0 {
-		steps = float64(t.Steps)
-	}
+	steps := float64(s.opTableSteps())
 	// A main thread waiting for a CPU stretches every time by its wait:
 	// the ops' sizes are judged on the time it ran (a loaded CI machine,
 	// 50% of the window waited: 37 µs per addmm call, 18.5 µs running).
