@@ -129,6 +129,12 @@ func TestRealRuns(t *testing.T) {
 		// the same program's first run of try: 12 steps outside its
 		// window, 0.23 s of CPU time, 48% of it in the kernel
 		{"cpu_checkpoint_try", "cpu-compute-bound", "cpu.native", "", "io.in-step", ""},
+		// pytorch/examples' mnist_hogwild: two spawned children train
+		// while the main process joins them, then tests; as is their
+		// threads oversubscribe the 2 CPUs, with one thread each not
+		// (checked below)
+		{"cpu_hogwild", "input-bound", "input.loader", "", "", ""},
+		{"cpu_hogwild_threads1", "cpu-compute-bound", "cpu.native", "", "", ""},
 		// lucidrains' denoising-diffusion-pytorch, its README's Trainer:
 		// convolutions 52% of the native time lead, before its unfused
 		// attention (13%, whose fused kernel changed a run 0-6%); then
@@ -353,6 +359,12 @@ func TestRealRuns(t *testing.T) {
 			if i := slices.IndexFunc(d.Findings, func(f diagnose.Finding) bool { return f.Rule == "cpu.page-faults" }); (i >= 0) != (c.run == "cpu_gat" || c.run == "cpu_forward_forward" || c.run == "cpu_checkpoint_loaded" || c.run == "cpu_checkpoint_try" || c.run == "cpu_ddpm_unet") ||
 				i >= 0 && d.Findings[i].Try["malloc_reuse"] != "true" {
 				t.Errorf("cpu.page-faults at %d", i)
+			}
+			// the children's threads: 3.5 wanting 2 CPUs as is, 1.9 with one
+			// intra-op thread each
+			if i := slices.IndexFunc(d.Findings, func(f diagnose.Finding) bool { return f.Rule == "run.startup" }); (i >= 0) != strings.HasPrefix(c.run, "cpu_hogwild") ||
+				i >= 0 && strings.Contains(d.Findings[i].Change, "torch.set_num_threads(1) first in the function each child runs") != (c.run == "cpu_hogwild") {
+				t.Errorf("run.startup at %d", i)
 			}
 			// two kinds of step in turn: only the SAC's window, all of
 			// its steps used

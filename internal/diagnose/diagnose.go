@@ -948,7 +948,11 @@ func (s *state) verdict() {
 	}
 	if own, ok := s.startup(); ok {
 		if s.startupInChildren() {
-			v.Why += fmt.Sprintf("; before its first step the program waited %s for its multiprocessing children, whose work no step here holds, more than all its steps (%s): the second finding", units.Seconds(own), units.Seconds(s.in.Run.StepsS))
+			oversubscribed := ""
+			if c, cpus, ok := s.childrenOversubscribed(); ok {
+				oversubscribed = fmt.Sprintf(", and whose threads (%.1f wanting %d CPUs) waited for a CPU %.0f%% of their time", c.Runnable(), cpus, pct(c.WaitShare()))
+			}
+			v.Why += fmt.Sprintf("; before its first step the program waited %s for its multiprocessing children, whose work no step here holds%s, more than all its steps (%s): the second finding", units.Seconds(own), oversubscribed, units.Seconds(s.in.Run.StepsS))
 		} else {
 			v.Why += fmt.Sprintf("; before its first step the program worked %s in its own code, more than all its steps (%s): the second finding", units.Seconds(own), units.Seconds(s.in.Run.StepsS))
 		}

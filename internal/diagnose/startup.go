@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
@@ -18,6 +19,25 @@ import (
 // than computes; childStartup: above this share of it in multiprocessing
 // (starting or joining the program's own processes), the work is theirs.
 const minStartupS, waitingStartup, childStartup = 1.0, 0.5, 0.5
+
+// minChildrenS: the children's span read, at least, for their
+// scheduling to count; minChildrenWait: the share of their threads'
+// runnable time waiting for a CPU from which they are oversubscribed
+// (with more threads runnable than CPUs).
+const minChildrenS, minChildrenWait = 1.0, 0.2
+
+// childrenOversubscribed returns the processes the program started when
+// their threads wanted more CPUs than the machine has, on average over
+// the parent's readings, and waited for one at least minChildrenWait of
+// the time; and the machine's CPUs.
+func (s *state) childrenOversubscribed() (*rundir.Children, int, bool) {
+	r := s.in.Run
+	if r == nil || r.Children == nil || r.Env == nil || r.Env.CPUs <= 0 {
+		return nil, 0, false
+	}
+	c := r.Children
+	return c, r.Env.CPUs, c.WallS >= minChildrenS && c.Runnable() > float64(r.Env.CPUs)+0.5 && c.WaitShare() >= minChildrenWait
+}
 
 // startupInChildren: the start-up is mostly the main process starting or
 // waiting for its multiprocessing children (Hogwild training in
@@ -44,7 +64,7 @@ func (s *state) startup() (float64, bool) {
 
 var _ = addRule(Rule{
 	ID: "run.startup", Class: Host, Factor: 0,
-	When:   "Python profile (run): the main thread's samples before the first step ended, imports left out, x the sampling interval >= 1 s and >= all the run's steps' time, the program not ended by bottleneck after its window; once per run: no per-step saving, never the verdict",
+	When:   "Python profile (run): the main thread's samples before the first step ended, imports left out, x the sampling interval >= 1 s and >= all the run's steps' time, the program not ended by bottleneck after its window; once per run: no per-step saving, never the verdict. Where that time is mostly waiting for its multiprocessing children, their threads' schedstat (read >= 1 s) decides whether they oversubscribe the CPUs: more threads runnable on average than CPUs + 0.5, waiting for one >= 20% of their runnable time",
 	Change: "what builds data one item at a time in Python before training: vectorise it, build it once and save it, or build it lazily in a Dataset loaded by DataLoader workers",
 	detect: (*state).startupFinding,
 	Fires:  "TestStartupFinding", Silent: "TestStartupFinding",
@@ -81,6 +101,16 @@ func (s *state) startupFinding() {
 		ms = append(ms, Evidence{"of it starting or waiting for its multiprocessing children", pct(py.StartupChildShare), "%", "pyprofile"})
 		title = fmt.Sprintf("Before its first step the program waits %s for processes it started, more than all its steps take (%s)", units.Seconds(own), units.Seconds(r.StepsS))
 		change = fmt.Sprintf("start-up (%s) is %.0f%% the main process starting or waiting for its multiprocessing children: bottleneck profiles this process only, so their work (training in mp.Process workers, a Pool's tasks) is in no step of this report, whose steps are what this process ran itself; to profile that work, run one child's loop in the main process under bottleneck run, or start the processes with torchrun (bottleneck run -- torchrun ...: every rank is profiled)", names, pct(py.StartupChildShare))
+		if c, cpus, ok := s.childrenOversubscribed(); ok {
+			// each child starts with an intra-op thread per CPU; OpenMP's
+			// spin while they wait took mnist_hogwild from 17 s to 86-160
+			threads := max(1, cpus/max(1, c.MostAlive))
+			ms = append(ms, Evidence{"its children's threads wanting a CPU, on average", c.Runnable(), "", "evidence"},
+				Evidence{"of their time waiting for a CPU", pct(c.WaitShare()), "%", "evidence"})
+			title = fmt.Sprintf("Before its first step the program waits %s for processes it started, whose threads wait for a CPU %.0f%% of their time", units.Seconds(own), pct(c.WaitShare()))
+			change = fmt.Sprintf("its children oversubscribe the CPUs: %d of them at once kept %.1f threads wanting a CPU on %d CPUs, each running torch's default of an intra-op thread per CPU (OpenMP's threads spin while they wait, taking the CPU from those that work): torch.set_num_threads(%d) first in the function each child runs, or OMP_NUM_THREADS=%d in their environment (pytorch/examples' mnist_hogwild, 2 children on 2 CPUs: 86-160 s as is, 17 s with one thread each); ",
+				c.MostAlive, c.Runnable(), cpus, threads, threads) + change
+		}
 	}
 	f := s.finding("run.startup", title, 0, ms, where, change)
 	f.OnceS = own

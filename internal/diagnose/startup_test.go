@@ -7,6 +7,7 @@ import (
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
 	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
 
 // The start-up share counts the main thread's samples before the first
@@ -99,6 +100,45 @@ func TestStartupFinding(t *testing.T) {
 		}
 		if strings.Contains(d.Verdict.Why, "multiprocessing children") != children || strings.Contains(f.AllChanges(), "multiprocessing children") != children {
 			t.Errorf("%s: children named %v, want %v: why %q, change %q", c.name, !children, children, d.Verdict.Why, f.AllChanges())
+		}
+	}
+}
+
+// The children the program waits for before its first step oversubscribe
+// the CPUs when their threads want more than there are and wait for one
+// (mnist_hogwild's two children on 2 CPUs: 3.5 threads runnable, 54% of
+// their time waiting): the change is one intra-op thread each; silent
+// where they fit (a thread each), on a short span, where they wait little
+// (another process's load), and where the start-up is not theirs.
+func TestChildrenOversubscribed(t *testing.T) {
+	lines := []runevidence.Line{{File: "/home/u/main.py", Line: 99, Func: "<module>", Pct: 100}}
+	hogwild := rundir.Children{Processes: 2, MostAlive: 2, WallS: 52.4, CPUS: 84.4, WaitS: 100.3}
+	for _, c := range []struct {
+		name     string
+		children rundir.Children
+		child    float64 // the start-up's share in multiprocessing
+		want     bool
+	}{
+		{"hogwild, 2 threads each on 2 CPUs", hogwild, 0.99, true},
+		{"a thread each", rundir.Children{Processes: 2, MostAlive: 2, WallS: 16, CPUS: 31, WaitS: 0.5}, 0.99, false},
+		{"a second of them", rundir.Children{Processes: 2, MostAlive: 2, WallS: 0.8, CPUS: 1.3, WaitS: 1.5}, 0.99, false},
+		{"runnable, waiting little", rundir.Children{Processes: 4, MostAlive: 4, WallS: 20, CPUS: 60, WaitS: 5}, 0.99, false},
+		{"the start-up not the children's", hogwild, 0.3, false},
+	} {
+		run := &runevidence.RunEvidence{FirstStepS: 60, StepsS: 9, Children: &c.children, Env: &runevidence.Env{CPUs: 2},
+			Python: &runevidence.PythonEvidence{StartupShare: 0.9, StartupOffCPU: 0.98, StartupChildShare: c.child, StartupLines: lines}}
+		d := Compute(cpuTrace(run))
+		f := findingOf(d, "run.startup")
+		if f == nil {
+			t.Fatalf("%s: no start-up finding", c.name)
+		}
+		got := strings.Contains(f.AllChanges(), "its children oversubscribe the CPUs")
+		if got != c.want || strings.Contains(d.Verdict.Why, "waited for a CPU") != c.want {
+			t.Errorf("%s: oversubscribed %v, want %v: %s; why %q", c.name, got, c.want, f.AllChanges(), d.Verdict.Why)
+		}
+		if got && (!strings.Contains(f.AllChanges(), "2 of them at once kept 3.5 threads wanting a CPU on 2 CPUs") || !strings.Contains(f.AllChanges(), "torch.set_num_threads(1) first in the function each child runs") ||
+			!strings.Contains(f.Title, "whose threads wait for a CPU 54% of their time")) {
+			t.Errorf("%s: %s: %s", c.name, f.Title, f.AllChanges())
 		}
 	}
 }

@@ -165,7 +165,10 @@ type Evidence struct {
 	FrameworkPhases *FrameworkPhases `json:"framework_phases"`
 	// CPUWait: the main thread's scheduling over the run and the recorded
 	// window (nil off Linux, or from agents before it).
-	CPUWait    *CPUWait `json:"cpu_wait"`
+	CPUWait *CPUWait `json:"cpu_wait"`
+	// Children: the processes the program started itself (nil: none, or
+	// agents before it).
+	Children   *Children `json:"children,omitempty"`
 	DataLoader struct {
 		Batches       int          `json:"batches"`
 		WaitS         float64      `json:"wait_s"`
@@ -198,6 +201,38 @@ type CPUWait struct {
 	Run    *ThreadSched `json:"run"`
 	Window *ThreadSched `json:"window"`
 	Steps  *ThreadSched `json:"steps"`
+}
+
+// Children are the processes the program started with multiprocessing
+// (mp.Process targets, a Pool's workers; DataLoader workers aside): how
+// many, the most alive at one reading, and their threads' scheduling
+// summed over the parent's readings of their schedstat, about once a
+// second while one was alive (WallS): seconds on a CPU and runnable but
+// waiting for one (_bottleneck_children.py).
+type Children struct {
+	Processes int     `json:"processes"`
+	MostAlive int     `json:"most_alive"`
+	WallS     float64 `json:"wall_s"`
+	CPUS      float64 `json:"cpu_s"`
+	WaitS     float64 `json:"wait_s"`
+}
+
+// Runnable is the threads that wanted a CPU on average over the span:
+// on one or waiting for one (0 for an empty span).
+func (c *Children) Runnable() float64 {
+	if c == nil || c.WallS <= 0 {
+		return 0
+	}
+	return (c.CPUS + c.WaitS) / c.WallS
+}
+
+// WaitShare is the share of the threads' runnable time spent waiting for
+// a CPU (0 for an empty span).
+func (c *Children) WaitShare() float64 {
+	if c == nil || c.CPUS+c.WaitS <= 0 {
+		return 0
+	}
+	return c.WaitS / (c.CPUS + c.WaitS)
 }
 
 // ThreadSched is a span of the main thread's life (seconds): its wall

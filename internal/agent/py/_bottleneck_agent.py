@@ -269,6 +269,7 @@ class Agent(Window, Evidence):
         self.program_options = None  # _bottleneck_options.Options: the program's command-line options
         self.live = None  # _bottleneck_live.Live: the --live view's feed (cfg "live")
         self.nvtx = None  # _bottleneck_nvtx.Ranges: NVTX ranges (--nvtx), loaded only then
+        self.children = None  # _bottleneck_children.Children: the processes the program starts (with the sampler)
         self.compile_used = False  # the program called torch.compile (see _watch_torch_compile)
         self.compile_called = False  # ... at any time, whatever the step source
         self.program_profiler = None  # "file:line" where the program started its own profiler
@@ -382,6 +383,7 @@ class Agent(Window, Evidence):
 
     def _start_in_own_work(self):
         if self.sampler is not None:
+            self._watch_children()
             self.sampler.start_thread()
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=self._after_fork_child)
@@ -448,9 +450,26 @@ class Agent(Window, Evidence):
         except Exception as e:
             self.errors.append("writing env: %s" % e)
 
+    def _watch_children(self):
+        """Reads the scheduling of the processes the program starts at each
+        of the sampler's ticks (_bottleneck_children.py)."""
+        try:
+            mod = _load_sibling("_bottleneck_children")
+            children = mod.Children()
+            if mod.install(children, self.pid) is not None:
+                self.children = children
+        except Exception as e:
+            self.errors.append("multiprocessing children: %s: %s" % (type(e).__name__, e))
+
     def _tick(self):
-        # sampler thread, about once a second: periodic checkpoint so a kill
-        # loses at most checkpoint_interval seconds of Python profile
+        # sampler thread, about once a second
+        if self.children is not None:
+            try:
+                self.children.read()
+            except Exception:
+                pass
+        # periodic checkpoint so a kill loses at most checkpoint_interval
+        # seconds of Python profile
         iv = float(self.cfg.get("checkpoint_interval", 15))
         if iv > 0 and time.perf_counter() - self._last_ckpt >= iv:
             self._last_ckpt = time.perf_counter()

@@ -131,6 +131,7 @@ class Evidence(object):
             "step_inputs": getattr(self, "step_inputs", None),
             "per_step": self.stepstats.evidence() if self.stepstats is not None else None,
             "cpu_wait": self.stepstats.sched.evidence() if self.stepstats is not None else None,
+            "children": self.children.evidence() if self.children is not None else None,
             "framework_phases": fw.evidence() if fw is not None else None,
             "profiler": {
                 "state": self.prof_state,

@@ -150,6 +150,9 @@ type RunEvidence struct {
 	// CPUWait: the main thread's time waiting for a CPU (nil: not
 	// recorded).
 	CPUWait *rundir.CPUWait `json:"cpu_wait,omitempty"`
+	// Children: the processes the program started itself (nil: none
+	// recorded).
+	Children *rundir.Children `json:"children,omitempty"`
 	// ThreadEnv holds OMP_NUM_THREADS and MKL_NUM_THREADS as the program's
 	// environment set them (absent: unset).
 	ThreadEnv map[string]string `json:"thread_env,omitempty"`
@@ -1171,6 +1174,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		r.Models = ev.Models
 		r.Options = ev.ProgramOptions
 		r.CPUWait = ev.CPUWait
+		r.Children = ev.Children
 		r.Phases = ev.FrameworkPhases
 		r.SyncState = ev.Syncs.State
 		for _, s := range ev.Syncs.Sites {
