@@ -20,23 +20,15 @@ import (
 // (starting or joining the program's own processes), the work is theirs.
 const minStartupS, waitingStartup, childStartup = 1.0, 0.5, 0.5
 
-// minChildrenS: the children's span read, at least, for their
-// scheduling to count; minChildrenWait: the share of their threads'
-// runnable time waiting for a CPU from which they are oversubscribed
-// (with more threads runnable than CPUs).
-const minChildrenS, minChildrenWait = 1.0, 0.2
-
 // childrenOversubscribed returns the processes the program started when
-// their threads wanted more CPUs than the machine has, on average over
-// the parent's readings, and waited for one at least minChildrenWait of
-// the time; and the machine's CPUs.
+// their threads oversubscribed the CPUs (rundir.Children.Oversubscribed),
+// and the CPUs.
 func (s *state) childrenOversubscribed() (*rundir.Children, int, bool) {
 	r := s.in.Run
-	if r == nil || r.Children == nil || r.Env == nil || r.Env.CPUs <= 0 {
+	if r == nil || r.Env == nil {
 		return nil, 0, false
 	}
-	c := r.Children
-	return c, r.Env.CPUs, c.WallS >= minChildrenS && c.Runnable() > float64(r.Env.CPUs)+0.5 && c.WaitShare() >= minChildrenWait
+	return r.Children, r.Env.CPUs, r.Children.Oversubscribed(r.Env.CPUs)
 }
 
 // startupInChildren: the start-up is mostly the main process starting or
@@ -104,7 +96,7 @@ func (s *state) startupFinding() {
 		if c, cpus, ok := s.childrenOversubscribed(); ok {
 			// each child starts with an intra-op thread per CPU; OpenMP's
 			// spin while they wait took mnist_hogwild from 17 s to 86-160
-			threads := max(1, cpus/max(1, c.MostAlive))
+			threads := c.ThreadsEach(cpus)
 			ms = append(ms, Evidence{"its children's threads wanting a CPU, on average", c.Runnable(), "", "evidence"},
 				Evidence{"of their time waiting for a CPU", pct(c.WaitShare()), "%", "evidence"})
 			title = fmt.Sprintf("Before its first step the program waits %s for processes it started, whose threads wait for a CPU %.0f%% of their time", units.Seconds(own), pct(c.WaitShare()))

@@ -77,6 +77,18 @@ type Env struct {
 	} `json:"torch"`
 }
 
+// CPUs is the CPUs the process may run on: its affinity where known,
+// else the machine's count (0: unknown).
+func (e *Env) CPUs() int {
+	if e == nil {
+		return 0
+	}
+	if e.CPUAffinity > 0 {
+		return e.CPUAffinity
+	}
+	return e.CPUCount
+}
+
 // Evidence is what the agent recorded in one process,
 // evidence-<tag>.json (docs/run.md, "Evidence").
 type Evidence struct {
@@ -233,6 +245,23 @@ func (c *Children) WaitShare() float64 {
 		return 0
 	}
 	return c.WaitS / (c.CPUS + c.WaitS)
+}
+
+// Oversubscribed reports whether the children's threads, read over at
+// least a second, wanted more of the cpus than there are on average (by
+// over half a thread) and waited for one at least a fifth of their
+// runnable time: each child starts with torch's default of an intra-op
+// thread per CPU (pytorch/examples' mnist_hogwild, 2 children on 2 CPUs:
+// 3.5 threads runnable, 54% waiting; 86-160 s, 17 s with one thread
+// each).
+func (c *Children) Oversubscribed(cpus int) bool {
+	return c != nil && cpus > 0 && c.WallS >= 1 && c.Runnable() > float64(cpus)+0.5 && c.WaitShare() >= 0.2
+}
+
+// ThreadsEach is the intra-op threads each child fits on cpus: its share
+// of them with as many alive as at most, at least one.
+func (c *Children) ThreadsEach(cpus int) int {
+	return max(1, cpus/max(1, c.MostAlive))
 }
 
 // ThreadSched is a span of the main thread's life (seconds): its wall

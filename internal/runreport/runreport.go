@@ -153,11 +153,18 @@ func childWork(pf *rundir.ProcessFiles) *rundir.Missing {
 	if at.File != "" {
 		where = fmt.Sprintf(" at %s:%d", filepath.Base(at.File), at.Line)
 	}
+	oversubscribed := ""
+	if c, cpus := pf.Evidence.Children, pf.Env.CPUs(); c.Oversubscribed(cpus) {
+		// what the agent could read of them (run.startup's change too)
+		oversubscribed = fmt.Sprintf("; the children oversubscribed the CPUs, %d at once keeping %.1f threads wanting a CPU on %d CPUs, waiting for one %.0f%% of their time "+
+			"(each with torch's default of an intra-op thread per CPU): torch.set_num_threads(%d) first in the function each runs",
+			c.MostAlive, c.Runnable(), cpus, 100*c.WaitShare(), c.ThreadsEach(cpus))
+	}
 	return &rundir.Missing{Tag: pf.Tag, What: "the program's work",
 		Why: fmt.Sprintf("the main process waited for the child processes it started%s %.0f%% of its time: `bottleneck run` profiles the process it starts "+
 			"and its DataLoader workers, not children started with multiprocessing or torch.multiprocessing.spawn; "+
 			"launch the ranks with torchrun instead (bottleneck run -- torchrun --nproc-per-node=N script.py profiles each rank), "+
-			"or call the training function in the main process to profile one", where, 100*share)}
+			"or call the training function in the main process to profile one%s", where, 100*share, oversubscribed)}
 }
 
 // topN is how many call sites each list keeps in the report.

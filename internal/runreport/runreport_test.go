@@ -117,7 +117,8 @@ func TestLengthenedWindowIsSaid(t *testing.T) {
 
 // A process that took no step while its main thread waited for the
 // children it started (torch.multiprocessing.spawn) says where the work
-// went and how to profile it; one that took steps does not.
+// went and how to profile it, and whether the children oversubscribed
+// the CPUs; one that took steps does not.
 func TestChildWorkIsSaid(t *testing.T) {
 	prof := &pyprofile.Profile{Profiler: "sample", IntervalS: 0.01,
 		Frames:  []pyprofile.Frame{{File: "/u/ddp.py", Func: "<module>", Line: 15}, {File: "/venv/lib/python3.11/site-packages/torch/multiprocessing/spawn.py", Func: "join", Line: 200}},
@@ -127,6 +128,24 @@ func TestChildWorkIsSaid(t *testing.T) {
 		m := childWork(&rundir.ProcessFiles{Tag: "rank0", Evidence: &rundir.Evidence{StepTimes: steps}, Profile: prof})
 		if said := m != nil && strings.Contains(m.Why, "child processes it started at ddp.py:15 100% of its time") && strings.Contains(m.Why, "torchrun"); said != (steps == nil) {
 			t.Errorf("steps %v: %+v", steps, m)
+		}
+	}
+	// the children's threads read by the agent: two DDP ranks of torch's
+	// default two threads on 2 CPUs oversubscribe them, one thread each
+	// does not
+	env := &rundir.Env{CPUCount: 2}
+	for _, c := range []struct {
+		children rundir.Children
+		want     bool
+	}{
+		{rundir.Children{Processes: 2, MostAlive: 2, WallS: 13.1, CPUS: 24.6, WaitS: 24.0}, true},
+		{rundir.Children{Processes: 2, MostAlive: 2, WallS: 4.1, CPUS: 7.9, WaitS: 0.3}, false},
+	} {
+		m := childWork(&rundir.ProcessFiles{Tag: "rank0", Evidence: &rundir.Evidence{Children: &c.children}, Env: env, Profile: prof})
+		said := strings.Contains(m.Why, "the children oversubscribed the CPUs, 2 at once keeping 3.7 threads wanting a CPU on 2 CPUs, waiting for one 49% of their time") &&
+			strings.Contains(m.Why, "torch.set_num_threads(1) first in the function each runs")
+		if said != c.want {
+			t.Errorf("%+v: %s", c.children, m.Why)
 		}
 	}
 }

@@ -1182,10 +1182,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		}
 	}
 	if e := pr.Env; e != nil {
-		env := &Env{CPUs: e.CPUCount, LocalRanks: 1, LoadAverage: -1}
-		if e.CPUAffinity > 0 {
-			env.CPUs = e.CPUAffinity
-		}
+		env := &Env{CPUs: e.CPUs(), LocalRanks: 1, LoadAverage: -1}
 		if n, err := strconv.Atoi(e.EnvVars["LOCAL_WORLD_SIZE"]); err == nil && n > 0 {
 			env.LocalRanks = n
 		}
