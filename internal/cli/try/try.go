@@ -396,7 +396,7 @@ func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, m
 			fmt.Fprintf(w, "  %s\n", c)
 			tc.Caveat = c
 		}
-		for _, c := range []string{prefetchCaveat(f.Try, lastStep(p)), sharedSlowCaveat(p), loneSlowCaveat(p)} { // (Write printed them)
+		for _, c := range append([]string{prefetchCaveat(f.Try, lastStep(p))}, slowCaveats(p)...) { // (Write printed them)
 			if c != "" {
 				tc.Caveat = strings.TrimPrefix(tc.Caveat+"; "+c, "; ")
 			}
@@ -938,82 +938,73 @@ func loadAhead(set map[string]string) (ahead, workers int) {
 	return w * per, w
 }
 
-// sharedSlow: a compared step over this many times its run's median in
-// both runs is the program's own work at that step.
-const sharedSlow = 5
+// slowStep: a compared step over this many times its run's median is
+// slow (slowCaveats).
+const slowStep = 5
 
-// sharedSlowCaveat says, for a pair compared over the same step numbers,
-// when some took over sharedSlow times their run's median in both runs:
-// the program's own work at that step (an epoch's end, a checkpoint),
-// the same in both, which among few compared steps weighs more than it
-// does in the run and pulls the ratio towards 1x. It gives the ratio
-// without them beside the one with them, which stays the measurement
-// (timm's ResNet-50 on an H200, 4 workers against 8 over steps 17-36: a
-// 1-second validation step at the epoch's end in both, 1.10x with it,
-// 1.32x without). "" otherwise.
-func sharedSlowCaveat(p Pair) string {
+// slowCaveats say, for a pair compared over the same step numbers, when
+// some steps took over slowStep times their run's median, with the
+// ratio without them beside the one with them, which stays the
+// measurement:
+//   - slow in both runs: the program's own work at that step (an epoch's
+//     end, a checkpoint), the same in both, which among few compared
+//     steps weighs more than it does in the run and pulls the ratio
+//     towards 1x (timm's ResNet-50 on an H200, 4 workers against 8 over
+//     steps 17-36: a 1-second validation step at the epoch's end in both,
+//     1.10x with it, 1.32x without);
+//   - slow in one run only: such a step moves the mean of few steps, and
+//     one run cannot tell a one-off (a collection of the start-up's
+//     garbage, a first batch) from what the change removes (pytorch/
+//     examples' vae on 2 CPUs, num_workers=1 against 0: a 160 ms garbage
+//     collection at step 5 of the run as is, once in its whole run; 2.59x
+//     faster on the mean over two pairs, 0.78x without it, the median
+//     0.76-0.82x).
+func slowCaveats(p Pair) []string {
 	b, n := p.BaseStepsUs, p.NewStepsUs
 	if len(b) != len(n) || p.BaseSteps != p.NewSteps || p.BaseSteps[1] == 0 {
-		return ""
+		return nil
 	}
 	mb, mn := stats.Median(b), stats.Median(n)
-	var sumB, sumN float64
-	kept := 0
+	// the sums without the steps slow in both, and without those slow in one
+	var sharedB, sharedN, loneB, loneN float64
+	var both, inBase, inNew int
 	for i := range b {
-		if b[i] > sharedSlow*mb && n[i] > sharedSlow*mn {
-			continue
-		}
-		sumB, sumN, kept = sumB+b[i], sumN+n[i], kept+1
-	}
-	if kept == len(b) || kept < minSameSteps || sumN <= 0 {
-		return ""
-	}
-	return fmt.Sprintf("%d of the %d steps compared took over %dx their run's median in both runs (the program's own work there, such as an epoch's end or a checkpoint): without them %s -> %s a step, %.2fx",
-		len(b)-kept, len(b), sharedSlow, units.Duration(sumB/float64(kept)), units.Duration(sumN/float64(kept)), sumB/sumN)
-}
-
-// loneSlowCaveat says, for a pair compared over the same step numbers,
-// when some took over sharedSlow times their run's median in one run
-// only: among few compared steps such a step moves the mean, and one run
-// cannot tell a one-off (a collection of the start-up's garbage, a first
-// batch) from what the change removes. It gives the ratio without them
-// beside the one with them, which stays the measurement (pytorch/
-// examples' vae on 2 CPUs, num_workers=1 against 0: a 160 ms garbage
-// collection at step 5 of the run as is, once in the whole run; 2.59x
-// faster on the mean over two pairs, 0.78x without it, the median
-// 0.76-0.82x). "" otherwise.
-func loneSlowCaveat(p Pair) string {
-	b, n := p.BaseStepsUs, p.NewStepsUs
-	if len(b) != len(n) || p.BaseSteps != p.NewSteps || p.BaseSteps[1] == 0 {
-		return ""
-	}
-	mb, mn := stats.Median(b), stats.Median(n)
-	var sumB, sumN float64
-	var inBase, inNew int
-	for i := range b {
-		slowB, slowN := b[i] > sharedSlow*mb, n[i] > sharedSlow*mn
+		slowB, slowN := b[i] > slowStep*mb, n[i] > slowStep*mn
 		switch {
-		case slowB && !slowN:
+		case slowB && slowN:
+			both++
+		case slowB:
 			inBase++
-		case slowN && !slowB:
+		case slowN:
 			inNew++
-		default:
-			sumB, sumN = sumB+b[i], sumN+n[i]
+		}
+		if !slowB || !slowN {
+			sharedB, sharedN = sharedB+b[i], sharedN+n[i]
+		}
+		if slowB == slowN {
+			loneB, loneN = loneB+b[i], loneN+n[i]
 		}
 	}
-	kept := len(b) - inBase - inNew
-	if kept == len(b) || kept < minSameSteps || sumN <= 0 {
-		return ""
+	without := func(sumB, sumN float64, kept int) string {
+		return fmt.Sprintf("without them %s -> %s a step, %.2fx", units.Duration(sumB/float64(kept)), units.Duration(sumN/float64(kept)), sumB/sumN)
 	}
-	var where []string
-	if inBase > 0 {
-		where = append(where, fmt.Sprintf("%d in the run as it is", inBase))
+	var out []string
+	if kept := len(b) - both; both > 0 && kept >= minSameSteps && sharedN > 0 {
+		out = append(out, fmt.Sprintf("%d of the %d steps compared took over %dx their run's median in both runs (the program's own work there, such as an epoch's end or a checkpoint): %s",
+			both, len(b), slowStep, without(sharedB, sharedN, kept)))
 	}
-	if inNew > 0 {
-		where = append(where, fmt.Sprintf("%d in the changed run", inNew))
+	if kept := len(b) - inBase - inNew; kept < len(b) && kept >= minSameSteps && loneN > 0 {
+		var where []string
+		if inBase > 0 {
+			where = append(where, fmt.Sprintf("%d in the run as it is", inBase))
+		}
+		if inNew > 0 {
+			where = append(where, fmt.Sprintf("%d in the changed run", inNew))
+		}
+		out = append(out, fmt.Sprintf("of the %d steps compared, %s took over %dx their run's median, in that run only: a one-off (a garbage collection, a first batch) or what the change removes, which runs this short cannot tell apart (a longer --steps can): %s",
+			len(b), strings.Join(where, " and "), slowStep, without(loneB, loneN, kept)))
 	}
-	return fmt.Sprintf("of the %d steps compared, %s took over %dx their run's median, in that run only: a one-off (a garbage collection, a first batch) or what the change removes, which runs this short cannot tell apart (a longer --steps can): without them %s -> %s a step, %.2fx",
-		len(b), strings.Join(where, " and "), sharedSlow, units.Duration(sumB/float64(kept)), units.Duration(sumN/float64(kept)), sumB/sumN)
+	return out
 }
 
 // lastStep is the last step the pair compared (its count where the step
@@ -1161,7 +1152,7 @@ func Write(w io.Writer, r *Result) {
 		if p.LoadDiffers {
 			fmt.Fprintf(w, "  %s\n", loadNote(p))
 		}
-		for _, c := range []string{prefetchCaveat(r.Set, lastStep(p)), sharedSlowCaveat(p), loneSlowCaveat(p)} {
+		for _, c := range append([]string{prefetchCaveat(r.Set, lastStep(p))}, slowCaveats(p)...) {
 			if c != "" {
 				fmt.Fprintf(w, "  %s\n", c)
 			}
