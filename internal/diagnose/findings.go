@@ -487,11 +487,10 @@ var rnnCellOps = []string{"aten::lstm_cell", "aten::gru_cell", "aten::rnn_tanh_c
 // cellCalls is the recurrent cells' calls a step of the op table's steps,
 // and the most called cell op.
 func (s *state) cellCalls() (perStep float64, name string) {
-	t := s.in.Ops
-	if t == nil {
+	t, steps := s.in.Ops, s.opTableSteps()
+	if t == nil || steps == 0 {
 		return 0, ""
 	}
-	steps := s.opTableSteps()
 	var calls, most int
 	for _, row := range t.Ranked() {
 		if slices.Contains(rnnCellOps, row.Name) {
@@ -500,9 +499,6 @@ func (s *state) cellCalls() (perStep float64, name string) {
 				most, name = row.Calls, row.Name
 			}
 		}
-	}
-	if steps == 0 {
-		return 0, ""
 	}
 	return float64(calls) / float64(steps), name
 }

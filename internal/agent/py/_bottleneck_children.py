@@ -12,7 +12,7 @@ torch's default of one intra-op thread per CPU, so N children want N
 times the CPUs there are (pytorch/examples' mnist_hogwild, 2 children on
 2 CPUs: 86-160 s, against 17 s with torch.set_num_threads(1) in each).
 
-Documented in docs/run.md ("Multiprocessing children").
+Documented in docs/run.md ("Child processes").
 """
 import os
 import threading
