@@ -44,6 +44,10 @@ var measuredSaving = map[string]float64{"cpu_mnist": 27, "cpu_resnet18": 53, "cp
 var kernelsOffPath = map[string]bool{"h200/siamese_launch": true, "h200/dcgan_fake": true, "h100/tv_mobilenet": true,
 	"h100/memory_bound": false, "h100/tv_resnet50": false}
 
+// shortRuns: the runs whose steps took under a second in all, less than
+// the time before them (the project's GPU examples run 30-50 steps).
+var shortRuns = map[string]bool{"cpu_regression": true, "h100/item_sync": true, "h100/compile_gpu": true, "h100/train_cnn": true}
+
 // TestRealRuns: the verdict and first finding of real runs, on an H100
 // and on the project's CPU (testdata/rundir/README.md says what each
 // program does), each naming the cause with its own change, not the
@@ -134,6 +138,10 @@ func TestRealRuns(t *testing.T) {
 		// threads oversubscribe the 2 CPUs, with one thread each not
 		// (checked below)
 		{"cpu_hogwild", "input-bound", "input.loader", "", "", ""},
+		// pytorch/examples' regression: 857 steps of a Linear(4, 1) in
+		// 123 ms, 1.4 s before them; torch.compile's compile alone
+		// would take seconds (checked below)
+		{"cpu_regression", "host-bound", "host.python", "main.py:52", "", "torch.compile"},
 		{"cpu_hogwild_threads1", "cpu-compute-bound", "cpu.native", "", "", ""},
 		// lucidrains' denoising-diffusion-pytorch, its README's Trainer:
 		// convolutions 52% of the native time lead, before its unfused
@@ -365,6 +373,17 @@ func TestRealRuns(t *testing.T) {
 			if i := slices.IndexFunc(d.Findings, func(f diagnose.Finding) bool { return f.Rule == "run.startup" }); (i >= 0) != strings.HasPrefix(c.run, "cpu_hogwild") ||
 				i >= 0 && strings.Contains(d.Findings[i].Change, "torch.set_num_threads(1) first in the function each child runs") != (c.run == "cpu_hogwild") {
 				t.Errorf("run.startup at %d", i)
+			}
+			// a run whose steps take less in all than the time before
+			// them, and less than a compile: no finding offers one
+			short := strings.Contains(d.Verdict.Why, "here no change to the steps saves more than that")
+			for _, g := range d.Findings {
+				if strings.Contains(g.AllChanges(), "compil") && short && !strings.Contains(g.AllChanges(), "in a run this short") {
+					t.Errorf("%s offers torch.compile to a run whose steps take %s in all: %s", g.Rule, d.Verdict.Why, g.AllChanges())
+				}
+			}
+			if short != shortRuns[c.run] {
+				t.Errorf("short-run note %v: %s", short, d.Verdict.Why)
 			}
 			// two kinds of step in turn: only the SAC's window, all of
 			// its steps used

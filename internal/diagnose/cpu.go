@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
@@ -170,10 +171,23 @@ func (s *state) oversubscriptionFinding() {
 var _ = addRule(Rule{
 	ID: "cpu.tiny-ops", Class: Overhead, Factor: 0.7,
 	When:   "CPU-only: >= TinyOpsPerStep ops per step, <= TinyOpUs µs of step per op (steps outside the profiler window when the run evidence has them) and >= TinySelfShare of the ops' self time in calls of <= TinyOpUs each; the whole native-op share is then framework overhead, >= MinFinding",
-	Change: "issue fewer, larger ops: batch the per-layer or per-parameter loop into one op over stacked tensors (torch.stack/cat, bmm, one Linear over the concatenated features), torch._foreach_* ops for a per-parameter update, or torch.compile to fuse the small ops (an experiment: seconds to minutes of compiling first, and a model of tiny ops may gain nothing); an unfused optimizer holding >= a third of the time at stake comes first: fused=True (Adam, AdamW, SGD, Adagrad) or torch._foreach_* ops for another",
+	Change: "issue fewer, larger ops: batch the per-layer or per-parameter loop into one op over stacked tensors (torch.stack/cat, bmm, one Linear over the concatenated features), torch._foreach_* ops for a per-parameter update" + tinyOpsCompile + "; an unfused optimizer holding >= a third of the time at stake comes first: fused=True (Adam, AdamW, SGD, Adagrad) or torch._foreach_* ops for another",
 	detect: (*state).tinyOpsFinding,
 	Fires:  "TestTinyOps", Silent: "TestTinyOpsLessCPUWait",
 })
+
+// tinyOpsCompile is the rule's change's torch.compile, left out of a run
+// whose steps take less in all than a compile (compileFloorS).
+const tinyOpsCompile = ", or torch.compile to fuse the small ops (an experiment: seconds to minutes of compiling first, and a model of tiny ops may gain nothing)"
+
+// tinyOpsChange is the rule's change, for this run.
+func (s *state) tinyOpsChange() string {
+	c := rule("cpu.tiny-ops").Change
+	if why := s.compileTooLong(); why != "" {
+		c = strings.Replace(c, tinyOpsCompile, " (torch.compile "+why+")", 1)
+	}
+	return c
+}
 
 // tinyOpsFinding names the lines that issue the tiny ops (the Python
 // profile's hottest lines) and the ops called most.
@@ -232,15 +246,16 @@ func (s *state) tinyOpsFinding() {
 			})...)
 		}
 	}
+	change = cmp.Or(change, s.tinyOpsChange())
 	if lead, ok := s.oneSampleSteps(); ok {
-		change = thenDo(lead, cmp.Or(change, rule("cpu.tiny-ops").Change))
+		change = thenDo(lead, change)
 	}
 	ms := s.ev[Overhead]
 	if c, ev, loc := s.float64Change(false); c != "" {
 		// float32 first: the small ops' fixes can lose in float64 (an
 		// LSTMCell loop fit with LBFGS: nn.LSTM in its place ran no faster
 		// in float64, and 3x faster in float32; docs/diagnosis.md)
-		change = thenDo(c, "in float32: "+cmp.Or(change, rule("cpu.tiny-ops").Change))
+		change = thenDo(c, "in float32: "+change)
 		ms = append(slices.Clone(ms), ev...)
 		where = slices.Insert(where, 0, loc...)
 	}

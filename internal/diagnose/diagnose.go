@@ -957,6 +957,9 @@ func (s *state) verdict() {
 			v.Why += fmt.Sprintf("; before its first step the program worked %s in its own code, more than all its steps (%s): the second finding", units.Seconds(own), units.Seconds(s.in.Run.StepsS))
 		}
 	}
+	if steps, before, ok := s.shortRun(); ok {
+		v.Why += fmt.Sprintf("; this run's steps take %s in all, against %s before the first began: here no change to the steps saves more than that, in a longer run what the findings say", units.Seconds(steps), units.Seconds(before))
+	}
 	if _, _, on := s.anomaly(); on {
 		// its finding goes first: the first line says why
 		v.Secondary = append(v.Secondary, Debug)

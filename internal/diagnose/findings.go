@@ -350,6 +350,7 @@ func (s *state) findings() {
 		splitAlternatives(&s.d.Findings[i])
 	}
 	s.programOptions()
+	s.noCompileInShortRun()
 }
 
 // at is the time at stake in class c per step; big: it is enough for a
@@ -600,6 +601,9 @@ func (s *state) compileChange(what string) string {
 		compile = "torch.compile on each model (" + strings.Join(ms, "; ") + ")"
 	case s.modelRef() != "":
 		compile = "torch.compile on the model (" + s.modelRef() + ")"
+	}
+	if why := s.compileTooLong(); why != "" {
+		return compile + " would fuse " + what + ", but " + why + "; only in a run whose steps take minutes"
 	}
 	return compile + " fuses " + what + " (try it: compiling costs seconds to minutes before the first step, and the gain depends on the model; bottleneck diff compares the two runs)"
 }
