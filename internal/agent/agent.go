@@ -15,7 +15,7 @@ import (
 //go:embed py/_bottleneck_window.py py/_bottleneck_evidence.py py/_bottleneck_stepstats.py py/_bottleneck_workers.py
 //go:embed py/_bottleneck_frameworks.py py/_bottleneck_changes.py py/_bottleneck_nvtx.py py/_bottleneck_boot.py py/sitecustomize.py
 //go:embed py/_bottleneck_live.py py/_bottleneck_jobexchange.py py/_bottleneck_overhead.py py/_bottleneck_options.py
-//go:embed py/_bottleneck_children.py
+//go:embed py/_bottleneck_children.py py/_bottleneck_calls.py
 var files embed.FS
 
 // Boot is the file name of the bootstrap script run as
@@ -37,7 +37,7 @@ var Names = []string{
 	"_bottleneck_window.py", "_bottleneck_evidence.py", "_bottleneck_stepstats.py", "_bottleneck_workers.py",
 	"_bottleneck_frameworks.py", "_bottleneck_changes.py", "_bottleneck_nvtx.py", Boot, Shim,
 	"_bottleneck_live.py", "_bottleneck_jobexchange.py", "_bottleneck_overhead.py", "_bottleneck_options.py",
-	"_bottleneck_children.py",
+	"_bottleneck_children.py", "_bottleneck_calls.py",
 }
 
 // Source returns the embedded text of one agent file.

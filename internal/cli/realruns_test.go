@@ -142,6 +142,9 @@ func TestRealRuns(t *testing.T) {
 		// 123 ms, 1.4 s before them; torch.compile's compile alone
 		// would take seconds (checked below)
 		{"cpu_regression", "host-bound", "host.python", "main.py:52", "", "torch.compile"},
+		// torchdiffeq's ode_demo.py: the test solve every 20 steps first;
+		// its solver's evaluations cannot be batched (checked below)
+		{"cpu_ode_demo", "periodic-work", "run.periodic", "ode_demo.py:176", "", ""},
 		{"cpu_hogwild_threads1", "cpu-compute-bound", "cpu.native", "", "", ""},
 		// lucidrains' denoising-diffusion-pytorch, its README's Trainer:
 		// convolutions 52% of the native time lead, before its unfused
@@ -373,6 +376,12 @@ func TestRealRuns(t *testing.T) {
 			if i := slices.IndexFunc(d.Findings, func(f diagnose.Finding) bool { return f.Rule == "run.startup" }); (i >= 0) != strings.HasPrefix(c.run, "cpu_hogwild") ||
 				i >= 0 && strings.Contains(d.Findings[i].Change, "torch.set_num_threads(1) first in the function each child runs") != (c.run == "cpu_hogwild") {
 				t.Errorf("run.startup at %d", i)
+			}
+			// an ODE solver calls the model once an evaluation, each
+			// taking the last one's result: fewer evaluations, not a batch
+			if i := slices.IndexFunc(d.Findings, func(f diagnose.Finding) bool { return f.Rule == "cpu.tiny-ops" }); c.run == "cpu_ode_demo" &&
+				(i < 0 || !strings.Contains(d.Findings[i].Change, "torchdiffeq's ODE solver calls the model a median") || strings.Contains(d.Findings[i].AllChanges(), "torch.stack the samples")) {
+				t.Errorf("ode_demo: tiny-ops at %d: %+v", i, d.Findings)
 			}
 			// a run whose steps take less in all than the time before
 			// them, and less than a compile: no finding offers one

@@ -274,8 +274,15 @@ func TestRepeatedForward(t *testing.T) {
 		// an LSTMCell over a sequence's steps, its output through a Linear
 		{"time steps through a cell", 128, 4, 100, 1, 1, true, 128},
 		{"a cell stepped a few times", 128, 4, 100, 1, 1, true, 4},
+		// torchdiffeq's solver calls the model (through its own
+		// module) 56 times a step, each on the whole batch
+		{"an ODE solver's evaluations", 128, 4, 100, 1, 1, true, 0},
 	} {
 		run := &runevidence.RunEvidence{RunMedianStepS: 0.02}
+		ode := c.name == "an ODE solver's evaluations"
+		if ode {
+			run.StepCalls, run.StepCallsMedian = &rundir.StepCalls{Class: "_PerturbFunc", Module: "torchdiffeq._impl.misc"}, 56
+		}
 		for range c.nOptim {
 			run.Optimizers = append(run.Optimizers, rundir.Optimizer{Class: "SGD", Params: c.params})
 		}
@@ -297,6 +304,12 @@ func TestRepeatedForward(t *testing.T) {
 		cell := strings.Contains(f.Change, "calls a recurrent cell (aten::lstm_cell 128 times a step)") && strings.Contains(f.Change, "nn.LSTM/nn.GRU/nn.RNN over the whole sequence")
 		if cell != (c.cells >= 16) || cell && strings.Contains(f.AllChanges(), "torch.stack the samples") {
 			t.Errorf("%s: recurrent cell's change %v: %s", c.name, cell, f.AllChanges())
+		}
+		// a solver's evaluations each take the last one's result: no
+		// batching them
+		solver := strings.Contains(f.Change, "torchdiffeq's ODE solver calls the model a median 56 times a step") && strings.Contains(f.Change, `method="rk4"`)
+		if solver != ode || solver && strings.Contains(f.AllChanges(), "torch.stack the samples") {
+			t.Errorf("%s: solver's change %v: %s", c.name, solver, f.AllChanges())
 		}
 	}
 }

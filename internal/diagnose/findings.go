@@ -442,10 +442,22 @@ func (s *state) repeatedForward() (string, bool) {
 			"a loop over a batch's samples calls it once on the stacked batch and takes the loss over the batch (64 one-sample calls of a 2-layer MLP took 6.2 ms a step on the project's test CPU, one batched call 0.32 ms)",
 			modelCallRef(*m), n, shapeText(m.Input)), true
 	}
+	layers := fmt.Sprintf("%s run %.0f times a step for the model's %d parameter tensors (a model called once runs about one per tensor or fewer)", strings.Join(names, ", "), perStep, params)
+	if solver, ok := solverLibrary(r.StepCalls); ok && (r.StepCallsMedian >= float64(s.p.MinLayerRepeats) || perBatch >= float64(s.p.MinLayerRepeats*params)) {
+		// each evaluation takes the last one's result: no batching them.
+		// Its calls counted over the run, not the window's: an adaptive
+		// solver's grow as it trains (ode_demo.py: 26 to 56 a step)
+		calls := "many times"
+		if r.StepCallsMedian > 0 {
+			calls = fmt.Sprintf("a median %.0f times", r.StepCallsMedian)
+		}
+		return fmt.Sprintf("%s: %s calls the model %s a step, each call on the whole batch and each taking the one before's result (its function evaluations: they cannot be batched): "+
+			"give each evaluation more work (more trajectories a batch: in torchdiffeq's ode_demo.py 4x the batch took 1.2x the step) or make fewer of them where the accuracy allows: %s",
+			layers, solver, calls, fewerEvaluations), true
+	}
 	if perBatch < float64(s.p.MinLayerRepeats*params) {
 		return "", false
 	}
-	layers := fmt.Sprintf("%s run %.0f times a step for the model's %d parameter tensors (a model called once runs about one per tensor or fewer)", strings.Join(names, ", "), perStep, params)
 	if cells, cell := s.cellCalls(); cells >= float64(s.p.MinLayerRepeats) {
 		// a sequence's time steps, not samples: the model may well be
 		// called on a batch (time_sequence_prediction: [97, 999]). The
@@ -470,6 +482,29 @@ func (s *state) repeatedForward() (string, bool) {
 	}
 	return orTry(fmt.Sprintf("%s: %s: call it once on the whole batch (torch.stack the samples; pad those of different lengths, with a mask) and take the loss over the batch (64 one-sample calls of a 2-layer MLP took 6.2 ms a step on the project's test CPU, one batched call 0.32 ms)",
 		layers, loop), "for time steps, nn.LSTM/GRU over the sequence instead of a cell in a loop: one call runs every step's input projection at once"), true
+}
+
+// solverLibraries: the libraries whose solvers call the program's model
+// many times a step, each evaluation taking the last one's result, by
+// the root of the module of the class they call it through (torchdiffeq's
+// odeint wraps the model in its own _PerturbFunc at every call).
+var solverLibraries = map[string]string{"torchdiffeq": "torchdiffeq's ODE solver", "torchsde": "torchsde's SDE solver",
+	"torchode": "torchode's ODE solver", "torchdyn": "torchdyn's solver"}
+
+// fewerEvaluations: how a solver's evaluations are bounded (torchdiffeq's
+// ode_demo.py: 12.3 ms a step with dopri5, 5.4 ms with rk4 at
+// step_size=0.025).
+const fewerEvaluations = "a fixed-step method (torchdiffeq: method=\"rk4\", options=dict(step_size=...); in ode_demo.py 12.3 -> 5.4 ms a step) or looser rtol/atol"
+
+// solverLibrary names the solver library whose module class the steps
+// called most outermost (false: none, or not a solver's).
+func solverLibrary(c *rundir.StepCalls) (string, bool) {
+	if c == nil {
+		return "", false
+	}
+	root, _, _ := strings.Cut(c.Module, ".")
+	name, ok := solverLibraries[root]
+	return name, ok
 }
 
 // opTableSteps is the steps the op table's calls are over (the diagnosis's

@@ -12,7 +12,7 @@ import (
 
 var _ = addRule(Rule{
 	ID: "run.slowing", Class: Slowing, Factor: 0.9,
-	When: "run evidence: the steps after start-up (>= 24, the window's included) get slower: each quarter's median >= 1.05x the one before, the last quarter's >= 1.5x the first's, and a line through the medians of eight blocks of them explains >= 70% of their variance, and the steps less their time waiting for a CPU grow so too (else the machine got busier: a note on the window), and, where the agent counted the calls a step of a model called on one sample, their time per call grows so too (else each step did more items, as an RL episode lasting longer: a note on the window); at stake: their mean less the first quarter's median, as a share of their mean (of the step, as every finding's); where the model is called per item (cpu.tiny-ops) and the calls were not counted, the change says a step may do more items; it goes first after memory.growth",
+	When: "run evidence: the steps after start-up (>= 24, the window's included) get slower: each quarter's median >= 1.05x the one before, the last quarter's >= 1.5x the first's, and a line through the medians of eight blocks of them explains >= 70% of their variance, and the steps less their time waiting for a CPU grow so too (else the machine got busier: a note on the window), and, where the agent counted the calls a step of a model called on one sample, their time per call grows so too (else each step did more items, as an RL episode lasting longer: a note on the window); at stake: their mean less the first quarter's median, as a share of their mean (of the step, as every finding's); where the model is called per item (cpu.tiny-ops) and the calls were not counted, the change says a step may do more items; where the agent counted the steps' outermost module calls (>= 2 counted steps in the first and the last quarter) and they grew >= 1.25x at < 1.25x the time per call, the change says a loop in the step runs longer (a solver library's adaptive steps, by its module's name); it goes first after memory.growth",
 	Change: orTry(orTry("a step does work that grows with what the run keeps (torch.cat onto a kept tensor, a list, dict or DataFrame appended to and processed whole, a search over everything kept): preallocate a buffer, or keep a list of chunks and concatenate once",
 		"bound what is kept (collections.deque(maxlen=N)): the work per step then stops growing"),
 		"process only the new items"),
@@ -64,11 +64,19 @@ func (s *state) slowingFinding() {
 			"(the keys and values of attention: a KV cache; past_key_values / use_cache=True in Hugging Face models, or model.generate()), " +
 			"or bound the input (a sliding window of the last N positions)"
 	}
+	if g.FirstCalls > 0 {
+		ms = append(ms, Evidence{"outermost module calls a counted step, first quarter", g.FirstCalls, "", "evidence"},
+			Evidence{"outermost module calls a counted step, last quarter", g.LastCalls, "", "evidence"})
+	}
+	if g.MoreCalls {
+		title += fmt.Sprintf(", each calling %s more times (%.0f to %.0f a step)", s.callsClass(), g.FirstCalls, g.LastCalls)
+		change = moreCallsChange(s.in.Run.StepCalls, g)
+	}
 	if g.FirstItems > 0 {
 		// counted, and the time per item grew too (else MoreItems)
 		ms = append(ms, Evidence{"calls a step of the model called on one sample, first quarter", g.FirstItems, "", "evidence"},
 			Evidence{"calls a step of the model called on one sample, last quarter", g.LastItems, "", "evidence"})
-	} else if m, n, ok := s.itemModelOfRun(); ok && len(g.Stages) == 0 && s.in.Run.InputGrowth == nil {
+	} else if m, n, ok := s.itemModelOfRun(); ok && len(g.Stages) == 0 && s.in.Run.InputGrowth == nil && !g.MoreCalls {
 		// an agent that did not count the items a step: an RL program's
 		// step is an episode, which lasts longer as its policy learns
 		// (pytorch/examples' reinforce: 27.8 ms to 219 ms a step while
@@ -81,6 +89,29 @@ func (s *state) slowingFinding() {
 	// over the run against a window of early steps read 500% (reinforce)
 	share := g.ExcessS / (g.FirstMedianS + g.ExcessS)
 	s.emit(s.finding("run.slowing", title, share*s.step, ms, where, change))
+}
+
+// callsClass names the module class the steps called most outermost
+// ("the model" when unknown).
+func (s *state) callsClass() string {
+	if c := s.in.Run.StepCalls; c != nil && c.Class != "" {
+		return c.Class
+	}
+	return "the model"
+}
+
+// moreCallsChange: the steps grew by calling the model more times, each
+// call taking as long; an ODE solver's by its adaptive steps.
+func moreCallsChange(c *rundir.StepCalls, g *runevidence.StepGrowth) string {
+	if solver, ok := solverLibrary(c); ok {
+		// torchdiffeq's ode_demo.py: 26 to 56-62 evaluations a step over
+		// 300 iterations (8 to 14.6 ms)
+		return fmt.Sprintf("%s's adaptive steps grow as the learned dynamics get harder to integrate: the model's evaluations go from %.0f to %.0f a step, each taking as long; "+
+			"bound them where the accuracy allows: %s, or a regulariser that keeps the dynamics easy to solve (kinetic-energy or Jacobian-norm penalties)", solver, g.FirstCalls, g.LastCalls, fewerEvaluations)
+	}
+	return fmt.Sprintf("each step does more of the same work as the run goes on: its outermost module calls go from %.0f to %.0f a step, each taking as long, so a loop in the step runs more times "+
+		"(an adaptive solver's steps, a loop until convergence, an episode lasting longer), not work growing with what the run keeps: bound that loop where the result allows (a fixed number of iterations, a looser tolerance)",
+		g.FirstCalls, g.LastCalls)
 }
 
 // itemModelOfRun is itemModel over the window's layer op calls, for

@@ -343,3 +343,61 @@ func TestWindowWarmupIsNotItsInflation(t *testing.T) {
 		t.Error("a growth of 8% a step over the same run not found")
 	}
 }
+
+// Steps that grow because each calls the model more times, each call
+// taking as long (torchdiffeq's ode_demo.py: its adaptive solver's
+// evaluations 26 to 56-62 a step), counted on one step in every 8, keep
+// run.slowing with that cause and its change; calls that do not grow
+// (torch.cat onto a kept tensor), calls each slower, and too few
+// counted steps leave the change as it was.
+func TestRunGrowthTellsMoreCalls(t *testing.T) {
+	counted := func(steps []steptimes.Step, calls func(i int) int) []steptimes.Step {
+		for i := range steps {
+			if n := steps[i].N; n%8 == 4 {
+				steps[i].Calls = calls(n)
+			}
+		}
+		return steps
+	}
+	calls := func(i int) int { return 20 + i/5 }                         // 20 to 60 a step
+	perCall := func(i int) float64 { return 0.0003 * float64(calls(i)) } // 0.3 ms a call
+	own, _, _ := runevidence.RunGrowth(counted(series(200, perCall), calls), 0)
+	if own == nil || !own.MoreCalls || own.FirstCalls > 30 || own.LastCalls < 50 {
+		t.Fatalf("more calls, same time a call: %+v", own)
+	}
+	for name, c := range map[string]struct {
+		steps []steptimes.Step
+		calls bool // counted in the quarters
+	}{
+		"calls flat":       {counted(series(200, perCall), func(int) int { return 40 }), true},
+		"each call slower": {counted(series(200, func(i int) float64 { return perCall(i) * (1 + 0.01*float64(i)) }), calls), true},
+		"too few counted":  {counted(series(200, perCall), func(i int) int { return map[bool]int{true: calls(i)}[i == 12 || i == 196] }), false},
+		"no calls counted": {series(200, perCall), false},
+	} {
+		g, _, _ := runevidence.RunGrowth(c.steps, 0)
+		if g == nil || g.MoreCalls || (g.FirstCalls > 0) != c.calls {
+			t.Errorf("%s: %+v", name, g)
+		}
+	}
+
+	ode := &rundir.StepCalls{CountedSteps: 34, Period: 17, Class: "_PerturbFunc", Module: "torchdiffeq._impl.misc"}
+	for _, c := range []struct {
+		calls  *rundir.StepCalls
+		change string
+	}{
+		{ode, "torchdiffeq's ODE solver's adaptive steps grow as the learned dynamics get harder to integrate: the model's evaluations go from 26 to 56 a step"},
+		{&rundir.StepCalls{Class: "Net", Module: "__main__"}, "each step does more of the same work as the run goes on: its outermost module calls go from 26 to 56 a step"},
+	} {
+		grow := &runevidence.StepGrowth{FirstMedianS: 0.008, LastMedianS: 0.0146, FirstSteps: [2]int{4, 77}, LastSteps: [2]int{226, 299}, R2: 0.9, ExcessS: 0.004,
+			FirstCalls: 26, LastCalls: 56, MoreCalls: true}
+		f := findingOf(Compute(cpuTrace(&runevidence.RunEvidence{Slowing: grow, StepCalls: c.calls})), "run.slowing")
+		if f == nil || !strings.HasPrefix(f.Change, c.change) || !strings.Contains(f.Title, "each calling "+c.calls.Class+" more times (26 to 56 a step)") {
+			t.Errorf("%s: %+v", c.calls.Module, f)
+		}
+		grow.MoreCalls = false // counted, not the cause
+		if f := findingOf(Compute(cpuTrace(&runevidence.RunEvidence{Slowing: grow, StepCalls: c.calls})), "run.slowing"); f == nil ||
+			!strings.HasPrefix(f.Change, "a step does work that grows with what the run keeps") || !slices.ContainsFunc(f.Measured, func(e Evidence) bool { return e.Value == 56 }) {
+			t.Errorf("%s, calls not the cause: %+v", c.calls.Module, f)
+		}
+	}
+}

@@ -168,6 +168,9 @@ type Evidence struct {
 	// and the latest step, with forward steps (nil otherwise, and from
 	// agents before it).
 	StepInputs *StepInputs `json:"step_inputs"`
+	// StepCalls: the counting of the steps' outermost module calls
+	// (nil: none counted).
+	StepCalls *StepCalls `json:"step_calls"`
 	// PerStep: memory and garbage collection at every step boundary
 	// (_bottleneck_stepstats.py); nil from agents without it.
 	PerStep *PerStep `json:"per_step"`
@@ -379,6 +382,16 @@ type SyncSite struct {
 	Count int    `json:"count"`
 }
 
+// StepCalls is how the agent counted the steps' outermost nn.Module
+// calls (the counts are in StepTimes): one step in every Period, and the
+// class called most outermost on those steps.
+type StepCalls struct {
+	CountedSteps int    `json:"counted_steps"`
+	Period       int    `json:"period"`
+	Class        string `json:"class"`
+	Module       string `json:"module"`
+}
+
 // StepInputs is what the step module's forward got at two steps.
 type StepInputs struct {
 	First *StepInput `json:"first"`
@@ -420,6 +433,10 @@ func (ev *Evidence) StepSeries() []steptimes.Step {
 			if len(row) > 6 {
 				items, _ := row[6].(float64)
 				st.Items = int(items)
+			}
+			if len(row) > 7 {
+				calls, _ := row[7].(float64)
+				st.Calls = int(calls)
 			}
 			out = append(out, st)
 		}

@@ -283,6 +283,7 @@ class Agent(Window, Evidence):
         self.loaders = {}  # id(loader) -> info
         self._fwd_handles = []
         self._item_modules, self._item_handles = [], []  # _count_items
+        self.calls = None  # _count_calls
         self._fwd_depth = threading.local()
         # outermost forward calls per module (id) until steps lock, and the
         # module whose calls are the steps (forward step source)
@@ -787,15 +788,23 @@ class Agent(Window, Evidence):
     def _stop_counting_items(self):
         _remove_handles(self._item_handles)
         self._item_handles, self.step_items = [], None
+        if self.calls is not None:
+            self.calls.close()
 
     # -- step detection -------------------------------------------------------
     def _step(self):
         ranges = self.nvtx
         if ranges is not None:
             ranges.end_step()
+        calls = self.calls if threading.get_ident() == self.step_thread else None
+        if calls is not None:
+            self.step_calls = calls.stop()
         try:
             Window._step(self)
         finally:
+            ab = self.overhead_ab  # its blocks with the agent off count nothing
+            if calls is not None and not (self.in_window or self.warming or (ab is not None and not ab.on)):
+                calls.start_if_due(self.steps)
             if self.changes is not None and threading.get_ident() == self.step_thread:
                 self.changes.on_step(self.steps)  # gc_freeze after the first step
             if ranges is not None:
@@ -814,6 +823,7 @@ class Agent(Window, Evidence):
             else:
                 self._remove_forward_hooks()
             self._count_items()
+            self._count_calls()
         if self.nvtx is not None:
             self.nvtx.begin_step(self.steps + 1)
         self._start_profiler()
@@ -844,6 +854,22 @@ class Agent(Window, Evidence):
                 pass  # a module that takes no hooks (scripted): its calls go uncounted
         if self._item_handles:
             self.step_items = 0
+
+    def _count_calls(self):
+        """Counts the outermost module calls of one step in every few
+        (_bottleneck_calls.py): a run whose steps grow by doing more of
+        them does more of the same work. Not with --nvtx's module hooks,
+        nor once the program compiled (a global hook breaks its graphs)."""
+        if self.compile_called or self.nvtx is not None or self.calls is not None:
+            return
+        try:
+            from torch.nn.modules.module import register_module_forward_pre_hook, register_module_forward_hook
+        except ImportError:
+            return  # torch before 1.13: not counted
+        try:
+            self.calls = _load_sibling("_bottleneck_calls").CallCounter(register_module_forward_pre_hook, register_module_forward_hook)
+        except Exception as e:
+            self.errors.append("module call counts: %s: %s" % (type(e).__name__, e))
 
     def _nvtx_forward_hooks(self):
         """--nvtx's "forward" ranges once the steps locked on another

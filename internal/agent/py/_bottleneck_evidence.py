@@ -129,6 +129,7 @@ class Evidence(object):
             "device_behind_s": sum(d["s"] for d in self.device_behind) if self.device_behind else None,
             "device_behind": self.device_behind,
             "step_inputs": getattr(self, "step_inputs", None),
+            "step_calls": self.calls.evidence() if getattr(self, "calls", None) is not None else None,
             "per_step": self.stepstats.evidence() if self.stepstats is not None else None,
             "cpu_wait": self.stepstats.sched.evidence() if self.stepstats is not None else None,
             "children": self.children.evidence() if self.children is not None else None,

@@ -212,11 +212,14 @@ class Window(object):
         # calls this step of the models called on one sample (the agent's
         # _count_items); None: not counted
         self.step_items = None
+        # outermost module calls this step, on the steps the agent counts
+        # them (_bottleneck_calls); None: not counted
+        self.step_calls = None
         self._step_syncs = 0
         self._step_cpu_wait = None
         self.window_steps = []
         self.step_stats = {"count": 0, "sum_s": 0.0, "min_s": None, "max_s": None}
-        self.step_times = []  # [step, start_rel, dur, in_window, cpu wait or None, DataLoader wait, items or None] per step, capped
+        self.step_times = []  # [step, start_rel, dur, in_window, cpu wait or None, DataLoader wait, items or None, calls or None] per step, capped
         self._recent_steps, self._recent_median, self._median_step = [None] * _RECENT, None, 0  # _slow_step
         # profiler
         self.prof = None
@@ -296,7 +299,7 @@ class Window(object):
                 rel = self.step_start - self._t0
                 # a tuple, as the step statistics' rows (_bottleneck_stepstats.on_step)
                 self.step_times.append((self.steps, round(rel, 6), round(dur, 6), self.in_window or self.warming, wait,
-                                        round(self.step_dl_wait, 6), self.step_items))
+                                        round(self.step_dl_wait, 6), self.step_items, self.step_calls))
             if self.in_window:
                 self.window_steps.append({
                     "window": self.window_index + 1,

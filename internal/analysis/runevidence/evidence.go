@@ -73,6 +73,11 @@ type RunEvidence struct {
 	// InputGrowth: the step module's forward got a larger input at the
 	// latest step than at the first (nil: not, or no forward steps).
 	InputGrowth *InputGrowth `json:"input_growth,omitempty"`
+	// StepCalls: how the agent counted the steps' outermost module calls
+	// (nil: none counted); StepCallsMedian: the median count over the
+	// counted steps after start-up (0: none).
+	StepCalls       *rundir.StepCalls `json:"step_calls,omitempty"`
+	StepCallsMedian float64           `json:"step_calls_median,omitempty"`
 	// OneSample: the step module's forward got one sample at its first
 	// and its latest step, every tensor argument's first dimension 1
 	// (the latest; nil: not, or no forward steps).
@@ -1114,6 +1119,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		}
 		r.Slowing, r.BusierMachine, r.MoreItems = RunGrowth(steps, firstRecorded)
 		r.InputGrowth = GrowthOfInputs(ev.StepInputs)
+		r.StepCalls, r.StepCallsMedian = ev.StepCalls, medianCalls(steps)
 		r.OneSample = OneSampleInputs(ev.StepInputs)
 		var rows []rundir.StepRow
 		if ev.PerStep != nil {
@@ -1521,6 +1527,21 @@ func runMedian(steps []steptimes.Step) float64 {
 		if st.N > startupSteps && !st.InWindow && st.DurS > 0 {
 			xs = append(xs, st.DurS)
 		}
+	}
+	return median(xs)
+}
+
+// medianCalls is the median outermost module calls of the steps after
+// start-up that the agent counted them on (0: none).
+func medianCalls(steps []steptimes.Step) float64 {
+	var xs []float64
+	for _, st := range steps {
+		if st.N > startupSteps && st.Calls > 0 {
+			xs = append(xs, float64(st.Calls))
+		}
+	}
+	if len(xs) == 0 {
+		return 0
 	}
 	return median(xs)
 }

@@ -65,6 +65,44 @@ type StepGrowth struct {
 	// models called on one sample (0 where the agent did not count them).
 	FirstItems float64 `json:"first_items,omitempty"`
 	LastItems  float64 `json:"last_items,omitempty"`
+	// FirstCalls and LastCalls: the quarters' median outermost module
+	// calls a step, over the steps the agent counted them on (0: too few
+	// counted); MoreCalls: they grew and the time per call did not, so
+	// the steps do more of the same work (an adaptive ODE solver taking
+	// more steps), not work growing with what the run keeps.
+	FirstCalls float64 `json:"first_calls,omitempty"`
+	LastCalls  float64 `json:"last_calls,omitempty"`
+	MoreCalls  bool    `json:"more_calls,omitempty"`
+}
+
+// Outermost module calls: at least minCallSteps counted steps in each of
+// the first and last quarters; the calls grow when their median grows
+// at least callGrowth-fold, and the time per call stays flat when its
+// median grows less than perCallFlat-fold.
+const (
+	minCallSteps = 2
+	callGrowth   = 1.25
+	perCallFlat  = 1.25
+)
+
+// moreCalls fills g's calls from the counted steps: the quarters' median
+// calls and whether the growth is theirs.
+func moreCalls(g *StepGrowth, steps []steptimes.Step) {
+	quarter := func(span [2]int) (calls, perCall []float64) {
+		for _, st := range steps {
+			if st.N >= span[0] && st.N <= span[1] && st.Calls > 0 && st.DurS > 0 {
+				calls, perCall = append(calls, float64(st.Calls)), append(perCall, st.DurS/float64(st.Calls))
+			}
+		}
+		return calls, perCall
+	}
+	c0, p0 := quarter(g.FirstSteps)
+	c1, p1 := quarter(g.LastSteps)
+	if len(c0) < minCallSteps || len(c1) < minCallSteps {
+		return
+	}
+	g.FirstCalls, g.LastCalls = median(c0), median(c1)
+	g.MoreCalls = g.LastCalls >= callGrowth*g.FirstCalls && median(p1) < perCallFlat*median(p0)
 }
 
 // RunGrowth tells a program whose steps get slower (own) from a machine
@@ -105,6 +143,7 @@ func RunGrowth(steps []steptimes.Step, firstRecorded int) (own, busier, moreItem
 			return nil, nil, g
 		}
 	}
+	moreCalls(g, working)
 	// the stages of the work itself: a busy spell's waits make jumps of
 	// their own
 	var ns []int

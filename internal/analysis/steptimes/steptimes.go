@@ -26,6 +26,9 @@ type Step struct {
 	// Items: the calls in the step of the models called on one sample
 	// (a policy per environment step); 0 where not counted.
 	Items int
+	// Calls: the step's outermost nn.Module calls, on the steps the agent
+	// counted them (one in every few); 0 where not counted.
+	Calls int
 }
 
 // Thresholds of the summary.

@@ -180,6 +180,7 @@ type evidence struct {
 	StepStages []rundir.StepStage `json:"step_stages"`
 	StepCounts map[string]int     `json:"step_counts"`
 	StepTimes  [][]any            `json:"step_times"`
+	StepCalls  *rundir.StepCalls  `json:"step_calls"`
 	Exit       struct {
 		Reason string `json:"reason"`
 		Code   *int   `json:"code"`
@@ -690,14 +691,23 @@ func TestCriticStepsAreNotIterations(t *testing.T) {
 
 // A model called on one sample (a policy per environment step) has its
 // calls counted at each step (step_times' items): episode i of
-// episodes.py calls it 5 + i times; the GAN's models get batches and
-// nothing is counted.
+// episodes.py calls it 5 + i times (80 episodes, a window of 5 steps:
+// enough steps outside it for the calls to be counted at a few); the GAN's models get batches and
+// nothing is counted. Every step's outermost module calls are counted
+// on one step in every few outside the window (step_times' calls): the
+// policy's 5 + i again.
 func TestItemsAStep(t *testing.T) {
 	py := torchPython(t)
-	_, ev := stepsOf(t, "optimizer", "--python", py, ex(t, "episodes.py"), "40")
+	_, ev := stepsOf(t, "optimizer", "--python", py, "--active", "5", ex(t, "episodes.py"), "80")
 	steps := (&rundir.Evidence{StepTimes: ev.StepTimes}).StepSeries()
-	counted := 0
+	counted, calls := 0, 0
 	for _, st := range steps {
+		if st.Calls != 0 {
+			calls++
+			if st.Calls != 5+st.N || st.InWindow {
+				t.Errorf("step %d: %d outermost calls (in the window: %v), want %d", st.N, st.Calls, st.InWindow, 5+st.N)
+			}
+		}
 		if st.Items == 0 {
 			continue
 		}
@@ -706,8 +716,8 @@ func TestItemsAStep(t *testing.T) {
 			t.Errorf("step %d: %d items, want %d", st.N, st.Items, 5+st.N)
 		}
 	}
-	if counted < 38 {
-		t.Errorf("%d steps counted of %d", counted, len(steps))
+	if counted < 78 || calls < 2 || ev.StepCalls == nil || ev.StepCalls.CountedSteps != calls || ev.StepCalls.Class != "Sequential" {
+		t.Errorf("%d steps' items and %d steps' calls counted of %d (%+v)", counted, calls, len(steps), ev.StepCalls)
 	}
 	_, ev = stepsOf(t, "optimizer", "--python", py, ex(t, "gan_critic.py"), "30")
 	steps = (&rundir.Evidence{StepTimes: ev.StepTimes}).StepSeries()
