@@ -145,6 +145,10 @@ func TestRealRuns(t *testing.T) {
 		// torchdiffeq's ode_demo.py: the test solve every 20 steps first;
 		// its solver's evaluations cannot be batched (checked below)
 		{"cpu_ode_demo", "periodic-work", "run.periodic", "ode_demo.py:176", "", ""},
+		// karpathy/ng-video-lecture's bigram.py: estimate_loss (200
+		// batches of each split) every 300 steps, named at the loop's
+		// line that calls it, not only at its get_batch inside
+		{"cpu_bigram", "periodic-work", "run.periodic", "bigram.py:108", "", ""},
 		{"cpu_hogwild_threads1", "cpu-compute-bound", "cpu.native", "", "", ""},
 		// lucidrains' denoising-diffusion-pytorch, its README's Trainer:
 		// convolutions 52% of the native time lead, before its unfused

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -87,6 +88,14 @@ func (s *state) periodicFinding() {
 		// the agent's samples of the slow steps: what they do, window or not
 		var names string
 		where, names = namedLines(py.SlowLines, 3, "main-thread samples in steps over twice the median, whole run")
+		if l, ok := s.slowLoopLine(); ok {
+			// the loop's own line first: the evaluation it calls, where
+			// the lines above are deep inside it (bigram.py's
+			// estimate_loss, named by its get_batch before)
+			loc := lineLocation(l, "the training loop's line, main-thread samples in steps over twice the median, whole run")
+			where = append([]Location{loc}, slices.DeleteFunc(where, func(w Location) bool { return w.File == loc.File && w.Line == loc.Line })...)
+			names = fmt.Sprintf("%s %.0f%% at the training loop's level, and inside it %s", lineName(loc), l.Pct, names)
+		}
 		ms = append(ms, Evidence{"main-thread samples in steps over twice the median, whole run", float64(py.SlowSamples), "", "pyprofile"})
 		change = fmt.Sprintf("the slow steps' time goes to %s (their main-thread samples): that work every %d steps takes %s each time; make it cheaper (one op over a batch instead of a loop of small calls), run it less often, or overlap it with the steps (a background thread or process)", names, p.Every, units.Seconds(p.MeanS-p.MedianS))
 		if model := s.rolloutModel(py.SlowLines[0]); model != "" {
@@ -155,6 +164,19 @@ func namedLines(lines []runevidence.Line, n int, note string) ([]Location, strin
 		where, names = append(where, loc), append(names, name)
 	}
 	return where, strings.Join(names, ", ")
+}
+
+// slowLoopLine is the training loop's line that leads to most of the slow
+// steps' samples, when it is not their innermost line already (the loop
+// runs the work itself) and leads to at least half of them.
+func (s *state) slowLoopLine() (runevidence.Line, bool) {
+	py := s.in.Run.Python
+	if len(py.SlowLoopLines) == 0 || len(py.SlowLines) == 0 {
+		return runevidence.Line{}, false
+	}
+	l := py.SlowLoopLines[0]
+	inner := py.SlowLines[0]
+	return l, l.Pct >= 50 && (l.File != inner.File || l.Line != inner.Line)
 }
 
 // periodic is the run's periodic steps when they take at least

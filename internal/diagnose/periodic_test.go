@@ -193,6 +193,18 @@ func TestPeriodicFinding(t *testing.T) {
 		// the slow steps' own samples name their lines (a rollout)
 		{"slow steps' lines", runevidence.RunEvidence{Periodic: periodic, Python: &runevidence.PythonEvidence{SlowSamples: 40, SlowLines: slowLines}},
 			"(steps 41, 81, 121, 161, ...)", "the slow steps' time goes to train.py:30 60%, train.py:12 25% (their main-thread samples): that work every 40 steps takes 380 ms", ""},
+		// the loop's line that calls the evaluation leads (bigram.py's
+		// estimate_loss every 300 steps, its samples in get_batch)...
+		{"slow steps' loop line", runevidence.RunEvidence{Periodic: periodic, Python: &runevidence.PythonEvidence{SlowSamples: 40, SlowLines: slowLines,
+			SlowLoopLines: []runevidence.Line{{File: "/w/train.py", Line: 108, Func: "<module>", Pct: 95}}}},
+			"(steps 41, 81, 121, 161, ...)", "the slow steps' time goes to train.py:108 95% at the training loop's level, and inside it train.py:30 60%, train.py:12 25% (their main-thread samples)", ""},
+		// ... not where it is the innermost line, nor under half of them
+		{"slow steps' loop line is theirs", runevidence.RunEvidence{Periodic: periodic, Python: &runevidence.PythonEvidence{SlowSamples: 40, SlowLines: slowLines,
+			SlowLoopLines: []runevidence.Line{{File: "/w/train.py", Line: 30, Func: "<module>", Pct: 90}}}},
+			"(steps 41, 81, 121, 161, ...)", "the slow steps' time goes to train.py:30 60%, train.py:12 25% (their main-thread samples)", ""},
+		{"slow steps' loop lines spread", runevidence.RunEvidence{Periodic: periodic, Python: &runevidence.PythonEvidence{SlowSamples: 40, SlowLines: slowLines,
+			SlowLoopLines: []runevidence.Line{{File: "/w/train.py", Line: 108, Func: "<module>", Pct: 40}}}},
+			"(steps 41, 81, 121, 161, ...)", "the slow steps' time goes to train.py:30 60%, train.py:12 25% (their main-thread samples)", ""},
 		// a program that is one call of a framework: where in it
 		{"slow steps inside a package", runevidence.RunEvidence{Periodic: periodic, Python: &runevidence.PythonEvidence{SlowSamples: 40, SlowLines: []runevidence.Line{{File: "/w/ppo.py", Line: 7, Func: "<module>", Pct: 100,
 			Inside: &runevidence.LibraryCall{Package: "stable_baselines3", Func: "Policy.forward", Via: []string{"learn", "collect_rollouts"}, Pct: 76, Module: true}}}}},

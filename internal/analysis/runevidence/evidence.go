@@ -359,6 +359,10 @@ type PythonEvidence struct {
 	// or not.
 	SlowSamples int    `json:"slow_samples,omitempty"`
 	SlowLines   []Line `json:"slow_lines,omitempty"`
+	// SlowLoopLines: the same samples by the training loop's own line that
+	// leads to them (stepLoopLines): the evaluation or the save the loop
+	// calls every N steps, where SlowLines has the lines deep inside it.
+	SlowLoopLines []Line `json:"slow_loop_lines,omitempty"`
 	// SlowLoaderShare: of those samples, the share in DataLoader code
 	// (waiting for a batch).
 	SlowLoaderShare float64 `json:"slow_loader_share,omitempty"`
@@ -692,6 +696,13 @@ func fromProfile(p *pyprofile.Profile, window, trains bool, root string) *Python
 			}
 		}
 	}
+	slowLoopL, loopFrames := stepLoopFrames(p, func(st *pyprofile.Stack) int { return st.SlowCount })
+	for k := range slowLoopL {
+		funcs[k] = loopFrames[k].Func
+		if t := loopFrames[k].Text; t != "" {
+			texts[k] = t
+		}
+	}
 	runHot := map[key]int{}
 	for k, l := range run {
 		runHot[k] = l.n
@@ -703,7 +714,7 @@ func fromProfile(p *pyprofile.Profile, window, trains bool, root string) *Python
 		IOShare: float64(io) / float64(total), LoaderShare: float64(dl) / float64(total),
 		Hot: lines(hot), IOLines: lines(ioL), LoaderLines: lines(dlL), CompileLines: lines(compileL),
 		Blocked: topLines(blocked, max(runTotal, 1)), RunHot: topLines(runHot, max(runTotal, 1)),
-		SlowSamples: slowN, SlowLines: topLines(slowL, max(slowN, 1)),
+		SlowSamples: slowN, SlowLines: topLines(slowL, max(slowN, 1)), SlowLoopLines: topLines(slowLoopL, max(slowN, 1)),
 		StartupLines: topLines(startL, max(startN, 1))}
 	inside := func(lines []Line, count func(*pyprofile.Stack) int) {
 		for i, l := range lines {
