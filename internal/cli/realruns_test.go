@@ -46,7 +46,7 @@ var kernelsOffPath = map[string]bool{"h200/siamese_launch": true, "h200/dcgan_fa
 
 // shortRuns: the runs whose steps took under a second in all, less than
 // the time before them (the project's GPU examples run 30-50 steps).
-var shortRuns = map[string]bool{"cpu_regression": true, "h100/item_sync": true, "h100/compile_gpu": true, "h100/train_cnn": true}
+var shortRuns = map[string]bool{"cpu_regression": true, "cpu_word_embeddings": true, "h100/item_sync": true, "h100/compile_gpu": true, "h100/train_cnn": true}
 
 // TestRealRuns: the verdict and first finding of real runs, on an H100
 // and on the project's CPU (testdata/rundir/README.md says what each
@@ -149,6 +149,9 @@ func TestRealRuns(t *testing.T) {
 		// batches of each split) every 300 steps, named at the loop's
 		// line that calls it, not only at its get_batch inside
 		{"cpu_bigram", "periodic-work", "run.periodic", "bigram.py:108", "", ""},
+		// pytorch/tutorials' word_embeddings_tutorial.py: an n-gram model
+		// trained one trigram a step: mini-batches first
+		{"cpu_word_embeddings", "framework-overhead", "cpu.tiny-ops", "training on one sample per step", "", ""},
 		{"cpu_hogwild_threads1", "cpu-compute-bound", "cpu.native", "", "", ""},
 		// lucidrains' denoising-diffusion-pytorch, its README's Trainer:
 		// convolutions 52% of the native time lead, before its unfused

@@ -352,6 +352,46 @@ func TestItemModel(t *testing.T) {
 	}
 }
 
+// Training steps that each learn from one sample (pytorch/tutorials'
+// word_embeddings_tutorial.py: an n-gram model called once a step on one
+// context, [2]) lead with mini-batches; silent on a batch, a model
+// called many times a step (itemModel's loop), inference, and two
+// optimizers (a GAN's).
+func TestOneSampleTraining(t *testing.T) {
+	for _, c := range []struct {
+		name              string
+		input             []int64
+		linears, backward int // a step
+		optimizers        int
+		want              bool
+	}{
+		{"one context a step", []int64{2}, 2, 100, 1, true},
+		{"a leading dimension of 1", []int64{1, 4}, 2, 100, 1, true},
+		{"a batch", []int64{32, 4}, 2, 100, 1, false},
+		{"called per item", []int64{4}, 40, 100, 1, false},
+		{"inference", []int64{2}, 2, 0, 1, false},
+		{"two optimizers", []int64{2}, 2, 100, 2, false},
+	} {
+		run := &runevidence.RunEvidence{RunMedianStepS: 0.0002,
+			Models: []rundir.ModelCall{{Class: "NGramLanguageModeler", Module: "__main__", File: "we.py", Line: 69, Calls: 64, Layers: 2, Input: c.input}}}
+		for range c.optimizers {
+			run.Optimizers = append(run.Optimizers, rundir.Optimizer{Class: "SGD", Params: 5})
+		}
+		in := cpuTrace(run)
+		in.Ops = &optable.OpTable{Calls: 3 * 150, HostSelfUs: 3 * 150, Steps: 3, BackwardCalls: c.backward, Rows: []optable.OpRow{
+			{Name: "aten::add_", Calls: 3 * 100, HostSelfUs: 3 * 100}, {Name: "aten::mul_", Calls: 3*50 - 3*c.linears, HostSelfUs: 3 * 48},
+			{Name: "aten::linear", Calls: 3 * c.linears, HostSelfUs: 3 * 2}}}
+		f := findingOf(Compute(in), "cpu.tiny-ops")
+		if f == nil {
+			t.Fatalf("%s: no tiny-ops finding", c.name)
+		}
+		got := strings.HasPrefix(f.Change, "training on one sample per step: the model (NGramLanguageModeler, called at we.py:69) gets one sample a call")
+		if got != c.want || got && !strings.Contains(f.Change, "train on mini-batches") {
+			t.Errorf("%s: %v, want %v: %s", c.name, got, c.want, f.AllChanges())
+		}
+	}
+}
+
 // Ops are judged on the time the main thread ran: on a machine where it
 // waited for a CPU 60% of the time, 1000 ops per step of 24 µs each
 // (9.6 µs running) in 30 ms steps (12 µs per op running) are tiny; on a
