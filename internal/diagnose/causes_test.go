@@ -371,6 +371,8 @@ func TestOneSampleTraining(t *testing.T) {
 		{"called per item", []int64{4}, 40, 100, 1, false},
 		{"inference", []int64{2}, 2, 0, 1, false},
 		{"two optimizers", []int64{2}, 2, 100, 2, false},
+		// torchtext's text classification: the batch's tokens in one row
+		{"an EmbeddingBag's tokens", []int64{1200}, 2, 100, 1, false},
 	} {
 		run := &runevidence.RunEvidence{RunMedianStepS: 0.0002,
 			Models: []rundir.ModelCall{{Class: "NGramLanguageModeler", Module: "__main__", File: "we.py", Line: 69, Calls: 64, Layers: 2, Input: c.input}}}
@@ -381,6 +383,9 @@ func TestOneSampleTraining(t *testing.T) {
 		in.Ops = &optable.OpTable{Calls: 3 * 150, HostSelfUs: 3 * 150, Steps: 3, BackwardCalls: c.backward, Rows: []optable.OpRow{
 			{Name: "aten::add_", Calls: 3 * 100, HostSelfUs: 3 * 100}, {Name: "aten::mul_", Calls: 3*50 - 3*c.linears, HostSelfUs: 3 * 48},
 			{Name: "aten::linear", Calls: 3 * c.linears, HostSelfUs: 3 * 2}}}
+		if c.name == "an EmbeddingBag's tokens" {
+			in.Ops.Rows = append(in.Ops.Rows, optable.OpRow{Name: "aten::embedding_bag", Calls: 3, HostSelfUs: 3})
+		}
 		f := findingOf(Compute(in), "cpu.tiny-ops")
 		if f == nil {
 			t.Fatalf("%s: no tiny-ops finding", c.name)

@@ -1332,15 +1332,24 @@ func (s *state) oneSampleSteps() (string, bool) {
 // oneSampleTraining: training steps (one optimizer) whose model got one
 // sample at its first call (no batch dimension, or one of 1) and runs
 // about once a step (its layers' ops run 0.75-1.5 times its layers a
-// step; more is itemModel's loop): each step learns from one sample, and
-// every op pays its fixed cost for one sample's work. pytorch/tutorials'
+// step; more is itemModel's loop), with no EmbeddingBag (whose one row is
+// a batch): each step learns from one sample, and every op pays its fixed
+// cost for one sample's work. pytorch/tutorials'
 // word_embeddings_tutorial.py (an n-gram model, one trigram a step) led
 // with fused=True for its SGD; 10 epochs of its 113 trigrams took 147 ms
 // one at a time, 16 ms in batches of 16, 3.8 ms in one batch.
 func (s *state) oneSampleTraining() (string, bool) {
-	r := s.in.Run
+	r, t := s.in.Run, s.in.Ops
+	if r == nil || t == nil || t.BackwardCalls == 0 || len(r.Optimizers) != 1 {
+		return "", false
+	}
+	// an EmbeddingBag's input is the whole batch's tokens in one row,
+	// with their offsets beside it
+	if slices.ContainsFunc(t.Rows, func(row optable.OpRow) bool { return strings.Contains(row.Name, "embedding_bag") }) {
+		return "", false
+	}
 	perStep, _, _ := s.layerCalls()
-	if len(r.Optimizers) != 1 || perStep == 0 {
+	if perStep == 0 {
 		return "", false
 	}
 	for _, m := range r.Models {
@@ -1351,7 +1360,7 @@ func (s *state) oneSampleTraining() (string, bool) {
 			continue
 		}
 		return fmt.Sprintf("training on one sample per step: the model (%s) gets one sample a call (its input %s), once a step: where the training allows, train on mini-batches, B samples a step "+
-			"(stack their inputs into one tensor of B rows; a forward that flattens to one row, view(1, -1), flattens to view(B, -1); the loss averages over the batch): "+
+			"(stack their inputs into one tensor of B rows, sequences padded to the batch's longest with a mask or packed with pack_padded_sequence; a forward that flattens to one row, view(1, -1), flattens to view(B, -1); the loss averages over the batch): "+
 			"each op then does B samples' work in little more time, and an epoch takes B times fewer steps (the batch size is a hyperparameter: retune the learning rate with it) "+
 			"(pytorch/tutorials' word_embeddings_tutorial.py: 10 epochs of 113 trigrams took 147 ms one at a time, 16 ms in batches of 16, on a CPU)",
 			modelCallRef(m), shapeText(m.Input)), true
@@ -1684,8 +1693,13 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		// 2-layer LSTM of 200, batch 20, on an AVX512-BF16 CPU: 112 us a
 		// token at 35 steps, 161 at 10; batch 80: 124; bf16 autocast
 		// 0.93x-1.45x the speed, by shape)
+		wider := "a wider batch or shorter sequences do not"
+		if _, one := s.oneSampleTraining(); one {
+			// from one sample a step, a batch does (the lead)
+			wider = "shorter sequences do not"
+		}
 		return thenDo(orTry(fmt.Sprintf("recurrent layers (LSTM/GRU/RNN) take %.0f%% of the native time and already run as oneDNN's fused RNN, one time step after another, "+
-				"where a wider batch or shorter sequences do not lower the time per sample: an accelerator runs them as cuDNN's RNN", pct(rnn/total)),
+				"where %s lower the time per sample: an accelerator runs them as cuDNN's RNN", pct(rnn/total), wider),
 				s.bf16Advice()), others(rnn)),
 			[]Evidence{{"recurrent ops' share of native op time", pct(rnn / total), "%", "ops"}}, dropout, total
 	case random/total >= dominant:
