@@ -1281,6 +1281,8 @@ class Agent(Window, Evidence):
         # forked children (DataLoader workers, pools) are never profiled:
         # the sampler thread does not exist there, and every hook checks pid
         self.finished = True
+        if self.calls is not None:
+            self.calls.close()  # a worker forked during a counted step keeps no global hook
         if self.kineto_started:
             self._record_child_exit()
             atexit.register(_exit_forked_child, self)

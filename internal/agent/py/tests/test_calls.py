@@ -90,6 +90,23 @@ class CallCounterTest(unittest.TestCase):
         self.assertGreater(counter.period, C.MIN_PERIOD)
         self.assertLessEqual(counter.period, want * 1.01)
 
+    def test_close_in_a_forked_child_leaves_the_parent_counting(self):
+        # the agent closes the counter in a forked child (a DataLoader
+        # worker forked during a counted step keeps no global hook)
+        mods = FakeModules()
+        counter = C.CallCounter(mods.register_pre, mods.register_post)
+        counter.start_if_due(C.FIRST_STEP - 1)
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            counter.close()
+            os.write(w, b"%d" % len(mods.pre))
+            os._exit(0)
+        os.waitpid(pid, 0)
+        self.assertEqual(os.read(r, 8), b"0")
+        mods.call(Model())
+        self.assertEqual(counter.stop(), 1)
+
     def test_close_stops_for_good(self):
         mods = FakeModules()
         counter = C.CallCounter(mods.register_pre, mods.register_post)
