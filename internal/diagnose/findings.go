@@ -577,7 +577,7 @@ func (s *state) itemModel(layerCalls float64) (*rundir.ModelCall, float64, bool)
 	var best *rundir.ModelCall
 	var most float64
 	for i, m := range s.in.Run.Models {
-		if m.Layers == 0 || len(m.Input) == 0 || len(m.Input) > 1 && m.Input[0] != 1 {
+		if !oneSampleLayers(m) {
 			continue
 		}
 		if n := layerCalls / float64(m.Layers); n >= float64(s.p.MinItemCalls) && n > most {
@@ -585,6 +585,12 @@ func (s *state) itemModel(layerCalls float64) (*rundir.ModelCall, float64, bool)
 		}
 	}
 	return best, most, best != nil
+}
+
+// oneSampleLayers: the model's layers were counted and its first call's
+// input was one sample (no batch dimension, or one of 1).
+func oneSampleLayers(m rundir.ModelCall) bool {
+	return m.Layers > 0 && len(m.Input) > 0 && (len(m.Input) == 1 || m.Input[0] == 1)
 }
 
 // layerOps are the ops a layer's forward enters by, called once per layer
@@ -1353,7 +1359,7 @@ func (s *state) oneSampleTraining() (string, bool) {
 		return "", false
 	}
 	for _, m := range r.Models {
-		if m.Layers == 0 || len(m.Input) == 0 || len(m.Input) > 1 && m.Input[0] != 1 {
+		if !oneSampleLayers(m) {
 			continue
 		}
 		if n := perStep / float64(m.Layers); n < 0.75 || n > 1.5 {

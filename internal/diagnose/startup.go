@@ -46,12 +46,13 @@ func (s *state) startupInChildren() bool {
 // all the program's (nanoGPT on an H100, stopped after 20 of its 5,000
 // steps, was told its 2.2 s before the first step outweighed them).
 func (s *state) startup() (float64, bool) {
+	steps, ok := s.runStepsS()
 	r := s.in.Run
-	if r == nil || r.Python == nil || r.StepsS <= 0 || len(r.Python.StartupLines) == 0 || r.StoppedAfterProfile {
+	if !ok || r.Python == nil || len(r.Python.StartupLines) == 0 {
 		return 0, false
 	}
 	own := r.FirstStepS * r.Python.StartupShare
-	return own, own >= minStartupS && own >= r.StepsS
+	return own, own >= minStartupS && own >= steps
 }
 
 var _ = addRule(Rule{
