@@ -85,6 +85,21 @@ func SpreadOf(rr *ranks.Result) *Spread {
 	return sp
 }
 
+// commExtremes are the ranks with the lowest and the highest
+// communication share.
+func commExtremes(per []RankVerdict) (lo, hi RankVerdict) {
+	lo, hi = per[0], per[0]
+	for _, r := range per {
+		if r.CommPct < lo.CommPct {
+			lo = r
+		}
+		if r.CommPct > hi.CommPct {
+			hi = r
+		}
+	}
+	return lo, hi
+}
+
 // consistentlySlowest reports whether the slowest rank is the slowest in
 // at least two thirds of the steps (any answer with fewer than 3 steps:
 // the confidence then says so): with short steps the slowest rank of the
@@ -151,6 +166,7 @@ func ComputeSpread(rr *Spread, per []RankInput, params *Params) *RunDiagnosis {
 	// straggler
 	slow, lostUs, why := -1, 0.0, ""
 	var ms []Evidence
+	lo, hi := commExtremes(d.PerRank)
 	if rr != nil && rr.ImbalancePct >= p.Imbalance && rr.SlowestRank >= 0 && consistentlySlowest(rr) {
 		slow = rr.SlowestRank
 		if rr.Straggler >= 0 {
@@ -158,6 +174,16 @@ func ComputeSpread(rr *Spread, per []RankInput, params *Params) *RunDiagnosis {
 		}
 		lostUs = rr.ImbalancePct / 100 * rr.MedianStepUs
 		why = fmt.Sprintf("rank %d's steps are %.0f%% longer than the median rank's", rr.SlowestRank, rr.ImbalancePct)
+		if rr.Straggler < 0 && lo.Rank != rr.SlowestRank && hi.CommPct-lo.CommPct >= p.CommSpread {
+			// no collective matched across ranks to say who arrives last;
+			// the longest steps, waiting included, can be a waiting
+			// rank's (a CI run under load named a rank that spent most
+			// of its step in all-reduce): the rank that waits least is
+			// the one the others wait for
+			slow = lo.Rank
+			why = fmt.Sprintf("the ranks' steps differ by up to %.0f%% (rank %d's are the longest, waiting included); rank %d spends %.0f%% of its step in communication, the others up to %.0f%%: they wait for it",
+				rr.ImbalancePct, rr.SlowestRank, lo.Rank, lo.CommPct, hi.CommPct)
+		}
 		if rr.Straggler >= 0 && rr.Straggler != rr.SlowestRank {
 			// the longest step is not the culprit's: a rank that waits in
 			// collectives has long steps because another arrives late
@@ -174,31 +200,20 @@ func ComputeSpread(rr *Spread, per []RankInput, params *Params) *RunDiagnosis {
 		}
 		ms = append(ms, Evidence{"step-time imbalance (slowest vs median rank)", rr.ImbalancePct, "%", "ranks"},
 			Evidence{"median step", rr.MedianStepUs, "us", "ranks"})
-	} else {
-		lo, hi := d.PerRank[0], d.PerRank[0]
+	} else if hi.CommPct-lo.CommPct >= p.CommSpread {
+		slow = lo.Rank
+		var sum float64
+		n := 0
 		for _, r := range d.PerRank {
-			if r.CommPct < lo.CommPct {
-				lo = r
-			}
-			if r.CommPct > hi.CommPct {
-				hi = r
+			if r.Rank != lo.Rank {
+				sum += (r.CommPct - lo.CommPct) / 100 * r.StepUs
+				n++
 			}
 		}
-		if hi.CommPct-lo.CommPct >= p.CommSpread {
-			slow = lo.Rank
-			var sum float64
-			n := 0
-			for _, r := range d.PerRank {
-				if r.Rank != lo.Rank {
-					sum += (r.CommPct - lo.CommPct) / 100 * r.StepUs
-					n++
-				}
-			}
-			lostUs = sum / float64(max(n, 1))
-			why = fmt.Sprintf("the other ranks spend up to %.0f%% of the step in communication, rank %d only %.0f%%: they wait for it", hi.CommPct, lo.Rank, lo.CommPct)
-			ms = append(ms, Evidence{fmt.Sprintf("rank %d communication share", hi.Rank), hi.CommPct, "%", "step_breakdown"},
-				Evidence{fmt.Sprintf("rank %d communication share", lo.Rank), lo.CommPct, "%", "step_breakdown"})
-		}
+		lostUs = sum / float64(max(n, 1))
+		why = fmt.Sprintf("the other ranks spend up to %.0f%% of the step in communication, rank %d only %.0f%%: they wait for it", hi.CommPct, lo.Rank, lo.CommPct)
+		ms = append(ms, Evidence{fmt.Sprintf("rank %d communication share", hi.Rank), hi.CommPct, "%", "step_breakdown"},
+			Evidence{fmt.Sprintf("rank %d communication share", lo.Rank), lo.CommPct, "%", "step_breakdown"})
 	}
 	if slow >= 0 {
 		var step float64
