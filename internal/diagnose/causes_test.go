@@ -209,6 +209,9 @@ func TestTinyOpsSource(t *testing.T) {
 	}
 	perSample := &runevidence.PythonEvidence{HotSamples: 133, ModuleShare: 0.03, OutsideModelShare: 0.36, OutsideModel: outside,
 		Hot: append([]runevidence.Line{{File: "/src/train.py", Line: 14, Func: "<module>", Pct: 61}}, outside...)}
+	withFunc := *perSample
+	withFunc.OutsideFunc = &runevidence.Line{File: "/src/loss.py", Line: 3, Func: "focal_loss", Pct: 34}
+	withFunc.OutsideFuncCaller = &runevidence.Line{File: "/src/loss.py", Line: 30, Func: "total_loss", Pct: 34}
 	for _, c := range []struct {
 		name      string
 		py        *runevidence.PythonEvidence
@@ -222,6 +225,8 @@ func TestTinyOpsSource(t *testing.T) {
 			nil, nil, "where a loop in Tower.forward (tower.py:17) runs independent layers one at a time", "", "/src/tower.py:17"},
 		{"foreach optimizer", inModel, &regions.Region{Name: "Optimizer.step#AdamW.step", Calls: 3, TotalUs: 3 * 45e3, MultiTensor: true}, nil, model, loop, "train.py:15"},
 		{"per-sample loss", perSample, nil, nil, own, model, "/src/loss.py:9"},
+		// its lines spread over one function and the helpers it calls
+		{"per-sample loss in a function", &withFunc, nil, nil, "36% of the busy main-thread samples, against 3% in the model's forward; 34% in focal_loss (loss.py:3) and the functions it calls, called at loss.py:30 in total_loss)", model, "/src/loss.py:3"},
 		{"unfused optimizer", inModel, &regions.Region{Name: "Optimizer.step#AdamW.step", Calls: 3, TotalUs: 3 * 45e3}, nil, "the optimizer's update", model, ""},
 		{"neither ahead", &runevidence.PythonEvidence{HotSamples: 61, ModuleShare: 0.4, OutsideModelShare: 0.3}, nil, nil, "issue fewer, larger ops", "program's own", ""},
 		{"backward only", &runevidence.PythonEvidence{HotSamples: 61, ModuleShare: 0, OutsideModelShare: 0.1}, nil, nil, "issue fewer, larger ops", "program's own", ""},
@@ -373,6 +378,9 @@ func TestOneSampleTraining(t *testing.T) {
 		{"two optimizers", []int64{2}, 2, 100, 2, false},
 		// torchtext's text classification: the batch's tokens in one row
 		{"an EmbeddingBag's tokens", []int64{1200}, 2, 100, 1, false},
+		// the program's own code issues most ops (a CRF's forward
+		// algorithm): its vectorising leads, mini-batches after it
+		{"the program's own code first", []int64{11}, 2, 100, 1, true},
 	} {
 		run := &runevidence.RunEvidence{RunMedianStepS: 0.0002,
 			Models: []rundir.ModelCall{{Class: "NGramLanguageModeler", Module: "__main__", File: "we.py", Line: 69, Calls: 64, Layers: 2, Input: c.input}}}
@@ -386,13 +394,22 @@ func TestOneSampleTraining(t *testing.T) {
 		if c.name == "an EmbeddingBag's tokens" {
 			in.Ops.Rows = append(in.Ops.Rows, optable.OpRow{Name: "aten::embedding_bag", Calls: 3, HostSelfUs: 3})
 		}
+		ownFirst := c.name == "the program's own code first"
+		if ownFirst {
+			outside := []runevidence.Line{{File: "/src/crf.py", Line: 87, Func: "CRF._forward_alg", Pct: 30}, {File: "/src/crf.py", Line: 31, Func: "log_sum_exp", Pct: 20}}
+			run.Python = &runevidence.PythonEvidence{HotSamples: 100, ModuleShare: 0.1, OutsideModelShare: 0.5, OutsideModel: outside, Hot: outside}
+		}
 		f := findingOf(Compute(in), "cpu.tiny-ops")
 		if f == nil {
 			t.Fatalf("%s: no tiny-ops finding", c.name)
 		}
-		got := strings.HasPrefix(f.Change, "training on one sample per step: the model (NGramLanguageModeler, called at we.py:69) gets one sample a call")
-		if got != c.want || got && !strings.Contains(f.Change, "train on mini-batches") {
+		const one = "training on one sample per step: the model (NGramLanguageModeler, called at we.py:69) gets one sample a call"
+		got := strings.Contains(f.AllChanges(), one)
+		if got != c.want || got && !strings.Contains(f.AllChanges(), "train on mini-batches") {
 			t.Errorf("%s: %v, want %v: %s", c.name, got, c.want, f.AllChanges())
+		}
+		if got && strings.HasPrefix(f.Change, one) == ownFirst {
+			t.Errorf("%s: one sample a step leads: %v, want %v: %s", c.name, !ownFirst, ownFirst, f.Change)
 		}
 	}
 }

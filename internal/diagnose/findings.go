@@ -398,8 +398,18 @@ func (s *state) tinyOpsSource() (string, []Location) {
 		for _, l := range where {
 			names = append(names, fmt.Sprintf("%s:%d %.0f%%", filepath.Base(l.File), l.Line, l.SharePct))
 		}
-		return fmt.Sprintf("the program's own tensor code outside the model issues them (%s: %.0f%% of the busy main-thread samples, against %.0f%% in the model's forward), and the backward repeats its ops: write it over whole tensors (one op over the batch instead of a loop over its rows or items, torch.where/gather/masks instead of per-element branches) or torch.compile the function",
-			strings.Join(names, ", "), pct(py.OutsideModelShare), pct(py.ModuleShare)), where
+		in := ""
+		if f := py.OutsideFunc; f != nil {
+			// the lines are spread over one function and its helpers
+			in = fmt.Sprintf("; %.0f%% in %s (%s:%d) and the functions it calls", f.Pct, f.Func, filepath.Base(f.File), f.Line)
+			if c := py.OutsideFuncCaller; c != nil && c.Func != "<module>" {
+				// a helper: the loop calling it is where to vectorise
+				in += fmt.Sprintf(", called at %s:%d in %s", filepath.Base(c.File), c.Line, c.Func)
+			}
+			where = slices.Insert(where, 0, Location{Kind: "python", Name: f.Func, File: f.File, Line: f.Line, SharePct: f.Pct, Note: "the function, with its callees"})
+		}
+		return fmt.Sprintf("the program's own tensor code outside the model issues them (%s: %.0f%% of the busy main-thread samples, against %.0f%% in the model's forward%s), and the backward repeats its ops: write it over whole tensors (one op over the batch instead of a loop over its rows or items, torch.where/gather/masks instead of per-element branches) or torch.compile the function",
+			strings.Join(names, ", "), pct(py.OutsideModelShare), pct(py.ModuleShare), in), where
 	case py.ModuleShare > 0 && py.ModuleShare >= 2*py.OutsideModelShare:
 		change := fmt.Sprintf("the model's own ops are the small ones (its forward holds %.0f%% of the busy main-thread samples, the program's own tensor code %.0f%%), each on little data: a larger batch (more samples or tokens per step, requests batched together when serving) gives every op more work for the same count of ops",
 			pct(py.ModuleShare), pct(py.OutsideModelShare))

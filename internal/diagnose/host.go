@@ -149,7 +149,11 @@ func (s *state) pythonFinding() {
 		change = hostPythonNoLoader
 	}
 	if _, ok := s.oneSampleSteps(); ok {
-		change = thenDo("inference on one sample per step: batch the samples, which pays this Python once per batch", cmp.Or(change, rule("host.python").Change))
+		batch := "inference on one sample per step: batch the samples, which pays this Python once per batch"
+		if s.in.Ops.BackwardCalls != 0 { // oneSampleTraining's
+			batch = "training on one sample per step: train on mini-batches where the training allows (the tiny-ops finding), which pays this Python once per batch"
+		}
+		change = thenDo(batch, cmp.Or(change, rule("host.python").Change))
 	}
 	if off, ok := s.offStepWork(); ok && off >= busy/2 {
 		// scikit-learn's metrics on every batch were most of a tabular

@@ -315,7 +315,12 @@ type PythonEvidence struct {
 	// the samples behind Hot.
 	OutsideModelShare float64 `json:"outside_model_share,omitempty"`
 	OutsideModel      []Line  `json:"outside_model,omitempty"`
-	HotSamples        int     `json:"hot_samples,omitempty"`
+	// OutsideFunc is the program function those lines run in, callees
+	// included (ownFunc; nil: none holds most of them), and
+	// OutsideFuncCaller the program line that called it most.
+	OutsideFunc       *Line `json:"outside_func,omitempty"`
+	OutsideFuncCaller *Line `json:"outside_func_caller,omitempty"`
+	HotSamples        int   `json:"hot_samples,omitempty"`
 	// CPUAutocast: the autocast block on the CPU that the samples behind
 	// Hot ran under most (nil: none), and their share.
 	CPUAutocast *AutocastBlock `json:"cpu_autocast,omitempty"`
@@ -521,6 +526,7 @@ func fromProfile(p *pyprofile.Profile, window, trains bool, root string) *Python
 	waitKnown := false // the agent recorded the main thread's run-queue wait
 	blockedIn := map[key]string{}
 	under := map[key][]lineStack{} // the stacks under each line, for Line.Inside
+	var ownStacks []programStack   // the outside samples' program frames, for OutsideFunc
 	for si := range p.Stacks {
 		st := &p.Stacks[si]
 		if p.Threads[st.Thread].Role != "main" || len(st.Frames) == 0 {
@@ -618,6 +624,7 @@ func fromProfile(p *pyprofile.Profile, window, trains bool, root string) *Python
 				// "write it over whole tensors")
 				if !slices.ContainsFunc(st.Frames, func(fi int) bool { return inModel(p.Frames[fi]) || matchAny(p.Frames[fi].File, offStepLibs) }) && !modelCompute.MatchString(fr.Text) {
 					outside[k] += c
+					ownStacks = append(ownStacks, programStack{programFrames(p, st), c})
 				}
 				if slices.ContainsFunc(st.Frames, func(fi int) bool { return isStackCapture(p.Frames[fi]) }) {
 					anomaly += c
@@ -763,6 +770,7 @@ func fromProfile(p *pyprofile.Profile, window, trains bool, root string) *Python
 			n += c
 		}
 		ev.OutsideModelShare, ev.OutsideModel = float64(n)/float64(hotN), lines(outside)
+		ev.OutsideFunc, ev.OutsideFuncCaller = ownFunc(ownStacks, hotN)
 		ev.AnomalyShare = float64(anomaly) / float64(hotN)
 		ev.MHAShare, ev.MHALines = float64(mha)/float64(hotN), lines(mhaL)
 		for name, n := range framework {
