@@ -158,6 +158,12 @@ func TestRealRuns(t *testing.T) {
 		// matrix a token measured 3.5x (2.9 -> 0.82 s for 600 steps), so
 		// that loop leads, mini-batches after it (checked below)
 		{"cpu_bilstm_crf", "framework-overhead", "cpu.tiny-ops", "called at bilstm_crf.py:93 in BiLSTM_CRF._forward_alg", "", ""},
+		// pytorch/tutorials' char-RNN generation: an RNN cell called once a
+		// letter, one name a step, the update written by hand (no
+		// torch.optim): its steps are the names, not the cell's calls
+		// (which made it "inference with autograd on"); 16 names a step
+		// measured 843 -> 83 µs a name
+		{"cpu_char_rnn", "framework-overhead", "cpu.tiny-ops", "a larger batch", "host.inference-grad", ""},
 		{"cpu_hogwild_threads1", "cpu-compute-bound", "cpu.native", "", "", ""},
 		// lucidrains' denoising-diffusion-pytorch, its README's Trainer:
 		// convolutions 52% of the native time lead, before its unfused

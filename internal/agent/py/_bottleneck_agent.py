@@ -289,6 +289,10 @@ class Agent(Window, Evidence):
         # module whose calls are the steps (forward step source)
         self._forward_calls, self.step_module = {}, None
         self._forward_modules = {}  # id -> weakref of the modules in _forward_calls (_has_grads)
+        # ... of them, the calls with autograd on whose inputs carried no
+        # autograd history, per module, and whether any carried some: then
+        # only a fresh call of the step module starts a step
+        self._fresh_calls, self._history_calls, self._fresh_steps_only = {}, 0, False
         # the tensor shapes the step module's call got at the first and the
         # latest step (forward steps only): a model fed more every step (a
         # generation loop re-running the whole sequence) slows the run
@@ -1181,27 +1185,42 @@ class Agent(Window, Evidence):
                 calls[id(module)] = calls.get(id(module), 0) + 1
                 if id(module) not in self._forward_modules:
                     self._forward_modules[id(module)] = safe(lambda: weakref.ref(module), None)
-            if not self._grad_forwards and safe(lambda: self.torch.is_grad_enabled(), False):
-                self._grad_forwards = True
+            grad = safe(lambda: self.torch.is_grad_enabled(), False)
+            self._grad_forwards = self._grad_forwards or grad
+            history = grad and _has_autograd_history(args, self.torch.Tensor)
+            if history:
+                self._history_calls += 1
+            elif grad and id(module) in calls:
+                self._fresh_calls[id(module)] = self._fresh_calls.get(id(module), 0) + 1
             if self._first_forward_t is None:
                 self._first_forward_t = time.perf_counter()
             need = self._forwards_to_lock()
             if self.step_source_req == "forward" or (
                     self.step_counts["forward"] >= need
                     and self.step_counts["optimizer"] == 0 and self.step_counts["dataloader"] == 0
-                    and not (self._grad_forwards and self.step_counts["forward"] < _HISTORY_LOCK_LIMIT
-                             and _has_autograd_history(args, self.torch.Tensor))):
+                    and not (history and self.step_counts["forward"] < _HISTORY_LOCK_LIMIT)):
                 # A step is one call of the module called most so far (the
                 # first of them on a tie): a program that calls a backbone
                 # and then a head, each outermost, made two steps of every
                 # request, every other one a thousandth of the step.
                 self.step_module = max(calls, key=calls.get)
+                if self._history_calls and self._fresh_calls:
+                    # Calls that continue a graph are inside a step: a
+                    # training loop without torch.optim (an RNN cell fed
+                    # its own hidden state, then backward and an update by
+                    # hand; pytorch/tutorials' char-RNN made a step of
+                    # each letter's call). A step is a fresh call of the
+                    # module called most so (a seq2seq's encoder, not the
+                    # decoder fed its output).
+                    self.step_module = max(self._fresh_calls, key=self._fresh_calls.get)
+                    self._fresh_steps_only = True
                 self._lock("forward")
                 self.step_start = time.perf_counter()
                 if id(module) == self.step_module:
                     self._note_step_input(args)
                 return
-        if self.step_source == "forward" and id(module) == self.step_module:
+        if self.step_source == "forward" and id(module) == self.step_module and not (
+                self._fresh_steps_only and _has_autograd_history(args, self.torch.Tensor)):
             self._step()
             self._note_step_input(args)
 

@@ -528,6 +528,22 @@ func TestTrainingForwardsAreNotSteps(t *testing.T) {
 	}
 }
 
+// The same loop with its update written by hand, no torch.optim: a step
+// is an iteration, from one sequence's first cell call (its inputs carry
+// no autograd history) to the next; not each of the cell's calls
+// (pytorch/tutorials' char-RNN made a step of each letter's call, and its
+// report called it inference with autograd on).
+func TestManualUpdateStepsAreIterations(t *testing.T) {
+	py := torchPython(t)
+	const n = 40
+	_, ev := stepsOf(t, "forward", append(small(py), ex(t, "rnn_cell_train.py"), fmt.Sprint(n), "20", "manual")...)
+	// the steps lock on a sequence's first call once 64 forwards ran
+	// (the 4th iteration's): one step per iteration from there
+	if last := lastStep(ev); last > n || last < n-8 || ev.StepCounts["forward"] != n*21 {
+		t.Fatalf("last step %d, forwards %d: want one step per iteration (at most %d), %d forwards", last, ev.StepCounts["forward"], n, n*21)
+	}
+}
+
 // A program that made an optimizer trains: the forwards before its first
 // optimizer.step() (a rollout without autograd, 80 per-sample forwards
 // before one backward) are not its steps (each was one: more than the 8,
