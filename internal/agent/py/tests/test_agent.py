@@ -639,3 +639,54 @@ class PaddingTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipUnless(HAVE_TORCH, "needs torch")
+class FreshCallStepsTest(unittest.TestCase):
+    """Once calls that continue an autograd graph were seen, a forward
+    step starts at a fresh call (inputs without autograd history) of the
+    module with the most of them: an encoder-decoder trained without
+    torch.optim steps once an iteration, on its encoder, though its
+    decoder is called more; a model called on fresh inputs alone steps
+    at each of its calls, as before."""
+
+    def run_loop(self, iterations, body):
+        a = A.Agent({"run_dir": tempfile.mkdtemp(), "python_profiler": "off", "profiler": {"enabled": False}}, "script")
+        a.torch = torch
+        a._install_forward_hooks()
+        try:
+            for _ in range(iterations):
+                body()
+        finally:
+            a._remove_forward_hooks()
+        return a
+
+    def test_encoder_decoder(self):
+        nn = torch.nn
+        enc, dec, out = nn.GRUCell(4, 8), nn.GRUCell(8, 8), nn.Linear(8, 3)
+
+        def iteration():
+            h = enc(torch.randn(2, 4))
+            loss = 0
+            for _ in range(6):  # the decoder fed its own state: 6 calls with history
+                h = dec(h, h)
+                loss = loss + out(h).sum()
+            loss.backward()
+            with torch.no_grad():
+                for m in (enc, dec, out):
+                    for p in m.parameters():
+                        p.add_(p.grad, alpha=-0.01)
+                        p.grad = None
+
+        a = self.run_loop(20, iteration)
+        self.assertEqual(a.step_source, "forward")
+        self.assertEqual(a.step_module, id(enc))
+        self.assertGreaterEqual(a.steps, 10)
+        self.assertLessEqual(a.steps, 20)
+
+    def test_fresh_inputs_only(self):
+        model = torch.nn.Linear(4, 2)
+        a = self.run_loop(100, lambda: model(torch.randn(3, 4)).sum().backward())
+        self.assertEqual(a.step_source, "forward")
+        self.assertFalse(a._fresh_steps_only)
+        self.assertGreater(a.steps, 30)
