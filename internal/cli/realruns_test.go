@@ -164,6 +164,11 @@ func TestRealRuns(t *testing.T) {
 		// (which made it "inference with autograd on"); 16 names a step
 		// measured 843 -> 83 µs a name
 		{"cpu_char_rnn", "framework-overhead", "cpu.tiny-ops", "a larger batch", "host.inference-grad", ""},
+		// pytorch/tutorials' seq2seq with attention, one sentence pair a
+		// step (two optimizers), its decoder called once a token: its
+		// matmuls are one sample's; 16 pairs a step measured 9.7 -> 0.86
+		// ms a pair, bf16 autocast 1.45x slower (no longer offered)
+		{"cpu_seq2seq", "cpu-compute-bound", "cpu.native", "each on one sample's data: the model (AttnDecoderRNN", "", "bf16"},
 		{"cpu_hogwild_threads1", "cpu-compute-bound", "cpu.native", "", "", ""},
 		// lucidrains' denoising-diffusion-pytorch, its README's Trainer:
 		// convolutions 52% of the native time lead, before its unfused

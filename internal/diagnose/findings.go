@@ -1672,6 +1672,22 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 			[]Evidence{{matmulShareLabel, pct(gemm / total), "%", "ops"}, {sparseProductsLabel, pct(sparse), "%", "ops"}}, dropout, total
 	case gemm/total >= dominant:
 		ev := []Evidence{{matmulShareLabel, pct(gemm / total), "%", "ops"}}
+		// no model with layers got a batch (SAC's Q-networks get 256
+		// rows while its actor steps the environment on one)
+		batched := s.in.Run != nil && slices.ContainsFunc(s.in.Run.Models, func(m rundir.ModelCall) bool { return m.Layers > 0 && !oneSampleLayers(m) })
+		if perStep, _, _ := s.layerCalls(); s.in.Run != nil && !batched {
+			if m, n, ok := s.itemModel(perStep); ok {
+				// a model called many times a step on one sample each
+				// (a seq2seq decoder once a token, one sentence pair a
+				// step): its matmuls are one row each, bound by reading
+				// the weight and the op's fixed cost, and bf16 autocast
+				// only adds casts (pytorch/tutorials' seq2seq: 1.45x
+				// slower under it)
+				return thenDo(fmt.Sprintf("matmuls take %.0f%% of the native time, each on one sample's data: the model (%s) runs about %.0f times a step on one sample (its input %s), and a matmul on one row reads its whole weight for one row's work: "+
+					"give each call many rows: B samples a step (mini-batches, sequences padded to the batch's longest with a mask), the model called once a time step on all B (pytorch/tutorials' seq2seq with attention, 7 tokens a side: 9.7 ms a pair one pair a step, 0.86 ms in steps of 16 pairs, on a CPU)",
+					pct(gemm/total), modelCallRef(*m), n, shapeText(m.Input)), others(gemm)), ev, dropout, total
+			}
+		}
 		_, oneSample := s.oneSampleSteps()
 		if call := gemmCallWeighted / gemm * s.windowRunning(); call >= largeGEMMUs && !oneSample {
 			// large matmuls already run near the CPU's speed: a batch

@@ -322,6 +322,38 @@ func TestCPUChangeFollowsOps(t *testing.T) {
 	}
 }
 
+// Matmuls of a model called many times a step on one sample each (a
+// seq2seq decoder once a token, one pair a step): give each call many
+// rows, and no bf16 autocast (1.45x slower on that tutorial); not when
+// another model with layers got a batch (SAC's Q-networks beside the
+// actor that steps the environment on one observation), nor when the
+// model runs once a step.
+func TestOneSampleMatmuls(t *testing.T) {
+	decoder := rundir.ModelCall{Class: "AttnDecoderRNN", File: "s2s.py", Line: 216, Calls: 7, Layers: 3, Input: []int64{1, 1}}
+	critic := rundir.ModelCall{Class: "SoftQNetwork", File: "sac.py", Line: 259, Calls: 1, Layers: 3, Input: []int64{256, 3}}
+	for _, c := range []struct {
+		name    string
+		models  []rundir.ModelCall
+		linears int // a step
+		want    bool
+	}{
+		{"a decoder once a token", []rundir.ModelCall{decoder}, 36, true},
+		{"beside a batched model", []rundir.ModelCall{decoder, critic}, 36, false},
+		{"once a step", []rundir.ModelCall{decoder}, 3, false},
+	} {
+		ops := &optable.OpTable{Steps: 3, BackwardCalls: 100, Rows: []optable.OpRow{{Name: "aten::addmm", HostSelfUs: 3 * 800, Calls: 3 * 100},
+			{Name: "aten::linear", HostSelfUs: 3, Calls: 3 * c.linears}, {Name: "aten::relu", HostSelfUs: 3 * 200, Calls: 3 * 50}}}
+		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{},
+			in: Analyses{Ops: ops, Run: &runevidence.RunEvidence{Models: c.models}}}
+		s.findings()
+		f := s.d.Findings[0]
+		got := strings.HasPrefix(f.Change, "matmuls take 80% of the native time, each on one sample's data: the model (AttnDecoderRNN, called at s2s.py:216) runs about 12 times a step")
+		if got != c.want || got && strings.Contains(f.AllChanges(), "bf16") {
+			t.Errorf("%s: %v, want %v: %s", c.name, got, c.want, f.AllChanges())
+		}
+	}
+}
+
 // An inference loop over a DataLoader with batch_size=1 gets "batch the
 // samples" first, in the CPU finding and in the Python one; not in
 // training (the batch is a hyperparameter there), not with batches of 8,
