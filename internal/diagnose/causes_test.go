@@ -381,6 +381,8 @@ func TestOneSampleTraining(t *testing.T) {
 		// the program's own code issues most ops (a CRF's forward
 		// algorithm): its vectorising leads, mini-batches after it
 		{"the program's own code first", []int64{11}, 2, 100, 1, true},
+		// a skip-gram's center words, DataLoader(batch_size=512): a batch
+		{"a batch of token ids", []int64{512}, 2, 100, 1, false},
 	} {
 		run := &runevidence.RunEvidence{RunMedianStepS: 0.0002,
 			Models: []rundir.ModelCall{{Class: "NGramLanguageModeler", Module: "__main__", File: "we.py", Line: 69, Calls: 64, Layers: 2, Input: c.input}}}
@@ -393,6 +395,10 @@ func TestOneSampleTraining(t *testing.T) {
 			{Name: "aten::linear", Calls: 3 * c.linears, HostSelfUs: 3 * 2}}}
 		if c.name == "an EmbeddingBag's tokens" {
 			in.Ops.Rows = append(in.Ops.Rows, optable.OpRow{Name: "aten::embedding_bag", Calls: 3, HostSelfUs: 3})
+		}
+		if c.name == "a batch of token ids" {
+			batch := 512
+			run.Loaders = []runevidence.Loader{{Dataset: "SkipGrams", BatchSize: &batch, Batches: 300}}
 		}
 		ownFirst := c.name == "the program's own code first"
 		if ownFirst {

@@ -587,7 +587,7 @@ func (s *state) itemModel(layerCalls float64) (*rundir.ModelCall, float64, bool)
 	var best *rundir.ModelCall
 	var most float64
 	for i, m := range s.in.Run.Models {
-		if !oneSampleLayers(m) {
+		if !s.oneSampleLayers(m) {
 			continue
 		}
 		if n := layerCalls / float64(m.Layers); n >= float64(s.p.MinItemCalls) && n > most {
@@ -598,9 +598,20 @@ func (s *state) itemModel(layerCalls float64) (*rundir.ModelCall, float64, bool)
 }
 
 // oneSampleLayers: the model's layers were counted and its first call's
-// input was one sample (no batch dimension, or one of 1).
-func oneSampleLayers(m rundir.ModelCall) bool {
-	return m.Layers > 0 && len(m.Input) > 0 && (len(m.Input) == 1 || m.Input[0] == 1)
+// input was one sample (no batch dimension, or one of 1). A 1-D input as
+// long as a DataLoader's batches is a batch of scalars or token ids (a
+// skip-gram's center words, DataLoader(batch_size=512)), not one
+// sample's features.
+func (s *state) oneSampleLayers(m rundir.ModelCall) bool {
+	if m.Layers == 0 || len(m.Input) == 0 {
+		return false
+	}
+	if len(m.Input) > 1 || m.Input[0] == 1 {
+		return m.Input[0] == 1
+	}
+	return s.in.Run == nil || !slices.ContainsFunc(s.in.Run.Loaders, func(l runevidence.Loader) bool {
+		return l.BatchSize != nil && *l.BatchSize > 1 && int64(*l.BatchSize) == m.Input[0]
+	})
 }
 
 // layerOps are the ops a layer's forward enters by, called once per layer
@@ -1369,7 +1380,7 @@ func (s *state) oneSampleTraining() (string, bool) {
 		return "", false
 	}
 	for _, m := range r.Models {
-		if !oneSampleLayers(m) {
+		if !s.oneSampleLayers(m) {
 			continue
 		}
 		if n := perStep / float64(m.Layers); n < 0.75 || n > 1.5 {
@@ -1674,7 +1685,7 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		ev := []Evidence{{matmulShareLabel, pct(gemm / total), "%", "ops"}}
 		// no model with layers got a batch (SAC's Q-networks get 256
 		// rows while its actor steps the environment on one)
-		batched := s.in.Run != nil && slices.ContainsFunc(s.in.Run.Models, func(m rundir.ModelCall) bool { return m.Layers > 0 && !oneSampleLayers(m) })
+		batched := s.in.Run != nil && slices.ContainsFunc(s.in.Run.Models, func(m rundir.ModelCall) bool { return m.Layers > 0 && !s.oneSampleLayers(m) })
 		if perStep, _, _ := s.layerCalls(); s.in.Run != nil && !batched {
 			if m, n, ok := s.itemModel(perStep); ok {
 				// a model called many times a step on one sample each
