@@ -151,7 +151,7 @@ func (s *state) pythonFinding() {
 	if _, ok := s.oneSampleSteps(); ok {
 		batch := "inference on one sample per step: batch the samples, which pays this Python once per batch"
 		if s.in.Ops.BackwardCalls != 0 { // oneSampleTraining's
-			batch = "training on one sample per step: train on mini-batches where the training allows (the tiny-ops finding), which pays this Python once per batch"
+			batch = "training on one sample per step: train on mini-batches where the training allows, which pays this Python once per batch"
 		}
 		change = thenDo(batch, cmp.Or(change, rule("host.python").Change))
 	}

@@ -315,12 +315,12 @@ type PythonEvidence struct {
 	// the samples behind Hot.
 	OutsideModelShare float64 `json:"outside_model_share,omitempty"`
 	OutsideModel      []Line  `json:"outside_model,omitempty"`
-	// OutsideFunc is the program function those lines run in, callees
-	// included (ownFunc; nil: none holds most of them), and
+	HotSamples        int     `json:"hot_samples,omitempty"`
+	// OutsideFunc is the program function OutsideModel's lines run in,
+	// callees included (ownFunc; nil: none holds most of them), and
 	// OutsideFuncCaller the program line that called it most.
 	OutsideFunc       *Line `json:"outside_func,omitempty"`
 	OutsideFuncCaller *Line `json:"outside_func_caller,omitempty"`
-	HotSamples        int   `json:"hot_samples,omitempty"`
 	// CPUAutocast: the autocast block on the CPU that the samples behind
 	// Hot ran under most (nil: none), and their share.
 	CPUAutocast *AutocastBlock `json:"cpu_autocast,omitempty"`
