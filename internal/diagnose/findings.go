@@ -1685,8 +1685,8 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		ev := []Evidence{{matmulShareLabel, pct(gemm / total), "%", "ops"}}
 		// no model with layers got a batch (SAC's Q-networks get 256
 		// rows while its actor steps the environment on one)
-		batched := s.in.Run != nil && slices.ContainsFunc(s.in.Run.Models, func(m rundir.ModelCall) bool { return m.Layers > 0 && !s.oneSampleLayers(m) })
-		if perStep, _, _ := s.layerCalls(); s.in.Run != nil && !batched {
+		if r := s.in.Run; r != nil && !slices.ContainsFunc(r.Models, func(m rundir.ModelCall) bool { return m.Layers > 0 && !s.oneSampleLayers(m) }) {
+			perStep, _, _ := s.layerCalls()
 			if m, n, ok := s.itemModel(perStep); ok {
 				// a model called many times a step on one sample each
 				// (a seq2seq decoder once a token, one sentence pair a

@@ -45,6 +45,7 @@ func ownFunc(stacks []programStack, hotN int) (fn, caller *Line) {
 		file, name string
 		first      int
 	}
+	of := func(f pyprofile.Frame) function { return function{f.File, f.Func, f.FLine} }
 	n := 0
 	for _, s := range stacks {
 		n += s.n
@@ -56,8 +57,7 @@ func ownFunc(stacks []programStack, hotN int) (fn, caller *Line) {
 		at := map[function]int{}
 		for _, s := range stacks {
 			if depth < len(s.frames) {
-				f := s.frames[depth]
-				at[function{f.File, f.Func, f.FLine}] += s.n
+				at[of(s.frames[depth])] += s.n
 			}
 		}
 		var top function
@@ -75,7 +75,7 @@ func ownFunc(stacks []programStack, hotN int) (fn, caller *Line) {
 		var next []programStack
 		for _, s := range stacks {
 			if depth < len(s.frames) {
-				if f := s.frames[depth]; (function{f.File, f.Func, f.FLine}) == top {
+				if f := s.frames[depth]; of(f) == top {
 					lines[f.Line] = true
 					next = append(next, s)
 				}
