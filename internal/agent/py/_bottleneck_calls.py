@@ -41,16 +41,20 @@ class CallCounter(object):
     def stop(self):
         """Ends the count of the step that just ended: its outermost module
         calls, or None when it was not counted."""
-        if not self._handles:
+        if not self._remove_hooks():
             return None
-        for h in self._handles:
-            h.remove()
-        self._handles = []
         dur = time.perf_counter() - self._t0
         self.counted_steps += 1
         if dur > 0:
             self.period = max(MIN_PERIOD, int(math.ceil(self._total * HOOK_COST_S / (COST_SHARE * dur))))
         return self._outer
+
+    def _remove_hooks(self):
+        """Removes the hooks; whether a step was being counted."""
+        handles, self._handles = self._handles, []
+        for h in handles:
+            h.remove()
+        return bool(handles)
 
     def start_if_due(self, step):
         """After step ended: counts the next one when it is due."""
@@ -80,8 +84,9 @@ class CallCounter(object):
 
     def close(self):
         """Stops counting for good (torch.compile: a global hook would
-        break its graphs; the program's end)."""
-        self.stop()
+        break its graphs; the program's end). A step being counted is
+        dropped: it never ends, so no step record carries its count."""
+        self._remove_hooks()
         self.closed = True
 
     def evidence(self):

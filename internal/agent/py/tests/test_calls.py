@@ -118,6 +118,21 @@ class CallCounterTest(unittest.TestCase):
         self.assertEqual(mods.pre, [])
         self.assertIsNone(C.CallCounter(mods.register_pre, mods.register_post).evidence())
 
+    def test_close_drops_the_step_being_counted(self):
+        # the program ends (or compiles) during a counted step: that step
+        # has no record, so it is not among the counted steps (an RL
+        # loop's last episode made counted_steps one more than the steps
+        # with calls)
+        mods = FakeModules()
+        counter = C.CallCounter(mods.register_pre, mods.register_post)
+        counts = self.run_steps(counter, mods, C.FIRST_STEP, lambda s: 2)
+        self.assertEqual(counts, {C.FIRST_STEP: 2})
+        counter.start_if_due(C.FIRST_STEP + C.MIN_PERIOD)
+        mods.call(Model())
+        counter.close()
+        self.assertEqual(mods.pre, [])
+        self.assertEqual(counter.evidence()["counted_steps"], 1)
+
 
 try:
     import torch
