@@ -169,6 +169,13 @@ func TestRealRuns(t *testing.T) {
 		// matmuls are one sample's; 16 pairs a step measured 9.7 -> 0.86
 		// ms a pair, bf16 autocast 1.45x slower (no longer offered)
 		{"cpu_seq2seq", "cpu-compute-bound", "cpu.native", "each on one sample's data: the model (AttnDecoderRNN", "", "bf16"},
+		// pytorch/tutorials' FGSM attack: one MNIST image a step, a
+		// backward for its input gradient, no optimizer; it led with bf16
+		// autocast for the convolutions (1.2-1.3x slower on one image);
+		// batches of 64 measured 0.86 -> 0.10 ms a sample. The window's
+		// first step (the profiler's start) and one slow step 22 later
+		// were "an evaluation every 22 steps"
+		{"cpu_fgsm", "cpu-compute-bound", "cpu.native", "a backward on one sample per step (DataLoader(TensorDataset, batch_size=1)", "steps.periodic", "bf16 autocast ("},
 		{"cpu_hogwild_threads1", "cpu-compute-bound", "cpu.native", "", "", ""},
 		// lucidrains' denoising-diffusion-pytorch, its README's Trainer:
 		// convolutions 52% of the native time lead, before its unfused

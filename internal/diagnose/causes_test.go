@@ -466,6 +466,8 @@ func TestWindowPeriodic(t *testing.T) {
 		{"busy spell", []int{3, 4}, 0, 0},
 		{"every other step", []int{2, 4, 6}, 0, 0},
 		{"one-off", []int{5}, 0, 0},
+		{"the first recorded step and one more", []int{0, 4}, 0, 0},
+		{"the first recorded step and every 3", []int{0, 3, 6}, 0, 3},
 		{"recompilations", []int{2, 6}, 290e3, 0},
 		{"garbage collections", []int{2, 6}, -1, 0},
 	} {

@@ -1318,27 +1318,39 @@ func (s *state) cpuOpsChange() (change string, ev []Evidence, lead string, atten
 	return change, ev, lead, attention
 }
 
-// oneSampleSteps: an inference loop (no backward op in the steps) over a
-// DataLoader with batch_size=1, its main loader (the most batches): each
-// op does one sample's work, and the per-op and per-module cost is paid
-// per sample. The change leads with batching the samples.
+// oneSampleSteps: steps that each do one sample's work, and pay the
+// per-op and per-module cost per sample: an inference loop (no backward
+// op in the steps) or a backward without an optimizer (input gradients:
+// an adversarial attack, a saliency map) over a DataLoader with
+// batch_size=1, its main loader (the most batches); inference on a model
+// call of one sample; training on one sample a step (oneSampleTraining).
+// The change leads with batching the samples. pytorch/tutorials' FGSM
+// attack (one MNIST image a step, a backward for its input gradient, no
+// optimizer) led with bf16 autocast for its convolutions, 1.2-1.3x slower
+// on one image; batched it ran 8x faster a sample.
 func (s *state) oneSampleSteps() (string, bool) {
 	r := s.in.Run
 	if r == nil || s.in.Ops == nil {
 		return "", false
 	}
-	if s.in.Ops.BackwardCalls != 0 {
+	if s.in.Ops.BackwardCalls != 0 && len(r.Optimizers) > 0 {
 		return s.oneSampleTraining()
+	}
+	l, loaderOfOne := s.loaderOfOne()
+	if s.in.Ops.BackwardCalls != 0 {
+		if !loaderOfOne {
+			return "", false // one image optimised by hand (DeepDream) has nothing to batch with
+		}
+		return fmt.Sprintf("a backward on one sample per step (DataLoader(%s, batch_size=1), no torch.optim optimizer: gradients with respect to each input, as an adversarial attack or a saliency map takes them, or an update by hand): "+
+			"batch the samples (batch_size=32 or more): with the loss summed over the batch (reduction=\"sum\") each sample's input gradient stays its own, where the model mixes no samples (eval mode: BatchNorm on its running statistics); "+
+			"each op then does many samples' work in little more time (pytorch/tutorials' FGSM attack on its MNIST LeNet, on a CPU: 0.86 ms a sample one at a time, 0.10 ms in batches of 64, the same accuracies)", l.Dataset), true
 	}
 	seen := " (a 4-layer transformer encoder on a CPU: 0.51 s for 320 sequences one at a time, 0.24 s in batches of 32)"
 	if s.device {
 		seen = ", and each kernel fills more of the device"
 	}
-	if len(r.Loaders) > 0 {
-		l := slices.MaxFunc(r.Loaders, func(a, b runevidence.Loader) int { return cmp.Compare(a.Batches, b.Batches) })
-		if l.BatchSize != nil && *l.BatchSize == 1 && l.Batches >= s.p.MinOneSampleBatches {
-			return fmt.Sprintf("inference on one sample per step (DataLoader(%s, batch_size=1), no backward): batch the samples (batch_size=32 or more, one model call per batch; sequences padded to the batch's longest, with their mask): each op then does many samples' work in little more time%s", l.Dataset, seen), true
-		}
+	if loaderOfOne {
+		return fmt.Sprintf("inference on one sample per step (DataLoader(%s, batch_size=1), no backward): batch the samples (batch_size=32 or more, one model call per batch; sequences padded to the batch's longest, with their mask): each op then does many samples' work in little more time%s", l.Dataset, seen), true
 	}
 	// no DataLoader of one: the model's own call says it (a generation
 	// loop feeds one token of one sequence per call). A matmul on one row
@@ -1354,6 +1366,17 @@ func (s *state) oneSampleSteps() (string, bool) {
 			shapeText(one.Shapes[0]), one.Step, seen), true
 	}
 	return "", false
+}
+
+// loaderOfOne is the run's main DataLoader (the most batches) when it
+// loads one sample a batch, for MinOneSampleBatches batches or more.
+func (s *state) loaderOfOne() (runevidence.Loader, bool) {
+	r := s.in.Run
+	if r == nil || len(r.Loaders) == 0 {
+		return runevidence.Loader{}, false
+	}
+	l := slices.MaxFunc(r.Loaders, func(a, b runevidence.Loader) int { return cmp.Compare(a.Batches, b.Batches) })
+	return l, l.BatchSize != nil && *l.BatchSize == 1 && l.Batches >= s.p.MinOneSampleBatches
 }
 
 // oneSampleTraining: training steps (one optimizer) whose model got one
@@ -1626,7 +1649,14 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		layoutPays := conv/total >= convLayoutShare && (dw == 0 || strided > 0)
 		ev := []Evidence{{convShareLabel, pct(conv / total), "%", "ops"}}
 		var lead string
+		_, oneSample := s.oneSampleSteps()
 		switch {
+		case oneSample:
+			// a convolution on one image pays its fixed cost for one
+			// image's work, and bf16 autocast adds casts to it:
+			// pytorch/tutorials' FGSM attack on a LeNet, one MNIST image a
+			// step, ran 1.2-1.3x slower under it (batched, 1.04x faster)
+			lead = convs + ", each on one sample: batched first (above); bf16 autocast only adds casts to a convolution on one image (a LeNet on one MNIST image a step: 1.2-1.3x slower under it)"
 		case strided > 0:
 			// depthwise convolutions run far faster in channels_last
 			// (oneDNN), and bf16 autocast slows the backward of strided
@@ -1721,8 +1751,12 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		// saving: a DDP rank slowed by extra 256 x 256 matmuls (58% native,
 		// 30% waiting in all_reduce on 2 CPUs) became communication-bound
 		// (docs/diagnosis.md, cpu.native)
+		bf16 := s.bf16Advice()
+		if oneSample {
+			bf16 = "" // one-row matmuls only gain casts (the seq2seq above)
+		}
 		return thenDo(orTry(orTry(fmt.Sprintf("matmuls take %.0f%% of the native time and already run in oneDNN/MKL: fewer or larger matmuls (batching)", pct(gemm/total)),
-			s.bf16Advice()), "an accelerator"), others(gemm)), ev, dropout, total
+			bf16), "an accelerator"), others(gemm)), ev, dropout, total
 	case rnn/total >= dominant && rnnPerStep >= float64(s.p.MinRNNCalls):
 		// a loop feeding the layer one time step per call: each call
 		// projects one step's input and cannot batch the steps' input

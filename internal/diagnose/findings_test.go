@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"cmp"
 	"maps"
 	"math"
 	"path/filepath"
@@ -355,26 +356,44 @@ func TestOneSampleMatmuls(t *testing.T) {
 }
 
 // An inference loop over a DataLoader with batch_size=1 gets "batch the
-// samples" first, in the CPU finding and in the Python one; not in
-// training (the batch is a hyperparameter there), not with batches of 8,
-// not for a single sample run before the loop.
+// samples" first, in the CPU finding and in the Python one; so does a
+// backward with no optimizer over it (input gradients: pytorch/tutorials'
+// FGSM attack), without bf16 autocast for its convolutions (1.2-1.3x
+// slower on one image). Not in training with an optimizer (the batch is
+// a hyperparameter there: oneSampleTraining reads the model), not with
+// batches of 8, not for a single sample run before the loop, not for a
+// backward by hand with no DataLoader (DeepDream's one image).
 func TestOneSampleInference(t *testing.T) {
 	one, eight := 1, 8
-	ops := func(backward int) *optable.OpTable {
-		return &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::addmm", HostSelfUs: 800}, {Name: "aten::relu", HostSelfUs: 200}}, BackwardCalls: backward}
+	ops := func(backward int, conv bool) *optable.OpTable {
+		mm := "aten::addmm"
+		if conv {
+			mm = "aten::mkldnn_convolution"
+		}
+		return &optable.OpTable{Rows: []optable.OpRow{{Name: mm, HostSelfUs: 800}, {Name: "aten::relu", HostSelfUs: 200}}, BackwardCalls: backward}
 	}
+	const inference, gradients = "inference on one sample per step", "a backward on one sample per step (DataLoader(TensorDataset, batch_size=1), no torch.optim optimizer"
+	sgd := []rundir.Optimizer{{Class: "SGD", Params: 4}}
 	for _, c := range []struct {
-		name   string
-		ops    *optable.OpTable
-		loader runevidence.Loader
-		want   bool
+		name       string
+		ops        *optable.OpTable
+		loader     *runevidence.Loader
+		optimizers []rundir.Optimizer
+		want       string // the changes' start; "" for neither
 	}{
-		{"inference, batch_size=1", ops(0), runevidence.Loader{Dataset: "TensorDataset", BatchSize: &one, Batches: 300}, true},
-		{"training, batch_size=1", ops(100), runevidence.Loader{Dataset: "TensorDataset", BatchSize: &one, Batches: 300}, false},
-		{"inference, batch_size=8", ops(0), runevidence.Loader{Dataset: "TensorDataset", BatchSize: &eight, Batches: 300}, false},
-		{"a probe", ops(0), runevidence.Loader{Dataset: "TensorDataset", BatchSize: &one, Batches: 1}, false},
+		{"inference, batch_size=1", ops(0, false), &runevidence.Loader{Dataset: "TensorDataset", BatchSize: &one, Batches: 300}, nil, inference},
+		{"training, batch_size=1", ops(100, false), &runevidence.Loader{Dataset: "TensorDataset", BatchSize: &one, Batches: 300}, sgd, ""},
+		{"input gradients, batch_size=1", ops(100, false), &runevidence.Loader{Dataset: "TensorDataset", BatchSize: &one, Batches: 300}, nil, gradients},
+		{"input gradients of convolutions", ops(100, true), &runevidence.Loader{Dataset: "TensorDataset", BatchSize: &one, Batches: 300}, nil, gradients},
+		{"input gradients, batch_size=8", ops(100, false), &runevidence.Loader{Dataset: "TensorDataset", BatchSize: &eight, Batches: 300}, nil, ""},
+		{"one image optimised by hand", ops(100, true), nil, nil, ""},
+		{"inference, batch_size=8", ops(0, false), &runevidence.Loader{Dataset: "TensorDataset", BatchSize: &eight, Batches: 300}, nil, ""},
+		{"a probe", ops(0, false), &runevidence.Loader{Dataset: "TensorDataset", BatchSize: &one, Batches: 1}, nil, ""},
 	} {
-		run := &runevidence.RunEvidence{Loaders: []runevidence.Loader{c.loader}}
+		run := &runevidence.RunEvidence{Optimizers: c.optimizers}
+		if c.loader != nil {
+			run.Loaders = []runevidence.Loader{*c.loader}
+		}
 		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.6, Host: 0.3}, d: &Diagnosis{}, in: Analyses{Ops: c.ops, Run: run}}
 		s.findings()
 		for _, rule := range []string{"cpu.native", "host.python"} {
@@ -382,16 +401,28 @@ func TestOneSampleInference(t *testing.T) {
 			if f == nil {
 				t.Fatalf("%s: no %s finding: %+v", c.name, rule, s.d.Findings)
 			}
-			if got := strings.HasPrefix(f.AllChanges(), "inference on one sample per step"); got != c.want {
-				t.Errorf("%s: %s leads with batching: %v, want %v: %s", c.name, rule, got, c.want, f.AllChanges())
+			want := c.want
+			if rule == "host.python" && want == gradients {
+				want = "a backward on one sample per step: batch the samples"
+			}
+			if got := strings.HasPrefix(f.AllChanges(), cmp.Or(want, inference)); got != (want != "") ||
+				want == "" && strings.HasPrefix(f.AllChanges(), gradients) {
+				t.Errorf("%s: %s leads with batching: %v, want %q: %s", c.name, rule, got, want, f.AllChanges())
+			}
+			if rule == "cpu.native" && c.want != "" && strings.Contains(f.AllChanges(), "bf16 autocast (") {
+				t.Errorf("%s: bf16 offered for one sample a step: %s", c.name, f.AllChanges())
 			}
 		}
 		// on a device, the launch-bound finding leads with it too
+		if c.want != inference && c.want != "" {
+			continue
+		}
 		s = &state{p: Default, step: 1000, device: true, share: map[Class]float64{Launch: 0.5}, d: &Diagnosis{}, in: Analyses{Ops: c.ops, Run: run}}
 		s.findings()
 		f := findingOf(s.d, "host.launch")
-		if f == nil || strings.HasPrefix(f.AllChanges(), "inference on one sample per step (DataLoader") != c.want ||
-			c.want && (!strings.Contains(f.AllChanges(), "each kernel fills more of the device; then replay the step's kernels from a CUDA graph") || strings.Contains(f.AllChanges(), "on a CPU")) {
+		want := c.want == inference
+		if f == nil || strings.HasPrefix(f.AllChanges(), "inference on one sample per step (DataLoader") != want ||
+			want && (!strings.Contains(f.AllChanges(), "each kernel fills more of the device; then replay the step's kernels from a CUDA graph") || strings.Contains(f.AllChanges(), "on a CPU")) {
 			t.Errorf("%s: launch finding %+v", c.name, f)
 		}
 	}

@@ -150,7 +150,10 @@ func (s *state) pythonFinding() {
 	}
 	if _, ok := s.oneSampleSteps(); ok {
 		batch := "inference on one sample per step: batch the samples, which pays this Python once per batch"
-		if s.in.Ops.BackwardCalls != 0 { // oneSampleTraining's
+		switch {
+		case s.in.Ops.BackwardCalls != 0 && len(s.in.Run.Optimizers) == 0:
+			batch = "a backward on one sample per step: batch the samples, which pays this Python once per batch"
+		case s.in.Ops.BackwardCalls != 0: // oneSampleTraining's
 			batch = "training on one sample per step: train on mini-batches where the training allows, which pays this Python once per batch"
 		}
 		change = thenDo(batch, cmp.Or(change, rule("host.python").Change))
