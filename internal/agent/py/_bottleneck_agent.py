@@ -941,19 +941,22 @@ class Agent(Window, Evidence):
             with self.own_work():
                 self._switch_to_optimizer(opt)
             return
-        if self.step_source == "optimizer" and not self.first_optimizer.of(opt) and not self.in_window \
-                and self.window_index == 0 and not self.window_steps and self.steps >= 2 \
-                and not self._stepped_optimizers.has(opt):
-            # A second optimizer's first step after the first one stepped 3
-            # times or more: the first is an inner loop (a GAN's critic,
-            # stepped 5 times per generator step), and an iteration ends
-            # with this one. Before the window only, so that it records
-            # iterations.
-            self.first_optimizer = _Identity(opt)
-        self._stepped_optimizers.add(opt)
+        # each Python call at a step boundary costs microseconds, the
+        # agent's code being out of the caches there: one identity test
+        first = self.step_source == "optimizer" and self.first_optimizer.of(opt)
+        if self.window_index == 0 and not self.window_steps:
+            if self.step_source == "optimizer" and not first and not self.in_window and self.steps >= 2 \
+                    and not self._stepped_optimizers.has(opt):
+                # A second optimizer's first step after the first one
+                # stepped 3 times or more: the first is an inner loop (a
+                # GAN's critic, stepped 5 times per generator step), and an
+                # iteration ends with this one. Before the window only, so
+                # that it records iterations.
+                self.first_optimizer, first = _Identity(opt), True
+            self._stepped_optimizers.add(opt)  # read by the test above alone
         if self.step_source != "optimizer":
             return
-        if self.first_optimizer.of(opt):
+        if first:
             self._other_run = None
             self._step()
         elif self._later_stage(opt):
@@ -1706,7 +1709,8 @@ class _IdentitySet(object):
         return seen is not None and seen.of(obj)
 
     def add(self, obj):
-        if self.has(obj):  # every step adds the steps' optimizer: no new weakref then
+        seen = self._by_id.get(id(obj))
+        if seen is not None and seen._ref() is obj:  # has(), inlined: every step adds the steps' optimizer
             return
         if len(self._by_id) >= 64:  # an optimizer per iteration: drop the freed
             self._by_id = {k: v for k, v in self._by_id.items() if v._ref() is not None}

@@ -105,7 +105,7 @@ class Evidence(object):
             d = dict(v)
             d.pop("_sig", None)
             loaders.append(d)
-        s = self.step_stats
+        s = _step_stats(self.step_times, self.step_stats)
         return {
             "format": "bottleneck.evidence",
             "version": FORMAT_VERSION,
@@ -123,8 +123,7 @@ class Evidence(object):
             "step_source_requested": self.step_source_req,
             "step_counts": dict(self.step_counts),
             "steps": self.steps,
-            "step_stats": {"count": s["count"], "sum_s": s["sum_s"], "min_s": s["min_s"], "max_s": s["max_s"],
-                           "mean_s": (s["sum_s"] / s["count"]) if s["count"] else None},
+            "step_stats": s,
             "step_times": self.step_times,
             "device_behind_s": sum(d["s"] for d in self.device_behind) if self.device_behind else None,
             "device_behind": self.device_behind,
@@ -199,3 +198,14 @@ class Evidence(object):
             except Exception as e:
                 if attempt == 2 and final:
                     self.errors.append("writing evidence: %s" % e)
+
+
+def _step_stats(times, past):
+    """The timed steps' count, sum, extremes and mean: those in times (their
+    rounded durations) and past, the steps after times was full."""
+    durs = [t[2] for t in times]
+    count, total = len(durs) + past["count"], sum(durs) + past["sum_s"]
+    lo = [d for d in (min(durs) if durs else None, past["min_s"]) if d is not None]
+    hi = [d for d in (max(durs) if durs else None, past["max_s"]) if d is not None]
+    return {"count": count, "sum_s": total, "min_s": min(lo) if lo else None, "max_s": max(hi) if hi else None,
+            "mean_s": total / count if count else None}

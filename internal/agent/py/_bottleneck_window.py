@@ -176,6 +176,7 @@ def window_rss_base(rss, peak):
     return max(known) if known else None
 
 
+_MAX_STEP_TIMES = 20000  # steps kept one by one (evidence step_times)
 _RECENT = 31  # steps whose median _slow_step compares a step with
 
 
@@ -218,7 +219,7 @@ class Window(object):
         self._step_syncs = 0
         self._step_cpu_wait = None
         self.window_steps = []
-        self.step_stats = {"count": 0, "sum_s": 0.0, "min_s": None, "max_s": None}
+        self.step_stats = {"count": 0, "sum_s": 0.0, "min_s": None, "max_s": None}  # the steps past step_times
         self.step_times = []  # [step, start_rel, dur, in_window, cpu wait or None, DataLoader wait, items or None, calls or None] per step, capped
         self._recent_steps, self._recent_median, self._median_step = [None] * _RECENT, None, 0  # _slow_step
         # profiler
@@ -290,16 +291,19 @@ class Window(object):
         if sampler is not None and (sampler.this_step or not sampler.stepped):
             sampler.end_step(dur is not None and self._slow_step(dur), self.steps if self.in_window and dur is not None else None)
         if dur is not None:
-            s = self.step_stats
-            s["count"] += 1
-            s["sum_s"] += dur
-            s["min_s"] = dur if s["min_s"] is None else min(s["min_s"], dur)
-            s["max_s"] = dur if s["max_s"] is None else max(s["max_s"], dur)
-            if len(self.step_times) < 20000:
+            if len(self.step_times) < _MAX_STEP_TIMES:
                 rel = self.step_start - self._t0
                 # a tuple, as the step statistics' rows (_bottleneck_stepstats.on_step)
                 self.step_times.append((self.steps, round(rel, 6), round(dur, 6), self.in_window or self.warming, wait,
                                         round(self.step_dl_wait, 6), self.step_items, self.step_calls))
+            else:
+                # the steps past step_times (theirs are summed at the end:
+                # each line here costs the program, out of the caches)
+                s = self.step_stats
+                s["count"] += 1
+                s["sum_s"] += dur
+                s["min_s"] = dur if s["min_s"] is None else min(s["min_s"], dur)
+                s["max_s"] = dur if s["max_s"] is None else max(s["max_s"], dur)
             if self.in_window:
                 self.window_steps.append({
                     "window": self.window_index + 1,
@@ -422,7 +426,7 @@ class Window(object):
         (the step's thread keeps them in _recent_steps; the median
         recomputed every 16 steps at most: steps can be 50 us), once 8
         ran. Asked only for steps the sampler sampled."""
-        if self.step_stats["count"] < 7:  # this step's is in the ring, not yet counted
+        if len(self.step_times) < 7:  # this step's is in the ring, not yet kept
             return False
         if self._recent_median is None or self.steps - self._median_step >= 16:
             recent = sorted(d for d in self._recent_steps if d is not None)

@@ -126,12 +126,27 @@ class SlowStepTest(unittest.TestCase):
             w.steps = i + 1
             w._recent_steps[w.steps % W._RECENT] = d  # as _step keeps them
             got.append(w._slow_step(d))
-            w.step_stats["count"] += 1
+            w.step_times.append((w.steps, 0.0, d, False, None, 0.0, None, None))
         # the first step (start-up) has no median yet; 30 ms against 10 ms
         # is slow, 15 ms is not; a new pace of 50 ms becomes the median
         # once it fills half the last 31 when the median is next computed
         # (16 steps after the last: steps 8, 24, 40, 56, 72)
         self.assertEqual([i + 1 for i, g in enumerate(got) if g], [42] + list(range(54, 72)))
+
+
+class StepStatsTest(unittest.TestCase):
+    def test_kept_and_past_steps(self):
+        # the steps kept one by one and those after the list was full
+        # (their own running figures) make one count, sum and extremes
+        import _bottleneck_evidence as ev
+        rows = [(1, 0.0, 0.002, False, None, 0.0, None, None), (2, 0.002, 0.004, False, None, 0.0, None, None)]
+        past = {"count": 2, "sum_s": 0.006, "min_s": 0.001, "max_s": 0.005}
+        got = ev._step_stats(rows, past)
+        self.assertEqual((got["count"], got["min_s"], got["max_s"]), (4, 0.001, 0.005))
+        self.assertAlmostEqual(got["sum_s"], 0.012)
+        self.assertAlmostEqual(got["mean_s"], 0.003)
+        none = ev._step_stats([], {"count": 0, "sum_s": 0.0, "min_s": None, "max_s": None})
+        self.assertEqual((none["count"], none["min_s"], none["max_s"], none["mean_s"]), (0, None, None, None))
 
 
 if __name__ == "__main__":
