@@ -9,6 +9,7 @@ AGENT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, AGENT_DIR)
 
 import _bottleneck_window as W  # noqa: E402
+import _bottleneck_evidence as E  # noqa: E402
 
 
 class Action(object):
@@ -138,14 +139,13 @@ class StepStatsTest(unittest.TestCase):
     def test_kept_and_past_steps(self):
         # the steps kept one by one and those after the list was full
         # (their own running figures) make one count, sum and extremes
-        import _bottleneck_evidence as ev
         rows = [(1, 0.0, 0.002, False, None, 0.0, None, None), (2, 0.002, 0.004, False, None, 0.0, None, None)]
         past = {"count": 2, "sum_s": 0.006, "min_s": 0.001, "max_s": 0.005}
-        got = ev._step_stats(rows, past)
+        got = E._step_stats(rows, past)
         self.assertEqual((got["count"], got["min_s"], got["max_s"]), (4, 0.001, 0.005))
         self.assertAlmostEqual(got["sum_s"], 0.012)
         self.assertAlmostEqual(got["mean_s"], 0.003)
-        none = ev._step_stats([], {"count": 0, "sum_s": 0.0, "min_s": None, "max_s": None})
+        none = E._step_stats([], {"count": 0, "sum_s": 0.0, "min_s": None, "max_s": None})
         self.assertEqual((none["count"], none["min_s"], none["max_s"], none["mean_s"]), (0, None, None, None))
 
 
