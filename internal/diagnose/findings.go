@@ -1341,16 +1341,16 @@ func (s *state) oneSampleSteps() (string, bool) {
 		if !loaderOfOne {
 			return "", false // one image optimised by hand (DeepDream) has nothing to batch with
 		}
-		return fmt.Sprintf("a backward on one sample per step (DataLoader(%s, batch_size=1), no torch.optim optimizer: gradients with respect to each input, as an adversarial attack or a saliency map takes them, or an update by hand): "+
+		return fmt.Sprintf("a backward on one sample per step (DataLoader(%s, batch_size=1)%s, no torch.optim optimizer: gradients with respect to each input, as an adversarial attack or a saliency map takes them, or an update by hand): "+
 			"batch the samples (batch_size=32 or more): with the loss summed over the batch (reduction=\"sum\") each sample's input gradient stays its own, where the model mixes no samples (eval mode: BatchNorm on its running statistics); "+
-			"each op then does many samples' work in little more time (pytorch/tutorials' FGSM attack on its MNIST LeNet, on a CPU: 0.86 ms a sample one at a time, 0.10 ms in batches of 64, the same accuracies)", l.Dataset), true
+			"each op then does many samples' work in little more time (pytorch/tutorials' FGSM attack on its MNIST LeNet, on a CPU: 0.86 ms a sample one at a time, 0.10 ms in batches of 64, the same accuracies)", l.Dataset, l.SiteRef()), true
 	}
 	seen := " (a 4-layer transformer encoder on a CPU: 0.51 s for 320 sequences one at a time, 0.24 s in batches of 32)"
 	if s.device {
 		seen = ", and each kernel fills more of the device"
 	}
 	if loaderOfOne {
-		return fmt.Sprintf("inference on one sample per step (DataLoader(%s, batch_size=1), no backward): batch the samples (batch_size=32 or more, one model call per batch; sequences padded to the batch's longest, with their mask): each op then does many samples' work in little more time%s", l.Dataset, seen), true
+		return fmt.Sprintf("inference on one sample per step (DataLoader(%s, batch_size=1)%s, no backward): batch the samples (batch_size=32 or more, one model call per batch; sequences padded to the batch's longest, with their mask): each op then does many samples' work in little more time%s", l.Dataset, l.SiteRef(), seen), true
 	}
 	// no DataLoader of one: the model's own call says it (a generation
 	// loop feeds one token of one sequence per call). A matmul on one row
