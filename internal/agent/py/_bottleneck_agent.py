@@ -941,8 +941,8 @@ class Agent(Window, Evidence):
             with self.own_work():
                 self._switch_to_optimizer(opt)
             return
-        # each Python call at a step boundary costs microseconds, the
-        # agent's code being out of the caches there: one identity test
+        # one identity test a step: each Python call at a step boundary
+        # costs the program about a microsecond (docs/performance.md)
         first = self.step_source == "optimizer" and self.first_optimizer.of(opt)
         if self.window_index == 0 and not self.window_steps:
             if self.step_source == "optimizer" and not first and not self.in_window and self.steps >= 2 \
@@ -1709,8 +1709,7 @@ class _IdentitySet(object):
         return seen is not None and seen.of(obj)
 
     def add(self, obj):
-        seen = self._by_id.get(id(obj))
-        if seen is not None and seen._ref() is obj:  # has(), inlined: every step adds the steps' optimizer
+        if self.has(obj):  # every step adds the steps' optimizer: no new weakref then
             return
         if len(self._by_id) >= 64:  # an optimizer per iteration: drop the freed
             self._by_id = {k: v for k, v in self._by_id.items() if v._ref() is not None}
