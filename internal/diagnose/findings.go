@@ -681,15 +681,31 @@ func (s *state) modelRef() string {
 	// The evidence lists the calls most first: a loss module called four
 	// times a step (pytorch/examples' fast_neural_style) came before the
 	// two models, so the program's own classes come first, then torch.nn's
-	// other than its losses (a bare nn.Sequential).
-	for _, own := range []bool{true, false} {
-		for _, m := range r.Models {
-			if !strings.HasPrefix(m.Module, "torch.") || !own && m.Module != "torch.nn.modules.loss" {
-				return modelCallRef(m)
+	// other than its losses (a bare nn.Sequential). Those with Linear or
+	// convolution layers come before those without: a module without
+	// (a loss, a Resize the program called twice) is the model only where
+	// nothing called has layers (an LSTM alone, or evidence that does not
+	// count them).
+	for _, layered := range []bool{true, false} {
+		for _, own := range []bool{true, false} {
+			for _, m := range r.Models {
+				if isTransform(m) || layered && m.Layers == 0 {
+					continue
+				}
+				if !strings.HasPrefix(m.Module, "torch.") || !own && m.Module != "torch.nn.modules.loss" {
+					return modelCallRef(m)
+				}
 			}
 		}
 	}
 	return ""
+}
+
+// isTransform: torchvision's transforms are nn.Modules, and their calls
+// in the program (its own image loader's Resize: pytorch/tutorials'
+// neural style transfer) outermost module calls, but never the model.
+func isTransform(m rundir.ModelCall) bool {
+	return strings.HasPrefix(m.Module, "torchvision.transforms")
 }
 
 // convModels names the distinct model classes with convolutions the run
@@ -722,7 +738,7 @@ func modelCallRef(m rundir.ModelCall) string {
 // first call of each (losses and other torch.nn modules left out), at
 // most three.
 func (s *state) programModels() []string {
-	return s.distinctModels(func(m rundir.ModelCall) bool { return !strings.HasPrefix(m.Module, "torch.") })
+	return s.distinctModels(func(m rundir.ModelCall) bool { return !strings.HasPrefix(m.Module, "torch.") && !isTransform(m) })
 }
 
 // distinctModels names the distinct classes of the models the run

@@ -2120,6 +2120,10 @@ func TestCompileChangeNamesEachModel(t *testing.T) {
 	call := func(class, module string, line int) rundir.ModelCall {
 		return rundir.ModelCall{File: "/p/main.py", Line: line, Class: class, Module: module}
 	}
+	layered := func(m rundir.ModelCall, layers int) rundir.ModelCall {
+		m.Layers = layers
+		return m
+	}
 	bert := []rundir.ModelCall{call("BertForSequenceClassification", "transformers.models.bert.modeling_bert", 29)}
 	for _, c := range []struct {
 		name      string
@@ -2132,6 +2136,16 @@ func TestCompileChangeNamesEachModel(t *testing.T) {
 		{"one model and its loss", []rundir.ModelCall{call("Net", "__main__", 46), call("CrossEntropyLoss", "torch.nn.modules.loss", 47)}, "",
 			"torch.compile on the model (Net, called at main.py:46) fuses"},
 		{"no models recorded", nil, "", "torch.compile(model) fuses"},
+		// pytorch/tutorials' neural style transfer: its image loader's
+		// Resize (a torchvision transform, an nn.Module) was called before
+		// the bare nn.Sequential it optimises an image through
+		{"a transform and a bare Sequential", []rundir.ModelCall{layered(call("Sequential", "torch.nn.modules.container", 194), 5),
+			call("Resize", "torchvision.transforms.transforms", 36)}, "", "torch.compile on the model (Sequential, called at main.py:194) fuses"},
+		{"the program's loss before its layered model", []rundir.ModelCall{call("StyleLoss", "__main__", 80), layered(call("Sequential", "torch.nn.modules.container", 194), 5)}, "",
+			"torch.compile on the model (Sequential, called at main.py:194) fuses"},
+		// evidence without layer counts keeps the program's class first
+		{"no layer counts", []rundir.ModelCall{call("Sequential", "torch.nn.modules.container", 20), call("Net", "__main__", 46)}, "",
+			"torch.compile on the model (Net, called at main.py:46) fuses"},
 		// the model's call site is the program's trainer.train() line
 		{"Hugging Face Trainer", bert, "transformers", "TrainingArguments(torch_compile=True)"},
 		{"Lightning", bert, "lightning", "torch.compile on the LightningModule before fit"},

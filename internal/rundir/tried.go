@@ -65,6 +65,31 @@ type TriedChange struct {
 	// BaseStepsUs and NewStepsUs are the compared steps, in order.
 	BaseStepsUs []float64 `json:"base_steps_us,omitempty"`
 	NewStepsUs  []float64 `json:"new_steps_us,omitempty"`
+	// Work is set when the two runs' steps did different work.
+	Work *StepWork `json:"work,omitempty"`
+}
+
+// StepWork is what the compared steps of two runs did, in calls of the
+// program's models, where the agent counted them and the runs differ:
+// a step is then not the same unit in both (an L-BFGS step evaluates
+// its closure until its line search ends, which a change to the numerics
+// moves; an episode lasts as long as its policy keeps going), and the
+// time of a call is what compares.
+type StepWork struct {
+	// Unit names what was counted ("calls of the model on one sample").
+	Unit string `json:"unit"`
+	// BasePerStep and NewPerStep are the calls a step, as it is and changed.
+	BasePerStep float64 `json:"base_per_step"`
+	NewPerStep  float64 `json:"change_per_step"`
+	// BaseUs and NewUs are the mean time of a call; Speedup their ratio,
+	// Low..High its 95% interval (0: not known), Significant when that
+	// excludes 1x.
+	BaseUs      float64 `json:"base_us"`
+	NewUs       float64 `json:"change_us"`
+	Speedup     float64 `json:"speedup"`
+	Low         float64 `json:"speedup_low,omitempty"`
+	High        float64 `json:"speedup_high,omitempty"`
+	Significant bool    `json:"significant,omitempty"`
 }
 
 // WriteTried writes tried.json into the run directory dir.

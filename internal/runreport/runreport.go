@@ -310,16 +310,17 @@ func writeTried(w io.Writer, tried []rundir.TriedChange) {
 			fmt.Fprintf(w, "  %s (%s): not measured: %s\n", what, c.Rule, c.Error)
 			continue
 		}
-		measured := fmt.Sprintf("%s -> %s a step on average", units.Duration(c.MeanBaseUs), units.Duration(c.MeanNewUs))
-		switch {
-		case c.MeanLow <= 0:
-			measured += fmt.Sprintf(", %.2fx", c.MeanSpeedup)
-		case !c.Significant:
-			measured += fmt.Sprintf(": no significant change (95%% interval %.2fx to %.2fx)", c.MeanLow, c.MeanHigh)
-		default:
-			measured += fmt.Sprintf(", %.2fx (95%% interval %.2fx to %.2fx)", c.MeanSpeedup, c.MeanLow, c.MeanHigh)
+		measured := measuredText("", c.MeanBaseUs, c.MeanNewUs, " a step on average", c.MeanSpeedup, c.MeanLow, c.MeanHigh, c.Significant)
+		if wk := c.Work; wk != nil {
+			// a step is not the same unit in both runs: a call is what
+			// compares with the prediction (rundir.StepWork)
+			measured = measuredText("a call of the model ", wk.BaseUs, wk.NewUs, "", wk.Speedup, wk.Low, wk.High, wk.Significant)
 		}
 		fmt.Fprintf(w, "  %s (%s): %s; predicted %.2fx (%.0f%% of the step, %s)\n", what, c.Rule, measured, c.PredictedSpeedup, c.PredictedSavingPct, cmp.Or(c.PredictedMethod, "share"))
+		if wk := c.Work; wk != nil {
+			fmt.Fprintf(w, "    the steps did different work: %.1f %s a step as it is, %.1f changed: %s -> %s a step on average, %.2fx\n",
+				wk.BasePerStep, wk.Unit, wk.NewPerStep, units.Duration(c.MeanBaseUs), units.Duration(c.MeanNewUs), c.MeanSpeedup)
+		}
 		if c.NewVerdict != "" && c.NewVerdict != c.BaseVerdict {
 			fmt.Fprintf(w, "    verdict %s -> %s\n", c.BaseVerdict, c.NewVerdict)
 		}
@@ -328,6 +329,19 @@ func writeTried(w io.Writer, tried []rundir.TriedChange) {
 		}
 		fmt.Fprintf(w, "    run: %s\n", c.Dir)
 	}
+}
+
+// measuredText is "WHAT BASE -> NEW UNIT" with the speed-up and its 95%
+// interval (low 0: not known).
+func measuredText(what string, baseUs, newUs float64, unit string, speedup, low, high float64, significant bool) string {
+	s := fmt.Sprintf("%s%s -> %s%s", what, units.Duration(baseUs), units.Duration(newUs), unit)
+	switch {
+	case low <= 0:
+		return s + fmt.Sprintf(", %.2fx", speedup)
+	case !significant:
+		return s + fmt.Sprintf(": no significant change (95%% interval %.2fx to %.2fx)", low, high)
+	}
+	return s + fmt.Sprintf(", %.2fx (95%% interval %.2fx to %.2fx)", speedup, low, high)
 }
 
 func quoteArgs(a []string) []string {
@@ -465,7 +479,7 @@ func writeSteps(w io.Writer, ev *rundir.Evidence) {
 		fmt.Fprintf(w, ", mean %s, min %s, max %s", units.Seconds(*ev.StepStats.MeanS), units.Seconds(*ev.StepStats.MinS), units.Seconds(*ev.StepStats.MaxS))
 	}
 	fmt.Fprintln(w)
-	if sw := ev.StepSourceSwitch; sw != nil {
+	if sw := ev.StepSourceSwitch; sw != nil && sw.AfterSteps > 0 { // none counted: nothing was dropped
 		fmt.Fprintf(w, "  steps were %s until an optimizer stepped %s into the run (%d of them, not counted): they were not training iterations "+
 			"(an evaluation before training, a long first batch, gradient accumulation's micro-batches); the steps and the window are optimizer.step() calls from then on\n", StepSourceName(sw.From), units.Seconds(sw.AtS), sw.AfterSteps)
 	}

@@ -164,3 +164,18 @@ func TestTriedNumericsLabel(t *testing.T) {
 		t.Errorf("tried:\n%s", b.String())
 	}
 }
+
+// A change whose steps did different work (rundir.StepWork) is measured
+// against the prediction by a call of the model, the steps beside it.
+func TestTriedDifferentWork(t *testing.T) {
+	tried := []rundir.TriedChange{{Rule: "cpu.native", Set: map[string]string{"bf16_autocast": "true"}, Numerics: true,
+		MeanBaseUs: 966000, MeanNewUs: 87100, MeanSpeedup: 11.08, MeanLow: 7.62, MeanHigh: 16.31, Significant: true, PredictedSpeedup: 1.75, PredictedSavingPct: 43,
+		Work: &rundir.StepWork{Unit: "calls of the model on one sample", BasePerStep: 20, NewPerStep: 3.2, BaseUs: 48300, NewUs: 27100, Speedup: 1.78, Low: 1.76, High: 1.80, Significant: true}}}
+	var b bytes.Buffer
+	writeTried(&b, tried)
+	lines := strings.Split(b.String(), "\n")
+	if len(lines) < 4 || !strings.HasPrefix(lines[1], "  bf16_autocast=true (changes numerics) (cpu.native): a call of the model 48.3 ms -> 27.1 ms, 1.78x (95% interval 1.76x to 1.80x); predicted 1.75x") ||
+		!strings.HasPrefix(lines[2], "    the steps did different work: 20.0 calls of the model on one sample a step as it is, 3.2 changed: 966 ms -> 87.1 ms a step on average, 11.08x") {
+		t.Errorf("tried:\n%s", b.String())
+	}
+}

@@ -105,12 +105,17 @@ function triedSection(tried) {
     const set = what + (c.changes_numerics ? ' (changes numerics)' : '');
     let measured = c.error ? 'not measured: ' + c.error : `${fmtUs(c.mean_base_us)} → ${fmtUs(c.mean_new_us)}, ${x(c.mean_speedup)}`;
     if (!c.error && c.mean_low > 0) measured += c.significant ? ` (95% ${x(c.mean_low)} to ${x(c.mean_high)})` : ` — no significant change (95% ${x(c.mean_low)} to ${x(c.mean_high)})`;
+    // steps of different work (an L-BFGS step's closure calls): a call of the model compares with the prediction
+    const w = c.work;
+    if (!c.error && w) measured = `a call of the model ${fmtUs(w.base_us)} → ${fmtUs(w.change_us)}, ${x(w.speedup)}` +
+      (w.speedup_low > 0 ? ` (95% ${x(w.speedup_low)} to ${x(w.speedup_high)})` : '') +
+      `; the steps did different work (${w.base_per_step.toFixed(1)} ${w.unit} a step as it is, ${w.change_per_step.toFixed(1)} changed): ${measured}`;
     return el('tr', null, el('td', { text: set }), el('td', { text: c.rule }), el('td', { text: measured }),
       el('td', { text: `${x(c.predicted_speedup)} (${Math.round(c.predicted_saving_pct)}%, ${c.predicted_method || 'share'})` }),
       el('td', { text: c.base_verdict === c.new_verdict ? c.base_verdict || '' : `${c.base_verdict} → ${c.new_verdict}` }));
   });
   s.appendChild(el('table', { class: 'data' },
-    el('thead', null, el('tr', null, ['change', 'finding', 'measured (mean step)', 'predicted', 'verdict'].map((h) => el('th', { text: h })))),
+    el('thead', null, el('tr', null, ['change', 'finding', 'measured (mean step; a call where the steps differ)', 'predicted', 'verdict'].map((h) => el('th', { text: h })))),
     el('tbody', null, rows)));
   for (const c of tried) {
     if (!c.base_steps_us || !c.new_steps_us) continue;

@@ -622,7 +622,7 @@ func writeRunSummary(w io.Writer, rr *runreport.Report) {
 	for _, p := range rr.Processes {
 		if s := p.StepSeries; s != nil && p.Evidence != nil {
 			src, n := runreport.StepSource(p.Evidence)
-			if sw := p.Evidence.StepSourceSwitch; sw != nil {
+			if sw := p.Evidence.StepSourceSwitch; sw != nil && sw.AfterSteps > 0 {
 				src += fmt.Sprintf("; the first %d %s before them were not training iterations and are not steps", sw.AfterSteps, runreport.StepSourceName(sw.From))
 			}
 			for _, st := range p.Evidence.StepStages {

@@ -273,6 +273,8 @@ type Pair struct {
 	CPUWaitNewUs  float64 `json:"cpu_wait_change_us"`
 	CPUWaitKnown  bool    `json:"cpu_wait_known"`
 	LoadDiffers   bool    `json:"load_differs"`
+	// Work is set when the compared steps did different work (stepWork).
+	Work *rundir.StepWork `json:"work,omitempty"`
 }
 
 // hostAheadShare is the share of a run's timed steps above which the wait
@@ -410,7 +412,7 @@ func Verify(o *Options, w io.Writer, base string, findings []diagnose.Finding, m
 		}
 		tc.MeanBaseUs, tc.MeanNewUs, tc.MeanSpeedup, tc.MeanLow, tc.MeanHigh, tc.Significant = p.MeanBaseUs, p.MeanNewUs, p.MeanSpeedup, p.MeanLow, p.MeanHigh, p.MeanSignificant
 		tc.MedianSpeedup, tc.HostAhead, tc.BaseVerdict, tc.NewVerdict = p.Speedup, p.HostAhead, p.BaseVerdict, p.NewVerdict
-		tc.BaseStepsUs, tc.NewStepsUs = roundUs(p.BaseStepsUs), roundUs(p.NewStepsUs)
+		tc.BaseStepsUs, tc.NewStepsUs, tc.Work = roundUs(p.BaseStepsUs), roundUs(p.NewStepsUs), p.Work
 		tried = append(tried, tc)
 	}
 }
@@ -833,6 +835,9 @@ func compare(ios *iostreams.IOStreams, base, changed string, from int) (*Pair, [
 		}
 	}
 	p.LoadDiffers = loadDiffers(*p)
+	if p.BaseSteps[1] > 0 && p.NewSteps[1] > 0 { // the agent's steps, each run's counts beside them
+		p.Work = stepWork(bsteps, nsteps)
+	}
 	return p, b.Report.Findings(), nil
 }
 
@@ -1151,6 +1156,9 @@ func Write(w io.Writer, r *Result) {
 		}
 		if p.LoadDiffers {
 			fmt.Fprintf(w, "  %s\n", loadNote(p))
+		}
+		if p.Work != nil {
+			fmt.Fprintf(w, "  %s\n", workNote(p.Work))
 		}
 		for _, c := range append([]string{prefetchCaveat(r.Set, lastStep(p))}, slowCaveats(p)...) {
 			if c != "" {
