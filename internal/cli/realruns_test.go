@@ -183,6 +183,11 @@ func TestRealRuns(t *testing.T) {
 		// first, is not the model. bf16 autocast measured 1.78x a call of
 		// the model (--verify, its steps of different work), 1.75x predicted
 		{"cpu_neural_style", "cpu-compute-bound", "cpu.native", "around the call of the model, Sequential, called at neural_style_tutorial.py:194", "", "Resize"},
+		// a Burgers PINN trained in one L-BFGS step of 400 evaluations
+		// (the steps are the evaluations): its residual differentiates
+		// gradients, and torch.compile raised on its double backward, so
+		// it is not offered
+		{"cpu_pinn_burgers", "cpu-compute-bound", "cpu.native", "does not support a double backward", "", "torch.compile on the model (DNN, called at burgers_pinn.py:51) fuses"},
 		{"cpu_hogwild_threads1", "cpu-compute-bound", "cpu.native", "", "", ""},
 		// lucidrains' denoising-diffusion-pytorch, its README's Trainer:
 		// convolutions 52% of the native time lead, before its unfused

@@ -664,6 +664,13 @@ func (s *state) compileChange(what string) string {
 	case s.modelRef() != "":
 		compile = "torch.compile on the model (" + s.modelRef() + ")"
 	}
+	if node := s.doubleBackward(); node != "" {
+		// torch 2.15 on a PINN (autograd.grad(u, x, create_graph=True)
+		// of a compiled MLP): "torch.compile with aot_autograd does not
+		// currently support double backward"
+		return compile + " would fuse " + what + ", but not here: the step differentiates its gradients (torch.autograd.grad(..., create_graph=True); the trace runs " +
+			node + "), and torch.compile's AOTAutograd does not support a double backward (it raises \"torch.compile with aot_autograd does not currently support double backward\")"
+	}
 	if why := s.compileTooLong(); why != "" {
 		return compile + " would fuse " + what + ", but " + why + "; only in a run whose steps take minutes"
 	}
@@ -917,6 +924,22 @@ func (s *state) servingEngine() string {
 
 // compiled reports whether the operator table holds torch.compile's
 // regions: the program runs compiled code.
+// doubleBackward is the name of an autograd node that differentiates a
+// backward (TanhBackwardBackward0), when the trace ran one: the step
+// differentiates gradients it made with create_graph=True (a PINN's
+// residual from autograd.grad, a gradient penalty); "" otherwise.
+func (s *state) doubleBackward() string {
+	if s.in.Ops == nil {
+		return ""
+	}
+	for _, r := range s.in.Ops.Ranked() {
+		if name := strings.TrimPrefix(r.Name, "autograd::engine::evaluate_function: "); strings.Contains(name, "BackwardBackward") {
+			return name
+		}
+	}
+	return ""
+}
+
 func (s *state) compiled() bool {
 	if s.in.Ops == nil {
 		return false
@@ -1276,7 +1299,7 @@ func (s *state) topOps(n int, selfTime bool, filter ...string) []Location {
 // a piece of a forward, and the program, which trains, was told to call
 // model.eval()).
 func (s *state) stepsAreUpdates() bool {
-	return s.in.Run != nil && s.in.Run.StepSource == "optimizer"
+	return s.in.Run != nil && (s.in.Run.StepSource == "optimizer" || s.in.Run.StepSource == "closure") // each evaluation a forward and a backward
 }
 
 // cpuOpsChange fits the native-ops change to the ops that take the time:

@@ -2263,3 +2263,24 @@ func TestTensorDatasetFetchedPerSample(t *testing.T) {
 		}
 	}
 }
+
+// torch.compile is not offered where the step differentiates gradients
+// (a backward's own backward in the trace: a PINN's residual from
+// autograd.grad(..., create_graph=True)), which its AOTAutograd rejects;
+// an ordinary backward keeps it.
+func TestCompileChangeNotForDoubleBackward(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ops  []optable.OpRow
+		want string
+	}{
+		{"double backward", []optable.OpRow{{Name: "aten::mm"}, {Name: "autograd::engine::evaluate_function: TanhBackwardBackward0"}},
+			"torch.compile(model) would fuse them, but not here: the step differentiates its gradients (torch.autograd.grad(..., create_graph=True); the trace runs TanhBackwardBackward0)"},
+		{"one backward", []optable.OpRow{{Name: "aten::mm"}, {Name: "autograd::engine::evaluate_function: TanhBackward0"}}, "torch.compile(model) fuses them"},
+	} {
+		s := &state{p: Default, d: &Diagnosis{}, in: Analyses{Ops: &optable.OpTable{Rows: c.ops}}}
+		if got := s.compileChange("them"); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: %q, want it to start %q", c.name, got, c.want)
+		}
+	}
+}

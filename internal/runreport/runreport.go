@@ -527,7 +527,7 @@ func writeSteps(w io.Writer, ev *rundir.Evidence) {
 // "optimizer.step() calls"); unknown names come back quoted.
 func StepSourceName(source string) string {
 	if n, ok := map[string]string{"optimizer": "optimizer.step() calls", "dataloader": "DataLoader batches",
-		"forward": "outermost nn.Module forward calls"}[source]; ok {
+		"forward": "outermost nn.Module forward calls", "closure": "evaluations of the closure of one long optimizer.step(closure)"}[source]; ok {
 		return n
 	}
 	return strconv.Quote(source)

@@ -113,6 +113,13 @@ _NO_BACKWARD_LOCK_S = 1.0
 # 64 per-sample forwards before the first backward come before its first
 # optimizer.step(); those forwards are not its steps (each was a step).
 _UNSTEPPED_OPTIMIZER_WAIT_S = 10.0
+# An optimizer.step(closure) that evaluated its closure this many times
+# and has not returned, before any optimizer step ended, makes each
+# evaluation a step: the program trains in one long step (a PINN's
+# L-BFGS with max_iter=50000: its whole training one optimizer.step(),
+# no step ever ended, no trace). L-BFGS's default evaluates at most 25
+# times a step (max_eval = max_iter * 5 / 4), and its steps stay the steps.
+_CLOSURE_LOCK_EVALS = 32
 _PROGRESS_EVERY_S = 0.25  # the same phase's progress, at most this often (see progress)
 
 
@@ -249,7 +256,8 @@ class Agent(Window, Evidence):
         # DataLoader's batches) when an optimizer stepped later: see
         # _switch_to_optimizer
         self.step_source_switch = None
-        self.step_counts = {"optimizer": 0, "dataloader": 0, "forward": 0}
+        self.step_counts = {"optimizer": 0, "dataloader": 0, "forward": 0, "closure": 0}
+        self._step_evals = 0  # closure evaluations of the optimizer.step() in progress (_on_closure)
         self.first_optimizer = None  # _Identity of the optimizer whose steps are the steps
         # another optimizer's steps since the first's last one ([_Identity,
         # count]), and the later stages of training taken as the steps
@@ -558,8 +566,43 @@ class Agent(Window, Evidence):
     def _on_optimizer_step_begin(self, opt, args, kwargs):
         # an optimizer.step(closure) in progress: the closure's forwards are
         # inside one step (see _forwards_to_lock); the post hook ends it
-        if os.getpid() == self.pid:
-            self._optimizer_step_begun = True
+        if os.getpid() != self.pid:
+            return None
+        self._optimizer_step_begun = True
+        self._step_evals = 0
+        if not (self.step_source == "closure" or self.step_source is None and self.step_counts["optimizer"] == 0):
+            return None
+        # the closure, wrapped to count its evaluations (_on_closure); the
+        # hook hands torch the arguments to call step() with, the
+        # optimizer first among them
+        closure = args[1] if len(args) > 1 else kwargs.get("closure")
+        if not callable(closure):
+            return None
+        agent = self
+
+        def closure_evaluated(*a, **k):
+            agent._on_closure()
+            return closure(*a, **k)
+
+        if len(args) > 1:
+            return (args[0], closure_evaluated) + tuple(args[2:]), kwargs
+        return args, dict(kwargs, closure=closure_evaluated)
+
+    def _on_closure(self):
+        """An evaluation of the closure of the optimizer.step() in
+        progress begins: a step boundary once they are the steps
+        (_CLOSURE_LOCK_EVALS)."""
+        self.step_counts["closure"] += 1
+        self._step_evals += 1
+        if self.step_source == "closure":
+            self._step()
+        elif self.step_source is None and self._step_evals >= _CLOSURE_LOCK_EVALS and self.step_counts["optimizer"] == 0:
+            self.notes.append("steps: the closure's evaluations inside optimizer.step(closure), which evaluated it %d times "
+                              "without returning (an optimizer such as L-BFGS given a large max_iter: the whole training "
+                              "one step); each evaluation is a step, and the optimizer's work between two is the step "
+                              "before" % self._step_evals)
+            self._lock("closure")
+            self.step_start = time.perf_counter()
 
     def _watch_optimizer_init(self, torch):
         """Notes that the program made an optimizer (every torch.optim class

@@ -60,7 +60,8 @@ type RunEvidence struct {
 	// steps (an evaluation, a checkpoint) lands in a long window.
 	WindowOutlierShare float64 `json:"window_outlier_share,omitempty"`
 	// StepSource is what the agent took a step to be: "optimizer",
-	// "dataloader", "forward" ("" unknown).
+	// "dataloader", "forward", "closure" (each evaluation of the closure
+	// of an optimizer.step(closure) that ran long: docs/run.md) ("" unknown).
 	StepSource string `json:"step_source,omitempty"`
 	// SettledStep: the step after the window from which every run of
 	// settleSteps steps has its median within 1.3x the median of the

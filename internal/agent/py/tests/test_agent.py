@@ -690,3 +690,57 @@ class FreshCallStepsTest(unittest.TestCase):
         self.assertEqual(a.step_source, "forward")
         self.assertFalse(a._fresh_steps_only)
         self.assertGreater(a.steps, 30)
+
+
+@unittest.skipUnless(HAVE_TORCH, "needs torch")
+class ClosureStepsTest(unittest.TestCase):
+    """An optimizer.step(closure) that evaluates its closure
+    _CLOSURE_LOCK_EVALS times without returning, before any step ended,
+    makes each evaluation a step (a PINN's L-BFGS with a large max_iter:
+    its whole training one step); L-BFGS's default (up to 25 evaluations a
+    step) and closures evaluated once a step keep optimizer steps."""
+
+    def run_steps(self, make_opt, steps):
+        from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+        a = A.Agent({"run_dir": tempfile.mkdtemp(), "python_profiler": "off", "profiler": {"enabled": False}}, "script")
+        a.torch = torch
+        hooks = [register_optimizer_step_pre_hook(a._on_optimizer_step_begin), register_optimizer_step_post_hook(a._on_optimizer_step)]
+        w = torch.nn.Parameter(torch.randn(8))
+        target = torch.randn(8)
+        opt = make_opt([w])
+        evals = [0]
+
+        def closure():
+            evals[0] += 1
+            opt.zero_grad()
+            loss = ((w - target) ** 4).sum()
+            loss.backward()
+            return loss
+
+        try:
+            for _ in range(steps):
+                opt.step(closure)
+        finally:
+            for h in hooks:
+                h.remove()
+        return a, evals[0]
+
+    def test_one_long_step(self):
+        # no tolerance ends it early: 200 evaluations in one step
+        a, evals = self.run_steps(lambda p: torch.optim.LBFGS(p, max_iter=200, max_eval=200, tolerance_grad=-1, tolerance_change=-1), 1)
+        self.assertEqual(evals, 200)
+        self.assertEqual(a.step_source, "closure")
+        self.assertEqual(a.step_counts["closure"], 200)
+        self.assertEqual(a.steps, 200 - A._CLOSURE_LOCK_EVALS)  # each evaluation after the one that locked starts a step
+        self.assertTrue(any("closure" in n for n in a.notes), a.notes)
+
+    def test_default_lbfgs_keeps_optimizer_steps(self):
+        a, evals = self.run_steps(lambda p: torch.optim.LBFGS(p, tolerance_grad=-1, tolerance_change=-1), 4)
+        self.assertEqual(a.step_source, "optimizer")
+        self.assertGreaterEqual(evals, 4 * 20)  # 20 iterations a step
+        self.assertEqual(a.steps, 3)  # the first step locked them
+
+    def test_closure_once_a_step(self):
+        a, _ = self.run_steps(lambda p: torch.optim.SGD(p, lr=0.01), 40)
+        self.assertEqual(a.step_source, "optimizer")
+        self.assertEqual(a.step_counts["closure"], 1)  # wrapped until a step ended
