@@ -1477,8 +1477,23 @@ func (s *state) outsideModelChange(fam []Evidence) (string, Evidence, []Location
 	for _, l := range where {
 		names = append(names, fmt.Sprintf("%s:%d %.0f%%", filepath.Base(l.File), l.Line, l.SharePct))
 	}
-	return fmt.Sprintf("%.0f%% of the busy step runs tensor ops the program calls itself, outside the model's forward, the backward and the optimizer (%s), where torch.compile(model) and faster model ops do not reach: make what does not change once before the loop (synthetic inputs, constant tensors), do per-item work once over the whole batch, and move data preparation into a Dataset loaded by DataLoader workers (num_workers > 0), which overlaps it with the step",
-			pct(py.OutsideModelShare), strings.Join(names, ", ")),
+	// workers overlap what moves into the loading only with CPUs to spare
+	workers := "move data preparation into a Dataset loaded by DataLoader workers (num_workers > 0), which overlaps it with the step"
+	if s.workersShareCPUs() {
+		workers = "move data preparation into the Dataset or its collate_fn (DataLoader workers would run it on the CPUs the step's ops already use: keep the loading in the main process on this machine)"
+	}
+	if tf := py.OutsideTransform; tf != "" {
+		// pytorch/tutorials' speech command classifier resampled each
+		// batch in the step (torchaudio's Resample, 36% of the samples):
+		// its training step took 46-52 ms with the resampling moved out
+		// of it, 88-109 ms as it was
+		return fmt.Sprintf("%.0f%% of the busy step runs tensor ops outside the model's forward, the backward and the optimizer (%s), most of them in the data transform %s applied to each batch in the step, where torch.compile(model) and faster model ops do not reach: "+
+				"a deterministic transform (a resampling, a fixed normalisation) gives the same output every epoch, so apply it once to the dataset before training; a random one (augmentation): %s",
+				pct(py.OutsideModelShare), strings.Join(names, ", "), tf, workers),
+			Evidence{"share of busy main-thread samples outside the model, backward and optimizer", pct(py.OutsideModelShare), "%", "pyprofile"}, where, true
+	}
+	return fmt.Sprintf("%.0f%% of the busy step runs tensor ops the program calls itself, outside the model's forward, the backward and the optimizer (%s), where torch.compile(model) and faster model ops do not reach: make what does not change once before the loop (synthetic inputs, constant tensors), do per-item work once over the whole batch, and %s",
+			pct(py.OutsideModelShare), strings.Join(names, ", "), workers),
 		Evidence{"share of busy main-thread samples outside the model, backward and optimizer", pct(py.OutsideModelShare), "%", "pyprofile"}, where, true
 }
 

@@ -1389,8 +1389,16 @@ func TestOutsideModelEvidence(t *testing.T) {
 	add(10, user(21, "h = torch.relu(x @ w1)"))                                                                            // a model written without nn.Module
 	add(20, user(22, "auc = binary_auroc(p, y)"), lib("/torchmetrics/functional/classification/auroc.py", "binary_auroc")) // host.off-step's
 	ev := runevidence.FromProfile(p)
-	if ev.HotSamples != 120 || math.Abs(ev.OutsideModelShare-40.0/120) > 1e-9 || len(ev.OutsideModel) != 2 || ev.OutsideModel[0].Line != 8 || ev.OutsideModel[1].Line != 16 {
-		t.Errorf("hot %d, outside %.2f %+v; want 120, 0.33 at lines 8 and 16", ev.HotSamples, ev.OutsideModelShare, ev.OutsideModel)
+	if ev.HotSamples != 120 || math.Abs(ev.OutsideModelShare-40.0/120) > 1e-9 || len(ev.OutsideModel) != 2 || ev.OutsideModel[0].Line != 8 || ev.OutsideModel[1].Line != 16 || ev.OutsideTransform != "" {
+		t.Errorf("hot %d, outside %.2f %+v %q; want 120, 0.33 at lines 8 and 16, no transform", ev.HotSamples, ev.OutsideModelShare, ev.OutsideModel, ev.OutsideTransform)
+	}
+	// a library's data transform is an nn.Module too, but not the model:
+	// torchaudio's Resample applied to each batch in the step
+	add(60, user(23, "data = transform(data)"), lib("/torch/nn/modules/module.py", "_call_impl"),
+		lib("/torchaudio/transforms/_transforms.py", "Resample.forward"), lib("/torchaudio/functional/functional.py", "_apply_sinc_resample_kernel"))
+	ev = runevidence.FromProfile(p)
+	if math.Abs(ev.OutsideModelShare-100.0/180) > 1e-9 || ev.OutsideModel[0].Line != 23 || ev.OutsideTransform != "Resample (torchaudio.transforms)" {
+		t.Errorf("outside %.2f %+v %q; want 0.56 led by line 23, in torchaudio's Resample", ev.OutsideModelShare, ev.OutsideModel, ev.OutsideTransform)
 	}
 }
 
@@ -1426,11 +1434,52 @@ func TestOutsideModelChange(t *testing.T) {
 			t.Fatalf("%s: no cpu.native finding", c.name)
 		}
 		named := strings.Contains(f.AllChanges(), "outside the model's forward, the backward and the optimizer (infer.py:8 30%, infer.py:16 10%)")
+		if named && !strings.Contains(f.AllChanges(), "DataLoader workers (num_workers > 0), which overlaps it with the step") {
+			t.Errorf("%s: %q, want workers offered (no CPU-share evidence says they would compete)", c.name, f.AllChanges())
+		}
 		if named != c.named || c.named && (len(f.Where) == 0 || f.Where[0].Line != 8) {
 			t.Errorf("%s: change %q, where %+v; want the lines named: %v", c.name, f.AllChanges(), f.Where, c.named)
 		}
 		if !c.named && (len(f.Where) == 0 || f.Where[0].Line != 18) {
 			t.Errorf("%s: where %+v, want the hot line first", c.name, f.Where)
+		}
+	}
+}
+
+// A data transform applied to each batch in the step is named, with
+// "once before training" for a deterministic one; DataLoader workers are
+// not offered where they would take the CPUs the step's native ops use.
+func TestOutsideModelChangeNamesTheTransform(t *testing.T) {
+	ops := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::copy_", HostSelfUs: 300}, {Name: "aten::mkldnn_convolution", HostSelfUs: 300}, {Name: "aten::div", HostSelfUs: 400}}}
+	lines := []runevidence.Line{{File: "/home/u/speech.py", Line: 133, Func: "train", Pct: 36}}
+	for _, c := range []struct {
+		name      string
+		transform string
+		threads   int // intra-op threads on 2 CPUs
+		want      []string
+		not       string
+	}{
+		{"a transform, CPUs shared", "Resample (torchaudio.transforms)", 2,
+			[]string{"most of them in the data transform Resample (torchaudio.transforms) applied to each batch in the step", "apply it once to the dataset before training", "keep the loading in the main process on this machine"}, "which overlaps it with the step"},
+		{"a transform, CPUs to spare", "Resample (torchaudio.transforms)", 1,
+			[]string{"apply it once to the dataset before training", "DataLoader workers (num_workers > 0), which overlaps it with the step"}, "keep the loading in the main process"},
+		{"the program's own ops", "", 2, []string{"make what does not change once before the loop", "keep the loading in the main process on this machine"}, "data transform"},
+	} {
+		py := &runevidence.PythonEvidence{Window: true, Samples: 200, HotSamples: 200, OutsideModelShare: 0.47, OutsideModel: lines, OutsideTransform: c.transform}
+		run := &runevidence.RunEvidence{Env: &runevidence.Env{CPUs: 2, NumThreads: c.threads}}
+		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.75, Input: 0.25}, d: &Diagnosis{}, in: Analyses{Ops: ops, Run: run}, py: py}
+		s.findings()
+		f := findingOf(s.d, "cpu.native")
+		if f == nil {
+			t.Fatalf("%s: no cpu.native finding", c.name)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(f.AllChanges(), w) {
+				t.Errorf("%s: %q, want %q", c.name, f.AllChanges(), w)
+			}
+		}
+		if strings.Contains(f.AllChanges(), c.not) {
+			t.Errorf("%s: %q, want no %q", c.name, f.AllChanges(), c.not)
 		}
 	}
 }

@@ -314,8 +314,13 @@ type PythonEvidence struct {
 	// (modelFiles); OutsideModel their user lines, the program's own
 	// tensor work, which torch.compile(model) does not reach. HotSamples:
 	// the samples behind Hot.
+	// Samples inside a library's data transform (dataTransformFiles)
+	// count as outside the model, and OutsideTransform names the
+	// transform ("Resample (torchaudio.transforms)") when half of them or
+	// more ran in it.
 	OutsideModelShare float64 `json:"outside_model_share,omitempty"`
 	OutsideModel      []Line  `json:"outside_model,omitempty"`
+	OutsideTransform  string  `json:"outside_transform,omitempty"`
 	HotSamples        int     `json:"hot_samples,omitempty"`
 	// OutsideFunc is the program function OutsideModel's lines run in,
 	// callees included (ownFunc; nil: none holds most of them), and
@@ -490,6 +495,19 @@ func inModel(f pyprofile.Frame) bool {
 	return matchAny(f.File, modelFiles) || f.Func == "backward" && strings.HasSuffix(f.File, "/torch/_tensor.py")
 }
 
+// transformName names a data transform by its frame, the outermost of
+// its library's on the stack: "Resample (torchaudio.transforms)" for
+// Resample.forward in .../torchaudio/transforms/_transforms.py.
+func transformName(f pyprofile.Frame) string {
+	class, _, _ := strings.Cut(f.Func, ".")
+	for _, lib := range dataTransformFiles {
+		if i := strings.Index(f.File, lib); i >= 0 {
+			return class + " (" + strings.ReplaceAll(strings.Trim(lib, "/"), "/", ".") + ")"
+		}
+	}
+	return class
+}
+
 // modelCompute matches a program line that multiplies or convolves
 // tensors itself: a model written without nn.Module (x @ w), or features
 // computed by matmuls, whose change is the matmul family's, not the
@@ -528,6 +546,7 @@ func fromProfile(p *pyprofile.Profile, window, trains bool, root string) *Python
 	blockedIn := map[key]string{}
 	under := map[key][]lineStack{} // the stacks under each line, for Line.Inside
 	var ownStacks []programStack   // the outside samples' program frames, for OutsideFunc
+	transforms := map[string]int{} // the outside samples in each data transform (OutsideTransform)
 	for si := range p.Stacks {
 		st := &p.Stacks[si]
 		if p.Threads[st.Thread].Role != "main" || len(st.Frames) == 0 {
@@ -623,9 +642,13 @@ func fromProfile(p *pyprofile.Profile, window, trains bool, root string) *Python
 				// a metric library's ops are host.off-step's, not the
 				// program's own tensor code (an AUROC per step was told to
 				// "write it over whole tensors")
-				if !slices.ContainsFunc(st.Frames, func(fi int) bool { return inModel(p.Frames[fi]) || matchAny(p.Frames[fi].File, offStepLibs) }) && !modelCompute.MatchString(fr.Text) {
+				tf := slices.IndexFunc(st.Frames, func(fi int) bool { return matchAny(p.Frames[fi].File, dataTransformFiles) })
+				if (tf >= 0 || !slices.ContainsFunc(st.Frames, func(fi int) bool { return inModel(p.Frames[fi]) || matchAny(p.Frames[fi].File, offStepLibs) })) && !modelCompute.MatchString(fr.Text) {
 					outside[k] += c
 					ownStacks = append(ownStacks, programStack{programFrames(p, st), c})
+					if tf >= 0 {
+						transforms[transformName(p.Frames[st.Frames[tf]])] += c
+					}
 				}
 				if slices.ContainsFunc(st.Frames, func(fi int) bool { return isStackCapture(p.Frames[fi]) }) {
 					anomaly += c
@@ -771,6 +794,11 @@ func fromProfile(p *pyprofile.Profile, window, trains bool, root string) *Python
 			n += c
 		}
 		ev.OutsideModelShare, ev.OutsideModel = float64(n)/float64(hotN), lines(outside)
+		for name, c := range transforms {
+			if 2*c >= n && (ev.OutsideTransform == "" || name < ev.OutsideTransform) {
+				ev.OutsideTransform = name
+			}
+		}
 		ev.OutsideFunc, ev.OutsideFuncCaller = ownFunc(ownStacks, hotN)
 		ev.AnomalyShare = float64(anomaly) / float64(hotN)
 		ev.MHAShare, ev.MHALines = float64(mha)/float64(hotN), lines(mhaL)
