@@ -11,6 +11,7 @@ import (
 
 	"github.com/bottleneck-dev/bottleneck/internal/flame"
 	"github.com/bottleneck-dev/bottleneck/internal/report"
+	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/runreport"
 )
 
@@ -56,6 +57,10 @@ type Result struct {
 	Headline Headline    `json:"headline"`
 	// Warnings: devices differ, inputs read with problems, too few steps.
 	Warnings []string `json:"warnings,omitempty"`
+	// Work is set when the two runs' compared steps did different work,
+	// by the agent's counts of their models' calls (a step is then not
+	// the same unit in both: the time of a call compares).
+	Work *rundir.StepWork `json:"work,omitempty"`
 	// Breakdown is the per-category change of the mean step (from the
 	// traces), largest first.
 	Breakdown []Delta `json:"breakdown"`
@@ -227,6 +232,11 @@ func Compare(base, new *Side, o Options) *Result {
 	r := &Result{Schema: Schema, Base: b.summary, New: n.summary, Metrics: map[string]Metric{}}
 	r.Headline = headline(b, n)
 	r.Warnings = append(r.Warnings, warnings(b, n)...)
+	if b.agentTimed && n.agentTimed {
+		if r.Work = stepWork(onlySteps(AgentSteps(base.Run), base.OnlySteps), onlySteps(AgentSteps(new.Run), new.OnlySteps)); r.Work != nil {
+			r.Warnings = append(r.Warnings, WorkNote(r.Work))
+		}
+	}
 	traceDelta := n.summary.TraceStepUs - b.summary.TraceStepUs
 	minUs := b.summary.TraceStepUs * o.MinSharePct / 100
 	r.Breakdown = breakdownDeltas(b, n, traceDelta)

@@ -19,8 +19,10 @@ import (
 type sideData struct {
 	side    *Side
 	summary SideSummary
-	// samples are the step times (µs) the headline compares.
-	samples []float64
+	// samples are the step times (µs) the headline compares;
+	// agentTimed: they are the agent's steps (not the traces').
+	samples    []float64
+	agentTimed bool
 	// categories is the mean step's breakdown, averaged over the traces.
 	categories [breakdown.NumCategories]float64
 	// traces are the trace reports with a breakdown, and stepsOf the
@@ -77,6 +79,7 @@ func summarise(s *Side) *sideData {
 	}
 	d.summary.Verdict, d.summary.VerdictDetail = verdictOf(r)
 	if d.samples = agentSteps(s.Run, s.OnlySteps); len(d.samples) >= 3 {
+		d.agentTimed = true
 		d.summary.StepSource = "agent (every step of the run outside the profiled window and the warm-up)"
 	} else {
 		d.samples = traceSteps(d.traces)
@@ -191,12 +194,18 @@ func AgentSteps(run *runreport.Report) map[int]steptimes.Step {
 // only when it is set.
 func agentSteps(run *runreport.Report, only map[int]bool) []float64 {
 	byStep := map[int]float64{}
-	for n, st := range AgentSteps(run) {
-		if only == nil || only[n] {
-			byStep[n] = st.DurS * 1e6
-		}
+	for n, st := range onlySteps(AgentSteps(run), only) {
+		byStep[n] = st.DurS * 1e6
 	}
 	return sortedValues(byStep)
+}
+
+// onlySteps keeps the steps in only, when it is set.
+func onlySteps(steps map[int]steptimes.Step, only map[int]bool) map[int]steptimes.Step {
+	if only != nil {
+		maps.DeleteFunc(steps, func(n int, _ steptimes.Step) bool { return !only[n] })
+	}
+	return steps
 }
 
 // traceSteps are the traces' step totals that the breakdown averaged

@@ -273,7 +273,7 @@ type Pair struct {
 	CPUWaitNewUs  float64 `json:"cpu_wait_change_us"`
 	CPUWaitKnown  bool    `json:"cpu_wait_known"`
 	LoadDiffers   bool    `json:"load_differs"`
-	// Work is set when the compared steps did different work (stepWork).
+	// Work is set when the compared steps did different work (diff.Result.Work).
 	Work *rundir.StepWork `json:"work,omitempty"`
 }
 
@@ -835,9 +835,7 @@ func compare(ios *iostreams.IOStreams, base, changed string, from int) (*Pair, [
 		}
 	}
 	p.LoadDiffers = loadDiffers(*p)
-	if p.BaseSteps[1] > 0 && p.NewSteps[1] > 0 { // the agent's steps, each run's counts beside them
-		p.Work = stepWork(bsteps, nsteps)
-	}
+	p.Work = r.Work
 	return p, b.Report.Findings(), nil
 }
 
@@ -1158,7 +1156,7 @@ func Write(w io.Writer, r *Result) {
 			fmt.Fprintf(w, "  %s\n", loadNote(p))
 		}
 		if p.Work != nil {
-			fmt.Fprintf(w, "  %s\n", workNote(p.Work))
+			fmt.Fprintf(w, "  %s; compare that with the prediction\n", diff.WorkNote(p.Work))
 		}
 		for _, c := range append([]string{prefetchCaveat(r.Set, lastStep(p))}, slowCaveats(p)...) {
 			if c != "" {

@@ -1,4 +1,4 @@
-package try
+package diff
 
 import (
 	"fmt"
@@ -7,13 +7,12 @@ import (
 	"slices"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
-	"github.com/bottleneck-dev/bottleneck/internal/diff"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
 
 // workDiffers is the ratio of two runs' calls a step (either way) from
-// which their steps did different work (Pair.Work). pytorch/tutorials'
+// which their steps did different work (Result.Work). pytorch/tutorials'
 // neural style transfer, under bf16 autocast: its L-BFGS steps evaluated
 // the model 2-11 times instead of 20, so its steps ran 6.6x faster where
 // a call of the model ran 1.8x faster.
@@ -27,21 +26,24 @@ const workDiffers = 1.2
 // module calls of the steps it counted (one in every few), each run's
 // mean step by its mean calls a step.
 func stepWork(b, n map[int]steptimes.Step) *rundir.StepWork {
+	if len(b) == 0 || len(n) == 0 {
+		return nil
+	}
 	var w *rundir.StepWork
 	if bi, ni := perItemUs(b), perItemUs(n); bi != nil && ni != nil {
-		w = &rundir.StepWork{Unit: "calls of the model on one sample", BasePerStep: meanOf(b, items), NewPerStep: meanOf(n, items),
+		w = &rundir.StepWork{Unit: "calls of the model on one sample", BasePerStep: meanOf(b, stepItems), NewPerStep: meanOf(n, stepItems),
 			BaseUs: mean(bi), NewUs: mean(ni)}
-		if low, high := diff.MeanRatioInterval(bi, ni); low > -100 && high > -100 {
+		if low, high := MeanRatioInterval(bi, ni); low > -100 && high > -100 {
 			w.Low, w.High = 1/(1+high/100), 1/(1+low/100)
 			w.Significant = w.Low > 1 || w.High < 1
 		}
 	} else {
-		bc, nc := meanOf(b, calls), meanOf(n, calls)
+		bc, nc := meanOf(b, stepCalls), meanOf(n, stepCalls)
 		if bc == 0 || nc == 0 {
 			return nil
 		}
 		w = &rundir.StepWork{Unit: "outermost module calls", BasePerStep: bc, NewPerStep: nc,
-			BaseUs: meanOf(b, durUs) / bc, NewUs: meanOf(n, durUs) / nc}
+			BaseUs: meanOf(b, stepDurUs) / bc, NewUs: meanOf(n, stepDurUs) / nc}
 	}
 	if w.BasePerStep == 0 || w.NewPerStep == 0 || math.Abs(math.Log(w.BasePerStep/w.NewPerStep)) < math.Log(workDiffers) || w.NewUs <= 0 {
 		return nil
@@ -67,9 +69,9 @@ func perItemUs(steps map[int]steptimes.Step) []float64 {
 	return out
 }
 
-func items(st steptimes.Step) (float64, bool) { return float64(st.Items), st.Items > 0 }
-func calls(st steptimes.Step) (float64, bool) { return float64(st.Calls), st.Calls > 0 }
-func durUs(st steptimes.Step) (float64, bool) { return st.DurS * 1e6, true }
+func stepItems(st steptimes.Step) (float64, bool) { return float64(st.Items), st.Items > 0 }
+func stepCalls(st steptimes.Step) (float64, bool) { return float64(st.Calls), st.Calls > 0 }
+func stepDurUs(st steptimes.Step) (float64, bool) { return st.DurS * 1e6, true }
 
 // meanOf is the mean of what of the steps it is known for (0: none).
 func meanOf(steps map[int]steptimes.Step, what func(steptimes.Step) (float64, bool)) float64 {
@@ -85,17 +87,9 @@ func meanOf(steps map[int]steptimes.Step, what func(steptimes.Step) (float64, bo
 	return sum / float64(n)
 }
 
-func mean(xs []float64) float64 {
-	sum := 0.0
-	for _, x := range xs {
-		sum += x
-	}
-	return sum / float64(max(len(xs), 1))
-}
-
-// workNote says how the two runs' steps differed in work and what a call
+// WorkNote says how the two runs' steps differed in work and what a call
 // took in each.
-func workNote(w *rundir.StepWork) string {
+func WorkNote(w *rundir.StepWork) string {
 	s := fmt.Sprintf("the steps did different work: %.1f %s a step as it is, %.1f changed, so a step is not the same unit in the two runs "+
 		"(an optimizer that evaluates its closure until its line search ends, an episode as long as its policy keeps going): a call took %s -> %s",
 		w.BasePerStep, w.Unit, w.NewPerStep, units.Duration(w.BaseUs), units.Duration(w.NewUs))
@@ -109,5 +103,5 @@ func workNote(w *rundir.StepWork) string {
 	default:
 		s += fmt.Sprintf(", %.2fx slower (95%% interval %.2fx to %.2fx)", 1/w.Speedup, 1/w.High, 1/w.Low)
 	}
-	return s + "; compare that with the prediction"
+	return s
 }
