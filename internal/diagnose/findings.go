@@ -708,11 +708,11 @@ func (s *state) modelRef() string {
 	return ""
 }
 
-// isTransform: torchvision's transforms are nn.Modules, and their calls
-// in the program (its own image loader's Resize: pytorch/tutorials'
+// isTransform: a library's data transforms are nn.Modules, and their
+// calls in the program (its own image loader's Resize: pytorch/tutorials'
 // neural style transfer) outermost module calls, but never the model.
 func isTransform(m rundir.ModelCall) bool {
-	return strings.HasPrefix(m.Module, "torchvision.transforms")
+	return runevidence.IsDataTransform(m.Module)
 }
 
 // convModels names the distinct model classes with convolutions the run
@@ -922,8 +922,6 @@ func (s *state) servingEngine() string {
 	return engine
 }
 
-// compiled reports whether the operator table holds torch.compile's
-// regions: the program runs compiled code.
 // doubleBackward is the name of an autograd node that differentiates a
 // backward (TanhBackwardBackward0), when the trace ran one: the step
 // differentiates gradients it made with create_graph=True (a PINN's
@@ -940,6 +938,8 @@ func (s *state) doubleBackward() string {
 	return ""
 }
 
+// compiled reports whether the operator table holds torch.compile's
+// regions: the program runs compiled code.
 func (s *state) compiled() bool {
 	if s.in.Ops == nil {
 		return false
@@ -1477,6 +1477,7 @@ func (s *state) outsideModelChange(fam []Evidence) (string, Evidence, []Location
 	for _, l := range where {
 		names = append(names, fmt.Sprintf("%s:%d %.0f%%", filepath.Base(l.File), l.Line, l.SharePct))
 	}
+	ev := Evidence{"share of busy main-thread samples outside the model, backward and optimizer", pct(py.OutsideModelShare), "%", "pyprofile"}
 	// workers overlap what moves into the loading only with CPUs to spare
 	workers := "move data preparation into a Dataset loaded by DataLoader workers (num_workers > 0), which overlaps it with the step"
 	if s.workersShareCPUs() {
@@ -1488,13 +1489,11 @@ func (s *state) outsideModelChange(fam []Evidence) (string, Evidence, []Location
 		// its training step took 46-52 ms with the resampling moved out
 		// of it, 88-109 ms as it was
 		return fmt.Sprintf("%.0f%% of the busy step runs tensor ops outside the model's forward, the backward and the optimizer (%s), most of them in the data transform %s applied to each batch in the step, where torch.compile(model) and faster model ops do not reach: "+
-				"a deterministic transform (a resampling, a fixed normalisation) gives the same output every epoch, so apply it once to the dataset before training; a random one (augmentation): %s",
-				pct(py.OutsideModelShare), strings.Join(names, ", "), tf, workers),
-			Evidence{"share of busy main-thread samples outside the model, backward and optimizer", pct(py.OutsideModelShare), "%", "pyprofile"}, where, true
+			"a deterministic transform (a resampling, a fixed normalisation) gives the same output every epoch, so apply it once to the dataset before training; a random one (augmentation): %s",
+			pct(py.OutsideModelShare), strings.Join(names, ", "), tf, workers), ev, where, true
 	}
 	return fmt.Sprintf("%.0f%% of the busy step runs tensor ops the program calls itself, outside the model's forward, the backward and the optimizer (%s), where torch.compile(model) and faster model ops do not reach: make what does not change once before the loop (synthetic inputs, constant tensors), do per-item work once over the whole batch, and %s",
-			pct(py.OutsideModelShare), strings.Join(names, ", "), workers),
-		Evidence{"share of busy main-thread samples outside the model, backward and optimizer", pct(py.OutsideModelShare), "%", "pyprofile"}, where, true
+		pct(py.OutsideModelShare), strings.Join(names, ", "), workers), ev, where, true
 }
 
 // sliceBackwardChange: the backward of a slice or an index of a larger

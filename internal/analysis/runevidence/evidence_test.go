@@ -183,3 +183,15 @@ func TestAllocatorSettings(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+func TestIsDataTransform(t *testing.T) {
+	for module, want := range map[string]bool{
+		"torchvision.transforms.transforms": true, "torchvision.transforms.v2._geometry": true, "torchaudio.transforms._transforms": true,
+		"kornia.augmentation._2d.intensity.normalize": true,
+		"torchvision.models.resnet":                   false, "torchvision.transformsx": false, "torch.nn.modules.container": false, "__main__": false,
+	} {
+		if got := IsDataTransform(module); got != want {
+			t.Errorf("%s: %v, want %v", module, got, want)
+		}
+	}
+}

@@ -1,5 +1,7 @@
 package runevidence
 
+import "strings"
+
 // ioFiles are path fragments of Python code that does file or network
 // I/O; a main-thread sample with such a frame counts as I/O in the step.
 var ioFiles = []string{
@@ -29,6 +31,17 @@ var loaderFiles = []string{"/torch/utils/data/"}
 // speech command classifier: 36% of the step, resampling the same
 // recordings every epoch).
 var dataTransformFiles = []string{"/torchvision/transforms/", "/torchaudio/transforms/", "/kornia/augmentation/"}
+
+// IsDataTransform reports whether a class's module (its __module__) is
+// one of those libraries' data transforms.
+func IsDataTransform(module string) bool {
+	for _, f := range dataTransformFiles {
+		if strings.HasPrefix(module+".", strings.ReplaceAll(strings.Trim(f, "/"), "/", ".")+".") {
+			return true
+		}
+	}
+	return false
+}
 
 var modelFiles = []string{
 	"/torch/nn/modules/", "/torch/autograd/", "/torch/optim/", "/torch/_dynamo/", "/torch/_functorch/",
