@@ -232,10 +232,8 @@ func Compare(base, new *Side, o Options) *Result {
 	r := &Result{Schema: Schema, Base: b.summary, New: n.summary, Metrics: map[string]Metric{}}
 	r.Headline = headline(b, n)
 	r.Warnings = append(r.Warnings, warnings(b, n)...)
-	if b.agentTimed && n.agentTimed {
-		if r.Work = stepWork(onlySteps(AgentSteps(base.Run), base.OnlySteps), onlySteps(AgentSteps(new.Run), new.OnlySteps)); r.Work != nil {
-			r.Warnings = append(r.Warnings, WorkNote(r.Work))
-		}
+	if r.Work = stepWork(b.steps, n.steps); r.Work != nil { // nil unless both are the agent's steps
+		r.Warnings = append(r.Warnings, WorkNote(r.Work))
 	}
 	traceDelta := n.summary.TraceStepUs - b.summary.TraceStepUs
 	minUs := b.summary.TraceStepUs * o.MinSharePct / 100

@@ -19,10 +19,10 @@ import (
 type sideData struct {
 	side    *Side
 	summary SideSummary
-	// samples are the step times (µs) the headline compares;
-	// agentTimed: they are the agent's steps (not the traces').
-	samples    []float64
-	agentTimed bool
+	// samples are the step times (µs) the headline compares; steps are
+	// the agent's steps they come from (nil: the traces' steps).
+	samples []float64
+	steps   map[int]steptimes.Step
 	// categories is the mean step's breakdown, averaged over the traces.
 	categories [breakdown.NumCategories]float64
 	// traces are the trace reports with a breakdown, and stepsOf the
@@ -78,8 +78,9 @@ func summarise(s *Side) *sideData {
 		d.summary.TraceStepUs /= n
 	}
 	d.summary.Verdict, d.summary.VerdictDetail = verdictOf(r)
-	if d.samples = agentSteps(s.Run, s.OnlySteps); len(d.samples) >= 3 {
-		d.agentTimed = true
+	steps := onlySteps(AgentSteps(s.Run), s.OnlySteps)
+	if d.samples = stepDursUs(steps); len(d.samples) >= 3 {
+		d.steps = steps
 		d.summary.StepSource = "agent (every step of the run outside the profiled window and the warm-up)"
 	} else {
 		d.samples = traceSteps(d.traces)
@@ -190,11 +191,10 @@ func AgentSteps(run *runreport.Report) map[int]steptimes.Step {
 	return steps
 }
 
-// agentSteps are AgentSteps' durations in µs, in step order: those in
-// only when it is set.
-func agentSteps(run *runreport.Report, only map[int]bool) []float64 {
+// stepDursUs are the steps' durations in µs, in step order.
+func stepDursUs(steps map[int]steptimes.Step) []float64 {
 	byStep := map[int]float64{}
-	for n, st := range onlySteps(AgentSteps(run), only) {
+	for n, st := range steps {
 		byStep[n] = st.DurS * 1e6
 	}
 	return sortedValues(byStep)
