@@ -341,6 +341,11 @@ func TestRealRuns(t *testing.T) {
 			if lead := strings.Contains(d.Verdict.Why, "its first finding ("); lead != (c.run == "cpu_glue_padding" || c.run == "cpu_cleanrl_ppo") {
 				t.Errorf("the verdict names its first finding %v: %s", lead, d.Verdict.Why)
 			}
+			// the PINN's double backward leaves no change that compiles
+			// it: the verdict promises nothing its first finding does not
+			if none := strings.Contains(d.Verdict.Why, "no change to the program is known"); none != (c.run == "cpu_pinn_burgers") || none == (d.Findings[0].SavingUs > 0) {
+				t.Errorf("the verdict promises no saving %v, its first finding saves %.0f µs: %s", none, d.Findings[0].SavingUs, d.Verdict.Why)
+			}
 			if c.run == "h100/nanogpt_bf16" && !strings.Contains(d.Verdict.Why, "leaves out the profiler's own cost") {
 				t.Errorf("nanogpt: want the profiler's cost left out of the host's share: %s", d.Verdict.Why)
 			}

@@ -84,12 +84,22 @@ func (s *state) cpuNativeFinding() {
 		try = s.nativeTry
 	}
 	f.Try = try
-	if try == nil && lead == "" && slices.ContainsFunc(fam, func(e Evidence) bool { return e.What == sparseProductsLabel }) {
-		// no change is known to make sparse products faster: the time
-		// is at stake, no saving is promised
+	if try == nil && lead == "" && s.noProgramChange(fam) {
 		f.SavingUs, f.SavingPct, f.SavingMethod = 0, 0, "share"
 	}
 	s.emit(f)
+}
+
+// noProgramChange: the op families' change (cpuFamilyChange, by its
+// evidence fam) leaves the program on this machine nothing to change, so
+// the time is at stake and no saving is promised: no change is known to
+// make sparse products faster, and torch.compile, the change for ops no
+// family dominates, cannot compile a double backward (a PINN's one
+// L-BFGS step was promised 30% by a change that then said "not here").
+func (s *state) noProgramChange(fam []Evidence) bool {
+	return slices.ContainsFunc(fam, func(e Evidence) bool {
+		return e.What == sparseProductsLabel || e.What == fusableShareLabel && !s.compiled() && s.doubleBackward() != ""
+	})
 }
 
 // moreThreads is the intra-op thread count cpu.native advises, where the

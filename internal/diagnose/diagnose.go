@@ -237,6 +237,9 @@ type state struct {
 	hostOnPath float64
 	used       map[string]bool // the window's used steps, as a set (uses)
 	mix        *kernelMix      // the kernel table's time by kind (kernelMix)
+	// savingClause is the verdict's why's saving of its class's fix
+	// (leadNote replaces it where the first finding promises none)
+	savingClause string
 	// nativeTry is the run-time change (rundir.ChangeKinds) that makes
 	// the CPU op families' lead change (cpuFamilyChange), for cpu.native's
 	// run --verify; nil when the agent cannot make it
@@ -285,14 +288,26 @@ func Compute(in Analyses) *Diagnosis {
 // clearly more than the class's usual fix, which the verdict's why
 // weighs: the why names it, so that the two do not read as contradicting
 // each other (a padded BERT: "its fix would save ~27%" above a first
-// finding of 57%).
+// finding of 57%). Where the first finding is the class's main rule and
+// promises no saving (no change the program can make: cpu.native's
+// sparse products or double backward), the why promises none either.
 func (s *state) leadNote() {
 	v := &s.d.Verdict
 	if len(s.d.Findings) == 0 || len(s.d.Classes) == 0 || s.step <= 0 {
 		return
 	}
 	f := s.d.Findings[0]
-	if f.Class != v.Primary || f.Rule == classRules[f.Class] || pct(f.SavingUs/s.step) < s.d.Classes[0].SavingPct+pct(s.p.MinFinding) {
+	if f.Class != v.Primary {
+		return
+	}
+	if f.Rule == classRules[f.Class] && f.SavingUs == 0 && f.AtStakeUs > 0 && f.SavingMethod == "share" {
+		// the class's usual fix is no change the program can make here
+		// (cpu.native's sparse products, a double backward): the why
+		// must not promise what its first finding does not
+		v.Why = strings.Replace(v.Why, s.savingClause, "no change to the program is known to save it on this machine (the first finding says why)", 1)
+		return
+	}
+	if f.Rule == classRules[f.Class] || pct(f.SavingUs/s.step) < s.d.Classes[0].SavingPct+pct(s.p.MinFinding) {
 		return
 	}
 	v.Why += fmt.Sprintf("; its first finding (%s) saves ~%.0f%%", f.Rule, pct(f.SavingUs/s.step))
@@ -897,7 +912,8 @@ func (s *state) verdict() {
 	if s.findingsStep() != s.step {
 		saving += fmt.Sprintf(" (~%.0f%% of the mean step without the profiler's own cost)", s.findingPct(top.SavingPct/100))
 	}
-	v.Why = fmt.Sprintf("%s explains %.0f%% of the mean step (%s); %s %s; next: %s", top.Class, top.SharePct, units.Duration(s.step), savingNote(top), saving, nextText(ranked))
+	s.savingClause = savingNote(top) + " " + saving
+	v.Why = fmt.Sprintf("%s explains %.0f%% of the mean step (%s); %s; next: %s", top.Class, top.SharePct, units.Duration(s.step), s.savingClause, nextText(ranked))
 	if u := s.share[Unexplained]; u >= s.p.MinFinding {
 		caveats = append(caveats, fmt.Sprintf("%.0f%% of the step is unexplained (nothing recorded on the host, device idle)", pct(u)))
 	}

@@ -2331,5 +2331,13 @@ func TestCompileChangeNotForDoubleBackward(t *testing.T) {
 		if got := s.compileChange("them"); !strings.HasPrefix(got, c.want) {
 			t.Errorf("%s: %q, want it to start %q", c.name, got, c.want)
 		}
+		// cpu.native's change is that one: with a double backward it
+		// promises no saving
+		ops := &optable.OpTable{Rows: append([]optable.OpRow{{Name: "aten::mul", HostSelfUs: 600}, {Name: "aten::tanh", HostSelfUs: 400}}, c.ops...), BackwardCalls: 10}
+		s = &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{Ops: ops}}
+		s.findings()
+		if f := findRule(s.d.Findings, "cpu.native"); f == nil || (f.SavingUs == 0) != (c.name == "double backward") || f.AtStakeUs == 0 {
+			t.Errorf("%s: cpu.native %+v, want a saving only for one backward", c.name, f)
+		}
 	}
 }
