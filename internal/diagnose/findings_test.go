@@ -1494,9 +1494,13 @@ func TestSliceBackwardChange(t *testing.T) {
 		want string // "" : not named
 	}{
 		{"packed lstm", []optable.OpRow{{Name: "aten::slice_backward", HostTotalUs: 300, HostSelfUs: 10}, {Name: "aten::fill_", HostSelfUs: 290}, {Name: "aten::mm", HostSelfUs: 400}, {Name: "aten::lstm", HostSelfUs: 300}},
-			"(aten::slice_backward / select_backward: 30% of the native time) zero-fills a gradient of the whole tensor for every slice and adds the slice's into it: nn.LSTM/GRU over a pack_padded_sequence"},
+			"(aten::slice_backward / select_backward, with autograd's sums of their gradients: 30% of the native time) zero-fills a gradient of the whole tensor for every slice and adds the slice's into it, then adds those whole-tensor gradients up: nn.LSTM/GRU over a pack_padded_sequence"},
 		{"x[:, t] in a loop", []optable.OpRow{{Name: "aten::select_backward", HostTotalUs: 200, HostSelfUs: 10}, {Name: "aten::fill_", HostSelfUs: 190}, {Name: "aten::addmm", HostSelfUs: 800}},
-			"select_backward: 20% of the native time) zero-fills a gradient of the whole tensor for every slice and adds the slice's into it: take a sequence's steps once with x.unbind(dim)"},
+			"select_backward, with autograd's sums of their gradients: 20% of the native time) zero-fills a gradient of the whole tensor for every slice and adds the slice's into it, then adds those whole-tensor gradients up: take a sequence's steps once with x.unbind(dim)"},
+		// autograd's node holds the backward and the sum of its gradient
+		// into the others' (a Mamba's selective scan: 31% and 67%)
+		{"with autograd's sums", []optable.OpRow{{Name: "autograd::engine::evaluate_function: SelectBackward0", HostTotalUs: 700, HostSelfUs: 10}, {Name: "aten::select_backward", HostTotalUs: 300, HostSelfUs: 10},
+			{Name: "aten::fill_", HostSelfUs: 280}, {Name: "aten::add_", HostSelfUs: 400}, {Name: "aten::mul", HostSelfUs: 300}}, "70% of the native time"},
 		{"a few slices", []optable.OpRow{{Name: "aten::slice_backward", HostTotalUs: 100, HostSelfUs: 10}, {Name: "aten::addmm", HostSelfUs: 990}}, ""},
 		{"no slices", []optable.OpRow{{Name: "aten::lstm", HostSelfUs: 500}, {Name: "aten::addmm", HostSelfUs: 500}}, ""},
 	} {

@@ -163,21 +163,31 @@ func (s *state) windowNote() {
 			"and its time per item did not grow (an RL episode lasting longer as its policy learns): the window's steps did fewer items than the run's later ones, at the same cost per item",
 			units.Seconds(g.FirstMedianS), g.FirstSteps[0], g.FirstSteps[1], units.Seconds(g.LastMedianS), g.LastSteps[0], g.LastSteps[1], model, g.FirstItems, g.LastItems))
 	}
-	inflated, slower := false, busy
+	inflated, slower, grew := false, busy, false
 	run, win, prefetched := s.runInput()
 	if prefetched {
 		n.SteadyState = false
 		n.Notes = append(n.Notes, fmt.Sprintf("the run waited for its DataLoader %.0f%% of its step time, the window %.0f%%: the window's steps took batches the workers had loaded before it (a prefetch queue filled during start-up), or the loading got slower later; the input share is the run's", pct(run), pct(win)))
 	}
 	if r := s.in.Run; r != nil {
+		winS := r.WindowMedianS
+		onlyStepCut := w.LastStepCut != "" && len(w.ExcludedBy(window.Cut)) == 0
+		if onlyStepCut {
+			// the window's bound closed it inside its first recorded
+			// step, so the agent timed none of its recorded steps (only
+			// its warm-up ones): the trace's step is the window's (a
+			// Mamba's selective scan took 13.9 s in it, 1.47 s a step
+			// over the run, as the process grew 9 GiB)
+			winS = max(winS, w.MedianUs/1e6)
+		}
 		// against the steps next to the window; when they share its
 		// slowness (a warm-up still going on, the machine busy for a
 		// while), against the run's median step
 		ref, stretch := 0.0, false
 		switch {
-		case r.OutsideStepS > 0 && r.WindowMedianS >= s.p.ProfilerInflation*r.OutsideStepS:
+		case r.OutsideStepS > 0 && winS >= s.p.ProfilerInflation*r.OutsideStepS:
 			ref = r.OutsideStepS
-		case r.RunMedianStepS > 0 && r.WindowMedianS >= s.p.ProfilerInflation*r.RunMedianStepS:
+		case r.RunMedianStepS > 0 && winS >= s.p.ProfilerInflation*r.RunMedianStepS:
 			ref, stretch = r.RunMedianStepS, true
 		}
 		if ref > 0 {
@@ -187,13 +197,18 @@ func (s *state) windowNote() {
 				against = "the run's median step"
 			}
 			msg := fmt.Sprintf("the recorded steps take %.1fx %s (median %s against %s)",
-				r.WindowMedianS/ref, against, units.Duration(r.WindowMedianS*1e6), units.Duration(ref*1e6))
+				winS/ref, against, units.Duration(winS*1e6), units.Duration(ref*1e6))
 			// the profiler costs each recorded op a few µs: only steps with
 			// enough ops can be slowed this much by it
 			ops := s.opsPerStep(len(w.Used))
-			switch excess := (r.WindowMedianS - ref) * 1e6; {
+			switch excess := (winS - ref) * 1e6; {
 			case busy:
 				msg += ": the machine was busy during the window (above)"
+			case onlyStepCut && w.LastStepCutBy == "memory":
+				// torch.profiler over that Mamba (a plain profile of one
+				// step, no agent): 11.0 s against 1.3 s, RSS 1.3 -> 7.4 GB
+				grew = true
+				msg += ": the process grew past the window's memory bound while it recorded (above), and memory touched the first time costs the ops that touch it (page faults): the recorded step paid for memory the steps outside it reuse, so ops that allocate and fill (zero fills, copies) take more of it than they do outside"
 			case ops*s.p.ProfilerOpCostUs >= excess/2:
 				inflated = true
 				s.profilerUs, s.unprofiledUs = excess, ref*1e6
@@ -216,7 +231,7 @@ func (s *state) windowNote() {
 		n.Notes = append(n.Notes, fmt.Sprintf("steps %s, every other step, took more than twice the others' median: the loop takes two kinds of step in turn (work done every second iteration), and both are used", stepList(alt)))
 	}
 	if !n.SteadyState {
-		n.Reprofile = s.reprofile(w, inflated, slower, prefetched)
+		n.Reprofile = s.reprofile(w, inflated, slower, prefetched, grew)
 	}
 	s.d.Window = n
 }
@@ -339,7 +354,7 @@ func stepReason(w *window.Result, step string) string {
 // reprofile says how to record a window that shows the steady state, by
 // what is wrong with this one: `bottleneck run` flags when the trace came
 // from it, else the torch.profiler schedule.
-func (s *state) reprofile(w *window.Result, inflated, slower, prefetched bool) string {
+func (s *state) reprofile(w *window.Result, inflated, slower, prefetched, grew bool) string {
 	startup := len(w.ExcludedBy(window.StartUp)) > 0 || len(w.ExcludedBy(window.Capture)) > 0
 	carry := len(w.ExcludedBy(window.CarryOver)) > 0
 	if s.in.Run != nil {
@@ -355,6 +370,9 @@ func (s *state) reprofile(w *window.Result, inflated, slower, prefetched bool) s
 			return "re-run with more steps skipped before the window: bottleneck run --skip-first 20 ..."
 		case carry:
 			return "re-run recording more steps, so that steps after the first (which inherits queued work) decide: bottleneck run --active 8 ..."
+		case grew:
+			// the same Mamba recorded from step 16 grew and slowed alike
+			return "a later window grows alike where recording is what holds the memory: read the ops' ranking, not their times, and measure a change by the run's step times (bottleneck diff)"
 		case inflated:
 			return "the profiler's own cost inflates tiny ops: trust the Python profile of the whole run, or re-run without --record-shapes/--with-stack/--profile-memory"
 		case prefetched:

@@ -48,6 +48,38 @@ func TestProfilerInflation(t *testing.T) {
 	}
 }
 
+// A window its memory bound closed inside its only step: the agent timed
+// only its warm-up steps, so the trace's step is compared with the run's;
+// slower, and closed by the memory bound, the note says the process grew
+// (johnma2006/mamba-minimal under torch.profiler: 12.9 s against 1.21 s,
+// RSS 1.3 -> 10 GB). Another bound, an uncut window or a step as fast as
+// the run's stay with the other notes or none.
+func TestWindowGrewInItsStep(t *testing.T) {
+	br := &breakdown.Result{AveragedSteps: 1, Average: breakdown.Costs{CPUExecUs: 12.8e6, OtherUs: 0.1e6, TotalUs: 12.9e6}, Steps: []breakdown.Step{{Name: "7"}}}
+	for _, c := range []struct {
+		name      string
+		cut, by   string
+		medianUs  float64 // the trace's step
+		want, not string
+	}{
+		{"grew", "the window's memory bound closed it", "memory", 12.9e6, "the process grew past the window's memory bound while it recorded", ""},
+		{"wall bound", "the window's wall bound closed it", "wall", 12.9e6, "something else slowed the window", "grew past"},
+		{"not cut", "", "", 12.9e6, "", "the recorded steps take"},
+		{"as fast", "the window's memory bound closed it", "memory", 1.3e6, "", "the recorded steps take"},
+	} {
+		w := &window.Result{SteadyState: true, Used: []string{"7"}, MedianUs: c.medianUs, LastStepCut: c.cut, LastStepCutBy: c.by}
+		d := Compute(Analyses{Events: 1000, Window: w, Breakdown: br, Ops: &optable.OpTable{Calls: 20},
+			Run: &runevidence.RunEvidence{WindowStepS: 1.5, WindowMedianS: 1.5, OutsideStepS: 1.21, RunMedianStepS: 1.21}})
+		text := strings.Join(append(d.Window.Notes, d.Window.Reprofile), "\n")
+		if !strings.Contains(text, c.want) || c.not != "" && strings.Contains(text, c.not) {
+			t.Errorf("%s: notes %q, want %q without %q", c.name, text, c.want, c.not)
+		}
+		if grew := strings.Contains(text, "read the ops' ranking, not their times"); grew != (c.name == "grew") {
+			t.Errorf("%s: re-profile advice %q", c.name, d.Window.Reprofile)
+		}
+	}
+}
+
 // The CPU-wait note fires when the main thread waited for a CPU a tenth
 // of the window or more, names who held the CPUs, and marks the window
 // unsteady only when it waited far more than over the run; it stays

@@ -243,7 +243,7 @@ func analyzeTrace(t *trace.Trace, o Options, ranksRead int) report.TraceReport {
 		var wo window.Options
 		if run := o.RunEvidence[t.Rank]; run != nil {
 			if c, ok := run.CutTraces[filepath.Base(t.Path)]; ok && len(t.Steps) > c.Steps {
-				wo.LastStepCut, wo.KeepCutStep = c.Why, c.InStep
+				wo.LastStepCut, wo.KeepCutStep, wo.CutBy = c.Why, c.InStep, c.By
 			}
 		}
 		tr.Window = window.Check(t, wo)

@@ -1083,6 +1083,9 @@ type CutWindow struct {
 	// bound closes it after the steps stopped, the program's end after
 	// the last one).
 	InStep bool `json:"in_step,omitempty"`
+	// By names the bound that closed it inside the step: "memory" or
+	// "wall" (with InStep; empty otherwise).
+	By string `json:"by,omitempty"`
 }
 
 // batchesAhead is how many batches the loaders' workers load ahead of
@@ -1120,7 +1123,11 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 			if r.CutTraces == nil {
 				r.CutTraces = map[string]CutWindow{}
 			}
-			r.CutTraces[filepath.Base(w.File)] = CutWindow{Why: why, Steps: len(w.Steps), InStep: w.ClosedBy == "memory" || w.ClosedBy == "wall"}
+			c := CutWindow{Why: why, Steps: len(w.Steps)}
+			if w.ClosedBy == "memory" || w.ClosedBy == "wall" {
+				c.InStep, c.By = true, w.ClosedBy
+			}
+			r.CutTraces[filepath.Base(w.File)] = c
 		}
 		steps := ev.StepSeries()
 		r.OutsideStepS, r.WindowMedianS = stepMedians(steps)

@@ -157,7 +157,7 @@ func TestCutTraces(t *testing.T) {
 	}
 	got := FromProcess(&rundir.ProcessFiles{Tag: "rank0", Evidence: ev}).CutTraces
 	want := map[string]CutWindow{
-		"trace-rank0-2.pt.trace.json.gz": {Why: "the window's memory bound closed it: grew 1 GiB", Steps: 1, InStep: true},
+		"trace-rank0-2.pt.trace.json.gz": {Why: "the window's memory bound closed it: grew 1 GiB", Steps: 1, InStep: true, By: "memory"},
 		"trace-rank0-3.pt.trace.json.gz": {Why: "the window's idle bound closed it: no step for 2 s"},
 		"trace-rank0-4.pt.trace.json.gz": {Why: "the program ended during it", Steps: 1},
 	}

@@ -83,6 +83,9 @@ type Options struct {
 	// memory or time bound closed the window inside it).
 	LastStepCut string
 	KeepCutStep bool
+	// CutBy names the bound that closed the window inside that step
+	// ("memory" or "wall"; empty otherwise).
+	CutBy string
 }
 
 func (o *Options) defaults() {
@@ -223,6 +226,8 @@ type Result struct {
 	Capture *GraphCapture `json:"graph_capture,omitempty"`
 	// LastStepCut says why the last step was cut short (Options.LastStepCut; absent when it was not): it is left out, or, when it is the only step and its part is a real step's start, used.
 	LastStepCut string `json:"last_step_cut,omitempty"`
+	// LastStepCutBy names the bound that closed the window inside the last step (Options.CutBy: "memory" or "wall"; absent otherwise).
+	LastStepCutBy string `json:"last_step_cut_by,omitempty"`
 	// Overhead is the profiler's overhead in the steps (absent when it recorded none).
 	Overhead *Overhead `json:"profiler_overhead,omitempty"`
 	// OutlierWork is what the outlier steps do beyond an ordinary step (absent with fewer than 2 outliers).
@@ -281,7 +286,7 @@ type checker struct {
 // Check runs every check on t.
 func Check(t *trace.Trace, o Options) *Result {
 	o.defaults()
-	c := &checker{t: t, o: o, cl: classify.For(t), r: &Result{Definition: DefinitionVersion, Synthetic: t.SyntheticStep, StepMarks: t.StepMarks, Used: []string{}, LastStepCut: o.LastStepCut}}
+	c := &checker{t: t, o: o, cl: classify.For(t), r: &Result{Definition: DefinitionVersion, Synthetic: t.SyntheticStep, StepMarks: t.StepMarks, Used: []string{}, LastStepCut: o.LastStepCut, LastStepCutBy: o.CutBy}}
 	c.t0, _ = t.Span()
 	for _, s := range t.Steps {
 		sp := interval.Span{Start: s.Start, End: max(s.End, s.DeviceEnd)}
