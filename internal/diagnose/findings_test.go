@@ -196,6 +196,40 @@ func TestCPUConvolutionsLeadWithBF16WhereTheCPUHasIt(t *testing.T) {
 	}
 }
 
+// A model with convolutions first called with gradients off (a
+// distillation's teacher) whose forward holds over half the busy samples
+// gets bf16 autocast and channels_last alone, tried as "frozen"; with less
+// of the samples, or called with gradients, both models get them.
+func TestCPUFrozenModel(t *testing.T) {
+	bf16 := []string{"avx2", "avx512f", "avx512_bf16"}
+	for _, c := range []struct {
+		name   string
+		noGrad bool
+		share  float64 // of the hot samples in the teacher's forward, %
+		frozen bool
+	}{
+		{"teacher", true, 92, true},
+		{"teacher, a small share", true, 40, false},
+		{"called with gradients", false, 92, false},
+	} {
+		ops := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::mkldnn_convolution", HostSelfUs: 800}, {Name: "aten::add_", HostSelfUs: 200}}, BackwardCalls: 100}
+		run := &runevidence.RunEvidence{Env: &runevidence.Env{CPUFeatures: bf16}, Models: []rundir.ModelCall{
+			{Class: "DeepNN", File: "kd.py", Line: 93, Calls: 1, Convs: 4, Layers: 6, NoGrad: c.noGrad},
+			{Class: "LightNN", File: "kd.py", Line: 96, Calls: 1, Convs: 2, Layers: 4}}}
+		py := &runevidence.PythonEvidence{Hot: []runevidence.Line{{File: "kd.py", Line: 46, Func: "DeepNN.forward", Pct: c.share}, {File: "kd.py", Line: 71, Func: "LightNN.forward", Pct: 100 - c.share}}}
+		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{}, py: py, in: Analyses{Ops: ops, Run: run}}
+		s.findings()
+		f := findRule(s.d.Findings, "cpu.native")
+		if f == nil {
+			t.Fatalf("%s: no cpu.native", c.name)
+		}
+		alone := strings.Contains(f.Change, "of DeepNN (called at kd.py:93 with gradients off") && strings.Contains(f.Change, "around that call alone")
+		if want := map[bool]string{true: "frozen", false: "true"}[c.frozen]; alone != c.frozen || f.Try["bf16_autocast"] != want || f.Try["channels_last"] != want {
+			t.Errorf("%s: try %v, change %q", c.name, f.Try, f.Change)
+		}
+	}
+}
+
 // Matmuls that are mostly products of a sparse tensor (a GCN's adjacency
 // and features) get no batching or bf16 advice and no promised saving;
 // dense matmuls keep both.

@@ -14,7 +14,9 @@ import (
 // and records where it took effect (Evidence.Changes).
 type ChangeKind struct {
 	Name string
-	// Value says what the value is: "N" (a positive integer) or "bool".
+	// Value says what the value is: "N" (a positive integer), "bool", or
+	// "bool|frozen": true, false, or frozen (the models whose first call
+	// ran with gradients off only).
 	Value string
 	// Numerics: the change alters the program's numbers (TF32 matmuls):
 	// tried only when asked for by name, never by run --verify alone.
@@ -37,8 +39,8 @@ var ChangeKinds = []ChangeKind{
 	{"foreach_optimizer", "bool", false, "foreach=True for the optimizers that have it"},
 	{"gc_freeze", "bool", false, "gc.freeze() after the first step: the set-up's objects leave the collector's scans"},
 	{"gc_threshold", "N", false, "gc.set_threshold(N): generation 0 collected every N allocations"},
-	{"channels_last", "bool", false, "every model with 2-D convolutions in channels_last (its weights; their outputs follow), from its first call"},
-	{"bf16_autocast", "bool", true, "every model's forward under bf16 autocast on its device (its bfloat16 outputs handed back as float32), from its second call"},
+	{"channels_last", "bool|frozen", false, "every model with 2-D convolutions in channels_last (its weights; their outputs follow), from its first call; frozen: only those first called with gradients off (torch.no_grad, inference_mode)"},
+	{"bf16_autocast", "bool|frozen", true, "every model's forward under bf16 autocast on its device (its bfloat16 outputs handed back as float32), from its second call; frozen: only the models first called with gradients off (a distillation's teacher)"},
 	{"thp_alloc", "bool", false, "THP_MEM_ALLOC_ENABLE in the program's environment: torch's CPU allocator asks for 2 MB pages for tensors of 2 MB or more (with transparent huge pages madvise or always)"},
 	{"malloc_reuse", "bool", false, "MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ (4 GiB) in the program's environment: glibc's allocator serves large allocations from its heap and keeps freed memory for reuse, not mapped afresh and zeroed again (the resident memory stays near its peak)"},
 }
@@ -68,10 +70,18 @@ func ParseChange(s string) (name, value string, err error) {
 		if n, err := strconv.Atoi(value); err != nil || n < 0 || k.Name != "num_workers" && n == 0 {
 			return "", "", fmt.Errorf("%s=%s: want a count", name, value)
 		}
-	case "bool":
+	case "bool", "bool|frozen":
+		if k.Value == "bool|frozen" && strings.EqualFold(value, "frozen") {
+			value = "frozen"
+			break
+		}
 		b, err := strconv.ParseBool(value)
 		if err != nil {
-			return "", "", fmt.Errorf("%s=%s: want true or false", name, value)
+			want := "true or false"
+			if k.Value == "bool|frozen" {
+				want = "true, false or frozen"
+			}
+			return "", "", fmt.Errorf("%s=%s: want %s", name, value, want)
 		}
 		value = strconv.FormatBool(b)
 	}

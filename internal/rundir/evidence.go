@@ -608,6 +608,10 @@ type ModelCall struct {
 	Convs            int `json:"convs,omitempty"`
 	Depthwise        int `json:"depthwise,omitempty"`
 	StridedDepthwise int `json:"strided_depthwise,omitempty"`
+	// NoGrad: its first call ran with gradients off (torch.no_grad or
+	// inference_mode): a frozen model whose outputs train nothing (a
+	// distillation's teacher, a frozen encoder), or an evaluation's.
+	NoGrad bool `json:"no_grad,omitempty"`
 	// Padding is what the attention_mask of its first calls said, nil
 	// when they had none.
 	Padding *Padding `json:"padding,omitempty"`

@@ -1287,6 +1287,8 @@ class Agent(Window, Evidence):
             if len(self.models) >= _MAX_MODELS:
                 return
             rec = self.models[key] = dict(site, **{"class": cls.__qualname__, "module": cls.__module__, "calls": 0})
+            if not self.torch.is_grad_enabled():
+                rec["no_grad"] = True  # a frozen model (a teacher), or an evaluation's
             with self.own_work():
                 rec.update(_conv_counts(module, self.torch))
                 shapes = _tensor_shapes(args, self.torch.Tensor, limit=1)

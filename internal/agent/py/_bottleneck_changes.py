@@ -29,7 +29,7 @@ KINDS = (
     ("num_workers", "N"), ("pin_memory", "bool"), ("persistent_workers", "bool"), ("prefetch_factor", "N"),
     ("threads", "N"), ("interop_threads", "N"), ("cudnn_benchmark", "bool"), ("tf32", "bool"),
     ("fused_optimizer", "bool"), ("foreach_optimizer", "bool"), ("gc_freeze", "bool"), ("gc_threshold", "N"),
-    ("channels_last", "bool"), ("bf16_autocast", "bool"), ("thp_alloc", "bool"), ("malloc_reuse", "bool"),
+    ("channels_last", "bool|frozen"), ("bf16_autocast", "bool|frozen"), ("thp_alloc", "bool"), ("malloc_reuse", "bool"),
 )
 # malloc_reuse: glibc's allocator serves allocations of up to 4 GiB from
 # its heap and keeps what is freed, instead of mapping large ones afresh
@@ -44,17 +44,27 @@ _MAX_SITES = 20  # sites listed per change; the rest are counted
 
 
 def _parse(kind, text):
-    if kind == "bool":
+    if kind in ("bool", "bool|frozen"):
         t = str(text).strip().lower()
         if t in ("true", "1"):
             return True
         if t in ("false", "0"):
             return False
-        raise ValueError("want true or false, got %r" % (text,))
+        if kind == "bool|frozen" and t == "frozen":
+            return "frozen"  # the models first called with gradients off
+        raise ValueError("want true or false%s, got %r" % (" or frozen" if kind == "bool|frozen" else "", text))
     n = int(str(text).strip())
     if n < 0:
         raise ValueError("want a count, got %r" % (text,))
     return n
+
+
+def _changes_something(name, module, torch):
+    """Whether the model change name would change module: channels_last
+    a model with 2-D convolutions, bf16_autocast one with parameters."""
+    if name == "channels_last":
+        return any(isinstance(m, torch.nn.Conv2d) for m in module.modules())
+    return next(iter(module.parameters()), None) is not None
 
 
 class Changes(object):
@@ -226,8 +236,15 @@ class Changes(object):
         fail on a hook or a function of ours."""
         if not self.wants_model() or not self._watch_model(module):
             return
+        frozen = not torch.is_grad_enabled()
         for name, change in (("channels_last", self._channels_last), ("bf16_autocast", self._bf16_autocast)):
-            if self.value.get(name):
+            want = self.value.get(name)
+            if want == "frozen" and not frozen:
+                if _changes_something(name, module, torch):  # a loss has nothing to change either way
+                    self._not_changed(name, "%s called at %s: not changed: it runs with gradients (frozen: the "
+                                            "models first called with them off only)" % (type(module).__name__, self._where()))
+                continue
+            if want:
                 try:
                     change(module, torch)
                 except Exception as e:

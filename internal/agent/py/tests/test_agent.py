@@ -693,6 +693,31 @@ class FreshCallStepsTest(unittest.TestCase):
 
 
 @unittest.skipUnless(HAVE_TORCH, "needs torch")
+class ModelGradModeTest(unittest.TestCase):
+    """A model whose first outermost call ran with gradients off (a
+    distillation's teacher under torch.no_grad, or inference_mode) is
+    recorded no_grad; the trained model, called with them, is not."""
+
+    def test_teacher_and_student(self):
+        teacher, student = torch.nn.Linear(4, 3), torch.nn.Linear(4, 3)
+        a = A.Agent({"run_dir": tempfile.mkdtemp(), "python_profiler": "off", "profiler": {"enabled": False}}, "script")
+        a.torch = torch
+        a._install_forward_hooks()
+        try:
+            for _ in range(3):
+                x = torch.randn(2, 4)
+                with torch.no_grad():
+                    t = teacher(x)
+                (student(x) - t).pow(2).sum().backward()
+            with torch.inference_mode():
+                student(torch.randn(2, 4))  # an evaluation's call, from its own line
+        finally:
+            a._remove_forward_hooks()
+        got = sorted((m["line"], m.get("no_grad", False)) for m in a.models.values())
+        self.assertEqual([g for _, g in got], [True, False, True], a.models)
+
+
+@unittest.skipUnless(HAVE_TORCH, "needs torch")
 class ClosureStepsTest(unittest.TestCase):
     """An optimizer.step(closure) that evaluates its closure
     _CLOSURE_LOCK_EVALS times without returning, before any step ended,

@@ -82,7 +82,7 @@ class ParseTest(unittest.TestCase):
         with open(go) as f:
             text = f.read()
         import re
-        want = re.findall(r'^\t\{"(\w+)", "(N|bool)"', text, re.M)
+        want = re.findall(r'^\t\{"(\w+)", "(N|bool\|frozen|bool)"', text, re.M)
         self.assertEqual(list(C.KINDS), want)
 
 
@@ -503,6 +503,35 @@ class ModelTest(unittest.TestCase):
         with torch.no_grad():
             torch.nn.Sequential(other)(x)
         self.assertEqual(dtypes[-1], torch.float32)
+
+    def test_frozen_changes_the_models_called_without_gradients_only(self):
+        # a distillation step: the teacher under torch.no_grad, the student
+        # trained; frozen changes the teacher alone
+        teacher, student, x = self.Net(), self.Net(), torch.randn(2, 3, 8, 8)
+        dtypes = []
+        teacher.head.register_forward_hook(lambda m, a, out: dtypes.append(("teacher", out.dtype)))
+        student.head.register_forward_hook(lambda m, a, out: dtypes.append(("student", out.dtype)))
+        ch = self.changes({"channels_last": "frozen", "bf16_autocast": "frozen"})
+        self.assertTrue(ch.wants_model())
+        for _ in range(2):
+            with torch.no_grad():
+                teacher(x)
+            torch.nn.MSELoss()(student(x)[0], torch.zeros(2, 2)).backward()  # a loss: nothing to change
+        self.assertTrue(teacher.conv.weight.is_contiguous(memory_format=torch.channels_last))
+        self.assertTrue(student.conv.weight.is_contiguous())
+        self.assertEqual(dtypes[2:], [("teacher", torch.bfloat16), ("student", torch.float32)])
+        for name in ("channels_last", "bf16_autocast"):
+            c = _by_name(ch)[name]
+            self.assertTrue(c["applied"], c)
+            # the evidence lists where it took effect, then where not
+            self.assertEqual(len(c["sites"]), 2, c)
+            self.assertNotIn("not changed", c["sites"][0])
+            self.assertIn("not changed: it runs with gradients", c["sites"][1])
+
+    def test_frozen_parses_only_for_the_model_changes(self):
+        ch = C.Changes({"bf16_autocast": "Frozen", "tf32": "frozen"}, _internal)
+        self.assertEqual(ch.value["bf16_autocast"], "frozen")
+        self.assertIn("want true or false, got 'frozen'", _by_name(ch)["tf32"]["error"])
 
     def test_model_changes_not_wanted_change_nothing(self):
         for wanted in ({}, {"channels_last": "false", "bf16_autocast": "false"}):
