@@ -176,8 +176,9 @@ func (s *state) windowNote() {
 			// the window's bound closed it inside its first recorded
 			// step, so the agent timed none of its recorded steps (only
 			// its warm-up ones): the trace's step is the window's (a
-			// Mamba's selective scan took 13.9 s in it, 1.47 s a step
-			// over the run, as the process grew 9 GiB)
+			// Mamba's selective scan, testdata/rundir/cpu_mamba: 12.9 s
+			// in it, 1.21 s a step outside, as the process grew from
+			// 1.3 to 9.4 GB)
 			winS = max(winS, w.MedianUs/1e6)
 		}
 		// against the steps next to the window; when they share its

@@ -52,7 +52,7 @@ func TestProfilerInflation(t *testing.T) {
 // only its warm-up steps, so the trace's step is compared with the run's;
 // slower, and closed by the memory bound, the note says the process grew
 // (johnma2006/mamba-minimal under torch.profiler: 12.9 s against 1.21 s,
-// RSS 1.3 -> 10 GB). Another bound, an uncut window or a step as fast as
+// RSS 1.3 -> 9.4 GB). Another bound, an uncut window or a step as fast as
 // the run's stay with the other notes or none.
 func TestWindowGrewInItsStep(t *testing.T) {
 	br := &breakdown.Result{AveragedSteps: 1, Average: breakdown.Costs{CPUExecUs: 12.8e6, OtherUs: 0.1e6, TotalUs: 12.9e6}, Steps: []breakdown.Step{{Name: "7"}}}
