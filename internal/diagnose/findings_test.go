@@ -230,6 +230,32 @@ func TestCPUFrozenModel(t *testing.T) {
 	}
 }
 
+// Large matmuls under bf16 autocast lead over unfused attention with a
+// smaller share (a ViT over 65 tokens: matmuls 70%, attention 10%, 2.18x
+// under bf16 autocast, none through the fused kernel), and the agent
+// tries bf16 autocast; without bfloat16 instructions the attention leads.
+func TestAttentionFollowsLargeMatmuls(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		features []string
+		lead     string
+		try      string
+	}{
+		{"bf16", []string{"avx2", "avx512f", "avx512_bf16"}, "matmuls take", "true"},
+		{"no bf16", []string{"avx2"}, "attention runs unfused", ""},
+	} {
+		ops := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::bmm", HostSelfUs: 100, Calls: 1}, {Name: "autograd::engine::evaluate_function: SoftmaxBackward0", HostSelfUs: 20},
+			{Name: "aten::addmm", HostSelfUs: 800, Calls: 1}, {Name: "aten::add", HostSelfUs: 80}}, BackwardCalls: 10}
+		run := &runevidence.RunEvidence{Env: &runevidence.Env{CPUFeatures: c.features}}
+		s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{Ops: ops, Run: run}}
+		s.findings()
+		f := findRule(s.d.Findings, "cpu.native")
+		if f == nil || !strings.HasPrefix(f.Change, c.lead) || !strings.Contains(f.AllChanges(), "scaled_dot_product_attention") || f.Try["bf16_autocast"] != c.try {
+			t.Errorf("%s: %+v, want it to start %q, attention named, try bf16 %q", c.name, f, c.lead, c.try)
+		}
+	}
+}
+
 // Matmuls that are mostly products of a sparse tensor (a GCN's adjacency
 // and features) get no batching or bf16 advice and no promised saving;
 // dense matmuls keep both.
