@@ -1848,13 +1848,20 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 			// ms: 139-145 ms for 32 sequences against 67.5-77.3 ms for
 			// 16)
 			ev = append(ev, Evidence{largeGEMMLabel, call / 1000, "ms", "ops"})
+			bf16 := s.bf16Advice()
 			if s.cpuHasBF16() {
 				// the agent's bf16_autocast makes it (lucidrains' ViT,
-				// calls of 7.5 ms: 2.18x, against 1.52x predicted)
+				// calls of 7.5 ms: 2.18x, against 1.52x predicted; the
+				// planted mha_weights.py, calls of 2 ms: 2.40x, where
+				// need_weights=False gained 1.11x), around the program's
+				// call of its model, as the convolutions' change names it
+				if m := s.modelRef(); m != "" && s.framework() == "" {
+					bf16 = "bf16 autocast (" + s.autocastCall() + " around the call of the model, " + m + ", and its loss): this CPU has bfloat16 instructions (try it: small layers can get slower)"
+				}
 				s.nativeTry = map[string]string{"bf16_autocast": "true"}
 			}
 			return thenDo(orTry(joinColon(fmt.Sprintf("matmuls take %.0f%% of the native time in calls of %s on average, already near this CPU's speed in oneDNN/MKL (a larger batch gains them nothing per sample)", pct(gemm/total), units.Duration(call)),
-				s.bf16Advice()), "an accelerator"), others(gemm)), ev, dropout, total
+				bf16), "an accelerator"), others(gemm)), ev, dropout, total
 		}
 		// The promise is from all of the native time, and too high where
 		// the calls are near largeGEMMUs: karpathy/nanoGPT's CPU
