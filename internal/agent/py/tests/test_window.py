@@ -460,6 +460,24 @@ class BoundsTest(unittest.TestCase):
         if p is not None and W._rss_bytes() is not None:
             self.assertGreaterEqual(p, W._rss_bytes() // 2)
 
+    def test_trim_after_a_window_that_grew(self):
+        import contextlib
+        rss = W._rss_bytes()
+        if rss is None or W.trim_heap() is None:
+            self.skipTest("no /proc/self/statm or no glibc malloc_trim")
+        for grown, trimmed in ((W.TRIM_AFTER_GROWTH + (64 << 20), True), (0, False)):
+            w = window(0.01)
+            w.notes, w.own_work = [], contextlib.nullcontext
+            w._window_rss0 = W._rss_bytes() - grown  # the base as if the window had grown the process so much
+            w._trim_after_window()
+            self.assertEqual(len(w.notes), 1 if trimmed else 0, w.notes)
+            if trimmed:
+                self.assertIn("while the profiler window recorded; glibc's heap handed", w.notes[0])
+        w = window(0.01)
+        w.notes, w._window_rss0 = [], None  # no base: nothing to compare
+        w._trim_after_window()
+        self.assertEqual(w.notes, [])
+
     def test_rss(self):
         r = W._rss_bytes()
         if r is not None:
