@@ -762,6 +762,13 @@ func (s *state) frozenConvModel() (rundir.ModelCall, float64, bool) {
 	return rundir.ModelCall{}, 0, false
 }
 
+// layeredModelCalled: the run saw a call of a model with Linear or
+// convolution layers (not a data transform), one the agent's model
+// changes can make.
+func (s *state) layeredModelCalled() bool {
+	return s.in.Run != nil && slices.ContainsFunc(s.in.Run.Models, func(m rundir.ModelCall) bool { return m.Layers > 0 && !isTransform(m) })
+}
+
 func modelCallRef(m rundir.ModelCall) string {
 	return fmt.Sprintf("%s, called at %s:%d", m.Class, filepath.Base(m.File), m.Line)
 }
@@ -1351,7 +1358,8 @@ func (s *state) cpuOpsChange() (change string, ev []Evidence, lead string, atten
 		// matmuls under bf16 autocast (lucidrains' ViT over 65 tokens:
 		// matmuls 70%, attention 10%; its step 2.18x under bf16
 		// autocast, no faster through the fused kernel)
-		if len(ev) > 0 && ev[0].Value/100 > att/total && (ev[0].What == convShareLabel || ev[0].What == matmulShareLabel && s.nativeTry != nil) {
+		largeBF16 := s.cpuHasBF16() && slices.ContainsFunc(ev, func(e Evidence) bool { return e.What == largeGEMMLabel })
+		if len(ev) > 0 && ev[0].Value/100 > att/total && (ev[0].What == convShareLabel || ev[0].What == matmulShareLabel && largeBF16) {
 			change = thenDo(change, fused)
 		} else {
 			change = thenDo(fused, change)
@@ -1639,6 +1647,7 @@ const (
 // cpuFamilyChange is the change for the op family that holds the native
 // time, its evidence, and the dropout ops' and all ops' self time.
 func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
+	s.nativeTry = nil // set by the change that the agent can make
 	var total, conv, gemm, rnn, random, dropout, dropoutCall, index, aggregate, indexBackward, sorts, embeddingBackward float64
 	var gemmCallWeighted float64  // Σ self × self per call over the matmul rows
 	rnnCalls := 0                 // calls of a recurrent layer or cell (isRNNCall)
@@ -1849,12 +1858,15 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 			// 16)
 			ev = append(ev, Evidence{largeGEMMLabel, call / 1000, "ms", "ops"})
 			bf16 := s.bf16Advice()
-			if s.cpuHasBF16() {
+			if s.cpuHasBF16() && s.layeredModelCalled() {
 				// the agent's bf16_autocast makes it (lucidrains' ViT,
 				// calls of 7.5 ms: 2.18x, against 1.52x predicted; the
 				// planted mha_weights.py, calls of 2 ms: 2.40x, where
 				// need_weights=False gained 1.11x), around the program's
-				// call of its model, as the convolutions' change names it
+				// call of its model, as the convolutions' change names
+				// it; not where no model with layers was called (a
+				// forward-forward network calls Layer.forward directly,
+				// and only a ReLU's call was seen)
 				if m := s.modelRef(); m != "" && s.framework() == "" {
 					bf16 = "bf16 autocast (" + s.autocastCall() + " around the call of the model, " + m + ", and its loss): this CPU has bfloat16 instructions (try it: small layers can get slower)"
 				}
