@@ -144,7 +144,7 @@ type AgentConfig struct {
 	// every interval, as where --sample-interval is given).
 	SampleBudget       float64        `json:"sample_budget"`
 	Profiler           ProfilerConfig `json:"profiler"`
-	StepSource         string         `json:"step_source"` // auto | optimizer | dataloader | forward
+	StepSource         string         `json:"step_source"` // auto | optimizer | dataloader | forward | closure
 	StopAfterProfile   bool           `json:"stop_after_profile"`
 	SyncDebug          bool           `json:"sync_debug"`
 	CheckpointInterval float64        `json:"checkpoint_interval"` // seconds; 0 disables

@@ -557,6 +557,7 @@ class Agent(Window, Evidence):
         self.optimizer_hook = register_optimizer_step_post_hook(self._on_optimizer_step)
         if self.step_source_req == "auto":
             self._watch_optimizer_init(torch)
+        if self.step_source_req in ("auto", "closure"):
             try:
                 from torch.optim.optimizer import register_optimizer_step_pre_hook
                 self.optimizer_pre_hook = register_optimizer_step_pre_hook(self._on_optimizer_step_begin)
@@ -570,7 +571,8 @@ class Agent(Window, Evidence):
             return None
         self._optimizer_step_begun = True
         self._step_evals = 0
-        if not (self.step_source == "closure" or self.step_source is None and self.step_counts["optimizer"] == 0):
+        if not (self.step_source == "closure" or self.step_source is None and (
+                self.step_counts["optimizer"] == 0 or self.step_source_req == "closure")):
             return None
         # the closure, wrapped to count its evaluations (_on_closure); the
         # hook hands torch the arguments to call step() with, the
@@ -596,6 +598,12 @@ class Agent(Window, Evidence):
         self._step_evals += 1
         if self.step_source == "closure":
             self._step()
+        elif self.step_source is None and self.step_source_req == "closure":
+            # asked for (--step-source closure): from the first evaluation
+            self.notes.append("steps: the closure's evaluations inside optimizer.step(closure) (--step-source closure); "
+                              "the optimizer's work between two is the step before")
+            self._lock("closure")
+            self.step_start = time.perf_counter()
         elif self.step_source is None and self._step_evals >= _CLOSURE_LOCK_EVALS and self.step_counts["optimizer"] == 0:
             self.notes.append("steps: the closure's evaluations inside optimizer.step(closure), which evaluated it %d times "
                               "without returning (an optimizer such as L-BFGS given a large max_iter: the whole training "

@@ -63,6 +63,8 @@ func TestParse(t *testing.T) {
 		{[]string{"--active", "3", "x.py"}, parsed([]string{"x.py"}, func(o *Options) { o.Active, o.MinWindow = 3, 0 })},
 		{[]string{"--active", "3", "--min-window", "1s", "x.py"}, parsed([]string{"x.py"}, func(o *Options) { o.Active, o.MinWindow = 3, time.Second })},
 		{[]string{"--out", "o", "x.py"}, parsed([]string{"x.py"}, func(o *Options) { o.Out = "o" })}, // the old name
+		// a PINN's long L-BFGS steps: each evaluation of the closure a step
+		{[]string{"--step-source", "closure", "x.py"}, parsed([]string{"x.py"}, func(o *Options) { o.StepSource = "closure" })},
 		{[]string{}, nil},
 		{[]string{"--timeout", "-5s", "x.py"}, nil},
 		{[]string{"--kill-after", "-1s", "x.py"}, nil},

@@ -174,7 +174,7 @@ Files go to --output (default ./bottleneck-runs/<timestamp>/); see docs/run.md.`
 	f.BoolVar(&o.Full, "full", false, "print the whole text report instead of the verdict, top findings and paths (report.txt always has everything)")
 	f.DurationVar(&o.SampleInterval, "sample-interval", time.Duration(d.SampleInterval*float64(time.Second)), "Python sampler period outside the recording window")
 	f.DurationVar(&o.WindowInterval, "window-sample-interval", time.Duration(d.WindowInterval*float64(time.Second)), "Python sampler period while the window records")
-	cmdutil.StringEnumFlag(cmd, &o.StepSource, "step-source", "", d.StepSource, []string{"auto", "optimizer", "dataloader", "forward"}, "what a step is (see docs/run.md)")
+	cmdutil.StringEnumFlag(cmd, &o.StepSource, "step-source", "", d.StepSource, []string{"auto", "optimizer", "dataloader", "forward", "closure"}, "what a step is (see docs/run.md)")
 	f.BoolVar(&o.NoTrace, "no-trace", false, "do not run torch.profiler (Python profile and evidence only)")
 	f.IntVar(&o.SkipFirst, "skip-first", d.Profiler.SkipFirst, "steps to ignore before the profiler schedule starts")
 	f.IntVar(&o.Wait, "wait", d.Profiler.Wait, "idle steps at the start of each window cycle")

@@ -725,9 +725,9 @@ class ClosureStepsTest(unittest.TestCase):
     its whole training one step); L-BFGS's default (up to 25 evaluations a
     step) and closures evaluated once a step keep optimizer steps."""
 
-    def run_steps(self, make_opt, steps):
+    def run_steps(self, make_opt, steps, source="auto"):
         from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
-        a = A.Agent({"run_dir": tempfile.mkdtemp(), "python_profiler": "off", "profiler": {"enabled": False}}, "script")
+        a = A.Agent({"run_dir": tempfile.mkdtemp(), "python_profiler": "off", "profiler": {"enabled": False}, "step_source": source}, "script")
         a.torch = torch
         hooks = [register_optimizer_step_pre_hook(a._on_optimizer_step_begin), register_optimizer_step_post_hook(a._on_optimizer_step)]
         w = torch.nn.Parameter(torch.randn(8))
@@ -764,6 +764,17 @@ class ClosureStepsTest(unittest.TestCase):
         self.assertEqual(a.step_source, "optimizer")
         self.assertGreaterEqual(evals, 4 * 20)  # 20 iterations a step
         self.assertEqual(a.steps, 3)  # the first step locked them
+
+    def test_asked_for(self):
+        # --step-source closure: every evaluation a step from the first,
+        # through every optimizer.step() (default L-BFGS: 20 a step)
+        a, evals = self.run_steps(lambda p: torch.optim.LBFGS(p, tolerance_grad=-1, tolerance_change=-1), 3, source="closure")
+        self.assertEqual(a.step_source, "closure")
+        self.assertEqual(a.steps, evals - 1)  # the first evaluation locked them
+        self.assertTrue(any("--step-source closure" in n for n in a.notes), a.notes)
+        # and not asked for, the same program keeps optimizer steps (above)
+        b, _ = self.run_steps(lambda p: torch.optim.LBFGS(p, tolerance_grad=-1, tolerance_change=-1), 3, source="optimizer")
+        self.assertEqual(b.step_source, "optimizer")
 
     def test_closure_once_a_step(self):
         a, _ = self.run_steps(lambda p: torch.optim.SGD(p, lr=0.01), 40)
