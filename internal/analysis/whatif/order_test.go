@@ -28,7 +28,7 @@ func TestSweepOrderIsStableByTimeThenKind(t *testing.T) {
 		slices.SortStableFunc(want, func(a, b int32) int {
 			return cmp.Or(cmp.Compare(pts[a].ts, pts[b].ts), cmp.Compare(pts[a].kind, pts[b].kind))
 		})
-		if got := sweepOrder(pts); !slices.Equal(got, want) {
+		if got := slices.Collect(sweepOrder(pts)); !slices.Equal(got, want) {
 			t.Errorf("%d points over %d ns: order differs from the stable sort", c.n, c.span)
 		}
 	}

@@ -53,6 +53,7 @@ package whatif
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"math"
 	"math/bits"
 	"runtime"
@@ -264,14 +265,16 @@ func (r *Result) Untrusted(maxErrPct float64) string {
 	return ""
 }
 
-// seg is one host stretch, or an item: a launch or a wait.
+// seg is one host stretch, or an item: a launch or a wait. A stretch
+// starts where the one before it ends (the first at the run's start),
+// blocked stretches included: its recorded start is the sum of the
+// durations before it. (16 bytes: a model is replayed 30-odd times.)
 type seg struct {
 	dur  float64 // ns (stretches)
-	at   float64 // recorded start, from the run's start (stretches)
+	ref  int32   // itemLaunch: the launch; itemWait: index in waits; itemUnrecorded: the task
 	cat  uint8
 	opt  bool // inside Optimizer.step
 	item item
-	ref  int32 // itemLaunch: the launch; itemWait: index in waits; itemUnrecorded: the task
 }
 
 // item says what a seg is.
@@ -282,6 +285,7 @@ const (
 	itemLaunch                 // a launch call: its work is released
 	itemWait                   // the host waits for device work
 	itemUnrecorded             // a stretch with nothing recorded that ended with device work
+	itemBlocked                // a stretch where the host waits (cat blocked): no host time, kept for the starts of those after it
 )
 
 type task struct {
@@ -418,13 +422,6 @@ func (m *Model) HostUs(cat int) float64 {
 		return 0
 	}
 	return m.host[cat] / float64(len(m.steps)) / 1e3
-}
-
-// hostInterval is one categorised host interval of one thread.
-type hostInterval struct {
-	start, end int64
-	thread     int32
-	cat        uint8
 }
 
 // global is what every run reads of the whole trace, found once.
@@ -654,7 +651,13 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 	if s := t.Steps[steps[0]]; s.Event != trace.None {
 		mainTrack = ev.Track[s.Event]
 	}
-	ivs := make([]hostInterval, 0, 4*len(calls)+64) // an op, a launch and a blocked wait a launch, most of them
+	// The sweep's points: each host interval's two ends, gathered here
+	// (an op, a launch and a blocked wait a launch, most of them), then
+	// Optimizer.step's spans, the launches and the waits.
+	pts := make([]point, 0, 9*len(calls)+128)
+	interval := func(start, end int64, th int32, cat uint8) {
+		pts = append(pts, point{start, th, kindDelta, cat, 1}, point{end, th, kindDelta, cat, -1})
+	}
 	streamIdxOf := func(tr *trace.Track) (int32, bool) {
 		i, ok := streamOf[devStream{tr.Device, tr.Stream}]
 		return i, ok
@@ -738,7 +741,7 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 				threadOf[trace.TrackID(ti)] = th
 			}
 			if end > covered[cat] {
-				ivs = append(ivs, hostInterval{ev.Start[e], end, th, cat})
+				interval(ev.Start[e], end, th, cat)
 				covered[cat] = end
 			}
 			if cat != Runtime {
@@ -787,7 +790,7 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 			// the call waits for it wherever the replay makes the host faster
 			bend := max(ev.Start[e], min(aw, end))
 			if bend > ev.Start[e] {
-				ivs = append(ivs, hostInterval{ev.Start[e], bend, th, blocked})
+				interval(ev.Start[e], bend, th, blocked)
 			}
 			r.waits = append(r.waits, wait{on: on, copy: cp, blockedNs: float64(bend - ev.Start[e]), queue: isLaunch && !critpath.IsBlocking(t.Name(int(e)))})
 			waitItems = append(waitItems, waitAt{bend, int32(len(r.waits) - 1)})
@@ -802,10 +805,6 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 	// the highest running on any thread not blocked; the waits and the
 	// launches at their times (waits first: a call returns before the
 	// next one starts).
-	pts := make([]point, 0, 2*len(ivs)+2*len(optSpans)+len(calls)+len(waitItems))
-	for _, iv := range ivs {
-		pts = append(pts, point{iv.start, iv.thread, kindDelta, iv.cat, 1}, point{iv.end, iv.thread, kindDelta, iv.cat, -1})
-	}
 	for _, sp := range optSpans {
 		pts = append(pts, point{sp[0], 0, kindOpt, 0, 1}, point{sp[1], 0, kindOpt, 0, -1})
 	}
@@ -854,26 +853,28 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 	// Real GPU traces have 5.5-6.7 a launch or wait, and at most one a
 	// point plus the items: sized for that at once, the slice is not grown
 	// five times over (a 15 MB GPU trace: 3.4 of its 23 MB allocated).
+	// The blocked stretches are kept too, as itemBlocked: every stretch
+	// starts where the one before it ends, so a segment's start is the sum
+	// of the durations before it and need not be stored.
 	items := len(calls) + len(waitItems)
 	r.segs = make([]seg, 0, min(len(pts)+items+1, 8*items+16))
 	lastEnd := int64(-1) // where the last segment, a stretch, ends (-1: the last is an item)
 	stretch := func(to int64) {
 		if to > now {
 			c, opt := category(), optDepth > 0
-			switch k := len(r.segs) - 1; {
-			case c == blocked:
-				lastEnd = -1
-			case lastEnd == now && r.segs[k].cat == c && r.segs[k].opt == opt:
+			if k := len(r.segs) - 1; lastEnd == now && r.segs[k].cat == c && r.segs[k].opt == opt {
 				r.segs[k].dur += float64(to - now)
-				lastEnd = to
-			default:
-				r.segs = append(r.segs, seg{dur: float64(to - now), at: rel(now), cat: c, opt: opt})
-				lastEnd = to
+			} else {
+				it := itemStretch
+				if c == blocked {
+					it = itemBlocked
+				}
+				r.segs = append(r.segs, seg{dur: float64(to - now), cat: c, opt: opt, item: it})
 			}
-			now = to
+			lastEnd, now = to, to
 		}
 	}
-	for _, i := range sweepOrder(pts) {
+	for i := range sweepOrder(pts) {
 		p := &pts[i]
 		stretch(min(p.ts, we))
 		switch p.kind {
@@ -918,16 +919,16 @@ const (
 	kindBits = 2
 )
 
-// sweepOrder returns the indices of pts by time, then kind, then index.
+// sweepOrder yields the indices of pts by time, then kind, then index.
 // Sorting the points themselves with a comparison function was half of
 // Build on real traces; one integer per point, the time from the first
-// point, the kind and the index packed, sorts several times faster. A
-// span too long to pack (over ~2^40 ns with a million points) falls
-// back to a stable sort of the indices, which gives the same order.
-func sweepOrder(pts []point) []int32 {
-	order := make([]int32, len(pts))
+// point, the kind and the index packed, sorts several times faster, and
+// the indices are read from those integers, not stored apart. A span too
+// long to pack (over ~2^40 ns with a million points) falls back to a
+// stable sort of the indices, which gives the same order.
+func sweepOrder(pts []point) iter.Seq[int32] {
 	if len(pts) == 0 {
-		return order
+		return func(func(int32) bool) {}
 	}
 	lo, hi := pts[0].ts, pts[0].ts
 	for i := range pts {
@@ -936,13 +937,14 @@ func sweepOrder(pts []point) []int32 {
 	idxBits := bits.Len(uint(len(pts)))
 	span := uint64(hi) - uint64(lo) // hi >= lo: the difference fits in 64 bits unsigned
 	if bits.Len64(span)+kindBits+idxBits > 64 {
+		order := make([]int32, len(pts))
 		for i := range order {
 			order[i] = int32(i)
 		}
 		slices.SortStableFunc(order, func(a, b int32) int {
 			return cmp.Or(cmp.Compare(pts[a].ts, pts[b].ts), cmp.Compare(pts[a].kind, pts[b].kind))
 		})
-		return order
+		return slices.Values(order)
 	}
 	keys := make([]uint64, len(pts))
 	for i := range pts {
@@ -956,10 +958,13 @@ func sweepOrder(pts []point) []int32 {
 		radix.Sort(keys, idxBits, bits.Len64(span)+kindBits+idxBits)
 	}
 	mask := uint64(1)<<idxBits - 1
-	for i, k := range keys {
-		order[i] = int32(k & mask)
+	return func(yield func(int32) bool) {
+		for _, k := range keys {
+			if !yield(int32(k & mask)) {
+				return
+			}
+		}
 	}
-	return order
 }
 
 // Unrecorded waits: a stretch of at least minUnrecordedNs with nothing
@@ -977,7 +982,8 @@ const (
 // unrecordedWaits splits such stretches into the part that ended with the
 // device work (itemUnrecorded) and the rest.
 func (r *run) unrecordedWaits() {
-	if len(r.tasks) == 0 {
+	candidate := func(sg *seg) bool { return sg.item == itemStretch && sg.cat == Python && sg.dur >= minUnrecordedNs }
+	if len(r.tasks) == 0 || !slices.ContainsFunc(r.segs, func(sg seg) bool { return candidate(&sg) }) {
 		return
 	}
 	// the device's busy intervals, merged, with their running total
@@ -987,7 +993,7 @@ func (r *run) unrecordedWaits() {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(r.tasks[a].obsStart, r.tasks[b].obsStart) })
-	var busy []span
+	busy := make([]span, 0, len(order)) // at most one a task: grown by appends, it allocated four times that
 	total := 0.0
 	for _, i := range order {
 		st, en := r.tasks[i].obsStart, r.obsEnd(i)
@@ -1016,27 +1022,30 @@ func (r *run) unrecordedWaits() {
 	// in place, from the end, rather than copied whole (a copy of the
 	// segments, a few MB on a small real trace, was a tenth of Build)
 	type split struct {
-		i    int
-		task int32
-		te   float64
+		i      int
+		task   int32
+		at, te float64
 	}
 	var splits []split
 	extra := 0
-	for i, sg := range r.segs {
-		if sg.item != itemStretch || sg.cat != Python || sg.dur < minUnrecordedNs {
+	end := 0.0 // where the segment ends, from the run's start
+	for i := range r.segs {
+		sg := &r.segs[i]
+		at := end
+		end += sg.dur // 0 for items
+		if !candidate(sg) {
 			continue
 		}
-		end := sg.at + sg.dur
 		j := sort.Search(len(ends), func(j int) bool { return r.obsEnd(ends[j]) > end })
 		if j == 0 {
 			continue
 		}
 		task := ends[j-1]
 		te := r.obsEnd(task)
-		if te <= sg.at || end-te > max(unrecordedTail, 0.05*sg.dur) || busyUntil(te)-busyUntil(sg.at) < busyCover*(te-sg.at) {
+		if te <= at || end-te > max(unrecordedTail, 0.05*sg.dur) || busyUntil(te)-busyUntil(at) < busyCover*(te-at) {
 			continue
 		}
-		splits = append(splits, split{i, task, te})
+		splits = append(splits, split{i, task, at, te})
 		if end > te {
 			extra++
 		}
@@ -1056,11 +1065,11 @@ func (r *run) unrecordedWaits() {
 		}
 		sp := splits[next]
 		next--
-		if end := sg.at + sg.dur; end > sp.te {
-			r.segs[w] = seg{dur: end - sp.te, at: sp.te, cat: Python, opt: sg.opt}
+		if end := sp.at + sg.dur; end > sp.te {
+			r.segs[w] = seg{dur: end - sp.te, cat: Python, opt: sg.opt}
 			w--
 		}
-		r.segs[w] = seg{item: itemUnrecorded, dur: sp.te - sg.at, at: sg.at, cat: Python, opt: sg.opt, ref: sp.task}
+		r.segs[w] = seg{item: itemUnrecorded, dur: sp.te - sp.at, cat: Python, opt: sg.opt, ref: sp.task}
 		w--
 	}
 }
@@ -1141,7 +1150,8 @@ type launchQueue struct {
 }
 
 func (r *run) queue() launchQueue {
-	var q launchQueue
+	n := len(r.tasks) // at most; grown by appends, the lists allocated four times that
+	q := launchQueue{launches: make([]float64, 0, n), starts: make([]float64, 0, n), ends: make([]int32, 0, n)}
 	for i := range r.tasks {
 		tk := &r.tasks[i]
 		if tk.launch < 0 {
