@@ -40,6 +40,7 @@ package breakdown
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/classify"
@@ -257,32 +258,65 @@ func partition(windows []interval.Span, roles *[NumCategories - 1]interval.Set) 
 	return out
 }
 
-func computeDefault(t *trace.Trace, exclude []bool) *Result {
+// defaultSpans collects each category's spans track by track in start
+// order, merged with the previous span of the same track when they
+// overlap: nested ops collapse here, so sorting for the union sees a
+// fraction of them. The first pass counts the spans, the second stores
+// them in one array cut to those counts (grown by appends, the lists
+// allocated four times their size).
+func defaultSpans(t *trace.Trace, cl *classify.Table) [NumCategories - 1][]interval.Span {
 	ev := &t.Events
-	cl := classify.For(t)
-	// Spans are collected track by track in start order, merged with the
-	// previous span of the same track when they overlap: nested ops
-	// collapse here, so sorting for the union sees a fraction of them.
 	var raw [NumCategories - 1][]interval.Span
-	var trackStart [NumCategories - 1]int // where this track's spans begin in raw
-	for ti := range t.Tracks {
-		for c := range raw {
-			trackStart[c] = len(raw[c])
+	var count [NumCategories - 1]int
+	for pass := range 2 {
+		for ti := range t.Tracks {
+			var last [NumCategories - 1]int64 // where the track's last span of each category ends
+			for c := range last {
+				last[c] = math.MinInt64
+			}
+			for _, e := range t.Tracks[ti].Events {
+				i := int(e)
+				c, ok := defaultCategory(t, cl, i)
+				if !ok || ev.Dur[i] <= 0 {
+					continue
+				}
+				start, end := ev.Start[i], ev.Start[i]+ev.Dur[i]
+				if start <= last[c] {
+					last[c] = max(last[c], end)
+					if pass == 1 {
+						raw[c][len(raw[c])-1].End = last[c]
+					}
+					continue
+				}
+				last[c] = end
+				if pass == 0 {
+					count[c]++
+				} else {
+					raw[c] = append(raw[c], interval.Span{Start: start, End: end})
+				}
+			}
 		}
-		for _, e := range t.Tracks[ti].Events {
-			i := int(e)
-			c, ok := defaultCategory(t, cl, i)
-			if !ok || ev.Dur[i] <= 0 {
-				continue
+		if pass == 0 {
+			all := make([]interval.Span, sumInts(count[:]))
+			for c, n := range count {
+				raw[c], all = all[:0:n], all[n:]
 			}
-			sp := interval.Span{Start: ev.Start[i], End: ev.Start[i] + ev.Dur[i]}
-			if n := len(raw[c]); n > trackStart[c] && sp.Start <= raw[c][n-1].End {
-				raw[c][n-1].End = max(raw[c][n-1].End, sp.End)
-				continue
-			}
-			raw[c] = append(raw[c], sp)
 		}
 	}
+	return raw
+}
+
+func sumInts(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}
+
+func computeDefault(t *trace.Trace, exclude []bool) *Result {
+	ev := &t.Events
+	raw := defaultSpans(t, classify.For(t))
 	var roles [NumCategories - 1]interval.Set
 	for c := range raw {
 		roles[c] = interval.Of(raw[c])
