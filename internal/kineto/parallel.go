@@ -63,6 +63,13 @@ type parallel struct {
 	// mapped: the segments are slices of the input, mapped (readMapped),
 	// not buffers to reuse.
 	mapped bool
+	// densest is the most events, flows and memory records a byte that
+	// the segments parsed so far held (segmentSizes).
+	densest struct {
+		sync.Mutex
+		known                 bool
+		events, flows, memory float64
+	}
 }
 
 func newParallel(name string, workers int, analysesOnly, mapped bool) *parallel {
@@ -149,11 +156,48 @@ func (p *parallel) parse(s *segment) {
 	default:
 		r = newReader(p.name)
 		r.analysesOnly = p.analysesOnly
-		r.t.Reserve(len(s.data)/100, len(s.data)/400, len(s.data)/1000)
+		r.t.Reserve(p.segmentSizes(len(s.data)))
 	}
 	r.buf, r.end, r.base, r.eof = s.data, len(s.data), s.off, true
 	s.end, s.stop = r.segmentEvents()
 	s.r = r
+	p.parsed(r.t, s.stop-s.off)
+}
+
+// segmentSizes is how many events, flows and memory records a new
+// segment reader reserves for a segment of size bytes: a quarter more a
+// byte than the densest segment parsed so far held, else, before any
+// is, what a trace of tiny events needs (len/100 events, Kineto's GPU
+// traces holding a half to a quarter of that; no flows when they are
+// not kept). A reader is reused for later segments, its tables grown
+// where one holds more.
+func (p *parallel) segmentSizes(size int) (events, flows, memory int) {
+	d := &p.densest
+	d.Lock()
+	defer d.Unlock()
+	if !d.known {
+		events, flows, memory = size/100, size/400, size/1000
+		if p.analysesOnly {
+			flows = 0
+		}
+		return events, flows, memory
+	}
+	room := func(perByte float64) int { return int(1.25 * perByte * float64(size)) }
+	return room(d.events), room(d.flows), room(d.memory)
+}
+
+// parsed notes what a segment's reader read from its first n bytes.
+func (p *parallel) parsed(t *trace.Trace, n int64) {
+	if n <= 0 {
+		return
+	}
+	d := &p.densest
+	d.Lock()
+	defer d.Unlock()
+	d.known = true
+	d.events = max(d.events, float64(t.Events.Len())/float64(n))
+	d.flows = max(d.flows, float64(len(t.Flows))/float64(n))
+	d.memory = max(d.memory, float64(len(t.Memory))/float64(n))
 }
 
 // segmentEvents reads whole events up to the end of the buffer.
