@@ -167,16 +167,19 @@ func (p *parallel) parse(s *segment) {
 // segmentSizes is how many events, flows and memory records a new
 // segment reader reserves for a segment of size bytes: a quarter more a
 // byte than the densest segment parsed so far held, else, before any
-// is, what a trace of tiny events needs (len/100 events, Kineto's GPU
-// traces holding a half to a quarter of that; no flows when they are
-// not kept). A reader is reused for later segments, its tables grown
-// where one holds more.
+// is, len/150 events, len/400 flows (none when they are not kept) and
+// len/1000 memory records. The densest shape docs/performance.md
+// measures, one-line Python frames, holds 4,640 events a MB, and the
+// real traces of testdata an event or flow per 200-260 bytes: len/100
+// reserved twice what a 15 MB DDP trace's densest segment held. A
+// reader is reused for later segments, its tables grown where one
+// holds more.
 func (p *parallel) segmentSizes(size int) (events, flows, memory int) {
 	d := &p.densest
 	d.Lock()
 	defer d.Unlock()
 	if !d.known {
-		events, flows, memory = size/100, size/400, size/1000
+		events, flows, memory = size/150, size/400, size/1000
 		if p.analysesOnly {
 			flows = 0
 		}
