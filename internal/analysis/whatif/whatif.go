@@ -545,7 +545,7 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 		lo, hi = min(lo, l), max(hi, l)
 	}
 	launchOf := newEventIndex(lo, hi, len(devs))
-	var calls []int32
+	calls := make([]int32, 0, len(devs)) // at most one a task
 	for _, d := range devs {
 		l := ev.Launch(int(d.e))
 		if !launchOf.has(l) {
@@ -627,24 +627,7 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 		r.streams[si] = append(r.streams[si], i)
 		taskOf.set(e, i)
 	}
-	// each launch's tasks, in one array: a slice grown per launch was a
-	// tenth of Build's allocations
-	byLaunch := make([][]int32, len(calls))
-	count := make([]int32, len(calls))
-	for i := range r.tasks {
-		if l := r.tasks[i].launch; l >= 0 {
-			count[l]++
-		}
-	}
-	launched := make([]int32, len(r.tasks))
-	for l, n := range count {
-		byLaunch[l], launched = launched[:0:n], launched[n:]
-	}
-	for i := range r.tasks {
-		if l := r.tasks[i].launch; l >= 0 {
-			byLaunch[l] = append(byLaunch[l], int32(i))
-		}
-	}
+	byLaunch := r.launchTasks(len(calls))
 
 	// Host intervals, and the blocking calls that waited.
 	mainTrack := trace.TrackID(math.MaxUint32)
@@ -662,14 +645,20 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 		i, ok := streamOf[devStream{tr.Device, tr.Stream}]
 		return i, ok
 	}
+	// each name's median launch call (by name, then duration: a list of
+	// durations per name, grown by appends, took seven times as much)
 	medLaunch := map[trace.StrID]float64{}
-	byName := map[trace.StrID][]float64{}
-	for _, l := range calls {
-		byName[ev.Name[l]] = append(byName[ev.Name[l]], float64(ev.Dur[l]))
-	}
-	for n, ds := range byName {
-		slices.Sort(ds)
-		medLaunch[n] = ds[len(ds)/2]
+	byName := slices.Clone(calls)
+	slices.SortFunc(byName, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(ev.Name[a], ev.Name[b]), cmp.Compare(ev.Dur[a], ev.Dur[b]))
+	})
+	for i := 0; i < len(byName); {
+		j := i + 1
+		for j < len(byName) && ev.Name[byName[j]] == ev.Name[byName[i]] {
+			j++
+		}
+		medLaunch[ev.Name[byName[i]]] = float64(ev.Dur[byName[i+(j-i)/2]])
+		i = j
 	}
 	q := r.queue()
 	threadOf := map[trace.TrackID]int32{}
@@ -750,7 +739,7 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 			l, isLaunch := launchOf.get(e)
 			cp := false // the call copies to the device, or syncs for such a copy in the op that made it
 			if isLaunch {
-				for _, ti := range byLaunch[l] {
+				for _, ti := range byLaunch.of(l) {
 					cp = cp || r.tasks[ti].htod
 				}
 			}
@@ -760,7 +749,7 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 				}
 				cp = cp || copyOps[p]
 			}
-			on := r.waitedFor(t, e, &launchOf, byLaunch, &taskOf, g.waits, g.syncs[e], streamIdxOf, rel)
+			on := r.waitedFor(t, e, &launchOf, &byLaunch, &taskOf, g.waits, g.syncs[e], streamIdxOf, rel)
 			if on == nil {
 				on = r.fullQueue(t, e, &launchOf, medLaunch, q, rel)
 			}
@@ -779,7 +768,7 @@ func buildRun(t *trace.Trace, g *global, steps []int) (run, bool) {
 			aw := int64(awaited) + ws
 			early := int64(2000)
 			if isLaunch {
-				for _, ti := range byLaunch[l] {
+				for _, ti := range byLaunch.of(l) {
 					early = max(early, int64(r.tasks[ti].dur/50))
 				}
 			}
@@ -1082,12 +1071,44 @@ func (r *run) obsEnd(i int32) float64 {
 	return tk.obsStart + tk.dur
 }
 
+// launchTasks lists each launch's tasks, ascending, in one array: those
+// of launch l are tasks[start[l]:start[l+1]] (a slice grown per launch
+// was a tenth of Build's allocations, a slice header per launch 24
+// bytes).
+type launchTasks struct{ start, tasks []int32 }
+
+func (r *run) launchTasks(launches int) launchTasks {
+	x := launchTasks{start: make([]int32, launches+1)}
+	for i := range r.tasks {
+		if l := r.tasks[i].launch; l >= 0 {
+			x.start[l]++
+		}
+	}
+	for l := 1; l < launches; l++ {
+		x.start[l] += x.start[l-1] // where l's tasks end
+	}
+	n := int32(0)
+	if launches > 0 {
+		n = x.start[launches-1]
+	}
+	x.start[launches], x.tasks = n, make([]int32, n)
+	for i := len(r.tasks) - 1; i >= 0; i-- { // each launch's last first, at its end
+		if l := r.tasks[i].launch; l >= 0 {
+			x.start[l]--
+			x.tasks[x.start[l]] = int32(i)
+		}
+	}
+	return x
+}
+
+func (x *launchTasks) of(l int32) []int32 { return x.tasks[x.start[l]:x.start[l+1]] }
+
 // waitedFor is the device work a blocking call waits for: its own copy
 // (an asynchronous one only from or to pageable memory),
 // the work its Event Sync, Stream Sync or Context Sync names, else, for a
 // device or stream synchronize with no sync event recorded, every stream's
 // last launched work. nil for a call that cannot block.
-func (r *run) waitedFor(t *trace.Trace, e int32, launchOf *eventIndex, byLaunch [][]int32, taskOf *eventIndex,
+func (r *run) waitedFor(t *trace.Trace, e int32, launchOf *eventIndex, byLaunch *launchTasks, taskOf *eventIndex,
 	waits critpath.Waits, syncs []int32, streamIdx func(*trace.Track) (int32, bool), rel func(int64) float64) []int32 {
 	name := t.Name(int(e))
 	if !critpath.IsBlocking(name) {
@@ -1099,7 +1120,7 @@ func (r *run) waitedFor(t *trace.Trace, e int32, launchOf *eventIndex, byLaunch 
 		// an asynchronous copy waits only when host memory is pageable (the
 		// driver stages it): device-to-device and pinned copies return at once
 		async := strings.Contains(name, "Async")
-		for _, ti := range byLaunch[l] {
+		for _, ti := range byLaunch.of(l) {
 			if !async || r.tasks[ti].pageable {
 				on = append(on, ti)
 			}
