@@ -267,6 +267,7 @@ func (t *Trace) ArgStr(i int, key StrID) (string, bool) {
 // start (the event's ArgVals), and modifies args.
 func (t *Trace) InternArgs(args []Arg) (ArgSetID, uint32) {
 	start := uint32(len(t.argVals))
+	t.argVals = roomFor(t.argVals, len(args), t.Events.Len()+1, cap(t.Events.Kind))
 	for j, a := range args {
 		if perLaunch(a.Key, a.Val) {
 			t.argVals = append(t.argVals, a.Val.Bits)

@@ -71,22 +71,22 @@ func (t *Trace) AddEvent(r *EventRecord) int {
 	e.Start = append(e.Start, r.Start)
 	e.Dur = append(e.Dur, r.Dur)
 	e.Args = append(e.Args, r.Args)
-	i := len(e.Kind) - 1
+	i, c := len(e.Kind)-1, cap(e.Kind)
 	e.cats.add(i, r.Kind, r.Cat)
 	if int(r.ArgVals) < len(t.argVals) && t.ArgSets.lifted(r.Args) > 0 { // InternArgs stored values for it
-		e.ArgVals.add(i, r.ArgVals)
+		e.ArgVals.push(i, r.ArgVals, c)
 	}
 	if r.ExternalID != 0 {
-		e.ExternalID.add(i, r.ExternalID)
+		e.ExternalID.push(i, r.ExternalID, c)
 	}
 	if r.Correlation != 0 {
-		e.Correlation.add(i, r.Correlation)
+		e.Correlation.push(i, r.Correlation, c)
 	}
 	if r.SeqNum != -1 {
-		e.SeqNum.add(i, r.SeqNum)
+		e.SeqNum.push(i, r.SeqNum, c)
 	}
 	if r.PyID != 0 || r.PyParent != 0 {
-		e.Py.add(i, PyIDs{r.PyID, r.PyParent})
+		e.Py.push(i, PyIDs{r.PyID, r.PyParent}, c)
 	}
 	return i
 }
@@ -149,6 +149,20 @@ func (t *Trace) ReserveArgVals(n int) {
 // ReserveStrings sizes the string table for n strings, so that interning
 // up to n strings never rebuilds its index nor grows its references.
 func (t *Trace) ReserveStrings(n int) { t.strs.reserve(n) }
+
+// roomFor returns s with room for k more values, s being a column of
+// values of some events filled event by event, with events read so far
+// (the one the values are for included) and room for c events in all:
+// one of 64 values or more that must grow is sized for c events as
+// dense as it is, a quarter larger at least. Grown by append's steps, a
+// parallel reader's segment columns allocated five times their size.
+func roomFor[T any](s []T, k, events, c int) []T {
+	n := len(s)
+	if n+k <= cap(s) || n < 64 {
+		return s
+	}
+	return reserve(s, max(n+n/4, n+k, int(int64(n+k)*int64(max(c, events))/int64(max(events, 1)))))
+}
 
 func reserve[T any](s []T, n int) []T {
 	out := make([]T, len(s), n)

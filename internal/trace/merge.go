@@ -70,8 +70,8 @@ func (t *Trace) AppendTables(src *Trace, index map[TrackKey]TrackID) *Merge {
 	}
 
 	m.vals = uint32(len(t.argVals))
-	t.argVals = append(t.argVals, src.argVals...)
 	m.dst = t.Events.extend(src.Events.Len())
+	t.argVals = append(roomFor(t.argVals, len(src.argVals), t.Events.Len(), cap(t.Events.Kind)), src.argVals...)
 	t.Events.reserveSparse(&src.Events)
 	t.Events.cats.appendFrom(&src.Events, strs, m.Base)
 	for e, v := range src.Events.ArgVals.All() {

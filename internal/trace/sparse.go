@@ -51,6 +51,13 @@ func (s *Sparse[V]) add(i int, v V) {
 	s.values = append(s.values, v)
 }
 
+// push is add for a column filled event by event, with room for c
+// events in all (roomFor).
+func (s *Sparse[V]) push(i int, v V, c int) {
+	s.values = roomFor(s.values, 1, i+1, c)
+	s.add(i, v)
+}
+
 // appendFrom adds src's values, for events numbered from base on.
 func (s *Sparse[V]) appendFrom(src *Sparse[V], base int) {
 	for e, v := range src.All() {
@@ -150,6 +157,15 @@ func (c *PyColumn) add(i int, v PyIDs) {
 	}
 }
 
+// push is add for a column filled event by event (Sparse.push).
+func (c *PyColumn) push(i int, v PyIDs, room int) {
+	if n, ok := narrowPy(v); ok {
+		c.narrow.push(i, n, room)
+	} else {
+		c.wide.push(i, v, room)
+	}
+}
+
 func (c *PyColumn) appendFrom(src *PyColumn, base int) {
 	c.narrow.appendFrom(&src.narrow, base)
 	c.wide.appendFrom(&src.wide, base)
@@ -221,6 +237,15 @@ func (c *IDColumn) add(i int, v int64) {
 		c.narrow.add(i, n)
 	} else {
 		c.wide.add(i, v)
+	}
+}
+
+// push is add for a column filled event by event (Sparse.push).
+func (c *IDColumn) push(i int, v int64, room int) {
+	if n := uint32(v); int64(n) == v {
+		c.narrow.push(i, n, room)
+	} else {
+		c.wide.push(i, v, room)
 	}
 }
 
