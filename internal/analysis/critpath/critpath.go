@@ -952,13 +952,18 @@ func (g *graph) longestPath() (path, edges []int32) {
 	if end < 0 {
 		return nil, nil
 	}
-	path = []int32{end}
+	// walked back twice: counted, then filled from the end (grown by
+	// appends, the lists allocated four times their size)
+	n := 0
 	for v := end; from[v] >= 0; v = g.edges[from[v]].u {
-		path = append(path, g.edges[from[v]].u)
-		edges = append(edges, from[v])
+		n++
 	}
-	slices.Reverse(path)
-	slices.Reverse(edges)
+	path, edges = make([]int32, n+1), make([]int32, n)
+	path[n] = end
+	for v := end; from[v] >= 0; v = g.edges[from[v]].u {
+		n--
+		path[n], edges[n] = g.edges[from[v]].u, from[v]
+	}
 	return path, edges
 }
 
