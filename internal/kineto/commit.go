@@ -37,7 +37,7 @@ func (r *reader) commit() {
 			t.UnkeptFlows++
 			return
 		}
-		t.Flows = append(t.Flows, trace.Flow{ID: f.id, Cat: f.cat, Phase: f.ph, Track: track, Ts: f.ts})
+		t.AddFlow(trace.Flow{ID: f.id, Cat: f.cat, Phase: f.ph, Track: track, Ts: f.ts})
 		return
 	case 'X', 'B', 'E', 'i', 'I', 'C':
 	case '0': // empty object, already reported
@@ -133,7 +133,7 @@ func (r *reader) commit() {
 	e := t.AddEvent(&rec)
 	if rec.Kind == trace.KindMemory {
 		f.mem.Event = int32(e)
-		t.Memory = append(t.Memory, f.mem)
+		t.AddMemory(f.mem)
 	}
 }
 

@@ -167,23 +167,19 @@ func (p *parallel) parse(s *segment) {
 // segmentSizes is how many events, flows and memory records a new
 // segment reader reserves for a segment of size bytes: a quarter more a
 // byte than the densest segment parsed so far held, else, before any
-// is, len/150 events, len/400 flows (none when they are not kept) and
-// len/1000 memory records. The densest shape docs/performance.md
-// measures, one-line Python frames, holds 4,640 events a MB, and the
-// real traces of testdata an event or flow per 200-260 bytes: len/100
-// reserved twice what a 15 MB DDP trace's densest segment held. A
-// reader is reused for later segments, its tables grown where one
-// holds more.
+// is, len/150 events and no flows or memory records (Trace.AddFlow and
+// AddMemory grow those as dense as they come). The densest shape
+// docs/performance.md measures, one-line Python frames, holds 4,640
+// events a MB, and the real traces of testdata an event or flow per
+// 200-260 bytes: len/100 reserved twice what a 15 MB DDP trace's
+// densest segment held. A reader is reused for later segments, its
+// tables grown where one holds more.
 func (p *parallel) segmentSizes(size int) (events, flows, memory int) {
 	d := &p.densest
 	d.Lock()
 	defer d.Unlock()
 	if !d.known {
-		events, flows, memory = size/150, size/400, size/1000
-		if p.analysesOnly {
-			flows = 0
-		}
-		return events, flows, memory
+		return size / 150, 0, 0
 	}
 	room := func(perByte float64) int { return int(1.25 * perByte * float64(size)) }
 	return room(d.events), room(d.flows), room(d.memory)

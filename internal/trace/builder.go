@@ -91,6 +91,18 @@ func (t *Trace) AddEvent(r *EventRecord) int {
 	return i
 }
 
+// AddFlow appends a flow end to t.Flows, which a reader adding events
+// one by one grows as the sparse columns grow (roomFor).
+func (t *Trace) AddFlow(f Flow) {
+	t.Flows = append(roomFor(t.Flows, 1, t.Events.Len()+1, cap(t.Events.Kind)), f)
+}
+
+// AddMemory appends a memory record to t.Memory, grown as AddFlow grows
+// the flows.
+func (t *Trace) AddMemory(m MemoryRecord) {
+	t.Memory = append(roomFor(t.Memory, 1, t.Events.Len(), cap(t.Events.Kind)), m)
+}
+
 // TrackKey identifies a track by the pid and tid the trace gave it. Label
 // fields hold string ids when the trace used strings.
 type TrackKey struct {
