@@ -39,12 +39,12 @@ func (t *Trace) Link() {
 		t.sortTracks()
 		t.nest()
 	})
-	t.linkLaunches()
+	byCorr := t.linkLaunches()
 	t.findSteps()
 	wg.Wait()
 	t.inferSteps() // reads the nesting
 	wg.Go(t.bindFlows)
-	t.linkOps()
+	t.linkOps(byCorr)
 	wg.Wait()
 	t.assignSteps()
 }
@@ -244,11 +244,12 @@ func (t *Trace) nest() {
 }
 
 // linkLaunches sets Launch on device events from the runtime or driver call
-// with the same correlation id.
-func (t *Trace) linkLaunches() {
+// with the same correlation id. It returns its index, whose storage
+// linkOps reuses.
+func (t *Trace) linkLaunches() *idIndex {
 	ev := &t.Events
 	corr := &ev.Correlation
-	byCorr := newIDIndex(corr, func(i int) bool { return ev.Kind[i].IsLaunch() })
+	byCorr := newIDIndex(corr, func(i int) bool { return ev.Kind[i].IsLaunch() }, nil)
 	for e, id := range corr.All() {
 		if k := ev.Kind[e]; k.IsLaunch() {
 			if _, dup := byCorr.get(id); !dup || k == KindRuntime {
@@ -263,16 +264,18 @@ func (t *Trace) linkLaunches() {
 			}
 		}
 	}
+	return byCorr
 }
 
 // linkOps sets Op on runtime calls (by External id when that op is on the
 // call's thread, else the innermost enclosing operator on the thread) and on device events (their launch's
-// op, else their own External id).
-func (t *Trace) linkOps() {
+// op, else their own External id). Its index takes reuse's storage when
+// that is large enough.
+func (t *Trace) linkOps(reuse *idIndex) {
 	ev := &t.Events
 	isOp := func(i int) bool { return ev.Kind[i] == KindCPUOp || ev.Kind[i] == KindUserAnnotation }
 	ext := &ev.ExternalID
-	byExt := newIDIndex(ext, isOp)
+	byExt := newIDIndex(ext, isOp, reuse)
 	for e, id := range ext.All() {
 		if !isOp(int(e)) {
 			continue
@@ -318,8 +321,9 @@ type idIndex struct {
 	sparse map[int64]int32
 }
 
-// newIDIndex sizes an index for the ids of the events keep accepts.
-func newIDIndex(ids *IDColumn, keep func(i int) bool) *idIndex {
+// newIDIndex sizes an index for the ids of the events keep accepts; a
+// dense one takes reuse's slice when that is large enough (nil: none).
+func newIDIndex(ids *IDColumn, keep func(i int) bool, reuse *idIndex) *idIndex {
 	lo, hi, n := int64(math.MaxInt64), int64(math.MinInt64), 0
 	for e, id := range ids.All() {
 		if keep(int(e)) {
@@ -327,7 +331,15 @@ func newIDIndex(ids *IDColumn, keep func(i int) bool) *idIndex {
 		}
 	}
 	if n > 0 && uint64(hi-lo) < uint64(8*n+1024) {
-		return &idIndex{base: lo, dense: fill(int(hi-lo) + 1)}
+		size := int(hi-lo) + 1
+		if reuse == nil || cap(reuse.dense) < size {
+			return &idIndex{base: lo, dense: fill(size)}
+		}
+		dense := reuse.dense[:size]
+		for i := range dense {
+			dense[i] = None
+		}
+		return &idIndex{base: lo, dense: dense}
 	}
 	return &idIndex{sparse: make(map[int64]int32, n)}
 }
