@@ -1650,6 +1650,7 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 	s.nativeTry = nil // set by the change that the agent can make
 	var total, conv, gemm, rnn, random, dropout, dropoutCall, index, aggregate, indexBackward, sorts, embeddingBackward float64
 	var gemmCallWeighted float64  // Σ self × self per call over the matmul rows
+	var convCallWeighted float64  // the same over the convolution rows
 	rnnCalls := 0                 // calls of a recurrent layer or cell (isRNNCall)
 	var rest, all []optable.OpRow // the other ops, and all, for naming the largest
 	if t := s.in.Ops; t != nil {
@@ -1663,6 +1664,9 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 			switch {
 			case strings.Contains(n, "conv"):
 				conv += r.HostSelfUs
+				if r.Calls > 0 {
+					convCallWeighted += r.HostSelfUs * r.HostSelfUs / float64(r.Calls)
+				}
 			case classify.ContainsAny(n, cpuGEMMOps):
 				gemm += r.HostSelfUs
 				if r.Calls > 0 {
@@ -1932,6 +1936,21 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 	case index/total >= dominant:
 		change, ev := indexChange(index/total, aggregate/total, indexBackward/total)
 		return thenDo(change, others(index)), ev, dropout, total
+	case (conv+gemm)/total >= dominant && s.largeDenseBF16((convCallWeighted+gemmCallWeighted)/max(conv+gemm, 1)*s.windowRunning()):
+		// Neither family leads alone, both in large calls: the time is
+		// dense products all the same, and torch.compile leaves them to
+		// the same oneDNN/MKL calls. thuml's Autoformer (ETTh1, d_model
+		// 512; its feed-forward is Conv1d with kernel 1: matmuls 30%,
+		// convolutions 23%, calls of 10-33 ms) was told torch.compile
+		// (17%): compiled it ran 0.90x, under bf16 autocast 1.54x.
+		bf16 := "bf16 autocast (" + s.autocastCall() + ", a change to the numerics)"
+		if m := s.modelRef(); m != "" && s.framework() == "" {
+			bf16 = "bf16 autocast (" + s.autocastCall() + " around the call of the model, " + m + ", and its loss; a change to the numerics)"
+		}
+		s.nativeTry = map[string]string{"bf16_autocast": "true"}
+		return thenDo(orTry(fmt.Sprintf("matmuls (%.0f%%) and convolutions (%.0f%%) take %.0f%% of the native time together, in calls of %s on average, already near this CPU's float32 speed in oneDNN/MKL, and this CPU has bfloat16 instructions: %s",
+				pct(gemm/total), pct(conv/total), pct((conv+gemm)/total), units.Duration((convCallWeighted+gemmCallWeighted)/(conv+gemm)*s.windowRunning()), bf16), "an accelerator"), others(conv+gemm)),
+			[]Evidence{{bf16ReachLabel, pct((conv + gemm) / total), "%", "ops"}}, dropout, total
 	case sorts/total >= dominant:
 		// a full sort to take the first k of each row (retrieval, top-k
 		// sampling, hard-negative mining): the top 10 of 32 rows of 200k
@@ -1950,6 +1969,20 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 	fusable := max(0, total-gemm-conv-rnn-dropout) / total
 	return orTry(fmt.Sprintf("no op family dominates the native time (largest: %s): %s", largest(all, 3), s.compileChange("its elementwise, normalization and softmax ops and the many small ones")), "an accelerator"),
 		[]Evidence{{fusableShareLabel, pct(fusable), "%", "ops"}}, dropout, total
+}
+
+// largeDenseBF16: the matmuls and convolutions, calls of callUs on
+// average, are large (largeGEMMUs), on a CPU with bfloat16 instructions,
+// in a model with layers fed more than one sample, none of its
+// convolutions strided depthwise (slower under bf16: cpuFamilyChange):
+// bf16 autocast shortens them.
+func (s *state) largeDenseBF16(callUs float64) bool {
+	if callUs < largeGEMMUs || !s.cpuHasBF16() || !s.layeredModelCalled() {
+		return false
+	}
+	_, oneSample := s.oneSampleSteps()
+	_, _, strided := s.depthwise()
+	return !oneSample && strided == 0
 }
 
 // bf16ReachLabel is the evidence of the native time bf16 autocast alone

@@ -263,6 +263,42 @@ func TestAttentionFollowsLargeMatmuls(t *testing.T) {
 	}
 }
 
+// Matmuls and convolutions that lead only together, in large calls (an
+// Autoformer's feed-forward is Conv1d with kernel 1), get bf16 autocast on
+// a CPU with bfloat16 instructions, not torch.compile; small calls, no
+// bf16 instructions, or a strided depthwise convolution keep compile.
+func TestLargeDenseOpsTogether(t *testing.T) {
+	bf16 := []string{"avx2", "avx512f", "avx512_bf16"}
+	model := rundir.ModelCall{Class: "Model", Module: "models.Autoformer", File: "exp.py", Line: 125, Calls: 1, Layers: 30, Convs: 4}
+	dw := model
+	dw.Depthwise, dw.StridedDepthwise = 2, 2
+	for _, c := range []struct {
+		name     string
+		features []string
+		model    rundir.ModelCall
+		calls    int // of each matmul and convolution row
+		want     string
+	}{
+		{"large calls", bf16, model, 1, "matmuls (30%) and convolutions (25%) take 55% of the native time together, in calls of 2.77 ms on average"},
+		{"small calls", bf16, model, 100, "no op family dominates"},
+		{"no bf16", []string{"avx2"}, model, 1, "no op family dominates"},
+		{"strided depthwise", bf16, dw, 1, "no op family dominates"},
+	} {
+		ops := &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::mm", HostSelfUs: 3000, Calls: c.calls}, {Name: "aten::convolution_backward", HostSelfUs: 2500, Calls: c.calls},
+			{Name: "aten::mul", HostSelfUs: 2500, Calls: 10}, {Name: "aten::cat", HostSelfUs: 2000, Calls: 10}}, BackwardCalls: 10}
+		run := &runevidence.RunEvidence{Env: &runevidence.Env{CPUFeatures: c.features}, Models: []rundir.ModelCall{c.model}}
+		s := &state{p: Default, step: 10000, share: map[Class]float64{CPUCompute: 0.9}, d: &Diagnosis{}, in: Analyses{Ops: ops, Run: run}}
+		s.findings()
+		f := findRule(s.d.Findings, "cpu.native")
+		if f == nil || !strings.HasPrefix(f.Change, c.want) {
+			t.Fatalf("%s: %+v, want it to start %q", c.name, f, c.want)
+		}
+		if together := strings.HasPrefix(c.want, "matmuls"); together != (f.Try["bf16_autocast"] == "true") || together && !strings.Contains(f.Change, "around the call of the model, Model, called at exp.py:125") {
+			t.Errorf("%s: try %v, change %q: want bf16 tried and the model named only with the large calls", c.name, f.Try, f.Change)
+		}
+	}
+}
+
 // Matmuls that are mostly products of a sparse tensor (a GCN's adjacency
 // and features) get no batching or bf16 advice and no promised saving;
 // dense matmuls keep both.
