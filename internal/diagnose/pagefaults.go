@@ -11,8 +11,8 @@ import (
 )
 
 var _ = addRule(Rule{
-	ID: "cpu.page-faults", Class: CPUCompute, Factor: 0.6,
-	When:   "run evidence, CPU-only steps (cpu.native's share >= MinFinding), no DataLoader workers whose batches could account for the faults (the steps' faults over 4x the pages of the batches they handed over in the run): >= KernelShare of the process's CPU time over the steps outside the profiler's window (its recording, warm-up and export fault pages in too) in the kernel, over >= 1 s of CPU time, or over >= 0.2 s clearing KernelShare at one-sided 95% confidence (its 10 ms ticks a binomial sample), with >= FaultsPerKernelS minor page faults a second of it; at stake: the step times that share; saving: 60% of it (the kernel's time measured 54-81% shorter with glibc's heap kept)",
+	ID: "cpu.page-faults", Class: CPUCompute, Factor: 0.8,
+	When:   "run evidence, CPU-only steps (cpu.native's share >= MinFinding), no DataLoader workers whose batches could account for the faults (the steps' faults over 4x the pages of the batches they handed over in the run): >= KernelShare of the process's CPU time over the steps outside the profiler's window (its recording, warm-up and export fault pages in too) in the kernel, over >= 1 s of CPU time, or over >= 0.2 s clearing KernelShare at one-sided 95% confidence (its 10 ms ticks a binomial sample), with >= FaultsPerKernelS minor page faults a second of it; at stake: the step times that share; saving: 80% of it (glibc's heap kept took 54-81% of the kernel's time out, and the steps measured 0.6-1.1x the share shorter: the faults' cost in the program's own time too)",
 	Change: "memory freed in the step goes back to the kernel, which maps it afresh and zeroes it a 4 KB page at a time when the next step allocates: " + mallocReuse + ", or fewer or smaller large tensors a step",
 	detect: (*state).pageFaultsFinding,
 	Fires:  "TestPageFaults", Silent: "TestPageFaults",

@@ -64,7 +64,7 @@ func TestPageFaults(t *testing.T) {
 				return
 			}
 			if !strings.Contains(f.Title, "The kernel takes 50% of the process's CPU time: 292,307 page faults a second") ||
-				!strings.Contains(f.Change, c.change) || f.AtStakePct != 50 || f.SavingPct <= 0 || f.SavingPct > 30 {
+				!strings.Contains(f.Change, c.change) || f.AtStakePct != 50 || f.SavingPct != 40 {
 				t.Errorf("%+v", f)
 			}
 			if want := c.glibc && c.allocator == "" && c.peakRSS < 4e9; (f.Try["malloc_reuse"] == "true") != want {
