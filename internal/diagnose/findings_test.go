@@ -1619,6 +1619,56 @@ func TestSliceBackwardChange(t *testing.T) {
 	}
 }
 
+// A program whose one line calls a library that makes its own DataLoader
+// (pytorch-tabnet's clf.fit: its TorchDataset indexed one sample at a
+// time) is told to make the dataset's sample method and collation
+// cheaper, loaded in the library's loop called at that line, not to make
+// the line's function (<module>) cheaper; where the line is the
+// program's own dataset code under the loader, that function is named.
+func TestLoaderInsideLibrary(t *testing.T) {
+	frame := func(file string, line int, fn string) pyprofile.Frame {
+		return pyprofile.Frame{File: file, Line: line, Func: fn}
+	}
+	fit := frame("/home/u/train_tabnet.py", 16, "<module>")
+	epoch := frame(sitePkgs+"/pytorch_tabnet/abstract_model.py", 1, "TabModel._train_epoch")
+	next := frame(sitePkgs+"/torch/utils/data/dataloader.py", 1, "_BaseDataLoaderIter.__next__")
+	item := frame(sitePkgs+"/pytorch_tabnet/utils.py", 1, "TorchDataset.__getitem__")
+	batch := frame(sitePkgs+"/pytorch_tabnet/abstract_model.py", 2, "TabModel._train_batch")
+	own := frame("/home/u/data.py", 30, "Rows.__getitem__")
+	profile := func(stacks ...[]pyprofile.Frame) *pyprofile.Profile {
+		p := &pyprofile.Profile{Profiler: "sample", WindowSamples: 1, Threads: []pyprofile.Thread{{Role: "main"}}}
+		for _, frames := range stacks {
+			st := pyprofile.Stack{Count: 10, WindowCount: 10, CPUCount: 10, WindowCPUCount: 10}
+			for _, f := range frames {
+				p.Frames = append(p.Frames, f)
+				st.Frames = append(st.Frames, len(p.Frames)-1)
+			}
+			p.Stacks = append(p.Stacks, st)
+		}
+		return p
+	}
+	zero := 0
+	for _, c := range []struct {
+		name string
+		py   *runevidence.PythonEvidence
+		want string
+	}{
+		// training under the same line takes most of its samples: the
+		// loading's library call is read from the loader's samples alone
+		{"library's loader", runevidence.FromProfile(profile([]pyprofile.Frame{fit, epoch, next, item}, []pyprofile.Frame{fit, epoch, batch}, []pyprofile.Frame{fit, epoch, batch})),
+			"make the dataset's __getitem__ and the batch's collation (loaded in pytorch_tabnet's TabModel._train_epoch, called at train_tabnet.py:16, 33% of the main thread's samples) cheaper"},
+		{"program's dataset", runevidence.FromProfile(profile([]pyprofile.Frame{fit, epoch, next, own}, []pyprofile.Frame{fit, epoch, batch})),
+			"make Rows.__getitem__ at data.py:30 (50% of the main thread's samples) cheaper"},
+	} {
+		s := &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{Input: 0.6}, d: &Diagnosis{}, py: c.py,
+			in: Analyses{Run: &runevidence.RunEvidence{HasDataLoader: true, Loaders: []runevidence.Loader{{Dataset: "TorchDataset", NumWorkers: &zero}}}}}
+		s.findings()
+		if f := findingOf(s.d, "input.loader"); f == nil || !strings.Contains(f.AllChanges(), c.want) {
+			t.Errorf("%s: %+v, want %q", c.name, f, c.want)
+		}
+	}
+}
+
 // A Dataset that reads a file per sample (torch.load in __getitem__ under
 // the DataLoader) is input work, not checkpointing: its samples count as
 // DataLoader code, and the input change names the reads and packing; a
@@ -1682,9 +1732,9 @@ func TestLoaderFileReads(t *testing.T) {
 		cheaper string // the loading line named when not file reads
 	}{
 		{"file per sample", ev, true, ""},
-		{"computed samples", runevidence.FromProfile(profile(compute, compute, read, save)), false, "or make Files.__getitem__ at train.py:11 cheaper (50% of the main thread's samples)"},
+		{"computed samples", runevidence.FromProfile(profile(compute, compute, read, save)), false, "or make Files.__getitem__ at train.py:11 (50% of the main thread's samples) cheaper"},
 		// a collate_fn, not __getitem__, builds the batches
-		{"collate", runevidence.FromProfile(profile(collate, collate, collate, compute, save)), false, "or make pad_batch at train.py:20 cheaper (60% of the main thread's samples)"},
+		{"collate", runevidence.FromProfile(profile(collate, collate, collate, compute, save)), false, "or make pad_batch at train.py:20 (60% of the main thread's samples) cheaper"},
 	} {
 		s := &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{Input: 0.6}, d: &Diagnosis{}, py: c.py,
 			in: Analyses{Run: &runevidence.RunEvidence{HasDataLoader: true, Loaders: []runevidence.Loader{{Dataset: "Files", NumWorkers: &zero}}}}}
@@ -2153,7 +2203,7 @@ func TestInputWorkersShareTheStepsCPUs(t *testing.T) {
 		{"a file per sample", 2, 2, false, 0.05, 0.35, false},
 	} {
 		run := &runevidence.RunEvidence{Env: &runevidence.Env{CPUs: c.cpus, NumThreads: c.threads}, Loaders: []runevidence.Loader{{Dataset: "FakeMNIST", NumWorkers: &zero, Batches: 900}}}
-		py := &runevidence.PythonEvidence{LoaderOffCPU: c.offCPU, LoaderLines: []runevidence.Line{{File: "/home/u/main.py", Line: 46, Func: "train", Pct: 63, Text: "for batch_idx, (data, target) in enumerate(train_loader):"}}}
+		py := &runevidence.PythonEvidence{LoaderOffCPU: c.offCPU, LoaderLines: []runevidence.Line{{File: "/home/u/main.py", Line: 46, Func: "train", Pct: 63, Text: "for batch_idx, (data, target) in enumerate(train_loader):", CallsLoader: true}}}
 		if c.name == "a file per sample" { // packing the samples leads
 			py.LoaderIOShare = 0.9
 		}

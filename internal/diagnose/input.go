@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
 	"github.com/bottleneck-dev/bottleneck/internal/stats"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
 )
@@ -71,9 +72,9 @@ func (s *state) inputFinding() {
 				if s.py != nil && len(s.py.LoaderLines) > 0 {
 					// the line that loads: a collate_fn filling a batch
 					// element by element is not __getitem__
-					l := s.py.LoaderLines[0]
+					what := loadingWhat(l.SampleMethod(), s.py.LoaderLines[0])
 					cheaper = func(c string) string {
-						return orTry(c, fmt.Sprintf("make %s at %s:%d cheaper (%.0f%% of the main thread's samples): a batch that loads faster leaves the workers less to hide", l.Func, filepath.Base(l.File), l.Line, l.Pct))
+						return orTry(c, "make "+what+" cheaper: a batch that loads faster leaves the workers less to hide")
 					}
 				}
 				if s.py != nil && s.py.LoaderIOShare >= 0.5 {
@@ -107,13 +108,7 @@ func (s *state) inputFinding() {
 					in := min(1, s.share[Input])
 					what := "the dataset's " + l.SampleMethod()
 					if s.py != nil && len(s.py.LoaderLines) > 0 {
-						ll := s.py.LoaderLines[0]
-						what = fmt.Sprintf("%s at %s:%d (%.0f%% of the main thread's samples)", ll.Func, filepath.Base(ll.File), ll.Line, ll.Pct)
-						if strings.HasPrefix(strings.TrimSpace(ll.Text), "for ") {
-							// the loop over the loader: the cost is in the
-							// library's __getitem__ and transforms below it
-							what = fmt.Sprintf("the dataset's %s and its transforms (loaded in the loop at %s:%d, %.0f%% of the main thread's samples)", l.SampleMethod(), filepath.Base(ll.File), ll.Line, ll.Pct)
-						}
+						what = loadingWhat(l.SampleMethod(), s.py.LoaderLines[0])
 					}
 					change = fmt.Sprintf("make %s cheaper: a batch takes %s to load against %s for the rest of the step, mostly native ops on %d intra-op threads on %d CPUs and no accelerator, so workers would load on the CPUs the step's ops already use and hide little of it, if any, while each batch is handed over between processes",
 						what, units.Duration(in*s.step), units.Duration((1-in)*s.step), r.Env.NumThreads, r.Env.CPUs)
@@ -126,10 +121,9 @@ func (s *state) inputFinding() {
 				} else if w, ok := s.workersSaving(); ok && w < s.share[Input]/2 && s.py != nil && len(s.py.LoaderLines) > 0 {
 					// the workers this machine has cannot keep up:
 					// the loading must get cheaper first
-					l := s.py.LoaderLines[0]
 					in := min(1, s.share[Input])
-					change = fmt.Sprintf("make %s at %s:%d cheaper (%.0f%% of the main thread's samples): a batch takes %s to load against %s for the rest of the step, so %s on this machine could not keep up (the step would still take a batch's load over the workers: ~%.0f%% saved)",
-						l.Func, filepath.Base(l.File), l.Line, l.Pct, units.Duration(in*s.step), units.Duration((1-in)*s.step), units.Things(n, "worker"), pct(w))
+					change = fmt.Sprintf("make %s cheaper: a batch takes %s to load against %s for the rest of the step, so %s on this machine could not keep up (the step would still take a batch's load over the workers: ~%.0f%% saved)",
+						loadingWhat(l.SampleMethod(), s.py.LoaderLines[0]), units.Duration(in*s.step), units.Duration((1-in)*s.step), units.Things(n, "worker"), pct(w))
 					change = thenDo(change, fmt.Sprintf("DataLoader(num_workers=%d, persistent_workers=True%s): overlaps what is left with the step", n, pinText(s.device)))
 					tryPct = pct(w)
 				}
@@ -248,4 +242,25 @@ func (s *state) inputFinding() {
 // them), with what was measured of such runs (measured: "" or a clause).
 func workersNotAdvised(n int, measured string) string {
 	return fmt.Sprintf("leave the loading in the main process%s (bottleneck try --set num_workers=%d,persistent_workers=true measures workers)", measured, n)
+}
+
+// loadingWhat names what loads a batch in the main thread, to be made
+// cheaper: the program's line the loading ran under (ll), that line's
+// function where it is the dataset's code; where the line calls the
+// loader (a loop over it, a call into a library that makes its own
+// DataLoader: pytorch-tabnet's fit, whose TorchDataset indexes one
+// sample at a time), the dataset's sample method (sample) and what
+// follows it, which run below that line.
+func loadingWhat(sample string, ll runevidence.Line) string {
+	at := fmt.Sprintf("%s:%d", filepath.Base(ll.File), ll.Line)
+	share := fmt.Sprintf("%.0f%% of the main thread's samples", ll.Pct)
+	switch {
+	case !ll.CallsLoader:
+		return fmt.Sprintf("%s at %s (%s)", ll.Func, at, share)
+	case strings.HasPrefix(strings.TrimSpace(ll.Text), "for "):
+		return fmt.Sprintf("the dataset's %s and its transforms (loaded in the loop at %s, %s)", sample, at, share)
+	case ll.Inside != nil:
+		return fmt.Sprintf("the dataset's %s and the batch's collation (loaded in %s's %s, called at %s, %s)", sample, ll.Inside.Package, ll.Inside.Func, at, share)
+	}
+	return fmt.Sprintf("the dataset's %s and its transforms (loaded at %s, %s)", sample, at, share)
 }

@@ -445,6 +445,10 @@ type Line struct {
 	// Text is the line's source as the agent recorded it (the program's
 	// own files; absent from older agents).
 	Text string `json:"text,omitempty"`
+	// CallsLoader: a loader line whose samples are mostly in a
+	// DataLoader it calls (a loop over the loader, a library's fit that
+	// makes its own), not the program's dataset code the loader calls.
+	CallsLoader bool `json:"calls_loader,omitempty"`
 }
 
 // A line is blocked when at least minBlockedSamples of the main thread's
@@ -528,6 +532,7 @@ func fromProfile(p *pyprofile.Profile, window, trains bool, root string) *Python
 	var total, io, ioRead, dl, dlIO, dlPandas, hotN, module, anomaly, mha int
 	framework, frameworkFuncs := map[string]int{}, map[string]int{}
 	hot, ioL, dlL, compileL, outside, mhaL := map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}, map[key]int{}
+	dlOuter := map[key]int{} // the loader samples of each line whose DataLoader frames are below it
 	texts := map[key]string{}
 	src := newSourceCache(root)
 	autocast := map[AutocastBlock]int{} // blocks (Share 0) -> samples
@@ -612,6 +617,9 @@ func fromProfile(p *pyprofile.Profile, window, trains bool, root string) *Python
 		case isDL: // a Dataset that reads files is input work, not checkpointing or logging
 			dl += c
 			dlL[k] += c
+			if !slices.ContainsFunc(st.Frames[:leafAt], func(fi int) bool { return matchAny(p.Frames[fi].File, loaderFiles) }) {
+				dlOuter[k] += c // the loader runs below the line
+			}
 			if !importing && p.CPUClock {
 				loaderN += st.Count
 				loaderOff += max(0, float64(st.Count)-st.CPUCount-st.WaitCount)
@@ -759,6 +767,22 @@ func fromProfile(p *pyprofile.Profile, window, trains bool, root string) *Python
 		return st.Count
 	})
 	inside(ev.RunHot, func(st *pyprofile.Stack) int { return st.Count })
+	for i, l := range ev.LoaderLines {
+		k := key{l.File, l.Line}
+		ev.LoaderLines[i].CallsLoader = 2*dlOuter[k] > dlL[k]
+	}
+	// the loading under a program's call into a library that makes its
+	// own DataLoader (pytorch-tabnet's fit: its TorchDataset), not the
+	// library's training under the same line
+	inside(ev.LoaderLines, func(st *pyprofile.Stack) int {
+		if !slices.ContainsFunc(st.Frames, func(fi int) bool { return matchAny(p.Frames[fi].File, loaderFiles) }) {
+			return 0
+		}
+		if window {
+			return st.WindowCount
+		}
+		return st.Count
+	})
 	inside(ev.SlowLines, func(st *pyprofile.Stack) int { return st.SlowCount })
 	inside(ev.StartupLines, func(st *pyprofile.Stack) int { return st.StartupCount })
 	if startAll += p.ImportPausedSamples; startAll > 0 { // torch's import: before the steps, unsampled
