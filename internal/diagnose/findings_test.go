@@ -1619,6 +1619,21 @@ func TestSliceBackwardChange(t *testing.T) {
 	}
 }
 
+// mainThreadProfile is a sampled profile of the main thread with one
+// stack of 10 samples, all on the CPU and in the window, per frames.
+func mainThreadProfile(stacks ...[]pyprofile.Frame) *pyprofile.Profile {
+	p := &pyprofile.Profile{Profiler: "sample", WindowSamples: 1, Threads: []pyprofile.Thread{{Role: "main"}}}
+	for _, frames := range stacks {
+		st := pyprofile.Stack{Count: 10, WindowCount: 10, CPUCount: 10, WindowCPUCount: 10}
+		for _, f := range frames {
+			p.Frames = append(p.Frames, f)
+			st.Frames = append(st.Frames, len(p.Frames)-1)
+		}
+		p.Stacks = append(p.Stacks, st)
+	}
+	return p
+}
+
 // A program whose one line calls a library that makes its own DataLoader
 // (pytorch-tabnet's clf.fit: its TorchDataset indexed one sample at a
 // time) is told to make the dataset's sample method and collation
@@ -1635,18 +1650,6 @@ func TestLoaderInsideLibrary(t *testing.T) {
 	item := frame(sitePkgs+"/pytorch_tabnet/utils.py", 1, "TorchDataset.__getitem__")
 	batch := frame(sitePkgs+"/pytorch_tabnet/abstract_model.py", 2, "TabModel._train_batch")
 	own := frame("/home/u/data.py", 30, "Rows.__getitem__")
-	profile := func(stacks ...[]pyprofile.Frame) *pyprofile.Profile {
-		p := &pyprofile.Profile{Profiler: "sample", WindowSamples: 1, Threads: []pyprofile.Thread{{Role: "main"}}}
-		for _, frames := range stacks {
-			st := pyprofile.Stack{Count: 10, WindowCount: 10, CPUCount: 10, WindowCPUCount: 10}
-			for _, f := range frames {
-				p.Frames = append(p.Frames, f)
-				st.Frames = append(st.Frames, len(p.Frames)-1)
-			}
-			p.Stacks = append(p.Stacks, st)
-		}
-		return p
-	}
 	zero := 0
 	for _, c := range []struct {
 		name string
@@ -1655,9 +1658,9 @@ func TestLoaderInsideLibrary(t *testing.T) {
 	}{
 		// training under the same line takes most of its samples: the
 		// loading's library call is read from the loader's samples alone
-		{"library's loader", runevidence.FromProfile(profile([]pyprofile.Frame{fit, epoch, next, item}, []pyprofile.Frame{fit, epoch, batch}, []pyprofile.Frame{fit, epoch, batch})),
+		{"library's loader", runevidence.FromProfile(mainThreadProfile([]pyprofile.Frame{fit, epoch, next, item}, []pyprofile.Frame{fit, epoch, batch}, []pyprofile.Frame{fit, epoch, batch})),
 			"make the dataset's __getitem__ and the batch's collation (loaded in pytorch_tabnet's TabModel._train_epoch, called at train_tabnet.py:16, 33% of the main thread's samples) cheaper"},
-		{"program's dataset", runevidence.FromProfile(profile([]pyprofile.Frame{fit, epoch, next, own}, []pyprofile.Frame{fit, epoch, batch})),
+		{"program's dataset", runevidence.FromProfile(mainThreadProfile([]pyprofile.Frame{fit, epoch, next, own}, []pyprofile.Frame{fit, epoch, batch})),
 			"make Rows.__getitem__ at data.py:30 (50% of the main thread's samples) cheaper"},
 	} {
 		s := &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{Input: 0.6}, d: &Diagnosis{}, py: c.py,
@@ -1681,25 +1684,13 @@ func TestLoaderFileReads(t *testing.T) {
 	lib := func(file, fn string) pyprofile.Frame {
 		return pyprofile.Frame{File: sitePkgs + file, Line: 1, Func: fn}
 	}
-	profile := func(stacks ...[]pyprofile.Frame) *pyprofile.Profile {
-		p := &pyprofile.Profile{Profiler: "sample", WindowSamples: 1, Threads: []pyprofile.Thread{{Role: "main"}}}
-		for _, frames := range stacks {
-			st := pyprofile.Stack{Count: 10, WindowCount: 10, CPUCount: 10, WindowCPUCount: 10}
-			for _, f := range frames {
-				p.Frames = append(p.Frames, f)
-				st.Frames = append(st.Frames, len(p.Frames)-1)
-			}
-			p.Stacks = append(p.Stacks, st)
-		}
-		return p
-	}
 	next := lib("/torch/utils/data/dataloader.py", "_BaseDataLoaderIter.__next__")
 	read := []pyprofile.Frame{user(40, "<module>"), next, user(10, "Files.__getitem__"), lib("/torch/serialization.py", "load")}
 	compute := []pyprofile.Frame{user(40, "<module>"), next, user(11, "Files.__getitem__")}
 	collate := []pyprofile.Frame{user(40, "<module>"), next, lib("/torch/utils/data/_utils/fetch.py", "fetch"), user(20, "pad_batch")}
 	save := []pyprofile.Frame{user(45, "<module>"), lib("/torch/serialization.py", "save")}
 
-	ev := runevidence.FromProfile(profile(read, read, read, compute, save))
+	ev := runevidence.FromProfile(mainThreadProfile(read, read, read, compute, save))
 	if ev.LoaderShare != 0.8 || ev.LoaderIOShare != 0.75 || ev.IOShare != 0.2 || len(ev.IOLines) != 1 || ev.IOLines[0].Line != 45 || ev.IOReadShare != 0 {
 		t.Errorf("loader %.2f (file reads %.2f), I/O %.2f at %+v; want 0.80 (0.75), 0.20 at line 45", ev.LoaderShare, ev.LoaderIOShare, ev.IOShare, ev.IOLines)
 	}
@@ -1711,7 +1702,7 @@ func TestLoaderFileReads(t *testing.T) {
 	for _, c := range []struct {
 		py    *runevidence.PythonEvidence
 		reads bool
-	}{{runevidence.FromProfile(profile(loopRead, loopRead, compute)), true}, {runevidence.FromProfile(profile(save, save, compute)), false}} {
+	}{{runevidence.FromProfile(mainThreadProfile(loopRead, loopRead, compute)), true}, {runevidence.FromProfile(mainThreadProfile(save, save, compute)), false}} {
 		s := &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{IO: 0.6}, d: &Diagnosis{}, py: c.py, in: Analyses{Breakdown: &breakdown.Result{AveragedSteps: 3}}}
 		s.findings()
 		if f := findingOf(s.d, "io.in-step"); f == nil || strings.HasPrefix(f.AllChanges(), "the step reads files (100% of its I/O samples") != c.reads ||
@@ -1732,9 +1723,9 @@ func TestLoaderFileReads(t *testing.T) {
 		cheaper string // the loading line named when not file reads
 	}{
 		{"file per sample", ev, true, ""},
-		{"computed samples", runevidence.FromProfile(profile(compute, compute, read, save)), false, "or make Files.__getitem__ at train.py:11 (50% of the main thread's samples) cheaper"},
+		{"computed samples", runevidence.FromProfile(mainThreadProfile(compute, compute, read, save)), false, "or make Files.__getitem__ at train.py:11 (50% of the main thread's samples) cheaper"},
 		// a collate_fn, not __getitem__, builds the batches
-		{"collate", runevidence.FromProfile(profile(collate, collate, collate, compute, save)), false, "or make pad_batch at train.py:20 (60% of the main thread's samples) cheaper"},
+		{"collate", runevidence.FromProfile(mainThreadProfile(collate, collate, collate, compute, save)), false, "or make pad_batch at train.py:20 (60% of the main thread's samples) cheaper"},
 	} {
 		s := &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{Input: 0.6}, d: &Diagnosis{}, py: c.py,
 			in: Analyses{Run: &runevidence.RunEvidence{HasDataLoader: true, Loaders: []runevidence.Loader{{Dataset: "Files", NumWorkers: &zero}}}}}
