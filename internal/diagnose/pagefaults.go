@@ -99,7 +99,18 @@ func (s *state) pageFaultsFinding() {
 	default:
 		try = map[string]string{"malloc_reuse": "true"}
 	}
-	f := s.finding("cpu.page-faults", title, share*s.step, ms, s.topOps(3, true), change)
+	stake := share * s.step
+	if _, _, dropout, total := s.cpuFamilyChange(); s.trainModeInference(dropout, total) {
+		// The kernel's time is inside the ops that fault their outputs
+		// in, and model.eval() (cpu.native's lead here) takes dropout's
+		// masks out of these inference steps, their faults with them: its
+		// saving counts that time already (the planted
+		// eval_train_mode.py, masks 57% of the native time and 41% of
+		// the CPU time in the kernel, ranked the faults first)
+		stake *= 1 - dropout/total
+		ms = append(ms, Evidence{"dropout ops' share of native op time (masks model.eval() removes, their faults with them)", pct(dropout / total), "%", "ops"})
+	}
+	f := s.finding("cpu.page-faults", title, stake, ms, s.topOps(3, true), change)
 	f.Try = try
 	s.emit(f)
 }

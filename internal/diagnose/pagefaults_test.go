@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/optable"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 )
@@ -71,5 +72,32 @@ func TestPageFaults(t *testing.T) {
 				t.Errorf("try %v, want malloc_reuse: %v", f.Try, want)
 			}
 		})
+	}
+}
+
+// Dropout's masks drawn in inference steps (a model left in training
+// mode) fault their pages in, and model.eval() removes them: the faults'
+// saving leaves out the masks' share of the native time there, so the
+// eval() change leads; in training steps, where the masks stay, it is
+// whole.
+func TestPageFaultsLeaveOutInferenceMasks(t *testing.T) {
+	gat := rundir.ThreadSched{WallS: 6.5, ProcessCPUS: 12, ProcessSystemS: 6, MinorFaults: 1.9e6}
+	for _, c := range []struct {
+		name      string
+		backward  int
+		savingPct float64
+	}{{"inference", 0, 10}, {"training", 10, 40}} {
+		run := runevidence.RunEvidence{CPUWait: &rundir.CPUWait{Window: &rundir.ThreadSched{WallS: 1, ProcessCPUS: 2}, Steps: &gat},
+			Env: &runevidence.Env{CPUs: 2, Glibc: true, MemoryBytes: 8 << 30}}
+		in := cpuTrace(&run)
+		in.Ops = &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::bernoulli_", HostSelfUs: 45e3, HostTotalUs: 45e3, Calls: 3}, {Name: "aten::mkldnn_convolution", HostSelfUs: 15e3, HostTotalUs: 15e3, Calls: 3}}, BackwardCalls: c.backward}
+		d := Compute(in)
+		f := findingOf(d, "cpu.page-faults")
+		if f == nil || f.SavingPct != c.savingPct {
+			t.Errorf("%s: %+v, want %.0f%% saved", c.name, f, c.savingPct)
+		}
+		if c.backward == 0 && (len(d.Findings) == 0 || d.Findings[0].Rule != "cpu.native" || !strings.Contains(d.Findings[0].Change, "model.eval()")) {
+			t.Errorf("%s: want model.eval() first: %+v", c.name, d.Findings)
+		}
 	}
 }
