@@ -1733,6 +1733,7 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 	}
 	rnnPerStep := float64(rnnCalls) / float64(max(1, s.recordedSteps()))
 	sparse := s.sparseProductsShare(gemm)
+	denseCall := (convCallWeighted + gemmCallWeighted) / max(conv+gemm, 1) * s.windowRunning() // µs, weighted by time
 	switch {
 	case conv/total >= dominant:
 		model := "the model and its input"
@@ -1936,7 +1937,7 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 	case index/total >= dominant:
 		change, ev := indexChange(index/total, aggregate/total, indexBackward/total)
 		return thenDo(change, others(index)), ev, dropout, total
-	case (conv+gemm)/total >= dominant && s.largeDenseBF16((convCallWeighted+gemmCallWeighted)/max(conv+gemm, 1)*s.windowRunning()):
+	case (conv+gemm)/total >= dominant && s.largeDenseBF16(denseCall):
 		// Neither family leads alone, both in large calls: the time is
 		// dense products all the same, and torch.compile leaves them to
 		// the same oneDNN/MKL calls. thuml's Autoformer (ETTh1, d_model
@@ -1949,7 +1950,7 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		}
 		s.nativeTry = map[string]string{"bf16_autocast": "true"}
 		return thenDo(orTry(fmt.Sprintf("matmuls (%.0f%%) and convolutions (%.0f%%) take %.0f%% of the native time together, in calls of %s on average, already near this CPU's float32 speed in oneDNN/MKL, and this CPU has bfloat16 instructions: %s",
-				pct(gemm/total), pct(conv/total), pct((conv+gemm)/total), units.Duration((convCallWeighted+gemmCallWeighted)/(conv+gemm)*s.windowRunning()), bf16), "an accelerator"), others(conv+gemm)),
+				pct(gemm/total), pct(conv/total), pct((conv+gemm)/total), units.Duration(denseCall), bf16), "an accelerator"), others(conv+gemm)),
 			[]Evidence{{bf16ReachLabel, pct((conv + gemm) / total), "%", "ops"}}, dropout, total
 	case sorts/total >= dominant:
 		// a full sort to take the first k of each row (retrieval, top-k
