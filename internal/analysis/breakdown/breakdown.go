@@ -268,6 +268,7 @@ func defaultSpans(t *trace.Trace, cl *classify.Table) [NumCategories - 1][]inter
 	ev := &t.Events
 	var raw [NumCategories - 1][]interval.Span
 	var count [NumCategories - 1]int
+	total := 0
 	for pass := range 2 {
 		for ti := range t.Tracks {
 			var last [NumCategories - 1]int64 // where the track's last span of each category ends
@@ -291,27 +292,20 @@ func defaultSpans(t *trace.Trace, cl *classify.Table) [NumCategories - 1][]inter
 				last[c] = end
 				if pass == 0 {
 					count[c]++
+					total++
 				} else {
 					raw[c] = append(raw[c], interval.Span{Start: start, End: end})
 				}
 			}
 		}
 		if pass == 0 {
-			all := make([]interval.Span, sumInts(count[:]))
+			all := make([]interval.Span, total)
 			for c, n := range count {
 				raw[c], all = all[:0:n], all[n:]
 			}
 		}
 	}
 	return raw
-}
-
-func sumInts(xs []int) int {
-	n := 0
-	for _, x := range xs {
-		n += x
-	}
-	return n
 }
 
 func computeDefault(t *trace.Trace, exclude []bool) *Result {
