@@ -131,7 +131,7 @@ func (s *state) windowNote() {
 	busy := false
 	if cw := s.cpuWait(); cw != nil && cw.Window.WaitShare() >= s.p.CPUWaitNote {
 		win, run := cw.Window.WaitShare(), cw.Run.WaitShare()
-		cause, others := s.cpuWaitCause(cw.Window)
+		cause, others := s.cpuWaitCause(cw.Window, 1)
 		busy = others && win-run >= s.p.CPUWaitBusy
 		n.SteadyState, n.CPUWaitPct = n.SteadyState && !busy, stats.Round1(pct(win))
 		// first: it qualifies every figure of the window
@@ -301,9 +301,11 @@ func running(t *rundir.ThreadSched) float64 {
 
 // cpuWaitCause says who held the CPUs while the main thread waited, and
 // whether it was other processes: the program's own threads when they
-// outnumber the CPUs or when the process itself used all CPUs but one,
-// else other processes.
-func (s *state) cpuWaitCause(t *rundir.ThreadSched) (cause string, others bool) {
+// outnumber the CPUs or when the process itself used all CPUs but spare
+// (over the profiler's window, whose threads add to the process's, one),
+// else other processes: a CPU the process left was someone else's, or
+// its main thread would not have waited.
+func (s *state) cpuWaitCause(t *rundir.ThreadSched, spare float64) (cause string, others bool) {
 	d, ok := s.cpuDemand()
 	if ok && d.oversubscribed() {
 		return fmt.Sprintf("the program's own threads want %d CPUs of %d (below)", d.want, d.cpus), false
@@ -312,8 +314,12 @@ func (s *state) cpuWaitCause(t *rundir.ThreadSched) (cause string, others bool) 
 		return "other threads or processes held the CPUs", false
 	}
 	used := t.ProcessCPUS / t.WallS
-	if used > float64(d.cpus)-1 {
+	if used > float64(d.cpus)-spare {
 		return fmt.Sprintf("this process's own threads used %.1f of the %d CPUs (its DataLoader workers aside)", used, d.cpus), false
+	}
+	if c := s.in.Run.Children; c != nil && c.WallS > 0 && c.CPUS/c.WallS >= 0.5 {
+		// the program's own processes beside it (hogwild's trainers)
+		return fmt.Sprintf("the program's %s used %.1f CPUs while they lived, this process %.1f", units.Things(c.Processes, "child process"), c.CPUS/c.WallS, used), false
 	}
 	load := ""
 	if t.LoadAverage != nil {

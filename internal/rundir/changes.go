@@ -43,12 +43,17 @@ var ChangeKinds = []ChangeKind{
 	{"bf16_autocast", "bool|frozen", true, "every model's forward under bf16 autocast on its device (its bfloat16 outputs handed back as float32), from its second call; frozen: only the models first called with gradients off (a distillation's teacher)"},
 	{"thp_alloc", "bool", false, "THP_MEM_ALLOC_ENABLE in the program's environment: torch's CPU allocator asks for 2 MB pages for tensors of 2 MB or more (with transparent huge pages madvise or always)"},
 	{"malloc_reuse", "bool", false, "MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ (4 GiB) in the program's environment: glibc's allocator serves large allocations from its heap and keeps freed memory for reuse, not mapped afresh and zeroed again (the resident memory stays near its peak)"},
+	{"omp_passive", "bool", false, "OMP_WAIT_POLICY=PASSIVE in the program's environment: torch's OpenMP threads sleep while they wait for work, not spin on a CPU (the OpenMP runtime reads it when torch loads it)"},
 }
 
 // MallocReuseEnv is what malloc_reuse=true puts in the program's
 // environment (the agent's _bottleneck_changes.MALLOC_REUSE checks it):
 // allocations up to 4 GiB come from glibc's heap, which is never trimmed.
 var MallocReuseEnv = []string{"MALLOC_MMAP_THRESHOLD_=4294967296", "MALLOC_TRIM_THRESHOLD_=4294967296"}
+
+// OMPPassiveEnv is what omp_passive=true puts in the program's environment
+// (the agent's _bottleneck_changes.OMP_PASSIVE checks it).
+const OMPPassiveEnv = "OMP_WAIT_POLICY=PASSIVE"
 
 // ParseChange reads one NAME=VALUE change and checks the name and value
 // against ChangeKinds.

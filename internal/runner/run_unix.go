@@ -76,6 +76,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			env = append(env, rundir.MallocReuseEnv...)
 		}
 	}
+	if v, ok := ac.Set["omp_passive"]; ok {
+		// the OpenMP runtime reads it once, when torch loads it
+		env = filterEnv(env, "OMP_WAIT_POLICY")
+		if on, _ := strconv.ParseBool(v); on {
+			env = append(env, rundir.OMPPassiveEnv)
+		}
+	}
 	switch cfg.Mode {
 	case Script, Module:
 		if cfg.Python == "" {

@@ -30,12 +30,16 @@ KINDS = (
     ("threads", "N"), ("interop_threads", "N"), ("cudnn_benchmark", "bool"), ("tf32", "bool"),
     ("fused_optimizer", "bool"), ("foreach_optimizer", "bool"), ("gc_freeze", "bool"), ("gc_threshold", "N"),
     ("channels_last", "bool|frozen"), ("bf16_autocast", "bool|frozen"), ("thp_alloc", "bool"), ("malloc_reuse", "bool"),
+    ("omp_passive", "bool"),
 )
 # malloc_reuse: glibc's allocator serves allocations of up to 4 GiB from
 # its heap and keeps what is freed, instead of mapping large ones afresh
 # and handing memory back (the runner sets them: glibc reads them at the
 # process's start)
 MALLOC_REUSE = (("MALLOC_MMAP_THRESHOLD_", "4294967296"), ("MALLOC_TRIM_THRESHOLD_", "4294967296"))
+# omp_passive: OpenMP's threads sleep while they wait for work (the runner
+# sets it: the OpenMP runtime reads it when torch loads it)
+OMP_PASSIVE = ("OMP_WAIT_POLICY", "PASSIVE")
 _MODEL_CHANGES = ("channels_last", "bf16_autocast")
 # wrappers that hold views of the parameters as they were when wrapped
 _WRAPPERS = ("DistributedDataParallel", "FullyShardedDataParallel", "DataParallel")
@@ -178,6 +182,7 @@ class Changes(object):
         self._guard("gc_threshold", self._gc_threshold)
         self._guard("thp_alloc", self._thp_alloc)
         self._guard("malloc_reuse", self._malloc_reuse)
+        self._guard("omp_passive", self._omp_passive)
 
     # -- glibc's allocator ----------------------------------------------------
     def _malloc_reuse(self, v):
@@ -192,6 +197,20 @@ class Changes(object):
         have = ", ".join("%s=%s" % kv for kv in got) or "neither"
         self.records["malloc_reuse"]["error"] = "glibc reads MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ at the " \
                                                 "process's start, which had %s" % have
+
+    # -- OpenMP's wait policy -------------------------------------------------
+    def _omp_passive(self, v):
+        """The OpenMP runtime reads OMP_WAIT_POLICY once, when torch loads
+        it: the runner puts it in the program's environment (or takes it
+        out), and the agent can only check it."""
+        name, want = OMP_PASSIVE
+        got = os.environ.get(name)
+        if (got or "").upper() == want if v else got is None:
+            self._site("omp_passive", "%s=%s in the program's environment" % OMP_PASSIVE
+                       if v else "no %s in the program's environment" % name)
+            return
+        self.records["omp_passive"]["error"] = "the OpenMP runtime reads %s when torch loads it, and the process " \
+                                               "started with %s" % (name, "%s=%s" % (name, got) if got is not None else "none")
 
     # -- THP_MEM_ALLOC_ENABLE -------------------------------------------------
     def _thp_alloc(self, v):

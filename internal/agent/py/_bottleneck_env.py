@@ -21,6 +21,8 @@ _ENV_NAMES = (
     "PYTORCH_NO_CUDA_MEMORY_CACHING", "RANK", "LOCAL_RANK", "WORLD_SIZE",
     "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "HIP_VISIBLE_DEVICES",
     "ROCR_VISIBLE_DEVICES", "TOKENIZERS_PARALLELISM", "THP_MEM_ALLOC_ENABLE",
+    # how OpenMP's threads wait for work: spinning, or asleep
+    "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME",
     # the C library's allocator: its settings, or another one preloaded
     "GLIBC_TUNABLES", "LD_PRELOAD",
     # torchrun's node and job: `run --job-dir` reads them (docs/distributed.md)

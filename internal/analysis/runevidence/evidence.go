@@ -248,10 +248,13 @@ type Env struct {
 	// Glibc: the C library is glibc (platform.platform()'s "-with-glibc");
 	// Allocator: the program's environment's own settings of its
 	// allocator, or another one preloaded ("": none).
-	Glibc     bool           `json:"glibc,omitempty"`
-	Allocator string         `json:"allocator,omitempty"`
-	Flags     map[string]any `json:"flags,omitempty"`
-	Devices   []EnvDevice    `json:"devices,omitempty"`
+	Glibc     bool   `json:"glibc,omitempty"`
+	Allocator string `json:"allocator,omitempty"`
+	// OpenMPWait: the program's environment's settings of how OpenMP's
+	// threads wait for work ("": none, they spin a while, then sleep).
+	OpenMPWait string         `json:"openmp_wait,omitempty"`
+	Flags      map[string]any `json:"flags,omitempty"`
+	Devices    []EnvDevice    `json:"devices,omitempty"`
 }
 
 // reducedPrecision is how the CPU runs dtype (bfloat16, float16): in
@@ -1284,6 +1287,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		}
 		env.CPUFeatures = e.CPUFeatures
 		env.Glibc, env.Allocator = strings.Contains(e.Platform, "-with-glibc"), allocatorSettings(e.EnvVars)
+		env.OpenMPWait = settings(e.EnvVars, func(k, _ string) bool { return k == "OMP_WAIT_POLICY" || k == "GOMP_SPINCOUNT" || k == "KMP_BLOCKTIME" })
 		env.MemoryBytes = e.MemoryBytes
 		if t := e.Torch; t != nil {
 			env.Torch, env.Build, env.NumThreads, env.Flags = t.Version, t.Build, t.NumThreads, t.Flags
@@ -1323,10 +1327,18 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 // ones) or preload another one (jemalloc, tcmalloc, mimalloc), in order;
 // "" for none.
 func allocatorSettings(vars map[string]string) string {
+	return settings(vars, func(k, v string) bool {
+		return strings.HasPrefix(k, "MALLOC_") || k == "GLIBC_TUNABLES" && strings.Contains(v, "glibc.malloc.") ||
+			k == "LD_PRELOAD" && strings.Contains(v, "malloc")
+	})
+}
+
+// settings are the variables of vars that keep says are of one setting,
+// as sorted NAME=VALUE words.
+func settings(vars map[string]string, keep func(k, v string) bool) string {
 	var out []string
 	for k, v := range vars {
-		if strings.HasPrefix(k, "MALLOC_") || k == "GLIBC_TUNABLES" && strings.Contains(v, "glibc.malloc.") ||
-			k == "LD_PRELOAD" && strings.Contains(v, "malloc") {
+		if keep(k, v) {
 			out = append(out, k+"="+v)
 		}
 	}

@@ -488,6 +488,12 @@ func TestLoadDiffers(t *testing.T) {
 	if !strings.Contains(b.String(), want) {
 		t.Errorf("line missing:\n%s", b.String())
 	}
+	// a change to the threads that want a CPU acts on that wait itself
+	b.Reset()
+	Write(&b, &Result{Set: map[string]string{"omp_passive": "true"}, Pairs: []Pair{p}})
+	if want := "31.0 ms changed: most of the difference, which the change acts on"; !strings.Contains(b.String(), want) {
+		t.Errorf("omp_passive: %q missing:\n%s", want, b.String())
+	}
 }
 
 // A tried run of a num_workers change times as many steps again as its

@@ -574,3 +574,34 @@ class MallocReuseTest(unittest.TestCase):
         self.assertFalse(c["applied"], c)
         self.assertIn("which had MALLOC_TRIM_THRESHOLD_=131072", c["error"])
         self.assertIn("which had neither", self.run_start("true", {})["error"])
+
+
+class OMPPassiveTest(unittest.TestCase):
+    """omp_passive: OMP_WAIT_POLICY, read when torch loads OpenMP."""
+
+    def run_start(self, value, env):
+        name = C.OMP_PASSIVE[0]
+        saved = os.environ.get(name)
+        try:
+            os.environ.pop(name, None)
+            os.environ.update(env)
+            ch = C.Changes({"omp_passive": value}, _internal)
+            ch.start()
+            return _by_name(ch)["omp_passive"]
+        finally:
+            os.environ.pop(name, None)
+            if saved is not None:
+                os.environ[name] = saved
+
+    def test_from_the_environment(self):
+        c = self.run_start("true", {"OMP_WAIT_POLICY": "passive"})
+        self.assertTrue(c["applied"], c)
+        self.assertIn("OMP_WAIT_POLICY=PASSIVE", c["sites"][0])
+        self.assertTrue(self.run_start("false", {})["applied"])
+
+    def test_not_at_the_process_start(self):
+        c = self.run_start("true", {"OMP_WAIT_POLICY": "ACTIVE"})
+        self.assertFalse(c["applied"], c)
+        self.assertIn("started with OMP_WAIT_POLICY=ACTIVE", c["error"])
+        self.assertIn("started with none", self.run_start("true", {})["error"])
+        self.assertFalse(self.run_start("false", {"OMP_WAIT_POLICY": "PASSIVE"})["applied"])
