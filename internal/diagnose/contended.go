@@ -9,7 +9,7 @@ import (
 
 var _ = addRule(Rule{
 	ID: "cpu.contended", Class: CPUCompute, Factor: 0.4,
-	When:   "run evidence, CPU steps (cpu.native's share >= MinFinding) on >= 2 intra-op threads that do not outnumber the CPUs with the busy DataLoader workers (else cpu.oversubscribed): the main thread waited for a CPU >= CPUWaitNote of the steps outside the profiler's window (of the window where they were not measured) while other processes held the CPUs (the process used less than all CPUs but one), and the environment does not already make OpenMP's threads sleep; at stake: that wait, at most the native ops' share; saving: 40% of it (three programs beside two busy loops on 2 CPUs measured 30-63% of their wait)",
+	When:   "run evidence, CPU steps (cpu.native's share >= MinFinding) on >= 2 intra-op threads that do not outnumber the CPUs with the busy DataLoader workers (else cpu.oversubscribed): the main thread waited for a CPU >= CPUWaitNote of the steps outside the profiler's window (of the window where they were not measured) while other processes held the CPUs (the program left them a CPU: the process, its child processes and its DataLoader workers, by their samples, used all CPUs but half of one or more over the steps outside the window, all but one over the window), and the environment does not already make OpenMP's threads sleep; at stake: that wait, at most the native ops' share; saving: 40% of it (three programs beside two busy loops on 2 CPUs measured 30-63% of their wait)",
 	Change: "other processes hold the CPUs, and torch's OpenMP threads spin on a CPU while they wait for work, turns taken from the thread with work to do: OMP_WAIT_POLICY=PASSIVE in the environment before Python starts lets them sleep instead; or run where the CPUs are free",
 	detect: (*state).contendedFinding,
 	Fires:  "TestContended", Silent: "TestContended",
@@ -30,25 +30,13 @@ func (s *state) contendedFinding() {
 	if !ok || cw == nil || d.opThreads < 2 || d.oversubscribed() || s.share[CPUCompute] < s.p.MinFinding || sleepingOpenMP(s.in.Run.Env.OpenMPWait) {
 		return
 	}
-	// the steps outside the window: the profiler's threads add to the
-	// process's demand in it, so there a CPU left to others must be a
-	// whole one (mnist's CNN beside one busy loop on 2 CPUs: the process
-	// used 1.3 of them in the window, 1.5 in the steps, its main thread
-	// waited 40% and 24%; passive threads measured 1.09-1.25x)
-	span, where, spare := cw.Steps, "the steps outside the profiler's window", 0.5
-	if span == nil || span.WallS <= 0 {
-		span, where, spare = cw.Window, "the recorded window", 1
-	}
-	// and in the window too: the steps before it may be the start's, when
-	// the program's own DataLoader workers load ahead (Autoformer's ten:
-	// its main thread waited 30% of the steps outside its window, 4% of
-	// the window's)
+	// the wait must show in the window too: the steps before it may be
+	// the start's, when the program's own DataLoader workers load ahead
+	// (Autoformer's ten: its main thread waited 30% of the steps outside
+	// its window, 4% of the window's)
+	cause, others, span, where := s.cpuWaitHolders()
 	wait := span.WaitShare()
-	if wait < s.p.CPUWaitNote || cw.Window.WaitShare() < s.p.CPUWaitNote {
-		return
-	}
-	cause, others := s.cpuWaitCause(span, spare)
-	if !others {
+	if !others || wait < s.p.CPUWaitNote || cw.Window.WaitShare() < s.p.CPUWaitNote {
 		return
 	}
 	title := fmt.Sprintf("Other processes hold the CPUs: the main thread waited for one %.0f%% of the steps, and torch's %d OpenMP threads spin while they wait for work", pct(wait), d.threads)

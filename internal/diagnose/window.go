@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/runevidence"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/whatif"
 	"github.com/bottleneck-dev/bottleneck/internal/analysis/window"
+	"github.com/bottleneck-dev/bottleneck/internal/pyprofile"
 	"github.com/bottleneck-dev/bottleneck/internal/rundir"
 	"github.com/bottleneck-dev/bottleneck/internal/stats"
 	"github.com/bottleneck-dev/bottleneck/internal/units"
@@ -131,7 +133,7 @@ func (s *state) windowNote() {
 	busy := false
 	if cw := s.cpuWait(); cw != nil && cw.Window.WaitShare() >= s.p.CPUWaitNote {
 		win, run := cw.Window.WaitShare(), cw.Run.WaitShare()
-		cause, others := s.cpuWaitCause(cw.Window, 1)
+		cause, others, _, _ := s.cpuWaitHolders()
 		busy = others && win-run >= s.p.CPUWaitBusy
 		n.SteadyState, n.CPUWaitPct = n.SteadyState && !busy, stats.Round1(pct(win))
 		// first: it qualifies every figure of the window
@@ -299,12 +301,33 @@ func running(t *rundir.ThreadSched) float64 {
 	return max(0.1, 1-t.WaitShare())
 }
 
+// cpuWaitHolders says who held the CPUs while the main thread waited
+// (cpuWaitCause), over the steps outside the profiler's window where they
+// were measured, else over the window, and which span that is (where:
+// its name). Outside the window, a CPU the process left to others must be
+// half of one; in it, whose profiler threads add to the process's, a
+// whole one (mnist's CNN beside one busy loop on 2 CPUs: the process used
+// 1.3 of them in the window, 1.5 in the steps, its main thread waited 40%
+// and 24%).
+func (s *state) cpuWaitHolders() (cause string, others bool, span *rundir.ThreadSched, where string) {
+	cw := s.cpuWait()
+	if cw == nil {
+		return "", false, nil, ""
+	}
+	span, where, spare := cw.Steps, "the steps outside the profiler's window", 0.5
+	if span == nil || span.WallS <= 0 {
+		span, where, spare = cw.Window, "the recorded window", 1
+	}
+	cause, others = s.cpuWaitCause(span, spare)
+	return cause, others, span, where
+}
+
 // cpuWaitCause says who held the CPUs while the main thread waited, and
 // whether it was other processes: the program's own threads when they
-// outnumber the CPUs or when the process itself used all CPUs but spare
-// (over the profiler's window, whose threads add to the process's, one),
-// else other processes: a CPU the process left was someone else's, or
-// its main thread would not have waited.
+// outnumber the CPUs, when the process itself used all CPUs but spare,
+// or with its child processes or DataLoader workers, else other
+// processes: a CPU the program left was someone else's, or its main
+// thread would not have waited.
 func (s *state) cpuWaitCause(t *rundir.ThreadSched, spare float64) (cause string, others bool) {
 	d, ok := s.cpuDemand()
 	if ok && d.oversubscribed() {
@@ -319,13 +342,28 @@ func (s *state) cpuWaitCause(t *rundir.ThreadSched, spare float64) (cause string
 	}
 	if c := s.in.Run.Children; c != nil && c.WallS > 0 && c.CPUS/c.WallS >= 0.5 {
 		// the program's own processes beside it (hogwild's trainers)
-		return fmt.Sprintf("the program's %s used %.1f CPUs while they lived, this process %.1f", units.Things(c.Processes, "child process"), c.CPUS/c.WallS, used), false
+		return fmt.Sprintf("the program's child processes (%d) used %.1f CPUs while they lived, this process %.1f", c.Processes, c.CPUS/c.WallS, used), false
+	}
+	if w := s.in.Run.Workers; w != nil && w.Samples > 0 && workersCPUs(w) >= 0.1 && used+workersCPUs(w) > float64(d.cpus)-spare {
+		// its DataLoader workers, busy too few to outnumber the CPUs
+		// with the intra-op threads, took the rest
+		return fmt.Sprintf("this process used %.1f of the %d CPUs and its DataLoader workers about %.1f (their samples)", used, d.cpus, workersCPUs(w)), false
 	}
 	load := ""
-	if t.LoadAverage != nil {
-		load = fmt.Sprintf("load average %.1f on %d CPUs; ", *t.LoadAverage, d.cpus)
+	if l := cmp.Or(t.LoadAverage, s.cpuWait().Window.LoadAverage); l != nil { // the steps' span has none
+		load = fmt.Sprintf("load average %.1f on %d CPUs; ", *l, d.cpus)
 	}
 	return fmt.Sprintf("other processes held the CPUs (%sthis process used %.1f, its DataLoader workers aside)", load, used), true
+}
+
+// workersCPUs is about how many CPUs the DataLoader workers used, by
+// their samples: busy, and on a CPU while busy where that was measured.
+func workersCPUs(w *pyprofile.WorkerSummary) float64 {
+	onCPU := w.CPUShare
+	if onCPU < 0 {
+		onCPU = 1
+	}
+	return float64(w.Processes) * w.BusyShare * onCPU
 }
 
 // opsPerStep is how many ops and runtime calls the profiler recorded per
