@@ -154,7 +154,12 @@ func (s *state) oversubscriptionFinding() {
 		workers = max(perRank-1, 0)
 	}
 	threads := max(perRank-workers, 1)
-	change := fmt.Sprintf("give each process its share of the %d CPUs: OMP_NUM_THREADS=%d (or torch.set_num_threads(%d) at start)", d.cpus, threads, threads)
+	cpus := fmt.Sprintf("the %d CPUs", d.cpus)
+	if q := s.in.Run.Env.CPUQuota; q > 0 {
+		// torch counts the CPUs the process may run on, not its quota
+		cpus = fmt.Sprintf("the %s its cgroup's quota allows (%s of CPU time a second; torch sized its threads by the CPUs it may run on)", units.Things(d.cpus, "CPU"), units.Seconds(q))
+	}
+	change := fmt.Sprintf("give each process its share of %s: OMP_NUM_THREADS=%d (or torch.set_num_threads(%d) at start)", cpus, threads, threads)
 	if src := s.threadSource(); src != "" {
 		change += "; the " + fmt.Sprint(d.threads) + " threads come from " + src
 	}
@@ -174,8 +179,15 @@ func (s *state) oversubscriptionFinding() {
 		workersBusy = fmt.Sprintf("%d of %d", d.busyWorkers, d.workers)
 		ms = append(ms, Evidence{"DataLoader workers busy (their samples)", float64(d.busyWorkers), "", "evidence"})
 	}
-	title := fmt.Sprintf("%d threads want the CPU at once on %d CPUs: %d process(es) × (%d intra-op threads + %s DataLoader workers)", d.want, d.cpus, d.ranks, d.opThreads, workersBusy)
-	s.emit(s.finding("cpu.oversubscribed", title, atStake*s.step, ms, append(s.threadSetting(), s.interopSetting()...), change))
+	if q := s.in.Run.Env.CPUQuota; q > 0 {
+		ms = append(ms, Evidence{"CPU quota of the process's cgroup (CPUs a period)", q, "", "env"})
+	}
+	title := fmt.Sprintf("%d threads want the CPU at once on %s: %d process(es) × (%d intra-op threads + %s DataLoader workers)", d.want, units.Things(d.cpus, "CPU"), d.ranks, d.opThreads, workersBusy)
+	f := s.finding("cpu.oversubscribed", title, atStake*s.step, ms, append(s.threadSetting(), s.interopSetting()...), change)
+	if workers == d.busyWorkers && threads < d.threads {
+		f.Try = map[string]string{"threads": fmt.Sprint(threads)}
+	}
+	s.emit(f)
 }
 
 var _ = addRule(Rule{

@@ -787,6 +787,36 @@ func TestOversubscription(t *testing.T) {
 	}
 }
 
+// A cgroup's CPU quota makes the CPUs fewer than the process may run on,
+// which torch sized its threads by: the change names the quota, and
+// run --verify tries the thread count (mnist under a 1-CPU quota on 2:
+// 1.48x with one thread).
+func TestOversubscriptionUnderAQuota(t *testing.T) {
+	th := &rundir.ThreadSched{WallS: 1, CPUS: 0.47, WaitS: 0.53, ProcessCPUS: 1}
+	run := &runevidence.RunEvidence{Env: &runevidence.Env{CPUs: 1, CPUQuota: 1, NumThreads: 2, LocalRanks: 1, LoadAverage: -1},
+		CPUWait: &rundir.CPUWait{Run: th, Window: th, Steps: th}}
+	s := &state{p: Default, step: 1000, share: map[Class]float64{CPUCompute: 0.8, Host: 0.1}, d: &Diagnosis{}, in: Analyses{
+		Ops: &optable.OpTable{Rows: []optable.OpRow{{Name: "aten::convolution", HostSelfUs: 500}}}, Run: run}}
+	s.oversubscriptionFinding()
+	if len(s.d.Findings) != 1 {
+		t.Fatalf("findings %+v, want cpu.oversubscribed", s.d.Findings)
+	}
+	f := s.d.Findings[0]
+	if !strings.Contains(f.Change, "the 1 CPU its cgroup's quota allows (1.00 s of CPU time a second") || !strings.Contains(f.Change, "OMP_NUM_THREADS=1") || f.Try["threads"] != "1" {
+		t.Errorf("change %q, try %v", f.Change, f.Try)
+	}
+	// no quota: the CPUs' count alone, and the workers' change is not one
+	// the agent's thread count makes
+	run.Env.CPUQuota, run.Env.CPUs = 0, 2
+	n := 2
+	run.Loaders = []runevidence.Loader{{Dataset: "D", NumWorkers: &n}}
+	s.d.Findings = nil
+	s.oversubscriptionFinding()
+	if len(s.d.Findings) != 1 || strings.Contains(s.d.Findings[0].Change, "quota") || s.d.Findings[0].Try != nil {
+		t.Errorf("without a quota: %+v", s.d.Findings)
+	}
+}
+
 // More threads are never advised on a machine whose load leaves no CPU
 // free, whatever the core count says (silent), and are on an idle one.
 func TestThreadsAdviceNeedsAFreeCPU(t *testing.T) {

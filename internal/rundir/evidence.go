@@ -1,6 +1,10 @@
 package rundir
 
-import "github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
+import (
+	"math"
+
+	"github.com/bottleneck-dev/bottleneck/internal/analysis/steptimes"
+)
 
 // Format values of the per-process files.
 const (
@@ -42,6 +46,9 @@ type Env struct {
 	Platform    string `json:"platform"`
 	CPUCount    int    `json:"cpu_count"`
 	CPUAffinity int    `json:"cpu_affinity"`
+	// CPUQuota is the CPUs the process's cgroup lets it use a period (a
+	// container's --cpus, a Kubernetes limit; nil: unlimited or unknown).
+	CPUQuota *float64 `json:"cpu_quota"`
 	// CPUFeatures are the reduced-precision and vector features of the
 	// CPU (nil: unknown, agents before it or not Linux).
 	CPUFeatures []string `json:"cpu_features"`
@@ -77,9 +84,20 @@ type Env struct {
 	} `json:"torch"`
 }
 
-// CPUs is the CPUs the process may run on: its affinity where known,
-// else the machine's count (0: unknown).
+// CPUs is the CPUs the process may use in full: those it may run on, no
+// more than its cgroup's quota allows, whole CPUs and at least one (0:
+// unknown). torch sizes its intra-op threads by RunsOn alone.
 func (e *Env) CPUs() int {
+	n := e.RunsOn()
+	if n > 0 && e.CPUQuota != nil && *e.CPUQuota > 0 {
+		n = min(n, max(1, int(math.Floor(*e.CPUQuota+1e-6))))
+	}
+	return n
+}
+
+// RunsOn is the CPUs the process may run on: its affinity where known,
+// else the machine's count (0: unknown).
+func (e *Env) RunsOn() int {
 	if e == nil {
 		return 0
 	}

@@ -174,3 +174,32 @@ func TestScanFilesListsWorkers(t *testing.T) {
 		t.Errorf("temporary file left: %v", err)
 	}
 }
+
+// The CPUs a process may use in full: its affinity or the machine's
+// count, no more than its cgroup's quota, whole and at least one.
+func TestEnvCPUs(t *testing.T) {
+	q := func(v float64) *float64 { return &v }
+	for _, c := range []struct {
+		count, affinity int
+		quota           *float64
+		want            int
+	}{
+		{64, 0, nil, 64}, {64, 8, nil, 8}, {64, 8, q(2), 2}, {64, 8, q(2.5), 2},
+		{64, 8, q(16), 8}, {2, 2, q(0.5), 1}, {0, 0, q(2), 0},
+	} {
+		e := &rundir.Env{CPUCount: c.count, CPUAffinity: c.affinity, CPUQuota: c.quota}
+		if got := e.CPUs(); got != c.want {
+			t.Errorf("count %d, affinity %d, quota %v: %d CPUs, want %d", c.count, c.affinity, ptrVal(c.quota), got, c.want)
+		}
+	}
+	if (*rundir.Env)(nil).CPUs() != 0 {
+		t.Error("nil env: want 0")
+	}
+}
+
+func ptrVal(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

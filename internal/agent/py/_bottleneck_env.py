@@ -109,6 +109,52 @@ def memory_bytes(cgroup="/sys/fs/cgroup/memory.max"):
     return total
 
 
+def cpu_quota(proc_cgroup="/proc/self/cgroup", root="/sys/fs/cgroup"):
+    """The CPUs the process's cgroup lets it use a period (its CFS quota
+    over the period: a container's --cpus, a Kubernetes CPU limit), the
+    least along its cgroup's path to the root; None where unlimited or
+    unknown. torch sizes its intra-op threads by the CPUs it may run on,
+    which a quota does not change."""
+    try:
+        with open(proc_cgroup) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    dirs = []
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        ctrls, path = parts[1], parts[2].strip("/")
+        if ctrls == "":  # cgroup v2: cpu.max
+            dirs.append((root, path, None))
+        elif "cpu" in ctrls.split(","):  # v1: cpu.cfs_quota_us, cpu.cfs_period_us
+            for mount in (ctrls, "cpu", "cpu,cpuacct"):
+                dirs.append((os.path.join(root, mount), path, ctrls))
+    best = None
+    for base, path, v1 in dirs:
+        parts = path.split("/") if path else []
+        for i in range(len(parts), -1, -1):
+            d = os.path.join(base, *parts[:i])
+            try:
+                if v1 is None:
+                    with open(os.path.join(d, "cpu.max")) as f:
+                        quota, period = f.read().split()[:2]
+                    if quota == "max":
+                        continue
+                    quota, period = int(quota), int(period)
+                else:
+                    with open(os.path.join(d, "cpu.cfs_quota_us")) as f:
+                        quota = int(f.read())
+                    with open(os.path.join(d, "cpu.cfs_period_us")) as f:
+                        period = int(f.read())
+            except (OSError, ValueError):
+                continue
+            if quota > 0 and period > 0:
+                best = min(best, quota / period) if best is not None else quota / period
+    return round(best, 3) if best is not None else None
+
+
 def base_env():
     return {
         "format": "bottleneck.env",
@@ -122,6 +168,7 @@ def base_env():
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
         "cpu_affinity": safe(lambda: len(os.sched_getaffinity(0))),
+        "cpu_quota": cpu_quota(),
         "cpu_features": cpu_features(),
         "transparent_hugepages": transparent_hugepages(),
         "memory_bytes": memory_bytes(),

@@ -230,11 +230,15 @@ type SyncSite struct {
 
 // Env is the environment summary's part the rules read.
 type Env struct {
-	Torch      string `json:"torch"`
-	Build      string `json:"build"`
-	CUDA       string `json:"cuda,omitempty"`
-	CPUs       int    `json:"cpus"`
-	NumThreads int    `json:"num_threads"`
+	Torch string `json:"torch"`
+	Build string `json:"build"`
+	CUDA  string `json:"cuda,omitempty"`
+	// CPUs: the CPUs the process may use in full (rundir.Env.CPUs);
+	// CPUQuota: its cgroup's quota where that made them fewer than it may
+	// run on (0: none).
+	CPUs       int     `json:"cpus"`
+	CPUQuota   float64 `json:"cpu_quota,omitempty"`
+	NumThreads int     `json:"num_threads"`
 	// LocalRanks: processes of the job on this machine (LOCAL_WORLD_SIZE,
 	// 1 when unset); LoadAverage: the machine's 1-minute load when the
 	// program started (-1 unknown).
@@ -1271,6 +1275,9 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 	}
 	if e := pr.Env; e != nil {
 		env := &Env{CPUs: e.CPUs(), LocalRanks: 1, LoadAverage: -1}
+		if q := e.CPUQuota; q != nil && env.CPUs < e.RunsOn() {
+			env.CPUQuota = *q
+		}
 		if n, err := strconv.Atoi(e.EnvVars["LOCAL_WORLD_SIZE"]); err == nil && n > 0 {
 			env.LocalRanks = n
 		}

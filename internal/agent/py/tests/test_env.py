@@ -53,6 +53,39 @@ class MemoryTest(unittest.TestCase):
             self.assertEqual(E.memory_bytes(), machine)
 
 
+class CPUQuotaTest(unittest.TestCase):
+    """cpu_quota: the cgroup's CFS quota, v1 and v2, the least on the path."""
+
+    def tree(self, cgroup, files):
+        import tempfile
+        d = tempfile.mkdtemp()
+        self.addCleanup(__import__("shutil").rmtree, d)
+        with open(os.path.join(d, "cgroup"), "w") as f:
+            f.write(cgroup)
+        for path, text in files.items():
+            os.makedirs(os.path.join(d, "fs", os.path.dirname(path)), exist_ok=True)
+            with open(os.path.join(d, "fs", path), "w") as f:
+                f.write(text)
+        return E.cpu_quota(os.path.join(d, "cgroup"), os.path.join(d, "fs"))
+
+    def test_v2(self):
+        self.assertEqual(self.tree("0::/pod/app\n", {"pod/app/cpu.max": "150000 100000\n", "cpu.max": "max 100000\n"}), 1.5)
+
+    def test_v2_a_parent_lower(self):
+        self.assertEqual(self.tree("0::/pod/app\n", {"pod/app/cpu.max": "max 100000\n", "pod/cpu.max": "50000 100000\n"}), 0.5)
+
+    def test_v1(self):
+        files = {"cpu,cpuacct/job/cpu.cfs_quota_us": "200000\n", "cpu,cpuacct/job/cpu.cfs_period_us": "100000\n",
+                 "cpu,cpuacct/cpu.cfs_quota_us": "-1\n", "cpu,cpuacct/cpu.cfs_period_us": "100000\n"}
+        self.assertEqual(self.tree("4:memory:/job\n3:cpu,cpuacct:/job\n0::/\n", files), 2.0)
+
+    def test_unlimited_or_unknown(self):
+        self.assertIsNone(self.tree("0::/\n", {"cpu.max": "max 100000\n"}))
+        self.assertIsNone(self.tree("1:cpu:/\n", {"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}))
+        self.assertIsNone(self.tree("0::/\n", {}))
+        self.assertIsNone(E.cpu_quota("/nonexistent/cgroup"))
+
+
 class FakeTorch(object):
     """A CUDA build whose cuDNN query initialises CUDA, as torch's does
     (cudnn.version() reads every device's capability)."""
