@@ -175,8 +175,8 @@ func TestScanFilesListsWorkers(t *testing.T) {
 	}
 }
 
-// The CPUs a process may use in full: its affinity or the machine's
-// count, no more than its cgroup's quota, whole and at least one.
+// The CPUs a process may use: its affinity or the machine's count, no
+// more than its cgroup's quota, rounded, and at least one.
 func TestEnvCPUs(t *testing.T) {
 	q := func(v float64) *float64 { return &v }
 	for _, c := range []struct {
@@ -184,8 +184,8 @@ func TestEnvCPUs(t *testing.T) {
 		quota           *float64
 		want            int
 	}{
-		{64, 0, nil, 64}, {64, 8, nil, 8}, {64, 8, q(2), 2}, {64, 8, q(2.5), 2},
-		{64, 8, q(16), 8}, {2, 2, q(0.5), 1}, {0, 0, q(2), 0},
+		{64, 0, nil, 64}, {64, 8, nil, 8}, {64, 8, q(2), 2}, {64, 8, q(2.4), 2},
+		{2, 2, q(1.25), 1}, {2, 2, q(1.5), 2}, {64, 8, q(16), 8}, {2, 2, q(0.5), 1}, {0, 0, q(2), 0},
 	} {
 		e := &rundir.Env{CPUCount: c.count, CPUAffinity: c.affinity, CPUQuota: c.quota}
 		if got := e.CPUs(); got != c.want {
