@@ -233,7 +233,7 @@ type Env struct {
 	Torch string `json:"torch"`
 	Build string `json:"build"`
 	CUDA  string `json:"cuda,omitempty"`
-	// CPUs: the CPUs the process may use in full (rundir.Env.CPUs);
+	// CPUs: the CPUs the process may use (rundir.Env.CPUs);
 	// CPUQuota: its cgroup's quota where that made them fewer than it may
 	// run on (0: none).
 	CPUs       int     `json:"cpus"`
