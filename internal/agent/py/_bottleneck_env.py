@@ -126,8 +126,8 @@ def cpu_quota(proc_cgroup="/proc/self/cgroup", root="/sys/fs/cgroup"):
         if len(parts) != 3:
             continue
         ctrls, path = parts[1], parts[2].strip("/")
-        if ctrls == "":  # cgroup v2: cpu.max
-            dirs.append((root, path, None))
+        if ctrls == "":  # cgroup v2: cpu.max (a hybrid host mounts it at unified/)
+            dirs += [(root, path, None), (os.path.join(root, "unified"), path, None)]
         elif "cpu" in ctrls.split(","):  # v1: cpu.cfs_quota_us, cpu.cfs_period_us
             for mount in (ctrls, "cpu", "cpu,cpuacct"):
                 dirs.append((os.path.join(root, mount), path, ctrls))

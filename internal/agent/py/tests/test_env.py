@@ -71,6 +71,9 @@ class CPUQuotaTest(unittest.TestCase):
     def test_v2(self):
         self.assertEqual(self.tree("0::/pod/app\n", {"pod/app/cpu.max": "150000 100000\n", "cpu.max": "max 100000\n"}), 1.5)
 
+    def test_v2_on_a_hybrid_host(self):
+        self.assertEqual(self.tree("1:cpu:/\n0::/job\n", {"unified/job/cpu.max": "200000 100000\n"}), 2.0)
+
     def test_v2_a_parent_lower(self):
         self.assertEqual(self.tree("0::/pod/app\n", {"pod/app/cpu.max": "max 100000\n", "pod/cpu.max": "50000 100000\n"}), 0.5)
 
