@@ -129,7 +129,7 @@ def cpu_quota(proc_cgroup="/proc/self/cgroup", root="/sys/fs/cgroup"):
         if ctrls == "":  # cgroup v2: cpu.max (a hybrid host mounts it at unified/)
             dirs += [(root, path, None), (os.path.join(root, "unified"), path, None)]
         elif "cpu" in ctrls.split(","):  # v1: cpu.cfs_quota_us, cpu.cfs_period_us
-            for mount in (ctrls, "cpu", "cpu,cpuacct"):
+            for mount in dict.fromkeys((ctrls, "cpu", "cpu,cpuacct")):  # where distributions mount it
                 dirs.append((os.path.join(root, mount), path, ctrls))
     best = None
     for base, path, v1 in dirs:
@@ -168,7 +168,7 @@ def base_env():
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
         "cpu_affinity": safe(lambda: len(os.sched_getaffinity(0))),
-        "cpu_quota": cpu_quota(),
+        "cpu_quota": safe(cpu_quota),
         "cpu_features": cpu_features(),
         "transparent_hugepages": transparent_hugepages(),
         "memory_bytes": memory_bytes(),
