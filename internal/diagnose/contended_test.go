@@ -26,30 +26,33 @@ func TestContended(t *testing.T) {
 		children      *rundir.Children // the program's own processes beside it
 		windowWait    float64          // the window's wait, when not the steps'
 		workersCPUs   float64          // CPUs its two DataLoader workers used, by their samples
+		quota         float64          // its cgroup's CPU quota, where less than the CPUs
 	}{
 		// Autoformer beside two busy loops: waited 51%, used 0.95 CPUs
-		{"others held the CPUs", 2, 2, 0.51, 0.95, "", false, true, "OMP_WAIT_POLICY=PASSIVE in the environment", nil, 0, 0},
-		{"spinning set on purpose", 2, 2, 0.51, 0.95, "OMP_WAIT_POLICY=ACTIVE", false, true, "the environment has OMP_WAIT_POLICY=ACTIVE now", nil, 0, 0},
-		{"quiet machine", 2, 2, 0.03, 1.9, "", false, false, "", nil, 0, 0},
-		{"quiet, little parallel work", 8, 8, 0.04, 1.1, "", false, false, "", nil, 0, 0},
-		{"its own threads held the CPUs", 2, 2, 0.3, 1.6, "", false, false, "", nil, 0, 0},
-		{"one thread: no OpenMP team", 2, 1, 0.5, 0.5, "", false, false, "", nil, 0, 0},
-		{"threads sleep already", 2, 2, 0.51, 0.95, "OMP_WAIT_POLICY=passive", false, false, "", nil, 0, 0},
-		{"spinning turned off", 4, 4, 0.51, 1.5, "GOMP_SPINCOUNT=0", false, false, "", nil, 0, 0},
-		{"the step runs on a GPU", 2, 2, 0.51, 0.95, "", true, false, "", nil, 0, 0},
-		{"more threads than CPUs: cpu.oversubscribed's", 2, 4, 0.51, 0.95, "", false, false, "", nil, 0, 0},
+		{"others held the CPUs", 2, 2, 0.51, 0.95, "", false, true, "OMP_WAIT_POLICY=PASSIVE in the environment", nil, 0, 0, 0},
+		{"spinning set on purpose", 2, 2, 0.51, 0.95, "OMP_WAIT_POLICY=ACTIVE", false, true, "the environment has OMP_WAIT_POLICY=ACTIVE now", nil, 0, 0, 0},
+		{"quiet machine", 2, 2, 0.03, 1.9, "", false, false, "", nil, 0, 0, 0},
+		{"quiet, little parallel work", 8, 8, 0.04, 1.1, "", false, false, "", nil, 0, 0, 0},
+		{"its own threads held the CPUs", 2, 2, 0.3, 1.6, "", false, false, "", nil, 0, 0, 0},
+		{"one thread: no OpenMP team", 2, 1, 0.5, 0.5, "", false, false, "", nil, 0, 0, 0},
+		{"threads sleep already", 2, 2, 0.51, 0.95, "OMP_WAIT_POLICY=passive", false, false, "", nil, 0, 0, 0},
+		{"spinning turned off", 4, 4, 0.51, 1.5, "GOMP_SPINCOUNT=0", false, false, "", nil, 0, 0, 0},
+		{"the step runs on a GPU", 2, 2, 0.51, 0.95, "", true, false, "", nil, 0, 0, 0},
+		{"more threads than CPUs: cpu.oversubscribed's", 2, 4, 0.51, 0.95, "", false, false, "", nil, 0, 0, 0},
 		// mnist_hogwild's two trainers on 2 CPUs
-		{"its own child processes held the CPUs", 2, 2, 0.45, 1.05, "", false, false, "", &rundir.Children{Processes: 2, MostAlive: 2, WallS: 27.6, CPUS: 26.9, WaitS: 26.3}, 0, 0},
+		{"its own child processes held the CPUs", 2, 2, 0.45, 1.05, "", false, false, "", &rundir.Children{Processes: 2, MostAlive: 2, WallS: 27.6, CPUS: 26.9, WaitS: 26.3}, 0, 0, 0},
 		// Autoformer's ten workers loading ahead before its window
-		{"the steps before the window only", 2, 2, 0.3, 1.36, "", false, false, "", nil, 0.04, 0},
+		{"the steps before the window only", 2, 2, 0.3, 1.36, "", false, false, "", nil, 0.04, 0, 0},
 		// two workers busy 20% of their samples each took the CPU left
-		{"its DataLoader workers held the CPUs", 2, 2, 0.3, 1.2, "", false, false, "", nil, 0, 0.4},
+		{"its DataLoader workers held the CPUs", 2, 2, 0.3, 1.2, "", false, false, "", nil, 0, 0.4, 0},
+		// mnist in a cgroup whose quota is 1.5 of its 2 CPUs
+		{"its cgroup's quota held it back", 2, 2, 0.28, 1.4, "", false, false, "", nil, 0, 0, 1.5},
 	} {
 		sched := func(wait float64) *rundir.ThreadSched {
 			return &rundir.ThreadSched{WallS: 10, CPUS: 10 * (1 - wait), WaitS: 10 * wait, ProcessCPUS: 10 * c.used}
 		}
 		th, window := sched(c.wait), sched(cmp.Or(c.windowWait, c.wait))
-		run := &runevidence.RunEvidence{Env: &runevidence.Env{CPUs: c.cpus, NumThreads: c.threads, LocalRanks: 1, LoadAverage: -1, OpenMPWait: c.openMPWait},
+		run := &runevidence.RunEvidence{Env: &runevidence.Env{CPUs: c.cpus, NumThreads: c.threads, LocalRanks: 1, LoadAverage: -1, OpenMPWait: c.openMPWait, CPUQuota: c.quota},
 			CPUWait: &rundir.CPUWait{Run: th, Window: window, Steps: th}, Children: c.children}
 		if c.workersCPUs > 0 {
 			run.Workers = &pyprofile.WorkerSummary{Processes: 2, Samples: 1000, BusyShare: c.workersCPUs / 2, CPUShare: 1}

@@ -344,10 +344,20 @@ func (s *state) cpuWaitCause(t *rundir.ThreadSched, spare float64) (cause string
 		// the program's own processes beside it (hogwild's trainers)
 		return fmt.Sprintf("the program's child processes (%d) used %.1f CPUs while they lived, this process %.1f", c.Processes, c.CPUS/c.WallS, used), false
 	}
-	if w := s.in.Run.Workers; w != nil && w.Samples > 0 && workersCPUs(w) >= 0.1 && used+workersCPUs(w) > float64(d.cpus)-spare {
+	workers := 0.0
+	if w := s.in.Run.Workers; w != nil && w.Samples > 0 {
+		workers = workersCPUs(w)
+	}
+	if workers >= 0.1 && used+workers > float64(d.cpus)-spare {
 		// its DataLoader workers, busy too few to outnumber the CPUs
 		// with the intra-op threads, took the rest
-		return fmt.Sprintf("this process used %.1f of the %d CPUs and its DataLoader workers about %.1f (their samples)", used, d.cpus, workersCPUs(w)), false
+		return fmt.Sprintf("this process used %.1f of the %d CPUs and its DataLoader workers about %.1f (their samples)", used, d.cpus, workers), false
+	}
+	if q := s.in.Run.Env.CPUQuota; q > 0 && used+workers > q-spare {
+		// the kernel throttled the program at its quota, whatever the
+		// CPUs left idle (mnist at a quota of 1.5 CPUs on 2: its main
+		// thread waited 28%, the process used 1.4)
+		return fmt.Sprintf("its cgroup's CPU quota (%.3g CPUs) held the program back: this process used %.1f", q, used), false
 	}
 	load := ""
 	if l := cmp.Or(t.LoadAverage, s.cpuWait().Window.LoadAverage); l != nil { // the steps' span has none

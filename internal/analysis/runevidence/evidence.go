@@ -234,8 +234,8 @@ type Env struct {
 	Build string `json:"build"`
 	CUDA  string `json:"cuda,omitempty"`
 	// CPUs: the CPUs the process may use (rundir.Env.CPUs);
-	// CPUQuota: its cgroup's quota where that made them fewer than it may
-	// run on (0: none).
+	// CPUQuota: its cgroup's quota where that is less than the CPUs it
+	// may run on (0: none).
 	CPUs       int     `json:"cpus"`
 	CPUQuota   float64 `json:"cpu_quota,omitempty"`
 	NumThreads int     `json:"num_threads"`
@@ -1275,7 +1275,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 	}
 	if e := pr.Env; e != nil {
 		env := &Env{CPUs: e.CPUs(), LocalRanks: 1, LoadAverage: -1}
-		if q := e.CPUQuota; q != nil && env.CPUs < e.RunsOn() {
+		if q := e.CPUQuota; q != nil && *q < float64(e.RunsOn()) {
 			env.CPUQuota = *q
 		}
 		if n, err := strconv.Atoi(e.EnvVars["LOCAL_WORLD_SIZE"]); err == nil && n > 0 {
