@@ -318,7 +318,7 @@ func (s *state) cpuWaitHolders() (cause string, others bool, span *rundir.Thread
 	if span == nil || span.WallS <= 0 {
 		span, where, spare = cw.Window, "the recorded window", 1
 	}
-	cause, others = s.cpuWaitCause(span, spare)
+	cause, others = s.cpuWaitCause(span, spare, cmp.Or(span.LoadAverage, cw.Window.LoadAverage)) // the steps' span has no load
 	return cause, others, span, where
 }
 
@@ -328,7 +328,7 @@ func (s *state) cpuWaitHolders() (cause string, others bool, span *rundir.Thread
 // or with its child processes or DataLoader workers, else other
 // processes: a CPU the program left was someone else's, or its main
 // thread would not have waited.
-func (s *state) cpuWaitCause(t *rundir.ThreadSched, spare float64) (cause string, others bool) {
+func (s *state) cpuWaitCause(t *rundir.ThreadSched, spare float64, load *float64) (cause string, others bool) {
 	d, ok := s.cpuDemand()
 	if ok && d.oversubscribed() {
 		return fmt.Sprintf("the program's own threads want %d CPUs of %d (below)", d.want, d.cpus), false
@@ -359,11 +359,11 @@ func (s *state) cpuWaitCause(t *rundir.ThreadSched, spare float64) (cause string
 		// thread waited 28%, the process used 1.4)
 		return fmt.Sprintf("its cgroup's CPU quota (%.3g CPUs) held the program back: this process used %.1f", q, used), false
 	}
-	load := ""
-	if l := cmp.Or(t.LoadAverage, s.cpuWait().Window.LoadAverage); l != nil { // the steps' span has none
-		load = fmt.Sprintf("load average %.1f on %d CPUs; ", *l, d.cpus)
+	machine := ""
+	if load != nil {
+		machine = fmt.Sprintf("load average %.1f on %d CPUs; ", *load, d.cpus)
 	}
-	return fmt.Sprintf("other processes held the CPUs (%sthis process used %.1f, its DataLoader workers aside)", load, used), true
+	return fmt.Sprintf("other processes held the CPUs (%sthis process used %.1f, its DataLoader workers aside)", machine, used), true
 }
 
 // workersCPUs is about how many CPUs the DataLoader workers used, by

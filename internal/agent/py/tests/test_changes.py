@@ -544,24 +544,29 @@ class ModelTest(unittest.TestCase):
             self.assertTrue(model.conv.weight.is_contiguous())
 
 
+def _start_with_env(change, value, names, env):
+    """The change's record after the agent's start, in an environment
+    with env as the only values of names (restored after)."""
+    saved = {k: os.environ.get(k) for k in names}
+    try:
+        for k in names:
+            os.environ.pop(k, None)
+        os.environ.update(env)
+        ch = C.Changes({change: value}, _internal)
+        ch.start()
+        return _by_name(ch)[change]
+    finally:
+        for k, v in saved.items():
+            os.environ.pop(k, None)
+            if v is not None:
+                os.environ[k] = v
+
+
 class MallocReuseTest(unittest.TestCase):
     """malloc_reuse: glibc's variables, read at the process's start."""
 
     def run_start(self, value, env):
-        names = [k for k, _ in C.MALLOC_REUSE]
-        saved = {k: os.environ.get(k) for k in names}
-        try:
-            for k in names:
-                os.environ.pop(k, None)
-            os.environ.update(env)
-            ch = C.Changes({"malloc_reuse": value}, _internal)
-            ch.start()
-            return _by_name(ch)["malloc_reuse"]
-        finally:
-            for k, v in saved.items():
-                os.environ.pop(k, None)
-                if v is not None:
-                    os.environ[k] = v
+        return _start_with_env("malloc_reuse", value, [k for k, _ in C.MALLOC_REUSE], env)
 
     def test_from_the_environment(self):
         c = self.run_start("true", dict(C.MALLOC_REUSE))
@@ -580,18 +585,7 @@ class OMPPassiveTest(unittest.TestCase):
     """omp_passive: OMP_WAIT_POLICY, read when torch loads OpenMP."""
 
     def run_start(self, value, env):
-        name = C.OMP_PASSIVE[0]
-        saved = os.environ.get(name)
-        try:
-            os.environ.pop(name, None)
-            os.environ.update(env)
-            ch = C.Changes({"omp_passive": value}, _internal)
-            ch.start()
-            return _by_name(ch)["omp_passive"]
-        finally:
-            os.environ.pop(name, None)
-            if saved is not None:
-                os.environ[name] = saved
+        return _start_with_env("omp_passive", value, [C.OMP_PASSIVE[0]], env)
 
     def test_from_the_environment(self):
         c = self.run_start("true", {"OMP_WAIT_POLICY": "passive"})
