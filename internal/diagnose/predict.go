@@ -496,7 +496,7 @@ func (s *state) ruleSaving(id string, atStakeUs float64) (savingUs, reachPct flo
 	if p, ok := s.classSaving(r.Class); ok {
 		return atStakeUs * r.Factor * p.ReachPct / 100, p.ReachPct, true
 	}
-	if w, ok := s.workersSaving(); ok && id == "input.loader" && w >= s.share[Input]/2 {
+	if w, ok := s.workersSaving(); ok && id == "input.loader" && w >= s.share[Input]/2 && !s.inMemoryLeads() {
 		return min(atStakeUs, w*s.step), 0, false // the change leads with the workers
 	}
 	if id == "cpu.native" {

@@ -385,6 +385,13 @@ type LoaderInfo struct {
 	// Site is the program's line that took its first batch (the loop
 	// over it); nil from agents before it.
 	Site *Site `json:"site"`
+	// MemoryShape: for a torchvision dataset that holds its samples as
+	// one array (MNIST's, CIFAR's .data), the array's shape; Transforms
+	// the class names of its transform's parts, in order;
+	// TargetTransform whether it transforms the targets too.
+	MemoryShape     []int    `json:"memory_shape,omitempty"`
+	Transforms      []string `json:"transforms,omitempty"`
+	TargetTransform bool     `json:"target_transform,omitempty"`
 }
 
 // Site is a line of the program's own code.

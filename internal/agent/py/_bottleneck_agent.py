@@ -1161,6 +1161,7 @@ class Agent(Window, Evidence):
         }
         bs = getattr(getattr(it, "_index_sampler", None), "batch_size", None)
         info["batch_size"] = bs
+        info.update(_dataset_in_memory(getattr(it, "_dataset", None)))
         workers = getattr(it, "_workers", None)
         if workers:
             # ForkProcess / SpawnProcess / ForkServerProcess
@@ -1767,6 +1768,34 @@ class _IdentitySet(object):
         if len(self._by_id) >= 64:  # an optimizer per iteration: drop the freed
             self._by_id = {k: v for k, v in self._by_id.items() if v._ref() is not None}
         self._by_id[id(obj)] = _Identity(obj)
+
+
+# torchvision's datasets that hold every sample in one array (.data) and
+# make each a PIL image in __getitem__ before the transforms
+_TORCHVISION_DATASETS = "torchvision.datasets."
+
+
+def _dataset_in_memory(ds):
+    """For a torchvision dataset that holds its samples as one array
+    (MNIST's and CIFAR's .data): the array's shape, the names of its
+    transform's parts (a Compose's, in order) and whether it transforms
+    its targets too. Its __getitem__ makes a PIL image of one sample and
+    transforms it: a batch of 128 is 128 of those (docs/diagnosis.md,
+    input.loader). Empty for any other dataset."""
+    try:
+        if not type(ds).__module__.startswith(_TORCHVISION_DATASETS):
+            return {}
+        shape = tuple(getattr(getattr(ds, "data", None), "shape", ()))
+        if len(shape) < 3 or shape[0] != len(ds):
+            return {}
+        t = getattr(ds, "transform", None)
+        parts = getattr(t, "transforms", None)
+        if not isinstance(parts, (list, tuple)):
+            parts = [] if t is None else [t]
+        return {"memory_shape": [int(n) for n in shape], "transforms": [type(x).__name__ for x in parts[:16]],
+                "target_transform": getattr(ds, "target_transform", None) is not None}
+    except Exception:
+        return {}
 
 
 def _tensor_bytes(torch, obj, depth=0):

@@ -218,6 +218,11 @@ type Loader struct {
 	BatchBytes *int64 `json:"batch_bytes,omitempty"`
 	// Site is the program's line that loops over it.
 	Site *rundir.Site `json:"site,omitempty"`
+	// MemoryShape, Transforms, TargetTransform: a torchvision dataset
+	// that holds its samples as one array (rundir.LoaderInfo).
+	MemoryShape     []int    `json:"memory_shape,omitempty"`
+	Transforms      []string `json:"transforms,omitempty"`
+	TargetTransform bool     `json:"target_transform,omitempty"`
 }
 
 // SyncSite is a user line that caused implicit host-device syncs.
@@ -1226,7 +1231,8 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		for _, l := range ev.DataLoader.Loaders {
 			r.Loaders = append(r.Loaders, Loader{Dataset: l.Dataset, Iterable: l.Iterable, NumWorkers: l.NumWorkers, PinMemory: l.PinMemory, PrefetchFactor: l.PrefetchFactor,
 				PersistentWorkers: l.PersistentWorkers, BatchSize: l.BatchSize, Batches: l.Batches, WaitS: l.WaitS,
-				Iterators: l.Iterators, Loaders: l.Loaders, RestartS: l.RestartS, FirstWaitS: l.FirstWaitS, BatchBytes: l.BatchBytes, Site: l.Site})
+				Iterators: l.Iterators, Loaders: l.Loaders, RestartS: l.RestartS, FirstWaitS: l.FirstWaitS, BatchBytes: l.BatchBytes, Site: l.Site,
+				MemoryShape: l.MemoryShape, Transforms: l.Transforms, TargetTransform: l.TargetTransform})
 		}
 		var loaderWait, firstWait float64
 		for _, l := range r.Loaders {

@@ -493,6 +493,48 @@ class TensorShapesTest(unittest.TestCase):
         self.assertEqual(A._call_kwargs(sys._getframe(0)), {})  # no module call around
 
 
+class DatasetInMemoryTest(unittest.TestCase):
+    """_dataset_in_memory: a torchvision dataset holding its samples as
+    one array is described (the array's shape, its transforms' names);
+    any other dataset, or one whose .data is not its samples, is not."""
+
+    class Data:  # stands for a tensor or an ndarray: the shape read
+        def __init__(self, *shape):
+            self.shape = shape
+
+    class ToTensor:
+        pass
+
+    class Normalize:
+        pass
+
+    class Compose:
+        def __init__(self, parts):
+            self.transforms = parts
+
+    def dataset(self, module, data, transform=None, target_transform=None):
+        cls = type("MNIST", (), {"__module__": module, "__len__": lambda self: 60000})
+        ds = cls()
+        ds.data, ds.transform, ds.target_transform = data, transform, target_transform
+        return ds
+
+    def test_torchvision(self):
+        ds = self.dataset("torchvision.datasets.mnist", self.Data(60000, 28, 28), self.Compose([self.ToTensor(), self.Normalize()]))
+        self.assertEqual(A._dataset_in_memory(ds), {"memory_shape": [60000, 28, 28], "transforms": ["ToTensor", "Normalize"], "target_transform": False})
+        one = self.dataset("torchvision.datasets.cifar", self.Data(60000, 32, 32, 3), self.ToTensor(), target_transform=self.ToTensor())
+        self.assertEqual(A._dataset_in_memory(one), {"memory_shape": [60000, 32, 32, 3], "transforms": ["ToTensor"], "target_transform": True})
+
+    def test_silent(self):
+        # the program's own dataset with a .data, a .data that is not the
+        # samples, none, and a length that fails
+        self.assertEqual(A._dataset_in_memory(self.dataset("__main__", self.Data(60000, 28, 28))), {})
+        self.assertEqual(A._dataset_in_memory(self.dataset("torchvision.datasets.mnist", self.Data(10, 28, 28))), {})
+        self.assertEqual(A._dataset_in_memory(self.dataset("torchvision.datasets.mnist", None)), {})
+        broken = type("Folder", (), {"__module__": "torchvision.datasets.folder", "__len__": lambda self: 1 / 0, "data": self.Data(1, 2, 3)})()
+        self.assertEqual(A._dataset_in_memory(broken), {})
+        self.assertEqual(A._dataset_in_memory(None), {})
+
+
 class ProgressTest(unittest.TestCase):
     """progress: a new phase is written at once, the same phase's counters
     at most every _PROGRESS_EVERY_S (it was written at every step, 0.85 ms
