@@ -105,6 +105,17 @@ func loadedRun(t *testing.T, dir string) (string, bool) {
 	return fmt.Sprintf("load average %.1f on %d CPUs", load, runtime.NumCPU()), load >= float64(runtime.NumCPU())
 }
 
+// cpuHasBF16: this machine's CPU has bfloat16 instructions (AVX512-BF16
+// or AMX), which cpu.native's convolution and matmul changes read.
+func cpuHasBF16(t *testing.T) bool {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		t.Skipf("premise unknown: %v", err)
+	}
+	flags := strings.Fields(string(b))
+	return slices.Contains(flags, "avx512_bf16") || slices.Contains(flags, "amx_bf16")
+}
+
 // contendedFirst: the first finding is the machine's load, not the
 // program's (cpu.contended: other processes held the CPUs its threads
 // wanted), and its title.
@@ -748,16 +759,29 @@ func TestFirstChangeNamesTheProgram(t *testing.T) {
 				t.Fatalf("want one diagnosed trace, got %+v", r.TraceReport)
 			}
 			d := r.TraceReport.Traces[0].Diagnosis
-			if len(d.Findings) == 0 || !slices.Contains(c.rules, d.Findings[0].Rule) {
+			rules := c.rules
+			if c.name == "cnn" && !cpuHasBF16(t) {
+				// without bfloat16 instructions the convolutions, in
+				// oneDNN already, have channels_last alone (a tenth of
+				// their time): the CNN's ~10% of Python can save more;
+				// cpu.native must still name the model
+				rules = append(slices.Clone(rules), "host.python")
+			}
+			if len(d.Findings) == 0 || !slices.Contains(rules, d.Findings[0].Rule) {
 				if w, busy := cpuWaitInWindow(d); busy {
 					t.Skipf("machine busy: the main thread waited for a CPU %.0f%% of the window (first finding %s)", w, firstRule(d))
 				}
 				if title, busy := contendedFirst(d); busy {
 					t.Skipf("machine busy: %s", title)
 				}
-				t.Fatalf("first finding is not one of %v\n%s", c.rules, outline(d))
+				t.Fatalf("first finding is not one of %v\n%s", rules, outline(d))
 			}
 			f := d.Findings[0]
+			if i := slices.IndexFunc(d.Findings, func(f diagnose.Finding) bool { return slices.Contains(c.rules, f.Rule) }); i > 0 {
+				f = d.Findings[i]
+			} else if i < 0 {
+				t.Fatalf("no finding of %v\n%s", c.rules, outline(d))
+			}
 			if !strings.Contains(f.Change, c.names) {
 				t.Errorf("the first change does not name %q: %s", c.names, f.Change)
 			}
