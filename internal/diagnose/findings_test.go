@@ -2260,7 +2260,7 @@ func TestInputWorkersShareTheStepsCPUs(t *testing.T) {
 // A loader without workers over a torchvision dataset that holds its
 // samples as one array, transformed by ToTensor and Normalize alone, is
 // told to transform the array once and fetch batches in one call
-// (pytorch/examples' VAE: 2.0-2.4x; mnist_rnn: 2.4-2.6x), saving the
+// (pytorch/examples' VAE: 1.9-2.35x; mnist_rnn: 2.4-2.6x), saving the
 // input fix's whole share and trying nothing at run time (the workers'
 // saving, 34% for mnist_rnn, is not what it advises). A random
 // transform, one it does not know, transformed targets, workers, an

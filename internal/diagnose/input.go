@@ -283,7 +283,7 @@ func inMemoryChange(l runevidence.Loader) string {
 	return fmt.Sprintf("%s holds its %s samples in memory as one array (its .data, %s), and its __getitem__ makes a PIL image of each and runs %s on it, one sample at a time, %d times a batch: "+
 		"transform the whole array once before the loop (x = %s) and fetch each batch in one call: "+
 		"DataLoader(TensorDataset(x, torch.as_tensor(dataset.targets)), sampler=BatchSampler(RandomSampler(x), %d, drop_last=False), batch_size=None) "+
-		"(pytorch/examples' mnist_rnn and VAE on MNIST: 2.0-2.6x a step on a CPU)",
+		"(pytorch/examples' mnist_rnn and VAE on MNIST: 1.9-2.6x a step on a CPU)",
 		l.Dataset, units.Count(l.MemoryShape[0]), strings.Join(dims, " x "), strings.Join(l.Transforms, ", "), *l.BatchSize, x, *l.BatchSize)
 }
 
