@@ -1770,8 +1770,8 @@ class _IdentitySet(object):
         self._by_id[id(obj)] = _Identity(obj)
 
 
-# torchvision's datasets that hold every sample in one array (.data) and
-# make each a PIL image in __getitem__ before the transforms
+# the modules of torchvision's datasets (MNIST's and CIFAR's hold every
+# sample in one array, .data, and make each a PIL image in __getitem__)
 _TORCHVISION_DATASETS = "torchvision.datasets."
 
 
