@@ -1825,12 +1825,12 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 			lead = fmt.Sprintf("%s, and this CPU has bfloat16 instructions: %s", convs, bf16)
 			ev = append(ev, Evidence{bf16ReachLabel, pct((conv + gemm) / total), "%", "ops"})
 			s.nativeTry = map[string]string{"bf16_autocast": "true"}
-		case layoutPays:
-			lead = orTry(fmt.Sprintf("%s: put %s (%s)", convs, layout, denseLayoutGain), s.bf16Advice())
-			s.nativeTry = map[string]string{"channels_last": "true"}
-			ev = append(ev, Evidence{denseLayoutReachLabel, pct(conv / total), "%", "ops"})
-		default:
-			lead = orTry(fmt.Sprintf("%s: try %s (it speeds up the convolutions and reorders the tensors wherever the model leaves that layout, a flatten before a Linear head: with convolutions half the native time, a small CNN ran 0.95x in it)", convs, layout), s.bf16Advice())
+		default: // channels_last alone, no convolution depthwise with a stride
+			if layoutPays {
+				lead = orTry(fmt.Sprintf("%s: put %s (%s)", convs, layout, denseLayoutGain), s.bf16Advice())
+			} else {
+				lead = orTry(fmt.Sprintf("%s: try %s (it speeds up the convolutions and reorders the tensors wherever the model leaves that layout, a flatten before a Linear head: with convolutions half the native time, a small CNN ran 0.95x in it)", convs, layout), s.bf16Advice())
+			}
 			s.nativeTry = map[string]string{"channels_last": "true"}
 			ev = append(ev, Evidence{denseLayoutReachLabel, pct(conv / total), "%", "ops"})
 		}

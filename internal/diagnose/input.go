@@ -259,13 +259,8 @@ var fixedTransforms = map[string]bool{"ToTensor": true, "Normalize": true}
 // draws at random (augmentation: each sample's own draw) or is unknown,
 // or the targets are transformed too.
 func inMemoryChange(l runevidence.Loader) string {
-	if len(l.MemoryShape) < 3 || len(l.MemoryShape) > 4 || l.Iterable || l.TargetTransform || l.BatchSize == nil || *l.BatchSize <= 1 || !slices.Contains(l.Transforms, "ToTensor") {
+	if !inMemoryFixed(l) {
 		return ""
-	}
-	for _, t := range l.Transforms {
-		if !fixedTransforms[t] {
-			return ""
-		}
 	}
 	// ToTensor's result for the whole array: floats in [0, 1], channels
 	// first (MNIST's is N x H x W, CIFAR's N x H x W x C)
@@ -287,15 +282,25 @@ func inMemoryChange(l runevidence.Loader) string {
 		l.Dataset, units.Count(l.MemoryShape[0]), strings.Join(dims, " x "), strings.Join(l.Transforms, ", "), *l.BatchSize, x, *l.BatchSize)
 }
 
+// inMemoryFixed: l's dataset holds its samples as one array, fetched in
+// batches, and transforms them with fixedTransforms alone, ToTensor
+// among them (inMemoryChange).
+func inMemoryFixed(l runevidence.Loader) bool {
+	if len(l.MemoryShape) < 3 || len(l.MemoryShape) > 4 || l.Iterable || l.TargetTransform || l.BatchSize == nil || *l.BatchSize <= 1 || !slices.Contains(l.Transforms, "ToTensor") {
+		return false
+	}
+	return !slices.ContainsFunc(l.Transforms, func(t string) bool { return !fixedTransforms[t] })
+}
+
 // inMemoryLeads: the loader waited for has no workers and inMemoryChange
 // is its change, not workers.
 func (s *state) inMemoryLeads() bool {
 	i := s.waitedLoader()
-	if s.in.Run == nil || i < 0 {
+	if i < 0 {
 		return false
 	}
 	l := s.in.Run.Loaders[i]
-	return l.NumWorkers != nil && *l.NumWorkers == 0 && inMemoryChange(l) != ""
+	return l.NumWorkers != nil && *l.NumWorkers == 0 && inMemoryFixed(l)
 }
 
 // workersNotAdvised ends a change that leads with cheaper loading where
