@@ -93,13 +93,26 @@ func (s *state) cpuNativeFinding() {
 // noProgramChange: the op families' change (cpuFamilyChange, by its
 // evidence fam) leaves the program on this machine nothing to change, so
 // the time is at stake and no saving is promised: no change is known to
-// make sparse products faster, and torch.compile, the change for ops no
+// make sparse products faster; torch.compile, the change for ops no
 // family dominates, cannot compile a double backward (a PINN's one
-// L-BFGS step was promised 30% by a change that then said "not here").
+// L-BFGS step was promised 30% by a change that then said "not here");
+// and large matmuls or fused recurrent layers on a CPU without bfloat16
+// instructions leave an accelerator alone, where nothing else is named
+// (pytorch/examples' word language model on an AVX2 CPU, matmuls 53% in
+// calls of 80 ms, was promised 25% by a change that said only that).
 func (s *state) noProgramChange(fam []Evidence) bool {
-	return slices.ContainsFunc(fam, func(e Evidence) bool {
-		return e.What == sparseProductsLabel || e.What == fusableShareLabel && !s.compiled() && s.doubleBackward() != ""
-	})
+	has := func(label string) bool {
+		return slices.ContainsFunc(fam, func(e Evidence) bool { return e.What == label })
+	}
+	switch {
+	case has(sparseProductsLabel):
+		return true
+	case has(fusableShareLabel):
+		return !s.compiled() && s.doubleBackward() != ""
+	case has(largeGEMMLabel), has(rnnShareLabel) && !has(rnnCallsLabel):
+		return s.bf16Advice() == ""
+	}
+	return false
 }
 
 // moreThreads is the intra-op thread count cpu.native advises, where the

@@ -1731,6 +1731,13 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		}
 		return fmt.Sprintf("the other %.0f%% (largest: %s): %s", pct(1-family/total), largest(rest, 2), s.compileChange("elementwise, normalization and softmax ops"))
 	}
+	// torch.compile leaves matmuls, convolutions and recurrent layers to
+	// the same oneDNN/MKL calls, and still draws a random number for each
+	// element of a dropout mask: what it can make faster is the rest
+	// (pytorch/examples' GAT, dropout masks 26% of its native time over a
+	// dense 2,708 x 2,708 attention, was promised 38% and measured 1.16x
+	// compiled, median epoch 3.57 -> 3.09 s)
+	fusable := max(0, total-gemm-conv-rnn-dropout) / total
 	rnnPerStep := float64(rnnCalls) / float64(max(1, s.recordedSteps()))
 	sparse := s.sparseProductsShare(gemm)
 	denseCall := (convCallWeighted + gemmCallWeighted) / max(conv+gemm, 1) * s.windowRunning() // µs, weighted by time
@@ -1879,8 +1886,12 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 				}
 				s.nativeTry = map[string]string{"bf16_autocast": "true"}
 			}
+			rest := others(gemm)
+			if bf16 == "" && rest != "" {
+				ev = append(ev, Evidence{fusableShareLabel, pct(fusable), "%", "ops"})
+			}
 			return thenDo(orTry(joinColon(fmt.Sprintf("matmuls take %.0f%% of the native time in calls of %s on average, already near this CPU's speed in oneDNN/MKL (a larger batch gains them nothing per sample)", pct(gemm/total), units.Duration(call)),
-				bf16), "an accelerator"), others(gemm)), ev, dropout, total
+				bf16), "an accelerator"), rest), ev, dropout, total
 		}
 		// The promise is from all of the native time, and too high where
 		// the calls are near largeGEMMUs: karpathy/nanoGPT's CPU
@@ -1907,7 +1918,7 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 		return thenDo(fmt.Sprintf("recurrent layers (LSTM/GRU/RNN) take %.0f%% of the native time, called %.0f times a step: a loop that feeds a layer one time step per call (out, h = lstm(x[:, t:t+1], h)) runs each step's input projection and recurrence apart: "+
 				"when the inputs are known up front (the batch's sequence, teacher forcing), call it once on the whole sequence (out, h = lstm(x)), measured 4.8x faster for 50 steps; "+
 				"a loop whose next input is its last output (decoding) must stay, under torch.inference_mode() when nothing is trained", pct(rnn/total), rnnPerStep), others(rnn)),
-			[]Evidence{{"recurrent ops' share of native op time", pct(rnn / total), "%", "ops"}, {"recurrent layer calls per step", rnnPerStep, "", "ops"}}, dropout, total
+			[]Evidence{{rnnShareLabel, pct(rnn / total), "%", "ops"}, {rnnCallsLabel, rnnPerStep, "", "ops"}}, dropout, total
 	case rnn/total >= dominant:
 		// the time steps run one after another inside oneDNN's RNN
 		// primitive; torch.compile leaves nn.LSTM as it is (a 2-layer
@@ -1924,10 +1935,14 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 			// from one sample a step, a batch does (the lead)
 			wider = "shorter sequences do not"
 		}
+		ev := []Evidence{{rnnShareLabel, pct(rnn / total), "%", "ops"}}
+		bf16, rest := s.bf16Advice(), others(rnn)
+		if bf16 == "" && rest != "" {
+			ev = append(ev, Evidence{fusableShareLabel, pct(fusable), "%", "ops"})
+		}
 		return thenDo(orTry(fmt.Sprintf("recurrent layers (LSTM/GRU/RNN) take %.0f%% of the native time and already run as oneDNN's fused RNN, one time step after another, "+
-				"where %s lower the time per sample: an accelerator runs them as cuDNN's RNN", pct(rnn/total), wider),
-				s.bf16Advice()), others(rnn)),
-			[]Evidence{{"recurrent ops' share of native op time", pct(rnn / total), "%", "ops"}}, dropout, total
+			"where %s lower the time per sample: an accelerator runs them as cuDNN's RNN", pct(rnn/total), wider),
+			bf16), rest), ev, dropout, total
 	case random/total >= dominant:
 		// synthetic inputs or noise drawn every step: a CPU draws random
 		// numbers slowly (a 4096 x 1024 torch.randn: 11-15 ms here, more
@@ -1963,13 +1978,6 @@ func (s *state) cpuFamilyChange() (string, []Evidence, float64, float64) {
 	}
 	// the largest ops say what the time is in: a 32k-token output layer's
 	// matmuls and log_softmax, or many small ops
-	// torch.compile leaves matmuls, convolutions and recurrent layers to
-	// the same oneDNN/MKL calls, and still draws a random number for each
-	// element of a dropout mask: what it can make faster is the rest
-	// (pytorch/examples' GAT, dropout masks 26% of its native time over a
-	// dense 2,708 x 2,708 attention, was promised 38% and measured 1.16x
-	// compiled, median epoch 3.57 -> 3.09 s)
-	fusable := max(0, total-gemm-conv-rnn-dropout) / total
 	return orTry(fmt.Sprintf("no op family dominates the native time (largest: %s): %s", largest(all, 3), s.compileChange("its elementwise, normalization and softmax ops and the many small ones")), "an accelerator"),
 		[]Evidence{{fusableShareLabel, pct(fusable), "%", "ops"}}, dropout, total
 }
@@ -2086,6 +2094,9 @@ func (s *state) nativeReach() float64 {
 		case denseLayoutReachLabel:
 			return e.Value / 100 * denseLayoutCut / rule("cpu.native").Factor
 		case largeGEMMLabel:
+			if s.bf16Advice() == "" {
+				continue // torch.compile on the rest (fusableShareLabel), if anything
+			}
 			// bf16 autocast leads: it reaches the matmuls (the BERT
 			// above, matmuls 51%: 1.1x, against 46% saved promised)
 			for _, m := range ev {
@@ -2203,6 +2214,8 @@ func (s *state) runEnv() *runevidence.Env {
 const (
 	largeGEMMUs      = 500
 	largeGEMMLabel   = "matmul call, mean self time (weighted by time)"
+	rnnShareLabel    = "recurrent ops' share of native op time"
+	rnnCallsLabel    = "recurrent layer calls per step"
 	matmulShareLabel = "matmul ops' share of native op time"
 	convShareLabel   = "convolution ops' share of native op time"
 )

@@ -2574,3 +2574,43 @@ func TestCompileChangeNotForDoubleBackward(t *testing.T) {
 		}
 	}
 }
+
+// Large matmuls and fused recurrent layers run near a CPU's speed: on one
+// without bfloat16 instructions the only change for them is an
+// accelerator, which saves the program nothing on this machine. The
+// saving is then torch.compile's on the other ops where they are named,
+// else none (pytorch/examples' word language model on an AVX2 CPU was
+// promised 25% by "an accelerator"); where bf16 autocast is advised (the
+// CPU has it, or is unknown) the saving reaches the matmuls as before.
+func TestCPUAcceleratorAloneSavesNothingHere(t *testing.T) {
+	avx2, bf16 := []string{"avx2"}, []string{"avx2", "avx512f", "avx512_bf16"}
+	const step, native, factor = 1000.0, 0.9, 0.5
+	for _, c := range []struct {
+		name     string
+		features []string
+		rows     []optable.OpRow // of 1000 µs of native time
+		steps    int
+		reach    float64 // of the native time, 0: no saving
+	}{
+		{"AVX2, large matmuls alone", avx2, []optable.OpRow{{Name: "aten::addmm", HostSelfUs: 800, Calls: 1}, {Name: "aten::add_", HostSelfUs: 200, Calls: 10}}, 1, 0},
+		{"AVX2, large matmuls and a log_softmax", avx2, []optable.OpRow{{Name: "aten::addmm", HostSelfUs: 530, Calls: 1}, {Name: "aten::_log_softmax", HostSelfUs: 470, Calls: 1}}, 1, 0.47},
+		{"unknown CPU, large matmuls", nil, []optable.OpRow{{Name: "aten::addmm", HostSelfUs: 800, Calls: 1}, {Name: "aten::add_", HostSelfUs: 200, Calls: 10}}, 1, 0.8},
+		{"AVX512-BF16, large matmuls", bf16, []optable.OpRow{{Name: "aten::addmm", HostSelfUs: 800, Calls: 1}, {Name: "aten::add_", HostSelfUs: 200, Calls: 10}}, 1, 0.8},
+		{"AVX2, fused LSTM alone", avx2, []optable.OpRow{{Name: "aten::mkldnn_rnn_layer", HostSelfUs: 800, Calls: 2}, {Name: "aten::add_", HostSelfUs: 200, Calls: 10}}, 1, 0},
+		{"AVX2, fused LSTM and a log_softmax", avx2, []optable.OpRow{{Name: "aten::mkldnn_rnn_layer", HostSelfUs: 600, Calls: 2}, {Name: "aten::_log_softmax", HostSelfUs: 400, Calls: 1}}, 1, 0.4},
+		// a loop over time steps has a change of its own: one call
+		{"AVX2, an LSTM called a time step at a time", avx2, []optable.OpRow{{Name: "aten::lstm", HostSelfUs: 800, Calls: 200}, {Name: "aten::add_", HostSelfUs: 200, Calls: 10}}, 2, 1},
+	} {
+		ops := &optable.OpTable{Rows: c.rows, BackwardCalls: 100}
+		s := &state{p: Default, step: step, share: map[Class]float64{CPUCompute: native}, d: &Diagnosis{},
+			in: Analyses{Ops: ops, Run: &runevidence.RunEvidence{Env: &runevidence.Env{CPUFeatures: c.features}}}}
+		s.findings()
+		f := findRule(s.d.Findings, "cpu.native")
+		if f == nil {
+			t.Fatalf("%s: no cpu.native finding", c.name)
+		}
+		if want := step * native * factor * c.reach; math.Abs(f.SavingUs-want) > 1 || f.AtStakeUs <= 0 {
+			t.Errorf("%s: saves %.0f µs of %.0f at stake, want %.0f (%.2f of the native time); change %q", c.name, f.SavingUs, f.AtStakeUs, want, c.reach, f.AllChanges())
+		}
+	}
+}

@@ -38,8 +38,11 @@ func TestPageFaults(t *testing.T) {
 		{"kernel time of reads, few faults", rundir.ThreadSched{WallS: 6.5, ProcessCPUS: 12, ProcessSystemS: 6, MinorFaults: 2e4}, true, "", 0, 0, false, "", 0},
 		{"little kernel time", rundir.ThreadSched{WallS: 6.5, ProcessCPUS: 12, ProcessSystemS: 1.2, MinorFaults: 5e5}, true, "", 0, 0, false, "", 0},
 		{"agent before the fields", rundir.ThreadSched{WallS: 6.5, ProcessCPUS: 12}, true, "", 0, 0, false, "", 0},
-		// os.times' 10 ms ticks: 50 of them, 30% in the kernel, is 0.19 at one-sided 95%
-		{"under a second of CPU time, near the threshold", rundir.ThreadSched{WallS: 0.3, ProcessCPUS: 0.5, ProcessSystemS: 0.15, MinorFaults: 1.2e5}, true, "", 0, 0, false, "", 0},
+		// pytorch/examples' word language model on an AVX2 CPU, its whole
+		// run: 18% in the kernel (glibc's heap kept: 1.30-1.36x)
+		{"a fifth of the time", rundir.ThreadSched{WallS: 333, ProcessCPUS: 647, ProcessSystemS: 118, MinorFaults: 3.5e7}, true, "", 0, 0, true, "MALLOC_MMAP_THRESHOLD_", 0},
+		// os.times' 10 ms ticks: 50 of them, 25% in the kernel, is 0.149 at one-sided 95%
+		{"under a second of CPU time, near the threshold", rundir.ThreadSched{WallS: 0.3, ProcessCPUS: 0.5, ProcessSystemS: 0.125, MinorFaults: 1.2e5}, true, "", 0, 0, false, "", 0},
 		{"under 20 ticks", rundir.ThreadSched{WallS: 0.1, ProcessCPUS: 0.18, ProcessSystemS: 0.09, MinorFaults: 1.2e5}, true, "", 0, 0, false, "", 0},
 		// batches from 2 workers, mapped from shared memory
 		{"batches from workers", rundir.ThreadSched{WallS: 8.3, ProcessCPUS: 15.8, ProcessSystemS: 3.2, MinorFaults: 5.9e5}, true, "", 2, 0, false, "", 0},
@@ -64,8 +67,8 @@ func TestPageFaults(t *testing.T) {
 			if f == nil {
 				return
 			}
-			if !strings.Contains(f.Title, "The kernel takes 50% of the process's CPU time: 292,307 page faults a second") ||
-				!strings.Contains(f.Change, c.change) || f.AtStakePct != 50 || f.SavingPct != 40 {
+			if !strings.Contains(f.Change, c.change) || c.window == gat && (!strings.Contains(f.Title, "The kernel takes 50% of the process's CPU time: 292,307 page faults a second") ||
+				f.AtStakePct != 50 || f.SavingPct != 40) {
 				t.Errorf("%+v", f)
 			}
 			if want := c.glibc && c.allocator == "" && c.peakRSS < 4e9; (f.Try["malloc_reuse"] == "true") != want {

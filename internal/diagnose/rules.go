@@ -369,7 +369,7 @@ var Default = Params{
 	ModuleOverhead:        0.5,
 	CPUWaitNote:           0.10,
 	CPUWaitBusy:           0.15,
-	KernelShare:           0.2,
+	KernelShare:           0.15,
 	FaultsPerKernelS:      100000,
 	MinListTensorPct:      25,
 	MinLayerRepeats:       16,
