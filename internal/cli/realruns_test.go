@@ -398,8 +398,9 @@ func TestRealRuns(t *testing.T) {
 			// cleanrl's PPO's, whose window is not steady state: its
 			// rollout's finding saves more than the window's fix; and
 			// GAT's and PointNet's page faults, 41% and 46% against
-			// cpu.native's 24% and 26%)
-			if lead := strings.Contains(d.Verdict.Why, "its first finding ("); lead != (c.run == "cpu_glue_padding" || c.run == "cpu_cleanrl_ppo" || c.run == "cpu_gat" || c.run == "cpu_pointnet") {
+			// cpu.native's 24% and 26%; and stable-baselines3's PPO, whose
+			// per-op overhead's fix, fused=True, reaches its update alone)
+			if lead := strings.Contains(d.Verdict.Why, "its first finding ("); lead != (c.run == "cpu_glue_padding" || c.run == "cpu_cleanrl_ppo" || c.run == "cpu_gat" || c.run == "cpu_pointnet" || c.run == "cpu_ppo") {
 				t.Errorf("the verdict names its first finding %v: %s", lead, d.Verdict.Why)
 			}
 			// the PINN's double backward leaves no change that compiles

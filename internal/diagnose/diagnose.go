@@ -814,8 +814,11 @@ func (s *state) verdict() {
 	cs := make([]ClassScore, 0, len(s.share))
 	for c, v := range s.share {
 		reach := 1.0
-		if c == CPUCompute {
+		switch c {
+		case CPUCompute:
 			reach = s.nativeReach()
+		case Overhead:
+			reach = s.tinyOpsReach()
 		}
 		sc := ClassScore{Class: c, SharePct: stats.Round1(pct(v)), SavingPct: stats.Round1(pct(v * fixFactor(c) * reach)), SavingMethod: "share", Evidence: s.ev[c]}
 		if p, ok := s.classSaving(c); ok && fixFactor(c) > 0 {

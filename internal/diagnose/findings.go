@@ -1478,7 +1478,11 @@ func (s *state) oneSampleTraining() (string, bool) {
 		return "", false
 	}
 	for _, m := range r.Models {
-		if !s.oneSampleLayers(m) {
+		// a first call with gradients off is not a training call, and its
+		// input not the training's batch: stable-baselines3's PPO picks
+		// each action under torch.no_grad on one observation ([1, 4]) and
+		// trains on minibatches of 64; it was told to train on mini-batches
+		if !s.oneSampleLayers(m) || m.NoGrad {
 			continue
 		}
 		if n := perStep / float64(m.Layers); n < 0.75 || n > 1.5 {

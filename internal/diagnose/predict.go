@@ -499,8 +499,11 @@ func (s *state) ruleSaving(id string, atStakeUs float64) (savingUs, reachPct flo
 	if w, ok := s.workersSaving(); ok && id == "input.loader" && w >= s.share[Input]/2 && !s.inMemoryLeads() {
 		return min(atStakeUs, w*s.step), 0, false // the change leads with the workers
 	}
-	if id == "cpu.native" {
+	switch id {
+	case "cpu.native":
 		return atStakeUs * r.Factor * s.nativeReach(), 0, false
+	case "cpu.tiny-ops":
+		return atStakeUs * r.Factor * s.tinyOpsReach(), 0, false
 	}
 	return atStakeUs * r.Factor, 0, false
 }
