@@ -579,7 +579,9 @@ func TestRealRuns(t *testing.T) {
 			// trigrams and the BiLSTM-CRF's sentences (a PPO policy first
 			// called on one observation, under torch.no_grad, trains on
 			// minibatches)
-			if has := slices.ContainsFunc(d.Findings, func(f diagnose.Finding) bool { return strings.Contains(f.AllChanges(), "training on one sample per step") }); has != (c.run == "cpu_word_embeddings" || c.run == "cpu_bilstm_crf") {
+			if has := slices.ContainsFunc(d.Findings, func(f diagnose.Finding) bool {
+				return strings.Contains(f.AllChanges(), "training on one sample per step")
+			}); has != (c.run == "cpu_word_embeddings" || c.run == "cpu_bilstm_crf") {
 				t.Errorf("training on one sample per step: %v", has)
 			}
 			// a model called per item: only actor_critic's and
