@@ -194,7 +194,8 @@ type Params struct {
 	// share more than over the whole run (the machine busy then).
 	CPUWaitNote, CPUWaitBusy float64
 	// KernelShare: cpu.page-faults fires from this share of the process's
-	// CPU time in the recorded window spent in the kernel, where
+	// CPU time over the steps outside the recorded window spent in the
+	// kernel, where
 	// FaultsPerKernelS page faults or more a second of it say the
 	// kernel's time is first touches of fresh memory (a zeroed 4 KB page
 	// costs ~1-3 µs).
