@@ -1460,6 +1460,54 @@ func TestIdleWorkers(t *testing.T) {
 	}
 }
 
+// input.worker-restarts: workers started anew each epoch cost the steps
+// around each start more than the step waits for its batches (a fork of
+// a large process copies each page it writes afterwards); the figures of
+// denoising-diffusion-pytorch's Trainer on this CPU, 2 restarts timed of
+// 3. Silent where the steps wait for their batches (input.loader's), the
+// workers persist, the restarts were not timed or cost little.
+func TestRestartFinding(t *testing.T) {
+	two, zero, no, yes := 2, 0, false, true
+	ddpm := runevidence.Loader{Dataset: "Dataset", NumWorkers: &two, PersistentWorkers: &no, Batches: 51, WaitS: 0.37, Iterators: 4, RestartS: 0.81, FirstWaitS: 0.21, RestartStepsS: 2.2, RestartsTimed: 2}
+	run := func(l runevidence.Loader, input float64) *state {
+		s := &state{p: Default, step: 2.3e6, steps: 5, share: map[Class]float64{CPUCompute: 0.93, Input: input}, d: &Diagnosis{},
+			in: Analyses{Run: &runevidence.RunEvidence{HasDataLoader: true, Loaders: []runevidence.Loader{l}, StepsS: 60, RunMedianStepS: 2.3}}}
+		s.findings()
+		return s
+	}
+	f := findingOf(run(ddpm, 0.004).d, "input.worker-restarts")
+	// 3 restarts x (1.1 s timed - a quarter of the first waits' 0.21 s) of 60 s
+	if f == nil || !strings.Contains(f.Title, "starts its 2 workers anew for each of its 4 epochs: the steps around each start take 1.10 s more than the others") ||
+		!strings.Contains(f.AllChanges(), "1.10 s an epoch") || !strings.Contains(f.AllChanges(), "persistent_workers=True") || f.Try["persistent_workers"] != "true" {
+		t.Fatalf("ddpm: %+v", f)
+	}
+	if got, want := f.SavingUs, 0.9*3*(1.1-0.21/4)/60*2.3e6; math.Abs(got-want) > 1 {
+		t.Errorf("saving %v us, want %v", got, want)
+	}
+	for name, mod := range map[string]func(l *runevidence.Loader){
+		"persistent":         func(l *runevidence.Loader) { l.PersistentWorkers = &yes },
+		"no workers":         func(l *runevidence.Loader) { l.NumWorkers = &zero },
+		"two epochs":         func(l *runevidence.Loader) { l.Iterators = 2 },
+		"not timed":          func(l *runevidence.Loader) { l.RestartStepsS, l.RestartsTimed = 0, 0 },
+		"cheap restarts":     func(l *runevidence.Loader) { l.RestartStepsS = 0.4 },
+		"an unknown setting": func(l *runevidence.Loader) { l.PersistentWorkers = nil },
+	} {
+		l := ddpm
+		mod(&l)
+		if f := findingOf(run(l, 0.004).d, "input.worker-restarts"); f != nil {
+			t.Errorf("%s: fired: %s", name, f.Title)
+		}
+	}
+	// the step waits for its batches: input.loader names the restarts
+	s := run(ddpm, 0.2)
+	if f := findingOf(s.d, "input.worker-restarts"); f != nil {
+		t.Errorf("input-bound: fired: %s", f.Title)
+	}
+	if f := findingOf(s.d, "input.loader"); f == nil || !strings.Contains(f.AllChanges(), "1.10 s an epoch") {
+		t.Errorf("input-bound: input.loader %+v", f)
+	}
+}
+
 // What keeping the workers saves: the epochs' starts and stops, and of
 // each first wait what exceeds a batch's loading (at most NumWorkers
 // median steps), but for the first epoch's. dcgan (pytorch/examples, an

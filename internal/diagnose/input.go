@@ -145,22 +145,8 @@ func (s *state) inputFinding() {
 						*l.BatchSize, *l.BatchSize), change)
 				}
 			case l.RestartsWorkers():
-				perBatches, perRestart, perWait := float64(l.Batches)/float64(l.Iterators), units.Seconds(l.Restart()/float64(l.Iterators)), units.Seconds((l.WaitS-l.FirstWaitS)/float64(l.Iterators))
-				change = fmt.Sprintf("the DataLoader starts and stops its %d worker processes for each of its %d epochs (persistent_workers=False), %.0f batches each: %s an epoch, against %s of wait for its other batches: DataLoader(..., persistent_workers=True)",
-					*l.NumWorkers, l.Iterators, perBatches, perRestart, perWait)
+				change, tryPct = s.restartChange(l)
 				try = map[string]string{"persistent_workers": "true"}
-				if l.MadeAnew() {
-					change = fmt.Sprintf("the program makes a new DataLoader over its %s for each of %d passes (an evaluation's loader made in the loop), and each starts and stops %d worker processes, %.0f batches a pass: %s a pass, against %s of wait for its other batches: make the DataLoader once, before the loop, with persistent_workers=True",
-						l.Dataset, l.Iterators, *l.NumWorkers, perBatches, perRestart, perWait)
-				}
-				if share, ok := s.restartSaving(l); ok {
-					// what keeping the workers saves, not the whole wait
-					change += fmt.Sprintf(" (saves at least ~%.0f%% of the run's step time: the workers' start and stop, and of each first batch's wait what exceeds a batch's loading, which kept workers still do after iter())", pct(share))
-					tryPct = pct(share)
-				}
-				if l.Dataset == "TensorDataset" {
-					change = orTry(change, "num_workers=0: a TensorDataset's batches are in memory already, and workers only add the hand-over")
-				}
 			case l.NumWorkers != nil && *l.NumWorkers > 0 && s.workersWait():
 				// workers asleep in reads need no CPU: more of them
 				// overlap more reads, however busy the CPUs are (4
@@ -329,4 +315,81 @@ func loadingWhat(sample string, ll runevidence.Line) string {
 		return fmt.Sprintf("the dataset's %s and the batch's collation (loaded in %s's %s, called at %s, %s)", sample, ll.Inside.Package, ll.Inside.Func, at, share)
 	}
 	return fmt.Sprintf("the dataset's %s and its transforms (loaded at %s, %s)", sample, at, share)
+}
+
+var _ = addRule(Rule{
+	ID: "input.worker-restarts", Class: Periodic, Factor: 0.9,
+	When:   "run evidence: a DataLoader whose workers start anew each epoch (persistent_workers=False, or the loader made anew each pass), >= 3 iterators, the restarts timed in the run's steps (from each iterator's making to the end of the step after it, less two median steps, one where the DataLoader is the step source; outside the window; a loader under a batch a step between its starts left out), and what keeping the workers saves (restartSaving) >= MinFinding of the run's step time, while the step's DataLoader wait is under MinFinding (input.loader names the restarts then); at stake: that saving",
+	Change: "DataLoader(..., persistent_workers=True): the workers start once and serve every epoch",
+	detect: (*state).restartFinding,
+	Fires:  "TestRestartFinding", Silent: "TestRestartFinding",
+})
+
+// restartFinding: the epochs' worker restarts cost the steps around them
+// more than the step waits for its batches (input.loader's, then): a
+// fork of a large main process makes it copy each page it writes
+// afterwards, which no DataLoader wait shows. denoising-diffusion-
+// pytorch's Trainer on a CPU (2 workers, 8 steps an epoch, the step
+// waiting 0.6% of its time for batches) lost 1.2-2 s an epoch, the
+// agent's restart_s 0.2 s of it; persistent_workers=True measured
+// 1.09x and 1.19x a step.
+func (s *state) restartFinding() {
+	r := s.in.Run
+	if r == nil || s.big(Input) {
+		return
+	}
+	best, share := -1, 0.0
+	for i, l := range r.Loaders {
+		if l.RestartsTimed == 0 || l.NumWorkers == nil || *l.NumWorkers == 0 || l.Iterators < 3 ||
+			!l.MadeAnew() && (l.PersistentWorkers == nil || *l.PersistentWorkers) {
+			continue
+		}
+		if sh, ok := s.restartSaving(l); ok && sh > share {
+			best, share = i, sh
+		}
+	}
+	if best < 0 || share < s.p.MinFinding {
+		return
+	}
+	l := r.Loaders[best]
+	change, _ := s.restartChange(l)
+	ms := []Evidence{{"iterators made (epochs)", float64(l.Iterators), "", "evidence"},
+		{"the steps each restart was timed in, over the median step, per restart", l.RestartStepsS / float64(l.RestartsTimed) * 1e6, "us", "evidence"},
+		{"making and ending each iterator, and its first batch's wait", l.Restart() / float64(l.Iterators) * 1e6, "us", "evidence"},
+		{"DataLoader wait, share of the step", pct(s.share[Input]), "%", "evidence"}}
+	where := []Location{{Kind: "dataloader", Name: l.Dataset, Note: fmt.Sprintf("num_workers=%d persistent_workers=%s", *l.NumWorkers, ptrStr(l.PersistentWorkers))}}
+	title := fmt.Sprintf("The DataLoader starts its %d workers anew for each of its %d epochs: the steps around each start take %s more than the others",
+		*l.NumWorkers, l.Iterators, units.Seconds(l.RestartStepsS/float64(l.RestartsTimed)))
+	f := s.finding("input.worker-restarts", title, share*s.step, ms, where, change)
+	f.Try = map[string]string{"persistent_workers": "true"}
+	s.emit(f)
+}
+
+// restartChange is the change for a loader that starts its workers anew
+// each epoch (or is made anew each pass), and what keeping them saves in
+// percent of the run's step time (-1: not known).
+func (s *state) restartChange(l runevidence.Loader) (change string, savingPct float64) {
+	perBatches, perRestart, perWait := float64(l.Batches)/float64(l.Iterators), units.Seconds(l.Restart()/float64(l.Iterators)), units.Seconds((l.WaitS-l.FirstWaitS)/float64(l.Iterators))
+	if l.RestartsTimed > 0 {
+		perRestart = units.Seconds(l.RestartStepsS / float64(l.RestartsTimed))
+	}
+	change = fmt.Sprintf("the DataLoader starts and stops its %d worker processes for each of its %d epochs (persistent_workers=False), %.0f batches each: %s an epoch, against %s of wait for its other batches: DataLoader(..., persistent_workers=True)",
+		*l.NumWorkers, l.Iterators, perBatches, perRestart, perWait)
+	if l.MadeAnew() {
+		change = fmt.Sprintf("the program makes a new DataLoader over its %s for each of %d passes (an evaluation's loader made in the loop), and each starts and stops %d worker processes, %.0f batches a pass: %s a pass, against %s of wait for its other batches: make the DataLoader once, before the loop, with persistent_workers=True",
+			l.Dataset, l.Iterators, *l.NumWorkers, perBatches, perRestart, perWait)
+	}
+	if l.RestartsTimed > 0 {
+		change += " (timed as the steps the workers start in over the median step: with Linux's default start method each start forks the main process, whose pages written after it are then copied one by one)"
+	}
+	savingPct = -1
+	if share, ok := s.restartSaving(l); ok {
+		// what keeping the workers saves, not the whole wait
+		change += fmt.Sprintf(" (saves at least ~%.0f%% of the run's step time: the workers' start and stop, and of each first batch's wait what exceeds a batch's loading, which kept workers still do after iter())", pct(share))
+		savingPct = pct(share)
+	}
+	if l.Dataset == "TensorDataset" {
+		change = orTry(change, "num_workers=0: a TensorDataset's batches are in memory already, and workers only add the hand-over")
+	}
+	return change, savingPct
 }

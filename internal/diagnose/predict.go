@@ -401,6 +401,13 @@ func (s *state) restartSaving(l runevidence.Loader) (share float64, ok bool) {
 	n := float64(l.Iterators)
 	loading := n * float64(max(1, *l.NumWorkers)) * r.RunMedianStepS // a batch's loading, at most, each epoch
 	saved := (n - 1) / n * (l.RestartS + max(0, l.FirstWaitS-loading))
+	if l.RestartsTimed > 0 {
+		// the steps the restarts were timed in, which hold the fork's
+		// copy-on-write faults too, less the first batch's loading that
+		// kept workers still do after each iter()
+		timed := (n - 1) * (l.RestartStepsS/float64(l.RestartsTimed) - min(l.FirstWaitS, loading)/n)
+		saved = max(saved, timed)
+	}
 	return min(1, saved/r.StepsS), true
 }
 

@@ -379,6 +379,10 @@ type LoaderInfo struct {
 	Loaders    int     `json:"loaders"`
 	RestartS   float64 `json:"restart_s"`
 	FirstWaitS float64 `json:"first_wait_s"`
+	// Starts: [step, seconds since the agent's start] of each iterator's
+	// making (StepTimes' numbers and clock; the first 64; nil from agents
+	// before it).
+	Starts [][2]float64 `json:"starts"`
 	// BatchBytes: the bytes of the tensors in its first batch (nil from
 	// agents before it).
 	BatchBytes *int64 `json:"batch_bytes"`

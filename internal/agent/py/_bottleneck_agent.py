@@ -1156,6 +1156,10 @@ class Agent(Window, Evidence):
             "loaders": 1,
             "restart_s": 0.0,
             "first_wait_s": 0.0,
+            # [step, s since the agent's start] of each iterator's making
+            # (the first _MAX_STARTS): a fork's copy-on-write faults and
+            # the new workers' start slow the steps after it beyond restart_s
+            "starts": [self._iterator_start(it)],
             # the program's line that took the first batch: its loop
             "site": _program_site(sys._getframe(1)),
         }
@@ -1176,6 +1180,8 @@ class Agent(Window, Evidence):
             if v.get("_sig") == sig:
                 v["iterators"] += 1
                 v["loaders"] += getattr(it, "_bottleneck_new_loader", False)
+                if len(v["starts"]) < _MAX_STARTS:
+                    v["starts"].append(self._iterator_start(it))
                 try:
                     it._bottleneck_loader = v["id"]
                 except Exception:
@@ -1188,6 +1194,13 @@ class Agent(Window, Evidence):
         except Exception:
             pass
         return info["id"]
+
+    def _iterator_start(self, it):
+        """[the step in progress, when the iterator it was made] (seconds
+        since the agent's start, step_times' clock): its first batch is
+        asked for right after it is made."""
+        made = time.perf_counter() - getattr(it, "_bottleneck_start_s", 0.0)
+        return [self.steps + 1, round(made - self._t0, 6)]
 
     def _on_dl_batch(self, it, dt, ok, batch=None):
         lid = getattr(it, "_bottleneck_loader", None)
@@ -1692,6 +1705,7 @@ def _has_autograd_history(args, tensor):
 # walk up to the program's frame for nothing new), and the (class, line)
 # pairs kept
 _MODEL_CALLS = 64
+_MAX_STARTS = 64  # a loader's iterators whose start is kept (starts)
 _MAX_MODELS = 8
 _MAX_MODULES = 20000  # modules of a model walked for its convolutions (_conv_counts)
 _PADDING_CALLS = 16  # calls of a model whose attention_mask is read (_padding): each a sync on a GPU

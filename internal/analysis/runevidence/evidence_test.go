@@ -195,3 +195,55 @@ func TestIsDataTransform(t *testing.T) {
 		}
 	}
 }
+
+// What a DataLoader's restarts cost the steps around them: from each
+// iterator's making to the end of its step, and the step after, less
+// what those take without it; what the step did before the making, a
+// loader that is not the steps' own, and the window's steps left out.
+func TestRestartSteps(t *testing.T) {
+	// 2 s steps, step N starting at 2(N-1) s; the epoch's second iterator
+	// made at step 8's start, which took 3.2 s
+	series := func(durs map[int]float64, window ...int) []steptimes.Step {
+		var steps []steptimes.Step
+		start := 0.0
+		for n := 1; n <= 12; n++ {
+			d := 2.0
+			if v, ok := durs[n]; ok {
+				d = v
+			}
+			steps = append(steps, steptimes.Step{N: n, StartS: start, DurS: d, InWindow: slices.Contains(window, n)})
+			start += d
+		}
+		return steps
+	}
+	loader := rundir.LoaderInfo{Batches: 24, Iterators: 2, Starts: [][2]float64{{1, 0}, {8, 14}}}
+	evalFirst := loader
+	evalFirst.Starts = [][2]float64{{1, 0}, {8, 15}} // an evaluation's 1 s before the making
+	evalLoader := loader
+	evalLoader.Batches = 4 // 2 batches an epoch, all in one step
+	for _, c := range []struct {
+		name   string
+		steps  []steptimes.Step
+		l      rundir.LoaderInfo
+		source string
+		want   float64
+		n      int
+	}{
+		{"made at the step's start", series(map[int]float64{8: 3.2}), loader, "optimizer", 1.2, 1},
+		{"the next step slow too", series(map[int]float64{8: 3.2, 9: 2.5}), loader, "optimizer", 1.7, 1},
+		{"an evaluation before the making", series(map[int]float64{8: 3.2}), evalFirst, "optimizer", 0.2, 1},
+		// the DataLoader's next batch ends the step: 0.5 s from the
+		// making to the step's end, a 2.7 s step after it
+		{"the DataLoader as the step source", series(map[int]float64{8: 2.5, 9: 2.7}), rundir.LoaderInfo{Batches: 24, Iterators: 2, Starts: [][2]float64{{1, 0}, {8, 16}}}, "dataloader", 1.2, 1},
+		{"no cost", series(nil), loader, "optimizer", 0, 1},
+		{"in the window", series(map[int]float64{8: 3.2}, 8), loader, "optimizer", 0, 0},
+		{"an evaluation's loader", series(map[int]float64{8: 3.2}), evalLoader, "optimizer", 0, 0},
+		{"one iterator", series(map[int]float64{8: 3.2}), rundir.LoaderInfo{Batches: 24, Iterators: 1, Starts: [][2]float64{{1, 0}}}, "optimizer", 0, 0},
+		{"an agent before starts", series(map[int]float64{8: 3.2}), rundir.LoaderInfo{Batches: 24, Iterators: 2}, "optimizer", 0, 0},
+	} {
+		got, n := restartSteps(c.steps, c.l, 2, c.source)
+		if math.Abs(got-c.want) > 1e-9 || n != c.n {
+			t.Errorf("%s: %v s over %d restarts, want %v over %d", c.name, got, n, c.want, c.n)
+		}
+	}
+}

@@ -198,15 +198,16 @@ type evidence struct {
 		Batches int     `json:"batches"`
 		WaitS   float64 `json:"wait_s"`
 		Loaders []struct {
-			NumWorkers *int    `json:"num_workers"`
-			Ctx        string  `json:"multiprocessing_context"`
-			Persistent *bool   `json:"persistent_workers"`
-			Batches    int     `json:"batches"`
-			Iterators  int     `json:"iterators"`
-			Loaders    int     `json:"loaders"`
-			RestartS   float64 `json:"restart_s"`
-			FirstWaitS float64 `json:"first_wait_s"`
-			BatchBytes *int64  `json:"batch_bytes"`
+			NumWorkers *int         `json:"num_workers"`
+			Ctx        string       `json:"multiprocessing_context"`
+			Persistent *bool        `json:"persistent_workers"`
+			Batches    int          `json:"batches"`
+			Iterators  int          `json:"iterators"`
+			Loaders    int          `json:"loaders"`
+			RestartS   float64      `json:"restart_s"`
+			FirstWaitS float64      `json:"first_wait_s"`
+			BatchBytes *int64       `json:"batch_bytes"`
+			Starts     [][2]float64 `json:"starts"`
 		} `json:"loaders"`
 	} `json:"dataloader"`
 	Models  []rundir.ModelCall `json:"models"`
@@ -894,8 +895,18 @@ func TestDataLoaderMadePerEpoch(t *testing.T) {
 	if len(ev.DataLoader.Loaders) != 1 {
 		t.Fatalf("loaders: %+v", ev.DataLoader)
 	}
-	if l := ev.DataLoader.Loaders[0]; l.Iterators != 3 || l.Loaders != 3 || l.Batches != 12 {
+	l := ev.DataLoader.Loaders[0]
+	if l.Iterators != 3 || l.Loaders != 3 || l.Batches != 12 {
 		t.Errorf("loader: %+v", l)
+	}
+	// each iterator's [step, time], in order: 4 batches an epoch
+	if len(l.Starts) != 3 {
+		t.Fatalf("starts: %v", l.Starts)
+	}
+	for i := 1; i < len(l.Starts); i++ {
+		if a, b := l.Starts[i-1], l.Starts[i]; b[0] < a[0]+3 || b[1] <= a[1] || a[1] <= 0 {
+			t.Errorf("starts: %v", l.Starts)
+		}
 	}
 }
 
