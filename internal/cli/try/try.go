@@ -1092,7 +1092,7 @@ func applied(dir string) []rundir.Change {
 
 // changedRules are the rules whose cause each change addresses.
 var changedRules = map[string][]string{
-	"num_workers": {"input.loader"}, "persistent_workers": {"input.loader"}, "prefetch_factor": {"input.loader"},
+	"num_workers": {"input.loader"}, "persistent_workers": {"input.loader", "input.worker-restarts"}, "prefetch_factor": {"input.loader"},
 	"pin_memory":      {"copy.h2d", "input.loader"},
 	"threads":         {"cpu.oversubscribed", "cpu.native"},
 	"interop_threads": {"cpu.oversubscribed"},

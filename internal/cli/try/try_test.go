@@ -672,4 +672,13 @@ func TestPredicted(t *testing.T) {
 	if p := predicted(findings, map[string]string{"cudnn_benchmark": "true"}); p != nil {
 		t.Errorf("cudnn_benchmark on a CPU run: predicted %+v, want none", p)
 	}
+	// workers forked anew each epoch, the step hardly waiting for batches:
+	// persistent workers address input.worker-restarts
+	b, _, err = diff.LoadSteps(ios, filepath.Join(testutil.RepoRoot(), "testdata", "rundir", "cpu_ddpm_restarts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := predicted(b.Report.Findings(), map[string]string{"persistent_workers": "true"}); p == nil || p.Rule != "input.worker-restarts" || p.SavingPct <= 0 {
+		t.Errorf("persistent_workers: predicted %+v, want input.worker-restarts' saving", p)
+	}
 }
