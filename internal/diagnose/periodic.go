@@ -20,7 +20,7 @@ import (
 
 var _ = addRule(Rule{
 	ID: "run.periodic", Class: Periodic, Factor: 0.9,
-	When: "run evidence: >= 3 steps after start-up and outside the window (each less its collections' pauses and its waits for a CPU and for a DataLoader), holding half the time of all those over twice their median above it, take over twice it every N steps (N >= 3) and are >= 2/3 of the steps at those places, a fit slow steps as frequent placed at random reach under 5% of the time over the fits tried, and their time above the median >= MinFinding of the run's step time; what they do: a framework's checkpoint saves and validation (framework phases) when they hold half the slow steps' time above the median, with the epoch's own start and end where an epoch is that long, else the whole run's file I/O (>= half that share) or off-step work (host.off-step's kinds), else the slow steps' own samples' lines (mostly a module's forward, inside a package, or the first line the program's call of a model on at most 8 rows: give each call more, more environments stepped together in an RL rollout), else how to record one; silent when an epoch's DataLoader restart has that period, or that framework work is run.checkpoint's or run.validation's (they fire)",
+	When: "run evidence: >= 3 steps after start-up and outside the window (each less its collections' pauses and its waits for a CPU and for a DataLoader), holding half the time of all those over twice their median above it, take over twice it every N steps (N >= 3) and are >= 2/3 of the steps at those places, a fit slow steps as frequent placed at random reach under 5% of the time over the fits tried, and their time above the median >= MinFinding of the run's step time; what they do: a framework's checkpoint saves and validation (framework phases) when they hold half the slow steps' time above the median, with the epoch's own start and end where an epoch is that long, else the whole run's file I/O (>= half that share) or off-step work (host.off-step's kinds), else the slow steps' own samples' lines (mostly a module's forward, inside a package, or the first line the program's call of a model on at most 8 rows: give each call more, more environments stepped together in an RL rollout), else how to record one; silent when an epoch's DataLoader restart has that period (and, timed in the steps after each start, holds half the slow steps' time above the median: an evaluation at each epoch's end has the period too), or that framework work is run.checkpoint's or run.validation's (they fire)",
 	Change: orTry("run the periodic work less often or in the background: an asynchronous checkpoint (torch.distributed.checkpoint.async_save)",
 		"a smaller or rarer evaluation"),
 	detect: (*state).periodicFinding,
@@ -214,8 +214,12 @@ func (s *state) periodic() *runevidence.PeriodicSteps {
 		// evaluation pass) is the periodic work
 		restarts := l.NumWorkers != nil && *l.NumWorkers > 0 && (l.PersistentWorkers == nil || !*l.PersistentWorkers)
 		if restarts && l.Iterators >= 2 && l.Batches > 0 {
-			if per := float64(l.Batches) / float64(l.Iterators); math.Abs(per-float64(p.Every)) <= 1 {
-				return nil // input.loader's
+			per := float64(l.Batches) / float64(l.Iterators)
+			// timed, the restarts must hold half the slow steps' excess:
+			// an evaluation at each epoch's end has the epoch's period too
+			timed := l.RestartsTimed == 0 || l.RestartStepsS/float64(l.RestartsTimed)*float64(l.Iterators-1) >= p.ExcessS/2
+			if math.Abs(per-float64(p.Every)) <= 1 && timed {
+				return nil // input.loader's or input.worker-restarts'
 			}
 		}
 	}

@@ -231,6 +231,12 @@ func TestPeriodicFinding(t *testing.T) {
 		{"loader rounds", runevidence.RunEvidence{Periodic: periodic, Python: &runevidence.PythonEvidence{SlowSamples: 40, SlowLines: slowLines, SlowLoaderShare: 0.9}}, "", "", ""},
 		// silent: a DataLoader's epochs of 40 batches restart its workers
 		{"epochs", runevidence.RunEvidence{Periodic: periodic, Loaders: []runevidence.Loader{{Batches: 280, Iterators: 7, NumWorkers: &two, PersistentWorkers: &no}}}, "", "", ""},
+		// the same, the restarts timed: they hold the slow steps' excess
+		{"epochs, restarts timed", runevidence.RunEvidence{Periodic: periodic, Loaders: []runevidence.Loader{{Batches: 280, Iterators: 7, NumWorkers: &two, PersistentWorkers: &no, RestartStepsS: 2.4, RestartsTimed: 6}}}, "", "", ""},
+		// ... or not: an evaluation at each epoch's end is the work (its
+		// period is the epoch's too)
+		{"epochs, restarts timed cheap", runevidence.RunEvidence{Periodic: periodic, Loaders: []runevidence.Loader{{Batches: 280, Iterators: 7, NumWorkers: &two, PersistentWorkers: &no, RestartStepsS: 0.6, RestartsTimed: 6}},
+			Python: &runevidence.PythonEvidence{OffStepShare: 0.18, OffStep: evalLines}}, "in " + runevidence.OffStepEval, "every 40 steps at train.py:20", ""},
 		// but not without workers: the epoch's end (an evaluation) is the work
 		{"epochs without workers", runevidence.RunEvidence{Periodic: periodic, Loaders: []runevidence.Loader{{Batches: 280, Iterators: 7, NumWorkers: &zero}},
 			Python: &runevidence.PythonEvidence{OffStepShare: 0.18, OffStep: evalLines}}, "in " + runevidence.OffStepEval, "every 40 steps at train.py:20", ""},
