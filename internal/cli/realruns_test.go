@@ -256,6 +256,11 @@ func TestRealRuns(t *testing.T) {
 		// period, and was taken for the restarts' until they were timed
 		// (0.26 s each), when no rule reported either
 		{"cpu_mnist_eval_workers", "cpu-compute-bound", "run.periodic", "main_workers.py:60", "", ""},
+		// glue_like.py under the Trainer, dataloader_num_workers=2 over
+		// 6 epochs of 16 steps: the Trainer's argument for persistent
+		// workers (1.14x and 1.31x its train_runtime, 10% predicted;
+		// checked below)
+		{"cpu_glue_workers", "cpu-compute-bound", "cpu.native", "matmuls take", "", ""},
 		// pytorch/examples' forward-forward MNIST, full batch of 50,000:
 		// its matmuls first, then the kernel's page faults (below)
 		{"cpu_forward_forward", "cpu-compute-bound", "cpu.native", "matmuls take", "", ""},
@@ -590,8 +595,17 @@ func TestRealRuns(t *testing.T) {
 			// workers started anew each epoch, costing the steps around
 			// each start: only the diffusion Trainer's (the runs before
 			// the agent timed the starts cannot tell)
-			if i := slices.IndexFunc(d.Findings, func(f diagnose.Finding) bool { return f.Rule == "input.worker-restarts" }); (i >= 0) != (c.run == "cpu_ddpm_restarts") || i >= 0 && d.Findings[i].Try["persistent_workers"] != "true" {
+			i := slices.IndexFunc(d.Findings, func(f diagnose.Finding) bool { return f.Rule == "input.worker-restarts" })
+			if (i >= 0) != (c.run == "cpu_ddpm_restarts" || c.run == "cpu_glue_workers") {
 				t.Errorf("input.worker-restarts fired: %v", i >= 0)
+			}
+			// run --verify tries the program's own option where it has one
+			if f := d.Findings; i >= 0 && f[i].Try["persistent_workers"] != "true" && (f[i].TryOption == nil || !slices.Contains(f[i].TryOption.Args, "--dataloader_persistent_workers")) {
+				t.Errorf("input.worker-restarts tries nothing: %+v %+v", f[i].Try, f[i].TryOption)
+			}
+			if hf := "TrainingArguments(dataloader_persistent_workers=True) (timed"; c.run == "cpu_glue_workers" && i >= 0 &&
+				(!strings.Contains(d.Findings[i].Change, hf) || !strings.Contains(d.Findings[i].Change, "(this program's own option: --dataloader_persistent_workers True)")) {
+				t.Errorf("the Trainer's persistent workers: %s", d.Findings[i].Change)
 			}
 			// training on one sample a step: only the n-gram model's
 			// trigrams and the BiLSTM-CRF's sentences (a PPO policy first

@@ -373,14 +373,19 @@ func (s *state) restartChange(l runevidence.Loader) (change string, savingPct fl
 	if l.RestartsTimed > 0 {
 		perRestart = units.Seconds(l.RestartStepsS / float64(l.RestartsTimed))
 	}
-	change = fmt.Sprintf("the DataLoader starts and stops its %d worker processes for each of its %d epochs (persistent_workers=False), %.0f batches each: %s an epoch, against %s of wait for its other batches: DataLoader(..., persistent_workers=True)",
-		*l.NumWorkers, l.Iterators, perBatches, perRestart, perWait)
+	keep := "DataLoader(..., persistent_workers=True)"
+	if s.framework() == "transformers" {
+		// the Trainer makes the DataLoader: its argument sets it
+		keep = "TrainingArguments(dataloader_persistent_workers=True)"
+	}
+	change = fmt.Sprintf("the DataLoader starts and stops its %d worker processes for each of its %d epochs (persistent_workers=False), %.0f batches each: %s an epoch, against %s of wait for its other batches: %s",
+		*l.NumWorkers, l.Iterators, perBatches, perRestart, perWait, keep)
 	if l.MadeAnew() {
 		change = fmt.Sprintf("the program makes a new DataLoader over its %s for each of %d passes (an evaluation's loader made in the loop), and each starts and stops %d worker processes, %.0f batches a pass: %s a pass, against %s of wait for its other batches: make the DataLoader once, before the loop, with persistent_workers=True",
 			l.Dataset, l.Iterators, *l.NumWorkers, perBatches, perRestart, perWait)
 	}
 	if l.RestartsTimed > 0 {
-		change += " (timed as the steps the workers start in over the median step: with Linux's default start method each start forks the main process, whose pages written after it are then copied one by one)"
+		change += " (timed from each start to the end of the step after it, over the median step: with Linux's default start method each start forks the main process, whose pages written after it are then copied one by one)"
 	}
 	savingPct = -1
 	if share, ok := s.restartSaving(l); ok {

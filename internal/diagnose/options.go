@@ -101,6 +101,17 @@ var knobs = []knob{
 			return boolOption(opts, false, "pad_to_max_length")
 		},
 	},
+	{ // workers kept from one epoch to the next (the Hugging Face
+		// TrainingArguments' --dataloader_persistent_workers takes a bool)
+		says: func(c string) bool { return strings.Contains(c, "persistent_workers=True") },
+		option: func(opts []rundir.ProgramOption) string {
+			if o := switchOption(opts, "persistent_workers"); o != "" {
+				return o
+			}
+			return boolOption(opts, true, "dataloader_persistent_workers", "persistent_workers")
+		},
+		agent: "persistent_workers",
+	},
 	{ // DataLoader workers
 		says: func(c string) bool {
 			return strings.Contains(c, "num_workers=") && !strings.Contains(c, "num_workers=0)")

@@ -59,6 +59,9 @@ func TestProgramOptions(t *testing.T) {
 			paddingChange + ", not to a fixed length", "--pad_to_max_length False"},
 		{"padding already dynamic", []rundir.ProgramOption{{Flags: []string{"--pad_to_max_length"}, Dest: "pad_to_max_length", Kind: "value", Value: false}}, paddingChange, ""},
 		{"hf workers", hf, loader, "--dataloader_num_workers N"},
+		// workers kept across epochs: the Trainer's bool, or a switch
+		{"hf persistent workers", append(hf, bare("--dataloader_persistent_workers", "dataloader_persistent_workers")), "the DataLoader starts and stops its 2 worker processes for each of its 6 epochs: TrainingArguments(dataloader_persistent_workers=True)", "--dataloader_persistent_workers True"},
+		{"a persistent workers switch", []rundir.ProgramOption{sw("--persistent-workers", "persistent_workers", true)}, "DataLoader(..., persistent_workers=True)", "--persistent-workers"},
 		{"a --no- switch", []rundir.ProgramOption{sw("--no-compile", "compile", false)}, comp, ""},
 		// CUDA graphs need the program's compile mode too
 		{"hf graphs", append(hf, val("torch_compile_mode", nil, "--torch_compile_mode")), graphs, "--torch_compile --torch_compile_mode reduce-overhead"},
