@@ -318,8 +318,8 @@ func loadingWhat(sample string, ll runevidence.Line) string {
 }
 
 var _ = addRule(Rule{
-	ID: "input.worker-restarts", Class: Periodic, Factor: 0.9,
-	When:   "run evidence: a DataLoader whose workers start anew each epoch (persistent_workers=False, or the loader made anew each pass), >= 3 iterators, the restarts timed in the run's steps (from each iterator's making to the end of the step after it, less two median steps, one where the DataLoader is the step source; outside the window; a loader under a batch a step between its starts left out), and what keeping the workers saves (restartSaving) >= MinFinding of the run's step time, while the step's DataLoader wait is under MinFinding (input.loader names the restarts then); at stake: that saving",
+	ID: "input.worker-restarts", Class: Periodic, Factor: 1,
+	When:   "run evidence: a DataLoader whose workers start anew each epoch (persistent_workers=False, or the loader made anew each pass), >= 3 iterators, the restarts timed in the run's steps (from each iterator's making to the end of the step after it, less two median steps, one where the DataLoader is the step source; outside the window; a loader under a batch a step between its starts left out), and what keeping the workers saves (restartSaving) >= MinFinding of the run's step time, while the step's DataLoader wait is under MinFinding (input.loader names the restarts then); at stake: that saving, all of which the change saves (restartSaving is net of what kept workers still do)",
 	Change: "DataLoader(..., persistent_workers=True): the workers start once and serve every epoch",
 	detect: (*state).restartFinding,
 	Fires:  "TestRestartFinding", Silent: "TestRestartFinding",

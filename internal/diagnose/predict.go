@@ -403,9 +403,10 @@ func (s *state) restartSaving(l runevidence.Loader) (share float64, ok bool) {
 	saved := (n - 1) / n * (l.RestartS + max(0, l.FirstWaitS-loading))
 	if l.RestartsTimed > 0 {
 		// the steps the restarts were timed in, which hold the fork's
-		// copy-on-write faults too, less the first batch's loading that
-		// kept workers still do after each iter()
-		timed := (n - 1) * (l.RestartStepsS/float64(l.RestartsTimed) - min(l.FirstWaitS, loading)/n)
+		// copy-on-write faults too, and the workers' shutdown before each
+		// making, less the first batch's loading that kept workers still
+		// do after each iter()
+		timed := (n - 1) * (l.RestartStepsS/float64(l.RestartsTimed) + l.StopS/n - min(l.FirstWaitS, loading)/n)
 		saved = max(saved, timed)
 	}
 	return min(1, saved/r.StepsS), true

@@ -383,6 +383,9 @@ type LoaderInfo struct {
 	// making (StepTimes' numbers and clock; the first 64; nil from agents
 	// before it).
 	Starts [][2]float64 `json:"starts"`
+	// StopS: the calls that ended the epochs (the workers' shutdown; in
+	// RestartS too).
+	StopS float64 `json:"stop_s"`
 	// BatchBytes: the bytes of the tensors in its first batch (nil from
 	// agents before it).
 	BatchBytes *int64 `json:"batch_bytes"`

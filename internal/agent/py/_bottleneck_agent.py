@@ -1160,6 +1160,9 @@ class Agent(Window, Evidence):
             # (the first _MAX_STARTS): a fork's copy-on-write faults and
             # the new workers' start slow the steps after it beyond restart_s
             "starts": [self._iterator_start(it)],
+            # the calls that ended the epochs (in restart_s too), before
+            # the next iterator's making, which starts lets be timed
+            "stop_s": 0.0,
             # the program's line that took the first batch: its loop
             "site": _program_site(sys._getframe(1)),
         }
@@ -1210,6 +1213,7 @@ class Agent(Window, Evidence):
             # shuts the workers down
             if loader is not None and sys.exc_info()[0] is StopIteration:
                 loader["restart_s"] += dt
+                loader["stop_s"] += dt
             return
         if not getattr(it, "_bottleneck_seen", False):
             try:

@@ -222,6 +222,9 @@ type Loader struct {
 	// included, which RestartS does not see.
 	RestartStepsS float64 `json:"restart_steps_s,omitempty"`
 	RestartsTimed int     `json:"restarts_timed,omitempty"`
+	// StopS: the calls that ended the epochs, the workers' shutdown,
+	// before each making (part of RestartS).
+	StopS float64 `json:"stop_s,omitempty"`
 	// BatchBytes: the bytes of its first batch's tensors (nil: unknown).
 	BatchBytes *int64 `json:"batch_bytes,omitempty"`
 	// Site is the program's line that loops over it.
@@ -1239,7 +1242,7 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		for _, l := range ev.DataLoader.Loaders {
 			r.Loaders = append(r.Loaders, Loader{Dataset: l.Dataset, Iterable: l.Iterable, NumWorkers: l.NumWorkers, PinMemory: l.PinMemory, PrefetchFactor: l.PrefetchFactor,
 				PersistentWorkers: l.PersistentWorkers, BatchSize: l.BatchSize, Batches: l.Batches, WaitS: l.WaitS,
-				Iterators: l.Iterators, Loaders: l.Loaders, RestartS: l.RestartS, FirstWaitS: l.FirstWaitS, BatchBytes: l.BatchBytes, Site: l.Site,
+				Iterators: l.Iterators, Loaders: l.Loaders, RestartS: l.RestartS, FirstWaitS: l.FirstWaitS, StopS: l.StopS, BatchBytes: l.BatchBytes, Site: l.Site,
 				MemoryShape: l.MemoryShape, Transforms: l.Transforms, TargetTransform: l.TargetTransform})
 			r.Loaders[len(r.Loaders)-1].RestartStepsS, r.Loaders[len(r.Loaders)-1].RestartsTimed = restartSteps(steps, l, r.RunMedianStepS, r.StepSource)
 		}
