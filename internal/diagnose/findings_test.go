@@ -2052,6 +2052,38 @@ func TestStepOverheadChange(t *testing.T) {
 	}
 }
 
+// On a CPU, host.python names the model's forward, the backward and the
+// optimizer as where its Python runs when the window's busy samples are
+// mostly there (transformers' Trainer: all of them), with the program's
+// own code as an alternative where it holds MinFinding of them; silent
+// where the program's own code holds OutsideModelShare, with few samples,
+// or on a device (stepOverheadChange's).
+func TestInsideModelChange(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		device        bool
+		outside       float64
+		samples       int
+		want, aroundX bool
+	}{
+		{"a Trainer's BERT", false, 0, 103, true, false},
+		{"a DQN's own code beside it", false, 0.37, 80, true, true},
+		{"the program's own Python", false, 0.5, 80, false, false},
+		{"few samples", false, 0.05, 10, false, false},
+		{"on a device", true, 0.05, 40, false, false},
+	} {
+		s := &state{p: Default, step: 3300, steps: 30, device: c.device, share: map[Class]float64{Host: 0.3, CPUCompute: 0.6}, d: &Diagnosis{},
+			py: &runevidence.PythonEvidence{HotSamples: c.samples, OutsideModelShare: c.outside, Hot: []runevidence.Line{{File: "/home/u/train.py", Line: 47, Pct: 52}}}}
+		ch := hostPythonChange(t, s, c.name)
+		if strings.Contains(ch, "inside the model's forward, the backward and the optimizer step") != c.want || strings.Contains(ch, "vectorise the program's own tensor code around the model") != c.aroundX {
+			t.Errorf("%s: %s", c.name, ch)
+		}
+		if c.want && strings.Contains(ch, "vectorise it with tensor ops") {
+			t.Errorf("%s: still vectorise: %s", c.name, ch)
+		}
+	}
+}
+
 // On a device, host.python names token-by-token decoding when the
 // window's hottest line, with half of its samples or more, calls
 // generate(; another hot line, a minor one, or no device keep the rest.

@@ -84,7 +84,7 @@ func (s *state) rnnDeviceShare() float64 {
 
 var _ = addRule(Rule{
 	ID: "host.python", Class: Host, Factor: 0.7,
-	When: "device idle while the host is busy (GPU) or Python time between ops (CPU-only) >= MinFinding, launch rule not met; the change names nn.Module call overhead when ModuleOverhead of that time is inside module calls (Python profile)",
+	When: "device idle while the host is busy (GPU) or Python time between ops (CPU-only) >= MinFinding, launch rule not met; the change names nn.Module call overhead when ModuleOverhead of that time is inside module calls (Python profile), and on a CPU the model's forward, the backward and the optimizer as where the Python runs when under OutsideModelShare of the window's busy samples (>= OutsideModelSamples) are outside them",
 	Change: orTry("take Python work out of the step: vectorise it with tensor ops, or move preprocessing into a DataLoader with workers",
 		"on a GPU, a larger batch or torch.compile: each host step then does more device work"),
 	detect: (*state).pythonFinding,
@@ -112,6 +112,9 @@ func (s *state) pythonFinding() {
 	if !s.device {
 		title = fmt.Sprintf("Python between ops takes %.0f%% of the step", pct(busy))
 		change = orTry("take the Python work out of the step: vectorise it with tensor ops, or precompute it", "move it into a Dataset loaded by DataLoader workers, which run it beside the step")
+		if c := s.insideModelChange(); c != "" {
+			change = c
+		}
 	}
 	if l, ok := s.tensorFromLists(); ok {
 		if change == "" {
@@ -308,4 +311,27 @@ func (s *state) ioFinding() {
 			"read them in a Dataset loaded by DataLoader workers, which overlap the reads with the steps")
 	}
 	s.emit(s.finding("io.in-step", fmt.Sprintf("File I/O in the step takes %.0f%% of the main thread", pct(s.py.IOShare)), s.at(IO), s.ev[IO], s.pyLines(s.py.IOLines, 3), change))
+}
+
+// insideModelChange: on a CPU, when most of the window's busy main-thread
+// samples (of at least OutsideModelSamples; under OutsideModelShare of
+// them elsewhere) are inside the model's forward, the backward and the
+// optimizer, the Python between ops runs there: module calls, the
+// forward's own code, autograd, the optimizer's loop over its parameters,
+// which vectorising the code around them and a DataLoader do not reach
+// (transformers' Trainer on a 2-layer BERT, a diffusion U-Net under
+// accelerate and 14 other programs of testdata/rundir got "vectorise it
+// with tensor ops"). "" otherwise.
+func (s *state) insideModelChange() string {
+	py := s.py
+	if py == nil || py.HotSamples < s.p.OutsideModelSamples || py.OutsideModelShare >= s.p.OutsideModelShare {
+		return ""
+	}
+	change := fmt.Sprintf("%.0f%% of the window's busy main-thread samples are inside the model's forward, the backward and the optimizer step, so this Python runs there (module calls, the forward's own code, autograd, the optimizer's loop over its parameters), which vectorising the code around them does not reach: %s",
+		pct(1-py.OutsideModelShare), s.compileChange("the model's ops into one graph, without the Python between them"))
+	change = orTry(change, "a larger batch: the same Python is then a smaller share of the step")
+	if py.OutsideModelShare >= s.p.MinFinding {
+		change = orTry(change, fmt.Sprintf("vectorise the program's own tensor code around the model (%.0f%% of the samples) with whole-tensor ops", pct(py.OutsideModelShare)))
+	}
+	return change
 }
