@@ -1498,6 +1498,12 @@ func TestRestartFinding(t *testing.T) {
 			t.Errorf("%s: fired: %s", name, f.Title)
 		}
 	}
+	// a loader made anew each pass: made once, not told to keep workers
+	anew := ddpm
+	anew.PersistentWorkers, anew.Loaders = &yes, 4
+	if f := findingOf(run(anew, 0.004).d, "input.worker-restarts"); f == nil || f.Try != nil || !strings.Contains(f.Change, "make the DataLoader once, before the loop") {
+		t.Errorf("made anew: %+v", f)
+	}
 	// the step waits for its batches: input.loader names the restarts
 	s := run(ddpm, 0.2)
 	if f := findingOf(s.d, "input.worker-restarts"); f != nil {

@@ -354,14 +354,17 @@ func (s *state) restartFinding() {
 	l := r.Loaders[best]
 	change, _ := s.restartChange(l)
 	ms := []Evidence{{"iterators made (epochs)", float64(l.Iterators), "", "evidence"},
-		{"the steps each restart was timed in, over the median step, per restart", l.RestartStepsS / float64(l.RestartsTimed) * 1e6, "us", "evidence"},
+		{"from each restart to the end of the step after it, over the median steps, per restart", l.RestartStepsS / float64(l.RestartsTimed) * 1e6, "us", "evidence"},
 		{"making and ending each iterator, and its first batch's wait", l.Restart() / float64(l.Iterators) * 1e6, "us", "evidence"},
 		{"DataLoader wait, share of the step", pct(s.share[Input]), "%", "evidence"}}
 	where := []Location{{Kind: "dataloader", Name: l.Dataset, Note: fmt.Sprintf("num_workers=%d persistent_workers=%s", *l.NumWorkers, ptrStr(l.PersistentWorkers))}}
 	title := fmt.Sprintf("The DataLoader starts its %d workers anew for each of its %d epochs: the steps around each start take %s more than the others",
 		*l.NumWorkers, l.Iterators, units.Seconds(l.RestartStepsS/float64(l.RestartsTimed)))
 	f := s.finding("input.worker-restarts", title, share*s.step, ms, where, change)
-	f.Try = map[string]string{"persistent_workers": "true"}
+	if !l.MadeAnew() {
+		// a loader made anew each pass keeps no workers, whatever it is told
+		f.Try = map[string]string{"persistent_workers": "true"}
+	}
 	s.emit(f)
 }
 
