@@ -340,8 +340,7 @@ func (s *state) restartFinding() {
 	}
 	best, share := -1, 0.0
 	for i, l := range r.Loaders {
-		if l.RestartsTimed == 0 || l.NumWorkers == nil || *l.NumWorkers == 0 || l.Iterators < 3 ||
-			!l.MadeAnew() && (l.PersistentWorkers == nil || *l.PersistentWorkers) {
+		if l.RestartsTimed == 0 || !l.StartsWorkersEachEpoch() {
 			continue
 		}
 		if sh, ok := s.restartSaving(l); ok && sh > share {

@@ -1240,11 +1240,12 @@ func FromProcess(pr *rundir.ProcessFiles) *RunEvidence {
 		r.OneOff = oneOff(steps, r.RunMedianStepS, r.Periodic, ev.EndUnix-ev.StartUnix)
 		r.HasDataLoader = ev.DataLoader.Batches > 0 || len(ev.DataLoader.Loaders) > 0
 		for _, l := range ev.DataLoader.Loaders {
+			excess, timed := restartSteps(steps, l, r.RunMedianStepS, r.StepSource)
 			r.Loaders = append(r.Loaders, Loader{Dataset: l.Dataset, Iterable: l.Iterable, NumWorkers: l.NumWorkers, PinMemory: l.PinMemory, PrefetchFactor: l.PrefetchFactor,
 				PersistentWorkers: l.PersistentWorkers, BatchSize: l.BatchSize, Batches: l.Batches, WaitS: l.WaitS,
-				Iterators: l.Iterators, Loaders: l.Loaders, RestartS: l.RestartS, FirstWaitS: l.FirstWaitS, StopS: l.StopS, BatchBytes: l.BatchBytes, Site: l.Site,
+				Iterators: l.Iterators, Loaders: l.Loaders, RestartS: l.RestartS, FirstWaitS: l.FirstWaitS, StopS: l.StopS,
+				RestartStepsS: excess, RestartsTimed: timed, BatchBytes: l.BatchBytes, Site: l.Site,
 				MemoryShape: l.MemoryShape, Transforms: l.Transforms, TargetTransform: l.TargetTransform})
-			r.Loaders[len(r.Loaders)-1].RestartStepsS, r.Loaders[len(r.Loaders)-1].RestartsTimed = restartSteps(steps, l, r.RunMedianStepS, r.StepSource)
 		}
 		var loaderWait, firstWait float64
 		for _, l := range r.Loaders {
@@ -1731,13 +1732,18 @@ func notOwn(steps []steptimes.Step, rows []rundir.StepRow) map[int]float64 {
 	return out
 }
 
-// restartsWorkers: the loader's worker processes start again at every
-// epoch (persistent_workers=False, or a DataLoader made anew for each
-// pass), over at least 3 epochs, and starting and stopping them takes at
-// least as long as the wait for the epochs' other batches.
+// StartsWorkersEachEpoch: the loader's worker processes start again at
+// every epoch (persistent_workers=False, or a DataLoader made anew for
+// each pass), over at least 3 epochs.
+func (l Loader) StartsWorkersEachEpoch() bool {
+	return l.NumWorkers != nil && *l.NumWorkers > 0 && (l.MadeAnew() || l.PersistentWorkers != nil && !*l.PersistentWorkers) && l.Iterators >= 3
+}
+
+// RestartsWorkers: StartsWorkersEachEpoch, and starting and stopping the
+// workers takes at least as long as the wait for the epochs' other
+// batches.
 func (l Loader) RestartsWorkers() bool {
-	return l.NumWorkers != nil && *l.NumWorkers > 0 && (l.MadeAnew() || l.PersistentWorkers != nil && !*l.PersistentWorkers) &&
-		l.Iterators >= 3 && l.Restart() > 0 && l.Restart() >= l.WaitS-l.FirstWaitS
+	return l.StartsWorkersEachEpoch() && l.Restart() > 0 && l.Restart() >= l.WaitS-l.FirstWaitS
 }
 
 // restartSteps sums, over the iterators made after the first (starts:
