@@ -1381,7 +1381,7 @@ func TestRestartsWorkers(t *testing.T) {
 	s := &state{p: Default, step: 1000, steps: 3, share: map[Class]float64{Input: 0.6}, d: &Diagnosis{},
 		in: Analyses{Run: &runevidence.RunEvidence{HasDataLoader: true, Loaders: []runevidence.Loader{base}}}}
 	s.findings()
-	if f := findingOf(s.d, "input.loader"); f == nil || !strings.Contains(f.AllChanges(), "40 epochs (persistent_workers=False), 8 batches each: 36.0 ms an epoch, against 6.50 ms of wait for its other batches: DataLoader(..., persistent_workers=True); or num_workers=0") {
+	if f := findingOf(s.d, "input.loader"); f == nil || !strings.Contains(f.AllChanges(), "40 epochs (persistent_workers=False), 8 batches each: 36.0 ms an epoch, against 6.50 ms of wait for its other batches: DataLoader(..., persistent_workers=True); kept workers keep the dataset as they first copied it") || !strings.Contains(f.AllChanges(), "needs that change made in the workers; or num_workers=0") {
 		t.Errorf("change: %+v", f)
 	}
 	if f := findingOf(s.d, "input.loader"); f == nil || f.TrySavingPct != nil || strings.Contains(f.AllChanges(), "saves at least") {

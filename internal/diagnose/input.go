@@ -395,6 +395,10 @@ func (s *state) restartChange(l runevidence.Loader) (change string, savingPct fl
 		change += fmt.Sprintf(" (saves at least ~%.0f%% of the run's step time: the workers' start and stop, and of each first batch's wait what exceeds a batch's loading, which kept workers still do after iter())", pct(share))
 		savingPct = pct(share)
 	}
+	if !l.MadeAnew() {
+		// kept workers hold the copy of the dataset they were forked with
+		change += "; kept workers keep the dataset as they first copied it: a Dataset the program changes between epochs (beyond its sampler) needs that change made in the workers"
+	}
 	if l.Dataset == "TensorDataset" {
 		change = orTry(change, "num_workers=0: a TensorDataset's batches are in memory already, and workers only add the hand-over")
 	}
