@@ -318,7 +318,8 @@ func (s *state) ioFinding() {
 // them elsewhere) are inside the model's forward, the backward and the
 // optimizer, the Python between ops runs there: module calls, the
 // forward's own code, autograd, the optimizer's loop over its parameters,
-// which vectorising the code around them and a DataLoader do not reach
+// which vectorising the code around them and a DataLoader do not reach,
+// and torch.compile may
 // (transformers' Trainer on a 2-layer BERT, a diffusion U-Net under
 // accelerate and 14 other programs of testdata/rundir got "vectorise it
 // with tensor ops"). "" otherwise.
@@ -327,9 +328,12 @@ func (s *state) insideModelChange() string {
 	if py == nil || py.HotSamples < s.p.OutsideModelSamples || py.OutsideModelShare >= s.p.OutsideModelShare {
 		return ""
 	}
-	change := fmt.Sprintf("%.0f%% of the window's busy main-thread samples are inside the model's forward, the backward and the optimizer step, so this Python runs there (module calls, the forward's own code, autograd, the optimizer's loop over its parameters), which vectorising the code around them does not reach: %s",
+	// whether compiling pays is the model's: transformers' Trainer on a
+	// 2-layer BERT with dynamic padding (this Python 11% of the step)
+	// measured 0.88x and 0.95x a step compiled, and a batch of 64 for 32
+	// 0.89-0.90x the samples a second, so neither is promised
+	change := fmt.Sprintf("%.0f%% of the window's busy main-thread samples are inside the model's forward, the backward and the optimizer step, so this Python runs there (module calls, the forward's own code, autograd, the optimizer's loop over its parameters), which vectorising the code around them does not reach: %s; whether that saves more than it costs is the model's (transformers' Trainer on a 2-layer BERT with dynamically padded batches ran 0.88x and 0.95x a step compiled on this project's 2-CPU machine)",
 		pct(1-py.OutsideModelShare), s.compileChange("the model's ops into one graph, without the Python between them"))
-	change = orTry(change, "a larger batch: the same Python is then a smaller share of the step")
 	if py.OutsideModelShare >= s.p.MinFinding {
 		change = orTry(change, fmt.Sprintf("vectorise the program's own tensor code around the model (%.0f%% of the samples) with whole-tensor ops", pct(py.OutsideModelShare)))
 	}
